@@ -1,0 +1,165 @@
+#include "monitor.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "banned.h"
+
+static const struct monitor_ops *const counter_monitors[] = {
+	&monitor_interrupts,
+	&monitor_vmstat,
+	&monitor_tracepoints,
+	&monitor_procstat,
+};
+
+/* "profile" is not a counter monitor (it runs perf record per window), but it
+ * shares the name space so a spec can list it beside the others. */
+static const char *const all_names[] = {
+	"interrupts", "vmstat", "tracepoints", "procstat", "profile",
+};
+
+const char *metric_dir_name(enum metric_dir d)
+{
+	switch (d) {
+	case DIR_HIGHER: return "higher";
+	case DIR_LOWER: return "lower";
+	default: return "neutral";
+	}
+}
+
+void counter_set_release(struct counter_set *cs)
+{
+	if (!cs)
+		return;
+	free(cs->c);
+	free(cs->u);
+	memset(cs, 0, sizeof(*cs));
+}
+
+static void *grow(void *p, size_t *alloc, size_t need, size_t size)
+{
+	if (need <= *alloc)
+		return p;
+	*alloc = *alloc ? *alloc * 2 : 16;
+	if (*alloc < need)
+		*alloc = need;
+	p = realloc(p, *alloc * size);
+	if (!p)
+		abort();
+	return p;
+}
+
+size_t counter_set_add(struct counter_set *cs, const char *name, const char *unit,
+		       enum metric_dir dir, int per_cpu)
+{
+	struct counter *c;
+
+	cs->c = grow(cs->c, &cs->alloc, cs->n + 1, sizeof(*cs->c));
+	c = &cs->c[cs->n];
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->unit = unit;
+	c->dir = dir;
+	c->per_cpu = per_cpu;
+	return cs->n++;
+}
+
+void counter_set_unavailable(struct counter_set *cs, const char *name, const char *fmt, ...)
+{
+	struct unavailable *u;
+	va_list ap;
+
+	cs->u = grow(cs->u, &cs->ualloc, cs->nu + 1, sizeof(*cs->u));
+	u = &cs->u[cs->nu++];
+	snprintf(u->name, sizeof(u->name), "%s", name);
+	va_start(ap, fmt);
+	vsnprintf(u->why, sizeof(u->why), fmt, ap);
+	va_end(ap);
+}
+
+long counter_set_find(const struct counter_set *cs, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		if (!strcmp(cs->c[i].name, name))
+			return (long)i;
+	return -1;
+}
+
+const struct monitor_ops *monitor_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(counter_monitors) / sizeof(counter_monitors[0]); i++)
+		if (!strcmp(counter_monitors[i]->name, name))
+			return counter_monitors[i];
+	return NULL;
+}
+
+const char *monitor_names(void)
+{
+	return "interrupts, vmstat, tracepoints, procstat, profile";
+}
+
+unsigned monitor_bit(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(all_names) / sizeof(all_names[0]); i++)
+		if (!strcmp(all_names[i], name))
+			return 1u << i;
+	return 0;
+}
+
+void monitor_set_open(struct monitor_set *ms, unsigned mask)
+{
+	size_t i, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
+
+	memset(ms, 0, sizeof(*ms));
+	ms->m = calloc(n, sizeof(*ms->m));
+	if (!ms->m)
+		abort();
+	for (i = 0; i < n; i++) {
+		struct monitor *m = &ms->m[ms->n];
+		struct strbuf err = STRBUF_INIT;
+
+		if (!(mask & monitor_bit(counter_monitors[i]->name)))
+			continue;
+		m->ops = counter_monitors[i];
+		m->first = ms->cs.n;
+		if (m->ops->open(m, &ms->cs, &err) < 0) {
+			/* the monitor registered its counters as unavailable */
+			ms->cs.n = m->first;
+			strbuf_release(&err);
+			continue;
+		}
+		m->count = ms->cs.n - m->first;
+		ms->n++;
+		strbuf_release(&err);
+	}
+}
+
+int monitor_set_read(struct monitor_set *ms, uint64_t *vals, struct strbuf *err)
+{
+	size_t i;
+
+	for (i = 0; i < ms->n; i++)
+		if (ms->m[i].ops->read(&ms->m[i], vals, err) < 0)
+			return -1;
+	return 0;
+}
+
+void monitor_set_close(struct monitor_set *ms)
+{
+	size_t i;
+
+	if (!ms)
+		return;
+	for (i = 0; i < ms->n; i++)
+		if (ms->m[i].ops->close)
+			ms->m[i].ops->close(&ms->m[i]);
+	free(ms->m);
+	counter_set_release(&ms->cs);
+	memset(ms, 0, sizeof(*ms));
+}

@@ -1,0 +1,110 @@
+#ifndef TLBLAB_MONITOR_H
+#define TLBLAB_MONITOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/*
+ * Monitors watch the kernel while a workload runs. Each one registers the
+ * cumulative counters it can read into a counter_set when it opens; the runner
+ * reads all of them at once (monitor_set_read) at the edges of a measured
+ * window and every sampling interval, and works with deltas from then on.
+ *
+ * A counter the running kernel lacks is registered as unavailable with the
+ * reason, never as a counter that reads 0: arm64 has no TLB interrupt row,
+ * and the nr_tlb_* vmstat rows need CONFIG_DEBUG_TLBFLUSH.
+ *
+ * Adding a monitor touches one new file and the table in monitor.c.
+ */
+
+enum metric_dir {
+	DIR_NEUTRAL,
+	DIR_HIGHER,	/* higher is better */
+	DIR_LOWER,	/* lower is better */
+	DIR_MAX
+};
+
+const char *metric_dir_name(enum metric_dir d);
+
+#define COUNTER_NAME_MAX 96
+
+struct counter {
+	char name[COUNTER_NAME_MAX];
+	const char *unit;
+	enum metric_dir dir;
+	int per_cpu;		/* a per-CPU breakdown of a summed counter */
+};
+
+struct unavailable {
+	char name[COUNTER_NAME_MAX];
+	char why[200];
+};
+
+struct counter_set {
+	struct counter *c;
+	size_t n, alloc;
+	struct unavailable *u;
+	size_t nu, ualloc;
+};
+
+void counter_set_release(struct counter_set *cs);
+/* Registers a counter; returns its index. */
+size_t counter_set_add(struct counter_set *cs, const char *name, const char *unit,
+		       enum metric_dir dir, int per_cpu);
+void counter_set_unavailable(struct counter_set *cs, const char *name,
+			     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Index of the counter called name, or -1. */
+long counter_set_find(const struct counter_set *cs, const char *name);
+
+struct monitor;
+
+struct monitor_ops {
+	const char *name;
+	/*
+	 * Registers the counters this monitor can read (and the unavailable
+	 * ones). Returns 0, or -1 with err set when the monitor cannot run at
+	 * all on this machine; it must then have registered its counters as
+	 * unavailable with the reason.
+	 */
+	int (*open)(struct monitor *m, struct counter_set *cs, struct strbuf *err);
+	/* Stores the current cumulative value of each of its counters into
+	 * vals[m->first .. m->first + m->count). 0 or -1 with err. */
+	int (*read)(struct monitor *m, uint64_t *vals, struct strbuf *err);
+	void (*close)(struct monitor *m);
+};
+
+struct monitor {
+	const struct monitor_ops *ops;
+	void *priv;
+	size_t first, count;
+};
+
+/* The monitors known by name, in the order they are read. */
+const struct monitor_ops *monitor_lookup(const char *name);
+/* Comma-separated list of all monitor names, for messages. */
+const char *monitor_names(void);
+/* Bit for a monitor name in a mask, or 0 if unknown. */
+unsigned monitor_bit(const char *name);
+#define MONITOR_ALL_COUNTERS 0x0fu /* interrupts, vmstat, tracepoints, procstat */
+
+struct monitor_set {
+	struct monitor *m;
+	size_t n;
+	struct counter_set cs;
+};
+
+/* Opens every counter monitor in mask. Monitors that fail are kept as
+ * unavailable (their reason in cs.u); this never fails as a whole. */
+void monitor_set_open(struct monitor_set *ms, unsigned mask);
+/* Reads every counter into vals (cs.n entries). 0 or -1 with err. */
+int monitor_set_read(struct monitor_set *ms, uint64_t *vals, struct strbuf *err);
+void monitor_set_close(struct monitor_set *ms);
+
+extern const struct monitor_ops monitor_interrupts;
+extern const struct monitor_ops monitor_vmstat;
+extern const struct monitor_ops monitor_tracepoints;
+extern const struct monitor_ops monitor_procstat;
+
+#endif

@@ -1,0 +1,660 @@
+/*
+ * The runner owns the measurement. Its state (counter snapshots, the current
+ * window, peaks) is guarded by one mutex shared with the sampler thread,
+ * which wakes every interval, reads every counter, writes a "sample" line of
+ * per-interval deltas and, inside a window, keeps the peak rate of each
+ * counter. The window's edges come from the workload through wl_ctx hooks:
+ * on_begin reads the counters and re-phases the sampler to the window, and
+ * on_end reads them again and writes the last, partial sample, so the
+ * samples of a window add up to its totals.
+ *
+ * Cumulative counters are always turned into deltas over the window; the
+ * per-second average is the delta over the window's length, the peak is the
+ * highest rate of a full sampling interval.
+ */
+#include "runner.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "facts.h"
+#include "monitors/monitor.h"
+#include "monitors/profile.h"
+#include "util.h"
+#include "banned.h"
+
+#define PROFILE_HZ 199
+/* lets perf record finish starting before the window opens */
+#define PROFILE_SETTLE_SEC 0.3
+
+struct runner {
+	const struct spec *s;
+	FILE *out;
+	int table;
+	int output_failed;
+	pthread_mutex_t out_lock;
+
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t sampler;
+	int quit;
+	struct monitor_set ms;
+	size_t nc;
+	uint64_t *v_begin, *v_end, *v_prev, *v_now;
+	double *peak;
+	int monitor_failed;
+	struct strbuf monitor_err;
+	double t0, t_prev, next_tick;
+	int in_window, case_i, iter_i, warm;
+
+	/* the neighbour runs in a child process with its own shared counters */
+	struct wl_ctx nctx;
+	pid_t npid;
+	uint64_t n_begin, n_end;
+
+	struct profile *prof;
+	struct strbuf prof_err;
+
+	int cpus[CPU_SETSIZE];
+	int ncpus;
+};
+
+/* ---- output ---- */
+
+static void emit(struct runner *r, json_t *obj)
+{
+	char *line;
+
+	if (r->table) {
+		json_decref(obj);
+		return;
+	}
+	line = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	json_decref(obj);
+	if (!line)
+		return;
+	pthread_mutex_lock(&r->out_lock);
+	if (fputs(line, r->out) < 0 || fputc('\n', r->out) < 0 || fflush(r->out) < 0)
+		r->output_failed = 1;
+	pthread_mutex_unlock(&r->out_lock);
+	free(line);
+}
+
+/* ---- counters ---- */
+
+static int read_counters(struct runner *r, uint64_t *vals)
+{
+	if (r->monitor_failed)
+		return -1;
+	if (monitor_set_read(&r->ms, vals, &r->monitor_err) < 0) {
+		r->monitor_failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static double busy_pct(const struct runner *r, const uint64_t *a, const uint64_t *b)
+{
+	long busy = counter_set_find(&r->ms.cs, "procstat.busy_ticks");
+	long total = counter_set_find(&r->ms.cs, "procstat.total_ticks");
+	uint64_t dt;
+
+	if (busy < 0 || total < 0)
+		return NAN;
+	dt = b[total] - a[total];
+	return dt ? 100.0 * (double)(b[busy] - a[busy]) / (double)dt : NAN;
+}
+
+static int is_procstat_tick(const struct counter *c)
+{
+	return !strncmp(c->name, "procstat.", 9);
+}
+
+/* Writes one sample: deltas since the previous one. Called with r->lock. */
+static void take_sample(struct runner *r, double now)
+{
+	double dt = now - r->t_prev;
+	json_t *values, *obj;
+	double bp;
+	size_t i;
+
+	if (read_counters(r, r->v_now) < 0 || dt <= 0)
+		return;
+	values = json_object();
+	for (i = 0; i < r->nc; i++) {
+		const struct counter *c = &r->ms.cs.c[i];
+		uint64_t d = r->v_now[i] - r->v_prev[i];
+
+		if (is_procstat_tick(c))
+			continue;
+		json_object_set_new(values, c->name, json_integer((json_int_t)d));
+		if (r->in_window && !c->per_cpu && dt >= 0.5 * r->s->interval &&
+		    (double)d / dt > r->peak[i])
+			r->peak[i] = (double)d / dt;
+	}
+	bp = busy_pct(r, r->v_prev, r->v_now);
+	if (!isnan(bp))
+		json_object_set_new(values, "procstat.busy_pct", json_real(bp));
+	obj = json_pack("{s:s,s:f,s:f,s:i,s:i,s:b,s:b,s:o}", "type", "sample",
+			"t", now - r->t0, "dt", dt, "case", r->case_i, "iteration", r->iter_i,
+			"warmup", r->warm, "window", r->in_window, "values", values);
+	emit(r, obj);
+	memcpy(r->v_prev, r->v_now, r->nc * sizeof(uint64_t));
+	r->t_prev = now;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct runner *r = arg;
+
+	prctl(PR_SET_NAME, "tlblab-sampler");
+	pthread_mutex_lock(&r->lock);
+	while (!r->quit) {
+		double now = mono_now();
+
+		if (now < r->next_tick) {
+			struct timespec ts;
+			double wake = r->next_tick;
+
+			/* the condvar runs on CLOCK_MONOTONIC, like mono_now */
+			ts.tv_sec = (time_t)wake;
+			ts.tv_nsec = (long)((wake - (double)ts.tv_sec) * 1e9);
+			pthread_cond_timedwait(&r->cond, &r->lock, &ts);
+			continue;
+		}
+		take_sample(r, now);
+		r->next_tick += r->s->interval;
+		if (r->next_tick < now)
+			r->next_tick = now + r->s->interval;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return NULL;
+}
+
+/* ---- window hooks ---- */
+
+static void on_begin(struct wl_ctx *ctx)
+{
+	struct runner *r = ctx->runner;
+	double now;
+	size_t i;
+
+	if (r->s->profile && !r->warm) {
+		strbuf_reset(&r->prof_err);
+		r->prof = profile_start(PROFILE_HZ, &r->prof_err);
+		if (r->prof)
+			sleep_sec(PROFILE_SETTLE_SEC);
+	}
+	pthread_mutex_lock(&r->lock);
+	now = mono_now();
+	read_counters(r, r->v_begin);
+	memcpy(r->v_prev, r->v_begin, r->nc * sizeof(uint64_t));
+	for (i = 0; i < r->nc; i++)
+		r->peak[i] = -1;
+	r->t_prev = now;
+	r->next_tick = now + r->s->interval;
+	r->in_window = 1;
+	if (r->npid > 0)
+		r->n_begin = wl_ops_total(&r->nctx);
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void on_end(struct wl_ctx *ctx)
+{
+	struct runner *r = ctx->runner;
+	double now;
+
+	pthread_mutex_lock(&r->lock);
+	now = mono_now();
+	take_sample(r, now);
+	memcpy(r->v_end, r->v_prev, r->nc * sizeof(uint64_t));
+	r->in_window = 0;
+	if (r->npid > 0)
+		r->n_end = wl_ops_total(&r->nctx);
+	pthread_mutex_unlock(&r->lock);
+	/* perf stops recording now; its report is made after the workers exit */
+	profile_halt(r->prof);
+}
+
+/* ---- metrics of one window ---- */
+
+static void set_metric(json_t *metrics, json_t *info, const char *name, double v,
+		       const char *unit, const char *dir)
+{
+	json_object_set_new(metrics, name, json_real(v));
+	json_object_set_new(info, name, json_pack("{s:s,s:s}", "unit", unit, "direction", dir));
+}
+
+static void counter_metrics(struct runner *r, struct wl_ctx *ctx, json_t *unavailable)
+{
+	double secs = ctx->t_end - ctx->t_begin;
+	static const char *const shootdown_sources[] = {
+		"interrupts.TLB", "vmstat.nr_tlb_remote_flush_received", "tlb_flush.remote_shootdown",
+	};
+	double ops = (double)(ctx->ops_end - ctx->ops_begin);
+	json_t *bops;
+	size_t i;
+	double bp;
+
+	if (r->monitor_failed)
+		return;
+	for (i = 0; i < r->nc; i++) {
+		const struct counter *c = &r->ms.cs.c[i];
+		double d = (double)(r->v_end[i] - r->v_begin[i]);
+		const char *dir = metric_dir_name(c->dir);
+		char name[COUNTER_NAME_MAX + 16], unit[64];
+
+		if (is_procstat_tick(c))
+			continue;
+		set_metric(ctx->metrics, ctx->info, c->name, d, c->unit, dir);
+		if (c->per_cpu)
+			continue;
+		snprintf(unit, sizeof(unit), "%s/s", c->unit);
+		snprintf(name, sizeof(name), "%s.per_sec", c->name);
+		set_metric(ctx->metrics, ctx->info, name, secs > 0 ? d / secs : 0, unit, dir);
+		if (r->peak[i] >= 0) {
+			snprintf(name, sizeof(name), "%s.peak_per_sec", c->name);
+			set_metric(ctx->metrics, ctx->info, name, r->peak[i], unit, dir);
+		}
+	}
+	bp = busy_pct(r, r->v_begin, r->v_end);
+	if (!isnan(bp))
+		set_metric(ctx->metrics, ctx->info, "procstat.busy_pct", bp, "%", "neutral");
+
+	/* exec's operations are what the command reported, when it did */
+	bops = json_object_get(ctx->metrics, "exec.bogo_ops");
+	if (bops)
+		ops = json_number_value(bops);
+	for (i = 0; i < ARRAY_SIZE(shootdown_sources); i++) {
+		long k = counter_set_find(&r->ms.cs, shootdown_sources[i]);
+
+		if (k < 0 || ops <= 0)
+			continue;
+		set_metric(ctx->metrics, ctx->info, "tlb.shootdowns_per_kop",
+			   1000.0 * (double)(r->v_end[k] - r->v_begin[k]) / ops, "shootdowns/kop", "lower");
+		json_object_set_new(ctx->info, "tlb.shootdowns_per_kop",
+				    json_pack("{s:s,s:s,s:s}", "unit", "shootdowns/kop", "direction", "lower",
+					      "source", shootdown_sources[i]));
+		break;
+	}
+	if (i == ARRAY_SIZE(shootdown_sources) && ops > 0)
+		json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
+				    json_string("no shootdown counter on this kernel"));
+}
+
+static json_t *unavailable_object(const struct runner *r)
+{
+	json_t *u = json_object();
+	size_t i;
+
+	for (i = 0; i < r->ms.cs.nu; i++)
+		json_object_set_new(u, r->ms.cs.u[i].name, json_string(r->ms.cs.u[i].why));
+	if (r->monitor_failed)
+		json_object_set_new(u, "monitors", json_string(r->monitor_err.buf));
+	return u;
+}
+
+/* ---- neighbour ---- */
+
+static int pick_cpus(struct runner *r)
+{
+	cpu_set_t set;
+	int c;
+
+	r->ncpus = 0;
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return -1;
+	for (c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &set))
+			r->cpus[r->ncpus++] = c;
+	return 0;
+}
+
+static int neighbour_start(struct runner *r, struct strbuf *err)
+{
+	int main_cpus = (r->ncpus + 1) / 2;
+
+	if (wl_ctx_init(&r->nctx, &r->s->neighbour, err) < 0)
+		return -1;
+	r->nctx.background = 1;
+	if (r->ncpus >= 2) {
+		r->nctx.cpus = r->cpus + main_cpus;
+		r->nctx.ncpus = r->ncpus - main_cpus;
+	}
+	r->npid = fork();
+	if (r->npid < 0) {
+		wl_ctx_release(&r->nctx);
+		return strbuf_seterr(err, "neighbour: fork: %s", strerror(errno));
+	}
+	if (r->npid == 0) {
+		struct strbuf nerr = STRBUF_INIT;
+		int rc;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		rc = r->s->neighbour.ops->run(&r->nctx, &nerr);
+		if (rc < 0)
+			dprintf(2, "tlblab-agent: neighbour %s: %s\n", r->s->neighbour.ops->name, nerr.buf);
+		_exit(rc < 0 ? 1 : 0);
+	}
+	return 0;
+}
+
+static int neighbour_stop(struct runner *r, struct strbuf *err)
+{
+	int status = 0;
+
+	if (r->npid <= 0)
+		return 0;
+	__atomic_store_n(&r->nctx.sh->stop, 1, __ATOMIC_SEQ_CST);
+	while (waitpid(r->npid, &status, 0) < 0 && errno == EINTR)
+		;
+	r->npid = 0;
+	wl_ctx_release(&r->nctx);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		return strbuf_seterr(err, "neighbour %s failed (status %d)",
+				     r->s->neighbour.ops->name, status);
+	return 0;
+}
+
+/* ---- iterations ---- */
+
+struct case_result {
+	json_t *iters;		/* array of measured iterations' metrics */
+	json_t *info;
+};
+
+static void summarise(json_t *iters, json_t *ret_median, json_t *ret_min, json_t *ret_max)
+{
+	json_t *first = json_array_get(iters, 0);
+	const char *name;
+	json_t *v;
+
+	json_object_foreach(json_object_get(first, "metrics"), name, v) {
+		size_t n = json_array_size(iters), k, m = 0;
+		double *vals = calloc(n ? n : 1, sizeof(double));
+
+		if (!vals)
+			abort();
+		for (k = 0; k < n; k++) {
+			json_t *x = json_object_get(json_object_get(json_array_get(iters, k), "metrics"), name);
+
+			if (json_is_number(x))
+				vals[m++] = json_number_value(x);
+		}
+		if (m) {
+			double med = median_inplace(vals, m);
+
+			json_object_set_new(ret_median, name, json_real(med));
+			json_object_set_new(ret_min, name, json_real(vals[0]));
+			json_object_set_new(ret_max, name, json_real(vals[m - 1]));
+		}
+		free(vals);
+	}
+}
+
+static json_t *case_params(const struct spec_case *c)
+{
+	json_t *p = json_deep_copy(c->params);
+
+	json_object_set_new(p, "mode", json_string(wl_mode_name(c->p.mode)));
+	return p;
+}
+
+static int run_iteration(struct runner *r, const struct spec_case *c, struct case_result *cr,
+			 struct strbuf *err)
+{
+	const struct workload_ops *ops = c->p.ops;
+	struct wl_ctx ctx;
+	json_t *line, *unavailable;
+	int rc, main_cpus = (r->ncpus + 1) / 2;
+
+	if (wl_ctx_init(&ctx, &c->p, err) < 0)
+		return -1;
+	ctx.runner = r;
+	ctx.on_begin = on_begin;
+	ctx.on_end = on_end;
+	ctx.metrics = json_object();
+	ctx.info = json_object();
+	if (r->npid > 0 && r->ncpus >= 2) {
+		ctx.cpus = r->cpus;
+		ctx.ncpus = main_cpus;
+	}
+	rc = ops->run(&ctx, err);
+	unavailable = unavailable_object(r);
+	if (ctx.t_end > ctx.t_begin) {
+		double secs = ctx.t_end - ctx.t_begin;
+
+		if (ops->score_fn && rc == 0)
+			ops->score_fn(&ctx);
+		else if (!ops->score_fn)
+			wl_metric(&ctx, ops->score, secs > 0 ? (double)(ctx.ops_end - ctx.ops_begin) / secs : 0,
+				  ops->score_unit, "higher");
+		counter_metrics(r, &ctx, unavailable);
+		if (r->npid > 0) {
+			char name[96];
+
+			snprintf(name, sizeof(name), "neighbour.%s.ops_per_sec", r->s->neighbour.ops->name);
+			set_metric(ctx.metrics, ctx.info, name, (double)(r->n_end - r->n_begin) / secs,
+				   "ops/s", "neutral");
+		}
+	}
+	if (r->prof) {
+		json_t *prof = profile_stop(r->prof, &r->prof_err);
+
+		r->prof = NULL;
+		if (!prof)
+			json_object_set_new(unavailable, "profile", json_string(r->prof_err.buf));
+		else
+			json_object_set_new(ctx.metrics, "__profile", prof);
+	} else if (r->s->profile && !r->warm) {
+		json_object_set_new(unavailable, "profile", json_string(r->prof_err.buf));
+	}
+
+	if (rc < 0) {
+		json_t *partial = ctx.metrics;
+
+		json_object_del(partial, "__profile");
+		line = json_pack("{s:s,s:s,s:i,s:i,s:s,s:o,s:o,s:o}", "type", "error", "stage", "workload",
+				 "case", r->case_i, "iteration", r->iter_i, "message", err->buf,
+				 "params", case_params(c), "partial", partial, "unavailable", unavailable);
+		emit(r, line);
+		json_decref(ctx.info);
+		wl_ctx_release(&ctx);
+		return -1;
+	}
+	line = json_pack("{s:s,s:i,s:i,s:b,s:o,s:f,s:O,s:O,s:o}", "type", "iteration",
+			 "case", r->case_i, "iteration", r->iter_i, "warmup", r->warm,
+			 "params", case_params(c), "duration_s", ctx.t_end - ctx.t_begin,
+			 "metrics", ctx.metrics, "info", ctx.info, "unavailable", unavailable);
+	{
+		json_t *prof = json_object_get(ctx.metrics, "__profile");
+
+		if (prof) {
+			json_object_set(line, "profile", prof);
+			json_object_del(ctx.metrics, "__profile");
+		}
+	}
+	if (!r->warm) {
+		json_array_append(cr->iters, line);
+		json_object_update(cr->info, ctx.info);
+	}
+	emit(r, line);
+	json_decref(ctx.metrics);
+	json_decref(ctx.info);
+	wl_ctx_release(&ctx);
+	return 0;
+}
+
+/* ---- the table ---- */
+
+static void print_table(FILE *out, const struct spec *s, json_t *cases, json_t *unavailable)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(cases, i, c) {
+		json_t *params = json_object_get(c, "params");
+		json_t *med = json_object_get(c, "median"), *min = json_object_get(c, "min");
+		json_t *max = json_object_get(c, "max"), *info = json_object_get(c, "info");
+		const char *key, *name;
+		json_t *v;
+
+		fprintf(out, "%scase %zu/%zu:", i ? "\n" : "", i + 1, json_array_size(cases));
+		json_object_foreach(params, key, v) {
+			char *txt = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+
+			fprintf(out, " %s=%s", key, json_is_string(v) ? json_string_value(v) : txt);
+			free(txt);
+		}
+		fprintf(out, "\n  %d iterations, %d warm-up discarded\n", s->iterations, s->warmup);
+		fprintf(out, "  %-44s %14s %14s %14s  %s\n", "metric", "median", "min", "max", "unit");
+		json_object_foreach(med, name, v) {
+			const char *unit = json_string_value(json_object_get(json_object_get(info, name), "unit"));
+
+			if (strstr(name, ".cpu"))
+				continue;
+			fprintf(out, "  %-44s %14.6g %14.6g %14.6g  %s\n", name, json_number_value(v),
+				json_number_value(json_object_get(min, name)),
+				json_number_value(json_object_get(max, name)), unit ? unit : "");
+		}
+	}
+	if (json_object_size(unavailable)) {
+		const char *name;
+		json_t *v;
+
+		fprintf(out, "\nunavailable on this kernel:\n");
+		json_object_foreach(unavailable, name, v)
+			fprintf(out, "  %-44s %s\n", name, json_string_value(v));
+	}
+}
+
+/* ---- the run ---- */
+
+int runner_run(const struct spec *s, FILE *out, int table)
+{
+	struct runner *r = calloc(1, sizeof(*r));
+	struct strbuf err = STRBUF_INIT;
+	pthread_condattr_t ca;
+	json_t *cases = json_array(), *unavailable;
+	int rc = 0, it;
+	size_t ci;
+
+	if (!r)
+		abort();
+	r->s = s;
+	r->out = out;
+	r->table = table;
+	strbuf_init(&r->monitor_err, 0);
+	strbuf_init(&r->prof_err, 0);
+	pthread_mutex_init(&r->out_lock, NULL);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	pick_cpus(r);
+	r->t0 = mono_now();
+
+	emit(r, facts_hello());
+	monitor_set_open(&r->ms, s->monitors);
+	r->nc = r->ms.cs.n;
+	r->v_begin = calloc(r->nc + 1, sizeof(uint64_t));
+	r->v_end = calloc(r->nc + 1, sizeof(uint64_t));
+	r->v_prev = calloc(r->nc + 1, sizeof(uint64_t));
+	r->v_now = calloc(r->nc + 1, sizeof(uint64_t));
+	r->peak = calloc(r->nc + 1, sizeof(double));
+	if (!r->v_begin || !r->v_end || !r->v_prev || !r->v_now || !r->peak)
+		abort();
+	read_counters(r, r->v_prev);
+	r->t_prev = r->next_tick = mono_now();
+	r->next_tick += s->interval;
+	if (pthread_create(&r->sampler, NULL, sampler_main, r)) {
+		fprintf(stderr, "tlblab-agent: cannot start the sampler thread\n");
+		rc = -1;
+		goto out;
+	}
+
+	for (ci = 0; ci < s->ncases && rc == 0; ci++) {
+		struct case_result cr = { json_array(), json_object() };
+		json_t *med = json_object(), *min = json_object(), *max = json_object();
+
+		r->case_i = (int)ci;
+		if (s->has_neighbour && neighbour_start(r, &err) < 0) {
+			emit(r, json_pack("{s:s,s:s,s:i,s:s}", "type", "error", "stage", "workload",
+					  "case", r->case_i, "message", err.buf));
+			rc = 1;
+		}
+		for (it = 0; rc == 0 && it < s->warmup + s->iterations; it++) {
+			r->iter_i = it;
+			r->warm = it < s->warmup;
+			if (run_iteration(r, &s->cases[ci], &cr, &err) < 0)
+				rc = 1;
+			if (r->output_failed)
+				rc = -1;
+		}
+		if (neighbour_stop(r, &err) < 0 && rc == 0) {
+			emit(r, json_pack("{s:s,s:s,s:i,s:s}", "type", "error", "stage", "workload",
+					  "case", r->case_i, "message", err.buf));
+			rc = 1;
+		}
+		summarise(cr.iters, med, min, max);
+		json_array_append_new(cases, json_pack("{s:i,s:o,s:i,s:o,s:o,s:o,s:o}",
+						       "case", (int)ci, "params", case_params(&s->cases[ci]),
+						       "iterations", (int)json_array_size(cr.iters),
+						       "median", med, "min", min, "max", max, "info", cr.info));
+		json_decref(cr.iters);
+	}
+
+	pthread_mutex_lock(&r->lock);
+	r->quit = 1;
+	pthread_cond_signal(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	pthread_join(r->sampler, NULL);
+
+	unavailable = unavailable_object(r);
+	if (table) {
+		print_table(out, s, cases, unavailable);
+		if (rc)
+			fprintf(out, "\nfailed: %s\n", err.buf);
+		fflush(out);
+	}
+	{
+		json_t *res = json_pack("{s:s,s:s,s:f,s:o,s:O}", "type", "result",
+					"status", rc ? "failed" : "ok", "elapsed_s", mono_now() - r->t0,
+					"cases", cases, "unavailable", unavailable);
+
+		if (s->id[0])
+			json_object_set_new(res, "id", json_string(s->id));
+		emit(r, res);
+	}
+	json_decref(unavailable);
+	if (r->output_failed)
+		rc = -1;
+out:
+	if (r->prof)
+		json_decref(profile_stop(r->prof, &r->prof_err));
+	monitor_set_close(&r->ms);
+	free(r->v_begin);
+	free(r->v_end);
+	free(r->v_prev);
+	free(r->v_now);
+	free(r->peak);
+	strbuf_release(&r->monitor_err);
+	strbuf_release(&r->prof_err);
+	strbuf_release(&err);
+	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->out_lock);
+	pthread_cond_destroy(&r->cond);
+	free(r);
+	return rc;
+}

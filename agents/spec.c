@@ -1,0 +1,459 @@
+/*
+ * Spec validation. A spec object has top-level settings (iterations, warmup,
+ * interval, monitors, profile, neighbour, id) and workload parameters. The
+ * parameters listed as matrix keys may be lists; every combination becomes a
+ * case, in the order the keys are listed in `params` below, the last key
+ * varying fastest. Each case is then validated as a plain object, with list
+ * elements named key[i] in messages.
+ */
+#include "spec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "monitors/monitor.h"
+#include "util.h"
+#include "banned.h"
+
+#define MIB (1ull << 20)
+
+struct param {
+	const char *key;
+	const char *only;	/* workloads it applies to, space-separated; NULL: all */
+	int matrix;		/* may be a list that expands to cases */
+};
+
+static const struct param params[] = {
+	{ "workload", NULL, 0 },
+	{ "mode", NULL, 1 },
+	{ "workers", "mprotect mremap fault-write tcp-rr stencil", 1 },
+	{ "duration", "mprotect mremap fault-write tcp-rr stencil", 0 },
+	{ "size", "mremap fault-write", 1 },
+	{ "rounds", "fault-write", 1 },
+	{ "request_size", "tcp-rr", 1 },
+	{ "response_size", "tcp-rr", 1 },
+	{ "grid", "stencil", 1 },
+	{ "command", "exec", 0 },
+	{ "parser", "exec", 0 },
+	{ "timeout", "exec", 0 },
+};
+
+static const char *const toplevel[] = {
+	"iterations", "warmup", "interval", "monitors", "profile", "neighbour", "id",
+};
+
+static const struct param *find_param(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(params); i++)
+		if (!strcmp(params[i].key, key))
+			return &params[i];
+	return NULL;
+}
+
+static int is_toplevel(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(toplevel); i++)
+		if (!strcmp(toplevel[i], key))
+			return 1;
+	return 0;
+}
+
+static int applies(const struct param *p, const char *workload)
+{
+	size_t n = strlen(workload);
+	const char *s = p->only;
+
+	if (!s)
+		return 1;
+	while ((s = strstr(s, workload)) != NULL) {
+		if ((s == p->only || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
+			return 1;
+		s += n;
+	}
+	return 0;
+}
+
+const char *wl_mode_name(enum wl_mode m)
+{
+	return m == WL_PROCESSES ? "processes" : "threads";
+}
+
+static int get_int(json_t *v, const char *field, long min, long max, long *ret, struct strbuf *err)
+{
+	if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
+		return strbuf_seterr(err, "%s: must be an integer from %ld to %ld", field, min, max);
+	*ret = (long)json_integer_value(v);
+	return 0;
+}
+
+static int get_num(json_t *v, const char *field, double min, double max, double *ret, struct strbuf *err)
+{
+	double d;
+
+	if (!json_is_number(v))
+		return strbuf_seterr(err, "%s: must be a number from %g to %g", field, min, max);
+	d = json_number_value(v);
+	if (!isfinite(d) || d < min || d > max)
+		return strbuf_seterr(err, "%s: must be a number from %g to %g", field, min, max);
+	*ret = d;
+	return 0;
+}
+
+static int get_u64(json_t *v, const char *field, uint64_t min, uint64_t max, uint64_t *ret,
+		   struct strbuf *err)
+{
+	json_int_t i;
+
+	if (!json_is_integer(v) || (i = json_integer_value(v)) < 0 ||
+	    (uint64_t)i < min || (uint64_t)i > max)
+		return strbuf_seterr(err, "%s: must be an integer from %llu to %llu", field,
+				     (unsigned long long)min, (unsigned long long)max);
+	*ret = (uint64_t)i;
+	return 0;
+}
+
+static int parse_grid(json_t *v, const char *field, struct wl_params *wp, struct strbuf *err)
+{
+	static const struct { const char *name; int nx, ny, nz; } named[] = {
+		{ "XS", 33, 33, 65 }, { "S", 65, 65, 129 }, { "M", 129, 129, 257 },
+		{ "L", 257, 257, 513 },
+	};
+	const char *s;
+	size_t i;
+	int nx, ny, nz, used = 0;
+
+	if (!json_is_string(v))
+		return strbuf_seterr(err, "%s: must be XS, S, M, L or NXxNYxNZ", field);
+	s = json_string_value(v);
+	for (i = 0; i < ARRAY_SIZE(named); i++)
+		if (!strcmp(s, named[i].name)) {
+			wp->nx = named[i].nx;
+			wp->ny = named[i].ny;
+			wp->nz = named[i].nz;
+			return 0;
+		}
+	if (sscanf(s, "%dx%dx%d%n", &nx, &ny, &nz, &used) != 3 || (size_t)used != strlen(s) ||
+	    nx < 3 || ny < 3 || nz < 3 || nx > 1025 || ny > 1025 || nz > 1025 ||
+	    (long long)nx * ny * nz > 64ll << 20)
+		return strbuf_seterr(err, "%s: must be XS, S, M, L or NXxNYxNZ with each from 3 to 1025 "
+				     "and at most 64M points (got '%s')", field, s);
+	wp->nx = nx;
+	wp->ny = ny;
+	wp->nz = nz;
+	return 0;
+}
+
+static void set_defaults(struct wl_params *wp, const struct workload_ops *ops)
+{
+	memset(wp, 0, sizeof(*wp));
+	wp->ops = ops;
+	wp->mode = WL_THREADS;
+	wp->workers = 1;
+	wp->duration = 10;
+	wp->size = strcmp(ops->name, "mremap") ? 2 * MIB : 8 * MIB;
+	wp->request_size = 300;
+	wp->response_size = 300;
+	wp->nx = 65;
+	wp->ny = 65;
+	wp->nz = 129;
+	snprintf(wp->parser, sizeof(wp->parser), "none");
+	wp->timeout = 600;
+}
+
+static int set_param(struct wl_params *wp, struct spec *s, const char *key, json_t *v,
+		     const char *field, struct strbuf *err)
+{
+	long l;
+	uint64_t u = 0;
+
+	if (!strcmp(key, "mode")) {
+		const char *m = json_string_value(v);
+
+		if (!m || (strcmp(m, "threads") && strcmp(m, "processes")))
+			return strbuf_seterr(err, "%s: must be threads or processes", field);
+		wp->mode = strcmp(m, "threads") ? WL_PROCESSES : WL_THREADS;
+		if (!(wp->ops->modes & (1u << wp->mode)))
+			return strbuf_seterr(err, "%s: %s runs only as threads", field, wp->ops->name);
+	} else if (!strcmp(key, "workers")) {
+		if (get_int(v, field, 1, WL_MAX_WORKERS, &l, err) < 0)
+			return -1;
+		wp->workers = (int)l;
+	} else if (!strcmp(key, "duration")) {
+		if (get_num(v, field, 0.1, 86400, &wp->duration, err) < 0)
+			return -1;
+	} else if (!strcmp(key, "size")) {
+		if (get_u64(v, field, 4096, 64ull << 30, &wp->size, err) < 0)
+			return -1;
+	} else if (!strcmp(key, "rounds")) {
+		if (get_u64(v, field, 0, 1000000000000ull, &wp->rounds, err) < 0)
+			return -1;
+	} else if (!strcmp(key, "request_size") || !strcmp(key, "response_size")) {
+		if (get_u64(v, field, 1, MIB, &u, err) < 0)
+			return -1;
+		*(key[1] == 'e' && key[2] == 'q' ? &wp->request_size : &wp->response_size) = (uint32_t)u;
+	} else if (!strcmp(key, "grid")) {
+		return parse_grid(v, field, wp, err);
+	} else if (!strcmp(key, "parser")) {
+		const char *p = json_string_value(v);
+
+		if (!p || !exec_parser_known(p))
+			return strbuf_seterr(err, "%s: must be stress-ng, last-number or none", field);
+		snprintf(wp->parser, sizeof(wp->parser), "%s", p);
+	} else if (!strcmp(key, "timeout")) {
+		if (get_num(v, field, 1, 86400, &wp->timeout, err) < 0)
+			return -1;
+	} else if (!strcmp(key, "command")) {
+		size_t i, n = json_array_size(v);
+
+		if (!json_is_array(v) || n == 0 || n > 256)
+			return strbuf_seterr(err, "%s: must be a list of 1 to 256 strings", field);
+		if (!s->argv) {
+			s->argv = calloc(n + 1, sizeof(char *));
+			if (!s->argv)
+				abort();
+			for (i = 0; i < n; i++) {
+				json_t *a = json_array_get(v, i);
+
+				if (!json_is_string(a) || json_string_length(a) > 4096 ||
+				    strlen(json_string_value(a)) != json_string_length(a) ||
+				    (i == 0 && !json_string_length(a)))
+					return strbuf_seterr(err, "%s[%zu]: must be a string of at most 4096 bytes "
+							     "without NUL%s", field, i,
+							     i == 0 ? ", and not empty" : "");
+				s->argv[i] = strdup(json_string_value(a));
+			}
+		}
+		wp->argv = s->argv;
+	}
+	return 0;
+}
+
+struct chosen {
+	const char *key;
+	size_t idx;
+};
+
+/* Validates one case object whose matrix values are already scalars. */
+static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, const char *prefix,
+			    const struct chosen *ch, size_t nch, struct strbuf *err)
+{
+	const struct workload_ops *ops;
+	const char *key, *name;
+	json_t *v, *w = json_object_get(obj, "workload");
+	char field[160];
+
+	if (!w)
+		return strbuf_seterr(err, "%sworkload: missing (one of %s)", prefix, workload_names());
+	name = json_string_value(w);
+	ops = name ? workload_lookup(name) : NULL;
+	if (!ops)
+		return strbuf_seterr(err, "%sworkload: unknown workload '%s' (one of %s)", prefix,
+				     name ? name : "(not a string)", workload_names());
+	set_defaults(wp, ops);
+	json_object_foreach(obj, key, v) {
+		const struct param *p = find_param(key);
+		size_t i;
+
+		snprintf(field, sizeof(field), "%s%s", prefix, key);
+		for (i = 0; i < nch; i++)
+			if (!strcmp(ch[i].key, key))
+				snprintf(field, sizeof(field), "%s%s[%zu]", prefix, key, ch[i].idx);
+		if (!p) {
+			if (!*prefix && is_toplevel(key))
+				continue;
+			return strbuf_seterr(err, "%s: unknown field", field);
+		}
+		if (!applies(p, ops->name))
+			return strbuf_seterr(err, "%s: not a parameter of %s", field, ops->name);
+		if (set_param(wp, s, key, v, field, err) < 0)
+			return -1;
+	}
+	if (!strcmp(ops->name, "exec") && !wp->argv)
+		return strbuf_seterr(err, "%scommand: missing (exec needs the command to run)", prefix);
+	if (ops->check && ops->check(wp, err) < 0) {
+		/* checks name the bare field; add the prefix */
+		if (*prefix) {
+			struct strbuf tmp = STRBUF_INIT;
+
+			strbuf_addf(&tmp, "%s%s", prefix, err->buf);
+			strbuf_reset(err);
+			strbuf_addstr(err, tmp.buf);
+			strbuf_release(&tmp);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
+{
+	json_t *v;
+	long l;
+
+	s->iterations = 3;
+	s->warmup = 1;
+	s->interval = 1.0;
+	s->monitors = MONITOR_ALL_COUNTERS;
+	if ((v = json_object_get(root, "iterations")) && get_int(v, "iterations", 1, 1000, &l, err) < 0)
+		return -1;
+	if (v)
+		s->iterations = (int)l;
+	if ((v = json_object_get(root, "warmup")) && get_int(v, "warmup", 0, 100, &l, err) < 0)
+		return -1;
+	if (v)
+		s->warmup = (int)l;
+	if ((v = json_object_get(root, "interval")) &&
+	    get_num(v, "interval", 0.05, 3600, &s->interval, err) < 0)
+		return -1;
+	if ((v = json_object_get(root, "profile"))) {
+		if (!json_is_boolean(v))
+			return strbuf_seterr(err, "profile: must be true or false");
+		s->profile = json_is_true(v);
+	}
+	if ((v = json_object_get(root, "monitors"))) {
+		size_t i;
+		json_t *m;
+
+		if (!json_is_array(v))
+			return strbuf_seterr(err, "monitors: must be a list of monitor names (%s)",
+					     monitor_names());
+		s->monitors = 0;
+		json_array_foreach(v, i, m) {
+			unsigned bit = json_is_string(m) ? monitor_bit(json_string_value(m)) : 0;
+
+			if (!bit)
+				return strbuf_seterr(err, "monitors[%zu]: unknown monitor (one of %s)", i,
+						     monitor_names());
+			s->monitors |= bit;
+		}
+		if (s->monitors & monitor_bit("profile"))
+			s->profile = 1;
+	}
+	if ((v = json_object_get(root, "id"))) {
+		if (!json_is_string(v) || json_string_length(v) >= sizeof(s->id))
+			return strbuf_seterr(err, "id: must be a string of at most %zu bytes", sizeof(s->id) - 1);
+		snprintf(s->id, sizeof(s->id), "%s", json_string_value(v));
+	}
+	return 0;
+}
+
+static int parse_neighbour(struct spec *s, json_t *v, struct strbuf *err)
+{
+	const char *key;
+	json_t *val;
+
+	if (!json_is_object(v))
+		return strbuf_seterr(err, "neighbour: must be an object with a workload");
+	json_object_foreach(v, key, val) {
+		if (json_is_array(val) && strcmp(key, "command"))
+			return strbuf_seterr(err, "neighbour.%s: a list is not allowed here", key);
+		if (!strcmp(key, "duration"))
+			return strbuf_seterr(err, "neighbour.duration: the neighbour runs as long as each case");
+	}
+	if (case_from_object(&s->neighbour, s, v, "neighbour.", NULL, 0, err) < 0)
+		return -1;
+	if (!strcmp(s->neighbour.ops->name, "exec"))
+		return strbuf_seterr(err, "neighbour.workload: exec cannot be a neighbour");
+	s->has_neighbour = 1;
+	s->neighbour_params = json_deep_copy(v);
+	return 0;
+}
+
+int spec_from_json(struct spec *s, json_t *root, struct strbuf *err)
+{
+	const char *mkeys[ARRAY_SIZE(params)];
+	size_t mlen[ARRAY_SIZE(params)], nm = 0, total = 1, c, i;
+	json_t *v;
+
+	memset(s, 0, sizeof(*s));
+	if (!json_is_object(root))
+		return strbuf_seterr(err, "spec: must be a JSON object");
+	if (parse_toplevel(s, root, err) < 0)
+		goto fail;
+	for (i = 0; i < ARRAY_SIZE(params); i++) {
+		v = json_object_get(root, params[i].key);
+		if (!json_is_array(v) || !params[i].matrix)
+			continue;
+		if (!json_array_size(v)) {
+			strbuf_seterr(err, "%s: an empty list", params[i].key);
+			goto fail;
+		}
+		mkeys[nm] = params[i].key;
+		mlen[nm] = json_array_size(v);
+		total *= mlen[nm];
+		if (total > SPEC_MAX_CASES) {
+			strbuf_seterr(err, "%s: the lists expand to more than %d cases", params[i].key,
+				      SPEC_MAX_CASES);
+			goto fail;
+		}
+		nm++;
+	}
+	s->cases = calloc(total, sizeof(*s->cases));
+	if (!s->cases)
+		abort();
+	for (c = 0; c < total; c++) {
+		struct chosen ch[ARRAY_SIZE(params)];
+		json_t *obj = json_object();
+		const char *key;
+		size_t rest = c;
+
+		json_object_foreach(root, key, v)
+			if (!is_toplevel(key))
+				json_object_set(obj, key, v);
+		for (i = nm; i-- > 0;) {
+			ch[i].key = mkeys[i];
+			ch[i].idx = rest % mlen[i];
+			rest /= mlen[i];
+			json_object_set(obj, mkeys[i], json_array_get(json_object_get(root, mkeys[i]), ch[i].idx));
+		}
+		s->cases[c].params = obj;
+		s->ncases++;
+		if (case_from_object(&s->cases[c].p, s, obj, "", ch, nm, err) < 0)
+			goto fail;
+	}
+	if ((v = json_object_get(root, "neighbour")) && parse_neighbour(s, v, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	spec_release(s);
+	return -1;
+}
+
+int spec_parse(struct spec *s, const char *text, size_t len, struct strbuf *err)
+{
+	json_error_t jerr;
+	json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	if (!root)
+		return strbuf_seterr(err, "spec: malformed JSON at line %d, column %d: %s",
+				     jerr.line, jerr.column, jerr.text);
+	r = spec_from_json(s, root, err);
+	json_decref(root);
+	return r;
+}
+
+void spec_release(struct spec *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->ncases; i++)
+		json_decref(s->cases[i].params);
+	free(s->cases);
+	json_decref(s->neighbour_params);
+	if (s->argv) {
+		for (i = 0; s->argv[i]; i++)
+			free(s->argv[i]);
+		free(s->argv);
+	}
+	memset(s, 0, sizeof(*s));
+}

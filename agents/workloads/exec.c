@@ -1,0 +1,269 @@
+/*
+ * exec: runs an external command (argv, never a shell string) under the same
+ * monitors and takes its score from its output with a named parser:
+ *
+ *   stress-ng    the "bogo ops/s (real time)" column of the metrics lines,
+ *                summed over stressors (e.g. stress-ng --tlb-shootdown 2
+ *                --metrics-brief); score unit bogo-ops/s
+ *   last-number  the last number the command printed; unit "value"
+ *   none         runs per second (1 / elapsed)
+ *
+ * The window is the command's lifetime. Its output is kept (the last
+ * EXEC_KEEP bytes) for the parser and for the error message when it fails.
+ */
+#include "workload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "banned.h"
+
+#define EXEC_KEEP (1u << 20)
+
+struct ex_state {
+	double score;
+	double bogo_ops;
+};
+
+static struct ex_state ex;
+
+static const char *const parsers[] = { "stress-ng", "last-number", "none" };
+
+int exec_parser_known(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(parsers); i++)
+		if (!strcmp(parsers[i], name))
+			return 1;
+	return 0;
+}
+
+/* Reads up to max numbers from p; returns how many. */
+static int scan_numbers(const char *p, const char *eol, double *v, int max)
+{
+	int n = 0;
+
+	while (p < eol && n < max) {
+		char *end;
+		double d;
+
+		while (p < eol && (*p == ' ' || *p == '\t'))
+			p++;
+		if (p >= eol)
+			break;
+		d = strtod(p, &end);
+		if (end == p || (end < eol && *end != ' ' && *end != '\t'))
+			break;
+		v[n++] = d;
+		p = end;
+	}
+	return n;
+}
+
+static int parse_stress_ng(const char *out, double *ret_score, double *ret_ops, struct strbuf *err)
+{
+	const char *line = out;
+	double score = 0, ops = 0;
+	int found = 0;
+
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		const char *p;
+
+		if (!eol)
+			eol = line + strlen(line);
+		p = strstr(line, "] ");
+		if (p && p < eol && !strncmp(line, "stress-ng:", 10) &&
+		    (strstr(line, " metrc: ") || strstr(line, " info: "))) {
+			const char *name = p + 2, *ne;
+			double v[6];
+
+			while (*name == ' ')
+				name++;
+			ne = name;
+			while (ne < eol && *ne != ' ')
+				ne++;
+			/* skip the header rows: "stressor ..." and "(secs) ..." */
+			if (ne > name && *name != '(' && strncmp(name, "stressor ", 9) &&
+			    scan_numbers(ne, eol, v, 6) >= 5) {
+				ops += v[0];
+				score += v[4];
+				found++;
+			}
+		}
+		line = *eol ? eol + 1 : eol;
+	}
+	if (!found)
+		return strbuf_seterr(err, "parser stress-ng: no metrics line in the output (run it with --metrics-brief)");
+	*ret_score = score;
+	*ret_ops = ops;
+	return 0;
+}
+
+static int parse_last_number(const char *out, double *ret, struct strbuf *err)
+{
+	const char *p = out;
+	int found = 0;
+
+	while (*p) {
+		char *end;
+		double d;
+
+		if ((*p >= '0' && *p <= '9') || ((*p == '-' || *p == '.') && p[1] >= '0' && p[1] <= '9')) {
+			d = strtod(p, &end);
+			if (end > p) {
+				*ret = d;
+				found = 1;
+				p = end;
+				continue;
+			}
+		}
+		p++;
+	}
+	if (!found)
+		return strbuf_seterr(err, "parser last-number: the command printed no number");
+	return 0;
+}
+
+int exec_parse_score(const char *parser, const char *out, double elapsed,
+		     double *ret_score, double *ret_ops, struct strbuf *err)
+{
+	*ret_ops = 0;
+	if (!strcmp(parser, "stress-ng"))
+		return parse_stress_ng(out, ret_score, ret_ops, err);
+	if (!strcmp(parser, "last-number"))
+		return parse_last_number(out, ret_score, err);
+	if (!strcmp(parser, "none")) {
+		*ret_score = elapsed > 0 ? 1.0 / elapsed : 0;
+		return 0;
+	}
+	return strbuf_seterr(err, "parser: unknown parser '%s'", parser);
+}
+
+/* The last few lines of the output, for an error message. */
+static void tail_lines(const struct strbuf *out, int lines, struct strbuf *dst)
+{
+	size_t i = out->len;
+	int seen = 0;
+
+	while (i > 0) {
+		if (out->buf[i - 1] == '\n' && i != out->len && ++seen >= lines)
+			break;
+		i--;
+	}
+	strbuf_add(dst, out->buf + i, out->len - i);
+	strbuf_trim(dst);
+}
+
+static int ex_run(struct wl_ctx *ctx, struct strbuf *err)
+{
+	const struct wl_params *p = ctx->p;
+	struct strbuf out = STRBUF_INIT;
+	int pipefd[2], status = 0, r = 0, timed_out = 0;
+	double deadline;
+	pid_t pid;
+
+	memset(&ex, 0, sizeof(ex));
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return strbuf_seterr(err, "pipe: %s", strerror(errno));
+	wl_begin(ctx);
+	pid = fork();
+	if (pid < 0) {
+		close(pipefd[0]);
+		close(pipefd[1]);
+		wl_end(ctx);
+		return strbuf_seterr(err, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setpgid(0, 0);
+		dup2(pipefd[1], 1);
+		dup2(pipefd[1], 2);
+		execvp(p->argv[0], p->argv);
+		dprintf(2, "exec %s: %s\n", p->argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	deadline = mono_now() + p->timeout;
+	for (;;) {
+		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
+		double left = deadline - mono_now();
+		char buf[8192];
+		ssize_t n;
+
+		if (left <= 0) {
+			timed_out = 1;
+			kill(-pid, SIGKILL);
+			break;
+		}
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		n = read(pipefd[0], buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (out.len + (size_t)n > EXEC_KEEP) {
+			/* keep the tail: scores are printed last */
+			size_t drop = out.len / 2;
+
+			memmove(out.buf, out.buf + drop, out.len - drop);
+			strbuf_setlen(&out, out.len - drop);
+		}
+		strbuf_add(&out, buf, (size_t)n);
+	}
+	close(pipefd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	wl_end(ctx);
+
+	if (timed_out) {
+		r = strbuf_seterr(err, "%s: killed after the %.0f s timeout", p->argv[0], p->timeout);
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		struct strbuf tail = STRBUF_INIT;
+
+		tail_lines(&out, 5, &tail);
+		if (WIFSIGNALED(status))
+			r = strbuf_seterr(err, "%s: killed by signal %d; output ends: %s", p->argv[0],
+					  WTERMSIG(status), tail.buf);
+		else
+			r = strbuf_seterr(err, "%s: exit status %d; output ends: %s", p->argv[0],
+					  WEXITSTATUS(status), tail.buf);
+		strbuf_release(&tail);
+	} else {
+		r = exec_parse_score(p->parser, out.buf, ctx->t_end - ctx->t_begin,
+				     &ex.score, &ex.bogo_ops, err);
+	}
+	strbuf_release(&out);
+	return r;
+}
+
+static void ex_score(struct wl_ctx *ctx)
+{
+	const char *unit = !strcmp(ctx->p->parser, "stress-ng") ? "bogo-ops/s" :
+			   !strcmp(ctx->p->parser, "none") ? "runs/s" : "value";
+
+	wl_metric(ctx, "score", ex.score, unit, "higher");
+	wl_metric(ctx, "elapsed_sec", ctx->t_end - ctx->t_begin, "s", "lower");
+	if (!strcmp(ctx->p->parser, "stress-ng"))
+		wl_metric(ctx, "bogo_ops", ex.bogo_ops, "bogo-ops", "neutral");
+}
+
+const struct workload_ops workload_exec = {
+	.name = "exec",
+	.score = "score",
+	.score_unit = "score",
+	.modes = 1u << WL_THREADS,
+	.run = ex_run,
+	.score_fn = ex_score,
+};

@@ -1,0 +1,256 @@
+#include "workload.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "banned.h"
+
+/* How often the window's waiter looks for an early end (done, failed). */
+#define WL_POLL_SEC 0.01
+
+static const struct workload_ops *const workloads[] = {
+	&workload_mprotect,
+	&workload_mremap,
+	&workload_fault_write,
+	&workload_tcp_rr,
+	&workload_stencil,
+	&workload_exec,
+};
+
+const struct workload_ops *workload_lookup(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(workloads); i++)
+		if (!strcmp(workloads[i]->name, name))
+			return workloads[i];
+	return NULL;
+}
+
+const char *workload_names(void)
+{
+	return "mprotect, mremap, fault-write, tcp-rr, stencil, exec";
+}
+
+int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *err)
+{
+	void *sh;
+
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->p = p;
+	sh = mmap(NULL, sizeof(struct wl_shared), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return strbuf_seterr(err, "mmap of the shared counters: %s", strerror(errno));
+	ctx->sh = sh;
+	ctx->threads = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->threads));
+	ctx->pids = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->pids));
+	if (!ctx->threads || !ctx->pids)
+		abort();
+	return 0;
+}
+
+void wl_ctx_release(struct wl_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	if (ctx->sh)
+		munmap(ctx->sh, sizeof(struct wl_shared));
+	free(ctx->threads);
+	free(ctx->pids);
+	ctx->sh = NULL;
+	ctx->threads = NULL;
+	ctx->pids = NULL;
+}
+
+static void pin(const struct wl_ctx *ctx, int i)
+{
+	cpu_set_t set;
+
+	if (!ctx->ncpus)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(ctx->cpus[i % ctx->ncpus], &set);
+	/* best effort: a CPU that went offline leaves the worker unpinned */
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+struct tramp {
+	struct wl_ctx *ctx;
+	wl_fn fn;
+	int i;
+};
+
+static void *thread_main(void *arg)
+{
+	struct tramp t = *(struct tramp *)arg;
+
+	free(arg);
+	pin(t.ctx, t.i);
+	wl_wait_go(t.ctx);
+	t.fn(t.ctx, t.i);
+	return NULL;
+}
+
+int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strbuf *err)
+{
+	int slot = ctx->nspawned;
+
+	if (slot >= 2 * WL_MAX_WORKERS + 1)
+		return strbuf_seterr(err, "too many workers");
+	if (mode == WL_THREADS) {
+		struct tramp *t = malloc(sizeof(*t));
+		int r;
+
+		if (!t)
+			abort();
+		t->ctx = ctx;
+		t->fn = fn;
+		t->i = i;
+		r = pthread_create(&ctx->threads[slot], NULL, thread_main, t);
+		if (r) {
+			free(t);
+			return strbuf_seterr(err, "worker %d: pthread_create: %s", i, strerror(r));
+		}
+		ctx->pids[slot] = 0;
+	} else {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return strbuf_seterr(err, "worker %d: fork: %s", i, strerror(errno));
+		if (pid == 0) {
+			/* a killed agent must not leave workers behind */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			pin(ctx, i);
+			wl_wait_go(ctx);
+			fn(ctx, i);
+			_exit(0);
+		}
+		ctx->pids[slot] = pid;
+	}
+	ctx->nspawned++;
+	return 0;
+}
+
+int wl_join(struct wl_ctx *ctx, struct strbuf *err)
+{
+	int i, bad = 0;
+
+	__atomic_store_n(&ctx->sh->stop, 1, __ATOMIC_SEQ_CST);
+	/* workers still waiting for go must see the stop too */
+	__atomic_store_n(&ctx->sh->go, 1, __ATOMIC_SEQ_CST);
+	for (i = 0; i < ctx->nspawned; i++) {
+		int status;
+
+		if (!ctx->pids[i]) {
+			pthread_join(ctx->threads[i], NULL);
+			continue;
+		}
+		while (waitpid(ctx->pids[i], &status, 0) < 0 && errno == EINTR)
+			;
+		if (!bad && WIFSIGNALED(status)) {
+			strbuf_seterr(err, "worker process %d killed by signal %d (%s)",
+				      (int)ctx->pids[i], WTERMSIG(status), strsignal(WTERMSIG(status)));
+			bad = 1;
+		} else if (!bad && WIFEXITED(status) && WEXITSTATUS(status)) {
+			strbuf_seterr(err, "worker process %d exited with status %d",
+				      (int)ctx->pids[i], WEXITSTATUS(status));
+			bad = 1;
+		}
+	}
+	ctx->nspawned = 0;
+	if (ctx->sh->failed)
+		return strbuf_seterr(err, "%s", ctx->sh->errmsg);
+	return bad ? -1 : 0;
+}
+
+void wl_wait_go(struct wl_ctx *ctx)
+{
+	while (!__atomic_load_n(&ctx->sh->go, __ATOMIC_ACQUIRE))
+		sleep_sec(0.0005);
+}
+
+uint64_t wl_ops_total(const struct wl_ctx *ctx)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ctx->sh->w); i++)
+		sum += __atomic_load_n(&ctx->sh->w[i].ops, __ATOMIC_RELAXED);
+	return sum;
+}
+
+void wl_begin(struct wl_ctx *ctx)
+{
+	if (ctx->on_begin)
+		ctx->on_begin(ctx);
+	ctx->ops_begin = wl_ops_total(ctx);
+	ctx->t_begin = mono_now();
+	__atomic_store_n(&ctx->sh->go, 1, __ATOMIC_RELEASE);
+}
+
+void wl_end(struct wl_ctx *ctx)
+{
+	ctx->t_end = mono_now();
+	ctx->ops_end = wl_ops_total(ctx);
+	if (ctx->on_end)
+		ctx->on_end(ctx);
+	__atomic_store_n(&ctx->sh->stop, 1, __ATOMIC_SEQ_CST);
+}
+
+void wl_window(struct wl_ctx *ctx)
+{
+	double deadline;
+
+	wl_begin(ctx);
+	deadline = ctx->t_begin + ctx->p->duration;
+	for (;;) {
+		double now = mono_now();
+
+		if (ctx->sh->stop || ctx->sh->done || ctx->sh->failed)
+			break;
+		if (!ctx->background && now >= deadline)
+			break;
+		sleep_sec(ctx->background ? WL_POLL_SEC :
+			  (deadline - now < WL_POLL_SEC ? deadline - now : WL_POLL_SEC));
+	}
+	wl_end(ctx);
+}
+
+void wl_fail(struct wl_ctx *ctx, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (__atomic_exchange_n(&ctx->sh->failed, 1, __ATOMIC_SEQ_CST))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(ctx->sh->errmsg, sizeof(ctx->sh->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+void wl_done(struct wl_ctx *ctx)
+{
+	__atomic_store_n(&ctx->sh->done, 1, __ATOMIC_SEQ_CST);
+}
+
+void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *unit,
+	       const char *direction)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "%s.%s", ctx->p->ops->name, name);
+	json_object_set_new(ctx->metrics, key, json_real(value));
+	if (ctx->info)
+		json_object_set_new(ctx->info, key, json_pack("{s:s,s:s}", "unit", unit,
+								"direction", direction));
+}

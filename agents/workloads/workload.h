@@ -1,0 +1,150 @@
+#ifndef TLBLAB_WORKLOAD_H
+#define TLBLAB_WORKLOAD_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "strbuf.h"
+
+/*
+ * A workload is the experiment of a kernel patch posting, reduced to a loop
+ * that counts operations. Each one sets up what it needs, starts its workers
+ * (threads of one process, or single-threaded processes: the contrast is the
+ * point for TLB work, since only a shared mm needs remote flushes), then
+ * calls wl_window(), which opens the measured window, waits for the duration
+ * and closes it. Workers count their operations in a per-worker slot of a
+ * shared mapping, so the runner reads totals at the window's edges without
+ * stopping anyone, whatever the mode.
+ *
+ * The runner owns the wl_ctx; a workload owns what it allocates in run().
+ */
+
+#define WL_MAX_WORKERS 1024
+#define WL_ERR_MAX 256
+
+enum wl_mode {
+	WL_THREADS,
+	WL_PROCESSES,
+	WL_MODE_MAX
+};
+
+struct wl_params {
+	const struct workload_ops *ops;
+	enum wl_mode mode;
+	int workers;
+	double duration;	/* seconds of measured window */
+	uint64_t size;		/* bytes: mremap region, fault-write mapping */
+	uint64_t rounds;	/* fault-write: stop after this many rounds (0: duration) */
+	uint32_t request_size, response_size;	/* tcp-rr */
+	int nx, ny, nz;		/* stencil grid */
+	char **argv;		/* exec: NULL-terminated, owned by the spec */
+	char parser[32];	/* exec: how to read a score from the output */
+	double timeout;		/* exec: kill the command after this many seconds */
+};
+
+/* Shared between the runner and every worker, in a MAP_SHARED mapping. */
+struct wl_shared {
+	volatile int go, stop, done, failed;
+	char errmsg[WL_ERR_MAX];
+	struct {
+		_Alignas(64) volatile uint64_t ops;
+	} w[2 * WL_MAX_WORKERS];
+};
+
+struct wl_ctx;
+typedef void (*wl_fn)(struct wl_ctx *ctx, int worker);
+
+struct wl_ctx {
+	const struct wl_params *p;
+	struct wl_shared *sh;
+	const int *cpus;	/* pin worker i to cpus[i % ncpus]; no pinning when 0 */
+	int ncpus;
+	int background;		/* a neighbour: no window, run until stop */
+
+	/* the runner's hooks at the window's edges (may be NULL) */
+	void (*on_begin)(struct wl_ctx *ctx);
+	void (*on_end)(struct wl_ctx *ctx);
+	void *runner;
+
+	/* filled by wl_window */
+	double t_begin, t_end;
+	uint64_t ops_begin, ops_end;
+	/* metrics a workload adds (owned by the runner): name -> value, and
+	 * name -> {"unit", "direction"} */
+	json_t *metrics, *info;
+
+	/* worker handles, private to wl.c */
+	int nspawned;
+	pthread_t *threads;
+	pid_t *pids;
+};
+
+struct workload_ops {
+	const char *name;
+	const char *score;	/* headline metric, without the workload prefix */
+	const char *score_unit;
+	unsigned modes;		/* bit per enum wl_mode allowed */
+	/* Cross-field checks after the generic ones; -1 with err naming the field. */
+	int (*check)(const struct wl_params *p, struct strbuf *err);
+	/* Runs one measured window. 0, or -1 with err (a workload failure). */
+	int (*run)(struct wl_ctx *ctx, struct strbuf *err);
+	/* Adds the headline and other metrics from the window; NULL means
+	 * score = operations per second over the window. */
+	void (*score_fn)(struct wl_ctx *ctx);
+};
+
+const struct workload_ops *workload_lookup(const char *name);
+const char *workload_names(void);
+
+/* Allocates ctx->sh (shared, zeroed). -1 with err. */
+int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *err);
+void wl_ctx_release(struct wl_ctx *ctx);
+
+/* Starts worker `i` as a thread or a process (per p->mode or `mode`), pinned
+ * per ctx->cpus. The worker first waits for the window to open. */
+int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strbuf *err);
+/* Tells every worker to stop and waits for them. Returns -1 with err when a
+ * worker process died or reported a failure. */
+int wl_join(struct wl_ctx *ctx, struct strbuf *err);
+
+/* Opens the window, waits duration (or until done/failed), closes it. */
+void wl_window(struct wl_ctx *ctx);
+void wl_begin(struct wl_ctx *ctx);
+void wl_end(struct wl_ctx *ctx);
+
+/* For workers. */
+void wl_wait_go(struct wl_ctx *ctx);
+static inline int wl_running(const struct wl_ctx *ctx)
+{
+	return !__atomic_load_n(&ctx->sh->stop, __ATOMIC_RELAXED);
+}
+static inline void wl_count(struct wl_ctx *ctx, int i, uint64_t n)
+{
+	__atomic_store_n(&ctx->sh->w[i].ops, ctx->sh->w[i].ops + n, __ATOMIC_RELAXED);
+}
+/* A worker's failure: recorded once, ends the window early. */
+void wl_fail(struct wl_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Marks the work finished before the duration (e.g. fault-write rounds). */
+void wl_done(struct wl_ctx *ctx);
+
+uint64_t wl_ops_total(const struct wl_ctx *ctx);
+/* Sets metrics["<workload>.<name>"] = value with its unit and direction
+ * ("higher", "lower" or "neutral": which way is better). */
+void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *unit,
+	       const char *direction);
+
+/* exec's output parsers, exposed for tests. */
+int exec_parser_known(const char *name);
+int exec_parse_score(const char *parser, const char *out, double elapsed,
+		     double *ret_score, double *ret_ops, struct strbuf *err);
+
+extern const struct workload_ops workload_mprotect;
+extern const struct workload_ops workload_mremap;
+extern const struct workload_ops workload_fault_write;
+extern const struct workload_ops workload_tcp_rr;
+extern const struct workload_ops workload_stencil;
+extern const struct workload_ops workload_exec;
+
+#endif

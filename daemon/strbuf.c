@@ -1,0 +1,209 @@
+#include "strbuf.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "banned.h"
+
+char strbuf_empty[1];
+
+static size_t strbuf_max(const struct strbuf *sb)
+{
+	return sb->max ? sb->max : STRBUF_DEFAULT_MAX;
+}
+
+void strbuf_init(struct strbuf *sb, size_t hint)
+{
+	sb->alloc = sb->len = sb->max = 0;
+	sb->buf = strbuf_empty;
+	if (hint)
+		strbuf_grow(sb, hint);
+}
+
+void strbuf_release(struct strbuf *sb)
+{
+	if (!sb)
+		return;
+	if (sb->alloc)
+		free(sb->buf);
+	sb->alloc = sb->len = 0;
+	sb->buf = strbuf_empty;
+}
+
+char *strbuf_detach(struct strbuf *sb, size_t *ret_len)
+{
+	char *res;
+
+	if (!sb->alloc)
+		strbuf_grow(sb, 1);
+	res = sb->buf;
+	if (ret_len)
+		*ret_len = sb->len;
+	sb->alloc = sb->len = 0;
+	sb->buf = strbuf_empty;
+	return res;
+}
+
+void strbuf_reset(struct strbuf *sb)
+{
+	strbuf_setlen(sb, 0);
+}
+
+int strbuf_grow(struct strbuf *sb, size_t extra)
+{
+	size_t need, n;
+	char *p;
+
+	if (extra > strbuf_max(sb) || sb->len + extra > strbuf_max(sb))
+		return -ENOSPC;
+	need = sb->len + extra + 1;
+	if (need <= sb->alloc)
+		return 0;
+	n = sb->alloc ? sb->alloc : 64;
+	while (n < need)
+		n = n * 3 / 2 + 16;
+	p = realloc(sb->alloc ? sb->buf : NULL, n);
+	if (!p)
+		abort();
+	if (!sb->alloc)
+		p[0] = '\0';
+	sb->buf = p;
+	sb->alloc = n;
+	return 0;
+}
+
+int strbuf_add(struct strbuf *sb, const void *data, size_t len)
+{
+	int r = strbuf_grow(sb, len);
+
+	if (r < 0)
+		return r;
+	memcpy(sb->buf + sb->len, data, len);
+	strbuf_setlen(sb, sb->len + len);
+	return 0;
+}
+
+int strbuf_addstr(struct strbuf *sb, const char *s)
+{
+	return strbuf_add(sb, s, strlen(s));
+}
+
+int strbuf_addch(struct strbuf *sb, int c)
+{
+	char ch = (char)c;
+
+	return strbuf_add(sb, &ch, 1);
+}
+
+int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n, r;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0)
+		return -EINVAL;
+	r = strbuf_grow(sb, (size_t)n);
+	if (r < 0)
+		return r;
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+	return 0;
+}
+
+int strbuf_addf(struct strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = strbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int strbuf_seterr(struct strbuf *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return -1;
+	strbuf_reset(err);
+	va_start(ap, fmt);
+	strbuf_vaddf(err, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void strbuf_setlen(struct strbuf *sb, size_t len)
+{
+	if (!sb->alloc)
+		return;
+	if (len >= sb->alloc)
+		len = sb->alloc - 1;
+	sb->len = len;
+	sb->buf[len] = '\0';
+}
+
+void strbuf_trim(struct strbuf *sb)
+{
+	size_t start = 0, end = sb->len;
+
+	while (start < end && (sb->buf[start] == ' ' || sb->buf[start] == '\t' ||
+			       sb->buf[start] == '\n' || sb->buf[start] == '\r'))
+		start++;
+	while (end > start && (sb->buf[end - 1] == ' ' || sb->buf[end - 1] == '\t' ||
+			       sb->buf[end - 1] == '\n' || sb->buf[end - 1] == '\r'))
+		end--;
+	if (!sb->alloc)
+		return;
+	memmove(sb->buf, sb->buf + start, end - start);
+	strbuf_setlen(sb, end - start);
+}
+
+int strbuf_read_fd(struct strbuf *sb, int fd, size_t max)
+{
+	size_t start = sb->len;
+
+	for (;;) {
+		ssize_t n;
+
+		if (strbuf_grow(sb, 4096) < 0)
+			goto toobig;
+		n = read(fd, sb->buf + sb->len, sb->alloc - sb->len - 1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			strbuf_setlen(sb, start);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		sb->len += (size_t)n;
+		sb->buf[sb->len] = '\0';
+		if (sb->len - start > max)
+			goto toobig;
+	}
+	return 0;
+toobig:
+	strbuf_setlen(sb, start);
+	return -EFBIG;
+}
+
+int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int r;
+
+	if (fd < 0)
+		return -errno;
+	r = strbuf_read_fd(sb, fd, max);
+	close(fd);
+	return r;
+}

@@ -1,0 +1,126 @@
+#include "util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include "banned.h"
+
+int parse_u64(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	char *end;
+	int saved = errno;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end) {
+		errno = saved;
+		return -1;
+	}
+	errno = saved;
+	*ret = v;
+	return 0;
+}
+
+int parse_int_range(const char *s, long min, long max, long *ret)
+{
+	long v;
+	char *end;
+	int saved = errno;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max) {
+		errno = saved;
+		return -1;
+	}
+	errno = saved;
+	*ret = v;
+	return 0;
+}
+
+int parse_double(const char *s, double *ret)
+{
+	double v;
+	char *end;
+	int saved = errno;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !isfinite(v)) {
+		errno = saved;
+		return -1;
+	}
+	errno = saved;
+	*ret = v;
+	return 0;
+}
+
+double mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void sleep_sec(double seconds)
+{
+	struct timespec ts;
+
+	if (seconds <= 0)
+		return;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+double median_inplace(double *v, size_t n)
+{
+	if (!n)
+		return NAN;
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

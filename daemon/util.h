@@ -1,0 +1,34 @@
+#ifndef TLBLAB_UTIL_H
+#define TLBLAB_UTIL_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+/*
+ * Checked number parsing and small helpers shared by every binary.
+ * The parsers accept the whole string or nothing: trailing garbage, empty
+ * input, overflow and out-of-range values all return -1 (errno untouched).
+ */
+
+int parse_u64(const char *s, uint64_t *ret);
+int parse_int_range(const char *s, long min, long max, long *ret);
+int parse_double(const char *s, double *ret);
+
+/* Monotonic seconds since an arbitrary point. */
+double mono_now(void);
+/* Wall-clock seconds since the epoch. */
+double wall_now(void);
+/* Sleeps for seconds, restarting after signals. */
+void sleep_sec(double seconds);
+
+/* Writes all of buf to fd, retrying short writes and EINTR. -errno on error. */
+int write_all(int fd, const void *buf, size_t len);
+
+/* Comparison for qsort of doubles, ascending. */
+int cmp_double(const void *a, const void *b);
+/* Median of v[0..n) (sorts v in place). NAN when n == 0. */
+double median_inplace(double *v, size_t n);
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif
