@@ -221,9 +221,14 @@ static int cmd_run(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
-		const char *opt = argv[optind - 1];
-		int bad = 0;
+	for (;;) {
+		int li = -1, bad = 0;
+		char opt[48];
+
+		c = getopt_long(argc, argv, "+", longopts, &li);
+		if (c == -1)
+			break;
+		snprintf(opt, sizeof(opt), "--%s", li >= 0 ? longopts[li].name : "?");
 
 		switch (c) {
 		case O_SPEC: spec_path = optarg; break;
@@ -263,7 +268,8 @@ static int cmd_run(int argc, char **argv)
 		case O_ID: json_object_set_new(spec, "id", json_string(optarg)); break;
 		case O_HELP: usage(stdout); json_decref(spec); return 0;
 		default:
-			fprintf(stderr, "tlblab-agent: run: unknown or incomplete option '%s'\n", opt);
+			fprintf(stderr, "tlblab-agent: run: unknown or incomplete option '%s'\n",
+				argv[optind - 1]);
 			usage(stderr);
 			json_decref(spec);
 			return 2;
