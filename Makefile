@@ -14,22 +14,33 @@ STATIC   ?= -static
 
 WARNINGS  = -Wall -Wextra -Wformat=2 -Wno-format-nonliteral -Wshadow -Wstrict-prototypes $(WERROR)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) \
-	-Idaemon -Iagents -Iagents/monitors -MMD -MP
+	-iquote daemon -iquote agents -iquote agents/monitors -MMD -MP
 LDLIBS_AGENT = -ljansson -lm -pthread
+LDLIBS_DAEMON = -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
+LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
 
 UTIL_SRCS  = daemon/strbuf.c daemon/util.c
 AGENT_LIB_SRCS = agents/spec.c agents/runner.c agents/facts.c \
 	$(wildcard agents/monitors/*.c) $(wildcard agents/workloads/*.c) $(UTIL_SRCS)
 AGENT_SRCS = agents/agent.c $(AGENT_LIB_SRCS)
+# daemon/: tlblabd.c is the daemon's main, tlblab.c and client*.c the client;
+# every other file is a daemon module (strbuf and util are shared by all)
+CLIENT_SRCS = daemon/tlblab.c $(wildcard daemon/client*.c) $(UTIL_SRCS)
+DAEMON_LIB_SRCS = $(filter-out daemon/tlblabd.c daemon/tlblab.c $(wildcard daemon/client*.c) $(UTIL_SRCS), \
+	$(wildcard daemon/*.c)) $(BUILD)/gen/migrations.c
+DAEMON_SRCS = daemon/tlblabd.c $(DAEMON_LIB_SRCS) $(UTIL_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 AGENT      = $(BUILD)/tlblab-agent
+DAEMON     = $(BUILD)/tlblabd
+CLIENT     = $(BUILD)/tlblab
+BINARIES   = $(AGENT) $(if $(wildcard daemon/tlblabd.c),$(DAEMON)) $(if $(wildcard daemon/tlblab.c),$(CLIENT))
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .PHONY: all deps-build test check bench demo clean
 
-all: deps-build $(AGENT)
+all: deps-build $(BINARIES)
 
 deps-build:
 	@sh tests/deps.sh build
@@ -41,13 +52,29 @@ $(BUILD)/obj/%.o: %.c
 $(AGENT): $(call obj,$(AGENT_SRCS))
 	$(CC) $(ALL_CFLAGS) $(STATIC) -o $@ $^ $(LDLIBS_AGENT)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS))
+$(BUILD)/obj/$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS_AGENT)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# the store's SQL migrations, compiled in so the daemon needs no data files
+$(BUILD)/gen/migrations.c: $(sort $(wildcard schemas/*.sql)) tests/embed.sh
+	@mkdir -p $(dir $@)
+	sh tests/embed.sh $(sort $(wildcard schemas/*.sql)) >$@.tmp && mv $@.tmp $@
+
+$(DAEMON): $(call obj,$(DAEMON_SRCS))
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
+
+$(CLIENT): $(call obj,$(CLIENT_SRCS))
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_CLIENT)
+
+# unit tests link every library module, agent and daemon alike
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS) $(DAEMON_LIB_SRCS))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS_DAEMON)
 
 test:
 	@sh tests/deps.sh test
-	@$(MAKE) --no-print-directory $(AGENT) $(UNIT_TESTS)
+	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # warnings are errors, and the whole suite runs under ASan and UBSan
@@ -56,17 +83,17 @@ check:
 	@$(MAKE) --no-print-directory BUILD=build/check WERROR=-Werror STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		build/check/tlblab-agent $(patsubst $(BUILD)/%,build/check/%,$(UNIT_TESTS))
+		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS))
 	@BUILD=build/check ASAN_OPTIONS=detect_leaks=1 sh tests/run.sh
 
 bench:
 	@sh tests/deps.sh bench
-	@$(MAKE) --no-print-directory $(AGENT)
+	@$(MAKE) --no-print-directory $(BINARIES)
 	@BUILD=$(BUILD) sh tests/bench/run.sh
 
 demo:
 	@sh tests/deps.sh demo
-	@$(MAKE) --no-print-directory $(AGENT)
+	@$(MAKE) --no-print-directory $(BINARIES)
 	@BUILD=$(BUILD) sh tests/demo.sh
 
 clean:

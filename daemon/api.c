@@ -1,0 +1,497 @@
+/*
+ * The HTTP API. libmicrohttpd runs a small thread pool; each request is
+ * handled start to finish on one of its threads: the body is collected (up
+ * to lab.max_body, past which the answer is 413 before the rest is read),
+ * the route is matched on path segments, and the handler builds a JSON
+ * document from the store. Writes only insert or flag rows and wake the
+ * scheduler, which owns everything else.
+ */
+#include "api.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "sched.h"
+#include "store.h"
+#include "util.h"
+#include "banned.h"
+
+#define API_THREADS 4
+#define MAX_SEGMENTS 8
+#define VERSION "0.1.0"
+
+struct api {
+	struct MHD_Daemon *mhd;
+	const struct lab_config *volatile cfg;
+	struct store *st;
+	struct sched *sc;
+};
+
+struct request {
+	struct strbuf body;
+	int too_large;
+};
+
+struct route_ctx {
+	struct api *api;
+	struct MHD_Connection *conn;
+	const char *method;
+	char *seg[MAX_SEGMENTS];
+	int nseg;
+	const struct strbuf *body;
+};
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+				 const char *text, size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+	enum MHD_Result ret;
+
+	MHD_add_response_header(r, "Content-Type", type);
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* Sends doc (stolen) as JSON. */
+static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *doc)
+{
+	char *txt = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	enum MHD_Result ret;
+
+	json_decref(doc);
+	if (!txt)
+		return send_text(conn, 500, "application/json",
+				 "{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode\"}}", 55);
+	ret = send_text(conn, status, "application/json", txt, strlen(txt));
+	free(txt);
+	return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+				  const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	va_list ap;
+	json_t *doc;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	doc = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg.buf);
+	strbuf_release(&msg);
+	return send_json(conn, status, doc);
+}
+
+static int authorized(struct api *api, struct MHD_Connection *conn)
+{
+	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
+
+	if (!h || strncmp(h, "Bearer ", 7))
+		return 0;
+	return store_token_valid(api->st, h + 7);
+}
+
+static const char *query(struct MHD_Connection *conn, const char *key)
+{
+	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
+
+	return v && *v ? v : NULL;
+}
+
+static int query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret)
+{
+	const char *v = query(conn, key);
+
+	*ret = def;
+	if (!v)
+		return 0;
+	return parse_int_range(v, min, max, ret);
+}
+
+static int parse_id(const char *s, int64_t *ret)
+{
+	uint64_t v;
+
+	if (parse_u64(s, &v) < 0 || v == 0 || v > (uint64_t)INT64_MAX)
+		return -1;
+	*ret = (int64_t)v;
+	return 0;
+}
+
+/* ---- jobs ---- */
+
+static int check_names(const json_t *arr, const char *field, const struct lab_config *cfg,
+		       int machines, struct strbuf *err)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(arr) || json_array_size(arr) > 256)
+		return strbuf_seterr(err, "%s: must be a list of names", field);
+	json_array_foreach(arr, i, v) {
+		const char *s = json_string_value(v);
+
+		if (!s || !config_valid_name(s))
+			return strbuf_seterr(err, "%s[%zu]: not a valid name (letters, digits, '.', '_', '-')",
+					     field, i);
+		if (machines && !config_machine(cfg, s))
+			return strbuf_seterr(err, "%s[%zu]: no machine '%s' in the configuration", field, i, s);
+	}
+	return 0;
+}
+
+static enum MHD_Result create_job(struct route_ctx *rc)
+{
+	const struct lab_config *cfg = rc->api->cfg;
+	struct strbuf err = STRBUF_INIT;
+	struct job_request req = { .kind = "run", .boots = 1 };
+	struct stage_plan *plan = NULL;
+	const struct cfg_suite *suite;
+	json_error_t jerr;
+	json_t *body, *v;
+	const char *key;
+	int64_t id;
+	enum MHD_Result ret;
+	int i;
+
+	body = json_loadb(rc->body->buf, rc->body->len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(body)) {
+		ret = body ? send_error(rc->conn, 400, "bad_request", "body: must be a JSON object")
+			   : send_error(rc->conn, 400, "bad_request", "body: malformed JSON at line %d, column %d: %s",
+					jerr.line, jerr.column, jerr.text);
+		goto out;
+	}
+	json_object_foreach(body, key, v) {
+		if (!strcmp(key, "suite") || !strcmp(key, "machines") || !strcmp(key, "tags") ||
+		    !strcmp(key, "submitter") || !strcmp(key, "boots"))
+			continue;
+		if (!strcmp(key, "tree") || !strcmp(key, "base") || !strcmp(key, "patch") ||
+		    !strcmp(key, "branch") || !strcmp(key, "url")) {
+			ret = send_error(rc->conn, 400, "bad_request",
+					 "%s: kernel builds are not available in this version of tlblabd", key);
+			goto out;
+		}
+		ret = send_error(rc->conn, 400, "bad_request", "%s: unknown field", key);
+		goto out;
+	}
+	req.suite = json_string_value(json_object_get(body, "suite"));
+	if (!req.suite) {
+		ret = send_error(rc->conn, 400, "bad_request", "suite: missing (the name of a configured suite)");
+		goto out;
+	}
+	if (!config_valid_name(req.suite) || !(suite = config_suite(cfg, req.suite))) {
+		ret = send_error(rc->conn, 400, "bad_request", "suite: no suite '%.64s' in the configuration",
+				 req.suite);
+		goto out;
+	}
+	if ((v = json_object_get(body, "machines")) && check_names(v, "machines", cfg, 1, &err) < 0) {
+		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		goto out;
+	}
+	req.machines = v;
+	if ((v = json_object_get(body, "tags")) && check_names(v, "tags", cfg, 0, &err) < 0) {
+		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		goto out;
+	}
+	req.tags = v;
+	if ((v = json_object_get(body, "submitter"))) {
+		req.submitter = json_string_value(v);
+		if (!req.submitter || !config_valid_name(req.submitter)) {
+			ret = send_error(rc->conn, 400, "bad_request",
+					 "submitter: not a valid name (letters, digits, '.', '_', '-')");
+			goto out;
+		}
+	}
+	if ((v = json_object_get(body, "boots"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100) {
+			ret = send_error(rc->conn, 400, "bad_request", "boots: must be an integer from 1 to 100");
+			goto out;
+		}
+		req.boots = (int)json_integer_value(v);
+	}
+	req.suite_json = suite->workloads;
+	plan = calloc((size_t)req.boots, sizeof(*plan));
+	if (!plan)
+		abort();
+	for (i = 0; i < req.boots; i++) {
+		plan[i].kind = "run";
+		plan[i].boot_index = i;
+		plan[i].timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
+	}
+	if (store_job_create(rc->api->st, &req, plan, (size_t)req.boots, &id, &err) < 0) {
+		log_warnx("api: create job: %s", err.buf);
+		ret = send_error(rc->conn, 500, "internal", "could not store the job");
+		goto out;
+	}
+	log_info("job %lld: queued (suite %s, by %s)", (long long)id, req.suite,
+		 req.submitter ? req.submitter : "?");
+	sched_wake(rc->api->sc);
+	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", store_job_json(rc->api->st, id)));
+out:
+	free(plan);
+	json_decref(body);
+	strbuf_release(&err);
+	return ret;
+}
+
+static enum MHD_Result list_jobs(struct route_ctx *rc)
+{
+	struct job_filter f = { 0 };
+	long limit, offset;
+
+	f.state = query(rc->conn, "state");
+	f.suite = query(rc->conn, "suite");
+	f.submitter = query(rc->conn, "submitter");
+	f.tree = query(rc->conn, "tree");
+	if (query_int(rc->conn, "limit", 1, 500, 50, &limit) < 0)
+		return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to 500");
+	if (query_int(rc->conn, "offset", 0, 1000000000, 0, &offset) < 0)
+		return send_error(rc->conn, 400, "bad_request", "offset: must be a non-negative integer");
+	if (f.state && strcmp(f.state, "queued") && strcmp(f.state, "running") && strcmp(f.state, "done") &&
+	    strcmp(f.state, "failed") && strcmp(f.state, "cancelled"))
+		return send_error(rc->conn, 400, "bad_request",
+				  "state: one of queued, running, done, failed, cancelled");
+	f.limit = (int)limit;
+	f.offset = (int)offset;
+	return send_json(rc->conn, 200, store_jobs_json(rc->api->st, &f));
+}
+
+static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
+{
+	struct api *api = rc->api;
+	const char *sub = rc->nseg > 4 ? rc->seg[4] : NULL;
+	json_t *job;
+
+	if (!sub) {
+		if (strcmp(rc->method, "GET"))
+			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		job = store_job_json(api->st, id);
+		if (!job)
+			return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
+	}
+	if (!strcmp(sub, "cancel") && rc->nseg == 5) {
+		int r;
+
+		if (strcmp(rc->method, "POST"))
+			return send_error(rc->conn, 405, "method_not_allowed", "use POST");
+		if (!authorized(api, rc->conn))
+			return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+		r = store_job_cancel(api->st, id);
+		if (r == -ENOENT)
+			return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		if (r == -EALREADY)
+			return send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
+		if (r < 0)
+			return send_error(rc->conn, 500, "internal", "could not cancel job %lld", (long long)id);
+		log_info("job %lld: cancel requested", (long long)id);
+		sched_wake(api->sc);
+		return send_json(rc->conn, 200, json_pack("{s:o}", "job", store_job_json(api->st, id)));
+	}
+	if (strcmp(rc->method, "GET"))
+		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+	job = store_job_json(api->st, id);
+	if (!job)
+		return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+	json_decref(job);
+	if (!strcmp(sub, "runs") && rc->nseg == 5)
+		return send_json(rc->conn, 200, store_runs_json(api->st, id));
+	if (!strcmp(sub, "metrics") && rc->nseg == 5) {
+		const char *w = query(rc->conn, "include_warmup");
+
+		return send_json(rc->conn, 200, store_metrics_json(api->st, id, query(rc->conn, "name"),
+								   w && !strcmp(w, "1")));
+	}
+	if (!strcmp(sub, "samples") && rc->nseg == 5) {
+		const char *sv = query(rc->conn, "stage");
+		int64_t stage = 0;
+
+		if (sv && parse_id(sv, &stage) < 0)
+			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		return send_json(rc->conn, 200, store_samples_json(api->st, id, stage, query(rc->conn, "name")));
+	}
+	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
+		struct strbuf log = STRBUF_INIT;
+		int64_t stage;
+		enum MHD_Result ret;
+
+		if (parse_id(rc->seg[5], &stage) < 0)
+			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		if (store_stage_log(api->st, id, stage, &log) < 0) {
+			strbuf_release(&log);
+			return send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
+					  (long long)stage, (long long)id);
+		}
+		ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf, log.len);
+		strbuf_release(&log);
+		return ret;
+	}
+	return send_error(rc->conn, 404, "not_found", "no such resource");
+}
+
+static enum MHD_Result route(struct route_ctx *rc)
+{
+	struct api *api = rc->api;
+	int is_get = !strcmp(rc->method, "GET"), is_post = !strcmp(rc->method, "POST");
+
+	if (rc->nseg < 2 || strcmp(rc->seg[0], "api") || strcmp(rc->seg[1], "v1"))
+		return send_error(rc->conn, 404, "not_found", "no such resource");
+	if (is_get && api->cfg->read_requires_token && !authorized(api, rc->conn))
+		return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+	if (rc->nseg == 3 && !strcmp(rc->seg[2], "health")) {
+		json_t *h;
+
+		if (!is_get)
+			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		h = store_health_json(api->st);
+		json_object_set_new(h, "version", json_string(VERSION));
+		return send_json(rc->conn, 200, h);
+	}
+	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
+		if (!is_get)
+			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		return send_json(rc->conn, 200, store_machines_json(api->st));
+	}
+	if (rc->nseg >= 3 && !strcmp(rc->seg[2], "jobs")) {
+		int64_t id;
+
+		if (rc->nseg == 3) {
+			if (is_get)
+				return list_jobs(rc);
+			if (!is_post)
+				return send_error(rc->conn, 405, "method_not_allowed", "use GET or POST");
+			if (!authorized(api, rc->conn))
+				return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+			return create_job(rc);
+		}
+		if (parse_id(rc->seg[3], &id) < 0)
+			return send_error(rc->conn, 400, "bad_request", "job: must be a job id");
+		return job_routes(rc, id);
+	}
+	return send_error(rc->conn, 404, "not_found", "no such resource");
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+			       const char *method, const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	struct api *api = cls;
+	struct request *req = *con_cls;
+	struct route_ctx rc = { .api = api, .conn = conn, .method = method };
+	char *path, *p, *save = NULL;
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!req) {
+		req = calloc(1, sizeof(*req));
+		if (!req)
+			return MHD_NO;
+		strbuf_init(&req->body, 0);
+		req->body.max = api->cfg->max_body;
+		*con_cls = req;
+		return MHD_YES;
+	}
+	if (*upload_data_size) {
+		if (!req->too_large && strbuf_add(&req->body, upload_data, *upload_data_size) < 0)
+			req->too_large = 1;
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	if (req->too_large)
+		return send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
+				  api->cfg->max_body);
+	path = strdup(url);
+	if (!path)
+		return MHD_NO;
+	for (p = strtok_r(path, "/", &save); p && rc.nseg < MAX_SEGMENTS; p = strtok_r(NULL, "/", &save))
+		rc.seg[rc.nseg++] = p;
+	rc.body = &req->body;
+	if (p)
+		ret = send_error(conn, 404, "not_found", "no such resource");
+	else
+		ret = route(&rc);
+	free(path);
+	return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+		      enum MHD_RequestTerminationCode toe)
+{
+	struct request *req = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!req)
+		return;
+	strbuf_release(&req->body);
+	free(req);
+	*con_cls = NULL;
+}
+
+int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
+	      struct api **ret, struct strbuf *err)
+{
+	struct api *api = calloc(1, sizeof(*api));
+	struct sockaddr_storage ss = { 0 };
+	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+
+	if (!api)
+		abort();
+	api->cfg = cfg;
+	api->st = st;
+	api->sc = sc;
+	if (inet_pton(AF_INET, cfg->listen_host, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)cfg->listen_port);
+	} else if (inet_pton(AF_INET6, cfg->listen_host, &in6->sin6_addr) == 1) {
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)cfg->listen_port);
+		flags |= MHD_USE_IPv6;
+	} else {
+		free(api);
+		return strbuf_seterr(err, "listen: '%s' is not an IP address", cfg->listen_host);
+	}
+	api->mhd = MHD_start_daemon(flags, (uint16_t)cfg->listen_port, NULL, NULL, handler, api,
+				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
+				    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)API_THREADS,
+				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
+				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
+				    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				    MHD_OPTION_END);
+	if (!api->mhd) {
+		free(api);
+		return strbuf_seterr(err, "cannot listen on %s:%d (address in use?)", cfg->listen_host,
+				     cfg->listen_port);
+	}
+	*ret = api;
+	return 0;
+}
+
+void api_set_config(struct api *api, const struct lab_config *cfg)
+{
+	api->cfg = cfg;
+}
+
+void api_stop(struct api *api)
+{
+	if (!api)
+		return;
+	MHD_stop_daemon(api->mhd);
+	free(api);
+}

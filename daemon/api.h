@@ -1,0 +1,71 @@
+#ifndef TLBLAB_API_H
+#define TLBLAB_API_H
+
+#include "strbuf.h"
+
+/*
+ * The HTTP API of tlblabd (libmicrohttpd, JSON through jansson), under
+ * /api/v1/. Every response body is JSON (except the plain-text log). Errors
+ * are {"error": {"code": "bad_request", "message": "workers: ..."}} with the
+ * HTTP status that fits: 400 bad_request, 401 unauthorized (missing or wrong
+ * token), 404 not_found, 405 method_not_allowed, 409 conflict, 413
+ * too_large (body over lab.max_body), 500 internal, 503 unavailable.
+ * Creating and cancelling need "Authorization: Bearer TOKEN"; reads are
+ * open unless lab.read_requires_token.
+ *
+ *   GET  /api/v1/health
+ *        {"status": "ok", "version": "0.1.0", "jobs": {"queued": N, "running": N},
+ *         "machines": {"good": N, "unknown": N, "bad": N, "maintenance": N}}
+ *   GET  /api/v1/machines
+ *        {"machines": [{"name", "transport", "host", "boot", "arch", "cpus",
+ *          "tags": [..], "health": "good|unknown|bad|maintenance",
+ *          "health_reason", "leased_by": JOB|null, "kernel", "last_boot",
+ *          "recent_failures": [{"job", "stage", "class", "message", "at"}]}]}
+ *   GET  /api/v1/jobs?state=S&suite=S&submitter=S&tree=S&limit=N&offset=N
+ *        {"jobs": [JOB...], "total": N, "limit": N, "offset": N}
+ *        newest first; limit default 50, at most 500
+ *   POST /api/v1/jobs            body: JOB_REQUEST  -> 201 {"job": JOB}
+ *   GET  /api/v1/jobs/ID         {"job": JOB}  (JOB with "stages")
+ *   POST /api/v1/jobs/ID/cancel  -> 200 {"job": JOB}; 409 when already finished
+ *   GET  /api/v1/jobs/ID/runs    {"runs": [{"id", "stage", "machine", "side",
+ *          "spec", "case", "iteration", "warmup", "workload", "params": {..},
+ *          "duration_s", "build_id", "boot_id"}]}
+ *   GET  /api/v1/jobs/ID/metrics?name=PREFIX&include_warmup=1
+ *        {"metrics": [{"run", "name", "value", "unit", "direction"}]}
+ *        (measured iterations only unless include_warmup)
+ *   GET  /api/v1/jobs/ID/samples?stage=SID&name=NAME
+ *        {"samples": [{"stage", "t", "dt", "spec", "case", "iteration",
+ *          "warmup", "window", "values": {NAME: delta}}]}
+ *   GET  /api/v1/jobs/ID/stages/SID/log   text/plain, the stage's log
+ *
+ * JOB_REQUEST: {"suite": "tlb", "machines": ["m1"], "tags": ["qemu"],
+ *   "submitter": "alice", "boots": 1}. "suite" is required and must name a
+ *   configured suite; machines and tags restrict where it runs (names must
+ *   be configured machines; no shell metacharacters anywhere: names follow
+ *   config_valid_name). Later kinds add "tree", "base", "patch", "branch",
+ *   "url".
+ *
+ * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
+ *   "suite", "machines": [..], "tags": [..], "submitter", "created",
+ *   "started", "finished" (epoch seconds, null until then), "stage": the
+ *   current or last stage's kind, "error": {"class", "message", "stage"}|null,
+ *   "stages": [{"id", "seq", "kind": "build|boot|run", "side", "state":
+ *   "pending|running|done|failed|cancelled", "machine", "attempt",
+ *   "started", "finished", "error_class", "error_message"}]}
+ */
+
+struct store;
+struct sched;
+struct lab_config;
+struct api;
+
+/* Starts the HTTP server on cfg's listen address. The api borrows st, sc
+ * and cfg (they must outlive it; api_set_config swaps cfg after a reload).
+ * Returns 0 and *ret, or -1 with err (e.g. the port is taken). */
+int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
+	      struct api **ret, struct strbuf *err);
+void api_set_config(struct api *api, const struct lab_config *cfg);
+/* Stops the server and frees api (NULL accepted). */
+void api_stop(struct api *api);
+
+#endif

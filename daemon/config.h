@@ -1,0 +1,178 @@
+#ifndef TLBLAB_CONFIG_H
+#define TLBLAB_CONFIG_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "strbuf.h"
+
+/*
+ * The lab's configuration: one YAML file (libyaml) with the sections lab:,
+ * machines:, builders:, trees: and suites:. config_load() reads and
+ * validates the whole file and reports every error it finds, one per line,
+ * as "FILE:LINE:COL: message" (line and column 1-based, pointing at the
+ * offending key or value), so `tlblabd -n -c FILE` can show them all at once.
+ *
+ *   lab:
+ *     data_dir: /var/lib/tlblab         # required; created by the daemon
+ *     listen: 127.0.0.1:8080            # default; host must be an IP literal
+ *     tokens: [s3cret]                  # and/or
+ *     token_file: /etc/tlblab/tokens    # one token per line, # comments
+ *     read_requires_token: false        # reads are open by default
+ *     max_body: 1048576                 # bytes; larger request bodies get 413
+ *     workers: 4                        # blocking-work pool size (1..64)
+ *     stage_timeout: 1800               # seconds, default for every stage
+ *   machines:
+ *     - name: m1                        # [A-Za-z0-9._-]{1,64}, unique
+ *       transport: ssh                  # ssh | local
+ *       host: 127.0.0.2                 # ssh: IP literal or hostname
+ *       port: 22
+ *       user: root
+ *       identity: /path/to/key          # ssh: private key file
+ *       known_hosts: /path/known_hosts  # ssh: one of these two is required
+ *       host_key: SHA256:base64...      # pinned fingerprint
+ *       arch: x86_64
+ *       cpus: 2
+ *       tags: [qemu, small]
+ *       boot: none                      # none | qemu | kexec | reboot
+ *       power_cycle: [ipmitool, ...]    # argv, optional
+ *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded
+ *       workdir: /tmp/tlblab            # scratch directory on the machine
+ *   builders:
+ *     - name: local
+ *       transport: local                # same keys as a machine's transport part
+ *       jobs: 2                         # make -j
+ *       workdir: /var/cache/tlblab
+ *   trees:
+ *     - name: linux
+ *       url: /var/cache/tlblab/linux    # a path or git URL
+ *       builder: local
+ *       config_base: tinyconfig         # tinyconfig | defconfig | a file path
+ *       fragments: [kernels/fragments/lab-required.config]
+ *   suites:
+ *     - name: tlb
+ *       timeout: 600                    # seconds for the run stage
+ *       workloads:                      # each one a tlblab-agent spec
+ *         - workload: mprotect
+ *           mode: [threads, processes]
+ *           workers: 2
+ *           duration: 5
+ *
+ * Unknown keys are errors (a typo must not silently change a lab). All
+ * strings are owned by the lab_config; config_free releases everything.
+ */
+
+enum transport_kind {
+	TRANSPORT_LOCAL,
+	TRANSPORT_SSH,
+	TRANSPORT_KIND_MAX
+};
+
+enum boot_method {
+	BOOT_NONE,
+	BOOT_QEMU,
+	BOOT_KEXEC,
+	BOOT_REBOOT,
+	BOOT_METHOD_MAX
+};
+
+/* How to reach a host: shared by machines and builders. */
+struct cfg_endpoint {
+	enum transport_kind transport;
+	char *host;		/* NULL for local */
+	int port;		/* default 22 */
+	char *user;		/* default "root" */
+	char *identity;		/* private key path (ssh) */
+	char *known_hosts;	/* known_hosts path (ssh), or NULL */
+	char *host_key;		/* pinned "SHA256:..." fingerprint (ssh), or NULL */
+};
+
+struct cfg_machine {
+	char *name;
+	struct cfg_endpoint ep;
+	char *arch;		/* default "x86_64" */
+	int cpus;		/* 0: unknown */
+	char **tags;		/* NULL-terminated */
+	size_t ntags;
+	enum boot_method boot;
+	char **power_cycle;	/* NULL-terminated argv, or NULL */
+	char *agent_path;	/* default "/tmp/tlblab-agent" */
+	char *workdir;		/* default "/tmp/tlblab" */
+	int line;		/* where it was defined, for messages */
+};
+
+struct cfg_builder {
+	char *name;
+	struct cfg_endpoint ep;
+	int jobs;		/* default 2 */
+	char *workdir;		/* default "/var/cache/tlblab" */
+	int line;
+};
+
+struct cfg_tree {
+	char *name;
+	char *url;
+	char *builder;		/* name of a builder; checked to exist */
+	char *config_base;	/* default "tinyconfig" */
+	char **fragments;	/* NULL-terminated, may be empty */
+	size_t nfragments;
+	int line;
+};
+
+struct cfg_suite {
+	char *name;
+	double timeout;		/* seconds; default: lab stage_timeout */
+	json_t *workloads;	/* array of agent spec objects (owned) */
+	int line;
+};
+
+struct lab_config {
+	char *path;
+	char *data_dir;
+	char *listen_host;	/* default "127.0.0.1" */
+	int listen_port;	/* default 8080 */
+	char **tokens;		/* NULL-terminated: from tokens: and token_file: */
+	size_t ntokens;
+	int read_requires_token;
+	size_t max_body;	/* default 1 MiB */
+	int workers;		/* default 4 */
+	double stage_timeout;	/* default 1800 */
+
+	struct cfg_machine *machines;
+	size_t nmachines;
+	struct cfg_builder *builders;
+	size_t nbuilders;
+	struct cfg_tree *trees;
+	size_t ntrees;
+	struct cfg_suite *suites;
+	size_t nsuites;
+};
+
+/*
+ * Loads and validates path. On success *ret is a new lab_config owned by the
+ * caller. On failure returns -1, *ret is untouched, and err holds every
+ * error found, one "FILE:LINE:COL: message" per line (a YAML syntax error
+ * stops at the first one, with libyaml's position and problem).
+ */
+int config_load(const char *path, struct lab_config **ret, struct strbuf *err);
+/* Same, from a string; `name` stands for the file in messages. */
+int config_load_string(const char *name, const char *text, size_t len,
+		       struct lab_config **ret, struct strbuf *err);
+void config_free(struct lab_config *cfg);
+
+const struct cfg_machine *config_machine(const struct lab_config *cfg, const char *name);
+const struct cfg_builder *config_builder(const struct lab_config *cfg, const char *name);
+const struct cfg_tree *config_tree(const struct lab_config *cfg, const char *name);
+const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *name);
+
+/* True when machine m has tag. */
+int config_machine_has_tag(const struct cfg_machine *m, const char *tag);
+
+/* Names used in configs and APIs: [A-Za-z0-9._-]{1,64}, not starting with
+ * '-' or '.'. Safe to pass as an argument anywhere. */
+int config_valid_name(const char *s);
+
+const char *transport_kind_name(enum transport_kind k);
+const char *boot_method_name(enum boot_method b);
+
+#endif

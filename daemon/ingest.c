@@ -1,0 +1,167 @@
+#include "ingest.h"
+
+#include <string.h>
+
+#include "store.h"
+#include "util.h"
+#include "banned.h"
+
+#define BAD_EXCERPT 400
+
+void ingest_init(struct ingest *ig)
+{
+	memset(ig, 0, sizeof(*ig));
+	strbuf_init(&ig->agent_error, 0);
+	strbuf_init(&ig->bad, 0);
+}
+
+void ingest_release(struct ingest *ig)
+{
+	if (!ig)
+		return;
+	json_decref(ig->hello);
+	strbuf_release(&ig->agent_error);
+	strbuf_release(&ig->bad);
+}
+
+static int garbage(struct ingest *ig, const char *why, const char *line, size_t len)
+{
+	strbuf_reset(&ig->bad);
+	strbuf_addf(&ig->bad, "agent output line %ld: %s: %.*s%s", ig->lines, why,
+		    (int)(len < BAD_EXCERPT ? len : BAD_EXCERPT), line, len > BAD_EXCERPT ? "..." : "");
+	return -1;
+}
+
+static int is_int(json_t *o, const char *k)
+{
+	return json_is_integer(json_object_get(o, k));
+}
+
+static int is_num(json_t *o, const char *k)
+{
+	return json_is_number(json_object_get(o, k));
+}
+
+static int is_bool(json_t *o, const char *k)
+{
+	return json_is_boolean(json_object_get(o, k));
+}
+
+static int is_obj(json_t *o, const char *k)
+{
+	return json_is_object(json_object_get(o, k));
+}
+
+/* Every member of the object is a number. */
+static int all_numbers(json_t *obj)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(obj, k, v)
+		if (!json_is_number(v) || strlen(k) > 200)
+			return 0;
+	return 1;
+}
+
+static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t len)
+{
+	json_t *params = json_object_get(o, "params"), *metrics = json_object_get(o, "metrics");
+	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
+	const char *workload = json_string_value(json_object_get(params, "workload"));
+	struct run_row r = { 0 };
+
+	if (!is_int(o, "case") || !is_int(o, "iteration") || !is_bool(o, "warmup") ||
+	    !json_is_object(params) || !workload || !json_is_object(metrics) || !all_numbers(metrics) ||
+	    !is_num(o, "duration_s") || (info && !json_is_object(info)) ||
+	    (profile && !json_is_object(profile)))
+		return garbage(ig, "malformed iteration", line, len);
+	r.job_id = ig->job_id;
+	r.stage_id = ig->stage_id;
+	r.machine = ig->machine;
+	r.side = ig->side;
+	r.build_id = ig->build_id;
+	r.boot_id = ig->boot_id;
+	r.spec_index = ig->spec_index;
+	r.case_index = (int)json_integer_value(json_object_get(o, "case"));
+	r.iteration = (int)json_integer_value(json_object_get(o, "iteration"));
+	r.warmup = json_is_true(json_object_get(o, "warmup"));
+	r.workload = workload;
+	r.params = params;
+	r.duration = json_number_value(json_object_get(o, "duration_s"));
+	if (store_run_add(ig->st, &r, metrics, info, profile, NULL) < 0) {
+		strbuf_reset(&ig->bad);
+		strbuf_addstr(&ig->bad, "store: could not save an iteration");
+		return -1;
+	}
+	if (is_obj(o, "unavailable"))
+		store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"));
+	ig->iterations++;
+	return 0;
+}
+
+int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
+{
+	json_error_t jerr;
+	json_t *o;
+	const char *type;
+	int rc = 0;
+
+	ig->lines++;
+	if (truncated)
+		return garbage(ig, "line too long", line, len);
+	if (len == 0)
+		return 0;
+	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!o)
+		return garbage(ig, "not JSON", line, len);
+	type = json_string_value(json_object_get(o, "type"));
+	if (!json_is_object(o) || !type) {
+		rc = garbage(ig, "no \"type\"", line, len);
+		goto out;
+	}
+	if (!strcmp(type, "hello")) {
+		if (!is_int(o, "protocol") || !is_obj(o, "host")) {
+			rc = garbage(ig, "malformed hello", line, len);
+			goto out;
+		}
+		json_decref(ig->hello);
+		ig->hello = json_incref(o);
+		ig->saw_hello = 1;
+	} else if (!strcmp(type, "sample")) {
+		if (!is_num(o, "t") || !is_num(o, "dt") || !is_int(o, "case") || !is_int(o, "iteration") ||
+		    !is_bool(o, "warmup") || !is_bool(o, "window") || !is_obj(o, "values") ||
+		    !all_numbers(json_object_get(o, "values"))) {
+			rc = garbage(ig, "malformed sample", line, len);
+			goto out;
+		}
+		if (store_sample_add(ig->st, ig->stage_id, ig->spec_index, o) == 0)
+			ig->samples++;
+	} else if (!strcmp(type, "iteration")) {
+		rc = on_iteration(ig, o, line, len);
+	} else if (!strcmp(type, "result")) {
+		const char *status = json_string_value(json_object_get(o, "status"));
+
+		if (!status) {
+			rc = garbage(ig, "malformed result", line, len);
+			goto out;
+		}
+		ig->saw_result = 1;
+		ig->result_ok = !strcmp(status, "ok");
+		if (is_obj(o, "unavailable"))
+			store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"));
+	} else if (!strcmp(type, "error")) {
+		const char *msg = json_string_value(json_object_get(o, "message"));
+
+		if (!msg) {
+			rc = garbage(ig, "malformed error", line, len);
+			goto out;
+		}
+		strbuf_reset(&ig->agent_error);
+		strbuf_addf(&ig->agent_error, "%.2000s", msg);
+	}
+	/* other types: a newer agent's; ignored */
+out:
+	json_decref(o);
+	return rc;
+}

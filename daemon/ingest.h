@@ -1,0 +1,40 @@
+#ifndef TLBLAB_INGEST_H
+#define TLBLAB_INGEST_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/*
+ * Turns the agent's JSON lines into store rows as they arrive. Agent output
+ * is untrusted: each line is bounded (the transport cuts it), must be one
+ * JSON object with a string "type", and each known type must have its
+ * fields with the right types; unknown fields and unknown types are
+ * ignored, so a newer agent still works. Anything else is garbage: the
+ * ingest stops, keeps the offending line (cut to 400 bytes) in `bad`, and
+ * the stage fails as a `workload` error.
+ */
+
+struct store;
+
+struct ingest {
+	struct store *st;
+	int64_t job_id, stage_id;
+	int spec_index;
+	const char *machine, *side, *build_id, *boot_id;
+
+	/* what was seen */
+	long lines, iterations, samples;
+	int saw_hello, saw_result, result_ok;
+	json_t *hello;			/* the last hello line (owned) */
+	struct strbuf agent_error;	/* message of the agent's "error" line */
+	struct strbuf bad;		/* why the output was refused, with the line */
+};
+
+void ingest_init(struct ingest *ig);
+void ingest_release(struct ingest *ig);
+/* 0, or -1 when the line is garbage (ig->bad says why) or the store failed. */
+int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated);
+
+#endif

@@ -1,0 +1,340 @@
+#include "run.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ingest.h"
+#include "store.h"
+#include "transport.h"
+#include "util.h"
+#include "banned.h"
+
+#define CONNECT_TIMEOUT 10.0
+#define SHORT_TIMEOUT 30.0
+#define AGENT_MAX_LINE (4u << 20)
+
+void run_outcome_init(struct run_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->message, 0);
+}
+
+void run_outcome_release(struct run_outcome *o)
+{
+	if (o)
+		strbuf_release(&o->message);
+}
+
+int file_sha256(const char *path, char out[65], struct strbuf *err)
+{
+	struct strbuf sb = STRBUF_INIT;
+	unsigned char md[32];
+	unsigned int len = 0;
+	int r, i;
+
+	r = strbuf_read_file(&sb, path, 256u << 20);
+	if (r < 0) {
+		strbuf_release(&sb);
+		return strbuf_seterr(err, "%s: %s", path, strerror(-r));
+	}
+	EVP_Digest(sb.buf, sb.len, md, &len, EVP_sha256(), NULL);
+	for (i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	strbuf_release(&sb);
+	return 0;
+}
+
+static void logf_stage(struct store *st, int64_t stage, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void logf_stage(struct store *st, int64_t stage, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	strbuf_addch(&sb, '\n');
+	if (st)
+		store_stage_append_log(st, stage, sb.buf);
+	strbuf_release(&sb);
+}
+
+/* The directory part of an absolute path ("/tmp/x/agent" -> "/tmp/x"). */
+static void dir_of(const char *path, struct strbuf *out)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash || slash == path)
+		strbuf_addstr(out, "/");
+	else
+		strbuf_add(out, path, (size_t)(slash - path));
+}
+
+/* Makes sure the machine has our agent; uploads it when the digest differs. */
+static int ensure_agent(struct transport *t, const struct cfg_machine *m, const char *local,
+			const char *sha, int *ret_uploaded, struct strbuf *err)
+{
+	const char *sum[] = { "sha256sum", m->agent_path, NULL };
+	struct exec_req req = { .argv = sum, .timeout = SHORT_TIMEOUT };
+	struct exec_result res;
+	struct strbuf dir = STRBUF_INIT;
+	int r;
+
+	*ret_uploaded = 0;
+	exec_result_init(&res);
+	r = transport_exec(t, &req, &res, err);
+	if (r < 0)
+		goto out;
+	if (res.status == 0 && !strncmp(res.out.buf, sha, 64))
+		goto out;
+	dir_of(m->agent_path, &dir);
+	{
+		const char *mk[] = { "mkdir", "-p", dir.buf, NULL };
+		struct exec_req mreq = { .argv = mk, .timeout = SHORT_TIMEOUT };
+
+		exec_result_release(&res);
+		exec_result_init(&res);
+		r = transport_exec(t, &mreq, &res, err);
+		if (r < 0)
+			goto out;
+		if (res.status != 0) {
+			r = -EIO;
+			strbuf_seterr(err, "%s: mkdir -p %s failed: %.300s", t->label, dir.buf, res.err.buf);
+			goto out;
+		}
+	}
+	r = transport_upload(t, local, m->agent_path, 0755, err);
+	if (r == 0)
+		*ret_uploaded = 1;
+out:
+	exec_result_release(&res);
+	strbuf_release(&dir);
+	return r;
+}
+
+/* hello: the agent answers and tells who the machine is. */
+static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t **ret_hello,
+		       struct strbuf *err)
+{
+	const char *argv[] = { m->agent_path, "hello", NULL };
+	struct exec_req req = { .argv = argv, .timeout = SHORT_TIMEOUT };
+	struct exec_result res;
+	json_t *h = NULL;
+	int r;
+
+	exec_result_init(&res);
+	r = transport_exec(t, &req, &res, err);
+	if (r < 0)
+		goto out;
+	if (res.status != 0) {
+		r = -EIO;
+		strbuf_seterr(err, "%s: tlblab-agent hello exited %d: %.300s", t->label, res.status, res.err.buf);
+		goto out;
+	}
+	h = json_loads(res.out.buf, 0, NULL);
+	if (!json_is_object(h) || !json_is_object(json_object_get(h, "host"))) {
+		r = -EIO;
+		strbuf_seterr(err, "%s: tlblab-agent hello printed no hello line: %.200s", t->label, res.out.buf);
+		json_decref(h);
+		h = NULL;
+		goto out;
+	}
+	*ret_hello = h;
+out:
+	exec_result_release(&res);
+	return r;
+}
+
+int run_health_check(const struct cfg_machine *m, const char *agent_local,
+		     const char *agent_sha256, char *kernel, size_t kernel_len,
+		     struct strbuf *err)
+{
+	struct transport *t = NULL;
+	json_t *hello = NULL;
+	int uploaded, r;
+
+	r = transport_open(&m->ep, CONNECT_TIMEOUT, &t, err);
+	if (r < 0)
+		return -1;
+	r = ensure_agent(t, m, agent_local, agent_sha256, &uploaded, err);
+	if (r == 0)
+		r = agent_hello(t, m, &hello, err);
+	if (r == 0)
+		snprintf(kernel, kernel_len, "%s",
+			 json_string_value(json_object_get(json_object_get(hello, "host"), "kernel_release")) ?: "");
+	json_decref(hello);
+	transport_free(t);
+	return r < 0 ? -1 : 0;
+}
+
+struct line_ctx {
+	struct ingest *ig;
+	volatile sig_atomic_t *cancel;
+	int failed;
+};
+
+static int on_line(void *arg, const char *line, size_t len, int truncated)
+{
+	struct line_ctx *lc = arg;
+
+	if (lc->cancel && *lc->cancel)
+		return -1;
+	if (ingest_line(lc->ig, line, len, truncated) < 0) {
+		lc->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void fail(struct run_outcome *out, enum run_outcome_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(struct run_outcome *out, enum run_outcome_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->kind = kind;
+	strbuf_reset(&out->message);
+	va_start(ap, fmt);
+	strbuf_vaddf(&out->message, fmt, ap);
+	va_end(ap);
+}
+
+/* One spec of the suite through the agent. Returns 0 when it completed. */
+static int run_spec(const struct run_request *req, struct transport *t, int index,
+		    const json_t *spec, struct run_outcome *out)
+{
+	const struct cfg_machine *m = req->machine;
+	const char *argv[] = { m->agent_path, "run", "--spec", "-", NULL };
+	struct strbuf err = STRBUF_INIT;
+	struct exec_result res;
+	struct ingest ig;
+	struct line_ctx lc;
+	json_t *s = json_deep_copy(spec);
+	char id[96], *input;
+	double left = req->deadline - mono_now();
+	int r, rc = -1;
+
+	snprintf(id, sizeof(id), "job-%lld-stage-%lld-spec-%d", (long long)req->job_id,
+		 (long long)req->stage_id, index);
+	json_object_set_new(s, "id", json_string(id));
+	input = json_dumps(s, JSON_COMPACT);
+	json_decref(s);
+	ingest_init(&ig);
+	ig.st = req->st;
+	ig.job_id = req->job_id;
+	ig.stage_id = req->stage_id;
+	ig.spec_index = index;
+	ig.machine = m->name;
+	ig.side = req->side;
+	lc.ig = &ig;
+	lc.cancel = req->cancel;
+	lc.failed = 0;
+	exec_result_init(&res);
+	if (left <= 1) {
+		fail(out, RUN_INFRA, "run: the stage timed out before spec %d (%s)", index, input);
+		goto out;
+	}
+	logf_stage(req->st, req->stage_id, "== spec %d: %s", index, input);
+	{
+		struct exec_req er = { .argv = argv, .input = input, .input_len = strlen(input),
+				       .timeout = left, .on_line = on_line, .arg = &lc,
+				       .max_line = AGENT_MAX_LINE };
+
+		r = transport_exec(t, &er, &res, &err);
+	}
+	logf_stage(req->st, req->stage_id, "spec %d: %ld lines, %ld iterations, %ld samples%s%s",
+		   index, ig.lines, ig.iterations, ig.samples, res.err.len ? "; agent stderr: " : "",
+		   res.err.len ? res.err.buf : "");
+	if (req->cancel && *req->cancel) {
+		fail(out, RUN_CANCELLED, "run: cancelled during spec %d", index);
+		goto out;
+	}
+	if (lc.failed) {
+		fail(out, RUN_WORKLOAD, "run: spec %d on %s: %s", index, m->name, ig.bad.buf);
+		goto out;
+	}
+	if (r == -ETIMEDOUT) {
+		fail(out, RUN_INFRA, "run: spec %d on %s: the stage timeout passed: %s", index, m->name, err.buf);
+		goto out;
+	}
+	if (r < 0) {
+		fail(out, RUN_INFRA, "run: spec %d on %s: %s", index, m->name, err.buf);
+		goto out;
+	}
+	if (res.status == 2) {
+		fail(out, RUN_WORKLOAD, "run: spec %d: the agent refused the suite's spec: %.1000s", index,
+		     res.err.buf);
+		goto out;
+	}
+	if (res.status != 0 || !ig.saw_result || !ig.result_ok) {
+		if (ig.agent_error.len)
+			fail(out, RUN_WORKLOAD, "run: spec %d on %s: workload failed: %s", index, m->name,
+			     ig.agent_error.buf);
+		else if (res.status == -1)
+			fail(out, RUN_WORKLOAD, "run: spec %d on %s: the agent was killed by signal %d; "
+			     "stderr: %.500s", index, m->name, res.signal, res.err.buf);
+		else
+			fail(out, RUN_WORKLOAD, "run: spec %d on %s: the agent exited %d without a result; "
+			     "stderr: %.500s", index, m->name, res.status, res.err.buf);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(input);
+	exec_result_release(&res);
+	ingest_release(&ig);
+	strbuf_release(&err);
+	return rc;
+}
+
+void run_stage(const struct run_request *req, struct run_outcome *out)
+{
+	const struct cfg_machine *m = req->machine;
+	struct strbuf err = STRBUF_INIT;
+	struct transport *t = NULL;
+	json_t *hello = NULL, *spec;
+	int uploaded = 0, r;
+	size_t i;
+
+	out->kind = RUN_DONE;
+	logf_stage(req->st, req->stage_id, "== run on %s (%s)", m->name, transport_kind_name(m->ep.transport));
+	r = transport_open(&m->ep, CONNECT_TIMEOUT, &t, &err);
+	if (r < 0) {
+		fail(out, RUN_INFRA, "run: cannot reach %s: %s", m->name, err.buf);
+		goto out;
+	}
+	r = ensure_agent(t, m, req->agent_local, req->agent_sha256, &uploaded, &err);
+	if (r == 0)
+		r = agent_hello(t, m, &hello, &err);
+	if (r < 0) {
+		fail(out, RUN_INFRA, "run: health check of %s failed: %s", m->name, err.buf);
+		goto out;
+	}
+	snprintf(out->kernel, sizeof(out->kernel), "%s",
+		 json_string_value(json_object_get(json_object_get(hello, "host"), "kernel_release")) ?: "");
+	store_stage_set_host(req->st, req->stage_id, hello);
+	logf_stage(req->st, req->stage_id, "agent %s on %s, kernel %s", uploaded ? "uploaded" : "up to date",
+		   m->name, out->kernel);
+	json_array_foreach(req->workloads, i, spec) {
+		if (req->cancel && *req->cancel) {
+			fail(out, RUN_CANCELLED, "run: cancelled");
+			goto out;
+		}
+		if (run_spec(req, t, (int)i, spec, out) < 0)
+			goto out;
+	}
+	logf_stage(req->st, req->stage_id, "== run done");
+out:
+	if (out->kind != RUN_DONE)
+		logf_stage(req->st, req->stage_id, "%s", out->message.buf);
+	json_decref(hello);
+	transport_free(t);
+	strbuf_release(&err);
+}

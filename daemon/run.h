@@ -1,0 +1,65 @@
+#ifndef TLBLAB_RUN_H
+#define TLBLAB_RUN_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "strbuf.h"
+
+/*
+ * The run stage on one leased machine: connect, check the machine (the
+ * agent is uploaded when its SHA-256 differs, then must answer `hello`),
+ * then run each workload spec of the suite through `tlblab-agent run
+ * --spec -`, ingesting its JSON lines as they arrive.
+ *
+ * The outcome says how the stage ended and, for a failure, its class:
+ * `infra` when the machine or the link failed (the scheduler retries on
+ * another machine and marks this one bad), `workload` when the agent or a
+ * workload failed or printed garbage (a result, never retried), `cancelled`.
+ */
+
+struct store;
+
+enum run_outcome_kind {
+	RUN_DONE,
+	RUN_INFRA,
+	RUN_WORKLOAD,
+	RUN_CANCELLED,
+	RUN_OUTCOME_MAX
+};
+
+struct run_request {
+	struct store *st;
+	int64_t job_id, stage_id;
+	const struct cfg_machine *machine;	/* borrowed, outlives the call */
+	const json_t *workloads;		/* the suite's specs */
+	const char *side;
+	double deadline;			/* mono_now() seconds */
+	const char *agent_local;		/* the agent binary to upload */
+	const char *agent_sha256;		/* its hex digest */
+	volatile sig_atomic_t *cancel;		/* set to stop as soon as possible */
+};
+
+struct run_outcome {
+	enum run_outcome_kind kind;
+	struct strbuf message;	/* for failures: what a developer can act on */
+	char kernel[128];	/* the machine's kernel release, when it answered */
+};
+
+void run_outcome_init(struct run_outcome *o);
+void run_outcome_release(struct run_outcome *o);
+
+void run_stage(const struct run_request *req, struct run_outcome *out);
+
+/* Connects and asks the agent for hello (uploading it if needed): the health
+ * check. 0 or -1 with err; kernel gets the release. */
+int run_health_check(const struct cfg_machine *m, const char *agent_local,
+		     const char *agent_sha256, char *kernel, size_t kernel_len,
+		     struct strbuf *err);
+
+/* SHA-256 of a file as 64 hex characters. 0 or -1 with err. */
+int file_sha256(const char *path, char out[65], struct strbuf *err);
+
+#endif

@@ -1,0 +1,474 @@
+#include "sched.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "log.h"
+#include "run.h"
+#include "store.h"
+#include "util.h"
+#include "banned.h"
+
+#define PASS_INTERVAL_MS 1000
+#define RECHECK_INTERVAL 60.0
+#define MAX_TASKS 256
+
+enum task_kind {
+	TASK_RUN,
+	TASK_HEALTH,
+	TASK_KIND_MAX
+};
+
+struct task {
+	enum task_kind kind;
+	struct stage_info si;
+	const struct cfg_machine *machine;	/* from a config that stays alive */
+	const struct cfg_suite *suite;
+	double deadline;
+	volatile sig_atomic_t cancel;
+	struct run_outcome out;
+	char health_kernel[128];
+	int health_ok;
+	struct strbuf health_err;
+	struct task *next;
+};
+
+struct sched {
+	struct store *st;
+	const struct lab_config *cfg;
+	char agent_path[4096];
+	char agent_sha[65];
+
+	int wake[2];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct task *queue, *done;
+	struct task *running[MAX_TASKS];
+	size_t nrunning;
+	pthread_t *workers;
+	int nworkers, quit;
+	double last_recheck;
+};
+
+void sched_wake(struct sched *sc)
+{
+	char c = 1;
+	ssize_t n = write(sc->wake[1], &c, 1);
+
+	(void)n; /* a full pipe already means "wake up" */
+}
+
+static void *worker_main(void *arg)
+{
+	struct sched *sc = arg;
+
+	for (;;) {
+		struct task *t;
+
+		pthread_mutex_lock(&sc->lock);
+		while (!sc->queue && !sc->quit)
+			pthread_cond_wait(&sc->cond, &sc->lock);
+		if (sc->quit && !sc->queue) {
+			pthread_mutex_unlock(&sc->lock);
+			return NULL;
+		}
+		t = sc->queue;
+		sc->queue = t->next;
+		pthread_mutex_unlock(&sc->lock);
+
+		if (t->kind == TASK_RUN) {
+			struct run_request req = {
+				.st = sc->st, .job_id = t->si.job_id, .stage_id = t->si.id,
+				.machine = t->machine, .workloads = t->si.suite_json,
+				.side = t->si.side[0] ? t->si.side : NULL, .deadline = t->deadline,
+				.agent_local = sc->agent_path, .agent_sha256 = sc->agent_sha,
+				.cancel = &t->cancel,
+			};
+
+			run_stage(&req, &t->out);
+		} else {
+			t->health_ok = run_health_check(t->machine, sc->agent_path, sc->agent_sha,
+							t->health_kernel, sizeof(t->health_kernel),
+							&t->health_err) == 0;
+		}
+		pthread_mutex_lock(&sc->lock);
+		t->next = sc->done;
+		sc->done = t;
+		pthread_mutex_unlock(&sc->lock);
+		sched_wake(sc);
+	}
+}
+
+int sched_create(const struct lab_config *cfg, struct store *st, const char *agent_path,
+		 struct sched **ret, struct strbuf *err)
+{
+	struct sched *sc = calloc(1, sizeof(*sc));
+	int i;
+
+	if (!sc)
+		abort();
+	sc->st = st;
+	sc->cfg = cfg;
+	snprintf(sc->agent_path, sizeof(sc->agent_path), "%s", agent_path);
+	if (file_sha256(agent_path, sc->agent_sha, err) < 0) {
+		free(sc);
+		return -1;
+	}
+	if (pipe2(sc->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+		strbuf_seterr(err, "pipe: %s", strerror(errno));
+		free(sc);
+		return -1;
+	}
+	pthread_mutex_init(&sc->lock, NULL);
+	pthread_cond_init(&sc->cond, NULL);
+	sc->nworkers = cfg->workers > 0 ? cfg->workers : 4;
+	sc->workers = calloc((size_t)sc->nworkers, sizeof(pthread_t));
+	if (!sc->workers)
+		abort();
+	for (i = 0; i < sc->nworkers; i++)
+		if (pthread_create(&sc->workers[i], NULL, worker_main, sc)) {
+			strbuf_seterr(err, "cannot start worker threads");
+			sc->nworkers = i;
+			sched_free(sc);
+			return -1;
+		}
+	*ret = sc;
+	return 0;
+}
+
+void sched_set_config(struct sched *sc, const struct lab_config *cfg)
+{
+	sc->cfg = cfg;
+}
+
+static void enqueue(struct sched *sc, struct task *t)
+{
+	struct task **p;
+
+	pthread_mutex_lock(&sc->lock);
+	t->next = NULL;
+	for (p = &sc->queue; *p; p = &(*p)->next)
+		;
+	*p = t;
+	if (sc->nrunning < MAX_TASKS)
+		sc->running[sc->nrunning++] = t;
+	pthread_cond_signal(&sc->cond);
+	pthread_mutex_unlock(&sc->lock);
+}
+
+static void task_free(struct task *t)
+{
+	stage_info_release(&t->si);
+	run_outcome_release(&t->out);
+	strbuf_release(&t->health_err);
+	free(t);
+}
+
+static struct task *task_new(enum task_kind kind, const struct cfg_machine *m)
+{
+	struct task *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		abort();
+	t->kind = kind;
+	t->machine = m;
+	run_outcome_init(&t->out);
+	strbuf_init(&t->health_err, 0);
+	return t;
+}
+
+static int machine_busy_with_health(struct sched *sc, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sc->nrunning; i++)
+		if (sc->running[i]->kind == TASK_HEALTH && !strcmp(sc->running[i]->machine->name, name))
+			return 1;
+	return 0;
+}
+
+/* ---- finished work ---- */
+
+static void finish_run(struct sched *sc, struct task *t)
+{
+	const char *m = t->machine->name;
+	int64_t stage = t->si.id, job = t->si.job_id;
+	const char *msg = t->out.message.buf;
+
+	switch (t->out.kind) {
+	case RUN_DONE:
+		store_machine_health(sc->st, m, "good", NULL);
+		if (t->out.kernel[0])
+			store_machine_kernel(sc->st, m, t->out.kernel);
+		store_stage_finish(sc->st, stage, "done", NULL, NULL);
+		log_info("job %lld: run on %s: done", (long long)job, m);
+		break;
+	case RUN_WORKLOAD:
+		/* a result, not the machine's fault */
+		store_machine_health(sc->st, m, "good", NULL);
+		store_stage_finish(sc->st, stage, "failed", "workload", msg);
+		log_info("job %lld: run on %s: workload failed: %s", (long long)job, m, msg);
+		break;
+	case RUN_CANCELLED:
+		store_stage_finish(sc->st, stage, "cancelled", "cancelled", msg);
+		log_info("job %lld: run on %s: cancelled", (long long)job, m);
+		break;
+	default:
+		store_machine_health(sc->st, m, "bad", msg);
+		store_failure_add(sc->st, m, job, stage, "infra", msg);
+		if (store_stage_retry(sc->st, stage, m, msg) == -EALREADY) {
+			store_stage_finish(sc->st, stage, "failed", "infra", msg);
+			log_warnx("job %lld: run on %s: infra failure, no attempts left: %s", (long long)job, m, msg);
+		} else {
+			log_warnx("job %lld: run on %s: infra failure, will retry elsewhere: %s",
+				  (long long)job, m, msg);
+		}
+		break;
+	}
+}
+
+static void collect(struct sched *sc)
+{
+	struct task *t, *next;
+	size_t i;
+
+	pthread_mutex_lock(&sc->lock);
+	t = sc->done;
+	sc->done = NULL;
+	for (next = t; next; next = next->next)
+		for (i = 0; i < sc->nrunning; i++)
+			if (sc->running[i] == next) {
+				sc->running[i] = sc->running[--sc->nrunning];
+				break;
+			}
+	pthread_mutex_unlock(&sc->lock);
+	for (; t; t = next) {
+		next = t->next;
+		if (t->kind == TASK_RUN) {
+			finish_run(sc, t);
+		} else if (t->health_ok) {
+			store_machine_health(sc->st, t->machine->name, "good", NULL);
+			store_machine_kernel(sc->st, t->machine->name, t->health_kernel);
+			log_info("machine %s: health check passed; good again", t->machine->name);
+		} else {
+			store_machine_health(sc->st, t->machine->name, "bad", t->health_err.buf);
+		}
+		task_free(t);
+	}
+}
+
+/* ---- cancels ---- */
+
+static void pass_cancels(struct sched *sc)
+{
+	int64_t *ids;
+	size_t n, i, k;
+
+	store_jobs_cancelling(sc->st, &ids, &n);
+	pthread_mutex_lock(&sc->lock);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < sc->nrunning; k++)
+			if (sc->running[k]->kind == TASK_RUN && sc->running[k]->si.job_id == ids[i])
+				sc->running[k]->cancel = 1;
+	pthread_mutex_unlock(&sc->lock);
+	free(ids);
+}
+
+/* ---- dispatch ---- */
+
+static int json_has_string(const json_t *arr, const char *s)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), s))
+			return 1;
+	return 0;
+}
+
+static int machine_fits(const struct cfg_machine *m, const struct stage_info *si)
+{
+	size_t i;
+	json_t *tag;
+
+	if (json_array_size(si->machines) && !json_has_string(si->machines, m->name))
+		return 0;
+	json_array_foreach(si->tags, i, tag)
+		if (!json_is_string(tag) || !config_machine_has_tag(m, json_string_value(tag)))
+			return 0;
+	return !json_has_string(si->excluded, m->name);
+}
+
+static void start_stage(struct sched *sc, struct stage_info *si)
+{
+	const struct lab_config *cfg = sc->cfg;
+	const struct cfg_suite *suite = config_suite(cfg, si->suite);
+	struct strbuf why = STRBUF_INIT;
+	size_t i, fits = 0, healthy = 0;
+	int pass;
+
+	if (strcmp(si->kind, "run")) {
+		store_stage_finish(sc->st, si->id, "failed", "infra", "this daemon cannot run build or boot stages yet");
+		return;
+	}
+	/* good machines first, then unknown ones (the run checks them first) */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < cfg->nmachines; i++) {
+			const struct cfg_machine *m = &cfg->machines[i];
+			char health[16];
+			struct task *t;
+
+			if (!machine_fits(m, si))
+				continue;
+			if (pass == 0)
+				fits++;
+			if (store_machine_get_health(sc->st, m->name, health, sizeof(health)) < 0)
+				continue;
+			if (pass == 0 && (!strcmp(health, "good") || !strcmp(health, "unknown")))
+				healthy++;
+			if (pass == 0 && strcmp(health, "good")) {
+				if (strcmp(health, "unknown"))
+					strbuf_addf(&why, "%s%s is %s", why.len ? ", " : "", m->name, health);
+				continue;
+			}
+			if (pass == 1 && strcmp(health, "unknown"))
+				continue;
+			if (machine_busy_with_health(sc, m->name))
+				continue;
+			if (store_stage_start(sc->st, si->id, m->name) < 0)
+				continue;
+			t = task_new(TASK_RUN, m);
+			t->si = *si;
+			memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
+			t->suite = suite;
+			t->deadline = mono_now() + (t->si.timeout > 0 ? t->si.timeout :
+						    suite && suite->timeout > 0 ? suite->timeout : cfg->stage_timeout);
+			log_info("job %lld: run on %s: started (attempt %d)", (long long)t->si.job_id, m->name,
+				 t->si.attempt + 1);
+			enqueue(sc, t);
+			goto out;
+		}
+	}
+	if (!fits) {
+		struct strbuf msg = STRBUF_INIT;
+
+		if (json_array_size(si->excluded))
+			strbuf_addf(&msg, "no machine left to retry on (every fitting machine failed this stage); "
+				    "last failure: %s", si->last_error);
+		else
+			strbuf_addstr(&msg, "no configured machine fits the job's machines and tags");
+		store_stage_finish(sc->st, si->id, "failed", "infra", msg.buf);
+		log_warnx("job %lld: %s", (long long)si->job_id, msg.buf);
+		strbuf_release(&msg);
+	} else if (!healthy) {
+		struct strbuf msg = STRBUF_INIT;
+
+		strbuf_addf(&msg, "no healthy machine fits: %s", why.buf);
+		store_stage_finish(sc->st, si->id, "failed", "infra", msg.buf);
+		log_warnx("job %lld: %s", (long long)si->job_id, msg.buf);
+		strbuf_release(&msg);
+	}
+	/* otherwise every fitting machine is busy: wait */
+out:
+	strbuf_release(&why);
+}
+
+static void dispatch(struct sched *sc)
+{
+	struct stage_info *v;
+	size_t n, i;
+
+	if (store_runnable_stages(sc->st, &v, &n) < 0)
+		return;
+	for (i = 0; i < n; i++)
+		start_stage(sc, &v[i]);
+	stage_infos_free(v, n);
+}
+
+/* Bad machines get a health check now and then; one that passes is good. */
+static void recheck(struct sched *sc)
+{
+	json_t *ms, *m;
+	size_t i;
+
+	if (mono_now() - sc->last_recheck < RECHECK_INTERVAL)
+		return;
+	sc->last_recheck = mono_now();
+	ms = store_machines_json(sc->st);
+	json_array_foreach(json_object_get(ms, "machines"), i, m) {
+		const char *name = json_string_value(json_object_get(m, "name"));
+		const char *health = json_string_value(json_object_get(m, "health"));
+		const struct cfg_machine *cm = name ? config_machine(sc->cfg, name) : NULL;
+
+		if (!cm || !health || strcmp(health, "bad") || !json_is_null(json_object_get(m, "leased_by")) ||
+		    machine_busy_with_health(sc, name))
+			continue;
+		enqueue(sc, task_new(TASK_HEALTH, cm));
+	}
+	json_decref(ms);
+}
+
+int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
+{
+	sc->last_recheck = mono_now();
+	while (!*stop && !*reload) {
+		struct pollfd pfd = { .fd = sc->wake[0], .events = POLLIN };
+		char buf[256];
+
+		collect(sc);
+		pass_cancels(sc);
+		dispatch(sc);
+		recheck(sc);
+		if (poll(&pfd, 1, PASS_INTERVAL_MS) > 0)
+			while (read(sc->wake[0], buf, sizeof(buf)) > 0)
+				;
+	}
+	return 0;
+}
+
+void sched_free(struct sched *sc)
+{
+	size_t i;
+	int k;
+
+	if (!sc)
+		return;
+	pthread_mutex_lock(&sc->lock);
+	sc->quit = 1;
+	/* queued work that never started stays pending in the store */
+	while (sc->queue) {
+		struct task *t = sc->queue;
+
+		sc->queue = t->next;
+		for (i = 0; i < sc->nrunning; i++)
+			if (sc->running[i] == t)
+				sc->running[i] = sc->running[--sc->nrunning];
+		task_free(t);
+	}
+	for (i = 0; i < sc->nrunning; i++)
+		sc->running[i]->cancel = 1;
+	pthread_cond_broadcast(&sc->cond);
+	pthread_mutex_unlock(&sc->lock);
+	for (k = 0; k < sc->nworkers; k++)
+		pthread_join(sc->workers[k], NULL);
+	while (sc->done) {
+		struct task *t = sc->done;
+
+		sc->done = t->next;
+		task_free(t);
+	}
+	free(sc->workers);
+	close(sc->wake[0]);
+	close(sc->wake[1]);
+	pthread_mutex_destroy(&sc->lock);
+	pthread_cond_destroy(&sc->cond);
+	free(sc);
+}

@@ -1,0 +1,41 @@
+#ifndef TLBLAB_SCHED_H
+#define TLBLAB_SCHED_H
+
+#include <signal.h>
+
+#include "strbuf.h"
+
+/*
+ * The scheduler, in the manner of Redis: one thread (the daemon's main
+ * thread, inside sched_run) owns every scheduling decision; a bounded pool
+ * of workers does the blocking work (SSH, builds, boots, agent runs) and
+ * reports back through a pipe. The state lives in the store, so the API
+ * threads only insert or flag rows and call sched_wake().
+ *
+ * Each pass: collect finished work (a stage done, failed as a result, or an
+ * infra failure to retry on another machine, the first one marked bad),
+ * pass cancel requests to running work, then start every runnable stage on
+ * a machine that fits (leased in one transaction). Bad machines get a health
+ * check every recheck interval and come back when it passes.
+ */
+
+struct sched;
+struct store;
+struct lab_config;
+
+/* agent_path: the tlblab-agent binary uploaded to machines. */
+int sched_create(const struct lab_config *cfg, struct store *st, const char *agent_path,
+		 struct sched **ret, struct strbuf *err);
+/* A new configuration after a reload; the old one must stay valid until
+ * sched_free (running work may still use it). */
+void sched_set_config(struct sched *sc, const struct lab_config *cfg);
+/* Makes sched_run look at the store now. Thread- and signal-safe. */
+void sched_wake(struct sched *sc);
+/* Runs passes until *stop or *reload becomes non-zero (set them from a
+ * signal handler and call sched_wake). Returns 0. */
+int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload);
+/* Stops the workers (running work is told to cancel and is waited for;
+ * its stages stay running in the store, for store_recover) and frees. */
+void sched_free(struct sched *sc);
+
+#endif

@@ -1,0 +1,1257 @@
+/*
+ * The store. One connection, one mutex: SQLite serialises writers anyway,
+ * and the API's reads are short indexed queries, so a single connection
+ * keeps the code simple and every call atomic. WAL lets a crash at any
+ * instant leave the last committed state, which store_recover turns into a
+ * consistent one at the next start.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "migrations.h"
+#include "util.h"
+#include "banned.h"
+
+struct store {
+	sqlite3 *db;
+	pthread_mutex_t lock;
+	int version;
+};
+
+static void lock(struct store *st)
+{
+	pthread_mutex_lock(&st->lock);
+}
+
+static void unlock(struct store *st)
+{
+	pthread_mutex_unlock(&st->lock);
+}
+
+static int sql_err(struct store *st, struct strbuf *err, const char *what)
+{
+	if (err)
+		strbuf_seterr(err, "store: %s: %s", what, sqlite3_errmsg(st->db));
+	return -EIO;
+}
+
+static int exec(struct store *st, const char *sql)
+{
+	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+}
+
+static sqlite3_stmt *prep(struct store *st, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		fprintf(stderr, "tlblabd: store: cannot prepare: %s: %s\n", sqlite3_errmsg(st->db), sql);
+		return NULL;
+	}
+	return s;
+}
+
+static void bind_text(sqlite3_stmt *s, int i, const char *v)
+{
+	if (v)
+		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+static void bind_json(sqlite3_stmt *s, int i, const json_t *v)
+{
+	char *txt = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+
+	if (txt)
+		sqlite3_bind_text(s, i, txt, -1, free);
+	else
+		sqlite3_bind_null(s, i);
+}
+
+/* Runs a statement that returns no rows; finalizes it. */
+static int step_done(sqlite3_stmt *s)
+{
+	int rc;
+
+	if (!s)
+		return -EIO;
+	rc = sqlite3_step(s);
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -EIO;
+}
+
+static json_t *col_json(sqlite3_stmt *s, int i)
+{
+	switch (sqlite3_column_type(s, i)) {
+	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(s, i));
+	case SQLITE_FLOAT: return json_real(sqlite3_column_double(s, i));
+	case SQLITE_TEXT: return json_string((const char *)sqlite3_column_text(s, i));
+	default: return json_null();
+	}
+}
+
+/* A column holding JSON text, parsed (null if absent or unparsable). */
+static json_t *col_parsed(sqlite3_stmt *s, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	json_t *v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+
+	return v ? v : json_null();
+}
+
+static double now(void)
+{
+	return wall_now();
+}
+
+/* ---- open, migrate ---- */
+
+static int migrate(struct store *st, struct strbuf *err)
+{
+	sqlite3_stmt *s;
+	size_t i;
+	int have = 0;
+
+	if (exec(st, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)") < 0)
+		return sql_err(st, err, "schema_migrations");
+	s = prep(st, "SELECT coalesce(max(version), 0) FROM schema_migrations");
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		have = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	for (i = 0; i < nmigrations; i++) {
+		const struct migration *m = &migrations[i];
+
+		if (m->version <= have)
+			continue;
+		if (exec(st, "BEGIN IMMEDIATE") < 0)
+			return sql_err(st, err, "begin migration");
+		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
+			strbuf_seterr(err, "store: migration %s: %s", m->name, sqlite3_errmsg(st->db));
+			exec(st, "ROLLBACK");
+			return -EIO;
+		}
+		s = prep(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)");
+		sqlite3_bind_int(s, 1, m->version);
+		bind_text(s, 2, m->name);
+		sqlite3_bind_double(s, 3, now());
+		if (step_done(s) < 0 || exec(st, "COMMIT") < 0) {
+			exec(st, "ROLLBACK");
+			return sql_err(st, err, "record migration");
+		}
+		have = m->version;
+	}
+	st->version = have;
+	return 0;
+}
+
+int store_open(const char *path, struct store **ret, struct strbuf *err)
+{
+	struct store *st = calloc(1, sizeof(*st));
+	int rc;
+
+	if (!st)
+		abort();
+	pthread_mutex_init(&st->lock, NULL);
+	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+			     SQLITE_OPEN_FULLMUTEX, NULL);
+	if (rc != SQLITE_OK) {
+		strbuf_seterr(err, "store %s: %s", path, st->db ? sqlite3_errmsg(st->db) : "cannot open");
+		goto fail;
+	}
+	sqlite3_busy_timeout(st->db, 10000);
+	if (exec(st, "PRAGMA journal_mode=WAL") < 0 || exec(st, "PRAGMA foreign_keys=ON") < 0 ||
+	    exec(st, "PRAGMA synchronous=NORMAL") < 0) {
+		sql_err(st, err, path);
+		goto fail;
+	}
+	if (migrate(st, err) < 0)
+		goto fail;
+	*ret = st;
+	return 0;
+fail:
+	sqlite3_close(st->db);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+	return -EIO;
+}
+
+void store_close(struct store *st)
+{
+	if (!st)
+		return;
+	sqlite3_close(st->db);
+	pthread_mutex_destroy(&st->lock);
+	free(st);
+}
+
+int store_version(struct store *st)
+{
+	return st->version;
+}
+
+/* ---- config sync, tokens ---- */
+
+static json_t *string_list(char *const *v)
+{
+	json_t *a = json_array();
+
+	for (; v && *v; v++)
+		json_array_append_new(a, json_string(*v));
+	return a;
+}
+
+int store_sync_machines(struct store *st, const struct lab_config *cfg, struct strbuf *err)
+{
+	size_t i;
+	int rc = 0;
+
+	lock(st);
+	if (exec(st, "BEGIN IMMEDIATE") < 0 || exec(st, "UPDATE machines SET in_config = 0") < 0) {
+		rc = sql_err(st, err, "sync machines");
+		goto out;
+	}
+	for (i = 0; i < cfg->nmachines; i++) {
+		const struct cfg_machine *m = &cfg->machines[i];
+		sqlite3_stmt *s = prep(st,
+			"INSERT INTO machines (name, transport, host, boot, arch, cpus, tags, in_config) "
+			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT (name) DO UPDATE SET "
+			"transport = ?2, host = ?3, boot = ?4, arch = ?5, cpus = ?6, tags = ?7, in_config = 1");
+		json_t *tags = string_list(m->tags);
+
+		bind_text(s, 1, m->name);
+		bind_text(s, 2, transport_kind_name(m->ep.transport));
+		bind_text(s, 3, m->ep.host);
+		bind_text(s, 4, boot_method_name(m->boot));
+		bind_text(s, 5, m->arch);
+		sqlite3_bind_int(s, 6, m->cpus);
+		bind_json(s, 7, tags);
+		json_decref(tags);
+		if (step_done(s) < 0) {
+			rc = sql_err(st, err, "sync machine");
+			exec(st, "ROLLBACK");
+			goto out;
+		}
+	}
+	if (exec(st, "COMMIT") < 0)
+		rc = sql_err(st, err, "sync machines");
+out:
+	unlock(st);
+	return rc;
+}
+
+static void sha256_hex(const char *s, char out[65])
+{
+	unsigned char md[32];
+	unsigned int len = 0;
+	int i;
+
+	EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
+	for (i = 0; i < 32; i++)
+		snprintf(out + 2 * i, 3, "%02x", md[i]);
+}
+
+int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)
+{
+	int rc = 0;
+
+	lock(st);
+	if (exec(st, "BEGIN IMMEDIATE") < 0 || exec(st, "DELETE FROM tokens WHERE source = 'config'") < 0) {
+		rc = sql_err(st, err, "sync tokens");
+		goto out;
+	}
+	for (; tokens && *tokens; tokens++) {
+		sqlite3_stmt *s = prep(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)");
+		char hex[65];
+
+		sha256_hex(*tokens, hex);
+		bind_text(s, 1, hex);
+		sqlite3_bind_double(s, 2, now());
+		if (step_done(s) < 0) {
+			rc = sql_err(st, err, "sync tokens");
+			exec(st, "ROLLBACK");
+			goto out;
+		}
+	}
+	if (exec(st, "COMMIT") < 0)
+		rc = sql_err(st, err, "sync tokens");
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_token_valid(struct store *st, const char *token)
+{
+	sqlite3_stmt *s;
+	char hex[65];
+	int ok;
+
+	if (!token || !*token)
+		return 0;
+	sha256_hex(token, hex);
+	lock(st);
+	s = prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
+	bind_text(s, 1, hex);
+	ok = s && sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	unlock(st);
+	return ok;
+}
+
+/* ---- jobs ---- */
+
+int store_job_create(struct store *st, const struct job_request *req,
+		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
+		     struct strbuf *err)
+{
+	sqlite3_stmt *s;
+	int64_t id;
+	size_t i;
+	int rc = 0;
+
+	lock(st);
+	if (exec(st, "BEGIN IMMEDIATE") < 0) {
+		rc = sql_err(st, err, "create job");
+		goto out;
+	}
+	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created) "
+		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?)");
+	bind_text(s, 1, req->kind);
+	bind_text(s, 2, req->suite);
+	bind_json(s, 3, req->suite_json);
+	bind_json(s, 4, req->machines);
+	bind_json(s, 5, req->tags);
+	bind_text(s, 6, req->submitter);
+	sqlite3_bind_int(s, 7, req->boots);
+	sqlite3_bind_double(s, 8, now());
+	if (step_done(s) < 0)
+		goto fail;
+	id = sqlite3_last_insert_rowid(st->db);
+	for (i = 0; i < nstages; i++) {
+		s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int(s, 2, (int)i);
+		bind_text(s, 3, stages[i].kind);
+		bind_text(s, 4, stages[i].side);
+		sqlite3_bind_int(s, 5, stages[i].boot_index);
+		sqlite3_bind_double(s, 6, stages[i].timeout);
+		if (step_done(s) < 0)
+			goto fail;
+	}
+	if (exec(st, "COMMIT") < 0)
+		goto fail;
+	*ret_id = id;
+	goto out;
+fail:
+	rc = sql_err(st, err, "create job");
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+#define JOB_COLS "id, kind, state, suite, machines, tags, submitter, boots, created, started, " \
+	"finished, cancel_requested, error_class, error_message, error_stage, tree, base"
+
+static json_t *job_row(sqlite3_stmt *s)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "id", col_json(s, 0));
+	json_object_set_new(j, "kind", col_json(s, 1));
+	json_object_set_new(j, "state", col_json(s, 2));
+	json_object_set_new(j, "suite", col_json(s, 3));
+	json_object_set_new(j, "machines", col_parsed(s, 4));
+	json_object_set_new(j, "tags", col_parsed(s, 5));
+	json_object_set_new(j, "submitter", col_json(s, 6));
+	json_object_set_new(j, "boots", col_json(s, 7));
+	json_object_set_new(j, "created", col_json(s, 8));
+	json_object_set_new(j, "started", col_json(s, 9));
+	json_object_set_new(j, "finished", col_json(s, 10));
+	json_object_set_new(j, "cancel_requested", json_boolean(sqlite3_column_int(s, 11)));
+	if (sqlite3_column_type(s, 12) != SQLITE_NULL)
+		json_object_set_new(j, "error", json_pack("{s:o,s:o,s:o}", "class", col_json(s, 12),
+							  "message", col_json(s, 13), "stage", col_json(s, 14)));
+	else
+		json_object_set_new(j, "error", json_null());
+	json_object_set_new(j, "tree", col_json(s, 15));
+	json_object_set_new(j, "base", col_json(s, 16));
+	return j;
+}
+
+/* The kind of the running stage, else the last started one, else the first. */
+static void job_current_stage(struct store *st, json_t *job)
+{
+	sqlite3_stmt *s = prep(st, "SELECT kind FROM stages WHERE job_id = ? "
+				   "ORDER BY (state = 'running') DESC, (started IS NOT NULL) DESC, "
+				   "CASE WHEN started IS NULL THEN seq ELSE -seq END LIMIT 1");
+
+	sqlite3_bind_int64(s, 1, json_integer_value(json_object_get(job, "id")));
+	json_object_set_new(job, "stage", s && sqlite3_step(s) == SQLITE_ROW ? col_json(s, 0) : json_null());
+	sqlite3_finalize(s);
+}
+
+json_t *store_job_json(struct store *st, int64_t id)
+{
+	sqlite3_stmt *s;
+	json_t *job = NULL, *stages;
+
+	lock(st);
+	s = prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(s, 1, id);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		job = job_row(s);
+	sqlite3_finalize(s);
+	if (!job)
+		goto out;
+	job_current_stage(st, job);
+	stages = json_array();
+	s = prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
+		     "error_class, error_message, boot_index FROM stages WHERE job_id = ? ORDER BY seq");
+	sqlite3_bind_int64(s, 1, id);
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		json_t *g = json_object();
+		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
+						     "attempt", "started", "finished", "error_class",
+						     "error_message", "boot_index" };
+		int i;
+
+		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+			json_object_set_new(g, names[i], col_json(s, i));
+		json_array_append_new(stages, g);
+	}
+	sqlite3_finalize(s);
+	json_object_set_new(job, "stages", stages);
+out:
+	unlock(st);
+	return job;
+}
+
+json_t *store_jobs_json(struct store *st, const struct job_filter *f)
+{
+	struct strbuf where = STRBUF_INIT, sql = STRBUF_INIT;
+	const char *vals[4];
+	int nv = 0, i, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
+	sqlite3_stmt *s;
+	json_t *jobs = json_array(), *res;
+	int64_t total = 0;
+
+	if (limit > 500)
+		limit = 500;
+	strbuf_addstr(&where, " WHERE 1");
+	if (f->state) {
+		strbuf_addstr(&where, " AND state = ?");
+		vals[nv++] = f->state;
+	}
+	if (f->suite) {
+		strbuf_addstr(&where, " AND suite = ?");
+		vals[nv++] = f->suite;
+	}
+	if (f->submitter) {
+		strbuf_addstr(&where, " AND submitter = ?");
+		vals[nv++] = f->submitter;
+	}
+	if (f->tree) {
+		strbuf_addstr(&where, " AND tree = ?");
+		vals[nv++] = f->tree;
+	}
+	lock(st);
+	strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
+	s = prep(st, sql.buf);
+	for (i = 0; i < nv; i++)
+		bind_text(s, i + 1, vals[i]);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		total = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	strbuf_reset(&sql);
+	strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT %d OFFSET %d",
+		    where.buf, limit, offset);
+	s = prep(st, sql.buf);
+	for (i = 0; i < nv; i++)
+		bind_text(s, i + 1, vals[i]);
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		json_t *j = job_row(s);
+
+		job_current_stage(st, j);
+		json_array_append_new(jobs, j);
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	strbuf_release(&where);
+	strbuf_release(&sql);
+	res = json_pack("{s:o,s:I,s:i,s:i}", "jobs", jobs, "total", (json_int_t)total,
+			"limit", limit, "offset", offset);
+	return res;
+}
+
+/* Job state, or NULL. Caller holds the lock; result is a static copy. */
+static const char *job_state(struct store *st, int64_t id, char *buf, size_t len)
+{
+	sqlite3_stmt *s = prep(st, "SELECT state FROM jobs WHERE id = ?");
+	const char *r = NULL;
+
+	sqlite3_bind_int64(s, 1, id);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		r = buf;
+	}
+	sqlite3_finalize(s);
+	return r;
+}
+
+static int finished_state(const char *state)
+{
+	return !strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled");
+}
+
+int store_job_cancel(struct store *st, int64_t id)
+{
+	char state[16];
+	sqlite3_stmt *s;
+	int rc = 0, running = 0;
+
+	lock(st);
+	if (!job_state(st, id, state, sizeof(state))) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if (finished_state(state)) {
+		rc = -EALREADY;
+		goto out;
+	}
+	s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'running'");
+	sqlite3_bind_int64(s, 1, id);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		running = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
+	sqlite3_bind_int64(s, 1, id);
+	step_done(s);
+	if (!running) {
+		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+			     "error_message = 'cancelled before it started', finished = ?2 "
+			     "WHERE job_id = ?1 AND state = 'pending'");
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_double(s, 2, now());
+		step_done(s);
+		s = prep(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
+			     "error_message = 'cancelled' WHERE id = ?1");
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_double(s, 2, now());
+		step_done(s);
+	}
+	if (exec(st, "COMMIT") < 0) {
+		exec(st, "ROLLBACK");
+		rc = -EIO;
+	}
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s;
+	int64_t *v = NULL;
+	size_t n = 0, alloc = 0;
+
+	lock(st);
+	s = prep(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')");
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 8;
+			v = realloc(v, alloc * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		v[n++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* ---- stages ---- */
+
+void stage_info_release(struct stage_info *si)
+{
+	if (!si)
+		return;
+	json_decref(si->suite_json);
+	json_decref(si->machines);
+	json_decref(si->tags);
+	json_decref(si->excluded);
+	memset(si, 0, sizeof(*si));
+}
+
+void stage_infos_free(struct stage_info *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		stage_info_release(&v[i]);
+	free(v);
+}
+
+int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s;
+	struct stage_info *v = NULL;
+	size_t n = 0, alloc = 0;
+
+	lock(st);
+	s = prep(st,
+		 "SELECT g.id, g.job_id, g.seq, g.attempt, coalesce(g.boot_index, 0), j.boots, g.kind, "
+		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
+		 "g.excluded, coalesce(g.error_message, '') FROM stages g JOIN jobs j ON j.id = g.job_id "
+		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
+		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
+		 "AND e.state != 'done') ORDER BY j.id, g.seq LIMIT 256");
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		struct stage_info *si;
+
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 8;
+			v = realloc(v, alloc * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		si = &v[n++];
+		memset(si, 0, sizeof(*si));
+		si->id = sqlite3_column_int64(s, 0);
+		si->job_id = sqlite3_column_int64(s, 1);
+		si->seq = sqlite3_column_int(s, 2);
+		si->attempt = sqlite3_column_int(s, 3);
+		si->boot_index = sqlite3_column_int(s, 4);
+		si->boots = sqlite3_column_int(s, 5);
+		snprintf(si->kind, sizeof(si->kind), "%s", (const char *)sqlite3_column_text(s, 6));
+		snprintf(si->side, sizeof(si->side), "%s", (const char *)sqlite3_column_text(s, 7));
+		snprintf(si->suite, sizeof(si->suite), "%s", (const char *)sqlite3_column_text(s, 8));
+		si->timeout = sqlite3_column_double(s, 9);
+		si->suite_json = col_parsed(s, 10);
+		si->machines = col_parsed(s, 11);
+		si->tags = col_parsed(s, 12);
+		si->excluded = col_parsed(s, 13);
+		snprintf(si->last_error, sizeof(si->last_error), "%s", (const char *)sqlite3_column_text(s, 14));
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
+{
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+		     "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
+		     "AND health IN ('good', 'unknown') AND in_config = 1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, machine);
+	sqlite3_bind_double(s, 3, now());
+	if (step_done(s) < 0) {
+		rc = -EIO;
+		goto rollback;
+	}
+	if (sqlite3_changes(st->db) != 1) {
+		rc = -EBUSY;
+		goto rollback;
+	}
+	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
+		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, machine);
+	sqlite3_bind_double(s, 3, now());
+	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1) {
+		rc = -EBUSY;
+		goto rollback;
+	}
+	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
+		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_double(s, 2, now());
+	if (step_done(s) < 0) {
+		rc = -EIO;
+		goto rollback;
+	}
+	if (exec(st, "COMMIT") == 0)
+		goto out;
+	rc = -EIO;
+rollback:
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+static void release_lease(struct store *st, int64_t stage_id)
+{
+	sqlite3_stmt *s = prep(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
+				   "lease_since = NULL WHERE lease_stage = ?");
+
+	sqlite3_bind_int64(s, 1, stage_id);
+	step_done(s);
+}
+
+int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
+		       const char *error_class, const char *message)
+{
+	sqlite3_stmt *s;
+	int64_t job = 0;
+	int remaining = 0, rc = 0;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, finished = ?5 "
+		     "WHERE id = ?1 RETURNING job_id");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, state);
+	bind_text(s, 3, error_class);
+	bind_text(s, 4, message);
+	sqlite3_bind_double(s, 5, now());
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		job = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (!job) {
+		rc = -ENOENT;
+		goto rollback;
+	}
+	release_lease(st, stage_id);
+	if (!strcmp(state, "done")) {
+		s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state != 'done'");
+		sqlite3_bind_int64(s, 1, job);
+		if (s && sqlite3_step(s) == SQLITE_ROW)
+			remaining = sqlite3_column_int(s, 0);
+		sqlite3_finalize(s);
+		if (!remaining) {
+			s = prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1");
+			sqlite3_bind_int64(s, 1, job);
+			sqlite3_bind_double(s, 2, now());
+			step_done(s);
+		}
+	} else {
+		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+			     "error_message = 'an earlier stage did not finish', finished = ?2 "
+			     "WHERE job_id = ?1 AND state = 'pending'");
+		sqlite3_bind_int64(s, 1, job);
+		sqlite3_bind_double(s, 2, now());
+		step_done(s);
+		s = prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
+			     "error_stage = ?6 WHERE id = ?1");
+		sqlite3_bind_int64(s, 1, job);
+		bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
+		sqlite3_bind_double(s, 3, now());
+		bind_text(s, 4, error_class);
+		bind_text(s, 5, message);
+		sqlite3_bind_int64(s, 6, stage_id);
+		step_done(s);
+	}
+	if (exec(st, "COMMIT") == 0)
+		goto out;
+	rc = -EIO;
+rollback:
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+static void drop_stage_results(struct store *st, int64_t stage_id)
+{
+	sqlite3_stmt *s = prep(st, "DELETE FROM runs WHERE stage_id = ?");
+
+	sqlite3_bind_int64(s, 1, stage_id);
+	step_done(s);
+	s = prep(st, "DELETE FROM samples WHERE stage_id = ?");
+	sqlite3_bind_int64(s, 1, stage_id);
+	step_done(s);
+	s = prep(st, "DELETE FROM unavailable WHERE stage_id = ?");
+	sqlite3_bind_int64(s, 1, stage_id);
+	step_done(s);
+}
+
+int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, const char *message)
+{
+	sqlite3_stmt *s;
+	int attempt = -1, rc = 0;
+
+	lock(st);
+	s = prep(st, "SELECT attempt FROM stages WHERE id = ?");
+	sqlite3_bind_int64(s, 1, stage_id);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		attempt = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	if (attempt < 0) {
+		rc = -ENOENT;
+		goto out;
+	}
+	if (attempt + 1 >= STORE_MAX_ATTEMPTS) {
+		rc = -EALREADY;
+		goto out;
+	}
+	exec(st, "BEGIN IMMEDIATE");
+	release_lease(st, stage_id);
+	drop_stage_results(st, stage_id);
+	s = prep(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
+		     "started = NULL, error_class = 'infra', error_message = ?2, "
+		     "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
+		     "log = log || ?4 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, message);
+	bind_text(s, 3, machine);
+	{
+		char line[600];
+
+		snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
+			 attempt + 1, machine ? machine : "?", message ? message : "");
+		bind_text(s, 4, line);
+	}
+	if (step_done(s) < 0 || exec(st, "COMMIT") < 0) {
+		exec(st, "ROLLBACK");
+		rc = -EIO;
+	}
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	/* a stage log is bounded: past 4 MiB only the tail is kept */
+	s = prep(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
+		     "THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, text);
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "UPDATE stages SET host = ?2 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_json(s, 2, hello);
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct strbuf *out)
+{
+	sqlite3_stmt *s;
+	int rc = -ENOENT;
+
+	lock(st);
+	s = prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_int64(s, 2, job_id);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		rc = 0;
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	return rc;
+}
+
+int store_recover(struct store *st, struct strbuf *log)
+{
+	sqlite3_stmt *s;
+	int64_t *ids = NULL;
+	size_t n = 0, alloc = 0, i;
+
+	lock(st);
+	s = prep(st, "SELECT id FROM stages WHERE state = 'running'");
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 8;
+			ids = realloc(ids, alloc * sizeof(*ids));
+			if (!ids)
+				abort();
+		}
+		ids[n++] = sqlite3_column_int64(s, 0);
+	}
+	sqlite3_finalize(s);
+	exec(st, "BEGIN IMMEDIATE");
+	exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
+		 "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
+		 "WHERE lease_job IS NOT NULL AND health != 'maintenance'");
+	exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
+	exec(st, "COMMIT");
+	unlock(st);
+	for (i = 0; i < n; i++) {
+		const char *msg = "interrupted: the daemon stopped during this stage";
+		int r = store_stage_retry(st, ids[i], NULL, msg);
+
+		if (r == -EALREADY) {
+			store_stage_finish(st, ids[i], "failed", "infra", msg);
+			strbuf_addf(log, "stage %lld: interrupted on its last attempt; failed\n", (long long)ids[i]);
+		} else {
+			strbuf_addf(log, "stage %lld: interrupted; queued again\n", (long long)ids[i]);
+		}
+	}
+	free(ids);
+	return 0;
+}
+
+/* ---- machines ---- */
+
+int store_machine_health(struct store *st, const char *name, const char *health, const char *reason)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "UPDATE machines SET health = ?2, health_reason = ?3, health_changed = ?4 WHERE name = ?1");
+	bind_text(s, 1, name);
+	bind_text(s, 2, health);
+	bind_text(s, 3, reason);
+	sqlite3_bind_double(s, 4, now());
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+int store_machine_kernel(struct store *st, const char *name, const char *kernel)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "UPDATE machines SET kernel = ?2 WHERE name = ?1");
+	bind_text(s, 1, name);
+	bind_text(s, 2, kernel);
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+int store_machine_get_health(struct store *st, const char *name, char *buf, size_t len)
+{
+	sqlite3_stmt *s;
+	int rc = -ENOENT;
+
+	lock(st);
+	s = prep(st, "SELECT health FROM machines WHERE name = ?");
+	bind_text(s, 1, name);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		rc = 0;
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	return rc;
+}
+
+int store_failure_add(struct store *st, const char *machine, int64_t job, int64_t stage,
+		      const char *cls, const char *message)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "INSERT INTO failures (machine, job_id, stage_id, class, message, at) VALUES (?, ?, ?, ?, ?, ?)");
+	bind_text(s, 1, machine);
+	sqlite3_bind_int64(s, 2, job);
+	sqlite3_bind_int64(s, 3, stage);
+	bind_text(s, 4, cls);
+	bind_text(s, 5, message);
+	sqlite3_bind_double(s, 6, now());
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+json_t *store_machines_json(struct store *st)
+{
+	sqlite3_stmt *s, *f;
+	json_t *arr = json_array();
+
+	lock(st);
+	s = prep(st, "SELECT name, transport, host, boot, arch, cpus, tags, health, health_reason, "
+		     "lease_job, lease_stage, kernel, last_boot, health_changed FROM machines "
+		     "WHERE in_config = 1 ORDER BY name");
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		json_t *m = json_object(), *fails = json_array();
+
+		json_object_set_new(m, "name", col_json(s, 0));
+		json_object_set_new(m, "transport", col_json(s, 1));
+		json_object_set_new(m, "host", col_json(s, 2));
+		json_object_set_new(m, "boot", col_json(s, 3));
+		json_object_set_new(m, "arch", col_json(s, 4));
+		json_object_set_new(m, "cpus", col_json(s, 5));
+		json_object_set_new(m, "tags", col_parsed(s, 6));
+		json_object_set_new(m, "health", col_json(s, 7));
+		json_object_set_new(m, "health_reason", col_json(s, 8));
+		json_object_set_new(m, "leased_by", col_json(s, 9));
+		json_object_set_new(m, "stage", col_json(s, 10));
+		json_object_set_new(m, "kernel", col_json(s, 11));
+		json_object_set_new(m, "last_boot", col_json(s, 12));
+		json_object_set_new(m, "health_changed", col_json(s, 13));
+		f = prep(st, "SELECT job_id, stage_id, class, message, at FROM failures WHERE machine = ? "
+			     "ORDER BY id DESC LIMIT 5");
+		bind_text(f, 1, (const char *)sqlite3_column_text(s, 0));
+		while (f && sqlite3_step(f) == SQLITE_ROW)
+			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", col_json(f, 0),
+							       "stage", col_json(f, 1), "class", col_json(f, 2),
+							       "message", col_json(f, 3), "at", col_json(f, 4)));
+		sqlite3_finalize(f);
+		json_object_set_new(m, "recent_failures", fails);
+		json_array_append_new(arr, m);
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	return json_pack("{s:o}", "machines", arr);
+}
+
+json_t *store_health_json(struct store *st)
+{
+	sqlite3_stmt *s;
+	json_t *jobs = json_pack("{s:i,s:i}", "queued", 0, "running", 0);
+	json_t *mach = json_pack("{s:i,s:i,s:i,s:i}", "good", 0, "unknown", 0, "bad", 0, "maintenance", 0);
+
+	lock(st);
+	s = prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
+	sqlite3_finalize(s);
+	s = prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
+	sqlite3_finalize(s);
+	unlock(st);
+	return json_pack("{s:s,s:o,s:o,s:i}", "status", "ok", "jobs", jobs, "machines", mach,
+			 "schema", st->version);
+}
+
+/* ---- results ---- */
+
+int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
+		  const json_t *info, const json_t *profile, int64_t *ret_id)
+{
+	sqlite3_stmt *s;
+	const char *name;
+	json_t *v;
+	int64_t id;
+	int rc = 0;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+		     "case_index, iteration, warmup, workload, params, duration) "
+		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_bind_int64(s, 1, r->job_id);
+	sqlite3_bind_int64(s, 2, r->stage_id);
+	bind_text(s, 3, r->machine);
+	bind_text(s, 4, r->side);
+	bind_text(s, 5, r->build_id);
+	bind_text(s, 6, r->boot_id);
+	sqlite3_bind_int(s, 7, r->spec_index);
+	sqlite3_bind_int(s, 8, r->case_index);
+	sqlite3_bind_int(s, 9, r->iteration);
+	sqlite3_bind_int(s, 10, r->warmup);
+	bind_text(s, 11, r->workload);
+	bind_json(s, 12, r->params);
+	sqlite3_bind_double(s, 13, r->duration);
+	if (step_done(s) < 0)
+		goto fail;
+	id = sqlite3_last_insert_rowid(st->db);
+	s = prep(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)");
+	if (!s)
+		goto fail;
+	json_object_foreach((json_t *)metrics, name, v) {
+		if (!json_is_number(v))
+			continue;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_double(s, 3, json_number_value(v));
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			sqlite3_finalize(s);
+			goto fail;
+		}
+	}
+	sqlite3_finalize(s);
+	s = prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
+		     "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
+		     "WHERE unit IS NOT ?2 OR direction IS NOT ?3");
+	if (!s)
+		goto fail;
+	json_object_foreach((json_t *)info, name, v) {
+		const char *dir = json_string_value(json_object_get(v, "direction"));
+
+		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
+			dir = "neutral";
+		sqlite3_reset(s);
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
+		bind_text(s, 3, dir);
+		if (sqlite3_step(s) != SQLITE_DONE) {
+			sqlite3_finalize(s);
+			goto fail;
+		}
+	}
+	sqlite3_finalize(s);
+	if (profile) {
+		s = prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
+		sqlite3_bind_int64(s, 1, id);
+		bind_json(s, 2, profile);
+		if (step_done(s) < 0)
+			goto fail;
+	}
+	if (exec(st, "COMMIT") < 0)
+		goto fail;
+	if (ret_id)
+		*ret_id = id;
+	goto out;
+fail:
+	rc = -EIO;
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const json_t *sample)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
+		     "t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_int(s, 2, spec_index);
+	sqlite3_bind_int64(s, 3, json_integer_value(json_object_get(sample, "case")));
+	sqlite3_bind_int64(s, 4, json_integer_value(json_object_get(sample, "iteration")));
+	sqlite3_bind_int(s, 5, json_is_true(json_object_get(sample, "warmup")));
+	sqlite3_bind_int(s, 6, json_is_true(json_object_get(sample, "window")));
+	sqlite3_bind_double(s, 7, json_number_value(json_object_get(sample, "t")));
+	sqlite3_bind_double(s, 8, json_number_value(json_object_get(sample, "dt")));
+	bind_json(s, 9, json_object_get(sample, "values"));
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable)
+{
+	sqlite3_stmt *s;
+	const char *name;
+	json_t *v;
+	int rc = 0;
+
+	lock(st);
+	s = prep(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)");
+	json_object_foreach((json_t *)unavailable, name, v) {
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, stage_id);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		bind_text(s, 3, json_string_value(v));
+		if (sqlite3_step(s) != SQLITE_DONE)
+			rc = -EIO;
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	return rc;
+}
+
+json_t *store_runs_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+	static const char *const names[] = { "id", "stage", "machine", "side", "spec", "case",
+					     "iteration", "warmup", "workload", "params", "duration_s",
+					     "build_id", "boot_id" };
+
+	lock(st);
+	s = prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
+		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
+	sqlite3_bind_int64(s, 1, job_id);
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		json_t *r = json_object();
+		int i;
+
+		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+			json_object_set_new(r, names[i], i == 9 ? col_parsed(s, i) :
+					    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : col_json(s, i));
+		json_array_append_new(arr, r);
+	}
+	sqlite3_finalize(s);
+	unlock(st);
+	return json_pack("{s:o}", "runs", arr);
+}
+
+json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+
+	lock(st);
+	s = prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
+		     "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
+		     "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
+		     "ORDER BY m.run_id, m.name");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, include_warmup);
+	bind_text(s, 3, prefix);
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", col_json(s, 0),
+						     "name", col_json(s, 1), "value", col_json(s, 2),
+						     "unit", col_json(s, 3), "direction", col_json(s, 4)));
+	sqlite3_finalize(s);
+	unlock(st);
+	return json_pack("{s:o}", "metrics", arr);
+}
+
+json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+
+	lock(st);
+	s = prep(st, "SELECT p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
+		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
+		     "json_object(?3, json_extract(p.vals, '$.\"' || ?3 || '\"')) END "
+		     "FROM samples p JOIN stages g ON g.id = p.stage_id "
+		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) ORDER BY p.id LIMIT 200000");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, stage_id);
+	bind_text(s, 3, name);
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:o}",
+						     "stage", col_json(s, 0), "t", col_json(s, 1),
+						     "dt", col_json(s, 2), "spec", col_json(s, 3),
+						     "case", col_json(s, 4), "iteration", col_json(s, 5),
+						     "warmup", sqlite3_column_int(s, 6),
+						     "window", sqlite3_column_int(s, 7), "values", col_parsed(s, 8)));
+	sqlite3_finalize(s);
+	unlock(st);
+	return json_pack("{s:o}", "samples", arr);
+}

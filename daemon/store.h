@@ -1,0 +1,170 @@
+#ifndef TLBLAB_STORE_H
+#define TLBLAB_STORE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/*
+ * The store: one SQLite file (WAL, foreign keys on), the only module with
+ * SQL. Schema migrations (schemas/NNNN-*.sql, embedded at build time) are
+ * applied at open and recorded in schema_migrations. Every state change is
+ * one transaction, so a daemon killed at any point finds a consistent store.
+ *
+ * Threads: a store is shared by the scheduler, the worker pool and the HTTP
+ * threads; each call takes the store's mutex, so calls are serialised and
+ * each one is atomic.
+ *
+ * Return values: 0 on success; a negative errno otherwise (-ENOENT no such
+ * row, -EBUSY lost a race, -EALREADY already finished, -EIO an SQLite
+ * error, with the SQLite message in err where the function takes one).
+ * Functions returning json_t * return a new reference the caller owns, or
+ * NULL when the row does not exist.
+ */
+
+struct store;
+struct lab_config;
+
+#define STORE_MAX_ATTEMPTS 3
+
+int store_open(const char *path, struct store **ret, struct strbuf *err);
+void store_close(struct store *st);
+/* The schema version after migrations. */
+int store_version(struct store *st);
+
+/* Upserts the configured machines (others stay, marked not in config). */
+int store_sync_machines(struct store *st, const struct lab_config *cfg, struct strbuf *err);
+/* Replaces the configured API tokens; only their SHA-256 is stored. */
+int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err);
+/* 1 when token's hash is known, else 0. */
+int store_token_valid(struct store *st, const char *token);
+
+/*
+ * After a restart: every stage left running was interrupted. It goes back to
+ * pending for another attempt (its partial runs and samples are dropped), or
+ * fails as infra after STORE_MAX_ATTEMPTS. Every lease is released and the
+ * machines that held one become `unknown` (a health check runs before they
+ * are used again). Describes what it did in log, one line per stage.
+ */
+int store_recover(struct store *st, struct strbuf *log);
+
+/* ---- jobs ---- */
+
+struct stage_plan {
+	const char *kind;	/* build | boot | run */
+	const char *side;	/* base | patched | NULL */
+	int boot_index;
+	double timeout;
+};
+
+struct job_request {
+	const char *kind;	/* "run" */
+	const char *suite;
+	const json_t *suite_json;	/* the suite's workloads, snapshotted */
+	const json_t *machines;		/* array of names, may be NULL */
+	const json_t *tags;		/* array of tags, may be NULL */
+	const char *submitter;
+	int boots;
+};
+
+/* Creates the job and its stages (seq 0..n-1) in one transaction. */
+int store_job_create(struct store *st, const struct job_request *req,
+		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
+		     struct strbuf *err);
+json_t *store_job_json(struct store *st, int64_t id);
+
+struct job_filter {
+	const char *state, *suite, *submitter, *tree;
+	int limit, offset;
+};
+json_t *store_jobs_json(struct store *st, const struct job_filter *f);
+
+/*
+ * Asks for a job to be cancelled: a queued job (or one whose stages have not
+ * started) is cancelled at once; a running one is flagged and the scheduler
+ * stops its stage. -ENOENT, or -EALREADY when it already finished.
+ */
+int store_job_cancel(struct store *st, int64_t id);
+/* Ids of running jobs with a pending cancel request. Caller frees *ret. */
+int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n);
+
+/* ---- stages, for the scheduler ---- */
+
+struct stage_info {
+	int64_t id, job_id;
+	int seq, attempt, boot_index, boots;
+	char kind[8];
+	char side[16];
+	char suite[72];
+	double timeout;
+	json_t *suite_json;	/* owned */
+	json_t *machines;	/* owned: the job's allowed machines ([] = any) */
+	json_t *tags;		/* owned */
+	json_t *excluded;	/* owned: machines that failed this stage */
+	char last_error[512];	/* why the previous attempt failed, or "" */
+};
+void stage_info_release(struct stage_info *si);
+
+/* Pending stages that may start now (every earlier stage of their job done,
+ * no cancel request), oldest job first. Caller frees with stage_infos_free. */
+int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n);
+void stage_infos_free(struct stage_info *v, size_t n);
+
+/* Leases machine for a stage, in one transaction, only if it is free and
+ * its health is good or unknown. -EBUSY otherwise. Marks the stage running
+ * on it and the job running. */
+int store_stage_start(struct store *st, int64_t stage_id, const char *machine);
+/*
+ * Ends a stage: state done, failed or cancelled; class and message for
+ * failures. Releases its machine. Advances the job: done when its last stage
+ * is done; failed (with the stage's class and message) when a stage failed;
+ * cancelled when cancelled; its remaining stages are cancelled.
+ */
+int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
+		       const char *error_class, const char *message);
+/* An infra failure to retry elsewhere: back to pending, attempt + 1,
+ * machine excluded, its runs and samples dropped, its machine released.
+ * -EALREADY when the attempts are used up (the caller then finishes it). */
+int store_stage_retry(struct store *st, int64_t stage_id, const char *machine,
+		      const char *message);
+/* Fails every pending stage of job with class/message (no machine fits). */
+int store_stage_append_log(struct store *st, int64_t stage_id, const char *text);
+int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello);
+int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct strbuf *out);
+
+/* ---- machines ---- */
+
+int store_machine_health(struct store *st, const char *name, const char *health,
+			 const char *reason);
+int store_machine_kernel(struct store *st, const char *name, const char *kernel);
+/* Health of a machine into buf ("good", ...); -ENOENT if unknown. */
+int store_machine_get_health(struct store *st, const char *name, char *buf, size_t len);
+int store_failure_add(struct store *st, const char *machine, int64_t job, int64_t stage,
+		      const char *cls, const char *message);
+json_t *store_machines_json(struct store *st);
+json_t *store_health_json(struct store *st);
+
+/* ---- results ---- */
+
+struct run_row {
+	int64_t job_id, stage_id;
+	const char *machine, *side, *build_id, *boot_id;
+	int spec_index, case_index, iteration, warmup;
+	const char *workload;
+	const json_t *params;
+	double duration;
+};
+
+/* Stores one iteration: the run, its metrics (name -> number), their units
+ * and directions (info), and its profile (may be NULL), in one transaction. */
+int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
+		  const json_t *info, const json_t *profile, int64_t *ret_id);
+int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const json_t *sample);
+int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable);
+
+json_t *store_runs_json(struct store *st, int64_t job_id);
+json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup);
+json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name);
+
+#endif

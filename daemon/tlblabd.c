@@ -1,0 +1,191 @@
+/*
+ * tlblabd: the lab daemon.
+ *
+ *   tlblabd -c FILE [-d] [-a AGENT]   run
+ *   tlblabd -n -c FILE                check the configuration and exit
+ *
+ * Start-up: load the configuration, open the store (migrations), sync the
+ * machines and API tokens, recover what a previous run left (stages that
+ * were running go back to the queue, every lease is released), start the
+ * workers and the HTTP API, then run the scheduler in this thread. SIGHUP
+ * reloads the configuration only if the new one validates; SIGTERM and
+ * SIGINT stop.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "api.h"
+#include "config.h"
+#include "log.h"
+#include "sched.h"
+#include "store.h"
+#include "util.h"
+#include "banned.h"
+
+#define MAX_CONFIGS 64
+
+static volatile sig_atomic_t stop_flag, reload_flag;
+static struct sched *sched_for_signal;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		reload_flag = 1;
+	else
+		stop_flag = 1;
+	if (sched_for_signal)
+		sched_wake(sched_for_signal);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT]\n       tlblabd -n -c FILE\n");
+}
+
+/* The agent next to this binary (build/tlblab-agent), unless -a says. */
+static void default_agent(char *buf, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n <= 0) {
+		snprintf(buf, len, "tlblab-agent");
+		return;
+	}
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(buf, len, "%.4000s/tlblab-agent", self);
+}
+
+static int mkdir_p(const char *path)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return -1;
+	for (p = tmp + 1; *p; p++)
+		if (*p == '/') {
+			*p = '\0';
+			if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+				return -1;
+			*p = '/';
+		}
+	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config_path = NULL;
+	char agent[PATH_MAX] = "", dbpath[PATH_MAX];
+	struct lab_config *cfg = NULL, *configs[MAX_CONFIGS];
+	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+	struct store *st = NULL;
+	struct sched *sc = NULL;
+	struct api *api = NULL;
+	struct sigaction sa;
+	int check_only = 0, c, nconfigs = 0, rc = 1;
+
+	while ((c = getopt(argc, argv, "c:dna:h")) != -1) {
+		switch (c) {
+		case 'c': config_path = optarg; break;
+		case 'd': log_verbose(1); break;
+		case 'n': check_only = 1; break;
+		case 'a': snprintf(agent, sizeof(agent), "%s", optarg); break;
+		default: usage(); return 2;
+		}
+	}
+	if (!config_path || optind != argc) {
+		usage();
+		return 2;
+	}
+	if (config_load(config_path, &cfg, &err) < 0) {
+		fprintf(stderr, "%s", err.buf);
+		if (err.len && err.buf[err.len - 1] != '\n')
+			fputc('\n', stderr);
+		strbuf_release(&err);
+		return 1;
+	}
+	if (check_only) {
+		printf("configuration OK\n");
+		config_free(cfg);
+		return 0;
+	}
+	configs[nconfigs++] = cfg;
+	if (!agent[0])
+		default_agent(agent, sizeof(agent));
+	if (mkdir_p(cfg->data_dir) < 0)
+		fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
+	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
+	if (store_open(dbpath, &st, &err) < 0)
+		fatalx("%s", err.buf);
+	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, &err) < 0)
+		fatalx("%s", err.buf);
+	store_recover(st, &log);
+	if (log.len)
+		log_info("recovered after a restart:\n%s", log.buf);
+	if (sched_create(cfg, st, agent, &sc, &err) < 0)
+		fatalx("scheduler: %s", err.buf);
+	sched_for_signal = sc;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	if (api_start(cfg, st, sc, &api, &err) < 0)
+		fatalx("api: %s", err.buf);
+	log_info("listening on %s:%d, store %s (schema %d), %zu machines, agent %s", cfg->listen_host,
+		 cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent);
+
+	while (!stop_flag) {
+		sched_run(sc, &stop_flag, &reload_flag);
+		if (reload_flag) {
+			struct lab_config *next = NULL;
+
+			reload_flag = 0;
+			strbuf_reset(&err);
+			if (config_load(config_path, &next, &err) < 0) {
+				log_warnx("SIGHUP: the new configuration is not valid; keeping the old one:\n%s", err.buf);
+				continue;
+			}
+			if (nconfigs == MAX_CONFIGS) {
+				log_warnx("SIGHUP: too many reloads; restart the daemon to reload again");
+				config_free(next);
+				continue;
+			}
+			if (store_sync_machines(st, next, &err) < 0 || store_sync_tokens(st, next->tokens, &err) < 0) {
+				log_warnx("SIGHUP: %s", err.buf);
+				config_free(next);
+				continue;
+			}
+			/* running work may still point into older configs: keep them */
+			configs[nconfigs++] = next;
+			cfg = next;
+			sched_set_config(sc, cfg);
+			api_set_config(api, cfg);
+			log_info("SIGHUP: configuration reloaded (%zu machines)", cfg->nmachines);
+		}
+	}
+	log_info("stopping");
+	rc = 0;
+	api_stop(api);
+	sched_free(sc);
+	store_close(st);
+	while (nconfigs > 0)
+		config_free(configs[--nconfigs]);
+	strbuf_release(&err);
+	strbuf_release(&log);
+	return rc;
+}
