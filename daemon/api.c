@@ -13,6 +13,7 @@
 #include <stdarg.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,33 @@
 #define API_THREADS 4
 #define MAX_SEGMENTS 8
 #define VERSION "0.1.0"
+#define CACHE_SLOTS 64
+#define CACHE_MAX_BODY (1u << 20)
+
+/*
+ * GET responses are cached by URL and query, tagged with the store's
+ * generation: any write to the store changes the generation and so retires
+ * every entry at once. A dashboard polling a finished job costs a lookup.
+ */
+struct cache_slot {
+	char *key;
+	char *body;
+	size_t len;
+	int64_t gen;
+};
+
+struct api_cache {
+	pthread_mutex_t lock;
+	struct cache_slot slot[CACHE_SLOTS];
+	size_t next;
+};
+
+/* The request being answered on this thread wants its JSON body kept. */
+static _Thread_local struct strbuf *capture;
 
 struct api {
+	struct api_cache cache;
+	int cache_off;		/* TLBLAB_API_CACHE=0, for measuring without it */
 	struct MHD_Daemon *mhd;
 	const struct lab_config *volatile cfg;
 	struct store *st;
@@ -72,6 +98,8 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
 	if (!txt)
 		return send_text(conn, 500, "application/json",
 				 "{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode\"}}", 55);
+	if (capture && status == 200)
+		strbuf_addstr(capture, txt);
 	ret = send_text(conn, status, "application/json", txt, strlen(txt));
 	free(txt);
 	return ret;
@@ -342,7 +370,87 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	return send_error(rc->conn, 404, "not_found", "no such resource");
 }
 
+static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	(void)kind;
+	strbuf_addf(cls, "&%s=%s", key, value ? value : "");
+	return MHD_YES;
+}
+
+static int cache_get(struct api *api, const char *key, int64_t gen, struct strbuf *out)
+{
+	size_t i;
+	int hit = 0;
+
+	pthread_mutex_lock(&api->cache.lock);
+	for (i = 0; i < CACHE_SLOTS && !hit; i++) {
+		struct cache_slot *c = &api->cache.slot[i];
+
+		if (c->key && c->gen == gen && !strcmp(c->key, key)) {
+			strbuf_add(out, c->body, c->len);
+			hit = 1;
+		}
+	}
+	pthread_mutex_unlock(&api->cache.lock);
+	return hit;
+}
+
+static void cache_put(struct api *api, const char *key, int64_t gen, const struct strbuf *body)
+{
+	struct cache_slot *c;
+
+	if (body->len > CACHE_MAX_BODY)
+		return;
+	pthread_mutex_lock(&api->cache.lock);
+	c = &api->cache.slot[api->cache.next++ % CACHE_SLOTS];
+	free(c->key);
+	free(c->body);
+	c->key = strdup(key);
+	c->body = malloc(body->len + 1);
+	if (c->key && c->body) {
+		memcpy(c->body, body->buf, body->len + 1);
+		c->len = body->len;
+		c->gen = gen;
+	} else {
+		free(c->key);
+		free(c->body);
+		c->key = c->body = NULL;
+	}
+	pthread_mutex_unlock(&api->cache.lock);
+}
+
+static enum MHD_Result route_uncached(struct route_ctx *rc);
+
+/* Serves GETs of job data from the cache when the store has not changed. */
 static enum MHD_Result route(struct route_ctx *rc)
+{
+	struct strbuf key = STRBUF_INIT, body = STRBUF_INIT;
+	enum MHD_Result ret;
+	int64_t gen;
+	int i;
+
+	if (rc->api->cache_off || strcmp(rc->method, "GET") || rc->nseg < 3 || strcmp(rc->seg[2], "jobs") ||
+	    (rc->api->cfg->read_requires_token && !authorized(rc->api, rc->conn)))
+		return route_uncached(rc);
+	for (i = 0; i < rc->nseg; i++)
+		strbuf_addf(&key, "/%s", rc->seg[i]);
+	MHD_get_connection_values(rc->conn, MHD_GET_ARGUMENT_KIND, add_arg, &key);
+	gen = store_generation(rc->api->st);
+	if (cache_get(rc->api, key.buf, gen, &body)) {
+		ret = send_text(rc->conn, 200, "application/json", body.buf, body.len);
+	} else {
+		capture = &body;
+		ret = route_uncached(rc);
+		capture = NULL;
+		if (body.len)
+			cache_put(rc->api, key.buf, gen, &body);
+	}
+	strbuf_release(&key);
+	strbuf_release(&body);
+	return ret;
+}
+
+static enum MHD_Result route_uncached(struct route_ctx *rc)
 {
 	struct api *api = rc->api;
 	int is_get = !strcmp(rc->method, "GET"), is_post = !strcmp(rc->method, "POST");
@@ -456,6 +564,8 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
 	api->cfg = cfg;
 	api->st = st;
 	api->sc = sc;
+	pthread_mutex_init(&api->cache.lock, NULL);
+	api->cache_off = getenv("TLBLAB_API_CACHE") && !strcmp(getenv("TLBLAB_API_CACHE"), "0");
 	if (inet_pton(AF_INET, cfg->listen_host, &in4->sin_addr) == 1) {
 		in4->sin_family = AF_INET;
 		in4->sin_port = htons((uint16_t)cfg->listen_port);
@@ -490,8 +600,15 @@ void api_set_config(struct api *api, const struct lab_config *cfg)
 
 void api_stop(struct api *api)
 {
+	size_t i;
+
 	if (!api)
 		return;
 	MHD_stop_daemon(api->mhd);
+	for (i = 0; i < CACHE_SLOTS; i++) {
+		free(api->cache.slot[i].key);
+		free(api->cache.slot[i].body);
+	}
+	pthread_mutex_destroy(&api->cache.lock);
 	free(api);
 }

@@ -20,10 +20,25 @@
 #include "util.h"
 #include "banned.h"
 
+#define STMT_CACHE 96
+
+/*
+ * Prepared statements are cached by the address of their SQL text (every
+ * fixed query is a string literal), so a request pays for parsing once per
+ * daemon, not once per call. Callers hand them back with stmt_done, which
+ * resets them; queries built at run time use prep_once and finalize.
+ */
+struct stmt_slot {
+	const char *sql;
+	sqlite3_stmt *s;
+};
+
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t lock;
 	int version;
+	struct stmt_slot cache[STMT_CACHE];
+	size_t ncache;
 };
 
 static void lock(struct store *st)
@@ -48,7 +63,7 @@ static int exec(struct store *st, const char *sql)
 	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
 }
 
-static sqlite3_stmt *prep(struct store *st, const char *sql)
+static sqlite3_stmt *prep_once(struct store *st, const char *sql)
 {
 	sqlite3_stmt *s = NULL;
 
@@ -57,6 +72,38 @@ static sqlite3_stmt *prep(struct store *st, const char *sql)
 		return NULL;
 	}
 	return s;
+}
+
+static sqlite3_stmt *prep(struct store *st, const char *sql)
+{
+	size_t i;
+	sqlite3_stmt *s;
+
+	for (i = 0; i < st->ncache; i++)
+		if (st->cache[i].sql == sql)
+			return st->cache[i].s;
+	s = prep_once(st, sql);
+	if (s && st->ncache < STMT_CACHE) {
+		st->cache[st->ncache].sql = sql;
+		st->cache[st->ncache++].s = s;
+	}
+	return s;
+}
+
+/* Hands a statement back: cached ones are reset, others finalized. */
+static void stmt_done(struct store *st, sqlite3_stmt *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < st->ncache; i++)
+		if (st->cache[i].s == s) {
+			sqlite3_reset(s);
+			sqlite3_clear_bindings(s);
+			return;
+		}
+	sqlite3_finalize(s);
 }
 
 static void bind_text(sqlite3_stmt *s, int i, const char *v)
@@ -77,17 +124,18 @@ static void bind_json(sqlite3_stmt *s, int i, const json_t *v)
 		sqlite3_bind_null(s, i);
 }
 
-/* Runs a statement that returns no rows; finalizes it. */
-static int step_done(sqlite3_stmt *s)
+/* Runs a statement that returns no rows; hands it back. */
+static int step_done_st(struct store *st, sqlite3_stmt *s)
 {
 	int rc;
 
 	if (!s)
 		return -EIO;
 	rc = sqlite3_step(s);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	return rc == SQLITE_DONE ? 0 : -EIO;
 }
+#define step_done(s) step_done_st(st, (s))
 
 static json_t *col_json(sqlite3_stmt *s, int i)
 {
@@ -127,7 +175,7 @@ static int migrate(struct store *st, struct strbuf *err)
 	s = prep(st, "SELECT coalesce(max(version), 0) FROM schema_migrations");
 	if (s && sqlite3_step(s) == SQLITE_ROW)
 		have = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	for (i = 0; i < nmigrations; i++) {
 		const struct migration *m = &migrations[i];
 
@@ -187,8 +235,12 @@ fail:
 
 void store_close(struct store *st)
 {
+	size_t i;
+
 	if (!st)
 		return;
+	for (i = 0; i < st->ncache; i++)
+		sqlite3_finalize(st->cache[i].s);
 	sqlite3_close(st->db);
 	pthread_mutex_destroy(&st->lock);
 	free(st);
@@ -197,6 +249,17 @@ void store_close(struct store *st)
 int store_version(struct store *st)
 {
 	return st->version;
+}
+
+int64_t store_generation(struct store *st)
+{
+	int64_t g;
+
+	/* one connection makes every change count here */
+	lock(st);
+	g = sqlite3_total_changes64(st->db);
+	unlock(st);
+	return g;
 }
 
 /* ---- config sync, tokens ---- */
@@ -302,7 +365,7 @@ int store_token_valid(struct store *st, const char *token)
 	s = prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
 	bind_text(s, 1, hex);
 	ok = s && sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return ok;
 }
@@ -359,8 +422,12 @@ out:
 	return rc;
 }
 
+/* the last column is the job's current stage: the running one, else the
+ * last started, else the first */
 #define JOB_COLS "id, kind, state, suite, machines, tags, submitter, boots, created, started, " \
-	"finished, cancel_requested, error_class, error_message, error_stage, tree, base"
+	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
+	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
+	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1)"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -385,19 +452,8 @@ static json_t *job_row(sqlite3_stmt *s)
 		json_object_set_new(j, "error", json_null());
 	json_object_set_new(j, "tree", col_json(s, 15));
 	json_object_set_new(j, "base", col_json(s, 16));
+	json_object_set_new(j, "stage", col_json(s, 17));
 	return j;
-}
-
-/* The kind of the running stage, else the last started one, else the first. */
-static void job_current_stage(struct store *st, json_t *job)
-{
-	sqlite3_stmt *s = prep(st, "SELECT kind FROM stages WHERE job_id = ? "
-				   "ORDER BY (state = 'running') DESC, (started IS NOT NULL) DESC, "
-				   "CASE WHEN started IS NULL THEN seq ELSE -seq END LIMIT 1");
-
-	sqlite3_bind_int64(s, 1, json_integer_value(json_object_get(job, "id")));
-	json_object_set_new(job, "stage", s && sqlite3_step(s) == SQLITE_ROW ? col_json(s, 0) : json_null());
-	sqlite3_finalize(s);
 }
 
 json_t *store_job_json(struct store *st, int64_t id)
@@ -410,10 +466,9 @@ json_t *store_job_json(struct store *st, int64_t id)
 	sqlite3_bind_int64(s, 1, id);
 	if (s && sqlite3_step(s) == SQLITE_ROW)
 		job = job_row(s);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	if (!job)
 		goto out;
-	job_current_stage(st, job);
 	stages = json_array();
 	s = prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
 		     "error_class, error_message, boot_index FROM stages WHERE job_id = ? ORDER BY seq");
@@ -429,7 +484,7 @@ json_t *store_job_json(struct store *st, int64_t id)
 			json_object_set_new(g, names[i], col_json(s, i));
 		json_array_append_new(stages, g);
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	json_object_set_new(job, "stages", stages);
 out:
 	unlock(st);
@@ -466,25 +521,21 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 	}
 	lock(st);
 	strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
-	s = prep(st, sql.buf);
+	s = prep_once(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
 	if (s && sqlite3_step(s) == SQLITE_ROW)
 		total = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	strbuf_reset(&sql);
 	strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT %d OFFSET %d",
 		    where.buf, limit, offset);
-	s = prep(st, sql.buf);
+	s = prep_once(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
-		json_t *j = job_row(s);
-
-		job_current_stage(st, j);
-		json_array_append_new(jobs, j);
-	}
-	sqlite3_finalize(s);
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_array_append_new(jobs, job_row(s));
+	stmt_done(st, s);
 	unlock(st);
 	strbuf_release(&where);
 	strbuf_release(&sql);
@@ -504,7 +555,7 @@ static const char *job_state(struct store *st, int64_t id, char *buf, size_t len
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
 		r = buf;
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	return r;
 }
 
@@ -532,7 +583,7 @@ int store_job_cancel(struct store *st, int64_t id)
 	sqlite3_bind_int64(s, 1, id);
 	if (s && sqlite3_step(s) == SQLITE_ROW)
 		running = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	exec(st, "BEGIN IMMEDIATE");
 	s = prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
 	sqlite3_bind_int64(s, 1, id);
@@ -576,7 +627,7 @@ int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
 		}
 		v[n++] = sqlite3_column_int64(s, 0);
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	*ret = v;
 	*ret_n = n;
@@ -646,7 +697,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		si->excluded = col_parsed(s, 13);
 		snprintf(si->last_error, sizeof(si->last_error), "%s", (const char *)sqlite3_column_text(s, 14));
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	*ret = v;
 	*ret_n = n;
@@ -728,7 +779,7 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 	sqlite3_bind_double(s, 5, now());
 	if (s && sqlite3_step(s) == SQLITE_ROW)
 		job = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	if (!job) {
 		rc = -ENOENT;
 		goto rollback;
@@ -739,7 +790,7 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		sqlite3_bind_int64(s, 1, job);
 		if (s && sqlite3_step(s) == SQLITE_ROW)
 			remaining = sqlite3_column_int(s, 0);
-		sqlite3_finalize(s);
+		stmt_done(st, s);
 		if (!remaining) {
 			s = prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1");
 			sqlite3_bind_int64(s, 1, job);
@@ -797,7 +848,7 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 	sqlite3_bind_int64(s, 1, stage_id);
 	if (s && sqlite3_step(s) == SQLITE_ROW)
 		attempt = sqlite3_column_int(s, 0);
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	if (attempt < 0) {
 		rc = -ENOENT;
 		goto out;
@@ -875,7 +926,7 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
 		rc = 0;
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return rc;
 }
@@ -897,7 +948,7 @@ int store_recover(struct store *st, struct strbuf *log)
 		}
 		ids[n++] = sqlite3_column_int64(s, 0);
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	exec(st, "BEGIN IMMEDIATE");
 	exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
 		 "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
@@ -964,7 +1015,7 @@ int store_machine_get_health(struct store *st, const char *name, char *buf, size
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
 		rc = 0;
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return rc;
 }
@@ -1021,11 +1072,11 @@ json_t *store_machines_json(struct store *st)
 			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", col_json(f, 0),
 							       "stage", col_json(f, 1), "class", col_json(f, 2),
 							       "message", col_json(f, 3), "at", col_json(f, 4)));
-		sqlite3_finalize(f);
+		stmt_done(st, f);
 		json_object_set_new(m, "recent_failures", fails);
 		json_array_append_new(arr, m);
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return json_pack("{s:o}", "machines", arr);
 }
@@ -1040,11 +1091,11 @@ json_t *store_health_json(struct store *st)
 	s = prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
 	while (s && sqlite3_step(s) == SQLITE_ROW)
 		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	s = prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
 	while (s && sqlite3_step(s) == SQLITE_ROW)
 		json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return json_pack("{s:s,s:o,s:o,s:i}", "status", "ok", "jobs", jobs, "machines", mach,
 			 "schema", st->version);
@@ -1093,11 +1144,11 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 		sqlite3_bind_double(s, 3, json_number_value(v));
 		if (sqlite3_step(s) != SQLITE_DONE) {
-			sqlite3_finalize(s);
+			stmt_done(st, s);
 			goto fail;
 		}
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	s = prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
 		     "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
 		     "WHERE unit IS NOT ?2 OR direction IS NOT ?3");
@@ -1113,11 +1164,11 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 		bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
 		bind_text(s, 3, dir);
 		if (sqlite3_step(s) != SQLITE_DONE) {
-			sqlite3_finalize(s);
+			stmt_done(st, s);
 			goto fail;
 		}
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	if (profile) {
 		s = prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
 		sqlite3_bind_int64(s, 1, id);
@@ -1177,7 +1228,7 @@ int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unav
 		if (sqlite3_step(s) != SQLITE_DONE)
 			rc = -EIO;
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return rc;
 }
@@ -1203,7 +1254,7 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 					    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : col_json(s, i));
 		json_array_append_new(arr, r);
 	}
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return json_pack("{s:o}", "runs", arr);
 }
@@ -1225,7 +1276,7 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", col_json(s, 0),
 						     "name", col_json(s, 1), "value", col_json(s, 2),
 						     "unit", col_json(s, 3), "direction", col_json(s, 4)));
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return json_pack("{s:o}", "metrics", arr);
 }
@@ -1251,7 +1302,7 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 						     "case", col_json(s, 4), "iteration", col_json(s, 5),
 						     "warmup", sqlite3_column_int(s, 6),
 						     "window", sqlite3_column_int(s, 7), "values", col_parsed(s, 8)));
-	sqlite3_finalize(s);
+	stmt_done(st, s);
 	unlock(st);
 	return json_pack("{s:o}", "samples", arr);
 }

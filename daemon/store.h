@@ -32,6 +32,9 @@ int store_open(const char *path, struct store **ret, struct strbuf *err);
 void store_close(struct store *st);
 /* The schema version after migrations. */
 int store_version(struct store *st);
+/* A number that changes whenever anything in the store changes: readers
+ * may cache what they built from the store while it stays the same. */
+int64_t store_generation(struct store *st);
 
 /* Upserts the configured machines (others stay, marked not in config). */
 int store_sync_machines(struct store *st, const struct lab_config *cfg, struct strbuf *err);

@@ -239,7 +239,12 @@ int profile_parse_report(const char *text, json_t *symbols, int max)
 			json_t *o = json_object();
 			const char *sym = line + used;
 			size_t len = (size_t)(eol - sym);
+			const char *gap;
 
+			/* perf pads the symbol column, and 6.x adds "IPC [IPC
+			 * Coverage]" columns after it: columns are two spaces apart */
+			if ((gap = memmem(sym, len, "  ", 2)) != NULL)
+				len = (size_t)(gap - sym);
 			while (len && (sym[len - 1] == ' ' || sym[len - 1] == '\r'))
 				len--;
 			json_object_set_new(o, "symbol", json_stringn(sym, len));
@@ -359,11 +364,14 @@ long profile_fold_script(const char *text, json_t *folded, int max)
 			comm[k] = '\0';
 			in_sample = 1;
 		}
-		if (!eol || !*line)
+		if (!*line)
 			break;
-		line = eol + 1;
+		/* past a last line without '\n', the NUL ends the sample */
+		line = eol ? eol + 1 : line + len;
 	}
-	qsort(tab, n, sizeof(*tab), cmp_stack);
+	/* no samples: tab is NULL, which qsort must not be given */
+	if (n)
+		qsort(tab, n, sizeof(*tab), cmp_stack);
 	for (i = 0; i < n; i++) {
 		if ((int)i < max) {
 			char buf[64];

@@ -70,6 +70,12 @@ static int scan_numbers(const char *p, const char *eol, double *v, int max)
 	return n;
 }
 
+/* Whether tag occurs in [line, end). */
+static int has_tag(const char *line, const char *end, const char *tag)
+{
+	return memmem(line, (size_t)(end - line), tag, strlen(tag)) != NULL;
+}
+
 static int parse_stress_ng(const char *out, double *ret_score, double *ret_ops, struct strbuf *err)
 {
 	const char *line = out;
@@ -83,8 +89,9 @@ static int parse_stress_ng(const char *out, double *ret_score, double *ret_ops, 
 		if (!eol)
 			eol = line + strlen(line);
 		p = strstr(line, "] ");
+		/* the tag must be this line's, before the "[pid] " */
 		if (p && p < eol && !strncmp(line, "stress-ng:", 10) &&
-		    (strstr(line, " metrc: ") || strstr(line, " info: "))) {
+		    (has_tag(line, p, " metrc: ") || has_tag(line, p, " info: "))) {
 			const char *name = p + 2, *ne;
 			double v[6];
 

@@ -16,7 +16,7 @@ positive() {
 	if pyjson "$TMP/$1.out" "len(by('iteration')) > 0 and all(i['metrics'].get('$2', 0) > 0 for i in by('iteration')) and by('result')[0]['status'] == 'ok'"; then
 		pass "$1: $2 > 0"
 	else
-		fail "$1: $2 > 0" "$(tail -c 600 "$TMP/$1.out" "$TMP/$1.err")"
+		fail "$1: $2 > 0" "$(grep -h '"type":"error"' "$TMP/$1.out" | cut -c1-600; tail -c 300 "$TMP/$1.err")"
 	fi
 }
 

@@ -1,0 +1,128 @@
+#ifndef TLBLAB_CLIENT_H
+#define TLBLAB_CLIENT_H
+
+#include <jansson.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "strbuf.h"
+
+/*
+ * The pieces of the command-line client `tlblab` (daemon/tlblab.c) that are
+ * not command parsing: an HTTP/JSON client for the API described in api.h,
+ * a plain-text table printer, and the aggregation behind `tlblab results`.
+ *
+ * Everything the server sends is untrusted: bodies are capped, JSON is
+ * parsed strictly, fields of the wrong type read as absent, and strings are
+ * stripped of control characters before they reach the terminal.
+ */
+
+#define TLBLAB_VERSION "0.1.0"
+
+#define CLIENT_CONNECT_TIMEOUT 5L	/* seconds */
+#define CLIENT_TOTAL_TIMEOUT 30L	/* seconds, whole request */
+#define CLIENT_MAX_BODY (64u << 20)	/* bytes of response body */
+
+/* What went wrong with the last failed request. */
+enum client_error {
+	CLIENT_ERR_NONE,
+	CLIENT_ERR_HTTP,	/* the server answered with a non-2xx status */
+	CLIENT_ERR_NET,		/* no answer: connect, DNS, timeout, reset */
+	CLIENT_ERR_RESPONSE,	/* an answer we cannot use: too large, not JSON */
+	CLIENT_ERR_MAX
+};
+
+struct client {
+	char *server;		/* base URL, no trailing '/'; owned */
+	char *token;		/* bearer token or NULL; owned */
+	void *curl;		/* CURL *, reused so polls keep the connection */
+	enum client_error last_error;
+	long last_status;	/* HTTP status of the last answer, 0 if none */
+};
+
+/*
+ * Prepares c for server (an http:// or https:// URL) and token (NULL or ""
+ * for none). Both are copied. Returns 0, or -1 with err when the URL or the
+ * token cannot be used (a token with control characters would break the
+ * header). c must be released with client_release() either way.
+ */
+int client_init(struct client *c, const char *server, const char *token,
+		struct strbuf *err);
+void client_release(struct client *c);
+
+/*
+ * Sends METHOD server+path (path starts with "/api/v1/"; the caller escapes
+ * query values with client_add_query()). body, when not NULL, is sent as
+ * JSON. On a 2xx answer returns 0 and, if asked, the raw body in *ret_raw
+ * (appended) and the parsed JSON in *ret_json (caller json_decref()s).
+ * Otherwise returns -1, sets c->last_error and c->last_status, and fills err
+ * with what a user should read: "HTTP 401 unauthorized: missing or invalid
+ * token", or curl's message and the URL when the server did not answer.
+ */
+int client_request(struct client *c, const char *method, const char *path,
+		   json_t *body, struct strbuf *ret_raw, json_t **ret_json,
+		   struct strbuf *err);
+
+/* Appends "?name=value" or "&name=value" to path, value URL-escaped. */
+void client_add_query(struct client *c, struct strbuf *path, const char *name,
+		      const char *value);
+
+/*
+ * Names the API accepts for suites, machines, tags and submitters:
+ * [A-Za-z0-9._-]{1,64}, not starting with '-' or '.'. The same rule as the
+ * daemon's config_valid_name(), repeated here because the client does not
+ * link the daemon's config module (and its libyaml).
+ */
+int client_valid_name(const char *s);
+
+/* Field accessors tolerant of a server that sends the wrong type: they
+ * return NULL / the fallback when key is absent, null, or not that type. */
+const char *jstr(const json_t *obj, const char *key);
+int jint(const json_t *obj, const char *key, long long *ret);
+int jnum(const json_t *obj, const char *key, double *ret);
+
+/*
+ * A table of text cells printed with aligned columns. Cells are copied,
+ * with control characters replaced and long cells cut, so server strings
+ * are safe to print.
+ */
+struct table {
+	size_t ncols;
+	const char *const *heads;	/* borrowed, ncols entries */
+	const char *align;		/* borrowed, 'l' or 'r' per column */
+	size_t nrows, alloc;
+	char **cells;			/* nrows * ncols, owned */
+};
+
+void table_init(struct table *t, size_t ncols, const char *const *heads,
+		const char *align);
+/* Adds a row of ncols cells; NULL prints as "-". */
+void table_add_row(struct table *t, const char *const *cells);
+void table_print(const struct table *t, FILE *out, const char *indent);
+void table_release(struct table *t);
+
+/* Formatting into a caller's buffer of at least FMT_SIZE bytes; each
+ * returns buf. */
+#define FMT_SIZE 64
+/* "2024-05-01 12:03:04" in local time, or "-" when absent. */
+char *fmt_time(char *buf, const json_t *obj, const char *key);
+/* "42s", "3m05s", "2h01m", "3d04h". */
+char *fmt_duration(char *buf, double seconds);
+/* A metric value: integers exactly, others with sensible precision. */
+char *fmt_number(char *buf, double v);
+/* Copies s into buf (size n) with control characters made harmless. */
+char *fmt_clean(char *buf, size_t n, const char *s);
+
+/*
+ * Prints the `tlblab results` view of a job: runs and metrics are the
+ * bodies of GET /api/v1/jobs/ID/runs and /metrics. One block per (spec,
+ * case) and, when a job ran on several machines or sides, per machine and
+ * side, with its parameters and, for each metric, the median, min and max
+ * over the measured iterations. Metrics with ".cpu" in their name are
+ * per-CPU and are left out unless all. Returns 0, or -1 with err when the
+ * bodies do not have the documented shape.
+ */
+int results_print(FILE *out, const json_t *runs, const json_t *metrics,
+		  int all, struct strbuf *err);
+
+#endif

@@ -1,0 +1,183 @@
+#include "client.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "banned.h"
+
+/* A cell wider than this is cut: a table is for reading, --json has it all. */
+#define TABLE_MAX_CELL 160
+
+char *fmt_clean(char *buf, size_t n, const char *s)
+{
+	size_t i = 0;
+
+	if (!n)
+		return buf;
+	for (; s && *s && i + 1 < n; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '\n' || ch == '\t' || ch == '\r')
+			ch = ' ';
+		else if (ch < ' ' || ch == 0x7f)
+			ch = '?';
+		buf[i++] = (char)ch;
+	}
+	buf[i] = '\0';
+	/* a cut in the middle of a long string is marked, and never leaves
+	 * half of a UTF-8 sequence behind */
+	if (s && *s && i >= 3) {
+		i -= 3;
+		while (i > 0 && ((unsigned char)buf[i] & 0xc0) == 0x80)
+			i--;
+		memcpy(buf + i, "...", 4);
+	}
+	return buf;
+}
+
+void table_init(struct table *t, size_t ncols, const char *const *heads,
+		const char *align)
+{
+	memset(t, 0, sizeof(*t));
+	t->ncols = ncols;
+	t->heads = heads;
+	t->align = align;
+}
+
+void table_add_row(struct table *t, const char *const *cells)
+{
+	char clean[TABLE_MAX_CELL + 1];
+	size_t i;
+
+	if (t->nrows == t->alloc) {
+		size_t n = t->alloc ? t->alloc * 2 : 16;
+		char **p = reallocarray(t->cells, n * t->ncols, sizeof(*p));
+
+		if (!p)
+			abort();
+		t->cells = p;
+		t->alloc = n;
+	}
+	for (i = 0; i < t->ncols; i++) {
+		char *s = strdup(fmt_clean(clean, sizeof(clean),
+					   cells[i] && *cells[i] ? cells[i] : "-"));
+
+		if (!s)
+			abort();
+		t->cells[t->nrows * t->ncols + i] = s;
+	}
+	t->nrows++;
+}
+
+/* Display width: UTF-8 continuation bytes take no column. */
+static size_t text_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; *s; s++)
+		if (((unsigned char)*s & 0xc0) != 0x80)
+			w++;
+	return w;
+}
+
+void table_print(const struct table *t, FILE *out, const char *indent)
+{
+	size_t *width = calloc(t->ncols ? t->ncols : 1, sizeof(*width));
+	size_t r, i;
+
+	if (!width)
+		abort();
+	for (i = 0; i < t->ncols; i++)
+		width[i] = text_width(t->heads[i]);
+	for (r = 0; r < t->nrows; r++)
+		for (i = 0; i < t->ncols; i++) {
+			size_t w = text_width(t->cells[r * t->ncols + i]);
+
+			if (w > width[i])
+				width[i] = w;
+		}
+	for (r = 0; r <= t->nrows; r++) {
+		fputs(indent ? indent : "", out);
+		for (i = 0; i < t->ncols; i++) {
+			const char *s = r ? t->cells[(r - 1) * t->ncols + i] : t->heads[i];
+			int pad = (int)(width[i] - text_width(s));
+			int last = i + 1 == t->ncols;
+
+			if (t->align && t->align[i] == 'r')
+				fprintf(out, "%*s%s", pad, "", s);
+			else if (last)
+				fputs(s, out);
+			else
+				fprintf(out, "%s%*s", s, pad, "");
+			fputs(last ? "\n" : "  ", out);
+		}
+	}
+	free(width);
+}
+
+void table_release(struct table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	t->cells = NULL;
+	t->nrows = t->alloc = 0;
+}
+
+char *fmt_time(char *buf, const json_t *obj, const char *key)
+{
+	struct tm tm;
+	double v;
+	time_t tt;
+
+	if (jnum(obj, key, &v) < 0 || v < 0 || v > 1e12) {
+		snprintf(buf, FMT_SIZE, "-");
+		return buf;
+	}
+	tt = (time_t)v;
+	if (!localtime_r(&tt, &tm) || !strftime(buf, FMT_SIZE, "%Y-%m-%d %H:%M:%S", &tm))
+		snprintf(buf, FMT_SIZE, "%.0f", v);
+	return buf;
+}
+
+char *fmt_duration(char *buf, double seconds)
+{
+	long long s;
+
+	if (!isfinite(seconds) || seconds < 0)
+		seconds = 0;
+	if (seconds > 1e12)
+		seconds = 1e12;
+	s = (long long)(seconds + 0.5);
+	if (s < 60)
+		snprintf(buf, FMT_SIZE, "%llds", s);
+	else if (s < 3600)
+		snprintf(buf, FMT_SIZE, "%lldm%02llds", s / 60, s % 60);
+	else if (s < 86400)
+		snprintf(buf, FMT_SIZE, "%lldh%02lldm", s / 3600, s % 3600 / 60);
+	else
+		snprintf(buf, FMT_SIZE, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
+	return buf;
+}
+
+char *fmt_number(char *buf, double v)
+{
+	double a = fabs(v);
+
+	if (!isfinite(v))
+		snprintf(buf, FMT_SIZE, "%g", v);
+	else if (a < 1e15 && v == rint(v))
+		snprintf(buf, FMT_SIZE, "%.0f", v);
+	else if (a >= 1e15 || a < 1e-3)
+		snprintf(buf, FMT_SIZE, "%.4g", v);
+	else if (a >= 1000)
+		snprintf(buf, FMT_SIZE, "%.1f", v);
+	else
+		snprintf(buf, FMT_SIZE, "%.4g", v);
+	return buf;
+}

@@ -1,0 +1,1530 @@
+/*
+ * The configuration loader.
+ *
+ * The text is parsed whole into a libyaml document (a node tree where every
+ * node keeps its position), then walked section by section. A check that
+ * fails records an error at the position of the node it concerns and the
+ * walk goes on, so one run shows every problem; the errors are sorted by
+ * position before they are shown. Sections are walked in dependency order
+ * (lab, builders, machines, trees, suites) whatever their order in the file,
+ * so a tree may name a builder defined below it and a suite's default
+ * timeout is the lab's stage_timeout.
+ *
+ * Relative paths (data_dir, token_file, identity, ...) are kept as written:
+ * they are relative to the daemon's working directory, not to the file.
+ *
+ * Everything a user controls is bounded: the file (4 MiB), the token file
+ * (1 MiB), the number of errors kept, and the size and depth of a workload
+ * spec after YAML aliases are expanded (an alias bomb would otherwise turn
+ * a small file into a huge JSON tree).
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <yaml.h>
+
+#include "util.h"
+#include "banned.h"
+
+#define CONFIG_MAX_BYTES	(4u << 20)
+#define TOKEN_FILE_MAX_BYTES	(1u << 20)
+#define CONFIG_MAX_ERRORS	100
+#define NAME_MAX_LEN		64
+#define USER_MAX_LEN		64
+#define HOST_MAX_LEN		253
+#define PATH_MAX_LEN		4096
+#define ARG_MAX_LEN		4096
+#define LIST_MAX		256
+#define TOKEN_MIN_LEN		16
+#define TOKEN_MAX_LEN		4096
+#define HOST_KEY_B64_LEN	43	/* a SHA-256 digest in unpadded base64 */
+#define TIMEOUT_MIN		1
+#define TIMEOUT_MAX		604800	/* a week */
+#define JSON_MAX_DEPTH		32
+#define JSON_MAX_NODES		100000	/* per suite, after alias expansion */
+
+struct cfg_error {
+	unsigned long line, col;	/* 1-based; 0 when the error has no position */
+	size_t seq;			/* keeps the sort stable */
+	char *msg;
+};
+
+struct cfg_ctx {
+	const char *name;
+	yaml_document_t *doc;
+	struct lab_config *cfg;
+	struct cfg_error *errs;
+	size_t nerrs, alloc_errs;
+	size_t dropped;			/* errors past CONFIG_MAX_ERRORS */
+	size_t json_budget;		/* nodes left for the suite being converted */
+	int json_limit_reported;
+};
+
+/* ---- small helpers ---- */
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		abort();	/* as strbuf does: no recovery from a failed allocation */
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *p = strdup(s);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+static void strv_free(char **v)
+{
+	if (!v)
+		return;
+	for (char **p = v; *p; p++)
+		free(*p);
+	free(v);
+}
+
+__attribute__((format(printf, 4, 5)))
+static void cfg_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
+		      const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct cfg_error *e;
+	va_list ap;
+
+	if (c->nerrs >= CONFIG_MAX_ERRORS) {
+		c->dropped++;
+		return;
+	}
+	if (c->nerrs == c->alloc_errs) {
+		size_t n = c->alloc_errs ? 2 * c->alloc_errs : 8;
+		struct cfg_error *p = realloc(c->errs, n * sizeof(*p));
+
+		if (!p)
+			abort();
+		c->errs = p;
+		c->alloc_errs = n;
+	}
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	e = &c->errs[c->nerrs];
+	e->line = line;
+	e->col = col;
+	e->seq = c->nerrs;
+	e->msg = strbuf_detach(&sb, NULL);
+	c->nerrs++;
+}
+
+/* An error at node n (libyaml marks are 0-based, messages 1-based). */
+#define node_error(c, n, ...) \
+	cfg_error((c), (unsigned long)(n)->start_mark.line + 1, \
+		  (unsigned long)(n)->start_mark.column + 1, __VA_ARGS__)
+
+static int cfg_error_cmp(const void *a, const void *b)
+{
+	const struct cfg_error *x = a, *y = b;
+
+	if (x->line != y->line)
+		return x->line < y->line ? -1 : 1;
+	if (x->col != y->col)
+		return x->col < y->col ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Writes the errors to err, sorted by position, one per line (no final newline). */
+static void cfg_errors_flush(struct cfg_ctx *c, struct strbuf *err)
+{
+	if (!c->nerrs || !err)
+		return;
+	qsort(c->errs, c->nerrs, sizeof(*c->errs), cfg_error_cmp);
+	for (size_t i = 0; i < c->nerrs; i++) {
+		if (i)
+			strbuf_addch(err, '\n');
+		if (c->errs[i].line)
+			strbuf_addf(err, "%s:%lu:%lu: %s", c->name, c->errs[i].line,
+				    c->errs[i].col, c->errs[i].msg);
+		else
+			strbuf_addf(err, "%s: %s", c->name, c->errs[i].msg);
+	}
+	if (c->dropped)
+		strbuf_addf(err, "\n%s: %zu more errors not shown", c->name, c->dropped);
+}
+
+static yaml_node_t *node_get(struct cfg_ctx *c, int index)
+{
+	return yaml_document_get_node(c->doc, index);
+}
+
+/* The text of a scalar node, or NULL when n is not a scalar or holds a NUL. */
+static const char *scalar(const yaml_node_t *n)
+{
+	const char *s;
+
+	if (!n || n->type != YAML_SCALAR_NODE)
+		return NULL;
+	s = (const char *)n->data.scalar.value;
+	if (strlen(s) != n->data.scalar.length)
+		return NULL;
+	return s;
+}
+
+/* A plain empty, "~" or "null" scalar: YAML's null. */
+static int is_null(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+
+	if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return 0;
+	return !*s || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") ||
+	       !strcmp(s, "NULL");
+}
+
+static int is_mapping(const yaml_node_t *n)
+{
+	return n && n->type == YAML_MAPPING_NODE;
+}
+
+/* The value of key in mapping map, or NULL. No error reported. */
+static yaml_node_t *map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key)
+{
+	yaml_node_pair_t *p;
+
+	if (!is_mapping(map))
+		return NULL;
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = scalar(node_get(c, p->key));
+
+		if (k && !strcmp(k, key))
+			return node_get(c, p->value);
+	}
+	return NULL;
+}
+
+#define MAX_KEYS 32
+/* A key table (NULL-terminated) and the enum indexing it must not drift apart. */
+#define KEYS_MATCH(table, max) \
+	_Static_assert(ARRAY_SIZE(table) == (max) + 1 && (max) <= MAX_KEYS, \
+		       #table " does not match its enum")
+
+/* The known keys of one mapping, found by map_keys(). */
+struct keyset {
+	yaml_node_t *key[MAX_KEYS];
+	yaml_node_t *val[MAX_KEYS];
+};
+
+/*
+ * Matches the pairs of map against keys[] (NULL-terminated, at most
+ * MAX_KEYS). ks->val[i] and ks->key[i] get the nodes of keys[i], or NULL.
+ * Reports unknown, duplicate and non-string keys, naming `what`.
+ */
+static void map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
+		     const char *what, const char *unknown_word, struct keyset *ks)
+{
+	yaml_node_pair_t *p;
+
+	memset(ks, 0, sizeof(*ks));
+	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = node_get(c, p->key);
+		const char *k = scalar(kn);
+		size_t i;
+
+		if (!k) {
+			node_error(c, kn, "keys must be strings (in %s)", what);
+			continue;
+		}
+		for (i = 0; keys[i] && strcmp(keys[i], k); i++)
+			;
+		if (!keys[i]) {
+			node_error(c, kn, "unknown %s '%s' in %s", unknown_word, k, what);
+			continue;
+		}
+		if (ks->key[i]) {
+			node_error(c, kn, "duplicate key '%s' in %s (first at line %lu)", k, what,
+				   (unsigned long)ks->key[i]->start_mark.line + 1);
+			continue;
+		}
+		ks->key[i] = kn;
+		ks->val[i] = node_get(c, p->value);
+	}
+}
+
+/* ---- validators: 1 when s is acceptable ---- */
+
+int config_valid_name(const char *s)
+{
+	size_t n;
+
+	if (!s || !*s || *s == '-' || *s == '.')
+		return 0;
+	for (n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (n >= NAME_MAX_LEN)
+			return 0;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+static int valid_user(const char *s)
+{
+	size_t n;
+
+	if (!*s || *s == '-')
+		return 0;
+	for (n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (n >= USER_MAX_LEN)
+			return 0;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+/* An IP literal (IPv6 without brackets) or a DNS name: it reaches ssh
+ * arguments and log lines, so nothing but [A-Za-z0-9.-] in labels. */
+static int valid_host(const char *s)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	size_t n, label = 0;
+
+	if (inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1)
+		return 1;
+	n = strlen(s);
+	if (!n || n > HOST_MAX_LEN)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		if (ch == '.') {
+			if (!label)
+				return 0;	/* empty label, or a leading dot */
+			label = 0;
+			continue;
+		}
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '-'))
+			return 0;
+		if (ch == '-' && !label)
+			return 0;	/* a label (and the name) cannot start with '-' */
+		if (++label > 63)
+			return 0;
+	}
+	return 1;
+}
+
+/* Paths and URLs end up as arguments of ssh, git, make: no control
+ * characters, and no leading '-' that a command would read as an option. */
+static int valid_path(const char *s)
+{
+	size_t n;
+
+	if (!*s || *s == '-')
+		return 0;
+	for (n = 0; s[n]; n++) {
+		unsigned char ch = (unsigned char)s[n];
+
+		if (n >= PATH_MAX_LEN || ch < 0x20 || ch == 0x7f)
+			return 0;
+	}
+	return 1;
+}
+
+/* An argv element run without a shell: anything but NUL, bounded. */
+static int valid_arg(const char *s)
+{
+	return strlen(s) <= ARG_MAX_LEN;
+}
+
+static int valid_host_key(const char *s)
+{
+	static const char prefix[] = "SHA256:";
+	size_t n;
+
+	if (strncmp(s, prefix, sizeof(prefix) - 1))
+		return 0;
+	s += sizeof(prefix) - 1;
+	for (n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '+' || ch == '/'))
+			break;
+	}
+	/* ssh-keygen prints it unpadded; accept a pasted '=' too */
+	return n == HOST_KEY_B64_LEN && (!s[n] || (s[n] == '=' && !s[n + 1]));
+}
+
+/* Bearer tokens: printable ASCII without spaces, so they survive headers. */
+static int valid_token_n(const char *s, size_t len)
+{
+	if (len < TOKEN_MIN_LEN || len > TOKEN_MAX_LEN)
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)s[i] <= 0x20 || (unsigned char)s[i] >= 0x7f)
+			return 0;
+	return 1;
+}
+
+static int valid_token(const char *s)
+{
+	return valid_token_n(s, strlen(s));
+}
+
+#define MUST_NAME	"a name of 1 to 64 letters, digits, '.', '_' or '-', " \
+			"not starting with '-' or '.'"
+#define MUST_PATH	"a non-empty path without control characters, not starting with '-'"
+#define MUST_HOST	"an IP address or a host name of letters, digits, '.' and '-'"
+#define MUST_USER	"a user name of letters, digits, '.', '_' and '-', not starting with '-'"
+#define MUST_HOST_KEY	"SHA256: followed by 43 base64 characters (as ssh-keygen -lf prints)"
+#define MUST_TOKEN	"a token of 16 to 4096 printable characters without spaces"
+#define MUST_URL	"a path or git URL without control characters, not starting with '-'"
+#define MUST_CONFIG_BASE "tinyconfig, defconfig or a config file path without control " \
+			"characters, not starting with '-'"
+#define MUST_ARG	"a string of at most 4096 bytes"
+
+/* ---- value getters: report an error and return -1 (or NULL) ---- */
+
+static int get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min, long max,
+		   long *ret)
+{
+	const char *s = scalar(n);
+
+	if (!s || parse_int_range(s, min, max, ret) < 0) {
+		node_error(c, n, "%s: must be an integer from %ld to %ld", key, min, max);
+		return -1;
+	}
+	return 0;
+}
+
+static int get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = scalar(n);
+	double v;
+
+	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 ||
+	    v < TIMEOUT_MIN || v > TIMEOUT_MAX) {
+		node_error(c, n, "%s: must be a number of seconds from %d to %d", key,
+			   TIMEOUT_MIN, TIMEOUT_MAX);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int get_bool(struct cfg_ctx *c, const char *key, yaml_node_t *n, int *ret)
+{
+	const char *s = scalar(n);
+
+	if (s && (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))) {
+		*ret = 1;
+		return 0;
+	}
+	if (s && (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE"))) {
+		*ret = 0;
+		return 0;
+	}
+	node_error(c, n, "%s: must be true or false", key);
+	return -1;
+}
+
+/* A copy of the string value of n when valid(s), else NULL with an error. */
+static char *get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+		     int (*valid)(const char *), const char *must)
+{
+	const char *s = scalar(n);
+
+	if (!s || is_null(n) || !valid(s)) {
+		node_error(c, n, "%s: must be %s", key, must);
+		return NULL;
+	}
+	return xstrdup(s);
+}
+
+/* Index of n's value in names[0..count), or -1 with an error listing them. */
+static int get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+		    const char *(*name_of)(int), int count)
+{
+	const char *s = scalar(n);
+	struct strbuf list = STRBUF_INIT;
+
+	for (int i = 0; s && i < count; i++)
+		if (!strcmp(s, name_of(i)))
+			return i;
+	for (int i = 0; i < count; i++)
+		strbuf_addf(&list, "%s%s", i ? (i == count - 1 ? " or " : ", ") : "", name_of(i));
+	node_error(c, n, "%s: must be %s", key, list.buf);
+	strbuf_release(&list);
+	return -1;
+}
+
+/*
+ * A NULL-terminated copy of the list of strings n (null is an empty list),
+ * each checked with valid(); bad items are reported and left out. *ret_n
+ * gets the count. Returns NULL, with an error, when n is not a list.
+ */
+static char **get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+		       int (*valid)(const char *), const char *must, size_t *ret_n)
+{
+	char **v;
+	size_t count = 0, i = 0;
+
+	if (is_null(n)) {
+		*ret_n = 0;
+		return xcalloc(1, sizeof(*v));
+	}
+	if (n->type != YAML_SEQUENCE_NODE) {
+		node_error(c, n, "%s: must be a list, each item %s", key, must);
+		return NULL;
+	}
+	count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (count > LIST_MAX) {
+		node_error(c, n, "%s: must have at most %d items", key, LIST_MAX);
+		return NULL;
+	}
+	v = xcalloc(count + 1, sizeof(*v));
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *item = node_get(c, *it);
+		const char *s = scalar(item);
+
+		if (!s || is_null(item) || !valid(s)) {
+			node_error(c, item, "%s[%td]: must be %s", key,
+				   it - n->data.sequence.items.start, must);
+			continue;
+		}
+		v[i++] = xstrdup(s);
+	}
+	*ret_n = i;
+	return v;
+}
+
+/* Appends the NULL-terminated add[0..nadd) to cfg->tokens, taking the strings. */
+static void tokens_append(struct lab_config *cfg, char **add, size_t nadd)
+{
+	char **v = realloc(cfg->tokens, (cfg->ntokens + nadd + 1) * sizeof(*v));
+
+	if (!v)
+		abort();
+	memcpy(v + cfg->ntokens, add, nadd * sizeof(*v));
+	cfg->ntokens += nadd;
+	v[cfg->ntokens] = NULL;
+	cfg->tokens = v;
+}
+
+/*
+ * Reads a whole regular file of at most max bytes into sb. Returns 0 or a
+ * negative errno (-EFBIG when larger, -EINVAL when not a regular file).
+ */
+static int read_regular_file(const char *path, struct strbuf *sb, size_t max)
+{
+	struct stat st;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO must not hang the open; no effect on regular files */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto out;
+	}
+	if ((size_t)st.st_size > max) {
+		r = -EFBIG;
+		goto out;
+	}
+	r = strbuf_read_fd(sb, fd, max);
+out:
+	close(fd);
+	return r;
+}
+
+static const char *read_error_text(int r, size_t max, char *buf, size_t size)
+{
+	if (r == -EFBIG)
+		snprintf(buf, size, "larger than %zu KiB", max >> 10);
+	else if (r == -EINVAL)
+		snprintf(buf, size, "not a regular file");
+	else
+		snprintf(buf, size, "%s", strerror(-r));
+	return buf;
+}
+
+/*
+ * Appends the tokens of the file named by n: one a line, blank lines and
+ * lines starting with '#' skipped, surrounding blanks trimmed. Tokens are
+ * secrets: messages give the line, never the text.
+ */
+static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
+{
+	struct strbuf text = STRBUF_INIT;
+	char why[128];
+	size_t lineno = 0, pos = 0;
+	int r;
+
+	r = read_regular_file(path, &text, TOKEN_FILE_MAX_BYTES);
+	if (r < 0) {
+		node_error(c, n, "token_file: cannot read %s: %s", path,
+			   read_error_text(r, TOKEN_FILE_MAX_BYTES, why, sizeof(why)));
+		goto out;
+	}
+	while (pos < text.len) {
+		const char *line = text.buf + pos;
+		const char *nl = memchr(line, '\n', text.len - pos);
+		size_t len = nl ? (size_t)(nl - line) : text.len - pos;
+		size_t start = 0, end = len;
+
+		pos += len + (nl ? 1 : 0);
+		lineno++;
+		while (start < end && (line[start] == ' ' || line[start] == '\t'))
+			start++;
+		while (end > start && (line[end - 1] == ' ' || line[end - 1] == '\t' ||
+				       line[end - 1] == '\r'))
+			end--;
+		if (start == end || line[start] == '#')
+			continue;
+		if (!valid_token_n(line + start, end - start)) {
+			node_error(c, n, "token_file: %s:%zu: must be %s", path, lineno,
+				   MUST_TOKEN);
+			continue;
+		}
+		{
+			char *tok = strndup(line + start, end - start);
+
+			if (!tok)
+				abort();
+			tokens_append(c->cfg, &tok, 1);
+		}
+	}
+out:
+	strbuf_release(&text);
+}
+
+/* "IPV4:PORT" or "[IPV6]:PORT" into *ret_host (new string) and *ret_port. */
+static int parse_listen(const char *s, char **ret_host, int *ret_port)
+{
+	unsigned char addr[sizeof(struct in6_addr)];
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *colon, *h = s;
+	size_t hlen;
+	long port;
+	int af = AF_INET;
+
+	if (*s == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			return -1;
+		h = s + 1;
+		hlen = (size_t)(close - h);
+		colon = close + 1;
+		af = AF_INET6;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon)
+			return -1;
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen == 0 || hlen >= sizeof(host))
+		return -1;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (inet_pton(af, host, addr) != 1)
+		return -1;
+	if (colon[1] < '0' || colon[1] > '9' || parse_int_range(colon + 1, 1, 65535, &port) < 0)
+		return -1;
+	*ret_host = xstrdup(host);
+	*ret_port = (int)port;
+	return 0;
+}
+
+/* ---- YAML to JSON, for workload specs ---- */
+
+/* [-+]?[0-9]+ */
+static int looks_integer(const char *s)
+{
+	if (*s == '-' || *s == '+')
+		s++;
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return 0;
+	return 1;
+}
+
+/* [-+]?(digits)?(.digits)?([eE][-+]?digits)? with a digit in the mantissa;
+ * strtod alone would also take "nan", "inf" and hex. */
+static int looks_real(const char *s)
+{
+	int digits = 0;
+
+	if (*s == '-' || *s == '+')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		digits++;
+	if (*s == '.')
+		for (s++; *s >= '0' && *s <= '9'; s++)
+			digits++;
+	if (!digits)
+		return 0;
+	if (*s == 'e' || *s == 'E') {
+		s++;
+		if (*s == '-' || *s == '+')
+			s++;
+		if (*s < '0' || *s > '9')
+			return 0;
+		while (*s >= '0' && *s <= '9')
+			s++;
+	}
+	return !*s;
+}
+
+static json_t *scalar_to_json(const yaml_node_t *n)
+{
+	const char *s = (const char *)n->data.scalar.value;
+	size_t len = n->data.scalar.length;
+
+	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return json_stringn(s, len);
+	if (is_null(n))
+		return json_null();
+	if (!strcmp(s, "true"))
+		return json_true();
+	if (!strcmp(s, "false"))
+		return json_false();
+	if (looks_integer(s)) {
+		char *end;
+		long long v;
+		int saved = errno;
+
+		errno = 0;
+		v = strtoll(s, &end, 10);
+		if (!errno && !*end) {
+			errno = saved;
+			return json_integer((json_int_t)v);
+		}
+		errno = saved;	/* out of range: a real below */
+	}
+	if (looks_real(s)) {
+		double v;
+
+		if (parse_double(s, &v) == 0)
+			return json_real(v);
+	}
+	return json_stringn(s, len);
+}
+
+/* The JSON form of n, or NULL after reporting every error in it. */
+static json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
+{
+	json_t *j = NULL;
+	int failed = 0;
+
+	if (depth > JSON_MAX_DEPTH || c->json_budget == 0) {
+		if (!c->json_limit_reported)
+			node_error(c, n, "workload spec too large or nested deeper than %d levels",
+				   JSON_MAX_DEPTH);
+		c->json_limit_reported = 1;
+		return NULL;
+	}
+	c->json_budget--;
+
+	switch (n->type) {
+	case YAML_SCALAR_NODE:
+		j = scalar_to_json(n);
+		if (!j)
+			node_error(c, n, "value is not valid UTF-8 text");
+		return j;
+	case YAML_SEQUENCE_NODE:
+		j = json_array();
+		for (yaml_node_item_t *it = n->data.sequence.items.start;
+		     it < n->data.sequence.items.top; it++) {
+			json_t *v = node_to_json(c, node_get(c, *it), depth + 1);
+
+			if (!v)
+				failed = 1;
+			else
+				json_array_append_new(j, v);
+		}
+		break;
+	case YAML_MAPPING_NODE:
+		j = json_object();
+		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
+		     p < n->data.mapping.pairs.top; p++) {
+			yaml_node_t *kn = node_get(c, p->key);
+			const char *k = scalar(kn);
+			json_t *v;
+
+			if (!k) {
+				node_error(c, kn, "keys must be strings");
+				failed = 1;
+				continue;
+			}
+			if (json_object_get(j, k)) {
+				node_error(c, kn, "duplicate key '%s'", k);
+				failed = 1;
+				continue;
+			}
+			v = node_to_json(c, node_get(c, p->value), depth + 1);
+			if (!v || json_object_set_new(j, k, v) < 0) {
+				if (v) {
+					node_error(c, kn, "key is not valid UTF-8 text");
+					json_decref(v);
+				}
+				failed = 1;
+			}
+		}
+		break;
+	default:
+		node_error(c, n, "unexpected YAML node");
+		return NULL;
+	}
+	if (failed) {
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* ---- sections ---- */
+
+/* The first line of a mapping, for the `line` fields. */
+static int node_line(const yaml_node_t *n)
+{
+	return (int)n->start_mark.line + 1;
+}
+
+/* "machine 'm1'", or "machines[2]" when the item has no valid name. */
+static void item_label(struct cfg_ctx *c, yaml_node_t *map, const char *kind,
+		       const char *section, size_t index, char *buf, size_t size)
+{
+	const char *name = scalar(map_find(c, map, "name"));
+
+	if (name && config_valid_name(name))
+		snprintf(buf, size, "%s '%s'", kind, name);
+	else
+		snprintf(buf, size, "%s[%zu]", section, index);
+}
+
+static void missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
+			const char *what, const char *why)
+{
+	node_error(c, map, "missing key '%s' in %s%s", key, what, why);
+}
+
+/*
+ * Records name (the value node n) in the set `seen` of one section and
+ * reports a duplicate. Returns the name, or NULL when missing or invalid.
+ */
+static char *get_name(struct cfg_ctx *c, yaml_node_t *map, yaml_node_t *n, const char *kind,
+		      const char *what, json_t *seen)
+{
+	json_t *first;
+	char *name;
+
+	if (!n) {
+		missing_key(c, map, "name", what, "");
+		return NULL;
+	}
+	name = get_str(c, "name", n, config_valid_name, MUST_NAME);
+	if (!name)
+		return NULL;
+	first = json_object_get(seen, name);
+	if (first)
+		node_error(c, n, "duplicate %s name '%s' (first defined at line %lld)", kind,
+			   name, (long long)json_integer_value(first));
+	else
+		json_object_set_new(seen, name, json_integer(node_line(n)));
+	return name;
+}
+
+static const char *transport_name_int(int i)
+{
+	return transport_kind_name((enum transport_kind)i);
+}
+
+static const char *boot_name_int(int i)
+{
+	return boot_method_name((enum boot_method)i);
+}
+
+/* Keys shared by machines and builders, in this order at the start of both tables. */
+enum {
+	EK_NAME, EK_TRANSPORT, EK_HOST, EK_PORT, EK_USER, EK_IDENTITY, EK_KNOWN_HOSTS,
+	EK_HOST_KEY, EK_MAX
+};
+#define ENDPOINT_KEYS "name", "transport", "host", "port", "user", "identity", \
+	"known_hosts", "host_key"
+
+static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct keyset *ks,
+			   const char *what, struct cfg_endpoint *ep)
+{
+	int kind = -1;
+	long port;
+
+	ep->port = 22;
+	if (!ks->val[EK_TRANSPORT])
+		missing_key(c, map, "transport", what, " (local or ssh)");
+	else
+		kind = get_enum(c, "transport", ks->val[EK_TRANSPORT], transport_name_int,
+				TRANSPORT_KIND_MAX);
+	if (kind >= 0)
+		ep->transport = (enum transport_kind)kind;
+
+	if (ks->val[EK_HOST])
+		ep->host = get_str(c, "host", ks->val[EK_HOST], valid_host, MUST_HOST);
+	if (ks->val[EK_PORT] && get_int(c, "port", ks->val[EK_PORT], 1, 65535, &port) == 0)
+		ep->port = (int)port;
+	if (ks->val[EK_USER])
+		ep->user = get_str(c, "user", ks->val[EK_USER], valid_user, MUST_USER);
+	else
+		ep->user = xstrdup("root");
+	if (ks->val[EK_IDENTITY])
+		ep->identity = get_str(c, "identity", ks->val[EK_IDENTITY], valid_path, MUST_PATH);
+	if (ks->val[EK_KNOWN_HOSTS])
+		ep->known_hosts = get_str(c, "known_hosts", ks->val[EK_KNOWN_HOSTS], valid_path,
+					  MUST_PATH);
+	if (ks->val[EK_HOST_KEY])
+		ep->host_key = get_str(c, "host_key", ks->val[EK_HOST_KEY], valid_host_key,
+				       MUST_HOST_KEY);
+
+	if (kind == TRANSPORT_SSH) {
+		if (!ks->val[EK_HOST])
+			missing_key(c, map, "host", what, " (required with transport ssh)");
+		if (!ks->val[EK_IDENTITY])
+			missing_key(c, map, "identity", what, " (required with transport ssh)");
+		if (!ks->val[EK_KNOWN_HOSTS] && !ks->val[EK_HOST_KEY])
+			node_error(c, map, "missing key 'known_hosts' or 'host_key' in %s "
+				   "(transport ssh checks the host key strictly)", what);
+	} else if (kind == TRANSPORT_LOCAL) {
+		/* a remote setting on a local endpoint is a mistake, not a default */
+		for (int i = EK_HOST; i < EK_MAX; i++)
+			if (ks->key[i])
+				node_error(c, ks->key[i], "%s: only used with transport ssh (in %s)",
+					   scalar(ks->key[i]), what);
+	}
+}
+
+static const char *const machine_keys[] = {
+	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
+	NULL
+};
+enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
+       MK_MAX };
+KEYS_MATCH(machine_keys, MK_MAX);
+
+static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+			  struct cfg_machine *m)
+{
+	struct keyset ks;
+	char what[96];
+	long v;
+	int b;
+
+	item_label(c, map, "machine", "machines", index, what, sizeof(what));
+	map_keys(c, map, machine_keys, what, "key", &ks);
+	m->line = node_line(map);
+	m->name = get_name(c, map, ks.val[EK_NAME], "machine", what, seen);
+	parse_endpoint(c, map, &ks, what, &m->ep);
+
+	m->arch = ks.val[MK_ARCH] ? get_str(c, "arch", ks.val[MK_ARCH], config_valid_name,
+					    MUST_NAME)
+				  : xstrdup("x86_64");
+	if (ks.val[MK_CPUS] && get_int(c, "cpus", ks.val[MK_CPUS], 0, 4096, &v) == 0)
+		m->cpus = (int)v;
+	if (ks.val[MK_TAGS])
+		m->tags = get_list(c, "tags", ks.val[MK_TAGS], config_valid_name, MUST_NAME,
+				   &m->ntags);
+	if (!m->tags)
+		m->tags = xcalloc(1, sizeof(*m->tags));
+	m->boot = BOOT_NONE;
+	if (ks.val[MK_BOOT]) {
+		b = get_enum(c, "boot", ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
+		if (b >= 0)
+			m->boot = (enum boot_method)b;
+	}
+	if (ks.val[MK_POWER_CYCLE] && !is_null(ks.val[MK_POWER_CYCLE])) {
+		size_t n = 0;
+
+		m->power_cycle = get_list(c, "power_cycle", ks.val[MK_POWER_CYCLE], valid_arg,
+					  MUST_ARG, &n);
+		/* bad items were reported by get_list: only an empty command is left */
+		if (m->power_cycle && (ks.val[MK_POWER_CYCLE]->data.sequence.items.top ==
+				       ks.val[MK_POWER_CYCLE]->data.sequence.items.start ||
+				       (n > 0 && !*m->power_cycle[0])))
+			node_error(c, ks.val[MK_POWER_CYCLE],
+				   "power_cycle: must be a command as a list of strings (argv), "
+				   "with a non-empty program name first");
+	}
+	m->agent_path = ks.val[MK_AGENT_PATH]
+		? get_str(c, "agent_path", ks.val[MK_AGENT_PATH], valid_path, MUST_PATH)
+		: xstrdup("/tmp/tlblab-agent");
+	m->workdir = ks.val[MK_WORKDIR]
+		? get_str(c, "workdir", ks.val[MK_WORKDIR], valid_path, MUST_PATH)
+		: xstrdup("/tmp/tlblab");
+}
+
+static const char *const builder_keys[] = { ENDPOINT_KEYS, "jobs", "workdir", NULL };
+enum { BK_JOBS = EK_MAX, BK_WORKDIR, BK_MAX };
+KEYS_MATCH(builder_keys, BK_MAX);
+
+static void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+			  struct cfg_builder *b)
+{
+	struct keyset ks;
+	char what[96];
+	long v;
+
+	item_label(c, map, "builder", "builders", index, what, sizeof(what));
+	map_keys(c, map, builder_keys, what, "key", &ks);
+	b->line = node_line(map);
+	b->name = get_name(c, map, ks.val[EK_NAME], "builder", what, seen);
+	parse_endpoint(c, map, &ks, what, &b->ep);
+	b->jobs = 2;
+	if (ks.val[BK_JOBS] && get_int(c, "jobs", ks.val[BK_JOBS], 1, 256, &v) == 0)
+		b->jobs = (int)v;
+	b->workdir = ks.val[BK_WORKDIR]
+		? get_str(c, "workdir", ks.val[BK_WORKDIR], valid_path, MUST_PATH)
+		: xstrdup("/var/cache/tlblab");
+}
+
+static const char *const tree_keys[] = {
+	"name", "url", "builder", "config_base", "fragments", NULL
+};
+enum { TK_NAME, TK_URL, TK_BUILDER, TK_CONFIG_BASE, TK_FRAGMENTS, TK_MAX };
+KEYS_MATCH(tree_keys, TK_MAX);
+
+static void parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+		       struct cfg_tree *t)
+{
+	struct keyset ks;
+	char what[96];
+
+	item_label(c, map, "tree", "trees", index, what, sizeof(what));
+	map_keys(c, map, tree_keys, what, "key", &ks);
+	t->line = node_line(map);
+	t->name = get_name(c, map, ks.val[TK_NAME], "tree", what, seen);
+	if (ks.val[TK_URL])
+		t->url = get_str(c, "url", ks.val[TK_URL], valid_path, MUST_URL);
+	else
+		missing_key(c, map, "url", what, " (a path or git URL)");
+	if (ks.val[TK_BUILDER]) {
+		t->builder = get_str(c, "builder", ks.val[TK_BUILDER], config_valid_name,
+				     MUST_NAME);
+		if (t->builder && !config_builder(c->cfg, t->builder))
+			node_error(c, ks.val[TK_BUILDER], "builder: no builder named '%s'",
+				   t->builder);
+	} else {
+		missing_key(c, map, "builder", what, "");
+	}
+	t->config_base = ks.val[TK_CONFIG_BASE]
+		? get_str(c, "config_base", ks.val[TK_CONFIG_BASE], valid_path, MUST_CONFIG_BASE)
+		: xstrdup("tinyconfig");
+	if (ks.val[TK_FRAGMENTS])
+		t->fragments = get_list(c, "fragments", ks.val[TK_FRAGMENTS], valid_path,
+					MUST_PATH, &t->nfragments);
+	if (!t->fragments)
+		t->fragments = xcalloc(1, sizeof(*t->fragments));
+}
+
+static const char *const suite_keys[] = { "name", "timeout", "workloads", NULL };
+enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_MAX };
+KEYS_MATCH(suite_keys, SK_MAX);
+
+static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s)
+{
+	json_t *arr;
+	int failed = 0;
+
+	if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top ==
+					      n->data.sequence.items.start) {
+		node_error(c, n, "workloads: must be a non-empty list of workload specs "
+			   "(mappings with a 'workload' key)");
+		return;
+	}
+	arr = json_array();
+	c->json_budget = JSON_MAX_NODES;
+	c->json_limit_reported = 0;
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *item = node_get(c, *it);
+		ptrdiff_t i = it - n->data.sequence.items.start;
+		yaml_node_t *w;
+		json_t *j;
+
+		if (!is_mapping(item)) {
+			node_error(c, item, "workloads[%td]: must be a mapping with a 'workload' key",
+				   i);
+			failed = 1;
+			continue;
+		}
+		w = map_find(c, item, "workload");
+		if (!w) {
+			node_error(c, item, "workloads[%td]: missing key 'workload' "
+				   "(the name of the workload to run)", i);
+			failed = 1;
+		} else if (!scalar(w) || is_null(w)) {
+			node_error(c, w, "workload: must be the name of a workload");
+			failed = 1;
+		}
+		j = node_to_json(c, item, 0);
+		if (!j)
+			failed = 1;
+		else
+			json_array_append_new(arr, j);
+	}
+	if (failed)
+		json_decref(arr);
+	else
+		s->workloads = arr;
+}
+
+static void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+			struct cfg_suite *s)
+{
+	struct keyset ks;
+	char what[96];
+
+	item_label(c, map, "suite", "suites", index, what, sizeof(what));
+	map_keys(c, map, suite_keys, what, "key", &ks);
+	s->line = node_line(map);
+	s->name = get_name(c, map, ks.val[SK_NAME], "suite", what, seen);
+	s->timeout = c->cfg->stage_timeout;
+	if (ks.val[SK_TIMEOUT])
+		get_seconds(c, "timeout", ks.val[SK_TIMEOUT], &s->timeout);
+	if (ks.val[SK_WORKLOADS])
+		parse_workloads(c, ks.val[SK_WORKLOADS], s);
+	else
+		missing_key(c, map, "workloads", what, "");
+}
+
+static const char *const lab_keys[] = {
+	"data_dir", "listen", "tokens", "token_file", "read_requires_token", "max_body",
+	"workers", "stage_timeout", NULL
+};
+enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
+       LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_MAX };
+KEYS_MATCH(lab_keys, LK_MAX);
+
+static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
+{
+	struct lab_config *cfg = c->cfg;
+	struct keyset ks;
+	long v;
+
+	if (!is_mapping(map)) {
+		node_error(c, map, "lab: must be a mapping (lab.data_dir is required)");
+		return;
+	}
+	map_keys(c, map, lab_keys, "lab", "key", &ks);
+	if (ks.val[LK_DATA_DIR])
+		cfg->data_dir = get_str(c, "data_dir", ks.val[LK_DATA_DIR], valid_path, MUST_PATH);
+	else
+		missing_key(c, map, "data_dir", "lab", " (where the store and artifacts live)");
+	if (ks.val[LK_LISTEN]) {
+		const char *s = scalar(ks.val[LK_LISTEN]);
+
+		free(cfg->listen_host);
+		cfg->listen_host = NULL;
+		if (!s || parse_listen(s, &cfg->listen_host, &cfg->listen_port) < 0)
+			node_error(c, ks.val[LK_LISTEN], "listen: must be IPV4:PORT or [IPV6]:PORT "
+				   "(an IP literal and a port from 1 to 65535)");
+	}
+	if (ks.val[LK_TOKENS]) {
+		size_t n = 0;
+		char **t = get_list(c, "tokens", ks.val[LK_TOKENS], valid_token, MUST_TOKEN, &n);
+
+		if (t)
+			tokens_append(cfg, t, n);
+		free(t);	/* the strings now belong to cfg->tokens */
+	}
+	if (ks.val[LK_TOKEN_FILE]) {
+		char *path = get_str(c, "token_file", ks.val[LK_TOKEN_FILE], valid_path, MUST_PATH);
+
+		if (path)
+			load_token_file(c, ks.val[LK_TOKEN_FILE], path);
+		free(path);
+	}
+	if (ks.val[LK_READ_REQUIRES_TOKEN])
+		get_bool(c, "read_requires_token", ks.val[LK_READ_REQUIRES_TOKEN],
+			 &cfg->read_requires_token);
+	if (ks.val[LK_MAX_BODY] &&
+	    get_int(c, "max_body", ks.val[LK_MAX_BODY], 1024, 1L << 30, &v) == 0)
+		cfg->max_body = (size_t)v;
+	if (ks.val[LK_WORKERS] && get_int(c, "workers", ks.val[LK_WORKERS], 1, 64, &v) == 0)
+		cfg->workers = (int)v;
+	if (ks.val[LK_STAGE_TIMEOUT])
+		get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
+}
+
+/*
+ * Walks the list of mappings n of one section, calling parse for each into
+ * a new array of *ret_n items of `size` bytes (returned; NULL when empty).
+ */
+static void *parse_section(struct cfg_ctx *c, yaml_node_t *n, const char *section,
+			   size_t size, size_t *ret_n,
+			   void (*parse)(struct cfg_ctx *, yaml_node_t *, size_t, json_t *, void *))
+{
+	json_t *seen;
+	char *items;
+	size_t count, i = 0;
+
+	*ret_n = 0;
+	if (is_null(n))
+		return NULL;
+	if (n->type != YAML_SEQUENCE_NODE) {
+		node_error(c, n, "%s: must be a list of mappings", section);
+		return NULL;
+	}
+	count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+	if (!count)
+		return NULL;
+	items = xcalloc(count, size);
+	seen = json_object();
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *item = node_get(c, *it);
+		size_t index = (size_t)(it - n->data.sequence.items.start);
+
+		if (!is_mapping(item)) {
+			node_error(c, item, "%s[%zu]: must be a mapping", section, index);
+			continue;
+		}
+		parse(c, item, index, seen, items + i * size);
+		/* items are stored only as parsed; the count must match what config_free walks */
+		i++;
+		*ret_n = i;
+	}
+	json_decref(seen);
+	return items;
+}
+
+/* Adapters from the generic section walker to each item type. */
+static void parse_machine_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
+{
+	parse_machine(c, m, i, s, o);
+}
+
+static void parse_builder_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
+{
+	parse_builder(c, m, i, s, o);
+}
+
+static void parse_tree_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
+{
+	parse_tree(c, m, i, s, o);
+}
+
+static void parse_suite_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
+{
+	parse_suite(c, m, i, s, o);
+}
+
+static const char *const top_keys[] = {
+	"lab", "machines", "builders", "trees", "suites", NULL
+};
+enum { TOP_LAB, TOP_MACHINES, TOP_BUILDERS, TOP_TREES, TOP_SUITES, TOP_MAX };
+KEYS_MATCH(top_keys, TOP_MAX);
+
+static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
+{
+	struct lab_config *cfg = c->cfg;
+	struct keyset ks;
+
+	if (!root) {
+		cfg_error(c, 1, 1, "empty configuration (lab.data_dir is required)");
+		return;
+	}
+	if (!is_mapping(root)) {
+		node_error(c, root, "the configuration must be a mapping with the sections "
+			   "lab, machines, builders, trees and suites");
+		return;
+	}
+	map_keys(c, root, top_keys, "the configuration (sections: lab, machines, builders, "
+		 "trees, suites)", "section", &ks);
+	if (ks.val[TOP_LAB])
+		parse_lab(c, ks.val[TOP_LAB]);
+	else
+		node_error(c, root, "missing section 'lab' (lab.data_dir is required)");
+	if (ks.val[TOP_BUILDERS])
+		cfg->builders = parse_section(c, ks.val[TOP_BUILDERS], "builders",
+					      sizeof(*cfg->builders), &cfg->nbuilders,
+					      parse_builder_v);
+	if (ks.val[TOP_MACHINES])
+		cfg->machines = parse_section(c, ks.val[TOP_MACHINES], "machines",
+					      sizeof(*cfg->machines), &cfg->nmachines,
+					      parse_machine_v);
+	if (ks.val[TOP_TREES])
+		cfg->trees = parse_section(c, ks.val[TOP_TREES], "trees", sizeof(*cfg->trees),
+					   &cfg->ntrees, parse_tree_v);
+	if (ks.val[TOP_SUITES])
+		cfg->suites = parse_section(c, ks.val[TOP_SUITES], "suites", sizeof(*cfg->suites),
+					    &cfg->nsuites, parse_suite_v);
+}
+
+/* Reports a libyaml error: one message at the problem's position. */
+static void yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
+			      size_t len)
+{
+	const char *problem = p->problem ? p->problem : "cannot parse";
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		cfg_error(c, 0, 0, "out of memory while parsing");
+	} else if (p->error == YAML_READER_ERROR) {
+		/* the reader knows only a byte offset */
+		unsigned long line = 1, col = 1;
+
+		for (size_t i = 0; i < p->problem_offset && i < len; i++) {
+			if (text[i] == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		if (p->problem_value != -1)
+			cfg_error(c, line, col, "%s (byte 0x%02x)", problem, p->problem_value);
+		else
+			cfg_error(c, line, col, "%s", problem);
+	} else if (p->context) {
+		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
+			  (unsigned long)p->problem_mark.column + 1, "%s (%s at line %lu, column %lu)",
+			  problem, p->context, (unsigned long)p->context_mark.line + 1,
+			  (unsigned long)p->context_mark.column + 1);
+	} else {
+		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
+			  (unsigned long)p->problem_mark.column + 1, "%s", problem);
+	}
+}
+
+static void cfg_ctx_release(struct cfg_ctx *c)
+{
+	for (size_t i = 0; i < c->nerrs; i++)
+		free(c->errs[i].msg);
+	free(c->errs);
+}
+
+/* ---- public API ---- */
+
+int config_load_string(const char *name, const char *text, size_t len,
+		       struct lab_config **ret, struct strbuf *err)
+{
+	struct cfg_ctx c = { .name = name };
+	yaml_parser_t parser;
+	yaml_document_t doc, extra;
+	int have_doc = 0, r = -1;
+
+	if (err)
+		strbuf_reset(err);
+	if (!yaml_parser_initialize(&parser))
+		abort();
+	c.cfg = xcalloc(1, sizeof(*c.cfg));
+	c.cfg->path = xstrdup(name);
+	c.cfg->listen_host = xstrdup("127.0.0.1");
+	c.cfg->listen_port = 8080;
+	c.cfg->max_body = 1u << 20;
+	c.cfg->workers = 4;
+	c.cfg->stage_timeout = 1800;
+	c.cfg->tokens = xcalloc(1, sizeof(*c.cfg->tokens));
+
+	if (len > CONFIG_MAX_BYTES) {
+		cfg_error(&c, 0, 0, "larger than %u KiB", CONFIG_MAX_BYTES >> 10);
+		goto out;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+	if (!yaml_parser_load(&parser, &doc)) {
+		yaml_syntax_error(&c, &parser, text, len);
+		goto out;
+	}
+	have_doc = 1;
+	c.doc = &doc;
+	/* a second document would be silently ignored: refuse it */
+	if (!yaml_parser_load(&parser, &extra)) {
+		yaml_syntax_error(&c, &parser, text, len);
+		goto out;
+	}
+	if (yaml_document_get_root_node(&extra)) {
+		yaml_node_t *root = yaml_document_get_root_node(&extra);
+
+		node_error(&c, root, "only one YAML document is allowed");
+	}
+	yaml_document_delete(&extra);
+	if (c.nerrs)
+		goto out;
+
+	parse_document(&c, yaml_document_get_root_node(&doc));
+	if (c.nerrs)
+		goto out;
+	*ret = c.cfg;
+	c.cfg = NULL;
+	r = 0;
+out:
+	cfg_errors_flush(&c, err);
+	cfg_ctx_release(&c);
+	config_free(c.cfg);
+	if (have_doc)
+		yaml_document_delete(&doc);
+	yaml_parser_delete(&parser);
+	return r;
+}
+
+int config_load(const char *path, struct lab_config **ret, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	char why[128];
+	int r;
+
+	r = read_regular_file(path, &text, CONFIG_MAX_BYTES);
+	if (r < 0) {
+		if (err) {
+			strbuf_reset(err);
+			strbuf_addf(err, "%s: cannot read: %s", path,
+				    read_error_text(r, CONFIG_MAX_BYTES, why, sizeof(why)));
+		}
+		r = -1;
+		goto out;
+	}
+	r = config_load_string(path, text.buf, text.len, ret, err);
+out:
+	strbuf_release(&text);
+	return r;
+}
+
+static void endpoint_release(struct cfg_endpoint *ep)
+{
+	free(ep->host);
+	free(ep->user);
+	free(ep->identity);
+	free(ep->known_hosts);
+	free(ep->host_key);
+}
+
+void config_free(struct lab_config *cfg)
+{
+	if (!cfg)
+		return;
+	for (size_t i = 0; i < cfg->nmachines; i++) {
+		struct cfg_machine *m = &cfg->machines[i];
+
+		free(m->name);
+		endpoint_release(&m->ep);
+		free(m->arch);
+		strv_free(m->tags);
+		strv_free(m->power_cycle);
+		free(m->agent_path);
+		free(m->workdir);
+	}
+	free(cfg->machines);
+	for (size_t i = 0; i < cfg->nbuilders; i++) {
+		free(cfg->builders[i].name);
+		endpoint_release(&cfg->builders[i].ep);
+		free(cfg->builders[i].workdir);
+	}
+	free(cfg->builders);
+	for (size_t i = 0; i < cfg->ntrees; i++) {
+		free(cfg->trees[i].name);
+		free(cfg->trees[i].url);
+		free(cfg->trees[i].builder);
+		free(cfg->trees[i].config_base);
+		strv_free(cfg->trees[i].fragments);
+	}
+	free(cfg->trees);
+	for (size_t i = 0; i < cfg->nsuites; i++) {
+		free(cfg->suites[i].name);
+		json_decref(cfg->suites[i].workloads);
+	}
+	free(cfg->suites);
+	strv_free(cfg->tokens);
+	free(cfg->path);
+	free(cfg->data_dir);
+	free(cfg->listen_host);
+	free(cfg);
+}
+
+const struct cfg_machine *config_machine(const struct lab_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && name && i < cfg->nmachines; i++)
+		if (cfg->machines[i].name && !strcmp(cfg->machines[i].name, name))
+			return &cfg->machines[i];
+	return NULL;
+}
+
+const struct cfg_builder *config_builder(const struct lab_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && name && i < cfg->nbuilders; i++)
+		if (cfg->builders[i].name && !strcmp(cfg->builders[i].name, name))
+			return &cfg->builders[i];
+	return NULL;
+}
+
+const struct cfg_tree *config_tree(const struct lab_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && name && i < cfg->ntrees; i++)
+		if (cfg->trees[i].name && !strcmp(cfg->trees[i].name, name))
+			return &cfg->trees[i];
+	return NULL;
+}
+
+const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && name && i < cfg->nsuites; i++)
+		if (cfg->suites[i].name && !strcmp(cfg->suites[i].name, name))
+			return &cfg->suites[i];
+	return NULL;
+}
+
+int config_machine_has_tag(const struct cfg_machine *m, const char *tag)
+{
+	if (!m || !m->tags || !tag)
+		return 0;
+	for (char **t = m->tags; *t; t++)
+		if (!strcmp(*t, tag))
+			return 1;
+	return 0;
+}
+
+const char *transport_kind_name(enum transport_kind k)
+{
+	static const char *const names[TRANSPORT_KIND_MAX] = {
+		[TRANSPORT_LOCAL] = "local",
+		[TRANSPORT_SSH] = "ssh",
+	};
+
+	return (unsigned)k < TRANSPORT_KIND_MAX ? names[k] : "unknown";
+}
+
+const char *boot_method_name(enum boot_method b)
+{
+	static const char *const names[BOOT_METHOD_MAX] = {
+		[BOOT_NONE] = "none",
+		[BOOT_QEMU] = "qemu",
+		[BOOT_KEXEC] = "kexec",
+		[BOOT_REBOOT] = "reboot",
+	};
+
+	return (unsigned)b < BOOT_METHOD_MAX ? names[b] : "unknown";
+}

@@ -1,0 +1,53 @@
+#ifndef TLBLAB_TRANSPORT_BACKEND_H
+#define TLBLAB_TRANSPORT_BACKEND_H
+
+#include <stddef.h>
+
+#include "strbuf.h"
+#include "transport.h"
+
+/*
+ * What the transport backends (transport_local.c, transport_ssh.c) share,
+ * implemented in transport.c. Not for use outside the transport module:
+ * stages see only transport.h.
+ */
+
+/*
+ * Where a command's output goes while it runs: stdout split into lines for
+ * req->on_line (cut at max_line, the rest of the line dropped) or kept in
+ * res->out; stderr kept in res->err. Both keep at most max_output bytes,
+ * the tail, so a chatty command cannot grow the daemon without bound.
+ */
+struct exec_sink {
+	const struct exec_req *req;
+	struct exec_result *res;
+	size_t max_line;
+	size_t max_output;
+	struct strbuf line;	/* the stdout line being assembled */
+	int line_truncated;
+};
+
+/* Resets res (status 0, empty out and err) and prepares s. */
+void exec_sink_init(struct exec_sink *s, const struct exec_req *req, struct exec_result *res);
+/* Feeds stdout bytes. Returns 0, or -ECANCELED when on_line asked to stop. */
+int exec_sink_out(struct exec_sink *s, const void *data, size_t len);
+/* Feeds stderr bytes. */
+void exec_sink_err(struct exec_sink *s, const void *data, size_t len);
+/* At end of output: hands a last unterminated line to on_line and trims
+ * the kept buffers to max_output. 0 or -ECANCELED. */
+int exec_sink_finish(struct exec_sink *s);
+void exec_sink_release(struct exec_sink *s);
+
+/* Appends argv as one POSIX shell command line, every element quoted. */
+void transport_cmdline(struct strbuf *sb, const char *const *argv);
+/* A short form of argv for messages: the command line, cut at 160 bytes. */
+void transport_cmd_short(struct strbuf *sb, const char *const *argv);
+
+/*
+ * Creates a temporary file next to path (same directory, so a rename onto
+ * path is atomic), O_CLOEXEC, mode 0600. Returns the descriptor and its
+ * name in tmp, or a negative errno.
+ */
+int transport_tmpfile(const char *path, struct strbuf *tmp);
+
+#endif

@@ -1,0 +1,446 @@
+/*
+ * The `local` transport: commands run on the daemon's own host.
+ *
+ * exec forks a child that becomes the leader of a new process group, so a
+ * timeout or a cancel can kill the whole tree it started (kill(-pid)), not
+ * only the direct child. The parent runs one poll() loop over three pipes:
+ * it writes stdin as the child makes room and reads stdout and stderr as
+ * they come, so a command that writes a lot before reading its input (or
+ * the other way round) cannot deadlock against us. SIGPIPE is blocked in
+ * the calling thread while the loop writes, and one that a write raised is
+ * consumed before returning, so a child that exits without reading its
+ * input is an ordinary EPIPE, not a dead daemon.
+ *
+ * upload and download are copies through a temporary file in the target's
+ * directory followed by rename(), so a reader never sees half a file.
+ */
+#include "transport.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "transport_backend.h"
+#include "util.h"
+#include "banned.h"
+
+#define IO_CHUNK (64u << 10)
+
+static int local_open(struct transport *t, struct strbuf *err)
+{
+	(void)t;
+	(void)err;
+	return 0;
+}
+
+static void local_close(struct transport *t)
+{
+	(void)t;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Only async-signal-safe calls between fork and exec: the daemon has
+ * threads, and another one may hold the malloc lock. */
+static void __attribute__((noreturn))
+child_exec(const char *const *argv, int in_fd, int out_fd, int err_fd)
+{
+	struct sigaction sa;
+	sigset_t none;
+	const char *msg;
+	int a, b, c, e;
+
+	setpgid(0, 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGPIPE, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+
+	/* move the pipes above 2 first so no dup2 clobbers another */
+	a = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
+	b = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
+	c = fcntl(err_fd, F_DUPFD_CLOEXEC, 3);
+	if (a < 0 || b < 0 || c < 0 || dup2(a, 0) < 0 || dup2(b, 1) < 0 || dup2(c, 2) < 0)
+		_exit(126);
+
+	execvp(argv[0], (char *const *)argv);
+	e = errno;
+	msg = strerrordesc_np(e);
+	if (write(2, "tlblab: cannot execute ", 23) < 0 ||
+	    write(2, argv[0], strlen(argv[0])) < 0 || write(2, ": ", 2) < 0 ||
+	    write(2, msg ? msg : "error", strlen(msg ? msg : "error")) < 0 ||
+	    write(2, "\n", 1) < 0)
+		_exit(e == ENOENT ? 127 : 126);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+static int set_nonblock(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -errno;
+	return 0;
+}
+
+/* Kills the child's process group and reaps the child. */
+static void kill_and_reap(pid_t pid, int *wstatus)
+{
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, wstatus, 0) < 0 && errno == EINTR)
+		;
+}
+
+static int ms_until(double deadline)
+{
+	double left;
+
+	if (!deadline)
+		return -1;
+	left = deadline - mono_now();
+	if (left <= 0)
+		return 0;
+	return (int)ceil(left * 1000.0);
+}
+
+static int local_exec(struct transport *t, const struct exec_req *req,
+		      struct exec_result *res, struct strbuf *err)
+{
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	sigset_t pipe_set, old_set;
+	struct exec_sink sink;
+	struct strbuf cmd = STRBUF_INIT;
+	const char *input = req->input;
+	size_t in_off = 0;
+	double start = mono_now(), deadline = 0;
+	char *buf = NULL;
+	pid_t pid = -1;
+	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0;
+
+	exec_sink_init(&sink, req, res);
+	if (!req->argv || !req->argv[0]) {
+		strbuf_seterr(err, "%s: empty command", t->label);
+		r = -EINVAL;
+		goto out;
+	}
+	transport_cmd_short(&cmd, req->argv);
+	if (req->timeout > 0)
+		deadline = start + req->timeout;
+
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
+		goto sys_fail;
+	if (input) {
+		if (pipe2(in, O_CLOEXEC) < 0)
+			goto sys_fail;
+	} else {
+		in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (in[0] < 0)
+			goto sys_fail;
+	}
+	buf = malloc(IO_CHUNK);
+	if (!buf)
+		abort();
+
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+
+	pid = fork();
+	if (pid < 0) {
+		pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+		goto sys_fail;
+	}
+	if (pid == 0)
+		child_exec(req->argv, in[0], out[1], errp[1]);
+	/* both sides set the group, so a kill(-pid) right after fork cannot
+	 * miss it; EACCES once the child has exec'd is fine */
+	setpgid(pid, pid);
+	close_fd(&in[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[1]);
+	if (in[1] >= 0 && (set_nonblock(in[1]) < 0 || req->input_len == 0))
+		close_fd(&in[1]);
+	set_nonblock(out[0]);
+	set_nonblock(errp[0]);
+
+	while (in[1] >= 0 || out[0] >= 0 || errp[0] >= 0) {
+		struct pollfd pfd[3];
+		int nfd = 0, ms, i_in = -1, i_out = -1, i_err = -1, n;
+
+		if (in[1] >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
+			i_in = nfd++;
+		}
+		if (out[0] >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = out[0], .events = POLLIN };
+			i_out = nfd++;
+		}
+		if (errp[0] >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
+			i_err = nfd++;
+		}
+		ms = ms_until(deadline);
+		if (ms == 0)
+			goto timed_out;
+		n = poll(pfd, (nfds_t)nfd, ms);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			goto sys_fail_kill;
+		}
+		if (n == 0)
+			continue;
+
+		if (i_in >= 0 && pfd[i_in].revents) {
+			size_t want = req->input_len - in_off;
+			ssize_t w;
+
+			if (want > IO_CHUNK)
+				want = IO_CHUNK;
+			w = write(in[1], input + in_off, want);
+			if (w < 0 && errno == EPIPE) {
+				saw_epipe = 1;
+				close_fd(&in[1]);
+			} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+				close_fd(&in[1]);
+			} else if (w > 0) {
+				in_off += (size_t)w;
+				if (in_off == req->input_len)
+					close_fd(&in[1]);
+			}
+		}
+		if (i_out >= 0 && pfd[i_out].revents) {
+			ssize_t rd = read(out[0], buf, IO_CHUNK);
+
+			if (rd > 0) {
+				if (exec_sink_out(&sink, buf, (size_t)rd) < 0)
+					goto cancelled;
+			} else if (rd == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close_fd(&out[0]);
+			}
+		}
+		if (i_err >= 0 && pfd[i_err].revents) {
+			ssize_t rd = read(errp[0], buf, IO_CHUNK);
+
+			if (rd > 0)
+				exec_sink_err(&sink, buf, (size_t)rd);
+			else if (rd == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(&errp[0]);
+		}
+	}
+
+	/* output is closed; the child is normally gone or about to be */
+	for (long nap = 1000000;; nap = nap < 50000000 ? nap * 2 : nap) {
+		pid_t w = waitpid(pid, &wstatus, WNOHANG);
+
+		if (w == pid) {
+			reaped = 1;
+			break;
+		}
+		if (w < 0 && errno != EINTR)
+			goto sys_fail_kill;
+		if (ms_until(deadline) == 0)
+			goto timed_out;
+		nanosleep(&(struct timespec){ 0, nap }, NULL);
+	}
+	if (WIFEXITED(wstatus)) {
+		res->status = WEXITSTATUS(wstatus);
+	} else if (WIFSIGNALED(wstatus)) {
+		res->status = -1;
+		res->signal = WTERMSIG(wstatus);
+	}
+	if (exec_sink_finish(&sink) < 0)
+		goto cancelled;
+	r = 0;
+	goto out_mask;
+
+timed_out:
+	kill_and_reap(pid, &wstatus);
+	reaped = 1;
+	exec_sink_finish(&sink);
+	strbuf_seterr(err, "%s: `%s` timed out after %.1f s", t->label, cmd.buf,
+		      mono_now() - start);
+	r = -ETIMEDOUT;
+	goto out_mask;
+cancelled:
+	kill_and_reap(pid, &wstatus);
+	reaped = 1;
+	strbuf_seterr(err, "%s: `%s` stopped by its output reader", t->label, cmd.buf);
+	r = -ECANCELED;
+	goto out_mask;
+sys_fail_kill:
+	r = -errno;
+	kill_and_reap(pid, &wstatus);
+	reaped = 1;
+	strbuf_seterr(err, "%s: `%s`: %s", t->label, cmd.buf, strerror(-r));
+out_mask:
+	if (saw_epipe) {
+		/* a write to a closed pipe raised SIGPIPE on this thread */
+		sigset_t pending;
+
+		if (sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE))
+			sigtimedwait(&pipe_set, NULL, &(struct timespec){ 0, 0 });
+	}
+	pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+	goto out;
+sys_fail:
+	r = -errno;
+	strbuf_seterr(err, "%s: `%s`: %s", t->label, cmd.buf, strerror(-r));
+out:
+	if (pid > 0 && !reaped)
+		kill_and_reap(pid, &wstatus);
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&out[0]);
+	close_fd(&out[1]);
+	close_fd(&errp[0]);
+	close_fd(&errp[1]);
+	free(buf);
+	exec_sink_release(&sink);
+	strbuf_release(&cmd);
+	return r;
+}
+
+/*
+ * Copies src to a new file at dst (temporary name, fchmod, fsync, rename).
+ * mode < 0 keeps the source's permission bits. max == 0: no limit. Returns
+ * 0 or a negative errno; *what names the step that failed.
+ */
+static int copy_file(const char *src, const char *dst, int mode, size_t max,
+		     const char **what)
+{
+	struct strbuf tmp = STRBUF_INIT;
+	struct stat st;
+	char *buf = NULL;
+	size_t total = 0;
+	int in = -1, fd = -1, r;
+
+	*what = "open source";
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0 || fstat(in, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		goto out;
+	}
+	*what = "size";
+	if (max && (size_t)st.st_size > max) {
+		r = -EFBIG;
+		goto out;
+	}
+	*what = "create temporary file";
+	fd = transport_tmpfile(dst, &tmp);
+	if (fd < 0) {
+		r = fd;
+		goto out;
+	}
+	buf = malloc(IO_CHUNK);
+	if (!buf)
+		abort();
+	for (;;) {
+		ssize_t n = read(in, buf, IO_CHUNK);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		*what = "read";
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		total += (size_t)n;
+		if (max && total > max) {
+			*what = "size";
+			r = -EFBIG;
+			goto out;
+		}
+		*what = "write";
+		r = write_all(fd, buf, (size_t)n);
+		if (r < 0)
+			goto out;
+	}
+	*what = "chmod";
+	if (fchmod(fd, mode >= 0 ? (mode_t)mode & 07777 : st.st_mode & 07777) < 0) {
+		r = -errno;
+		goto out;
+	}
+	*what = "write";
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		r = -errno;
+		goto out;
+	}
+	fd = -1;
+	*what = "rename";
+	if (rename(tmp.buf, dst) < 0) {
+		r = -errno;
+		goto out;
+	}
+	strbuf_reset(&tmp);
+	r = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp.len)
+		unlink(tmp.buf);
+	if (in >= 0)
+		close(in);
+	free(buf);
+	strbuf_release(&tmp);
+	return r;
+}
+
+static int local_upload(struct transport *t, const char *local_path, const char *remote_path,
+			int mode, struct strbuf *err)
+{
+	const char *what;
+	int r = copy_file(local_path, remote_path, mode, 0, &what);
+
+	if (r < 0)
+		strbuf_seterr(err, "%s: upload %s -> %s: %s: %s", t->label, local_path,
+			      remote_path, what, strerror(-r));
+	return r;
+}
+
+static int local_download(struct transport *t, const char *remote_path, const char *local_path,
+			  size_t max, struct strbuf *err)
+{
+	const char *what;
+	int r = copy_file(remote_path, local_path, -1, max ? max : (size_t)-1, &what);
+
+	if (r == -EFBIG)
+		strbuf_seterr(err, "%s: download %s: larger than %zu bytes", t->label,
+			      remote_path, max);
+	else if (r < 0)
+		strbuf_seterr(err, "%s: download %s -> %s: %s: %s", t->label, remote_path,
+			      local_path, what, strerror(-r));
+	return r;
+}
+
+const struct transport_ops transport_local = {
+	.name = "local",
+	.open = local_open,
+	.exec = local_exec,
+	.upload = local_upload,
+	.download = local_download,
+	.close = local_close,
+};

@@ -1,0 +1,91 @@
+#!/bin/sh
+# API latency and daemon memory on a large store: 10,000 jobs and 1,000,000
+# metric rows (100 per job), then wrk with 32 connections on loopback against
+# the job list and a job's results. Reports median and p99 latency of each,
+# with the daemon's response cache (what a dashboard polling finished jobs
+# gets) and without it (TLBLAB_API_CACHE=0: every request reads the store,
+# as while a job is running), and the daemon's resident set (current and
+# peak). Targets: p99 < 20 ms, RSS < 64 MB.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+JOBS=${JOBS:-10000}
+PER_JOB=${PER_JOB:-100}
+DURATION=${DURATION:-10}
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+port=$((20000 + $$ % 5000))
+
+cat >"$tmp/lab.yaml" <<EOC
+lab:
+  data_dir: $tmp/data
+  listen: 127.0.0.1:$port
+  tokens: [bench-token-0123456789]
+machines:
+  - name: m1
+    transport: local
+suites:
+  - name: tlb
+    workloads:
+      - workload: mprotect
+        workers: 2
+EOC
+
+start() {
+	"$BUILD/tlblabd" -c "$tmp/lab.yaml" >>"$tmp/daemon.log" 2>&1 &
+	pid=$!
+	i=0
+	until curl -fs "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "bench: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
+		sleep 0.1
+	done
+}
+
+start
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+echo "filling the store: $JOBS jobs, $((JOBS * PER_JOB)) metric rows"
+/usr/bin/python3 - "$tmp/data/tlblab.db" "$JOBS" "$PER_JOB" <<'PYEOF'
+import json, random, sqlite3, sys, time
+db, jobs, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+c = sqlite3.connect(db)
+c.execute("PRAGMA synchronous=OFF")
+random.seed(1)
+now = time.time()
+names = ["bench.metric%03d" % i for i in range(per)]
+with c:
+    for n in names:
+        c.execute("INSERT OR IGNORE INTO metric_info (name, unit, direction) VALUES (?, 'ops/s', 'higher')", (n,))
+    for j in range(1, jobs + 1):
+        c.execute("INSERT INTO jobs (id, kind, state, suite, suite_json, submitter, created, started, finished)"
+                  " VALUES (?, 'run', 'done', 'tlb', '[]', 'bench', ?, ?, ?)", (j, now - jobs + j, now, now))
+        c.execute("INSERT INTO stages (id, job_id, seq, kind, state, machine) VALUES (?, ?, 0, 'run', 'done', 'm1')", (j, j))
+        c.execute("INSERT INTO runs (id, job_id, stage_id, machine, spec_index, case_index, iteration, warmup,"
+                  " workload, params, duration) VALUES (?, ?, ?, 'm1', 0, 0, 1, 0, 'mprotect', '{}', 5)", (j, j, j))
+        c.executemany("INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+                      [(j, n, random.random() * 1e6) for n in names])
+PYEOF
+url="http://127.0.0.1:$port/api/v1"
+job=$((JOBS / 2))
+for cache in 1 0; do
+TLBLAB_API_CACHE=$cache
+export TLBLAB_API_CACHE
+start
+[ $cache = 1 ] && echo "with the response cache:" || echo "without it (every request reads the store):"
+for target in "jobs?limit=50" "jobs/$job/metrics"; do
+	wrk -t 4 -c 32 -d "${DURATION}s" --latency "$url/$target" >"$tmp/wrk.out" 2>&1
+	p50=$(awk '$1 == "50%" { print $2 }' "$tmp/wrk.out")
+	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/wrk.out")
+	rps=$(awk '/Requests\/sec/ { print $2 }' "$tmp/wrk.out")
+	errs=$(grep -E "Non-2xx|Socket errors" "$tmp/wrk.out" | tr '\n' ' ')
+	printf '  GET /api/v1/%-22s median %8s  p99 %8s  %8s req/s  (32 connections, %s s) %s\n' \
+		"$target" "$p50" "$p99" "$rps" "$DURATION" "$errs"
+done
+rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
+hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
+echo "  tlblabd RSS: $((rss / 1024)) MB now, $((hwm / 1024)) MB peak (target < 64 MB)"
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+done

@@ -1,0 +1,251 @@
+#!/usr/bin/python3
+"""A stand-in for tlblabd's HTTP API (daemon/api.h) with canned answers, for
+testing the command-line client without the daemon.
+
+    fake-api.py --port-file F --log L [--token T] [--read-requires-token]
+
+Binds 127.0.0.1 on a free port and writes the port to F once it listens.
+Every request is appended to L as one JSON line: method, path, query (dict
+of lists), auth (the Authorization header or null) and body (parsed JSON,
+the raw text if it is not JSON, or null).
+
+Jobs created by POST advance one step on every GET /api/v1/jobs/ID: the
+first poll shows the job queued, then each run stage (one per machine, m1 by
+default) goes running, then done. Suites: "tlb" ends done; "fails" ends with
+its last stage failed (infra) and the job failed; "slow" stays running.
+Canned: job 1 (done), job 2 (running, cancellable), job 666 answers 502 with
+an HTML page.
+"""
+import argparse
+import json
+import os
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from urllib.parse import parse_qs, urlsplit
+
+SUITES = {"tlb", "fails", "slow"}
+MACHINES = [
+    {"name": "m1", "transport": "local", "host": None, "boot": "qemu", "arch": "x86_64",
+     "cpus": 2, "tags": ["qemu", "small"], "health": "good", "health_reason": None,
+     "leased_by": 12, "kernel": "6.1.0-tlblab", "last_boot": 1700000000, "recent_failures": []},
+    {"name": "m2", "transport": "ssh", "host": "127.0.0.2", "boot": "kexec", "arch": "x86_64",
+     "cpus": 8, "tags": ["real"], "health": "bad", "health_reason": "ssh: connection refused",
+     "leased_by": None, "kernel": None, "last_boot": None,
+     "recent_failures": [{"job": 3, "stage": 7, "class": "infra",
+                          "message": "ssh: connection refused", "at": 1700000100}]},
+]
+T0 = 1700000000
+lock = threading.Lock()
+jobs = {}
+next_id = [12]
+
+
+def new_job(jid, suite, machines, tags, submitter, boots=1):
+    stages = [{"id": jid * 100 + i, "seq": i + 1, "kind": "run", "side": None, "state": "pending",
+               "machine": m, "attempt": 1, "started": None, "finished": None,
+               "error_class": None, "error_message": None} for i, m in enumerate(machines)]
+    return {"id": jid, "kind": "run", "state": "queued", "suite": suite, "machines": machines,
+            "tags": tags, "submitter": submitter, "boots": boots, "created": T0 + jid,
+            "started": None, "finished": None, "stage": None, "error": None,
+            "stages": stages, "polls": 0}
+
+
+def advance(job):
+    """One poll's worth of progress."""
+    job["polls"] += 1
+    if job["state"] in ("done", "failed", "cancelled") or job["polls"] == 1:
+        return
+    now = T0 + job["id"] + 10 * job["polls"]
+    for i, st in enumerate(job["stages"]):
+        if st["state"] == "pending":
+            st.update(state="running", started=now)
+            job.update(state="running", started=job["started"] or now, stage="run")
+            return
+        if st["state"] == "running":
+            if job["suite"] == "slow":
+                return
+            if job["suite"] == "fails" and i == len(job["stages"]) - 1:
+                st.update(state="failed", finished=now, error_class="infra",
+                          error_message="ssh: connection refused")
+                job.update(state="failed", finished=now,
+                           error={"class": "infra", "message": "ssh: connection refused",
+                                  "stage": st["id"]})
+                return
+            st.update(state="done", finished=now)
+            return
+    job.update(state="done", finished=now)
+
+
+def public(job):
+    return {k: v for k, v in job.items() if k not in ("polls", "boots")}
+
+
+def runs_and_metrics():
+    runs, metrics = [], []
+    rid = 1
+    ops = {"threads": [1000, 3000, 2000], "processes": [500, 700, 600]}
+    for case, mode in enumerate(["threads", "processes"]):
+        for it in range(4):
+            warm = it == 0
+            runs.append({"id": rid, "stage": 1201, "machine": "m1", "side": None, "spec": 0,
+                         "case": case, "iteration": it, "warmup": warm, "workload": "mprotect",
+                         "params": {"mode": mode, "workers": 2}, "duration_s": 2.0,
+                         "build_id": None, "boot_id": "b1"})
+            if not warm:
+                v = ops[mode][it - 1]
+                metrics += [
+                    {"run": rid, "name": "mprotect.ops_per_sec", "value": v, "unit": "ops/s",
+                     "direction": "higher"},
+                    {"run": rid, "name": "interrupts.TLB", "value": v * 2.5, "unit": "count",
+                     "direction": "lower"},
+                    {"run": rid, "name": "interrupts.TLB.cpu0", "value": v, "unit": "count",
+                     "direction": "lower"},
+                    {"run": rid, "name": "interrupts.TLB.cpu1", "value": v * 1.5, "unit": "count",
+                     "direction": "lower"},
+                ]
+            rid += 1
+    return runs, metrics
+
+
+class Handler(BaseHTTPRequestHandler):
+    server_version = "fake-tlblabd/0.1"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def send_json(self, status, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def error(self, status, code, message):
+        self.send_json(status, {"error": {"code": code, "message": message}})
+
+    def record(self, body):
+        u = urlsplit(self.path)
+        parsed = None
+        if body:
+            try:
+                parsed = json.loads(body)
+            except ValueError:
+                parsed = body.decode(errors="replace")
+        entry = {"method": self.command, "path": u.path, "query": parse_qs(u.query),
+                 "auth": self.headers.get("Authorization"), "body": parsed}
+        with open(self.server.args.log, "a") as f:
+            f.write(json.dumps(entry) + "\n")
+        return u.path, parse_qs(u.query), parsed
+
+    def authorized(self):
+        return self.headers.get("Authorization") == "Bearer " + self.server.args.token
+
+    def do_GET(self):
+        path, query, _ = self.record(b"")
+        if self.server.args.read_requires_token and not self.authorized():
+            return self.error(401, "unauthorized", "missing or invalid token")
+        parts = path.strip("/").split("/")
+        if parts[:2] != ["api", "v1"]:
+            return self.error(404, "not_found", "no such endpoint")
+        parts = parts[2:]
+        with lock:
+            if parts == ["health"]:
+                return self.send_json(200, {"status": "ok", "version": "0.1.0"})
+            if parts == ["machines"]:
+                return self.send_json(200, {"machines": MACHINES})
+            if parts == ["jobs"]:
+                L = sorted(jobs.values(), key=lambda j: -j["id"])
+                for key in ("state", "suite", "submitter"):
+                    if key in query:
+                        L = [j for j in L if j[key] == query[key][0]]
+                limit = int(query.get("limit", ["50"])[0])
+                offset = int(query.get("offset", ["0"])[0])
+                return self.send_json(200, {"jobs": [public(j) for j in L[offset:offset + limit]],
+                                            "total": len(L), "limit": limit, "offset": offset})
+            if len(parts) >= 2 and parts[0] == "jobs":
+                if parts[1] == "666":
+                    data = b"<html><body>502 Bad Gateway</body></html>"
+                    self.send_response(502)
+                    self.send_header("Content-Type", "text/html")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    return self.wfile.write(data)
+                job = jobs.get(int(parts[1])) if parts[1].isdigit() else None
+                if job is None:
+                    return self.error(404, "not_found", "no job %s" % parts[1])
+                if len(parts) == 2:
+                    advance(job)
+                    return self.send_json(200, {"job": public(job)})
+                runs, metrics = runs_and_metrics()
+                if parts[2:] == ["runs"]:
+                    return self.send_json(200, {"runs": runs})
+                if parts[2:] == ["metrics"]:
+                    return self.send_json(200, {"metrics": metrics})
+        return self.error(404, "not_found", "no such endpoint")
+
+    def do_POST(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(min(n, 1 << 20)) if n else b""
+        path, _, req = self.record(body)
+        if not self.authorized():
+            return self.error(401, "unauthorized", "missing or invalid token")
+        parts = path.strip("/").split("/")[2:]
+        with lock:
+            if parts == ["jobs"]:
+                if not isinstance(req, dict) or req.get("suite") not in SUITES:
+                    return self.error(400, "bad_request", "suite: not a configured suite")
+                machines = req.get("machines") or ["m1"]
+                bad = [m for m in machines if m not in ("m1", "m2")]
+                if bad:
+                    return self.error(400, "bad_request", "machines: unknown machine %s" % bad[0])
+                jid = next_id[0]
+                next_id[0] += 1
+                jobs[jid] = new_job(jid, req["suite"], machines, req.get("tags") or [],
+                                    req.get("submitter", "unknown"), req.get("boots", 1))
+                return self.send_json(201, {"job": public(jobs[jid])})
+            if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "cancel":
+                job = jobs.get(int(parts[1])) if parts[1].isdigit() else None
+                if job is None:
+                    return self.error(404, "not_found", "no job %s" % parts[1])
+                if job["state"] in ("done", "failed", "cancelled"):
+                    return self.error(409, "conflict", "job %d already %s" % (job["id"], job["state"]))
+                job.update(state="cancelled", finished=T0 + 999,
+                           error={"class": "cancelled", "message": "cancelled by user", "stage": None})
+                return self.send_json(200, {"job": public(job)})
+        return self.error(404, "not_found", "no such endpoint")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port-file", required=True)
+    ap.add_argument("--log", required=True)
+    ap.add_argument("--token", default="s3cret")
+    ap.add_argument("--read-requires-token", action="store_true")
+    args = ap.parse_args()
+
+    j = new_job(1, "tlb", ["m1"], ["qemu"], "alice")
+    for _ in range(4):
+        advance(j)
+    jobs[1] = j
+    j = new_job(2, "slow", ["m1"], [], "bob")
+    advance(j)
+    advance(j)
+    jobs[2] = j
+
+    srv = HTTPServer(("127.0.0.1", 0), Handler)
+    srv.args = args
+    tmp = args.port_file + ".tmp"
+    with open(tmp, "w") as f:
+        f.write("%d\n" % srv.server_address[1])
+    os.rename(tmp, args.port_file)
+    try:
+        srv.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

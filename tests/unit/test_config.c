@@ -1,0 +1,939 @@
+/*
+ * The configuration loader as `tlblabd -n -c FILE` shows it: every key of a
+ * full lab read back, the defaults of a minimal one, and the exact
+ * "FILE:LINE:COL: message" lines of each class of error, several at once.
+ * Fixtures are written one YAML line per C line, with the line number in a
+ * comment, so each expected position can be checked by eye.
+ */
+#include "testlib.h"
+
+#include <errno.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "banned.h"
+
+#define L(s) s "\n"
+
+/* Writes content to a new temporary file; returns its path (free it, unlink it). */
+static char *temp_file(const char *content, size_t len)
+{
+	char *path = strdup("/tmp/tlblab-test-config-XXXXXX");
+	int fd;
+
+	assert_non_null(path);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, content, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static void temp_remove(char *path)
+{
+	unlink(path);
+	free(path);
+}
+
+/* Loads text as `name` and expects failure with exactly `expected` in err. */
+static void expect_errors(const char *name, const char *text, const char *expected)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct lab_config *cfg = NULL;
+
+	if (config_load_string(name, text, strlen(text), &cfg, &err) == 0) {
+		config_free(cfg);
+		fail_msg("%s loaded, expected:\n%s", name, expected);
+	}
+	assert_null(cfg);
+	assert_string_equal(err.buf, expected);
+	strbuf_release(&err);
+}
+
+static struct lab_config *expect_ok(const char *name, const char *text)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct lab_config *cfg = NULL;
+
+	if (config_load_string(name, text, strlen(text), &cfg, &err) < 0)
+		fail_msg("%s did not load:\n%s", name, err.buf);
+	assert_non_null(cfg);
+	assert_int_equal(err.len, 0);
+	strbuf_release(&err);
+	return cfg;
+}
+
+#define KEY1 "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s"
+#define KEY2 "SHA256:+/0123456789abcdefghijklmnopqrstuvwxyzABCDE="
+
+static const char full_fmt[] =
+	L("lab:")						/*  1 */
+	L("  data_dir: /var/lib/tlblab")			/*  2 */
+	L("  listen: \"[::1]:9090\"")				/*  3 */
+	L("  tokens: [aaaaaaaaaaaaaaaa1, bbbbbbbbbbbbbbbb2]")	/*  4 */
+	L("  token_file: %s")					/*  5 */
+	L("  read_requires_token: true")			/*  6 */
+	L("  max_body: 2048")					/*  7 */
+	L("  workers: 8")					/*  8 */
+	L("  stage_timeout: 90.5")				/*  9 */
+	L("machines:")						/* 10 */
+	L("  - name: m1")					/* 11 */
+	L("    transport: ssh")					/* 12 */
+	L("    host: 127.0.0.2")				/* 13 */
+	L("    port: 2222")					/* 14 */
+	L("    user: tlb.user")					/* 15 */
+	L("    identity: /keys/id_ed25519")			/* 16 */
+	L("    known_hosts: /keys/known_hosts")			/* 17 */
+	L("    host_key: " KEY1)				/* 18 */
+	L("    arch: aarch64")					/* 19 */
+	L("    cpus: 4")					/* 20 */
+	L("    tags: [qemu, small]")				/* 21 */
+	L("    boot: qemu")					/* 22 */
+	L("    power_cycle: [ipmitool, chassis, power, cycle]")	/* 23 */
+	L("    agent_path: /opt/agent")				/* 24 */
+	L("    workdir: /scratch")				/* 25 */
+	L("  - name: m2")					/* 26 */
+	L("    transport: local")				/* 27 */
+	L("builders:")						/* 28 */
+	L("  - name: b1")					/* 29 */
+	L("    transport: ssh")					/* 30 */
+	L("    host: builder.example.org")			/* 31 */
+	L("    port: 22")					/* 32 */
+	L("    user: build")					/* 33 */
+	L("    identity: /keys/b")				/* 34 */
+	L("    host_key: " KEY2)				/* 35 */
+	L("    jobs: 16")					/* 36 */
+	L("    workdir: /build")				/* 37 */
+	L("trees:")						/* 38 */
+	L("  - name: linux")					/* 39 */
+	L("    url: https://git.kernel.org/torvalds/linux.git")	/* 40 */
+	L("    builder: b1")					/* 41 */
+	L("    config_base: defconfig")				/* 42 */
+	L("    fragments: [a.config, /abs/b.config]")		/* 43 */
+	L("suites:")						/* 44 */
+	L("  - name: tlb")					/* 45 */
+	L("    timeout: 600")					/* 46 */
+	L("    workloads:")					/* 47 */
+	L("      - workload: mprotect")				/* 48 */
+	L("        mode: [threads, processes]")			/* 49 */
+	L("        workers: 2")					/* 50 */
+	L("        duration: 2.5")				/* 51 */
+	L("        id: \"42\"")					/* 52 */
+	L("        profile: true")				/* 53 */
+	L("        neighbour: false")				/* 54 */
+	L("        command: ~")					/* 55 */
+	L("        nested: {a: -3, b: [x, 1e3, '7', 12abc]}")	/* 56 */
+	L("      - workload: exec")				/* 57 */
+	L("        command: [sh, -c, 'echo 1']");		/* 58 */
+
+static const char token_file_text[] =
+	"# lab tokens\n"
+	"\n"
+	"  cccccccccccccccc3  \n"
+	"\t# an indented comment\n"
+	"dddddddddddddddd4\r\n"
+	"eeeeeeeeeeeeeeee5";	/* no final newline */
+
+static void test_full(void **state)
+{
+	char *tokpath = temp_file(token_file_text, strlen(token_file_text));
+	struct strbuf text = STRBUF_INIT;
+	const struct cfg_machine *m;
+	const struct cfg_builder *b;
+	const struct cfg_tree *t;
+	const struct cfg_suite *s;
+	struct lab_config *cfg;
+	json_t *want;
+	json_error_t jerr;
+
+	(void)state;
+	strbuf_addf(&text, full_fmt, tokpath);
+	cfg = expect_ok("full.yaml", text.buf);
+
+	assert_string_equal(cfg->path, "full.yaml");
+	assert_string_equal(cfg->data_dir, "/var/lib/tlblab");
+	assert_string_equal(cfg->listen_host, "::1");
+	assert_int_equal(cfg->listen_port, 9090);
+	assert_int_equal(cfg->ntokens, 5);
+	assert_string_equal(cfg->tokens[0], "aaaaaaaaaaaaaaaa1");
+	assert_string_equal(cfg->tokens[1], "bbbbbbbbbbbbbbbb2");
+	assert_string_equal(cfg->tokens[2], "cccccccccccccccc3");
+	assert_string_equal(cfg->tokens[3], "dddddddddddddddd4");
+	assert_string_equal(cfg->tokens[4], "eeeeeeeeeeeeeeee5");
+	assert_null(cfg->tokens[5]);
+	assert_int_equal(cfg->read_requires_token, 1);
+	assert_int_equal(cfg->max_body, 2048);
+	assert_int_equal(cfg->workers, 8);
+	assert_true(cfg->stage_timeout == 90.5);
+
+	assert_int_equal(cfg->nmachines, 2);
+	m = config_machine(cfg, "m1");
+	assert_ptr_equal(m, &cfg->machines[0]);
+	assert_int_equal(m->line, 11);
+	assert_int_equal(m->ep.transport, TRANSPORT_SSH);
+	assert_string_equal(m->ep.host, "127.0.0.2");
+	assert_int_equal(m->ep.port, 2222);
+	assert_string_equal(m->ep.user, "tlb.user");
+	assert_string_equal(m->ep.identity, "/keys/id_ed25519");
+	assert_string_equal(m->ep.known_hosts, "/keys/known_hosts");
+	assert_string_equal(m->ep.host_key, KEY1);
+	assert_string_equal(m->arch, "aarch64");
+	assert_int_equal(m->cpus, 4);
+	assert_int_equal(m->ntags, 2);
+	assert_string_equal(m->tags[0], "qemu");
+	assert_string_equal(m->tags[1], "small");
+	assert_null(m->tags[2]);
+	assert_true(config_machine_has_tag(m, "small"));
+	assert_false(config_machine_has_tag(m, "big"));
+	assert_int_equal(m->boot, BOOT_QEMU);
+	assert_non_null(m->power_cycle);
+	assert_string_equal(m->power_cycle[0], "ipmitool");
+	assert_string_equal(m->power_cycle[3], "cycle");
+	assert_null(m->power_cycle[4]);
+	assert_string_equal(m->agent_path, "/opt/agent");
+	assert_string_equal(m->workdir, "/scratch");
+
+	m = config_machine(cfg, "m2");
+	assert_ptr_equal(m, &cfg->machines[1]);
+	assert_int_equal(m->line, 26);
+	assert_int_equal(m->ep.transport, TRANSPORT_LOCAL);
+	assert_null(m->ep.host);
+
+	assert_int_equal(cfg->nbuilders, 1);
+	b = config_builder(cfg, "b1");
+	assert_non_null(b);
+	assert_int_equal(b->line, 29);
+	assert_int_equal(b->ep.transport, TRANSPORT_SSH);
+	assert_string_equal(b->ep.host, "builder.example.org");
+	assert_int_equal(b->ep.port, 22);
+	assert_string_equal(b->ep.user, "build");
+	assert_string_equal(b->ep.identity, "/keys/b");
+	assert_null(b->ep.known_hosts);
+	assert_string_equal(b->ep.host_key, KEY2);
+	assert_int_equal(b->jobs, 16);
+	assert_string_equal(b->workdir, "/build");
+
+	assert_int_equal(cfg->ntrees, 1);
+	t = config_tree(cfg, "linux");
+	assert_non_null(t);
+	assert_int_equal(t->line, 39);
+	assert_string_equal(t->url, "https://git.kernel.org/torvalds/linux.git");
+	assert_string_equal(t->builder, "b1");
+	assert_string_equal(t->config_base, "defconfig");
+	assert_int_equal(t->nfragments, 2);
+	assert_string_equal(t->fragments[0], "a.config");
+	assert_string_equal(t->fragments[1], "/abs/b.config");
+	assert_null(t->fragments[2]);
+
+	assert_int_equal(cfg->nsuites, 1);
+	s = config_suite(cfg, "tlb");
+	assert_non_null(s);
+	assert_int_equal(s->line, 45);
+	assert_true(s->timeout == 600);
+	/* integers, reals, booleans, null; quoted and non-numeric stay strings */
+	want = json_loads("[{\"workload\": \"mprotect\", \"mode\": [\"threads\", \"processes\"],"
+			  " \"workers\": 2, \"duration\": 2.5, \"id\": \"42\", \"profile\": true,"
+			  " \"neighbour\": false, \"command\": null,"
+			  " \"nested\": {\"a\": -3, \"b\": [\"x\", 1000.0, \"7\", \"12abc\"]}},"
+			  " {\"workload\": \"exec\", \"command\": [\"sh\", \"-c\", \"echo 1\"]}]",
+			  0, &jerr);
+	assert_non_null(want);
+	if (!json_equal(want, s->workloads)) {
+		char *got = json_dumps(s->workloads, JSON_SORT_KEYS);
+
+		fail_msg("workloads: %s", got);
+	}
+	assert_true(json_is_integer(json_object_get(json_array_get(s->workloads, 0), "workers")));
+	assert_true(json_is_real(json_object_get(json_array_get(s->workloads, 0), "duration")));
+	json_decref(want);
+
+	assert_null(config_machine(cfg, "m3"));
+	assert_null(config_builder(cfg, "m1"));
+	assert_null(config_tree(cfg, NULL));
+	assert_null(config_suite(NULL, "tlb"));
+
+	config_free(cfg);
+	strbuf_release(&text);
+	temp_remove(tokpath);
+}
+
+static void test_defaults(void **state)
+{
+	struct lab_config *cfg;
+	const struct cfg_machine *m;
+
+	(void)state;
+	cfg = expect_ok("min.yaml",
+			L("lab:")
+			L("  data_dir: data")
+			L("machines:")
+			L("  - name: q")
+			L("    transport: ssh")
+			L("    host: 127.0.0.2")
+			L("    identity: k")
+			L("    known_hosts: kh")
+			L("builders:")
+			L("  - {name: local, transport: local}")
+			L("trees:")
+			L("  - {name: linux, url: /src/linux, builder: local}")
+			L("suites:")
+			L("  - name: s")
+			L("    workloads: [{workload: mprotect}]"));
+	assert_string_equal(cfg->data_dir, "data");
+	assert_string_equal(cfg->listen_host, "127.0.0.1");
+	assert_int_equal(cfg->listen_port, 8080);
+	assert_int_equal(cfg->ntokens, 0);
+	assert_non_null(cfg->tokens);
+	assert_null(cfg->tokens[0]);
+	assert_int_equal(cfg->read_requires_token, 0);
+	assert_int_equal(cfg->max_body, 1 << 20);
+	assert_int_equal(cfg->workers, 4);
+	assert_true(cfg->stage_timeout == 1800);
+
+	m = config_machine(cfg, "q");
+	assert_non_null(m);
+	assert_int_equal(m->ep.port, 22);
+	assert_string_equal(m->ep.user, "root");
+	assert_null(m->ep.host_key);
+	assert_string_equal(m->arch, "x86_64");
+	assert_int_equal(m->cpus, 0);
+	assert_int_equal(m->ntags, 0);
+	assert_non_null(m->tags);
+	assert_null(m->tags[0]);
+	assert_false(config_machine_has_tag(m, "qemu"));
+	assert_int_equal(m->boot, BOOT_NONE);
+	assert_null(m->power_cycle);
+	assert_string_equal(m->agent_path, "/tmp/tlblab-agent");
+	assert_string_equal(m->workdir, "/tmp/tlblab");
+
+	assert_int_equal(config_builder(cfg, "local")->jobs, 2);
+	assert_string_equal(config_builder(cfg, "local")->workdir, "/var/cache/tlblab");
+	assert_int_equal(config_builder(cfg, "local")->ep.transport, TRANSPORT_LOCAL);
+	assert_string_equal(config_tree(cfg, "linux")->config_base, "tinyconfig");
+	assert_int_equal(config_tree(cfg, "linux")->nfragments, 0);
+	assert_null(config_tree(cfg, "linux")->fragments[0]);
+	/* a suite without timeout takes the lab's stage_timeout */
+	assert_true(config_suite(cfg, "s")->timeout == 1800);
+	config_free(cfg);
+
+	/* only lab.data_dir is required; the stage timeout reaches suites above it */
+	cfg = expect_ok("lab-only.yaml",
+			L("suites:")
+			L("  - {name: s, workloads: [{workload: exec, command: [true]}]}")
+			L("lab: {data_dir: /d, stage_timeout: 60}"));
+	assert_int_equal(cfg->nmachines, 0);
+	assert_null(cfg->machines);
+	assert_true(config_suite(cfg, "s")->timeout == 60);
+	config_free(cfg);
+}
+
+/* The position of a bad value is the value's, not the key's. */
+static void test_bad_port_position(void **state)
+{
+	(void)state;
+	expect_errors("t.yaml",
+		      L("lab:")					/* 1 */
+		      L("  data_dir: /d")			/* 2 */
+		      L("machines:")				/* 3 */
+		      L("    - name: m1")			/* 4 */
+		      L("      transport: ssh")			/* 5 */
+		      L("      host: 127.0.0.2")		/* 6 */
+		      L("      port: abc")			/* 7: key col 7, value col 13 */
+		      L("      identity: /k")			/* 8 */
+		      L("      host_key: " KEY1),		/* 9 */
+		      "t.yaml:7:13: port: must be an integer from 1 to 65535");
+}
+
+static void test_unknown_key(void **state)
+{
+	(void)state;
+	expect_errors("lab.yaml",
+		      L("lab:")					/* 1 */
+		      L("  data_dir: /d")			/* 2 */
+		      L("  listen_on: 127.0.0.1:80")		/* 3 */
+		      L("machines:")				/* 4 */
+		      L("  - name: m1")				/* 5 */
+		      L("    transport: local")			/* 6 */
+		      L("    hots: 127.0.0.2")			/* 7 */
+		      L("  - transport: local")			/* 8 */
+		      L("    bogus: 1")				/* 9 */
+		      L("    name: -bad")			/* 10 */
+		      L("machine: []"),				/* 11 */
+		      "lab.yaml:3:3: unknown key 'listen_on' in lab\n"
+		      "lab.yaml:7:5: unknown key 'hots' in machine 'm1'\n"
+		      /* without a valid name, the item is named by its index */
+		      "lab.yaml:9:5: unknown key 'bogus' in machines[1]\n"
+		      "lab.yaml:10:11: name: must be a name of 1 to 64 letters, digits, '.', '_' "
+		      "or '-', not starting with '-' or '.'\n"
+		      "lab.yaml:11:1: unknown section 'machine' in the configuration (sections: "
+		      "lab, machines, builders, trees, suites)");
+}
+
+/* One load reports every error, sorted by position, whatever the section order. */
+static void test_many_errors(void **state)
+{
+	(void)state;
+	expect_errors("t.yaml",
+		      L("trees:")				/* 1 */
+		      L("  - name: linux")			/* 2 */
+		      L("    url: /src/linux")			/* 3 */
+		      L("    builder: nope")			/* 4: value col 14 */
+		      L("lab:")					/* 5 */
+		      L("  data_dir: /var/lib/tlblab")		/* 6 */
+		      L("  workers: 0")				/* 7: value col 12 */
+		      L("machines:")				/* 8 */
+		      L("    - name: m1")			/* 9: mapping col 7 */
+		      L("      transport: ssh")			/* 10 */
+		      L("      port: abc")			/* 11: value col 13 */
+		      L("      hots: 127.0.0.2")		/* 12 */
+		      L("      identity: /k")			/* 13 */
+		      L("      known_hosts: /kh")		/* 14 */
+		      L("    - name: m1")			/* 15: name value col 13 */
+		      L("      transport: local")		/* 16 */
+		      L("      host: 127.0.0.1;reboot")		/* 17: key col 7, value col 13 */
+		      L("      cpus: 5000")			/* 18: value col 13 */
+		      L("      boot: pxe")			/* 19: value col 13 */
+		      L("      tags: [ok, 'bad tag']")		/* 20: item col 18 */
+		      L("builders:")				/* 21 */
+		      L("  - name: b")				/* 22: mapping col 5 */
+		      L("    transport: ftp")			/* 23: value col 16 */
+		      L("    jobs: 0")				/* 24: value col 11 */
+		      L("suites:")				/* 25 */
+		      L("  - name: s")				/* 26 */
+		      L("    timeout: 0")			/* 27: value col 14 */
+		      L("    workloads:")			/* 28 */
+		      L("      - duration: 5")			/* 29: item col 9 */
+		      L("      - workload: mprotect"),		/* 30 */
+		      "t.yaml:4:14: builder: no builder named 'nope'\n"
+		      "t.yaml:7:12: workers: must be an integer from 1 to 64\n"
+		      "t.yaml:9:7: missing key 'host' in machine 'm1' (required with transport ssh)\n"
+		      "t.yaml:11:13: port: must be an integer from 1 to 65535\n"
+		      "t.yaml:12:7: unknown key 'hots' in machine 'm1'\n"
+		      "t.yaml:15:13: duplicate machine name 'm1' (first defined at line 9)\n"
+		      "t.yaml:17:7: host: only used with transport ssh (in machine 'm1')\n"
+		      "t.yaml:17:13: host: must be an IP address or a host name of letters, "
+		      "digits, '.' and '-'\n"
+		      "t.yaml:18:13: cpus: must be an integer from 0 to 4096\n"
+		      "t.yaml:19:13: boot: must be none, qemu, kexec or reboot\n"
+		      "t.yaml:20:18: tags[1]: must be a name of 1 to 64 letters, digits, '.', '_' "
+		      "or '-', not starting with '-' or '.'\n"
+		      "t.yaml:23:16: transport: must be local or ssh\n"
+		      "t.yaml:24:11: jobs: must be an integer from 1 to 256\n"
+		      "t.yaml:27:14: timeout: must be a number of seconds from 1 to 604800\n"
+		      "t.yaml:29:9: workloads[0]: missing key 'workload' (the name of the "
+		      "workload to run)");
+}
+
+static void test_yaml_syntax(void **state)
+{
+	(void)state;
+	/* libyaml's own problem text, at its problem mark */
+	expect_errors("lab.yaml",
+		      L("lab:")
+		      L("  data_dir: /d")
+		      L("a: b: c"),
+		      "lab.yaml:3:5: mapping values are not allowed in this context");
+	/* a parser error carries its context too */
+	expect_errors("lab.yaml",
+		      L("lab:")
+		      L("  data_dir: /d")
+		      L(" workers: 2"),
+		      "lab.yaml:3:2: did not find expected key (while parsing a block mapping "
+		      "at line 1, column 1)");
+	expect_errors("lab.yaml",
+		      L("lab:")
+		      L("  data_dir: \"/d"),
+		      "lab.yaml:3:1: found unexpected end of stream (while scanning a quoted "
+		      "scalar at line 2, column 13)");
+	expect_errors("lab.yaml",
+		      L("lab: *nothing"),
+		      "lab.yaml:1:6: found undefined alias");
+	/* the reader's errors have only an offset: still a line and column */
+	expect_errors("bin.yaml", "lab:\n  data_dir: /d\xff\n",
+		      "bin.yaml:2:15: invalid leading UTF-8 octet (byte 0xff)");
+}
+
+static void test_document_shape(void **state)
+{
+	(void)state;
+	expect_errors("e.yaml", "", "e.yaml:1:1: empty configuration (lab.data_dir is required)");
+	expect_errors("e.yaml", L("# nothing but a comment"),
+		      "e.yaml:1:1: empty configuration (lab.data_dir is required)");
+	expect_errors("e.yaml", L("- lab"),
+		      "e.yaml:1:1: the configuration must be a mapping with the sections lab, "
+		      "machines, builders, trees and suites");
+	expect_errors("e.yaml", L("machines: []"),
+		      "e.yaml:1:1: missing section 'lab' (lab.data_dir is required)");
+	expect_errors("e.yaml", L("lab:"),
+		      "e.yaml:1:5: lab: must be a mapping (lab.data_dir is required)");
+	expect_errors("e.yaml",
+		      L("lab:")
+		      L("  workers: 2"),
+		      "e.yaml:2:3: missing key 'data_dir' in lab (where the store and artifacts live)");
+	expect_errors("e.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("---")
+		      L("lab: {data_dir: /e}"),
+		      "e.yaml:3:1: only one YAML document is allowed");
+	expect_errors("e.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("lab: {data_dir: /e}"),
+		      "e.yaml:2:1: duplicate key 'lab' in the configuration (sections: lab, "
+		      "machines, builders, trees, suites) (first at line 1)");
+	expect_errors("e.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("machines: {name: m1}")
+		      L("builders: [m1]"),
+		      "e.yaml:2:11: machines: must be a list of mappings\n"
+		      "e.yaml:3:12: builders[0]: must be a mapping");
+	expect_errors("e.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("suites:")
+		      L("  - name: s"),
+		      "e.yaml:3:5: missing key 'workloads' in suite 's'");
+	expect_errors("e.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("suites:")
+		      L("  - {name: s, workloads: []}")
+		      L("  - {name: t, workloads: [mprotect, {workload: [a]}]}"),
+		      "e.yaml:3:26: workloads: must be a non-empty list of workload specs "
+		      "(mappings with a 'workload' key)\n"
+		      "e.yaml:4:27: workloads[0]: must be a mapping with a 'workload' key\n"
+		      "e.yaml:4:48: workload: must be the name of a workload");
+}
+
+static void test_required_keys(void **state)
+{
+	(void)state;
+	expect_errors("r.yaml",
+		      L("lab: {data_dir: /d}")			/* 1 */
+		      L("machines:")				/* 2 */
+		      L("  - transport: ssh")			/* 3: mapping col 5 */
+		      L("  - name: m2")				/* 4 */
+		      L("    host: h")				/* 5 */
+		      L("builders:")				/* 6 */
+		      L("  - name: b")				/* 7 */
+		      L("    transport: ssh")			/* 8 */
+		      L("    host: b.example.org")		/* 9 */
+		      L("    identity: /k")			/* 10 */
+		      L("trees:")				/* 11 */
+		      L("  - name: t"),				/* 12 */
+		      "r.yaml:3:5: missing key 'name' in machines[0]\n"
+		      "r.yaml:3:5: missing key 'host' in machines[0] (required with transport ssh)\n"
+		      "r.yaml:3:5: missing key 'identity' in machines[0] (required with transport ssh)\n"
+		      "r.yaml:3:5: missing key 'known_hosts' or 'host_key' in machines[0] "
+		      "(transport ssh checks the host key strictly)\n"
+		      "r.yaml:4:5: missing key 'transport' in machine 'm2' (local or ssh)\n"
+		      "r.yaml:7:5: missing key 'known_hosts' or 'host_key' in builder 'b' "
+		      "(transport ssh checks the host key strictly)\n"
+		      "r.yaml:12:5: missing key 'url' in tree 't' (a path or git URL)\n"
+		      "r.yaml:12:5: missing key 'builder' in tree 't'");
+}
+
+/* Values that reach commands: no shell metacharacters, no options. */
+static void test_injection(void **state)
+{
+	(void)state;
+	expect_errors("i.yaml",
+		      L("lab: {data_dir: /d}")			/* 1 */
+		      L("machines:")				/* 2 */
+		      L("  - name: m1;reboot")			/* 3: value col 11 */
+		      L("    transport: ssh")			/* 4 */
+		      L("    host: 127.0.0.1;reboot")		/* 5: value col 11 */
+		      L("    user: root$(id)")			/* 6: value col 11 */
+		      L("    identity: -oProxyCommand=x")	/* 7: value col 15 */
+		      L("    host_key: SHA256:short")		/* 8: value col 15 */
+		      L("  - name: m2")				/* 9 */
+		      L("    transport: ssh")			/* 10 */
+		      L("    host: -oProxyCommand=x")		/* 11: value col 11 */
+		      L("    identity: \"/k\\nx\"")		/* 12: value col 15 */
+		      L("    known_hosts: \"\"")			/* 13: value col 18 */
+		      L("    workdir: \"/a\\0b\"")		/* 14: value col 14 */
+		      L("builders:")				/* 15 */
+		      L("  - {name: .hidden, transport: local}")	/* 16: value col 12 */
+		      L("trees:")				/* 17 */
+		      L("  - {name: t, url: --upload-pack=x, builder: x}"),	/* 18: 20, 46 */
+		      "i.yaml:3:11: name: must be a name of 1 to 64 letters, digits, '.', '_' or "
+		      "'-', not starting with '-' or '.'\n"
+		      "i.yaml:5:11: host: must be an IP address or a host name of letters, digits, "
+		      "'.' and '-'\n"
+		      "i.yaml:6:11: user: must be a user name of letters, digits, '.', '_' and '-', "
+		      "not starting with '-'\n"
+		      "i.yaml:7:15: identity: must be a non-empty path without control characters, "
+		      "not starting with '-'\n"
+		      "i.yaml:8:15: host_key: must be SHA256: followed by 43 base64 characters "
+		      "(as ssh-keygen -lf prints)\n"
+		      "i.yaml:11:11: host: must be an IP address or a host name of letters, digits, "
+		      "'.' and '-'\n"
+		      "i.yaml:12:15: identity: must be a non-empty path without control characters, "
+		      "not starting with '-'\n"
+		      "i.yaml:13:18: known_hosts: must be a non-empty path without control "
+		      "characters, not starting with '-'\n"
+		      "i.yaml:14:14: workdir: must be a non-empty path without control characters, "
+		      "not starting with '-'\n"
+		      "i.yaml:16:12: name: must be a name of 1 to 64 letters, digits, '.', '_' or "
+		      "'-', not starting with '-' or '.'\n"
+		      "i.yaml:18:20: url: must be a path or git URL without control characters, "
+		      "not starting with '-'\n"
+		      "i.yaml:18:46: builder: no builder named 'x'");
+}
+
+static void test_values(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	/* listen forms */
+	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, listen: '0.0.0.0:1'}"));
+	assert_string_equal(cfg->listen_host, "0.0.0.0");
+	assert_int_equal(cfg->listen_port, 1);
+	config_free(cfg);
+	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, listen: '[fe80::1]:65535'}"));
+	assert_string_equal(cfg->listen_host, "fe80::1");
+	assert_int_equal(cfg->listen_port, 65535);
+	config_free(cfg);
+	expect_errors("v.yaml",
+		      L("lab:")
+		      L("  data_dir: /d")
+		      L("  listen: localhost:8080"),
+		      "v.yaml:3:11: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+		      "port from 1 to 65535)");
+	expect_errors("v.yaml", L("lab: {data_dir: /d, listen: 127.0.0.1}"),
+		      "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+		      "port from 1 to 65535)");
+	expect_errors("v.yaml", L("lab: {data_dir: /d, listen: '127.0.0.1:0'}"),
+		      "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+		      "port from 1 to 65535)");
+	expect_errors("v.yaml", L("lab: {data_dir: /d, listen: '::1:80'}"),
+		      "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+		      "port from 1 to 65535)");
+
+	/* numeric ranges at their edges */
+	cfg = expect_ok("v.yaml",
+			L("lab: {data_dir: /d, max_body: 1073741824, workers: 64, stage_timeout: 604800}"));
+	assert_int_equal(cfg->max_body, 1u << 30);
+	assert_int_equal(cfg->workers, 64);
+	config_free(cfg);
+	expect_errors("v.yaml",
+		      L("lab: {data_dir: /d, max_body: 1023, workers: 65, stage_timeout: 604801}"),
+		      "v.yaml:1:31: max_body: must be an integer from 1024 to 1073741824\n"
+		      "v.yaml:1:46: workers: must be an integer from 1 to 64\n"
+		      "v.yaml:1:65: stage_timeout: must be a number of seconds from 1 to 604800");
+	expect_errors("v.yaml",
+		      L("lab: {data_dir: /d, read_requires_token: maybe, workers: [1], stage_timeout: nan}"),
+		      "v.yaml:1:42: read_requires_token: must be true or false\n"
+		      "v.yaml:1:58: workers: must be an integer from 1 to 64\n"
+		      "v.yaml:1:78: stage_timeout: must be a number of seconds from 1 to 604800");
+
+	/* inline tokens: at least 16 characters, never echoed */
+	expect_errors("v.yaml",
+		      L("lab:")
+		      L("  data_dir: /d")
+		      L("  tokens: [0123456789abcdef, short-secret]"),
+		      "v.yaml:3:30: tokens[1]: must be a token of 16 to 4096 printable characters "
+		      "without spaces");
+	expect_errors("v.yaml", L("lab: {data_dir: /d, tokens: 0123456789abcdef}"),
+		      "v.yaml:1:29: tokens: must be a list, each item a token of 16 to 4096 "
+		      "printable characters without spaces");
+}
+
+static void test_power_cycle_and_local(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("p.yaml",
+			L("lab: {data_dir: /d}")
+			L("machines:")
+			L("  - name: m")
+			L("    transport: local")
+			L("    power_cycle: [/usr/bin/pdu, 'off; on', '']")
+			L("    tags: ~"));
+	assert_string_equal(cfg->machines[0].power_cycle[1], "off; on");
+	assert_string_equal(cfg->machines[0].power_cycle[2], "");
+	assert_null(cfg->machines[0].power_cycle[3]);
+	assert_int_equal(cfg->machines[0].ntags, 0);
+	config_free(cfg);
+	expect_errors("p.yaml",
+		      L("lab: {data_dir: /d}")				/* 1 */
+		      L("machines:")					/* 2 */
+		      L("  - name: m")					/* 3 */
+		      L("    transport: local")				/* 4 */
+		      L("    power_cycle: reboot")			/* 5: col 18 */
+		      L("    port: 22")					/* 6: col 5 */
+		      L("  - name: n")					/* 7 */
+		      L("    transport: local")				/* 8 */
+		      L("    power_cycle: []")				/* 9: col 18 */
+		      L("  - name: o")					/* 10 */
+		      L("    transport: local")				/* 11 */
+		      L("    power_cycle: [[x]]"),			/* 12: item col 19 */
+		      "p.yaml:5:18: power_cycle: must be a list, each item a string of at most 4096 bytes\n"
+		      "p.yaml:6:5: port: only used with transport ssh (in machine 'm')\n"
+		      "p.yaml:9:18: power_cycle: must be a command as a list of strings (argv), "
+		      "with a non-empty program name first\n"
+		      "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes");
+}
+
+static void test_token_file(void **state)
+{
+	static const char bad[] =
+		"# first line is a comment\n"
+		"short\n"
+		"0123456789abcdef\n"
+		"has a space in it ok?\n";
+	char *good = temp_file(token_file_text, strlen(token_file_text));
+	char *badpath = temp_file(bad, strlen(bad));
+	struct strbuf text = STRBUF_INIT, want = STRBUF_INIT;
+	struct lab_config *cfg;
+
+	(void)state;
+	strbuf_addf(&text, L("lab:") L("  data_dir: /d") L("  token_file: %s"), good);
+	cfg = expect_ok("tok.yaml", text.buf);
+	assert_int_equal(cfg->ntokens, 3);
+	assert_string_equal(cfg->tokens[0], "cccccccccccccccc3");
+	assert_string_equal(cfg->tokens[2], "eeeeeeeeeeeeeeee5");
+	config_free(cfg);
+
+	/* each bad line is reported with the token file's line, at the key's value */
+	strbuf_reset(&text);
+	strbuf_addf(&text, L("lab:") L("  data_dir: /d") L("  token_file: %s"), badpath);
+	strbuf_addf(&want, "tok.yaml:3:15: token_file: %s:2: must be a token of 16 to 4096 "
+		    "printable characters without spaces\n"
+		    "tok.yaml:3:15: token_file: %s:4: must be a token of 16 to 4096 "
+		    "printable characters without spaces", badpath, badpath);
+	expect_errors("tok.yaml", text.buf, want.buf);
+
+	strbuf_reset(&text);
+	strbuf_addf(&text, L("lab:") L("  data_dir: /d") L("  token_file: /nonexistent/tokens"));
+	expect_errors("tok.yaml", text.buf,
+		      "tok.yaml:3:15: token_file: cannot read /nonexistent/tokens: No such file "
+		      "or directory");
+	expect_errors("tok.yaml", L("lab: {data_dir: /d, token_file: /tmp}"),
+		      "tok.yaml:1:33: token_file: cannot read /tmp: Is a directory");
+
+	strbuf_release(&text);
+	strbuf_release(&want);
+	temp_remove(good);
+	temp_remove(badpath);
+}
+
+static void test_workload_conversion(void **state)
+{
+	struct lab_config *cfg;
+	json_t *w;
+
+	(void)state;
+	cfg = expect_ok("w.yaml",
+			L("lab: {data_dir: /d}")
+			L("suites:")
+			L("  - name: s")
+			L("    workloads:")
+			L("      - workload: tcp-rr")
+			L("        big: 99999999999999999999")
+			L("        neg: -12")
+			L("        plus: +5")
+			L("        real: -0.5e-3")
+			L("        inf: .inf")
+			L("        yes: yes")
+			L("        quoted_true: 'true'")
+			L("        block: |")
+			L("          12")
+			L("        empty: ''"));
+	w = json_array_get(cfg->suites[0].workloads, 0);
+	assert_true(json_is_real(json_object_get(w, "big")));
+	assert_int_equal(json_integer_value(json_object_get(w, "neg")), -12);
+	assert_int_equal(json_integer_value(json_object_get(w, "plus")), 5);
+	assert_true(json_real_value(json_object_get(w, "real")) == -0.5e-3);
+	assert_string_equal(json_string_value(json_object_get(w, "inf")), ".inf");
+	assert_string_equal(json_string_value(json_object_get(w, "yes")), "yes");
+	assert_string_equal(json_string_value(json_object_get(w, "quoted_true")), "true");
+	assert_string_equal(json_string_value(json_object_get(w, "block")), "12\n");
+	assert_string_equal(json_string_value(json_object_get(w, "empty")), "");
+	config_free(cfg);
+
+	expect_errors("w.yaml",
+		      L("lab: {data_dir: /d}")				/* 1 */
+		      L("suites:")					/* 2 */
+		      L("  - name: s")					/* 3 */
+		      L("    workloads:")				/* 4 */
+		      L("      - workload: mprotect")			/* 5 */
+		      L("        workers: 1")				/* 6 */
+		      L("        workers: 2")				/* 7: col 9 */
+		      L("        ? [a]")					/* 8: complex key col 11 */
+		      L("        : b")					/* 9 */
+		      L("  - name: s")					/* 10: col 11 */
+		      L("    workloads: [{workload: ~}]"),		/* 11: col 28 */
+		      "w.yaml:7:9: duplicate key 'workers'\n"
+		      "w.yaml:8:11: keys must be strings\n"
+		      "w.yaml:10:11: duplicate suite name 's' (first defined at line 3)\n"
+		      "w.yaml:11:28: workload: must be the name of a workload");
+}
+
+/* Aliases are expanded into JSON: a "billion laughs" must hit the limit. */
+static void test_alias_bomb(void **state)
+{
+	(void)state;
+	expect_errors("b.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"),
+		      "b.yaml:2:1: unknown section 'x' in the configuration (sections: lab, "
+		      "machines, builders, trees, suites)");
+	expect_errors("b.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("suites:")
+		      L("  - name: s")
+		      L("    workloads:")
+		      L("      - workload: exec")
+		      L("        a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]")
+		      L("        b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]")
+		      L("        c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]")
+		      L("        d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]")
+		      L("        e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]")
+		      L("        f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]"),
+		      "b.yaml:6:40: workload spec too large or nested deeper than 32 levels");
+	/* the 33rd '[' (col 47) is one level too deep */
+	expect_errors("b.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("suites:")
+		      L("  - name: s")
+		      L("    workloads:")
+		      L("      - workload: exec")
+		      L("        deep: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"),
+		      "b.yaml:6:47: workload spec too large or nested deeper than 32 levels");
+}
+
+static void test_example_file(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct lab_config *cfg = NULL;
+
+	(void)state;
+	if (config_load("configs/lab.example.yaml", &cfg, &err) < 0)
+		fail_msg("configs/lab.example.yaml (run from the repository root):\n%s", err.buf);
+	assert_int_equal(cfg->nmachines, 2);
+	assert_int_equal(config_machine(cfg, "skylake-2s")->boot, BOOT_KEXEC);
+	assert_int_equal(config_machine(cfg, "skylake-2s")->ep.transport, TRANSPORT_SSH);
+	assert_string_equal(config_machine(cfg, "skylake-2s")->power_cycle[0], "ipmitool");
+	assert_int_equal(config_machine(cfg, "nuc-1")->boot, BOOT_REBOOT);
+	assert_int_equal(config_builder(cfg, "local")->ep.transport, TRANSPORT_LOCAL);
+	assert_string_equal(config_tree(cfg, "linux")->builder, "local");
+	assert_int_equal(json_array_size(config_suite(cfg, "tlb")->workloads), 2);
+	config_free(cfg);
+	strbuf_release(&err);
+}
+
+static void test_load_file(void **state)
+{
+	static const char ok[] = "lab: {data_dir: /d}\n";
+	struct strbuf err = STRBUF_INIT, want = STRBUF_INIT;
+	struct lab_config *cfg = NULL;
+	char *path = temp_file(ok, strlen(ok));
+	char *big;
+	size_t bigsz = (4u << 20) + 1;
+
+	(void)state;
+	assert_int_equal(config_load(path, &cfg, &err), 0);
+	assert_string_equal(cfg->path, path);
+	config_free(cfg);
+	cfg = NULL;
+	temp_remove(path);
+
+	assert_int_equal(config_load("/nonexistent/lab.yaml", &cfg, &err), -1);
+	assert_null(cfg);
+	assert_string_equal(err.buf, "/nonexistent/lab.yaml: cannot read: No such file or directory");
+
+	/* a position is in the message of a file too, and err is replaced, not appended */
+	path = temp_file("lab: {data_dir: /d, workers: 0}\n", 32);
+	assert_int_equal(config_load(path, &cfg, &err), -1);
+	strbuf_addf(&want, "%s:1:30: workers: must be an integer from 1 to 64", path);
+	assert_string_equal(err.buf, want.buf);
+	temp_remove(path);
+
+	big = malloc(bigsz);
+	assert_non_null(big);
+	memset(big, '#', bigsz);
+	path = temp_file(big, bigsz);
+	assert_int_equal(config_load(path, &cfg, &err), -1);
+	assert_null(cfg);
+	strbuf_reset(&want);
+	strbuf_addf(&want, "%s: cannot read: larger than 4096 KiB", path);
+	assert_string_equal(err.buf, want.buf);
+	assert_int_equal(config_load_string("big.yaml", big, bigsz, &cfg, &err), -1);
+	assert_string_equal(err.buf, "big.yaml: larger than 4096 KiB");
+	temp_remove(path);
+	free(big);
+
+	/* more errors than are worth showing are cut, and say so */
+	{
+		struct strbuf many = STRBUF_INIT;
+
+		strbuf_addstr(&many, "lab:\n  data_dir: /d\nmachines:\n");
+		for (int i = 0; i < 150; i++)
+			strbuf_addf(&many, "  - {name: m%d, transport: nope}\n", i);
+		assert_int_equal(config_load_string("many.yaml", many.buf, many.len, &cfg, &err), -1);
+		assert_contains(err.buf, "many.yaml:4:27: transport: must be local or ssh\n");
+		assert_contains(err.buf, "many.yaml:103:28: transport: must be local or ssh\n"
+				"many.yaml: 50 more errors not shown");
+		strbuf_release(&many);
+	}
+	strbuf_release(&err);
+	strbuf_release(&want);
+}
+
+static void test_names(void **state)
+{
+	char name64[66];
+
+	(void)state;
+	assert_true(config_valid_name("m1"));
+	assert_true(config_valid_name("a.b_c-d"));
+	assert_true(config_valid_name("_x"));
+	assert_false(config_valid_name(NULL));
+	assert_false(config_valid_name(""));
+	assert_false(config_valid_name("-x"));
+	assert_false(config_valid_name(".x"));
+	assert_false(config_valid_name("a b"));
+	assert_false(config_valid_name("a/b"));
+	assert_false(config_valid_name("m1;reboot"));
+	assert_false(config_valid_name("$(id)"));
+	memset(name64, 'a', 64);
+	name64[64] = '\0';
+	assert_true(config_valid_name(name64));
+	name64[64] = 'a';
+	name64[65] = '\0';
+	assert_false(config_valid_name(name64));
+
+	assert_string_equal(transport_kind_name(TRANSPORT_LOCAL), "local");
+	assert_string_equal(transport_kind_name(TRANSPORT_SSH), "ssh");
+	assert_string_equal(boot_method_name(BOOT_NONE), "none");
+	assert_string_equal(boot_method_name(BOOT_QEMU), "qemu");
+	assert_string_equal(boot_method_name(BOOT_KEXEC), "kexec");
+	assert_string_equal(boot_method_name(BOOT_REBOOT), "reboot");
+	assert_false(config_machine_has_tag(NULL, "x"));
+	config_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_bad_port_position),
+		cmocka_unit_test(test_unknown_key),
+		cmocka_unit_test(test_many_errors),
+		cmocka_unit_test(test_yaml_syntax),
+		cmocka_unit_test(test_document_shape),
+		cmocka_unit_test(test_required_keys),
+		cmocka_unit_test(test_injection),
+		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_power_cycle_and_local),
+		cmocka_unit_test(test_token_file),
+		cmocka_unit_test(test_workload_conversion),
+		cmocka_unit_test(test_alias_bomb),
+		cmocka_unit_test(test_example_file),
+		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_names),
+	};
+
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

@@ -1,0 +1,328 @@
+/*
+ * daemon/strbuf and daemon/util: the buffer every module builds text in
+ * (never a NULL buf, a hard maximum size) and the whole-string number
+ * parsers that stand between user input and every limit we check.
+ */
+#include "testlib.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <unistd.h>
+
+#include "util.h"
+#include "banned.h"
+
+/* ---- strbuf ---- */
+
+static void test_strbuf_empty(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *p;
+	size_t len = 99;
+
+	(void)state;
+	/* printable before anything was added */
+	assert_non_null(sb.buf);
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+	strbuf_trim(&sb);
+	strbuf_setlen(&sb, 5);
+	assert_int_equal(sb.len, 0);
+	strbuf_release(&sb);
+	strbuf_release(&sb);
+	strbuf_release(NULL);
+	/* detaching an empty buffer still gives the caller a string to free */
+	p = strbuf_detach(&sb, &len);
+	assert_non_null(p);
+	assert_string_equal(p, "");
+	assert_int_equal(len, 0);
+	assert_ptr_not_equal(p, strbuf_empty);
+	free(p);
+}
+
+static void test_strbuf_add(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char *p;
+	size_t len, i;
+
+	(void)state;
+	assert_int_equal(strbuf_addstr(&sb, "TLB"), 0);
+	assert_int_equal(strbuf_addch(&sb, ':'), 0);
+	assert_int_equal(strbuf_add(&sb, " 12\0x", 5), 0);
+	assert_int_equal(sb.len, 9);
+	assert_memory_equal(sb.buf, "TLB: 12\0x", 10);
+	assert_int_equal(strbuf_addf(&sb, "|%d|%s|%.2f|", -7, "cpu", 1.5), 0);
+	assert_int_equal(sb.len, 9 + 13);
+	assert_string_equal(sb.buf + 9, "|-7|cpu|1.50|");
+	/* growth past several reallocations keeps the content */
+	for (i = 0; i < 1000; i++)
+		assert_int_equal(strbuf_addf(&sb, "%04zu", i), 0);
+	assert_int_equal(sb.len, 22 + 4000);
+	assert_memory_equal(sb.buf + 22, "000000010002", 12);
+	assert_string_equal(sb.buf + sb.len - 4, "0999");
+	assert_true(sb.alloc > sb.len);
+	p = strbuf_detach(&sb, &len);
+	assert_int_equal(len, 4022);
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+	free(p);
+}
+
+static void test_strbuf_setlen_reset(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	strbuf_addstr(&sb, "interrupts.TLB");
+	strbuf_setlen(&sb, 10);
+	assert_int_equal(sb.len, 10);
+	assert_string_equal(sb.buf, "interrupts");
+	/* never past what is allocated */
+	strbuf_setlen(&sb, sb.alloc + 100);
+	assert_true(sb.len < sb.alloc);
+	assert_int_equal(sb.buf[sb.len], '\0');
+	strbuf_reset(&sb);
+	assert_int_equal(sb.len, 0);
+	assert_string_equal(sb.buf, "");
+	strbuf_addstr(&sb, "again");
+	assert_string_equal(sb.buf, "again");
+	strbuf_release(&sb);
+}
+
+static void test_strbuf_trim(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	strbuf_addstr(&sb, " \t\r\n 6.1.0-18-amd64 x\t \n");
+	strbuf_trim(&sb);
+	assert_string_equal(sb.buf, "6.1.0-18-amd64 x");
+	assert_int_equal(sb.len, 16);
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, " \n\t ");
+	strbuf_trim(&sb);
+	assert_string_equal(sb.buf, "");
+	assert_int_equal(sb.len, 0);
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "clean");
+	strbuf_trim(&sb);
+	assert_string_equal(sb.buf, "clean");
+	strbuf_release(&sb);
+}
+
+static void test_strbuf_max(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	(void)state;
+	sb.max = 8;
+	assert_int_equal(strbuf_addstr(&sb, "12345678"), 0);
+	/* one byte too many fails and leaves the buffer as it was */
+	assert_int_equal(strbuf_addch(&sb, '9'), -ENOSPC);
+	assert_int_equal(strbuf_addstr(&sb, "9"), -ENOSPC);
+	assert_int_equal(strbuf_addf(&sb, "%d", 9), -ENOSPC);
+	assert_int_equal(strbuf_grow(&sb, 1), -ENOSPC);
+	assert_int_equal(sb.len, 8);
+	assert_string_equal(sb.buf, "12345678");
+	strbuf_setlen(&sb, 4);
+	assert_int_equal(strbuf_addf(&sb, "%s", "abcd"), 0);
+	assert_string_equal(sb.buf, "1234abcd");
+	strbuf_release(&sb);
+
+	/* a huge request cannot wrap len + extra around */
+	sb.max = 0;
+	strbuf_addstr(&sb, "x");
+	assert_int_equal(strbuf_grow(&sb, (size_t)-1), -ENOSPC);
+	assert_int_equal(strbuf_grow(&sb, STRBUF_DEFAULT_MAX), -ENOSPC);
+	assert_string_equal(sb.buf, "x");
+	strbuf_release(&sb);
+}
+
+static void test_strbuf_seterr(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	strbuf_addstr(&err, "old message");
+	assert_int_equal(strbuf_seterr(&err, "%s: must be an integer from %d to %d", "workers", 1, 1024), -1);
+	assert_string_equal(err.buf, "workers: must be an integer from 1 to 1024");
+	/* callers without an error buffer */
+	assert_int_equal(strbuf_seterr(NULL, "ignored %d", 1), -1);
+	strbuf_release(&err);
+}
+
+static void write_tmp(char *path, size_t pathlen, const char *data, size_t len)
+{
+	int fd;
+
+	snprintf(path, pathlen, "%s/tlblab-test-util.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write_all(fd, data, len), 0);
+	close(fd);
+}
+
+static void test_strbuf_read_file(void **state)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char path[4096], big[10000];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(big); i++)
+		big[i] = (char)('a' + i % 26);
+	write_tmp(path, sizeof(path), big, sizeof(big));
+
+	/* appends to what is there */
+	strbuf_addstr(&sb, ">>");
+	assert_int_equal(strbuf_read_file(&sb, path, sizeof(big)), 0);
+	assert_int_equal(sb.len, 2 + sizeof(big));
+	assert_memory_equal(sb.buf + 2, big, sizeof(big));
+	assert_int_equal(sb.buf[sb.len], '\0');
+
+	/* larger than max: -EFBIG, and the buffer is as it was */
+	strbuf_reset(&sb);
+	strbuf_addstr(&sb, "keep");
+	assert_int_equal(strbuf_read_file(&sb, path, sizeof(big) - 1), -EFBIG);
+	assert_string_equal(sb.buf, "keep");
+
+	/* the buffer's own maximum holds too */
+	strbuf_release(&sb);
+	sb.max = 100;
+	assert_int_equal(strbuf_read_file(&sb, path, 1u << 20), -EFBIG);
+	assert_int_equal(sb.len, 0);
+	sb.max = 0;
+	unlink(path);
+
+	assert_int_equal(strbuf_read_file(&sb, path, 100), -ENOENT);
+	assert_int_equal(sb.len, 0);
+
+	/* /proc files report size 0: read until EOF, not by stat */
+	assert_int_equal(strbuf_read_file(&sb, "/proc/self/stat", 1u << 20), 0);
+	assert_true(sb.len > 0);
+	strbuf_release(&sb);
+
+	write_tmp(path, sizeof(path), "", 0);
+	assert_int_equal(strbuf_read_file(&sb, path, 100), 0);
+	assert_int_equal(sb.len, 0);
+	assert_string_equal(sb.buf, "");
+	unlink(path);
+	strbuf_release(&sb);
+}
+
+/* ---- number parsers ---- */
+
+static void test_parse_u64(void **state)
+{
+	static const char *const bad[] = {
+		"", " 1", "1 ", "-1", "+1", "0x10", "12a", "18446744073709551616", "1e3", "1.0",
+	};
+	uint64_t v = 0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(parse_u64("0", &v), 0);
+	assert_int_equal(v, 0);
+	assert_int_equal(parse_u64("4096", &v), 0);
+	assert_int_equal(v, 4096);
+	assert_int_equal(parse_u64("18446744073709551615", &v), 0);
+	assert_int_equal(v, UINT64_MAX);
+	assert_int_equal(parse_u64("007", &v), 0);
+	assert_int_equal(v, 7);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 42;
+		errno = 1234;
+		if (parse_u64(bad[i], &v) != -1)
+			fail_msg("parse_u64 accepted \"%s\"", bad[i]);
+		assert_int_equal(v, 42);
+		assert_int_equal(errno, 1234);
+	}
+	assert_int_equal(parse_u64(NULL, &v), -1);
+}
+
+static void test_parse_int_range(void **state)
+{
+	long v = 0;
+
+	(void)state;
+	assert_int_equal(parse_int_range("1", 1, 1024, &v), 0);
+	assert_int_equal(v, 1);
+	assert_int_equal(parse_int_range("1024", 1, 1024, &v), 0);
+	assert_int_equal(v, 1024);
+	assert_int_equal(parse_int_range("-5", -10, 10, &v), 0);
+	assert_int_equal(v, -5);
+	v = 77;
+	assert_int_equal(parse_int_range("0", 1, 1024, &v), -1);
+	assert_int_equal(parse_int_range("1025", 1, 1024, &v), -1);
+	assert_int_equal(parse_int_range("", 1, 1024, &v), -1);
+	assert_int_equal(parse_int_range("12x", 1, 1024, &v), -1);
+	assert_int_equal(parse_int_range("2 ", 1, 1024, &v), -1);
+	assert_int_equal(parse_int_range("99999999999999999999", 0, 1024, &v), -1);
+	assert_int_equal(parse_int_range(NULL, 0, 1, &v), -1);
+	assert_int_equal(v, 77);
+}
+
+static void test_parse_double(void **state)
+{
+	static const char *const bad[] = { "", "1.5s", "nan", "inf", "-inf", "1e999", "x", "1,5" };
+	double v = 0;
+	size_t i;
+
+	(void)state;
+	assert_int_equal(parse_double("0.5", &v), 0);
+	assert_float_equal(v, 0.5, 0);
+	assert_int_equal(parse_double("-2", &v), 0);
+	assert_float_equal(v, -2, 0);
+	assert_int_equal(parse_double("1e3", &v), 0);
+	assert_float_equal(v, 1000, 0);
+	assert_int_equal(parse_double("10", &v), 0);
+	assert_float_equal(v, 10, 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 42;
+		if (parse_double(bad[i], &v) != -1)
+			fail_msg("parse_double accepted \"%s\"", bad[i]);
+		assert_float_equal(v, 42, 0);
+	}
+	assert_int_equal(parse_double(NULL, &v), -1);
+}
+
+static void test_median(void **state)
+{
+	double odd[] = { 5, 1, 3 };
+	double even[] = { 4, 1, 3, 2 };
+	double one[] = { -7.5 };
+	double same[] = { 2, 2, 2, 2, 2 };
+
+	(void)state;
+	assert_float_equal(median_inplace(odd, 3), 3, 0);
+	/* sorted in place, ascending */
+	assert_float_equal(odd[0], 1, 0);
+	assert_float_equal(odd[2], 5, 0);
+	assert_float_equal(median_inplace(even, 4), 2.5, 0);
+	assert_float_equal(even[0], 1, 0);
+	assert_float_equal(even[3], 4, 0);
+	assert_float_equal(median_inplace(one, 1), -7.5, 0);
+	assert_float_equal(median_inplace(same, 5), 2, 0);
+	assert_true(isnan(median_inplace(NULL, 0)));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strbuf_empty),
+		cmocka_unit_test(test_strbuf_add),
+		cmocka_unit_test(test_strbuf_setlen_reset),
+		cmocka_unit_test(test_strbuf_trim),
+		cmocka_unit_test(test_strbuf_max),
+		cmocka_unit_test(test_strbuf_seterr),
+		cmocka_unit_test(test_strbuf_read_file),
+		cmocka_unit_test(test_parse_u64),
+		cmocka_unit_test(test_parse_int_range),
+		cmocka_unit_test(test_parse_double),
+		cmocka_unit_test(test_median),
+	};
+
+	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
+}
