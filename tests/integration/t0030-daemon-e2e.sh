@@ -1,0 +1,211 @@
+#!/bin/sh
+# tlblabd end to end with real parts: two lab machines that are OpenSSH
+# servers on loopback addresses, a real SQLite store, the real agent. A suite
+# through the client; a machine that dies mid-run (the job finishes on the
+# other, the first is marked bad); an unknown host key refused; kill -9 of
+# the daemon mid-job and a restart; bad configs, bodies and tokens.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/sshd.sh"
+. "$TOP/tests/daemon.sh"
+trap 'daemon_cleanup; sshd_cleanup; rm -rf "$TMP"' EXIT
+
+TOKEN=t0030-token-0123456789abcdef
+DAEMON_PORT=$((30000 + $$ % 5000))
+CLIENT=$BUILD/tlblab
+export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT"
+
+sshd_keys "$TMP/keys" || { fail "ssh keys" "ssh-keygen failed"; exit 0; }
+P1=$(sshd_port 1) P2=$(sshd_port 2)
+sshd_start m1 127.0.0.2 "$P1" || { fail "sshd m1" "did not start"; exit 0; }
+KH1=$SSHD_KNOWN_HOSTS
+sshd_start m2 127.0.0.3 "$P2" || { fail "sshd m2" "did not start"; exit 0; }
+KH2=$SSHD_KNOWN_HOSTS
+: >"$TMP/empty_known_hosts"
+
+machine() { # NAME ADDR PORT KNOWN_HOSTS
+	cat <<EOM
+  - name: $1
+    transport: ssh
+    host: $2
+    port: $3
+    user: root
+    identity: $TMP/keys/id_ed25519
+    known_hosts: $4
+    boot: none
+    tags: [loop]
+    agent_path: $TMP/agent-$1/tlblab-agent
+EOM
+}
+{
+	cat <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN]
+  max_body: 65536
+  workers: 4
+machines:
+EOC
+	machine m1 127.0.0.2 "$P1" "$KH1"
+	machine m2 127.0.0.3 "$P2" "$KH2"
+	machine m3 127.0.0.2 "$P1" "$TMP/empty_known_hosts"
+	cat <<EOC
+suites:
+  - name: quick
+    timeout: 120
+    workloads:
+      - workload: mprotect
+        mode: [threads, processes]
+        workers: 2
+        duration: 0.5
+        iterations: 2
+  - name: long
+    timeout: 120
+    workloads:
+      - workload: mprotect
+        workers: 2
+        duration: 1.5
+        iterations: 6
+        warmup: 0
+EOC
+} >"$TMP/lab.yaml"
+
+# 1. configuration checks
+check "tlblabd -n accepts the lab" sh -c "'$BUILD/tlblabd' -n -c '$TMP/lab.yaml' | grep -qx 'configuration OK'"
+printf 'lab:\n  data_dir: /tmp/x\nmachines:\n  - name: a\n    transport: ssh\n    port: [1\n' >"$TMP/bad.yaml"
+check_fails "malformed YAML is reported with line and column" 1 "bad.yaml:[0-9]+:[0-9]+: " "$BUILD/tlblabd" -n -c "$TMP/bad.yaml"
+sed 's/^    port: '"$P2"'$/    port: nope/' "$TMP/lab.yaml" >"$TMP/badport.yaml"
+line=$(grep -n '^    port: nope$' "$TMP/badport.yaml" | cut -d: -f1)
+check_fails "a bad value is reported at its line and column" 1 "badport.yaml:$line:11: port" "$BUILD/tlblabd" -n -c "$TMP/badport.yaml"
+
+daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+pass "tlblabd starts"
+
+# 2. tokens, bodies, names
+api POST /jobs '{"suite":"quick"}' >/dev/null
+[ "$HTTP_STATUS" = 401 ] && pass "creating a job without a token is refused (401)" || fail "no token" "got $HTTP_STATUS"
+api POST /jobs '{"suite":"quick"}' wrong-token-wrong-token >/dev/null
+[ "$HTTP_STATUS" = 401 ] && pass "a wrong token is refused (401)" || fail "wrong token" "got $HTTP_STATUS"
+body=$(api POST /jobs '{"suite": "quick",' "$TOKEN")
+[ "$(api_status)" = 400 ] && echo "$body" | grep -q 'malformed JSON at line 1' &&
+	pass "a malformed body gets 400 with the position" || fail "malformed body" "$(api_status) $body"
+$PY -c 'print("{\"suite\":\"" + "x" * 100000 + "\"}")' >"$TMP/big.json"
+code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" --data-binary @"$TMP/big.json" "$TLBLAB_SERVER/api/v1/jobs")
+[ "$code" = 413 ] && pass "an oversized body gets 413" || fail "oversized body" "got $code"
+body=$(api POST /jobs '{"suite":"quick","machines":["m1;reboot"]}' "$TOKEN")
+[ "$(api_status)" = 400 ] && echo "$body" | grep -q 'machines\[0\]: not a valid name' &&
+	pass "a machine name with shell metacharacters is refused (400)" || fail "metachar machine" "$(api_status) $body"
+body=$(api POST /jobs '{"suite":"$(reboot)"}' "$TOKEN")
+[ "$(api_status)" = 400 ] && pass "a suite name with shell metacharacters is refused" || fail "metachar suite" "$(api_status) $body"
+TLBLAB_TOKEN=$TOKEN check_fails "the client refuses a bad machine name before sending" 2 "machines" \
+	"$CLIENT" submit --suite quick --machines 'm1;reboot'
+njobs=$(api GET /jobs | jq_py 'J["total"]')
+[ "$njobs" = 0 ] && pass "nothing was queued by the refused requests" || fail "refused requests" "$njobs jobs exist"
+api GET /jobs/999 >/dev/null
+[ "$HTTP_STATUS" = 404 ] && pass "an unknown job is 404" || fail "unknown job" "got $HTTP_STATUS"
+
+# 3. a suite end to end through the client
+TLBLAB_TOKEN=$TOKEN "$CLIENT" submit --suite quick --machines m1 --submitter t0030 --wait --timeout 120 >"$TMP/submit.out" 2>&1
+st=$?
+if [ $st = 0 ] && grep -q 'mprotect.ops_per_sec' "$TMP/submit.out"; then
+	pass "submit --wait runs the suite on m1 and prints the results"
+else
+	fail "submit --wait runs the suite on m1 and prints the results" "exit $st: $(tail -c 600 "$TMP/submit.out")"
+fi
+n=$(api GET "/jobs/1/metrics?name=mprotect.ops_per_sec" | jq_py 'len([m for m in J["metrics"] if m["value"] > 0])')
+[ "$n" = 4 ] && pass "4 measured iterations stored (2 cases x 2)" || fail "stored iterations" "got $n"
+n=$(api GET "/jobs/1/samples?name=interrupts.TLB" | jq_py 'len(J["samples"])')
+[ "${n:-0}" -gt 4 ] && pass "per-second samples stored ($n)" || fail "samples" "got $n"
+api GET /jobs/1/stages/1/log | grep -q 'agent uploaded on m1' && pass "the stage log shows the agent upload" ||
+	fail "stage log" "$(api GET /jobs/1/stages/1/log | head -c 300)"
+"$CLIENT" results 1 >"$TMP/results.out" 2>&1 && grep -q 'mode=threads\|threads' "$TMP/results.out" &&
+	pass "tlblab results shows both cases" || fail "tlblab results" "$(head -c 400 "$TMP/results.out")"
+
+# 4. an unknown host key is refused, and says so
+id=$(api POST /jobs '{"suite":"quick","machines":["m3"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
+state=$(job_wait "$id" "failed done" 60)
+msg=$(api GET "/jobs/$id" | jq_py 'J["job"]["error"]["message"]')
+if [ "$state" = failed ] && echo "$msg" | grep -q 'unknown'; then
+	pass "an unknown host key is refused: $msg"
+else
+	fail "an unknown host key is refused" "state $state: $msg"
+fi
+h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "m3"][0]')
+[ "$h" = bad ] && pass "m3 is marked bad" || fail "m3 health" "$h"
+
+# 5. a machine dies mid-run: the job finishes on the other one
+id=$(api POST /jobs '{"suite":"long","machines":["m1","m2"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
+first=
+i=0
+while [ $i -lt 100 ]; do
+	first=$(api GET "/jobs/$id" | jq_py 'J["job"]["stages"][0]["machine"] or ""')
+	n=$(api GET "/jobs/$id/runs" | jq_py 'len(J["runs"])')
+	[ -n "$first" ] && [ "${n:-0}" -ge 1 ] && break
+	i=$((i + 1))
+	sleep 0.2
+done
+if [ -z "$first" ]; then
+	fail "the long job starts" "never ran"
+else
+	sshd_kill "$first"
+	state=$(job_wait "$id" "done failed" 120)
+	job=$(api GET "/jobs/$id")
+	second=$(echo "$job" | jq_py 'J["job"]["stages"][0]["machine"]')
+	attempt=$(echo "$job" | jq_py 'J["job"]["stages"][0]["attempt"]')
+	if [ "$state" = done ] && [ "$second" != "$first" ] && [ "$attempt" = 1 ]; then
+		pass "killing $first's sshd mid-run: the job finished on $second (attempt 2)"
+	else
+		fail "a machine dies mid-run" "state $state on $second, attempt $attempt"
+	fi
+	h=$(api GET /machines | jq_py "[m['health'] + ': ' + (m['health_reason'] or '') for m in J['machines'] if m['name'] == '$first'][0]")
+	case "$h" in bad:*) pass "$first is marked bad ($h)" ;; *) fail "$first marked bad" "$h" ;; esac
+	runs=$(api GET "/jobs/$id/runs" | jq_py "len([r for r in J['runs'] if r['machine'] == '$second'])")
+	[ "$runs" = 6 ] && pass "only the complete attempt's 6 runs are kept" || fail "runs kept" "$runs"
+	addr=$(cut -d' ' -f1 "$TMP/sshd-$first/addr")
+	port=$(cut -d' ' -f2 "$TMP/sshd-$first/addr")
+	sshd_start "$first" "$addr" "$port" >/dev/null || fail "restart $first's sshd" "did not start"
+fi
+
+# 6. kill -9 of the daemon mid-job, then a restart: the job completes
+id=$(api POST /jobs '{"suite":"long","machines":["m2"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
+i=0
+while [ $i -lt 100 ]; do
+	n=$(api GET "/jobs/$id/runs" | jq_py 'len(J["runs"])')
+	[ "${n:-0}" -ge 1 ] && break
+	i=$((i + 1))
+	sleep 0.2
+done
+daemon_kill9
+daemon_start "$TMP/lab.yaml" || { fail "tlblabd restarts after kill -9" "see log"; exit 0; }
+pass "tlblabd restarts after kill -9"
+grep -q "stage .*: interrupted; queued again" "$DAEMON_LOG" && pass "the restart requeued the interrupted stage" ||
+	fail "requeue after restart" "$(tail -n 5 "$DAEMON_LOG")"
+state=$(job_wait "$id" "done failed" 120)
+[ "$state" = done ] && pass "the interrupted job completed after the restart" || fail "job after restart" "$state: $(api GET "/jobs/$id" | head -c 400)"
+runs=$(api GET "/jobs/$id/runs" | jq_py 'len(J["runs"])')
+[ "$runs" = 6 ] && pass "no duplicate runs after the restart" || fail "runs after restart" "$runs"
+leased=$(api GET /machines | jq_py 'len([m for m in J["machines"] if m["leased_by"] is not None])')
+[ "$leased" = 0 ] && pass "no machine stays leased" || fail "leases" "$leased leased"
+
+# 7. cancel a running job
+id=$(api POST /jobs '{"suite":"long","machines":["m2"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
+job_wait "$id" "running" 30 >/dev/null
+sleep 1
+TLBLAB_TOKEN=$TOKEN "$CLIENT" cancel "$id" >/dev/null 2>&1
+state=$(job_wait "$id" "cancelled done failed" 30)
+[ "$state" = cancelled ] && pass "a running job is cancelled" || fail "cancel" "$state"
+api POST "/jobs/$id/cancel" '' "$TOKEN" >/dev/null
+[ "$HTTP_STATUS" = 409 ] && pass "cancelling a finished job is 409" || fail "cancel twice" "$HTTP_STATUS"
+
+# 8. SIGHUP with a broken configuration keeps the running one
+cp "$TMP/lab.yaml" "$TMP/lab.good"
+printf 'lab: [\n' >"$TMP/lab.yaml"
+kill -HUP "$DAEMON_PID"
+sleep 0.5
+api GET /health >/dev/null
+[ "$HTTP_STATUS" = 200 ] && grep -q "SIGHUP: the new configuration is not valid" "$DAEMON_LOG" &&
+	pass "SIGHUP with an invalid file keeps the old configuration" || fail "SIGHUP invalid" "$HTTP_STATUS"
+cp "$TMP/lab.good" "$TMP/lab.yaml"
+kill -HUP "$DAEMON_PID"
+sleep 0.5
+grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG" && pass "SIGHUP reloads a valid file" || fail "SIGHUP valid" "no reload logged"
