@@ -1,0 +1,77 @@
+#!/bin/sh
+# Builds the initramfs of the QEMU lab machines: busybox-static, OpenSSH's
+# sshd with the libraries it links, tlblab-agent, perf when the host has it,
+# and an init that brings up networking (QEMU user networking, 10.0.2.15)
+# and sshd, then says "tlblab-guest: ready" on the console.
+#
+# The lab's keys live in OUT and are made once: lab_key (root's key for the
+# guests, the daemon logs in with it) and host_key (the guests' host key;
+# its fingerprint, in host_key.fingerprint, is pinned in the daemon, so the
+# guests' identity is checked like any other machine's).
+#
+# usage: mkinitramfs.sh OUT AGENT   -> OUT/initramfs.cpio (uncompressed: under
+#                                      TCG the kernel unpacks it fastest)
+set -eu
+out=${1:?usage: mkinitramfs.sh OUT AGENT}
+agent=${2:?usage: mkinitramfs.sh OUT AGENT}
+here=$(cd "$(dirname "$0")" && pwd)
+
+for f in /bin/busybox /usr/sbin/sshd "$agent"; do
+	[ -x "$f" ] || { echo "mkinitramfs: $f is missing (apt-get install busybox-static openssh-server; make)" >&2; exit 1; }
+done
+mkdir -p "$out"
+[ -f "$out/lab_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-lab -f "$out/lab_key" </dev/null
+[ -f "$out/host_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-guest -f "$out/host_key" </dev/null
+ssh-keygen -l -E sha256 -f "$out/host_key.pub" | awk '{print $2}' >"$out/host_key.fingerprint"
+
+root=$(mktemp -d "$out/root.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/etc/ssh" "$root/root/.ssh" \
+	"$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/run" "$root/var/empty" "$root/lib64"
+cp /bin/busybox "$root/bin/busybox"
+for applet in $(/bin/busybox --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+
+# a dynamic binary and every library it links, at the same paths
+copy_with_libs() {
+	mkdir -p "$root$(dirname "$2")"
+	cp "$1" "$root$2"
+	ldd "$1" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | while read -r lib; do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+copy_with_libs /usr/sbin/sshd /usr/sbin/sshd
+if [ -x /usr/bin/perf ] && [ "${TLBLAB_GUEST_PERF:-1}" = 1 ]; then
+	copy_with_libs /usr/bin/perf /usr/bin/perf
+fi
+cp "$agent" "$root/usr/bin/tlblab-agent"
+
+cp "$out/host_key" "$root/etc/ssh/ssh_host_ed25519_key"
+cp "$out/host_key.pub" "$root/etc/ssh/ssh_host_ed25519_key.pub"
+chmod 600 "$root/etc/ssh/ssh_host_ed25519_key"
+cp "$out/lab_key.pub" "$root/root/.ssh/authorized_keys"
+cat >"$root/etc/passwd" <<'EOP'
+root:x:0:0:root:/root:/bin/sh
+sshd:x:100:65534:sshd:/run/sshd:/bin/false
+EOP
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
+cat >"$root/etc/ssh/sshd_config" <<'EOS'
+Port 22
+HostKey /etc/ssh/ssh_host_ed25519_key
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+UseDNS no
+Subsystem sftp internal-sftp
+PidFile /run/sshd.pid
+EOS
+cp "$here/guest-init" "$root/init"
+chmod 755 "$root/init"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out/initramfs.cpio.tmp"
+mv "$out/initramfs.cpio.tmp" "$out/initramfs.cpio"
+echo "mkinitramfs: $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), host key $(cat "$out/host_key.fingerprint")"
