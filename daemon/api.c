@@ -181,6 +181,78 @@ static int check_names(const json_t *arr, const char *field, const struct lab_co
 	return 0;
 }
 
+/* Reads the A/B fields of a job request (tree, base and one patch source)
+ * into req. 0, or -1 with err naming the field. */
+static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req, struct strbuf *err)
+{
+	json_t *patch = json_object_get(body, "patch"), *branch = json_object_get(body, "branch");
+	json_t *url = json_object_get(body, "url");
+	int sources = !!patch + !!branch + !!url;
+
+	req->kind = "ab";
+	req->tree = json_string_value(json_object_get(body, "tree"));
+	req->base = json_string_value(json_object_get(body, "base"));
+	if (!req->tree || !config_valid_name(req->tree) || !config_tree(cfg, req->tree))
+		return strbuf_seterr(err, "tree: no tree '%.64s' in the configuration",
+				     req->tree ? req->tree : "(not a string)");
+	if (!req->base || !ref_valid(req->base))
+		return strbuf_seterr(err, "base: not a valid git ref or commit id");
+	if (sources != 1)
+		return strbuf_seterr(err, "patch: give exactly one of patch, branch or url");
+	if (patch) {
+		req->patch_kind = "patch";
+		req->patch = json_string_value(patch);
+		if (!req->patch || !*req->patch || strlen(req->patch) != json_string_length(patch))
+			return strbuf_seterr(err, "patch: must be the text of a diff or a git format-patch mbox");
+		if (!strstr(req->patch, "\n+++ ") && strncmp(req->patch, "+++ ", 4) && !strstr(req->patch, "\nGIT binary patch"))
+			return strbuf_seterr(err, "patch: no diff in it (no '+++' line)");
+	} else if (branch) {
+		req->patch_kind = "branch";
+		req->patch_url = json_string_value(json_object_get(branch, "url"));
+		req->patch_ref = json_string_value(json_object_get(branch, "ref"));
+		if (!json_is_object(branch) || !url_valid(req->patch_url, 1))
+			return strbuf_seterr(err, "branch.url: must be an http(s) or git URL without spaces or quotes");
+		if (!ref_valid(req->patch_ref))
+			return strbuf_seterr(err, "branch.ref: not a valid git ref");
+	} else {
+		req->patch_kind = "url";
+		req->patch_url = json_string_value(url);
+		if (!url_valid(req->patch_url, 0))
+			return strbuf_seterr(err, "url: must be an http(s) URL without spaces or quotes");
+	}
+	return 0;
+}
+
+/* The stages of a job: for "run", one run per boot; for "ab", both builds,
+ * then base and patched boots interleaved (ABAB...), each followed by its run. */
+static size_t plan_stages(const struct lab_config *cfg, const struct cfg_suite *suite,
+			  const struct job_request *req, struct stage_plan **ret)
+{
+	double run_timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
+	size_t n = 0, cap = strcmp(req->kind, "ab") ? (size_t)req->boots : 2 + 4 * (size_t)req->boots;
+	struct stage_plan *p = calloc(cap, sizeof(*p));
+	static const char *const sides[] = { "base", "patched" };
+	int i, k;
+
+	if (!p)
+		abort();
+	if (strcmp(req->kind, "ab")) {
+		for (i = 0; i < req->boots; i++)
+			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout };
+		*ret = p;
+		return n;
+	}
+	for (k = 0; k < 2; k++)
+		p[n++] = (struct stage_plan){ "build", sides[k], 0, cfg->stage_timeout };
+	for (i = 0; i < req->boots; i++)
+		for (k = 0; k < 2; k++) {
+			p[n++] = (struct stage_plan){ "boot", sides[k], i, 600 };
+			p[n++] = (struct stage_plan){ "run", sides[k], i, run_timeout };
+		}
+	*ret = p;
+	return n;
+}
+
 static enum MHD_Result create_job(struct route_ctx *rc)
 {
 	const struct lab_config *cfg = rc->api->cfg;
@@ -192,8 +264,10 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	json_t *body, *v;
 	const char *key;
 	int64_t id;
+	size_t nplan;
 	enum MHD_Result ret;
-	int i;
+	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
+					      "base", "patch", "branch", "url" };
 
 	body = json_loadb(rc->body->buf, rc->body->len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(body)) {
@@ -203,17 +277,15 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 		goto out;
 	}
 	json_object_foreach(body, key, v) {
-		if (!strcmp(key, "suite") || !strcmp(key, "machines") || !strcmp(key, "tags") ||
-		    !strcmp(key, "submitter") || !strcmp(key, "boots"))
-			continue;
-		if (!strcmp(key, "tree") || !strcmp(key, "base") || !strcmp(key, "patch") ||
-		    !strcmp(key, "branch") || !strcmp(key, "url")) {
-			ret = send_error(rc->conn, 400, "bad_request",
-					 "%s: kernel builds are not available in this version of tlblabd", key);
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(fields); i++)
+			if (!strcmp(key, fields[i]))
+				break;
+		if (i == ARRAY_SIZE(fields)) {
+			ret = send_error(rc->conn, 400, "bad_request", "%.64s: unknown field", key);
 			goto out;
 		}
-		ret = send_error(rc->conn, 400, "bad_request", "%s: unknown field", key);
-		goto out;
 	}
 	req.suite = json_string_value(json_object_get(body, "suite"));
 	if (!req.suite) {
@@ -243,6 +315,14 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 			goto out;
 		}
 	}
+	if (json_object_get(body, "tree") || json_object_get(body, "base") || json_object_get(body, "patch") ||
+	    json_object_get(body, "branch") || json_object_get(body, "url")) {
+		if (parse_ab(cfg, body, &req, &err) < 0) {
+			ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+			goto out;
+		}
+		req.boots = 5;
+	}
 	if ((v = json_object_get(body, "boots"))) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100) {
 			ret = send_error(rc->conn, 400, "bad_request", "boots: must be an integer from 1 to 100");
@@ -251,20 +331,13 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 		req.boots = (int)json_integer_value(v);
 	}
 	req.suite_json = suite->workloads;
-	plan = calloc((size_t)req.boots, sizeof(*plan));
-	if (!plan)
-		abort();
-	for (i = 0; i < req.boots; i++) {
-		plan[i].kind = "run";
-		plan[i].boot_index = i;
-		plan[i].timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
-	}
-	if (store_job_create(rc->api->st, &req, plan, (size_t)req.boots, &id, &err) < 0) {
+	nplan = plan_stages(cfg, suite, &req, &plan);
+	if (store_job_create(rc->api->st, &req, plan, nplan, &id, &err) < 0) {
 		log_warnx("api: create job: %s", err.buf);
 		ret = send_error(rc->conn, 500, "internal", "could not store the job");
 		goto out;
 	}
-	log_info("job %lld: queued (suite %s, by %s)", (long long)id, req.suite,
+	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
 		 req.submitter ? req.submitter : "?");
 	sched_wake(rc->api->sc);
 	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", store_job_json(rc->api->st, id)));

@@ -117,8 +117,9 @@ char *fmt_clean(char *buf, size_t n, const char *s);
  * Prints the `tlblab results` view of a job: runs and metrics are the
  * bodies of GET /api/v1/jobs/ID/runs and /metrics. One block per (spec,
  * case) and, when a job ran on several machines or sides, per machine and
- * side, with its parameters and, for each metric, the median, min and max
- * over the measured iterations. Metrics with ".cpu" in their name are
+ * side (an A/B job's base blocks first, then the patched ones), with its
+ * parameters and, for each metric, the median, min and max over the
+ * measured iterations, all boots of a side pooled. Metrics with ".cpu" in their name are
  * per-CPU and are left out unless all. Returns 0, or -1 with err when the
  * bodies do not have the documented shape.
  */

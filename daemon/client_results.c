@@ -14,6 +14,10 @@
  * sort by (group, name, value) then puts every series in a contiguous,
  * ordered slice, whose median, min and max are read off directly. That
  * keeps the work O(n log n) in the number of rows without a hash table.
+ *
+ * Groups print in the order their runs first appear, except that an A/B
+ * job's sides come one after the other, base then patched: its boots are
+ * interleaved, so the order of appearance would mix them.
  */
 
 struct group {
@@ -34,6 +38,65 @@ struct entry {
 	int has_value;
 	double value;
 };
+
+/* base before patched before anything else; no side (a plain run) first */
+static int side_rank(const json_t *side)
+{
+	const char *s = json_is_string(side) ? json_string_value(side) : NULL;
+
+	if (!s || !*s)
+		return 0;
+	if (!strcmp(s, "base"))
+		return 1;
+	if (!strcmp(s, "patched"))
+		return 2;
+	return 3;
+}
+
+struct group_order {
+	int rank;
+	size_t index;
+};
+
+static int cmp_group_order(const void *a, const void *b)
+{
+	const struct group_order *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * Sorts groups by side (stably) and renumbers the runs' references to
+ * them, so that the entries, sorted by group number later, follow.
+ */
+static void order_groups(struct group *groups, size_t ngroups, struct run_ref *refs,
+			 size_t nrefs)
+{
+	struct group_order *order = calloc(ngroups + 1, sizeof(*order));
+	struct group *sorted = calloc(ngroups + 1, sizeof(*sorted));
+	size_t *renum = calloc(ngroups + 1, sizeof(*renum));
+	size_t i;
+
+	if (!order || !sorted || !renum)
+		abort();
+	for (i = 0; i < ngroups; i++) {
+		order[i].rank = side_rank(groups[i].side);
+		order[i].index = i;
+	}
+	qsort(order, ngroups, sizeof(*order), cmp_group_order);
+	for (i = 0; i < ngroups; i++) {
+		sorted[i] = groups[order[i].index];
+		renum[order[i].index] = i;
+	}
+	memcpy(groups, sorted, ngroups * sizeof(*groups));
+	for (i = 0; i < nrefs; i++)
+		refs[i].group = renum[refs[i].group];
+	free(order);
+	free(sorted);
+	free(renum);
+}
 
 static int cmp_str(const void *a, const void *b)
 {
@@ -182,6 +245,7 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		refs[nrefs].group = group_of(&groups, &ngroups, v);
 		nrefs++;
 	}
+	order_groups(groups, ngroups, refs, nrefs);
 	qsort(refs, nrefs, sizeof(*refs), cmp_run_ref);
 
 	json_array_foreach(marr, i, v) {

@@ -46,6 +46,9 @@
 #define TOKEN_MIN_LEN		16
 #define TOKEN_MAX_LEN		4096
 #define HOST_KEY_B64_LEN	43	/* a SHA-256 digest in unpadded base64 */
+#define CMDLINE_MAX_LEN		1024
+#define QEMU_MEMORY_MIN		64	/* MiB */
+#define QEMU_MEMORY_MAX		1048576
 #define TIMEOUT_MIN		1
 #define TIMEOUT_MAX		604800	/* a week */
 #define JSON_MAX_DEPTH		32
@@ -300,14 +303,21 @@ static int valid_user(const char *s)
 	return 1;
 }
 
-/* An IP literal (IPv6 without brackets) or a DNS name: it reaches ssh
- * arguments and log lines, so nothing but [A-Za-z0-9.-] in labels. */
-static int valid_host(const char *s)
+/* An IP literal, IPv6 without brackets. */
+static int valid_ip(const char *s)
 {
 	unsigned char addr[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1;
+}
+
+/* An IP literal or a DNS name: it reaches ssh arguments and log lines, so
+ * nothing but [A-Za-z0-9.-] in labels. */
+static int valid_host(const char *s)
+{
 	size_t n, label = 0;
 
-	if (inet_pton(AF_INET, s, addr) == 1 || inet_pton(AF_INET6, s, addr) == 1)
+	if (valid_ip(s))
 		return 1;
 	n = strlen(s);
 	if (!n || n > HOST_MAX_LEN)
@@ -374,6 +384,60 @@ static int valid_host_key(const char *s)
 	return n == HOST_KEY_B64_LEN && (!s[n] || (s[n] == '=' && !s[n + 1]));
 }
 
+static int is_alnum(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/*
+ * A program run on a lab host (qemu's binary). Transports may hand it to a
+ * remote shell, so it is a bare name looked up in PATH or an absolute path,
+ * of characters no shell treats specially.
+ */
+static int valid_program(const char *s)
+{
+	size_t n;
+
+	if (!*s || *s == '-' || *s == '.')
+		return 0;
+	for (n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (n >= PATH_MAX_LEN)
+			return 0;
+		if (!is_alnum(ch) && ch != '.' && ch != '_' && ch != '+' && ch != '-' && ch != '/')
+			return 0;
+		if (ch == '/' && *s != '/')
+			return 0;	/* relative to what? neither a name nor absolute */
+	}
+	return s[n - 1] != '/';
+}
+
+/*
+ * A kernel command line (qemu -append, kexec --append). It reaches the
+ * remote kexec through a shell command, so only words of a safe set of
+ * characters, separated by spaces; at least one word (to keep the running
+ * kernel's command line, leave the key out).
+ */
+static int valid_cmdline(const char *s)
+{
+	int words = 0;
+
+	for (size_t n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (n >= CMDLINE_MAX_LEN)
+			return 0;
+		if (ch == ' ')
+			continue;
+		if (!is_alnum(ch) && !strchr("._,=:/+-", ch))
+			return 0;
+		if (n == 0 || s[n - 1] == ' ')
+			words++;
+	}
+	return words > 0;
+}
+
 /* Bearer tokens: printable ASCII without spaces, so they survive headers. */
 static int valid_token_n(const char *s, size_t len)
 {
@@ -401,6 +465,11 @@ static int valid_token(const char *s)
 #define MUST_CONFIG_BASE "tinyconfig, defconfig or a config file path without control " \
 			"characters, not starting with '-'"
 #define MUST_ARG	"a string of at most 4096 bytes"
+#define MUST_PROGRAM	"a program name or an absolute path of letters, digits, '.', '_', " \
+			"'+', '-' and '/', not starting with '-' or '.'"
+#define MUST_IP		"an IPv4 or IPv6 address (without brackets)"
+#define MUST_CMDLINE	"a kernel command line of at most 1024 characters: words of " \
+			"letters, digits and '._,=:/+-' separated by spaces"
 
 /* ---- value getters: report an error and return -1 (or NULL) ---- */
 
@@ -929,12 +998,134 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 	}
 }
 
+static const char *const qemu_keys[] = {
+	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
+	"host_key", "known_hosts", "append", NULL
+};
+enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
+       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_MAX };
+KEYS_MATCH(qemu_keys, QK_MAX);
+
+static const char *const qemu_accels[] = { "auto", "kvm", "tcg" };
+
+static const char *qemu_accel_name_int(int i)
+{
+	return qemu_accels[i];
+}
+
+/* The qemu: section n of machine `machine` (boot: qemu), or NULL after an error. */
+static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	struct cfg_qemu *q;
+	struct keyset ks;
+	char what[128];
+	long v;
+	int accel = 0;
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "qemu: must be a mapping (initrd, ssh_port, identity, and "
+			   "host_key or known_hosts are required)");
+		return NULL;
+	}
+	snprintf(what, sizeof(what), "the qemu section of %s", machine);
+	map_keys(c, n, qemu_keys, what, "key", &ks);
+	q = xcalloc(1, sizeof(*q));
+	q->binary = ks.val[QK_BINARY]
+		? get_str(c, "binary", ks.val[QK_BINARY], valid_program, MUST_PROGRAM)
+		: xstrdup("qemu-system-x86_64");
+	q->memory = 1024;
+	if (ks.val[QK_MEMORY] && get_int(c, "memory", ks.val[QK_MEMORY], QEMU_MEMORY_MIN,
+					 QEMU_MEMORY_MAX, &v) == 0)
+		q->memory = (int)v;
+	if (ks.val[QK_ACCEL])
+		accel = get_enum(c, "accel", ks.val[QK_ACCEL], qemu_accel_name_int,
+				 (int)ARRAY_SIZE(qemu_accels));
+	if (accel >= 0)
+		q->accel = xstrdup(qemu_accels[accel]);
+	if (ks.val[QK_INITRD])
+		q->initrd = get_str(c, "initrd", ks.val[QK_INITRD], valid_path, MUST_PATH);
+	else
+		missing_key(c, n, "initrd", what, " (the guest's initramfs)");
+	q->guest_host = ks.val[QK_GUEST_HOST]
+		? get_str(c, "guest_host", ks.val[QK_GUEST_HOST], valid_ip, MUST_IP)
+		: xstrdup("127.0.0.1");
+	if (ks.val[QK_SSH_PORT]) {
+		if (get_int(c, "ssh_port", ks.val[QK_SSH_PORT], 1, 65535, &v) == 0)
+			q->ssh_port = (int)v;
+	} else {
+		missing_key(c, n, "ssh_port", what, " (the host port forwarded to the guest's "
+			    "SSH)");
+	}
+	if (ks.val[QK_IDENTITY])
+		q->identity = get_str(c, "identity", ks.val[QK_IDENTITY], valid_path, MUST_PATH);
+	else
+		missing_key(c, n, "identity", what, " (the private key for root on the guest)");
+	if (ks.val[QK_HOST_KEY])
+		q->host_key = get_str(c, "host_key", ks.val[QK_HOST_KEY], valid_host_key,
+				      MUST_HOST_KEY);
+	if (ks.val[QK_KNOWN_HOSTS])
+		q->known_hosts = get_str(c, "known_hosts", ks.val[QK_KNOWN_HOSTS], valid_path,
+					 MUST_PATH);
+	if (!ks.val[QK_HOST_KEY] && !ks.val[QK_KNOWN_HOSTS])
+		node_error(c, n, "missing key 'known_hosts' or 'host_key' in %s "
+			   "(the guest's host key is checked strictly)", what);
+	if (ks.val[QK_APPEND])
+		q->append = get_str(c, "append", ks.val[QK_APPEND], valid_cmdline, MUST_CMDLINE);
+	return q;
+}
+
+static void qemu_free(struct cfg_qemu *q)
+{
+	if (!q)
+		return;
+	free(q->binary);
+	free(q->accel);
+	free(q->initrd);
+	free(q->guest_host);
+	free(q->identity);
+	free(q->host_key);
+	free(q->known_hosts);
+	free(q->append);
+	free(q);
+}
+
+static const char *const kexec_keys[] = { "append", NULL };
+enum { XK_APPEND, XK_MAX };
+KEYS_MATCH(kexec_keys, XK_MAX);
+
+/* The kexec: section n of machine `machine` (boot: kexec), or NULL after an error. */
+static struct cfg_kexec *parse_kexec(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	struct cfg_kexec *k;
+	struct keyset ks;
+	char what[128];
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "kexec: must be a mapping (with the optional key append)");
+		return NULL;
+	}
+	snprintf(what, sizeof(what), "the kexec section of %s", machine);
+	map_keys(c, n, kexec_keys, what, "key", &ks);
+	k = xcalloc(1, sizeof(*k));
+	if (ks.val[XK_APPEND])
+		k->append = get_str(c, "append", ks.val[XK_APPEND], valid_cmdline, MUST_CMDLINE);
+	return k;
+}
+
+static void kexec_free(struct cfg_kexec *k)
+{
+	if (!k)
+		return;
+	free(k->append);
+	free(k);
+}
+
 static const char *const machine_keys[] = {
 	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
-	NULL
+	"qemu", "kexec", NULL
 };
 enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
-       MK_MAX };
+       MK_QEMU, MK_KEXEC, MK_MAX };
 KEYS_MATCH(machine_keys, MK_MAX);
 
 static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
@@ -962,11 +1153,24 @@ static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 	if (!m->tags)
 		m->tags = xcalloc(1, sizeof(*m->tags));
 	m->boot = BOOT_NONE;
+	b = BOOT_NONE;
 	if (ks.val[MK_BOOT]) {
 		b = get_enum(c, "boot", ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
 		if (b >= 0)
 			m->boot = (enum boot_method)b;
 	}
+	/* with an unknown boot method (b < 0, reported) neither section can be judged */
+	if (ks.val[MK_QEMU] && b == BOOT_QEMU)
+		m->qemu = parse_qemu(c, ks.val[MK_QEMU], what);
+	else if (ks.val[MK_QEMU] && b >= 0)
+		node_error(c, ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", what);
+	else if (b == BOOT_QEMU)
+		missing_key(c, map, "qemu", what, " (required with boot: qemu)");
+	/* kexec: ~ is no section, as it would be for any optional key */
+	if (ks.val[MK_KEXEC] && b == BOOT_KEXEC && !is_null(ks.val[MK_KEXEC]))
+		m->kexec = parse_kexec(c, ks.val[MK_KEXEC], what);
+	else if (ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
+		node_error(c, ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", what);
 	if (ks.val[MK_POWER_CYCLE] && !is_null(ks.val[MK_POWER_CYCLE])) {
 		size_t n = 0;
 
@@ -1437,6 +1641,8 @@ void config_free(struct lab_config *cfg)
 		strv_free(m->power_cycle);
 		free(m->agent_path);
 		free(m->workdir);
+		qemu_free(m->qemu);
+		kexec_free(m->kexec);
 	}
 	free(cfg->machines);
 	for (size_t i = 0; i < cfg->nbuilders; i++) {

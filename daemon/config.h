@@ -38,6 +38,19 @@
  *       power_cycle: [ipmitool, ...]    # argv, optional
  *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded
  *       workdir: /tmp/tlblab            # scratch directory on the machine
+ *       qemu:                           # boot: qemu only (required there)
+ *         binary: qemu-system-x86_64    # on the machine's host (ep)
+ *         memory: 1024                  # MiB (64..1048576)
+ *         accel: auto                   # auto | kvm | tcg (auto probes KVM)
+ *         initrd: /var/cache/tlblab/guest/initramfs.cpio
+ *         guest_host: 127.0.0.1         # where the forwarded SSH port listens
+ *         ssh_port: 10022               # forwarded to the guest's port 22
+ *         identity: /var/cache/tlblab/guest/lab_key
+ *         host_key: SHA256:...          # the guests' host key (pinned), or
+ *         known_hosts: /path            #   a known_hosts file
+ *         append: "mitigations=off"     # extra kernel command line, optional
+ *       kexec:                          # boot: kexec only, optional
+ *         append: "console=ttyS0"       # replaces the running command line
  *   builders:
  *     - name: local
  *       transport: local                # same keys as a machine's transport part
@@ -87,6 +100,25 @@ struct cfg_endpoint {
 	char *host_key;		/* pinned "SHA256:..." fingerprint (ssh), or NULL */
 };
 
+/* A QEMU lab machine: the VM runs on the machine's host (ep); the daemon
+ * reaches the guest by SSH at guest_host:ssh_port. */
+struct cfg_qemu {
+	char *binary;		/* default "qemu-system-x86_64" */
+	int memory;		/* MiB, default 1024 */
+	char *accel;		/* "auto" (default), "kvm" or "tcg" */
+	char *initrd;		/* required */
+	char *guest_host;	/* default "127.0.0.1" */
+	int ssh_port;		/* required, 1..65535 */
+	char *identity;		/* required: private key for root on the guest */
+	char *host_key;		/* pinned SHA256 fingerprint, or */
+	char *known_hosts;	/* a known_hosts file; one of the two required */
+	char *append;		/* extra command line, or NULL */
+};
+
+struct cfg_kexec {
+	char *append;		/* command line for the new kernel, or NULL: the running one */
+};
+
 struct cfg_machine {
 	char *name;
 	struct cfg_endpoint ep;
@@ -98,6 +130,8 @@ struct cfg_machine {
 	char **power_cycle;	/* NULL-terminated argv, or NULL */
 	char *agent_path;	/* default "/tmp/tlblab-agent" */
 	char *workdir;		/* default "/tmp/tlblab" */
+	struct cfg_qemu *qemu;	/* boot: qemu (required then), else NULL */
+	struct cfg_kexec *kexec;	/* boot: kexec, optional, else NULL */
 	int line;		/* where it was defined, for messages */
 };
 

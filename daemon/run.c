@@ -233,6 +233,8 @@ static int run_spec(const struct run_request *req, struct transport *t, int inde
 	ig.spec_index = index;
 	ig.machine = m->name;
 	ig.side = req->side;
+	ig.build_id = req->build_id;
+	ig.boot_id = req->boot_id;
 	lc.ig = &ig;
 	lc.cancel = req->cancel;
 	lc.failed = 0;

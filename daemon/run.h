@@ -36,6 +36,7 @@ struct run_request {
 	const struct cfg_machine *machine;	/* borrowed, outlives the call */
 	const json_t *workloads;		/* the suite's specs */
 	const char *side;
+	const char *build_id, *boot_id;		/* recorded with every run, may be NULL */
 	double deadline;			/* mono_now() seconds */
 	const char *agent_local;		/* the agent binary to upload */
 	const char *agent_sha256;		/* its hex digest */

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "boot.h"
+#include "build.h"
 #include "config.h"
 #include "log.h"
 #include "run.h"
@@ -23,6 +25,8 @@
 enum task_kind {
 	TASK_RUN,
 	TASK_HEALTH,
+	TASK_BUILD,
+	TASK_BOOTRUN,
 	TASK_KIND_MAX
 };
 
@@ -31,6 +35,12 @@ struct task {
 	struct stage_info si;
 	const struct cfg_machine *machine;	/* from a config that stays alive */
 	const struct cfg_suite *suite;
+	const struct lab_config *cfg;
+	const struct cfg_builder *builder;	/* TASK_BUILD */
+	const struct cfg_tree *tree;
+	int64_t run_stage;			/* TASK_BOOTRUN: the run after the boot */
+	struct build_outcome bout;
+	struct bootrun_outcome brout;
 	double deadline;
 	volatile sig_atomic_t cancel;
 	struct run_outcome out;
@@ -45,6 +55,7 @@ struct sched {
 	const struct lab_config *cfg;
 	char agent_path[4096];
 	char agent_sha[65];
+	char kernels_dir[4096];
 
 	int wake[2];
 	pthread_mutex_t lock;
@@ -83,7 +94,25 @@ static void *worker_main(void *arg)
 		sc->queue = t->next;
 		pthread_mutex_unlock(&sc->lock);
 
-		if (t->kind == TASK_RUN) {
+		if (t->kind == TASK_BUILD) {
+			struct build_request req = {
+				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .stage_id = t->si.id,
+				.tree = t->tree, .builder = t->builder, .side = t->si.side, .base = t->si.base,
+				.scripts_dir = sc->kernels_dir, .deadline = t->deadline, .cancel = &t->cancel,
+			};
+
+			build_stage(&req, &t->bout);
+		} else if (t->kind == TASK_BOOTRUN) {
+			struct bootrun_request req = {
+				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .boot_stage = t->si.id,
+				.run_stage = t->run_stage, .machine = t->machine, .side = t->si.side,
+				.build_id = t->si.build_id, .workloads = t->si.suite_json,
+				.agent_local = sc->agent_path, .agent_sha256 = sc->agent_sha,
+				.deadline = t->deadline, .cancel = &t->cancel,
+			};
+
+			boot_and_run(&req, &t->brout);
+		} else if (t->kind == TASK_RUN) {
 			struct run_request req = {
 				.st = sc->st, .job_id = t->si.job_id, .stage_id = t->si.id,
 				.machine = t->machine, .workloads = t->si.suite_json,
@@ -107,7 +136,7 @@ static void *worker_main(void *arg)
 }
 
 int sched_create(const struct lab_config *cfg, struct store *st, const char *agent_path,
-		 struct sched **ret, struct strbuf *err)
+		 const char *kernels_dir, struct sched **ret, struct strbuf *err)
 {
 	struct sched *sc = calloc(1, sizeof(*sc));
 	int i;
@@ -117,6 +146,7 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 	sc->st = st;
 	sc->cfg = cfg;
 	snprintf(sc->agent_path, sizeof(sc->agent_path), "%s", agent_path);
+	snprintf(sc->kernels_dir, sizeof(sc->kernels_dir), "%s", kernels_dir);
 	if (file_sha256(agent_path, sc->agent_sha, err) < 0) {
 		free(sc);
 		return -1;
@@ -167,6 +197,8 @@ static void task_free(struct task *t)
 {
 	stage_info_release(&t->si);
 	run_outcome_release(&t->out);
+	build_outcome_release(&t->bout);
+	bootrun_outcome_release(&t->brout);
 	strbuf_release(&t->health_err);
 	free(t);
 }
@@ -180,6 +212,8 @@ static struct task *task_new(enum task_kind kind, const struct cfg_machine *m)
 	t->kind = kind;
 	t->machine = m;
 	run_outcome_init(&t->out);
+	build_outcome_init(&t->bout);
+	bootrun_outcome_init(&t->brout);
 	strbuf_init(&t->health_err, 0);
 	return t;
 }
@@ -189,7 +223,8 @@ static int machine_busy_with_health(struct sched *sc, const char *name)
 	size_t i;
 
 	for (i = 0; i < sc->nrunning; i++)
-		if (sc->running[i]->kind == TASK_HEALTH && !strcmp(sc->running[i]->machine->name, name))
+		if (sc->running[i]->kind == TASK_HEALTH && sc->running[i]->machine &&
+		    !strcmp(sc->running[i]->machine->name, name))
 			return 1;
 	return 0;
 }
@@ -234,6 +269,94 @@ static void finish_run(struct sched *sc, struct task *t)
 	}
 }
 
+/* An infra failure: retry on another machine, or fail when out of attempts. */
+static void retry_or_fail(struct sched *sc, int64_t job, int64_t stage, const char *machine, const char *msg)
+{
+	if (store_stage_retry(sc->st, stage, machine, msg) == -EALREADY) {
+		store_stage_finish(sc->st, stage, "failed", "infra", msg);
+		log_warnx("job %lld: stage %lld: infra failure, no attempts left: %s", (long long)job,
+			  (long long)stage, msg);
+	} else {
+		log_warnx("job %lld: stage %lld: infra failure, will retry: %s", (long long)job, (long long)stage, msg);
+	}
+}
+
+static void finish_build(struct sched *sc, struct task *t)
+{
+	int64_t stage = t->si.id, job = t->si.job_id;
+	const char *msg = t->bout.message.buf;
+
+	switch (t->bout.kind) {
+	case BUILD_DONE:
+		store_stage_finish(sc->st, stage, "done", NULL, NULL);
+		log_info("job %lld: build %s: %s", (long long)job, t->si.side, t->bout.build_id);
+		break;
+	case BUILD_PATCH:
+		store_stage_finish(sc->st, stage, "failed", "patch", msg);
+		log_info("job %lld: build %s: %s", (long long)job, t->si.side, msg);
+		break;
+	case BUILD_FAILED:
+		store_stage_finish(sc->st, stage, "failed", "build", msg);
+		log_info("job %lld: build %s: %s", (long long)job, t->si.side, msg);
+		break;
+	case BUILD_CANCELLED:
+		store_stage_finish(sc->st, stage, "cancelled", "cancelled", msg);
+		break;
+	default:
+		retry_or_fail(sc, job, stage, NULL, msg);
+	}
+}
+
+static void finish_bootrun(struct sched *sc, struct task *t)
+{
+	const char *m = t->machine->name;
+	int64_t boot = t->si.id, run = t->run_stage, job = t->si.job_id;
+	int ran = t->brout.ran;
+	const char *msg = t->brout.boot_message.buf;
+
+	switch (t->brout.boot) {
+	case BOOT_KERNEL:
+		/* the kernel's fault: a result; the VM host is fine */
+		store_machine_health(sc->st, m, "good", NULL);
+		store_stage_finish(sc->st, ran ? run : boot, "failed", "boot", msg);
+		log_info("job %lld: boot %s on %s: %s", (long long)job, t->si.side, m, msg);
+		return;
+	case BOOT_INFRA:
+		store_machine_health(sc->st, m, "bad", msg);
+		store_failure_add(sc->st, m, job, boot, "infra", msg);
+		if (ran)
+			store_stage_retry(sc->st, run, NULL, msg);
+		retry_or_fail(sc, job, boot, m, msg);
+		return;
+	case BOOT_CANCELLED:
+		store_stage_finish(sc->st, ran ? run : boot, "cancelled", "cancelled", msg);
+		return;
+	default:
+		break;
+	}
+	switch (t->brout.run.kind) {
+	case RUN_DONE:
+		store_machine_health(sc->st, m, "good", NULL);
+		if (t->brout.run.kernel[0])
+			store_machine_kernel(sc->st, m, t->brout.run.kernel);
+		store_stage_finish(sc->st, run, "done", NULL, NULL);
+		log_info("job %lld: boot+run %s #%d on %s: done", (long long)job, t->si.side, t->si.boot_index, m);
+		break;
+	case RUN_WORKLOAD:
+		store_stage_finish(sc->st, run, "failed", "workload", t->brout.run.message.buf);
+		break;
+	case RUN_CANCELLED:
+		store_stage_finish(sc->st, run, "cancelled", "cancelled", t->brout.run.message.buf);
+		break;
+	default:
+		store_machine_health(sc->st, m, "bad", t->brout.run.message.buf);
+		store_failure_add(sc->st, m, job, run, "infra", t->brout.run.message.buf);
+		/* the run needs its boot: both go back to the queue */
+		store_stage_retry(sc->st, run, NULL, t->brout.run.message.buf);
+		retry_or_fail(sc, job, boot, m, t->brout.run.message.buf);
+	}
+}
+
 static void collect(struct sched *sc)
 {
 	struct task *t, *next;
@@ -251,7 +374,11 @@ static void collect(struct sched *sc)
 	pthread_mutex_unlock(&sc->lock);
 	for (; t; t = next) {
 		next = t->next;
-		if (t->kind == TASK_RUN) {
+		if (t->kind == TASK_BUILD) {
+			finish_build(sc, t);
+		} else if (t->kind == TASK_BOOTRUN) {
+			finish_bootrun(sc, t);
+		} else if (t->kind == TASK_RUN) {
 			finish_run(sc, t);
 		} else if (t->health_ok) {
 			store_machine_health(sc->st, t->machine->name, "good", NULL);
@@ -307,6 +434,47 @@ static int machine_fits(const struct cfg_machine *m, const struct stage_info *si
 	return !json_has_string(si->excluded, m->name);
 }
 
+static int builder_busy(struct sched *sc, const char *name)
+{
+	size_t i;
+	int busy = 0;
+
+	pthread_mutex_lock(&sc->lock);
+	for (i = 0; i < sc->nrunning; i++)
+		if (sc->running[i]->kind == TASK_BUILD && !strcmp(sc->running[i]->builder->name, name))
+			busy = 1;
+	pthread_mutex_unlock(&sc->lock);
+	return busy;
+}
+
+/* Builds run on the tree's builder, one at a time per builder. */
+static void start_build(struct sched *sc, struct stage_info *si)
+{
+	const struct cfg_tree *tree = config_tree(sc->cfg, si->tree);
+	const struct cfg_builder *b = tree ? config_builder(sc->cfg, tree->builder) : NULL;
+	char where[100];
+	struct task *t;
+
+	if (!tree || !b) {
+		store_stage_finish(sc->st, si->id, "failed", "infra", "the job's tree or its builder is no longer configured");
+		return;
+	}
+	if (builder_busy(sc, b->name))
+		return;
+	snprintf(where, sizeof(where), "builder %s", b->name);
+	if (store_stage_begin(sc->st, si->id, where) < 0)
+		return;
+	t = task_new(TASK_BUILD, NULL);
+	t->cfg = sc->cfg;
+	t->tree = tree;
+	t->builder = b;
+	t->si = *si;
+	memset(si, 0, sizeof(*si));
+	t->deadline = mono_now() + (t->si.timeout > 0 ? t->si.timeout : sc->cfg->stage_timeout);
+	log_info("job %lld: build %s on %s: started", (long long)t->si.job_id, t->si.side, b->name);
+	enqueue(sc, t);
+}
+
 static void start_stage(struct sched *sc, struct stage_info *si)
 {
 	const struct lab_config *cfg = sc->cfg;
@@ -315,8 +483,16 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 	size_t i, fits = 0, healthy = 0;
 	int pass;
 
-	if (strcmp(si->kind, "run")) {
-		store_stage_finish(sc->st, si->id, "failed", "infra", "this daemon cannot run build or boot stages yet");
+	if (!strcmp(si->kind, "build")) {
+		start_build(sc, si);
+		return;
+	}
+	if (!strcmp(si->kind, "run") && si->side[0]) {
+		/* a run of an A/B job needs its boot: after a restart, boot again */
+		int64_t boot = store_stage_prev(sc->st, si->job_id, si->seq);
+
+		if (boot)
+			store_stage_retry(sc->st, boot, NULL, "its run was interrupted; booting again");
 		return;
 	}
 	/* good machines first, then unknown ones (the run checks them first) */
@@ -327,6 +503,10 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 			struct task *t;
 
 			if (!machine_fits(m, si))
+				continue;
+			/* boots need a machine that can boot a kernel; runs of run
+			 * jobs take the machine as it is */
+			if (!strcmp(si->kind, "boot") ? !boot_lookup(m->boot) : 0)
 				continue;
 			if (pass == 0)
 				fits++;
@@ -345,7 +525,10 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				continue;
 			if (store_stage_start(sc->st, si->id, m->name) < 0)
 				continue;
-			t = task_new(TASK_RUN, m);
+			t = task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, m);
+			t->cfg = cfg;
+			if (t->kind == TASK_BOOTRUN)
+				t->run_stage = store_stage_next(sc->st, si->job_id, si->seq);
 			t->si = *si;
 			memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
 			t->suite = suite;

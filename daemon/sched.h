@@ -23,9 +23,10 @@ struct sched;
 struct store;
 struct lab_config;
 
-/* agent_path: the tlblab-agent binary uploaded to machines. */
+/* agent_path: the tlblab-agent binary uploaded to machines; kernels_dir:
+ * the kernels/ directory (build.sh) uploaded to builders. */
 int sched_create(const struct lab_config *cfg, struct store *st, const char *agent_path,
-		 struct sched **ret, struct strbuf *err);
+		 const char *kernels_dir, struct sched **ret, struct strbuf *err);
 /* A new configuration after a reload; the old one must stay valid until
  * sched_free (running work may still use it). */
 void sched_set_config(struct sched *sc, const struct lab_config *cfg);

@@ -386,8 +386,9 @@ int store_job_create(struct store *st, const struct job_request *req,
 		rc = sql_err(st, err, "create job");
 		goto out;
 	}
-	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created) "
-		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?)");
+	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
+		     "tree, base, patch_kind, patch, patch_url, patch_ref) "
+		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	bind_text(s, 1, req->kind);
 	bind_text(s, 2, req->suite);
 	bind_json(s, 3, req->suite_json);
@@ -396,6 +397,12 @@ int store_job_create(struct store *st, const struct job_request *req,
 	bind_text(s, 6, req->submitter);
 	sqlite3_bind_int(s, 7, req->boots);
 	sqlite3_bind_double(s, 8, now());
+	bind_text(s, 9, req->tree);
+	bind_text(s, 10, req->base);
+	bind_text(s, 11, req->patch_kind);
+	bind_text(s, 12, req->patch);
+	bind_text(s, 13, req->patch_url);
+	bind_text(s, 14, req->patch_ref);
 	if (step_done(s) < 0)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -427,7 +434,8 @@ out:
 #define JOB_COLS "id, kind, state, suite, machines, tags, submitter, boots, created, started, " \
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
-	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1)"
+	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
+	"patch_kind, patch_url, patch_ref"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -453,6 +461,9 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "tree", col_json(s, 15));
 	json_object_set_new(j, "base", col_json(s, 16));
 	json_object_set_new(j, "stage", col_json(s, 17));
+	json_object_set_new(j, "patch_kind", col_json(s, 18));
+	json_object_set_new(j, "patch_url", col_json(s, 19));
+	json_object_set_new(j, "patch_ref", col_json(s, 20));
 	return j;
 }
 
@@ -471,13 +482,13 @@ json_t *store_job_json(struct store *st, int64_t id)
 		goto out;
 	stages = json_array();
 	s = prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
-		     "error_class, error_message, boot_index FROM stages WHERE job_id = ? ORDER BY seq");
+		     "error_class, error_message, boot_index, build_id, boot_id FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
 	while (s && sqlite3_step(s) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
-						     "error_message", "boot_index" };
+						     "error_message", "boot_index", "build_id", "boot_id" };
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
@@ -666,7 +677,10 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	s = prep(st,
 		 "SELECT g.id, g.job_id, g.seq, g.attempt, coalesce(g.boot_index, 0), j.boots, g.kind, "
 		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
-		 "g.excluded, coalesce(g.error_message, '') FROM stages g JOIN jobs j ON j.id = g.job_id "
+		 "g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), "
+		 "coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id "
+		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), '') "
+		 "FROM stages g JOIN jobs j ON j.id = g.job_id "
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
 		 "AND e.state != 'done') ORDER BY j.id, g.seq LIMIT 256");
@@ -696,6 +710,10 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		si->tags = col_parsed(s, 12);
 		si->excluded = col_parsed(s, 13);
 		snprintf(si->last_error, sizeof(si->last_error), "%s", (const char *)sqlite3_column_text(s, 14));
+		snprintf(si->tree, sizeof(si->tree), "%s", (const char *)sqlite3_column_text(s, 15));
+		snprintf(si->base, sizeof(si->base), "%s", (const char *)sqlite3_column_text(s, 16));
+		snprintf(si->patch_kind, sizeof(si->patch_kind), "%s", (const char *)sqlite3_column_text(s, 17));
+		snprintf(si->build_id, sizeof(si->build_id), "%s", (const char *)sqlite3_column_text(s, 18));
 	}
 	stmt_done(st, s);
 	unlock(st);
@@ -748,6 +766,174 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 rollback:
 	exec(st, "ROLLBACK");
 out:
+	unlock(st);
+	return rc;
+}
+
+int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
+{
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
+		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, where);
+	sqlite3_bind_double(s, 3, now());
+	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1) {
+		rc = -EBUSY;
+		goto rollback;
+	}
+	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
+		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_double(s, 2, now());
+	if (step_done(s) < 0 || exec(st, "COMMIT") < 0) {
+		rc = -EIO;
+		goto rollback;
+	}
+	goto out;
+rollback:
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
+{
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'");
+	sqlite3_bind_int64(s, 1, boot_stage);
+	sqlite3_bind_double(s, 2, now());
+	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1)
+		goto fail;
+	s = prep(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
+		     "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
+		     "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, run_stage);
+	sqlite3_bind_int64(s, 2, boot_stage);
+	sqlite3_bind_double(s, 3, now());
+	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1)
+		goto fail;
+	s = prep(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1");
+	sqlite3_bind_int64(s, 1, boot_stage);
+	sqlite3_bind_int64(s, 2, run_stage);
+	if (step_done(s) < 0 || exec(st, "COMMIT") < 0)
+		goto fail;
+	goto out;
+fail:
+	rc = -EIO;
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "UPDATE stages SET build_id = coalesce(?2, build_id), boot_id = coalesce(?3, boot_id) "
+		     "WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, build_id);
+	bind_text(s, 3, boot_id);
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+static int64_t stage_at(struct store *st, int64_t job_id, int seq)
+{
+	sqlite3_stmt *s;
+	int64_t id = 0;
+
+	lock(st);
+	s = prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, seq);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	stmt_done(st, s);
+	unlock(st);
+	return id;
+}
+
+int64_t store_stage_next(struct store *st, int64_t job_id, int seq)
+{
+	return stage_at(st, job_id, seq + 1);
+}
+
+int64_t store_stage_prev(struct store *st, int64_t job_id, int seq)
+{
+	return seq > 0 ? stage_at(st, job_id, seq - 1) : 0;
+}
+
+int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struct strbuf *text,
+		    struct strbuf *url, struct strbuf *ref)
+{
+	sqlite3_stmt *s;
+	int rc = -ENOENT;
+
+	lock(st);
+	s = prep(st, "SELECT coalesce(patch_kind, ''), coalesce(patch, ''), coalesce(patch_url, ''), "
+		     "coalesce(patch_ref, '') FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(s, 1, job_id);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		struct strbuf *outs[] = { kind, text, url, ref };
+		int i;
+
+		for (i = 0; i < 4; i++)
+			if (outs[i])
+				strbuf_add(outs[i], sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i));
+		rc = 0;
+	}
+	stmt_done(st, s);
+	unlock(st);
+	return rc;
+}
+
+int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, job_id);
+	bind_text(s, 2, text);
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
+int store_build_add(struct store *st, const struct build_row *b)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, path, "
+		     "created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)");
+	bind_text(s, 1, b->id);
+	bind_text(s, 2, b->tree);
+	bind_text(s, 3, b->commit_id);
+	bind_text(s, 4, b->config_hash);
+	bind_text(s, 5, b->compiler);
+	bind_text(s, 6, b->path);
+	sqlite3_bind_double(s, 7, now());
+	sqlite3_bind_double(s, 8, b->duration);
+	bind_json(s, 9, b->meta);
+	rc = step_done(s);
 	unlock(st);
 	return rc;
 }

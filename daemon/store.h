@@ -62,7 +62,12 @@ struct stage_plan {
 };
 
 struct job_request {
-	const char *kind;	/* "run" */
+	const char *kind;	/* "run" or "ab" */
+	const char *tree, *base;	/* ab: the tree and the base ref */
+	const char *patch_kind;		/* ab: "patch" | "branch" | "url" */
+	const char *patch;		/* the patch text (patch) */
+	const char *patch_url;		/* branch or url */
+	const char *patch_ref;		/* branch */
 	const char *suite;
 	const json_t *suite_json;	/* the suite's workloads, snapshotted */
 	const json_t *machines;		/* array of names, may be NULL */
@@ -106,6 +111,11 @@ struct stage_info {
 	json_t *tags;		/* owned */
 	json_t *excluded;	/* owned: machines that failed this stage */
 	char last_error[512];	/* why the previous attempt failed, or "" */
+	char tree[72];		/* ab jobs */
+	char base[256];
+	char patch_kind[16];
+	char build_id[72];	/* of this stage's side, once built ("" before) */
+	char boot_id[40];
 };
 void stage_info_release(struct stage_info *si);
 
@@ -113,6 +123,32 @@ void stage_info_release(struct stage_info *si);
  * no cancel request), oldest job first. Caller frees with stage_infos_free. */
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n);
 void stage_infos_free(struct stage_info *v, size_t n);
+
+/* Starts a stage that needs no machine (a build on a builder): running,
+ * with `where` (e.g. "builder local") in its machine column. */
+int store_stage_begin(struct store *st, int64_t stage_id, const char *where);
+/* A boot stage that succeeded hands its machine to the run stage after it:
+ * boot done, run running on the same machine, the lease moved, in one
+ * transaction. */
+int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage);
+int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id);
+/* The id of the stage of the job after (before) seq; 0 when none. */
+int64_t store_stage_next(struct store *st, int64_t job_id, int seq);
+int64_t store_stage_prev(struct store *st, int64_t job_id, int seq);
+
+/* The job's patch: kind, text (for "patch", or once fetched), URL and ref.
+ * Any of the outputs may be NULL. */
+int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struct strbuf *text,
+		    struct strbuf *url, struct strbuf *ref);
+/* Keeps the text fetched from a patch URL with the job. */
+int store_job_set_patch(struct store *st, int64_t job_id, const char *text);
+
+struct build_row {
+	const char *id, *tree, *commit_id, *config_hash, *compiler, *path;
+	double duration;
+	const json_t *meta;
+};
+int store_build_add(struct store *st, const struct build_row *b);
 
 /* Leases machine for a stage, in one transaction, only if it is free and
  * its health is good or unknown. -EBUSY otherwise. Marks the stage running

@@ -14,11 +14,13 @@
 #include "client.h"
 
 #include <curl/curl.h>
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "util.h"
 #include "banned.h"
@@ -39,7 +41,8 @@ enum {
 #define WAIT_POLL_SECONDS 1.0
 #define WAIT_DEFAULT_TIMEOUT 3600
 #define WAIT_MAX_TIMEOUT (7L * 86400)
-#define MAX_BOOTS 1000
+#define MAX_BOOTS 100		/* per side; the API's bound */
+#define MAX_PATCH (4u << 20)	/* bytes of a --patch file */
 #define MAX_LIST_LIMIT 500
 
 /* long-only options shared by every command */
@@ -58,6 +61,11 @@ enum {
 	OPT_OFFSET,
 	OPT_ALL,
 	OPT_VERSION,
+	OPT_TREE,
+	OPT_BASE,
+	OPT_PATCH,
+	OPT_BRANCH,
+	OPT_URL,
 };
 
 struct cli {
@@ -182,6 +190,82 @@ static int check_name(struct cli *cli, const char *option, const char *value,
 	return usage_error(cli, err, "%s: invalid name '%s': names are 1 to 64 of "
 			   "A-Z a-z 0-9 . _ - and do not start with '-' or '.'",
 			   option, fmt_clean(clean, sizeof(clean), value));
+}
+
+/* The rules themselves are util.h's ref_valid() and url_valid(), which the
+ * daemon applies too; these only word the refusal. */
+static int check_ref(struct cli *cli, const char *option, const char *value,
+		     struct strbuf *err)
+{
+	char clean[80];
+	json_t *utf8;
+
+	if (ref_valid(value)) {
+		/* git takes any bytes above ASCII; JSON only UTF-8 */
+		utf8 = json_string(value);
+		json_decref(utf8);
+		if (utf8)
+			return 0;
+		return usage_error(cli, err, "%s: '%s' is not UTF-8", option,
+				   fmt_clean(clean, sizeof(clean), value));
+	}
+	return usage_error(cli, err, "%s: '%s' is not a git ref or commit id: refs follow "
+			   "`git check-ref-format` (no \"..\", \"@{\", spaces, control characters "
+			   "or ~^:?*[\\, no leading '-' or '.', no trailing '/', '.' or \".lock\", "
+			   "at most 255 characters)", option,
+			   fmt_clean(clean, sizeof(clean), value));
+}
+
+static int check_url(struct cli *cli, const char *option, const char *value,
+		     int allow_git, struct strbuf *err)
+{
+	char clean[80];
+
+	if (url_valid(value, allow_git))
+		return 0;
+	return usage_error(cli, err, "%s: '%s' is not an %s URL of at most 2048 characters "
+			   "without spaces, quotes or control characters", option,
+			   fmt_clean(clean, sizeof(clean), value),
+			   allow_git ? "http://, https:// or git://" : "http:// or https://");
+}
+
+/*
+ * Reads the --patch file into *ret, a JSON string: a regular file of at
+ * most MAX_PATCH bytes of UTF-8 text (JSON cannot carry anything else, and
+ * a binary file is never the patch someone meant). The size is checked
+ * before reading, so a wrong path to a disk image costs nothing.
+ */
+static int read_patch(struct cli *cli, const char *path, json_t **ret, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	char clean[256];
+	struct stat sb;
+	int r = 0, e;
+
+	fmt_clean(clean, sizeof(clean), path);
+	if (stat(path, &sb) < 0) {
+		e = errno;
+		return usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode))
+		return usage_error(cli, err, "--patch: '%s' is not a regular file", clean);
+	if ((unsigned long long)sb.st_size > MAX_PATCH)
+		return usage_error(cli, err, "--patch: '%s' is larger than %u MiB (%lld bytes)",
+				   clean, MAX_PATCH >> 20, (long long)sb.st_size);
+	e = strbuf_read_file(&text, path, MAX_PATCH);
+	if (e == -EFBIG)
+		r = usage_error(cli, err, "--patch: '%s' is larger than %u MiB", clean, MAX_PATCH >> 20);
+	else if (e < 0)
+		r = usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(-e));
+	else if (!text.len)
+		r = usage_error(cli, err, "--patch: '%s' is empty", clean);
+	else if (memchr(text.buf, '\0', text.len))
+		r = usage_error(cli, err, "--patch: '%s' is not text (it contains NUL bytes)", clean);
+	else if (!(*ret = json_stringn(text.buf, text.len)))
+		r = usage_error(cli, err, "--patch: '%s' is not UTF-8 text (convert it, "
+				"e.g. with iconv -t UTF-8)", clean);
+	strbuf_release(&text);
+	return r;
 }
 
 /* Splits "a,b,c" into a JSON array of valid names. */
@@ -312,6 +396,69 @@ static int job_is_final(const char *state)
 			 !strcmp(state, "cancelled"));
 }
 
+/*
+ * "build base on builder local", "run patched #2 on q1", "run on m1". The
+ * API's boot_index counts from 0; people count boots from 1. Only stages
+ * of a side are numbered: a plain run job's stages differ by machine.
+ */
+static void add_stage_name(struct strbuf *sb, const json_t *st)
+{
+	const char *kind = str_or(st, "kind", "stage"), *side = jstr(st, "side");
+	long long boot;
+
+	strbuf_addstr(sb, kind);
+	if (side && *side) {
+		strbuf_addf(sb, " %s", side);
+		if (strcmp(kind, "build") && jint(st, "boot_index", &boot) == 0 &&
+		    boot >= 0 && boot < LLONG_MAX)
+			strbuf_addf(sb, " #%lld", boot + 1);
+	}
+	if (jstr(st, "machine") && *jstr(st, "machine"))
+		strbuf_addf(sb, " on %s", jstr(st, "machine"));
+}
+
+static const json_t *find_stage(const json_t *job, long long stage_id)
+{
+	size_t i;
+	json_t *st;
+	long long v;
+
+	json_array_foreach(json_object_get(job, "stages"), i, st)
+		if (jint(st, "id", &v) == 0 && v == stage_id)
+			return st;
+	return NULL;
+}
+
+/*
+ * Whose failure a job's error is. Only infra is the lab's; a patch that
+ * does not apply, a kernel that does not build or boot, a workload that
+ * fails on it are what the job found out, and saying so keeps people from
+ * resubmitting in the hope that it was the lab. NULL for infra, cancelled
+ * and anything unknown.
+ */
+static const char *error_blame(const json_t *job)
+{
+	static const char *const result_classes[] = { "patch", "build", "boot", "workload" };
+	const json_t *e = json_object_get(job, "error"), *st;
+	const char *class = jstr(e, "class"), *kind = jstr(job, "kind");
+	long long sid;
+	size_t i;
+
+	if (!class)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(result_classes); i++)
+		if (!strcmp(class, result_classes[i]))
+			break;
+	if (i == ARRAY_SIZE(result_classes))
+		return NULL;
+	if (!kind || strcmp(kind, "ab"))
+		return "a result of the kernel or workload under test, not a lab problem";
+	st = jint(e, "stage", &sid) == 0 ? find_stage(job, sid) : NULL;
+	if (strcmp(class, "patch") && st && jstr(st, "side") && !strcmp(jstr(st, "side"), "base"))
+		return "a result of the base kernel, not of the patch or the lab";
+	return "a result of the patch, not a lab problem";
+}
+
 /* "failed: infra: ssh: connection refused" */
 static void add_job_outcome(struct strbuf *sb, const json_t *job)
 {
@@ -328,6 +475,8 @@ static void add_job_outcome(struct strbuf *sb, const json_t *job)
 			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), class));
 		if (jstr(e, "message"))
 			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), jstr(e, "message")));
+		if (error_blame(job))
+			strbuf_addf(sb, " (%s)", error_blame(job));
 	}
 }
 
@@ -339,8 +488,9 @@ static const char results_usage[] =
 	"One block per (spec, case) of the job, and per machine and side when it\n"
 	"ran on several, with its parameters and, for each metric, the median,\n"
 	"min and max over the measured iterations (warm-ups excluded) and their\n"
-	"number n. --json prints {\"runs\": [...], \"metrics\": [...]} as the server\n"
-	"sent them.\n"
+	"number n. An A/B job shows its base blocks, then its patched ones, each\n"
+	"pooling the boots of that side. --json prints {\"runs\": [...],\n"
+	"\"metrics\": [...]} as the server sent them.\n"
 	"\n"
 	"  --all          also show per-CPU metrics (names containing \".cpu\")\n"
 	COMMON_HELP;
@@ -411,22 +561,33 @@ static const char submit_usage[] =
 	"usage: tlblab submit --suite NAME [--machines a,b] [--tags t1,t2]\n"
 	"                     [--submitter NAME] [--boots N] [--wait [--timeout S]]\n"
 	"                     [--json] [--server URL]\n"
+	"       tlblab submit --suite NAME --tree NAME --base REF\n"
+	"                     (--patch FILE | --branch URL REF | --url URL) [...]\n"
 	"\n"
-	"Queues a job that runs the suite and prints \"job N queued\". Names are\n"
-	"1 to 64 of A-Z a-z 0-9 . _ - and do not start with '-' or '.'.\n"
+	"Queues a job that runs the suite and prints \"job N queued\". With --tree,\n"
+	"an A/B job: the base and the patched kernel are built, each booted --boots\n"
+	"times (interleaved) and the suite run on every boot. Names are 1 to 64 of\n"
+	"A-Z a-z 0-9 . _ - and do not start with '-' or '.'.\n"
 	"\n"
 	"  --suite NAME       a suite of the lab's configuration (required)\n"
 	"  --machines a,b     run only on these machines\n"
 	"  --tags t1,t2       run only on machines with these tags\n"
 	"  --submitter NAME   who asks (default $USER, else \"unknown\")\n"
-	"  --boots N          boots per side (1.." "1000" ")\n"
+	"  --boots N          boots per side (1..100)\n"
+	"  --tree NAME        the lab's kernel tree to build (needs --base and one of\n"
+	"                     --patch, --branch, --url)\n"
+	"  --base REF         the git ref or commit id the patch applies to\n"
+	"  --patch FILE       a patch or mbox (UTF-8 text, at most 4 MiB), sent inline\n"
+	"  --branch URL REF   a git branch to compare with the base (http, https, git)\n"
+	"  --url URL          a raw patch or mbox the daemon fetches (lore, patchwork)\n"
 	"  --wait             follow the job: a line per stage change, then its\n"
 	"                     results; exit 0 only if it ends done\n"
 	"  --timeout S        with --wait, give up after S seconds (default 3600)\n"
 	COMMON_HELP
 	"\n"
 	"With --wait --json, progress goes to stderr and the finished job's JSON\n"
-	"to stdout.\n";
+	"to stdout. A job that fails because of the kernel or the patch (error\n"
+	"classes patch, build, boot, workload) is a result, not a lab problem.\n";
 
 struct stage_seen {
 	long long key;
@@ -485,11 +646,8 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 		s->attempt = attempt;
 
 		strbuf_reset(&line);
-		strbuf_addf(&line, "job %lld: %s", id, str_or(st, "kind", "stage"));
-		if (jstr(st, "side") && *jstr(st, "side"))
-			strbuf_addf(&line, " %s", jstr(st, "side"));
-		if (jstr(st, "machine") && *jstr(st, "machine"))
-			strbuf_addf(&line, " on %s", jstr(st, "machine"));
+		strbuf_addf(&line, "job %lld: ", id);
+		add_stage_name(&line, st);
 		if (attempt > 1)
 			strbuf_addf(&line, " (attempt %lld)", attempt);
 		strbuf_addf(&line, ": %s", state);
@@ -606,6 +764,60 @@ out:
 	return r;
 }
 
+/* What an A/B job compares with its base: exactly one of these. */
+struct patch_source {
+	const char *option;	/* "--patch", "--branch" or "--url"; NULL if none */
+	const char *file;	/* --patch */
+	const char *url;	/* --branch (with ref) or --url */
+	const char *ref;	/* --branch */
+};
+
+static int set_source(struct cli *cli, struct patch_source *src, const char *option,
+		      struct strbuf *err)
+{
+	if (src->option && strcmp(src->option, option))
+		return usage_error(cli, err, "%s and %s: give only one of --patch, --branch "
+				   "and --url", src->option, option);
+	memset(src, 0, sizeof(*src));	/* a repeated option replaces the earlier one */
+	src->option = option;
+	return 0;
+}
+
+/*
+ * --branch takes two values, URL and REF. getopt hands us the URL; the ref
+ * is the next word, taken here so that getopt skips it.
+ */
+static int parse_branch(struct cli *cli, int argc, char **argv, struct patch_source *src,
+			struct strbuf *err)
+{
+	int r;
+
+	if ((r = set_source(cli, src, "--branch", err)))
+		return r;
+	if (optind >= argc)
+		return usage_error(cli, err, "--branch needs two values: URL REF");
+	src->url = optarg;
+	src->ref = argv[optind++];
+	if ((r = check_url(cli, "--branch", src->url, 1, err)))
+		return r;
+	return check_ref(cli, "--branch", src->ref, err);
+}
+
+/* The pairings the options need, once all are read. */
+static int check_ab_options(struct cli *cli, const char *tree, const char *base,
+			    const struct patch_source *src, struct strbuf *err)
+{
+	if (tree && !base)
+		return usage_error(cli, err, "--tree needs --base (the ref the patch applies to)");
+	if (base && !tree)
+		return usage_error(cli, err, "--base needs --tree (the tree the ref is in)");
+	if (tree && !src->option)
+		return usage_error(cli, err, "--tree needs one of --patch, --branch or --url");
+	if (src->option && !tree)
+		return usage_error(cli, err, "%s needs --tree and --base", src->option);
+	return 0;
+}
+
 static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = {
@@ -616,11 +828,17 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 		{ "boots", required_argument, NULL, OPT_BOOTS },
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tree", required_argument, NULL, OPT_TREE },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "patch", required_argument, NULL, OPT_PATCH },
+		{ "branch", required_argument, NULL, OPT_BRANCH },
+		{ "url", required_argument, NULL, OPT_URL },
 		COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *suite = NULL, *submitter = NULL;
-	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL;
+	const char *suite = NULL, *submitter = NULL, *tree = NULL, *base = NULL;
+	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL, *patch = NULL;
+	struct patch_source src = { NULL, NULL, NULL, NULL };
 	struct strbuf raw = STRBUF_INIT;
 	long boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
 	int c, r = 0, wait = 0, timeout_set = 0;
@@ -656,6 +874,27 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 			timeout_set = 1;
 			r = parse_range(cli, "--timeout", optarg, 1, WAIT_MAX_TIMEOUT, &timeout, err);
 			break;
+		case OPT_TREE:
+			tree = optarg;
+			r = check_name(cli, "--tree", tree, err);
+			break;
+		case OPT_BASE:
+			base = optarg;
+			r = check_ref(cli, "--base", base, err);
+			break;
+		case OPT_PATCH:
+			if (!(r = set_source(cli, &src, "--patch", err)))
+				src.file = optarg;
+			break;
+		case OPT_BRANCH:
+			r = parse_branch(cli, argc, argv, &src, err);
+			break;
+		case OPT_URL:
+			if (!(r = set_source(cli, &src, "--url", err))) {
+				src.url = optarg;
+				r = check_url(cli, "--url", src.url, 0, err);
+			}
+			break;
 		}
 		if (r)
 			goto out;
@@ -670,6 +909,11 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 		r = usage_error(cli, err, "--timeout only makes sense with --wait");
 		goto out;
 	}
+	if ((r = check_ab_options(cli, tree, base, &src, err)))
+		goto out;
+	/* last: the file is read only for a request that is otherwise sound */
+	if (src.file && (r = read_patch(cli, src.file, &patch, err)))
+		goto out;
 	if (!submitter) {
 		/* $USER is a convenience, not an input to refuse over */
 		submitter = getenv("USER");
@@ -679,15 +923,27 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 	if ((r = cli_connect(cli, err)))
 		goto out;
 
-	body = json_pack("{ssss}", "suite", suite, "submitter", submitter);
+	body = json_pack("{ss}", "suite", suite);
 	if (!body)
 		abort();
+	if (tree) {
+		json_object_set_new(body, "tree", json_string(tree));
+		json_object_set_new(body, "base", json_string(base));
+		if (patch)
+			json_object_set(body, "patch", patch);
+		else if (src.ref)
+			json_object_set_new(body, "branch", json_pack("{ssss}", "url", src.url,
+								      "ref", src.ref));
+		else
+			json_object_set_new(body, "url", json_string(src.url));
+	}
+	if (boots)
+		json_object_set_new(body, "boots", json_integer(boots));
 	if (machines)
 		json_object_set(body, "machines", machines);
 	if (tags)
 		json_object_set(body, "tags", tags);
-	if (boots)
-		json_object_set_new(body, "boots", json_integer(boots));
+	json_object_set_new(body, "submitter", json_string(submitter));
 
 	if (client_request(&cli->client, "POST", "/api/v1/jobs", body, &raw, &resp, err) < 0) {
 		r = request_failed(cli, err);
@@ -713,6 +969,7 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 out:
 	json_decref(machines);
 	json_decref(tags);
+	json_decref(patch);
 	json_decref(body);
 	json_decref(resp);
 	strbuf_release(&raw);
@@ -736,21 +993,117 @@ static void print_field(const char *name, const char *value)
 	printf("%-10s %s\n", name, fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
 }
 
-static void print_job(long long id, const json_t *job)
+/* "branch https://git.example.org/linux.git tlb-fix" and the like, for
+ * whichever of the request's sources the server echoes. */
+static void add_source(struct strbuf *sb, const json_t *job)
 {
-	static const char *const heads[] = {
-		"SEQ", "KIND", "SIDE", "MACHINE", "STATE", "ATTEMPT", "STARTED", "DURATION", "ERROR",
+	const json_t *branch = json_object_get(job, "branch");
+	const char *patch = jstr(job, "patch");
+
+	if (jstr(job, "url"))
+		strbuf_addf(sb, "url %s", jstr(job, "url"));
+	else if (jstr(branch, "url"))
+		strbuf_addf(sb, "branch %s %s", jstr(branch, "url"), str_or(branch, "ref", "?"));
+	else if (patch) {
+		size_t lines = 0;
+
+		for (; *patch; patch++)
+			lines += *patch == '\n';
+		strbuf_addf(sb, "patch (%zu lines)", lines);
+	}
+}
+
+/* The column of stage i of a table whose columns are picked per job. */
+enum stage_col {
+	COL_SEQ, COL_KIND, COL_SIDE, COL_BOOT, COL_MACHINE, COL_STATE, COL_ATTEMPT,
+	COL_STARTED, COL_DURATION, COL_BUILD, COL_ERROR, COL_MAX
+};
+
+static void print_stages(const json_t *stages)
+{
+	static const char *const all_heads[COL_MAX] = {
+		"SEQ", "KIND", "SIDE", "BOOT", "MACHINE", "STATE", "ATTEMPT", "STARTED",
+		"DURATION", "BUILD", "ERROR",
 	};
-	const json_t *e = json_object_get(job, "error"), *stages = json_object_get(job, "stages");
-	struct strbuf sb = STRBUF_INIT;
-	char clean[128], t[FMT_SIZE];
+	static const char all_align[COL_MAX + 1] = "rllrllrlrll";
+	const char *heads[COL_MAX];
+	char align[COL_MAX + 1];
+	int show[COL_MAX];
+	size_t i, k, ncols = 0;
 	struct table tab;
-	size_t i;
 	json_t *st;
 
-	printf("job %lld: %s (%s)\n", id, fmt_clean(clean, sizeof(clean), str_or(job, "state", "unknown")),
-	       str_or(job, "kind", "run"));
+	/* BOOT and BUILD only for jobs that have them (A/B), so a plain run
+	 * job's table stays as narrow as it was */
+	for (k = 0; k < COL_MAX; k++)
+		show[k] = k != COL_BOOT && k != COL_BUILD;
+	json_array_foreach(stages, i, st) {
+		long long b;
+
+		if (jstr(st, "side") && jint(st, "boot_index", &b) == 0)
+			show[COL_BOOT] = 1;
+		if (jstr(st, "build_id") && *jstr(st, "build_id"))
+			show[COL_BUILD] = 1;
+	}
+	for (k = 0; k < COL_MAX; k++)
+		if (show[k]) {
+			heads[ncols] = all_heads[k];
+			align[ncols++] = all_align[k];
+		}
+	align[ncols] = '\0';
+
+	table_init(&tab, ncols, heads, align);
+	json_array_foreach(stages, i, st) {
+		char seq[FMT_SIZE], att[FMT_SIZE], started[FMT_SIZE], dur[FMT_SIZE], boot[FMT_SIZE] = "";
+		struct strbuf error = STRBUF_INIT;
+		const char *cells[COL_MAX], *row[COL_MAX];
+		long long b;
+
+		if (jstr(st, "error_class") || jstr(st, "error_message"))
+			strbuf_addf(&error, "%s: %s", str_or(st, "error_class", "error"),
+				    str_or(st, "error_message", ""));
+		if (jstr(st, "side") && strcmp(str_or(st, "kind", ""), "build") &&
+		    jint(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
+			snprintf(boot, sizeof(boot), "#%lld", b + 1);
+		cells[COL_SEQ] = fmt_id(seq, st, "seq");
+		cells[COL_KIND] = jstr(st, "kind");
+		cells[COL_SIDE] = jstr(st, "side");
+		cells[COL_BOOT] = boot;
+		cells[COL_MACHINE] = jstr(st, "machine");
+		cells[COL_STATE] = jstr(st, "state");
+		cells[COL_ATTEMPT] = fmt_id(att, st, "attempt");
+		cells[COL_STARTED] = fmt_time(started, st, "started");
+		cells[COL_DURATION] = fmt_span(dur, st);
+		cells[COL_BUILD] = jstr(st, "build_id");
+		cells[COL_ERROR] = error.buf;
+		for (k = 0, ncols = 0; k < COL_MAX; k++)
+			if (show[k])
+				row[ncols++] = cells[k];
+		table_add_row(&tab, row);
+		strbuf_release(&error);
+	}
+	putchar('\n');
+	table_print(&tab, stdout, NULL);
+	table_release(&tab);
+}
+
+static void print_job(long long id, const json_t *job)
+{
+	const json_t *e = json_object_get(job, "error"), *stages = json_object_get(job, "stages");
+	struct strbuf sb = STRBUF_INIT;
+	char state[64], kind[64], t[FMT_SIZE];
+
+	printf("job %lld: %s (%s)\n", id, fmt_clean(state, sizeof(state), str_or(job, "state", "unknown")),
+	       fmt_clean(kind, sizeof(kind), str_or(job, "kind", "run")));
 	print_field("suite", jstr(job, "suite"));
+	if (jstr(job, "tree") || jstr(job, "base")) {
+		print_field("tree", jstr(job, "tree"));
+		print_field("base", jstr(job, "base"));
+		add_source(&sb, job);
+		if (sb.len)
+			print_field("source", sb.buf);
+		strbuf_reset(&sb);
+	}
 	join_strings(&sb, json_object_get(job, "machines"), ", ");
 	print_field("machines", sb.buf);
 	strbuf_reset(&sb);
@@ -762,15 +1115,24 @@ static void print_job(long long id, const json_t *job)
 	print_field("finished", fmt_time(t, job, "finished"));
 	print_field("duration", fmt_span(t, job));
 	if (json_is_object(e)) {
+		const json_t *st = NULL;
 		long long sid;
 
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "%s: %s", str_or(e, "class", "error"), str_or(e, "message", ""));
-		if (jint(e, "stage", &sid) == 0)
-			strbuf_addf(&sb, " (stage %lld)", sid);
-		else if (jstr(e, "stage"))
+		if (jint(e, "stage", &sid) == 0) {
+			strbuf_addf(&sb, " (stage %lld", sid);
+			if ((st = find_stage(job, sid))) {
+				strbuf_addstr(&sb, ": ");
+				add_stage_name(&sb, st);
+			}
+			strbuf_addch(&sb, ')');
+		} else if (jstr(e, "stage")) {
 			strbuf_addf(&sb, " (%s stage)", jstr(e, "stage"));
+		}
 		print_field("error", sb.buf);
+		if (error_blame(job))
+			print_field("", error_blame(job));
 	}
 	strbuf_release(&sb);
 
@@ -778,28 +1140,7 @@ static void print_job(long long id, const json_t *job)
 		printf("\nno stages yet\n");
 		return;
 	}
-	table_init(&tab, ARRAY_SIZE(heads), heads, "rllllrlrl");
-	json_array_foreach(stages, i, st) {
-		char seq[FMT_SIZE], att[FMT_SIZE], started[FMT_SIZE], dur[FMT_SIZE];
-		struct strbuf error = STRBUF_INIT;
-
-		if (jstr(st, "error_class") || jstr(st, "error_message"))
-			strbuf_addf(&error, "%s: %s", str_or(st, "error_class", "error"),
-				    str_or(st, "error_message", ""));
-		{
-			const char *row[] = {
-				fmt_id(seq, st, "seq"), jstr(st, "kind"), jstr(st, "side"),
-				jstr(st, "machine"), jstr(st, "state"), fmt_id(att, st, "attempt"),
-				fmt_time(started, st, "started"), fmt_span(dur, st), error.buf,
-			};
-
-			table_add_row(&tab, row);
-		}
-		strbuf_release(&error);
-	}
-	putchar('\n');
-	table_print(&tab, stdout, NULL);
-	table_release(&tab);
+	print_stages(stages);
 }
 
 static int cmd_status(struct cli *cli, int argc, char **argv, struct strbuf *err)

@@ -46,25 +46,25 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT]\n       tlblabd -n -c FILE\n");
+	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT] [-k KERNELS_DIR]\n       tlblabd -n -c FILE\n");
 }
 
-/* The agent next to this binary (build/tlblab-agent), unless -a says. */
-static void default_agent(char *buf, size_t len)
+/* A path next to this binary (build/tlblab-agent, build/../kernels). */
+static void default_agent(char *buf, size_t len, const char *name)
 {
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	char *slash;
 
 	if (n <= 0) {
-		snprintf(buf, len, "tlblab-agent");
+		snprintf(buf, len, "%s", name);
 		return;
 	}
 	self[n] = '\0';
 	slash = strrchr(self, '/');
 	if (slash)
 		*slash = '\0';
-	snprintf(buf, len, "%.4000s/tlblab-agent", self);
+	snprintf(buf, len, "%.4000s/%s", self, name);
 }
 
 static int mkdir_p(const char *path)
@@ -87,7 +87,7 @@ static int mkdir_p(const char *path)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
-	char agent[PATH_MAX] = "", dbpath[PATH_MAX];
+	char agent[PATH_MAX] = "", kernels[PATH_MAX] = "", dbpath[PATH_MAX];
 	struct lab_config *cfg = NULL, *configs[MAX_CONFIGS];
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
 	struct store *st = NULL;
@@ -96,12 +96,13 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int check_only = 0, c, nconfigs = 0, rc = 1;
 
-	while ((c = getopt(argc, argv, "c:dna:h")) != -1) {
+	while ((c = getopt(argc, argv, "c:dna:k:h")) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'd': log_verbose(1); break;
 		case 'n': check_only = 1; break;
 		case 'a': snprintf(agent, sizeof(agent), "%s", optarg); break;
+		case 'k': snprintf(kernels, sizeof(kernels), "%s", optarg); break;
 		default: usage(); return 2;
 		}
 	}
@@ -123,7 +124,9 @@ int main(int argc, char **argv)
 	}
 	configs[nconfigs++] = cfg;
 	if (!agent[0])
-		default_agent(agent, sizeof(agent));
+		default_agent(agent, sizeof(agent), "tlblab-agent");
+	if (!kernels[0])
+		default_agent(kernels, sizeof(kernels), "../kernels");
 	if (mkdir_p(cfg->data_dir) < 0)
 		fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
@@ -134,7 +137,7 @@ int main(int argc, char **argv)
 	store_recover(st, &log);
 	if (log.len)
 		log_info("recovered after a restart:\n%s", log.buf);
-	if (sched_create(cfg, st, agent, &sc, &err) < 0)
+	if (sched_create(cfg, st, agent, kernels, &sc, &err) < 0)
 		fatalx("scheduler: %s", err.buf);
 	sched_for_signal = sc;
 	memset(&sa, 0, sizeof(sa));

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,4 +124,45 @@ double median_inplace(double *v, size_t n)
 		return NAN;
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int ref_valid(const char *ref)
+{
+	size_t n, i;
+
+	if (!ref || !*ref || (n = strlen(ref)) > 255)
+		return 0;
+	if (ref[0] == '-' || ref[0] == '.' || ref[0] == '/' || ref[n - 1] == '/' || ref[n - 1] == '.')
+		return 0;
+	if (strstr(ref, "..") || strstr(ref, "@{") || strstr(ref, "//") || strstr(ref, "/.") ||
+	    !strcmp(ref, "@") || (n >= 5 && !strcmp(ref + n - 5, ".lock")))
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)ref[i];
+
+		if (ch < 0x21 || ch == 0x7f || strchr("~^:?*[\\", ch))
+			return 0;
+	}
+	if (strstr(ref, ".lock/"))
+		return 0;
+	return 1;
+}
+
+int url_valid(const char *url, int allow_git)
+{
+	size_t i, n;
+
+	if (!url || (n = strlen(url)) > 2048)
+		return 0;
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7) &&
+	    !(allow_git && !strncmp(url, "git://", 6)))
+		return 0;
+	for (i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)url[i];
+
+		if (ch <= 0x20 || ch >= 0x7f || ch == '"' || ch == '\'' || ch == '\\' || ch == '`' ||
+		    ch == '<' || ch == '>')
+			return 0;
+	}
+	return 1;
 }

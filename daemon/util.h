@@ -29,6 +29,17 @@ int cmp_double(const void *a, const void *b);
 /* Median of v[0..n) (sorts v in place). NAN when n == 0. */
 double median_inplace(double *v, size_t n);
 
+/*
+ * A git ref a user may name (git check-ref-format --allow-onelevel rules:
+ * no "..", "@{", control characters, space, ~^:?*[\, no leading '-' or
+ * '.', no trailing '/', '.' or ".lock", at most 255 bytes) or a 7..40
+ * character hex commit id. Safe to pass as an argument once valid.
+ */
+int ref_valid(const char *ref);
+/* An http(s) URL (git:// too when allow_git) of at most 2048 bytes without
+ * spaces, quotes, backslashes or control characters. */
+int url_valid(const char *url, int allow_git);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif

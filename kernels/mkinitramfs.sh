@@ -6,8 +6,9 @@
 #
 # The lab's keys live in OUT and are made once: lab_key (root's key for the
 # guests, the daemon logs in with it) and host_key (the guests' host key;
-# its fingerprint, in host_key.fingerprint, is pinned in the daemon, so the
-# guests' identity is checked like any other machine's).
+# its fingerprint is in host_key.fingerprint, and known_hosts lists it for
+# the forwarded ports 127.0.0.1:10022..10029, so the daemon checks the
+# guests' identity like any other machine's).
 #
 # usage: mkinitramfs.sh OUT AGENT   -> OUT/initramfs.cpio (uncompressed: under
 #                                      TCG the kernel unpacks it fastest)
@@ -23,6 +24,10 @@ mkdir -p "$out"
 [ -f "$out/lab_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-lab -f "$out/lab_key" </dev/null
 [ -f "$out/host_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-guest -f "$out/host_key" </dev/null
 ssh-keygen -l -E sha256 -f "$out/host_key.pub" | awk '{print $2}' >"$out/host_key.fingerprint"
+# guests are reached through forwarded ports 10022..10029 on loopback
+for port in 10022 10023 10024 10025 10026 10027 10028 10029; do
+	echo "[127.0.0.1]:$port $(cut -d' ' -f1-2 "$out/host_key.pub")"
+done >"$out/known_hosts"
 
 root=$(mktemp -d "$out/root.XXXXXX")
 trap 'rm -rf "$root"' EXIT

@@ -1,20 +1,54 @@
 #!/bin/sh
-# make demo: the TLB suite of tlblab-agent on this machine's own kernel.
-# Threads of one process against single-threaded processes (the contrast is
-# remote TLB shootdowns), an mremap thread sweep, and a noisy neighbour.
+# make demo: the whole embedded lab on this machine. Imports Debian's
+# linux-source-6.1 into a git tree (once), builds the QEMU guests' initramfs,
+# starts tlblabd on configs/local.yaml (unless it already runs), submits a demo
+# patch to arch/x86/mm/tlb.c against its base, waits, and prints the stored
+# results of both sides and the dashboard URL. A second run reuses the tree,
+# the builds and ccache.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
-AGENT=$BUILD/tlblab-agent
+CACHE=/var/cache/tlblab
+DATA=/var/lib/tlblab
+PATCH=${PATCH:-$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch}
+BOOTS=${BOOTS:-2}
+cd "$TOP"
 
-echo "== tlblab demo on $(uname -r), $(nproc) CPUs"
+echo "== 1/4 kernel tree (Debian linux-source-6.1 as a git tree, once)"
+mkdir -p "$CACHE" "$DATA"
+sh kernels/import-tree.sh "$CACHE/linux"
+
+echo "== 2/4 guest initramfs (busybox, sshd, tlblab-agent, perf)"
+sh kernels/mkinitramfs.sh "$CACHE/guest" "$BUILD/tlblab-agent"
+
+echo "== 3/4 tlblabd on configs/local.yaml"
+[ -s "$DATA/token" ] || (umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$DATA/token")
+TLBLAB_TOKEN=$(cat "$DATA/token")
+TLBLAB_SERVER=http://127.0.0.1:8080
+export TLBLAB_TOKEN TLBLAB_SERVER
+if curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; then
+	echo "tlblabd already answers on $TLBLAB_SERVER"
+else
+	"$BUILD/tlblabd" -n -c configs/local.yaml
+	nohup "$BUILD/tlblabd" -c configs/local.yaml >>"$DATA/tlblabd.log" 2>&1 &
+	i=0
+	until curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "tlblabd did not start; see $DATA/tlblabd.log"; tail "$DATA/tlblabd.log"; exit 1; }
+		sleep 0.1
+	done
+	echo "tlblabd started (pid $!, log $DATA/tlblabd.log)"
+fi
+
+echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, $BOOTS boots per side"
+echo "   (the first build of the base kernel takes several minutes; later ones are cached)"
+"$BUILD/tlblab" submit --suite tlb --tree linux --base v6.1-debian --patch "$PATCH" \
+	--boots "$BOOTS" --submitter demo --wait --timeout 5400
+job=$("$BUILD/tlblab" jobs --submitter demo --limit 1 --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])')
 echo
-echo "== mprotect: 2 workers as threads (shared mm) vs as processes"
-"$AGENT" run --workload mprotect --mode threads,processes --workers 2 --duration 3 --iterations 3 --table
+echo "== results of job $job (base, then patched)"
+"$BUILD/tlblab" results "$job"
 echo
-echo "== mremap: moves/s as the mm spans more CPUs"
-"$AGENT" run --workload mremap --workers 1,2 --duration 2 --iterations 2 --table
-echo
-echo "== stencil with an mprotect neighbour on the other CPUs"
-"$AGENT" run --workload stencil --grid S --workers 1 --duration 3 --iterations 2 --neighbour mprotect:2:threads --table
+echo "Dashboard: $TLBLAB_SERVER/   job: $TLBLAB_SERVER/api/v1/jobs/$job"
+echo "tlblabd keeps running; stop it with: pkill -x tlblabd"

@@ -158,6 +158,187 @@ fi
 "$TLBLAB" submit --suite tlb --machines "$(printf 'm%063d' 1)" >/dev/null 2>&1
 check "a 64-character name is sent" last_req 'len(R["body"]["machines"][0]) == 64'
 
+# --- A/B submissions: --tree, --base and a patch ----------------------------
+
+printf 'Subject: [PATCH] x86/mm: flush less\n\nFrom: Ren\303\251e\n---\ndiff --git a/arch/x86/mm/tlb.c b/arch/x86/mm/tlb.c\n@@ -1 +1 @@\n-\tint x;\n+\tint y; /* "q" \\ */\n' \
+	>"$TMP/fix.patch"
+"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --patch "$TMP/fix.patch" --boots 2 \
+	--machines m1 --tags qemu --submitter bob >"$TMP/ab.out" 2>&1
+st=$?
+check "submit --patch sends the file's content in \"patch\", with tree and base" last_req \
+	'R["method"] == "POST" and R["path"] == "/api/v1/jobs" and R["body"] == {"suite": "tlb",
+	 "tree": "linux", "base": "v6.1", "patch": open("'"$TMP/fix.patch"'", encoding="utf-8").read(),
+	 "boots": 2, "machines": ["m1"], "tags": ["qemu"], "submitter": "bob"}
+	 and "\u00e9" in R["body"]["patch"] and "\t" in R["body"]["patch"]'
+if [ $st = 0 ] && grep -Eqx 'job [0-9]+ queued' "$TMP/ab.out"; then
+	pass "submit --patch prints the job id"
+else
+	fail "submit --patch prints the job id" "exit $st: $(cat "$TMP/ab.out")"
+fi
+
+# options after the branch's two values are still read
+"$TLBLAB" submit --suite tlb --tree linux --branch git://git.example.org/linux.git tlb/fix-v2 \
+	--base v6.1-rc3 --boots 2 >"$TMP/abb.out" 2>&1
+abb=$(sed -n 's/^job \([0-9]*\) queued$/\1/p' "$TMP/abb.out")
+check "submit --branch URL REF sends \"branch\": {url, ref}" last_req \
+	'R["body"] == {"suite": "tlb", "tree": "linux", "base": "v6.1-rc3", "boots": 2,
+	 "branch": {"url": "git://git.example.org/linux.git", "ref": "tlb/fix-v2"},
+	 "submitter": "alice"}'
+
+"$TLBLAB" submit --suite tlb --tree linux --base 1f3a5c7d9e --url \
+	'https://lore.kernel.org/all/20240501-tlb-v2-1-abc@example.org/raw' >/dev/null 2>&1
+check "submit --url sends \"url\", and a hex commit id is a base" last_req \
+	'R["body"] == {"suite": "tlb", "tree": "linux", "base": "1f3a5c7d9e",
+	 "url": "https://lore.kernel.org/all/20240501-tlb-v2-1-abc@example.org/raw",
+	 "submitter": "alice"}'
+
+$PY -c 'import sys; open(sys.argv[1], "w").write(("+" * 1023 + "\n") * 4096)' "$TMP/4mib.patch"
+"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --patch "$TMP/4mib.patch" >/dev/null 2>&1
+check "a patch of exactly 4 MiB is sent whole" last_req 'len(R["body"]["patch"]) == 4 << 20'
+
+# refusals: each names its option, and none reaches the server
+$PY -c 'import sys; open(sys.argv[1], "w").write("+x\n" * (5 << 19))' "$TMP/5mib.patch"
+printf 'diff --git a/x b/x\n\000\001\n' >"$TMP/binary.patch"
+printf 'From: Ren\351e\ndiff --git a/x b/x\n' >"$TMP/latin1.patch"
+: >"$TMP/empty.patch"
+AB="--suite tlb --tree linux"
+n0=$(nreq)
+while IFS='|' read -r opt pat args; do
+	# shellcheck disable=SC2086
+	check_fails "submit $args is refused locally, naming $opt" 2 "^tlblab: submit: .*$pat" \
+		"$TLBLAB" submit $args
+done <<END_OF_CASES
+--base|--base: 'a\.\.b' is not a git ref|$AB --base a..b --url https://x.org/p
+--base|--base: '-x' is not a git ref|$AB --base -x --url https://x.org/p
+--base|--base: 'v6\.1\.lock' is not a git ref|$AB --base v6.1.lock --url https://x.org/p
+--base|--base: 'v6\.1/' is not a git ref|$AB --base v6.1/ --url https://x.org/p
+--base|--base: 'HEAD@\{1\}' is not a git ref|$AB --base HEAD@{1} --url https://x.org/p
+--base|--base: 'v6~1' is not a git ref|$AB --base v6~1 --url https://x.org/p
+--branch|--branch: '-x' is not a git ref|$AB --base v6.1 --branch https://x.org/l.git -x
+--branch|--branch: 'a\.\.b' is not a git ref|$AB --base v6.1 --branch https://x.org/l.git a..b
+--branch|--branch needs two values: URL REF|$AB --base v6.1 --branch https://x.org/l.git
+--branch|--branch: 'ssh://x\.org/l\.git' is not an http://, https:// or git:// URL|$AB --base v6.1 --branch ssh://x.org/l.git main
+--url|--url: 'file:///etc/passwd' is not an http:// or https:// URL|$AB --base v6.1 --url file:///etc/passwd
+--url|--url: 'git://x\.org/p' is not an http:// or https:// URL|$AB --base v6.1 --url git://x.org/p
+--url|--url: 'https://x\.org/p"' is not|$AB --base v6.1 --url https://x.org/p"
+--url|--url: 'https://x\.org/\$\(id\)'x' is not|$AB --base v6.1 --url https://x.org/\$(id)'x
+--patch|--patch and --url: give only one of --patch, --branch and --url|$AB --base v6.1 --patch $TMP/fix.patch --url https://x.org/p
+--url|--url and --branch: give only one|$AB --base v6.1 --url https://x.org/p --branch https://x.org/l.git main
+--tree|--tree needs --base|$AB --patch $TMP/fix.patch
+--base|--base needs --tree|--suite tlb --base v6.1 --url https://x.org/p
+--tree|--tree needs one of --patch, --branch or --url|$AB --base v6.1
+--patch|--patch needs --tree and --base|--suite tlb --patch $TMP/fix.patch
+--tree|--tree: invalid name 'a;b'|--suite tlb --tree a;b --base v6.1 --url https://x.org/p
+--patch|--patch: '.*/5mib\.patch' is larger than 4 MiB|$AB --base v6.1 --patch $TMP/5mib.patch
+--patch|--patch: cannot read '.*/nosuch\.patch': No such file|$AB --base v6.1 --patch $TMP/nosuch.patch
+--patch|--patch: '.*' is not a regular file|$AB --base v6.1 --patch $TMP
+--patch|--patch: '.*/empty\.patch' is empty|$AB --base v6.1 --patch $TMP/empty.patch
+--patch|--patch: '.*/binary\.patch' is not text|$AB --base v6.1 --patch $TMP/binary.patch
+--patch|--patch: '.*/latin1\.patch' is not UTF-8 text|$AB --base v6.1 --patch $TMP/latin1.patch
+--boots|--boots: '101' is not a number from 1 to 100|$AB --base v6.1 --url https://x.org/p --boots 101
+END_OF_CASES
+long=https://x.org/$($PY -c 'print("a" * 2034)')
+# shellcheck disable=SC2086
+check_fails "a URL of more than 2048 characters is refused locally" 2 \
+	"^tlblab: submit: --url: 'https://x\.org/a+\.\.\.' is not" \
+	"$TLBLAB" submit $AB --base v6.1 --url "${long}a"
+n1=$(nreq)
+if [ "$n0" = "$n1" ]; then
+	pass "refused A/B submissions send no request"
+else
+	fail "refused A/B submissions send no request" "the server got $((n1 - n0))"
+fi
+# shellcheck disable=SC2086
+"$TLBLAB" submit $AB --base v6.1 --url "$long" >/dev/null 2>&1
+check "a URL of 2048 characters is sent" last_req 'len(R["body"]["url"]) == 2048'
+
+# --wait over an A/B job: builds, then boots and runs of each side
+# shellcheck disable=SC2086
+"$TLBLAB" submit $AB --base v6.1 --url https://lore.kernel.org/r/x/raw --wait >"$TMP/abw.out" 2>&1
+st=$?
+ab=$(sed -n 's/^job \([0-9]*\) queued$/\1/p' "$TMP/abw.out")
+if [ $st = 0 ] && [ -n "$ab" ] && in_order "$TMP/abw.out" \
+	"job $ab: build base on builder local: running" "job $ab: build base on builder local: done" \
+	"job $ab: build patched on builder local: running" "job $ab: build patched on builder local: done" \
+	"job $ab: boot base #1 on m1: running" "job $ab: boot base #1 on m1: done" \
+	"job $ab: run base #1 on m1: running" "job $ab: run base #1 on m1: done" \
+	"job $ab: boot patched #1 on m1: running" "job $ab: boot patched #1 on m1: done" \
+	"job $ab: run patched #1 on m1: running" "job $ab: run patched #1 on m1: done" \
+	"job $ab: done" >"$TMP/order" &&
+	[ "$(tail -n 1 "$TMP/abw.out")" = "job $ab: done" ]; then
+	pass "submit --wait over an A/B job shows its build, boot and run stages, exit 0"
+else
+	fail "submit --wait over an A/B job shows its build, boot and run stages, exit 0" \
+		"exit $st, $(cat "$TMP/order" 2>/dev/null)"
+	sed 's/^/#   /' "$TMP/abw.out"
+fi
+grep -E '^spec |ops_per_sec' "$TMP/abw.out" | sed 's/  */ /g' >"$TMP/abres"
+cat >"$TMP/abres.want" <<END_OF_RESULTS
+spec 0, case 0: mprotect on m1 (base)
+ mprotect.ops_per_sec 1150 1000 1300 4 ops/s
+spec 0, case 0: mprotect on m1 (patched)
+ mprotect.ops_per_sec 2150 2000 2300 4 ops/s
+END_OF_RESULTS
+if cmp -s "$TMP/abres" "$TMP/abres.want"; then
+	pass "an A/B job's results are grouped by side, base first, boots pooled"
+else
+	fail "an A/B job's results are grouped by side, base first, boots pooled" \
+		"$(tr '\n' '|' <"$TMP/abres")"
+fi
+
+# a patch that does not apply: the job's result, not a lab failure
+printf 'this is not a patch\n' >"$TMP/notapatch.txt"
+# shellcheck disable=SC2086
+"$TLBLAB" submit $AB --base v6.1 --patch "$TMP/notapatch.txt" --wait >"$TMP/abf.out" 2>&1
+st=$?
+abf=$(sed -n 's/^job \([0-9]*\) queued$/\1/p' "$TMP/abf.out")
+msg="the patch does not apply: error: patch failed: arch/x86/mm/tlb.c:42"
+if [ $st = 1 ] && [ -n "$abf" ] && in_order "$TMP/abf.out" \
+	"job $abf: build base on builder local: done" \
+	"job $abf: build patched on builder local: failed (patch: $msg)" >"$TMP/order" &&
+	[ "$(tail -n 1 "$TMP/abf.out")" = \
+	  "job $abf: failed: patch: $msg (a result of the patch, not a lab problem)" ] &&
+	! grep -q '^spec ' "$TMP/abf.out"; then
+	pass "an A/B job whose patch does not apply exits 1, saying it is the patch's result"
+else
+	fail "an A/B job whose patch does not apply exits 1, saying it is the patch's result" \
+		"exit $st, $(cat "$TMP/order" 2>/dev/null)"
+	sed 's/^/#   /' "$TMP/abf.out"
+fi
+
+"$TLBLAB" status "$abf" >"$TMP/abfs.out" 2>&1
+st=$?
+if [ $st = 0 ] && grep -qx "job $abf: failed (ab)" "$TMP/abfs.out" &&
+	grep -Eqx 'tree +linux' "$TMP/abfs.out" && grep -Eqx 'base +v6\.1' "$TMP/abfs.out" &&
+	grep -Eqx "error +patch: $msg \\(stage [0-9]+: build patched on builder local\\)" "$TMP/abfs.out" &&
+	grep -Eqx ' +a result of the patch, not a lab problem' "$TMP/abfs.out" &&
+	grep -Eqx 'SEQ +KIND +SIDE +BOOT +MACHINE +STATE +ATTEMPT +STARTED +DURATION +BUILD +ERROR' "$TMP/abfs.out" &&
+	grep -Eqx " +1 +build +base +- +builder local +done +1 .* base-$abf +-" "$TMP/abfs.out" &&
+	grep -Eqx " +2 +build +patched +- +builder local +failed +1 .* - +patch: $msg" "$TMP/abfs.out"; then
+	pass "status of a failed A/B job shows tree, base, sides, build ids and whose failure it is"
+else
+	fail "status of a failed A/B job shows tree, base, sides, build ids and whose failure it is" "exit $st"
+	sed 's/^/#   /' "$TMP/abfs.out"
+fi
+
+# every GET of a job moves the fake one step: finish the --branch job
+i=0
+while [ $i -lt 30 ]; do
+	"$TLBLAB" status "$abb" --json >/dev/null 2>&1
+	i=$((i + 1))
+done
+"$TLBLAB" status "$abb" >"$TMP/abbs.out" 2>&1
+st=$?
+if [ $st = 0 ] && grep -qx "job $abb: done (ab)" "$TMP/abbs.out" &&
+	grep -Eqx 'source +branch git://git\.example\.org/linux\.git tlb/fix-v2' "$TMP/abbs.out" &&
+	grep -Eqx " +7 +boot +base +#2 +m1 +done +1 .* base-$abb +-" "$TMP/abbs.out" &&
+	grep -Eqx " +10 +run +patched +#2 +m1 +done +1 .* patched-$abb +-" "$TMP/abbs.out"; then
+	pass "status numbers an A/B job's boots per side from #1"
+else
+	fail "status numbers an A/B job's boots per side from #1" "exit $st"
+	sed 's/^/#   /' "$TMP/abbs.out"
+fi
+
 # --- an unreachable server ---------------------------------------------------
 
 DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -177,7 +358,7 @@ check_fails "a --server that is not an http URL is refused" 2 "--server: 'ftp://
 "$TLBLAB" status "$id" >"$TMP/status.out" 2>&1
 st=$?
 if [ $st = 0 ] && grep -q "^job $id: failed (run)$" "$TMP/status.out" &&
-	grep -Eq '^error +infra: ssh: connection refused \(stage [0-9]+\)$' "$TMP/status.out" &&
+	grep -Eq '^error +infra: ssh: connection refused \(stage [0-9]+: run on m2\)$' "$TMP/status.out" &&
 	grep -Eq '^SEQ +KIND +SIDE +MACHINE +STATE +ATTEMPT +STARTED +DURATION +ERROR$' "$TMP/status.out" &&
 	grep -Eq '^ +1 +run +- +m1 +done +1 +[0-9-]+ [0-9:]+ +10s +-$' "$TMP/status.out" &&
 	grep -Eq '^ +2 +run +- +m2 +failed +1 .* +infra: ssh: connection refused$' "$TMP/status.out"; then

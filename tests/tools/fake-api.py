@@ -15,6 +15,14 @@ default) goes running, then done. Suites: "tlb" ends done; "fails" ends with
 its last stage failed (infra) and the job failed; "slow" stays running.
 Canned: job 1 (done), job 2 (running, cancellable), job 666 answers 502 with
 an HTML page.
+
+A request with "tree" makes an A/B job (kind "ab"): build base and build
+patched on "builder local", then per boot index (boots per side) a boot and a
+run stage of each side on the first machine, base first. Finished build
+stages, and the boot and run stages of their side, carry a build_id. A
+"patch" without a "diff --git" line fails the build patched stage with
+class patch (and the job with it). Its runs list the patched side first, as
+a daemon interleaving BABA would.
 """
 import argparse
 import json
@@ -41,14 +49,37 @@ jobs = {}
 next_id = [12]
 
 
-def new_job(jid, suite, machines, tags, submitter, boots=1):
-    stages = [{"id": jid * 100 + i, "seq": i + 1, "kind": "run", "side": None, "state": "pending",
-               "machine": m, "attempt": 1, "started": None, "finished": None,
-               "error_class": None, "error_message": None} for i, m in enumerate(machines)]
-    return {"id": jid, "kind": "run", "state": "queued", "suite": suite, "machines": machines,
-            "tags": tags, "submitter": submitter, "boots": boots, "created": T0 + jid,
-            "started": None, "finished": None, "stage": None, "error": None,
-            "stages": stages, "polls": 0}
+def stage(jid, i, kind, side, machine, boot_index=None):
+    st = {"id": jid * 100 + i, "seq": i + 1, "kind": kind, "side": side, "state": "pending",
+          "machine": machine, "attempt": 1, "started": None, "finished": None,
+          "error_class": None, "error_message": None}
+    if boot_index is not None:
+        st["boot_index"] = boot_index
+    return st
+
+
+def new_job(jid, suite, machines, tags, submitter, boots=1, ab=None):
+    if ab is None:
+        stages = [stage(jid, i, "run", None, m) for i, m in enumerate(machines)]
+    else:
+        plan = [("build", "base", "builder local", None), ("build", "patched", "builder local", None)]
+        for b in range(boots):
+            for side in ("base", "patched"):
+                plan += [("boot", side, machines[0], b), ("run", side, machines[0], b)]
+        stages = [stage(jid, i, *p) for i, p in enumerate(plan)]
+    job = {"id": jid, "kind": "run" if ab is None else "ab", "state": "queued", "suite": suite,
+           "machines": machines, "tags": tags, "submitter": submitter, "boots": boots,
+           "created": T0 + jid, "started": None, "finished": None, "stage": None,
+           "error": None, "stages": stages, "polls": 0}
+    if ab is not None:
+        job.update(ab)
+    return job
+
+
+def fail(job, st, now, cls, message):
+    st.update(state="failed", finished=now, error_class=cls, error_message=message)
+    job.update(state="failed", finished=now,
+               error={"class": cls, "message": message, "stage": st["id"]})
 
 
 def advance(job):
@@ -60,28 +91,55 @@ def advance(job):
     for i, st in enumerate(job["stages"]):
         if st["state"] == "pending":
             st.update(state="running", started=now)
-            job.update(state="running", started=job["started"] or now, stage="run")
+            if st["kind"] != "build" and st["side"]:
+                st["build_id"] = job["build_ids"][st["side"]]
+            job.update(state="running", started=job["started"] or now, stage=st["kind"])
             return
         if st["state"] == "running":
             if job["suite"] == "slow":
                 return
             if job["suite"] == "fails" and i == len(job["stages"]) - 1:
-                st.update(state="failed", finished=now, error_class="infra",
-                          error_message="ssh: connection refused")
-                job.update(state="failed", finished=now,
-                           error={"class": "infra", "message": "ssh: connection refused",
-                                  "stage": st["id"]})
-                return
+                return fail(job, st, now, "infra", "ssh: connection refused")
+            if (st["kind"], st["side"]) == ("build", "patched") and \
+                    "diff --git" not in job.get("patch_text", "diff --git"):
+                return fail(job, st, now, "patch", "the patch does not apply: error: "
+                            "patch failed: arch/x86/mm/tlb.c:42")
+            if st["kind"] == "build":
+                job["build_ids"][st["side"]] = st["build_id"] = "%s-%d" % (st["side"], job["id"])
             st.update(state="done", finished=now)
             return
     job.update(state="done", finished=now)
 
 
 def public(job):
-    return {k: v for k, v in job.items() if k not in ("polls", "boots")}
+    return {k: v for k, v in job.items() if k not in ("polls", "boots", "patch_text", "build_ids")}
 
 
-def runs_and_metrics():
+def ab_runs_and_metrics(job):
+    """Two boots per side, a warm-up and two measured iterations each;
+    ops/s 1000..1300 on base and 2000..2300 on patched."""
+    runs, metrics = [], []
+    rid = 1
+    for b in range(2):
+        for side, ops in (("patched", 2000), ("base", 1000)):
+            for it in range(3):
+                warm = it == 0
+                runs.append({"id": rid, "stage": job["id"] * 100 + 3, "machine": job["machines"][0],
+                             "side": side, "spec": 0, "case": 0, "iteration": it, "warmup": warm,
+                             "workload": "mprotect", "params": {"mode": "threads", "workers": 2},
+                             "duration_s": 2.0, "build_id": "%s-%d" % (side, job["id"]),
+                             "boot_id": "boot-%s-%d" % (side, b)})
+                if not warm:
+                    metrics.append({"run": rid, "name": "mprotect.ops_per_sec",
+                                    "value": ops + 200 * b + 100 * (it - 1), "unit": "ops/s",
+                                    "direction": "higher"})
+                rid += 1
+    return runs, metrics
+
+
+def runs_and_metrics(job):
+    if job["kind"] == "ab":
+        return ab_runs_and_metrics(job)
     runs, metrics = [], []
     rid = 1
     ops = {"threads": [1000, 3000, 2000], "processes": [500, 700, 600]}
@@ -106,6 +164,23 @@ def runs_and_metrics():
                 ]
             rid += 1
     return runs, metrics
+
+
+def ab_request(req):
+    """The A/B part of a job request: (fields for the job, None) or (None, why)."""
+    if not isinstance(req.get("tree"), str) or not isinstance(req.get("base"), str):
+        return None, "tree, base: both are required, as strings"
+    sources = [k for k in ("patch", "branch", "url") if k in req]
+    if len(sources) != 1:
+        return None, "patch, branch, url: exactly one is required"
+    ab = {"tree": req["tree"], "base": req["base"], "build_ids": {}}
+    if "patch" in req:
+        ab["patch_text"] = req["patch"]
+    elif "branch" in req:
+        ab["branch"] = req["branch"]
+    else:
+        ab["url"] = req["url"]
+    return ab, None
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -178,7 +253,7 @@ class Handler(BaseHTTPRequestHandler):
                 if len(parts) == 2:
                     advance(job)
                     return self.send_json(200, {"job": public(job)})
-                runs, metrics = runs_and_metrics()
+                runs, metrics = runs_and_metrics(job)
                 if parts[2:] == ["runs"]:
                     return self.send_json(200, {"runs": runs})
                 if parts[2:] == ["metrics"]:
@@ -187,7 +262,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(min(n, 1 << 20)) if n else b""
+        body = self.rfile.read(min(n, 32 << 20)) if n else b""
         path, _, req = self.record(body)
         if not self.authorized():
             return self.error(401, "unauthorized", "missing or invalid token")
@@ -200,10 +275,15 @@ class Handler(BaseHTTPRequestHandler):
                 bad = [m for m in machines if m not in ("m1", "m2")]
                 if bad:
                     return self.error(400, "bad_request", "machines: unknown machine %s" % bad[0])
+                ab = None
+                if "tree" in req:
+                    ab, why = ab_request(req)
+                    if why:
+                        return self.error(400, "bad_request", why)
                 jid = next_id[0]
                 next_id[0] += 1
                 jobs[jid] = new_job(jid, req["suite"], machines, req.get("tags") or [],
-                                    req.get("submitter", "unknown"), req.get("boots", 1))
+                                    req.get("submitter", "unknown"), req.get("boots", 1), ab)
                 return self.send_json(201, {"job": public(jobs[jid])})
             if len(parts) == 3 and parts[0] == "jobs" and parts[2] == "cancel":
                 job = jobs.get(int(parts[1])) if parts[1].isdigit() else None

@@ -92,39 +92,50 @@ static const char full_fmt[] =
 	L("    power_cycle: [ipmitool, chassis, power, cycle]")	/* 23 */
 	L("    agent_path: /opt/agent")				/* 24 */
 	L("    workdir: /scratch")				/* 25 */
-	L("  - name: m2")					/* 26 */
-	L("    transport: local")				/* 27 */
-	L("builders:")						/* 28 */
-	L("  - name: b1")					/* 29 */
-	L("    transport: ssh")					/* 30 */
-	L("    host: builder.example.org")			/* 31 */
-	L("    port: 22")					/* 32 */
-	L("    user: build")					/* 33 */
-	L("    identity: /keys/b")				/* 34 */
-	L("    host_key: " KEY2)				/* 35 */
-	L("    jobs: 16")					/* 36 */
-	L("    workdir: /build")				/* 37 */
-	L("trees:")						/* 38 */
-	L("  - name: linux")					/* 39 */
-	L("    url: https://git.kernel.org/torvalds/linux.git")	/* 40 */
-	L("    builder: b1")					/* 41 */
-	L("    config_base: defconfig")				/* 42 */
-	L("    fragments: [a.config, /abs/b.config]")		/* 43 */
-	L("suites:")						/* 44 */
-	L("  - name: tlb")					/* 45 */
-	L("    timeout: 600")					/* 46 */
-	L("    workloads:")					/* 47 */
-	L("      - workload: mprotect")				/* 48 */
-	L("        mode: [threads, processes]")			/* 49 */
-	L("        workers: 2")					/* 50 */
-	L("        duration: 2.5")				/* 51 */
-	L("        id: \"42\"")					/* 52 */
-	L("        profile: true")				/* 53 */
-	L("        neighbour: false")				/* 54 */
-	L("        command: ~")					/* 55 */
-	L("        nested: {a: -3, b: [x, 1e3, '7', 12abc]}")	/* 56 */
-	L("      - workload: exec")				/* 57 */
-	L("        command: [sh, -c, 'echo 1']");		/* 58 */
+	L("    qemu:")						/* 26 */
+	L("      binary: /opt/qemu/bin/qemu-system-x86_64")	/* 27 */
+	L("      memory: 4096")					/* 28 */
+	L("      accel: kvm")					/* 29 */
+	L("      initrd: /guest/initramfs.cpio")		/* 30 */
+	L("      guest_host: \"::1\"")				/* 31 */
+	L("      ssh_port: 10022")				/* 32 */
+	L("      identity: /guest/lab_key")			/* 33 */
+	L("      host_key: " KEY2)				/* 34 */
+	L("      known_hosts: /guest/known_hosts")		/* 35 */
+	L("      append: \"mitigations=off  nokaslr\"")	/* 36 */
+	L("  - name: m2")					/* 37 */
+	L("    transport: local")				/* 38 */
+	L("builders:")						/* 39 */
+	L("  - name: b1")					/* 40 */
+	L("    transport: ssh")					/* 41 */
+	L("    host: builder.example.org")			/* 42 */
+	L("    port: 22")					/* 43 */
+	L("    user: build")					/* 44 */
+	L("    identity: /keys/b")				/* 45 */
+	L("    host_key: " KEY2)				/* 46 */
+	L("    jobs: 16")					/* 47 */
+	L("    workdir: /build")				/* 48 */
+	L("trees:")						/* 49 */
+	L("  - name: linux")					/* 50 */
+	L("    url: https://git.kernel.org/torvalds/linux.git")	/* 51 */
+	L("    builder: b1")					/* 52 */
+	L("    config_base: defconfig")				/* 53 */
+	L("    fragments: [a.config, /abs/b.config]")		/* 54 */
+	L("suites:")						/* 55 */
+	L("  - name: tlb")					/* 56 */
+	L("    timeout: 600")					/* 57 */
+	L("    workloads:")					/* 58 */
+	L("      - workload: mprotect")				/* 59 */
+	L("        mode: [threads, processes]")			/* 60 */
+	L("        workers: 2")					/* 61 */
+	L("        duration: 2.5")				/* 62 */
+	L("        id: \"42\"")					/* 63 */
+	L("        profile: true")				/* 64 */
+	L("        neighbour: false")				/* 65 */
+	L("        command: ~")					/* 66 */
+	L("        nested: {a: -3, b: [x, 1e3, '7', 12abc]}")	/* 67 */
+	L("      - workload: exec")				/* 68 */
+	L("        command: [sh, -c, 'echo 1']");		/* 69 */
 
 static const char token_file_text[] =
 	"# lab tokens\n"
@@ -192,17 +203,30 @@ static void test_full(void **state)
 	assert_null(m->power_cycle[4]);
 	assert_string_equal(m->agent_path, "/opt/agent");
 	assert_string_equal(m->workdir, "/scratch");
+	assert_non_null(m->qemu);
+	assert_string_equal(m->qemu->binary, "/opt/qemu/bin/qemu-system-x86_64");
+	assert_int_equal(m->qemu->memory, 4096);
+	assert_string_equal(m->qemu->accel, "kvm");
+	assert_string_equal(m->qemu->initrd, "/guest/initramfs.cpio");
+	assert_string_equal(m->qemu->guest_host, "::1");
+	assert_int_equal(m->qemu->ssh_port, 10022);
+	assert_string_equal(m->qemu->identity, "/guest/lab_key");
+	assert_string_equal(m->qemu->host_key, KEY2);
+	assert_string_equal(m->qemu->known_hosts, "/guest/known_hosts");
+	assert_string_equal(m->qemu->append, "mitigations=off  nokaslr");
+	assert_null(m->kexec);
 
 	m = config_machine(cfg, "m2");
 	assert_ptr_equal(m, &cfg->machines[1]);
-	assert_int_equal(m->line, 26);
+	assert_int_equal(m->line, 37);
 	assert_int_equal(m->ep.transport, TRANSPORT_LOCAL);
 	assert_null(m->ep.host);
+	assert_null(m->qemu);
 
 	assert_int_equal(cfg->nbuilders, 1);
 	b = config_builder(cfg, "b1");
 	assert_non_null(b);
-	assert_int_equal(b->line, 29);
+	assert_int_equal(b->line, 40);
 	assert_int_equal(b->ep.transport, TRANSPORT_SSH);
 	assert_string_equal(b->ep.host, "builder.example.org");
 	assert_int_equal(b->ep.port, 22);
@@ -216,7 +240,7 @@ static void test_full(void **state)
 	assert_int_equal(cfg->ntrees, 1);
 	t = config_tree(cfg, "linux");
 	assert_non_null(t);
-	assert_int_equal(t->line, 39);
+	assert_int_equal(t->line, 50);
 	assert_string_equal(t->url, "https://git.kernel.org/torvalds/linux.git");
 	assert_string_equal(t->builder, "b1");
 	assert_string_equal(t->config_base, "defconfig");
@@ -228,7 +252,7 @@ static void test_full(void **state)
 	assert_int_equal(cfg->nsuites, 1);
 	s = config_suite(cfg, "tlb");
 	assert_non_null(s);
-	assert_int_equal(s->line, 45);
+	assert_int_equal(s->line, 56);
 	assert_true(s->timeout == 600);
 	/* integers, reals, booleans, null; quoted and non-numeric stay strings */
 	want = json_loads("[{\"workload\": \"mprotect\", \"mode\": [\"threads\", \"processes\"],"
@@ -302,6 +326,8 @@ static void test_defaults(void **state)
 	assert_null(m->tags[0]);
 	assert_false(config_machine_has_tag(m, "qemu"));
 	assert_int_equal(m->boot, BOOT_NONE);
+	assert_null(m->qemu);
+	assert_null(m->kexec);
 	assert_null(m->power_cycle);
 	assert_string_equal(m->agent_path, "/tmp/tlblab-agent");
 	assert_string_equal(m->workdir, "/tmp/tlblab");
@@ -637,6 +663,190 @@ static void test_values(void **state)
 		      "printable characters without spaces");
 }
 
+/* boot: qemu takes a qemu: section with its defaults; boot: kexec an optional kexec:. */
+static void test_boot_sections(void **state)
+{
+	struct lab_config *cfg;
+	const struct cfg_machine *m;
+	char append[1100];
+
+	(void)state;
+	cfg = expect_ok("q.yaml",
+			L("lab: {data_dir: /d}")
+			L("machines:")
+			L("  - name: vm")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu:")
+			L("      initrd: guest/initramfs.cpio")
+			L("      ssh_port: 10022")
+			L("      identity: guest/lab_key")
+			L("      known_hosts: guest/known_hosts")
+			L("  - name: k1")
+			L("    transport: local")
+			L("    boot: kexec")
+			L("    kexec: {append: 'console=ttyS0,115200 root=/dev/vda1 ro'}")
+			L("  - {name: k2, transport: local, boot: kexec}")
+			L("  - {name: k3, transport: local, boot: kexec, kexec: ~}"));
+	m = config_machine(cfg, "vm");
+	assert_int_equal(m->boot, BOOT_QEMU);
+	assert_non_null(m->qemu);
+	assert_string_equal(m->qemu->binary, "qemu-system-x86_64");
+	assert_int_equal(m->qemu->memory, 1024);
+	assert_string_equal(m->qemu->accel, "auto");
+	assert_string_equal(m->qemu->initrd, "guest/initramfs.cpio");
+	assert_string_equal(m->qemu->guest_host, "127.0.0.1");
+	assert_int_equal(m->qemu->ssh_port, 10022);
+	assert_string_equal(m->qemu->identity, "guest/lab_key");
+	assert_null(m->qemu->host_key);
+	assert_string_equal(m->qemu->known_hosts, "guest/known_hosts");
+	assert_null(m->qemu->append);
+	assert_null(m->kexec);
+	m = config_machine(cfg, "k1");
+	assert_null(m->qemu);
+	assert_non_null(m->kexec);
+	assert_string_equal(m->kexec->append, "console=ttyS0,115200 root=/dev/vda1 ro");
+	/* no section, or an empty one: the running kernel's command line */
+	assert_null(config_machine(cfg, "k2")->kexec);
+	assert_null(config_machine(cfg, "k3")->kexec);
+	config_free(cfg);
+
+	/* the edges of each value */
+	memset(append, 'a', 1024);
+	append[1024] = '\0';
+	{
+		struct strbuf text = STRBUF_INIT;
+
+		strbuf_addf(&text,
+			    L("lab: {data_dir: /d}")
+			    L("machines:")
+			    L("  - name: vm")
+			    L("    transport: local")
+			    L("    boot: qemu")
+			    L("    qemu: {binary: qemu-system-aarch64, memory: 64, accel: tcg,")
+			    L("           initrd: /i, guest_host: 'fe80::1', ssh_port: 65535,")
+			    L("           identity: /k, host_key: " KEY1 ", append: %s}")
+			    L("  - name: vm2")
+			    L("    transport: local")
+			    L("    boot: qemu")
+			    L("    qemu: {memory: 1048576, initrd: /i, ssh_port: 1, identity: /k,")
+			    L("           host_key: " KEY2 ",")
+			    L("           append: ' a.b_c,d=e:f/g+h-0 '}"), append);
+		cfg = expect_ok("q.yaml", text.buf);
+		m = config_machine(cfg, "vm");
+		assert_string_equal(m->qemu->binary, "qemu-system-aarch64");
+		assert_int_equal(m->qemu->memory, 64);
+		assert_string_equal(m->qemu->accel, "tcg");
+		assert_string_equal(m->qemu->guest_host, "fe80::1");
+		assert_int_equal(m->qemu->ssh_port, 65535);
+		assert_string_equal(m->qemu->append, append);
+		m = config_machine(cfg, "vm2");
+		assert_int_equal(m->qemu->memory, 1048576);
+		assert_int_equal(m->qemu->ssh_port, 1);
+		assert_string_equal(m->qemu->append, " a.b_c,d=e:f/g+h-0 ");
+		config_free(cfg);
+		strbuf_release(&text);
+	}
+	append[1024] = 'a';
+	append[1025] = '\0';
+	{
+		struct strbuf text = STRBUF_INIT;
+
+		strbuf_addf(&text,
+			    L("lab: {data_dir: /d}")
+			    L("machines:")
+			    L("  - {name: k, transport: local, boot: kexec, kexec: {append: %s}}"),
+			    append);
+		expect_errors("q.yaml", text.buf,
+			      "q.yaml:3:62: append: must be a kernel command line of at most 1024 "
+			      "characters: words of letters, digits and '._,=:/+-' separated by spaces");
+		strbuf_release(&text);
+	}
+}
+
+static void test_boot_section_errors(void **state)
+{
+	(void)state;
+	expect_errors("q.yaml",
+		      L("lab: {data_dir: /d}")			/* 1 */
+		      L("machines:")				/* 2 */
+		      L("  - name: q1")				/* 3 */
+		      L("    transport: local")			/* 4 */
+		      L("    boot: qemu")			/* 5 */
+		      L("    qemu:")				/* 6 */
+		      L("      binary: qemu;reboot")		/* 7: mapping col 7, value col 15 */
+		      L("      memory: 63")			/* 8: value col 15 */
+		      L("      accel: hvf")			/* 9: value col 14 */
+		      L("      guest_host: localhost")		/* 10: value col 19 */
+		      L("      ssh_port: 0")			/* 11: value col 17 */
+		      L("      append: \"root='x'\"")		/* 12: value col 15 */
+		      L("      memroy: 2048")			/* 13: key col 7 */
+		      L("  - name: q2")				/* 14: mapping col 5 */
+		      L("    transport: local")			/* 15 */
+		      L("    boot: qemu")			/* 16 */
+		      L("  - name: k1")				/* 17 */
+		      L("    transport: local")			/* 18 */
+		      L("    boot: kexec")			/* 19 */
+		      L("    qemu: {ssh_port: 1}")		/* 20: key col 5 */
+		      L("    kexec: {append: '', extra: 1}")	/* 21: value col 21, key col 25 */
+		      L("  - name: n1")				/* 22 */
+		      L("    transport: local")			/* 23 */
+		      L("    kexec: {}"),			/* 24: key col 5 */
+		      "q.yaml:7:7: missing key 'initrd' in the qemu section of machine 'q1' "
+		      "(the guest's initramfs)\n"
+		      "q.yaml:7:7: missing key 'identity' in the qemu section of machine 'q1' "
+		      "(the private key for root on the guest)\n"
+		      "q.yaml:7:7: missing key 'known_hosts' or 'host_key' in the qemu section of "
+		      "machine 'q1' (the guest's host key is checked strictly)\n"
+		      "q.yaml:7:15: binary: must be a program name or an absolute path of letters, "
+		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
+		      "q.yaml:8:15: memory: must be an integer from 64 to 1048576\n"
+		      "q.yaml:9:14: accel: must be auto, kvm or tcg\n"
+		      "q.yaml:10:19: guest_host: must be an IPv4 or IPv6 address (without brackets)\n"
+		      "q.yaml:11:17: ssh_port: must be an integer from 1 to 65535\n"
+		      "q.yaml:12:15: append: must be a kernel command line of at most 1024 "
+		      "characters: words of letters, digits and '._,=:/+-' separated by spaces\n"
+		      "q.yaml:13:7: unknown key 'memroy' in the qemu section of machine 'q1'\n"
+		      "q.yaml:14:5: missing key 'qemu' in machine 'q2' (required with boot: qemu)\n"
+		      "q.yaml:20:5: qemu: only for boot: qemu (in machine 'k1')\n"
+		      "q.yaml:21:21: append: must be a kernel command line of at most 1024 "
+		      "characters: words of letters, digits and '._,=:/+-' separated by spaces\n"
+		      "q.yaml:21:25: unknown key 'extra' in the kexec section of machine 'k1'\n"
+		      "q.yaml:24:5: kexec: only for boot: kexec (in machine 'n1')");
+
+	/* a section that is not a mapping; binaries that are neither a name nor absolute */
+	expect_errors("q.yaml",
+		      L("lab: {data_dir: /d}")			/* 1 */
+		      L("machines:")				/* 2 */
+		      L("  - {name: a, transport: local, boot: qemu, qemu: ~}")		/* 3: col 51 */
+		      L("  - {name: b, transport: local, boot: kexec, kexec: [x]}")	/* 4: col 53 */
+		      L("  - name: c")				/* 5 */
+		      L("    transport: local")			/* 6 */
+		      L("    boot: qemu")			/* 7 */
+		      L("    qemu:")				/* 8 */
+		      L("      binary: bin/qemu")		/* 9: value col 15 */
+		      L("      initrd: -i")			/* 10: value col 15 */
+		      L("      ssh_port: 22")			/* 11 */
+		      L("      identity: /k")			/* 12 */
+		      L("      host_key: SHA256:x")		/* 13: value col 17 */
+		      L("  - {name: d, transport: local, boot: qemu, qemu: {binary: /usr/bin/,")	/* 14: col 60 */
+		      L("     initrd: /i, ssh_port: 22, identity: /k, known_hosts: /kh}}")	/* 15 */
+		      L("  - {name: e, transport: local, boot: pxe, qemu: {}}"),	/* 16: col 39 */
+		      "q.yaml:3:51: qemu: must be a mapping (initrd, ssh_port, identity, and "
+		      "host_key or known_hosts are required)\n"
+		      "q.yaml:4:53: kexec: must be a mapping (with the optional key append)\n"
+		      "q.yaml:9:15: binary: must be a program name or an absolute path of letters, "
+		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
+		      "q.yaml:10:15: initrd: must be a non-empty path without control characters, "
+		      "not starting with '-'\n"
+		      "q.yaml:13:17: host_key: must be SHA256: followed by 43 base64 characters "
+		      "(as ssh-keygen -lf prints)\n"
+		      "q.yaml:14:60: binary: must be a program name or an absolute path of letters, "
+		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
+		      /* an unknown boot method: its section is not judged */
+		      "q.yaml:16:39: boot: must be none, qemu, kexec or reboot");
+}
+
 static void test_power_cycle_and_local(void **state)
 {
 	struct lab_config *cfg;
@@ -810,11 +1020,14 @@ static void test_example_file(void **state)
 	(void)state;
 	if (config_load("configs/lab.example.yaml", &cfg, &err) < 0)
 		fail_msg("configs/lab.example.yaml (run from the repository root):\n%s", err.buf);
-	assert_int_equal(cfg->nmachines, 2);
+	assert_int_equal(cfg->nmachines, 3);
 	assert_int_equal(config_machine(cfg, "skylake-2s")->boot, BOOT_KEXEC);
+	assert_non_null(config_machine(cfg, "skylake-2s")->kexec->append);
 	assert_int_equal(config_machine(cfg, "skylake-2s")->ep.transport, TRANSPORT_SSH);
 	assert_string_equal(config_machine(cfg, "skylake-2s")->power_cycle[0], "ipmitool");
 	assert_int_equal(config_machine(cfg, "nuc-1")->boot, BOOT_REBOOT);
+	assert_int_equal(config_machine(cfg, "vm-1")->boot, BOOT_QEMU);
+	assert_int_equal(config_machine(cfg, "vm-1")->qemu->ssh_port, 10022);
 	assert_int_equal(config_builder(cfg, "local")->ep.transport, TRANSPORT_LOCAL);
 	assert_string_equal(config_tree(cfg, "linux")->builder, "local");
 	assert_int_equal(json_array_size(config_suite(cfg, "tlb")->workloads), 2);
@@ -926,6 +1139,8 @@ int main(void)
 		cmocka_unit_test(test_required_keys),
 		cmocka_unit_test(test_injection),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_boot_sections),
+		cmocka_unit_test(test_boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),
 		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_workload_conversion),

@@ -1,0 +1,246 @@
+#include "boot.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "store.h"
+#include "transport.h"
+#include "util.h"
+#include "banned.h"
+
+#define CONSOLE_EXCERPT_LINES 40
+
+static const char *const panic_markers[] = {
+	"Kernel panic", "end Kernel panic",
+};
+static const char *const trouble_markers[] = {
+	"BUG:", "Oops", "WARNING:", "blocked for more than", "rcu_sched self-detected stall",
+	"rcu: INFO: rcu_sched detected stalls", "self-detected stall", "general protection fault",
+	"Unable to handle kernel",
+};
+
+const struct boot_ops *boot_lookup(enum boot_method m)
+{
+	switch (m) {
+	case BOOT_QEMU: return &boot_qemu;
+	default: return NULL;
+	}
+}
+
+int console_scan(const char *text, struct strbuf *out, int max)
+{
+	const char *line = text;
+	int found = 0, n = 0;
+	size_t i;
+
+	while (*line) {
+		const char *eol = strchr(line, '\n');
+		size_t len = eol ? (size_t)(eol - line) : strlen(line);
+		int hit = 0;
+
+		for (i = 0; i < ARRAY_SIZE(panic_markers) && !hit; i++)
+			if (memmem(line, len, panic_markers[i], strlen(panic_markers[i])))
+				hit = 2;
+		for (i = 0; i < ARRAY_SIZE(trouble_markers) && !hit; i++)
+			if (memmem(line, len, trouble_markers[i], strlen(trouble_markers[i])))
+				hit = 1;
+		if (hit) {
+			if (hit > found)
+				found = hit;
+			if (out && n++ < max) {
+				strbuf_add(out, line, len < 300 ? len : 300);
+				strbuf_addch(out, '\n');
+			}
+		}
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	return found;
+}
+
+/* The last n lines of text, into out. */
+static void tail_lines(const char *text, int n, struct strbuf *out)
+{
+	size_t len = strlen(text), i = len;
+	int seen = 0;
+
+	while (i > 0) {
+		if (text[i - 1] == '\n' && i != len && ++seen >= n)
+			break;
+		i--;
+	}
+	strbuf_add(out, text + i, len - i);
+}
+
+void bootrun_outcome_init(struct bootrun_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->boot_message, 0);
+	run_outcome_init(&o->run);
+}
+
+void bootrun_outcome_release(struct bootrun_outcome *o)
+{
+	if (!o)
+		return;
+	strbuf_release(&o->boot_message);
+	run_outcome_release(&o->run);
+}
+
+static void random_id(char out[33])
+{
+	unsigned char b[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC), i;
+
+	if (fd < 0 || read(fd, b, sizeof(b)) != (ssize_t)sizeof(b)) {
+		double t = wall_now();
+
+		memcpy(b, &t, sizeof(t));
+		memcpy(b + 8, &t, sizeof(t));
+	}
+	if (fd >= 0)
+		close(fd);
+	for (i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* Reads a small file on the booted machine. */
+static int guest_read(struct transport *t, const char *path, struct strbuf *out, struct strbuf *err)
+{
+	const char *argv[] = { "cat", path, NULL };
+	struct exec_req er = { .argv = argv, .timeout = 30 };
+	struct exec_result res;
+	int r;
+
+	exec_result_init(&res);
+	r = transport_exec(t, &er, &res, err);
+	if (r == 0 && res.status != 0)
+		r = strbuf_seterr(err, "cat %s: exit %d", path, res.status) ? -EIO : -EIO;
+	if (r == 0)
+		strbuf_addstr(out, res.out.buf);
+	exec_result_release(&res);
+	return r;
+}
+
+/* The booted machine runs our kernel: the boot id we put on its command
+ * line, and the build's host tag in /proc/version. */
+static enum boot_outcome_kind check_identity(const struct cfg_machine *guest, const char *boot_id,
+					     const char *build_id, struct strbuf *msg)
+{
+	struct strbuf err = STRBUF_INIT, cmdline = STRBUF_INIT, version = STRBUF_INIT, want = STRBUF_INIT;
+	struct transport *t = NULL;
+	enum boot_outcome_kind k = BOOT_OK;
+
+	if (transport_open(&guest->ep, 15, &t, &err) < 0 || guest_read(t, "/proc/cmdline", &cmdline, &err) < 0 ||
+	    guest_read(t, "/proc/version", &version, &err) < 0) {
+		strbuf_addf(msg, "boot: the booted machine does not answer: %s", err.buf);
+		k = BOOT_INFRA;
+		goto out;
+	}
+	strbuf_addf(&want, "tlblab.boot=%s", boot_id);
+	if (!strstr(cmdline.buf, want.buf)) {
+		strbuf_addf(msg, "boot: wrong kernel: /proc/cmdline lacks %s: %s", want.buf, cmdline.buf);
+		k = BOOT_KERNEL;
+		goto out;
+	}
+	strbuf_reset(&want);
+	strbuf_addf(&want, "@b-%.12s)", build_id);
+	if (!strstr(version.buf, want.buf)) {
+		strbuf_addf(msg, "boot: wrong kernel: /proc/version is not build %.12s: %s", build_id, version.buf);
+		k = BOOT_KERNEL;
+	}
+out:
+	transport_free(t);
+	strbuf_release(&err);
+	strbuf_release(&cmdline);
+	strbuf_release(&version);
+	strbuf_release(&want);
+	return k;
+}
+
+void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out)
+{
+	const struct boot_ops *ops = boot_lookup(req->machine->boot);
+	struct strbuf kernel = STRBUF_INIT, console = STRBUF_INIT, log = STRBUF_INIT, trouble = STRBUF_INIT;
+	struct boot_session *sess = NULL;
+	struct cfg_machine guest;
+	char boot_id[33];
+
+	memset(&guest, 0, sizeof(guest));
+	random_id(boot_id);
+	out->boot = BOOT_OK;
+	if (!ops) {
+		out->boot = BOOT_INFRA;
+		strbuf_addf(&out->boot_message, "boot: %s cannot boot kernels (boot: %s)", req->machine->name,
+			    boot_method_name(req->machine->boot));
+		goto out;
+	}
+	build_dir(req->cfg, req->build_id, &kernel);
+	strbuf_addstr(&kernel, "/bzImage");
+	strbuf_addf(&log, "== boot %s build %.12s on %s (%s), boot id %s\n", req->side, req->build_id,
+		    req->machine->name, ops->name, boot_id);
+	store_stage_append_log(req->st, req->boot_stage, log.buf);
+	store_stage_set_ids(req->st, req->boot_stage, req->build_id, boot_id);
+	out->boot = ops->start(req->machine, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
+			       &console, &out->boot_message);
+	if (out->boot == BOOT_OK)
+		out->boot = check_identity(&guest, boot_id, req->build_id, &out->boot_message);
+	strbuf_reset(&log);
+	if (out->boot != BOOT_OK) {
+		strbuf_addstr(&log, "== console (last lines):\n");
+		tail_lines(console.buf, CONSOLE_EXCERPT_LINES, &log);
+		if (console_scan(console.buf, &trouble, 10)) {
+			strbuf_addstr(&out->boot_message, "; console: ");
+			strbuf_add(&out->boot_message, trouble.buf, trouble.len < 600 ? trouble.len : 600);
+		}
+		strbuf_addf(&log, "\n%s\n", out->boot_message.buf);
+		store_stage_append_log(req->st, req->boot_stage, log.buf);
+		goto out;
+	}
+	strbuf_addstr(&log, "== console:\n");
+	strbuf_add(&log, console.buf, console.len);
+	strbuf_addstr(&log, "\n== booted; identity checked\n");
+	store_stage_append_log(req->st, req->boot_stage, log.buf);
+	if (store_stage_handoff(req->st, req->boot_stage, req->run_stage) < 0) {
+		out->boot = BOOT_INFRA;
+		strbuf_addstr(&out->boot_message, "boot: could not hand the machine to the run stage");
+		goto out;
+	}
+	out->ran = 1;
+	{
+		struct run_request rr = {
+			.st = req->st, .job_id = req->job_id, .stage_id = req->run_stage, .machine = &guest,
+			.workloads = req->workloads, .side = req->side, .build_id = req->build_id,
+			.boot_id = boot_id, .deadline = req->deadline, .agent_local = req->agent_local,
+			.agent_sha256 = req->agent_sha256, .cancel = req->cancel,
+		};
+
+		run_stage(&rr, &out->run);
+	}
+	/* what the kernel said while the suite ran */
+	strbuf_reset(&console);
+	ops->console(sess, &console);
+	strbuf_reset(&trouble);
+	if (console_scan(console.buf, &trouble, 20)) {
+		strbuf_reset(&log);
+		strbuf_addf(&log, "== console trouble during the run:\n%s", trouble.buf);
+		store_stage_append_log(req->st, req->run_stage, log.buf);
+		if (console_scan(console.buf, NULL, 0) == 2 && out->run.kind != RUN_DONE) {
+			out->boot = BOOT_KERNEL;
+			strbuf_addf(&out->boot_message, "run: the kernel panicked during the suite: %.600s", trouble.buf);
+		}
+	}
+out:
+	if (sess)
+		ops->stop(sess);
+	strbuf_release(&kernel);
+	strbuf_release(&console);
+	strbuf_release(&log);
+	strbuf_release(&trouble);
+}

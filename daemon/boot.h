@@ -1,0 +1,87 @@
+#ifndef TLBLAB_BOOT_H
+#define TLBLAB_BOOT_H
+
+#include <jansson.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "run.h"
+#include "strbuf.h"
+
+/*
+ * The boot stage and the run stage that follows it, on one leased lab
+ * machine, as one piece of work: boot the side's kernel, check that the
+ * machine really runs it (the boot id in /proc/cmdline, the build's host tag
+ * in /proc/version), hand the machine to the run stage, run the suite,
+ * then scan the console once more and shut the guest down.
+ *
+ * Boot methods sit behind a table of function pointers (boot_qemu.c; kexec
+ * and reboot come later): start() boots and returns the endpoint the run
+ * stage reaches the booted kernel at; stop() ends the boot (kills the VM).
+ *
+ * A kernel that panics, oopses during boot or never comes up is a `boot`
+ * result of the job, with the console excerpt; a host that cannot start the
+ * VM at all is `infra`.
+ */
+
+struct store;
+
+enum boot_outcome_kind {
+	BOOT_OK,
+	BOOT_KERNEL,		/* the kernel failed: a result */
+	BOOT_INFRA,
+	BOOT_CANCELLED,
+	BOOT_OUTCOME_MAX
+};
+
+struct boot_session;
+
+struct boot_ops {
+	const char *name;
+	/* Boots kernel_path with cmdline tag boot_id. On success *ret is a
+	 * session (owned by the caller, ended with stop) and guest the machine
+	 * to run on. On failure, message says why and console has the console. */
+	enum boot_outcome_kind (*start)(const struct cfg_machine *m, const char *kernel_path,
+					const char *boot_id, double deadline,
+					volatile sig_atomic_t *cancel, struct boot_session **ret,
+					struct cfg_machine *guest, struct strbuf *console,
+					struct strbuf *message);
+	/* The console so far (appended to out). */
+	void (*console)(struct boot_session *s, struct strbuf *out);
+	void (*stop)(struct boot_session *s);
+};
+
+extern const struct boot_ops boot_qemu;
+const struct boot_ops *boot_lookup(enum boot_method m);
+
+/* Scans console text for kernel trouble: panics, BUG, Oops, WARNING, hung
+ * tasks, RCU stalls. Appends "<line>\n" per finding (at most max lines) to
+ * out; returns 2 for a panic, 1 for other trouble, 0 for none. */
+int console_scan(const char *text, struct strbuf *out, int max);
+
+struct bootrun_request {
+	struct store *st;
+	const struct lab_config *cfg;
+	int64_t job_id, boot_stage, run_stage;
+	const struct cfg_machine *machine;
+	const char *side;
+	const char *build_id;
+	const json_t *workloads;
+	const char *agent_local, *agent_sha256;
+	double deadline;
+	volatile sig_atomic_t *cancel;
+};
+
+struct bootrun_outcome {
+	enum boot_outcome_kind boot;
+	int ran;			/* the machine was handed to the run stage */
+	struct strbuf boot_message;
+	struct run_outcome run;		/* valid when boot == BOOT_OK */
+};
+
+void bootrun_outcome_init(struct bootrun_outcome *o);
+void bootrun_outcome_release(struct bootrun_outcome *o);
+void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out);
+
+#endif

@@ -1,0 +1,334 @@
+/*
+ * boot: qemu. The VM runs on the machine's host (its endpoint, usually
+ * local): the kernel is copied to the host's work directory, QEMU starts
+ * daemonized with -kernel/-initrd, the serial console in a file and the
+ * guest's SSH port forwarded to guest_host:ssh_port, and -no-reboot so a
+ * kernel panic (panic=-1) ends the VM instead of looping. The guest's init
+ * prints "tlblab-guest: ready" once sshd runs.
+ *
+ * accel auto: /dev/kvm exists on some hosts where a guest under KVM hangs
+ * right after the firmware, so the first boot on each machine probes KVM
+ * with a short timeout and falls back to multi-threaded TCG; the choice is
+ * remembered for the daemon's lifetime and logged with every boot.
+ */
+#include "boot.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "transport.h"
+#include "util.h"
+#include "banned.h"
+
+#define READY_MARKER "tlblab-guest: ready"
+#define BOOT_TIMEOUT 240.0
+#define KVM_PROBE_TIMEOUT 20.0
+#define CONSOLE_MAX (8u << 20)
+
+struct boot_session {
+	struct transport *t;
+	const struct cfg_machine *m;
+	char dir[1024], pidfile[1100], console[1100];
+	/* the guest endpoint's strings */
+	char host[64], identity[1024], known_hosts[1024], host_key[128];
+};
+
+static pthread_mutex_t accel_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { char machine[72]; int kvm_ok; } accel_seen[64];
+static size_t naccel;
+
+/* -1: not probed yet; 0: tcg; 1: kvm. */
+static int accel_known(const char *machine)
+{
+	size_t i;
+	int r = -1;
+
+	pthread_mutex_lock(&accel_lock);
+	for (i = 0; i < naccel; i++)
+		if (!strcmp(accel_seen[i].machine, machine))
+			r = accel_seen[i].kvm_ok;
+	pthread_mutex_unlock(&accel_lock);
+	return r;
+}
+
+static void accel_remember(const char *machine, int kvm_ok)
+{
+	pthread_mutex_lock(&accel_lock);
+	if (naccel < ARRAY_SIZE(accel_seen)) {
+		snprintf(accel_seen[naccel].machine, sizeof(accel_seen[naccel].machine), "%s", machine);
+		accel_seen[naccel++].kvm_ok = kvm_ok;
+	}
+	pthread_mutex_unlock(&accel_lock);
+}
+
+static int run_simple(struct transport *t, const char *const *argv, double timeout, struct exec_result *res,
+		      struct strbuf *err)
+{
+	struct exec_req er = { .argv = argv, .timeout = timeout };
+
+	exec_result_release(res);
+	exec_result_init(res);
+	return transport_exec(t, &er, res, err);
+}
+
+static void read_console(struct boot_session *s, struct strbuf *out)
+{
+	const char *argv[] = { "cat", s->console, NULL };
+	struct exec_req er = { .argv = argv, .timeout = 20, .max_output = CONSOLE_MAX };
+	struct exec_result res;
+	struct strbuf err = STRBUF_INIT;
+
+	exec_result_init(&res);
+	if (transport_exec(s->t, &er, &res, &err) == 0)
+		strbuf_add(out, res.out.buf, res.out.len);
+	exec_result_release(&res);
+	strbuf_release(&err);
+}
+
+static int vm_alive(struct boot_session *s)
+{
+	const char *argv[] = { "pkill", "-0", "-F", s->pidfile, NULL };
+	struct exec_result res;
+	struct strbuf err = STRBUF_INIT;
+	int alive;
+
+	exec_result_init(&res);
+	alive = run_simple(s->t, argv, 10, &res, &err) == 0 && res.status == 0;
+	exec_result_release(&res);
+	strbuf_release(&err);
+	return alive;
+}
+
+static void vm_kill(struct boot_session *s)
+{
+	const char *argv[] = { "pkill", "-9", "-F", s->pidfile, NULL };
+	struct exec_result res;
+	struct strbuf err = STRBUF_INIT;
+
+	exec_result_init(&res);
+	run_simple(s->t, argv, 10, &res, &err);
+	exec_result_release(&res);
+	strbuf_release(&err);
+}
+
+/* Starts QEMU with accel; 0, or -1 with message (the host could not). */
+static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, int kvm,
+		    struct strbuf *message)
+{
+	const struct cfg_qemu *q = s->m->qemu;
+	char mem[16], smp[16], serial[1200], pidarg[1100];
+	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT;
+	const char *rm[] = { "rm", "-f", s->console, NULL };
+	struct exec_result res;
+	int r;
+
+	snprintf(mem, sizeof(mem), "%d", q->memory);
+	snprintf(smp, sizeof(smp), "%d", s->m->cpus > 0 ? s->m->cpus : 2);
+	snprintf(serial, sizeof(serial), "file:%s", s->console);
+	snprintf(pidarg, sizeof(pidarg), "%s", s->pidfile);
+	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
+	{
+		const char *argv[] = {
+			q->binary, "-machine", "q35", "-accel", kvm ? "kvm" : "tcg,thread=multi",
+			"-cpu", kvm ? "qemu64" : "max", "-smp", smp, "-m", mem,
+			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
+			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
+			"-serial", serial, "-monitor", "none", "-display", "none",
+			"-daemonize", "-pidfile", pidarg, NULL,
+		};
+
+		exec_result_init(&res);
+		run_simple(s->t, rm, 10, &res, &err);
+		r = run_simple(s->t, argv, 60, &res, &err);
+		if (r < 0 || res.status != 0)
+			strbuf_addf(message, "boot: qemu did not start on %s: %s%.500s", s->m->name, err.buf,
+				    res.err.buf);
+	}
+	exec_result_release(&res);
+	strbuf_release(&netdev);
+	strbuf_release(&err);
+	return r < 0 || res.status != 0 ? -1 : 0;
+}
+
+/* Waits for the ready marker; returns 1 ready, 0 VM gone, -1 timeout, -2 cancelled. */
+static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *cancel, struct strbuf *console)
+{
+	for (;;) {
+		strbuf_reset(console);
+		read_console(s, console);
+		if (strstr(console->buf, READY_MARKER))
+			return 1;
+		if (console_scan(console->buf, NULL, 0) == 2 || !vm_alive(s)) {
+			/* a panicking kernel may still be printing; let it finish */
+			sleep_sec(0.5);
+			strbuf_reset(console);
+			read_console(s, console);
+			return 0;
+		}
+		if (cancel && *cancel)
+			return -2;
+		if (mono_now() >= until)
+			return -1;
+		sleep_sec(0.5);
+	}
+}
+
+static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char *kernel_path,
+					 const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
+					 struct boot_session **ret, struct cfg_machine *guest,
+					 struct strbuf *console, struct strbuf *message)
+{
+	struct boot_session *s = calloc(1, sizeof(*s));
+	struct strbuf err = STRBUF_INIT, cmdline = STRBUF_INIT, kernel = STRBUF_INIT;
+	struct exec_result res;
+	enum boot_outcome_kind k = BOOT_OK;
+	double until;
+	int kvm, w;
+
+	if (!s)
+		abort();
+	exec_result_init(&res);
+	s->m = m;
+	if (!m->qemu) {
+		strbuf_addf(message, "boot: machine %s has no qemu settings", m->name);
+		k = BOOT_INFRA;
+		goto fail;
+	}
+	if (transport_open(&m->ep, 10, &s->t, &err) < 0) {
+		strbuf_addf(message, "boot: cannot reach %s's host: %s", m->name, err.buf);
+		k = BOOT_INFRA;
+		goto fail;
+	}
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", m->workdir, m->name);
+	snprintf(s->pidfile, sizeof(s->pidfile), "%s/qemu.pid", s->dir);
+	snprintf(s->console, sizeof(s->console), "%s/console.log", s->dir);
+	{
+		const char *mk[] = { "mkdir", "-p", s->dir, NULL };
+
+		if (run_simple(s->t, mk, 30, &res, &err) < 0 || res.status != 0) {
+			strbuf_addf(message, "boot: mkdir %s on %s: %s%s", s->dir, m->name, err.buf, res.err.buf);
+			k = BOOT_INFRA;
+			goto fail;
+		}
+	}
+	vm_kill(s);	/* a VM left over from an interrupted boot */
+	strbuf_addf(&kernel, "%s/bzImage", s->dir);
+	if (transport_upload(s->t, kernel_path, kernel.buf, 0644, &err) < 0) {
+		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
+		k = BOOT_INFRA;
+		goto fail;
+	}
+	strbuf_addf(&cmdline, "console=ttyS0 panic=-1 tlblab.boot=%s", boot_id);
+	if (m->qemu->append)
+		strbuf_addf(&cmdline, " %s", m->qemu->append);
+	until = mono_now() + BOOT_TIMEOUT;
+	if (until > deadline)
+		until = deadline;
+
+	kvm = !strcmp(m->qemu->accel, "kvm") ? 1 : !strcmp(m->qemu->accel, "tcg") ? 0 : accel_known(m->name);
+	if (kvm == -1) {
+		/* the probe: a short boot under KVM */
+		if (vm_start(s, kernel.buf, cmdline.buf, 1, message) == 0 &&
+		    vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console) == 1) {
+			accel_remember(m->name, 1);
+			kvm = 1;
+			goto ready;
+		}
+		vm_kill(s);
+		strbuf_reset(message);
+		accel_remember(m->name, 0);
+		kvm = 0;
+		strbuf_addf(console, "\n[tlblab: KVM did not boot within %.0f s; using TCG]\n", KVM_PROBE_TIMEOUT);
+	}
+	if (vm_start(s, kernel.buf, cmdline.buf, kvm, message) < 0) {
+		k = BOOT_INFRA;
+		goto fail;
+	}
+	w = vm_wait(s, until, cancel, console);
+	if (w == -2) {
+		strbuf_addstr(message, "boot: cancelled");
+		k = BOOT_CANCELLED;
+		goto fail;
+	}
+	if (w == 0) {
+		strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot", m->name);
+		k = BOOT_KERNEL;
+		goto fail;
+	}
+	if (w == -1) {
+		int kernel_spoke = strstr(console->buf, "Linux version") != NULL;
+
+		strbuf_addf(message, "boot: %s did not come up within %.0f s (%s)", m->name, BOOT_TIMEOUT,
+			    kernel_spoke ? "the kernel hangs" : "no kernel output at all");
+		k = kernel_spoke ? BOOT_KERNEL : BOOT_INFRA;
+		goto fail;
+	}
+ready:
+	(void)0;
+	{
+		char line[96];
+
+		snprintf(line, sizeof(line), "\n[tlblab: booted under %s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
+		strbuf_addstr(console, line);
+	}
+	snprintf(s->host, sizeof(s->host), "%s", m->qemu->guest_host);
+	snprintf(s->identity, sizeof(s->identity), "%s", m->qemu->identity);
+	snprintf(s->known_hosts, sizeof(s->known_hosts), "%s", m->qemu->known_hosts ? m->qemu->known_hosts : "");
+	snprintf(s->host_key, sizeof(s->host_key), "%s", m->qemu->host_key ? m->qemu->host_key : "");
+	memset(guest, 0, sizeof(*guest));
+	guest->name = m->name;
+	guest->ep.transport = TRANSPORT_SSH;
+	guest->ep.host = s->host;
+	guest->ep.port = m->qemu->ssh_port;
+	guest->ep.user = "root";
+	guest->ep.identity = s->identity;
+	guest->ep.known_hosts = s->known_hosts[0] ? s->known_hosts : NULL;
+	guest->ep.host_key = s->host_key[0] ? s->host_key : NULL;
+	guest->arch = m->arch;
+	guest->cpus = m->cpus;
+	guest->boot = BOOT_NONE;
+	guest->agent_path = "/usr/bin/tlblab-agent";
+	guest->workdir = "/tmp";
+	*ret = s;
+	goto out;
+fail:
+	if (s->t) {
+		strbuf_reset(console);
+		read_console(s, console);
+		vm_kill(s);
+		transport_free(s->t);
+	}
+	free(s);
+	*ret = NULL;
+out:
+	exec_result_release(&res);
+	strbuf_release(&err);
+	strbuf_release(&cmdline);
+	strbuf_release(&kernel);
+	return k;
+}
+
+static void qemu_console(struct boot_session *s, struct strbuf *out)
+{
+	if (s)
+		read_console(s, out);
+}
+
+static void qemu_stop(struct boot_session *s)
+{
+	if (!s)
+		return;
+	vm_kill(s);
+	transport_free(s->t);
+	free(s);
+}
+
+const struct boot_ops boot_qemu = {
+	.name = "qemu",
+	.start = qemu_start,
+	.console = qemu_console,
+	.stop = qemu_stop,
+};

@@ -1,0 +1,478 @@
+#include "build.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "transport.h"
+#include "util.h"
+#include "banned.h"
+
+#define PATCH_MAX (4u << 20)
+#define LOG_FLUSH_LINES 64
+
+void build_outcome_init(struct build_outcome *o)
+{
+	memset(o, 0, sizeof(*o));
+	strbuf_init(&o->message, 0);
+}
+
+void build_outcome_release(struct build_outcome *o)
+{
+	if (o)
+		strbuf_release(&o->message);
+}
+
+void build_dir(const struct lab_config *cfg, const char *build_id, struct strbuf *out)
+{
+	strbuf_addf(out, "%s/builds/%s", cfg->data_dir, build_id);
+}
+
+static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
+{
+	struct strbuf *sb = arg;
+
+	if (strbuf_add(sb, ptr, size * n) < 0)
+		return 0;
+	return size * n;
+}
+
+int fetch_url(const char *url, size_t max, struct strbuf *out, long *ret_http, struct strbuf *err)
+{
+	CURL *c = curl_easy_init();
+	CURLcode rc;
+	size_t saved_max = out->max;
+
+	*ret_http = 0;
+	if (!c)
+		return strbuf_seterr(err, "libcurl: cannot start");
+	out->max = max;
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "tlblab/0.1");
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
+	rc = curl_easy_perform(c);
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, ret_http);
+	curl_easy_cleanup(c);
+	out->max = saved_max;
+	if (rc == CURLE_WRITE_ERROR)
+		return strbuf_seterr(err, "%s: larger than %zu bytes", url, max);
+	if (rc != CURLE_OK)
+		return strbuf_seterr(err, "%s: %s", url, curl_easy_strerror(rc));
+	if (*ret_http >= 400)
+		return strbuf_seterr(err, "%s: HTTP %ld", url, *ret_http);
+	return 0;
+}
+
+struct build_lines {
+	struct store *st;
+	int64_t stage;
+	struct strbuf pending;	/* log lines not yet in the store */
+	int npending;
+	volatile sig_atomic_t *cancel;
+	/* TLBLAB facts */
+	char status[16], cls[16], build_id[72], commit[72], config_hash[72], dir[1024];
+	char compiler[200], kernelrelease[128], build_host[32];
+	double duration;
+	long warnings;
+	int cached;
+	struct strbuf message, excerpt;
+};
+
+static void flush_log(struct build_lines *bl)
+{
+	if (bl->pending.len)
+		store_stage_append_log(bl->st, bl->stage, bl->pending.buf);
+	strbuf_reset(&bl->pending);
+	bl->npending = 0;
+}
+
+static void fact(char *dst, size_t len, const char *v, size_t vlen)
+{
+	snprintf(dst, len, "%.*s", (int)vlen, v);
+}
+
+static int on_build_line(void *arg, const char *line, size_t len, int truncated)
+{
+	struct build_lines *bl = arg;
+
+	(void)truncated;
+	if (bl->cancel && *bl->cancel)
+		return -1;
+	strbuf_add(&bl->pending, line, len);
+	strbuf_addch(&bl->pending, '\n');
+	if (++bl->npending >= LOG_FLUSH_LINES)
+		flush_log(bl);
+	if (len > 7 && !strncmp(line, "TLBLAB ", 7)) {
+		const char *k = line + 7, *sp = memchr(k, ' ', len - 7);
+		size_t klen = sp ? (size_t)(sp - k) : len - 7;
+		const char *v = sp ? sp + 1 : "";
+		size_t vlen = sp ? len - (size_t)(v - line) : 0;
+		char num[64];
+
+#define KEY(name) (klen == strlen(name) && !strncmp(k, name, klen))
+		if (KEY("status"))
+			fact(bl->status, sizeof(bl->status), v, vlen);
+		else if (KEY("class"))
+			fact(bl->cls, sizeof(bl->cls), v, vlen);
+		else if (KEY("message")) {
+			strbuf_reset(&bl->message);
+			strbuf_add(&bl->message, v, vlen < 2000 ? vlen : 2000);
+		} else if (KEY("excerpt")) {
+			if (bl->excerpt.len < 8000) {
+				strbuf_addstr(&bl->excerpt, "\n  ");
+				strbuf_add(&bl->excerpt, v, vlen < 400 ? vlen : 400);
+			}
+		} else if (KEY("build_id"))
+			fact(bl->build_id, sizeof(bl->build_id), v, vlen);
+		else if (KEY("commit"))
+			fact(bl->commit, sizeof(bl->commit), v, vlen);
+		else if (KEY("config_hash"))
+			fact(bl->config_hash, sizeof(bl->config_hash), v, vlen);
+		else if (KEY("dir"))
+			fact(bl->dir, sizeof(bl->dir), v, vlen);
+		else if (KEY("compiler"))
+			fact(bl->compiler, sizeof(bl->compiler), v, vlen);
+		else if (KEY("kernelrelease"))
+			fact(bl->kernelrelease, sizeof(bl->kernelrelease), v, vlen);
+		else if (KEY("build_host"))
+			fact(bl->build_host, sizeof(bl->build_host), v, vlen);
+		else if (KEY("cached"))
+			bl->cached = vlen == 1 && v[0] == '1';
+		else if (KEY("duration")) {
+			fact(num, sizeof(num), v, vlen);
+			parse_double(num, &bl->duration);
+		} else if (KEY("warnings")) {
+			uint64_t w = 0;
+
+			fact(num, sizeof(num), v, vlen);
+			if (parse_u64(num, &w) == 0)
+				bl->warnings = (long)w;
+		}
+#undef KEY
+	}
+	return 0;
+}
+
+static int is_hex(const char *s, size_t n)
+{
+	size_t i;
+
+	if (strlen(s) != n)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!strchr("0123456789abcdef", s[i]))
+			return 0;
+	return 1;
+}
+
+/* Writes text to a fresh local temporary file; its path into path. */
+static int write_temp(const struct lab_config *cfg, const char *text, struct strbuf *path, struct strbuf *err)
+{
+	int fd, r;
+
+	strbuf_addf(path, "%s/tmp", cfg->data_dir);
+	mkdir(path->buf, 0700);
+	strbuf_addstr(path, "/patch.XXXXXX");
+	fd = mkstemp(path->buf);
+	if (fd < 0)
+		return strbuf_seterr(err, "%s: %s", path->buf, strerror(errno));
+	r = write_all(fd, text, strlen(text));
+	close(fd);
+	if (r < 0)
+		return strbuf_seterr(err, "%s: %s", path->buf, strerror(-r));
+	return 0;
+}
+
+static void fail(struct build_outcome *out, enum build_outcome_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void fail(struct build_outcome *out, enum build_outcome_kind kind, const char *fmt, ...)
+{
+	va_list ap;
+
+	out->kind = kind;
+	strbuf_reset(&out->message);
+	va_start(ap, fmt);
+	strbuf_vaddf(&out->message, fmt, ap);
+	va_end(ap);
+}
+
+/* Copies the artifacts of dir on the builder to DATA_DIR/builds/ID/. */
+static int fetch_artifacts(struct transport *t, const struct lab_config *cfg, const char *dir,
+			   const char *id, struct strbuf *err)
+{
+	static const char *const files[] = { "bzImage", "config", "System.map", "build.log", "meta.json" };
+	struct strbuf local = STRBUF_INIT, tmp = STRBUF_INIT, remote = STRBUF_INIT, path = STRBUF_INIT;
+	struct stat stbuf;
+	size_t i;
+	int r = 0;
+
+	build_dir(cfg, id, &local);
+	strbuf_addf(&path, "%s/bzImage", local.buf);
+	if (stat(path.buf, &stbuf) == 0)
+		goto out;
+	strbuf_addf(&tmp, "%s/builds", cfg->data_dir);
+	mkdir(tmp.buf, 0755);
+	strbuf_addf(&tmp, "/.%s.part", id);
+	mkdir(tmp.buf, 0755);
+	for (i = 0; i < ARRAY_SIZE(files) && r == 0; i++) {
+		strbuf_reset(&remote);
+		strbuf_reset(&path);
+		strbuf_addf(&remote, "%s/%s", dir, files[i]);
+		strbuf_addf(&path, "%s/%s", tmp.buf, files[i]);
+		r = transport_download(t, remote.buf, path.buf, 256u << 20, err);
+	}
+	if (r == 0 && rename(tmp.buf, local.buf) < 0 && errno != ENOTEMPTY && errno != EEXIST)
+		r = strbuf_seterr(err, "rename %s: %s", local.buf, strerror(errno));
+out:
+	strbuf_release(&local);
+	strbuf_release(&tmp);
+	strbuf_release(&remote);
+	strbuf_release(&path);
+	return r < 0 ? -1 : 0;
+}
+
+void build_stage(const struct build_request *req, struct build_outcome *out)
+{
+	const struct lab_config *cfg = req->cfg;
+	const struct cfg_builder *b = req->builder;
+	const struct cfg_tree *tree = req->tree;
+	int patched = !strcmp(req->side, "patched");
+	struct strbuf err = STRBUF_INIT, kind = STRBUF_INIT, text = STRBUF_INIT, url = STRBUF_INIT;
+	struct strbuf ref = STRBUF_INIT, w = STRBUF_INIT, patch_local = STRBUF_INIT, buf = STRBUF_INIT;
+	struct strbuf scripts = STRBUF_INIT, work = STRBUF_INIT, outdir = STRBUF_INIT, remote_patch = STRBUF_INIT;
+	const char *argv[64];
+	char **frag_remote = NULL;
+	struct transport *t = NULL;
+	struct exec_result res;
+	struct build_lines bl;
+	int argc = 0, r;
+	size_t i;
+
+	memset(&bl, 0, sizeof(bl));
+	strbuf_init(&bl.pending, 0);
+	strbuf_init(&bl.message, 0);
+	strbuf_init(&bl.excerpt, 0);
+	bl.st = req->st;
+	bl.stage = req->stage_id;
+	bl.cancel = req->cancel;
+	exec_result_init(&res);
+	out->kind = BUILD_DONE;
+
+	if (patched) {
+		store_job_patch(req->st, req->job_id, &kind, &text, &url, &ref);
+		if (!strcmp(kind.buf, "url") && !text.len) {
+			long http = 0;
+
+			if (fetch_url(url.buf, PATCH_MAX, &text, &http, &err) < 0) {
+				fail(out, http >= 400 ? BUILD_PATCH : BUILD_INFRA, "build: fetching the patch: %s", err.buf);
+				goto out;
+			}
+			if (!strstr(text.buf, "\n+++ ") && strncmp(text.buf, "+++ ", 4)) {
+				fail(out, BUILD_PATCH, "build: %s is not a patch (no diff in it)", url.buf);
+				goto out;
+			}
+			store_job_set_patch(req->st, req->job_id, text.buf);
+		}
+	}
+	store_stage_append_log(req->st, req->stage_id, "");
+	r = transport_open(&b->ep, 10, &t, &err);
+	if (r < 0) {
+		fail(out, BUILD_INFRA, "build: cannot reach builder %s: %s", b->name, err.buf);
+		goto out;
+	}
+	strbuf_addf(&w, "%s/tlblab", b->workdir);
+	strbuf_addf(&scripts, "%s/scripts", w.buf);
+	strbuf_addf(&work, "%s/work-%s", w.buf, tree->name);
+	strbuf_addf(&outdir, "%s/out", w.buf);
+	{
+		const char *mk[] = { "mkdir", "-p", scripts.buf, work.buf, outdir.buf, NULL };
+		struct exec_req er = { .argv = mk, .timeout = 30 };
+
+		r = transport_exec(t, &er, &res, &err);
+		if (r < 0 || res.status != 0) {
+			fail(out, BUILD_INFRA, "build: mkdir on %s failed: %s%s", b->name, err.buf, res.err.buf);
+			goto out;
+		}
+	}
+	strbuf_addf(&buf, "%s/build.sh", req->scripts_dir);
+	strbuf_addf(&bl.pending, "== build %s on %s (tree %s, base %s)\n", req->side, b->name, tree->name, req->base);
+	{
+		struct strbuf dst = STRBUF_INIT;
+
+		strbuf_addf(&dst, "%s/build.sh", scripts.buf);
+		r = transport_upload(t, buf.buf, dst.buf, 0755, &err);
+		strbuf_release(&dst);
+		if (r < 0) {
+			fail(out, BUILD_INFRA, "build: uploading build.sh to %s: %s", b->name, err.buf);
+			goto out;
+		}
+	}
+	frag_remote = calloc(tree->nfragments + 2, sizeof(char *));
+	if (!frag_remote)
+		abort();
+	for (i = 0; i < tree->nfragments; i++) {
+		struct strbuf dst = STRBUF_INIT;
+
+		strbuf_addf(&dst, "%s/%s-frag%zu.config", scripts.buf, tree->name, i);
+		r = transport_upload(t, tree->fragments[i], dst.buf, 0644, &err);
+		frag_remote[i] = strbuf_detach(&dst, NULL);
+		if (r < 0) {
+			fail(out, BUILD_INFRA, "build: uploading fragment %s: %s", tree->fragments[i], err.buf);
+			goto out;
+		}
+	}
+	argv[argc++] = "sh";
+	argv[argc++] = NULL; /* build.sh, below */
+	argv[argc++] = "--tree";
+	argv[argc++] = tree->url;
+	argv[argc++] = "--work";
+	argv[argc++] = work.buf;
+	argv[argc++] = "--ref";
+	argv[argc++] = req->base;
+	argv[argc++] = "--config-base";
+	argv[argc++] = tree->config_base;
+	argv[argc++] = "--out";
+	argv[argc++] = outdir.buf;
+	for (i = 0; i < tree->nfragments && argc < 56; i++) {
+		argv[argc++] = "--fragment";
+		argv[argc++] = frag_remote[i];
+	}
+	if (patched && !strcmp(kind.buf, "branch")) {
+		argv[argc++] = "--fetch";
+		argv[argc++] = url.buf;
+		argv[argc++] = "--fetch-ref";
+		argv[argc++] = ref.buf;
+	} else if (patched) {
+		if (write_temp(cfg, text.buf, &patch_local, &err) < 0) {
+			fail(out, BUILD_INFRA, "build: %s", err.buf);
+			goto out;
+		}
+		strbuf_addf(&remote_patch, "%s/job-%lld.patch", scripts.buf, (long long)req->job_id);
+		if (transport_upload(t, patch_local.buf, remote_patch.buf, 0644, &err) < 0) {
+			fail(out, BUILD_INFRA, "build: uploading the patch: %s", err.buf);
+			goto out;
+		}
+		argv[argc++] = "--patch";
+		argv[argc++] = remote_patch.buf;
+	}
+	{
+		char jobs[16];
+		struct strbuf script = STRBUF_INIT;
+		struct exec_req er = { .timeout = req->deadline - mono_now(), .on_line = on_build_line,
+				       .arg = &bl, .max_line = 8192 };
+
+		snprintf(jobs, sizeof(jobs), "%d", b->jobs);
+		argv[argc++] = "--jobs";
+		argv[argc++] = jobs;
+		argv[argc] = NULL;
+		strbuf_addf(&script, "%s/build.sh", scripts.buf);
+		argv[1] = script.buf;
+		er.argv = argv;
+		if (er.timeout < 1)
+			er.timeout = 1;
+		r = transport_exec(t, &er, &res, &err);
+		strbuf_release(&script);
+	}
+	flush_log(&bl);
+	if (req->cancel && *req->cancel) {
+		fail(out, BUILD_CANCELLED, "build: cancelled");
+		goto out;
+	}
+	if (r < 0) {
+		fail(out, BUILD_INFRA, "build %s on %s: %s", req->side, b->name, err.buf);
+		goto out;
+	}
+	if (res.status != 0) {
+		const char *what = bl.message.len ? bl.message.buf : res.err.len ? res.err.buf : "no message";
+
+		switch (res.status) {
+		case 10: case 13:
+			fail(out, BUILD_PATCH, "build %s: %s%s", req->side, what, bl.excerpt.buf);
+			break;
+		case 11: case 12:
+			fail(out, BUILD_FAILED, "build %s: %s%s", req->side, what, bl.excerpt.buf);
+			break;
+		default:
+			fail(out, BUILD_INFRA, "build %s on %s: build.sh exited %d: %s%s", req->side, b->name,
+			     res.status, what, bl.excerpt.buf);
+		}
+		goto out;
+	}
+	if (strcmp(bl.status, "ok") || !is_hex(bl.build_id, 64) || !bl.dir[0]) {
+		fail(out, BUILD_INFRA, "build %s: build.sh ended without a build id", req->side);
+		goto out;
+	}
+	if (fetch_artifacts(t, cfg, bl.dir, bl.build_id, &err) < 0) {
+		fail(out, BUILD_INFRA, "build %s: copying the artifacts from %s: %s", req->side, b->name, err.buf);
+		goto out;
+	}
+	{
+		json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl.commit,
+					 "config_hash", bl.config_hash, "compiler", bl.compiler,
+					 "kernelrelease", bl.kernelrelease, "build_host", bl.build_host,
+					 "duration_s", bl.duration, "warnings", (json_int_t)bl.warnings,
+					 "cached", bl.cached);
+		struct build_row row = { .id = bl.build_id, .tree = tree->name, .commit_id = bl.commit,
+					 .config_hash = bl.config_hash, .compiler = bl.compiler,
+					 .duration = bl.duration, .meta = meta };
+		struct strbuf path = STRBUF_INIT;
+
+		build_dir(cfg, bl.build_id, &path);
+		row.path = path.buf;
+		store_build_add(req->st, &row);
+		json_decref(meta);
+		strbuf_release(&path);
+	}
+	store_stage_set_ids(req->st, req->stage_id, bl.build_id, NULL);
+	snprintf(out->build_id, sizeof(out->build_id), "%s", bl.build_id);
+	strbuf_reset(&buf);
+	strbuf_addf(&buf, "== build %s: %s %s, commit %.12s, %.0f s, %ld warnings\n", req->side,
+		    bl.cached ? "cached" : "built", bl.build_id, bl.commit, bl.duration, bl.warnings);
+	store_stage_append_log(req->st, req->stage_id, buf.buf);
+out:
+	flush_log(&bl);
+	if (out->kind != BUILD_DONE) {
+		strbuf_reset(&buf);
+		strbuf_addf(&buf, "%s\n", out->message.buf);
+		store_stage_append_log(req->st, req->stage_id, buf.buf);
+	}
+	if (patch_local.len)
+		unlink(patch_local.buf);
+	if (frag_remote) {
+		for (i = 0; frag_remote[i]; i++)
+			free(frag_remote[i]);
+		free(frag_remote);
+	}
+	transport_free(t);
+	exec_result_release(&res);
+	strbuf_release(&bl.pending);
+	strbuf_release(&bl.message);
+	strbuf_release(&bl.excerpt);
+	strbuf_release(&err);
+	strbuf_release(&kind);
+	strbuf_release(&text);
+	strbuf_release(&url);
+	strbuf_release(&ref);
+	strbuf_release(&w);
+	strbuf_release(&patch_local);
+	strbuf_release(&buf);
+	strbuf_release(&scripts);
+	strbuf_release(&work);
+	strbuf_release(&outdir);
+	strbuf_release(&remote_patch);
+}

@@ -1,0 +1,65 @@
+#ifndef TLBLAB_BUILD_H
+#define TLBLAB_BUILD_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "strbuf.h"
+
+/*
+ * The build stage: one side (base or patched) of an A/B job built on the
+ * tree's builder by kernels/build.sh, run over the builder's transport. The
+ * script and the tree's config fragments are uploaded first (a local builder
+ * gets copies), the patch of the patched side too (fetched with libcurl
+ * first when the job gave a URL). The script's "TLBLAB key value" lines say
+ * what happened; its artifacts (bzImage, config, System.map, build.log,
+ * meta.json) are copied to DATA_DIR/builds/BUILD_ID/ unless already there.
+ *
+ * Failure classes: patch (does not apply, unknown ref, patch URL refused),
+ * build (compile error, or a required option that olddefconfig dropped),
+ * infra (the builder, the network, a timeout).
+ */
+
+struct store;
+
+enum build_outcome_kind {
+	BUILD_DONE,
+	BUILD_PATCH,
+	BUILD_FAILED,
+	BUILD_INFRA,
+	BUILD_CANCELLED,
+	BUILD_OUTCOME_MAX
+};
+
+struct build_request {
+	struct store *st;
+	const struct lab_config *cfg;
+	int64_t job_id, stage_id;
+	const struct cfg_tree *tree;
+	const struct cfg_builder *builder;
+	const char *side;		/* "base" | "patched" */
+	const char *base;		/* the base ref */
+	const char *scripts_dir;	/* the local kernels/ directory (build.sh) */
+	double deadline;		/* mono_now() seconds */
+	volatile sig_atomic_t *cancel;
+};
+
+struct build_outcome {
+	enum build_outcome_kind kind;
+	struct strbuf message;
+	char build_id[72];
+};
+
+void build_outcome_init(struct build_outcome *o);
+void build_outcome_release(struct build_outcome *o);
+void build_stage(const struct build_request *req, struct build_outcome *out);
+
+/* DATA_DIR/builds/BUILD_ID into out. */
+void build_dir(const struct lab_config *cfg, const char *build_id, struct strbuf *out);
+
+/* Fetches an http(s) URL into out (at most max bytes, 30 s, no redirects to
+ * other schemes). 0; -1 with err. *ret_http is the HTTP status (0 if none). */
+int fetch_url(const char *url, size_t max, struct strbuf *out, long *ret_http, struct strbuf *err);
+
+#endif
