@@ -443,6 +443,37 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	return send_error(rc->conn, 404, "not_found", "no such resource");
 }
 
+/* An operator takes a machine out (maintenance) or puts it back (unknown:
+ * it gets a health check before its next job). */
+static enum MHD_Result set_health(struct route_ctx *rc)
+{
+	const char *name = rc->seg[3], *health, *reason;
+	json_t *body;
+	enum MHD_Result ret;
+
+	if (strcmp(rc->method, "POST"))
+		return send_error(rc->conn, 405, "method_not_allowed", "use POST");
+	if (!authorized(rc->api, rc->conn))
+		return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+	if (!config_valid_name(name) || !config_machine(rc->api->cfg, name))
+		return send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
+	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
+	health = json_string_value(json_object_get(body, "health"));
+	reason = json_string_value(json_object_get(body, "reason"));
+	if (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown"))) {
+		ret = send_error(rc->conn, 400, "bad_request", "health: must be maintenance or unknown");
+	} else if (reason && strlen(reason) > 500) {
+		ret = send_error(rc->conn, 400, "bad_request", "reason: at most 500 characters");
+	} else {
+		store_machine_health(rc->api->st, name, health, reason ? reason : "set by an operator");
+		log_info("machine %s: %s (%s)", name, health, reason ? reason : "set by an operator");
+		sched_wake(rc->api->sc);
+		ret = send_json(rc->conn, 200, store_machines_json(rc->api->st));
+	}
+	json_decref(body);
+	return ret;
+}
+
 static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	(void)kind;
@@ -541,6 +572,8 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 		json_object_set_new(h, "version", json_string(VERSION));
 		return send_json(rc->conn, 200, h);
 	}
+	if (rc->nseg == 5 && !strcmp(rc->seg[2], "machines") && !strcmp(rc->seg[4], "health"))
+		return set_health(rc);
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
 		if (!is_get)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");

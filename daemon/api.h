@@ -21,6 +21,9 @@
  *          "tags": [..], "health": "good|unknown|bad|maintenance",
  *          "health_reason", "leased_by": JOB|null, "kernel", "last_boot",
  *          "recent_failures": [{"job", "stage", "class", "message", "at"}]}]}
+ *   POST /api/v1/machines/NAME/health   body {"health": "maintenance"|"unknown",
+ *        "reason": "..."}: take a machine out, or put it back (a health
+ *        check runs before its next job); needs a token
  *   GET  /api/v1/jobs?state=S&suite=S&submitter=S&tree=S&limit=N&offset=N
  *        {"jobs": [JOB...], "total": N, "limit": N, "offset": N}
  *        newest first; limit default 50, at most 500
@@ -42,8 +45,12 @@
  *   "submitter": "alice", "boots": 1}. "suite" is required and must name a
  *   configured suite; machines and tags restrict where it runs (names must
  *   be configured machines; no shell metacharacters anywhere: names follow
- *   config_valid_name). Later kinds add "tree", "base", "patch", "branch",
- *   "url".
+ *   config_valid_name). Such a job runs the suite on machines as they are.
+ *   An A/B job adds "tree" (a configured tree), "base" (a git ref) and one of
+ *   "patch" (the text of a diff or a format-patch mbox), "branch" ({"url",
+ *   "ref"}: the patched side is that branch) or "url" (a raw mbox to fetch):
+ *   both kernels are built, then booted "boots" times each (default 5),
+ *   base and patched interleaved, and the suite runs after every boot.
  *
  * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",

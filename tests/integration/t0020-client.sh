@@ -221,7 +221,7 @@ done <<END_OF_CASES
 --url|--url: 'file:///etc/passwd' is not an http:// or https:// URL|$AB --base v6.1 --url file:///etc/passwd
 --url|--url: 'git://x\.org/p' is not an http:// or https:// URL|$AB --base v6.1 --url git://x.org/p
 --url|--url: 'https://x\.org/p"' is not|$AB --base v6.1 --url https://x.org/p"
---url|--url: 'https://x\.org/\$\(id\)'x' is not|$AB --base v6.1 --url https://x.org/\$(id)'x
+--url|--url: 'https://x\.org/\\$\(id\)'x' is not|$AB --base v6.1 --url https://x.org/\$(id)'x
 --patch|--patch and --url: give only one of --patch, --branch and --url|$AB --base v6.1 --patch $TMP/fix.patch --url https://x.org/p
 --url|--url and --branch: give only one|$AB --base v6.1 --url https://x.org/p --branch https://x.org/l.git main
 --tree|--tree needs --base|$AB --patch $TMP/fix.patch

@@ -1,0 +1,141 @@
+#!/bin/sh
+# Patched kernels end to end, with a really built kernel and real QEMU boots:
+# the daemon builds base and patched on the local builder (reusing the warm
+# tree, build directory and ccache in /var/cache/tlblab), boots each in a
+# 2-vCPU guest, runs a suite, and stores both sides. Then the ways a patch
+# fails: it does not apply, does not compile, panics at boot, or asks for an
+# option olddefconfig drops. Each must end with the right class and a message
+# a developer can act on, and leave the machine good.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
+TOKEN=t0050-token-0123456789abcdef
+DAEMON_PORT=$((35000 + $$ % 5000))
+GUEST_PORT=10023
+CLIENT=$BUILD/tlblab
+export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
+
+if ! sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >"$TMP/import.log" 2>&1; then
+	fail "the kernel tree is imported" "$(tail -n 3 "$TMP/import.log")"
+	exit 0
+fi
+if ! sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >"$TMP/initramfs.log" 2>&1; then
+	fail "the guest initramfs is built" "$(tail -n 3 "$TMP/initramfs.log")"
+	exit 0
+fi
+
+cat >"$TMP/lab.yaml" <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN]
+  stage_timeout: 3600
+machines:
+  - name: vm1
+    transport: local
+    boot: qemu
+    cpus: 2
+    workdir: $TMP/vm
+    qemu:
+      memory: 1024
+      accel: auto
+      initrd: $CACHE/guest/initramfs.cpio
+      ssh_port: $GUEST_PORT
+      identity: $CACHE/guest/lab_key
+      known_hosts: $CACHE/guest/known_hosts
+builders:
+  - name: local
+    transport: local
+    jobs: 2
+    workdir: $CACHE
+trees:
+  - name: linux
+    url: $CACHE/linux
+    builder: local
+    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+  - name: linux-dropped
+    url: $CACHE/linux
+    builder: local
+    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config,
+                $TOP/tests/fixtures/fragments/dropped-option.config]
+suites:
+  - name: quick
+    timeout: 600
+    workloads:
+      - workload: mprotect
+        mode: [threads, processes]
+        workers: 2
+        duration: 1
+        iterations: 2
+EOC
+daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+
+# submit TREE PATCHFILE: prints the job id
+submit() {
+	"$CLIENT" submit --json --suite quick --tree "$1" --base v6.1-debian --patch "$2" --boots 1 --submitter t0050 |
+		jq_py 'J["job"]["id"]'
+}
+
+# expect NAME JOB CLASS PATTERN: the job failed with CLASS and a message matching PATTERN
+expect() {
+	state=$(job_wait "$2" "done failed cancelled" 2400)
+	job=$(api GET "/jobs/$2")
+	cls=$(echo "$job" | jq_py '(J["job"]["error"] or {}).get("class")')
+	msg=$(echo "$job" | jq_py '(J["job"]["error"] or {}).get("message")')
+	if [ "$state" = failed ] && [ "$cls" = "$3" ] && echo "$msg" | grep -Eq "$4"; then
+		pass "$1: $3: $(echo "$msg" | head -n 1 | cut -c1-160)"
+	else
+		fail "$1" "state $state, class $cls: $(echo "$msg" | head -c 600)"
+	fi
+	h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "vm1"][0]')
+	case "$h" in good|unknown) pass "$1: vm1 is still usable ($h)" ;; *) fail "$1: vm1 usable" "$h" ;; esac
+}
+
+# 1. the demo patch: processes now shoot down every CPU
+t0=$(date +%s)
+id=$(submit linux "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
+state=$(job_wait "$id" "done failed cancelled" 3000)
+t1=$(date +%s)
+if [ "$state" = done ]; then
+	pass "A/B job with the demo patch is done in $((t1 - t0)) s"
+else
+	fail "A/B job with the demo patch" "$state: $(api GET "/jobs/$id" | head -c 800)"
+fi
+api GET "/jobs/$id/runs" >"$TMP/runs.json"
+api GET "/jobs/$id/metrics?name=interrupts.TLB" >"$TMP/tlb.json"
+$PY - "$TMP/runs.json" "$TMP/tlb.json" <<'PYEOF'
+import json, sys, statistics
+runs = {r["id"]: r for r in json.load(open(sys.argv[1]))["runs"]}
+m = [x for x in json.load(open(sys.argv[2]))["metrics"] if x["name"] == "interrupts.TLB"]
+def side(s, mode):
+    return [x["value"] for x in m if runs[x["run"]]["side"] == s and runs[x["run"]]["params"]["mode"] == mode]
+def ok(c, name, why):
+    print(("ok - " if c else "not ok - ") + name + ("" if c else " # " + why))
+bp, pp = side("base", "processes"), side("patched", "processes")
+ok(len(bp) == 2 and len(pp) == 2, "both sides stored their measured runs", "base %s patched %s" % (bp, pp))
+if bp and pp:
+    ok(statistics.median(pp) > 100 * (statistics.median(bp) + 1),
+       "the patch makes single-threaded processes shoot down TLBs (%d -> %d)" % (statistics.median(bp), statistics.median(pp)),
+       "base %s patched %s" % (bp, pp))
+builds = {r["build_id"] for r in runs.values()}
+ok(len(builds) == 2 and None not in builds, "each run records its build (%d builds)" % len(builds), str(builds))
+boots = {r["boot_id"] for r in runs.values()}
+ok(len(boots) == 2 and None not in boots, "each run records its boot", str(boots))
+PYEOF
+api GET "/jobs/$id" | jq_py '"\n".join("%s %s %s" % (g["kind"], g["side"], g["state"]) for g in J["job"]["stages"])' >"$TMP/stages.txt"
+[ "$(tr '\n' ' ' <"$TMP/stages.txt")" = "build base done build patched done boot base done run base done boot patched done run patched done " ] &&
+	pass "stages ran in order: builds, then base and patched boots (ABAB)" || fail "stage order" "$(tr '\n' ' ' <"$TMP/stages.txt")"
+log=$(api GET "/jobs/$id/stages/$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')/log")
+echo "$log" | grep -q 'identity checked' && pass "the boot log has the console and the identity check" || fail "boot log" "$(echo "$log" | tail -n 5)"
+
+# 2. the ways a patch fails
+id=$(submit linux "$TOP/tests/fixtures/patches/does-not-apply.patch")
+expect "a patch that does not apply" "$id" patch "tlb\.c"
+id=$(submit linux "$TOP/tests/fixtures/patches/does-not-compile.patch")
+expect "a patch that does not compile" "$id" build "arch/x86/mm/tlb\.c:[0-9]+"
+id=$(submit linux "$TOP/tests/fixtures/patches/panic-at-boot.patch")
+expect "a patch whose kernel panics at boot" "$id" boot "Kernel panic|panic at boot"
+id=$(submit linux-dropped "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
+expect "a fragment option that olddefconfig drops" "$id" build "CONFIG_DRM_I915"
