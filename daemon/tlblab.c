@@ -993,24 +993,19 @@ static void print_field(const char *name, const char *value)
 	printf("%-10s %s\n", name, fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
 }
 
-/* "branch https://git.example.org/linux.git tlb-fix" and the like, for
- * whichever of the request's sources the server echoes. */
+/* "branch https://git.example.org/linux.git tlb-fix", "url https://lore...",
+ * "patch": where the patched side came from, as the JOB says it. */
 static void add_source(struct strbuf *sb, const json_t *job)
 {
-	const json_t *branch = json_object_get(job, "branch");
-	const char *patch = jstr(job, "patch");
+	const char *kind = jstr(job, "patch_kind"), *url = jstr(job, "patch_url");
 
-	if (jstr(job, "url"))
-		strbuf_addf(sb, "url %s", jstr(job, "url"));
-	else if (jstr(branch, "url"))
-		strbuf_addf(sb, "branch %s %s", jstr(branch, "url"), str_or(branch, "ref", "?"));
-	else if (patch) {
-		size_t lines = 0;
-
-		for (; *patch; patch++)
-			lines += *patch == '\n';
-		strbuf_addf(sb, "patch (%zu lines)", lines);
-	}
+	if (!kind || !*kind)
+		return;
+	strbuf_addstr(sb, kind);
+	if (url && *url)
+		strbuf_addf(sb, " %s", url);
+	if (jstr(job, "patch_ref") && *jstr(job, "patch_ref"))
+		strbuf_addf(sb, " %s", jstr(job, "patch_ref"));
 }
 
 /* The column of stage i of a table whose columns are picked per job. */

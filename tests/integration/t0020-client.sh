@@ -310,6 +310,7 @@ fi
 st=$?
 if [ $st = 0 ] && grep -qx "job $abf: failed (ab)" "$TMP/abfs.out" &&
 	grep -Eqx 'tree +linux' "$TMP/abfs.out" && grep -Eqx 'base +v6\.1' "$TMP/abfs.out" &&
+	grep -Eqx 'source +patch' "$TMP/abfs.out" &&
 	grep -Eqx "error +patch: $msg \\(stage [0-9]+: build patched on builder local\\)" "$TMP/abfs.out" &&
 	grep -Eqx ' +a result of the patch, not a lab problem' "$TMP/abfs.out" &&
 	grep -Eqx 'SEQ +KIND +SIDE +BOOT +MACHINE +STATE +ATTEMPT +STARTED +DURATION +BUILD +ERROR' "$TMP/abfs.out" &&

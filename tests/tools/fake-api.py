@@ -173,13 +173,15 @@ def ab_request(req):
     sources = [k for k in ("patch", "branch", "url") if k in req]
     if len(sources) != 1:
         return None, "patch, branch, url: exactly one is required"
-    ab = {"tree": req["tree"], "base": req["base"], "build_ids": {}}
+    # echoed as the daemon's JOB has it: patch_kind, patch_url, patch_ref
+    ab = {"tree": req["tree"], "base": req["base"], "build_ids": {}, "patch_kind": sources[0],
+          "patch_url": None, "patch_ref": None}
     if "patch" in req:
         ab["patch_text"] = req["patch"]
     elif "branch" in req:
-        ab["branch"] = req["branch"]
+        ab.update(patch_url=req["branch"].get("url"), patch_ref=req["branch"].get("ref"))
     else:
-        ab["url"] = req["url"]
+        ab["patch_url"] = req["url"]
     return ab, None
 
 
