@@ -1,0 +1,556 @@
+/*
+ * Statistics for comparisons. A comparison has few samples (5 boots per
+ * side by default), so the Mann-Whitney p-value is exact where it can be:
+ * the null distribution of U is counted, not approximated, whenever there
+ * are no ties and both sides have at most STATS_MWU_EXACT_MAX_N values.
+ * The counts reach C(100, 50) ~ 1e29, beyond uint64_t, so they are kept in
+ * doubles; every count is a sum of positive terms and the tail is summed
+ * from its small end, so the p-value keeps ~1e-15 relative precision even
+ * when it is 1e-29.
+ *
+ * Student's t tail comes from the regularized incomplete beta function
+ * (continued fraction, modified Lentz), evaluated on whichever side of the
+ * mean of the beta distribution converges fast; 1 - x is passed along
+ * separately so small tails do not lose digits to cancellation.
+ *
+ * No global state: lgamma_r rather than lgamma (which writes signgam), and
+ * the bootstrap's generator lives on the stack. The bootstrap uses only
+ * integer arithmetic for its random draws, so its interval is the same on
+ * every platform with IEEE 754 doubles.
+ */
+#include <errno.h>
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "util.h"
+#include "banned.h"
+
+static int any_nan(const double *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (isnan(v[i]))
+			return 1;
+	return 0;
+}
+
+static int all_finite(const double *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!isfinite(v[i]))
+			return 0;
+	return 1;
+}
+
+static double *copy_values(const double *v, size_t n)
+{
+	double *c = malloc((n ? n : 1) * sizeof(*c));
+
+	if (c && n)
+		memcpy(c, v, n * sizeof(*c));
+	return c;
+}
+
+double stats_mean(const double *v, size_t n)
+{
+	double sum = 0, mean, corr = 0;
+	size_t i;
+
+	if (!n)
+		return NAN;
+	for (i = 0; i < n; i++)
+		sum += v[i];
+	mean = sum / (double)n;
+	if (!isfinite(mean))
+		return mean;
+	/* the rounding error of the first pass, measured and taken back */
+	for (i = 0; i < n; i++)
+		corr += v[i] - mean;
+	return mean + corr / (double)n;
+}
+
+double stats_median(const double *v, size_t n)
+{
+	double *c, m;
+
+	if (!n || any_nan(v, n))
+		return NAN;
+	c = copy_values(v, n);
+	if (!c)
+		return NAN;
+	m = median_inplace(c, n);
+	free(c);
+	return m;
+}
+
+/* Sample variance; exactly 0 when every value is equal, so that "both
+ * variances are zero" is a test on the data, not on rounding noise. */
+static double variance(const double *v, size_t n)
+{
+	double mean, d, ss = 0, s = 0;
+	size_t i;
+	int constant = 1;
+
+	if (n < 2)
+		return NAN;
+	for (i = 1; i < n; i++) {
+		if (isnan(v[i]) || isnan(v[0]))
+			return NAN;
+		if (v[i] != v[0])
+			constant = 0;
+	}
+	if (constant)
+		return 0;
+	mean = stats_mean(v, n);
+	/* corrected two-pass: s is ~0 but absorbs the mean's rounding error */
+	for (i = 0; i < n; i++) {
+		d = v[i] - mean;
+		ss += d * d;
+		s += d;
+	}
+	ss -= s * s / (double)n;
+	return (ss > 0 ? ss : 0) / (double)(n - 1);
+}
+
+double stats_stddev(const double *v, size_t n)
+{
+	return sqrt(variance(v, n));
+}
+
+double stats_cv(const double *v, size_t n)
+{
+	double sd = stats_stddev(v, n), m = stats_mean(v, n);
+
+	if (isnan(sd) || isnan(m) || m == 0)
+		return NAN;
+	return sd / fabs(m);
+}
+
+double stats_geomean(const double *v, size_t n)
+{
+	double sum = 0;
+	size_t i;
+
+	if (!n)
+		return NAN;
+	for (i = 0; i < n; i++) {
+		if (!(v[i] > 0))
+			return NAN;
+		sum += log(v[i]);
+	}
+	return exp(sum / (double)n);
+}
+
+/* ---- distributions ---- */
+
+double stats_normal_p2(double z)
+{
+	if (isnan(z))
+		return NAN;
+	return erfc(fabs(z) / M_SQRT2);
+}
+
+static double lgamma_pos(double x)
+{
+	int sign;
+
+	return lgamma_r(x, &sign);
+}
+
+/* Continued fraction of I_x(a, b), modified Lentz; converges quickly when
+ * x < (a + 1) / (a + b + 2). */
+static double beta_cf(double a, double b, double x)
+{
+	const double tiny = 1e-300;
+	double c = 1, d, h, aa, del;
+	int m;
+
+	d = 1 - (a + b) * x / (a + 1);
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	h = d;
+	for (m = 1; m <= 100000; m++) {
+		aa = m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m));
+		d = 1 + aa * d;
+		if (fabs(d) < tiny)
+			d = tiny;
+		c = 1 + aa / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		d = 1 / d;
+		h *= d * c;
+		aa = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m));
+		d = 1 + aa * d;
+		if (fabs(d) < tiny)
+			d = tiny;
+		c = 1 + aa / c;
+		if (fabs(c) < tiny)
+			c = tiny;
+		d = 1 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < DBL_EPSILON)
+			break;
+	}
+	return h;
+}
+
+/* Regularized incomplete beta I_x(a, b) with y = 1 - x given exactly. */
+static double ibeta(double a, double b, double x, double y)
+{
+	double lbt;
+
+	if (x <= 0)
+		return 0;
+	if (y <= 0)
+		return 1;
+	lbt = lgamma_pos(a + b) - lgamma_pos(a) - lgamma_pos(b) + a * log(x) + b * log(y);
+	if (x < (a + 1) / (a + b + 2))
+		return exp(lbt) * beta_cf(a, b, x) / a;
+	return 1 - exp(lbt) * beta_cf(b, a, y) / b;
+}
+
+double stats_t_p2(double t, double df)
+{
+	double t2;
+
+	if (isnan(t) || isnan(df) || df <= 0)
+		return NAN;
+	if (isinf(df))
+		return stats_normal_p2(t);
+	if (isinf(t))
+		return 0;
+	t2 = t * t;
+	/* P(|T| > |t|) = I_{df / (df + t^2)}(df / 2, 1 / 2) */
+	return ibeta(df / 2, 0.5, df / (df + t2), t2 / (df + t2));
+}
+
+/* ---- Mann-Whitney U ---- */
+
+struct mwu_obs {
+	double v;
+	int from_a;
+};
+
+static int cmp_obs(const void *x, const void *y)
+{
+	return cmp_double(&((const struct mwu_obs *)x)->v, &((const struct mwu_obs *)y)->v);
+}
+
+/* U of a from midranks, the tie term sum(t^3 - t), and whether any value
+ * occurs twice in the pooled sample. */
+static int mwu_rank(const double *a, size_t na, const double *b, size_t nb,
+		    double *ret_u, double *ret_tie_term, int *ret_ties)
+{
+	struct mwu_obs *o;
+	size_t n = na + nb, i, j, k, in_a;
+	double r1 = 0, tie_term = 0, t, rank;
+	int ties = 0;
+
+	if (!na || !nb || any_nan(a, na) || any_nan(b, nb))
+		return -EINVAL;
+	o = malloc(n * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	for (i = 0; i < na; i++)
+		o[i] = (struct mwu_obs){ a[i], 1 };
+	for (i = 0; i < nb; i++)
+		o[na + i] = (struct mwu_obs){ b[i], 0 };
+	qsort(o, n, sizeof(*o), cmp_obs);
+	for (i = 0; i < n; i = j) {
+		in_a = 0;
+		for (j = i; j < n && o[j].v == o[i].v; j++)
+			in_a += (size_t)o[j].from_a;
+		/* ranks i+1 .. j share their mean; exact in halves */
+		rank = ((double)(i + 1) + (double)j) / 2;
+		r1 += rank * (double)in_a;
+		k = j - i;
+		if (k > 1) {
+			ties = 1;
+			t = (double)k;
+			tie_term += t * t * t - t;
+		}
+	}
+	free(o);
+	*ret_u = r1 - (double)na * ((double)na + 1) / 2;
+	*ret_tie_term = tie_term;
+	*ret_ties = ties;
+	return 0;
+}
+
+static enum stats_mwu_method mwu_method(size_t na, size_t nb, int ties)
+{
+	if (!ties && na <= STATS_MWU_EXACT_MAX_N && nb <= STATS_MWU_EXACT_MAX_N)
+		return STATS_MWU_EXACT;
+	return STATS_MWU_ASYMPTOTIC;
+}
+
+/*
+ * Exact two-sided p for U = u with m and n values: f(i, j, t), the number
+ * of orderings of i a's and j b's with U = t, obeys
+ *   f(i, j, t) = f(i - 1, j, t - j) + f(i, j - 1, t)
+ * (the largest value is an a, beating all j b's, or a b). The distribution
+ * is symmetric, so p = 2 P(U <= min(u, mn - u)), and only t up to that
+ * bound is ever needed.
+ */
+static int mwu_exact_p(size_t m, size_t n, double u, double *ret_p)
+{
+	size_t k, w, i, j, t;
+	double *prev, *cur, *swap, sum = 0, total = 1, uu;
+
+	uu = fmin(u, (double)m * (double)n - u);
+	k = (size_t)uu;
+	w = k + 1;
+	prev = calloc((n + 1) * w, sizeof(*prev));
+	cur = calloc((n + 1) * w, sizeof(*cur));
+	if (!prev || !cur) {
+		free(prev);
+		free(cur);
+		return -ENOMEM;
+	}
+	for (j = 0; j <= n; j++)
+		prev[j * w] = 1;
+	for (i = 1; i <= m; i++) {
+		cur[0] = 1;
+		for (t = 1; t < w; t++)
+			cur[t] = 0;
+		for (j = 1; j <= n; j++)
+			for (t = 0; t < w; t++)
+				cur[j * w + t] = cur[(j - 1) * w + t] +
+						 (t >= j ? prev[j * w + t - j] : 0);
+		swap = prev;
+		prev = cur;
+		cur = swap;
+	}
+	for (t = 0; t < w; t++)
+		sum += prev[n * w + t];
+	for (i = 1; i <= m; i++)
+		total = total * (double)(n + i) / (double)i;
+	free(prev);
+	free(cur);
+	*ret_p = fmin(1, 2 * sum / total);
+	return 0;
+}
+
+static double mwu_asymptotic_p(size_t na, size_t nb, double u, double tie_term)
+{
+	double n = (double)na + (double)nb, prod = (double)na * (double)nb;
+	double mu = prod / 2, var, z;
+
+	var = prod / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+	if (!(var > 0))
+		return 1;
+	/* scipy's form: the larger of U and U', continuity-corrected */
+	z = (fmax(u, prod - u) - mu - 0.5) / sqrt(var);
+	return fmin(1, erfc(z / M_SQRT2));
+}
+
+int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_t nb)
+{
+	double u, tie_term;
+	int ties, r;
+
+	r = mwu_rank(a, na, b, nb, &u, &tie_term, &ties);
+	if (r < 0)
+		return r;
+	return (int)mwu_method(na, nb, ties);
+}
+
+int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
+		       double *ret_u, double *ret_p)
+{
+	double u, tie_term, p;
+	int ties, r;
+
+	r = mwu_rank(a, na, b, nb, &u, &tie_term, &ties);
+	if (r < 0)
+		return r;
+	if (mwu_method(na, nb, ties) == STATS_MWU_EXACT) {
+		r = mwu_exact_p(na, nb, u, &p);
+		if (r < 0)
+			return r;
+	} else {
+		p = mwu_asymptotic_p(na, nb, u, tie_term);
+	}
+	*ret_u = u;
+	*ret_p = p;
+	return 0;
+}
+
+/* ---- Welch ---- */
+
+int stats_welch(const double *a, size_t na, const double *b, size_t nb,
+		double *ret_t, double *ret_df, double *ret_p)
+{
+	double va, vb, sa, sb, t, df;
+
+	if (na < 2 || nb < 2 || !all_finite(a, na) || !all_finite(b, nb))
+		return -EINVAL;
+	va = variance(a, na);
+	vb = variance(b, nb);
+	if (va == 0 && vb == 0)
+		return -EINVAL;
+	sa = va / (double)na;
+	sb = vb / (double)nb;
+	t = (stats_mean(a, na) - stats_mean(b, nb)) / sqrt(sa + sb);
+	df = (sa + sb) * (sa + sb) / (sa * sa / (double)(na - 1) + sb * sb / (double)(nb - 1));
+	*ret_t = t;
+	*ret_df = df;
+	*ret_p = stats_t_p2(t, df);
+	return 0;
+}
+
+/* ---- bootstrap ---- */
+
+/* xoshiro256** (Blackman and Vigna), seeded through splitmix64 */
+struct rng {
+	uint64_t s[4];
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	return z ^ (z >> 31);
+}
+
+static void rng_seed(struct rng *r, uint64_t seed)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t rng_next(struct rng *r)
+{
+	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return res;
+}
+
+/* Uniform in [0, bound), bound > 0: draws below 2^64 mod bound are
+ * rejected so every remainder is equally likely. */
+static uint64_t rng_below(struct rng *r, uint64_t bound)
+{
+	uint64_t min = (0 - bound) % bound, x;
+
+	do
+		x = rng_next(r);
+	while (x < min);
+	return x % bound;
+}
+
+static double resample_median(struct rng *r, const double *v, size_t n, double *buf)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		buf[i] = v[rng_below(r, n)];
+	return median_inplace(buf, n);
+}
+
+/* numpy's default ("linear") quantile of sorted x[0..n), including its
+ * choice of endpoint by which the interpolation is anchored. */
+static double quantile_sorted(const double *x, size_t n, double q)
+{
+	double h = (double)(n - 1) * q, f, d;
+	size_t i = (size_t)floor(h);
+
+	if (i >= n - 1)
+		return x[n - 1];
+	f = h - (double)i;
+	d = x[i + 1] - x[i];
+	return f >= 0.5 ? x[i + 1] - d * (1 - f) : x[i] + d * f;
+}
+
+int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
+			     int resamples, double level, uint64_t seed,
+			     double *ret_lo, double *ret_hi)
+{
+	double *ratios = NULL, *bufa = NULL, *bufb = NULL, ma, mb;
+	struct rng rng;
+	int i, r = 0;
+
+	if (!na || !nb || resamples < 1 || !(level > 0 && level < 1) ||
+	    !all_finite(a, na) || !all_finite(b, nb))
+		return -EINVAL;
+	ratios = malloc((size_t)resamples * sizeof(*ratios));
+	bufa = malloc(na * sizeof(*bufa));
+	bufb = malloc(nb * sizeof(*bufb));
+	if (!ratios || !bufa || !bufb) {
+		r = -ENOMEM;
+		goto out;
+	}
+	rng_seed(&rng, seed);
+	/* the draw order (a's indices, then b's, resample after resample) is
+	 * part of the reproducibility promise */
+	for (i = 0; i < resamples; i++) {
+		ma = resample_median(&rng, a, na, bufa);
+		mb = resample_median(&rng, b, nb, bufb);
+		if (ma == 0) {
+			r = -EINVAL;
+			goto out;
+		}
+		ratios[i] = mb / ma;
+	}
+	qsort(ratios, (size_t)resamples, sizeof(*ratios), cmp_double);
+	*ret_lo = quantile_sorted(ratios, (size_t)resamples, (1 - level) / 2);
+	*ret_hi = quantile_sorted(ratios, (size_t)resamples, (1 + level) / 2);
+out:
+	free(ratios);
+	free(bufa);
+	free(bufb);
+	return r;
+}
+
+/* ---- outliers ---- */
+
+int stats_outliers_mad(const double *v, size_t n, double threshold, int *flags)
+{
+	double *dev, med, mad;
+	size_t i;
+	int count = 0;
+
+	if (!n)
+		return 0;
+	if (n > INT_MAX || isnan(threshold) || threshold < 0 || any_nan(v, n))
+		return -EINVAL;
+	dev = copy_values(v, n);
+	if (!dev)
+		return -ENOMEM;
+	med = median_inplace(dev, n);
+	for (i = 0; i < n; i++)
+		dev[i] = fabs(v[i] - med);
+	mad = median_inplace(dev, n);
+	free(dev);
+	for (i = 0; i < n; i++) {
+		if (mad == 0)
+			flags[i] = v[i] != med;
+		else
+			flags[i] = fabs(0.6745 * (v[i] - med) / mad) > threshold;
+		count += flags[i];
+	}
+	return count;
+}

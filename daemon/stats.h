@@ -1,0 +1,95 @@
+#ifndef TLBLAB_STATS_H
+#define TLBLAB_STATS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Statistics for comparisons: a pure module, no I/O, no allocation visible
+ * to callers beyond what they pass in. Inputs are arrays of doubles that
+ * the functions do not modify (they sort private copies). NaN in an input
+ * is an error (-EINVAL) where a function returns int; functions returning a
+ * double return NAN when the answer is undefined (n too small, all equal
+ * where it matters).
+ */
+
+/* Arithmetic mean (with one correction pass, so a constant sample's mean
+ * is that constant exactly); NAN when n == 0. */
+double stats_mean(const double *v, size_t n);
+/* Median, the mean of the middle two for even n; NAN when n == 0, a value
+ * is NaN, or memory runs out. */
+double stats_median(const double *v, size_t n);
+/* Sample standard deviation (n - 1 denominator), exactly 0 for a constant
+ * sample; NAN when n < 2. */
+double stats_stddev(const double *v, size_t n);
+/* Coefficient of variation: stddev / |mean|; NAN when n < 2 or mean == 0. */
+double stats_cv(const double *v, size_t n);
+/* Geometric mean of positive values; NAN if any value <= 0 or n == 0. */
+double stats_geomean(const double *v, size_t n);
+
+/*
+ * Two-sided Mann-Whitney U test of a against b. Exact p-value (the
+ * permutation distribution of U, computed by counting) when there are no
+ * ties and n_a, n_b <= 50; otherwise the normal approximation with tie
+ * correction and continuity correction (as scipy.stats.mannwhitneyu with
+ * method="asymptotic", use_continuity=True; p = 1 when every value is
+ * equal). ret_u is U of a (the number of pairs with a > b, ties counting one
+ * half), as scipy reports it. Returns 0, -EINVAL when either side is empty
+ * or has NaN, -ENOMEM.
+ */
+#define STATS_MWU_EXACT_MAX_N 50
+
+enum stats_mwu_method {
+	STATS_MWU_EXACT,
+	STATS_MWU_ASYMPTOTIC,
+	STATS_MWU_METHOD_MAX
+};
+
+int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
+		       double *ret_u, double *ret_p);
+/* Which p-value stats_mann_whitney gives for these samples (so a report can
+ * say "exact" or "approximate"): an enum stats_mwu_method, -EINVAL as
+ * above, or -ENOMEM. */
+int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_t nb);
+
+/*
+ * Welch's unequal-variance t test: t = (mean(a) - mean(b)) /
+ * sqrt(var(a)/n_a + var(b)/n_b) (the sign of scipy.stats.ttest_ind(a, b,
+ * equal_var=False): negative when b is larger), Welch-Satterthwaite degrees
+ * of freedom, and the two-sided p-value. -EINVAL when a side has fewer than
+ * 2 values or a value that is not finite, or when both variances are zero
+ * (a constant sample has variance exactly 0).
+ */
+int stats_welch(const double *a, size_t na, const double *b, size_t nb,
+		double *ret_t, double *ret_df, double *ret_p);
+
+/*
+ * Bootstrap confidence interval of median(b) / median(a): `resamples`
+ * resamplings of each side with replacement, the percentile interval at
+ * `level` (e.g. 0.95), quantiles interpolated linearly between order
+ * statistics (numpy's default). The random stream is a xoshiro256** seeded
+ * from `seed` with integer-only bounded draws, so the same inputs and seed
+ * give the same interval on every platform with IEEE 754 double arithmetic
+ * (no x87 excess precision). -EINVAL when a side is empty or has a value
+ * that is not finite, resamples < 1, a resample of a has median 0, or level
+ * is not in (0, 1); -ENOMEM.
+ */
+int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
+			     int resamples, double level, uint64_t seed,
+			     double *ret_lo, double *ret_hi);
+
+/*
+ * Robust outlier flags: the modified z-score 0.6745 * (x - median) / MAD;
+ * flags[i] = 1 when |z| > threshold (3.5 is customary). When MAD is 0, only
+ * values different from the median are flagged. Returns how many were
+ * flagged (0 when n is 0), -EINVAL (NaN in v, threshold NaN or negative,
+ * n too large for an int), or -ENOMEM.
+ */
+int stats_outliers_mad(const double *v, size_t n, double threshold, int *flags);
+
+/* Two-sided p-value of a standard normal z, and of Student's t with df
+ * (> 0; infinite df is the normal). NAN for NaN arguments or df <= 0. */
+double stats_normal_p2(double z);
+double stats_t_p2(double t, double df);
+
+#endif

@@ -1,0 +1,366 @@
+/*
+ * daemon/stats: the numbers behind every verdict. Cases here are small
+ * enough to check by hand (a U distribution counted on paper, t with 1 or 2
+ * degrees of freedom in closed form); tests/integration/t0060 checks the
+ * same functions against scipy on hundreds of vectors.
+ */
+#include "testlib.h"
+
+#include <errno.h>
+#include <math.h>
+
+#include "stats.h"
+#include "banned.h"
+
+#define N(v) (sizeof(v) / sizeof((v)[0]))
+
+/* |x - want| within rel of want (or of 1e-300 near zero) */
+#define assert_close(x, want, rel) do {						\
+	double x_ = (x), w_ = (want);						\
+	if (!(fabs(x_ - w_) <= (rel) * fmax(fabs(w_), 1e-300)))			\
+		fail_msg("%s = %.17g, want %.17g", #x, x_, w_);			\
+} while (0)
+
+/* ---- descriptive ---- */
+
+static void test_descriptive(void **state)
+{
+	const double v[] = { 4, 1, 3, 2 }, odd[] = { 9, 1, 5 }, g[] = { 1, 10, 100 };
+
+	(void)state;
+	assert_close(stats_mean(v, N(v)), 2.5, 0);
+	assert_close(stats_median(v, N(v)), 2.5, 0);
+	assert_close(stats_median(odd, N(odd)), 5, 0);
+	/* deviations -1.5 -0.5 0.5 1.5: squares sum to 5, over n - 1 = 3 */
+	assert_close(stats_stddev(v, N(v)), sqrt(5.0 / 3), 1e-15);
+	assert_close(stats_cv(v, N(v)), sqrt(5.0 / 3) / 2.5, 1e-15);
+	assert_close(stats_geomean(g, N(g)), 10, 1e-15);
+	/* the input is not reordered by the sort inside median */
+	assert_true(v[0] == 4 && v[1] == 1 && v[2] == 3 && v[3] == 2);
+}
+
+static void test_descriptive_edges(void **state)
+{
+	const double one[] = { 7 }, zero_mean[] = { -1, 1 }, neg[] = { 2, -1 };
+	const double withnan[] = { 1, NAN, 3 };
+	const double c[] = { 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1 };
+
+	(void)state;
+	assert_true(isnan(stats_mean(NULL, 0)));
+	assert_true(isnan(stats_median(NULL, 0)));
+	assert_true(isnan(stats_geomean(NULL, 0)));
+	assert_close(stats_mean(one, 1), 7, 0);
+	assert_close(stats_median(one, 1), 7, 0);
+	assert_true(isnan(stats_stddev(one, 1)));
+	assert_true(isnan(stats_cv(one, 1)));
+	assert_true(isnan(stats_cv(zero_mean, 2)));
+	assert_true(isnan(stats_geomean(neg, 2)));
+	assert_true(isnan(stats_median(withnan, 3)));
+	/* a constant sample: mean is the constant and the spread exactly 0,
+	 * although 7 * 0.1 / 7 is not 0.1 in doubles */
+	assert_true(stats_mean(c, N(c)) == 0.1);
+	assert_true(stats_stddev(c, N(c)) == 0);
+	assert_true(stats_cv(c, N(c)) == 0);
+}
+
+/* ---- distributions ---- */
+
+static void test_t_and_normal(void **state)
+{
+	double t;
+
+	(void)state;
+	assert_close(stats_normal_p2(0), 1, 0);
+	assert_close(stats_normal_p2(1.959963984540054), 0.05, 1e-13);
+	assert_close(stats_normal_p2(-1.959963984540054), 0.05, 1e-13);
+	/* df = 1 is Cauchy: p = 1 - 2 atan|t| / pi; df = 2: 1 - |t| / sqrt(2 + t^2) */
+	for (t = 0.125; t < 200; t *= 2) {
+		assert_close(stats_t_p2(t, 1), 1 - 2 * atan(t) / M_PI, 1e-12);
+		assert_close(stats_t_p2(-t, 2), 1 - t / sqrt(2 + t * t), 1e-12);
+	}
+	/* far tails keep relative precision: Cauchy tail ~ 2 / (pi t) */
+	assert_close(stats_t_p2(1e8, 1), 2 / (M_PI * 1e8), 1e-9);
+	assert_close(stats_t_p2(0, 7), 1, 1e-15);
+	assert_close(stats_t_p2(3, INFINITY), stats_normal_p2(3), 0);
+	assert_true(stats_t_p2(INFINITY, 3) == 0);
+	assert_true(isnan(stats_t_p2(1, 0)));
+	assert_true(isnan(stats_t_p2(NAN, 3)));
+	assert_true(isnan(stats_normal_p2(NAN)));
+	/* large df approaches the normal */
+	assert_close(stats_t_p2(2, 1e7), stats_normal_p2(2), 1e-6);
+}
+
+/* ---- Mann-Whitney ---- */
+
+static void test_mwu_exact_small(void **state)
+{
+	const double a2[] = { 2, 1 }, b2[] = { 3, 4 };
+	const double a3[] = { 1, 2, 3 }, b3[] = { 4, 5, 6 };
+	const double a5[] = { 1, 2, 3, 4, 5 }, b5[] = { 6, 7, 8, 9, 10 };
+	const double x[] = { 1, 4 }, y[] = { 2, 3 }, w[] = { 1, 2.5 };
+	double u, p;
+
+	(void)state;
+	/* 2 vs 2: 6 orderings, U = 0 in one of them: p = 2 / 6 */
+	assert_int_equal(stats_mann_whitney(a2, 2, b2, 2, &u, &p), 0);
+	assert_close(u, 0, 0);
+	assert_close(p, 1.0 / 3, 1e-15);
+	assert_int_equal(stats_mann_whitney_method(a2, 2, b2, 2), STATS_MWU_EXACT);
+	/* swapped sides: U of a counts the pairs a > b */
+	assert_int_equal(stats_mann_whitney(b2, 2, a2, 2, &u, &p), 0);
+	assert_close(u, 4, 0);
+	assert_close(p, 1.0 / 3, 1e-15);
+	/* 3 vs 3: 20 orderings; 5 vs 5: 252 */
+	assert_int_equal(stats_mann_whitney(a3, 3, b3, 3, &u, &p), 0);
+	assert_close(p, 2.0 / 20, 1e-15);
+	assert_int_equal(stats_mann_whitney(a5, 5, b5, 5, &u, &p), 0);
+	assert_close(p, 2.0 / 252, 1e-15);
+	/* U = 2 of 4 is the centre: p = 1 */
+	assert_int_equal(stats_mann_whitney(x, 2, y, 2, &u, &p), 0);
+	assert_close(u, 2, 0);
+	assert_close(p, 1, 0);
+	/* U = 1 with 2 vs 2: counts 1 1 2 1 1, P(U <= 1) = 2 / 6 */
+	assert_int_equal(stats_mann_whitney(w, 2, y, 2, &u, &p), 0);
+	assert_close(u, 1, 0);
+	assert_close(p, 4.0 / 6, 1e-15);
+	/* n = 1 each: never significant */
+	assert_int_equal(stats_mann_whitney(a2, 1, b2, 1, &u, &p), 0);
+	assert_close(p, 1, 0);
+}
+
+static void test_mwu_exact_large(void **state)
+{
+	double a[50], b[50], u, p;
+	int i;
+
+	(void)state;
+	/* complete separation at the exact limit: p = 2 / C(100, 50) */
+	for (i = 0; i < 50; i++) {
+		a[i] = i;
+		b[i] = 100 + i;
+	}
+	assert_int_equal(stats_mann_whitney_method(a, 50, b, 50), STATS_MWU_EXACT);
+	assert_int_equal(stats_mann_whitney(a, 50, b, 50, &u, &p), 0);
+	assert_close(u, 0, 0);
+	assert_close(p, 2 / 1.0089134454556419e29, 1e-12);
+	/* interleaved, each a just below its b: U = 0 + 1 + ... + 49 = 1225,
+	 * 25 below the centre */
+	for (i = 0; i < 50; i++)
+		b[i] = i + 0.5;
+	assert_int_equal(stats_mann_whitney(a, 50, b, 50, &u, &p), 0);
+	assert_close(u, 1225, 0);
+	assert_close(p, 0.8664717523984105, 1e-12); /* scipy 1.10 */
+	/* 51 values leave the exact range */
+	{
+		double c[51];
+
+		for (i = 0; i < 51; i++)
+			c[i] = 1000 + i;
+		assert_int_equal(stats_mann_whitney_method(a, 50, c, 51), STATS_MWU_ASYMPTOTIC);
+		assert_int_equal(stats_mann_whitney_method(c, 51, a, 50), STATS_MWU_ASYMPTOTIC);
+	}
+}
+
+static void test_mwu_ties(void **state)
+{
+	const double a[] = { 1, 2, 2, 3 }, b[] = { 2, 4, 5 };
+	const double e[] = { 5, 5, 5 }, f[] = { 5, 5 };
+	const double g[] = { 1, 1, 2 }, h[] = { 3, 4 };
+	double u, p, var, z;
+
+	(void)state;
+	/* ranks 1, 3, 3, 5 | 3, 6, 7: R_a = 12, U = 12 - 10 = 2; one tie of
+	 * three: sum(t^3 - t) = 24, var = 12/12 * (8 - 24/42) */
+	assert_int_equal(stats_mann_whitney_method(a, 4, b, 3), STATS_MWU_ASYMPTOTIC);
+	assert_int_equal(stats_mann_whitney(a, 4, b, 3, &u, &p), 0);
+	assert_close(u, 2, 0);
+	var = 8 - 24.0 / 42;
+	z = (10 - 6 - 0.5) / sqrt(var);
+	assert_close(p, erfc(z / M_SQRT2), 1e-14);
+	assert_close(p, 0.19908985214820463, 1e-12); /* scipy 1.10 */
+	/* every value equal: no evidence at all */
+	assert_int_equal(stats_mann_whitney(e, 3, f, 2, &u, &p), 0);
+	assert_close(u, 3, 0);
+	assert_close(p, 1, 0);
+	/* a tie inside one side also rules out the exact path */
+	assert_int_equal(stats_mann_whitney_method(g, 3, h, 2), STATS_MWU_ASYMPTOTIC);
+	assert_int_equal(stats_mann_whitney(g, 3, h, 2, &u, &p), 0);
+	assert_close(u, 0, 0);
+}
+
+static void test_mwu_errors(void **state)
+{
+	const double a[] = { 1, 2 }, bad[] = { 1, NAN };
+	double u = 42, p = 42;
+
+	(void)state;
+	assert_int_equal(stats_mann_whitney(a, 2, a, 0, &u, &p), -EINVAL);
+	assert_int_equal(stats_mann_whitney(a, 0, a, 2, &u, &p), -EINVAL);
+	assert_int_equal(stats_mann_whitney(a, 2, bad, 2, &u, &p), -EINVAL);
+	assert_int_equal(stats_mann_whitney(bad, 2, a, 2, &u, &p), -EINVAL);
+	assert_int_equal(stats_mann_whitney_method(bad, 2, a, 2), -EINVAL);
+	/* outputs are written only on success */
+	assert_true(u == 42 && p == 42);
+}
+
+/* ---- Welch ---- */
+
+static void test_welch(void **state)
+{
+	const double a[] = { 1, 2 }, b[] = { 3, 5 }, c[] = { 5, 5, 5 }, d[] = { 1, 2, 3 };
+	const double k1[] = { 4, 4 }, k2[] = { 6, 6, 6 }, bad[] = { 1, NAN };
+	const double inf[] = { 1, INFINITY };
+	double t = 42, df = 42, p = 42;
+
+	(void)state;
+	/* var 0.5 and 2: se^2 = 0.25 + 1, t = (1.5 - 4) / sqrt(1.25) = -sqrt(5),
+	 * df = 1.25^2 / (0.25^2 + 1^2) */
+	assert_int_equal(stats_welch(a, 2, b, 2, &t, &df, &p), 0);
+	assert_close(t, -sqrt(5), 1e-15);
+	assert_close(df, 1.5625 / 1.0625, 1e-15);
+	assert_close(p, 0.19872738893452604, 1e-12); /* scipy 1.10 */
+	/* b larger gives a negative t, as scipy's ttest_ind(a, b) */
+	assert_int_equal(stats_welch(b, 2, a, 2, &t, &df, &p), 0);
+	assert_close(t, sqrt(5), 1e-15);
+	/* one constant side: df is the other side's n - 1, a plain t test:
+	 * t = (2 - 5) / sqrt(1/3), df = 2, p = 1 - |t| / sqrt(2 + t^2) */
+	assert_int_equal(stats_welch(d, 3, c, 3, &t, &df, &p), 0);
+	assert_close(t, -3 / sqrt(1.0 / 3), 1e-15);
+	assert_close(df, 2, 1e-15);
+	assert_close(p, 1 - fabs(t) / sqrt(2 + t * t), 1e-12);
+	t = df = p = 42;
+	assert_int_equal(stats_welch(k1, 2, k2, 3, &t, &df, &p), -EINVAL);
+	assert_int_equal(stats_welch(a, 1, b, 2, &t, &df, &p), -EINVAL);
+	assert_int_equal(stats_welch(a, 2, b, 1, &t, &df, &p), -EINVAL);
+	assert_int_equal(stats_welch(a, 2, bad, 2, &t, &df, &p), -EINVAL);
+	assert_int_equal(stats_welch(inf, 2, a, 2, &t, &df, &p), -EINVAL);
+	assert_true(t == 42 && df == 42 && p == 42);
+}
+
+/* ---- bootstrap ---- */
+
+static void test_bootstrap(void **state)
+{
+	double a[10], b[10], lo, hi, lo2, hi2, lo3, hi3;
+	int i;
+
+	(void)state;
+	/* clean data, b about 10% above a */
+	for (i = 0; i < 10; i++) {
+		a[i] = 100 + (i * 7 % 10) * 0.3;
+		b[i] = 110 + (i * 3 % 10) * 0.3;
+	}
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 10, b, 10, 2000, 0.95, 1, &lo, &hi), 0);
+	assert_true(lo <= hi);
+	assert_true(lo <= stats_median(b, 10) / stats_median(a, 10));
+	assert_true(hi >= stats_median(b, 10) / stats_median(a, 10));
+	assert_true(lo > 1.05 && hi < 1.15);
+	/* the same seed gives the same interval, to the bit */
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 10, b, 10, 2000, 0.95, 1, &lo2, &hi2), 0);
+	assert_true(lo == lo2 && hi == hi2);
+	/* another seed draws other resamples */
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 10, b, 10, 2000, 0.95, 2, &lo3, &hi3), 0);
+	assert_true(lo3 != lo || hi3 != hi);
+	/* a narrower level gives a nested interval */
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 10, b, 10, 2000, 0.5, 1, &lo2, &hi2), 0);
+	assert_true(lo2 >= lo && hi2 <= hi && lo2 <= hi2);
+	/* identical constant sides: every resample ratio is exactly 1 */
+	for (i = 0; i < 10; i++)
+		a[i] = b[i] = 3;
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 10, b, 10, 500, 0.95, 9, &lo, &hi), 0);
+	assert_true(lo == 1 && hi == 1);
+}
+
+/*
+ * The percentile interval interpolates between order statistics as numpy
+ * does. With a = {1} and b = {1, 2}, a resample's ratio is 1, 1.5 or 2;
+ * two resamples r0 <= r1 at level 0.5 give the 25% and 75% points:
+ * lo = r0 + (r1 - r0) / 4, hi = r0 + 3 (r1 - r0) / 4.
+ */
+static void test_bootstrap_interpolation(void **state)
+{
+	const double a[] = { 1 }, b[] = { 1, 2 }, r[] = { 1, 1.5, 2 };
+	double lo, hi;
+	int i, j, found = 0;
+	uint64_t seed;
+
+	(void)state;
+	for (seed = 1; seed < 64 && !found; seed++) {
+		assert_int_equal(stats_bootstrap_ratio_ci(a, 1, b, 2, 2, 0.5, seed, &lo, &hi), 0);
+		for (i = 0; i < 3; i++)
+			for (j = i + 1; j < 3; j++)
+				if (lo == r[i] + (r[j] - r[i]) / 4 &&
+				    hi == r[i] + 3 * (r[j] - r[i]) / 4)
+					found = 1;
+		/* both resamples alike: no interpolation to see, only r[k] */
+		if (!found)
+			assert_true(lo == hi && (lo == 1 || lo == 1.5 || lo == 2));
+	}
+	assert_true(found);
+}
+
+static void test_bootstrap_errors(void **state)
+{
+	const double a[] = { 1, 2, 3 }, z[] = { 0, 0, 1 }, bad[] = { 1, NAN };
+	double lo = 42, hi = 42;
+
+	(void)state;
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 0, a, 3, 100, 0.95, 1, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, a, 0, 100, 0.95, 1, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, a, 3, 0, 0.95, 1, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, a, 3, 100, 0, 1, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, a, 3, 100, 1, 1, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, a, 3, 100, NAN, 1, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, bad, 2, 100, 0.95, 1, &lo, &hi), -EINVAL);
+	/* a's median is 0 in most resamples */
+	assert_int_equal(stats_bootstrap_ratio_ci(z, 3, a, 3, 100, 0.95, 1, &lo, &hi), -EINVAL);
+	assert_true(lo == 42 && hi == 42);
+	/* b's median 0 is a ratio of 0, not an error */
+	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, z, 3, 100, 0.95, 1, &lo, &hi), 0);
+	assert_true(lo == 0 && hi >= 0);
+}
+
+/* ---- outliers ---- */
+
+static void test_outliers(void **state)
+{
+	const double v[] = { 10, 11, 9, 10, 10.5, 9.5, 50 };
+	const double flat[] = { 5, 5, 5, 5, 6 }, bad[] = { 1, NAN };
+	int flags[7];
+
+	(void)state;
+	/* median 10, |dev| 0 1 1 0 .5 .5 40: MAD 0.5; 50 has z = 53.96 */
+	assert_int_equal(stats_outliers_mad(v, 7, 3.5, flags), 1);
+	assert_int_equal(flags[6], 1);
+	assert_int_equal(flags[0] + flags[1] + flags[2] + flags[3] + flags[4] + flags[5], 0);
+	/* 11 and 9 have |z| = 1.349: flagged only under a threshold below it */
+	assert_int_equal(stats_outliers_mad(v, 7, 1.3, flags), 3);
+	assert_int_equal(flags[1] + flags[2], 2);
+	/* MAD 0: whatever differs from the median */
+	assert_int_equal(stats_outliers_mad(flat, 5, 3.5, flags), 1);
+	assert_int_equal(flags[4], 1);
+	assert_int_equal(stats_outliers_mad(NULL, 0, 3.5, NULL), 0);
+	assert_int_equal(stats_outliers_mad(bad, 2, 3.5, flags), -EINVAL);
+	assert_int_equal(stats_outliers_mad(v, 7, NAN, flags), -EINVAL);
+	assert_int_equal(stats_outliers_mad(v, 7, -1, flags), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_descriptive),
+		cmocka_unit_test(test_descriptive_edges),
+		cmocka_unit_test(test_t_and_normal),
+		cmocka_unit_test(test_mwu_exact_small),
+		cmocka_unit_test(test_mwu_exact_large),
+		cmocka_unit_test(test_mwu_ties),
+		cmocka_unit_test(test_mwu_errors),
+		cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_bootstrap),
+		cmocka_unit_test(test_bootstrap_interpolation),
+		cmocka_unit_test(test_bootstrap_errors),
+		cmocka_unit_test(test_outliers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
