@@ -1,0 +1,49 @@
+#ifndef TLBLAB_COMPARE_H
+#define TLBLAB_COMPARE_H
+
+#include <jansson.h>
+
+#include "strbuf.h"
+
+/*
+ * Turns the stored runs of two sides into a comparison a maintainer can
+ * trust. A pure function over JSON documents (the same shapes the API
+ * serves), so it is tested without a daemon and reused for any two sides:
+ * the base and patched sides of one A/B job, or two jobs that ran the same
+ * suite (`tlblab compare --base JOB_A --patched JOB_B`).
+ *
+ * Input, per side: "runs" (GET /jobs/ID/runs: id, side, spec, case, params,
+ * iteration, warmup, boot_id, build_id, machine, workload), "metrics"
+ * (GET /jobs/ID/metrics?include_warmup=1: run, name, value, unit,
+ * direction), "profiles" ([{"run", "profile": {symbols, folded}}]) and
+ * "provenance" (free-form object copied to the output: job, builds, kernel
+ * versions, config hashes, machines).
+ *
+ * Method (DESIGN.md, Statistics): warm-up iterations are dropped; within a
+ * side, the iterations of one boot give one sample (their median); rows are
+ * (spec, case parameters, metric); the test is two-sided Mann-Whitney U on
+ * the per-boot samples, with a bootstrap 95% CI (2000 resamples, fixed seed)
+ * of median(patched) / median(base); the verdict follows the rules below,
+ * using the metric's direction to say regression or improvement.
+ */
+
+struct compare_rules {
+	double alpha;			/* p below this counts (default 0.01) */
+	double min_change_headline;	/* |change| at least this (0.02) */
+	double min_change_counter;	/* for counters (0.05) */
+	double same_band;		/* CI within +-this: same (0.02) */
+	int resamples;			/* bootstrap (2000) */
+	unsigned long long seed;	/* bootstrap seed (fixed default) */
+};
+
+void compare_rules_default(struct compare_rules *r);
+
+/* base and patched: {"runs": [...], "metrics": [...], "profiles": [...],
+ * "provenance": {...}}. For one A/B job, pass the same document twice
+ * with side filters "base" and "patched"; for two jobs, NULL filters.
+ * Returns the comparison document (schemas/comparison.schema.json), or
+ * NULL with err. The caller owns the result. */
+json_t *compare_sides(const json_t *base, const char *base_side, const json_t *patched,
+		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err);
+
+#endif
