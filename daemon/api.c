@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare.h"
 #include "config.h"
 #include "log.h"
 #include "sched.h"
@@ -370,6 +371,80 @@ static enum MHD_Result list_jobs(struct route_ctx *rc)
 	return send_json(rc->conn, 200, store_jobs_json(rc->api->st, &f));
 }
 
+/* One side's documents for compare_sides: runs, metrics (with warm-ups, the
+ * comparison drops them itself), profiles and provenance. */
+static json_t *side_doc(struct api *api, int64_t job)
+{
+	json_t *runs = store_runs_json(api->st, job), *metrics = store_metrics_json(api->st, job, NULL, 1);
+	json_t *profiles = store_profiles_json(api->st, job), *builds = store_job_builds_json(api->st, job);
+	json_t *doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O}}", "runs", json_object_get(runs, "runs"),
+				"metrics", json_object_get(metrics, "metrics"),
+				"profiles", json_object_get(profiles, "profiles"),
+				"provenance", "job", store_job_json(api->st, job),
+				"builds", json_object_get(builds, "builds"));
+
+	json_decref(runs);
+	json_decref(metrics);
+	json_decref(profiles);
+	json_decref(builds);
+	return doc;
+}
+
+static enum MHD_Result send_comparison(struct route_ctx *rc, const json_t *a, const char *as,
+				       const json_t *b, const char *bs)
+{
+	struct compare_rules rules;
+	struct strbuf err = STRBUF_INIT;
+	json_t *cmp;
+	enum MHD_Result ret;
+
+	compare_rules_default(&rules);
+	cmp = compare_sides(a, as, b, bs, &rules, &err);
+	if (cmp)
+		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
+	else
+		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+	strbuf_release(&err);
+	return ret;
+}
+
+/* GET /api/v1/compare?base=A&patched=B: two jobs that ran the same suite. */
+static enum MHD_Result compare_jobs(struct route_ctx *rc)
+{
+	const char *bv = query(rc->conn, "base"), *pv = query(rc->conn, "patched");
+	int64_t a, b;
+	json_t *ja, *jb, *da, *db;
+	enum MHD_Result ret;
+
+	if (strcmp(rc->method, "GET"))
+		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+	if (!bv || !pv || parse_id(bv, &a) < 0 || parse_id(pv, &b) < 0)
+		return send_error(rc->conn, 400, "bad_request", "base, patched: give two job ids");
+	ja = store_job_json(rc->api->st, a);
+	jb = store_job_json(rc->api->st, b);
+	if (!ja || !jb) {
+		json_decref(ja);
+		json_decref(jb);
+		return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)(ja ? b : a));
+	}
+	if (!json_equal(json_object_get(ja, "suite"), json_object_get(jb, "suite"))) {
+		ret = send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
+				 (long long)a, (long long)b, json_string_value(json_object_get(ja, "suite")),
+				 json_string_value(json_object_get(jb, "suite")));
+		json_decref(ja);
+		json_decref(jb);
+		return ret;
+	}
+	json_decref(ja);
+	json_decref(jb);
+	da = side_doc(rc->api, a);
+	db = side_doc(rc->api, b);
+	ret = send_comparison(rc, da, NULL, db, NULL);
+	json_decref(da);
+	json_decref(db);
+	return ret;
+}
+
 static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 {
 	struct api *api = rc->api;
@@ -410,6 +485,22 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	json_decref(job);
 	if (!strcmp(sub, "runs") && rc->nseg == 5)
 		return send_json(rc->conn, 200, store_runs_json(api->st, id));
+	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
+		json_t *doc, *j = store_job_json(api->st, id);
+		enum MHD_Result ret;
+		int ab = !strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab");
+
+		json_decref(j);
+		if (!ab)
+			return send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
+					  "with /api/v1/compare?base=A&patched=B", (long long)id);
+		doc = side_doc(api, id);
+		ret = send_comparison(rc, doc, "base", doc, "patched");
+		json_decref(doc);
+		return ret;
+	}
+	if (!strcmp(sub, "profiles") && rc->nseg == 5)
+		return send_json(rc->conn, 200, store_profiles_json(api->st, id));
 	if (!strcmp(sub, "metrics") && rc->nseg == 5) {
 		const char *w = query(rc->conn, "include_warmup");
 
@@ -574,6 +665,8 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 	}
 	if (rc->nseg == 5 && !strcmp(rc->seg[2], "machines") && !strcmp(rc->seg[4], "health"))
 		return set_health(rc);
+	if (rc->nseg == 3 && !strcmp(rc->seg[2], "compare"))
+		return compare_jobs(rc);
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
 		if (!is_get)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");

@@ -40,6 +40,11 @@
  *        {"samples": [{"stage", "t", "dt", "spec", "case", "iteration",
  *          "warmup", "window", "values": {NAME: delta}}]}
  *   GET  /api/v1/jobs/ID/stages/SID/log   text/plain, the stage's log
+ *   GET  /api/v1/jobs/ID/profiles          {"profiles": [{"run", "profile"}]}
+ *   GET  /api/v1/jobs/ID/comparison        {"comparison": ...} base vs patched of an
+ *        A/B job (schemas/comparison.schema.json); 409 for other jobs
+ *   GET  /api/v1/compare?base=A&patched=B  {"comparison": ...} of two jobs that
+ *        ran the same suite
  *
  * JOB_REQUEST: {"suite": "tlb", "machines": ["m1"], "tags": ["qemu"],
  *   "submitter": "alice", "boots": 1}. "suite" is required and must name a

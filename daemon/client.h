@@ -126,4 +126,15 @@ char *fmt_clean(char *buf, size_t n, const char *s);
 int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		  int all, struct strbuf *err);
 
+/*
+ * Prints the `tlblab compare` view of a comparison document
+ * (schemas/comparison.schema.json): the headline summary, one row per
+ * workload x parameters x metric (base and patched centers, with the spread
+ * when above 2%, %change, p, CI, verdict; rows that are "same" and counters
+ * that moved less than the counter threshold are folded unless all), the
+ * thread-sweep tables, the TLB block, the profile diff, provenance, failed
+ * runs and notes. Returns 0, or -1 with err when cmp lacks rows or summary.
+ */
+int compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *err);
+
 #endif

@@ -34,9 +34,32 @@ struct compare_rules {
 	double same_band;		/* CI within +-this: same (0.02) */
 	int resamples;			/* bootstrap (2000) */
 	unsigned long long seed;	/* bootstrap seed (fixed default) */
+	double ci_level;		/* bootstrap interval (0.95) */
+	double outlier_z;		/* MAD modified z-score flagged (3.5) */
 };
 
 void compare_rules_default(struct compare_rules *r);
+
+/*
+ * Output (schemas/comparison.schema.json is the contract): "rows", one per
+ * (spec, workload, case parameters, metric) seen on either side, per-CPU
+ * metrics ("<name>.cpuN") left out; "summary" (headline regressions and
+ * improvements first, largest change first); "sweeps" (headline metrics of
+ * cases that differ only in "workers"); "tlb" (shootdowns per kop and the
+ * shootdown counters' per-second average and peak beside each headline
+ * case); "profile_diff"; "provenance"; "failed"; "notes"; "rules".
+ *
+ * "ci" is the bootstrap interval of the ratio of medians given as percent
+ * change, like "change_pct": [-3.1, 0.4] means patched/base in [0.969,
+ * 1.004]. The verdict of a neutral metric that moved is "changed": it has
+ * no better or worse.
+ *
+ * Inputs may also carry "unavailable" ({metric: why}, as the agent
+ * reports it) and "failed" ([{...}], stages or runs that failed, copied to
+ * the output with their side). A metric entry whose value is null is
+ * unavailable for that run ("reason" says why). Runs with an "error" or a
+ * "state" of failed or cancelled are listed in "failed", never measured.
+ */
 
 /* base and patched: {"runs": [...], "metrics": [...], "profiles": [...],
  * "provenance": {...}}. For one A/B job, pass the same document twice

@@ -1445,6 +1445,42 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	return json_pack("{s:o}", "runs", arr);
 }
 
+json_t *store_profiles_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+
+	lock(st);
+	s = prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
+		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
+	sqlite3_bind_int64(s, 1, job_id);
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", col_json(s, 0), "profile", col_parsed(s, 1)));
+	stmt_done(st, s);
+	unlock(st);
+	return json_pack("{s:o}", "profiles", arr);
+}
+
+json_t *store_job_builds_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+
+	lock(st);
+	s = prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
+		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
+		     "ORDER BY g.seq");
+	sqlite3_bind_int64(s, 1, job_id);
+	while (s && sqlite3_step(s) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", col_json(s, 0),
+						     "build_id", col_json(s, 1), "commit", col_json(s, 2),
+						     "config_hash", col_json(s, 3), "compiler", col_json(s, 4),
+						     "duration_s", col_json(s, 5), "meta", col_parsed(s, 6)));
+	stmt_done(st, s);
+	unlock(st);
+	return json_pack("{s:o}", "builds", arr);
+}
+
 json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup)
 {
 	sqlite3_stmt *s;

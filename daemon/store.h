@@ -203,6 +203,11 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable);
 
 json_t *store_runs_json(struct store *st, int64_t job_id);
+/* {"profiles": [{"run", "profile"}]} of a job's measured runs. */
+json_t *store_profiles_json(struct store *st, int64_t job_id);
+/* {"builds": [...]} of the builds a job's stages made or used: id,
+ * commit, config hash, compiler, duration and the build's metadata. */
+json_t *store_job_builds_json(struct store *st, int64_t job_id);
 json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup);
 json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name);
 

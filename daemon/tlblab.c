@@ -66,6 +66,7 @@ enum {
 	OPT_PATCH,
 	OPT_BRANCH,
 	OPT_URL,
+	OPT_PATCHED,
 };
 
 struct cli {
@@ -92,6 +93,7 @@ static const char main_usage[] =
 	"  cancel    cancel a job\n"
 	"  machines  list the lab's machines\n"
 	"  results   show a job's measured metrics\n"
+	"  compare   compare base and patched: verdicts, sweeps, TLB, profiles\n"
 	"  version   print the client's version\n"
 	"\n"
 	"common options:\n"
@@ -553,6 +555,100 @@ static int cmd_results(struct cli *cli, int argc, char **argv, struct strbuf *er
 	if ((r = parse_job_arg(cli, argc, argv, &id, err)))
 		return r;
 	return show_results(cli, id, all, err);
+}
+
+/* --- compare -------------------------------------------------------------- */
+
+static const char compare_usage[] =
+	"usage: tlblab compare [--all] [--json] [--server URL] JOB\n"
+	"       tlblab compare --base JOB_A --patched JOB_B [--all] [--json] [--server URL]\n"
+	"\n"
+	"Compares the base and patched sides of an A/B job, or two jobs that ran\n"
+	"the same suite. Each side's sample is one value per boot (the median of\n"
+	"its measured iterations); p is a two-sided Mann-Whitney U test, CI the\n"
+	"bootstrap 95% interval of the change of medians. Verdicts: regression or\n"
+	"improvement (p < 0.01, CI excludes 0, change at least 2% for headline\n"
+	"metrics and 5% for counters), changed (a neutral metric moved), same\n"
+	"(CI within +-2%), inconclusive, unavailable.\n"
+	"\n"
+	"Printed: the headline summary, the rows (BASE and PATCHED are medians\n"
+	"over boots, with the spread when above 2%), thread sweeps, the TLB\n"
+	"shootdown block, the profile diff and provenance. --json prints the\n"
+	"comparison as the server sent it.\n"
+	"\n"
+	"  --base JOB      the base side: this job's runs\n"
+	"  --patched JOB   the patched side: this job's runs\n"
+	"  --all           also show rows that are the same, and counters that\n"
+	"                  moved less than the counter threshold\n"
+	COMMON_HELP;
+
+static int parse_job_id(struct cli *cli, const char *option, const char *value, long long *ret,
+			struct strbuf *err)
+{
+	uint64_t id;
+	char clean[64];
+
+	if (parse_u64(value, &id) < 0 || !id || id > LLONG_MAX)
+		return usage_error(cli, err, "%s: '%s' is not a job id (a positive integer)", option,
+				   fmt_clean(clean, sizeof(clean), value));
+	*ret = (long long)id;
+	return 0;
+}
+
+static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *err)
+{
+	static const struct option opts[] = {
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "patched", required_argument, NULL, OPT_PATCHED },
+		{ "all", no_argument, NULL, OPT_ALL },
+		COMMON_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT;
+	long long id = 0, base = 0, patched = 0;
+	json_t *root = NULL;
+	int c, r, all = 0;
+
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if ((r = common_option(cli, c, argv, compare_usage, err)) > 0)
+			return r;
+		r = 0;
+		if (c == OPT_ALL)
+			all = 1;
+		else if (c == OPT_BASE)
+			r = parse_job_id(cli, "--base", optarg, &base, err);
+		else if (c == OPT_PATCHED)
+			r = parse_job_id(cli, "--patched", optarg, &patched, err);
+		if (r)
+			return r;
+	}
+	if (base || patched) {
+		if (!base || !patched)
+			return usage_error(cli, err, "--base and --patched go together");
+		if ((r = no_args(cli, argc, argv, err)))
+			return usage_error(cli, err, "give either JOB or --base and --patched, not both");
+		strbuf_addf(&path, "/api/v1/compare?base=%lld&patched=%lld", base, patched);
+	} else {
+		if ((r = parse_job_arg(cli, argc, argv, &id, err)))
+			return r;
+		strbuf_addf(&path, "/api/v1/jobs/%lld/comparison", id);
+	}
+	if ((r = get_json(cli, path.buf, &raw, &root, err)))
+		goto out;
+	if (cli->json) {
+		print_raw(&raw);
+	} else if (compare_print(stdout, root, all, err) < 0) {
+		if (id)
+			strbuf_addf(err, " (job %lld)", id);
+		else
+			strbuf_addf(err, " (jobs %lld and %lld)", base, patched);
+		r = EXIT_FAIL;
+	}
+out:
+	json_decref(root);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	return r;
 }
 
 /* --- submit ------------------------------------------------------------- */
@@ -1453,6 +1549,7 @@ static const struct command commands[] = {
 	{ "cancel", cmd_cancel, cancel_usage },
 	{ "machines", cmd_machines, machines_usage },
 	{ "results", cmd_results, results_usage },
+	{ "compare", cmd_compare, compare_usage },
 	{ "version", cmd_version, version_usage },
 };
 

@@ -343,7 +343,7 @@ fi
 # --- an unreachable server ---------------------------------------------------
 
 DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-for cmd in "submit --suite tlb" "jobs" "status 1" "machines" "results 1" "cancel 2"; do
+for cmd in "submit --suite tlb" "jobs" "status 1" "machines" "results 1" "compare 1" "cancel 2"; do
 	# shellcheck disable=SC2086
 	check_fails "$cmd against a server that is down exits 3 naming the URL" 3 \
 		"^tlblab: .*http://127\.0\.0\.1:$DEAD/api/v1/" \
@@ -442,6 +442,80 @@ fi
 check_fails "cancel of a finished job shows the server's 409 and exits 1" 1 \
 	'^tlblab: HTTP 409 conflict: job 2 already cancelled$' "$TLBLAB" cancel 2
 
+# --- compare -------------------------------------------------------------------
+
+"$TLBLAB" compare 1 >"$TMP/cmp.out" 2>&1
+st=$?
+if [ $st = 0 ] && [ "$(head -n 1 "$TMP/cmp.out")" = "summary: mprotect.ops_per_sec (mode=processes workers=2) -8.3% regression; mprotect.ops_per_sec (mode=threads workers=2) +12.5% improvement; 1 same, 1 inconclusive" ] &&
+	grep -Eq '^  regression +mprotect\.ops_per_sec \(mode=processes workers=2\) +-8\.3% +p=0\.0079 +CI \[-10\.2, -6\.1\]$' "$TMP/cmp.out"; then
+	pass "compare starts with the headline summary, regressions first"
+else
+	fail "compare starts with the headline summary, regressions first" "exit $st"
+	sed 's/^/#   /' "$TMP/cmp.out"
+fi
+check "compare asks for the job's comparison" last_req \
+	'R["method"] == "GET" and R["path"] == "/api/v1/jobs/1/comparison"'
+check "compare rows: workload, params, metric, base, patched, %change, p, CI, verdict" \
+	grep -Eq '^mprotect +mode=processes workers=2 +mprotect\.ops_per_sec +400000 +366800 +-8\.3% +0\.0079 +\[-10\.2, -6\.1\] +regression$' \
+	"$TMP/cmp.out"
+check "compare shows the spread of a side when it is above 2%" \
+	grep -Eq '^mprotect +mode=threads workers=4 +mprotect\.ops_per_sec +1200000 ±3\.4% +1218000 ±3\.0% +\+1\.5% +0\.55 +\[-3\.2, \+6\.0\] +inconclusive$' \
+	"$TMP/cmp.out"
+check "compare says why a row is unavailable" \
+	grep -q 'vmstat\.nr_tlb_remote_flush .* unavailable (unavailable on patched: vmstat lacks nr_tlb_\* (DEBUG_TLBFLUSH is off))$' \
+	"$TMP/cmp.out"
+if ! grep -Eq 'workers=1 +mprotect\.ops_per_sec' "$TMP/cmp.out" &&
+	! grep -q 'nr_tlb_local_flush_one' "$TMP/cmp.out" &&
+	grep -qx '(2 rows folded: same, or counters that moved less than 5%; --all shows them)' "$TMP/cmp.out"; then
+	pass "compare folds rows that are the same and small counter moves, and says so"
+else
+	fail "compare folds rows that are the same and small counter moves, and says so" \
+		"$(grep -E 'workers=1|local_flush_one|folded' "$TMP/cmp.out")"
+fi
+check "compare --all shows the folded rows" sh -c '"$1" compare --all 1 >"$2" &&
+	grep -Eq "^mprotect +mode=threads workers=1 +mprotect\.ops_per_sec +500000 +498000 +-0\.4% .* same$" "$2" &&
+	grep -q "nr_tlb_local_flush_one" "$2" && ! grep -q folded "$2"' sh "$TLBLAB" "$TMP/cmpall.out"
+if in_order "$TMP/cmp.out" \
+	"thread sweep: mprotect.ops_per_sec (mode=threads), ops/s, higher is better" \
+	"  WORKERS     BASE  PATCHED  %CHANGE  VERDICT" \
+	"        1   500000   498000    -0.4%  same" \
+	"        2   800000   900000   +12.5%  improvement" \
+	"        4  1200000  1218000    +1.5%  inconclusive" >"$TMP/order"; then
+	pass "compare prints the thread sweep as a table, one row per worker count"
+else
+	fail "compare prints the thread sweep as a table, one row per worker count" "$(cat "$TMP/order")"
+fi
+check "compare's TLB block: shootdowns/kop and per-second average and peak per side" \
+	sh -c 'grep -Eq "^  mprotect mode=threads workers=2 +shootdowns/kop +12\.5 +- +15\.6 +- +\+24\.8% +regression$" "$1" &&
+	grep -Eq " interrupts\.TLB/s +10000 +12000 +14000 +17500 +- +regression$" "$1"' sh "$TMP/cmp.out"
+check "compare's profile diff, the largest change first" in_order "$TMP/cmp.out" \
+	"  flush_tlb_func                   8.00          14.50  +6.50" \
+	"  native_flush_tlb_one_user        3.00           1.00  -2.00"
+check "compare ends with provenance, failed runs and notes" in_order "$TMP/cmp.out" \
+	"provenance" \
+	"  base     job=1 kernel=6.1.0-tlblab build=base-1; 5 boots on m1; builds base-1" \
+	"failed (not averaged in):" "  patched run 77: workload: mprotect: killed by SIGKILL" \
+	"notes:"
+
+"$TLBLAB" compare --base 1 --patched 2 >"$TMP/cmp2.out" 2>&1
+check "compare --base A --patched B asks for /compare with both ids" last_req \
+	'R["path"] == "/api/v1/compare" and R["query"] == {"base": ["1"], "patched": ["2"]}'
+check "compare --base A --patched B prints both jobs' provenance" \
+	grep -q '^  patched  job=2 ' "$TMP/cmp2.out"
+"$TLBLAB" compare 1 --json >"$TMP/cmp.json" 2>&1
+check "compare --json is the server's comparison as sent" pyjson "$TMP/cmp.json" \
+	'len(L[0]["rows"]) == 10 and L[0]["summary"]["regressions"][0]["change_pct"] == -8.3'
+n=$(nreq)
+check_fails "compare --base without --patched is a usage error" 2 "--base and --patched go together" \
+	"$TLBLAB" compare --base 1
+check_fails "compare with both a job and --base/--patched is a usage error" 2 "not both" \
+	"$TLBLAB" compare --base 1 --patched 2 3
+check_fails "compare of a job id that is not a number is a usage error" 2 "'x1' is not a job id" \
+	"$TLBLAB" compare --base x1 --patched 2
+check "compare's usage errors send nothing" test "$(nreq)" = "$n"
+check_fails "compare of a job the server does not know shows the 404" 1 \
+	'^tlblab: HTTP 404 not_found: no job 99$' "$TLBLAB" compare --base 1 --patched 99
+
 # --- --json ------------------------------------------------------------------
 
 for cmd in "jobs" "status 1" "machines" "results 1" "submit --suite tlb"; do
@@ -465,7 +539,7 @@ check "results --json holds the runs and the metrics" pyjson "$TMP/results.json"
 # --- help and version --------------------------------------------------------
 
 check "--help lists the commands" sh -c '"$1" --help | grep -q "^  results "' sh "$TLBLAB"
-for cmd in submit status jobs cancel machines results; do
+for cmd in submit status jobs cancel machines results compare; do
 	check "$cmd --help shows its usage" \
 		sh -c '"$1" "$2" --help | grep -q "^usage: tlblab $2"' sh "$TLBLAB" "$cmd"
 done

@@ -16,6 +16,12 @@ its last stage failed (infra) and the job failed; "slow" stays running.
 Canned: job 1 (done), job 2 (running, cancellable), job 666 answers 502 with
 an HTML page.
 
+GET /api/v1/jobs/ID/comparison and GET /api/v1/compare?base=A&patched=B
+answer canned_comparison() (valid against schemas/comparison.schema.json,
+which t0061 checks) for jobs that exist: a thread sweep of mprotect with a
+regression, an improvement, a same and an inconclusive case, counters, an
+unavailable counter, the TLB block and a profile diff.
+
 A request with "tree" makes an A/B job (kind "ab"): build base and build
 patched on "builder local", then per boot index (boots per side) a boot and a
 run stage of each side on the first machine, base first. Finished build
@@ -166,6 +172,116 @@ def runs_and_metrics(job):
     return runs, metrics
 
 
+def _side(center, spread, samples):
+    return {"center": center, "spread_pct": spread, "n": len(samples), "samples": samples}
+
+
+def _row(case, params, metric, unit, direction, base, patched, change, p, ci, verdict,
+         outliers=0, **extra):
+    text = " ".join("%s=%s" % (k, params[k]) for k in sorted(params))
+    headline = metric.startswith("mprotect.")
+    r = {"spec": 0, "case": case, "workload": "mprotect", "params": params, "params_text": text,
+         "metric": metric, "unit": unit, "direction": direction, "headline": headline,
+         "counter": not headline, "base": base, "patched": patched, "change_pct": change,
+         "p": p, "ci": ci, "verdict": verdict, "outliers": outliers}
+    if p is not None:
+        r["p_method"] = "exact"
+    r.update(extra)
+    return r
+
+
+def canned_comparison(base_job=12, patched_job=12):
+    """A comparison as compare_sides() makes it, small enough to read."""
+    T1 = {"mode": "threads", "workers": 1}
+    T2 = {"mode": "threads", "workers": 2}
+    T4 = {"mode": "threads", "workers": 4}
+    P2 = {"mode": "processes", "workers": 2}
+    ops = "mprotect.ops_per_sec"
+    none = _side(None, None, [])
+    rows = [
+        _row(0, T1, ops, "ops/s", "higher", _side(500000, 0.8, [498000, 500000, 503000, 505000, 497000]),
+             _side(498000, 0.9, [496000, 498000, 501000, 502000, 494000]), -0.4, 0.69,
+             [-1.5, 0.9], "same"),
+        _row(1, T2, ops, "ops/s", "higher", _side(800000, 1.1, [790000, 800000, 805000, 812000, 796000]),
+             _side(900000, 1.0, [890000, 900000, 905000, 912000, 896000]), 12.5, 0.0079,
+             [10.9, 14.2], "improvement"),
+        _row(1, T2, "interrupts.TLB.per_sec", "count/s", "lower",
+             _side(10000, 1.5, [9900, 10000, 10100, 10200, 9800]),
+             _side(14000, 1.2, [13900, 14000, 14100, 14300, 13800]), 40.0, 0.0079,
+             [38.0, 42.5], "regression"),
+        _row(1, T2, "interrupts.TLB.peak_per_sec", "count/s", "lower",
+             _side(12000, 2.5, [11800, 12000, 12300, 12600, 11700]),
+             _side(17500, 2.2, [17100, 17500, 17800, 18200, 17000]), 45.8, 0.0079,
+             [41.0, 50.1], "regression"),
+        _row(1, T2, "procstat.busy_pct", "%", "neutral", _side(80.0, 1.0, [79, 80, 81, 80.5, 79.5]),
+             _side(85.0, 1.0, [84, 85, 86, 85.5, 84.5]), 6.25, 0.0079, [5.1, 7.4], "changed"),
+        _row(1, T2, "tlb.shootdowns_per_kop", "shootdowns/kop", "lower",
+             _side(12.5, 1.2, [12.4, 12.5, 12.6, 12.8, 12.3]),
+             _side(15.6, 1.1, [15.5, 15.6, 15.7, 15.9, 15.3]), 24.8, 0.0079, [22.9, 26.6],
+             "regression"),
+        _row(1, T2, "vmstat.nr_tlb_local_flush_one", "count", "lower",
+             _side(1000, 1.0, [990, 1000, 1010, 1005, 995]),
+             _side(988, 1.3, [980, 988, 1000, 995, 970]), -1.2, 0.31, [-3.0, 0.8], "inconclusive"),
+        _row(1, T2, "vmstat.nr_tlb_remote_flush", "count", "lower",
+             _side(5000, 1.0, [4950, 5000, 5050, 5020, 4980]), none, None, None, None, "unavailable",
+             reason="unavailable on patched: vmstat lacks nr_tlb_* (DEBUG_TLBFLUSH is off)"),
+        _row(2, T4, ops, "ops/s", "higher", _side(1200000, 3.4, [1150000, 1200000, 1230000, 1260000, 1190000]),
+             _side(1218000, 3.0, [1170000, 1218000, 1240000, 1270000, 1200000]), 1.5, 0.55,
+             [-3.2, 6.0], "inconclusive", outliers=1),
+        _row(3, P2, ops, "ops/s", "higher", _side(400000, 0.9, [396000, 400000, 404000, 406000, 398000]),
+             _side(366800, 1.0, [363000, 366800, 370000, 372000, 365000]), -8.3, 0.0079,
+             [-10.2, -6.1], "regression"),
+    ]
+
+    def entry(r):
+        return {k: r[k] for k in ("spec", "case", "workload", "params", "metric", "change_pct",
+                                  "p", "ci", "verdict")}
+    sweep = [{"workers": r["params"]["workers"], "case": r["case"], "base": r["base"]["center"],
+              "patched": r["patched"]["center"], "change_pct": r["change_pct"],
+              "verdict": r["verdict"]} for r in rows[:2] + [rows[8]]]
+    return {
+        "summary": {
+            "regressions": [entry(rows[9])], "improvements": [entry(rows[1])], "changed": [],
+            "same": 1, "inconclusive": 1, "unavailable": 0,
+            "counters": {"regressions": 3, "improvements": 0, "changed": 1},
+            "text": "mprotect.ops_per_sec (mode=processes workers=2) -8.3% regression; "
+                    "mprotect.ops_per_sec (mode=threads workers=2) +12.5% improvement; "
+                    "1 same, 1 inconclusive"},
+        "rows": rows,
+        "sweeps": [{"spec": 0, "workload": "mprotect", "metric": ops, "params": {"mode": "threads"},
+                    "params_text": "mode=threads", "unit": "ops/s", "direction": "higher",
+                    "rows": sweep}],
+        "tlb": [{"spec": 0, "case": 1, "workload": "mprotect", "params": T2,
+                 "params_text": "mode=threads workers=2",
+                 "shootdowns_per_kop": {"base": 12.5, "patched": 15.6, "change_pct": 24.8,
+                                        "verdict": "regression"},
+                 "counters": [{"name": "interrupts.TLB",
+                               "base": {"per_sec": 10000, "peak_per_sec": 12000},
+                               "patched": {"per_sec": 14000, "peak_per_sec": 17500},
+                               "verdict": "regression"}]}],
+        "profile_diff": {"profiles": {"base": 5, "patched": 5}, "symbols": [
+            {"symbol": "flush_tlb_func", "kernel": True, "base_self": 8.0, "patched_self": 14.5,
+             "delta": 6.5},
+            {"symbol": "native_flush_tlb_one_user", "kernel": True, "base_self": 3.0,
+             "patched_self": 1.0, "delta": -2.0},
+            {"symbol": "do_mprotect_pkey", "kernel": True, "base_self": 20.0, "patched_self": 19.5,
+             "delta": -0.5}]},
+        "provenance": {"base": {"job": base_job, "kernel": "6.1.0-tlblab", "build": "base-%d" % base_job},
+                       "patched": {"job": patched_job, "kernel": "6.1.0-tlblab+",
+                                   "build": "patched-%d" % patched_job},
+                       "boots": {"base": 5, "patched": 5}, "machines": {"base": ["m1"], "patched": ["m1"]},
+                       "builds": {"base": ["base-%d" % base_job], "patched": ["patched-%d" % patched_job]}},
+        "failed": [{"side": "patched", "run": 77, "reason": "workload: mprotect: killed by SIGKILL"}],
+        "notes": ["base has 5 boots, patched 5"],
+        "per_cpu_excluded": ["interrupts.TLB.cpu0", "interrupts.TLB.cpu1"],
+        "ci_kind": "percent",
+        "rules": {"alpha": 0.01, "min_change_headline": 0.02, "min_change_counter": 0.05,
+                  "same_band": 0.02, "resamples": 2000, "ci_level": 0.95, "outlier_z": 3.5,
+                  "test": "Mann-Whitney U, two-sided, on per-boot medians",
+                  "ci": "bootstrap percentile interval of median(patched)/median(base), as % change"},
+    }
+
+
 def ab_request(req):
     """The A/B part of a job request: (fields for the job, None) or (None, why)."""
     if not isinstance(req.get("tree"), str) or not isinstance(req.get("base"), str):
@@ -232,6 +348,14 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send_json(200, {"status": "ok", "version": "0.1.0"})
             if parts == ["machines"]:
                 return self.send_json(200, {"machines": MACHINES})
+            if parts == ["compare"]:
+                ids = [query.get(k, [""])[0] for k in ("base", "patched")]
+                if not all(i.isdigit() for i in ids):
+                    return self.error(400, "bad_request", "base, patched: job ids are required")
+                for i in ids:
+                    if int(i) not in jobs:
+                        return self.error(404, "not_found", "no job %s" % i)
+                return self.send_json(200, canned_comparison(int(ids[0]), int(ids[1])))
             if parts == ["jobs"]:
                 L = sorted(jobs.values(), key=lambda j: -j["id"])
                 for key in ("state", "suite", "submitter"):
@@ -255,6 +379,8 @@ class Handler(BaseHTTPRequestHandler):
                 if len(parts) == 2:
                     advance(job)
                     return self.send_json(200, {"job": public(job)})
+                if parts[2:] == ["comparison"]:
+                    return self.send_json(200, canned_comparison(job["id"], job["id"]))
                 runs, metrics = runs_and_metrics(job)
                 if parts[2:] == ["runs"]:
                     return self.send_json(200, {"runs": runs})

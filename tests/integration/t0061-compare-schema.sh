@@ -1,0 +1,178 @@
+#!/bin/sh
+# daemon/compare's output against schemas/comparison.schema.json (JSON
+# Schema 2020-12, python3-jsonschema): a small driver runs compare_sides on
+# synthetic A/B documents shaped like the API's runs, metrics and profiles
+# (a thread sweep, TLB counters, per-CPU counters, a failed run, an
+# unavailable counter, a side with fewer boots), and the canned comparison
+# of tests/tools/fake-api.py, which the client tests read, is held to the
+# same schema.
+. "$(dirname "$0")/../lib.sh"
+
+SAN=
+case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
+cat >"$TMP/driver.c" <<'CEOF'
+/* stdin: {"base": DOC, "patched": DOC, "base_side": S|null, "patched_side": S|null} */
+#include <stdio.h>
+#include <jansson.h>
+#include "compare.h"
+
+int main(void)
+{
+	struct strbuf err = STRBUF_INIT;
+	json_error_t jerr;
+	json_t *in = json_loadf(stdin, 0, &jerr), *out;
+
+	if (!in) {
+		fprintf(stderr, "driver: %s\n", jerr.text);
+		return 2;
+	}
+	out = compare_sides(json_object_get(in, "base"),
+			    json_string_value(json_object_get(in, "base_side")),
+			    json_object_get(in, "patched"),
+			    json_string_value(json_object_get(in, "patched_side")), NULL, &err);
+	if (!out) {
+		fprintf(stderr, "driver: %s\n", err.buf);
+		return 1;
+	}
+	json_dumpf(out, stdout, JSON_COMPACT);
+	putchar('\n');
+	json_decref(out);
+	json_decref(in);
+	strbuf_release(&err);
+	return 0;
+}
+CEOF
+# shellcheck disable=SC2086
+if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote daemon \
+	"$TMP/driver.c" daemon/compare.c daemon/stats.c daemon/strbuf.c daemon/util.c \
+	-ljansson -lm -o "$TMP/driver") >"$TMP/cc.out" 2>&1; then
+	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
+	exit 1
+fi
+if ! $PY -c 'import jsonschema' 2>"$TMP/py.out"; then
+	fail "jsonschema for $PY" "$(tail -n 1 "$TMP/py.out") (apt-get install python3-jsonschema)"
+	exit 1
+fi
+
+# two inputs: one A/B job (a single document, side filters) and two jobs
+$PY - "$TMP" <<'PYEOF'
+import json, random, sys
+tmp = sys.argv[1]
+rnd = random.Random(61)
+rid = [0]
+
+def doc():
+    return {"runs": [], "metrics": [], "profiles": [], "provenance": {"kernel": "6.1.0"}}
+
+def side(d, name, boots, scale, tlb, fail_one=False):
+    for b in range(boots):
+        for case, w in enumerate((1, 2, 4)):
+            for it in range(3):
+                rid[0] += 1
+                r = {"id": rid[0], "stage": 100 + b, "machine": "m1", "side": name, "spec": 0,
+                     "case": case, "iteration": it, "warmup": it == 0, "workload": "mprotect",
+                     "params": {"mode": "threads", "workers": w}, "duration_s": 2.0,
+                     "build_id": name + "-1", "boot_id": "%s-%d" % (name, b)}
+                if fail_one and b == 0 and case == 0 and it == 2:
+                    r["error"] = "workload: killed by SIGKILL"
+                d["runs"].append(r)
+                n = lambda x: x * (1 + rnd.gauss(0, 0.01))
+                ms = [("mprotect.ops_per_sec", n(1e5 * w * scale), "ops/s", "higher"),
+                      ("tlb.shootdowns_per_kop", n(tlb), "shootdowns/kop", "lower"),
+                      ("interrupts.TLB.per_sec", n(tlb * 100 * w), "count/s", "lower"),
+                      ("interrupts.TLB.peak_per_sec", n(tlb * 150 * w), "count/s", "lower"),
+                      ("interrupts.TLB.cpu0", n(tlb * 50), "count", "lower"),
+                      ("procstat.busy_pct", n(90), "%", "neutral")]
+                if name == "base":
+                    ms.append(("vmstat.nr_tlb_remote_flush", n(1000), "count", "lower"))
+                for m, v, u, dr in ms:
+                    d["metrics"].append({"run": rid[0], "name": m, "value": v, "unit": u, "direction": dr})
+                if it == 1:
+                    d["profiles"].append({"run": rid[0], "profile": {"symbols": [
+                        {"symbol": "flush_tlb_func", "self": 20 * scale, "children": 25, "kernel": True},
+                        {"symbol": "do_mprotect_pkey", "self": 5, "children": 30, "kernel": True}]}})
+
+ab = doc()
+side(ab, "base", 5, 1.0, 10)
+side(ab, "patched", 5, 0.9, 1, fail_one=True)
+json.dump({"base": ab, "patched": ab, "base_side": "base", "patched_side": "patched"},
+          open(tmp + "/ab.json", "w"))
+a, b = doc(), doc()
+side(a, "base", 5, 1.0, 10)
+side(b, "patched", 3, 1.0, 10)
+b["unavailable"] = {"vmstat.nr_tlb_remote_flush": "vmstat lacks nr_tlb_* (DEBUG_TLBFLUSH is off)"}
+b["failed"] = [{"stage": 7, "class": "boot", "reason": "boot 4: kernel panic"}]
+json.dump({"base": a, "patched": b}, open(tmp + "/two.json", "w"))
+PYEOF
+
+for f in ab two; do
+	if "$TMP/driver" <"$TMP/$f.json" >"$TMP/$f.out" 2>"$TMP/$f.err"; then
+		pass "compare_sides on the $f input"
+	else
+		fail "compare_sides on the $f input" "$(tail -n 5 "$TMP/$f.err")"
+	fi
+done
+
+# validate FILE: every line is a valid comparison
+validate() {
+	$PY - "$TOP/schemas/comparison.schema.json" "$1" <<'PYEOF'
+import json, sys
+from jsonschema import Draft202012Validator
+schema = json.load(open(sys.argv[1]))
+Draft202012Validator.check_schema(schema)
+v = Draft202012Validator(schema)
+bad = 0
+for line in open(sys.argv[2]):
+    for e in v.iter_errors(json.loads(line)):
+        print("%s: %s" % ("/".join(map(str, e.absolute_path)), e.message[:200]))
+        bad += 1
+sys.exit(1 if bad else 0)
+PYEOF
+}
+# pj FILE EXPR: pyjson with EXPR free to span lines
+pj() { pyjson "$1" "($2)"; }
+
+check "the schema is valid 2020-12 and the A/B comparison follows it" validate "$TMP/ab.out"
+check "the comparison of two jobs (fewer boots, unavailable, failed) follows it" validate "$TMP/two.out"
+
+check "A/B: the 10% drop is a regression at every thread count, sweep in workers order" \
+	pj "$TMP/ab.out" '[r["workers"] for r in L[0]["sweeps"][0]["rows"]] == [1, 2, 4] and
+	 all(r["verdict"] == "regression" for r in L[0]["sweeps"][0]["rows"]) and
+	 len(L[0]["summary"]["regressions"]) == 3 and "regression" in L[0]["summary"]["text"]'
+check "A/B: shootdowns/kop and the TLB interrupt rate sit beside each headline case" \
+	pj "$TMP/ab.out" 'len(L[0]["tlb"]) == 3 and
+	 all(t["shootdowns_per_kop"]["verdict"] == "improvement" for t in L[0]["tlb"]) and
+	 L[0]["tlb"][0]["counters"][0]["name"] == "interrupts.TLB"'
+check "A/B: per-CPU metrics are not rows; the neutral busy_pct is never a regression" \
+	pj "$TMP/ab.out" 'not [r for r in L[0]["rows"] if ".cpu" in r["metric"]] and
+	 L[0]["per_cpu_excluded"] == ["interrupts.TLB.cpu0"] and
+	 all(r["verdict"] not in ("regression", "improvement") for r in L[0]["rows"]
+	     if r["metric"] == "procstat.busy_pct")'
+check "A/B: the failed run is reported and its boot still counts from the others" \
+	pj "$TMP/ab.out" 'L[0]["failed"][0]["side"] == "patched" and "SIGKILL" in L[0]["failed"][0]["reason"]
+	 and L[0]["provenance"]["boots"] == {"base": 5, "patched": 5}'
+check "A/B: the profile diff puts flush_tlb_func first" \
+	pj "$TMP/ab.out" 'L[0]["profile_diff"]["symbols"][0]["symbol"] == "flush_tlb_func" and
+	 abs(L[0]["profile_diff"]["symbols"][0]["delta"] + 2) < 1e-9'
+check "two jobs: 5 vs 3 boots is noted, and nothing can be significant" \
+	pj "$TMP/two.out" 'any("base has 5 boots, patched 3" in n for n in L[0]["notes"]) and
+	 all(r["verdict"] in ("same", "inconclusive", "unavailable") for r in L[0]["rows"])'
+check "two jobs: a counter the patched kernel lacks is unavailable, with the reason" \
+	pj "$TMP/two.out" '[r["reason"] for r in L[0]["rows"] if r["metric"] == "vmstat.nr_tlb_remote_flush"]
+	 == 3 * ["unavailable on patched: vmstat lacks nr_tlb_* (DEBUG_TLBFLUSH is off)"] and
+	 L[0]["failed"][0]["reason"] == "boot 4: kernel panic"'
+
+# the fake API's canned comparison, which t0020 prints, is a real one
+if ! $PY - "$TOP/tests/tools/fake-api.py" "$TMP/canned.out" <<'PYEOF' >"$TMP/canned.err" 2>&1
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("fake_api", sys.argv[1])
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+with open(sys.argv[2], "w") as f:
+    f.write(json.dumps(m.canned_comparison()) + "\n")
+PYEOF
+then
+	fail "fake-api.py has a canned comparison" "$(tail -n 1 "$TMP/canned.err")"
+	exit 0
+fi
+check "fake-api.py's canned comparison follows the schema" validate "$TMP/canned.out"
