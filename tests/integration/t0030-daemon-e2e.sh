@@ -125,7 +125,7 @@ api GET /jobs/1/stages/1/log | grep -q 'agent uploaded on m1' && pass "the stage
 id=$(api POST /jobs '{"suite":"quick","machines":["m3"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
 state=$(job_wait "$id" "failed done" 60)
 msg=$(api GET "/jobs/$id" | jq_py 'J["job"]["error"]["message"]')
-if [ "$state" = failed ] && echo "$msg" | grep -q 'unknown'; then
+if [ "$state" = failed ] && printf "%s\n" "$msg" | grep -q 'unknown'; then
 	pass "an unknown host key is refused: $msg"
 else
 	fail "an unknown host key is refused" "state $state: $msg"
@@ -150,8 +150,8 @@ else
 	sshd_kill "$first"
 	state=$(job_wait "$id" "done failed" 120)
 	job=$(api GET "/jobs/$id")
-	second=$(echo "$job" | jq_py 'J["job"]["stages"][0]["machine"]')
-	attempt=$(echo "$job" | jq_py 'J["job"]["stages"][0]["attempt"]')
+	second=$(printf "%s\n" "$job" | jq_py 'J["job"]["stages"][0]["machine"]')
+	attempt=$(printf "%s\n" "$job" | jq_py 'J["job"]["stages"][0]["attempt"]')
 	if [ "$state" = done ] && [ "$second" != "$first" ] && [ "$attempt" = 1 ]; then
 		pass "killing $first's sshd mid-run: the job finished on $second (attempt 2)"
 	else

@@ -82,12 +82,12 @@ submit() {
 expect() {
 	state=$(job_wait "$2" "done failed cancelled" 2400)
 	job=$(api GET "/jobs/$2")
-	cls=$(echo "$job" | jq_py '(J["job"]["error"] or {}).get("class")')
-	msg=$(echo "$job" | jq_py '(J["job"]["error"] or {}).get("message")')
-	if [ "$state" = failed ] && [ "$cls" = "$3" ] && echo "$msg" | grep -Eq "$4"; then
-		pass "$1: $3: $(echo "$msg" | head -n 1 | cut -c1-160)"
+	cls=$(printf "%s\n" "$job" | jq_py '(J["job"]["error"] or {}).get("class")')
+	msg=$(printf "%s\n" "$job" | jq_py '(J["job"]["error"] or {}).get("message")')
+	if [ "$state" = failed ] && [ "$cls" = "$3" ] && printf "%s\n" "$msg" | grep -Eq "$4"; then
+		pass "$1: $3: $(printf "%s\n" "$msg" | head -n 1 | cut -c1-160)"
 	else
-		fail "$1" "state $state, class $cls: $(echo "$msg" | head -c 600)"
+		fail "$1" "state $state, class $cls: $(printf "%s\n" "$msg" | head -c 600)"
 	fi
 	h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "vm1"][0]')
 	case "$h" in good|unknown) pass "$1: vm1 is still usable ($h)" ;; *) fail "$1: vm1 usable" "$h" ;; esac
