@@ -205,9 +205,8 @@ static void fail(struct build_outcome *out, enum build_outcome_kind kind, const 
 	va_list ap;
 
 	out->kind = kind;
-	strbuf_reset(&out->message);
 	va_start(ap, fmt);
-	strbuf_vaddf(&out->message, fmt, ap);
+	strbuf_vsetf(&out->message, fmt, ap);
 	va_end(ap);
 }
 

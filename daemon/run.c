@@ -200,9 +200,8 @@ static void fail(struct run_outcome *out, enum run_outcome_kind kind, const char
 	va_list ap;
 
 	out->kind = kind;
-	strbuf_reset(&out->message);
 	va_start(ap, fmt);
-	strbuf_vaddf(&out->message, fmt, ap);
+	strbuf_vsetf(&out->message, fmt, ap);
 	va_end(ap);
 }
 

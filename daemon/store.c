@@ -770,6 +770,21 @@ out:
 	return rc;
 }
 
+/* Runs an UPDATE whose parameters are ?1 = id and ?2 = text. */
+static int update_id_text(struct store *st, const char *sql, int64_t id, const char *text)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	lock(st);
+	s = prep(st, sql);
+	sqlite3_bind_int64(s, 1, id);
+	bind_text(s, 2, text);
+	rc = step_done(s);
+	unlock(st);
+	return rc;
+}
+
 int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 {
 	sqlite3_stmt *s;
@@ -904,16 +919,7 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(st);
-	s = prep(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, job_id);
-	bind_text(s, 2, text);
-	rc = step_done(s);
-	unlock(st);
-	return rc;
+	return update_id_text(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", job_id, text);
 }
 
 int store_build_add(struct store *st, const struct build_row *b)
@@ -1071,31 +1077,18 @@ out:
 
 int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	lock(st);
 	/* a stage log is bounded: past 4 MiB only the tail is kept */
-	s = prep(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
-		     "THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, text);
-	rc = step_done(s);
-	unlock(st);
-	return rc;
+	return update_id_text(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
+			      "THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1",
+			      stage_id, text);
 }
 
 int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello)
 {
-	sqlite3_stmt *s;
-	int rc;
+	char *text = json_dumps(hello, JSON_COMPACT);
+	int rc = update_id_text(st, "UPDATE stages SET host = ?2 WHERE id = ?1", stage_id, text);
 
-	lock(st);
-	s = prep(st, "UPDATE stages SET host = ?2 WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, stage_id);
-	bind_json(s, 2, hello);
-	rc = step_done(s);
-	unlock(st);
+	free(text);
 	return rc;
 }
 

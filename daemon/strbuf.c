@@ -127,15 +127,20 @@ int strbuf_addf(struct strbuf *sb, const char *fmt, ...)
 	return r;
 }
 
+int strbuf_vsetf(struct strbuf *sb, const char *fmt, va_list ap)
+{
+	strbuf_reset(sb);
+	return strbuf_vaddf(sb, fmt, ap);
+}
+
 int strbuf_seterr(struct strbuf *err, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!err)
 		return -1;
-	strbuf_reset(err);
 	va_start(ap, fmt);
-	strbuf_vaddf(err, fmt, ap);
+	strbuf_vsetf(err, fmt, ap);
 	va_end(ap);
 	return -1;
 }

@@ -49,6 +49,10 @@ int strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 void strbuf_setlen(struct strbuf *sb, size_t len);
 void strbuf_trim(struct strbuf *sb);
 
+/* Replaces the content with a formatted string. */
+int strbuf_vsetf(struct strbuf *sb, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
 /*
  * Replaces the content with a formatted message. Meant for error buffers:
  * `return strbuf_seterr(err, "workers: must be ...")` returns -1.

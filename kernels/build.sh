@@ -1,0 +1,779 @@
+#!/bin/sh
+# Builds one kernel for a tlblab job on a builder; the daemon runs it as root,
+# locally or over SSH, and reads the result from the last lines of stdout.
+#
+# usage: build.sh --tree TREE --work WORK --ref REF
+#                 [--patch FILE | --fetch URL --fetch-ref REF2]
+#                 --config-base tinyconfig|defconfig|FILE [--fragment FILE]...
+#                 [--jobs N] --out OUT [--vmlinux]
+#
+# Why it is shaped this way:
+# - A builder keeps warm state per tree in WORK, so the patched build that
+#   follows a base build recompiles only what the patch touched: WORK/src is
+#   one checkout (a `git clone --shared` of a local tree, a plain clone of a
+#   URL) that each build resets with checkout --force and clean -fdx, and
+#   the kernel is built out of tree in WORK/obj-<key>, one object directory
+#   per config recipe (base + fragment contents), so two recipes built in
+#   turn do not rebuild each other's objects. ccache catches the rest.
+# - WORK/lock (flock) serialises builds that share WORK/src.
+# - The build id hashes the commit, the final .config and the compiler, so
+#   OUT/<build_id>/ is a cache: a second request for the same kernel returns
+#   at once (cached 1). The same patch on the same base gives the same commit
+#   because git am and the plain-diff commit run with a fixed identity and
+#   date. The directory appears by rename, complete or not at all.
+# - The .config is made in WORK/cfg-tmp (BASE target or file, the fragments
+#   merged with merge_config.sh, olddefconfig) and remembered in
+#   WORK/config-cache under a hash of everything kconfig reads, so a patch
+#   that touches no Kconfig input skips kconfig's ~15 s of compiler probes.
+# - Every option a fragment sets must survive olddefconfig, or the build
+#   fails with class config and the names: a silently dropped option would
+#   make the measurement meaningless.
+# - Every argument is checked here as well as in the daemon, and passed to
+#   git and make as a quoted argument, never through eval or a built string.
+#
+# stdout: everything the build prints (also kept in WORK/build.log and copied
+# to OUT/<build_id>/build.log), then one line per fact, each "TLBLAB KEY
+# VALUE": status ok|failed; on failure class, message and 0..30 excerpt
+# lines; on success build_id, commit, config_hash, compiler, cached, dir,
+# duration (of this run), warnings, kernelrelease, build_host. OUT/<id>/
+# holds bzImage, config, System.map, build.log, meta.json (+ vmlinux).
+# --fetch takes an https:// or git:// URL or a local repository path; the
+# commit built is then the fetched one, and REF only names the base.
+# exit: 0 ok, 10 patch, 11 build, 12 config, 13 ref, 1 infra (tools, disk,
+# git or network trouble, a bad invocation: the only class worth a retry).
+# shellcheck disable=SC2317 # on_exit and kmake are called indirectly
+set -eu
+
+LC_ALL=C
+export LC_ALL
+unset LANG LANGUAGE 2>/dev/null || true
+# The caller's environment must not reach kbuild or kconfig: each of these
+# would change what gets built without showing up in the build id.
+unset ARCH SUBARCH CROSS_COMPILE KCONFIG_CONFIG KCONFIG_ALLCONFIG KBUILD_OUTPUT \
+	KBUILD_EXTMOD KCFLAGS KAFLAGS KCPPFLAGS KBUILD_BUILD_VERSION_TIMESTAMP \
+	MAKEFLAGS MFLAGS MAKELEVEL MAKEFILES GNUMAKEFLAGS CONFIG_ GIT_DIR \
+	GIT_WORK_TREE GIT_INDEX_FILE GIT_OBJECT_DIRECTORY 2>/dev/null || true
+# An empty (but set) LOCALVERSION keeps scripts/setlocalversion from adding
+# "+" for an untagged tree: kernelrelease depends on the config alone.
+LOCALVERSION=
+export LOCALVERSION
+# Never wait for a password or an editor.
+GIT_TERMINAL_PROMPT=0
+GIT_EDITOR=:
+export GIT_TERMINAL_PROMPT GIT_EDITOR
+# The daemon may read only one stream (SSH): everything goes to stdout.
+# stdin stays alone: the script itself may come that way (sh -s); commands
+# get </dev/null one by one.
+exec 2>&1
+
+# Fixed identities and dates: the commit made from a patch depends on the
+# patch and the base only, and the kernel's version string on the build id.
+GIT_COMMITTER_NAME=tlblab
+GIT_COMMITTER_EMAIL=tlblab@localhost
+GIT_COMMITTER_DATE="2000-01-01T00:00:00Z"
+export GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE
+BUILD_TIMESTAMP="Sat Jan  1 00:00:00 UTC 2000"
+MAX_PATCH_BYTES=33554432
+MIN_FREE_MB=${TLBLAB_MIN_FREE_MB:-1024}
+NL='
+'
+
+start=$(date +%s)
+finished=0
+step="checking arguments"
+LOG=
+tmpout=
+
+# ---- the result protocol -------------------------------------------------
+
+# One safe line: no control characters, bounded length.
+oneline() {
+	printf '%s' "$1" | tr '\000-\037\177' ' ' | cut -c1-400
+}
+
+# say MESSAGE: a progress line for the log and stdout.
+say() {
+	if [ -n "$LOG" ]; then
+		printf 'build.sh: %s\n' "$1" | tee -a "$LOG"
+	else
+		printf 'build.sh: %s\n' "$1"
+	fi
+}
+
+# fail CLASS MESSAGE [EXCERPT_FILE]: print the failure facts and exit.
+fail() {
+	case $1 in
+	patch) code=10 ;;
+	build) code=11 ;;
+	config) code=12 ;;
+	ref) code=13 ;;
+	*) code=1 ;;
+	esac
+	finished=1
+	printf 'TLBLAB status failed\n'
+	printf 'TLBLAB class %s\n' "$1"
+	printf 'TLBLAB message %s\n' "$(oneline "$2")"
+	if [ $# -ge 3 ] && [ -s "$3" ]; then
+		head -n 30 "$3" | while IFS= read -r _l || [ -n "$_l" ]; do
+			printf 'TLBLAB excerpt %s\n' "$(oneline "$_l")"
+		done
+	fi
+	exit "$code"
+}
+
+# Anything that stops the script without a verdict (set -e, a signal) is the
+# lab's trouble, not the patch's: class infra, with the step it was in.
+on_exit() {
+	rc=$?
+	set +e	# a failing clean-up command must not replace the exit status
+	if [ -n "$tmpout" ]; then rm -rf "$tmpout"; fi
+	if [ "$finished" = 0 ]; then
+		finished=1
+		ex=
+		if [ -n "$LOG" ] && [ -f "$LOG" ] && [ -n "${WORK:-}" ] && [ -d "$WORK" ]; then
+			ex=$WORK/.excerpt
+			tail -n 10 "$LOG" >"$ex" 2>/dev/null || ex=
+		fi
+		( fail infra "build.sh stopped while $step (exit $rc)" "$ex" )
+		exit 1
+	fi
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'step="$step (interrupted)"; exit 1' INT TERM HUP
+
+usage() {
+	fail infra "$1 (usage: build.sh --tree TREE --work WORK --ref REF [--patch FILE | --fetch URL --fetch-ref REF] --config-base BASE [--fragment FILE]... [--jobs N] --out OUT [--vmlinux])"
+}
+
+# ---- argument checks ------------------------------------------------------
+
+# A value with no newline, no leading '-', not empty.
+plain_value() {
+	[ -n "$1" ] || return 1
+	case $1 in -*) return 1 ;; esac
+	case $1 in *"$NL"* | *"$(printf '\r')"*) return 1 ;; esac
+	return 0
+}
+
+is_hex_ref() {
+	case $1 in *[!0-9a-f]*) return 1 ;; esac
+	[ ${#1} -ge 7 ] && [ ${#1} -le 40 ]
+}
+
+# Git's ref-format rules, and a character set narrower than git's: a ref
+# also travels through the daemon's SSH command lines and into refspecs,
+# where ';', '$', '+' or ':' would mean something.
+valid_ref() {
+	plain_value "$1" || return 1
+	[ ${#1} -le 200 ] || return 1
+	case $1 in [!A-Za-z0-9]* | *[!A-Za-z0-9._/@-]*) return 1 ;; esac
+	is_hex_ref "$1" && return 0
+	git check-ref-format --allow-onelevel "$1" >/dev/null 2>&1
+}
+
+# A git URL we are willing to clone or fetch: https:// or git:// only (no
+# ext::, no ssh with a user-supplied command, no file:// tricks).
+valid_url() {
+	printf '%s\n' "$1" | grep -Eq '^(https|git)://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~/%@-]*)?$'
+}
+
+# abs_dir PATH: the canonical absolute path of an existing directory.
+abs_dir() {
+	(cd -P -- "$1" 2>/dev/null && pwd -P)
+}
+
+# abs_file PATH: the absolute path of an existing readable regular file.
+abs_file() {
+	[ -f "$1" ] && [ -r "$1" ] || return 1
+	_d=$(abs_dir "$(dirname -- "$1")") || return 1
+	printf '%s/%s\n' "${_d%/}" "$(basename -- "$1")"
+}
+
+tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out=''
+want_vmlinux=0
+nfrag=0
+fragments=		# newline-separated absolute paths (none contains a newline)
+while [ $# -gt 0 ]; do
+	opt=$1
+	shift
+	case $opt in
+	--vmlinux) want_vmlinux=1; continue ;;
+	-h | --help) sed -n '2,9p' "$0" 2>/dev/null || true; finished=1; exit 0 ;;
+	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out) ;;
+	*) usage "unknown argument '$(oneline "$opt")'" ;;
+	esac
+	[ $# -gt 0 ] || usage "$opt needs a value"
+	val=$1
+	shift
+	if ! plain_value "$val"; then
+		case $opt in
+		--ref | --fetch | --fetch-ref) fail ref "$opt: refused value '$(oneline "$val")' (empty, starts with '-' or has a newline)" ;;
+		*) usage "$opt: refused value '$(oneline "$val")' (empty, starts with '-' or has a newline)" ;;
+		esac
+	fi
+	case $opt in
+	--tree) [ -z "$tree" ] || usage "--tree given twice"; tree=$val ;;
+	--work) [ -z "$work" ] || usage "--work given twice"; work=$val ;;
+	--ref) [ -z "$ref" ] || usage "--ref given twice"; ref=$val ;;
+	--patch) [ -z "$patch" ] || usage "--patch given twice"; patch=$val ;;
+	--fetch) [ -z "$fetch_url" ] || usage "--fetch given twice"; fetch_url=$val ;;
+	--fetch-ref) [ -z "$fetch_ref" ] || usage "--fetch-ref given twice"; fetch_ref=$val ;;
+	--config-base) [ -z "$base" ] || usage "--config-base given twice"; base=$val ;;
+	--jobs) [ -z "$jobs" ] || usage "--jobs given twice"; jobs=$val ;;
+	--out) [ -z "$out" ] || usage "--out given twice"; out=$val ;;
+	--fragment)
+		f=$(abs_file "$val") || usage "--fragment: '$(oneline "$val")' is not a readable file"
+		nfrag=$((nfrag + 1))
+		[ "$nfrag" -le 64 ] || usage "more than 64 fragments"
+		fragments="$fragments$f$NL"
+		;;
+	esac
+done
+
+[ -n "$tree" ] || usage "--tree is required"
+[ -n "$work" ] || usage "--work is required"
+[ -n "$ref" ] || usage "--ref is required"
+[ -n "$base" ] || usage "--config-base is required"
+[ -n "$out" ] || usage "--out is required"
+valid_ref "$ref" || fail ref "--ref '$(oneline "$ref")' is not a valid ref (git check-ref-format, characters [A-Za-z0-9._/@-]) nor a 7..40 digit hex commit id"
+if [ -n "$patch" ] && [ -n "$fetch_url$fetch_ref" ]; then
+	usage "--patch and --fetch exclude each other"
+fi
+if [ -n "$fetch_url$fetch_ref" ]; then
+	if [ -z "$fetch_url" ] || [ -z "$fetch_ref" ]; then
+		usage "--fetch and --fetch-ref go together"
+	fi
+	valid_ref "$fetch_ref" || fail ref "--fetch-ref '$(oneline "$fetch_ref")' is not a valid ref"
+	if valid_url "$fetch_url"; then
+		:
+	elif fu=$(abs_dir "$fetch_url"); then
+		fetch_url=$fu
+	else
+		fail ref "--fetch '$(oneline "$fetch_url")' is neither an https:// or git:// URL nor an existing directory"
+	fi
+fi
+if [ -z "$jobs" ]; then
+	jobs=$(nproc 2>/dev/null || echo 2)
+fi
+case $jobs in '' | *[!0-9]*) usage "--jobs must be a number" ;; esac
+if [ "$jobs" -lt 1 ] || [ "$jobs" -gt 1024 ]; then usage "--jobs must be 1..1024"; fi
+tree_is_url=0
+if valid_url "$tree"; then
+	tree_is_url=1
+else
+	case $tree in *://*) usage "--tree: only https:// and git:// URLs are accepted" ;; esac
+	t=$(abs_dir "$tree") || usage "--tree '$(oneline "$tree")' is not a directory"
+	tree=$t
+	git -C "$tree" rev-parse --git-dir >/dev/null 2>&1 || usage "--tree $tree is not a git repository"
+fi
+base_file=
+case $base in
+tinyconfig | defconfig) ;;
+*) base_file=$(abs_file "$base") || usage "--config-base must be tinyconfig, defconfig or a readable file" ;;
+esac
+if [ -n "$patch" ]; then
+	p=$(abs_file "$patch") || usage "--patch '$(oneline "$patch")' is not a readable file"
+	patch=$p
+	psize=$(wc -c <"$patch")
+	[ "$psize" -gt 0 ] || fail patch "the patch file is empty"
+	[ "$psize" -le "$MAX_PATCH_BYTES" ] || fail patch "the patch is larger than $MAX_PATCH_BYTES bytes"
+fi
+
+step="checking tools"
+missing=
+for tool in git make gcc ccache flock sha256sum awk sed tee cmp df flex bison bc perl; do
+	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+done
+[ -z "$missing" ] || fail infra "missing tools on the builder:$missing (apt-get install git make gcc ccache util-linux flex bison bc perl libelf-dev libssl-dev)"
+
+step="preparing $work"
+mkdir -p -- "$work" "$out" || fail infra "cannot create $work or $out"
+WORK=$(abs_dir "$work")
+OUT=$(abs_dir "$out")
+SRC=$WORK/src
+
+# One build at a time per WORK: they share the checkout and object dirs.
+exec 9>>"$WORK/lock"
+if ! flock -n 9; then
+	say "waiting for another build in $WORK"
+	flock 9
+fi
+
+LOG=$WORK/build.log
+: >"$LOG"
+say "build of $ref in $WORK (tree $tree), started $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+
+# Leftovers of builds killed before their rename (the lock is ours, and each
+# temp dir names the pid that made it).
+for d in "$OUT"/.tmp-*; do
+	[ -d "$d" ] || continue
+	pid=$(basename -- "$d" | sed -n 's/^\.tmp-\([0-9][0-9]*\)-.*/\1/p')
+	if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
+		rm -rf -- "$d"
+	fi
+done
+
+free_mb=$(df -Pk "$WORK" | awk 'NR == 2 { print int($4 / 1024) }')
+[ "${free_mb:-0}" -ge "$MIN_FREE_MB" ] ||
+	fail infra "only ${free_mb:-0} MB free under $WORK (need $MIN_FREE_MB MB)"
+
+# ccache: the machine's warm cache when there is one. BASEDIR makes paths
+# under WORK relative, so the hashes do not depend on where WORK lives.
+if [ -z "${CCACHE_DIR:-}" ]; then
+	if [ -d /var/cache/tlblab/ccache ]; then
+		CCACHE_DIR=/var/cache/tlblab/ccache
+	else
+		CCACHE_DIR=$WORK/ccache
+	fi
+fi
+CCACHE_BASEDIR=$WORK
+CCACHE_MAXSIZE=5G
+export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE
+
+# run CMD...: CMD's output to the log and stdout; returns CMD's status
+# (a pipeline's status would be tee's, hence the status file).
+run() {
+	_st=$WORK/.status
+	{
+		_rc=0
+		"$@" </dev/null 2>&1 || _rc=$?
+		echo "$_rc" >"$_st"
+	} | tee -a "$LOG"
+	return "$(cat "$_st")"
+}
+
+# capture FILE CMD...: like run, and CMD's output also in FILE.
+capture() {
+	_f=$1
+	shift
+	_st=$WORK/.status
+	{
+		_rc=0
+		"$@" </dev/null 2>&1 || _rc=$?
+		echo "$_rc" >"$_st"
+	} | tee "$_f" | tee -a "$LOG"
+	return "$(cat "$_st")"
+}
+
+g() { git -C "$SRC" -c advice.detachedHead=false -c core.hooksPath=/dev/null "$@" </dev/null; }
+
+# ---- the source checkout ---------------------------------------------------
+
+step="preparing the source checkout"
+if [ -d "$SRC" ]; then
+	# A checkout of another tree, or a broken one, is replaced.
+	cur=$(git -C "$SRC" config --get remote.origin.url 2>/dev/null || true)
+	if [ "$cur" != "$tree" ] || ! git -C "$SRC" rev-parse --git-dir >/dev/null 2>&1; then
+		say "replacing $SRC (was a checkout of '$cur')"
+		rm -rf -- "$SRC"
+	fi
+fi
+if [ ! -d "$SRC" ]; then
+	rm -rf -- "$SRC.new"
+	if [ "$tree_is_url" = 1 ]; then
+		say "cloning $tree"
+		run git clone --no-checkout -- "$tree" "$SRC.new" ||
+			fail infra "git clone of $tree failed"
+	else
+		say "cloning $tree (shared objects)"
+		run git clone --shared --no-checkout -- "$tree" "$SRC.new" ||
+			fail infra "git clone --shared of $tree failed"
+	fi
+	mv -- "$SRC.new" "$SRC"
+fi
+# A killed run may have left a lock or a git am in progress; we hold the lock.
+rm -f -- "$SRC/.git/index.lock"
+if [ -d "$SRC/.git/rebase-apply" ]; then
+	g am --abort >/dev/null 2>&1 || rm -rf -- "$SRC/.git/rebase-apply"
+fi
+
+# ---- the ref ---------------------------------------------------------------
+
+# resolve NAME: the commit NAME names in the checkout, origin's view first.
+resolve() {
+	if is_hex_ref "$1" && g rev-parse -q --verify "$1^{commit}" 2>/dev/null; then
+		return 0
+	fi
+	case $1 in
+	refs/*) g rev-parse -q --verify "$1^{commit}" 2>/dev/null ;;
+	*)
+		g rev-parse -q --verify "refs/tags/$1^{commit}" 2>/dev/null ||
+			g rev-parse -q --verify "refs/remotes/origin/$1^{commit}" 2>/dev/null ||
+			g rev-parse -q --verify "refs/remotes/$1^{commit}" 2>/dev/null
+		;;
+	esac
+}
+
+step="resolving $ref"
+commit=
+if is_hex_ref "$ref"; then
+	commit=$(resolve "$ref") || commit=
+fi
+if [ -z "$commit" ]; then
+	# Branch names move: always ask origin. A tag we already have is
+	# enough when origin cannot be reached.
+	say "fetching from origin"
+	if ! run g fetch --prune --force --tags origin '+refs/heads/*:refs/remotes/origin/*'; then
+		case $ref in refs/tags/*) tag=$ref ;; *) tag=refs/tags/$ref ;; esac
+		g rev-parse -q --verify "$tag^{commit}" >/dev/null ||
+			fail infra "git fetch from $tree failed"
+		say "fetch failed; using the tag $ref already here"
+	fi
+	commit=$(resolve "$ref") || commit=
+	# A full commit id that no branch or tag reaches: ask for it by name.
+	if [ -z "$commit" ] && is_hex_ref "$ref" && [ ${#ref} = 40 ]; then
+		run g fetch --no-tags origin "$ref" || true
+		commit=$(resolve "$ref") || commit=
+	fi
+	[ -n "$commit" ] ||
+		fail ref "ref '$ref' not found in $tree (not a tag, branch or commit there)"
+fi
+base_commit=$commit
+say "$ref is $commit"
+
+if [ -n "$fetch_url" ]; then
+	step="fetching $fetch_ref from $fetch_url"
+	say "fetching $fetch_ref from $fetch_url"
+	if ! capture "$WORK/.fetch.out" g fetch --no-tags -- "$fetch_url" "$fetch_ref"; then
+		grep -E '^(fatal|error): ' "$WORK/.fetch.out" | head -n 5 >"$WORK/.excerpt" || true
+		if grep -Eqi "couldn't find remote ref|not our ref|does not appear to be a git repository|repository .* not found|not found" "$WORK/.fetch.out"; then
+			fail ref "cannot fetch $fetch_ref from $fetch_url" "$WORK/.excerpt"
+		fi
+		fail infra "git fetch of $fetch_ref from $fetch_url failed" "$WORK/.excerpt"
+	fi
+	commit=$(g rev-parse -q --verify 'FETCH_HEAD^{commit}') ||
+		fail ref "$fetch_ref at $fetch_url is not a commit"
+	say "$fetch_ref at $fetch_url is $commit"
+fi
+
+step="checking out $commit"
+run g checkout -q --detach --force "$commit" || fail infra "git checkout of $commit failed"
+run g clean -fdxq || fail infra "git clean failed"
+
+# ---- the patch -------------------------------------------------------------
+
+# An mbox (git format-patch, a lore raw message, a series) starts with the
+# mbox "From " line or with mail headers; anything else is a plain diff.
+is_mbox() {
+	head -n 1 -- "$1" | grep -Eq '^(From |(From|Subject|Date|Message-I[Dd]|Return-Path|Received|To|Cc|MIME-Version|Content-Type|X-[A-Za-z0-9-]+): )'
+}
+
+# The errors of a failed apply: the file and the hunk position, the way
+# `git apply` words them, made relative to the tree.
+apply_errors() {
+	grep -E '^(error|fatal): |^Patch failed at |^Applying: |^CONFLICT|^Patch is empty|^No changes' "$1" |
+		grep -v '^error: while searching for:' | head -n 30 || true
+}
+
+if [ -n "$patch" ]; then
+	step="applying the patch"
+	if is_mbox "$patch"; then
+		say "applying the mbox with git am --3way"
+		if ! capture "$WORK/.apply.out" g am --3way -- "$patch"; then
+			apply_errors "$WORK/.apply.out" >"$WORK/.excerpt"
+			# With --3way, git am may only say that it could not build a
+			# fake ancestor; git apply names the file and the hunk.
+			failed=$(g rev-parse --git-path rebase-apply/patch)
+			case $failed in /*) ;; *) failed=$SRC/$failed ;; esac
+			if ! grep -q 'patch failed: ' "$WORK/.excerpt" && [ -s "$failed" ]; then
+				g apply --check --verbose -- "$failed" 2>&1 | grep -E '^error: ' |
+					grep -v '^error: while searching for:' >>"$WORK/.excerpt" || true
+			fi
+			g am --abort >/dev/null 2>&1 || true
+			first=$(grep -m1 'patch failed: ' "$WORK/.excerpt" || grep -m1 -E '^(error|fatal): ' "$WORK/.excerpt" || echo "git am failed")
+			fail patch "patch does not apply to $ref: $first" "$WORK/.excerpt"
+		fi
+	else
+		say "applying the plain diff with git apply --index"
+		if ! capture "$WORK/.apply.out" g apply --index -- "$patch"; then
+			apply_errors "$WORK/.apply.out" >"$WORK/.excerpt"
+			g reset -q --hard >/dev/null 2>&1 || true
+			first=$(grep -m1 'patch failed: ' "$WORK/.excerpt" || grep -m1 -E '^(error|fatal): ' "$WORK/.excerpt" || echo "git apply failed")
+			fail patch "patch does not apply to $ref: $first" "$WORK/.excerpt"
+		fi
+		if g diff --cached --quiet; then
+			fail patch "the patch changes nothing in $ref"
+		fi
+		GIT_AUTHOR_NAME=tlblab GIT_AUTHOR_EMAIL=tlblab@localhost GIT_AUTHOR_DATE=$GIT_COMMITTER_DATE \
+			run g commit -q --no-verify --no-gpg-sign -m "tlblab: apply a plain diff" ||
+			fail infra "git commit of the applied diff failed"
+	fi
+	commit=$(g rev-parse --verify 'HEAD^{commit}')
+	say "patched commit $commit"
+fi
+
+# ---- the config ------------------------------------------------------------
+
+# kmake DIR TARGET...: make in the checkout with objects in DIR, with the
+# compiler the build uses (kconfig records it in the .config).
+kmake() {
+	_o=$1
+	shift
+	make -C "$SRC" O="$_o" CC="ccache gcc" "$@" </dev/null
+}
+
+step="generating the config"
+CFG=$WORK/cfg-tmp
+mkdir -p -- "$CFG"
+rm -f -- "$CFG/.config" "$CFG"/frag-*.config "$CFG/requested.config"
+
+# The fragments, in order: copies with plain names for merge_config.sh
+# (it splits its file list on spaces), and all of them in one file for the
+# check below and for the keys.
+nmerge=0
+rest=$fragments
+: >"$CFG/requested.config"
+while [ -n "$rest" ]; do
+	f=${rest%%"$NL"*}
+	rest=${rest#*"$NL"}
+	nmerge=$((nmerge + 1))
+	cp -- "$f" "$CFG/frag-$nmerge.config"
+	cat -- "$f" >>"$CFG/requested.config"
+	printf '\n' >>"$CFG/requested.config"
+done
+
+# kconfig takes ~15 s here, most of it compiler probes, and its result
+# depends only on these inputs: the recipe, the toolchain, and the files
+# kconfig reads (every Kconfig*, the defconfigs and fragments, scripts/,
+# the Makefiles). A patch to a .c file reuses the base build's config; a
+# patch to a Kconfig file gets a fresh one. TLBLAB_NO_CONFIG_CACHE=1
+# always regenerates.
+cfgkey=$({
+	printf 'base %s\n' "$base"
+	if [ -n "$base_file" ]; then cat -- "$base_file"; fi
+	cat "$CFG/requested.config"
+	uname -m
+	gcc --version
+	ld --version | head -n 1
+	rustc --version 2>/dev/null || true
+	g ls-tree HEAD -- Makefile scripts arch/x86/Makefile arch/x86/configs kernel/configs
+	g ls-tree -r HEAD | awk -F '\t' '$2 ~ /(^|\/)Kconfig[^\/]*$/'
+} | sha256sum | cut -c1-64)
+CFGCACHE=$WORK/config-cache
+mkdir -p -- "$CFGCACHE"
+find "$CFGCACHE" -type f -mtime +30 -exec rm -f {} + 2>/dev/null || true
+if [ "${TLBLAB_NO_CONFIG_CACHE:-0}" != 1 ] && [ -s "$CFGCACHE/$cfgkey" ]; then
+	say "config: same kconfig inputs as an earlier build, reusing its .config"
+	cp -- "$CFGCACHE/$cfgkey" "$CFG/.config"
+	touch -- "$CFGCACHE/$cfgkey"
+else
+	case $base in
+	tinyconfig | defconfig)
+		say "config: make $base"
+		run kmake "$CFG" "$base" || fail infra "make $base failed"
+		;;
+	*)
+		say "config: base $base_file"
+		cp -- "$base_file" "$CFG/.config"
+		;;
+	esac
+	merge_fragments() {
+		set --
+		_i=0
+		while [ "$_i" -lt "$nmerge" ]; do
+			_i=$((_i + 1))
+			set -- "$@" "frag-$_i.config"
+		done
+		[ $# -gt 0 ] || return 0
+		say "config: merging $# fragment(s)"
+		# merge_config.sh makes its temp files in the current directory.
+		(cd "$CFG" && run sh "$SRC/scripts/kconfig/merge_config.sh" -m -O . .config "$@")
+	}
+	merge_fragments || fail infra "merge_config.sh failed"
+	run kmake "$CFG" olddefconfig || fail infra "make olddefconfig failed"
+	cp -- "$CFG/.config" "$CFGCACHE/$cfgkey.tmp"
+	mv -- "$CFGCACHE/$cfgkey.tmp" "$CFGCACHE/$cfgkey"
+fi
+final=$CFG/.config
+
+# Every option the fragments set (the last setting wins, as when merging)
+# must be in the final .config with the same value; "is not set" and =n
+# must not be set.
+awk '
+function trim(s) { sub(/[ \t\r]+$/, "", s); return s }
+NR == FNR {
+	line = trim($0)
+	if (line ~ /^CONFIG_[A-Za-z0-9_]+=/) {
+		name = substr(line, 1, index(line, "=") - 1)
+		val = substr(line, index(line, "=") + 1)
+	} else if (line ~ /^# CONFIG_[A-Za-z0-9_]+ is not set$/) {
+		name = line; sub(/^# /, "", name); sub(/ is not set$/, "", name)
+		val = "n"
+	} else
+		next
+	if (!(name in want)) order[++n] = name
+	want[name] = val
+	next
+}
+/^CONFIG_[A-Za-z0-9_]+=/ {
+	line = trim($0)
+	have[substr(line, 1, index(line, "=") - 1)] = substr(line, index(line, "=") + 1)
+}
+END {
+	for (i = 1; i <= n; i++) {
+		name = order[i]
+		if (want[name] == "n") {
+			if (name in have)
+				printf "%s is not set requested, final .config has %s=%s\n", name, name, have[name]
+		} else if (!(name in have)) {
+			printf "%s=%s requested, final .config has it not set\n", name, want[name]
+		} else if (have[name] != want[name]) {
+			printf "%s=%s requested, final .config has %s=%s\n", name, want[name], name, have[name]
+		}
+	}
+}' "$CFG/requested.config" "$final" >"$WORK/.dropped"
+if [ -s "$WORK/.dropped" ]; then
+	tee -a "$LOG" <"$WORK/.dropped"
+	names=$(awk '{ sub(/[= ].*/, ""); printf "%s%s", sep, $0; sep = " " }' "$WORK/.dropped")
+	fail config "$(wc -l <"$WORK/.dropped") option(s) from the fragments did not survive olddefconfig (unmet dependencies?): $names" "$WORK/.dropped"
+fi
+
+config_hash=$(sha256sum <"$final" | cut -c1-64)
+compiler=$(gcc --version | head -n 1)
+build_id=$({
+	printf '%s\n' "$commit"
+	cat "$final"
+	printf '\n%s' "$compiler"
+} | sha256sum | cut -c1-64)
+build_host=b-$(printf '%s' "$build_id" | cut -c1-12)
+dest=$OUT/$build_id
+say "build id $build_id (config $config_hash)"
+
+# The object dir belongs to the config recipe, so a patched build after its
+# base build is incremental. The .config is copied only when it differs: a
+# new mtime alone makes kconfig and kbuild redo work.
+objkey=$({
+	printf 'base %s\n' "$base"
+	if [ -n "$base_file" ]; then cat -- "$base_file"; fi
+	cat "$CFG/requested.config"
+} | sha256sum | cut -c1-16)
+OBJ=$WORK/obj-$objkey
+mkdir -p -- "$OBJ"
+cmp -s "$final" "$OBJ/.config" || cp -- "$final" "$OBJ/.config"
+
+# emit_ok CACHED WARNINGS KERNELRELEASE: the success facts.
+emit_ok() {
+	finished=1
+	printf 'TLBLAB status ok\n'
+	printf 'TLBLAB build_id %s\n' "$build_id"
+	printf 'TLBLAB commit %s\n' "$commit"
+	printf 'TLBLAB config_hash %s\n' "$config_hash"
+	printf 'TLBLAB compiler %s\n' "$(oneline "$compiler")"
+	printf 'TLBLAB cached %s\n' "$1"
+	printf 'TLBLAB dir %s\n' "$dest"
+	printf 'TLBLAB duration %s\n' "$(($(date +%s) - start))"
+	printf 'TLBLAB warnings %s\n' "$2"
+	printf 'TLBLAB kernelrelease %s\n' "$(oneline "$3")"
+	printf 'TLBLAB build_host %s\n' "$build_host"
+	exit 0
+}
+
+# meta_field NAME: a field of an existing meta.json (one field per line).
+meta_field() {
+	sed -n "/^  \"$1\": /{s/^  \"$1\": //; s/,\$//; s/^\"//; s/\"\$//; p; q}" "$dest/meta.json" 2>/dev/null
+}
+
+if [ -f "$dest/bzImage" ] && { [ "$want_vmlinux" = 0 ] || [ -f "$dest/vmlinux" ]; }; then
+	say "$dest exists: cached"
+	emit_ok 1 "$(meta_field warnings)" "$(meta_field kernelrelease)"
+fi
+
+# ---- the build -------------------------------------------------------------
+
+step="building"
+say "make -j$jobs bzImage in $OBJ (ccache $CCACHE_DIR)"
+make_from=$(($(wc -l <"$LOG") + 1))
+build_rc=0
+run make -C "$SRC" O="$OBJ" -j"$jobs" CC="ccache gcc" \
+	KBUILD_BUILD_USER=tlblab KBUILD_BUILD_HOST="$build_host" \
+	KBUILD_BUILD_TIMESTAMP="$BUILD_TIMESTAMP" KBUILD_BUILD_VERSION=1 \
+	bzImage || build_rc=$?
+tail -n +"$make_from" "$LOG" >"$WORK/.make.out"
+warnings=$(grep -c 'warning:' "$WORK/.make.out" || true)
+
+if [ "$build_rc" != 0 ]; then
+	# Paths are made relative to the tree: "arch/x86/mm/tlb.c:1046:3: error".
+	# gcc names the source as make passed it: absolute, or relative to OBJ
+	# ("../src/...") once ccache's BASEDIR has rewritten it.
+	awk -v src="$SRC/" -v obj="$OBJ/" '
+	function strip(s, p,   i) {
+		while ((i = index(s, p)) > 0)
+			s = substr(s, 1, i - 1) substr(s, i + length(p))
+		return s
+	}
+	function clean(s) {
+		s = strip(strip(s, src), obj)
+		while (sub(/(^|[ \t(])\.\.\/src\//, "&\001", s))
+			sub(/\.\.\/src\/\001/, "", s)
+		return s
+	}
+	/: (fatal )?error: |: Error: |undefined reference to |^ld: / {
+		if (n < 20) { print clean($0); n++ }
+	}
+	# make[4]: *** [/src/scripts/Makefile.build:250: arch/x86/mm/tlb.o] Error 1
+	/^make(\[[0-9]+\])?: \*\*\* \[/ && target == "" {
+		t = substr($0, index($0, "*** [") + 5)
+		t = substr(t, 1, index(t, "]") - 1)
+		k = split(t, a, ": ")
+		target = clean(a[k])
+	}
+	END { if (target != "") print "make target: " target }
+	' "$WORK/.make.out" >"$WORK/.excerpt"
+	if grep -Eq 'No space left on device|Cannot allocate memory|virtual memory exhausted|Killed signal terminated program|please install' "$WORK/.make.out"; then
+		grep -Em3 'No space left on device|Cannot allocate memory|virtual memory exhausted|Killed signal terminated program|please install' "$WORK/.make.out" >"$WORK/.excerpt"
+		fail infra "the builder ran out of resources or lacks a tool: $(head -n 1 "$WORK/.excerpt")" "$WORK/.excerpt"
+	fi
+	if [ ! -s "$WORK/.excerpt" ]; then
+		tail -n 15 "$WORK/.make.out" >"$WORK/.excerpt"
+	fi
+	first=$(grep -m1 -E 'error|Error|undefined reference' "$WORK/.excerpt" || head -n 1 "$WORK/.excerpt")
+	fail build "build failed (make exit $build_rc): $first" "$WORK/.excerpt"
+fi
+
+step="collecting the artifacts"
+kernelrelease=$(make -s -C "$SRC" O="$OBJ" CC="ccache gcc" kernelrelease </dev/null 2>/dev/null | tail -n 1)
+[ -n "$kernelrelease" ] || fail infra "make kernelrelease printed nothing"
+tmpout=$OUT/.tmp-$$-$build_id
+rm -rf -- "$tmpout"
+mkdir -- "$tmpout"
+cp -- "$OBJ/arch/x86/boot/bzImage" "$tmpout/bzImage"
+cp -- "$final" "$tmpout/config"
+cp -- "$OBJ/System.map" "$tmpout/System.map"
+if [ "$want_vmlinux" = 1 ]; then
+	cp -- "$OBJ/vmlinux" "$tmpout/vmlinux"
+fi
+
+json_str() {
+	printf '"%s"' "$(oneline "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
+}
+duration=$(($(date +%s) - start))
+say "built in ${duration}s with $warnings warning(s): $kernelrelease"
+cp -- "$LOG" "$tmpout/build.log"
+{
+	printf '{\n'
+	printf '  "build_id": %s,\n' "$(json_str "$build_id")"
+	printf '  "commit": %s,\n' "$(json_str "$commit")"
+	printf '  "base_ref": %s,\n' "$(json_str "$ref")"
+	printf '  "base_commit": %s,\n' "$(json_str "$base_commit")"
+	printf '  "config_hash": %s,\n' "$(json_str "$config_hash")"
+	printf '  "compiler": %s,\n' "$(json_str "$compiler")"
+	printf '  "duration_s": %s,\n' "$duration"
+	printf '  "warnings": %s,\n' "$warnings"
+	printf '  "kernelrelease": %s,\n' "$(json_str "$kernelrelease")"
+	printf '  "build_host": %s,\n' "$(json_str "$build_host")"
+	printf '  "cached": 0\n'
+	printf '}\n'
+} >"$tmpout/meta.json"
+
+# Publish by rename. A directory already there without vmlinux (asked for
+# now) is replaced; one that appeared meanwhile is kept.
+if [ -d "$dest" ]; then
+	mv -T -- "$dest" "$OUT/.tmp-$$-old" 2>/dev/null || true
+	rm -rf -- "$OUT/.tmp-$$-old"
+fi
+if ! mv -T -- "$tmpout" "$dest" 2>/dev/null; then
+	[ -f "$dest/bzImage" ] || fail infra "cannot publish $dest"
+fi
+tmpout=
+emit_ok 0 "$warnings" "$kernelrelease"

@@ -1,0 +1,308 @@
+#!/bin/sh
+# kernels/build.sh on the real imported tree (Debian's linux-source-6.1), the
+# way the daemon runs it: a base build with every result line, artifact and
+# meta.json field; the same build again (cached); the 0001 demo patch built
+# incrementally on top; fetching a branch; and each failure class with the
+# excerpt a developer needs (patch, build, config, ref), plus refs that must
+# be refused before anything runs.
+#
+# WORK and OUT persist under ${TLBLAB_CACHE:-/var/cache/tlblab}/work-test and
+# share the machine's ccache, so only the very first run builds a kernel from
+# cold (about 14 minutes on 2 cores); later runs take about a minute, most
+# of it the incremental rebuild of the patched kernel (forced on every run,
+# so that path is always exercised) and two kconfig runs.
+. "$(dirname "$0")/../lib.sh"
+
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
+LINUX=$CACHE/linux
+WORK=$CACHE/work-test
+OUT=$WORK/out
+BUILD_SH=$TOP/kernels/build.sh
+PATCHES=$TOP/kernels/patches
+FIX=$TOP/tests/fixtures
+
+for tool in git make gcc ccache flock flex bison bc; do
+	if ! command -v "$tool" >/dev/null 2>&1; then
+		fail "kernel build tools" "$tool is missing (apt-get install git make gcc ccache flex bison bc libelf-dev libssl-dev)"
+		exit 0
+	fi
+done
+if ! git -C "$LINUX" rev-parse -q --verify refs/tags/v6.1-debian >/dev/null 2>&1; then
+	if ! sh "$TOP/kernels/import-tree.sh" "$LINUX" >"$TMP/import.out" 2>&1; then
+		fail "import the kernel tree" "kernels/import-tree.sh $LINUX failed (apt-get install linux-source-6.1)"
+		sed 's/^/#   /' "$TMP/import.out" | tail -n 5
+		exit 0
+	fi
+fi
+BASE_COMMIT=$(git -C "$LINUX" rev-parse 'v6.1-debian^{commit}')
+COMPILER=$(gcc --version | head -n 1)
+
+# kbuild NAME ARG...: build.sh with the lab's tree, WORK, OUT and config;
+# output in $TMP/NAME.out, exit status in $ST. NO_CONFIG_CACHE=1 makes it
+# run kconfig even when an earlier build had the same kconfig inputs.
+NO_CONFIG_CACHE=0
+kbuild() {
+	_n=$1
+	shift
+	ST=0
+	env TLBLAB_NO_CONFIG_CACHE="$NO_CONFIG_CACHE" sh "$BUILD_SH" --tree "$LINUX" --work "$WORK" --out "$OUT" \
+		--config-base tinyconfig \
+		--fragment "$TOP/kernels/fragments/lab-required.config" \
+		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
+		"$@" >"$TMP/$_n.out" 2>&1 || ST=$?
+}
+# fact NAME KEY: the value of the "TLBLAB KEY value" line of build NAME.
+fact() { sed -n "s/^TLBLAB $2 //p" "$TMP/$1.out" | head -n 1; }
+# show NAME: the end of build NAME's output, for a failed check.
+show() { sed 's/^/#   /' "$TMP/$1.out" | tail -n "${2:-15}"; }
+# expect_failure NAME STATUS CLASS [EXCERPT_PATTERN]: checks a failed build;
+# the pattern (grep -E) must match the start of one excerpt line.
+expect_failure() {
+	if [ "$ST" = "$2" ] && [ "$(fact "$1" status)" = failed ] && [ "$(fact "$1" class)" = "$3" ] &&
+		[ -n "$(fact "$1" message)" ] && { [ -z "${4:-}" ] || grep -Eq "^TLBLAB excerpt $4" "$TMP/$1.out"; }; then
+		if [ -n "${4:-}" ]; then
+			pass "$1: exit $2, class $3, excerpt: $(grep -E -m1 "^TLBLAB excerpt $4" "$TMP/$1.out" | cut -c16-)"
+		else
+			pass "$1: exit $2, class $3: $(fact "$1" message)"
+		fi
+	else
+		fail "$1" "exit $ST (want $2), class '$(fact "$1" class)' (want $3), excerpt /${4:-}/"
+		show "$1"
+	fi
+}
+
+SUCCESS_KEYS="status build_id commit config_hash compiler cached dir duration warnings kernelrelease build_host"
+# expect_success NAME CACHED: every success fact present, artifacts there;
+# CACHED is 0, 1 or any.
+expect_success() {
+	_why=
+	[ "$ST" = 0 ] || _why="exit $ST"
+	for k in $SUCCESS_KEYS; do
+		[ -n "$(fact "$1" "$k")" ] || _why="$_why; no TLBLAB $k line"
+	done
+	[ "$(fact "$1" status)" = ok ] || _why="$_why; status not ok"
+	case $2:$(fact "$1" cached) in
+	any:[01] | 0:0 | 1:1) ;;
+	*) _why="$_why; cached '$(fact "$1" cached)', want $2" ;;
+	esac
+	_d=$(fact "$1" dir)
+	[ "$_d" = "$OUT/$(fact "$1" build_id)" ] || _why="$_why; dir $_d is not OUT/build_id"
+	for a in bzImage config System.map build.log meta.json; do
+		[ -s "$_d/$a" ] || _why="$_why; no $a"
+	done
+	# The facts are the last lines: nothing but TLBLAB lines after the first.
+	if awk '/^TLBLAB / { t = 1; next } t { bad = 1 } END { exit !bad }' "$TMP/$1.out"; then
+		_why="$_why; output after the TLBLAB lines"
+	fi
+	if [ -z "$_why" ]; then
+		return 0
+	fi
+	fail "$1" "${_why#; }"
+	show "$1"
+	return 1
+}
+
+# ---- the base build -------------------------------------------------------
+
+kbuild base --ref v6.1-debian
+if expect_success base any; then
+	pass "base build at v6.1-debian: $(fact base build_id | cut -c1-12), cached $(fact base cached), $(fact base duration)s"
+else
+	echo "# the base build failed; the other checks need it"
+	exit 0
+fi
+BASE_ID=$(fact base build_id)
+BASE_DIR=$OUT/$BASE_ID
+
+# meta.json and the artifacts say what the TLBLAB lines say, and the build
+# id is what the interface defines: sha256(commit \n .config \n compiler).
+if $PY - "$BASE_DIR" "$BASE_COMMIT" "$COMPILER" "$TMP/base.out" >"$TMP/meta.out" 2>&1 <<'EOF'
+import hashlib, json, re, sys
+d, commit, compiler, outfile = sys.argv[1:]
+facts = dict(l.rstrip("\n")[7:].split(" ", 1) for l in open(outfile) if l.startswith("TLBLAB "))
+m = json.load(open(d + "/meta.json"))
+config = open(d + "/config", "rb").read()
+want = {"build_id", "commit", "base_ref", "config_hash", "compiler", "duration_s", "warnings",
+        "kernelrelease", "build_host", "cached"}
+assert want <= set(m), "meta.json lacks %s" % (want - set(m))
+assert m["commit"] == commit == facts["commit"], "commit"
+assert m["base_ref"] == "v6.1-debian", "base_ref"
+assert m["build_id"] == facts["build_id"], "build_id"
+assert m["config_hash"] == hashlib.sha256(config).hexdigest() == facts["config_hash"], "config_hash"
+assert m["compiler"] == compiler == facts["compiler"], "compiler"
+bid = hashlib.sha256(commit.encode() + b"\n" + config + b"\n" + compiler.encode()).hexdigest()
+assert m["build_id"] == bid, "build_id is not sha256(commit, config, compiler)"
+assert m["build_host"] == "b-" + bid[:12] == facts["build_host"], "build_host"
+assert re.fullmatch(r"6\.1\.\d+\S*", m["kernelrelease"]) and m["kernelrelease"] == facts["kernelrelease"], "kernelrelease"
+assert isinstance(m["duration_s"], int) and isinstance(m["warnings"], int) and m["cached"] == 0, "types"
+assert str(m["warnings"]) == facts["warnings"], "warnings"
+for opt in ("CONFIG_SMP=y", "CONFIG_DEBUG_TLBFLUSH=y", "CONFIG_VIRTIO_NET=y", "CONFIG_SERIAL_8250_CONSOLE=y"):
+    assert opt.encode() + b"\n" in config, opt + " not in config"
+img = open(d + "/bzImage", "rb").read(0x210)
+assert img[0x202:0x206] == b"HdrS", "bzImage has no Linux boot header"
+assert re.search(rb"^[0-9a-f]+ [Tt] flush_tlb_mm_range$", open(d + "/System.map", "rb").read(), re.M), "System.map"
+EOF
+then
+	pass "base artifacts: meta.json fields match the TLBLAB lines, build id = sha256(commit, config, compiler), bzImage has a boot header"
+else
+	fail "base artifacts" "$(tail -n 1 "$TMP/meta.out")"
+fi
+
+# This time the script comes on stdin (sh -s), as a transport may send it,
+# and kconfig runs again: its .config must be the one the build id has
+# (reusing the config of an earlier build with the same inputs is exact).
+ST=0
+TLBLAB_NO_CONFIG_CACHE=1 sh -s -- --tree "$LINUX" --work "$WORK" --out "$OUT" --config-base tinyconfig \
+	--fragment "$TOP/kernels/fragments/lab-required.config" \
+	--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
+	--ref v6.1-debian <"$BUILD_SH" >"$TMP/again.out" 2>&1 || ST=$?
+if expect_success again 1 && [ "$(fact again build_id)" = "$BASE_ID" ] &&
+	! grep -q '^  CC ' "$TMP/again.out"; then
+	pass "the same build again (script on stdin, config regenerated) is cached: same build id, nothing compiled, $(fact again duration)s"
+fi
+
+# ---- the 0001 demo patch, incremental ----------------------------------------
+
+# Two builds of the same patch, one of them real: after the base build (a
+# first run), or after removing the artifacts an earlier run left (so the
+# incremental path runs every time). Both must make the same commit.
+P1=$PATCHES/0001-x86-mm-tlb-flush-every-online-cpu.patch
+kbuild p1 --ref v6.1-debian --patch "$P1" --vmlinux
+P1_ST=$ST
+if [ "$(fact p1 cached)" = 1 ]; then
+	mv "$TMP/p1.out" "$TMP/p1-other.out"
+	rm -rf -- "${OUT:?}/$(fact p1-other build_id)"
+	kbuild p1 --ref v6.1-debian --patch "$P1" --vmlinux
+	P1_ST=$ST
+else
+	kbuild p1-other --ref v6.1-debian --patch "$P1" --vmlinux
+fi
+ST=$P1_ST
+P1_OTHER_COMMIT=$(fact p1-other commit)
+if expect_success p1 0; then
+	P1_ID=$(fact p1 build_id)
+	P1_COMMIT=$(fact p1 commit)
+	ncc=$(grep -c '^  CC ' "$TMP/p1.out" || true)
+	parent=$(git -C "$WORK/src" rev-parse "$P1_COMMIT^" 2>/dev/null || true)
+	if [ "$P1_ID" = "$BASE_ID" ] || [ "$parent" != "$BASE_COMMIT" ]; then
+		fail "0001 demo patch" "build id $P1_ID (base $BASE_ID), parent $parent (want $BASE_COMMIT)"
+	elif ! grep -q '^  CC      arch/x86/mm/tlb.o' "$TMP/p1.out" || [ "$ncc" -ge 50 ]; then
+		fail "0001 demo patch builds incrementally" "$ncc files compiled (want tlb.o and a few others)"
+		show p1
+	elif [ ! -s "$OUT/$P1_ID/vmlinux" ]; then
+		fail "0001 demo patch" "--vmlinux given but no vmlinux in $OUT/$P1_ID"
+	else
+		pass "0001 demo patch builds incrementally in $(fact p1 duration)s ($ncc files compiled, build id $(echo "$P1_ID" | cut -c1-12), with vmlinux)"
+	fi
+	# The boot stage recognises the kernel by its version string.
+	banner="Linux version $(fact p1 kernelrelease) (tlblab@$(fact p1 build_host))"
+	if grep -aqF "$banner" "$OUT/$P1_ID/vmlinux" 2>/dev/null; then
+		pass "the kernel says who it is: \"$banner\""
+	else
+		fail "kernel version string" "no \"$banner\" in vmlinux"
+	fi
+	if [ "$P1_OTHER_COMMIT" = "$P1_COMMIT" ] && [ "$(fact p1-other build_id)" = "$P1_ID" ]; then
+		pass "git am is reproducible: the same patch on the same base gives commit $(echo "$P1_COMMIT" | cut -c1-12) and the same build id each time"
+	else
+		fail "git am is reproducible" "commits $P1_OTHER_COMMIT and $P1_COMMIT"
+	fi
+else
+	P1_ID=
+	P1_COMMIT=
+fi
+
+# ---- a branch job: --fetch URL --fetch-ref BRANCH -----------------------------
+
+# A repository that has the 0001 commit on a branch, as a developer's tree
+# would: it borrows the objects of the checkout build.sh made.
+if [ -n "$P1_COMMIT" ]; then
+	git init -q --bare "$TMP/dev.git"
+	echo "$WORK/src/.git/objects" >"$TMP/dev.git/objects/info/alternates"
+	git -C "$TMP/dev.git" update-ref refs/heads/tlb-demo "$P1_COMMIT"
+	kbuild branch --ref v6.1-debian --fetch "$TMP/dev.git" --fetch-ref tlb-demo
+	if expect_success branch 1 && [ "$(fact branch build_id)" = "$P1_ID" ] &&
+		[ "$(fact branch commit)" = "$P1_COMMIT" ]; then
+		pass "--fetch of a branch holding the 0001 commit gives the same build (cached)"
+	elif [ "$ST" = 0 ]; then
+		fail "--fetch of a branch" "build id $(fact branch build_id), want $P1_ID"
+	fi
+	kbuild branch-missing --ref v6.1-debian --fetch "$TMP/dev.git" --fetch-ref no-such-branch
+	expect_failure branch-missing 13 ref "fatal: couldn't find remote ref no-such-branch"
+fi
+
+# ---- failures, one per class -----------------------------------------------
+
+kbuild not-apply --ref v6.1-debian --patch "$FIX/patches/does-not-apply.patch"
+expect_failure not-apply 10 patch "error: patch failed: arch/x86/mm/tlb\.c:[0-9]+"
+
+# The same hunk as a plain diff (no mail headers) goes through git apply.
+sed -n '/^diff --git/,$p' "$FIX/patches/does-not-apply.patch" >"$TMP/not-apply.diff"
+kbuild not-apply-diff --ref v6.1-debian --patch "$TMP/not-apply.diff"
+expect_failure not-apply-diff 10 patch "error: patch failed: arch/x86/mm/tlb\.c:[0-9]+"
+
+kbuild not-compile --ref v6.1-debian --patch "$FIX/patches/does-not-compile.patch"
+expect_failure not-compile 11 build "arch/x86/mm/tlb\.c:[0-9]+:[0-9]+: error: "
+if grep -q '^TLBLAB excerpt make target: arch/x86/mm/tlb.o$' "$TMP/not-compile.out"; then
+	pass "not-compile: the excerpt names the failing make target arch/x86/mm/tlb.o"
+else
+	fail "not-compile: failing make target" "no 'make target: arch/x86/mm/tlb.o' excerpt"
+fi
+
+NO_CONFIG_CACHE=1
+kbuild dropped --ref v6.1-debian --fragment "$FIX/fragments/dropped-option.config"
+NO_CONFIG_CACHE=0
+expect_failure dropped 12 config "CONFIG_DRM_I915=y requested, final .config has it not set"
+
+kbuild bad-ref --ref no-such-ref
+if fact bad-ref message | grep -q "no-such-ref"; then
+	expect_failure bad-ref 13 ref
+else
+	fail "bad-ref" "the message does not name the ref: $(fact bad-ref message)"
+fi
+
+# Refused before anything runs: not even WORK is created.
+refused() { # NAME ARG...
+	_n=$1
+	shift
+	ST=0
+	sh "$BUILD_SH" --work "$TMP/never" --out "$TMP/never/out" --config-base tinyconfig "$@" \
+		>"$TMP/$_n.out" 2>&1 || ST=$?
+	if [ "$ST" != 0 ] && [ ! -e "$TMP/never" ] && ! grep -qv '^TLBLAB ' "$TMP/$_n.out" &&
+		[ "$(fact "$_n" status)" = failed ]; then
+		pass "$_n refused (exit $ST, class $(fact "$_n" class)): $(fact "$_n" message | cut -c1-90)"
+	else
+		fail "$_n refused" "exit $ST, or something ran"
+		show "$_n"
+	fi
+}
+refused "ref --upload-pack=x" --tree "$LINUX" --ref --upload-pack=x
+refused "ref a;b" --tree "$LINUX" --ref 'a;b'
+refused "ref with a newline" --tree "$LINUX" --ref "v6.1-debian
+x"
+refused "tree ext::" --tree 'ext::sh -c touch% /tmp/tlblab-pwned' --ref v6.1-debian
+refused "fetch ext::" --tree "$LINUX" --ref v6.1-debian --fetch 'ext::sh -c id' --fetch-ref main
+refused "fetch-ref -x" --tree "$LINUX" --ref v6.1-debian --fetch "$LINUX" --fetch-ref -x
+refused "patch and fetch together" --tree "$LINUX" --ref v6.1-debian --patch "$P1" --fetch "$LINUX" --fetch-ref v6.1-debian
+
+# ---- the demo patches and fixtures apply where they should --------------------
+
+# Checked with a throw-away index, so the shared tree is only read.
+applies() { # PATCH: 0 when PATCH applies to v6.1-debian
+	rm -f "$TMP/index"
+	GIT_INDEX_FILE=$TMP/index git -C "$LINUX" read-tree v6.1-debian &&
+		GIT_INDEX_FILE=$TMP/index git -C "$LINUX" apply --cached --check "$1" 2>/dev/null
+}
+for p in "$PATCHES"/*.patch "$FIX/patches/does-not-compile.patch" "$FIX/patches/panic-at-boot.patch"; do
+	check "$(basename "$p") applies to v6.1-debian" applies "$p"
+done
+if applies "$FIX/patches/does-not-apply.patch"; then
+	fail "does-not-apply.patch does not apply" "it applies"
+else
+	pass "does-not-apply.patch does not apply to v6.1-debian"
+fi
+if grep -q 'panic("tlblab test: panic at boot")' "$FIX/patches/panic-at-boot.patch" &&
+	grep -q '^+late_initcall(' "$FIX/patches/panic-at-boot.patch"; then
+	pass "panic-at-boot.patch panics from a late_initcall"
+else
+	fail "panic-at-boot.patch" "no late_initcall calling panic(\"tlblab test: panic at boot\")"
+fi
