@@ -363,7 +363,7 @@ static size_t group_samples(const json_t *g, double *out)
 
 struct row {
 	json_t *obj;		/* owned until put into the output */
-	long long spec, cas;
+	long long spec = 0, cas = 0;
 	int headline;
 	const char *metric;	/* inside obj */
 };
@@ -575,7 +575,7 @@ static struct row *build_rows(struct side *sb, struct side *sp, const struct com
 
 		json_object_foreach(groups, key, g) {
 			const json_t *gb = json_object_get(sb->groups, key), *gp = json_object_get(sp->groups, key);
-			long long v;
+			long long v = 0;
 
 			if (pass && gb)
 				continue;	/* done in the first pass */
