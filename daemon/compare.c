@@ -212,7 +212,7 @@ static int side_load_runs(struct side *s, struct strbuf *err)
 	if (!json_is_array(runs))
 		return strbuf_seterr(err, "%s: \"runs\" is missing or not an array", s->name);
 	json_array_foreach(runs, i, run) {
-		long long id, spec, cas;
+		long long id = 0, spec = 0, cas = 0;
 		const char *side = getstr(run, "side"), *why;
 		char idbuf[32];
 
@@ -285,7 +285,7 @@ static int side_load_metrics(struct side *s, struct strbuf *err)
 	json_array_foreach(metrics, i, m) {
 		const char *name = getstr(m, "name");
 		const json_t *value = json_object_get(m, "value"), *run;
-		long long id, spec;
+		long long id = 0, spec = 0;
 		char idbuf[32], *pc;
 		json_t *g;
 
@@ -363,7 +363,7 @@ static size_t group_samples(const json_t *g, double *out)
 
 struct row {
 	json_t *obj;		/* owned until put into the output */
-	long long spec = 0, cas = 0;
+	long long spec, cas;
 	int headline;
 	const char *metric;	/* inside obj */
 };
