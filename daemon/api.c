@@ -268,7 +268,7 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	size_t nplan;
 	enum MHD_Result ret;
 	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
-					      "base", "patch", "branch", "url" };
+					      "base", "patch", "branch", "url", "max_boots" };
 
 	body = json_loadb(rc->body->buf, rc->body->len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(body)) {
@@ -331,6 +331,15 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 		}
 		req.boots = (int)json_integer_value(v);
 	}
+	if ((v = json_object_get(body, "max_boots"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < req.boots || json_integer_value(v) > 100 ||
+		    strcmp(req.kind, "ab")) {
+			ret = send_error(rc->conn, 400, "bad_request",
+					 "max_boots: an integer from boots (%d) to 100, for A/B jobs", req.boots);
+			goto out;
+		}
+		req.max_boots = (int)json_integer_value(v);
+	}
 	req.suite_json = suite->workloads;
 	nplan = plan_stages(cfg, suite, &req, &plan);
 	if (store_job_create(rc->api->st, &req, plan, nplan, &id, &err) < 0) {
@@ -369,25 +378,6 @@ static enum MHD_Result list_jobs(struct route_ctx *rc)
 	f.limit = (int)limit;
 	f.offset = (int)offset;
 	return send_json(rc->conn, 200, store_jobs_json(rc->api->st, &f));
-}
-
-/* One side's documents for compare_sides: runs, metrics (with warm-ups, the
- * comparison drops them itself), profiles and provenance. */
-static json_t *side_doc(struct api *api, int64_t job)
-{
-	json_t *runs = store_runs_json(api->st, job), *metrics = store_metrics_json(api->st, job, NULL, 1);
-	json_t *profiles = store_profiles_json(api->st, job), *builds = store_job_builds_json(api->st, job);
-	json_t *doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O}}", "runs", json_object_get(runs, "runs"),
-				"metrics", json_object_get(metrics, "metrics"),
-				"profiles", json_object_get(profiles, "profiles"),
-				"provenance", "job", store_job_json(api->st, job),
-				"builds", json_object_get(builds, "builds"));
-
-	json_decref(runs);
-	json_decref(metrics);
-	json_decref(profiles);
-	json_decref(builds);
-	return doc;
 }
 
 static enum MHD_Result send_comparison(struct route_ctx *rc, const json_t *a, const char *as,
@@ -437,8 +427,8 @@ static enum MHD_Result compare_jobs(struct route_ctx *rc)
 	}
 	json_decref(ja);
 	json_decref(jb);
-	da = side_doc(rc->api, a);
-	db = side_doc(rc->api, b);
+	da = store_compare_doc(rc->api->st, a);
+	db = store_compare_doc(rc->api->st, b);
 	ret = send_comparison(rc, da, NULL, db, NULL);
 	json_decref(da);
 	json_decref(db);
@@ -494,7 +484,7 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		if (!ab)
 			return send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
 					  "with /api/v1/compare?base=A&patched=B", (long long)id);
-		doc = side_doc(api, id);
+		doc = store_compare_doc(api->st, id);
 		ret = send_comparison(rc, doc, "base", doc, "patched");
 		json_decref(doc);
 		return ret;

@@ -11,6 +11,7 @@
 
 #include "boot.h"
 #include "build.h"
+#include "compare.h"
 #include "config.h"
 #include "log.h"
 #include "run.h"
@@ -307,6 +308,46 @@ static void finish_build(struct sched *sc, struct task *t)
 	}
 }
 
+#define MORE_BOOTS 2
+
+/*
+ * After the last run of an A/B job: when a headline metric is still
+ * inconclusive and the job allows more boots (max_boots), add boots per
+ * side before the job can finish. Called before the run stage is marked done.
+ */
+static void maybe_more_boots(struct sched *sc, struct task *t)
+{
+	struct compare_rules rules;
+	struct strbuf err = STRBUF_INIT;
+	json_t *doc, *cmp, *row;
+	size_t i;
+	int inconclusive = 0, added;
+
+	if (store_stage_next(sc->st, t->si.job_id, t->si.seq + 1))
+		return;
+	doc = store_compare_doc(sc->st, t->si.job_id);
+	if (!doc)
+		return;
+	compare_rules_default(&rules);
+	cmp = compare_sides(doc, "base", doc, "patched", &rules, &err);
+	json_array_foreach(json_object_get(cmp, "rows"), i, row)
+		if (json_is_true(json_object_get(row, "headline")) &&
+		    !strcmp(json_string_value(json_object_get(row, "verdict")) ?: "", "inconclusive"))
+			inconclusive++;
+	if (inconclusive) {
+		const struct cfg_suite *suite = config_suite(sc->cfg, t->si.suite);
+
+		added = store_job_add_boots(sc->st, t->si.job_id, MORE_BOOTS, 600,
+					    suite && suite->timeout > 0 ? suite->timeout : sc->cfg->stage_timeout);
+		if (added > 0)
+			log_info("job %lld: %d headline metric(s) inconclusive; %d more boot(s) per side",
+				 (long long)t->si.job_id, inconclusive, added);
+	}
+	json_decref(cmp);
+	json_decref(doc);
+	strbuf_release(&err);
+}
+
 static void finish_bootrun(struct sched *sc, struct task *t)
 {
 	const char *m = t->machine->name;
@@ -339,6 +380,7 @@ static void finish_bootrun(struct sched *sc, struct task *t)
 		store_machine_health(sc->st, m, "good", NULL);
 		if (t->brout.run.kernel[0])
 			store_machine_kernel(sc->st, m, t->brout.run.kernel);
+		maybe_more_boots(sc, t);
 		store_stage_finish(sc->st, run, "done", NULL, NULL);
 		log_info("job %lld: boot+run %s #%d on %s: done", (long long)job, t->si.side, t->si.boot_index, m);
 		break;

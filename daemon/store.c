@@ -387,8 +387,8 @@ int store_job_create(struct store *st, const struct job_request *req,
 		goto out;
 	}
 	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
-		     "tree, base, patch_kind, patch, patch_url, patch_ref) "
-		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots) "
+		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	bind_text(s, 1, req->kind);
 	bind_text(s, 2, req->suite);
 	bind_json(s, 3, req->suite_json);
@@ -403,6 +403,7 @@ int store_job_create(struct store *st, const struct job_request *req,
 	bind_text(s, 12, req->patch);
 	bind_text(s, 13, req->patch_url);
 	bind_text(s, 14, req->patch_ref);
+	sqlite3_bind_int(s, 15, req->max_boots > req->boots ? req->max_boots : req->boots);
 	if (step_done(s) < 0)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -435,7 +436,7 @@ out:
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
-	"patch_kind, patch_url, patch_ref"
+	"patch_kind, patch_url, patch_ref, max_boots"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -464,6 +465,7 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "patch_kind", col_json(s, 18));
 	json_object_set_new(j, "patch_url", col_json(s, 19));
 	json_object_set_new(j, "patch_ref", col_json(s, 20));
+	json_object_set_new(j, "max_boots", col_json(s, 21));
 	return j;
 }
 
@@ -1436,6 +1438,76 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	stmt_done(st, s);
 	unlock(st);
 	return json_pack("{s:o}", "runs", arr);
+}
+
+json_t *store_compare_doc(struct store *st, int64_t job_id)
+{
+	json_t *job = store_job_json(st, job_id), *runs, *metrics, *profiles, *builds, *doc;
+
+	if (!job)
+		return NULL;
+	runs = store_runs_json(st, job_id);
+	metrics = store_metrics_json(st, job_id, NULL, 1);
+	profiles = store_profiles_json(st, job_id);
+	builds = store_job_builds_json(st, job_id);
+	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O}}", "runs", json_object_get(runs, "runs"),
+			"metrics", json_object_get(metrics, "metrics"),
+			"profiles", json_object_get(profiles, "profiles"),
+			"provenance", "job", job, "builds", json_object_get(builds, "builds"));
+	json_decref(runs);
+	json_decref(metrics);
+	json_decref(profiles);
+	json_decref(builds);
+	return doc;
+}
+
+int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_timeout,
+			double run_timeout)
+{
+	static const char *const sides[] = { "base", "patched" };
+	sqlite3_stmt *s;
+	int boots = 0, max = 0, seq = 0, added = 0, i, k, rc = 0;
+
+	lock(st);
+	s = prep(st, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages WHERE job_id = ?1) "
+		     "FROM jobs WHERE id = ?1 AND kind = 'ab'");
+	sqlite3_bind_int64(s, 1, job_id);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		boots = sqlite3_column_int(s, 0);
+		max = sqlite3_column_int(s, 1);
+		seq = sqlite3_column_int(s, 2) + 1;
+	} else {
+		rc = -ENOENT;
+	}
+	stmt_done(st, s);
+	if (rc < 0 || boots >= max)
+		goto out;
+	if (more > max - boots)
+		more = max - boots;
+	exec(st, "BEGIN IMMEDIATE");
+	for (i = 0; i < more && rc == 0; i++)
+		for (k = 0; k < 4 && rc == 0; k++) {
+			s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
+			sqlite3_bind_int64(s, 1, job_id);
+			sqlite3_bind_int(s, 2, seq++);
+			bind_text(s, 3, k % 2 ? "run" : "boot");
+			bind_text(s, 4, sides[k / 2]);
+			sqlite3_bind_int(s, 5, boots + i);
+			sqlite3_bind_double(s, 6, k % 2 ? run_timeout : boot_timeout);
+			rc = step_done(s);
+		}
+	s = prep(st, "UPDATE jobs SET boots = boots + ?2 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, more);
+	if (rc == 0 && step_done(s) == 0 && exec(st, "COMMIT") == 0) {
+		added = more;
+	} else {
+		exec(st, "ROLLBACK");
+		rc = -EIO;
+	}
+out:
+	unlock(st);
+	return rc < 0 ? rc : added;
 }
 
 json_t *store_profiles_json(struct store *st, int64_t job_id)

@@ -74,6 +74,8 @@ struct job_request {
 	const json_t *tags;		/* array of tags, may be NULL */
 	const char *submitter;
 	int boots;
+	int max_boots;		/* ab: grow up to this many boots per side while
+				 * a headline metric is inconclusive (0: boots) */
 };
 
 /* Creates the job and its stages (seq 0..n-1) in one transaction. */
@@ -203,6 +205,19 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable);
 
 json_t *store_runs_json(struct store *st, int64_t job_id);
+/* One side document for compare_sides (compare.h): the job's runs, metrics
+ * (warm-ups included: the comparison drops them), profiles and provenance
+ * (the job and its builds). NULL when the job does not exist. */
+json_t *store_compare_doc(struct store *st, int64_t job_id);
+/*
+ * Adds `more` boots per side to an A/B job (boot and run stages, base and
+ * patched interleaved, after its last stage) when its boots stay within
+ * max_boots. Returns how many boots per side were added (0 when at the
+ * maximum), or a negative errno.
+ */
+int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_timeout,
+			double run_timeout);
+
 /* {"profiles": [{"run", "profile"}]} of a job's measured runs. */
 json_t *store_profiles_json(struct store *st, int64_t job_id);
 /* {"builds": [...]} of the builds a job's stages made or used: id,
