@@ -452,44 +452,121 @@ static uint64_t rng_next(struct rng *r)
 
 /* Uniform in [0, bound), bound > 0: draws below 2^64 mod bound are
  * rejected so every remainder is equally likely. */
-static uint64_t rng_below(struct rng *r, uint64_t bound)
+/*
+ * The median of one resample without sorting it: the median depends only
+ * on how often each source value was drawn, so count the draws by the
+ * value's rank (rank[j] is v[j]'s position in sorted) and walk the counts
+ * to the middle. The draws are the same as drawing values and sorting them,
+ * so the answer is bit-identical to that, in O(n) instead of O(n log n).
+ */
+static double resample_median(struct rng *r, const double *sorted, const size_t *rank, size_t n,
+			      size_t *count)
 {
-	uint64_t min = (0 - bound) % bound, x;
+	size_t i, k, cum = 0, lo = (n - 1) / 2, hi = n / 2;
+	double vlo = 0;
+	int have_lo = 0;
 
-	do
-		x = rng_next(r);
-	while (x < min);
-	return x % bound;
+	/* rng_below(r, n), with its rejection threshold computed once */
+	uint64_t bound = n, min = (0 - bound) % bound, x;
+
+	memset(count, 0, n * sizeof(*count));
+	for (i = 0; i < n; i++) {
+		do
+			x = rng_next(r);
+		while (x < min);
+		count[rank[x % bound]]++;
+	}
+	for (k = 0; k < n; k++) {
+		cum += count[k];
+		if (!have_lo && cum > lo) {
+			vlo = sorted[k];
+			have_lo = 1;
+		}
+		if (cum > hi)
+			return (vlo + sorted[k]) / 2;
+	}
+	return vlo;
 }
 
-static double resample_median(struct rng *r, const double *v, size_t n, double *buf)
+/* sorted copy of v and each value's rank in it (ties: stable order) */
+static int rank_values(const double *v, size_t n, double *sorted, size_t *rank)
 {
-	size_t i;
+	size_t i, j;
 
-	for (i = 0; i < n; i++)
-		buf[i] = v[rng_below(r, n)];
-	return median_inplace(buf, n);
+	/* insertion by position: n is small (boots per side) */
+	for (i = 0; i < n; i++) {
+		size_t pos = 0;
+
+		for (j = 0; j < n; j++)
+			if (v[j] < v[i] || (v[j] == v[i] && j < i))
+				pos++;
+		rank[i] = pos;
+		sorted[pos] = v[i];
+	}
+	return 0;
 }
 
-/* numpy's default ("linear") quantile of sorted x[0..n), including its
- * choice of endpoint by which the interpolation is anchored. */
-static double quantile_sorted(const double *x, size_t n, double q)
+/* The k-th smallest of x[0..n) (x is reordered), by quickselect. */
+static double select_kth(double *x, size_t n, size_t k)
 {
-	double h = (double)(n - 1) * q, f, d;
+	size_t lo = 0, hi = n - 1;
+
+	while (lo < hi) {
+		double pivot = x[lo + (hi - lo) / 2];
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (x[i] < pivot)
+				i++;
+			while (x[j] > pivot)
+				j--;
+			if (i <= j) {
+				double t = x[i];
+
+				x[i] = x[j];
+				x[j] = t;
+				i++;
+				if (j == 0)
+					break;
+				j--;
+			}
+		}
+		if (k <= j)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return x[k];
+	}
+	return x[k];
+}
+
+/* numpy's default ("linear") quantile of x[0..n), including its choice of
+ * endpoint by which the interpolation is anchored, without sorting all of
+ * x: only the two order statistics it interpolates between are selected
+ * (x is reordered). */
+static double quantile_selected(double *x, size_t n, double q)
+{
+	double h = (double)(n - 1) * q, f, lo, hi, d;
 	size_t i = (size_t)floor(h);
 
 	if (i >= n - 1)
-		return x[n - 1];
+		return select_kth(x, n, n - 1);
+	lo = select_kth(x, n, i);
+	/* after selecting i, everything above position i is >= x[i]: the
+	 * next order statistic is the smallest of those */
+	hi = select_kth(x + i + 1, n - i - 1, 0);
 	f = h - (double)i;
-	d = x[i + 1] - x[i];
-	return f >= 0.5 ? x[i + 1] - d * (1 - f) : x[i] + d * f;
+	d = hi - lo;
+	return f >= 0.5 ? hi - d * (1 - f) : lo + d * f;
 }
 
 int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
 			     int resamples, double level, uint64_t seed,
 			     double *ret_lo, double *ret_hi)
 {
-	double *ratios = NULL, *bufa = NULL, *bufb = NULL, ma, mb;
+	double *ratios = NULL, *sa = NULL, *sb = NULL, ma, mb;
+	size_t *ra = NULL, *rb = NULL, *ca = NULL, *cb = NULL;
 	struct rng rng;
 	int i, r = 0;
 
@@ -497,31 +574,40 @@ int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t
 	    !all_finite(a, na) || !all_finite(b, nb))
 		return -EINVAL;
 	ratios = malloc((size_t)resamples * sizeof(*ratios));
-	bufa = malloc(na * sizeof(*bufa));
-	bufb = malloc(nb * sizeof(*bufb));
-	if (!ratios || !bufa || !bufb) {
+	sa = malloc(na * sizeof(*sa));
+	sb = malloc(nb * sizeof(*sb));
+	ra = malloc(na * sizeof(*ra));
+	rb = malloc(nb * sizeof(*rb));
+	ca = malloc(na * sizeof(*ca));
+	cb = malloc(nb * sizeof(*cb));
+	if (!ratios || !sa || !sb || !ra || !rb || !ca || !cb) {
 		r = -ENOMEM;
 		goto out;
 	}
+	rank_values(a, na, sa, ra);
+	rank_values(b, nb, sb, rb);
 	rng_seed(&rng, seed);
 	/* the draw order (a's indices, then b's, resample after resample) is
 	 * part of the reproducibility promise */
 	for (i = 0; i < resamples; i++) {
-		ma = resample_median(&rng, a, na, bufa);
-		mb = resample_median(&rng, b, nb, bufb);
+		ma = resample_median(&rng, sa, ra, na, ca);
+		mb = resample_median(&rng, sb, rb, nb, cb);
 		if (ma == 0) {
 			r = -EINVAL;
 			goto out;
 		}
 		ratios[i] = mb / ma;
 	}
-	qsort(ratios, (size_t)resamples, sizeof(*ratios), cmp_double);
-	*ret_lo = quantile_sorted(ratios, (size_t)resamples, (1 - level) / 2);
-	*ret_hi = quantile_sorted(ratios, (size_t)resamples, (1 + level) / 2);
+	*ret_lo = quantile_selected(ratios, (size_t)resamples, (1 - level) / 2);
+	*ret_hi = quantile_selected(ratios, (size_t)resamples, (1 + level) / 2);
 out:
 	free(ratios);
-	free(bufa);
-	free(bufb);
+	free(sa);
+	free(sb);
+	free(ra);
+	free(rb);
+	free(ca);
+	free(cb);
 	return r;
 }
 

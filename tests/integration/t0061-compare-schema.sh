@@ -10,41 +10,9 @@
 
 SAN=
 case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-cat >"$TMP/driver.c" <<'CEOF'
-/* stdin: {"base": DOC, "patched": DOC, "base_side": S|null, "patched_side": S|null} */
-#include <stdio.h>
-#include <jansson.h>
-#include "compare.h"
-
-int main(void)
-{
-	struct strbuf err = STRBUF_INIT;
-	json_error_t jerr;
-	json_t *in = json_loadf(stdin, 0, &jerr), *out;
-
-	if (!in) {
-		fprintf(stderr, "driver: %s\n", jerr.text);
-		return 2;
-	}
-	out = compare_sides(json_object_get(in, "base"),
-			    json_string_value(json_object_get(in, "base_side")),
-			    json_object_get(in, "patched"),
-			    json_string_value(json_object_get(in, "patched_side")), NULL, &err);
-	if (!out) {
-		fprintf(stderr, "driver: %s\n", err.buf);
-		return 1;
-	}
-	json_dumpf(out, stdout, JSON_COMPACT);
-	putchar('\n');
-	json_decref(out);
-	json_decref(in);
-	strbuf_release(&err);
-	return 0;
-}
-CEOF
 # shellcheck disable=SC2086
 if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote daemon \
-	"$TMP/driver.c" daemon/compare.c daemon/stats.c daemon/strbuf.c daemon/util.c \
+	tests/tools/compare-cli.c daemon/compare.c daemon/stats.c daemon/strbuf.c daemon/util.c \
 	-ljansson -lm -o "$TMP/driver") >"$TMP/cc.out" 2>&1; then
 	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
 	exit 1

@@ -1,0 +1,98 @@
+#!/bin/sh
+# Comparison latency for a big A/B job: 50 metrics x 10 thread counts x 10
+# boots per side (a measured iteration per boot and case), in a real store
+# behind a real daemon. Cold: every request computes the comparison
+# (TLBLAB_API_CACHE=0); cached: the store did not change since the last one.
+# Medians of 15 requests each. Target: under 50 ms cold.
+set -u
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+port=$((25000 + $$ % 5000))
+cat >"$tmp/lab.yaml" <<EOC
+lab:
+  data_dir: $tmp/data
+  listen: 127.0.0.1:$port
+  tokens: [bench-token-0123456789]
+machines:
+  - name: m1
+    transport: local
+builders:
+  - name: b1
+    transport: local
+trees:
+  - name: linux
+    url: /nonexistent
+    builder: b1
+suites:
+  - name: tlb
+    workloads:
+      - workload: mprotect
+EOC
+start() {
+	"$BUILD/tlblabd" -c "$tmp/lab.yaml" >>"$tmp/daemon.log" 2>&1 &
+	pid=$!
+	i=0
+	until curl -fs "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -gt 100 ] && { echo "bench: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
+		sleep 0.1
+	done
+}
+start
+kill "$pid"; wait "$pid" 2>/dev/null; pid=
+/usr/bin/python3 - "$tmp/data/tlblab.db" <<'PYEOF'
+import json, random, sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1])
+random.seed(3)
+now = time.time()
+metrics = ["mprotect.ops_per_sec"] + ["bench.counter%02d" % i for i in range(49)]
+with c:
+    for m in metrics:
+        c.execute("INSERT OR IGNORE INTO metric_info (name, unit, direction) VALUES (?, 'ops/s', ?)",
+                  (m, "higher" if m.startswith("mprotect") else "lower"))
+    c.execute("INSERT INTO jobs (id, kind, state, suite, suite_json, created, tree, base, boots) "
+              "VALUES (1, 'ab', 'done', 'tlb', '[]', ?, 'linux', 'v6.1', 10)", (now,))
+    run = 0
+    for side_i, side in enumerate(("base", "patched")):
+        for boot in range(10):
+            sid = 1 + side_i * 10 + boot
+            c.execute("INSERT INTO stages (id, job_id, seq, kind, side, boot_index, state, boot_id) "
+                      "VALUES (?, 1, ?, 'run', ?, ?, 'done', ?)", (sid, sid, side, boot, "%s-%d" % (side, boot)))
+            for case, workers in enumerate((1, 2, 4, 8, 16, 24, 32, 48, 64, 96)):
+                run += 1
+                params = json.dumps({"workload": "mprotect", "workers": workers, "mode": "threads"})
+                c.execute("INSERT INTO runs (id, job_id, stage_id, machine, side, boot_id, spec_index, case_index, "
+                          "iteration, warmup, workload, params, duration) VALUES (?, 1, ?, 'm1', ?, ?, 0, ?, 1, 0, "
+                          "'mprotect', ?, 5)", (run, sid, side, "%s-%d" % (side, boot), case, params))
+                shift = 1.03 if side == "patched" else 1.0
+                c.executemany("INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+                              [(run, m, random.gauss(1e5 * shift, 2e3)) for m in metrics])
+PYEOF
+url="http://127.0.0.1:$port/api/v1/jobs/1/comparison"
+for cache in 0 1; do
+	TLBLAB_API_CACHE=$cache
+	export TLBLAB_API_CACHE
+	start
+	curl -s -o "$tmp/cmp.json" "$url"
+	[ -n "${PERF_OUT:-}" ] && perf record -g -p "$pid" -o "$PERF_OUT" -- sleep 4 >/dev/null 2>&1 &
+	i=0
+	: >"$tmp/times"
+	while [ $i -lt 15 ]; do
+		curl -s -o /dev/null -w '%{time_total}\n' "$url" >>"$tmp/times"
+		i=$((i + 1))
+	done
+	/usr/bin/python3 - "$tmp/times" "$tmp/cmp.json" "$cache" <<'PYEOF'
+import json, statistics, sys
+t = [float(x) * 1000 for x in open(sys.argv[1])]
+rows = len(json.load(open(sys.argv[2]))["comparison"]["rows"])
+what = "cached (store unchanged)" if sys.argv[3] == "1" else "cold (computed every time)"
+print("comparison of %d rows, %-26s median %7.2f ms  (min %.2f, max %.2f; target < 50 ms cold)" %
+      (rows, what, statistics.median(t), min(t), max(t)))
+PYEOF
+	kill "$pid"; wait "$pid" 2>/dev/null; pid=
+done

@@ -1,0 +1,80 @@
+#!/bin/sh
+# Comparisons on real data, on this machine, without rebooting: 2 mprotect
+# workers as threads of one process are one side, as 2 single-threaded
+# processes the other; five agent runs per side stand for five boots. The
+# comparison must call both clearly: ops/s (processes faster, no remote
+# flushes) and TLB shootdowns (threads shoot down, processes do not).
+. "$(dirname "$0")/../lib.sh"
+
+SAN=
+case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
+# shellcheck disable=SC2086
+if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote daemon \
+	tests/tools/compare-cli.c daemon/compare.c daemon/stats.c daemon/strbuf.c daemon/util.c \
+	-ljansson -lm -o "$TMP/compare-cli") >"$TMP/cc.out" 2>&1; then
+	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
+	exit 0
+fi
+
+for boot in 1 2 3 4 5; do
+	for mode in threads processes; do
+		"$AGENT" run --workload mprotect --mode $mode --workers 2 --duration 0.5 --iterations 3 --warmup 1 \
+			--id "$mode-$boot" >"$TMP/$mode-$boot.out" 2>"$TMP/$mode-$boot.err" ||
+			{ fail "agent run $mode $boot" "$(tail -c 300 "$TMP/$mode-$boot.err")"; exit 0; }
+	done
+done
+pass "5 agent runs per side"
+
+# the agent's lines as the API's runs and metrics; the mode becomes the side
+$PY - "$TMP" <<'PYEOF' >"$TMP/in.json"
+import json, sys
+tmp = sys.argv[1]
+runs, metrics, rid = [], [], 0
+for boot in range(1, 6):
+    for mode in ("threads", "processes"):
+        for line in open("%s/%s-%d.out" % (tmp, mode, boot)):
+            o = json.loads(line)
+            if o["type"] != "iteration":
+                continue
+            rid += 1
+            params = {k: v for k, v in o["params"].items() if k != "mode"}
+            runs.append({"id": rid, "stage": boot, "machine": "local", "side": mode, "spec": 0,
+                         "case": o["case"], "iteration": o["iteration"], "warmup": o["warmup"],
+                         "workload": params["workload"], "params": params,
+                         "duration_s": o["duration_s"], "build_id": None, "boot_id": "%s-%d" % (mode, boot)})
+            for name, value in o["metrics"].items():
+                info = o["info"].get(name, {})
+                metrics.append({"run": rid, "name": name, "value": value, "unit": info.get("unit"),
+                                "direction": info.get("direction", "neutral")})
+doc = {"runs": runs, "metrics": metrics, "profiles": [], "provenance": {"host": "this machine"}}
+print(json.dumps({"base": doc, "patched": doc, "base_side": "threads", "patched_side": "processes"}))
+PYEOF
+if ! "$TMP/compare-cli" <"$TMP/in.json" >"$TMP/cmp.json" 2>"$TMP/cmp.err"; then
+	fail "compare threads vs processes" "$(cat "$TMP/cmp.err")"
+	exit 0
+fi
+$PY - "$TMP/cmp.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+rows = {r["metric"]: r for r in c["rows"]}
+def ok(cond, name, why=""):
+    print(("ok - " if cond else "not ok - ") + name + ("" if cond else " # " + why))
+def show(r):
+    return "%s: %.4g -> %.4g, %s%%, p %.4g, CI %s, %s" % (r["metric"], r["base"]["center"], r["patched"]["center"],
+        "%.1f" % r["change_pct"] if r["change_pct"] is not None else "n/a", r["p"], r["ci"], r["verdict"])
+ops = rows.get("mprotect.ops_per_sec")
+ok(ops is not None and ops["base"]["n"] == 5 and ops["patched"]["n"] == 5, "5 boots per side in the headline row")
+if ops:
+    # processes do not wait for remote flushes: faster, so "improvement"
+    ok(ops["verdict"] == "improvement" and ops["p"] < 0.01, "ops/s: " + show(ops), json.dumps(ops)[:400])
+tlb = rows.get("interrupts.TLB") or rows.get("tlb_flush.remote_shootdown")
+ok(tlb is not None, "a shootdown counter row exists", str(sorted(rows))[:300])
+if tlb:
+    ok(tlb["verdict"] == "improvement" and tlb["patched"]["center"] < tlb["base"]["center"] / 10,
+       "shootdowns: " + show(tlb), json.dumps(tlb)[:400])
+kop = rows.get("tlb.shootdowns_per_kop")
+if kop:
+    ok(kop["verdict"] == "improvement", "shootdowns per kop: " + show(kop), json.dumps(kop)[:300])
+ok(c["summary"]["improvements"] and not c["summary"]["regressions"],
+   "the summary lists the improvement first: " + c["summary"].get("text", "")[:200], json.dumps(c["summary"])[:300])
+PYEOF
