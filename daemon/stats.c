@@ -450,8 +450,6 @@ static uint64_t rng_next(struct rng *r)
 	return res;
 }
 
-/* Uniform in [0, bound), bound > 0: draws below 2^64 mod bound are
- * rejected so every remainder is equally likely. */
 /*
  * The median of one resample without sorting it: the median depends only
  * on how often each source value was drawn, so count the draws by the
@@ -466,7 +464,8 @@ static double resample_median(struct rng *r, const double *sorted, const size_t 
 	double vlo = 0;
 	int have_lo = 0;
 
-	/* rng_below(r, n), with its rejection threshold computed once */
+	/* uniform indices in [0, n): draws below 2^64 mod n are rejected so
+	 * every remainder is equally likely (the threshold computed once) */
 	uint64_t bound = n, min = (0 - bound) % bound, x;
 
 	memset(count, 0, n * sizeof(*count));
