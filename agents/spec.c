@@ -299,7 +299,7 @@ static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
 	s->iterations = 3;
 	s->warmup = 1;
 	s->interval = 1.0;
-	s->monitors = MONITOR_ALL_COUNTERS;
+	s->monitors = MONITOR_DEFAULT;
 	if ((v = json_object_get(root, "iterations")) && get_int(v, "iterations", 1, 1000, &l, err) < 0)
 		return -1;
 	if (v)

@@ -88,6 +88,13 @@ const char *monitor_names(void);
 /* Bit for a monitor name in a mask, or 0 if unknown. */
 unsigned monitor_bit(const char *name);
 #define MONITOR_ALL_COUNTERS 0x0fu /* interrupts, vmstat, tracepoints, procstat */
+/*
+ * The monitors a spec gets when it names none: the /proc readers, read once
+ * per interval, cost nothing measurable. The tracepoint counters are opt-in
+ * (monitors: [..., tracepoints]): every tlb_flush event runs one filter per
+ * reason and CPU, which costs an mprotect-bound workload several percent.
+ */
+#define MONITOR_DEFAULT 0x0bu /* interrupts, vmstat, procstat */
 
 struct monitor_set {
 	struct monitor *m;

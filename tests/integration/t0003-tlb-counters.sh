@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 "$AGENT" run --workload mprotect --mode threads,processes --workers 2 --duration 2 \
-	--iterations 3 --warmup 1 --interval 0.5 >"$TMP/mp.out" 2>"$TMP/mp.err"
+	--iterations 3 --warmup 1 --interval 0.5 --monitors interrupts,vmstat,tracepoints,procstat >"$TMP/mp.out" 2>"$TMP/mp.err"
 st=$?
 if [ $st != 0 ]; then
 	fail "mprotect threads vs processes ran" "exit $st: $(tail -c 400 "$TMP/mp.err")"
