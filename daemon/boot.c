@@ -28,6 +28,7 @@ const struct boot_ops *boot_lookup(enum boot_method m)
 {
 	switch (m) {
 	case BOOT_QEMU: return &boot_qemu;
+	case BOOT_KEXEC: return &boot_kexec;
 	default: return NULL;
 	}
 }

@@ -16,9 +16,11 @@
  * in /proc/version), hand the machine to the run stage, run the suite,
  * then scan the console once more and shut the guest down.
  *
- * Boot methods sit behind a table of function pointers (boot_qemu.c; kexec
- * and reboot come later): start() boots and returns the endpoint the run
- * stage reaches the booted kernel at; stop() ends the boot (kills the VM).
+ * Boot methods sit behind a table of function pointers (boot_qemu.c,
+ * boot_kexec.c; reboot comes later): start() boots and returns the endpoint
+ * the run stage reaches the booted kernel at; console() reads what the
+ * kernel said (a serial console, or dmesg where there is none); stop() ends
+ * the boot (kills the VM; nothing for a real machine).
  *
  * A kernel that panics, oopses during boot or never comes up is a `boot`
  * result of the job, with the console excerpt; a host that cannot start the
@@ -53,6 +55,7 @@ struct boot_ops {
 };
 
 extern const struct boot_ops boot_qemu;
+extern const struct boot_ops boot_kexec;
 const struct boot_ops *boot_lookup(enum boot_method m);
 
 /* Scans console text for kernel trouble: panics, BUG, Oops, WARNING, hung

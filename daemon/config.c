@@ -1089,8 +1089,8 @@ static void qemu_free(struct cfg_qemu *q)
 	free(q);
 }
 
-static const char *const kexec_keys[] = { "append", NULL };
-enum { XK_APPEND, XK_MAX };
+static const char *const kexec_keys[] = { "append", "initrd", NULL };
+enum { XK_APPEND, XK_INITRD, XK_MAX };
 KEYS_MATCH(kexec_keys, XK_MAX);
 
 /* The kexec: section n of machine `machine` (boot: kexec), or NULL after an error. */
@@ -1101,7 +1101,8 @@ static struct cfg_kexec *parse_kexec(struct cfg_ctx *c, yaml_node_t *n, const ch
 	char what[128];
 
 	if (!is_mapping(n)) {
-		node_error(c, n, "kexec: must be a mapping (with the optional key append)");
+		node_error(c, n, "kexec: must be a mapping (with the optional keys append and "
+			   "initrd)");
 		return NULL;
 	}
 	snprintf(what, sizeof(what), "the kexec section of %s", machine);
@@ -1109,6 +1110,8 @@ static struct cfg_kexec *parse_kexec(struct cfg_ctx *c, yaml_node_t *n, const ch
 	k = xcalloc(1, sizeof(*k));
 	if (ks.val[XK_APPEND])
 		k->append = get_str(c, "append", ks.val[XK_APPEND], valid_cmdline, MUST_CMDLINE);
+	if (ks.val[XK_INITRD])
+		k->initrd = get_str(c, "initrd", ks.val[XK_INITRD], valid_path, MUST_PATH);
 	return k;
 }
 
@@ -1117,6 +1120,7 @@ static void kexec_free(struct cfg_kexec *k)
 	if (!k)
 		return;
 	free(k->append);
+	free(k->initrd);
 	free(k);
 }
 

@@ -51,6 +51,7 @@
  *         append: "mitigations=off"     # extra kernel command line, optional
  *       kexec:                          # boot: kexec only, optional
  *         append: "console=ttyS0"       # replaces the running command line
+ *         initrd: /boot/initrd.img      # on the machine, optional: kexec --initrd
  *   builders:
  *     - name: local
  *       transport: local                # same keys as a machine's transport part
@@ -117,6 +118,7 @@ struct cfg_qemu {
 
 struct cfg_kexec {
 	char *append;		/* command line for the new kernel, or NULL: the running one */
+	char *initrd;		/* initrd path on the machine, or NULL: none */
 };
 
 struct cfg_machine {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the initramfs of the QEMU lab machines: busybox-static, OpenSSH's
-# sshd with the libraries it links, tlblab-agent, perf when the host has it,
-# and an init that brings up networking (QEMU user networking, 10.0.2.15)
+# sshd with the libraries it links, tlblab-agent, perf and kexec-tools' kexec
+# when the host has them (a guest can then stand in for a `boot: kexec` real
+# machine), and an init that brings up networking (QEMU user networking, 10.0.2.15)
 # and sshd, then says "tlblab-guest: ready" on the console.
 #
 # The lab's keys live in OUT and are made once: lab_key (root's key for the
@@ -51,6 +52,13 @@ copy_with_libs() {
 copy_with_libs /usr/sbin/sshd /usr/sbin/sshd
 if [ -x /usr/bin/perf ] && [ "${TLBLAB_GUEST_PERF:-1}" = 1 ]; then
 	copy_with_libs /usr/bin/perf /usr/bin/perf
+fi
+# kexec-tools (Debian: /sbin/kexec, which PATH may lack for non-root users)
+for kexec in /usr/sbin/kexec /sbin/kexec ""; do
+	[ -x "$kexec" ] && break
+done
+if [ -n "$kexec" ]; then
+	copy_with_libs "$kexec" /sbin/kexec
 fi
 cp "$agent" "$root/usr/bin/tlblab-agent"
 

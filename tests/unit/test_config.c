@@ -687,7 +687,8 @@ static void test_boot_sections(void **state)
 			L("    boot: kexec")
 			L("    kexec: {append: 'console=ttyS0,115200 root=/dev/vda1 ro'}")
 			L("  - {name: k2, transport: local, boot: kexec}")
-			L("  - {name: k3, transport: local, boot: kexec, kexec: ~}"));
+			L("  - {name: k3, transport: local, boot: kexec, kexec: ~}")
+			L("  - {name: k4, transport: local, boot: kexec, kexec: {initrd: /boot/initrd.img}}"));
 	m = config_machine(cfg, "vm");
 	assert_int_equal(m->boot, BOOT_QEMU);
 	assert_non_null(m->qemu);
@@ -706,6 +707,12 @@ static void test_boot_sections(void **state)
 	assert_null(m->qemu);
 	assert_non_null(m->kexec);
 	assert_string_equal(m->kexec->append, "console=ttyS0,115200 root=/dev/vda1 ro");
+	assert_null(m->kexec->initrd);
+	/* an initrd on the machine, with the running kernel's command line */
+	m = config_machine(cfg, "k4");
+	assert_non_null(m->kexec);
+	assert_null(m->kexec->append);
+	assert_string_equal(m->kexec->initrd, "/boot/initrd.img");
 	/* no section, or an empty one: the running kernel's command line */
 	assert_null(config_machine(cfg, "k2")->kexec);
 	assert_null(config_machine(cfg, "k3")->kexec);
@@ -834,7 +841,8 @@ static void test_boot_section_errors(void **state)
 		      L("  - {name: e, transport: local, boot: pxe, qemu: {}}"),	/* 16: col 39 */
 		      "q.yaml:3:51: qemu: must be a mapping (initrd, ssh_port, identity, and "
 		      "host_key or known_hosts are required)\n"
-		      "q.yaml:4:53: kexec: must be a mapping (with the optional key append)\n"
+		      "q.yaml:4:53: kexec: must be a mapping (with the optional keys append and "
+		      "initrd)\n"
 		      "q.yaml:9:15: binary: must be a program name or an absolute path of letters, "
 		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
 		      "q.yaml:10:15: initrd: must be a non-empty path without control characters, "
@@ -845,6 +853,17 @@ static void test_boot_section_errors(void **state)
 		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
 		      /* an unknown boot method: its section is not judged */
 		      "q.yaml:16:39: boot: must be none, qemu, kexec or reboot");
+
+	/* kexec's initrd is a path on the machine, judged like any other path */
+	expect_errors("q.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("machines:")
+		      L("  - {name: k, transport: local, boot: kexec, kexec: {initrd: -i}}")	/* 3: col 62 */
+		      L("  - {name: k2, transport: local, boot: kexec, kexec: {initrd: ''}}"),	/* 4: col 63 */
+		      "q.yaml:3:62: initrd: must be a non-empty path without control characters, "
+		      "not starting with '-'\n"
+		      "q.yaml:4:63: initrd: must be a non-empty path without control characters, "
+		      "not starting with '-'");
 }
 
 static void test_power_cycle_and_local(void **state)
