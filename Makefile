@@ -80,6 +80,7 @@ test:
 # warnings are errors, and the whole suite runs under ASan and UBSan
 check:
 	@sh tests/deps.sh check
+	@$(MAKE) --no-print-directory build/tlblab-agent
 	@$(MAKE) --no-print-directory BUILD=build/check WERROR=-Werror STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \

@@ -125,8 +125,13 @@ int main(int argc, char **argv)
 	configs[nconfigs++] = cfg;
 	if (!agent[0])
 		default_agent(agent, sizeof(agent), "tlblab-agent");
-	if (!kernels[0])
-		default_agent(kernels, sizeof(kernels), "../kernels");
+	if (!kernels[0]) {
+		/* build/tlblabd or build/check/tlblabd: kernels/ is one or two up */
+		default_agent(kernels, sizeof(kernels), "../kernels/build.sh");
+		if (access(kernels, R_OK) < 0)
+			default_agent(kernels, sizeof(kernels), "../../kernels/build.sh");
+		*strrchr(kernels, '/') = '\0';
+	}
 	if (mkdir_p(cfg->data_dir) < 0)
 		fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);

@@ -9,14 +9,17 @@
 #                         STATES (space-separated); prints it
 #   jq_py EXPR            evaluates a Python expression over J, the JSON
 #                         read from stdin, and prints it
-# Needs DAEMON_PORT set (the listen port of the config).
+# Needs DAEMON_PORT set (the listen port of the config); DAEMON_AGENT, when
+# set, is the agent the daemon uploads (tests with QEMU guests set it to the
+# static $GUEST_AGENT).
 # shellcheck shell=sh
 
 DAEMON_PID=
 DAEMON_LOG=$TMP/tlblabd.log
 
 daemon_start() {
-	"$BUILD/tlblabd" -c "$1" >>"$DAEMON_LOG" 2>&1 &
+	# shellcheck disable=SC2086
+	"$BUILD/tlblabd" -c "$1" ${DAEMON_AGENT:+-a "$DAEMON_AGENT"} >>"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	_i=0
 	until curl -fs -m 2 "http://127.0.0.1:$DAEMON_PORT/api/v1/health" >/dev/null 2>&1; do

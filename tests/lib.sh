@@ -4,6 +4,7 @@
 #   TOP     the repository
 #   BUILD   the build directory (build, or build/check under sanitizers)
 #   AGENT   the tlblab-agent binary under test
+#   GUEST_AGENT  the static agent (build/tlblab-agent) for QEMU guests
 #   TMP     a scratch directory removed at exit
 # shellcheck shell=sh
 
@@ -11,6 +12,9 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 AGENT=${AGENT:-$BUILD/tlblab-agent}
+# the agent that goes into QEMU guests must be the static one: a sanitizer
+# build (make check) is linked dynamically against libasan
+GUEST_AGENT=$TOP/build/tlblab-agent
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tlblab-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 PY=/usr/bin/python3

@@ -39,7 +39,7 @@ if ! sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >"$TMP/import.log" 2>&1; th
 	fail "the kernel tree is imported" "$(tail -n 3 "$TMP/import.log")"
 	exit 0
 fi
-if ! sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >"$TMP/initramfs.log" 2>&1; then
+if ! sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$GUEST_AGENT" >"$TMP/initramfs.log" 2>&1; then
 	fail "the guest initramfs is built" "$(tail -n 3 "$TMP/initramfs.log")"
 	exit 0
 fi
@@ -134,7 +134,7 @@ suites:
         duration: 1
         iterations: 2
 EOC
-daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
 # submit PATCHFILE: prints the job id
 submit() {
