@@ -724,6 +724,25 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	return 0;
 }
 
+/* Inside a transaction: a pending stage starts on `where`; its job runs. */
+static int mark_running(struct store *st, int64_t stage_id, const char *where)
+{
+	sqlite3_stmt *s;
+
+	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
+		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, where);
+	sqlite3_bind_double(s, 3, now());
+	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1)
+		return -EBUSY;
+	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
+		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_double(s, 2, now());
+	return step_done(s) < 0 ? -EIO : 0;
+}
+
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 {
 	sqlite3_stmt *s;
@@ -745,23 +764,9 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 		rc = -EBUSY;
 		goto rollback;
 	}
-	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
-		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
-	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, machine);
-	sqlite3_bind_double(s, 3, now());
-	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1) {
-		rc = -EBUSY;
+	rc = mark_running(st, stage_id, machine);
+	if (rc < 0)
 		goto rollback;
-	}
-	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
-		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
-	sqlite3_bind_int64(s, 1, stage_id);
-	sqlite3_bind_double(s, 2, now());
-	if (step_done(s) < 0) {
-		rc = -EIO;
-		goto rollback;
-	}
 	if (exec(st, "COMMIT") == 0)
 		goto out;
 	rc = -EIO;
@@ -789,32 +794,15 @@ static int update_id_text(struct store *st, const char *sql, int64_t id, const c
 
 int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 {
-	sqlite3_stmt *s;
-	int rc = 0;
+	int rc;
 
 	lock(st);
 	exec(st, "BEGIN IMMEDIATE");
-	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
-		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
-	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, where);
-	sqlite3_bind_double(s, 3, now());
-	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1) {
-		rc = -EBUSY;
-		goto rollback;
-	}
-	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
-		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
-	sqlite3_bind_int64(s, 1, stage_id);
-	sqlite3_bind_double(s, 2, now());
-	if (step_done(s) < 0 || exec(st, "COMMIT") < 0) {
+	rc = mark_running(st, stage_id, where);
+	if (rc == 0 && exec(st, "COMMIT") < 0)
 		rc = -EIO;
-		goto rollback;
-	}
-	goto out;
-rollback:
-	exec(st, "ROLLBACK");
-out:
+	if (rc < 0)
+		exec(st, "ROLLBACK");
 	unlock(st);
 	return rc;
 }
