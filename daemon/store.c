@@ -623,14 +623,14 @@ out:
 	return rc;
 }
 
-int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
+/* The first column of every row of sql, as ids. Caller holds the lock and
+ * frees *ret. */
+static void query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = prep(st, sql);
 	int64_t *v = NULL;
 	size_t n = 0, alloc = 0;
 
-	lock(st);
-	s = prep(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')");
 	while (s && sqlite3_step(s) == SQLITE_ROW) {
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
@@ -641,9 +641,16 @@ int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
 		v[n++] = sqlite3_column_int64(s, 0);
 	}
 	stmt_done(st, s);
-	unlock(st);
 	*ret = v;
 	*ret_n = n;
+}
+
+int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
+{
+	lock(st);
+	query_ids(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')",
+		  ret, ret_n);
+	unlock(st);
 	return 0;
 }
 
@@ -1102,22 +1109,11 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 
 int store_recover(struct store *st, struct strbuf *log)
 {
-	sqlite3_stmt *s;
 	int64_t *ids = NULL;
-	size_t n = 0, alloc = 0, i;
+	size_t n = 0, i;
 
 	lock(st);
-	s = prep(st, "SELECT id FROM stages WHERE state = 'running'");
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
-		if (n == alloc) {
-			alloc = alloc ? alloc * 2 : 8;
-			ids = realloc(ids, alloc * sizeof(*ids));
-			if (!ids)
-				abort();
-		}
-		ids[n++] = sqlite3_column_int64(s, 0);
-	}
-	stmt_done(st, s);
+	query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
 	exec(st, "BEGIN IMMEDIATE");
 	exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
 		 "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
