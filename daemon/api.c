@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -17,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "compare.h"
 #include "config.h"
@@ -24,6 +27,7 @@
 #include "sched.h"
 #include "store.h"
 #include "util.h"
+#include "web.h"
 #include "banned.h"
 
 #define API_THREADS 4
@@ -57,6 +61,7 @@ struct api {
 	struct api_cache cache;
 	int cache_off;		/* TLBLAB_API_CACHE=0, for measuring without it */
 	struct MHD_Daemon *mhd;
+	char *web_dir;		/* the dashboard's files, or NULL */
 	const struct lab_config *volatile cfg;
 	struct store *st;
 	struct sched *sc;
@@ -681,6 +686,43 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 	return send_error(rc->conn, 404, "not_found", "no such resource");
 }
 
+/* GET of anything outside /api/: the dashboard's files. */
+static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn, const char *url,
+				    const char *method)
+{
+	char path[4096];
+	struct MHD_Response *r;
+	struct stat sb;
+	enum MHD_Result ret;
+	int fd;
+
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return send_error(conn, 405, "method_not_allowed", "use GET");
+	if (!api->web_dir)
+		return send_error(conn, 404, "not_found", "this daemon serves no dashboard (no web/ directory)");
+	if (web_resolve(api->web_dir, url, path, sizeof(path)) < 0)
+		return send_error(conn, 404, "not_found", "no such resource");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
+		if (fd >= 0)
+			close(fd);
+		return send_error(conn, 404, "not_found", "no such resource");
+	}
+	r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+	if (!r) {
+		close(fd);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", web_content_type(path));
+	MHD_add_response_header(r, "Cache-Control", "no-cache");
+	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(r, "Content-Security-Policy",
+				"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
 			       const char *method, const char *version, const char *upload_data,
 			       size_t *upload_data_size, void **con_cls)
@@ -707,6 +749,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	if (strncmp(url, "/api/", 5) && strcmp(url, "/api"))
+		return serve_static(api, conn, url, method);
 	if (req->too_large)
 		return send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
 				  api->cfg->max_body);
@@ -739,7 +783,7 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	*con_cls = NULL;
 }
 
-int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
+int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
 	      struct api **ret, struct strbuf *err)
 {
 	struct api *api = calloc(1, sizeof(*api));
@@ -753,6 +797,11 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
 	api->cfg = cfg;
 	api->st = st;
 	api->sc = sc;
+	if (web_dir) {
+		api->web_dir = strdup(web_dir);
+		if (!api->web_dir)
+			abort();
+	}
 	pthread_mutex_init(&api->cache.lock, NULL);
 	api->cache_off = getenv("TLBLAB_API_CACHE") && !strcmp(getenv("TLBLAB_API_CACHE"), "0");
 	if (inet_pton(AF_INET, cfg->listen_host, &in4->sin_addr) == 1) {
@@ -763,6 +812,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
 		in6->sin6_port = htons((uint16_t)cfg->listen_port);
 		flags |= MHD_USE_IPv6;
 	} else {
+		free(api->web_dir);
 		free(api);
 		return strbuf_seterr(err, "listen: '%s' is not an IP address", cfg->listen_host);
 	}
@@ -774,6 +824,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
 				    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 				    MHD_OPTION_END);
 	if (!api->mhd) {
+		free(api->web_dir);
 		free(api);
 		return strbuf_seterr(err, "cannot listen on %s:%d (address in use?)", cfg->listen_host,
 				     cfg->listen_port);
@@ -799,5 +850,6 @@ void api_stop(struct api *api)
 		free(api->cache.slot[i].body);
 	}
 	pthread_mutex_destroy(&api->cache.lock);
+	free(api->web_dir);
 	free(api);
 }

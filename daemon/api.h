@@ -71,10 +71,11 @@ struct sched;
 struct lab_config;
 struct api;
 
-/* Starts the HTTP server on cfg's listen address. The api borrows st, sc
+/* Starts the HTTP server on cfg's listen address. Paths outside /api/ are
+ * the dashboard, served from web_dir (web.h; NULL serves none). The api borrows st, sc
  * and cfg (they must outlive it; api_set_config swaps cfg after a reload).
  * Returns 0 and *ret, or -1 with err (e.g. the port is taken). */
-int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc,
+int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
 	      struct api **ret, struct strbuf *err);
 void api_set_config(struct api *api, const struct lab_config *cfg);
 /* Stops the server and frees api (NULL accepted). */

@@ -46,7 +46,7 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT] [-k KERNELS_DIR]\n       tlblabd -n -c FILE\n");
+	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT] [-k KERNELS_DIR] [-w WEB_DIR]\n       tlblabd -n -c FILE\n");
 }
 
 /* A path next to this binary (build/tlblab-agent, build/../kernels). */
@@ -87,7 +87,7 @@ static int mkdir_p(const char *path)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
-	char agent[PATH_MAX] = "", kernels[PATH_MAX] = "", dbpath[PATH_MAX];
+	char agent[PATH_MAX] = "", kernels[PATH_MAX] = "", web[PATH_MAX] = "", dbpath[PATH_MAX];
 	struct lab_config *cfg = NULL, *configs[MAX_CONFIGS];
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
 	struct store *st = NULL;
@@ -96,13 +96,14 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int check_only = 0, c, nconfigs = 0, rc = 1;
 
-	while ((c = getopt(argc, argv, "c:dna:k:h")) != -1) {
+	while ((c = getopt(argc, argv, "c:dna:k:w:h")) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'd': log_verbose(1); break;
 		case 'n': check_only = 1; break;
 		case 'a': snprintf(agent, sizeof(agent), "%s", optarg); break;
 		case 'k': snprintf(kernels, sizeof(kernels), "%s", optarg); break;
+		case 'w': snprintf(web, sizeof(web), "%s", optarg); break;
 		default: usage(); return 2;
 		}
 	}
@@ -132,6 +133,12 @@ int main(int argc, char **argv)
 			default_agent(kernels, sizeof(kernels), "../../kernels/build.sh");
 		*strrchr(kernels, '/') = '\0';
 	}
+	if (!web[0]) {
+		default_agent(web, sizeof(web), "../web/index.html");
+		if (access(web, R_OK) < 0)
+			default_agent(web, sizeof(web), "../../web/index.html");
+		*strrchr(web, '/') = '\0';
+	}
 	if (mkdir_p(cfg->data_dir) < 0)
 		fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
@@ -152,10 +159,10 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (api_start(cfg, st, sc, &api, &err) < 0)
+	if (api_start(cfg, st, sc, web, &api, &err) < 0)
 		fatalx("api: %s", err.buf);
-	log_info("listening on %s:%d, store %s (schema %d), %zu machines, agent %s", cfg->listen_host,
-		 cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent);
+	log_info("listening on %s:%d, store %s (schema %d), %zu machines, agent %s, dashboard %s",
+		 cfg->listen_host, cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent, web);
 
 	while (!stop_flag) {
 		sched_run(sc, &stop_flag, &reload_flag);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "web.h"
 #include "banned.h"
 
 /* ---- strbuf ---- */
@@ -308,6 +309,40 @@ static void test_median(void **state)
 	assert_true(isnan(median_inplace(NULL, 0)));
 }
 
+/* ---- web: which URL paths map to which dashboard files ---- */
+
+static void test_web_resolve(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(web_resolve("/w", "/app.js", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/app.js");
+	assert_int_equal(web_resolve("/w", "/node_modules/uplot/dist/uPlot.iife.min.js", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/node_modules/uplot/dist/uPlot.iife.min.js");
+	/* pages of the app: stable URLs that all load index.html */
+	assert_int_equal(web_resolve("/w", "/", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/index.html");
+	assert_int_equal(web_resolve("/w", "/jobs/12", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/index.html");
+	assert_int_equal(web_resolve("/w", "/machines/", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/index.html");
+	/* never outside the directory, never a dotfile */
+	assert_int_equal(web_resolve("/w", "/../etc/passwd", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/a/../../x.js", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/.git/config", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/a//b.js", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/a b.js", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/%2e%2e/x.js", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "relative.js", buf, sizeof(buf)), -1);
+	/* too long for the buffer */
+	assert_int_equal(web_resolve("/w", "/0123456789.js", buf, 8), -1);
+	assert_string_equal(web_content_type("/w/app.js"), "text/javascript; charset=utf-8");
+	assert_string_equal(web_content_type("/w/index.html"), "text/html; charset=utf-8");
+	assert_string_equal(web_content_type("/w/x.bin"), "application/octet-stream");
+	assert_string_equal(web_content_type("/w.d/noext"), "application/octet-stream");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_parse_int_range),
 		cmocka_unit_test(test_parse_double),
 		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_web_resolve),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
