@@ -24,6 +24,7 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
+#include "results.h"
 #include "sched.h"
 #include "store.h"
 #include "util.h"
@@ -372,6 +373,7 @@ static enum MHD_Result list_jobs(struct route_ctx *rc)
 	f.suite = query(rc->conn, "suite");
 	f.submitter = query(rc->conn, "submitter");
 	f.tree = query(rc->conn, "tree");
+	f.verdict = query(rc->conn, "verdict");
 	if (query_int(rc->conn, "limit", 1, 500, 50, &limit) < 0)
 		return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to 500");
 	if (query_int(rc->conn, "offset", 0, 1000000000, 0, &offset) < 0)
@@ -380,26 +382,29 @@ static enum MHD_Result list_jobs(struct route_ctx *rc)
 	    strcmp(f.state, "failed") && strcmp(f.state, "cancelled"))
 		return send_error(rc->conn, 400, "bad_request",
 				  "state: one of queued, running, done, failed, cancelled");
+	if (f.verdict && strcmp(f.verdict, "regression") && strcmp(f.verdict, "improvement") &&
+	    strcmp(f.verdict, "changed") && strcmp(f.verdict, "inconclusive") && strcmp(f.verdict, "same") &&
+	    strcmp(f.verdict, "unavailable"))
+		return send_error(rc->conn, 400, "bad_request", "verdict: one of regression, improvement, "
+				  "changed, inconclusive, same, unavailable");
 	f.limit = (int)limit;
 	f.offset = (int)offset;
 	return send_json(rc->conn, 200, store_jobs_json(rc->api->st, &f));
 }
 
-static enum MHD_Result send_comparison(struct route_ctx *rc, const json_t *a, const char *as,
-				       const json_t *b, const char *bs)
+/* {"comparison": doc}, doc being JSON text already. */
+static enum MHD_Result send_comparison_text(struct route_ctx *rc, const struct strbuf *doc)
 {
-	struct compare_rules rules;
-	struct strbuf err = STRBUF_INIT;
-	json_t *cmp;
+	struct strbuf body = STRBUF_INIT;
 	enum MHD_Result ret;
 
-	compare_rules_default(&rules);
-	cmp = compare_sides(a, as, b, bs, &rules, &err);
-	if (cmp)
-		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
-	else
-		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
-	strbuf_release(&err);
+	strbuf_addstr(&body, "{\"comparison\":");
+	strbuf_add(&body, doc->buf, doc->len);
+	strbuf_addstr(&body, "}");
+	if (capture)
+		strbuf_add(capture, body.buf, body.len);
+	ret = send_text(rc->conn, 200, "application/json", body.buf, body.len);
+	strbuf_release(&body);
 	return ret;
 }
 
@@ -408,7 +413,10 @@ static enum MHD_Result compare_jobs(struct route_ctx *rc)
 {
 	const char *bv = query(rc->conn, "base"), *pv = query(rc->conn, "patched");
 	int64_t a, b;
-	json_t *ja, *jb, *da, *db;
+	json_t *ja, *jb, *da, *db, *cmp;
+	const struct cfg_suite *suite;
+	struct compare_rules defaults;
+	struct strbuf err = STRBUF_INIT;
 	enum MHD_Result ret;
 
 	if (strcmp(rc->method, "GET"))
@@ -430,11 +438,18 @@ static enum MHD_Result compare_jobs(struct route_ctx *rc)
 		json_decref(jb);
 		return ret;
 	}
+	suite = config_suite(rc->api->cfg, json_string_value(json_object_get(ja, "suite")));
 	json_decref(ja);
 	json_decref(jb);
+	compare_rules_default(&defaults);
 	da = store_compare_doc(rc->api->st, a);
 	db = store_compare_doc(rc->api->st, b);
-	ret = send_comparison(rc, da, NULL, db, NULL);
+	cmp = compare_sides(da, NULL, db, NULL, suite ? &suite->rules : &defaults, &err);
+	if (cmp)
+		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
+	else
+		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+	strbuf_release(&err);
 	json_decref(da);
 	json_decref(db);
 	return ret;
@@ -481,17 +496,21 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	if (!strcmp(sub, "runs") && rc->nseg == 5)
 		return send_json(rc->conn, 200, store_runs_json(api->st, id));
 	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
-		json_t *doc, *j = store_job_json(api->st, id);
+		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
 		enum MHD_Result ret;
-		int ab = !strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab");
+		int r = results_comparison(api->st, api->cfg, id, &doc, &err);
 
-		json_decref(j);
-		if (!ab)
-			return send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
-					  "with /api/v1/compare?base=A&patched=B", (long long)id);
-		doc = store_compare_doc(api->st, id);
-		ret = send_comparison(rc, doc, "base", doc, "patched");
-		json_decref(doc);
+		if (r == -EINVAL)
+			ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
+					 "with /api/v1/compare?base=A&patched=B", (long long)id);
+		else if (r == -ENOENT)
+			ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		else if (r < 0)
+			ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+		else
+			ret = send_comparison_text(rc, &doc);
+		strbuf_release(&doc);
+		strbuf_release(&err);
 		return ret;
 	}
 	if (!strcmp(sub, "profiles") && rc->nseg == 5)

@@ -24,7 +24,7 @@
  *   POST /api/v1/machines/NAME/health   body {"health": "maintenance"|"unknown",
  *        "reason": "..."}: take a machine out, or put it back (a health
  *        check runs before its next job); needs a token
- *   GET  /api/v1/jobs?state=S&suite=S&submitter=S&tree=S&limit=N&offset=N
+ *   GET  /api/v1/jobs?state=S&suite=S&submitter=S&tree=S&verdict=V&limit=N&offset=N
  *        {"jobs": [JOB...], "total": N, "limit": N, "offset": N}
  *        newest first; limit default 50, at most 500
  *   POST /api/v1/jobs            body: JOB_REQUEST  -> 201 {"job": JOB}
@@ -42,7 +42,8 @@
  *   GET  /api/v1/jobs/ID/stages/SID/log   text/plain, the stage's log
  *   GET  /api/v1/jobs/ID/profiles          {"profiles": [{"run", "profile"}]}
  *   GET  /api/v1/jobs/ID/comparison        {"comparison": ...} base vs patched of an
- *        A/B job (schemas/comparison.schema.json); 409 for other jobs
+ *        A/B job (schemas/comparison.schema.json) under its suite's rules;
+ *        computed when the job ends and kept (results.h); 409 for other jobs
  *   GET  /api/v1/compare?base=A&patched=B  {"comparison": ...} of two jobs that
  *        ran the same suite
  *
@@ -61,6 +62,8 @@
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",
  *   "started", "finished" (epoch seconds, null until then), "stage": the
  *   current or last stage's kind, "error": {"class", "message", "stage"}|null,
+ *   "verdict": the comparison's one word once an A/B job is done (regression,
+ *   improvement, changed, inconclusive, same, unavailable), else null,
  *   "stages": [{"id", "seq", "kind": "build|boot|run", "side", "state":
  *   "pending|running|done|failed|cancelled", "machine", "attempt",
  *   "started", "finished", "error_class", "error_message"}]}
@@ -72,8 +75,8 @@ struct lab_config;
 struct api;
 
 /* Starts the HTTP server on cfg's listen address. Paths outside /api/ are
- * the dashboard, served from web_dir (web.h; NULL serves none). The api borrows st, sc
- * and cfg (they must outlive it; api_set_config swaps cfg after a reload).
+ * the dashboard, served from web_dir (web.h; NULL serves none). The api
+ * borrows st, sc and cfg (they must outlive it; api_set_config swaps cfg after a reload).
  * Returns 0 and *ret, or -1 with err (e.g. the port is taken). */
 int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
 	      struct api **ret, struct strbuf *err);

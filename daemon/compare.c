@@ -16,6 +16,7 @@
 #include "compare.h"
 
 #include <errno.h>
+#include <fnmatch.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +42,39 @@ void compare_rules_default(struct compare_rules *r)
 	r->seed = 0x746c626c6162ULL;	/* "tlblab" */
 	r->ci_level = 0.95;
 	r->outlier_z = 3.5;
+	r->overrides = NULL;
+	r->noverrides = 0;
+}
+
+static json_t *jreal(double v);
+
+json_t *compare_rules_json(const struct compare_rules *r)
+{
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s}", "alpha", r->alpha,
+			      "min_change_headline", r->min_change_headline, "min_change_counter",
+			      r->min_change_counter, "same_band", r->same_band, "resamples", r->resamples,
+			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,
+			      "test", "Mann-Whitney U, two-sided, on per-boot medians",
+			      "ci", "bootstrap percentile interval of median(patched)/median(base), as % change");
+	json_t *m;
+	size_t i;
+
+	if (!o)
+		abort();
+	if (!r->noverrides)
+		return o;
+	m = json_object();
+	for (i = 0; i < r->noverrides; i++) {
+		const struct compare_override *ov = &r->overrides[i];
+
+		if (json_object_get(m, ov->metric))
+			continue;	/* the first one wins */
+		json_object_set_new(m, ov->metric, json_pack("{s:o,s:o,s:o}", "alpha", jreal(ov->alpha),
+							     "min_change", jreal(ov->min_change),
+							     "same_band", jreal(ov->same_band)));
+	}
+	json_object_set_new(o, "metrics", m);
+	return o;
 }
 
 /* ---- small JSON helpers ---- */
@@ -423,14 +457,31 @@ static int count_outliers(const double *v, size_t n, double z)
 	return k < 0 ? 0 : k;
 }
 
-static const char *verdict_of(const struct compare_rules *r, int headline, const char *dir,
-			      double change, double p, double lo, double hi, int have_ci)
+static const struct compare_override *override_for(const struct compare_rules *r, const char *metric)
 {
+	size_t i;
+
+	for (i = 0; metric && i < r->noverrides; i++)
+		if (!fnmatch(r->overrides[i].metric, metric, 0))
+			return &r->overrides[i];
+	return NULL;
+}
+
+static const char *verdict_of(const struct compare_rules *r, const char *metric, int headline,
+			      const char *dir, double change, double p, double lo, double hi, int have_ci)
+{
+	const struct compare_override *ov = override_for(r, metric);
 	double threshold = 100 * (headline ? r->min_change_headline : r->min_change_counter);
-	double band = 100 * r->same_band;
+	double band = 100 * r->same_band, alpha = r->alpha;
 	int excludes = have_ci ? (lo > 0 || hi < 0) : isinf(change);
 
-	if (!isnan(p) && p < r->alpha && excludes && !isnan(change) && fabs(change) >= threshold) {
+	if (ov && !isnan(ov->alpha))
+		alpha = ov->alpha;
+	if (ov && !isnan(ov->min_change))
+		threshold = 100 * ov->min_change;
+	if (ov && !isnan(ov->same_band))
+		band = 100 * ov->same_band;
+	if (!isnan(p) && p < alpha && excludes && !isnan(change) && fabs(change) >= threshold) {
 		if (!strcmp(dir, "neutral"))
 			return "changed";
 		return (change > 0) == !strcmp(dir, "higher") ? "improvement" : "regression";
@@ -496,7 +547,7 @@ static void row_stats(json_t *obj, const json_t *gb, const json_t *gp, const str
 		hi = 100 * (hi - 1);
 		have_ci = 1;
 	}
-	verdict = verdict_of(r, headline, dir, change, pval, lo, hi, have_ci);
+	verdict = verdict_of(r, getstr(obj, "metric"), headline, dir, change, pval, lo, hi, have_ci);
 	if (!have_ci && all_equal(b, nb, p, np))
 		verdict = "same";
 	json_object_set_new(obj, "change_pct", isinf(change) ? json_null() : jreal(change));
@@ -1031,6 +1082,15 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		strbuf_seterr(err, "compare: invalid rules");
 		goto out;
 	}
+	for (i = 0; i < rules->noverrides; i++) {
+		const struct compare_override *ov = &rules->overrides[i];
+
+		if (!ov->metric || !(isnan(ov->alpha) || (ov->alpha > 0 && ov->alpha < 1)) ||
+		    ov->min_change < 0 || ov->same_band < 0) {
+			strbuf_seterr(err, "compare: invalid rule for metrics '%s'", ov->metric ?: "(null)");
+			goto out;
+		}
+	}
 	if (side_load(&sb, "base", base, base_side, failed, err) < 0 ||
 	    side_load(&sp, "patched", patched, patched_side, failed, err) < 0)
 		goto out;
@@ -1045,18 +1105,13 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	json_object_foreach(sp.per_cpu, name, v)
 		if (!json_object_get(sb.per_cpu, name))
 			json_array_append_new(per_cpu, json_string(name));
-	out = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s}}",
+	out = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
 			"summary", build_summary(rows, n), "rows", jrows,
 			"sweeps", build_sweeps(rows, n), "tlb", build_tlb(rows, n),
 			"profile_diff", build_profile_diff(&sb, &sp),
 			"provenance", provenance(&sb, &sp), "failed", failed, "notes", notes,
 			"per_cpu_excluded", per_cpu, "ci_kind", json_string("percent"),
-			"rules", "alpha", rules->alpha, "min_change_headline", rules->min_change_headline,
-			"min_change_counter", rules->min_change_counter, "same_band", rules->same_band,
-			"resamples", rules->resamples, "ci_level", rules->ci_level,
-			"outlier_z", rules->outlier_z,
-			"test", "Mann-Whitney U, two-sided, on per-boot medians",
-			"ci", "bootstrap percentile interval of median(patched)/median(base), as % change");
+			"rules", compare_rules_json(rules));
 	failed = notes = NULL;
 	if (!out)
 		strbuf_seterr(err, "compare: out of memory");

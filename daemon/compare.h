@@ -27,6 +27,19 @@
  * using the metric's direction to say regression or improvement.
  */
 
+/*
+ * A rule for some metrics: the first override whose pattern (fnmatch(3),
+ * e.g. "interrupts.*") matches a row's metric replaces the suite's alpha,
+ * minimum change (headline and counter alike) and same band where they are
+ * set; NAN keeps the suite's value. Patterns are borrowed from the caller.
+ */
+struct compare_override {
+	const char *metric;
+	double alpha;
+	double min_change;
+	double same_band;
+};
+
 struct compare_rules {
 	double alpha;			/* p below this counts (default 0.01) */
 	double min_change_headline;	/* |change| at least this (0.02) */
@@ -36,9 +49,16 @@ struct compare_rules {
 	unsigned long long seed;	/* bootstrap seed (fixed default) */
 	double ci_level;		/* bootstrap interval (0.95) */
 	double outlier_z;		/* MAD modified z-score flagged (3.5) */
+	const struct compare_override *overrides;	/* borrowed; may be NULL */
+	size_t noverrides;
 };
 
 void compare_rules_default(struct compare_rules *r);
+
+/* The rules as the comparison's "rules" object (with "metrics": {pattern:
+ * {alpha, min_change, same_band}} when there are overrides). A comparison
+ * stored with one rules object is stale under another. */
+json_t *compare_rules_json(const struct compare_rules *r);
 
 /*
  * Output (schemas/comparison.schema.json is the contract): "rows", one per

@@ -23,6 +23,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1259,9 +1260,142 @@ static void parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t
 		t->fragments = xcalloc(1, sizeof(*t->fragments));
 }
 
-static const char *const suite_keys[] = { "name", "timeout", "workloads", NULL };
-enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_MAX };
+static const char *const suite_keys[] = { "name", "timeout", "workloads", "compare", NULL };
+enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_MAX };
 KEYS_MATCH(suite_keys, SK_MAX);
+
+#define MUST_FRACTION	"a percentage like 2% or a fraction from 0 to 1"
+#define MUST_ALPHA	"a significance level above 0 and below 1, like 0.01"
+#define MUST_PATTERN	"a metric name or pattern of 1 to 128 letters, digits and '._-*?[]'"
+#define MAX_OVERRIDES	256
+
+/* A share: "2%" or 0.02, from 0 to 1. */
+static int get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = scalar(n);
+	char num[64];
+	size_t len = s ? strlen(s) : 0;
+	double v, scale = 1;
+
+	if (len && len < sizeof(num) && s[len - 1] == '%') {
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		s = num;
+		scale = 100;
+	}
+	if (!s || !len || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 ||
+	    v / scale > 1) {
+		node_error(c, n, "%s: must be %s", key, MUST_FRACTION);
+		return -1;
+	}
+	*ret = v / scale;
+	return 0;
+}
+
+static int get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = scalar(n);
+	double v;
+
+	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 || !(v > 0 && v < 1)) {
+		node_error(c, n, "%s: must be %s", key, MUST_ALPHA);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int valid_pattern(const char *s)
+{
+	size_t n;
+
+	for (n = 0; s[n]; n++)
+		if (n >= 128 || (!is_alnum(s[n]) && !strchr("._-*?[]", s[n])))
+			return 0;
+	return n > 0;
+}
+
+static const char *const rule_keys[] = { "alpha", "min_change", "same_band", NULL };
+enum { RK_ALPHA, RK_MIN_CHANGE, RK_SAME_BAND, RK_MAX };
+KEYS_MATCH(rule_keys, RK_MAX);
+
+static const char *const compare_keys[] = {
+	"alpha", "min_change", "min_change_counter", "same_band", "metrics", NULL
+};
+enum { CK_ALPHA, CK_MIN_CHANGE, CK_MIN_CHANGE_COUNTER, CK_SAME_BAND, CK_METRICS, CK_MAX };
+KEYS_MATCH(compare_keys, CK_MAX);
+
+/* compare.metrics: {pattern: {alpha, min_change, same_band}}, in file order. */
+static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what)
+{
+	size_t count = 0;
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "metrics: must be a mapping of metric patterns to rules "
+			   "(alpha, min_change, same_band)");
+		return;
+	}
+	s->overrides = xcalloc(MAX_OVERRIDES, sizeof(*s->overrides));
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = node_get(c, p->key), *vn = node_get(c, p->value);
+		struct compare_override *ov;
+		struct keyset ks;
+		char label[192];
+		char *pattern;
+
+		if (count == MAX_OVERRIDES) {
+			node_error(c, kn, "metrics: at most %d patterns", MAX_OVERRIDES);
+			break;
+		}
+		pattern = get_str(c, "metrics", kn, valid_pattern, MUST_PATTERN);
+		if (!pattern)
+			continue;
+		if (!is_mapping(vn)) {
+			node_error(c, vn, "metrics: '%s': must be a mapping with alpha, min_change or "
+				   "same_band", pattern);
+			free(pattern);
+			continue;
+		}
+		snprintf(label, sizeof(label), "the rule for '%.64s' in %.100s", pattern, what);
+		map_keys(c, vn, rule_keys, label, "key", &ks);
+		ov = &s->overrides[count++];
+		ov->metric = pattern;
+		ov->alpha = ov->min_change = ov->same_band = NAN;
+		if (ks.val[RK_ALPHA])
+			get_alpha(c, "alpha", ks.val[RK_ALPHA], &ov->alpha);
+		if (ks.val[RK_MIN_CHANGE])
+			get_fraction(c, "min_change", ks.val[RK_MIN_CHANGE], &ov->min_change);
+		if (ks.val[RK_SAME_BAND])
+			get_fraction(c, "same_band", ks.val[RK_SAME_BAND], &ov->same_band);
+	}
+	s->rules.overrides = s->overrides;
+	s->rules.noverrides = count;
+}
+
+static void parse_compare(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what)
+{
+	struct keyset ks;
+	char label[128];
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "compare: must be a mapping (alpha, min_change, "
+			   "min_change_counter, same_band, metrics)");
+		return;
+	}
+	snprintf(label, sizeof(label), "the compare section of %.100s", what);
+	map_keys(c, n, compare_keys, label, "key", &ks);
+	if (ks.val[CK_ALPHA])
+		get_alpha(c, "alpha", ks.val[CK_ALPHA], &s->rules.alpha);
+	if (ks.val[CK_MIN_CHANGE])
+		get_fraction(c, "min_change", ks.val[CK_MIN_CHANGE], &s->rules.min_change_headline);
+	if (ks.val[CK_MIN_CHANGE_COUNTER])
+		get_fraction(c, "min_change_counter", ks.val[CK_MIN_CHANGE_COUNTER],
+			     &s->rules.min_change_counter);
+	if (ks.val[CK_SAME_BAND])
+		get_fraction(c, "same_band", ks.val[CK_SAME_BAND], &s->rules.same_band);
+	if (ks.val[CK_METRICS])
+		parse_overrides(c, ks.val[CK_METRICS], s, label);
+}
 
 static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s)
 {
@@ -1328,6 +1462,9 @@ static void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 		parse_workloads(c, ks.val[SK_WORKLOADS], s);
 	else
 		missing_key(c, map, "workloads", what, "");
+	compare_rules_default(&s->rules);
+	if (ks.val[SK_COMPARE])
+		parse_compare(c, ks.val[SK_COMPARE], s, what);
 }
 
 static const char *const lab_keys[] = {
@@ -1666,6 +1803,9 @@ void config_free(struct lab_config *cfg)
 	for (size_t i = 0; i < cfg->nsuites; i++) {
 		free(cfg->suites[i].name);
 		json_decref(cfg->suites[i].workloads);
+		for (size_t k = 0; k < cfg->suites[i].rules.noverrides; k++)
+			free((char *)cfg->suites[i].overrides[k].metric);
+		free(cfg->suites[i].overrides);
 	}
 	free(cfg->suites);
 	strv_free(cfg->tokens);

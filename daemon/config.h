@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stddef.h>
 
+#include "compare.h"
 #include "strbuf.h"
 
 /*
@@ -71,6 +72,13 @@
  *           mode: [threads, processes]
  *           workers: 2
  *           duration: 5
+ *       compare:                        # verdict rules, optional (DESIGN.md defaults)
+ *         alpha: 0.01                   # p below this counts
+ *         min_change: 2%                # headline metrics (or a fraction: 0.02)
+ *         min_change_counter: 5%        # counters
+ *         same_band: 2%                 # CI within +-this: same
+ *         metrics:                      # per metric (fnmatch pattern), first match wins
+ *           "interrupts.*": {min_change: 10%, alpha: 0.001}
  *
  * Unknown keys are errors (a typo must not silently change a lab). All
  * strings are owned by the lab_config; config_free releases everything.
@@ -159,6 +167,10 @@ struct cfg_suite {
 	char *name;
 	double timeout;		/* seconds; default: lab stage_timeout */
 	json_t *workloads;	/* array of agent spec objects (owned) */
+	/* verdict rules; rules.overrides points into overrides (owned, with
+	 * their metric patterns) */
+	struct compare_rules rules;
+	struct compare_override *overrides;
 	int line;
 };
 

@@ -14,6 +14,7 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
+#include "results.h"
 #include "run.h"
 #include "store.h"
 #include "util.h"
@@ -317,6 +318,7 @@ static void finish_build(struct sched *sc, struct task *t)
  */
 static void maybe_more_boots(struct sched *sc, struct task *t)
 {
+	const struct cfg_suite *suite;
 	struct compare_rules rules;
 	struct strbuf err = STRBUF_INIT;
 	json_t *doc, *cmp, *row;
@@ -328,15 +330,14 @@ static void maybe_more_boots(struct sched *sc, struct task *t)
 	doc = store_compare_doc(sc->st, t->si.job_id);
 	if (!doc)
 		return;
+	suite = config_suite(sc->cfg, t->si.suite);
 	compare_rules_default(&rules);
-	cmp = compare_sides(doc, "base", doc, "patched", &rules, &err);
+	cmp = compare_sides(doc, "base", doc, "patched", suite ? &suite->rules : &rules, &err);
 	json_array_foreach(json_object_get(cmp, "rows"), i, row)
 		if (json_is_true(json_object_get(row, "headline")) &&
 		    !strcmp(json_string_value(json_object_get(row, "verdict")) ?: "", "inconclusive"))
 			inconclusive++;
 	if (inconclusive) {
-		const struct cfg_suite *suite = config_suite(sc->cfg, t->si.suite);
-
 		added = store_job_add_boots(sc->st, t->si.job_id, MORE_BOOTS, 600,
 					    suite && suite->timeout > 0 ? suite->timeout : sc->cfg->stage_timeout);
 		if (added > 0)
@@ -345,6 +346,29 @@ static void maybe_more_boots(struct sched *sc, struct task *t)
 	}
 	json_decref(cmp);
 	json_decref(doc);
+	strbuf_release(&err);
+}
+
+/* An A/B job that just finished gets its comparison computed and stored
+ * now, so nobody waits for it later. */
+static void keep_results(struct sched *sc, int64_t job)
+{
+	json_t *j = store_job_json(sc->st, job);
+	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
+	json_t *cmp;
+
+	if (j && !strcmp(json_string_value(json_object_get(j, "state")) ?: "", "done") &&
+	    !strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab")) {
+		if (results_comparison(sc->st, sc->cfg, job, &doc, &err) < 0) {
+			log_warnx("job %lld: comparison: %s", (long long)job, err.buf);
+		} else {
+			cmp = json_loadb(doc.buf, doc.len, 0, NULL);
+			log_info("job %lld: done: %s", (long long)job, results_verdict(cmp));
+			json_decref(cmp);
+		}
+	}
+	json_decref(j);
+	strbuf_release(&doc);
 	strbuf_release(&err);
 }
 
@@ -383,6 +407,7 @@ static void finish_bootrun(struct sched *sc, struct task *t)
 		maybe_more_boots(sc, t);
 		store_stage_finish(sc->st, run, "done", NULL, NULL);
 		log_info("job %lld: boot+run %s #%d on %s: done", (long long)job, t->si.side, t->si.boot_index, m);
+		keep_results(sc, job);
 		break;
 	case RUN_WORKLOAD:
 		store_stage_finish(sc->st, run, "failed", "workload", t->brout.run.message.buf);

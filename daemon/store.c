@@ -436,7 +436,7 @@ out:
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
-	"patch_kind, patch_url, patch_ref, max_boots"
+	"patch_kind, patch_url, patch_ref, max_boots, verdict"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -466,6 +466,7 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "patch_url", col_json(s, 19));
 	json_object_set_new(j, "patch_ref", col_json(s, 20));
 	json_object_set_new(j, "max_boots", col_json(s, 21));
+	json_object_set_new(j, "verdict", col_json(s, 22));
 	return j;
 }
 
@@ -507,7 +508,7 @@ out:
 json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 {
 	struct strbuf where = STRBUF_INIT, sql = STRBUF_INIT;
-	const char *vals[4];
+	const char *vals[5];
 	int nv = 0, i, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
 	sqlite3_stmt *s;
 	json_t *jobs = json_array(), *res;
@@ -532,6 +533,10 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 		strbuf_addstr(&where, " AND tree = ?");
 		vals[nv++] = f->tree;
 	}
+	if (f->verdict) {
+		strbuf_addstr(&where, " AND verdict = ?");
+		vals[nv++] = f->verdict;
+	}
 	lock(st);
 	strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
 	s = prep_once(st, sql.buf);
@@ -555,6 +560,59 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 	res = json_pack("{s:o,s:I,s:i,s:i}", "jobs", jobs, "total", (json_int_t)total,
 			"limit", limit, "offset", offset);
 	return res;
+}
+
+int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	lock(st);
+	s = prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
+	sqlite3_bind_int64(s, 1, job);
+	bind_text(s, 2, rules);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		strbuf_reset(ret_doc);
+		strbuf_add(ret_doc, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		found = 1;
+	}
+	stmt_done(st, s);
+	unlock(st);
+	return found;
+}
+
+int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
+			 const char *verdict, double compute_ms)
+{
+	sqlite3_stmt *s;
+	int rc = -1;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
+		     "SELECT id, ?2, ?3, ?4, ?5 FROM jobs WHERE id = ?1 "
+		     "AND state IN ('done', 'failed', 'cancelled') "
+		     "ON CONFLICT (job_id) DO UPDATE SET rules = excluded.rules, doc = excluded.doc, "
+		     "computed = excluded.computed, compute_ms = excluded.compute_ms");
+	sqlite3_bind_int64(s, 1, job);
+	bind_text(s, 2, rules);
+	bind_text(s, 3, doc);
+	sqlite3_bind_double(s, 4, now());
+	sqlite3_bind_double(s, 5, compute_ms);
+	if (step_done(s) < 0 || !sqlite3_changes(st->db))
+		goto fail;
+	s = prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, job);
+	bind_text(s, 2, verdict);
+	if (step_done(s) < 0 || exec(st, "COMMIT") < 0)
+		goto fail;
+	rc = 0;
+	goto out;
+fail:
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
 }
 
 /* Job state, or NULL. Caller holds the lock; result is a static copy. */

@@ -85,10 +85,21 @@ int store_job_create(struct store *st, const struct job_request *req,
 json_t *store_job_json(struct store *st, int64_t id);
 
 struct job_filter {
-	const char *state, *suite, *submitter, *tree;
+	const char *state, *suite, *submitter, *tree, *verdict;
 	int limit, offset;
 };
 json_t *store_jobs_json(struct store *st, const struct job_filter *f);
+
+/*
+ * The stored comparison of a finished job: the document text computed under
+ * `rules` (compare_rules_json text). _get returns 1 and the text in
+ * ret_doc when one is stored under exactly these rules, else 0. _put stores
+ * it and sets the job's verdict, replacing an older one, only for a finished
+ * job (a running job's comparison still changes); returns 0, or -1.
+ */
+int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc);
+int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
+			 const char *verdict, double compute_ms);
 
 /*
  * Asks for a job to be cancelled: a queued job (or one whose stages have not

@@ -69,6 +69,9 @@ suites:
         workers: 2
         duration: 1
         iterations: 2
+    compare:
+      metrics:
+        "tlb_flush.*": {alpha: 0.001, min_change: 10%}
 EOC
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
@@ -146,10 +149,19 @@ if rows:
     ok(r["base"]["center"] < 50 and r["patched"]["center"] > 100 and r["base"]["n"] == 2 and r["patched"]["n"] == 2,
        "the comparison shows the counter change the patch causes: %s -> %s per window, %s" %
        (r["base"]["center"], r["patched"]["center"], r["verdict"]), json.dumps(r)[:500])
+ok(c["rules"].get("metrics", {}).get("tlb_flush.*") == {"alpha": 0.001, "min_change": 0.1, "same_band": None},
+   "the comparison was made under the suite's per-metric rule", json.dumps(c["rules"]))
 head = [r for r in c["rows"] if r["headline"]]
 ok(len(head) >= 2 and all(r["verdict"] in ("inconclusive", "same", "regression", "improvement") for r in head),
    "headline rows carry verdicts (%s)" % ", ".join("%s %s" % (r["params"].get("mode"), r["verdict"]) for r in head), "")
 PYEOF
+# the comparison was computed when the job ended, and the job carries its verdict
+verdict=$(api GET "/jobs/$id" | jq_py 'J["job"]["verdict"]')
+grep -q "job $id: done: $verdict\$" "$DAEMON_LOG" &&
+	pass "the comparison was computed and kept when the job ended (verdict $verdict)" ||
+	fail "comparison kept at job end" "verdict $verdict; $(grep "job $id:" "$DAEMON_LOG" | tail -n 3)"
+[ "$(api GET "/jobs?verdict=$verdict" | jq_py '[j["id"] for j in J["jobs"]]')" = "[$id]" ] &&
+	pass "the job list filters by verdict" || fail "jobs?verdict=$verdict" "$(api GET "/jobs?verdict=$verdict" | head -c 300)"
 log=$(api GET "/jobs/$id/stages/$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')/log")
 echo "$log" | grep -q 'identity checked' && pass "the boot log has the console and the identity check" || fail "boot log" "$(echo "$log" | tail -n 5)"
 

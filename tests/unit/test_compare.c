@@ -485,6 +485,55 @@ static void test_outliers_failed_and_fewer_boots(void **state)
 	json_decref(c);
 }
 
+/* A suite's per-metric rule moves one metric's threshold and not another's. */
+static void test_metric_overrides(void **state)
+{
+	static const struct compare_override ov[] = {
+		{ "mprotect.ops_*", NAN, 0.05, NAN },
+		{ "mprotect.*", 0.5, 0.0, NAN },	/* shadowed for ops_per_sec: first match wins */
+	};
+	const char *params = "{\"mode\":\"threads\",\"workers\":2}";
+	json_t *b = doc_new(), *p = doc_new(), *c, *rules;
+	struct compare_rules r;
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	rng_state = 11;
+	add_boots(b, NULL, 8, 0, params, "mprotect.ops_per_sec", 1000, 0.003, "higher");
+	add_boots(p, NULL, 8, 0, params, "mprotect.ops_per_sec", 970, 0.003, "higher");
+	add_boots(b, NULL, 8, 1, params, "mprotect.latency_ns", 1000, 0.003, "lower");
+	add_boots(p, NULL, 8, 1, params, "mprotect.latency_ns", 1030, 0.003, "lower");
+	c = compare(b, p);
+	assert_string_equal(verdict(row_of(c, "mprotect.ops_per_sec", NULL)), "regression");
+	assert_string_equal(verdict(row_of(c, "mprotect.latency_ns", NULL)), "regression");
+	json_decref(c);
+
+	compare_rules_default(&r);
+	r.resamples = 500;
+	r.overrides = ov;
+	r.noverrides = 2;
+	c = compare_sides(b, NULL, p, NULL, &r, &err);
+	assert_non_null(c);
+	/* -3% is below this metric's 5%: not a verdict, and not "same" either */
+	assert_string_equal(verdict(row_of(c, "mprotect.ops_per_sec", NULL)), "inconclusive");
+	assert_string_equal(verdict(row_of(c, "mprotect.latency_ns", NULL)), "regression");
+	rules = json_object_get(json_object_get(c, "rules"), "metrics");
+	assert_int_equal(json_object_size(rules), 2);
+	assert_float_equal(json_real_value(json_object_get(json_object_get(rules, "mprotect.ops_*"),
+							   "min_change")), 0.05, 1e-12);
+	assert_true(json_is_null(json_object_get(json_object_get(rules, "mprotect.ops_*"), "alpha")));
+	json_decref(c);
+
+	/* a rule outside its range is refused */
+	r.noverrides = 1;
+	r.overrides = (const struct compare_override[]){ { "x", 2.0, NAN, NAN } };
+	assert_null(compare_sides(b, NULL, p, NULL, &r, &err));
+	assert_string_equal(err.buf, "compare: invalid rule for metrics 'x'");
+	strbuf_release(&err);
+	json_decref(b);
+	json_decref(p);
+}
+
 static void test_bad_input(void **state)
 {
 	struct strbuf err = STRBUF_INIT;
@@ -509,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_sweep_and_tlb),
 		cmocka_unit_test(test_profile_diff),
 		cmocka_unit_test(test_outliers_failed_and_fewer_boots),
+		cmocka_unit_test(test_metric_overrides),
 		cmocka_unit_test(test_bad_input),
 	};
 

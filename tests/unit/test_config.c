@@ -8,6 +8,7 @@
 #include "testlib.h"
 
 #include <errno.h>
+#include <math.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -368,6 +369,74 @@ static void test_bad_port_position(void **state)
 		      L("      identity: /k")			/* 8 */
 		      L("      host_key: " KEY1),		/* 9 */
 		      "t.yaml:7:13: port: must be an integer from 1 to 65535");
+}
+
+/* Verdict rules per suite and per metric. */
+static void test_compare_rules(void **state)
+{
+	struct lab_config *cfg;
+	const struct cfg_suite *s;
+
+	(void)state;
+	cfg = expect_ok("c.yaml",
+			L("lab:")
+			L("  data_dir: /d")
+			L("suites:")
+			L("  - name: plain")
+			L("    workloads: [{workload: mprotect}]")
+			L("  - name: strict")
+			L("    workloads: [{workload: mprotect}]")
+			L("    compare:")
+			L("      alpha: 0.001")
+			L("      min_change: 1%")
+			L("      min_change_counter: 0.1")
+			L("      same_band: 0.5%")
+			L("      metrics:")
+			L("        'interrupts.*': {min_change: 20%}")
+			L("        mprotect.ops_per_sec: {alpha: 0.05, same_band: 3%}"));
+	s = config_suite(cfg, "plain");
+	assert_float_equal(s->rules.alpha, 0.01, 1e-12);
+	assert_float_equal(s->rules.min_change_headline, 0.02, 1e-12);
+	assert_int_equal(s->rules.noverrides, 0);
+	s = config_suite(cfg, "strict");
+	assert_float_equal(s->rules.alpha, 0.001, 1e-12);
+	assert_float_equal(s->rules.min_change_headline, 0.01, 1e-12);
+	assert_float_equal(s->rules.min_change_counter, 0.1, 1e-12);
+	assert_float_equal(s->rules.same_band, 0.005, 1e-12);
+	assert_int_equal(s->rules.noverrides, 2);
+	assert_string_equal(s->rules.overrides[0].metric, "interrupts.*");
+	assert_float_equal(s->rules.overrides[0].min_change, 0.2, 1e-12);
+	assert_true(isnan(s->rules.overrides[0].alpha));
+	assert_string_equal(s->rules.overrides[1].metric, "mprotect.ops_per_sec");
+	assert_float_equal(s->rules.overrides[1].alpha, 0.05, 1e-12);
+	assert_float_equal(s->rules.overrides[1].same_band, 0.03, 1e-12);
+	assert_true(isnan(s->rules.overrides[1].min_change));
+	config_free(cfg);
+
+	expect_errors("c.yaml",
+		      L("lab:")						/* 1 */
+		      L("  data_dir: /d")				/* 2 */
+		      L("suites:")					/* 3 */
+		      L("  - name: s")					/* 4 */
+		      L("    workloads: [{workload: mprotect}]")	/* 5 */
+		      L("    compare:")					/* 6 */
+		      L("      alpha: 1.5")				/* 7 */
+		      L("      min_change: 150%")			/* 8 */
+		      L("      same_band: two")				/* 9 */
+		      L("      typo: 1")				/* 10 */
+		      L("      metrics:")				/* 11 */
+		      L("        'a;b': {alpha: 0.1}")			/* 12 */
+		      L("        x.y: {min_change: 3%, bogus: 1}")	/* 13 */
+		      L("        z: 5"),				/* 14 */
+		      "c.yaml:7:14: alpha: must be a significance level above 0 and below 1, like 0.01\n"
+		      "c.yaml:8:19: min_change: must be a percentage like 2% or a fraction from 0 to 1\n"
+		      "c.yaml:9:18: same_band: must be a percentage like 2% or a fraction from 0 to 1\n"
+		      "c.yaml:10:7: unknown key 'typo' in the compare section of suite 's'\n"
+		      "c.yaml:12:9: metrics: must be a metric name or pattern of 1 to 128 letters, "
+		      "digits and '._-*?[]'\n"
+		      "c.yaml:13:31: unknown key 'bogus' in the rule for 'x.y' in the compare section of "
+		      "suite 's'\n"
+		      "c.yaml:14:12: metrics: 'z': must be a mapping with alpha, min_change or same_band");
 }
 
 static void test_unknown_key(void **state)
@@ -1166,6 +1235,7 @@ int main(void)
 		cmocka_unit_test(test_alias_bomb),
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_compare_rules),
 		cmocka_unit_test(test_names),
 	};
 

@@ -1,0 +1,91 @@
+#include "results.h"
+
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
+#include "compare.h"
+#include "config.h"
+#include "store.h"
+#include "banned.h"
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+const char *results_verdict(const json_t *comparison)
+{
+	const json_t *sum = json_object_get(comparison, "summary");
+
+	if (json_array_size(json_object_get(sum, "regressions")))
+		return "regression";
+	if (json_array_size(json_object_get(sum, "improvements")))
+		return "improvement";
+	if (json_array_size(json_object_get(sum, "changed")))
+		return "changed";
+	if (json_integer_value(json_object_get(sum, "inconclusive")) > 0)
+		return "inconclusive";
+	if (json_integer_value(json_object_get(sum, "same")) > 0)
+		return "same";
+	return "unavailable";
+}
+
+int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
+		       struct strbuf *ret_doc, struct strbuf *err)
+{
+	json_t *j = store_job_json(st, job), *doc = NULL, *cmp = NULL, *rules_doc;
+	const struct cfg_suite *suite;
+	struct compare_rules defaults;
+	const struct compare_rules *rules;
+	const char *state;
+	char *rules_key = NULL, *text = NULL;
+	double t0;
+	int rc = -1;
+
+	if (!j)
+		return -ENOENT;
+	if (strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab")) {
+		rc = -EINVAL;
+		goto out;
+	}
+	suite = config_suite(cfg, json_string_value(json_object_get(j, "suite")));
+	compare_rules_default(&defaults);
+	rules = suite ? &suite->rules : &defaults;
+	rules_doc = compare_rules_json(rules);
+	rules_key = json_dumps(rules_doc, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(rules_doc);
+	if (!rules_key)
+		abort();
+	if (store_comparison_get(st, job, rules_key, ret_doc)) {
+		rc = 0;
+		goto out;
+	}
+	t0 = now_ms();
+	doc = store_compare_doc(st, job);
+	cmp = doc ? compare_sides(doc, "base", doc, "patched", rules, err) : NULL;
+	if (!cmp) {
+		if (!doc)
+			strbuf_seterr(err, "job %lld: cannot read its runs", (long long)job);
+		goto out;
+	}
+	text = json_dumps(cmp, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	if (!text)
+		abort();
+	strbuf_reset(ret_doc);
+	strbuf_addstr(ret_doc, text);
+	state = json_string_value(json_object_get(j, "state")) ?: "";
+	if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled"))
+		store_comparison_put(st, job, rules_key, text, results_verdict(cmp), now_ms() - t0);
+	rc = 0;
+out:
+	free(text);
+	free(rules_key);
+	json_decref(cmp);
+	json_decref(doc);
+	json_decref(j);
+	return rc;
+}

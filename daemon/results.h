@@ -1,0 +1,34 @@
+#ifndef TLBLAB_RESULTS_H
+#define TLBLAB_RESULTS_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/*
+ * The comparison of an A/B job, computed once. compare_sides over 500 rows
+ * takes a few hundred milliseconds (the bootstrap dominates), and a finished
+ * job's runs never change, so the scheduler computes it when the job ends and
+ * the store keeps the text together with the rules it was computed under;
+ * a request for it is then a single row read. A job still running, or one
+ * whose suite's rules changed since, is computed on request (and stored
+ * again once finished).
+ */
+
+struct store;
+struct lab_config;
+
+/* The comparison of A/B job `job` as JSON text in ret_doc, under the rules
+ * of its suite in cfg (DESIGN.md defaults when the suite is gone).
+ * Returns 0; -ENOENT when there is no such job; -EINVAL when it is not an
+ * A/B job; -1 with err when the runs cannot be compared. */
+int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
+		       struct strbuf *ret_doc, struct strbuf *err);
+
+/* The one-word verdict of a comparison document: regression when any
+ * headline metric regressed, else improvement, changed, inconclusive, same,
+ * or unavailable when no headline metric could be compared. */
+const char *results_verdict(const json_t *comparison);
+
+#endif
