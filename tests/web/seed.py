@@ -1,0 +1,254 @@
+#!/usr/bin/python3
+"""Fills a tlblab store (made by tlblabd's migrations) with known jobs for
+the dashboard's test and bench. Deterministic (fixed seeds).
+
+  seed.py DB dashboard   jobs 1..5 (see below) and machine state
+  seed.py DB bench ROWS  job 1: an A/B job with about ROWS comparison rows
+
+dashboard:
+  1  A/B done: mprotect threads at 1, 2, 4 workers, 5 boots per side;
+     ops_per_sec regresses at 2 and 4 workers, interrupts.TLB regresses,
+     vmstat.nr_tlb_remote_flush improves, procstat.busy_pct stays the same,
+     one counter is only on the base side (unavailable); per-second samples,
+     perf profiles, builds
+  2  A/B failed: the patched build fails (class build) with a compile error
+  3  A/B failed: the patched kernel panics at boot (class boot), console log
+The tests add a running and a queued job through the API.
+Machine m2 is in maintenance with two recent failures.
+"""
+import json
+import random
+import sqlite3
+import sys
+import time
+
+NOW = time.time()
+BUILD_LOG = """+ git -C /var/cache/tlblab/linux worktree add /var/cache/tlblab/work/patched v6.1-debian
++ git am /tmp/patch.mbox
+Applying: x86/mm/tlb: batch remote flushes
++ make olddefconfig
++ make -j2 bzImage
+  CC      arch/x86/mm/init.o
+  CC      arch/x86/mm/tlb.o
+arch/x86/mm/tlb.c: In function 'flush_tlb_multi':
+arch/x86/mm/tlb.c:912:9: error: 'info_batch' undeclared (first use in this function)
+  912 |         info_batch->end = end;
+      |         ^~~~~~~~~~
+arch/x86/mm/tlb.c:912:9: note: each undeclared identifier is reported only once for each function it appears in
+make[3]: *** [scripts/Makefile.build:250: arch/x86/mm/tlb.o] Error 1
+make[2]: *** [scripts/Makefile.build:500: arch/x86/mm] Error 2
+make: *** [Makefile:1992: arch/x86] Error 2
+build.sh: make exited 2
+"""
+CONSOLE_LOG = "\n".join(
+    ["[    0.000000] Linux version 6.1.0-tlblab+ (root@builder) (gcc (Debian 12.2.0-14) 12.2.0) #1 SMP",
+     "[    0.000000] Command line: console=ttyS0 panic=-1 rdinit=/init",
+     "[    0.012000] x86/mm: Memory block size: 128MB"]
+    + ["[    0.%06d] smpboot: CPU %d: booting" % (100000 + i * 1000, i) for i in range(1, 3)]
+    + ["[    0.431200] BUG: unable to handle page fault for address: ffff888000000008",
+       "[    0.431305] #PF: supervisor read access in kernel mode",
+       "[    0.431410] RIP: 0010:flush_tlb_func+0x2a/0x1c0",
+       "[    0.431800] Call Trace:",
+       "[    0.431900]  <TASK>",
+       "[    0.432000]  __flush_smp_call_function_queue+0x9b/0x220",
+       "[    0.432100]  </TASK>",
+       "[    0.432500] Kernel panic - not syncing: Fatal exception in interrupt",
+       "[    0.432600] Kernel Offset: disabled",
+       "[    0.432700] ---[ end Kernel panic - not syncing: Fatal exception in interrupt ]---",
+       "boot: no SSH after 60 s; the console ends with a panic"]) + "\n"
+
+
+def info(c, name, unit, direction):
+    c.execute("INSERT OR REPLACE INTO metric_info (name, unit, direction) VALUES (?, ?, ?)", (name, unit, direction))
+
+
+def job(c, jid, kind, state, suite, created, **kw):
+    cols = {"id": jid, "kind": kind, "state": state, "suite": suite, "suite_json": "[]", "created": created}
+    cols.update(kw)
+    c.execute("INSERT INTO jobs (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))), list(cols.values()))
+
+
+def stage(c, sid, jid, seq, kind, side, boot, state, t0, dur, machine=None, **kw):
+    cols = {"id": sid, "job_id": jid, "seq": seq, "kind": kind, "side": side, "boot_index": boot, "state": state,
+            "machine": machine}
+    if state in ("done", "failed"):
+        cols["started"] = t0
+        cols["finished"] = t0 + dur
+    cols.update(kw)
+    c.execute("INSERT INTO stages (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))), list(cols.values()))
+
+
+def build(c, bid, side, t0):
+    c.execute("INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, created, duration, meta) "
+              "VALUES (?, 'linux', ?, ?, 'gcc (Debian 12.2.0-14) 12.2.0', 'done', ?, 312.5, ?)",
+              (bid, ("a1b2c3d4e5" if side == "base" else "f6e5d4c3b2") * 4, "cfg-" + bid[:8], t0,
+               json.dumps({"kernel_release": "6.1.0-tlblab" + ("" if side == "base" else "+"), "side": side})))
+
+
+def ab_done(c, jid, boots, cases, metrics, created, profile=True, samples=True, submitter="alice"):
+    """An A/B job done on m1: build base, build patched, then boot+run ABAB...
+    cases: list of (workers, params dict). metrics(side, workers, boot, rng) -> {name: value}."""
+    rng = random.Random(jid)
+    t = created + 5
+    job(c, jid, "ab", "done", "tlb", created, machines='["m1"]', submitter=submitter, boots=boots, tree="linux",
+        base="v6.1-debian", patch_kind="patch", started=t, finished=t + 900)
+    sid = jid * 1000
+    seq = 0
+    bids = {}
+    for side in ("base", "patched"):
+        bids[side] = "%s%040x" % (side[0], jid)
+        build(c, bids[side], side, t)
+        stage(c, sid, jid, seq, "build", side, None, "done", t, 300, None, build_id=bids[side], host="builder b1",
+              log="+ make -j2 bzImage\n  LD      vmlinux\n  BUILD   arch/x86/boot/bzImage\nbuild %s: done in 300 s\n" % bids[side])
+        sid += 1
+        seq += 1
+        t += 300
+    run = jid * 100000
+    for boot in range(boots):
+        for side in ("base", "patched"):
+            boot_id = "%s-boot-%d" % (side, boot)
+            stage(c, sid, jid, seq, "boot", side, boot, "done", t, 3, "m1", build_id=bids[side], boot_id=boot_id,
+                  log="[    0.000000] Linux version 6.1.0-tlblab%s\n[    2.100000] Run /init as init process\n"
+                  "boot: identity checked (boot id %s)\n" % ("" if side == "base" else "+", boot_id))
+            sid += 1
+            seq += 1
+            t += 3
+            rsid = sid
+            stage(c, sid, jid, seq, "run", side, boot, "done", t, 40, "m1",
+                  log="agent uploaded on m1\nrun: mprotect %d cases\nrun: done\n" % len(cases))
+            sid += 1
+            seq += 1
+            clock = 1000.0 + boot * 100
+            for case, (workers, params) in enumerate(cases):
+                for it in (0, 1):
+                    run += 1
+                    warm = 1 if it == 0 else 0
+                    c.execute("INSERT INTO runs (id, job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+                              "case_index, iteration, warmup, workload, params, duration) "
+                              "VALUES (?, ?, ?, 'm1', ?, ?, ?, 0, ?, ?, ?, ?, ?, 3)",
+                              (run, jid, rsid, side, bids[side], boot_id, case, it, warm, params["workload"],
+                               json.dumps(params)))
+                    vals = metrics(side, workers, boot, rng)
+                    c.executemany("INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+                                  [(run, k, v) for k, v in vals.items()])
+                    if samples:
+                        tlb = vals.get("interrupts.TLB", 0) / 3
+                        for sec in range(3):
+                            c.execute("INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, "
+                                      "in_window, t, dt, vals) VALUES (?, 0, ?, ?, ?, ?, ?, 1.0, ?)",
+                                      (rsid, case, it, warm, 1 - warm, clock, json.dumps({
+                                          "interrupts.TLB": max(0, round(tlb * rng.uniform(0.7, 1.3) * (1.8 if sec == 1 and case == 2 else 1))),
+                                          "vmstat.nr_tlb_remote_flush": round(vals.get("vmstat.nr_tlb_remote_flush", 0) / 3)})))
+                            clock += 1
+                    if profile and not warm:
+                        patched = side == "patched"
+                        syms = [("flush_tlb_func", 9.0 + (6.5 if patched else 0), True),
+                                ("native_flush_tlb_one_user", 4.0 + (2.0 if patched else 0), True),
+                                ("change_protection_range", 12.0, True),
+                                ("smp_call_function_many_cond", 6.0 + (3.0 if patched else 0), True),
+                                ("do_mprotect_pkey", 8.0 - (1.0 if patched else 0), True),
+                                ("mprotect_worker", 20.0 - (5.0 if patched else 0), False)]
+                        c.execute("INSERT INTO profiles (run_id, profile) VALUES (?, ?)", (run, json.dumps({
+                            "symbols": [{"symbol": s, "self": round(v * rng.uniform(0.97, 1.03), 3), "kernel": k}
+                                        for s, v, k in syms], "folded": []})))
+            t += 40
+    return sid
+
+
+def dashboard(c):
+    for m, u, d in (("mprotect.ops_per_sec", "ops/s", "higher"), ("interrupts.TLB", "count", "lower"),
+                    ("interrupts.TLB.per_sec", "1/s", "lower"), ("interrupts.TLB.peak_per_sec", "1/s", "lower"),
+                    ("vmstat.nr_tlb_remote_flush", "count", "lower"), ("procstat.busy_pct", "%", "neutral"),
+                    ("tlb.shootdowns_per_kop", "1/kop", "lower"), ("tracepoints.tlb_flush_remote", "count", "lower")):
+        info(c, m, u, d)
+    cases = [(w, {"workload": "mprotect", "mode": "threads", "workers": w, "size": "64K"}) for w in (1, 2, 4)]
+
+    def metrics(side, workers, boot, rng):
+        p = side == "patched"
+        ops = 4.0e5 * workers ** 0.8 * (0.85 if p and workers > 1 else 1.0) * rng.gauss(1, 0.004)
+        tlb = (0 if workers == 1 else 2.0e4 * workers * (4.0 if p else 1.0)) * rng.gauss(1, 0.01)
+        flush = (0 if workers == 1 else 1.0e4 * workers * (0.5 if p else 1.0)) * rng.gauss(1, 0.01)
+        v = {"mprotect.ops_per_sec": ops, "interrupts.TLB": tlb, "interrupts.TLB.per_sec": tlb / 3,
+             "interrupts.TLB.peak_per_sec": tlb / 3 * 1.8, "vmstat.nr_tlb_remote_flush": flush,
+             "procstat.busy_pct": 99.0 * rng.gauss(1, 0.001), "tlb.shootdowns_per_kop": tlb / (ops * 3) * 1000}
+        if not p:
+            v["tracepoints.tlb_flush_remote"] = flush * 0.9
+        return v
+
+    created = NOW - 7200
+    ab_done(c, 1, 5, cases, metrics, created)
+    # 2: the patched build fails
+    t = NOW - 3600
+    job(c, 2, "ab", "failed", "tlb", t, submitter="bob", boots=2, tree="linux", base="v6.1-debian", patch_kind="patch",
+        started=t + 2, finished=t + 400, error_class="build", error_message="make exited 2: arch/x86/mm/tlb.c:912: 'info_batch' undeclared",
+        error_stage=2001)
+    build(c, "b" + "0" * 39 + "2", "base", t)
+    stage(c, 2000, 2, 0, "build", "base", None, "done", t + 2, 250, None, build_id="b" + "0" * 39 + "2", host="builder b1",
+          log="build: reused\n")
+    stage(c, 2001, 2, 1, "build", "patched", None, "failed", t + 252, 140, None, host="builder b1", log=BUILD_LOG,
+          error_class="build", error_message="make exited 2: arch/x86/mm/tlb.c:912: 'info_batch' undeclared")
+    seq = 2
+    for boot in range(2):
+        for side in ("base", "patched"):
+            for kind in ("boot", "run"):
+                stage(c, 2000 + seq, 2, seq, kind, side, boot, "cancelled", 0, 0)
+                seq += 1
+    # 3: the patched kernel panics at boot
+    t = NOW - 1800
+    job(c, 3, "ab", "failed", "tlb", t, submitter="carol", boots=1, tree="linux", base="v6.1-debian", patch_kind="url",
+        patch_url="https://lore.kernel.org/all/20240101-tlb@example.org/raw", started=t + 2, finished=t + 700,
+        error_class="boot", error_message="kernel panic at boot: Fatal exception in interrupt", error_stage=3003)
+    stage(c, 3000, 3, 0, "build", "base", None, "done", t + 2, 300, None, log="build: reused\n")
+    stage(c, 3001, 3, 1, "build", "patched", None, "done", t + 302, 320, None, log="build: done\n")
+    stage(c, 3002, 3, 2, "boot", "base", 0, "done", t + 622, 3, "m1", log="[    2.1] Run /init as init process\n")
+    stage(c, 3003, 3, 3, "boot", "patched", 0, "failed", t + 625, 62, "m1", log=CONSOLE_LOG, error_class="boot",
+          error_message="kernel panic at boot: Fatal exception in interrupt")
+    stage(c, 3004, 3, 4, "run", "base", 0, "cancelled", 0, 0)
+    stage(c, 3005, 3, 5, "run", "patched", 0, "cancelled", 0, 0)
+    c.execute("UPDATE machines SET health = 'good', kernel = '6.1.0-tlblab+', last_boot = ?, arch = 'x86_64', cpus = 2 "
+              "WHERE name = 'm1'", (NOW - 900,))
+    c.execute("UPDATE machines SET health = 'maintenance', health_reason = 'disk replaced, waiting for a check', "
+              "health_changed = ?, kernel = '6.1.0-tlblab', last_boot = ? WHERE name = 'm2'", (NOW - 5000, NOW - 86400))
+    for k, (jid, sid, cls, msg) in enumerate(((3, 3003, "boot", "kernel panic at boot: Fatal exception in interrupt"),
+                                              (2, None, "infra", "ssh: connection refused (port 22)"))):
+        c.execute("INSERT INTO failures (machine, job_id, stage_id, class, message, at) VALUES ('m2', ?, ?, ?, ?, ?)",
+                  (jid, sid, cls, msg, NOW - 4000 + k))
+
+
+def bench(c, nrows):
+    # rows = cases x metrics: 10 thread counts x (nrows / 10) metrics
+    nmetrics = max(1, nrows // 10)
+    names = ["mprotect.ops_per_sec"] + ["bench.counter%03d" % i for i in range(nmetrics - 1)]
+    for m in names:
+        info(c, m, "ops/s" if m.startswith("mprotect") else "count", "higher" if m.startswith("mprotect") else "lower")
+    cases = [(w, {"workload": "mprotect", "mode": "threads", "workers": w}) for w in (1, 2, 4, 8, 12, 16, 24, 32, 48, 64)]
+
+    def metrics(side, workers, boot, rng):
+        p = side == "patched"
+        out = {}
+        for i, m in enumerate(names):
+            shift = 1.0
+            if p and i % 7 == 1:
+                shift = 1.3    # a worse counter
+            elif p and i % 11 == 2:
+                shift = 0.7
+            out[m] = 1e5 * (i + 1) * workers * shift * rng.gauss(1, 0.003)
+        return out
+
+    ab_done(c, 1, 5, cases, metrics, NOW - 600, profile=False, samples=False, submitter="bench")
+
+
+def main():
+    c = sqlite3.connect(sys.argv[1])
+    c.execute("PRAGMA foreign_keys = ON")
+    with c:
+        if sys.argv[2] == "dashboard":
+            dashboard(c)
+        elif sys.argv[2] == "bench":
+            bench(c, int(sys.argv[3]))
+        else:
+            sys.exit("usage: seed.py DB dashboard | seed.py DB bench ROWS")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+// Charts with uPlot (web/node_modules/uplot, installed by `npm ci`; tlblabd
+// serves it like any file under web/). uPlot and its CSS are loaded on the
+// first chart, after the comparison table is on screen. Colours come from
+// the page's CSS variables, so charts follow the light or dark scheme.
+import { num } from './util.js';
+
+const UPLOT_JS = '/node_modules/uplot/dist/uPlot.esm.js';
+const UPLOT_CSS = '/node_modules/uplot/dist/uPlot.min.css';
+let loading = null;
+
+function loadUPlot() {
+	if (!loading) {
+		const css = new Promise((resolve, reject) => {
+			const l = document.createElement('link');
+			l.rel = 'stylesheet';
+			l.href = UPLOT_CSS;
+			l.onload = resolve;
+			l.onerror = () => reject(new Error(`cannot load ${UPLOT_CSS} (run npm ci in web/)`));
+			document.head.appendChild(l);
+		});
+		const js = import(UPLOT_JS).then((m) => m.default, (e) => {
+			throw new Error(`cannot load uPlot from ${UPLOT_JS} (run npm ci in web/): ${e.message}`);
+		});
+		loading = Promise.all([js, css]).then(([u]) => u);
+		loading.catch(() => {
+			loading = null;
+		});
+	}
+	return loading;
+}
+
+function palette() {
+	const cs = getComputedStyle(document.documentElement);
+	const v = (n) => cs.getPropertyValue(n).trim();
+	return {
+		base: v('--c-base'), patched: v('--c-patched'),
+		baseBand: v('--c-base-band'), patchedBand: v('--c-patched-band'),
+		axis: v('--muted'), grid: v('--c-grid'), fg: v('--fg'),
+	};
+}
+
+function axes(c, xLabel, yLabel) {
+	const common = { stroke: c.axis, grid: { stroke: c.grid, width: 1 }, ticks: { stroke: c.grid, width: 1 } };
+	return [
+		{ ...common, label: xLabel },
+		{ ...common, label: yLabel, size: 72, values: (u, vals) => vals.map((v) => num(v)) },
+	];
+}
+
+// Keeps the chart as wide as its box.
+function fit(u, el, height) {
+	const ro = new ResizeObserver(() => {
+		const w = Math.max(280, Math.floor(el.clientWidth));
+		if (Math.abs(w - u.width) > 4) u.setSize({ width: w, height });
+	});
+	ro.observe(el);
+	const destroy = u.destroy.bind(u);
+	u.destroy = () => {
+		ro.disconnect();
+		destroy();
+	};
+	return u;
+}
+
+function legend(el, items) {
+	const div = document.createElement('div');
+	div.className = 'chart-legend small';
+	for (const [label, color, dash] of items) {
+		const s = document.createElement('span');
+		const sw = document.createElement('span');
+		sw.className = 'swatch' + (dash ? ' dashed' : '');
+		sw.style.borderColor = color;
+		s.append(sw, label);
+		div.append(s);
+	}
+	el.after(div);
+}
+
+// A thread sweep: x = workers (log2), base and patched medians with a band
+// of +- the spread (from the matching comparison rows).
+export async function sweepChart(el, sweep, rows) {
+	const uPlot = await loadUPlot();
+	const c = palette();
+	const byKey = new Map();
+	for (const r of rows) if (r.spec === sweep.spec && r.metric === sweep.metric) byKey.set(r.case, r);
+	const pts = [...sweep.rows].sort((a, b) => a.workers - b.workers);
+	const x = [], b = [], p = [], bl = [], bh = [], pl = [], ph = [];
+	const band = (center, s) => {
+		if (center === null || !s || s.spread_pct === null || s.spread_pct === undefined) return [center, center];
+		const d = Math.abs(center) * s.spread_pct / 100;
+		return [center - d, center + d];
+	};
+	for (const r of pts) {
+		const row = byKey.get(r.case);
+		x.push(r.workers);
+		b.push(r.base);
+		p.push(r.patched);
+		const [lo1, hi1] = band(r.base, row && row.base);
+		const [lo2, hi2] = band(r.patched, row && row.patched);
+		bl.push(lo1);
+		bh.push(hi1);
+		pl.push(lo2);
+		ph.push(hi2);
+	}
+	const height = 240;
+	const hidden = { stroke: 'transparent', width: 0, points: { show: false } };
+	const u = new uPlot({
+		width: Math.max(280, el.clientWidth || 520),
+		height,
+		legend: { show: false },
+		cursor: { drag: { x: false, y: false } },
+		scales: { x: { time: false, distr: x[0] > 0 ? 3 : 1, log: 2 } },
+		axes: axes(c, 'workers', sweep.unit || sweep.metric),
+		series: [
+			{ label: 'workers' },
+			{ label: 'base', stroke: c.base, width: 2, points: { show: true, size: 6, fill: c.base } },
+			{ label: 'patched', stroke: c.patched, width: 2, dash: [6, 4], points: { show: true, size: 6, fill: c.patched } },
+			{ label: 'base lo', ...hidden }, { label: 'base hi', ...hidden },
+			{ label: 'patched lo', ...hidden }, { label: 'patched hi', ...hidden },
+		],
+		bands: [{ series: [4, 3], fill: c.baseBand }, { series: [6, 5], fill: c.patchedBand }],
+	}, [x, b, p, bl, bh, pl, ph], el);
+	legend(el, [['base', c.base, false], ['patched', c.patched, true], ['\u00b1 spread', c.baseBand, false]]);
+	el.dataset.series = '2';
+	return fit(u, el, height);
+}
+
+function stats(values) {
+	let sum = 0, n = 0, peak = -Infinity, at = -1;
+	values.forEach((v, i) => {
+		if (v === null || !Number.isFinite(v)) return;
+		sum += v;
+		n++;
+		if (v > peak) {
+			peak = v;
+			at = i;
+		}
+	});
+	return n ? { avg: sum / n, peak, at } : null;
+}
+
+// Shootdowns per second over the run, base and patched overlaid, with each
+// side's average (a thin dashed line) and peak (a ring) marked.
+export async function shootdownChart(el, sd, caption) {
+	const uPlot = await loadUPlot();
+	const c = palette();
+	const sides = Object.keys(sd.sides).sort((a, b) => (a === 'base' ? -1 : b === 'base' ? 1 : a.localeCompare(b)));
+	const len = Math.max(...sides.map((s) => sd.sides[s].values.length));
+	const x = Array.from({ length: len }, (_, i) => i);
+	const color = (s) => (s === 'patched' ? c.patched : c.base);
+	const data = [x], series = [{ label: 's' }], words = [];
+	for (const s of sides) {
+		const v = sd.sides[s].values;
+		data.push(x.map((i) => (v[i] === undefined ? null : v[i])));
+		series.push({ label: s, stroke: color(s), width: 1.5, dash: s === 'patched' ? [6, 4] : undefined, spanGaps: false, points: { show: false } });
+	}
+	for (const s of sides) {
+		const st = stats(sd.sides[s].values);
+		if (!st) continue;
+		data.push(x.map(() => st.avg));
+		series.push({ label: `${s} average`, stroke: color(s), width: 1, dash: [2, 3], points: { show: false } });
+		data.push(x.map((i) => (i === st.at ? st.peak : null)));
+		series.push({ label: `${s} peak`, stroke: color(s), width: 0, points: { show: true, size: 11, width: 2, stroke: color(s), fill: 'transparent' } });
+		words.push(`${s}: average ${num(st.avg)}/s, peak ${num(st.peak)}/s at ${st.at} s (median of ${sd.sides[s].stages} boot${sd.sides[s].stages === 1 ? '' : 's'})`);
+	}
+	caption.classList.remove('muted');
+	caption.innerHTML = '';
+	const strong = document.createElement('strong');
+	strong.textContent = `${sd.name} per second`;
+	const rest = document.createElement('span');
+	rest.className = 'muted';
+	rest.textContent = ` over each run stage (seconds since its first sample, warm-up included). ${words.join('; ')}.`;
+	caption.append(strong, rest);
+	const height = 260;
+	const u = new uPlot({
+		width: Math.max(280, el.clientWidth || 800),
+		height,
+		legend: { show: false },
+		cursor: { drag: { x: true, y: false } },
+		scales: { x: { time: false } },
+		axes: axes(c, 'seconds into the run', 'shootdowns/s'),
+		series,
+	}, data, el);
+	const items = [];
+	for (const s of sides) items.push([s, color(s), s === 'patched'], [`${s} average`, color(s), true]);
+	legend(el, items.concat([['\u25cb peak', c.axis, false]]));
+	el.dataset.series = String(sides.length);
+	return fit(u, el, height);
+}

@@ -1,0 +1,605 @@
+// A job: verdict summary, the comparison table (sortable, the unchanged
+// rows folded), a chart per thread sweep, TLB shootdowns per second over
+// the run, the profile diff, the stages with their logs, provenance.
+//
+// Order matters for speed: the job and its comparison are fetched, the
+// summary and the table go into the DOM with one innerHTML each (the mark
+// "tlblab:table-rendered" is set then, make bench measures it), and only
+// then are uPlot, the samples and the logs loaded.
+import { api, storedToken } from './api.js';
+import {
+	esc, DASH, num, pct, pval, ci, timeHtml, duration, verdictHtml, stateHtml, patchSource, median,
+} from './util.js';
+import { sweepChart, shootdownChart } from './charts.js';
+
+const REFRESH_MS = 3000;
+const FOLDED = new Set(['same', 'unavailable']);
+const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3, same: 4, unavailable: 5 };
+const SHOOTDOWN_NAMES = ['interrupts.TLB', 'vmstat.nr_tlb_remote_flush_received', 'tlb_flush.remote_shootdown'];
+const EXCERPT_RE = /\berror\b|kernel panic|\bbug:|\boops\b|fatal|does not apply|segmentation fault|timed? ?out|\bfailed\b|not found|refused/i;
+
+// ---- comparison table ----
+
+const COLUMNS = [
+	// key, label, sort value, default direction
+	['workload', 'Workload', (r) => r.workload, 1],
+	['params', 'Params', (r) => r.params_text, 1],
+	['metric', 'Metric', (r) => r.metric, 1],
+	['base', 'Base', (r) => r.base.center, -1],
+	['patched', 'Patched', (r) => r.patched.center, -1],
+	['change', 'Change', (r) => r.change_pct, -1],
+	['ci', '95% CI', (r) => (r.ci ? r.ci[0] : null), -1],
+	['p', 'p', (r) => r.p, 1],
+	['verdict', 'Verdict', (r) => VERDICT_RANK[r.verdict] ?? 9, 1],
+	['n', 'Boots', (r) => Math.min(r.base.n, r.patched.n), -1],
+];
+
+function sideCell(s) {
+	if (!s || s.center === null || s.center === undefined) return `<td class="num muted">${DASH}</td>`;
+	const spread = s.spread_pct === null || s.spread_pct === undefined ? '' :
+		` <span class="spread" title="spread: stddev / mean over ${s.n} boots">\u00b1${s.spread_pct.toFixed(1)}%</span>`;
+	return `<td class="num">${num(s.center)}${spread}</td>`;
+}
+
+// params_text without "workload=..." (the workload has its own column)
+function shortParams(t) {
+	return (t || '').split(' ').filter((kv) => !kv.startsWith('workload=')).join(' ');
+}
+
+function rowHtml(r, i) {
+	const fold = FOLDED.has(r.verdict) ? ' fold' : '';
+	const note = r.reason || r.note || '';
+	const outl = r.outliers ? ` <span class="muted" title="per-boot samples flagged as outliers (kept)">${r.outliers} outl.</span>` : '';
+	return `<tr class="r-${esc(r.verdict)}${fold}" data-i="${i}">` +
+		`<td>${esc(r.workload)}</td>` +
+		`<td class="params">${esc(shortParams(r.params_text))}</td>` +
+		`<td class="metric${r.headline ? ' headline' : ''}" title="${esc(r.unit || '')}; ${esc(r.direction)} is ${r.direction === 'lower' ? 'better' : r.direction === 'higher' ? 'better' : 'neither'}">${esc(r.metric)}</td>` +
+		sideCell(r.base) + sideCell(r.patched) +
+		`<td class="num change">${pct(r.change_pct)}</td>` +
+		`<td class="num ci">${ci(r.ci)}</td>` +
+		`<td class="num">${pval(r.p)}</td>` +
+		`<td class="c-verdict">${verdictHtml(r.verdict)}${note ? ` <span class="note" title="${esc(note)}">${esc(note)}</span>` : ''}</td>` +
+		`<td class="num">${r.base.n}/${r.patched.n}${outl}</td>` +
+		'</tr>';
+}
+
+function compareValues(a, b) {
+	const an = a === null || a === undefined, bn = b === null || b === undefined;
+	if (an || bn) return an === bn ? 0 : an ? 1 : -1;	// missing values last either way
+	if (typeof a === 'string') return a.localeCompare(b);
+	return a - b;
+}
+
+function comparisonSection(cmp) {
+	const rows = cmp.rows;
+	const folded = rows.filter((r) => FOLDED.has(r.verdict)).length;
+	const head = COLUMNS.map(([key, label]) =>
+		`<th scope="col" aria-sort="none" data-key="${key}"><button type="button" class="sort" data-sort="${key}">${label}<span class="arrow" aria-hidden="true"></span></button></th>`).join('');
+	return `
+<section id="comparison" aria-labelledby="h-comparison">
+<h2 id="h-comparison">Comparison <span class="muted small">${rows.length} rows</span></h2>
+<div class="table-tools">
+  <label>Filter <input type="search" id="cmp-filter" data-filter placeholder="metric, workload, params" size="28" autocomplete="off"></label>
+  <button type="button" id="fold-toggle" data-fold-toggle aria-controls="cmp-table" aria-expanded="false"${folded ? '' : ' disabled'}>
+    Show ${folded} unchanged rows</button>
+  <span class="muted small">Unchanged: verdict <em>same</em> or <em>unavailable</em>. Sort by a column with its header.</span>
+</div>
+<div class="table-wrap">
+<table class="data cmp folded" id="cmp-table">
+<thead><tr>${head}</tr></thead>
+<tbody>${rows.map(rowHtml).join('')}</tbody>
+</table>
+</div>
+<p class="muted small" id="cmp-shown"></p>
+</section>`;
+}
+
+function wireComparison(root, rows) {
+	const table = root.querySelector('#cmp-table');
+	const tbody = table.tBodies[0];
+	const toggle = root.querySelector('#fold-toggle');
+	const filter = root.querySelector('#cmp-filter');
+	const shown = root.querySelector('#cmp-shown');
+	const folded = rows.filter((r) => FOLDED.has(r.verdict)).length;
+	const text = rows.map((r) => `${r.workload} ${r.params_text} ${r.metric} ${r.verdict}`.toLowerCase());
+	let order = rows.map((_, i) => i);
+	let sort = { key: null, dir: 1 };
+
+	const count = () => {
+		const visible = [...tbody.rows].filter((tr) => !tr.hidden && !(table.classList.contains('folded') && tr.classList.contains('fold'))).length;
+		shown.textContent = `${visible} of ${rows.length} rows shown` + (table.classList.contains('folded') && folded ? `, ${folded} unchanged folded` : '');
+	};
+	const applyFilter = () => {
+		const q = filter.value.trim().toLowerCase();
+		for (const tr of tbody.rows) tr.hidden = q !== '' && !text[+tr.dataset.i].includes(q);
+		count();
+	};
+	toggle.addEventListener('click', () => {
+		const open = table.classList.toggle('folded') === false;
+		toggle.setAttribute('aria-expanded', String(open));
+		toggle.textContent = open ? `Fold ${folded} unchanged rows` : `Show ${folded} unchanged rows`;
+		count();
+	});
+	filter.addEventListener('input', applyFilter);
+	table.tHead.addEventListener('click', (ev) => {
+		const b = ev.target.closest('button[data-sort]');
+		if (!b) return;
+		const col = COLUMNS.find((c) => c[0] === b.dataset.sort);
+		sort = sort.key === col[0] ? { key: col[0], dir: -sort.dir } : { key: col[0], dir: col[3] };
+		const val = col[2];
+		order = rows.map((_, i) => i);
+		order.sort((x, y) => {
+			const c = compareValues(val(rows[x]), val(rows[y]));
+			const missing = val(rows[x]) === null || val(rows[x]) === undefined || val(rows[y]) === null || val(rows[y]) === undefined;
+			return (missing ? c : c * sort.dir) || x - y;
+		});
+		tbody.innerHTML = order.map((i) => rowHtml(rows[i], i)).join('');
+		for (const th of table.tHead.rows[0].cells)
+			th.setAttribute('aria-sort', th.dataset.key === sort.key ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none');
+		applyFilter();
+	});
+	count();
+}
+
+// ---- summary ----
+
+function overall(job, cmp) {
+	if (job.verdict) return job.verdict;
+	const s = cmp.summary;
+	if (s.regressions.length) return 'regression';
+	if (s.improvements.length) return 'improvement';
+	if (s.inconclusive) return 'inconclusive';
+	return 'same';
+}
+
+function entryList(title, list, cls) {
+	if (!list.length) return '';
+	return `<div class="entries ${cls}"><h3>${title} <span class="muted">(${list.length})</span></h3><ul>` +
+		list.map((e) => `<li>${verdictHtml(e.verdict)} <strong>${esc(e.metric)}</strong> ${pct(e.change_pct)} ` +
+			`<span class="muted">${esc(e.workload)} ${esc(paramsText(e.params))} \u00b7 CI ${ci(e.ci)} \u00b7 p ${pval(e.p)}</span></li>`).join('') +
+		'</ul></div>';
+}
+
+function paramsText(p) {
+	if (!p || typeof p !== 'object') return '';
+	return Object.keys(p).sort().filter((k) => k !== 'workload').map((k) => `${k}=${typeof p[k] === 'object' ? JSON.stringify(p[k]) : p[k]}`).join(' ');
+}
+
+function summarySection(job, cmp) {
+	const s = cmp.summary, v = overall(job, cmp);
+	const failed = cmp.failed && cmp.failed.length
+		? `<div class="notice warn"><strong>${cmp.failed.length} failed ${cmp.failed.length === 1 ? 'part' : 'parts'}, never averaged in:</strong><ul>` +
+			cmp.failed.slice(0, 20).map((f) => `<li>${esc(f.side)}${f.workload ? ' ' + esc(f.workload) : ''}${f.run ? ' run ' + esc(f.run) : ''}: ${esc(typeof f.reason === 'string' ? f.reason : JSON.stringify(f.reason))}</li>`).join('') + '</ul></div>'
+		: '';
+	const notes = cmp.notes && cmp.notes.length ? '<ul class="notes">' + cmp.notes.map((n) => `<li>${esc(n)}</li>`).join('') + '</ul>' : '';
+	return `
+<section id="summary" class="summary v-${esc(v)}-box" aria-labelledby="h-summary">
+<h2 id="h-summary">Verdict: ${verdictHtml(v)}</h2>
+<p class="summary-text">${esc(s.text)}</p>
+<dl class="counts">
+  <div><dt>regressions</dt><dd data-count="regressions">${s.regressions.length}</dd></div>
+  <div><dt>improvements</dt><dd data-count="improvements">${s.improvements.length}</dd></div>
+  <div><dt>changed (neutral)</dt><dd data-count="changed">${s.changed.length}</dd></div>
+  <div><dt>inconclusive</dt><dd data-count="inconclusive">${s.inconclusive}</dd></div>
+  <div><dt>same</dt><dd data-count="same">${s.same}</dd></div>
+  <div><dt>unavailable</dt><dd data-count="unavailable">${s.unavailable}</dd></div>
+  <div><dt>counters</dt><dd>${s.counters.regressions} worse, ${s.counters.improvements} better, ${s.counters.changed} changed</dd></div>
+</dl>
+${entryList('Regressions (headline)', s.regressions, 'reg')}
+${entryList('Improvements (headline)', s.improvements, 'imp')}
+${entryList('Changed (neutral headline)', s.changed, 'chg')}
+${failed}${notes}
+</section>`;
+}
+
+// ---- sweeps, TLB, profile ----
+
+function sweepsSection(cmp) {
+	if (!cmp.sweeps.length) return '';
+	return `<section id="sweeps" aria-labelledby="h-sweeps"><h2 id="h-sweeps">Thread sweeps <span class="muted small">${cmp.sweeps.length}</span></h2>
+<p class="muted small">Median over boots per side; the band is \u00b1 the spread (stddev over boots). Base: solid line; patched: dashed.</p>
+<div class="charts">` + cmp.sweeps.map((sw, i) => `
+<figure class="chart-box" id="sweep-${i}">
+<figcaption><strong>${esc(sw.metric)}</strong> vs workers <span class="muted">${esc(sw.workload)} ${esc(shortParams(sw.params_text))} \u00b7 ${esc(sw.unit || '')} \u00b7 ${esc(sw.direction)} is ${sw.direction === 'neutral' ? 'neither' : 'better'}</span></figcaption>
+<div class="chart" data-sweep="${i}" role="img" aria-label="${esc(sw.metric)} against workers, base and patched"></div>
+<table class="data small sweep"><thead><tr><th scope="col">workers</th><th scope="col">base</th><th scope="col">patched</th><th scope="col">change</th><th scope="col">verdict</th></tr></thead><tbody>` +
+		sw.rows.map((r) => `<tr class="r-${esc(r.verdict)}"><td class="num">${r.workers}</td><td class="num">${num(r.base)}</td><td class="num">${num(r.patched)}</td><td class="num">${pct(r.change_pct)}</td><td>${verdictHtml(r.verdict)}</td></tr>`).join('') +
+		'</tbody></table></figure>').join('') + '</div></section>';
+}
+
+function rates(r) {
+	return `${num(r.per_sec)} <span class="muted">peak ${num(r.peak_per_sec)}</span>`;
+}
+
+function tlbSection(cmp, job) {
+	const rows = [];
+	for (const t of cmp.tlb) {
+		const spk = t.shootdowns_per_kop;
+		if (spk) {
+			rows.push(`<tr class="r-${esc(spk.verdict)}"><td>${esc(t.workload)}</td><td class="params">${esc(shortParams(t.params_text))}</td><td>shootdowns per 1000 ops</td>` +
+				`<td class="num">${num(spk.base)}</td><td class="num">${num(spk.patched)}</td><td class="num">${pct(spk.change_pct)}</td><td>${verdictHtml(spk.verdict)}</td></tr>`);
+		}
+		for (const c of t.counters) {
+			rows.push(`<tr class="r-${esc(c.verdict || 'none')}"><td>${esc(t.workload)}</td><td class="params">${esc(shortParams(t.params_text))}</td><td>${esc(c.name)} per second</td>` +
+				`<td class="num">${rates(c.base)}</td><td class="num">${rates(c.patched)}</td><td class="num">${pct(c.base.per_sec ? (c.patched.per_sec / c.base.per_sec - 1) * 100 : null)}</td><td>${verdictHtml(c.verdict)}</td></tr>`);
+		}
+	}
+	const table = rows.length ? `<div class="table-wrap"><table class="data small" id="tlb-table"><thead><tr><th scope="col">Workload</th><th scope="col">Params</th><th scope="col">What</th><th scope="col">Base</th><th scope="col">Patched</th><th scope="col">Change</th><th scope="col">Verdict</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>` : '';
+	return `<section id="tlb" aria-labelledby="h-tlb"><h2 id="h-tlb">TLB shootdowns</h2>
+<figure class="chart-box wide"><figcaption id="tlb-caption" class="muted">Loading per-second samples\u2026</figcaption>
+<div class="chart" id="tlb-chart" role="img" aria-labelledby="tlb-caption"></div></figure>
+${table}</section>`;
+}
+
+function profileSection(cmp) {
+	const d = cmp.profile_diff;
+	if (!d || (!d.profiles.base && !d.profiles.patched))
+		return '<section id="profile" aria-labelledby="h-profile"><h2 id="h-profile">Profile diff</h2><p class="muted">No profiles were recorded (the suite did not ask for <code>profile</code>, or perf was missing).</p></section>';
+	const max = Math.max(1e-9, ...d.symbols.map((s) => Math.abs(s.delta)));
+	return `<section id="profile" aria-labelledby="h-profile"><h2 id="h-profile">Profile diff <span class="muted small">self %, averaged over ${d.profiles.base} base and ${d.profiles.patched} patched profiles; largest changes first</span></h2>
+<div class="table-wrap"><table class="data small" id="profile-table"><thead><tr><th scope="col">Symbol</th><th scope="col">Base</th><th scope="col">Patched</th><th scope="col">Delta</th><th scope="col" class="bar-col"><span class="sr-only">bar</span></th></tr></thead><tbody>` +
+		d.symbols.map((s) => {
+			const w = (Math.abs(s.delta) / max * 100).toFixed(1);
+			const dir = s.delta > 0 ? 'up' : 'down';
+			return `<tr><td class="sym">${esc(s.symbol)}${s.kernel ? ' <span class="tag">kernel</span>' : ''}</td><td class="num">${s.base_self.toFixed(2)}%</td><td class="num">${s.patched_self.toFixed(2)}%</td>` +
+				`<td class="num delta-${dir}">${s.delta > 0 ? '+' : ''}${s.delta.toFixed(2)}</td><td class="bar-col"><span class="bar ${dir}" style="width:${w}%"></span></td></tr>`;
+		}).join('') + '</tbody></table></div></section>';
+}
+
+// ---- stages and logs ----
+
+function stageName(g) {
+	return `${g.kind}${g.side ? ' ' + g.side : ''}${g.boot_index !== null && g.boot_index !== undefined && g.kind !== 'build' ? ' #' + (g.boot_index + 1) : ''}`;
+}
+
+function stageSummary(g) {
+	const took = g.started ? ((g.finished || (g.state === 'running' ? Date.now() / 1000 : null)) ?? null) : null;
+	return `<span class="st-seq">${g.seq}</span>` +
+		`<span class="st-name">${esc(stageName(g))}${g.kind === 'boot' ? ' <span class="muted">(console)</span>' : ''}</span>` +
+		`<span>${stateHtml(g.state)}</span>` +
+		`<span class="st-where">${esc(g.machine || '')}${g.attempt ? ` <span class="muted">attempt ${g.attempt + 1}</span>` : ''}</span>` +
+		`<span class="st-time">${timeHtml(g.started)}</span>` +
+		`<span class="num">${took ? duration(took - g.started) : DASH}</span>` +
+		`<span class="st-err">${g.error_class ? `<span class="badge s-failed">${esc(g.error_class)}</span> ${esc(g.error_message || '')}` : ''}</span>`;
+}
+
+function stagesHtml(job) {
+	if (!job.stages || !job.stages.length) return '<p class="muted">No stages.</p>';
+	return '<div class="stages">' + job.stages.map((g) => `
+<details class="stage st-${esc(g.state)}" data-stage="${g.id}">
+<summary>${stageSummary(g)}</summary>
+<div class="log-box"><p class="small"><a href="/api/v1/jobs/${job.id}/stages/${g.id}/log">raw log</a>${g.build_id ? ` \u00b7 build <code>${esc(g.build_id)}</code>` : ''}${g.boot_id ? ` \u00b7 boot id <code>${esc(g.boot_id)}</code>` : ''}</p><pre class="log">Loading\u2026</pre></div>
+</details>`).join('') + '</div>';
+}
+
+function wireLogs(root, ctx, jobId) {
+	root.addEventListener('toggle', async (ev) => {
+		const d = ev.target;
+		if (!d.matches || !d.matches('details.stage') || !d.open || d.dataset.loaded) return;
+		d.dataset.loaded = '1';
+		const pre = d.querySelector('pre.log');
+		try {
+			const text = await api(`/jobs/${jobId}/stages/${d.dataset.stage}/log`, { text: true, signal: ctx.signal });
+			pre.textContent = text || '(empty log)';
+		} catch (e) {
+			d.dataset.loaded = '';
+			pre.textContent = `could not load the log: ${e.message}`;
+			ctx.error(e, 'stage log');
+		}
+	}, true);
+}
+
+// The part of a failed stage's log worth reading first: around the first
+// line that looks like the error, else the tail.
+function excerpt(text) {
+	const lines = text.replace(/\n$/, '').split('\n');
+	let at = -1;
+	for (let i = 0; i < lines.length; i++) if (EXCERPT_RE.test(lines[i])) {
+		at = i;
+		break;
+	}
+	let from, to;
+	if (at >= 0) {
+		from = Math.max(0, at - 8);
+		to = Math.min(lines.length, at + 16);
+	} else {
+		from = Math.max(0, lines.length - 24);
+		to = lines.length;
+	}
+	return {
+		html: lines.slice(from, to).map((l, k) => (from + k === at ? `<mark>${esc(l)}</mark>` : esc(l))).join('\n'),
+		from: from + 1, to, total: lines.length,
+	};
+}
+
+function failureHtml(job) {
+	const failed = (job.stages || []).filter((g) => g.state === 'failed');
+	if (!failed.length && !job.error) return '';
+	const parts = failed.map((g) => `
+<div class="failure" data-failed-stage="${g.id}">
+<p><strong>Stage ${g.seq}: ${esc(stageName(g))}</strong>${g.machine ? ` on ${esc(g.machine)}` : ''} failed \u2014 class <span class="badge s-failed fail-class">${esc(g.error_class || '?')}</span>
+<span class="fail-msg">${esc(g.error_message || '')}</span></p>
+<p class="muted small excerpt-where">Loading the ${g.kind === 'boot' ? 'console' : 'log'}\u2026</p>
+<pre class="log excerpt"></pre>
+<p class="small"><a href="/api/v1/jobs/${job.id}/stages/${g.id}/log">whole ${g.kind === 'boot' ? 'console log' : 'log'}</a></p>
+</div>`);
+	if (!parts.length && job.error)
+		parts.push(`<p>class <span class="badge s-failed fail-class">${esc(job.error.class)}</span> <span class="fail-msg">${esc(job.error.message)}</span></p>`);
+	const kind = job.error && ['patch', 'build', 'boot', 'workload'].includes(job.error.class)
+		? 'a result of the patch or the workload, not a regression' : job.error && job.error.class === 'infra' ? 'a failure of the lab itself' : '';
+	return `<section id="failure" class="notice bad" aria-labelledby="h-failure"><h2 id="h-failure">Failed${kind ? ` <span class="small muted">(${kind})</span>` : ''}</h2>${parts.join('')}</section>`;
+}
+
+async function loadExcerpts(root, ctx, jobId) {
+	for (const box of root.querySelectorAll('[data-failed-stage]')) {
+		const where = box.querySelector('.excerpt-where'), pre = box.querySelector('pre.excerpt');
+		try {
+			const text = await api(`/jobs/${jobId}/stages/${box.dataset.failedStage}/log`, { text: true, signal: ctx.signal });
+			if (!text.trim()) {
+				where.textContent = 'The stage left an empty log.';
+				pre.remove();
+				continue;
+			}
+			const ex = excerpt(text);
+			where.textContent = `Lines ${ex.from}\u2013${ex.to} of ${ex.total}:`;
+			pre.innerHTML = ex.html;
+		} catch (e) {
+			where.textContent = `Could not load the log: ${e.message}`;
+			ctx.error(e, 'failed stage log');
+		}
+	}
+}
+
+// ---- provenance ----
+
+function valueHtml(v) {
+	if (v === null || v === undefined) return DASH;
+	if (typeof v === 'object') {
+		if (Array.isArray(v) && v.every((x) => typeof x !== 'object')) return esc(v.join(', ')) || DASH;
+		return '<dl class="kv">' + Object.keys(v).map((k) => `<dt>${esc(k)}</dt><dd>${valueHtml(v[k])}</dd>`).join('') + '</dl>';
+	}
+	return `<code>${esc(v)}</code>`;
+}
+
+// One side's provenance: its job, its build (commit, config, compiler,
+// kernel release), anything else as given.
+function sideProvenance(p, side) {
+	if (!p || typeof p !== 'object') return valueHtml(p);
+	const out = [];
+	if (p.job && typeof p.job === 'object')
+		out.push(`<dt>job</dt><dd><a href="/jobs/${esc(p.job.id)}">#${esc(p.job.id)}</a>${p.job.tree ? ` <code>${esc(p.job.tree)}</code> <code>${esc(p.job.base)}</code>` : ''}</dd>`);
+	const builds = Array.isArray(p.builds) ? p.builds.filter((b) => !b.side || b.side === side) : [];
+	for (const b of builds) {
+		out.push(`<dt>build</dt><dd><code>${esc(b.build_id)}</code></dd>`,
+			`<dt>commit</dt><dd><code>${esc(b.commit || DASH)}</code></dd>`,
+			`<dt>config</dt><dd><code>${esc(b.config_hash || DASH)}</code></dd>`,
+			`<dt>compiler</dt><dd>${esc(b.compiler || DASH)}</dd>`);
+		if (b.meta && typeof b.meta === 'object')
+			for (const k of Object.keys(b.meta)) if (k !== 'side') out.push(`<dt>${esc(k)}</dt><dd>${valueHtml(b.meta[k])}</dd>`);
+		if (b.duration_s !== null && b.duration_s !== undefined) out.push(`<dt>build took</dt><dd>${duration(b.duration_s)}</dd>`);
+	}
+	for (const k of Object.keys(p)) if (k !== 'job' && k !== 'builds') out.push(`<dt>${esc(k)}</dt><dd>${valueHtml(p[k])}</dd>`);
+	return `<dl class="kv">${out.join('')}</dl>`;
+}
+
+function provenanceSection(job, cmp) {
+	const p = cmp ? cmp.provenance : null;
+	const side = (s) => p ? `<td>${sideProvenance(p[s], s)}</td>` : '';
+	let body = '';
+	if (p) {
+		body = `<div class="table-wrap"><table class="data small prov"><thead><tr><th scope="col"></th><th scope="col">base</th><th scope="col">patched</th></tr></thead><tbody>
+<tr><th scope="row">boots</th><td>${p.boots.base}</td><td>${p.boots.patched}</td></tr>
+<tr><th scope="row">machines</th><td>${esc(p.machines.base.join(', ')) || DASH}</td><td>${esc(p.machines.patched.join(', ')) || DASH}</td></tr>
+<tr><th scope="row">builds</th><td>${p.builds.base.map((b) => `<code>${esc(b)}</code>`).join(' ') || DASH}</td><td>${p.builds.patched.map((b) => `<code>${esc(b)}</code>`).join(' ') || DASH}</td></tr>
+<tr><th scope="row">details</th>${side('base')}${side('patched')}</tr>
+</tbody></table></div>`;
+		const r = cmp.rules;
+		body += `<p class="small muted">Rules: ${esc(r.test || 'Mann-Whitney U')}, \u03b1 = ${r.alpha}; ${esc(r.ci || 'bootstrap CI')} at ${Math.round(r.ci_level * 100)}% (${r.resamples} resamples); ` +
+			`a change must be at least ${r.min_change_headline * 100}% (headline) or ${r.min_change_counter * 100}% (counters); same within \u00b1${r.same_band * 100}%; outliers flagged at |z| > ${r.outlier_z}.` +
+			(cmp.per_cpu_excluded && cmp.per_cpu_excluded.length ? ` ${cmp.per_cpu_excluded.length} per-CPU metrics left out of the rows.` : '') + '</p>';
+	}
+	return `<section id="provenance" aria-labelledby="h-provenance"><h2 id="h-provenance">Provenance</h2>
+<dl class="kv wide">
+<dt>job</dt><dd>#${job.id} (${esc(job.kind)}), suite <code>${esc(job.suite)}</code>, submitted by ${esc(job.submitter || DASH)}</dd>
+${job.kind === 'ab' ? `<dt>tree</dt><dd><code>${esc(job.tree)}</code> at <code>${esc(job.base)}</code></dd><dt>patch</dt><dd>${esc(patchSource(job))}</dd>` : ''}
+<dt>boots</dt><dd>${job.boots}${job.max_boots && job.max_boots > job.boots ? ` (up to ${job.max_boots} while inconclusive)` : ''}</dd>
+<dt>machines</dt><dd>${esc((job.machines || []).join(', ') || 'any')}${job.tags && job.tags.length ? ` \u00b7 tags ${esc(job.tags.join(', '))}` : ''}</dd>
+<dt>created</dt><dd>${timeHtml(job.created)}</dd><dt>started</dt><dd>${timeHtml(job.started)}</dd><dt>finished</dt><dd>${timeHtml(job.finished)}</dd>
+</dl>${body}</section>`;
+}
+
+// ---- run jobs: results without a comparison ----
+
+async function resultsSection(ctx, job) {
+	const [m, r] = await Promise.all([api(`/jobs/${job.id}/metrics`, { signal: ctx.signal }), api(`/jobs/${job.id}/runs`, { signal: ctx.signal })]);
+	const runs = new Map(r.runs.map((x) => [x.id, x]));
+	const groups = new Map();
+	for (const x of m.metrics) {
+		const run = runs.get(x.run);
+		if (!run) continue;
+		const params = paramsText(run.params);
+		const key = `${run.workload}\u0000${params}\u0000${x.name}`;
+		if (!groups.has(key)) groups.set(key, { workload: run.workload, params, name: x.name, unit: x.unit, values: [] });
+		groups.get(key).values.push(x.value);
+	}
+	if (!groups.size) return '<section id="results"><h2>Results</h2><p class="muted">No measured iterations yet.</p></section>';
+	return `<section id="results" aria-labelledby="h-results"><h2 id="h-results">Results <span class="muted small">median of the measured iterations</span></h2>
+<div class="table-wrap"><table class="data small"><thead><tr><th scope="col">Workload</th><th scope="col">Params</th><th scope="col">Metric</th><th scope="col">Median</th><th scope="col">Unit</th><th scope="col">n</th></tr></thead><tbody>` +
+		[...groups.values()].map((g) => `<tr><td>${esc(g.workload)}</td><td class="params">${esc(g.params)}</td><td>${esc(g.name)}</td><td class="num">${num(median(g.values))}</td><td>${esc(g.unit || '')}</td><td class="num">${g.values.length}</td></tr>`).join('') +
+		'</tbody></table></div></section>';
+}
+
+// ---- shootdowns over time ----
+
+// Per side, the per-second rate of the first shootdown counter that has
+// samples, as the median over the side's run stages at each second since
+// the stage's first sample.
+async function loadShootdowns(ctx, job) {
+	const stages = new Map((job.stages || []).map((g) => [g.id, g]));
+	for (const name of SHOOTDOWN_NAMES) {
+		const data = await api(`/jobs/${job.id}/samples?name=${encodeURIComponent(name)}`, { signal: ctx.signal });
+		const perStage = new Map();
+		for (const s of data.samples) {
+			const v = s.values ? s.values[name] : null;
+			if (v === null || v === undefined || !(s.dt > 0)) continue;
+			if (!perStage.has(s.stage)) perStage.set(s.stage, []);
+			perStage.get(s.stage).push([s.t, v / s.dt]);
+		}
+		if (!perStage.size) continue;
+		const sides = new Map();
+		for (const [sid, pts] of perStage) {
+			const side = stages.get(sid)?.side || 'run';
+			pts.sort((a, b) => a[0] - b[0]);
+			const t0 = pts[0][0];
+			const series = [];
+			for (const [t, v] of pts) {
+				const k = Math.round(t - t0);
+				if (series[k] === undefined) series[k] = v;
+			}
+			if (!sides.has(side)) sides.set(side, []);
+			sides.get(side).push(series);
+		}
+		const out = {};
+		for (const [side, list] of sides) {
+			const len = Math.max(...list.map((s) => s.length));
+			const med = [];
+			for (let k = 0; k < len; k++) med.push(median(list.map((s) => (s[k] === undefined ? null : s[k]))));
+			out[side] = { values: med, stages: list.length };
+		}
+		return { name, sides: out };
+	}
+	return null;
+}
+
+// ---- the page ----
+
+function wireCancel(ctx, job) {
+	const cancel = ctx.main.querySelector('#cancel-job');
+	if (!cancel) return;
+	cancel.addEventListener('click', async () => {
+		if (!storedToken()) {
+			ctx.error(new Error('cancelling needs a token: set it on the Submit page'));
+			return;
+		}
+		cancel.disabled = true;
+		try {
+			await api(`/jobs/${job.id}/cancel`, { method: 'POST' });
+			ctx.navigate(location.pathname + location.search, true);
+		} catch (e) {
+			cancel.disabled = false;
+			ctx.error(e, 'cancel');
+		}
+	});
+}
+
+function header(job, cmp) {
+	const cancellable = job.state === 'queued' || job.state === 'running';
+	const links = [`<a href="/api/v1/jobs/${job.id}">job JSON</a>`];
+	if (cmp) links.push(`<a href="/api/v1/jobs/${job.id}/comparison">comparison JSON</a>`);
+	links.push(`<a href="/api/v1/jobs/${job.id}/runs">runs</a>`, `<a href="/api/v1/jobs/${job.id}/metrics">metrics</a>`);
+	const what = job.kind === 'ab'
+		? `<code>${esc(job.tree)}</code> <code>${esc(job.base)}</code> + ${esc(patchSource(job))}`
+		: 'the suite on machines as they are';
+	return `<header class="job-head" id="job-head">
+<h1 tabindex="-1">Job #${job.id} ${stateHtml(job.state)} ${job.verdict !== undefined && job.verdict !== null ? verdictHtml(job.verdict) : ''}</h1>
+<p class="meta">${job.kind === 'ab' ? 'A/B' : 'run'} \u00b7 suite <code>${esc(job.suite)}</code> \u00b7 ${what} \u00b7 by ${esc(job.submitter || DASH)} \u00b7 ${job.boots} boot${job.boots === 1 ? '' : 's'}${job.kind === 'ab' ? ' per side' : ''}
+\u00b7 created ${timeHtml(job.created)}${job.finished && job.started ? ` \u00b7 took ${duration(job.finished - job.started)}` : ''}${job.state === 'running' && job.stage ? ` \u00b7 now: <strong>${esc(job.stage)}</strong>` : ''}</p>
+<p class="links small">${links.join(' \u00b7 ')}${cancellable ? ' <button type="button" id="cancel-job" class="danger">Cancel job</button>' : ''}</p>
+</header>`;
+}
+
+function toc(job, cmp) {
+	const items = [];
+	if (job.state === 'failed') items.push(['failure', 'Failure']);
+	if (cmp) {
+		items.push(['summary', 'Verdict'], ['comparison', 'Comparison']);
+		if (cmp.sweeps.length) items.push(['sweeps', 'Sweeps']);
+		items.push(['tlb', 'Shootdowns'], ['profile', 'Profile']);
+	} else if (job.kind === 'run') items.push(['results', 'Results']);
+	items.push(['stages', 'Stages and logs'], ['provenance', 'Provenance']);
+	return `<nav class="toc small" aria-label="On this page">${items.map(([id, l]) => `<a href="#${id}">${l}</a>`).join(' \u00b7 ')}</nav>`;
+}
+
+export async function render(ctx) {
+	const id = ctx.params[0];
+	ctx.title(`job ${id}`);
+	ctx.main.innerHTML = `<h1 tabindex="-1">Job #${esc(id)}</h1><p class="muted">Loading\u2026</p>`;
+	const job = (await api(`/jobs/${id}`, { signal: ctx.signal })).job;
+	let cmp = null, cmpError = null;
+	const ran = (job.stages || []).some((g) => g.kind === 'run' && g.state === 'done');
+	if (job.kind === 'ab' && ran) {
+		try {
+			cmp = (await api(`/jobs/${id}/comparison`, { signal: ctx.signal })).comparison;
+		} catch (e) {
+			if (e.name === 'AbortError') throw e;
+			cmpError = e;
+		}
+	}
+	performance.mark('tlblab:job-data');
+	ctx.title(`job ${id}${job.verdict ? ' \u00b7 ' + job.verdict : ''}`);
+
+	let html = header(job, cmp) + toc(job, cmp) + failureHtml(job);
+	if (cmp) html += summarySection(job, cmp) + comparisonSection(cmp);
+	else if (cmpError) html += `<section id="summary" class="notice bad"><h2>No comparison</h2><p>The API refused the comparison: <strong>HTTP ${cmpError.status} ${esc(cmpError.code)}</strong>: <span class="msg">${esc(cmpError.message)}</span></p></section>`;
+	else if (job.kind === 'ab') html += `<section id="summary" class="notice"><h2>No comparison yet</h2><p>The comparison appears once both sides have run (${esc(job.state)}${job.stage ? ', stage ' + esc(job.stage) : ''}).</p></section>`;
+	html += '<div id="after-table"></div>';
+	html += `<section id="stages" aria-labelledby="h-stages"><h2 id="h-stages">Stages and logs <span class="muted small">build, boot (the console), run; open one for its log</span></h2><div id="stages-list">${stagesHtml(job)}</div></section>`;
+	html += provenanceSection(job, cmp);
+	ctx.main.innerHTML = html;
+	if (cmp) wireComparison(ctx.main, cmp.rows);
+	performance.mark('tlblab:table-rendered');
+	if (cmpError) ctx.error(cmpError, 'comparison');
+
+	wireLogs(ctx.main, ctx, job.id);
+	wireCancel(ctx, job);
+
+	// below the table: charts, samples, profile, excerpts of failed stages
+	const after = ctx.main.querySelector('#after-table');
+	if (cmp) after.innerHTML = sweepsSection(cmp) + tlbSection(cmp, job) + profileSection(cmp);
+	else if (job.kind === 'run' && ran) after.innerHTML = await resultsSection(ctx, job);
+	const work = [loadExcerpts(ctx.main, ctx, job.id)];
+	if (cmp) {
+		work.push((async () => {
+			for (const el of ctx.main.querySelectorAll('[data-sweep]')) {
+				const chart = await sweepChart(el, cmp.sweeps[+el.dataset.sweep], cmp.rows);
+				ctx.cleanup(() => chart.destroy());
+			}
+		})().catch((e) => ctx.error(e, 'sweep charts')));
+		work.push((async () => {
+			const cap = ctx.main.querySelector('#tlb-caption');
+			const sd = await loadShootdowns(ctx, job);
+			if (!sd) {
+				cap.textContent = `No per-second shootdown samples (${SHOOTDOWN_NAMES.join(', ')}): the kernel lacks the counters, or the monitors were off.`;
+				ctx.main.querySelector('#tlb-chart').remove();
+				return;
+			}
+			const chart = await shootdownChart(ctx.main.querySelector('#tlb-chart'), sd, cap);
+			ctx.cleanup(() => chart.destroy());
+		})().catch((e) => ctx.error(e, 'shootdowns over time')));
+	}
+	performance.mark('tlblab:charts-started');
+	await Promise.all(work);
+	performance.mark('tlblab:page-complete');
+
+	if (job.state === 'queued' || job.state === 'running') {
+		let last = JSON.stringify(job);
+		ctx.every(REFRESH_MS, async () => {
+			const j = (await api(`/jobs/${id}`, { signal: ctx.signal })).job;
+			const now = JSON.stringify(j);
+			if (now === last) return true;
+			last = now;
+			if (j.state !== 'queued' && j.state !== 'running') {
+				ctx.navigate(location.pathname + location.search, true);
+				return false;
+			}
+			const head = ctx.main.querySelector('#job-head');
+			head.outerHTML = header(j, cmp);
+			wireCancel(ctx, j);
+			const list = ctx.main.querySelector('#stages-list');
+			const open = new Set([...list.querySelectorAll('details[open]')].map((d) => d.dataset.stage));
+			list.innerHTML = stagesHtml(j);
+			for (const d of list.querySelectorAll('details')) if (open.has(d.dataset.stage)) d.open = true;
+			return true;
+		});
+	}
+}
