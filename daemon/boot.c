@@ -29,6 +29,7 @@ const struct boot_ops *boot_lookup(enum boot_method m)
 	switch (m) {
 	case BOOT_QEMU: return &boot_qemu;
 	case BOOT_KEXEC: return &boot_kexec;
+	case BOOT_REBOOT: return &boot_reboot;
 	default: return NULL;
 	}
 }

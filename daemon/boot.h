@@ -16,8 +16,8 @@
  * in /proc/version), hand the machine to the run stage, run the suite,
  * then scan the console once more and shut the guest down.
  *
- * Boot methods sit behind a table of function pointers (boot_qemu.c,
- * boot_kexec.c; reboot comes later): start() boots and returns the endpoint
+ * Boot methods sit behind a table of function pointers (boot_qemu.c;
+ * boot_restart.c for kexec and reboot): start() boots and returns the endpoint
  * the run stage reaches the booted kernel at; console() reads what the
  * kernel said (a serial console, or dmesg where there is none); stop() ends
  * the boot (kills the VM; nothing for a real machine).
@@ -56,6 +56,7 @@ struct boot_ops {
 
 extern const struct boot_ops boot_qemu;
 extern const struct boot_ops boot_kexec;
+extern const struct boot_ops boot_reboot;
 const struct boot_ops *boot_lookup(enum boot_method m);
 
 /* Scans console text for kernel trouble: panics, BUG, Oops, WARNING, hung

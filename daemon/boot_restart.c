@@ -1,18 +1,28 @@
 /*
- * boot: kexec. A real machine, reached over SSH, boots the side's kernel
- * without going through its firmware: the kernel is uploaded to the
+ * boot: kexec and boot: reboot. A real machine, reached over SSH, is
+ * restarted into the side's kernel; the two methods differ only in how.
+ *
+ * kexec does not go through the firmware: the kernel is uploaded to the
  * machine's workdir, loaded with `kexec -l` and started with `kexec -e`.
- * kexec -e does not return: the running kernel stops where it stands, so
- * the file systems are synced first, and the connection that ran it drops
- * (a transport error there is the expected outcome, not a failure). The new
- * kernel carries the boot id on its command line like a QEMU guest: the
- * config's `append`, or else the running command line without the previous
- * boot id and the boot loader's initrd= and BOOT_IMAGE= words (the initrd is
- * the config's, passed with --initrd). Every value reaches kexec as one
- * argv element; the command line is checked word by word first.
+ * reboot goes through it: the kernel is installed as
+ * <kernel_dir>/tlblab-vmlinuz, a GRUB menu entry with the id "tlblab" is
+ * written to the entry file (Debian's grub.cfg sources custom.cfg), GRUB is
+ * told to boot that entry once (grub-reboot), and the machine reboots. GRUB
+ * clears the one-time choice as it boots it, so if the new kernel hangs or
+ * panics and the machine is reset (by panic=N, a watchdog or our power
+ * cycle), it comes back on its own default kernel.
+ *
+ * Either way the restart does not return: the file systems are synced first,
+ * and the connection that ran it drops (a transport error there is the
+ * expected outcome, not a failure). The new kernel carries the boot id on its
+ * command line like a QEMU guest: the config's `append`, or else the running
+ * command line without the previous boot id and the boot loader's initrd=
+ * and BOOT_IMAGE= words. Every value reaches kexec as one argv element, and
+ * GRUB as a word of its script; the command line is checked word by word
+ * first.
  *
  * Whether the machine restarted is told by /proc/sys/kernel/random/boot_id,
- * a fresh UUID at every boot, read before kexec -e and at each poll of a
+ * a fresh UUID at every boot, read before the restart and at each poll of a
  * fresh connection after it: an answer with the same one means the machine
  * has not gone down yet (kexec is quick enough on real hardware that a
  * "went away" phase may never be seen); an answer with another one is the
@@ -26,7 +36,7 @@
  * There is no serial console: the console is the booted kernel's dmesg read
  * over SSH, after the boot and after the run, so console_scan still finds
  * panics, oopses and warnings after the fact. stop() has nothing to undo:
- * the machine stays on the kernel until the next boot kexecs another one.
+ * the machine stays on the kernel until the next boot restarts it.
  */
 #include "boot.h"
 
@@ -34,17 +44,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "transport.h"
 #include "util.h"
 #include "banned.h"
 
 #define BOOT_TIMEOUT 300.0		/* from kexec -e to the machine answering again */
+#define REBOOT_TIMEOUT 600.0		/* a reboot goes through the firmware: slower */
+#define ENTRY_ID "tlblab"		/* the GRUB menu entry's id */
 #define CONNECT_TIMEOUT 10.0		/* the connection that uploads and loads */
 #define POLL_CONNECT_TIMEOUT 4.0	/* each poll while the machine restarts */
 #define POLL_INTERVAL 1.0
 #define KEXEC_LOAD_TIMEOUT 120.0
-#define KEXEC_EXEC_TIMEOUT 5.0
+#define KEXEC_EXEC_TIMEOUT 5.0		/* also the reboot command's */
+#define ONCE_TIMEOUT 60.0
 #define SYNC_TIMEOUT 60.0
 #define POWER_CYCLE_TIMEOUT 120.0
 #define DMESG_TIMEOUT 20.0
@@ -160,12 +174,17 @@ static int starts_with(const char *s, size_t len, const char *prefix)
 }
 
 /* A word kexec passes on, as one argv element: printable ASCII without
- * quotes or backslashes (the kernel's own parser gives those a meaning). */
-static int word_ok(const char *w, size_t len)
+ * quotes or backslashes (the kernel's own parser gives those a meaning);
+ * for a GRUB script, nothing its shell-like language expands or splits on
+ * either. */
+static int word_ok(const char *w, size_t len, int grub)
 {
-	for (size_t i = 0; i < len; i++)
+	for (size_t i = 0; i < len; i++) {
 		if (w[i] <= ' ' || w[i] > '~' || w[i] == '"' || w[i] == '\'' || w[i] == '\\')
 			return 0;
+		if (grub && strchr("$;{}|&<>#`", w[i]))
+			return 0;
+	}
 	return 1;
 }
 
@@ -178,7 +197,9 @@ static int word_ok(const char *w, size_t len)
 static int cmdline_build(const struct cfg_machine *m, const char *running, const char *boot_id,
 			 struct strbuf *out, struct strbuf *message)
 {
-	const char *src = m->kexec && m->kexec->append ? m->kexec->append : running;
+	const char *append = m->reboot ? m->reboot->append : m->kexec ? m->kexec->append : NULL;
+	const char *src = append ? append : running;
+	const char *method = m->reboot ? "reboot" : "kexec";
 	int from_running = src == running;
 	const char *p = src;
 
@@ -192,10 +213,10 @@ static int cmdline_build(const struct cfg_machine *m, const char *running, const
 		len = strcspn(p, " \t\n");
 		if (!starts_with(p, len, "tlblab.boot=") &&
 		    !(from_running && (starts_with(p, len, "initrd=") || starts_with(p, len, "BOOT_IMAGE=")))) {
-			if (!word_ok(p, len)) {
-				strbuf_addf(message, "boot: %s's command line has a word kexec will not pass on: "
-					    "%.*s (set kexec: append: for this machine)", m->name,
-					    len > 120 ? 120 : (int)len, p);
+			if (!word_ok(p, len, m->reboot != NULL)) {
+				strbuf_addf(message, "boot: %s's command line has a word %s will not pass on: "
+					    "%.*s (set %s: append: for this machine)", m->name, method,
+					    len > 120 ? 120 : (int)len, p, method);
 				return -1;
 			}
 			strbuf_add(out, p, len);
@@ -299,19 +320,116 @@ static void read_dmesg(const struct cfg_machine *m, struct strbuf *out)
 	strbuf_release(&err);
 }
 
-static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const char *kernel_path,
-					  const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
-					  struct boot_session **ret, struct cfg_machine *guest,
-					  struct strbuf *console, struct strbuf *message)
+/* kexec -l the uploaded image with cmdline. 0, or -1 with message. */
+static int kexec_load(struct transport *t, const struct cfg_machine *m, const char *image,
+		      const char *cmdline, struct strbuf *console, struct strbuf *message)
 {
+	struct strbuf cmdarg = STRBUF_INIT, initrdarg = STRBUF_INIT, err = STRBUF_INIT;
+	struct exec_result res;
+	int r = 0;
+
+	exec_result_init(&res);
+	strbuf_addf(&cmdarg, "--command-line=%s", cmdline);
+	if (m->kexec && m->kexec->initrd)
+		strbuf_addf(&initrdarg, "--initrd=%s", m->kexec->initrd);
+	{
+		const char *load[] = { "kexec", "-l", image, cmdarg.buf, initrdarg.len ? initrdarg.buf : NULL,
+				       NULL };
+
+		if (run_cmd(t, load, KEXEC_LOAD_TIMEOUT, 0, &res, &err) < 0 || res.status != 0) {
+			strbuf_addf(message, "boot: kexec -l on %s failed: %s%.500s", m->name, err.buf,
+				    res.err.buf);
+			r = -1;
+		} else {
+			strbuf_addf(console, "[tlblab: kexec -l %s %s%s%s]\n", image, cmdarg.buf,
+				    initrdarg.len ? " " : "", initrdarg.buf);
+		}
+	}
+	exec_result_release(&res);
+	strbuf_release(&cmdarg);
+	strbuf_release(&initrdarg);
+	strbuf_release(&err);
+	return r;
+}
+
+/*
+ * The GRUB side of boot: reboot: writes the menu entry "tlblab" for the
+ * installed kernel to the machine's entry file, then runs `once` (by
+ * default grub-reboot tlblab) so GRUB boots it the next time only.
+ * 0, or -1 with message.
+ */
+static int grub_once(struct transport *t, const struct cfg_machine *m, const char *cmdline,
+		     const char *boot_id, struct strbuf *console, struct strbuf *message)
+{
+	const struct cfg_reboot *rb = m->reboot;
+	struct strbuf entry = STRBUF_INIT, err = STRBUF_INIT, gdir = STRBUF_INIT;
+	char local[] = "/tmp/tlblab-grub-entry-XXXXXX";
+	const char *argv[16];
+	struct exec_result res;
+	size_t i, n = 0;
+	int fd, r = -1;
+
+	exec_result_init(&res);
+	/* GRUB paths: grub_dir without a trailing slash ("/" becomes "") */
+	strbuf_addstr(&gdir, rb->grub_dir);
+	while (gdir.len && gdir.buf[gdir.len - 1] == '/')
+		strbuf_setlen(&gdir, gdir.len - 1);
+	strbuf_addf(&entry, "# written by tlblab for boot %s; booted once, by grub-reboot " ENTRY_ID "\n"
+		    "menuentry 'tlblab %s' --id " ENTRY_ID " {\n"
+		    "\techo 'tlblab: GRUB boots entry " ENTRY_ID " for boot %s'\n"
+		    "\tsearch --no-floppy --file --set=root %s/tlblab-vmlinuz\n"
+		    "\tlinux %s/tlblab-vmlinuz %s\n", boot_id, boot_id, boot_id, gdir.buf, gdir.buf, cmdline);
+	if (rb->initrd)
+		strbuf_addf(&entry, "\tinitrd %s/%s\n", gdir.buf, rb->initrd);
+	strbuf_addstr(&entry, "}\n");
+	fd = mkstemp(local);
+	if (fd < 0 || write(fd, entry.buf, entry.len) != (ssize_t)entry.len) {
+		strbuf_addf(message, "boot: cannot write a temporary file: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	close(fd);
+	if (transport_upload(t, local, rb->entry_file, 0644, &err) < 0) {
+		strbuf_addf(message, "boot: writing the GRUB entry %s on %s: %s", rb->entry_file, m->name, err.buf);
+		goto out;
+	}
+	for (i = 0; rb->once[i] && n < ARRAY_SIZE(argv) - 1; i++)
+		argv[n++] = strcmp(rb->once[i], "{entry}") ? rb->once[i] : ENTRY_ID;
+	argv[n] = NULL;
+	if (run_cmd(t, argv, ONCE_TIMEOUT, 0, &res, &err) < 0 || res.status != 0) {
+		strbuf_addf(message, "boot: %s " ENTRY_ID " on %s failed: %s%.500s", argv[0], m->name, err.buf,
+			    res.err.buf);
+		goto out;
+	}
+	strbuf_addf(console, "[tlblab: GRUB entry " ENTRY_ID " in %s: linux %s/tlblab-vmlinuz %s; %s "
+		    ENTRY_ID "]\n", rb->entry_file, gdir.buf, cmdline, argv[0]);
+	r = 0;
+out:
+	unlink(local);
+	exec_result_release(&res);
+	strbuf_release(&entry);
+	strbuf_release(&err);
+	strbuf_release(&gdir);
+	return r;
+}
+
+static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const char *kernel_path,
+					    const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
+					    struct boot_session **ret, struct cfg_machine *guest,
+					    struct strbuf *console, struct strbuf *message)
+{
+	static const char *const kexec_exec[] = { "kexec", "-e", NULL };
+	const int reboot = m->boot == BOOT_REBOOT && m->reboot;
+	const char *verb = reboot ? "the reboot" : "kexec -e";
+	const char *const *restart = reboot ? (const char *const *)m->reboot->command : kexec_exec;
 	struct strbuf err = STRBUF_INIT, image = STRBUF_INIT, cmdline = STRBUF_INIT, tag = STRBUF_INIT;
-	struct strbuf cmdarg = STRBUF_INIT, initrdarg = STRBUF_INIT;
 	struct identity before, after;
 	struct exec_result res;
 	struct transport *t = NULL;
 	enum boot_outcome_kind k = BOOT_OK;
 	enum wait_result w;
-	double t0, until;
+	double t0, until, timeout = reboot ? REBOOT_TIMEOUT : BOOT_TIMEOUT;
 	int r, cycled = 0;
 
 	*ret = NULL;
@@ -319,8 +437,8 @@ static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const cha
 	identity_init(&after);
 	exec_result_init(&res);
 	if (m->ep.transport != TRANSPORT_SSH) {
-		/* kexec on a local machine would restart the daemon's own host */
-		strbuf_addf(message, "boot: %s: boot kexec needs transport ssh", m->name);
+		/* a local machine would restart the daemon's own host */
+		strbuf_addf(message, "boot: %s: boot %s needs transport ssh", m->name, reboot ? "reboot" : "kexec");
 		k = BOOT_INFRA;
 		goto out;
 	}
@@ -330,16 +448,16 @@ static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const cha
 		goto out;
 	}
 	{
-		const char *mk[] = { "mkdir", "-p", m->workdir, NULL };
+		const char *dir = reboot ? m->reboot->kernel_dir : m->workdir;
+		const char *mk[] = { "mkdir", "-p", dir, NULL };
 
 		if (run_cmd(t, mk, 30, 0, &res, &err) < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: mkdir %s on %s: %s%.300s", m->workdir, m->name, err.buf,
-				    res.err.buf);
+			strbuf_addf(message, "boot: mkdir %s on %s: %s%.300s", dir, m->name, err.buf, res.err.buf);
 			k = BOOT_INFRA;
 			goto out;
 		}
+		strbuf_addf(&image, reboot ? "%s/tlblab-vmlinuz" : "%s/tlblab-kexec-bzImage", dir);
 	}
-	strbuf_addf(&image, "%s/tlblab-kexec-bzImage", m->workdir);
 	if (transport_upload(t, kernel_path, image.buf, 0644, &err) < 0) {
 		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
 		k = BOOT_INFRA;
@@ -354,84 +472,76 @@ static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const cha
 		k = BOOT_INFRA;
 		goto out;
 	}
-	strbuf_addf(&cmdarg, "--command-line=%s", cmdline.buf);
-	if (m->kexec && m->kexec->initrd)
-		strbuf_addf(&initrdarg, "--initrd=%s", m->kexec->initrd);
-	{
-		const char *load[] = { "kexec", "-l", image.buf, cmdarg.buf, initrdarg.len ? initrdarg.buf : NULL,
-				       NULL };
-
-		if (run_cmd(t, load, KEXEC_LOAD_TIMEOUT, 0, &res, &err) < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: kexec -l on %s failed: %s%.500s", m->name, err.buf,
-				    res.err.buf);
-			k = BOOT_INFRA;
-			goto out;
-		}
+	strbuf_addf(console, "[tlblab: %s runs %.200s]\n", m->name, before.version.buf);
+	r = reboot ? grub_once(t, m, cmdline.buf, boot_id, console, message)
+		   : kexec_load(t, m, image.buf, cmdline.buf, console, message);
+	if (r < 0) {
+		k = BOOT_INFRA;
+		goto out;
 	}
-	strbuf_addf(console, "[tlblab: %s runs %.200s; kexec -l %s %s%s%s]\n", m->name, before.version.buf,
-		    image.buf, cmdarg.buf, initrdarg.len ? " " : "", initrdarg.buf);
 	if (cancel && *cancel) {
-		/* the last moment the machine can stay as it is */
+		/* the last moment the machine can stay as it is (a GRUB entry
+		 * set to boot once stays set: the next boot replaces it) */
 		strbuf_addstr(message, "boot: cancelled");
 		k = BOOT_CANCELLED;
 		goto out;
 	}
 	/* a connection of its own, with a short timeout for every libssh call:
-	 * the one that ran kexec -e hangs on a peer that is gone, and the
+	 * the one that ran the restart hangs on a peer that is gone, and the
 	 * transport's clean-up after the timeout must not wait long for it */
 	transport_free(t);
 	t = NULL;
 	if (transport_open(&m->ep, KEXEC_EXEC_TIMEOUT, &t, &err) < 0) {
-		strbuf_addf(message, "boot: cannot reach %s again for kexec -e: %s", m->name, err.buf);
+		strbuf_addf(message, "boot: cannot reach %s again for %s: %s", m->name, verb, err.buf);
 		k = BOOT_INFRA;
 		goto out;
 	}
 	{
 		const char *sync_argv[] = { "sync", NULL };
-		const char *exec_argv[] = { "kexec", "-e", NULL };
 
 		run_cmd(t, sync_argv, SYNC_TIMEOUT, 0, &res, &err);
 		strbuf_reset(&err);
 		t0 = mono_now();
-		r = run_cmd(t, exec_argv, KEXEC_EXEC_TIMEOUT, 0, &res, &err);
-		/* it returns only when it could not start the new kernel */
+		r = run_cmd(t, restart, KEXEC_EXEC_TIMEOUT, 0, &res, &err);
+		/* kexec -e returns only when it could not start the new kernel;
+		 * a reboot command may return at once and restart after */
 		if (r == 0 && res.status != 0) {
-			strbuf_addf(message, "boot: kexec -e on %s failed: exit %d: %.500s", m->name, res.status,
-				    res.err.buf);
+			strbuf_addf(message, "boot: %s on %s failed: exit %d: %.500s", restart[0], m->name,
+				    res.status, res.err.buf);
 			k = BOOT_INFRA;
 			goto out;
 		}
-		strbuf_addf(console, "[tlblab: kexec -e: the connection ended after %.1f s: %s]\n",
+		strbuf_addf(console, "[tlblab: %s: the connection ended after %.1f s: %s]\n", verb,
 			    mono_now() - t0, r < 0 ? err.buf : "exit 0");
 	}
 	transport_free(t);
 	t = NULL;
 
 	strbuf_addf(&tag, "tlblab.boot=%s", boot_id);
-	until = t0 + BOOT_TIMEOUT;
+	until = t0 + timeout;
 	if (until > deadline)
 		until = deadline;
 	for (;;) {
 		w = wait_back(m, tag.buf, before.boot_id.buf, until, cancel, &after, &err);
 		if (w != WAIT_SILENT || !m->power_cycle || cycled)
 			break;
-		strbuf_addf(console, "[tlblab: %s silent %.0f s after kexec -e; power-cycling it]\n", m->name,
-			    mono_now() - t0);
+		strbuf_addf(console, "[tlblab: %s silent %.0f s after %s; power-cycling it]\n", m->name,
+			    mono_now() - t0, verb);
 		cycled = 1;
 		if (power_cycle(m, &err) < 0) {
-			strbuf_addf(message, "boot: %s did not come back after kexec -e, and power_cycle failed: %s",
-				    m->name, err.buf);
+			strbuf_addf(message, "boot: %s did not come back after %s, and power_cycle failed: %s",
+				    m->name, verb, err.buf);
 			k = BOOT_INFRA;
 			goto out;
 		}
-		until = mono_now() + BOOT_TIMEOUT;
+		until = mono_now() + timeout;
 		if (until > deadline)
 			until = deadline;
 	}
 	switch (w) {
 	case WAIT_OURS:
-		strbuf_addf(console, "[tlblab: %s back on the new kernel %.1f s after kexec -e%s]\n", m->name,
-			    mono_now() - t0, cycled ? " and a power cycle" : "");
+		strbuf_addf(console, "[tlblab: %s back on the new kernel %.1f s after %s%s]\n", m->name,
+			    mono_now() - t0, verb, cycled ? " and a power cycle" : "");
 		break;
 	case WAIT_OTHER:
 		strbuf_addf(message, "boot: the machine came back on another kernel: /proc/cmdline lacks %s%s: "
@@ -440,13 +550,13 @@ static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const cha
 		k = BOOT_KERNEL;
 		break;
 	case WAIT_SAME:
-		strbuf_addf(message, "boot: kexec -e did not restart %s: it still runs the previous boot after "
-			    "%.0f s", m->name, mono_now() - t0);
+		strbuf_addf(message, "boot: %s did not restart %s: it still runs the previous boot after "
+			    "%.0f s", verb, m->name, mono_now() - t0);
 		k = BOOT_INFRA;
 		break;
 	case WAIT_SILENT:
-		strbuf_addf(message, "boot: %s did not come back within %.0f s after kexec -e%s: %s", m->name,
-			    mono_now() - t0, cycled ? " and a power cycle" : " (no power_cycle configured)",
+		strbuf_addf(message, "boot: %s did not come back within %.0f s after %s%s: %s", m->name,
+			    mono_now() - t0, verb, cycled ? " and a power cycle" : " (no power_cycle configured)",
 			    err.buf);
 		k = BOOT_INFRA;
 		break;
@@ -469,6 +579,7 @@ static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const cha
 	*guest = *m;
 	guest->boot = BOOT_NONE;
 	guest->kexec = NULL;
+	guest->reboot = NULL;
 	guest->qemu = NULL;
 	*ret = calloc(1, sizeof(**ret));
 	if (!*ret)
@@ -483,25 +594,30 @@ out:
 	strbuf_release(&image);
 	strbuf_release(&cmdline);
 	strbuf_release(&tag);
-	strbuf_release(&cmdarg);
-	strbuf_release(&initrdarg);
 	return k;
 }
 
-static void kexec_console(struct boot_session *s, struct strbuf *out)
+static void restart_console(struct boot_session *s, struct strbuf *out)
 {
 	if (s)
 		read_dmesg(s->m, out);
 }
 
-static void kexec_stop(struct boot_session *s)
+static void restart_stop(struct boot_session *s)
 {
 	free(s);
 }
 
 const struct boot_ops boot_kexec = {
 	.name = "kexec",
-	.start = kexec_start,
-	.console = kexec_console,
-	.stop = kexec_stop,
+	.start = restart_start,
+	.console = restart_console,
+	.stop = restart_stop,
+};
+
+const struct boot_ops boot_reboot = {
+	.name = "reboot",
+	.start = restart_start,
+	.console = restart_console,
+	.stop = restart_stop,
 };

@@ -1125,12 +1125,120 @@ static void kexec_free(struct cfg_kexec *k)
 	free(k);
 }
 
+static const char *const reboot_keys[] = {
+	"append", "kernel_dir", "grub_dir", "initrd", "entry_file", "once", "command", NULL
+};
+enum { RB_APPEND, RB_KERNEL_DIR, RB_GRUB_DIR, RB_INITRD, RB_ENTRY_FILE, RB_ONCE, RB_COMMAND, RB_MAX };
+KEYS_MATCH(reboot_keys, RB_MAX);
+
+/* A file name in a directory: no slash, nothing a GRUB script or a shell
+ * would read specially. */
+static int valid_file_name(const char *s)
+{
+	return config_valid_name(s);
+}
+
+#define MUST_FILE_NAME	"a file name of 1 to 64 letters, digits, '.', '_' or '-'"
+/* GRUB reads these paths in its own script language: plain characters only */
+#define MUST_GRUB_PATH	"an absolute path of letters, digits and '._/-'"
+
+static int valid_grub_path(const char *s)
+{
+	size_t n;
+
+	if (*s != '/')
+		return 0;
+	for (n = 0; s[n]; n++)
+		if (n >= PATH_MAX_LEN || (!is_alnum(s[n]) && !strchr("._/-", s[n])))
+			return 0;
+	return 1;
+}
+
+/* An argv list (non-empty, a program name first) or NULL after an error. */
+static char **get_argv(struct cfg_ctx *c, const char *key, yaml_node_t *n)
+{
+	size_t count = 0;
+	char **v = get_list(c, key, n, valid_arg, MUST_ARG, &count);
+
+	if (v && (count == 0 || !*v[0])) {
+		node_error(c, n, "%s: must be a command as a list of strings (argv), with a non-empty "
+			   "program name first", key);
+		strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static char **argv_of(const char *const *words)
+{
+	size_t n = 0;
+	char **v;
+
+	while (words[n])
+		n++;
+	v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(words[i]);
+	return v;
+}
+
+/* The reboot: section n (or NULL: all defaults) of machine `machine`. */
+static struct cfg_reboot *parse_reboot(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	static const char *const once_default[] = { "grub-reboot", "{entry}", NULL };
+	static const char *const command_default[] = { "reboot", NULL };
+	struct cfg_reboot *r = xcalloc(1, sizeof(*r));
+	struct keyset ks;
+	char what[128];
+
+	memset(&ks, 0, sizeof(ks));
+	if (n && !is_mapping(n)) {
+		node_error(c, n, "reboot: must be a mapping (append, kernel_dir, grub_dir, initrd, "
+			   "entry_file, once, command)");
+	} else if (n) {
+		snprintf(what, sizeof(what), "the reboot section of %s", machine);
+		map_keys(c, n, reboot_keys, what, "key", &ks);
+	}
+	if (ks.val[RB_APPEND])
+		r->append = get_str(c, "append", ks.val[RB_APPEND], valid_cmdline, MUST_CMDLINE);
+	r->kernel_dir = ks.val[RB_KERNEL_DIR]
+		? get_str(c, "kernel_dir", ks.val[RB_KERNEL_DIR], valid_grub_path, MUST_GRUB_PATH)
+		: xstrdup("/boot");
+	if (ks.val[RB_GRUB_DIR])
+		r->grub_dir = get_str(c, "grub_dir", ks.val[RB_GRUB_DIR], valid_grub_path, MUST_GRUB_PATH);
+	else if (r->kernel_dir)
+		r->grub_dir = xstrdup(r->kernel_dir);
+	if (ks.val[RB_INITRD])
+		r->initrd = get_str(c, "initrd", ks.val[RB_INITRD], valid_file_name, MUST_FILE_NAME);
+	r->entry_file = ks.val[RB_ENTRY_FILE]
+		? get_str(c, "entry_file", ks.val[RB_ENTRY_FILE], valid_path, MUST_PATH)
+		: xstrdup("/boot/grub/custom.cfg");
+	r->once = ks.val[RB_ONCE] ? get_argv(c, "once", ks.val[RB_ONCE]) : argv_of(once_default);
+	r->command = ks.val[RB_COMMAND] ? get_argv(c, "command", ks.val[RB_COMMAND])
+					: argv_of(command_default);
+	return r;
+}
+
+static void reboot_free(struct cfg_reboot *r)
+{
+	if (!r)
+		return;
+	free(r->append);
+	free(r->kernel_dir);
+	free(r->grub_dir);
+	free(r->initrd);
+	free(r->entry_file);
+	strv_free(r->once);
+	strv_free(r->command);
+	free(r);
+}
+
 static const char *const machine_keys[] = {
 	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
-	"qemu", "kexec", NULL
+	"qemu", "kexec", "reboot", NULL
 };
 enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
-       MK_QEMU, MK_KEXEC, MK_MAX };
+       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_MAX };
 KEYS_MATCH(machine_keys, MK_MAX);
 
 static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
@@ -1176,6 +1284,11 @@ static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 		m->kexec = parse_kexec(c, ks.val[MK_KEXEC], what);
 	else if (ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
 		node_error(c, ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", what);
+	if (b == BOOT_REBOOT)
+		m->reboot = parse_reboot(c, ks.val[MK_REBOOT] && !is_null(ks.val[MK_REBOOT])
+					 ? ks.val[MK_REBOOT] : NULL, what);
+	else if (ks.val[MK_REBOOT] && b >= 0)
+		node_error(c, ks.key[MK_REBOOT], "reboot: only for boot: reboot (in %s)", what);
 	if (ks.val[MK_POWER_CYCLE] && !is_null(ks.val[MK_POWER_CYCLE])) {
 		size_t n = 0;
 
@@ -1784,6 +1897,7 @@ void config_free(struct lab_config *cfg)
 		free(m->workdir);
 		qemu_free(m->qemu);
 		kexec_free(m->kexec);
+		reboot_free(m->reboot);
 	}
 	free(cfg->machines);
 	for (size_t i = 0; i < cfg->nbuilders; i++) {

@@ -53,6 +53,14 @@
  *       kexec:                          # boot: kexec only, optional
  *         append: "console=ttyS0"       # replaces the running command line
  *         initrd: /boot/initrd.img      # on the machine, optional: kexec --initrd
+ *       reboot:                         # boot: reboot only, optional (defaults below)
+ *         append: "console=ttyS0"       # the command line (default: the running one)
+ *         kernel_dir: /boot             # the kernel is installed there as tlblab-vmlinuz
+ *         grub_dir: /boot               # kernel_dir as GRUB sees it (/ if /boot is a partition)
+ *         initrd: initrd.img-6.1        # optional, a file in kernel_dir
+ *         entry_file: /boot/grub/custom.cfg   # the GRUB menu entry "tlblab" is written here
+ *         once: [grub-reboot, "{entry}"]      # boot the entry once ({entry}: its id)
+ *         command: [reboot]             # restarts the machine
  *   builders:
  *     - name: local
  *       transport: local                # same keys as a machine's transport part
@@ -129,6 +137,18 @@ struct cfg_kexec {
 	char *initrd;		/* initrd path on the machine, or NULL: none */
 };
 
+/* boot: reboot. The kernel is installed on the machine and booted once
+ * through GRUB, so a power cycle brings back the machine's own kernel. */
+struct cfg_reboot {
+	char *append;		/* command line, or NULL: the running one */
+	char *kernel_dir;	/* default "/boot" */
+	char *grub_dir;		/* default: kernel_dir */
+	char *initrd;		/* file name in kernel_dir, or NULL */
+	char *entry_file;	/* default "/boot/grub/custom.cfg" */
+	char **once;		/* argv, "{entry}" replaced; default grub-reboot {entry} */
+	char **command;		/* argv; default reboot */
+};
+
 struct cfg_machine {
 	char *name;
 	struct cfg_endpoint ep;
@@ -142,6 +162,7 @@ struct cfg_machine {
 	char *workdir;		/* default "/tmp/tlblab" */
 	struct cfg_qemu *qemu;	/* boot: qemu (required then), else NULL */
 	struct cfg_kexec *kexec;	/* boot: kexec, optional, else NULL */
+	struct cfg_reboot *reboot;	/* boot: reboot (defaults filled in), else NULL */
 	int line;		/* where it was defined, for messages */
 };
 

@@ -2,7 +2,8 @@
 # Builds the initramfs of the QEMU lab machines: busybox-static, OpenSSH's
 # sshd with the libraries it links, tlblab-agent, perf and kexec-tools' kexec
 # when the host has them (a guest can then stand in for a `boot: kexec` real
-# machine), and an init that brings up networking (QEMU user networking, 10.0.2.15)
+# machine), GRUB's grub-reboot and grub-editenv likewise (for `boot: reboot`),
+# and an init that brings up networking (QEMU user networking, 10.0.2.15)
 # and sshd, then says "tlblab-guest: ready" on the console.
 #
 # The lab's keys live in OUT and are made once: lab_key (root's key for the
@@ -59,6 +60,16 @@ for kexec in /usr/sbin/kexec /sbin/kexec ""; do
 done
 if [ -n "$kexec" ]; then
 	copy_with_libs "$kexec" /sbin/kexec
+fi
+# GRUB's grub-reboot and what it runs, so a guest booted by GRUB from a
+# disk can stand in for a `boot: reboot` machine
+if [ -x /usr/sbin/grub-reboot ] && [ -x /usr/bin/grub-editenv ] && [ -x /usr/sbin/grub-probe ] &&
+	[ -f /usr/share/grub/grub-mkconfig_lib ]; then
+	copy_with_libs /usr/bin/grub-editenv /usr/bin/grub-editenv
+	copy_with_libs /usr/sbin/grub-probe /usr/sbin/grub-probe
+	cp /usr/sbin/grub-reboot "$root/usr/sbin/grub-reboot"
+	mkdir -p "$root/usr/share/grub"
+	cp /usr/share/grub/grub-mkconfig_lib "$root/usr/share/grub/"
 fi
 cp "$agent" "$root/usr/bin/tlblab-agent"
 

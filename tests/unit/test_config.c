@@ -439,6 +439,69 @@ static void test_compare_rules(void **state)
 		      "c.yaml:14:12: metrics: 'z': must be a mapping with alpha, min_change or same_band");
 }
 
+/* boot: reboot takes an optional reboot: section; every default filled in. */
+static void test_reboot_section(void **state)
+{
+	struct lab_config *cfg;
+	const struct cfg_machine *m;
+
+	(void)state;
+	cfg = expect_ok("r.yaml",
+			L("lab: {data_dir: /d}")
+			L("machines:")
+			L("  - {name: r1, transport: local, boot: reboot}")
+			L("  - name: r2")
+			L("    transport: local")
+			L("    boot: reboot")
+			L("    reboot:")
+			L("      append: console=ttyS0 panic=-1")
+			L("      kernel_dir: /boot/lab")
+			L("      initrd: initrd.img-6.1")
+			L("      entry_file: /boot/grub/custom.cfg")
+			L("      once: [grub-editenv, /boot/grub/grubenv, set, 'next_entry={entry}']")
+			L("      command: [systemctl, reboot]"));
+	m = config_machine(cfg, "r1");
+	assert_non_null(m->reboot);
+	assert_null(m->reboot->append);
+	assert_string_equal(m->reboot->kernel_dir, "/boot");
+	assert_string_equal(m->reboot->grub_dir, "/boot");
+	assert_null(m->reboot->initrd);
+	assert_string_equal(m->reboot->entry_file, "/boot/grub/custom.cfg");
+	assert_string_equal(m->reboot->once[0], "grub-reboot");
+	assert_string_equal(m->reboot->once[1], "{entry}");
+	assert_null(m->reboot->once[2]);
+	assert_string_equal(m->reboot->command[0], "reboot");
+	assert_null(m->reboot->command[1]);
+	m = config_machine(cfg, "r2");
+	assert_string_equal(m->reboot->append, "console=ttyS0 panic=-1");
+	assert_string_equal(m->reboot->kernel_dir, "/boot/lab");
+	assert_string_equal(m->reboot->grub_dir, "/boot/lab");	/* kernel_dir by default */
+	assert_string_equal(m->reboot->initrd, "initrd.img-6.1");
+	assert_string_equal(m->reboot->once[3], "next_entry={entry}");
+	assert_string_equal(m->reboot->command[1], "reboot");
+	assert_null(config_machine(cfg, "r2")->kexec);
+	config_free(cfg);
+
+	expect_errors("r.yaml",
+		      L("lab: {data_dir: /d}")					/* 1 */
+		      L("machines:")						/* 2 */
+		      L("  - {name: k, transport: local, boot: kexec, reboot: {}}")	/* 3 */
+		      L("  - name: r")						/* 4 */
+		      L("    transport: local")					/* 5 */
+		      L("    boot: reboot")					/* 6 */
+		      L("    reboot:")						/* 7 */
+		      L("      grub_dir: /boot dir")				/* 8 */
+		      L("      initrd: ../initrd")				/* 9 */
+		      L("      once: []")					/* 10 */
+		      L("      bogus: 1"),					/* 11 */
+		      "r.yaml:3:46: reboot: only for boot: reboot (in machine 'k')\n"
+		      "r.yaml:8:17: grub_dir: must be an absolute path of letters, digits and '._/-'\n"
+		      "r.yaml:9:15: initrd: must be a file name of 1 to 64 letters, digits, '.', '_' or '-'\n"
+		      "r.yaml:10:13: once: must be a command as a list of strings (argv), with a non-empty "
+		      "program name first\n"
+		      "r.yaml:11:7: unknown key 'bogus' in the reboot section of machine 'r'");
+}
+
 static void test_unknown_key(void **state)
 {
 	(void)state;
@@ -1236,6 +1299,7 @@ int main(void)
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_compare_rules),
+		cmocka_unit_test(test_reboot_section),
 		cmocka_unit_test(test_names),
 	};
 

@@ -1,0 +1,218 @@
+#!/bin/sh
+# boot: reboot, for real: a QEMU guest started here stands in for a real lab
+# machine that boots with GRUB from a disk (tests/grub-machine.sh), reached
+# over SSH (forwarded port 10025). Its default GRUB entry is a known-good
+# kernel. tlblabd installs each built kernel in the guest's /boot, writes
+# its GRUB entry, runs grub-reboot (the real script, on the guest) and
+# reboots; GRUB boots the entry once and the guest comes back with the boot
+# id. Then a patched kernel that panics at boot: panic=-1 resets the guest,
+# GRUB has already forgotten the one-time entry and boots the known-good
+# kernel, and the job must fail with class boot, the machine still good.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
+TOKEN=t0052-token-0123456789abcdef
+DAEMON_PORT=$((45000 + $$ % 5000))
+GUEST_PORT=10025
+CLIENT=$BUILD/tlblab
+QEMU_PID=
+export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
+trap 'daemon_cleanup; [ -n "$QEMU_PID" ] && kill "$QEMU_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+
+guest() {
+	ssh -i "$CACHE/guest/lab_key" -o UserKnownHostsFile="$CACHE/guest/known_hosts" -o StrictHostKeyChecking=yes \
+		-o BatchMode=yes -o ConnectTimeout=10 -p "$GUEST_PORT" root@127.0.0.1 "$@"
+}
+
+if ! sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >"$TMP/import.log" 2>&1; then
+	fail "the kernel tree is imported" "$(tail -n 3 "$TMP/import.log")"
+	exit 0
+fi
+if ! sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$GUEST_AGENT" >"$TMP/initramfs.log" 2>&1; then
+	fail "the guest initramfs is built" "$(tail -n 3 "$TMP/initramfs.log")"
+	exit 0
+fi
+if ! cpio -t <"$CACHE/guest/initramfs.cpio" 2>/dev/null | grep -qx 'usr/sbin/grub-reboot'; then
+	fail "the guest initramfs has grub-reboot" "apt-get install grub2-common, then kernels/mkinitramfs.sh"
+	exit 0
+fi
+
+# the known-good kernel: a lab kernel that can mount the disk (virtio-blk,
+# ext2), built before by t0050/t0051 or here the way t0040 does
+kernel=
+for f in "$CACHE"/tlblab/out/*/bzImage "$CACHE"/work-test/out/*/bzImage; do
+	if [ -f "$f" ] && grep -qx 'CONFIG_VIRTIO_BLK=y' "$(dirname "$f")/config" 2>/dev/null &&
+		grep -qx 'CONFIG_EXT2_FS=y' "$(dirname "$f")/config"; then
+		kernel=$f
+		break
+	fi
+done
+if [ -z "$kernel" ]; then
+	if ! sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/work-test" --out "$CACHE/work-test/out" \
+		--config-base tinyconfig --fragment "$TOP/kernels/fragments/lab-required.config" \
+		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" --ref v6.1-debian >"$TMP/build.log" 2>&1; then
+		fail "a known-good kernel for the guest is built" "$(tail -n 5 "$TMP/build.log")"
+		exit 0
+	fi
+	kernel=$(sed -n 's/^TLBLAB dir //p' "$TMP/build.log" | head -n 1)/bzImage
+fi
+good_host=$(sed -n 's/.*"build_host": "\(b-[0-9a-f]*\)".*/\1/p' "$(dirname "$kernel")/meta.json")
+if ! sh "$TOP/tests/grub-machine.sh" "$TMP/machine" "$kernel" "$CACHE/guest/initramfs.cpio" >"$TMP/disk.log" 2>&1; then
+	fail "the GRUB disk is made" "$(tail -n 5 "$TMP/disk.log")"
+	exit 0
+fi
+
+t0=$(date +%s)
+if ! qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
+	-kernel "$TMP/machine/grub.lnx" -drive "file=$TMP/machine/disk.img,format=raw,if=virtio" \
+	-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
+	-serial "file:$TMP/console.log" -display none -monitor none -daemonize -pidfile "$TMP/qemu.pid" \
+	>"$TMP/qemu.out" 2>&1; then
+	fail "the guest starts" "$(cat "$TMP/qemu.out")"
+	exit 0
+fi
+QEMU_PID=$(cat "$TMP/qemu.pid")
+i=0
+until grep -q 'tlblab-guest: ready' "$TMP/console.log" 2>/dev/null; do
+	i=$((i + 1))
+	if [ $i -gt 720 ] || ! kill -0 "$QEMU_PID" 2>/dev/null; then
+		fail "the guest boots through GRUB" "$(tail -n 5 "$TMP/console.log" 2>/dev/null)"
+		exit 0
+	fi
+	sleep 0.25
+done
+if guest 'mountpoint -q /boot && test -f /boot/grub/grubenv && command -v grub-reboot' >"$TMP/guest.out" 2>&1 &&
+	grep -q 'tlblab-grub: booting the known-good kernel' "$TMP/console.log"; then
+	pass "the guest booted its known-good kernel through GRUB in $(($(date +%s) - t0)) s, /boot mounted"
+else
+	fail "the guest is up through GRUB with /boot and grub-reboot" "$(cat "$TMP/guest.out"; tail -n 3 "$TMP/console.log")"
+	exit 0
+fi
+
+cat >"$TMP/lab.yaml" <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN]
+  stage_timeout: 1200
+machines:
+  - name: rb1
+    transport: ssh
+    host: 127.0.0.1
+    port: $GUEST_PORT
+    user: root
+    identity: $CACHE/guest/lab_key
+    known_hosts: $CACHE/guest/known_hosts
+    boot: reboot
+    cpus: 2
+    reboot:
+      grub_dir: /
+      initrd: initramfs.cpio
+builders:
+  - name: local
+    transport: local
+    jobs: 2
+    workdir: $CACHE
+trees:
+  - name: linux
+    url: $CACHE/linux
+    builder: local
+    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+suites:
+  - name: quick
+    timeout: 600
+    workloads:
+      - workload: mprotect
+        mode: [threads, processes]
+        workers: 2
+        duration: 1
+        iterations: 2
+EOC
+DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+
+submit() {
+	"$CLIENT" submit --json --suite quick --tree linux --base v6.1-debian --patch "$1" --boots 1 --submitter t0052 |
+		jq_py 'J["job"]["id"]'
+}
+
+machine_good() {
+	h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "rb1"][0]')
+	if [ "$h" = good ]; then
+		pass "$1: rb1 is good"
+	else
+		fail "$1: rb1 is good" "health $h: $(api GET /machines | head -c 400)"
+	fi
+}
+
+# 1. the demo patch, both sides booted once through GRUB
+t0=$(date +%s)
+id=$(submit "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
+state=$(job_wait "$id" "done failed cancelled" 1500)
+if [ "$state" = done ]; then
+	pass "A/B job with the demo patch on a reboot machine is done in $(($(date +%s) - t0)) s"
+else
+	fail "A/B job with the demo patch on a reboot machine" "$state: $(api GET "/jobs/$id" | head -c 1200)"
+fi
+api GET "/jobs/$id" >"$TMP/job.json"
+api GET "/jobs/$id/runs" >"$TMP/runs.json"
+guest 'cat /proc/cmdline; cat /proc/version; grub-editenv /boot/grub/grubenv list; cat /boot/grub/custom.cfg' \
+	>"$TMP/now.txt" 2>&1
+$PY - "$TMP/job.json" "$TMP/runs.json" "$TMP/now.txt" <<'PYEOF'
+import json, sys
+stages = json.load(open(sys.argv[1]))["job"]["stages"]
+runs = json.load(open(sys.argv[2]))["runs"]
+lines = open(sys.argv[3]).read().splitlines() + ["", ""]
+cmdline, version = lines[:2]
+def ok(c, name, why):
+    print(("ok - " if c else "not ok - ") + name + ("" if c else " # " + why))
+ids = [g.get("boot_id") for g in stages if g["kind"] == "boot"]
+ok(len(runs) > 0 and {r["side"] for r in runs} == {"base", "patched"}, "both sides ran on rb1",
+   str([(r["side"], r["machine"]) for r in runs]))
+ok(bool(ids) and bool(ids[-1]) and ("tlblab.boot=%s" % ids[-1]) in cmdline.split(),
+   "the guest's /proc/cmdline has the last boot id", "last %s, cmdline %r" % (ids[-1:], cmdline))
+patched = {r["build_id"] for r in runs if r["side"] == "patched"}
+tag = "tlblab@b-%s)" % (next(iter(patched)) or "")[:12] if len(patched) == 1 else "?"
+ok(tag in version, "the guest runs the patched build (%s)" % tag.rstrip(")"), "%s not in %r" % (tag, version))
+env = [l for l in lines if l.startswith("next_entry=")]
+ok(env in ([], ["next_entry="]), "GRUB cleared the one-time entry as it booted it", str(env))
+ok(any(l.strip().startswith("linux /tlblab-vmlinuz ") and ("tlblab.boot=%s" % ids[-1]) in l for l in lines),
+   "the GRUB entry tlblab wrote boots the installed kernel with the boot id", "\n".join(lines[2:]))
+PYEOF
+ngrub=$(grep -c 'tlblab: GRUB boots entry tlblab' "$TMP/console.log")
+nlinux=$(grep -c 'Linux version' "$TMP/console.log")
+if [ "$nlinux" -ge 3 ] && [ "$ngrub" -ge 2 ]; then
+	pass "the serial console shows GRUB booting tlblab's entry $ngrub times, $nlinux kernels in all"
+else
+	fail "the serial console shows the reboots through GRUB" "$ngrub GRUB starts, $nlinux Linux version lines"
+fi
+boot_stage=$($PY -c 'import json,sys; print([g["id"] for g in json.load(open(sys.argv[1]))["job"]["stages"] if g["kind"] == "boot"][0])' "$TMP/job.json")
+log=$(api GET "/jobs/$id/stages/$boot_stage/log")
+if echo "$log" | grep -q 'GRUB entry tlblab' && echo "$log" | grep -q 'back on the new kernel' &&
+	echo "$log" | grep -q 'identity checked'; then
+	pass "the boot log has the GRUB entry, the reboot and the identity check"
+else
+	fail "the boot log has the GRUB entry, reboot and identity check" "$(echo "$log" | head -c 600)"
+fi
+machine_good "after the demo patch"
+
+# 2. a patched kernel that panics at boot: GRUB falls back to the known-good kernel
+t0=$(date +%s)
+id=$(submit "$TOP/tests/fixtures/patches/panic-at-boot.patch")
+state=$(job_wait "$id" "done failed cancelled" 1500)
+job=$(api GET "/jobs/$id")
+cls=$(printf "%s\n" "$job" | jq_py '(J["job"]["error"] or {}).get("class")')
+msg=$(printf "%s\n" "$job" | jq_py '(J["job"]["error"] or {}).get("message")')
+if [ "$state" = failed ] && [ "$cls" = boot ] && printf "%s\n" "$msg" | grep -q 'came back on another kernel' &&
+	printf "%s\n" "$msg" | grep -q "tlblab@$good_host)"; then
+	pass "a kernel that panics at boot: class boot in $(($(date +%s) - t0)) s, back on the known-good kernel"
+else
+	fail "a kernel that panics at boot" "state $state, class $cls: $(printf "%s\n" "$msg" | head -c 600)"
+fi
+if grep -q 'Kernel panic - not syncing: tlblab test: panic at boot' "$TMP/console.log" &&
+	[ "$(grep -c 'tlblab-grub: booting the known-good kernel' "$TMP/console.log")" -ge 2 ]; then
+	pass "the serial console has the panic, then GRUB booting the known-good kernel"
+else
+	fail "the console has the panic and the fallback" "$(grep -E 'panic|known-good' "$TMP/console.log" | tail -n 4)"
+fi
+machine_good "after the panic"
