@@ -1,0 +1,110 @@
+#!/bin/sh
+# The dashboard end to end: a real store filled with known jobs
+# (tests/web/seed.py: a finished A/B job with regressions, improvements, a
+# thread sweep, per-second TLB samples and profiles; a failed build; a
+# kernel panic at boot; a machine in maintenance), a running and a queued
+# job submitted through the API, tlblabd serving web/ on loopback, and
+# Debian's chromium driven by playwright-core (tests/web/dashboard.test.mjs).
+# Screenshots go to $BUILD/artifacts/web/.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+
+TOKEN=t0070-token-0123456789abcdef
+DAEMON_PORT=$((30000 + $$ % 5000))
+URL=http://127.0.0.1:$DAEMON_PORT
+ART=$BUILD/artifacts/web
+
+if ! command -v node >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || [ ! -f "$TOP/web/node_modules/uplot/dist/uPlot.esm.js" ] ||
+	[ ! -f "$TOP/web/node_modules/playwright-core/index.mjs" ]; then
+	fail "the dashboard test has node, chromium and web/node_modules" "run: sh tests/deps.sh test"
+	exit 0
+fi
+
+cat >"$TMP/lab.yaml" <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN]
+machines:
+  - name: m1
+    transport: local
+    tags: [local]
+  - name: m2
+    transport: local
+builders:
+  - name: b1
+    transport: local
+trees:
+  - name: linux
+    url: /nonexistent
+    builder: b1
+suites:
+  - name: tlb
+    workloads:
+      - workload: mprotect
+        workers: 2
+        duration: 0.5
+  # holds a machine: the job that runs it stays running, the next one queued
+  - name: hold
+    timeout: 1200
+    workloads:
+      - workload: exec
+        command: [sleep, "900"]
+        parser: none
+        iterations: 1
+        warmup: 0
+EOC
+
+# the daemon makes the store, then the seed fills it
+daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+daemon_stop
+check "the store is seeded with the dashboard's jobs" $PY "$TOP/tests/web/seed.py" "$TMP/data/tlblab.db" dashboard
+# -w: the web/ of this tree, whichever build directory the binary is in
+DAEMON_WEB="$TOP/web"
+"$BUILD/tlblabd" -c "$TMP/lab.yaml" -w "$DAEMON_WEB" >>"$DAEMON_LOG" 2>&1 &
+DAEMON_PID=$!
+i=0
+until curl -fs -m 2 "$URL/api/v1/health" >/dev/null 2>&1; do
+	i=$((i + 1))
+	if [ $i -gt 100 ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
+		fail "tlblabd serves web/" "did not start: $(tail -n 5 "$DAEMON_LOG")"
+		exit 0
+	fi
+	sleep 0.1
+done
+
+# a running job holds m1, the next one waits for it
+for who in dave erin; do
+	api POST /jobs "{\"suite\":\"hold\",\"machines\":[\"m1\"],\"submitter\":\"$who\"}" "$TOKEN" >/dev/null
+done
+state=$(job_wait 4 running 30)
+[ "$state" = running ] && [ "$(job_wait 5 queued 5)" = queued ] &&
+	pass "a running job (4) and a queued one (5) from the API" || fail "running and queued jobs" "job 4 is $state"
+
+# the comparison of a finished job is kept with its verdict once computed
+# (at job end for real jobs; on the first request for the seeded one)
+code=$(curl -s -o "$TMP/cmp.json" -w '%{http_code}' "$URL/api/v1/jobs/1/comparison")
+[ "$code" = 200 ] && [ "$(api GET /jobs/1 | jq_py 'J["job"]["verdict"]')" = regression ] &&
+	pass "job 1 has its comparison and the verdict regression" || fail "job 1 comparison" "HTTP $code"
+
+# the dashboard's files come from tlblabd, with the types a browser needs
+ctype() { curl -s -o /dev/null -w '%{http_code} %{content_type}' "$URL$1"; }
+t=$(ctype /jobs/1)
+case "$t" in "200 text/html"*) pass "/jobs/1 is the dashboard page ($t)" ;; *) fail "/jobs/1 is the dashboard page" "$t" ;; esac
+t=$(ctype /js/app.js)
+case "$t" in "200 text/javascript"*) pass "the app's modules are served as JavaScript" ;; *) fail "app.js type" "$t" ;; esac
+t=$(ctype /node_modules/uplot/dist/uPlot.esm.js)
+case "$t" in "200 text/javascript"*) pass "uPlot is served from web/node_modules" ;; *) fail "uPlot served" "$t" ;; esac
+
+mkdir -p "$ART"
+rm -f "$ART"/*.png
+TLBLAB_URL=$URL TLBLAB_TOKEN=$TOKEN ARTIFACTS=$ART node "$TOP/tests/web/dashboard.test.mjs" 2>&1
+st=$?
+n=$(ls "$ART"/*.png 2>/dev/null | wc -l)
+[ "$n" -ge 8 ] && pass "$n screenshots in $ART" || fail "screenshots" "$n in $ART"
+if [ $st != 0 ]; then
+	echo "# dashboard.test.mjs exited $st; the daemon log ends:"
+	tail -n 15 "$DAEMON_LOG" | sed 's/^/#   /'
+fi
+exit 0

@@ -1,0 +1,535 @@
+// The dashboard in real headless Chromium against a real tlblabd whose store
+// tests/integration/t0070-dashboard.sh filled (tests/web/seed.py) and which
+// serves web/. What the pages show is checked against what the API says.
+// Prints TAP lines ("ok N - ...", "not ok N - ..."); exits 1 on a failure.
+//   TLBLAB_URL   http://127.0.0.1:PORT
+//   TLBLAB_TOKEN a token the daemon accepts
+//   ARTIFACTS    where the screenshots go
+import { mkdirSync } from 'node:fs';
+import { launch } from './browser.mjs';
+
+const URL_ = process.env.TLBLAB_URL;
+const TOKEN = process.env.TLBLAB_TOKEN;
+const ART = process.env.ARTIFACTS || 'build/artifacts/web';
+if (!URL_ || !TOKEN) {
+	console.log('not ok 1 - TLBLAB_URL and TLBLAB_TOKEN must be set');
+	process.exit(1);
+}
+mkdirSync(ART, { recursive: true });
+
+let n = 0, failures = 0;
+function report(pass, what, detail) {
+	n++;
+	console.log(`${pass ? 'ok' : 'not ok'} ${n} - ${what}`);
+	if (!pass) {
+		failures++;
+		for (const l of String(detail || '').split('\n').slice(0, 25)) console.log('#   ' + l);
+	}
+}
+// step(what, fn): fn throws (an Error with the why) to fail.
+async function step(what, fn) {
+	try {
+		await fn();
+		report(true, what);
+	} catch (e) {
+		report(false, what, e && e.stack ? e.stack : e);
+	}
+}
+function expect(cond, why) {
+	if (!cond) throw new Error(why);
+}
+function eq(a, b, what) {
+	const sa = JSON.stringify(a), sb = JSON.stringify(b);
+	if (sa !== sb) throw new Error(`${what}: page has ${sa}, API has ${sb}`);
+}
+
+async function apiGet(path) {
+	const r = await fetch(URL_ + '/api/v1' + path);
+	if (!r.ok) throw new Error(`GET ${path}: HTTP ${r.status} ${await r.text()}`);
+	return r.json();
+}
+async function apiPost(path, body) {
+	const r = await fetch(URL_ + '/api/v1' + path, {
+		method: 'POST', body: JSON.stringify(body),
+		headers: { 'Content-Type': 'application/json', Authorization: 'Bearer ' + TOKEN },
+	});
+	if (!r.ok) throw new Error(`POST ${path}: HTTP ${r.status} ${await r.text()}`);
+	return r.json();
+}
+
+// The same medians the page computes, from the API's samples, to check the
+// chart's average and peak.
+function median(xs) {
+	const v = xs.filter((x) => x !== null && Number.isFinite(x)).sort((a, b) => a - b);
+	if (!v.length) return null;
+	const m = v.length >> 1;
+	return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// WCAG contrast of two CSS rgb() colours.
+function contrast(c1, c2) {
+	const lum = (c) => {
+		const [r, g, b] = c.match(/[\d.]+/g).slice(0, 3).map((x) => {
+			const v = Number(x) / 255;
+			return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+		});
+		return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+	};
+	const [a, b] = [lum(c1), lum(c2)].sort((x, y) => y - x);
+	return (a + 0.05) / (b + 0.05);
+}
+
+const browser = await launch();
+const consoleErrors = [];
+const offsite = [];
+// responses the test provokes on purpose (Chromium logs each as a console error)
+const expectedHttpErrors = new Set();
+
+async function newContext(colorScheme) {
+	const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme });
+	ctx.on('request', (req) => {
+		const u = req.url();
+		if (!u.startsWith(URL_ + '/') && !u.startsWith('data:')) offsite.push(u);
+	});
+	ctx.on('page', (page) => watch(page));
+	return ctx;
+}
+function watch(page) {
+	page.on('console', (m) => {
+		if (m.type() !== 'error') return;
+		const where = m.location() && m.location().url ? m.location().url : '';
+		if (/Failed to load resource/.test(m.text()) && [...expectedHttpErrors].some((p) => where.includes(p))) return;
+		consoleErrors.push(`${page.url()}: ${m.text()} ${where}`);
+	});
+	page.on('pageerror', (e) => consoleErrors.push(`${page.url()}: uncaught ${e.message}`));
+}
+const complete = (page) => page.waitForFunction(() => performance.getEntriesByName('tlblab:page-complete').length > 0, null, { timeout: 15000 });
+const shot = async (page, name) => {
+	await page.screenshot({ path: `${ART}/${name}.png`, fullPage: true });
+};
+
+const ctx = await newContext('light');
+const page = await ctx.newPage();
+
+// ---- the jobs list ----
+const jobs = await apiGet('/jobs?limit=100');
+await step(`the jobs list shows the ${jobs.total} jobs of the store with their state and stage`, async () => {
+	await page.goto(URL_ + '/jobs');
+	await page.waitForSelector('#jobs-table tbody tr[data-job]');
+	const rows = await page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((tr) => ({
+		id: Number(tr.dataset.job), state: tr.querySelector('.c-state').textContent.trim(),
+		stage: tr.querySelector('.c-stage').textContent.trim(), href: tr.querySelector('a').getAttribute('href'),
+	})));
+	eq(rows.map((r) => r.id), jobs.jobs.map((j) => j.id), 'job ids, newest first');
+	for (const [i, j] of jobs.jobs.entries()) {
+		eq(rows[i].state, j.state, `job ${j.id} state`);
+		expect(rows[i].stage.includes(j.stage), `job ${j.id}: stage cell "${rows[i].stage}" does not name stage ${j.stage}`);
+		eq(rows[i].href, `/jobs/${j.id}`, `job ${j.id} link`);
+	}
+	expect(jobs.jobs.some((j) => j.state === 'running') && jobs.jobs.some((j) => j.state === 'queued'),
+		'the store should hold a running and a queued job');
+});
+await shot(page, 'jobs-light');
+
+await step('a finished A/B job shows the verdict the API gives it (regression)', async () => {
+	const j1 = jobs.jobs.find((j) => j.id === 1);
+	eq(j1.verdict, 'regression', 'API verdict of job 1');
+	const v = await page.textContent('#jobs-table tr[data-job="1"] .c-verdict');
+	expect(v.includes('regression'), `verdict cell says "${v.trim()}"`);
+});
+
+await step('the verdict filter lists what GET /jobs?verdict=regression lists, with a stable URL', async () => {
+	await page.selectOption('select[name=verdict]', 'regression');
+	await page.waitForURL(/\/jobs\?verdict=regression$/);
+	await page.waitForFunction(() => !document.querySelector('#jobs-count').textContent.startsWith('Loading'));
+	const want = (await apiGet('/jobs?verdict=regression')).jobs.map((j) => j.id);
+	const got = await page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((tr) => Number(tr.dataset.job)));
+	eq(got, want, 'jobs with verdict regression');
+	expect(want.length >= 1, 'no job has a regression verdict');
+});
+
+await step('the state and submitter filters work from a pasted URL', async () => {
+	await page.goto(URL_ + '/jobs?state=failed');
+	await page.waitForSelector('#jobs-table tbody tr[data-job]');
+	eq(await page.$$eval('#jobs-table tbody tr[data-job]', (t) => t.map((tr) => Number(tr.dataset.job))),
+		(await apiGet('/jobs?state=failed')).jobs.map((j) => j.id), 'failed jobs');
+	await page.goto(URL_ + '/jobs?submitter=carol');
+	await page.waitForSelector('#jobs-table tbody tr[data-job]');
+	eq(await page.$$eval('#jobs-table tbody tr[data-job]', (t) => t.map((tr) => Number(tr.dataset.job))), [3], "carol's jobs");
+	eq(await page.inputValue('input[name=submitter]'), 'carol', 'the filter field shows the filter');
+});
+
+await step('keyboard: "/" focuses the filter, j/k walk the job links, Enter opens one', async () => {
+	await page.goto(URL_ + '/jobs');
+	await page.waitForSelector('#jobs-table tbody tr[data-job]');
+	await page.keyboard.press('/');
+	expect(await page.evaluate(() => document.activeElement.hasAttribute('data-filter')), '"/" did not focus the filter');
+	await page.keyboard.press('Escape');
+	await page.keyboard.press('j');
+	await page.keyboard.press('j');
+	await page.keyboard.press('k');
+	await page.keyboard.press('j');
+	const second = jobs.jobs[1].id;
+	eq(await page.evaluate(() => document.activeElement.getAttribute('href')), `/jobs/${second}`, 'focused link after j j k j');
+	await page.keyboard.press('Enter');
+	await page.waitForURL(new RegExp(`/jobs/${second}$`));
+	await page.waitForSelector('#job-head');
+	const h1 = await page.textContent('h1');
+	expect(h1.includes(`Job #${second}`), `heading is "${h1}"`);
+});
+
+await step('the list refreshes itself while jobs run: a job cancelled through the API shows as cancelled', async () => {
+	await page.goto(URL_ + '/jobs');
+	await page.waitForSelector('#jobs-table tbody tr[data-job]');
+	const queued = jobs.jobs.find((j) => j.state === 'queued');
+	expect(queued, 'no queued job');
+	await apiPost(`/jobs/${queued.id}/cancel`, {});
+	await page.waitForFunction((id) => document.querySelector(`#jobs-table tr[data-job="${id}"] .c-state`)?.textContent.trim() === 'cancelled',
+		queued.id, { timeout: 12000 });
+});
+
+// ---- a finished A/B job ----
+const cmp = (await apiGet('/jobs/1/comparison')).comparison;
+const folded = cmp.rows.filter((r) => r.verdict === 'same' || r.verdict === 'unavailable').length;
+let firstRender = null;
+await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of the API, ${folded} unchanged ones folded`, async () => {
+	await page.goto(URL_ + '/jobs/1');
+	await page.waitForSelector('#cmp-table tbody tr', { state: 'attached' });
+	firstRender = await page.evaluate(() => performance.getEntriesByName('tlblab:table-rendered')[0]?.startTime ?? null);
+	const rows = await page.$$eval('#cmp-table tbody tr', (trs) => trs.map((tr) => ({
+		metric: tr.querySelector('td.metric').textContent.trim(),
+		params: tr.querySelector('td.params').textContent.trim(),
+		change: tr.querySelector('td.change').textContent.trim(),
+		verdict: tr.querySelector('td.c-verdict .badge').textContent.trim().split(' ').pop(),
+		visible: tr.offsetParent !== null,
+	})));
+	eq(rows.length, cmp.rows.length, 'row count');
+	for (const [i, r] of cmp.rows.entries()) {
+		eq(rows[i].metric, r.metric, `row ${i} metric`);
+		eq(rows[i].verdict, r.verdict, `row ${i} (${r.metric} ${r.params_text}) verdict`);
+		expect(r.params_text.includes(rows[i].params), `row ${i} params "${rows[i].params}" not in "${r.params_text}"`);
+		if (r.change_pct === null) expect(!/\d/.test(rows[i].change), `row ${i} change should be a dash: ${rows[i].change}`);
+		else expect(Math.abs(parseFloat(rows[i].change.replace(/[^\d.eE+-]/g, '')) - r.change_pct) <= Math.max(0.051, Math.abs(r.change_pct) * 0.001),
+			`row ${i} change ${rows[i].change} vs ${r.change_pct}`);
+		eq(rows[i].visible, !(r.verdict === 'same' || r.verdict === 'unavailable'), `row ${i} (${r.verdict}) visible`);
+	}
+	expect(folded > 0 && folded < cmp.rows.length, `the fixture needs folded and shown rows (folded ${folded})`);
+});
+
+await step('the verdict summary matches the API summary', async () => {
+	const s = cmp.summary;
+	const counts = await page.$$eval('dd[data-count]', (dds) => Object.fromEntries(dds.map((d) => [d.dataset.count, Number(d.textContent)])));
+	eq(counts, { regressions: s.regressions.length, improvements: s.improvements.length, changed: s.changed.length,
+		inconclusive: s.inconclusive, same: s.same, unavailable: s.unavailable }, 'summary counts');
+	const text = await page.textContent('#summary .summary-text');
+	eq(text, s.text, 'summary text');
+	expect((await page.textContent('#h-summary')).includes('regression'), 'the verdict heading does not say regression');
+});
+
+await step('the unchanged rows unfold with their button and fold again with "u"', async () => {
+	const visible = () => page.$$eval('#cmp-table tbody tr', (t) => t.filter((tr) => tr.offsetParent !== null).length);
+	const before = await visible();
+	await page.click('#fold-toggle');
+	eq(await page.getAttribute('#fold-toggle', 'aria-expanded'), 'true', 'aria-expanded');
+	eq(await visible(), cmp.rows.length, 'rows shown when unfolded');
+	await page.locator('body').focus();
+	await page.keyboard.press('u');
+	eq(await visible(), before, 'rows shown when folded again');
+});
+
+await step('sorting by Change from the keyboard orders the rows (descending, then ascending)', async () => {
+	await page.click('#fold-toggle');
+	await page.focus('button[data-sort=change]');
+	await page.keyboard.press('Enter');
+	eq(await page.getAttribute('th[data-key=change]', 'aria-sort'), 'descending', 'aria-sort');
+	const values = () => page.$$eval('#cmp-table tbody tr', (t) => t.map((tr) => Number(tr.dataset.i)));
+	const want = (dir) => cmp.rows.map((r, i) => i).sort((a, b) => {
+		const x = cmp.rows[a].change_pct, y = cmp.rows[b].change_pct;
+		if (x === null || y === null) return (x === null) - (y === null) || a - b;
+		return (x - y) * dir || a - b;
+	});
+	eq(await values(), want(-1), 'row order by change, descending');
+	await page.keyboard.press('Enter');
+	eq(await page.getAttribute('th[data-key=change]', 'aria-sort'), 'ascending', 'aria-sort');
+	eq(await values(), want(1), 'row order by change, ascending');
+	await page.click('#fold-toggle');
+});
+
+await step(`a chart per thread sweep (${cmp.sweeps.length}) draws base and patched`, async () => {
+	await complete(page);
+	expect(cmp.sweeps.length > 0, 'the fixture has no sweep');
+	const charts = await page.$$eval('.chart[data-sweep]', (els) => els.map((el) => {
+		const c = el.querySelector('canvas');
+		if (!c) return { canvas: false };
+		const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+		let ink = 0;
+		for (let i = 3; i < d.length; i += 4) if (d[i] > 0) ink++;
+		return { canvas: true, ink, series: el.dataset.series };
+	}));
+	eq(charts.length, cmp.sweeps.length, 'charts');
+	for (const c of charts) {
+		expect(c.canvas, 'a sweep chart has no canvas');
+		expect(c.ink > 500, `a sweep chart's canvas is blank (${c.ink} pixels drawn)`);
+		eq(c.series, '2', 'series drawn');
+	}
+});
+
+await step('TLB shootdowns per second: base and patched overlaid, average and peak as the samples give them', async () => {
+	const job = (await apiGet('/jobs/1')).job;
+	const side = new Map(job.stages.map((g) => [g.id, g.side]));
+	const samples = (await apiGet('/jobs/1/samples?name=interrupts.TLB')).samples;
+	const per = new Map();
+	for (const s of samples) {
+		const v = s.values['interrupts.TLB'];
+		if (v === null || v === undefined) continue;
+		if (!per.has(s.stage)) per.set(s.stage, []);
+		per.get(s.stage).push([s.t, v / s.dt]);
+	}
+	const want = {};
+	for (const sd of ['base', 'patched']) {
+		const series = [...per.entries()].filter(([id]) => side.get(id) === sd).map(([, pts]) => {
+			pts.sort((a, b) => a[0] - b[0]);
+			const out = [];
+			for (const [t, v] of pts) {
+				const k = Math.round(t - pts[0][0]);
+				if (out[k] === undefined) out[k] = v;
+			}
+			return out;
+		});
+		const len = Math.max(...series.map((s) => s.length));
+		const med = [];
+		for (let k = 0; k < len; k++) med.push(median(series.map((s) => (s[k] === undefined ? null : s[k]))));
+		const vals = med.filter((v) => v !== null);
+		want[sd] = { avg: vals.reduce((a, b) => a + b, 0) / vals.length, peak: Math.max(...vals) };
+	}
+	const info = await page.evaluate(() => {
+		const el = document.querySelector('#tlb-chart');
+		const c = el && el.querySelector('canvas');
+		let ink = 0;
+		if (c) {
+			const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+			for (let i = 3; i < d.length; i += 4) if (d[i] > 0) ink++;
+		}
+		return { series: el && el.dataset.series, ink, caption: document.querySelector('#tlb-caption').textContent };
+	});
+	eq(info.series, '2', 'sides drawn');
+	expect(info.ink > 500, `the canvas is blank (${info.ink})`);
+	for (const sd of ['base', 'patched']) {
+		const m = info.caption.match(new RegExp(`${sd}: average ([\\d,.]+)/s, peak ([\\d,.]+)/s`));
+		expect(m, `caption does not give ${sd}'s average and peak: ${info.caption}`);
+		const avg = Number(m[1].replace(/,/g, '')), peak = Number(m[2].replace(/,/g, ''));
+		expect(Math.abs(avg - want[sd].avg) <= want[sd].avg * 0.001 + 0.5, `${sd} average ${avg}, samples give ${want[sd].avg}`);
+		expect(Math.abs(peak - want[sd].peak) <= want[sd].peak * 0.001 + 0.5, `${sd} peak ${peak}, samples give ${want[sd].peak}`);
+	}
+	expect(want.patched.avg > want.base.avg * 2, 'the fixture should have patched shootdowns well above base');
+});
+
+await step('the TLB table and the profile diff show what the API gives', async () => {
+	const tlbRows = cmp.tlb.reduce((a, t) => a + (t.shootdowns_per_kop ? 1 : 0) + t.counters.length, 0);
+	eq(await page.$$eval('#tlb-table tbody tr', (t) => t.length), tlbRows, 'TLB rows');
+	const syms = await page.$$eval('#profile-table tbody tr td.sym', (t) => t.map((td) => td.firstChild.textContent.trim()));
+	eq(syms, cmp.profile_diff.symbols.map((s) => s.symbol), 'profile symbols, largest change first');
+});
+
+await step('stage logs open on demand: the boot stage shows its console', async () => {
+	const job = (await apiGet('/jobs/1')).job;
+	const boot = job.stages.find((g) => g.kind === 'boot');
+	const log = await (await fetch(`${URL_}/api/v1/jobs/1/stages/${boot.id}/log`)).text();
+	await page.click(`details[data-stage="${boot.id}"] > summary`);
+	await page.waitForFunction((id) => !document.querySelector(`details[data-stage="${id}"] pre.log`).textContent.startsWith('Loading'), boot.id);
+	eq(await page.textContent(`details[data-stage="${boot.id}"] pre.log`), log, 'log text');
+	expect(log.includes('Run /init'), 'the fixture boot log');
+});
+
+await step('provenance and the JSON links are on the job page', async () => {
+	const prov = await page.textContent('#provenance');
+	for (const b of [...cmp.provenance.builds.base, ...cmp.provenance.builds.patched])
+		expect(prov.includes(b), `build ${b} missing from provenance`);
+	expect(await page.$('a[href="/api/v1/jobs/1/comparison"]'), 'no link to the comparison JSON');
+	expect(await page.$('a[href="/api/v1/jobs/1"]'), 'no link to the job JSON');
+	const r = await fetch(URL_ + '/api/v1/jobs/1/comparison');
+	expect(r.ok && (await r.json()).comparison, 'the comparison link does not give the JSON');
+});
+await shot(page, 'job-light');
+console.log(`# job 1: table in the DOM ${firstRender === null ? '?' : firstRender.toFixed(1)} ms after navigation start (${cmp.rows.length} rows; make bench measures 500)`);
+
+// ---- failed jobs ----
+await step('a failed build shows the stage, the class, the message and the compile error from its log', async () => {
+	const job = (await apiGet('/jobs/2')).job;
+	const st = job.stages.find((g) => g.state === 'failed');
+	await page.goto(URL_ + '/jobs/2');
+	await page.waitForSelector('#failure');
+	await complete(page);
+	const box = `#failure [data-failed-stage="${st.id}"]`;
+	const head = await page.textContent(box + ' p');
+	expect(head.includes('build patched'), `failure heading: ${head}`);
+	eq((await page.textContent(box + ' .fail-class')).trim(), st.error_class, 'class');
+	eq((await page.textContent(box + ' .fail-msg')).trim(), st.error_message, 'message');
+	const mark = await page.textContent(box + ' pre.excerpt mark');
+	expect(mark.includes("error: 'info_batch' undeclared"), `highlighted line: ${mark}`);
+	const ex = await page.textContent(box + ' pre.excerpt');
+	expect(ex.includes('make: *** [Makefile:1992: arch/x86] Error 2'), 'the excerpt misses the make error');
+});
+await shot(page, 'failed-build');
+
+await step('a failed boot shows the console: the panic is in the excerpt', async () => {
+	const job = (await apiGet('/jobs/3')).job;
+	const st = job.stages.find((g) => g.state === 'failed');
+	await page.goto(URL_ + '/jobs/3');
+	await page.waitForSelector('#failure');
+	await complete(page);
+	const box = `#failure [data-failed-stage="${st.id}"]`;
+	eq((await page.textContent(box + ' .fail-class')).trim(), 'boot', 'class');
+	expect((await page.textContent(box + ' p')).includes('boot patched'), 'the failed stage is not named');
+	const ex = await page.textContent(box + ' pre.excerpt');
+	expect(ex.includes('Kernel panic - not syncing: Fatal exception in interrupt'), `excerpt: ${ex}`);
+	expect((await page.textContent(box)).includes('whole console log'), 'no link to the whole console log');
+});
+await shot(page, 'failed-boot');
+
+// ---- machines ----
+await step('machines: health, reason, current job, kernel and recent failures as the API gives them', async () => {
+	const ms = (await apiGet('/machines')).machines;
+	await page.goto(URL_ + '/machines');
+	await page.waitForSelector('#machines-table tbody tr[data-machine]');
+	for (const m of ms) {
+		const row = `#machines-table tr[data-machine="${m.name}"]`;
+		const health = (await page.textContent(row + ' td:nth-child(2) .badge')).trim();
+		eq(health, m.health, `${m.name} health`);
+		if (m.health_reason) expect((await page.textContent(row)).includes(m.health_reason), `${m.name} reason missing`);
+		if (m.kernel) expect((await page.textContent(row)).includes(m.kernel), `${m.name} kernel missing`);
+		eq(await page.$$eval(row + ' ul.failures li', (l) => l.length), m.recent_failures.length, `${m.name} recent failures`);
+		if (m.leased_by) expect(await page.$(`${row} a[href="/jobs/${m.leased_by}"]`), `${m.name}: no link to job ${m.leased_by}`);
+	}
+	expect(ms.some((m) => m.health === 'maintenance') && ms.some((m) => m.leased_by), 'the fixture needs a machine in maintenance and a busy one');
+});
+await shot(page, 'machines');
+
+// ---- submit ----
+const patch = 'diff --git a/arch/x86/mm/tlb.c b/arch/x86/mm/tlb.c\n--- a/arch/x86/mm/tlb.c\n+++ b/arch/x86/mm/tlb.c\n@@ -1 +1 @@\n-a\n+b\n';
+await step('submitting without a token is refused: the page shows the 401 and nothing is queued', async () => {
+	const before = (await apiGet('/jobs?limit=1')).total;
+	await page.goto(URL_ + '/submit');
+	await page.waitForSelector('#submit-form');
+	await page.evaluate(() => localStorage.removeItem('tlblab.token'));
+	await page.fill('input[name=token]', '');
+	await page.fill('textarea[name=patch]', patch);
+	await page.fill('input[name=tree]', 'linux');
+	await page.fill('input[name=base]', 'v6.1-debian');
+	await page.fill('input[name=suite]', 'tlb');
+	expectedHttpErrors.add('/api/v1/jobs');
+	await page.click('button[type=submit]');
+	await page.waitForSelector('#submit-result .err-msg');
+	expectedHttpErrors.delete('/api/v1/jobs');
+	const msg = await page.textContent('#submit-result .err-msg');
+	expect(msg.includes('HTTP 401') && msg.includes('missing or invalid token'), `result: ${msg}`);
+	const banner = await page.textContent('#banner');
+	expect(banner.includes('HTTP 401') && banner.includes('missing or invalid token'), `banner: ${banner}`);
+	eq((await apiGet('/jobs?limit=1')).total, before, 'jobs in the store');
+});
+
+let created = null;
+await step('submitting with the token creates the job (seen through the API) and keeps the token', async () => {
+	await page.fill('input[name=token]', TOKEN);
+	await page.check('input[name=remember]');
+	await page.check('input[name=source][value=none]');
+	expect(await page.isHidden('textarea[name=patch]'), 'the patch field stays shown for a job without a patch');
+	await page.fill('input[name=suite]', 'hold');
+	await page.fill('input[name=submitter]', 'webtest');
+	await page.check('input[name=machines][value=m1]');
+	await page.click('button[type=submit]');
+	await page.waitForSelector('#submit-result .ok-msg');
+	created = Number(await page.getAttribute('#submit-result .ok-msg', 'data-job'));
+	const job = (await apiGet(`/jobs/${created}`)).job;
+	eq([job.submitter, job.suite, job.machines, job.kind], ['webtest', 'hold', ['m1'], 'run'], 'the created job');
+	eq(await page.evaluate(() => localStorage.getItem('tlblab.token')), TOKEN, 'stored token');
+	expect(await page.$(`#submit-result a[href="/jobs/${created}"]`), 'no link to the new job');
+});
+await shot(page, 'submit');
+
+await step('the job page of a queued job offers to cancel it, and the stored token cancels it', async () => {
+	await page.goto(URL_ + `/jobs/${created}`);
+	await page.waitForSelector('#cancel-job');
+	await page.click('#cancel-job');
+	await page.waitForFunction(() => document.querySelector('h1 .badge')?.textContent === 'cancelled', null, { timeout: 10000 });
+	eq((await apiGet(`/jobs/${created}`)).job.state, 'cancelled', 'state through the API');
+});
+
+// ---- errors, other pages ----
+await step('API errors are shown: an unknown job gives the 404 and its message', async () => {
+	expectedHttpErrors.add('/api/v1/jobs/99999');
+	await page.goto(URL_ + '/jobs/99999');
+	await page.waitForSelector('#banner .error');
+	const b = await page.textContent('#banner');
+	expect(b.includes('HTTP 404') && b.includes('no job 99999'), `banner: ${b}`);
+	eq(await page.getAttribute('#banner .error', 'role'), 'alert', 'banner role');
+});
+
+await step('API errors are shown: a bad filter in the URL gives the 400 and its message', async () => {
+	expectedHttpErrors.add('/api/v1/jobs?');
+	await page.goto(URL_ + '/jobs?state=bogus');
+	await page.waitForSelector('#banner .error');
+	const b = await page.textContent('#banner');
+	expect(b.includes('HTTP 400') && b.includes('state: one of'), `banner: ${b}`);
+	expectedHttpErrors.delete('/api/v1/jobs?');
+});
+
+await step('the tracks page says tracking is not there yet and shows nothing made up', async () => {
+	await page.goto(URL_ + '/tracks');
+	const t = await page.textContent('#tracks-missing');
+	expect(t.includes('not in tlblabd yet'), t);
+	eq(await page.$$eval('main table, main canvas', (e) => e.length), 0, 'tables and charts on the tracks page');
+});
+
+await step('an unknown page says so, with a way back', async () => {
+	await page.goto(URL_ + '/no/such/page');
+	expect((await page.textContent('h1')).includes('No such page'), 'heading');
+	expect(await page.$('main a[href="/jobs"]'), 'no link back');
+});
+
+// ---- dark, contrast ----
+const badgeContrast = (p) => p.evaluate(() => ['regression', 'improvement'].flatMap((v) =>
+	[...document.querySelectorAll(`.badge.v-${v}`)].slice(0, 4).map((b) => {
+		const cs = getComputedStyle(b);
+		return [b.textContent.trim(), cs.color, cs.backgroundColor];
+	})));
+await step('regression and improvement badges are readable in light (contrast >= 4.5)', async () => {
+	await page.goto(URL_ + '/jobs/1');
+	await page.waitForSelector('#cmp-table');
+	const bs = await badgeContrast(page);
+	expect(bs.some((b) => b[0].includes('regression')) && bs.some((b) => b[0].includes('improvement')), 'both badges should be on the page');
+	for (const [t, fg, bg] of bs) expect(contrast(fg, bg) >= 4.5, `${t}: ${fg} on ${bg} is ${contrast(fg, bg).toFixed(2)}`);
+});
+
+const dark = await newContext('dark');
+const dpage = await dark.newPage();
+await step('dark scheme: a dark page, and the badges are readable (contrast >= 4.5)', async () => {
+	await dpage.goto(URL_ + '/jobs/1');
+	await dpage.waitForSelector('#cmp-table');
+	await complete(dpage);
+	const bg = await dpage.evaluate(() => getComputedStyle(document.documentElement).backgroundColor);
+	expect(contrast(bg, 'rgb(0, 0, 0)') < 2, `the page background ${bg} is not dark`);
+	const bs = await badgeContrast(dpage);
+	expect(bs.some((b) => b[0].includes('regression')) && bs.some((b) => b[0].includes('improvement')), 'both badges should be on the page');
+	for (const [t, fg, bgc] of bs) expect(contrast(fg, bgc) >= 4.5, `${t}: ${fg} on ${bgc} is ${contrast(fg, bgc).toFixed(2)}`);
+	await shot(dpage, 'job-dark');
+	await dpage.goto(URL_ + '/jobs');
+	await dpage.waitForSelector('#jobs-table tbody tr[data-job]');
+	await shot(dpage, 'jobs-dark');
+	await dpage.goto(URL_ + '/jobs/2');
+	await complete(dpage);
+	await shot(dpage, 'failed-build-dark');
+});
+
+// ---- everything that happened in the browser ----
+await step('no request left the daemon (no CDN, no fonts)', async () => {
+	eq(offsite, [], 'requests elsewhere');
+});
+await step('the console shows no errors and no page threw', async () => {
+	eq(consoleErrors, [], 'console errors');
+});
+
+await browser.close();
+console.log(`# screenshots: ${ART}`);
+console.log(`1..${n}`);
+process.exit(failures ? 1 : 0);
