@@ -5,18 +5,14 @@
 // requests and timers through ctx.signal and ctx.cleanup.
 import { api, ApiError } from './api.js';
 import { esc } from './util.js';
-import * as jobs from './jobs.js';
-import * as job from './job.js';
-import * as machines from './machines.js';
-import * as submit from './submit.js';
-import * as tracks from './tracks.js';
-
+// a page's module is loaded when it is first visited (index.html preloads
+// the ones most visits start on)
 const routes = [
-	[/^\/(?:jobs\/?)?$/, jobs, 'jobs'],
-	[/^\/jobs\/(\d+)\/?$/, job, 'jobs'],
-	[/^\/machines\/?$/, machines, 'machines'],
-	[/^\/submit\/?$/, submit, 'submit'],
-	[/^\/tracks\/?$/, tracks, 'tracks'],
+	[/^\/(?:jobs\/?)?$/, () => import('./jobs.js'), 'jobs'],
+	[/^\/jobs\/(\d+)\/?$/, () => import('./job.js'), 'jobs'],
+	[/^\/machines\/?$/, () => import('./machines.js'), 'machines'],
+	[/^\/submit\/?$/, () => import('./submit.js'), 'submit'],
+	[/^\/tracks\/?$/, () => import('./tracks.js'), 'tracks'],
 ];
 
 const main = document.getElementById('main');
@@ -127,7 +123,9 @@ async function route() {
 		return;
 	}
 	try {
-		await page.render(ctx);
+		const mod = await page();
+		if (ctrl.signal.aborted) return;
+		await mod.render(ctx);
 	} catch (e) {
 		if (e.name === 'AbortError' || ctrl.signal.aborted) return;
 		showError(e);

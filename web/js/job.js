@@ -542,13 +542,15 @@ export async function render(ctx) {
 	if (cmp) html += summarySection(job, cmp) + comparisonSection(cmp);
 	else if (cmpError) html += `<section id="summary" class="notice bad"><h2>No comparison</h2><p>The API refused the comparison: <strong>HTTP ${cmpError.status} ${esc(cmpError.code)}</strong>: <span class="msg">${esc(cmpError.message)}</span></p></section>`;
 	else if (job.kind === 'ab') html += `<section id="summary" class="notice"><h2>No comparison yet</h2><p>The comparison appears once both sides have run (${esc(job.state)}${job.stage ? ', stage ' + esc(job.stage) : ''}).</p></section>`;
-	html += '<div id="after-table"></div>';
-	html += `<section id="stages" aria-labelledby="h-stages"><h2 id="h-stages">Stages and logs <span class="muted small">build, boot (the console), run; open one for its log</span></h2><div id="stages-list">${stagesHtml(job)}</div></section>`;
-	html += provenanceSection(job, cmp);
+	html += '<div id="after-table"></div><div id="below"></div>';
 	ctx.main.innerHTML = html;
 	if (cmp) wireComparison(ctx.main, cmp.rows);
 	performance.mark('tlblab:table-rendered');
 	if (cmpError) ctx.error(cmpError, 'comparison');
+	// what sits below the table and the charts goes in after the mark
+	ctx.main.querySelector('#below').outerHTML =
+		`<section id="stages" aria-labelledby="h-stages"><h2 id="h-stages">Stages and logs <span class="muted small">build, boot (the console), run; open one for its log</span></h2><div id="stages-list">${stagesHtml(job)}</div></section>` +
+		provenanceSection(job, cmp);
 
 	wireLogs(ctx.main, ctx, job.id);
 	wireCancel(ctx, job);

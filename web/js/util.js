@@ -15,8 +15,12 @@ export function num(v) {
 	const a = Math.abs(v);
 	if (a !== 0 && (a >= 1e9 || a < 1e-3)) return v.toExponential(2);
 	const digits = a >= 1000 ? 0 : a >= 100 ? 1 : a >= 1 ? 2 : 3;
-	return v.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
+	return NUMBER_FORMATS[digits].format(v);
 }
+
+// toLocaleString builds a formatter per call: a 500-row table pays for
+// thousands of them, so the four formatters num() needs are made once.
+const NUMBER_FORMATS = [0, 1, 2, 3].map((d) => new Intl.NumberFormat('en-US', { maximumFractionDigits: d }));
 
 export function pct(v, digits = 1) {
 	if (v === null || v === undefined || Number.isNaN(v)) return DASH;
