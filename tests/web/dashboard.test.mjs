@@ -444,6 +444,7 @@ await step('submitting with the token creates the job (seen through the API) and
 	eq([job.submitter, job.suite, job.machines, job.kind], ['webtest', 'hold', ['m1'], 'run'], 'the created job');
 	eq(await page.evaluate(() => localStorage.getItem('tlblab.token')), TOKEN, 'stored token');
 	expect(await page.$(`#submit-result a[href="/jobs/${created}"]`), 'no link to the new job');
+	eq(await page.$$eval('#banner .error', (e) => e.length), 0, 'errors left in the banner after the job was created');
 });
 await shot(page, 'submit');
 

@@ -111,6 +111,7 @@ async function route() {
 			cleanups.push(() => clearTimeout(t));
 		},
 		error: showError,
+		clearErrors,
 		navigate,
 		title(t) {
 			document.title = t ? `${t} \u00b7 tlblab` : 'tlblab';

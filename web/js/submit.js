@@ -123,6 +123,7 @@ export async function render(ctx) {
 				if (body.submitter) localStorage.setItem(SUBMITTER_KEY, body.submitter);
 			} catch { /* no storage: nothing to remember */ }
 			const j = res.job;
+			ctx.clearErrors();	// a refusal shown before is answered now
 			result.innerHTML = `<p class="ok-msg" data-job="${esc(j.id)}">Job <a href="/jobs/${esc(j.id)}">#${esc(j.id)}</a> is ${esc(j.state)} (${esc(j.kind === 'ab' ? 'A/B' : 'run')}, suite ${esc(j.suite)}).</p>`;
 		} catch (err) {
 			if (err.name === 'AbortError') return;
