@@ -123,10 +123,17 @@ async function route() {
 			'See the <a href="/jobs">jobs</a>.</p>';
 		return;
 	}
+	// a job page's first request starts before its module is even loaded
+	const jm = path.match(/^\/jobs\/(\d+)\/?$/);
+	if (jm) {
+		ctx.prefetched = api(`/jobs/${jm[1]}`, { signal: ctrl.signal });
+		ctx.prefetched.catch(() => {});	// the page reports it when it awaits it
+	}
 	try {
 		const mod = await page();
 		if (ctrl.signal.aborted) return;
 		await mod.render(ctx);
+		performance.mark('tlblab:page-rendered');
 	} catch (e) {
 		if (e.name === 'AbortError' || ctrl.signal.aborted) return;
 		showError(e);
@@ -237,5 +244,5 @@ export async function refreshHealth() {
 	}
 }
 
-route();
-refreshHealth();
+// the lab's status line waits for the first page: that page's requests go first
+route().then(refreshHealth);

@@ -102,7 +102,6 @@ function wireComparison(root, rows) {
 	const shown = root.querySelector('#cmp-shown');
 	const folded = rows.filter((r) => FOLDED.has(r.verdict)).length;
 	const text = rows.map((r) => `${r.workload} ${r.params_text} ${r.metric} ${r.verdict}`.toLowerCase());
-	let order = rows.map((_, i) => i);
 	let sort = { key: null, dir: 1 };
 
 	const count = () => {
@@ -127,7 +126,8 @@ function wireComparison(root, rows) {
 		const col = COLUMNS.find((c) => c[0] === b.dataset.sort);
 		sort = sort.key === col[0] ? { key: col[0], dir: -sort.dir } : { key: col[0], dir: col[3] };
 		const val = col[2];
-		order = rows.map((_, i) => i);
+		const order = rows.map((_, i) => i);
+		// rows without a value go last whichever way; ties keep the API's order
 		order.sort((x, y) => {
 			const c = compareValues(val(rows[x]), val(rows[y]));
 			const missing = val(rows[x]) === null || val(rows[x]) === undefined || val(rows[y]) === null || val(rows[y]) === undefined;
@@ -524,7 +524,7 @@ export async function render(ctx) {
 	const id = ctx.params[0];
 	ctx.title(`job ${id}`);
 	ctx.main.innerHTML = `<h1 tabindex="-1">Job #${esc(id)}</h1><p class="muted">Loading\u2026</p>`;
-	const job = (await api(`/jobs/${id}`, { signal: ctx.signal })).job;
+	const job = (await (ctx.prefetched || api(`/jobs/${id}`, { signal: ctx.signal }))).job;
 	let cmp = null, cmpError = null;
 	const ran = (job.stages || []).some((g) => g.kind === 'run' && g.state === 'done');
 	if (job.kind === 'ab' && ran) {
