@@ -225,10 +225,12 @@ function tlbSection(cmp, job) {
 		}
 	}
 	const table = rows.length ? `<div class="table-wrap"><table class="data small" id="tlb-table"><thead><tr><th scope="col">Workload</th><th scope="col">Params</th><th scope="col">What</th><th scope="col">Base</th><th scope="col">Patched</th><th scope="col">Change</th><th scope="col">Verdict</th></tr></thead><tbody>${rows.join('')}</tbody></table></div>` : '';
-	return `<section id="tlb" aria-labelledby="h-tlb"><h2 id="h-tlb">TLB shootdowns</h2>
-<figure class="chart-box wide"><figcaption id="tlb-caption" class="muted">Loading per-second samples\u2026</figcaption>
-<div class="chart" id="tlb-chart" role="img" aria-labelledby="tlb-caption"></div></figure>
-${table}</section>`;
+	return `<section id="tlb" aria-labelledby="h-tlb"><h2 id="h-tlb">TLB shootdowns</h2>${tlbFigure()}${table}</section>`;
+}
+
+function tlbFigure() {
+	return `<figure class="chart-box wide"><figcaption id="tlb-caption" class="muted">Loading per-second samples\u2026</figcaption>
+<div class="chart" id="tlb-chart" role="img" aria-labelledby="tlb-caption"></div></figure>`;
 }
 
 function profileSection(cmp) {
@@ -260,7 +262,7 @@ function stageSummary(g) {
 		`<span class="st-where">${esc(g.machine || '')}${g.attempt ? ` <span class="muted">attempt ${g.attempt + 1}</span>` : ''}</span>` +
 		`<span class="st-time">${timeHtml(g.started)}</span>` +
 		`<span class="num">${took ? duration(took - g.started) : DASH}</span>` +
-		`<span class="st-err">${g.error_class ? `<span class="badge s-failed">${esc(g.error_class)}</span> ${esc(g.error_message || '')}` : ''}</span>`;
+		`<span class="st-err">${g.error_class ? `<span class="badge ${g.error_class === 'cancelled' ? 's-cancelled' : 's-failed'}">${esc(g.error_class)}</span> ${esc(g.error_message || '')}` : ''}</span>`;
 }
 
 function stagesHtml(job) {
@@ -313,6 +315,10 @@ function excerpt(text) {
 }
 
 function failureHtml(job) {
+	if (job.state === 'cancelled') {
+		const why = job.error && job.error.message ? ` <span class="fail-msg">${esc(job.error.message)}</span>` : '';
+		return `<section id="failure" class="notice" aria-labelledby="h-failure"><h2 id="h-failure">Cancelled</h2><p>The job was cancelled${job.stage ? ` during its ${esc(job.stage)} stage` : ''}.${why}</p></section>`;
+	}
 	const failed = (job.stages || []).filter((g) => g.state === 'failed');
 	if (!failed.length && !job.error) return '';
 	const parts = failed.map((g) => `
@@ -508,14 +514,15 @@ function header(job, cmp) {
 </header>`;
 }
 
-function toc(job, cmp) {
+function toc(job, cmp, ran) {
 	const items = [];
 	if (job.state === 'failed') items.push(['failure', 'Failure']);
+	if (job.state === 'cancelled') items.push(['failure', 'Cancelled']);
 	if (cmp) {
 		items.push(['summary', 'Verdict'], ['comparison', 'Comparison']);
 		if (cmp.sweeps.length) items.push(['sweeps', 'Sweeps']);
 		items.push(['tlb', 'Shootdowns'], ['profile', 'Profile']);
-	} else if (job.kind === 'run') items.push(['results', 'Results']);
+	} else if (job.kind === 'run' && ran) items.push(['results', 'Results'], ['tlb', 'Shootdowns']);
 	items.push(['stages', 'Stages and logs'], ['provenance', 'Provenance']);
 	return `<nav class="toc small" aria-label="On this page">${items.map(([id, l]) => `<a href="#${id}">${l}</a>`).join(' \u00b7 ')}</nav>`;
 }
@@ -538,7 +545,7 @@ export async function render(ctx) {
 	performance.mark('tlblab:job-data');
 	ctx.title(`job ${id}${job.verdict ? ' \u00b7 ' + job.verdict : ''}`);
 
-	let html = header(job, cmp) + toc(job, cmp) + failureHtml(job);
+	let html = header(job, cmp) + toc(job, cmp, ran) + failureHtml(job);
 	if (cmp) html += summarySection(job, cmp) + comparisonSection(cmp);
 	else if (cmpError) html += `<section id="summary" class="notice bad"><h2>No comparison</h2><p>The API refused the comparison: <strong>HTTP ${cmpError.status} ${esc(cmpError.code)}</strong>: <span class="msg">${esc(cmpError.message)}</span></p></section>`;
 	else if (job.kind === 'ab') html += `<section id="summary" class="notice"><h2>No comparison yet</h2><p>The comparison appears once both sides have run (${esc(job.state)}${job.stage ? ', stage ' + esc(job.stage) : ''}).</p></section>`;
@@ -558,15 +565,12 @@ export async function render(ctx) {
 	// below the table: charts, samples, profile, excerpts of failed stages
 	const after = ctx.main.querySelector('#after-table');
 	if (cmp) after.innerHTML = sweepsSection(cmp) + tlbSection(cmp, job) + profileSection(cmp);
-	else if (job.kind === 'run' && ran) after.innerHTML = await resultsSection(ctx, job);
+	else if (job.kind === 'run' && ran) {
+		after.innerHTML = await resultsSection(ctx, job) +
+			`<section id="tlb" aria-labelledby="h-tlb"><h2 id="h-tlb">TLB shootdowns</h2>${tlbFigure()}</section>`;
+	}
 	const work = [loadExcerpts(ctx.main, ctx, job.id)];
-	if (cmp) {
-		work.push((async () => {
-			for (const el of ctx.main.querySelectorAll('[data-sweep]')) {
-				const chart = await sweepChart(el, cmp.sweeps[+el.dataset.sweep], cmp.rows);
-				ctx.cleanup(() => chart.destroy());
-			}
-		})().catch((e) => ctx.error(e, 'sweep charts')));
+	if (ctx.main.querySelector('#tlb-chart')) {
 		work.push((async () => {
 			const cap = ctx.main.querySelector('#tlb-caption');
 			const sd = await loadShootdowns(ctx, job);
@@ -578,6 +582,14 @@ export async function render(ctx) {
 			const chart = await shootdownChart(ctx.main.querySelector('#tlb-chart'), sd, cap);
 			ctx.cleanup(() => chart.destroy());
 		})().catch((e) => ctx.error(e, 'shootdowns over time')));
+	}
+	if (cmp) {
+		work.push((async () => {
+			for (const el of ctx.main.querySelectorAll('[data-sweep]')) {
+				const chart = await sweepChart(el, cmp.sweeps[+el.dataset.sweep], cmp.rows);
+				ctx.cleanup(() => chart.destroy());
+			}
+		})().catch((e) => ctx.error(e, 'sweep charts')));
 	}
 	performance.mark('tlblab:charts-started');
 	await Promise.all(work);
