@@ -211,7 +211,7 @@ function rates(r) {
 	return `${num(r.per_sec)} <span class="muted">peak ${num(r.peak_per_sec)}</span>`;
 }
 
-function tlbSection(cmp, job) {
+function tlbSection(cmp) {
 	const rows = [];
 	for (const t of cmp.tlb) {
 		const spk = t.shootdowns_per_kop;
@@ -564,7 +564,7 @@ export async function render(ctx) {
 
 	// below the table: charts, samples, profile, excerpts of failed stages
 	const after = ctx.main.querySelector('#after-table');
-	if (cmp) after.innerHTML = sweepsSection(cmp) + tlbSection(cmp, job) + profileSection(cmp);
+	if (cmp) after.innerHTML = sweepsSection(cmp) + tlbSection(cmp) + profileSection(cmp);
 	else if (job.kind === 'run' && ran) {
 		after.innerHTML = await resultsSection(ctx, job) +
 			`<section id="tlb" aria-labelledby="h-tlb"><h2 id="h-tlb">TLB shootdowns</h2>${tlbFigure()}</section>`;
