@@ -82,7 +82,7 @@ until grep -q 'tlblab-guest: ready' "$TMP/console.log" 2>/dev/null; do
 	fi
 	sleep 0.25
 done
-if guest 'mountpoint -q /boot && test -f /boot/grub/grubenv && command -v grub-reboot' >"$TMP/guest.out" 2>&1 &&
+if guest 'grep -q " /boot ext2 " /proc/mounts && test -f /boot/grub/grubenv && command -v grub-reboot' >"$TMP/guest.out" 2>&1 &&
 	grep -q 'tlblab-grub: booting the known-good kernel' "$TMP/console.log"; then
 	pass "the guest booted its known-good kernel through GRUB in $(($(date +%s) - t0)) s, /boot mounted"
 else
