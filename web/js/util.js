@@ -80,15 +80,11 @@ export function ago(epoch, now = Date.now() / 1000) {
 	return Math.round(d / 86400) + ' days ago';
 }
 
-const VERDICT_MARK = {
-	regression: '\u25bc', improvement: '\u25b2', changed: '\u25c6',
-	same: '=', inconclusive: '?', unavailable: '\u2205',
-};
-
-// A verdict badge: colour plus a mark and the word, never colour alone.
+// A verdict badge: colour plus a mark (app.css, .v-*::before) and the word,
+// never colour alone. One element per badge: a 500-row table has 500.
 export function verdictHtml(v) {
 	if (!v) return `<span class="muted">${DASH}</span>`;
-	return `<span class="badge v-${esc(v)}"><span aria-hidden="true">${VERDICT_MARK[v] || ''}</span> ${esc(v)}</span>`;
+	return `<span class="badge v-${esc(v)}">${esc(v)}</span>`;
 }
 
 export function stateHtml(s) {
