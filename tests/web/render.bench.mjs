@@ -3,6 +3,7 @@
 // "tlblab:table-rendered"), HTTP cache off, median of LOADS loads after one
 // warm-up. Prints figures; asserts nothing about time.
 //   node render.bench.mjs URL [LOADS]
+import { readFileSync } from 'node:fs';
 import { launch } from './browser.mjs';
 
 const url = process.argv[2];
@@ -52,7 +53,9 @@ if (errors.length) {
 }
 const f = (v) => v.toFixed(1);
 const m = median(t.table);
-console.log(`job page, ${rows} comparison rows, ${loads} loads, HTTP cache off (ms after navigation start, medians):`);
+// the machine's other work shows in these figures: say how busy it was
+const load = readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+console.log(`job page, ${rows} comparison rows, ${loads} loads, HTTP cache off (ms after navigation start, medians; load average ${load}):`);
 console.log(`  job and comparison fetched ${f(median(t.data))}; table in the DOM ${f(m)} (min ${f(Math.min(...t.table))}, max ${f(Math.max(...t.table))}); charts and logs done ${f(median(t.complete))}`);
 console.log(`  a page with no data (/tracks) renders at ${f(median(base))}: the job page's own share is ${f(m - median(base))}`);
 console.log(`  first render ${f(m)} ms against the 300 ms target: ${(m / 300).toFixed(2)} of it`);

@@ -17,7 +17,7 @@ function options(list, sel) {
 
 function stageText(j) {
 	if (j.state === 'failed' && j.error) {
-		return `<span class="fail">${esc(j.stage || 'stage')} failed</span> <span class="muted">(${esc(j.error.class)})</span>`;
+		return `<span class="fail" title="${esc(j.error.message || '')}">${esc(j.stage || 'stage')} failed</span> <span class="muted">(${esc(j.error.class)})</span>`;
 	}
 	if (!j.stage) return `<span class="muted">${DASH}</span>`;
 	if (j.state === 'running') return `<span class="running-dot" aria-hidden="true"></span>${esc(j.stage)}`;
