@@ -460,6 +460,30 @@ await step('submitting with the token creates the job (seen through the API) and
 });
 await shot(page, 'submit');
 
+await step("the branch and mbox forms send what the API checks: its 400s are shown, nothing is queued", async () => {
+	const before = (await apiGet('/jobs?limit=1')).total;
+	expectedHttpErrors.add('/api/v1/jobs');
+	const tryIt = async (want) => {
+		await page.evaluate(() => { document.querySelector('#submit-result').textContent = ''; });
+		await page.click('button[type=submit]');
+		await page.waitForSelector('#submit-result .err-msg, #submit-result .ok-msg');
+		const msg = await page.textContent('#submit-result');
+		expect(msg.includes('HTTP 400') && msg.includes(want), `result: ${msg}`);
+	};
+	await page.fill('input[name=suite]', 'tlb');
+	await page.check('input[name=source][value=branch]');
+	await page.fill('input[name=tree]', 'linux');
+	await page.fill('input[name=base]', 'v6.1-debian');
+	await page.fill('input[name=branch_url]', 'https://git.example.org/linux.git');
+	await page.fill('input[name=branch_ref]', 'tlb..fix');
+	await tryIt('branch.ref: not a valid git ref');
+	await page.check('input[name=source][value=url]');
+	await page.fill('input[name=url]', 'ftp://lore.example.org/raw');
+	await tryIt('url: must be an http(s) URL');
+	expectedHttpErrors.delete('/api/v1/jobs');
+	eq((await apiGet('/jobs?limit=1')).total, before, 'jobs in the store');
+});
+
 await step('the job page of a queued job offers to cancel it, and the stored token cancels it', async () => {
 	await page.goto(URL_ + `/jobs/${created}`);
 	await page.waitForSelector('#cancel-job');
