@@ -224,7 +224,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	strbuf_addf(&cmdline, "console=ttyS0 panic=-1 tlblab.boot=%s", boot_id);
 	if (m->qemu->append)
 		strbuf_addf(&cmdline, " %s", m->qemu->append);
-	until = mono_now() + BOOT_TIMEOUT;
+	until = mono_now() + (m->boot_timeout > 0 ? m->boot_timeout : BOOT_TIMEOUT);
 	if (until > deadline)
 		until = deadline;
 
@@ -261,7 +261,8 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	if (w == -1) {
 		int kernel_spoke = strstr(console->buf, "Linux version") != NULL;
 
-		strbuf_addf(message, "boot: %s did not come up within %.0f s (%s)", m->name, BOOT_TIMEOUT,
+		strbuf_addf(message, "boot: %s did not come up within %.0f s (%s)", m->name,
+			    m->boot_timeout > 0 ? m->boot_timeout : BOOT_TIMEOUT,
 			    kernel_spoke ? "the kernel hangs" : "no kernel output at all");
 		k = kernel_spoke ? BOOT_KERNEL : BOOT_INFRA;
 		goto fail;

@@ -432,6 +432,8 @@ static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const c
 	double t0, until, timeout = reboot ? REBOOT_TIMEOUT : BOOT_TIMEOUT;
 	int r, cycled = 0;
 
+	if (m->boot_timeout > 0)
+		timeout = m->boot_timeout;
 	*ret = NULL;
 	identity_init(&before);
 	identity_init(&after);

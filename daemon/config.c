@@ -1235,10 +1235,10 @@ static void reboot_free(struct cfg_reboot *r)
 
 static const char *const machine_keys[] = {
 	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
-	"qemu", "kexec", "reboot", NULL
+	"qemu", "kexec", "reboot", "boot_timeout", NULL
 };
 enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
-       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_MAX };
+       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_BOOT_TIMEOUT, MK_MAX };
 KEYS_MATCH(machine_keys, MK_MAX);
 
 static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
@@ -1305,6 +1305,8 @@ static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 	m->agent_path = ks.val[MK_AGENT_PATH]
 		? get_str(c, "agent_path", ks.val[MK_AGENT_PATH], valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab-agent");
+	if (ks.val[MK_BOOT_TIMEOUT])
+		get_seconds(c, "boot_timeout", ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
 	m->workdir = ks.val[MK_WORKDIR]
 		? get_str(c, "workdir", ks.val[MK_WORKDIR], valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab");

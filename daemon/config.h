@@ -36,7 +36,9 @@
  *       cpus: 2
  *       tags: [qemu, small]
  *       boot: none                      # none | qemu | kexec | reboot
- *       power_cycle: [ipmitool, ...]    # argv, optional
+ *       power_cycle: [ipmitool, ...]    # argv, optional: run when a boot goes silent
+ *       boot_timeout: 600               # seconds for a boot to answer (default by
+ *                                       # method: qemu 240, kexec 300, reboot 600)
  *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded
  *       workdir: /tmp/tlblab            # scratch directory on the machine
  *       qemu:                           # boot: qemu only (required there)
@@ -158,6 +160,7 @@ struct cfg_machine {
 	size_t ntags;
 	enum boot_method boot;
 	char **power_cycle;	/* NULL-terminated argv, or NULL */
+	double boot_timeout;	/* seconds; 0: the boot method's default */
 	char *agent_path;	/* default "/tmp/tlblab-agent" */
 	char *workdir;		/* default "/tmp/tlblab" */
 	struct cfg_qemu *qemu;	/* boot: qemu (required then), else NULL */

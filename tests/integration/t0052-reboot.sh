@@ -8,6 +8,10 @@
 # id. Then a patched kernel that panics at boot: panic=-1 resets the guest,
 # GRUB has already forgotten the one-time entry and boots the known-good
 # kernel, and the job must fail with class boot, the machine still good.
+# Last, a machine that goes silent instead of rebooting (its reboot command
+# only kills sshd): after boot_timeout the daemon runs its power_cycle (a
+# system_reset on the QEMU monitor), GRUB boots the entry still set once,
+# and the job completes.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 
@@ -67,7 +71,7 @@ t0=$(date +%s)
 if ! qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
 	-kernel "$TMP/machine/grub.lnx" -drive "file=$TMP/machine/disk.img,format=raw,if=virtio" \
 	-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
-	-serial "file:$TMP/console.log" -display none -monitor none -daemonize -pidfile "$TMP/qemu.pid" \
+	-serial "file:$TMP/console.log" -display none -monitor "unix:$TMP/monitor.sock,server,nowait" -daemonize -pidfile "$TMP/qemu.pid" \
 	>"$TMP/qemu.out" 2>&1; then
 	fail "the guest starts" "$(cat "$TMP/qemu.out")"
 	exit 0
@@ -90,6 +94,7 @@ else
 	exit 0
 fi
 
+write_config() { # MACHINE_LINES BOOT_TIMEOUT REBOOT_LINES: rb1's extra lines
 cat >"$TMP/lab.yaml" <<EOC
 lab:
   data_dir: $TMP/data
@@ -105,10 +110,13 @@ machines:
     identity: $CACHE/guest/lab_key
     known_hosts: $CACHE/guest/known_hosts
     boot: reboot
+    boot_timeout: $2
     cpus: 2
+$1
     reboot:
       grub_dir: /
       initrd: initramfs.cpio
+$3
 builders:
   - name: local
     transport: local
@@ -129,6 +137,8 @@ suites:
         duration: 1
         iterations: 2
 EOC
+}
+write_config "" 120 ""
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
 submit() {
@@ -216,3 +226,31 @@ else
 	fail "the console has the panic and the fallback" "$(grep -E 'panic|known-good' "$TMP/console.log" | tail -n 4)"
 fi
 machine_good "after the panic"
+
+# 3. a machine that goes silent: the power cycle brings it back, on the entry
+# GRUB was told to boot once
+reset_cmd="import socket; s = socket.socket(socket.AF_UNIX); s.connect('$TMP/monitor.sock'); s.sendall(b'system_reset\\\\n')"
+write_config "    power_cycle: [$PY, -c, \"$reset_cmd\"]" 60 "      command: [killall, sshd]"
+kill -HUP "$DAEMON_PID"
+i=0
+until grep -q 'SIGHUP: configuration reloaded' "$DAEMON_LOG"; do
+	i=$((i + 1))
+	[ $i -gt 50 ] && break
+	sleep 0.2
+done
+t0=$(date +%s)
+id=$(submit "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
+state=$(job_wait "$id" "done failed cancelled" 1500)
+if [ "$state" = done ]; then
+	pass "a machine silent after its reboot command is power-cycled and the job is done in $(($(date +%s) - t0)) s"
+else
+	fail "a silent machine is power-cycled" "$state: $(api GET "/jobs/$id" | jq_py 'J["job"]["error"]'); console: $(tail -n 12 "$TMP/console.log")"
+fi
+boot_stage=$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')
+log=$(api GET "/jobs/$id/stages/$boot_stage/log")
+if echo "$log" | grep -q 'silent .* power-cycling it' && echo "$log" | grep -q 'back on the new kernel .* and a power cycle'; then
+	pass "the boot log says it went silent, was power-cycled and came back on the new kernel"
+else
+	fail "the boot log tells of the power cycle" "$(echo "$log" | grep tlblab: | head -c 800)"
+fi
+machine_good "after the power cycles"

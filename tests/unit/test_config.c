@@ -453,6 +453,7 @@ static void test_reboot_section(void **state)
 			L("  - name: r2")
 			L("    transport: local")
 			L("    boot: reboot")
+			L("    boot_timeout: 900")
 			L("    reboot:")
 			L("      append: console=ttyS0 panic=-1")
 			L("      kernel_dir: /boot/lab")
@@ -472,7 +473,9 @@ static void test_reboot_section(void **state)
 	assert_null(m->reboot->once[2]);
 	assert_string_equal(m->reboot->command[0], "reboot");
 	assert_null(m->reboot->command[1]);
+	assert_true(m->boot_timeout == 0);	/* the method's default */
 	m = config_machine(cfg, "r2");
+	assert_true(m->boot_timeout == 900);
 	assert_string_equal(m->reboot->append, "console=ttyS0 panic=-1");
 	assert_string_equal(m->reboot->kernel_dir, "/boot/lab");
 	assert_string_equal(m->reboot->grub_dir, "/boot/lab");	/* kernel_dir by default */
