@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compare.h"
@@ -534,14 +535,29 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		int64_t stage;
 		enum MHD_Result ret;
 
+		long tail;
+		size_t from;
+
 		if (parse_id(rc->seg[5], &stage) < 0)
 			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		if (query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
+			return send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
+					  "to 1000000");
 		if (store_stage_log(api->st, id, stage, &log) < 0) {
 			strbuf_release(&log);
 			return send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
 					  (long long)stage, (long long)id);
 		}
-		ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf, log.len);
+		/* ?tail=N: the last N lines only */
+		from = log.len;
+		if (from && log.buf[from - 1] == '\n')
+			from--;
+		while (tail > 0 && from > 0)
+			if (log.buf[--from] == '\n' && --tail == 0)
+				from++;
+		if (!query(rc->conn, "tail"))
+			from = 0;
+		ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
 		strbuf_release(&log);
 		return ret;
 	}
@@ -659,6 +675,35 @@ static enum MHD_Result route(struct route_ctx *rc)
 	return ret;
 }
 
+/* What a submitter may choose: the configured suites, with their rules. */
+static json_t *suites_json(const struct lab_config *cfg)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < cfg->nsuites; i++) {
+		const struct cfg_suite *su = &cfg->suites[i];
+
+		json_array_append_new(arr, json_pack("{s:s,s:f,s:O,s:o}", "name", su->name, "timeout",
+						     su->timeout, "workloads", su->workloads, "rules",
+						     compare_rules_json(&su->rules)));
+	}
+	return json_pack("{s:o}", "suites", arr);
+}
+
+/* The configured trees: names and builders (not their URLs). */
+static json_t *trees_json(const struct lab_config *cfg)
+{
+	json_t *arr = json_array();
+	size_t i;
+
+	for (i = 0; i < cfg->ntrees; i++)
+		json_array_append_new(arr, json_pack("{s:s,s:s,s:s}", "name", cfg->trees[i].name, "builder",
+						     cfg->trees[i].builder, "config_base",
+						     cfg->trees[i].config_base));
+	return json_pack("{s:o}", "trees", arr);
+}
+
 static enum MHD_Result route_uncached(struct route_ctx *rc)
 {
 	struct api *api = rc->api;
@@ -681,6 +726,12 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 		return set_health(rc);
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "compare"))
 		return compare_jobs(rc);
+	if (rc->nseg == 3 && (!strcmp(rc->seg[2], "suites") || !strcmp(rc->seg[2], "trees"))) {
+		if (!is_get)
+			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		return send_json(rc->conn, 200, !strcmp(rc->seg[2], "suites") ? suites_json(api->cfg)
+									       : trees_json(api->cfg));
+	}
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
 		if (!is_get)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
@@ -709,10 +760,13 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn, const char *url,
 				    const char *method)
 {
-	char path[4096];
+	char path[4096], mtime[64];
+	const char *since;
 	struct MHD_Response *r;
 	struct stat sb;
+	struct tm tm;
 	enum MHD_Result ret;
+	unsigned status = 200;
 	int fd;
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
@@ -727,17 +781,30 @@ static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn
 			close(fd);
 		return send_error(conn, 404, "not_found", "no such resource");
 	}
-	r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
-	if (!r) {
+	/* the browser revalidates every load; an unchanged file is a 304 */
+	gmtime_r(&sb.st_mtime, &tm);
+	strftime(mtime, sizeof(mtime), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	since = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_MODIFIED_SINCE);
+	if (since && !strcmp(since, mtime)) {
 		close(fd);
+		fd = -1;
+		r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+		status = 304;
+	} else {
+		r = MHD_create_response_from_fd((uint64_t)sb.st_size, fd);
+	}
+	if (!r) {
+		if (fd >= 0)
+			close(fd);
 		return MHD_NO;
 	}
+	MHD_add_response_header(r, "Last-Modified", mtime);
 	MHD_add_response_header(r, "Content-Type", web_content_type(path));
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Content-Security-Policy",
 				"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
-	ret = MHD_queue_response(conn, 200, r);
+	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
 }

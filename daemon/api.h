@@ -16,6 +16,9 @@
  *   GET  /api/v1/health
  *        {"status": "ok", "version": "0.1.0", "jobs": {"queued": N, "running": N},
  *         "machines": {"good": N, "unknown": N, "bad": N, "maintenance": N}}
+ *   GET  /api/v1/suites    {"suites": [{"name", "timeout", "workloads": [SPEC..],
+ *          "rules": {..} (the comparison's "rules")}]}
+ *   GET  /api/v1/trees     {"trees": [{"name", "builder", "config_base"}]}
  *   GET  /api/v1/machines
  *        {"machines": [{"name", "transport", "host", "boot", "arch", "cpus",
  *          "tags": [..], "health": "good|unknown|bad|maintenance",
@@ -39,7 +42,8 @@
  *   GET  /api/v1/jobs/ID/samples?stage=SID&name=NAME
  *        {"samples": [{"stage", "t", "dt", "spec", "case", "iteration",
  *          "warmup", "window", "values": {NAME: delta}}]}
- *   GET  /api/v1/jobs/ID/stages/SID/log   text/plain, the stage's log
+ *   GET  /api/v1/jobs/ID/stages/SID/log?tail=N   text/plain, the stage's log
+ *        (its last N lines with tail)
  *   GET  /api/v1/jobs/ID/profiles          {"profiles": [{"run", "profile"}]}
  *   GET  /api/v1/jobs/ID/comparison        {"comparison": ...} base vs patched of an
  *        A/B job (schemas/comparison.schema.json) under its suite's rules;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,7 @@ struct sched {
 	pthread_t *workers;
 	int nworkers, quit;
 	double last_recheck;
+	int64_t backfill_below;	/* backfill() looks below this job id; 0: done */
 };
 
 void sched_wake(struct sched *sc)
@@ -147,6 +149,7 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 		abort();
 	sc->st = st;
 	sc->cfg = cfg;
+	sc->backfill_below = INT64_MAX;
 	snprintf(sc->agent_path, sizeof(sc->agent_path), "%s", agent_path);
 	snprintf(sc->kernels_dir, sizeof(sc->kernels_dir), "%s", kernels_dir);
 	if (file_sha256(agent_path, sc->agent_sha, err) < 0) {
@@ -666,6 +669,20 @@ static void recheck(struct sched *sc)
 	json_decref(ms);
 }
 
+/* Done A/B jobs from before comparisons were kept get theirs, one per
+ * pass, newest first, so the job list can filter them by verdict too. */
+static void backfill(struct sched *sc)
+{
+	int64_t id;
+
+	if (sc->backfill_below == 0)
+		return;
+	id = store_job_without_verdict(sc->st, sc->backfill_below);
+	sc->backfill_below = id;	/* 0: nothing left */
+	if (id)
+		keep_results(sc, id);
+}
+
 int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
 {
 	sc->last_recheck = mono_now();
@@ -677,6 +694,7 @@ int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic
 		pass_cancels(sc);
 		dispatch(sc);
 		recheck(sc);
+		backfill(sc);
 		if (poll(&pfd, 1, PASS_INTERVAL_MS) > 0)
 			while (read(sc->wake[0], buf, sizeof(buf)) > 0)
 				;

@@ -601,7 +601,8 @@ int store_comparison_put(struct store *st, int64_t job, const char *rules, const
 	sqlite3_bind_double(s, 5, compute_ms);
 	if (step_done(s) < 0 || !sqlite3_changes(st->db))
 		goto fail;
-	s = prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1");
+	/* a failed job's partial comparison is kept, but gives it no verdict */
+	s = prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'");
 	sqlite3_bind_int64(s, 1, job);
 	bind_text(s, 2, verdict);
 	if (step_done(s) < 0 || exec(st, "COMMIT") < 0)
@@ -613,6 +614,22 @@ fail:
 out:
 	unlock(st);
 	return rc;
+}
+
+int64_t store_job_without_verdict(struct store *st, int64_t below)
+{
+	sqlite3_stmt *s;
+	int64_t id = 0;
+
+	lock(st);
+	s = prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
+		     "ORDER BY id DESC LIMIT 1");
+	sqlite3_bind_int64(s, 1, below);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	stmt_done(st, s);
+	unlock(st);
+	return id;
 }
 
 /* Job state, or NULL. Caller holds the lock; result is a static copy. */

@@ -100,6 +100,9 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f);
 int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc);
 int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
 			 const char *verdict, double compute_ms);
+/* The newest done A/B job below id `below` that has no verdict yet (stored
+ * before there were verdicts), or 0. */
+int64_t store_job_without_verdict(struct store *st, int64_t below);
 
 /*
  * Asks for a job to be cancelled: a queued job (or one whose stages have not

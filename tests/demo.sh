@@ -3,7 +3,7 @@
 # linux-source-6.1 into a git tree (once), builds the QEMU guests' initramfs,
 # starts tlblabd on configs/local.yaml (unless it already runs), submits a demo
 # patch to arch/x86/mm/tlb.c against its base, waits, and prints the stored
-# results of both sides and the dashboard URL. A second run reuses the tree,
+# results of both sides, their comparison and the dashboard URL. A second run reuses the tree,
 # the builds and ccache.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,5 +50,8 @@ echo
 echo "== results of job $job (base, then patched)"
 "$BUILD/tlblab" results "$job"
 echo
-echo "Dashboard: $TLBLAB_SERVER/   job: $TLBLAB_SERVER/api/v1/jobs/$job"
+echo "== comparison of job $job (base vs patched)"
+"$BUILD/tlblab" compare "$job"
+echo
+echo "Dashboard: $TLBLAB_SERVER/   this job: $TLBLAB_SERVER/jobs/$job   JSON: $TLBLAB_SERVER/api/v1/jobs/$job/comparison"
 echo "tlblabd keeps running; stop it with: pkill -x tlblabd"

@@ -118,6 +118,13 @@ n=$(api GET "/jobs/1/samples?name=interrupts.TLB" | jq_py 'len(J["samples"])')
 [ "${n:-0}" -gt 4 ] && pass "per-second samples stored ($n)" || fail "samples" "got $n"
 api GET /jobs/1/stages/1/log | grep -q 'agent uploaded on m1' && pass "the stage log shows the agent upload" ||
 	fail "stage log" "$(api GET /jobs/1/stages/1/log | head -c 300)"
+full=$(api GET /jobs/1/stages/1/log)
+[ "$(api GET '/jobs/1/stages/1/log?tail=2')" = "$(printf '%s\n' "$full" | tail -n 2)" ] &&
+	pass "?tail=2 gives the stage log's last 2 lines" || fail "log tail" "$(api GET '/jobs/1/stages/1/log?tail=2')"
+api GET '/jobs/1/stages/1/log?tail=x' >/dev/null
+[ "$HTTP_STATUS" = 400 ] && pass "a bad tail is 400" || fail "bad tail" "got $HTTP_STATUS"
+[ "$(api GET /suites | jq_py '" ".join(s["name"] for s in J["suites"])')" = "quick long" ] &&
+	pass "GET /suites lists the configured suites" || fail "suites" "$(api GET /suites | head -c 300)"
 "$CLIENT" results 1 >"$TMP/results.out" 2>&1 && grep -q 'mode=threads\|threads' "$TMP/results.out" &&
 	pass "tlblab results shows both cases" || fail "tlblab results" "$(head -c 400 "$TMP/results.out")"
 
