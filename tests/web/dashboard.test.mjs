@@ -384,18 +384,32 @@ await step('a failed build shows the stage, the class, the message and the compi
 });
 await shot(page, 'failed-build');
 
-await step('a failed boot shows the console: the panic is in the excerpt', async () => {
+await step('a failed boot shows the console: the panic is in the excerpt, read from the log\'s tail; the whole log is a link', async () => {
 	const job = (await apiGet('/jobs/3')).job;
 	const st = job.stages.find((g) => g.state === 'failed');
+	const logPath = `/api/v1/jobs/3/stages/${st.id}/log`;
+	const logRequests = [];
+	const seen = (req) => {
+		if (req.url().startsWith(URL_ + logPath)) logRequests.push(req.url().slice(URL_.length));
+	};
+	page.on('request', seen);
 	await page.goto(URL_ + '/jobs/3');
 	await page.waitForSelector('#failure');
 	await complete(page);
+	page.off('request', seen);
 	const box = `#failure [data-failed-stage="${st.id}"]`;
 	eq((await page.textContent(box + ' .fail-class')).trim(), 'boot', 'class');
 	expect((await page.textContent(box + ' p')).includes('boot patched'), 'the failed stage is not named');
 	const ex = await page.textContent(box + ' pre.excerpt');
 	expect(ex.includes('Kernel panic - not syncing: Fatal exception in interrupt'), `excerpt: ${ex}`);
-	expect((await page.textContent(box)).includes('whole console log'), 'no link to the whole console log');
+	eq(logRequests, [logPath + '?tail=200'], 'the log requests of the page');
+	const where = await page.textContent(box + ' .excerpt-where');
+	expect(where.includes('of the last 200'), `the excerpt does not say it is from the log's tail: ${where}`);
+	const link = page.locator(box + ' a', { hasText: 'whole console log' });
+	eq(await link.getAttribute('href'), logPath, 'the whole console log link');
+	const whole = await (await fetch(URL_ + logPath)).text();
+	expect(whole.split('\n').length > 300 && whole.startsWith('[    0.000000] Linux version'),
+		`the link does not give the whole console log (${whole.split('\n').length} lines)`);
 });
 await shot(page, 'failed-boot');
 
@@ -418,6 +432,39 @@ await step('machines: health, reason, current job, kernel and recent failures as
 await shot(page, 'machines');
 
 // ---- submit ----
+await step('the submit page offers the suites and trees GET /suites and /trees list', async () => {
+	const suites = (await apiGet('/suites')).suites.map((su) => su.name);
+	const trees = (await apiGet('/trees')).trees.map((t) => t.name);
+	await page.goto(URL_ + '/submit');
+	await page.waitForSelector('#submit-form');
+	const values = (sel) => page.$$eval(sel + ' option', (os) => os.map((o) => o.value));
+	eq(await values('select[name=suite]'), suites, 'suite choices');
+	eq(await values('select[name=tree]'), trees, 'tree choices');
+	eq(await page.inputValue('select[name=suite]'), 'tlb', 'the suite chosen first');
+	expect(suites.includes('hold') && trees.includes('linux'), `the lab's suites ${suites} and trees ${trees}`);
+});
+
+await step('the submit page shows the API error when the suites cannot be read, and still offers the trees', async () => {
+	await page.route('**/api/v1/suites', (route) => route.fulfill({
+		status: 503, contentType: 'application/json',
+		body: JSON.stringify({ error: { code: 'unavailable', message: 'suites: the lab is reloading' } }),
+	}));
+	expectedHttpErrors.add('/api/v1/suites');
+	try {
+		await page.goto(URL_ + '/submit');
+		await page.waitForSelector('#submit-form');
+		const b = await page.textContent('#banner');
+		expect(b.includes('HTTP 503 unavailable') && b.includes('suites: the lab is reloading') && b.includes('/api/v1/suites'), `banner: ${b}`);
+		expect(await page.isDisabled('select[name=suite]'), 'the suite select is usable without suites');
+		expect((await page.textContent('select[name=suite]')).includes('the lab is reloading'), 'the suite select does not say why it is empty');
+		eq(await page.$$eval('select[name=tree] option', (os) => os.map((o) => o.value)),
+			(await apiGet('/trees')).trees.map((t) => t.name), 'tree choices');
+	} finally {
+		await page.unroute('**/api/v1/suites');
+		expectedHttpErrors.delete('/api/v1/suites');
+	}
+});
+
 const patch = 'diff --git a/arch/x86/mm/tlb.c b/arch/x86/mm/tlb.c\n--- a/arch/x86/mm/tlb.c\n+++ b/arch/x86/mm/tlb.c\n@@ -1 +1 @@\n-a\n+b\n';
 await step('submitting without a token is refused: the page shows the 401 and nothing is queued', async () => {
 	const before = (await apiGet('/jobs?limit=1')).total;
@@ -426,9 +473,9 @@ await step('submitting without a token is refused: the page shows the 401 and no
 	await page.evaluate(() => localStorage.removeItem('tlblab.token'));
 	await page.fill('input[name=token]', '');
 	await page.fill('textarea[name=patch]', patch);
-	await page.fill('input[name=tree]', 'linux');
+	await page.selectOption('select[name=tree]', 'linux');
 	await page.fill('input[name=base]', 'v6.1-debian');
-	await page.fill('input[name=suite]', 'tlb');
+	await page.selectOption('select[name=suite]', 'tlb');
 	expectedHttpErrors.add('/api/v1/jobs');
 	await page.click('button[type=submit]');
 	await page.waitForSelector('#submit-result .err-msg');
@@ -446,7 +493,7 @@ await step('submitting with the token creates the job (seen through the API) and
 	await page.check('input[name=remember]');
 	await page.check('input[name=source][value=none]');
 	expect(await page.isHidden('textarea[name=patch]'), 'the patch field stays shown for a job without a patch');
-	await page.fill('input[name=suite]', 'hold');
+	await page.selectOption('select[name=suite]', 'hold');
 	await page.fill('input[name=submitter]', 'webtest');
 	await page.check('input[name=machines][value=m1]');
 	await page.click('button[type=submit]');
@@ -470,9 +517,9 @@ await step("the branch and mbox forms send what the API checks: its 400s are sho
 		const msg = await page.textContent('#submit-result');
 		expect(msg.includes('HTTP 400') && msg.includes(want), `result: ${msg}`);
 	};
-	await page.fill('input[name=suite]', 'tlb');
+	await page.selectOption('select[name=suite]', 'tlb');
 	await page.check('input[name=source][value=branch]');
-	await page.fill('input[name=tree]', 'linux');
+	await page.selectOption('select[name=tree]', 'linux');
 	await page.fill('input[name=base]', 'v6.1-debian');
 	await page.fill('input[name=branch_url]', 'https://git.example.org/linux.git');
 	await page.fill('input[name=branch_ref]', 'tlb..fix');

@@ -12,7 +12,8 @@ dashboard:
      one counter is only on the base side (unavailable); per-second samples,
      perf profiles, builds
   2  A/B failed: the patched build fails (class build) with a compile error
-  3  A/B failed: the patched kernel panics at boot (class boot), console log
+  3  A/B failed: the patched kernel panics at boot (class boot), a console
+     log of over 300 lines (longer than the tail the page's excerpt reads)
 The tests add a running and a queued job through the API.
 Machine m2 is in maintenance with two recent failures.
 """
@@ -44,6 +45,7 @@ CONSOLE_LOG = "\n".join(
     ["[    0.000000] Linux version 6.1.0-tlblab+ (root@builder) (gcc (Debian 12.2.0-14) 12.2.0) #1 SMP",
      "[    0.000000] Command line: console=ttyS0 panic=-1 rdinit=/init",
      "[    0.012000] x86/mm: Memory block size: 128MB"]
+    + ["[    0.000000] BIOS-e820: [mem 0x%016x-0x%016x] usable" % (i << 24, ((i + 1) << 24) - 1) for i in range(300)]
     + ["[    0.%06d] smpboot: CPU %d: booting" % (100000 + i * 1000, i) for i in range(1, 3)]
     + ["[    0.431200] BUG: unable to handle page fault for address: ffff888000000008",
        "[    0.431305] #PF: supervisor read access in kernel mode",

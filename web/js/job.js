@@ -292,7 +292,10 @@ function wireLogs(root, ctx, jobId) {
 }
 
 // The part of a failed stage's log worth reading first: around the first
-// line that looks like the error, else the tail.
+// line that looks like the error, else the tail. text is the log's last
+// EXCERPT_TAIL lines (?tail=): a longer log is not downloaded to be read
+// from its end, and the "whole log" link is there for the rest.
+const EXCERPT_TAIL = 200;
 function excerpt(text) {
 	const lines = text.replace(/\n$/, '').split('\n');
 	let at = -1;
@@ -308,9 +311,12 @@ function excerpt(text) {
 		from = Math.max(0, lines.length - 24);
 		to = lines.length;
 	}
+	// with fewer lines than asked for, this is the whole log and the line
+	// numbers are its own; else they count from the start of the tail
+	const of = lines.length < EXCERPT_TAIL ? `of ${lines.length}` : `of the last ${EXCERPT_TAIL}`;
 	return {
 		html: lines.slice(from, to).map((l, k) => (from + k === at ? `<mark>${esc(l)}</mark>` : esc(l))).join('\n'),
-		from: from + 1, to, total: lines.length,
+		where: `Lines ${from + 1}\u2013${to} ${of}:`,
 	};
 }
 
@@ -340,14 +346,15 @@ async function loadExcerpts(root, ctx, jobId) {
 	for (const box of root.querySelectorAll('[data-failed-stage]')) {
 		const where = box.querySelector('.excerpt-where'), pre = box.querySelector('pre.excerpt');
 		try {
-			const text = await api(`/jobs/${jobId}/stages/${box.dataset.failedStage}/log`, { text: true, signal: ctx.signal });
+			const text = await api(`/jobs/${jobId}/stages/${box.dataset.failedStage}/log?tail=${EXCERPT_TAIL}`,
+				{ text: true, signal: ctx.signal });
 			if (!text.trim()) {
 				where.textContent = 'The stage left an empty log.';
 				pre.remove();
 				continue;
 			}
 			const ex = excerpt(text);
-			where.textContent = `Lines ${ex.from}\u2013${ex.to} of ${ex.total}:`;
+			where.textContent = ex.where;
 			pre.innerHTML = ex.html;
 		} catch (e) {
 			where.textContent = `Could not load the log: ${e.message}`;

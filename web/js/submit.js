@@ -1,6 +1,7 @@
 // Submit: POST /api/v1/jobs with the token as "Authorization: Bearer". The
 // token is kept in this browser's localStorage when asked to; every check
-// of the request is the API's, and its answer is shown as it is.
+// of the request is the API's, and its answer is shown as it is. The suites
+// and trees to choose from are the configured ones (GET /suites, /trees).
 import { api, storedToken, storeToken } from './api.js';
 import { esc } from './util.js';
 
@@ -14,18 +15,40 @@ function remembered(key) {
 	}
 }
 
+// The choices a select offers: what the API lists, or, when it cannot be
+// read, the error (shown in the banner too) and nothing to choose.
+async function choices(ctx, path, key, what) {
+	try {
+		return { list: (await api(path, { signal: ctx.signal }))[key] };
+	} catch (err) {
+		if (err.name === 'AbortError') throw err;
+		ctx.error(err, what);
+		return { list: [], err };
+	}
+}
+
+function selectHtml(name, c, label, pick) {
+	if (c.err)
+		return `<select name="${name}" disabled><option value="">could not load the ${esc(name)}s: ${esc(c.err.message)}</option></select>`;
+	if (!c.list.length)
+		return `<select name="${name}" disabled><option value="">no ${esc(name)}s configured</option></select>`;
+	return `<select name="${name}">${c.list.map((x) => `<option value="${esc(x.name)}"${x.name === pick ? ' selected' : ''}>${esc(label(x))}</option>`).join('')}</select>`;
+}
+
 export async function render(ctx) {
 	ctx.title('submit');
-	const [machines, recent] = await Promise.all([
+	const [machines, recent, suites, trees] = await Promise.all([
 		api('/machines', { signal: ctx.signal }),
 		api('/jobs?limit=200', { signal: ctx.signal }),
+		choices(ctx, '/suites', 'suites', 'the suites to choose from'),
+		choices(ctx, '/trees', 'trees', 'the trees to choose from'),
 	]);
-	const suites = [...new Set(recent.jobs.map((j) => j.suite))].sort();
-	const trees = [...new Set(recent.jobs.map((j) => j.tree).filter(Boolean))].sort();
 	const bases = [...new Set(recent.jobs.map((j) => j.base).filter(Boolean))].sort();
 	const lastAb = recent.jobs.find((j) => j.kind === 'ab');
 	const token = storedToken();
 	const opts = (l) => l.map((v) => `<option value="${esc(v)}">`).join('');
+	const suiteLabel = (su) => `${su.name} (${(su.workloads || []).map((w) => w.workload).filter(Boolean).join(', ') || 'no workloads'})`;
+	const treeLabel = (t) => `${t.name} (builder ${t.builder})`;
 
 	ctx.main.innerHTML = `<h1>Submit a job</h1>
 <form id="submit-form" class="submit" novalidate>
@@ -37,7 +60,7 @@ export async function render(ctx) {
   <label><input type="radio" name="source" value="none"> no patch: the suite on machines as they are</label>
 </fieldset>
 <div class="ab-only grid2">
-  <label>Tree <input name="tree" list="dl-trees" value="${esc(lastAb ? lastAb.tree : '')}" autocomplete="off" placeholder="linux"></label>
+  <label>Tree ${selectHtml('tree', trees, treeLabel, lastAb && lastAb.tree)}</label>
   <label>Base (git ref) <input name="base" list="dl-bases" value="${esc(lastAb ? lastAb.base : '')}" autocomplete="off" placeholder="v6.1"></label>
 </div>
 <div class="src src-patch">
@@ -53,7 +76,7 @@ export async function render(ctx) {
   <label>mbox URL <input name="url" autocomplete="off" placeholder="https://lore.kernel.org/.../raw"></label>
 </div>
 <div class="grid2">
-  <label>Suite <input name="suite" list="dl-suites" value="${esc(suites.includes('tlb') ? 'tlb' : suites[0] || '')}" required autocomplete="off"></label>
+  <label>Suite ${selectHtml('suite', suites, suiteLabel, 'tlb')}</label>
   <label>Submitter <input name="submitter" value="${esc(remembered(SUBMITTER_KEY))}" autocomplete="off" placeholder="your name (letters, digits, . _ -)"></label>
   <label>Boots <span class="small muted">(per side for A/B)</span> <input name="boots" type="number" min="1" max="100" placeholder="5 for A/B, 1 otherwise"></label>
   <label>Max boots <span class="small muted">(more while inconclusive)</span> <input name="max_boots" type="number" min="1" max="100"></label>
@@ -71,7 +94,7 @@ export async function render(ctx) {
 </fieldset>
 <p><button type="submit" class="primary">Submit job</button></p>
 <div id="submit-result" role="status" aria-live="polite"></div>
-<datalist id="dl-suites">${opts(suites)}</datalist><datalist id="dl-trees">${opts(trees)}</datalist><datalist id="dl-bases">${opts(bases)}</datalist>
+<datalist id="dl-bases">${opts(bases)}</datalist>
 </form>`;
 
 	const form = ctx.main.querySelector('form');
@@ -97,14 +120,14 @@ export async function render(ctx) {
 	form.addEventListener('submit', async (ev) => {
 		ev.preventDefault();
 		const e = form.elements, src = e.source.value;
-		const body = { suite: e.suite.value.trim() };
+		const body = { suite: e.suite.value };
 		if (e.submitter.value.trim()) body.submitter = e.submitter.value.trim();
 		const ms = [...form.querySelectorAll('input[name=machines]:checked')].map((c) => c.value);
 		if (ms.length) body.machines = ms;
 		const tags = e.tags.value.split(',').map((t) => t.trim()).filter(Boolean);
 		if (tags.length) body.tags = tags;
 		if (src !== 'none') {
-			body.tree = e.tree.value.trim();
+			body.tree = e.tree.value;
 			body.base = e.base.value.trim();
 			if (src === 'patch') body.patch = e.patch.value;
 			if (src === 'branch') body.branch = { url: e.branch_url.value.trim(), ref: e.branch_ref.value.trim() };
