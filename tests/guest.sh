@@ -1,0 +1,124 @@
+# Shared by the tests whose lab machine is a QEMU guest started by the test
+# itself and reached over SSH (t0051 kexec, t0052 reboot). Source after
+# lib.sh and daemon.sh; set CACHE, GUEST_PORT, CLIENT and MACHINE first.
+
+# guest ARGS...: runs a command on the guest as root
+guest() {
+	ssh -i "$CACHE/guest/lab_key" -o UserKnownHostsFile="$CACHE/guest/known_hosts" -o StrictHostKeyChecking=yes \
+		-o BatchMode=yes -o ConnectTimeout=10 -p "$GUEST_PORT" root@127.0.0.1 "$@"
+}
+
+# guest_prepare FILE: imports the tree and builds the initramfs; fails the
+# test unless the initramfs has FILE (a path inside it)
+guest_prepare() {
+	if ! sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >"$TMP/import.log" 2>&1; then
+		fail "the kernel tree is imported" "$(tail -n 3 "$TMP/import.log")"
+		exit 0
+	fi
+	if ! sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$GUEST_AGENT" >"$TMP/initramfs.log" 2>&1; then
+		fail "the guest initramfs is built" "$(tail -n 3 "$TMP/initramfs.log")"
+		exit 0
+	fi
+	if ! cpio -t <"$CACHE/guest/initramfs.cpio" 2>/dev/null | grep -qx "$1"; then
+		fail "the guest initramfs has $1" "apt-get install what provides it, then kernels/mkinitramfs.sh"
+		exit 0
+	fi
+}
+
+# lab_kernel CONFIG_LINE...: prints the bzImage of a lab kernel whose config
+# has every line given (one built before by t0050 or t0051, or the base
+# kernel built here the way t0040 does)
+lab_kernel() {
+	for f in "$CACHE"/tlblab/out/*/bzImage "$CACHE"/work-test/out/*/bzImage; do
+		[ -f "$f" ] || continue
+		found=$f
+		for opt in "$@"; do
+			grep -qx "$opt" "$(dirname "$f")/config" 2>/dev/null || found=
+		done
+		[ -n "$found" ] && { echo "$found"; return 0; }
+	done
+	if ! sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/work-test" --out "$CACHE/work-test/out" \
+		--config-base tinyconfig --fragment "$TOP/kernels/fragments/lab-required.config" \
+		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" --ref v6.1-debian >"$TMP/build.log" 2>&1; then
+		return 1
+	fi
+	echo "$(sed -n 's/^TLBLAB dir //p' "$TMP/build.log" | head -n 1)/bzImage"
+}
+
+# build_host BZIMAGE: the build's host tag (b-...), as /proc/version shows it
+build_host() {
+	sed -n 's/.*"build_host": "\(b-[0-9a-f]*\)".*/\1/p' "$(dirname "$1")/meta.json"
+}
+
+# guest_wait_ready: waits for the guest started with -pidfile $TMP/qemu.pid
+# and the serial console in $TMP/console.log to say it is ready
+guest_wait_ready() {
+	QEMU_PID=$(cat "$TMP/qemu.pid")
+	_i=0
+	until grep -q 'tlblab-guest: ready' "$TMP/console.log" 2>/dev/null; do
+		_i=$((_i + 1))
+		if [ $_i -gt 720 ] || ! kill -0 "$QEMU_PID" 2>/dev/null; then
+			fail "the guest boots" "$(tail -n 5 "$TMP/console.log" 2>/dev/null)"
+			exit 0
+		fi
+		sleep 0.25
+	done
+}
+
+# lab_tail: the builders, trees and suites sections of the guest tests' lab.yaml
+lab_tail() {
+	cat <<EOC
+builders:
+  - name: local
+    transport: local
+    jobs: 2
+    workdir: $CACHE
+trees:
+  - name: linux
+    url: $CACHE/linux
+    builder: local
+    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+suites:
+  - name: quick
+    timeout: 600
+    workloads:
+      - workload: mprotect
+        mode: [threads, processes]
+        workers: 2
+        duration: 1
+        iterations: 2
+EOC
+}
+
+# submit PATCHFILE: an A/B job of the patch against v6.1-debian, one boot
+# per side; prints the job id
+submit() {
+	"$CLIENT" submit --json --suite quick --tree linux --base v6.1-debian --patch "$1" --boots 1 \
+		--submitter "$(basename "$0" .sh)" | jq_py 'J["job"]["id"]'
+}
+
+# machine_good WHEN: $MACHINE is good in /api/v1/machines
+machine_good() {
+	h=$(api GET /machines | jq_py "[m['health'] for m in J['machines'] if m['name'] == '$MACHINE'][0]")
+	if [ "$h" = good ]; then
+		pass "$1: $MACHINE is good"
+	else
+		fail "$1: $MACHINE is good" "health $h: $(api GET /machines | head -c 400)"
+	fi
+}
+
+# expect_fallback JOB GOOD_HOST: the job failed with class boot, the machine
+# having come back on the kernel built as GOOD_HOST
+expect_fallback() {
+	_t0=$(date +%s)
+	_state=$(job_wait "$1" "done failed cancelled" 1500)
+	_job=$(api GET "/jobs/$1")
+	_cls=$(printf "%s\n" "$_job" | jq_py '(J["job"]["error"] or {}).get("class")')
+	_msg=$(printf "%s\n" "$_job" | jq_py '(J["job"]["error"] or {}).get("message")')
+	if [ "$_state" = failed ] && [ "$_cls" = boot ] && printf "%s\n" "$_msg" | grep -q 'came back on another kernel' &&
+		printf "%s\n" "$_msg" | grep -q "tlblab@$2)"; then
+		pass "a kernel that panics at boot: class boot in $(($(date +%s) - _t0)) s: back on the first kernel"
+	else
+		fail "a kernel that panics at boot" "state $_state, class $_cls: $(printf "%s\n" "$_msg" | head -c 600)"
+	fi
+}
