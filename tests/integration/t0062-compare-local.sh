@@ -80,3 +80,52 @@ if kop:
 ok(c["summary"]["improvements"] and not c["summary"]["regressions"],
    "the summary lists the improvement first: " + c["summary"].get("text", "")[:200], json.dumps(c["summary"])[:300])
 PYEOF
+
+# A/A on real runs: 12 runs of the same thing (threads), alternately given to
+# two sides; the headline metric must not be called a change
+for boot in 7 8 9 10 11 12; do
+	"$AGENT" run --workload mprotect --mode threads --workers 2 --duration 0.5 --iterations 3 --warmup 1 \
+		--id "threads-$boot" >"$TMP/threads-$boot.out" 2>"$TMP/threads-$boot.err" ||
+		{ fail "agent run threads $boot" "$(tail -c 300 "$TMP/threads-$boot.err")"; exit 0; }
+done
+$PY - "$TMP" <<'PYEOF' >"$TMP/aa.json"
+import json, sys
+tmp = sys.argv[1]
+runs, metrics, rid = [], [], 0
+for boot in range(1, 13):
+    side = "a" if boot % 2 else "b"
+    for line in open("%s/threads-%d.out" % (tmp, boot)):
+        o = json.loads(line)
+        if o["type"] != "iteration":
+            continue
+        rid += 1
+        runs.append({"id": rid, "stage": boot, "machine": "local", "side": side, "spec": 0, "case": o["case"],
+                     "iteration": o["iteration"], "warmup": o["warmup"], "workload": o["params"]["workload"],
+                     "params": o["params"], "duration_s": o["duration_s"], "build_id": None,
+                     "boot_id": "threads-%d" % boot})
+        for name, value in o["metrics"].items():
+            info = o["info"].get(name, {})
+            metrics.append({"run": rid, "name": name, "value": value, "unit": info.get("unit"),
+                            "direction": info.get("direction", "neutral")})
+doc = {"runs": runs, "metrics": metrics, "profiles": [], "provenance": {"host": "this machine"}}
+print(json.dumps({"base": doc, "patched": doc, "base_side": "a", "patched_side": "b"}))
+PYEOF
+if ! "$TMP/compare-cli" <"$TMP/aa.json" >"$TMP/aa-cmp.json" 2>"$TMP/aa.err"; then
+	fail "compare A/A" "$(cat "$TMP/aa.err")"
+	exit 0
+fi
+$PY - "$TMP/aa-cmp.json" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))
+def ok(cond, name, why=""):
+    print(("ok - " if cond else "not ok - ") + name + ("" if cond else " # " + why))
+head = [r for r in c["rows"] if r["headline"]]
+called = [r for r in c["rows"] if r["verdict"] in ("regression", "improvement")]
+ops = [r for r in head if r["metric"] == "mprotect.ops_per_sec"]
+ok(len(ops) == 1 and ops[0]["base"]["n"] == 6 and ops[0]["patched"]["n"] == 6 and
+   ops[0]["verdict"] not in ("regression", "improvement"),
+   "A/A on 12 real runs: ops/s is %s (%s%%, p %s)" % (ops[0]["verdict"], ops[0]["change_pct"], ops[0]["p"]) if ops else "A/A",
+   json.dumps(ops)[:400])
+print("# A/A on real runs: %d of %d rows called a change: %s" % (len(called), len(c["rows"]),
+      ", ".join("%s %s" % (r["metric"], r["verdict"]) for r in called)))
+PYEOF
