@@ -61,6 +61,8 @@
  *   "ref"}: the patched side is that branch) or "url" (a raw mbox to fetch):
  *   both kernels are built, then booted "boots" times each (default 5),
  *   base and patched interleaved, and the suite runs after every boot.
+ *   While a headline metric is inconclusive, 2 boots per side are added, up
+ *   to "max_boots" (default 9 when "boots" is not given, else "boots").
  *
  * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",

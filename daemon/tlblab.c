@@ -54,6 +54,7 @@ enum {
 	OPT_TAGS,
 	OPT_SUBMITTER,
 	OPT_BOOTS,
+	OPT_MAX_BOOTS,
 	OPT_WAIT,
 	OPT_TIMEOUT,
 	OPT_STATE,
@@ -655,7 +656,7 @@ out:
 
 static const char submit_usage[] =
 	"usage: tlblab submit --suite NAME [--machines a,b] [--tags t1,t2]\n"
-	"                     [--submitter NAME] [--boots N] [--wait [--timeout S]]\n"
+	"                     [--submitter NAME] [--boots N] [--max-boots N] [--wait [--timeout S]]\n"
 	"                     [--json] [--server URL]\n"
 	"       tlblab submit --suite NAME --tree NAME --base REF\n"
 	"                     (--patch FILE | --branch URL REF | --url URL) [...]\n"
@@ -669,7 +670,9 @@ static const char submit_usage[] =
 	"  --machines a,b     run only on these machines\n"
 	"  --tags t1,t2       run only on machines with these tags\n"
 	"  --submitter NAME   who asks (default $USER, else \"unknown\")\n"
-	"  --boots N          boots per side (1..100)\n"
+	"  --boots N          boots per side (1..100; default 5, and then up to 9 while\n"
+	"                     a headline metric is inconclusive)\n"
+	"  --max-boots N      add boots per side up to N while inconclusive\n"
 	"  --tree NAME        the lab's kernel tree to build (needs --base and one of\n"
 	"                     --patch, --branch, --url)\n"
 	"  --base REF         the git ref or commit id the patch applies to\n"
@@ -922,6 +925,7 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 		{ "tags", required_argument, NULL, OPT_TAGS },
 		{ "submitter", required_argument, NULL, OPT_SUBMITTER },
 		{ "boots", required_argument, NULL, OPT_BOOTS },
+		{ "max-boots", required_argument, NULL, OPT_MAX_BOOTS },
 		{ "wait", no_argument, NULL, OPT_WAIT },
 		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
 		{ "tree", required_argument, NULL, OPT_TREE },
@@ -936,7 +940,7 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL, *patch = NULL;
 	struct patch_source src = { NULL, NULL, NULL, NULL };
 	struct strbuf raw = STRBUF_INIT;
-	long boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
+	long boots = 0, max_boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
 	int c, r = 0, wait = 0, timeout_set = 0;
 	const json_t *job;
 	long long id;
@@ -962,6 +966,9 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 			break;
 		case OPT_BOOTS:
 			r = parse_range(cli, "--boots", optarg, 1, MAX_BOOTS, &boots, err);
+			break;
+		case OPT_MAX_BOOTS:
+			r = parse_range(cli, "--max-boots", optarg, 1, MAX_BOOTS, &max_boots, err);
 			break;
 		case OPT_WAIT:
 			wait = 1;
@@ -1035,6 +1042,8 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 	}
 	if (boots)
 		json_object_set_new(body, "boots", json_integer(boots));
+	if (max_boots)
+		json_object_set_new(body, "max_boots", json_integer(max_boots));
 	if (machines)
 		json_object_set(body, "machines", machines);
 	if (tags)

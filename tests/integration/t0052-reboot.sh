@@ -150,8 +150,8 @@ machine_good "after the panic"
 
 # 3. a machine that goes silent: the power cycle brings it back, on the entry
 # GRUB was told to boot once
-reset_cmd="import socket; s = socket.socket(socket.AF_UNIX); s.connect('$TMP/monitor.sock'); s.sendall(b'system_reset\\\\n')"
-write_config "    power_cycle: [$PY, -c, \"$reset_cmd\"]" 60 "      command: [killall, sshd]"
+write_config "    power_cycle: [$PY, $TOP/tests/tools/qemu-reset.py, $TMP/monitor.sock]" 60 \
+	"      command: [killall, sshd]"
 kill -HUP "$DAEMON_PID"
 i=0
 until grep -q 'SIGHUP: configuration reloaded' "$DAEMON_LOG"; do
