@@ -7,46 +7,14 @@
 # as while a job is running), and the daemon's resident set (current and
 # peak). Targets: p99 < 20 ms, RSS < 64 MB.
 set -u
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 JOBS=${JOBS:-10000}
 PER_JOB=${PER_JOB:-100}
 DURATION=${DURATION:-10}
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-port=$((20000 + $$ % 5000))
-
-cat >"$tmp/lab.yaml" <<EOC
-lab:
-  data_dir: $tmp/data
-  listen: 127.0.0.1:$port
-  tokens: [bench-token-0123456789]
-machines:
-  - name: m1
-    transport: local
-suites:
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        workers: 2
-EOC
-
-start() {
-	"$BUILD/tlblabd" -c "$tmp/lab.yaml" >>"$tmp/daemon.log" 2>&1 &
-	pid=$!
-	i=0
-	until curl -fs "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -gt 100 ] && { echo "bench: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
-		sleep 0.1
-	done
-}
+PORT_BASE=20000
+. "$(dirname "$0")/lib.sh"
 
 start
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+stop
 echo "filling the store: $JOBS jobs, $((JOBS * PER_JOB)) metric rows"
 /usr/bin/python3 - "$tmp/data/tlblab.db" "$JOBS" "$PER_JOB" <<'PYEOF'
 import json, random, sqlite3, sys, time
@@ -87,5 +55,5 @@ done
 rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
 hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
 echo "  tlblabd RSS: $((rss / 1024)) MB now, $((hwm / 1024)) MB peak (target < 64 MB)"
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+stop
 done

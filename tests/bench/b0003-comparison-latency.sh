@@ -7,46 +7,10 @@
 # (what the scheduler pays once), "cached" one the response cache answers.
 # Medians. Target: under 50 ms cold.
 set -u
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-port=$((25000 + $$ % 5000))
-cat >"$tmp/lab.yaml" <<EOC
-lab:
-  data_dir: $tmp/data
-  listen: 127.0.0.1:$port
-  tokens: [bench-token-0123456789]
-machines:
-  - name: m1
-    transport: local
-builders:
-  - name: b1
-    transport: local
-trees:
-  - name: linux
-    url: /nonexistent
-    builder: b1
-suites:
-  - name: tlb
-    workloads:
-      - workload: mprotect
-EOC
-start() {
-	"$BUILD/tlblabd" -c "$tmp/lab.yaml" >>"$tmp/daemon.log" 2>&1 &
-	pid=$!
-	i=0
-	until curl -fs "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -gt 100 ] && { echo "bench: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
-		sleep 0.1
-	done
-}
+PORT_BASE=25000
+. "$(dirname "$0")/lib.sh"
 start
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+stop
 /usr/bin/python3 - "$tmp/data/tlblab.db" <<'PYEOF'
 import json, random, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1])
@@ -105,9 +69,9 @@ start
 [ -n "${PERF_OUT:-}" ] && perf record -g -p "$pid" -o "$PERF_OUT" -- sleep 4 >/dev/null 2>&1 &
 measure "computed (nothing stored)" 7 forget
 measure "cold: stored at job end, no cache" 15
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+stop
 TLBLAB_API_CACHE=1
 start
 curl -s -o /dev/null "$url"
 measure "cached (store unchanged)" 15
-kill "$pid"; wait "$pid" 2>/dev/null; pid=
+stop

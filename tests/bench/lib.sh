@@ -1,0 +1,53 @@
+# Shared by the benches that measure a real tlblabd on a store they fill
+# themselves (b0002, b0003, b0005). Source it with PORT_BASE set; it gives
+# TOP, BUILD (absolute), tmp (removed at exit), port, a lab.yaml in $tmp
+# (one local machine m1, a local builder, a tree, suite tlb), and:
+#   start   starts the daemon (serving web/) and waits for it
+#   stop    stops it
+# $pid is the running daemon's.
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+tmp=$(mktemp -d)
+pid=
+cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+trap cleanup EXIT
+port=$((${PORT_BASE:-20000} + $$ % 5000))
+cat >"$tmp/lab.yaml" <<EOC
+lab:
+  data_dir: $tmp/data
+  listen: 127.0.0.1:$port
+  tokens: [bench-token-0123456789]
+machines:
+  - name: m1
+    transport: local
+builders:
+  - name: b1
+    transport: local
+trees:
+  - name: linux
+    url: /nonexistent
+    builder: b1
+suites:
+  - name: tlb
+    workloads:
+      - workload: mprotect
+        workers: 2
+EOC
+
+start() {
+	"$BUILD/tlblabd" -c "$tmp/lab.yaml" -w "$TOP/web" >>"$tmp/daemon.log" 2>&1 &
+	pid=$!
+	_i=0
+	until curl -fs "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1; do
+		_i=$((_i + 1))
+		[ $_i -gt 100 ] && { echo "bench: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
+		sleep 0.1
+	done
+}
+
+stop() {
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	pid=
+}
