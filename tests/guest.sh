@@ -122,3 +122,36 @@ expect_fallback() {
 		fail "a kernel that panics at boot" "state $_state, class $_cls: $(printf "%s\n" "$_msg" | head -c 600)"
 	fi
 }
+
+# demo_job WHAT GUEST_COMMAND: an A/B job of the demo patch, both sides
+# booted on $MACHINE; sets id and leaves $TMP/job.json, $TMP/runs.json and
+# what GUEST_COMMAND printed on the guest afterwards in $TMP/now.txt
+demo_job() {
+	_t0=$(date +%s)
+	id=$(submit "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
+	_state=$(job_wait "$id" "done failed cancelled" 1500)
+	if [ "$_state" = done ]; then
+		pass "A/B job with the demo patch on $1 is done in $(($(date +%s) - _t0)) s"
+	else
+		fail "A/B job with the demo patch on $1" "$_state: $(api GET "/jobs/$id" | head -c 1200)"
+	fi
+	api GET "/jobs/$id" >"$TMP/job.json"
+	api GET "/jobs/$id/runs" >"$TMP/runs.json"
+	guest "$2" >"$TMP/now.txt" 2>&1
+}
+
+# boot_log_has WHAT PATTERN...: the first boot stage of job $id logged every
+# pattern (grep)
+boot_log_has() {
+	_what=$1
+	shift
+	_stage=$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')
+	_log=$(api GET "/jobs/$id/stages/$_stage/log")
+	for _p in "$@"; do
+		if ! printf '%s\n' "$_log" | grep -q "$_p"; then
+			fail "the boot log has $_what" "no '$_p' in: $(printf '%s\n' "$_log" | head -c 600)"
+			return
+		fi
+	done
+	pass "the boot log has $_what"
+}

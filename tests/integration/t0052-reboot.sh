@@ -87,18 +87,8 @@ write_config "" 120 ""
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
 # 1. the demo patch, both sides booted once through GRUB
-t0=$(date +%s)
-id=$(submit "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
-state=$(job_wait "$id" "done failed cancelled" 1500)
-if [ "$state" = done ]; then
-	pass "A/B job with the demo patch on a reboot machine is done in $(($(date +%s) - t0)) s"
-else
-	fail "A/B job with the demo patch on a reboot machine" "$state: $(api GET "/jobs/$id" | head -c 1200)"
-fi
-api GET "/jobs/$id" >"$TMP/job.json"
-api GET "/jobs/$id/runs" >"$TMP/runs.json"
-guest 'cat /proc/cmdline; cat /proc/version; grub-editenv /boot/grub/grubenv list; cat /boot/grub/custom.cfg' \
-	>"$TMP/now.txt" 2>&1
+demo_job "a reboot machine" \
+	'cat /proc/cmdline; cat /proc/version; grub-editenv /boot/grub/grubenv list; cat /boot/grub/custom.cfg'
 $PY - "$TMP/job.json" "$TMP/runs.json" "$TMP/now.txt" <<'PYEOF'
 import json, sys
 stages = json.load(open(sys.argv[1]))["job"]["stages"]
@@ -127,14 +117,8 @@ if [ "$nlinux" -ge 3 ] && [ "$ngrub" -ge 2 ]; then
 else
 	fail "the serial console shows the reboots through GRUB" "$ngrub GRUB starts, $nlinux Linux version lines"
 fi
-boot_stage=$($PY -c 'import json,sys; print([g["id"] for g in json.load(open(sys.argv[1]))["job"]["stages"] if g["kind"] == "boot"][0])' "$TMP/job.json")
-log=$(api GET "/jobs/$id/stages/$boot_stage/log")
-if echo "$log" | grep -q 'GRUB entry tlblab' && echo "$log" | grep -q 'back on the new kernel' &&
-	echo "$log" | grep -q 'identity checked'; then
-	pass "the boot log has the GRUB entry, the reboot and the identity check"
-else
-	fail "the boot log has the GRUB entry, reboot and identity check" "$(echo "$log" | head -c 600)"
-fi
+boot_log_has "the GRUB entry, the reboot and the identity check" 'GRUB entry tlblab' 'back on the new kernel' \
+	'identity checked'
 machine_good "after the demo patch"
 
 # 2. a patched kernel that panics at boot: GRUB falls back to the known-good kernel
@@ -167,11 +151,6 @@ if [ "$state" = done ]; then
 else
 	fail "a silent machine is power-cycled" "$state: $(api GET "/jobs/$id" | jq_py 'J["job"]["error"]'); console: $(tail -n 12 "$TMP/console.log")"
 fi
-boot_stage=$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')
-log=$(api GET "/jobs/$id/stages/$boot_stage/log")
-if echo "$log" | grep -q 'silent .* power-cycling it' && echo "$log" | grep -q 'back on the new kernel .* and a power cycle'; then
-	pass "the boot log says it went silent, was power-cycled and came back on the new kernel"
-else
-	fail "the boot log tells of the power cycle" "$(echo "$log" | grep tlblab: | head -c 800)"
-fi
+boot_log_has "the silence, the power cycle and the new kernel after it" 'silent .* power-cycling it' \
+	'back on the new kernel .* and a power cycle'
 machine_good "after the power cycles"

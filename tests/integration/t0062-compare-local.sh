@@ -28,29 +28,12 @@ done
 pass "6 agent runs per side"
 
 # the agent's lines as the API's runs and metrics; the mode becomes the side
-$PY - "$TMP" <<'PYEOF' >"$TMP/in.json"
-import json, sys
-tmp = sys.argv[1]
-runs, metrics, rid = [], [], 0
-for boot in range(1, 7):
-    for mode in ("threads", "processes"):
-        for line in open("%s/%s-%d.out" % (tmp, mode, boot)):
-            o = json.loads(line)
-            if o["type"] != "iteration":
-                continue
-            rid += 1
-            params = {k: v for k, v in o["params"].items() if k != "mode"}
-            runs.append({"id": rid, "stage": boot, "machine": "local", "side": mode, "spec": 0,
-                         "case": o["case"], "iteration": o["iteration"], "warmup": o["warmup"],
-                         "workload": params["workload"], "params": params,
-                         "duration_s": o["duration_s"], "build_id": None, "boot_id": "%s-%d" % (mode, boot)})
-            for name, value in o["metrics"].items():
-                info = o["info"].get(name, {})
-                metrics.append({"run": rid, "name": name, "value": value, "unit": info.get("unit"),
-                                "direction": info.get("direction", "neutral")})
-doc = {"runs": runs, "metrics": metrics, "profiles": [], "provenance": {"host": "this machine"}}
-print(json.dumps({"base": doc, "patched": doc, "base_side": "threads", "patched_side": "processes"}))
-PYEOF
+args=
+for boot in 1 2 3 4 5 6; do
+	args="$args threads:threads-$boot:$TMP/threads-$boot.out processes:processes-$boot:$TMP/processes-$boot.out"
+done
+# shellcheck disable=SC2086
+$PY "$TOP/tests/tools/agent-runs.py" threads processes --drop-param mode $args >"$TMP/in.json"
 if ! "$TMP/compare-cli" <"$TMP/in.json" >"$TMP/cmp.json" 2>"$TMP/cmp.err"; then
 	fail "compare threads vs processes" "$(cat "$TMP/cmp.err")"
 	exit 0
@@ -88,28 +71,14 @@ for boot in 7 8 9 10 11 12; do
 		--id "threads-$boot" >"$TMP/threads-$boot.out" 2>"$TMP/threads-$boot.err" ||
 		{ fail "agent run threads $boot" "$(tail -c 300 "$TMP/threads-$boot.err")"; exit 0; }
 done
-$PY - "$TMP" <<'PYEOF' >"$TMP/aa.json"
-import json, sys
-tmp = sys.argv[1]
-runs, metrics, rid = [], [], 0
-for boot in range(1, 13):
-    side = "a" if boot % 2 else "b"
-    for line in open("%s/threads-%d.out" % (tmp, boot)):
-        o = json.loads(line)
-        if o["type"] != "iteration":
-            continue
-        rid += 1
-        runs.append({"id": rid, "stage": boot, "machine": "local", "side": side, "spec": 0, "case": o["case"],
-                     "iteration": o["iteration"], "warmup": o["warmup"], "workload": o["params"]["workload"],
-                     "params": o["params"], "duration_s": o["duration_s"], "build_id": None,
-                     "boot_id": "threads-%d" % boot})
-        for name, value in o["metrics"].items():
-            info = o["info"].get(name, {})
-            metrics.append({"run": rid, "name": name, "value": value, "unit": info.get("unit"),
-                            "direction": info.get("direction", "neutral")})
-doc = {"runs": runs, "metrics": metrics, "profiles": [], "provenance": {"host": "this machine"}}
-print(json.dumps({"base": doc, "patched": doc, "base_side": "a", "patched_side": "b"}))
-PYEOF
+args=
+for boot in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	side=b
+	[ $((boot % 2)) = 1 ] && side=a
+	args="$args $side:threads-$boot:$TMP/threads-$boot.out"
+done
+# shellcheck disable=SC2086
+$PY "$TOP/tests/tools/agent-runs.py" a b $args >"$TMP/aa.json"
 if ! "$TMP/compare-cli" <"$TMP/aa.json" >"$TMP/aa-cmp.json" 2>"$TMP/aa.err"; then
 	fail "compare A/A" "$(cat "$TMP/aa.err")"
 	exit 0
