@@ -61,8 +61,8 @@
  *   "ref"}: the patched side is that branch) or "url" (a raw mbox to fetch):
  *   both kernels are built, then booted "boots" times each (default 5),
  *   base and patched interleaved, and the suite runs after every boot.
- *   While a headline metric is inconclusive, 2 boots per side are added, up
- *   to "max_boots" (default 9 when "boots" is not given, else "boots").
+ *   While a headline metric is inconclusive, boots are added per side once,
+ *   up to "max_boots" (default 9 when "boots" is not given, else "boots").
  *
  * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",
@@ -72,7 +72,19 @@
  *   improvement, changed, inconclusive, same, unavailable), else null,
  *   "stages": [{"id", "seq", "kind": "build|boot|run", "side", "state":
  *   "pending|running|done|failed|cancelled", "machine", "attempt",
- *   "started", "finished", "error_class", "error_message"}]}
+ *   "started", "finished", "error_class", "error_message", "boot_index",
+ *   "build_id", "boot_id", "repeat_of": the seq of the failed run this boot
+ *   and run repeat, or null, "note": what the stage waits for or what the
+ *   quiet-host rule did (builds paused while it measured), or null,
+ *   "specs": [{"spec", "workload", "params", "state": "done|failed|
+ *   cancelled|not_run", "class": null|"workload"|"infra"|"cancelled",
+ *   "message"}] for run stages that started]}
+ *   A run that fails as a workload does not end the job: it is kept, its
+ *   other specs still run, and its boot is repeated once. The job's error
+ *   class is then "suite" when a spec's failure repeated on the base side
+ *   (the suite is broken on this tree), "workload" when it repeated on the
+ *   patched side only; a job failed so still has a comparison of the specs
+ *   that ran on both sides (without a verdict).
  */
 
 struct store;

@@ -66,20 +66,6 @@ int console_scan(const char *text, struct strbuf *out, int max)
 	return found;
 }
 
-/* The last n lines of text, into out. */
-static void tail_lines(const char *text, int n, struct strbuf *out)
-{
-	size_t len = strlen(text), i = len;
-	int seen = 0;
-
-	while (i > 0) {
-		if (text[i - 1] == '\n' && i != len && ++seen >= n)
-			break;
-		i--;
-	}
-	strbuf_add(out, text + i, len - i);
-}
-
 void bootrun_outcome_init(struct bootrun_outcome *o)
 {
 	memset(o, 0, sizeof(*o));
@@ -166,6 +152,19 @@ out:
 	return k;
 }
 
+/* The booted machine's console, for a run that fails (run_request.console). */
+struct console_src {
+	const struct boot_ops *ops;
+	struct boot_session *sess;
+};
+
+static void read_console(void *arg, struct strbuf *out)
+{
+	const struct console_src *cs = arg;
+
+	cs->ops->console(cs->sess, out);
+}
+
 void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out)
 {
 	const struct boot_ops *ops = boot_lookup(req->machine->boot);
@@ -196,7 +195,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	strbuf_reset(&log);
 	if (out->boot != BOOT_OK) {
 		strbuf_addstr(&log, "== console (last lines):\n");
-		tail_lines(console.buf, CONSOLE_EXCERPT_LINES, &log);
+		strbuf_add_last_lines(&log, console.buf, console.len, CONSOLE_EXCERPT_LINES);
 		if (console_scan(console.buf, &trouble, 10)) {
 			strbuf_addstr(&out->boot_message, "; console: ");
 			strbuf_add(&out->boot_message, trouble.buf, trouble.len < 600 ? trouble.len : 600);
@@ -215,15 +214,25 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		goto out;
 	}
 	out->ran = 1;
+	out->booted_at = wall_now();
 	{
+		struct console_src cs = { ops, sess };
 		struct run_request rr = {
 			.st = req->st, .job_id = req->job_id, .stage_id = req->run_stage, .machine = &guest,
 			.workloads = req->workloads, .side = req->side, .build_id = req->build_id,
 			.boot_id = boot_id, .deadline = req->deadline, .agent_local = req->agent_local,
 			.agent_sha256 = req->agent_sha256, .cancel = req->cancel,
+			.console = read_console, .console_arg = &cs,
 		};
 
-		run_stage(&rr, &out->run);
+		if (req->measure_begin && req->measure_begin(req->measure_arg, req->run_stage) < 0) {
+			out->run.kind = RUN_CANCELLED;
+			strbuf_addstr(&out->run.message, "run: cancelled while waiting for a quiet host");
+		} else {
+			run_stage(&rr, &out->run);
+			if (req->measure_end)
+				req->measure_end(req->measure_arg);
+		}
 	}
 	/* what the kernel said while the suite ran */
 	strbuf_reset(&console);

@@ -75,11 +75,17 @@ struct bootrun_request {
 	const char *agent_local, *agent_sha256;
 	double deadline;
 	volatile sig_atomic_t *cancel;
+	/* Around the run, after the boot (the quiet-host rule, sched.c):
+	 * measure_begin returns -1 when the run must not start (cancelled). */
+	int (*measure_begin)(void *arg, int64_t run_stage);
+	void (*measure_end)(void *arg);
+	void *measure_arg;
 };
 
 struct bootrun_outcome {
 	enum boot_outcome_kind boot;
 	int ran;			/* the machine was handed to the run stage */
+	double booted_at;		/* wall time the kernel was up and checked; 0 */
 	struct strbuf boot_message;
 	struct run_outcome run;		/* valid when boot == BOOT_OK */
 };

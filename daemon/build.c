@@ -373,7 +373,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		char jobs[16];
 		struct strbuf script = STRBUF_INIT;
 		struct exec_req er = { .timeout = req->deadline - mono_now(), .on_line = on_build_line,
-				       .arg = &bl, .max_line = 8192 };
+				       .arg = &bl, .max_line = 8192, .pause = req->pause };
 
 		snprintf(jobs, sizeof(jobs), "%d", b->jobs);
 		argv[argc++] = "--jobs";

@@ -43,6 +43,9 @@ struct build_request {
 	const char *scripts_dir;	/* the local kernels/ directory (build.sh) */
 	double deadline;		/* mono_now() seconds */
 	volatile sig_atomic_t *cancel;
+	/* set while a machine on the builder's host measures: the build is
+	 * stopped meanwhile (exec_req.pause); NULL when it cannot be */
+	volatile sig_atomic_t *pause;
 };
 
 struct build_outcome {

@@ -491,6 +491,40 @@ static const char *verdict_of(const struct compare_rules *r, const char *metric,
 	return "inconclusive";
 }
 
+/*
+ * Why a side lacks a metric, as its agent said: from the document's
+ * "unavailable" (one side per document) or its "unavailable_by_side" under
+ * the side's filter. A derived metric (X.per_sec, X.peak_per_sec) is
+ * unavailable for the reason its counter X is.
+ */
+static const char *side_unavailable(const struct side *s, const char *metric)
+{
+	const json_t *u = json_object_get(s->doc, "unavailable");
+	const json_t *by = json_object_get(s->doc, "unavailable_by_side");
+	static const char *const derived[] = { ".peak_per_sec", ".per_sec" };
+	char base[256];
+	const char *why;
+	size_t i, n;
+
+	if (!metric)
+		return NULL;
+	if (json_is_object(by))
+		u = json_object_get(by, s->filter ? s->filter : "");
+	if ((why = getstr(u, metric)))
+		return why;
+	n = strlen(metric);
+	for (i = 0; i < ARRAY_SIZE(derived); i++) {
+		size_t k = strlen(derived[i]);
+
+		if (n > k && n - k < sizeof(base) && !strcmp(metric + n - k, derived[i])) {
+			memcpy(base, metric, n - k);
+			base[n - k] = 0;
+			return getstr(u, base);
+		}
+	}
+	return NULL;
+}
+
 /* Fills the statistics of a row from its two groups (either may be NULL). */
 static void row_stats(json_t *obj, const json_t *gb, const json_t *gp, const struct side *sb,
 		      const struct side *sp, const struct compare_rules *r)
@@ -513,8 +547,7 @@ static void row_stats(json_t *obj, const json_t *gb, const json_t *gp, const str
 	if (!nb || !np) {
 		const struct side *missing = !nb ? sb : sp;
 		const json_t *g = !nb ? gb : gp, *other = !nb ? gp : gb;
-		const char *side_why = getstr(json_object_get(missing->doc, "unavailable"),
-					      getstr(obj, "metric"));
+		const char *side_why = side_unavailable(missing, getstr(obj, "metric"));
 
 		if (g && getstr(g, "unavailable"))
 			strbuf_addf(&why, "unavailable on %s: %s", missing->name, getstr(g, "unavailable"));

@@ -25,8 +25,11 @@ void run_outcome_init(struct run_outcome *o)
 
 void run_outcome_release(struct run_outcome *o)
 {
-	if (o)
-		strbuf_release(&o->message);
+	if (!o)
+		return;
+	strbuf_release(&o->message);
+	json_decref(o->specs);
+	o->specs = NULL;
 }
 
 int file_sha256(const char *path, char out[65], struct strbuf *err)
@@ -205,9 +208,116 @@ static void fail(struct run_outcome *out, enum run_outcome_kind kind, const char
 	va_end(ap);
 }
 
-/* One spec of the suite through the agent. Returns 0 when it completed. */
-static int run_spec(const struct run_request *req, struct transport *t, int index,
-		    const json_t *spec, struct run_outcome *out)
+/* Console lines that tell why a process died: user-space faults the kernel
+ * logs (segfault, traps, general protection), the OOM killer, kernel trouble. */
+static int telling_line(const char *line, size_t len)
+{
+	static const char *const marks[] = {
+		"segfault at", "traps:", "general protection", "Out of memory", "Killed process",
+		"oom-kill", "BUG:", "Oops", "WARNING:", "Kernel panic", "invalid opcode",
+	};
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(marks); i++)
+		if (memmem(line, len, marks[i], strlen(marks[i])))
+			return 1;
+	return 0;
+}
+
+/*
+ * Appends to msg what the machine's console says at the moment a spec
+ * failed: the lines of the console's last part that tell why a process died
+ * (a segfault, the OOM killer), else its last few lines. The console is
+ * read now, so the lines are those of this moment, not of the stage's end.
+ */
+static void add_console_excerpt(const struct run_request *req, size_t *seen, struct strbuf *msg)
+{
+	struct strbuf con = STRBUF_INIT, hits = STRBUF_INIT;
+	const char *p, *end;
+
+	if (!req->console)
+		return;
+	req->console(req->console_arg, &con);
+	/* only what the console printed since the previous spec started */
+	p = con.buf + (*seen <= con.len ? *seen : 0);
+	end = con.buf + con.len;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
+
+		if (telling_line(p, len) && hits.len < 1200) {
+			strbuf_add(&hits, p, len < 300 ? len : 300);
+			strbuf_addch(&hits, '\n');
+		}
+		p += len + 1;
+	}
+	if (!hits.len)
+		strbuf_add_last_lines(&hits, con.buf + (*seen <= con.len ? *seen : 0),
+				      con.len - (*seen <= con.len ? *seen : 0), 5);
+	strbuf_trim(&hits);
+	if (hits.len)
+		strbuf_addf(msg, "; console: %s", hits.buf);
+	*seen = con.len;
+	strbuf_release(&con);
+	strbuf_release(&hits);
+}
+
+/* Remembers how long the console is, so a failure shows only what came after. */
+static void console_mark(const struct run_request *req, size_t *seen)
+{
+	struct strbuf con = STRBUF_INIT;
+
+	if (!req->console)
+		return;
+	req->console(req->console_arg, &con);
+	*seen = con.len;
+	strbuf_release(&con);
+}
+
+static const char *spec_state_name(enum run_outcome_kind k)
+{
+	switch (k) {
+	case RUN_DONE: return "done";
+	case RUN_WORKLOAD: return "failed";
+	case RUN_INFRA: return "failed";
+	case RUN_CANCELLED: return "cancelled";
+	default: return "failed";
+	}
+}
+
+static const char *spec_class_name(enum run_outcome_kind k)
+{
+	switch (k) {
+	case RUN_WORKLOAD: return "workload";
+	case RUN_INFRA: return "infra";
+	case RUN_CANCELLED: return "cancelled";
+	default: return NULL;
+	}
+}
+
+/* The spec's entry in the stage's "specs": its workload and parameters
+ * (the settings that are not parameters left out). */
+static json_t *spec_entry(int index, const json_t *spec)
+{
+	static const char *const not_params[] = {
+		"workload", "id", "iterations", "warmup", "interval", "monitors", "profile",
+	};
+	json_t *params = json_deep_copy(spec);
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(not_params); i++)
+		json_object_del(params, not_params[i]);
+	return json_pack("{s:i,s:s?,s:o,s:s,s:n,s:n}", "spec", index,
+			 "workload", json_string_value(json_object_get(spec, "workload")),
+			 "params", params, "state", "not_run", "class", "message");
+}
+
+/*
+ * One spec of the suite through the agent. Returns how it ended; for a
+ * failure, msg says why in words a developer can act on.
+ */
+static enum run_outcome_kind run_spec(const struct run_request *req, struct transport *t, int index,
+				      const json_t *spec, size_t *console_seen, struct strbuf *msg)
 {
 	const struct cfg_machine *m = req->machine;
 	const char *argv[] = { m->agent_path, "run", "--spec", "-", NULL };
@@ -218,7 +328,8 @@ static int run_spec(const struct run_request *req, struct transport *t, int inde
 	json_t *s = json_deep_copy(spec);
 	char id[96], *input;
 	double left = req->deadline - mono_now();
-	int r, rc = -1;
+	enum run_outcome_kind k = RUN_WORKLOAD;
+	int r;
 
 	snprintf(id, sizeof(id), "job-%lld-stage-%lld-spec-%d", (long long)req->job_id,
 		 (long long)req->stage_id, index);
@@ -239,9 +350,11 @@ static int run_spec(const struct run_request *req, struct transport *t, int inde
 	lc.failed = 0;
 	exec_result_init(&res);
 	if (left <= 1) {
-		fail(out, RUN_INFRA, "run: the stage timed out before spec %d (%s)", index, input);
+		k = RUN_INFRA;
+		strbuf_addf(msg, "run: the stage timed out before spec %d (%s)", index, input);
 		goto out;
 	}
+	console_mark(req, console_seen);
 	logf_stage(req->st, req->stage_id, "== spec %d: %s", index, input);
 	{
 		struct exec_req er = { .argv = argv, .input = input, .input_len = strlen(input),
@@ -254,57 +367,72 @@ static int run_spec(const struct run_request *req, struct transport *t, int inde
 		   index, ig.lines, ig.iterations, ig.samples, res.err.len ? "; agent stderr: " : "",
 		   res.err.len ? res.err.buf : "");
 	if (req->cancel && *req->cancel) {
-		fail(out, RUN_CANCELLED, "run: cancelled during spec %d", index);
+		k = RUN_CANCELLED;
+		strbuf_addf(msg, "run: cancelled during spec %d", index);
 		goto out;
 	}
 	if (lc.failed) {
-		fail(out, RUN_WORKLOAD, "run: spec %d on %s: %s", index, m->name, ig.bad.buf);
+		strbuf_addf(msg, "run: spec %d on %s: %s", index, m->name, ig.bad.buf);
 		goto out;
 	}
 	if (r == -ETIMEDOUT) {
-		fail(out, RUN_INFRA, "run: spec %d on %s: the stage timeout passed: %s", index, m->name, err.buf);
+		k = RUN_INFRA;
+		strbuf_addf(msg, "run: spec %d on %s: the stage timeout passed: %s", index, m->name, err.buf);
 		goto out;
 	}
 	if (r < 0) {
-		fail(out, RUN_INFRA, "run: spec %d on %s: %s", index, m->name, err.buf);
+		k = RUN_INFRA;
+		strbuf_addf(msg, "run: spec %d on %s: %s", index, m->name, err.buf);
 		goto out;
 	}
 	if (res.status == 2) {
-		fail(out, RUN_WORKLOAD, "run: spec %d: the agent refused the suite's spec: %.1000s", index,
-		     res.err.buf);
+		strbuf_addf(msg, "run: spec %d: the agent refused the suite's spec: %.1000s", index, res.err.buf);
 		goto out;
 	}
 	if (res.status != 0 || !ig.saw_result || !ig.result_ok) {
+		struct strbuf tail = STRBUF_INIT;
+
+		strbuf_add_last_lines(&tail, res.err.buf, res.err.len, 5);
 		if (ig.agent_error.len)
-			fail(out, RUN_WORKLOAD, "run: spec %d on %s: workload failed: %s", index, m->name,
-			     ig.agent_error.buf);
+			strbuf_addf(msg, "run: spec %d on %s: workload failed: %s", index, m->name,
+				    ig.agent_error.buf);
 		else if (res.status == -1)
-			fail(out, RUN_WORKLOAD, "run: spec %d on %s: the agent was killed by signal %d; "
-			     "stderr: %.500s", index, m->name, res.signal, res.err.buf);
+			strbuf_addf(msg, "run: spec %d on %s: the agent was killed by signal %d (%s)", index,
+				    m->name, res.signal, strsignal(res.signal));
 		else
-			fail(out, RUN_WORKLOAD, "run: spec %d on %s: the agent exited %d without a result; "
-			     "stderr: %.500s", index, m->name, res.status, res.err.buf);
+			strbuf_addf(msg, "run: spec %d on %s: the agent exited %d without a result", index,
+				    m->name, res.status);
+		if (tail.len)
+			strbuf_addf(msg, "; stderr: %.800s", tail.buf);
+		add_console_excerpt(req, console_seen, msg);
+		strbuf_release(&tail);
 		goto out;
 	}
-	rc = 0;
+	k = RUN_DONE;
 out:
 	free(input);
 	exec_result_release(&res);
 	ingest_release(&ig);
 	strbuf_release(&err);
-	return rc;
+	return k;
 }
 
 void run_stage(const struct run_request *req, struct run_outcome *out)
 {
 	const struct cfg_machine *m = req->machine;
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, msg = STRBUF_INIT;
 	struct transport *t = NULL;
 	json_t *hello = NULL, *spec;
+	size_t console_seen = 0;
 	int uploaded = 0, r;
 	size_t i;
 
 	out->kind = RUN_DONE;
+	json_decref(out->specs);
+	out->specs = json_array();
+	out->nfailed = 0;
+	json_array_foreach(req->workloads, i, spec)
+		json_array_append_new(out->specs, spec_entry((int)i, spec));
 	logf_stage(req->st, req->stage_id, "== run on %s (%s)", m->name, transport_kind_name(m->ep.transport));
 	r = transport_open(&m->ep, CONNECT_TIMEOUT, &t, &err);
 	if (r < 0) {
@@ -324,18 +452,50 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 	logf_stage(req->st, req->stage_id, "agent %s on %s, kernel %s", uploaded ? "uploaded" : "up to date",
 		   m->name, out->kernel);
 	json_array_foreach(req->workloads, i, spec) {
+		json_t *e = json_array_get(out->specs, i);
+		enum run_outcome_kind k;
+
 		if (req->cancel && *req->cancel) {
 			fail(out, RUN_CANCELLED, "run: cancelled");
 			goto out;
 		}
-		if (run_spec(req, t, (int)i, spec, out) < 0)
+		strbuf_reset(&msg);
+		k = run_spec(req, t, (int)i, spec, &console_seen, &msg);
+		json_object_set_new(e, "state", json_string(spec_state_name(k)));
+		json_object_set_new(e, "class", spec_class_name(k) ? json_string(spec_class_name(k)) : json_null());
+		json_object_set_new(e, "message", msg.len ? json_string(msg.buf) : json_null());
+		store_stage_set_specs(req->st, req->stage_id, out->specs);
+		if (k == RUN_DONE)
+			continue;
+		if (k != RUN_WORKLOAD) {
+			fail(out, k, "%s", msg.buf);
 			goto out;
+		}
+		/* a result: keep it, log it, and go on with the other specs */
+		logf_stage(req->st, req->stage_id, "%s", msg.buf);
+		if (!out->nfailed++)
+			strbuf_addstr(&out->message, msg.buf);
+	}
+	if (out->nfailed) {
+		out->kind = RUN_WORKLOAD;
+		if (json_array_size(out->specs) > 1) {
+			strbuf_reset(&msg);
+			strbuf_addf(&msg, "%d of %zu specs failed; first: %s", out->nfailed,
+				    json_array_size(out->specs), out->message.buf);
+			strbuf_reset(&out->message);
+			strbuf_addstr(&out->message, msg.buf);
+		}
+		logf_stage(req->st, req->stage_id, "== run done: %s", out->message.buf);
+		goto done;
 	}
 	logf_stage(req->st, req->stage_id, "== run done");
+	goto done;
 out:
 	if (out->kind != RUN_DONE)
 		logf_stage(req->st, req->stage_id, "%s", out->message.buf);
+done:
 	json_decref(hello);
 	transport_free(t);
 	strbuf_release(&err);
+	strbuf_release(&msg);
 }

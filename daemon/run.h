@@ -41,12 +41,28 @@ struct run_request {
 	const char *agent_local;		/* the agent binary to upload */
 	const char *agent_sha256;		/* its hex digest */
 	volatile sig_atomic_t *cancel;		/* set to stop as soon as possible */
+	/* What the machine's kernel said so far (a booted guest's console),
+	 * appended to out; NULL where there is none. Read when a spec fails,
+	 * so its message carries the kernel's lines of that moment. */
+	void (*console)(void *arg, struct strbuf *out);
+	void *console_arg;
 };
 
+/*
+ * A spec that fails as a workload (the agent or the workload failed, or
+ * printed garbage) does not stop the stage: the other specs still run, the
+ * failed one's outcome and everything measured before the failure are kept,
+ * and the stage ends RUN_WORKLOAD. An infra failure or a cancel stops it.
+ */
 struct run_outcome {
 	enum run_outcome_kind kind;
 	struct strbuf message;	/* for failures: what a developer can act on */
 	char kernel[128];	/* the machine's kernel release, when it answered */
+	/* owned: one entry per spec, {"spec", "workload", "params", "state":
+	 * done|failed|not_run, "class": null|workload|infra|cancelled,
+	 * "message"}; also stored with the stage as it goes */
+	json_t *specs;
+	int nfailed;		/* specs that failed as a workload */
 };
 
 void run_outcome_init(struct run_outcome *o);

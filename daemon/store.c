@@ -22,6 +22,11 @@
 
 #define STMT_CACHE 96
 
+/* A run stage that failed as a workload is kept as a result: it does not
+ * stop the stages after it, and the job is settled once they are all over
+ * (settle_job). SQL condition on stage alias A. */
+#define KEPT_FAILURE(a) "(" a ".kind = 'run' AND " a ".state = 'failed' AND " a ".error_class = 'workload')"
+
 /*
  * Prepared statements are cached by the address of their SQL text (every
  * fixed query is a string literal), so a request pays for parsing once per
@@ -485,17 +490,21 @@ json_t *store_job_json(struct store *st, int64_t id)
 		goto out;
 	stages = json_array();
 	s = prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
-		     "error_class, error_message, boot_index, build_id, boot_id FROM stages WHERE job_id = ? ORDER BY seq");
+		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs "
+		     "FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
 	while (s && sqlite3_step(s) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
-						     "error_message", "boot_index", "build_id", "boot_id" };
+						     "error_message", "boot_index", "build_id", "boot_id",
+						     "repeat_of", "note", "specs" };
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(g, names[i], col_json(s, i));
+			json_object_set_new(g, names[i], i == 16 ? col_parsed(s, i) : col_json(s, i));
+		if (json_is_null(json_object_get(g, "specs")))
+			json_object_set_new(g, "specs", json_array());
 		json_array_append_new(stages, g);
 	}
 	stmt_done(st, s);
@@ -763,11 +772,11 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
 		 "g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), "
 		 "coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id "
-		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), '') "
+		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, '') "
 		 "FROM stages g JOIN jobs j ON j.id = g.job_id "
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
-		 "AND e.state != 'done') ORDER BY j.id, g.seq LIMIT 256");
+		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
 	while (s && sqlite3_step(s) == SQLITE_ROW) {
 		struct stage_info *si;
 
@@ -798,6 +807,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		snprintf(si->base, sizeof(si->base), "%s", (const char *)sqlite3_column_text(s, 16));
 		snprintf(si->patch_kind, sizeof(si->patch_kind), "%s", (const char *)sqlite3_column_text(s, 17));
 		snprintf(si->build_id, sizeof(si->build_id), "%s", (const char *)sqlite3_column_text(s, 18));
+		snprintf(si->note, sizeof(si->note), "%s", (const char *)sqlite3_column_text(s, 19));
 	}
 	stmt_done(st, s);
 	unlock(st);
@@ -1025,12 +1035,276 @@ static void release_lease(struct store *st, int64_t stage_id)
 	step_done(s);
 }
 
+/*
+ * Settling a job whose stages are all over. Runs that failed as a workload
+ * were kept and (in an A/B job) their boot repeated once; what the job is
+ * then depends on where the failures repeat:
+ *  - a spec that failed in a boot and again in that boot's repeat on the
+ *    base side: the suite is broken on this tree (class "suite"), whatever
+ *    the patched side did; not a result of the patch;
+ *  - such a repeated failure on the patched side only: a "workload" result
+ *    of the patch;
+ *  - failures that did not repeat: transient; the job is done.
+ * A run job (no sides, no repeats) with a failed run fails as "workload".
+ * The job keeps every run either way, so the specs that ran on both sides
+ * are still compared. Inside a transaction; -EIO on a store error.
+ */
+
+struct spec_failure {
+	char side[16];
+	int seq, repeat_of;
+	int64_t stage;
+	long long spec;
+	char message[700];
+};
+
+/* The failed specs of the job's kept run failures, into a growing array. */
+static int load_spec_failures(struct store *st, int64_t job, struct spec_failure **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s = prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
+				   "coalesce(error_message, '') FROM stages e WHERE job_id = ? AND "
+				   KEPT_FAILURE("e") " ORDER BY seq");
+	struct spec_failure *v = NULL;
+	size_t n = 0, cap = 0;
+
+	sqlite3_bind_int64(s, 1, job);
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		json_t *specs = col_parsed(s, 4), *e;
+		size_t i, before = n;
+
+		json_array_foreach(specs, i, e) {
+			const char *state = json_string_value(json_object_get(e, "state"));
+
+			if (!state || strcmp(state, "failed"))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				v = realloc(v, cap * sizeof(*v));
+				if (!v)
+					abort();
+			}
+			v[n].stage = sqlite3_column_int64(s, 0);
+			v[n].seq = sqlite3_column_int(s, 1);
+			snprintf(v[n].side, sizeof(v[n].side), "%s", (const char *)sqlite3_column_text(s, 2));
+			v[n].repeat_of = sqlite3_column_int(s, 3);
+			v[n].spec = json_integer_value(json_object_get(e, "spec"));
+			snprintf(v[n].message, sizeof(v[n].message), "%s",
+				 json_string_value(json_object_get(e, "message")) ?: "");
+			n++;
+		}
+		if (n == before) {	/* a failure without spec outcomes: the whole stage */
+			if (n == cap) {
+				cap = cap ? 2 * cap : 8;
+				v = realloc(v, cap * sizeof(*v));
+				if (!v)
+					abort();
+			}
+			v[n].stage = sqlite3_column_int64(s, 0);
+			v[n].seq = sqlite3_column_int(s, 1);
+			snprintf(v[n].side, sizeof(v[n].side), "%s", (const char *)sqlite3_column_text(s, 2));
+			v[n].repeat_of = sqlite3_column_int(s, 3);
+			v[n].spec = -1;
+			snprintf(v[n].message, sizeof(v[n].message), "%s", (const char *)sqlite3_column_text(s, 5));
+			n++;
+		}
+		json_decref(specs);
+	}
+	stmt_done(st, s);
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* The failure of a repeat whose original run failed the same spec on the
+ * same side, or NULL. */
+static const struct spec_failure *repeated(const struct spec_failure *v, size_t n, const char *side)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].repeat_of < 0 || strcmp(v[i].side, side))
+			continue;
+		for (k = 0; k < n; k++)
+			if (v[k].seq == v[i].repeat_of && v[k].spec == v[i].spec)
+				return &v[i];
+	}
+	return NULL;
+}
+
+static int settle_job(struct store *st, int64_t job)
+{
+	struct spec_failure *v = NULL;
+	const struct spec_failure *f;
+	struct strbuf msg = STRBUF_INIT;
+	const char *cls = NULL;
+	sqlite3_stmt *s;
+	int open = 0, rc = 0;
+	size_t n = 0;
+	int64_t stage = 0;
+
+	s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')");
+	sqlite3_bind_int64(s, 1, job);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		open = sqlite3_column_int(s, 0);
+	stmt_done(st, s);
+	if (open)
+		return 0;
+	load_spec_failures(st, job, &v, &n);
+	if ((f = repeated(v, n, "base"))) {
+		cls = "suite";
+		strbuf_addf(&msg, "the suite fails on the base kernel too (not a result of the patch): "
+			    "spec %lld failed in a base boot and again in its repeat: %s", f->spec, f->message);
+	} else if ((f = repeated(v, n, "patched"))) {
+		cls = "workload";
+		strbuf_addf(&msg, "spec %lld failed on the patched kernel in a boot and again in its repeat "
+			    "(a result of the patch): %s", f->spec, f->message);
+	} else if (n && !v[0].side[0]) {
+		f = &v[0];
+		cls = "workload";
+		strbuf_addstr(&msg, f->message);
+	}
+	if (cls) {
+		stage = f->stage;
+		s = prep(st, "UPDATE jobs SET state = 'failed', finished = ?2, error_class = ?3, "
+			     "error_message = ?4, error_stage = ?5 WHERE id = ?1 AND state IN ('queued', 'running')");
+	} else {
+		s = prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1 "
+			     "AND state IN ('queued', 'running')");
+	}
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_double(s, 2, now());
+	if (cls) {
+		bind_text(s, 3, cls);
+		bind_text(s, 4, msg.buf);
+		sqlite3_bind_int64(s, 5, stage);
+	}
+	rc = step_done(s);
+	free(v);
+	strbuf_release(&msg);
+	return rc;
+}
+
+/* Inside a transaction: a copy of the boot and run pair whose run failed,
+ * right after it, unless that side already has a failure that
+ * repeated (more boots would only fail again). 1 if added. */
+static int add_repeat(struct store *st, int64_t run_stage)
+{
+	struct spec_failure *v = NULL;
+	sqlite3_stmt *s;
+	int64_t job = 0;
+	int seq = 0, boot_index = 0, next = 0, rc = 0, is_repeat = 0, ab = 0;
+	double boot_timeout = 600, run_timeout = 0;
+	char side[16] = "";
+	size_t n = 0;
+
+	s = prep(st, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
+		     "g.repeat_of IS NOT NULL, coalesce(g.timeout, 0), j.kind = 'ab', "
+		     "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
+		     "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?");
+	sqlite3_bind_int64(s, 1, run_stage);
+	if (s && sqlite3_step(s) == SQLITE_ROW) {
+		job = sqlite3_column_int64(s, 0);
+		seq = sqlite3_column_int(s, 1);
+		snprintf(side, sizeof(side), "%s", (const char *)sqlite3_column_text(s, 2));
+		boot_index = sqlite3_column_int(s, 3);
+		is_repeat = sqlite3_column_int(s, 4);
+		run_timeout = sqlite3_column_double(s, 5);
+		ab = sqlite3_column_int(s, 6);
+		boot_timeout = sqlite3_column_double(s, 7);
+	}
+	stmt_done(st, s);
+	if (!job || !ab || is_repeat || !side[0])
+		return 0;
+	load_spec_failures(st, job, &v, &n);
+	if (repeated(v, n, side)) {
+		free(v);
+		return 0;
+	}
+	free(v);
+	/* right after the failed run, so a failure that repeats is known
+	 * before the side's later boots fail and would be repeated too */
+	s = prep(st, "UPDATE stages SET seq = -seq WHERE job_id = ? AND seq > ?");
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_int(s, 2, seq);
+	rc = step_done(s);
+	s = prep(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0");
+	sqlite3_bind_int64(s, 1, job);
+	if (rc == 0)
+		rc = step_done(s);
+	else
+		stmt_done(st, s);
+	next = seq + 1;
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
+			     "VALUES (?, ?, ?, ?, ?, ?, ?)");
+		sqlite3_bind_int64(s, 1, job);
+		sqlite3_bind_int(s, 2, next + k);
+		bind_text(s, 3, k ? "run" : "boot");
+		bind_text(s, 4, side);
+		sqlite3_bind_int(s, 5, boot_index);
+		sqlite3_bind_double(s, 6, k ? run_timeout : boot_timeout);
+		sqlite3_bind_int(s, 7, seq);
+		rc = step_done(s);
+	}
+	return rc < 0 ? rc : 1;
+}
+
+int store_run_failed(struct store *st, int64_t stage_id, const char *message, int *ret_repeated)
+{
+	sqlite3_stmt *s;
+	int64_t job = 0;
+	int rc = 0, added = 0;
+
+	lock(st);
+	exec(st, "BEGIN IMMEDIATE");
+	s = prep(st, "UPDATE stages SET state = 'failed', error_class = 'workload', error_message = ?2, "
+		     "finished = ?3 WHERE id = ?1 AND kind = 'run' RETURNING job_id");
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, message);
+	sqlite3_bind_double(s, 3, now());
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		job = sqlite3_column_int64(s, 0);
+	stmt_done(st, s);
+	if (!job) {
+		rc = -ENOENT;
+		goto rollback;
+	}
+	release_lease(st, stage_id);
+	added = add_repeat(st, stage_id);
+	if (added < 0 || settle_job(st, job) < 0 || exec(st, "COMMIT") < 0) {
+		rc = -EIO;
+		goto rollback;
+	}
+	if (ret_repeated)
+		*ret_repeated = added;
+	goto out;
+rollback:
+	exec(st, "ROLLBACK");
+out:
+	unlock(st);
+	return rc;
+}
+
+int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *specs)
+{
+	char *text = json_dumps(specs, JSON_COMPACT);
+	int rc = update_id_text(st, "UPDATE stages SET specs = ?2 WHERE id = ?1", stage_id, text);
+
+	free(text);
+	return rc;
+}
+
+int store_stage_set_note(struct store *st, int64_t stage_id, const char *note)
+{
+	return update_id_text(st, "UPDATE stages SET note = ?2 WHERE id = ?1", stage_id, note);
+}
+
 int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		       const char *error_class, const char *message)
 {
 	sqlite3_stmt *s;
 	int64_t job = 0;
-	int remaining = 0, rc = 0;
+	int rc = 0;
 
 	lock(st);
 	exec(st, "BEGIN IMMEDIATE");
@@ -1050,16 +1324,9 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 	}
 	release_lease(st, stage_id);
 	if (!strcmp(state, "done")) {
-		s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state != 'done'");
-		sqlite3_bind_int64(s, 1, job);
-		if (s && sqlite3_step(s) == SQLITE_ROW)
-			remaining = sqlite3_column_int(s, 0);
-		stmt_done(st, s);
-		if (!remaining) {
-			s = prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1");
-			sqlite3_bind_int64(s, 1, job);
-			sqlite3_bind_double(s, 2, now());
-			step_done(s);
+		if (settle_job(st, job) < 0) {
+			rc = -EIO;
+			goto rollback;
 		}
 	} else {
 		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
@@ -1229,15 +1496,17 @@ int store_machine_health(struct store *st, const char *name, const char *health,
 	return rc;
 }
 
-int store_machine_kernel(struct store *st, const char *name, const char *kernel)
+int store_machine_kernel(struct store *st, const char *name, const char *kernel, double booted)
 {
 	sqlite3_stmt *s;
 	int rc;
 
 	lock(st);
-	s = prep(st, "UPDATE machines SET kernel = ?2 WHERE name = ?1");
+	s = prep(st, "UPDATE machines SET kernel = coalesce(?2, kernel), "
+		     "last_boot = CASE WHEN ?3 > 0 THEN ?3 ELSE last_boot END WHERE name = ?1");
 	bind_text(s, 1, name);
-	bind_text(s, 2, kernel);
+	bind_text(s, 2, kernel && *kernel ? kernel : NULL);
+	sqlite3_bind_double(s, 3, booted);
 	rc = step_done(s);
 	unlock(st);
 	return rc;
@@ -1499,6 +1768,62 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	return json_pack("{s:o}", "runs", arr);
 }
 
+/*
+ * Runs of a spec that failed in their stage are marked with the failure:
+ * what they measured before it stays in the store, but a spec cut short
+ * does not count as a sample of its side.
+ */
+static void mark_failed_runs(const json_t *job, json_t *runs)
+{
+	json_t *stage, *e, *run;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(job, "stages"), i, stage) {
+		json_int_t sid = json_integer_value(json_object_get(stage, "id"));
+
+		json_array_foreach(json_object_get(stage, "specs"), k, e) {
+			json_int_t spec = json_integer_value(json_object_get(e, "spec"));
+			const char *state = json_string_value(json_object_get(e, "state"));
+			size_t r;
+
+			if (!state || !strcmp(state, "done"))
+				continue;
+			json_array_foreach(runs, r, run)
+				if (json_integer_value(json_object_get(run, "stage")) == sid &&
+				    json_integer_value(json_object_get(run, "spec")) == spec)
+					json_object_set_new(run, "error",
+							    json_string(json_string_value(json_object_get(e, "message")) ?:
+									state));
+		}
+	}
+}
+
+/* {"base": {METRIC: reason}, "patched": {...}, "": {...}}: the counters each
+ * side's kernels lack, with the reason the agent gave. */
+static json_t *unavailable_by_side(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *by = json_object();
+
+	lock(st);
+	s = prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
+		     "JOIN stages g ON g.id = u.stage_id WHERE g.job_id = ? ORDER BY g.seq");
+	sqlite3_bind_int64(s, 1, job_id);
+	while (s && sqlite3_step(s) == SQLITE_ROW) {
+		const char *side = (const char *)sqlite3_column_text(s, 0);
+		json_t *m = json_object_get(by, side);
+
+		if (!m) {
+			m = json_object();
+			json_object_set_new(by, side, m);
+		}
+		json_object_set_new(m, (const char *)sqlite3_column_text(s, 1), col_json(s, 2));
+	}
+	stmt_done(st, s);
+	unlock(st);
+	return by;
+}
+
 json_t *store_compare_doc(struct store *st, int64_t job_id)
 {
 	json_t *job = store_job_json(st, job_id), *runs, *metrics, *profiles, *builds, *doc;
@@ -1506,13 +1831,15 @@ json_t *store_compare_doc(struct store *st, int64_t job_id)
 	if (!job)
 		return NULL;
 	runs = store_runs_json(st, job_id);
+	mark_failed_runs(job, json_object_get(runs, "runs"));
 	metrics = store_metrics_json(st, job_id, NULL, 1);
 	profiles = store_profiles_json(st, job_id);
 	builds = store_job_builds_json(st, job_id);
-	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O}}", "runs", json_object_get(runs, "runs"),
+	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:o}", "runs", json_object_get(runs, "runs"),
 			"metrics", json_object_get(metrics, "metrics"),
 			"profiles", json_object_get(profiles, "profiles"),
-			"provenance", "job", job, "builds", json_object_get(builds, "builds"));
+			"provenance", "job", job, "builds", json_object_get(builds, "builds"),
+			"unavailable_by_side", unavailable_by_side(st, job_id));
 	json_decref(runs);
 	json_decref(metrics);
 	json_decref(profiles);

@@ -132,6 +132,7 @@ struct stage_info {
 	char patch_kind[16];
 	char build_id[72];	/* of this stage's side, once built ("" before) */
 	char boot_id[40];
+	char note[300];		/* what the stage waits for, or "" */
 };
 void stage_info_release(struct stage_info *si);
 
@@ -171,6 +172,22 @@ int store_build_add(struct store *st, const struct build_row *b);
  * on it and the job running. */
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine);
 /*
+ * A run stage that failed as a workload (run.h): kept, with its runs, log
+ * and spec outcomes. In an A/B job its boot is repeated once (a boot and run
+ * pair with repeat_of = the failed run's seq, next in the job's order),
+ * unless that side already has a failure that repeated; *ret_repeated says
+ * whether it was (may be NULL). The stages after it go on. When nothing is
+ * left to run the job is settled: a spec whose failure repeated on the base
+ * side fails the job as "suite" (broken on this tree, not a result of the
+ * patch), one that repeated on the patched side only as "workload"; failures
+ * that did not repeat leave the job done. 0, -ENOENT, -EIO.
+ */
+int store_run_failed(struct store *st, int64_t stage_id, const char *message, int *ret_repeated);
+/* The outcome of each spec of a run stage so far (JSON array; run.h). */
+int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *specs);
+/* What a stage waits for (NULL clears it), shown with the stage. */
+int store_stage_set_note(struct store *st, int64_t stage_id, const char *note);
+/*
  * Ends a stage: state done, failed or cancelled; class and message for
  * failures. Releases its machine. Advances the job: done when its last stage
  * is done; failed (with the stage's class and message) when a stage failed;
@@ -192,7 +209,9 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 
 int store_machine_health(struct store *st, const char *name, const char *health,
 			 const char *reason);
-int store_machine_kernel(struct store *st, const char *name, const char *kernel);
+/* The kernel a machine runs (NULL or "" keeps the known one) and, when
+ * booted > 0, the time (epoch seconds) it booted it. */
+int store_machine_kernel(struct store *st, const char *name, const char *kernel, double booted);
 /* Health of a machine into buf ("good", ...); -ENOENT if unknown. */
 int store_machine_get_health(struct store *st, const char *name, char *buf, size_t len);
 int store_failure_add(struct store *st, const char *machine, int64_t job, int64_t stage,
@@ -219,9 +238,11 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable);
 
 json_t *store_runs_json(struct store *st, int64_t job_id);
-/* One side document for compare_sides (compare.h): the job's runs, metrics
- * (warm-ups included: the comparison drops them), profiles and provenance
- * (the job and its builds). NULL when the job does not exist. */
+/* One side document for compare_sides (compare.h): the job's runs (those of
+ * a spec that failed in its stage carry "error"), metrics (warm-ups
+ * included: the comparison drops them), profiles, provenance (the job and
+ * its builds) and "unavailable_by_side" (side -> counter -> the reason its
+ * kernel lacks it). NULL when the job does not exist. */
 json_t *store_compare_doc(struct store *st, int64_t job_id);
 /*
  * Adds `more` boots per side to an A/B job (boot and run stages, base and

@@ -212,3 +212,16 @@ int strbuf_read_file(struct strbuf *sb, const char *path, size_t max)
 	close(fd);
 	return r;
 }
+
+void strbuf_add_last_lines(struct strbuf *sb, const char *text, size_t len, int n)
+{
+	size_t i;
+	int seen = 0;
+
+	while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+		len--;
+	for (i = len; i > 0; i--)
+		if (text[i - 1] == '\n' && ++seen >= n)
+			break;
+	strbuf_add(sb, text + i, len - i);
+}

@@ -60,6 +60,10 @@ int strbuf_vsetf(struct strbuf *sb, const char *fmt, va_list ap)
 int strbuf_seterr(struct strbuf *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* Appends the last n lines of text[0..len) (trailing blank lines and
+ * spaces left out, no final newline). */
+void strbuf_add_last_lines(struct strbuf *sb, const char *text, size_t len, int n);
+
 /*
  * Reads the whole file at path into sb (appending), at most `max` bytes.
  * Returns 0, or a negative errno (-EFBIG when the file is larger than max).

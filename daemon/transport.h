@@ -1,6 +1,7 @@
 #ifndef TLBLAB_TRANSPORT_H
 #define TLBLAB_TRANSPORT_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "config.h"
@@ -51,6 +52,10 @@ struct exec_req {
 	size_t max_line;		/* 0: 64 KiB */
 	size_t max_output;		/* cap of result.out/err kept; 0: 1 MiB (the
 					 * rest is read and dropped, keeping the tail) */
+	/* While *pause is set the command's whole process tree is stopped
+	 * (SIGSTOP) and its timeout does not run; it continues (SIGCONT) when
+	 * *pause is cleared. local only: NULL elsewhere (see pausable). */
+	volatile sig_atomic_t *pause;
 };
 
 struct exec_result {
@@ -118,6 +123,12 @@ void shell_quote(struct strbuf *sb, const char *arg);
 
 /* True when err code means the host is unreachable or went away (infra). */
 int transport_error_is_infra(int code);
+
+/* Whether exec_req.pause works over this kind of transport. */
+static inline int transport_pausable(enum transport_kind k)
+{
+	return k == TRANSPORT_LOCAL;
+}
 
 extern const struct transport_ops transport_local;
 extern const struct transport_ops transport_ssh;

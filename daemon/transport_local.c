@@ -107,6 +107,9 @@ static void kill_and_reap(pid_t pid, int *wstatus)
 		;
 }
 
+/* How often a pausable command looks at its pause flag. */
+#define PAUSE_POLL_MS 100
+
 static int ms_until(double deadline)
 {
 	double left;
@@ -131,7 +134,8 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	double start = mono_now(), deadline = 0;
 	char *buf = NULL;
 	pid_t pid = -1;
-	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0;
+	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0, stopped = 0;
+	double stopped_at = 0;
 
 	exec_sink_init(&sink, req, res);
 	if (!req->argv || !req->argv[0]) {
@@ -195,9 +199,21 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 			pfd[nfd] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
 			i_err = nfd++;
 		}
-		ms = ms_until(deadline);
+		if (req->pause && *req->pause && !stopped) {
+			kill(-pid, SIGSTOP);
+			stopped = 1;
+			stopped_at = mono_now();
+		} else if (req->pause && !*req->pause && stopped) {
+			kill(-pid, SIGCONT);
+			stopped = 0;
+			if (deadline)
+				deadline += mono_now() - stopped_at;
+		}
+		ms = stopped ? -1 : ms_until(deadline);
 		if (ms == 0)
 			goto timed_out;
+		if (req->pause && (ms < 0 || ms > PAUSE_POLL_MS))
+			ms = PAUSE_POLL_MS;
 		n = poll(pfd, (nfds_t)nfd, ms);
 		if (n < 0) {
 			if (errno == EINTR)

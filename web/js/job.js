@@ -262,14 +262,55 @@ function stageSummary(g) {
 		`<span class="st-where">${esc(g.machine || '')}${g.attempt ? ` <span class="muted">attempt ${g.attempt + 1}</span>` : ''}</span>` +
 		`<span class="st-time">${timeHtml(g.started)}</span>` +
 		`<span class="num">${took ? duration(took - g.started) : DASH}</span>` +
-		`<span class="st-err">${g.error_class ? `<span class="badge ${g.error_class === 'cancelled' ? 's-cancelled' : 's-failed'}">${esc(g.error_class)}</span> ${esc(g.error_message || '')}` : ''}</span>`;
+		`<span class="st-err">${g.repeat_of !== null && g.repeat_of !== undefined ? `<span class="tag">repeats stage ${g.repeat_of}</span> ` : ''}` +
+		`${g.error_class ? `<span class="badge ${g.error_class === 'cancelled' ? 's-cancelled' : 's-failed'}">${esc(g.error_class)}</span> ${esc(g.error_message || '')}` : ''}` +
+		`${g.note ? ` <span class="muted st-note">${esc(g.note)}</span>` : ''}</span>`;
+}
+
+function specLabel(e) {
+	const p = e.params || {};
+	const params = Object.keys(p).filter((k) => k !== 'neighbour').map((k) => `${k}=${Array.isArray(p[k]) ? p[k].join(',') : p[k]}`).join(' ');
+	return `spec ${e.spec} ${e.workload || ''}${params ? ' ' + params : ''}`;
+}
+
+// Which specs of a run stage ran, which failed and why.
+function specsHtml(g) {
+	if (g.kind !== 'run' || !g.specs || !g.specs.length) return '';
+	return '<ul class="specs small">' + g.specs.map((e) =>
+		`<li data-spec="${e.spec}">${esc(specLabel(e))}: ${stateHtml(e.state === 'not_run' ? 'pending' : e.state)}` +
+		`${e.class ? ` <span class="badge s-failed">${esc(e.class)}</span>` : ''}${e.message ? ` <span class="fail-msg">${esc(e.message)}</span>` : ''}</li>`).join('') + '</ul>';
+}
+
+// Per spec and side: boots whose run of it was done, and failed.
+function specsTable(job) {
+	const rows = new Map();
+	for (const g of job.stages || []) {
+		if (g.kind !== 'run') continue;
+		for (const e of g.specs || []) {
+			if (!rows.has(e.spec)) rows.set(e.spec, { e, base: [0, 0], patched: [0, 0], run: [0, 0], why: '' });
+			const r = rows.get(e.spec), side = r[g.side || 'run'];
+			if (!side) continue;
+			if (e.state === 'done') side[0]++;
+			else if (e.state === 'failed') {
+				side[1]++;
+				if (!r.why) r.why = e.message || '';
+			}
+		}
+	}
+	if (!rows.size) return '';
+	const ab = job.kind === 'ab';
+	const cell = (c) => `<td class="num">${c[0]}</td><td class="num${c[1] ? ' bad' : ''}">${c[1]}</td>`;
+	return `<section id="specs" aria-labelledby="h-specs"><h2 id="h-specs">Specs <span class="muted small">runs done and failed per side; a failed run is kept and its boot repeated once</span></h2>` +
+		`<div class="table-wrap"><table class="specs-table"><thead><tr><th>spec</th>${ab ? '<th>base done</th><th>base failed</th><th>patched done</th><th>patched failed</th>' : '<th>done</th><th>failed</th>'}<th>first failure</th></tr></thead><tbody>` +
+		[...rows.values()].map((r) => `<tr data-spec="${r.e.spec}"><td>${esc(specLabel(r.e))}</td>${ab ? cell(r.base) + cell(r.patched) : cell(r.run)}<td class="fail-msg">${esc(r.why)}</td></tr>`).join('') +
+		'</tbody></table></div></section>';
 }
 
 function stagesHtml(job) {
 	if (!job.stages || !job.stages.length) return '<p class="muted">No stages.</p>';
 	return '<div class="stages">' + job.stages.map((g) => `
 <details class="stage st-${esc(g.state)}" data-stage="${g.id}">
-<summary>${stageSummary(g)}</summary>
+<summary>${stageSummary(g)}</summary>${specsHtml(g)}
 <div class="log-box"><p class="small"><a href="/api/v1/jobs/${job.id}/stages/${g.id}/log">raw log</a>${g.build_id ? ` \u00b7 build <code>${esc(g.build_id)}</code>` : ''}${g.boot_id ? ` \u00b7 boot id <code>${esc(g.boot_id)}</code>` : ''}</p><pre class="log">Loading\u2026</pre></div>
 </details>`).join('') + '</div>';
 }
@@ -337,9 +378,14 @@ function failureHtml(job) {
 </div>`);
 	if (!parts.length && job.error)
 		parts.push(`<p>class <span class="badge s-failed fail-class">${esc(job.error.class)}</span> <span class="fail-msg">${esc(job.error.message)}</span></p>`);
-	const kind = job.error && ['patch', 'build', 'boot', 'workload'].includes(job.error.class)
-		? 'a result of the patch or the workload, not a regression' : job.error && job.error.class === 'infra' ? 'a failure of the lab itself' : '';
-	return `<section id="failure" class="notice bad" aria-labelledby="h-failure"><h2 id="h-failure">Failed${kind ? ` <span class="small muted">(${kind})</span>` : ''}</h2>${parts.join('')}</section>`;
+	const cls = job.error && job.error.class;
+	const kind = ['patch', 'build', 'boot', 'workload'].includes(cls)
+		? 'a result of the patch or the workload, not a regression' : cls === 'suite' ? 'the suite fails on the base kernel too: broken on this tree, not a result of the patch'
+			: cls === 'infra' ? 'a failure of the lab itself' : '';
+	const verdict = job.error ? `<p class="job-error">Job: class <span class="badge s-failed fail-class">${esc(cls)}</span> <span class="fail-msg">${esc(job.error.message || '')}</span></p>` : '';
+	const title = job.state === 'failed' ? 'Failed' : 'Runs that failed';
+	const kept = job.state !== 'failed' ? '<p class="muted small">Kept as results; each failed boot was repeated once and the job went on.</p>' : '';
+	return `<section id="failure" class="notice bad" aria-labelledby="h-failure"><h2 id="h-failure">${title}${kind ? ` <span class="small muted">(${kind})</span>` : ''}</h2>${verdict}${kept}${parts.join('')}</section>`;
 }
 
 async function loadExcerpts(root, ctx, jobId) {
@@ -524,12 +570,14 @@ function header(job, cmp) {
 function toc(job, cmp, ran) {
 	const items = [];
 	if (job.state === 'failed') items.push(['failure', 'Failure']);
+	else if ((job.stages || []).some((g) => g.state === 'failed')) items.push(['failure', 'Failed runs']);
 	if (job.state === 'cancelled') items.push(['failure', 'Cancelled']);
 	if (cmp) {
 		items.push(['summary', 'Verdict'], ['comparison', 'Comparison']);
 		if (cmp.sweeps.length) items.push(['sweeps', 'Sweeps']);
 		items.push(['tlb', 'Shootdowns'], ['profile', 'Profile']);
 	} else if (job.kind === 'run' && ran) items.push(['results', 'Results'], ['tlb', 'Shootdowns']);
+	if ((job.stages || []).some((g) => (g.specs || []).length)) items.push(['specs', 'Specs']);
 	items.push(['stages', 'Stages and logs'], ['provenance', 'Provenance']);
 	return `<nav class="toc small" aria-label="On this page">${items.map(([id, l]) => `<a href="#${id}">${l}</a>`).join(' \u00b7 ')}</nav>`;
 }
@@ -540,7 +588,8 @@ export async function render(ctx) {
 	ctx.main.innerHTML = `<h1 tabindex="-1">Job #${esc(id)}</h1><p class="muted">Loading\u2026</p>`;
 	const job = (await (ctx.prefetched || api(`/jobs/${id}`, { signal: ctx.signal }))).job;
 	let cmp = null, cmpError = null;
-	const ran = (job.stages || []).some((g) => g.kind === 'run' && g.state === 'done');
+	// a run that failed on one spec still measured the others
+	const ran = (job.stages || []).some((g) => g.kind === 'run' && (g.state === 'done' || (g.specs || []).some((e) => e.state === 'done')));
 	if (job.kind === 'ab' && ran) {
 		try {
 			cmp = (await api(`/jobs/${id}/comparison`, { signal: ctx.signal })).comparison;
@@ -554,6 +603,7 @@ export async function render(ctx) {
 
 	let html = header(job, cmp) + toc(job, cmp, ran) + failureHtml(job);
 	if (cmp) html += summarySection(job, cmp) + comparisonSection(cmp);
+	html += specsTable(job);
 	else if (cmpError) html += `<section id="summary" class="notice bad"><h2>No comparison</h2><p>The API refused the comparison: <strong>HTTP ${cmpError.status} ${esc(cmpError.code)}</strong>: <span class="msg">${esc(cmpError.message)}</span></p></section>`;
 	else if (job.kind === 'ab') html += `<section id="summary" class="notice"><h2>No comparison yet</h2><p>The comparison appears once both sides have run (${esc(job.state)}${job.stage ? ', stage ' + esc(job.stage) : ''}).</p></section>`;
 	html += '<div id="after-table"></div><div id="below"></div>';

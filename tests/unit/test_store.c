@@ -1,0 +1,338 @@
+/*
+ * daemon/store: what happens to a job when one of its runs fails as a
+ * workload. The scheduler's calls are made here in the order it makes them
+ * (stages begun, finished, failed), on a real SQLite file, and the job, its
+ * stages and its comparison document are read back through the store's own
+ * JSON, as the API serves them.
+ */
+#include "testlib.h"
+
+#include <unistd.h>
+
+#include "config.h"
+#include "store.h"
+#include "util.h"
+#include "banned.h"
+
+struct fixture {
+	char dir[64];
+	struct store *st;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tlblab-store.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	strbuf_addf(&path, "%s/t.db", f->dir);
+	if (store_open(path.buf, &f->st, &err) < 0)
+		fail_msg("store_open: %s", err.buf);
+	strbuf_release(&path);
+	strbuf_release(&err);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	store_close(f->st);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* An A/B job of `boots` boots per side, suite of two specs. */
+static int64_t ab_job(struct store *st, int boots)
+{
+	struct stage_plan plan[2 + 4 * 4];
+	json_t *suite = json_pack("[{s:s},{s:s,s:i}]", "workload", "mprotect", "workload", "mremap",
+				  "workers", 2);
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = "patch",
+				   .patch = "diff", .suite = "tlb", .suite_json = suite, .boots = boots };
+	struct strbuf err = STRBUF_INIT;
+	size_t n = 0;
+	int64_t id = 0;
+	int i;
+
+	plan[n++] = (struct stage_plan){ "build", "base", 0, 60 };
+	plan[n++] = (struct stage_plan){ "build", "patched", 0, 60 };
+	for (i = 0; i < boots; i++) {
+		plan[n++] = (struct stage_plan){ "boot", "base", i, 60 };
+		plan[n++] = (struct stage_plan){ "run", "base", i, 60 };
+		plan[n++] = (struct stage_plan){ "boot", "patched", i, 60 };
+		plan[n++] = (struct stage_plan){ "run", "patched", i, 60 };
+	}
+	if (store_job_create(st, &req, plan, n, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref(suite);
+	strbuf_release(&err);
+	return id;
+}
+
+/* The next runnable stage of the job: its id and kind/side into the out
+ * arguments; fails the test when there is none. */
+static int64_t next_stage(struct store *st, int64_t job, char kind[8], char side[16])
+{
+	struct stage_info *v;
+	size_t n, i;
+	int64_t id = 0;
+
+	assert_int_equal(store_runnable_stages(st, &v, &n), 0);
+	for (i = 0; i < n && !id; i++)
+		if (v[i].job_id == job) {
+			id = v[i].id;
+			snprintf(kind, 8, "%s", v[i].kind);
+			snprintf(side, 16, "%s", v[i].side);
+		}
+	stage_infos_free(v, n);
+	if (!id)
+		fail_msg("job %lld has no runnable stage", (long long)job);
+	return id;
+}
+
+/* One run of a stage's spec with a metric, as ingest stores it. */
+static void add_run(struct store *st, int64_t job, int64_t stage, const char *side, int spec)
+{
+	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", 1000.0 + spec);
+	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
+	json_t *params = json_pack("{s:i}", "workers", 2);
+	struct run_row r = { .job_id = job, .stage_id = stage, .machine = "m1", .side = side,
+			     .spec_index = spec, .workload = spec ? "mremap" : "mprotect", .params = params,
+			     .duration = 1 };
+	int64_t id;
+
+	assert_int_equal(store_run_add(st, &r, metrics, info, NULL, &id), 0);
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(params);
+}
+
+/* The specs outcome of a run stage: spec `bad` failed (-1: none). */
+static json_t *specs_with(int bad, const char *msg)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; i < 2; i++)
+		json_array_append_new(a, json_pack("{s:i,s:s,s:s,s:s?,s:s?}", "spec", i, "workload",
+						   i ? "mremap" : "mprotect", "state", i == bad ? "failed" : "done",
+						   "class", i == bad ? "workload" : NULL,
+						   "message", i == bad ? msg : NULL));
+	return a;
+}
+
+/*
+ * Walks the job's stages in order: builds and boots succeed; the run of
+ * side S in its n-th attempt (counting repeats) fails spec fail[S][n], or
+ * passes when it is -1. Returns how many run stages ran.
+ */
+static int drive(struct store *st, int64_t job, const int fail_base[], const int fail_patched[])
+{
+	int runs = 0, nb = 0, np = 0, guard;
+
+	for (guard = 0; guard < 64; guard++) {
+		json_t *j = store_job_json(st, job);
+		const char *state = json_string_value(json_object_get(j, "state"));
+		char kind[8], side[16];
+		int64_t id;
+		int running = state && (!strcmp(state, "queued") || !strcmp(state, "running"));
+
+		json_decref(j);
+		if (!running)
+			return runs;
+		id = next_stage(st, job, kind, side);
+		assert_int_equal(store_stage_begin(st, id, "m1"), 0);
+		if (strcmp(kind, "run")) {
+			assert_int_equal(store_stage_finish(st, id, "done", NULL, NULL), 0);
+			continue;
+		}
+		{
+			int base = !strcmp(side, "base");
+			int bad = base ? fail_base[nb++] : fail_patched[np++];
+			json_t *specs = specs_with(bad, "run: spec 1 on m1: workload failed: workload process "
+						   "killed by signal 11 (Segmentation fault)");
+
+			runs++;
+			add_run(st, job, id, side, 0);
+			add_run(st, job, id, side, 1);
+			assert_int_equal(store_stage_set_specs(st, id, specs), 0);
+			json_decref(specs);
+			if (bad < 0)
+				assert_int_equal(store_stage_finish(st, id, "done", NULL, NULL), 0);
+			else
+				assert_int_equal(store_run_failed(st, id, "1 of 2 specs failed", NULL), 0);
+		}
+	}
+	fail_msg("job %lld did not end", (long long)job);
+	return runs;
+}
+
+static const char *job_str(struct store *st, int64_t job, const char *key, const char *sub, char *buf, size_t len)
+{
+	json_t *j = store_job_json(st, job), *v = json_object_get(j, key);
+
+	if (sub)
+		v = json_object_get(v, sub);
+	snprintf(buf, len, "%s", json_string_value(v) ?: "(null)");
+	json_decref(j);
+	return buf;
+}
+
+/* The patched kernel crashes a spec on every boot: the boot is repeated
+ * once, fails again, and the job is a workload result of the patch. */
+static void test_patched_crash_is_a_result(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 2);
+	const int base[] = { -1, -1, -1, -1 }, patched[] = { 1, 1, 1, 1 };
+	char buf[1024];
+	json_t *j, *g;
+	size_t i, repeats = 0;
+
+	/* base #0, patched #0 fails, its repeat fails, base #1, patched #1
+	 * fails and is not repeated: the failure is already known to repeat */
+	assert_int_equal(drive(f->st, job, base, patched), 5);
+	assert_string_equal(job_str(f->st, job, "state", NULL, buf, sizeof(buf)), "failed");
+	assert_string_equal(job_str(f->st, job, "error", "class", buf, sizeof(buf)), "workload");
+	assert_non_null(strstr(job_str(f->st, job, "error", "message", buf, sizeof(buf)),
+			       "spec 1 failed on the patched kernel"));
+	assert_non_null(strstr(buf, "signal 11"));
+	j = store_job_json(f->st, job);
+	json_array_foreach(json_object_get(json_object_get(j, "job") ?: j, "stages"), i, g)
+		if (json_is_integer(json_object_get(g, "repeat_of")))
+			repeats++;
+	/* one repeat (a boot and a run) for the first failure only */
+	assert_int_equal(repeats, 2);
+	json_decref(j);
+}
+
+/* The base kernel fails the spec too: the suite is broken, not the patch. */
+static void test_base_crash_is_the_suite(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 1);
+	const int base[] = { 1, 1 }, patched[] = { 1, 1 };
+	char buf[1024];
+
+	assert_int_equal(drive(f->st, job, base, patched), 4);
+	assert_string_equal(job_str(f->st, job, "state", NULL, buf, sizeof(buf)), "failed");
+	assert_string_equal(job_str(f->st, job, "error", "class", buf, sizeof(buf)), "suite");
+	assert_non_null(strstr(job_str(f->st, job, "error", "message", buf, sizeof(buf)),
+			       "not a result of the patch"));
+}
+
+/* A failure that does not repeat is kept, and the job is done. */
+static void test_transient_failure(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 1);
+	const int base[] = { -1 }, patched[] = { 0, -1 };
+	char buf[256];
+	json_t *doc, *run;
+	size_t i, marked = 0, clean = 0;
+
+	assert_int_equal(drive(f->st, job, base, patched), 3);
+	assert_string_equal(job_str(f->st, job, "state", NULL, buf, sizeof(buf)), "done");
+	assert_string_equal(job_str(f->st, job, "error", NULL, buf, sizeof(buf)), "(null)");
+	/* the failed run's spec 0 is set aside in the comparison; its spec 1,
+	 * and everything of the repeat, count */
+	doc = store_compare_doc(f->st, job);
+	json_array_foreach(json_object_get(doc, "runs"), i, run) {
+		if (json_is_string(json_object_get(run, "error"))) {
+			marked++;
+			assert_int_equal(json_integer_value(json_object_get(run, "spec")), 0);
+			assert_string_equal(json_string_value(json_object_get(run, "side")), "patched");
+		} else {
+			clean++;
+		}
+	}
+	assert_int_equal(marked, 1);
+	assert_int_equal(clean, 5);
+	json_decref(doc);
+}
+
+/* A kept failure does not hold the stages after it back. */
+static void test_failure_does_not_block(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 1), id;
+	char kind[8], side[16];
+	int repeated = -1, i;
+	json_t *specs = specs_with(0, "boom");
+
+	for (i = 0; i < 3; i++) {	/* builds, boot base */
+		id = next_stage(f->st, job, kind, side);
+		assert_int_equal(store_stage_begin(f->st, id, "m1"), 0);
+		assert_int_equal(store_stage_finish(f->st, id, "done", NULL, NULL), 0);
+	}
+	id = next_stage(f->st, job, kind, side);
+	assert_string_equal(kind, "run");
+	assert_int_equal(store_stage_begin(f->st, id, "m1"), 0);
+	assert_int_equal(store_stage_set_specs(f->st, id, specs), 0);
+	assert_int_equal(store_run_failed(f->st, id, "boom", &repeated), 0);
+	assert_int_equal(repeated, 1);
+	/* the failed base run's boot again, right away, then the rest */
+	id = next_stage(f->st, job, kind, side);
+	assert_string_equal(kind, "boot");
+	assert_string_equal(side, "base");
+	assert_int_equal(store_stage_begin(f->st, id, "m1"), 0);
+	assert_int_equal(store_stage_finish(f->st, id, "done", NULL, NULL), 0);
+	id = next_stage(f->st, job, kind, side);
+	assert_int_equal(store_stage_begin(f->st, id, "m1"), 0);
+	assert_int_equal(store_stage_finish(f->st, id, "done", NULL, NULL), 0);
+	id = next_stage(f->st, job, kind, side);
+	assert_string_equal(kind, "boot");
+	assert_string_equal(side, "patched");
+	json_decref(specs);
+}
+
+/* A machine that booted a kernel says so: its kernel and when. */
+static void test_machine_last_boot(void **state)
+{
+	struct fixture *f = *state;
+	struct lab_config *cfg = NULL;
+	struct strbuf err = STRBUF_INIT;
+	json_t *ms, *m;
+	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
+			   "    boot: qemu\n    qemu: {initrd: /x, identity: /y, ssh_port: 10099, known_hosts: /z}\n";
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(yaml, fp);
+	fclose(fp);
+	if (config_load(path, &cfg, &err) < 0)
+		fail_msg("config: %s", err.buf);
+	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	assert_int_equal(store_machine_kernel(f->st, "m1", "6.1.0-tlblab", 1700000000.0), 0);
+	assert_int_equal(store_machine_kernel(f->st, "m1", "", 0), 0);	/* keeps both */
+	ms = store_machines_json(f->st);
+	m = json_array_get(json_object_get(ms, "machines"), 0);
+	assert_string_equal(json_string_value(json_object_get(m, "kernel")), "6.1.0-tlblab");
+	assert_true(json_number_value(json_object_get(m, "last_boot")) == 1700000000.0);
+	json_decref(ms);
+	config_free(cfg);
+	strbuf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_patched_crash_is_a_result, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_base_crash_is_the_suite, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_transient_failure, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failure_does_not_block, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_machine_last_boot, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
