@@ -28,7 +28,8 @@
 
 struct spec_case {
 	struct wl_params p;
-	json_t *params;		/* the case's parameters as given, for output */
+	json_t *params;		/* the case's parameters as given (units as plain
+				 * numbers), for output */
 };
 
 struct spec {
