@@ -20,15 +20,17 @@ LDLIBS_DAEMON = -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -l
 LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
 
 UTIL_SRCS  = daemon/strbuf.c daemon/util.c
-AGENT_LIB_SRCS = agents/spec.c agents/runner.c agents/facts.c \
-	$(wildcard agents/monitors/*.c) $(wildcard agents/workloads/*.c) $(UTIL_SRCS)
+# the agent's spec parser, with the workloads and monitors whose names it knows:
+# the daemon links it too, to check its suites with the agent's own code
+SPEC_LIB_SRCS = agents/spec.c $(wildcard agents/monitors/*.c) $(wildcard agents/workloads/*.c)
+AGENT_LIB_SRCS = $(SPEC_LIB_SRCS) agents/runner.c agents/facts.c $(UTIL_SRCS)
 AGENT_SRCS = agents/agent.c $(AGENT_LIB_SRCS)
 # daemon/: tlblabd.c is the daemon's main, tlblab.c and client*.c the client;
 # every other file is a daemon module (strbuf and util are shared by all)
 CLIENT_SRCS = daemon/tlblab.c $(wildcard daemon/client*.c) $(UTIL_SRCS)
 DAEMON_LIB_SRCS = $(filter-out daemon/tlblabd.c daemon/tlblab.c $(wildcard daemon/client*.c) $(UTIL_SRCS), \
 	$(wildcard daemon/*.c)) $(BUILD)/gen/migrations.c
-DAEMON_SRCS = daemon/tlblabd.c $(DAEMON_LIB_SRCS) $(UTIL_SRCS)
+DAEMON_SRCS = daemon/tlblabd.c $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 

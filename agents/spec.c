@@ -92,16 +92,148 @@ static int get_int(json_t *v, const char *field, long min, long max, long *ret, 
 	return 0;
 }
 
-static int get_num(json_t *v, const char *field, double min, double max, double *ret, struct strbuf *err)
+/* ---- numbers with units ---- */
+
+int spec_parse_bytes(const char *s, uint64_t *ret)
 {
+	static const struct { const char *suffix; unsigned shift; } units[] = {
+		{ "", 0 }, { "K", 10 }, { "k", 10 }, { "KiB", 10 }, { "M", 20 }, { "m", 20 },
+		{ "MiB", 20 }, { "G", 30 }, { "g", 30 }, { "GiB", 30 },
+	};
+	char num[32];
+	size_t n = 0, i;
+	uint64_t v;
+
+	if (!s)
+		return -1;
+	while (s[n] >= '0' && s[n] <= '9')
+		n++;
+	if (!n || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (parse_u64(num, &v) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(s + n, units[i].suffix)) {
+			if (v > UINT64_MAX >> units[i].shift)
+				return -1;
+			*ret = v << units[i].shift;
+			return 0;
+		}
+	return -1;
+}
+
+int spec_parse_seconds(const char *s, double *ret)
+{
+	/* ms divides: 500 / 1000 is exactly 0.5, 500 * 0.001 need not be */
+	static const struct { const char *suffix; double mul, div; } units[] = {
+		{ "", 1, 1 }, { "s", 1, 1 }, { "ms", 1, 1000 }, { "m", 60, 1 }, { "h", 3600, 1 },
+	};
+	char num[32];
+	size_t n = 0, digits = 0, i;
+	double v;
+
+	if (!s)
+		return -1;
+	for (; s[n] >= '0' && s[n] <= '9'; n++)
+		digits++;
+	if (s[n] == '.')
+		for (n++; s[n] >= '0' && s[n] <= '9'; n++)
+			digits++;
+	if (!digits || n >= sizeof(num))
+		return -1;
+	memcpy(num, s, n);
+	num[n] = '\0';
+	if (parse_double(num, &v) < 0)
+		return -1;
+	for (i = 0; i < ARRAY_SIZE(units); i++)
+		if (!strcmp(s + n, units[i].suffix)) {
+			v = v * units[i].mul / units[i].div;
+			if (!isfinite(v))
+				return -1;
+			*ret = v;
+			return 0;
+		}
+	return -1;
+}
+
+/* The text of a string value, or NULL (not a string, or one holding a NUL
+ * that would cut what a parser sees short of what was sent). */
+static const char *string_text(json_t *v)
+{
+	const char *t = json_string_value(v);
+
+	return t && strlen(t) == json_string_length(v) ? t : NULL;
+}
+
+/* "4K", "64G", "1": a bound as a user would write it. */
+static void fmt_bytes(uint64_t v, char *buf, size_t size)
+{
+	static const char unit[] = "GMK";
+	unsigned i;
+
+	for (i = 0; i < 3; i++) {
+		unsigned shift = 30 - 10 * i;
+
+		if (v && !(v & ((1ull << shift) - 1))) {
+			snprintf(buf, size, "%llu%c", (unsigned long long)(v >> shift), unit[i]);
+			return;
+		}
+	}
+	snprintf(buf, size, "%llu", (unsigned long long)v);
+}
+
+/*
+ * A byte count: an integer, or a string with a unit. When it was a string,
+ * *ret_norm (if not NULL) gets the plain number, for the case's params.
+ */
+static int get_bytes(json_t *v, const char *field, uint64_t min, uint64_t max, uint64_t *ret,
+		     json_t **ret_norm, struct strbuf *err)
+{
+	const char *text = string_text(v);
+	uint64_t u = 0;
+	int ok = 0;
+
+	if (json_is_integer(v) && json_integer_value(v) >= 0) {
+		u = (uint64_t)json_integer_value(v);
+		ok = 1;
+	} else if (text) {
+		ok = spec_parse_bytes(text, &u) == 0;
+	}
+	if (!ok || u < min || u > max) {
+		char lo[32], hi[32];
+
+		fmt_bytes(min, lo, sizeof(lo));
+		fmt_bytes(max, hi, sizeof(hi));
+		return strbuf_seterr(err, "%s: must be a number of bytes from %s to %s: " SPEC_BYTES_FORMS
+				     "%s%.64s%s", field, lo, hi, text ? " (got '" : "", text ? text : "",
+				     text ? "')" : "");
+	}
+	*ret = u;
+	if (text && ret_norm)
+		*ret_norm = json_integer((json_int_t)u);
+	return 0;
+}
+
+/* A time: a number of seconds, or a string with a unit; *ret_norm as above. */
+static int get_seconds(json_t *v, const char *field, double min, double max, double *ret,
+		       json_t **ret_norm, struct strbuf *err)
+{
+	const char *text = string_text(v);
 	double d;
 
-	if (!json_is_number(v))
-		return strbuf_seterr(err, "%s: must be a number from %g to %g", field, min, max);
-	d = json_number_value(v);
+	if (json_is_number(v))
+		d = json_number_value(v);
+	else if (!text || spec_parse_seconds(text, &d) < 0)
+		d = NAN;
 	if (!isfinite(d) || d < min || d > max)
-		return strbuf_seterr(err, "%s: must be a number from %g to %g", field, min, max);
+		return strbuf_seterr(err, "%s: must be a number from %g to %g seconds, " SPEC_SECONDS_FORMS
+				     "%s%.64s%s", field, min, max, text ? " (got '" : "", text ? text : "",
+				     text ? "')" : "");
 	*ret = d;
+	if (text && ret_norm)
+		*ret_norm = json_real(d);
 	return 0;
 }
 
@@ -166,8 +298,10 @@ static void set_defaults(struct wl_params *wp, const struct workload_ops *ops)
 	wp->timeout = 600;
 }
 
+/* Sets one parameter. A value written with a unit leaves its plain number
+ * in *ret_norm (a new reference) for the case's params. */
 static int set_param(struct wl_params *wp, struct spec *s, const char *key, json_t *v,
-		     const char *field, struct strbuf *err)
+		     const char *field, json_t **ret_norm, struct strbuf *err)
 {
 	long l;
 	uint64_t u = 0;
@@ -185,16 +319,16 @@ static int set_param(struct wl_params *wp, struct spec *s, const char *key, json
 			return -1;
 		wp->workers = (int)l;
 	} else if (!strcmp(key, "duration")) {
-		if (get_num(v, field, 0.1, 86400, &wp->duration, err) < 0)
+		if (get_seconds(v, field, 0.1, 86400, &wp->duration, ret_norm, err) < 0)
 			return -1;
 	} else if (!strcmp(key, "size")) {
-		if (get_u64(v, field, 4096, 64ull << 30, &wp->size, err) < 0)
+		if (get_bytes(v, field, 4096, 64ull << 30, &wp->size, ret_norm, err) < 0)
 			return -1;
 	} else if (!strcmp(key, "rounds")) {
 		if (get_u64(v, field, 0, 1000000000000ull, &wp->rounds, err) < 0)
 			return -1;
 	} else if (!strcmp(key, "request_size") || !strcmp(key, "response_size")) {
-		if (get_u64(v, field, 1, MIB, &u, err) < 0)
+		if (get_bytes(v, field, 1, MIB, &u, ret_norm, err) < 0)
 			return -1;
 		*(key[1] == 'e' && key[2] == 'q' ? &wp->request_size : &wp->response_size) = (uint32_t)u;
 	} else if (!strcmp(key, "grid")) {
@@ -206,7 +340,7 @@ static int set_param(struct wl_params *wp, struct spec *s, const char *key, json
 			return strbuf_seterr(err, "%s: must be stress-ng, last-number or none", field);
 		snprintf(wp->parser, sizeof(wp->parser), "%s", p);
 	} else if (!strcmp(key, "timeout")) {
-		if (get_num(v, field, 1, 86400, &wp->timeout, err) < 0)
+		if (get_seconds(v, field, 1, 86400, &wp->timeout, ret_norm, err) < 0)
 			return -1;
 	} else if (!strcmp(key, "command")) {
 		size_t i, n = json_array_size(v);
@@ -245,7 +379,7 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 {
 	const struct workload_ops *ops;
 	const char *key, *name;
-	json_t *v, *w = json_object_get(obj, "workload");
+	json_t *v, *w = json_object_get(obj, "workload"), *plain = NULL;
 	char field[160];
 
 	if (!w)
@@ -258,6 +392,7 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 	set_defaults(wp, ops);
 	json_object_foreach(obj, key, v) {
 		const struct param *p = find_param(key);
+		json_t *norm = NULL;
 		size_t i;
 
 		snprintf(field, sizeof(field), "%s%s", prefix, key);
@@ -267,12 +402,27 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 		if (!p) {
 			if (!*prefix && is_toplevel(key))
 				continue;
+			json_decref(plain);
 			return strbuf_seterr(err, "%s: unknown field", field);
 		}
-		if (!applies(p, ops->name))
+		if (!applies(p, ops->name)) {
+			json_decref(plain);
 			return strbuf_seterr(err, "%s: not a parameter of %s", field, ops->name);
-		if (set_param(wp, s, key, v, field, err) < 0)
+		}
+		if (set_param(wp, s, key, v, field, &norm, err) < 0) {
+			json_decref(plain);
 			return -1;
+		}
+		if (norm) {
+			if (!plain)
+				plain = json_object();
+			json_object_set_new(plain, key, norm);
+		}
+	}
+	/* after the walk: obj is not changed while it is iterated */
+	if (plain) {
+		json_object_update(obj, plain);
+		json_decref(plain);
 	}
 	if (!strcmp(ops->name, "exec") && !wp->argv)
 		return strbuf_seterr(err, "%scommand: missing (exec needs the command to run)", prefix);
@@ -309,7 +459,7 @@ static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
 	if (v)
 		s->warmup = (int)l;
 	if ((v = json_object_get(root, "interval")) &&
-	    get_num(v, "interval", 0.05, 3600, &s->interval, err) < 0)
+	    get_seconds(v, "interval", 0.05, 3600, &s->interval, NULL, err) < 0)
 		return -1;
 	if ((v = json_object_get(root, "profile"))) {
 		if (!json_is_boolean(v))
@@ -346,7 +496,7 @@ static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
 static int parse_neighbour(struct spec *s, json_t *v, struct strbuf *err)
 {
 	const char *key;
-	json_t *val;
+	json_t *val, *copy;
 
 	if (!json_is_object(v))
 		return strbuf_seterr(err, "neighbour: must be an object with a workload");
@@ -356,12 +506,20 @@ static int parse_neighbour(struct spec *s, json_t *v, struct strbuf *err)
 		if (!strcmp(key, "duration"))
 			return strbuf_seterr(err, "neighbour.duration: the neighbour runs as long as each case");
 	}
-	if (case_from_object(&s->neighbour, s, v, "neighbour.", NULL, 0, err) < 0)
+	/* a copy: its units are replaced by plain numbers, and root stays as it was */
+	copy = json_deep_copy(v);
+	if (!copy)
+		abort();
+	if (case_from_object(&s->neighbour, s, copy, "neighbour.", NULL, 0, err) < 0) {
+		json_decref(copy);
 		return -1;
-	if (!strcmp(s->neighbour.ops->name, "exec"))
+	}
+	if (!strcmp(s->neighbour.ops->name, "exec")) {
+		json_decref(copy);
 		return strbuf_seterr(err, "neighbour.workload: exec cannot be a neighbour");
+	}
 	s->has_neighbour = 1;
-	s->neighbour_params = json_deep_copy(v);
+	s->neighbour_params = copy;
 	return 0;
 }
 

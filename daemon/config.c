@@ -10,6 +10,12 @@
  * so a tree may name a builder defined below it and a suite's default
  * timeout is the lab's stage_timeout.
  *
+ * A suite's workload specs are converted to JSON and checked by the agent's
+ * own spec parser (agents/spec.h), so a spec the agent would refuse after a
+ * build and a boot is refused here, at the position of the field it names.
+ * Times and sizes take the same units there and in the lab's settings
+ * ("10m", "1M"), read by the same functions.
+ *
  * Relative paths (data_dir, token_file, identity, ...) are kept as written:
  * they are relative to the daemon's working directory, not to the file.
  *
@@ -32,6 +38,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "spec.h"
 #include "util.h"
 #include "banned.h"
 
@@ -488,13 +495,26 @@ static int get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min,
 
 static int get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 {
-	const char *s = scalar(n);
 	double v;
 
-	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 ||
-	    v < TIMEOUT_MIN || v > TIMEOUT_MAX) {
-		node_error(c, n, "%s: must be a number of seconds from %d to %d", key,
-			   TIMEOUT_MIN, TIMEOUT_MAX);
+	if (spec_parse_seconds(scalar(n), &v) < 0 || v < TIMEOUT_MIN || v > TIMEOUT_MAX) {
+		node_error(c, n, "%s: must be a number from %d to %d seconds, " SPEC_SECONDS_FORMS,
+			   key, TIMEOUT_MIN, TIMEOUT_MAX);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* A byte count from min to max; lo and hi are the bounds as messages show them. */
+static int get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
+		     uint64_t max, const char *lo, const char *hi, uint64_t *ret)
+{
+	uint64_t v;
+
+	if (spec_parse_bytes(scalar(n), &v) < 0 || v < min || v > max) {
+		node_error(c, n, "%s: must be a number of bytes from %s to %s: " SPEC_BYTES_FORMS,
+			   key, lo, hi);
 		return -1;
 	}
 	*ret = v;
@@ -1512,6 +1532,89 @@ static void parse_compare(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s
 		parse_overrides(c, ks.val[CK_METRICS], s, label);
 }
 
+/* "unknown field" and "not a parameter of W": the spec messages about a key (spec.h). */
+static int spec_error_is_key(const char *text)
+{
+	return !strncmp(text, "unknown field", 13) || !strncmp(text, "not a parameter of ", 19);
+}
+
+/*
+ * The node a message of the agent's spec parser is about. The message
+ * starts with the field's path ("size", "size[1]", "neighbour.workers",
+ * then ": "), walked here from the workload's mapping as far as it leads: a
+ * missing field ("command: missing") stops at the mapping that lacks it.
+ * Keys are matched whole, the longest first, so a key holding '.' or '['
+ * is still found.
+ */
+static yaml_node_t *spec_error_node(struct cfg_ctx *c, yaml_node_t *item, const char *msg)
+{
+	const char *end = strstr(msg, ": "), *p = msg;
+	yaml_node_t *n = item, *key = NULL;
+
+	if (!end)
+		return item;
+	while (p < end) {
+		if (*p == '[' && n->type == YAML_SEQUENCE_NODE) {
+			size_t idx = 0, count = (size_t)(n->data.sequence.items.top -
+							 n->data.sequence.items.start);
+			const char *q = p + 1;
+
+			for (; *q >= '0' && *q <= '9' && idx <= count; q++)
+				idx = idx * 10 + (size_t)(*q - '0');
+			if (q == p + 1 || *q != ']' || idx >= count)
+				break;
+			n = node_get(c, n->data.sequence.items.start[idx]);
+			p = q + 1;
+		} else if (is_mapping(n) && (p == msg || *p == '.')) {
+			yaml_node_pair_t *best = NULL;
+			size_t best_len = 0;
+
+			if (p > msg)
+				p++;
+			for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+			     pr < n->data.mapping.pairs.top; pr++) {
+				const char *k = scalar(node_get(c, pr->key));
+				size_t len = k ? strlen(k) : 0;
+
+				if (len > best_len && p + len <= end && !strncmp(p, k, len) &&
+				    (p + len == end || p[len] == '.' || p[len] == '[')) {
+					best = pr;
+					best_len = len;
+				}
+			}
+			if (!best)
+				break;
+			key = node_get(c, best->key);
+			n = node_get(c, best->value);
+			p += best_len;
+		} else {
+			break;
+		}
+	}
+	if (key && p == end && spec_error_is_key(end + 2))
+		return key;
+	return n;
+}
+
+/*
+ * Checks one workload spec with the agent's parser. The suite keeps the
+ * spec as written ("8M" stays a string) and sends it so: the agent reads it
+ * with this same code, and the suite shows in the API as the user wrote it.
+ */
+static int check_spec(struct cfg_ctx *c, yaml_node_t *item, json_t *j)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec sp;
+	int r = spec_from_json(&sp, j, &err);
+
+	if (r < 0)
+		node_error(c, spec_error_node(c, item, err.buf), "%s", err.buf);
+	else
+		spec_release(&sp);
+	strbuf_release(&err);
+	return r;
+}
+
 static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s)
 {
 	json_t *arr;
@@ -1532,6 +1635,7 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 		ptrdiff_t i = it - n->data.sequence.items.start;
 		yaml_node_t *w;
 		json_t *j;
+		int item_ok = 1;
 
 		if (!is_mapping(item)) {
 			node_error(c, item, "workloads[%td]: must be a mapping with a 'workload' key",
@@ -1543,16 +1647,20 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 		if (!w) {
 			node_error(c, item, "workloads[%td]: missing key 'workload' "
 				   "(the name of the workload to run)", i);
-			failed = 1;
+			item_ok = 0;
 		} else if (!scalar(w) || is_null(w)) {
 			node_error(c, w, "workload: must be the name of a workload");
-			failed = 1;
+			item_ok = 0;
 		}
 		j = node_to_json(c, item, 0);
 		if (!j)
-			failed = 1;
-		else
+			item_ok = 0;
+		else if (item_ok && check_spec(c, item, j) < 0)
+			item_ok = 0;
+		if (j)
 			json_array_append_new(arr, j);
+		if (!item_ok)
+			failed = 1;
 	}
 	if (failed)
 		json_decref(arr);
@@ -1594,6 +1702,7 @@ static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 {
 	struct lab_config *cfg = c->cfg;
 	struct keyset ks;
+	uint64_t bytes;
 	long v;
 
 	if (!is_mapping(map)) {
@@ -1633,8 +1742,8 @@ static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 		get_bool(c, "read_requires_token", ks.val[LK_READ_REQUIRES_TOKEN],
 			 &cfg->read_requires_token);
 	if (ks.val[LK_MAX_BODY] &&
-	    get_int(c, "max_body", ks.val[LK_MAX_BODY], 1024, 1L << 30, &v) == 0)
-		cfg->max_body = (size_t)v;
+	    get_bytes(c, "max_body", ks.val[LK_MAX_BODY], 1024, 1u << 30, "1K", "1G", &bytes) == 0)
+		cfg->max_body = (size_t)bytes;
 	if (ks.val[LK_WORKERS] && get_int(c, "workers", ks.val[LK_WORKERS], 1, 64, &v) == 0)
 		cfg->workers = (int)v;
 	if (ks.val[LK_STAGE_TIMEOUT])

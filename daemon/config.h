@@ -20,9 +20,9 @@
  *     tokens: [s3cret]                  # and/or
  *     token_file: /etc/tlblab/tokens    # one token per line, # comments
  *     read_requires_token: false        # reads are open by default
- *     max_body: 1048576                 # bytes; larger request bodies get 413
+ *     max_body: 1M                      # bytes (or K, M, G); larger bodies get 413
  *     workers: 4                        # blocking-work pool size (1..64)
- *     stage_timeout: 1800               # seconds, default for every stage
+ *     stage_timeout: 30m                # seconds (or ms, s, m, h), every stage's default
  *   machines:
  *     - name: m1                        # [A-Za-z0-9._-]{1,64}, unique
  *       transport: ssh                  # ssh | local
@@ -76,12 +76,13 @@
  *       fragments: [kernels/fragments/lab-required.config]
  *   suites:
  *     - name: tlb
- *       timeout: 600                    # seconds for the run stage
- *       workloads:                      # each one a tlblab-agent spec
+ *       timeout: 600                    # seconds for the run stage (or 10m)
+ *       workloads:                      # each one a tlblab-agent spec, checked at
+ *                                       # load by the agent's own parser (agents/spec.h)
  *         - workload: mprotect
  *           mode: [threads, processes]
  *           workers: 2
- *           duration: 5
+ *           duration: 5s
  *       compare:                        # verdict rules, optional (DESIGN.md defaults)
  *         alpha: 0.01                   # p below this counts
  *         min_change: 2%                # headline metrics (or a fraction: 0.02)

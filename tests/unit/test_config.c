@@ -132,9 +132,9 @@ static const char full_fmt[] =
 	L("        duration: 2.5")				/* 62 */
 	L("        id: \"42\"")					/* 63 */
 	L("        profile: true")				/* 64 */
-	L("        neighbour: false")				/* 65 */
-	L("        command: ~")					/* 66 */
-	L("        nested: {a: -3, b: [x, 1e3, '7', 12abc]}")	/* 67 */
+	L("        neighbour: {workload: mremap, size: 8M}")	/* 65 */
+	L("        interval: 500ms")				/* 66 */
+	L("        monitors: [vmstat, interrupts]")		/* 67 */
 	L("      - workload: exec")				/* 68 */
 	L("        command: [sh, -c, 'echo 1']");		/* 69 */
 
@@ -255,11 +255,12 @@ static void test_full(void **state)
 	assert_non_null(s);
 	assert_int_equal(s->line, 56);
 	assert_true(s->timeout == 600);
-	/* integers, reals, booleans, null; quoted and non-numeric stay strings */
+	/* integers, reals, booleans; quoted and non-numeric stay strings, units
+	 * too: the agent reads them with the parser that checked them here */
 	want = json_loads("[{\"workload\": \"mprotect\", \"mode\": [\"threads\", \"processes\"],"
 			  " \"workers\": 2, \"duration\": 2.5, \"id\": \"42\", \"profile\": true,"
-			  " \"neighbour\": false, \"command\": null,"
-			  " \"nested\": {\"a\": -3, \"b\": [\"x\", 1000.0, \"7\", \"12abc\"]}},"
+			  " \"neighbour\": {\"workload\": \"mremap\", \"size\": \"8M\"},"
+			  " \"interval\": \"500ms\", \"monitors\": [\"vmstat\", \"interrupts\"]},"
 			  " {\"workload\": \"exec\", \"command\": [\"sh\", \"-c\", \"echo 1\"]}]",
 			  0, &jerr);
 	assert_non_null(want);
@@ -346,7 +347,7 @@ static void test_defaults(void **state)
 	/* only lab.data_dir is required; the stage timeout reaches suites above it */
 	cfg = expect_ok("lab-only.yaml",
 			L("suites:")
-			L("  - {name: s, workloads: [{workload: exec, command: [true]}]}")
+			L("  - {name: s, workloads: [{workload: exec, command: [\"true\"]}]}")
 			L("lab: {data_dir: /d, stage_timeout: 60}"));
 	assert_int_equal(cfg->nmachines, 0);
 	assert_null(cfg->machines);
@@ -580,7 +581,8 @@ static void test_many_errors(void **state)
 		      "or '-', not starting with '-' or '.'\n"
 		      "t.yaml:23:16: transport: must be local or ssh\n"
 		      "t.yaml:24:11: jobs: must be an integer from 1 to 256\n"
-		      "t.yaml:27:14: timeout: must be a number of seconds from 1 to 604800\n"
+		      "t.yaml:27:14: timeout: must be a number from 1 to 604800 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m\n"
 		      "t.yaml:29:9: workloads[0]: missing key 'workload' (the name of the "
 		      "workload to run)");
 }
@@ -777,14 +779,27 @@ static void test_values(void **state)
 	config_free(cfg);
 	expect_errors("v.yaml",
 		      L("lab: {data_dir: /d, max_body: 1023, workers: 65, stage_timeout: 604801}"),
-		      "v.yaml:1:31: max_body: must be an integer from 1024 to 1073741824\n"
+		      "v.yaml:1:31: max_body: must be a number of bytes from 1K to 1G: an integer, or "
+		      "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M\n"
 		      "v.yaml:1:46: workers: must be an integer from 1 to 64\n"
-		      "v.yaml:1:65: stage_timeout: must be a number of seconds from 1 to 604800");
+		      "v.yaml:1:65: stage_timeout: must be a number from 1 to 604800 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m");
 	expect_errors("v.yaml",
 		      L("lab: {data_dir: /d, read_requires_token: maybe, workers: [1], stage_timeout: nan}"),
 		      "v.yaml:1:42: read_requires_token: must be true or false\n"
 		      "v.yaml:1:58: workers: must be an integer from 1 to 64\n"
-		      "v.yaml:1:78: stage_timeout: must be a number of seconds from 1 to 604800");
+		      "v.yaml:1:78: stage_timeout: must be a number from 1 to 604800 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m");
+	/* the lab's sizes and times take the units suites take */
+	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, max_body: 64K, stage_timeout: 45m}"));
+	assert_int_equal(cfg->max_body, 64u << 10);
+	assert_true(cfg->stage_timeout == 2700);
+	config_free(cfg);
+	expect_errors("v.yaml", L("lab: {data_dir: /d, max_body: 2G, stage_timeout: 8d}"),
+		      "v.yaml:1:31: max_body: must be a number of bytes from 1K to 1G: an integer, or "
+		      "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M\n"
+		      "v.yaml:1:50: stage_timeout: must be a number from 1 to 604800 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m");
 
 	/* inline tokens: at least 16 characters, never echoed */
 	expect_errors("v.yaml",
@@ -1081,6 +1096,7 @@ static void test_token_file(void **state)
 	temp_remove(badpath);
 }
 
+/* YAML scalars become JSON types as the agent's spec parser expects them. */
 static void test_workload_conversion(void **state)
 {
 	struct lab_config *cfg;
@@ -1093,27 +1109,53 @@ static void test_workload_conversion(void **state)
 			L("  - name: s")
 			L("    workloads:")
 			L("      - workload: tcp-rr")
-			L("        big: 99999999999999999999")
-			L("        neg: -12")
-			L("        plus: +5")
-			L("        real: -0.5e-3")
-			L("        inf: .inf")
-			L("        yes: yes")
-			L("        quoted_true: 'true'")
-			L("        block: |")
+			L("        workers: +5")
+			L("        duration: 5e-1")
+			L("        request_size: 1K")
+			L("        response_size: '4096'")
+			L("        id: 'true'")
+			L("        profile: false")
+			L("      - workload: mprotect")
+			L("        id: |")
 			L("          12")
-			L("        empty: ''"));
+			L("      - {workload: mprotect, id: ''}"));
 	w = json_array_get(cfg->suites[0].workloads, 0);
-	assert_true(json_is_real(json_object_get(w, "big")));
-	assert_int_equal(json_integer_value(json_object_get(w, "neg")), -12);
-	assert_int_equal(json_integer_value(json_object_get(w, "plus")), 5);
-	assert_true(json_real_value(json_object_get(w, "real")) == -0.5e-3);
-	assert_string_equal(json_string_value(json_object_get(w, "inf")), ".inf");
-	assert_string_equal(json_string_value(json_object_get(w, "yes")), "yes");
-	assert_string_equal(json_string_value(json_object_get(w, "quoted_true")), "true");
-	assert_string_equal(json_string_value(json_object_get(w, "block")), "12\n");
-	assert_string_equal(json_string_value(json_object_get(w, "empty")), "");
+	assert_int_equal(json_integer_value(json_object_get(w, "workers")), 5);
+	assert_true(json_real_value(json_object_get(w, "duration")) == 0.5);
+	assert_string_equal(json_string_value(json_object_get(w, "request_size")), "1K");
+	assert_string_equal(json_string_value(json_object_get(w, "response_size")), "4096");
+	assert_string_equal(json_string_value(json_object_get(w, "id")), "true");
+	assert_true(json_is_false(json_object_get(w, "profile")));
+	w = json_array_get(cfg->suites[0].workloads, 1);
+	assert_string_equal(json_string_value(json_object_get(w, "id")), "12\n");
+	w = json_array_get(cfg->suites[0].workloads, 2);
+	assert_string_equal(json_string_value(json_object_get(w, "id")), "");
 	config_free(cfg);
+
+	/* what YAML 1.1 would read as numbers or booleans stays text, and the
+	 * agent's parser says so at load: a number too big for an integer is a
+	 * real, "yes" and ".inf" are strings, ~ is null, a quoted number a string */
+	expect_errors("w.yaml",
+		      L("lab: {data_dir: /d}")				/* 1 */
+		      L("suites:")					/* 2 */
+		      L("  - name: s")					/* 3 */
+		      L("    workloads:")				/* 4 */
+		      L("      - workload: fault-write")		/* 5 */
+		      L("        rounds: 99999999999999999999")		/* 6: col 17 */
+		      L("      - workload: mprotect")			/* 7 */
+		      L("        profile: yes")				/* 8: col 18 */
+		      L("      - workload: mprotect")			/* 9 */
+		      L("        duration: .inf")			/* 10: col 19 */
+		      L("      - workload: mprotect")			/* 11 */
+		      L("        id: ~")				/* 12: col 13 */
+		      L("      - workload: mprotect")			/* 13 */
+		      L("        workers: '4'"),			/* 14: col 18 */
+		      "w.yaml:6:17: rounds: must be an integer from 0 to 1000000000000\n"
+		      "w.yaml:8:18: profile: must be true or false\n"
+		      "w.yaml:10:19: duration: must be a number from 0.1 to 86400 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m (got '.inf')\n"
+		      "w.yaml:12:13: id: must be a string of at most 128 bytes\n"
+		      "w.yaml:14:18: workers: must be an integer from 1 to 1024");
 
 	expect_errors("w.yaml",
 		      L("lab: {data_dir: /d}")				/* 1 */
@@ -1131,6 +1173,131 @@ static void test_workload_conversion(void **state)
 		      "w.yaml:8:11: keys must be strings\n"
 		      "w.yaml:10:11: duplicate suite name 's' (first defined at line 3)\n"
 		      "w.yaml:11:28: workload: must be the name of a workload");
+}
+
+/*
+ * Each workload spec is checked at load by the agent's own parser, so a
+ * spec the agent would refuse after a build and a boot fails `tlblabd -n`,
+ * at the position of the field the parser names.
+ */
+static void test_suite_specs(void **state)
+{
+	const struct cfg_suite *s;
+	struct lab_config *cfg;
+	json_t *w;
+
+	(void)state;
+	/* units as users write them; the suite keeps the text for the agent */
+	cfg = expect_ok("u.yaml",
+			L("lab: {data_dir: /d}")
+			L("suites:")
+			L("  - name: s")
+			L("    timeout: 10m")
+			L("    workloads:")
+			L("      - workload: fault-write")
+			L("        size: 8M")
+			L("        duration: 2s")
+			L("      - workload: mremap")
+			L("        size: [4M, 8MiB, 16777216]")
+			L("        interval: 500ms")
+			L("        neighbour: {workload: tcp-rr, response_size: 64K}")
+			L("      - {workload: exec, command: [sleep, '1'], timeout: 1m}"));
+	s = config_suite(cfg, "s");
+	assert_true(s->timeout == 600);
+	w = json_array_get(s->workloads, 0);
+	assert_string_equal(json_string_value(json_object_get(w, "size")), "8M");
+	assert_string_equal(json_string_value(json_object_get(w, "duration")), "2s");
+	w = json_array_get(s->workloads, 1);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(w, "size"), 2)), 16 << 20);
+	config_free(cfg);
+
+	/* a bad value: its own position */
+	expect_errors("u.yaml",
+		      L("lab: {data_dir: /d}")				/* 1 */
+		      L("suites:")					/* 2 */
+		      L("  - name: s")					/* 3 */
+		      L("    workloads:")				/* 4 */
+		      L("      - workload: fault-write")		/* 5 */
+		      L("        size: 8Q"),				/* 6: col 15 */
+		      "u.yaml:6:15: size: must be a number of bytes from 4K to 64G: an integer, or one "
+		      "followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M "
+		      "(got '8Q')");
+
+	/* an unknown parameter, or one of another workload: the key's position;
+	 * a matrix list: the bad element's, in flow and in block style */
+	expect_errors("u.yaml",
+		      L("lab: {data_dir: /d}")				/* 1 */
+		      L("suites:")					/* 2 */
+		      L("  - name: s")					/* 3 */
+		      L("    workloads:")				/* 4 */
+		      L("      - workload: mprotect")			/* 5 */
+		      L("        workers: 2")				/* 6 */
+		      L("        sise: 8M")				/* 7: col 9 */
+		      L("      - {workload: mprotect, request_size: 1K}")	/* 8: col 30 */
+		      L("      - workload: mremap")			/* 9 */
+		      L("        size: [4M, 8M, 2x]")			/* 10: col 24 */
+		      L("      - workload: tcp-rr")			/* 11 */
+		      L("        request_size:")			/* 12 */
+		      L("          - 1K")				/* 13 */
+		      L("          - 2M")				/* 14: col 13 */
+		      L("      - workload: mprotect")			/* 15 */
+		      L("        monitors: [vmstat, dmesg]"),		/* 16: col 28 */
+		      "u.yaml:7:9: sise: unknown field\n"
+		      "u.yaml:8:30: request_size: not a parameter of mprotect\n"
+		      "u.yaml:10:24: size[2]: must be a number of bytes from 4K to 64G: an integer, or "
+		      "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M "
+		      "(got '2x')\n"
+		      "u.yaml:14:13: request_size[1]: must be a number of bytes from 1 to 1M: an "
+		      "integer, or one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like "
+		      "64K or 8M (got '2M')\n"
+		      "u.yaml:16:28: monitors[1]: unknown monitor (one of interrupts, vmstat, "
+		      "tracepoints, procstat, profile)");
+
+	/* neighbours: a bad value inside, a missing workload (the neighbour's
+	 * mapping), not a mapping at all; a key with a dot is not a path */
+	expect_errors("u.yaml",
+		      L("lab: {data_dir: /d}")				/* 1 */
+		      L("suites:")					/* 2 */
+		      L("  - name: s")					/* 3 */
+		      L("    workloads:")				/* 4 */
+		      L("      - workload: mprotect")			/* 5 */
+		      L("        neighbour:")				/* 6 */
+		      L("          workload: mremap")			/* 7 */
+		      L("          workers: 0")				/* 8: col 20 */
+		      L("      - workload: mprotect")			/* 9 */
+		      L("        neighbour: {workers: 2}")		/* 10: col 20 */
+		      L("      - {workload: mprotect, neighbour: mremap}")	/* 11: col 41 */
+		      L("      - workload: mprotect")			/* 12 */
+		      L("        neighbour: {workload: mremap}")	/* 13 */
+		      L("        neighbour.workers: 2")			/* 14: col 9 */
+		      L("  - name: t")					/* 15 */
+		      L("    workloads:")				/* 16 */
+		      L("      - workload: mprotect")			/* 17 */
+		      L("        neighbour: {workload: stencil, grid: 5x9x9, workers: 4}"),
+		      /* 18: grid value col 46 */
+		      "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024\n"
+		      "u.yaml:10:20: neighbour.workload: missing (one of mprotect, mremap, fault-write, "
+		      "tcp-rr, stencil, exec)\n"
+		      "u.yaml:11:41: neighbour: must be an object with a workload\n"
+		      "u.yaml:14:9: neighbour.workers: unknown field\n"
+		      "u.yaml:18:46: neighbour.grid: 4 workers need at least 6 points along x");
+
+	/* a field that is missing: the workload's mapping; one error per spec,
+	 * sorted with the others of the file */
+	expect_errors("u.yaml",
+		      L("lab: {data_dir: /d, workers: 0}")		/* 1: col 30 */
+		      L("suites:")					/* 2 */
+		      L("  - name: s")					/* 3 */
+		      L("    workloads:")				/* 4 */
+		      L("      - workload: exec")			/* 5: col 9 */
+		      L("        parser: none")				/* 6 */
+		      L("      - workload: mprotect")			/* 7 */
+		      L("        duration: 0.01")			/* 8: col 19 */
+		      L("        workers: 0"),				/* 9 */
+		      "u.yaml:1:30: workers: must be an integer from 1 to 64\n"
+		      "u.yaml:5:9: command: missing (exec needs the command to run)\n"
+		      "u.yaml:8:19: duration: must be a number from 0.1 to 86400 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m");
 }
 
 /* Aliases are expanded into JSON: a "billion laughs" must hit the limit. */
@@ -1298,6 +1465,7 @@ int main(void)
 		cmocka_unit_test(test_power_cycle_and_local),
 		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_workload_conversion),
+		cmocka_unit_test(test_suite_specs),
 		cmocka_unit_test(test_alias_bomb),
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_load_file),

@@ -1,13 +1,14 @@
 /*
  * spec_parse: the defaults a bare spec gets, the matrix expansion and its
- * order, the neighbour and exec forms, and for each kind of bad input an
- * error message that names the field, since that message is all a user sees
- * of a spec the daemon rejected.
+ * order, the neighbour and exec forms, sizes and times with units, and for
+ * each kind of bad input an error message that names the field, since that
+ * message is all a user sees of a spec the daemon rejected.
  */
 #include "testlib.h"
 
 #include "spec.h"
 #include "monitors/monitor.h"
+#include "util.h"
 #include "banned.h"
 
 static int parse(struct spec *s, const char *json, struct strbuf *err)
@@ -232,6 +233,197 @@ static void test_exec(void **state)
 	spec_release(&s);
 }
 
+/* ---- numbers with units ---- */
+
+static void test_parse_bytes(void **state)
+{
+	static const struct { const char *s; uint64_t want; } ok[] = {
+		{ "0", 0 }, { "4096", 4096 }, { "64K", 64 << 10 }, { "64k", 64 << 10 },
+		{ "64KiB", 64 << 10 }, { "8M", 8 << 20 }, { "8m", 8 << 20 }, { "8MiB", 8 << 20 },
+		{ "1G", 1ull << 30 }, { "1g", 1ull << 30 }, { "1GiB", 1ull << 30 },
+		{ "007K", 7 << 10 }, { "18446744073709551615", UINT64_MAX },
+		/* the largest G that fits in 64 bits */
+		{ "17179869183G", 17179869183ull << 30 },
+	};
+	static const char *const bad[] = {
+		"", "K", "8Q", "8 M", " 8M", "8M ", "-1", "+1", "-1K", "1.5M", "8MB", "8KB", "8Mi",
+		"8mib", "8T", "0x10", "1e3", "8M8", "18446744073709551616", "17179869184G",
+		"99999999999999999999999999999999K",
+	};
+	uint64_t v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		v = 1;
+		if (spec_parse_bytes(ok[i].s, &v) != 0)
+			fail_msg("refused '%s'", ok[i].s);
+		if (v != ok[i].want)
+			fail_msg("'%s' read as %llu, want %llu", ok[i].s, (unsigned long long)v,
+				 (unsigned long long)ok[i].want);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = 12345;
+		if (spec_parse_bytes(bad[i], &v) != -1)
+			fail_msg("accepted '%s' as %llu", bad[i], (unsigned long long)v);
+		assert_int_equal(v, 12345);	/* untouched */
+	}
+	assert_int_equal(spec_parse_bytes(NULL, &v), -1);
+}
+
+static void test_parse_seconds(void **state)
+{
+	static const struct { const char *s; double want; } ok[] = {
+		{ "2", 2 }, { "2s", 2 }, { "0.5", 0.5 }, { ".5", 0.5 }, { "5.", 5 }, { "0", 0 },
+		{ "500ms", 0.5 }, { "1ms", 0.001 }, { "1m", 60 }, { "1.5m", 90 }, { "1h", 3600 },
+		{ "86400", 86400 }, { "0.25s", 0.25 },
+	};
+	static const char *const bad[] = {
+		"", ".", "s", "ms", "2 s", " 2s", "2s ", "2S", "2M", "2H", "2sec", "2min", "1d", "-1s",
+		"+1", "1e3", "nan", "inf", "1..2", "1.2.3", "2ms5", "1h30m", "0x1p3", "2m s",
+		"10000000000000000000000000000000000000s",
+	};
+	double v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		v = -1;
+		if (spec_parse_seconds(ok[i].s, &v) != 0)
+			fail_msg("refused '%s'", ok[i].s);
+		if (v != ok[i].want)
+			fail_msg("'%s' read as %.17g, want %.17g", ok[i].s, v, ok[i].want);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		v = -7;
+		if (spec_parse_seconds(bad[i], &v) != -1)
+			fail_msg("accepted '%s' as %g", bad[i], v);
+		assert_true(v == -7);	/* untouched */
+	}
+	assert_int_equal(spec_parse_seconds(NULL, &v), -1);
+}
+
+static void test_units_in_spec(void **state)
+{
+	struct spec s;
+	json_t *p;
+	size_t i;
+
+	(void)state;
+	parse_ok(&s, "{\"workload\":\"mremap\",\"size\":\"8M\",\"duration\":\"2s\",\"interval\":\"500ms\"}");
+	assert_int_equal(s.cases[0].p.size, 8u << 20);
+	assert_float_equal(s.cases[0].p.duration, 2.0, 0);
+	assert_float_equal(s.interval, 0.5, 0);
+	/* the output's params carry the plain numbers, typed as the numbers would be */
+	p = s.cases[0].params;
+	assert_true(json_is_integer(json_object_get(p, "size")));
+	assert_int_equal(json_integer_value(json_object_get(p, "size")), 8u << 20);
+	assert_true(json_is_real(json_object_get(p, "duration")));
+	assert_float_equal(json_real_value(json_object_get(p, "duration")), 2.0, 0);
+	spec_release(&s);
+
+	/* a plain number given as a string is that many bytes or seconds */
+	parse_ok(&s, "{\"workload\":\"mremap\",\"size\":\"16384\",\"duration\":\"1.5\"}");
+	assert_int_equal(s.cases[0].p.size, 16384);
+	assert_float_equal(s.cases[0].p.duration, 1.5, 0);
+	spec_release(&s);
+
+	/* in a list, each element on its own: units and plain numbers mixed */
+	parse_ok(&s, "{\"workload\":\"mremap\",\"size\":[\"4M\",8388608,\"16MiB\",\"1g\"]}");
+	assert_int_equal(s.ncases, 4);
+	for (i = 0; i < 4; i++) {
+		static const uint64_t want[] = { 4u << 20, 8u << 20, 16u << 20, 1u << 30 };
+
+		assert_int_equal(s.cases[i].p.size, want[i]);
+		assert_int_equal(json_integer_value(json_object_get(s.cases[i].params, "size")), want[i]);
+	}
+	spec_release(&s);
+
+	parse_ok(&s, "{\"workload\":\"tcp-rr\",\"request_size\":\"1K\",\"response_size\":[\"64k\",\"1M\"]}");
+	assert_int_equal(s.ncases, 2);
+	assert_int_equal(s.cases[0].p.request_size, 1024);
+	assert_int_equal(s.cases[0].p.response_size, 64 << 10);
+	assert_int_equal(s.cases[1].p.response_size, 1 << 20);
+	spec_release(&s);
+
+	parse_ok(&s, "{\"workload\":\"exec\",\"command\":[\"true\"],\"timeout\":\"10m\"}");
+	assert_float_equal(s.cases[0].p.timeout, 600.0, 0);
+	spec_release(&s);
+}
+
+/* The neighbour's units are read too; the caller's object is left as it was. */
+static void test_units_neighbour(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	json_t *root = json_pack("{s:s,s:s,s:{s:s,s:s}}", "workload", "mprotect", "duration", "3s",
+				 "neighbour", "workload", "mremap", "size", "16M");
+	char *before = json_dumps(root, JSON_SORT_KEYS), *after;
+	struct spec s;
+
+	(void)state;
+	if (spec_from_json(&s, root, &err) != 0)
+		fail_msg("rejected: %s", err.buf);
+	assert_int_equal(s.neighbour.size, 16u << 20);
+	assert_int_equal(json_integer_value(json_object_get(s.neighbour_params, "size")), 16u << 20);
+	assert_float_equal(s.cases[0].p.duration, 3.0, 0);
+	after = json_dumps(root, JSON_SORT_KEYS);
+	assert_string_equal(after, before);
+	spec_release(&s);
+	free(before);
+	free(after);
+	json_decref(root);
+	strbuf_release(&err);
+}
+
+static void test_bad_units(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec s;
+	json_t *root;
+
+	(void)state;
+	/* the message names the field, the bounds in units, the forms, and what was given */
+	expect_error("{\"workload\":\"mremap\",\"size\":\"8Q\"}",
+		     "size: must be a number of bytes from 4K to 64G: an integer, or one followed by "
+		     "K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M (got '8Q')");
+	expect_error("{\"workload\":\"mremap\",\"size\":\"2K\"}", "size: must be", "(got '2K')");
+	expect_error("{\"workload\":\"mremap\",\"size\":\"65G\"}", "size: must be", "to 64G", "(got '65G')");
+	expect_error("{\"workload\":\"mremap\",\"size\":\"99999999999999999999G\"}", "size: must be");
+	expect_error("{\"workload\":\"mremap\",\"size\":-4096}", "size: must be a number of bytes");
+	expect_error("{\"workload\":\"mremap\",\"size\":8388608.0}", "size: must be a number of bytes");
+	expect_error("{\"workload\":\"mremap\",\"size\":\"8MB\"}", "size: must be", "powers of 1024",
+		     "(got '8MB')");
+	/* one bad element of a list is named by its index */
+	expect_error("{\"workload\":\"mremap\",\"size\":[\"4M\",\"8Q\",\"16M\"]}",
+		     "size[1]: must be a number of bytes", "(got '8Q')");
+	expect_error("{\"workload\":\"tcp-rr\",\"request_size\":\"2M\"}",
+		     "request_size: must be a number of bytes from 1 to 1M", "(got '2M')");
+	expect_error("{\"workload\":\"mprotect\",\"neighbour\":{\"workload\":\"mremap\",\"size\":\"8Q\"}}",
+		     "neighbour.size: must be a number of bytes", "(got '8Q')");
+	/* a count is not a size: no units */
+	expect_error("{\"workload\":\"fault-write\",\"rounds\":\"1M\"}", "rounds: must be an integer");
+
+	expect_error("{\"workload\":\"mprotect\",\"duration\":\"2x\"}",
+		     "duration: must be a number from 0.1 to 86400 seconds, or one followed by ms, s, m "
+		     "or h like 500ms, 2s or 10m (got '2x')");
+	expect_error("{\"workload\":\"mprotect\",\"duration\":\"50ms\"}", "duration: must be", "(got '50ms')");
+	expect_error("{\"workload\":\"mprotect\",\"duration\":\"25h\"}", "duration: must be", "(got '25h')");
+	expect_error("{\"workload\":\"mprotect\",\"duration\":\"2 s\"}", "duration: must be", "(got '2 s')");
+	expect_error("{\"workload\":\"mprotect\",\"duration\":true}", "duration: must be a number from 0.1");
+	expect_error("{\"workload\":\"mprotect\",\"interval\":\"1h1m\"}", "interval: must be a number from 0.05 "
+		     "to 3600 seconds", "(got '1h1m')");
+	expect_error("{\"workload\":\"exec\",\"command\":[\"true\"],\"timeout\":\"0s\"}",
+		     "timeout: must be a number from 1 to 86400 seconds");
+
+	/* a NUL inside the string would cut "8M\0x" to "8M" for a C parser: refused */
+	root = json_pack("{s:s,s:s%}", "workload", "mremap", "size", "8M\0x", (size_t)4);
+	assert_non_null(root);
+	assert_int_equal(spec_from_json(&s, root, &err), -1);
+	assert_contains(err.buf, "size: must be a number of bytes");
+	json_decref(root);
+	strbuf_release(&err);
+}
+
 /* ---- invalid specs: the message names the field ---- */
 
 static void test_bad_workload(void **state)
@@ -266,15 +458,15 @@ static void test_bad_numbers(void **state)
 	(void)state;
 	expect_error("{\"workload\":\"mprotect\",\"duration\":-1}",
 		     "duration: must be a number from 0.1 to 86400");
-	expect_error("{\"workload\":\"mprotect\",\"duration\":\"10\"}", "duration: must be a number");
+	expect_error("{\"workload\":\"mprotect\",\"duration\":\"ten\"}", "duration: must be a number");
 	expect_error("{\"workload\":\"mprotect\",\"iterations\":0}",
 		     "iterations: must be an integer from 1 to 1000");
 	expect_error("{\"workload\":\"mprotect\",\"warmup\":-1}", "warmup: must be an integer from 0 to 100");
 	expect_error("{\"workload\":\"mprotect\",\"interval\":0}", "interval: must be a number from 0.05 to 3600");
 	expect_error("{\"workload\":\"fault-write\",\"size\":4095}",
-		     "size: must be an integer from 4096 to");
+		     "size: must be a number of bytes from 4K to 64G");
 	expect_error("{\"workload\":\"tcp-rr\",\"request_size\":[100,0]}",
-		     "request_size[1]: must be an integer from 1 to 1048576");
+		     "request_size[1]: must be a number of bytes from 1 to 1M");
 	expect_error("{\"workload\":\"mprotect\",\"profile\":1}", "profile: must be true or false");
 	expect_error("{\"workload\":\"mprotect\",\"monitors\":[\"vmstat\",\"dmesg\"]}",
 		     "monitors[1]: unknown monitor");
@@ -412,6 +604,11 @@ int main(void)
 		cmocka_unit_test(test_empty_list),
 		cmocka_unit_test(test_bad_neighbour),
 		cmocka_unit_test(test_bad_grid),
+		cmocka_unit_test(test_parse_bytes),
+		cmocka_unit_test(test_parse_seconds),
+		cmocka_unit_test(test_units_in_spec),
+		cmocka_unit_test(test_units_neighbour),
+		cmocka_unit_test(test_bad_units),
 	};
 
 	return cmocka_run_group_tests_name("spec", tests, NULL, NULL);

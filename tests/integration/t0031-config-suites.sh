@@ -1,0 +1,65 @@
+#!/bin/sh
+# A suite's workload specs are checked when the configuration loads, by the
+# agent's own spec parser: `tlblabd -n` (and start-up, which loads the same
+# way) refuses a spec the agent would refuse, at FILE:LINE:COL, instead of
+# a run stage failing after a kernel build and a boot. Sizes and times take
+# units (8M, 2s). Only `tlblabd -n` and a start-up that must stop at the
+# configuration run here: no ports, no machines.
+. "$(dirname "$0")/../lib.sh"
+
+DAEMON=$BUILD/tlblabd
+
+cat >"$TMP/units.yaml" <<EOF
+lab: {data_dir: $TMP/data}
+suites:
+  - name: tlb
+    timeout: 10m
+    workloads:
+      - workload: fault-write
+        size: 8M
+        duration: 2s
+      - workload: mremap
+        size: [4M, 8MiB]
+        interval: 500ms
+EOF
+check "sizes and times with units pass tlblabd -n" \
+	sh -c "'$DAEMON' -n -c '$TMP/units.yaml' | grep -qx 'configuration OK'"
+
+# the file of issue 10, with a typo in the unit
+cat >"$TMP/bad-size.yaml" <<EOF
+lab: {data_dir: $TMP/data}
+suites:
+  - name: tlb
+    workloads:
+      - workload: mremap
+        workers: 2
+        size: [4M, 8Q]
+EOF
+check_fails "a bad size fails tlblabd -n at the element's line and column" 1 \
+	"bad-size\.yaml:7:20: size\[1\]: must be a number of bytes from 4K to 64G: .*KiB.* \(got '8Q'\)" \
+	"$DAEMON" -n -c "$TMP/bad-size.yaml"
+
+cat >"$TMP/bad-param.yaml" <<EOF
+lab: {data_dir: $TMP/data}
+suites:
+  - name: quick
+    workloads:
+      - workload: mprotect
+        workers: 2
+      - workload: mremap
+        sise: 8M
+EOF
+check_fails "an unknown parameter fails tlblabd -n at its key" 1 \
+	"bad-param\.yaml:8:9: sise: unknown field" \
+	"$DAEMON" -n -c "$TMP/bad-param.yaml"
+check "tlblabd -n prints no 'configuration OK' for it" \
+	sh -c "! '$DAEMON' -n -c '$TMP/bad-param.yaml' 2>/dev/null | grep -q 'configuration OK'"
+
+# start-up goes through the same loader and stops there (the timeout only
+# bounds a daemon that would wrongly start)
+check_fails "start-up refuses the suite too" 1 "bad-size\.yaml:7:20: size\[1\]" \
+	timeout 20 "$DAEMON" -c "$TMP/bad-size.yaml"
+
+for f in configs/local.yaml configs/lab.example.yaml; do
+	check "$f passes tlblabd -n" sh -c "cd '$TOP' && '$DAEMON' -n -c '$f' | grep -qx 'configuration OK'"
+done
