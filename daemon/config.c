@@ -964,10 +964,10 @@ static const char *boot_name_int(int i)
 
 /* Keys shared by machines and builders, in this order at the start of both tables. */
 enum {
-	EK_NAME, EK_TRANSPORT, EK_HOST, EK_PORT, EK_USER, EK_IDENTITY, EK_KNOWN_HOSTS,
+	EK_NAME, EK_TRANSPORT, EK_HOST_GROUP, EK_HOST, EK_PORT, EK_USER, EK_IDENTITY, EK_KNOWN_HOSTS,
 	EK_HOST_KEY, EK_MAX
 };
-#define ENDPOINT_KEYS "name", "transport", "host", "port", "user", "identity", \
+#define ENDPOINT_KEYS "name", "transport", "host_group", "host", "port", "user", "identity", \
 	"known_hosts", "host_key"
 
 static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct keyset *ks,
@@ -985,6 +985,9 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 	if (kind >= 0)
 		ep->transport = (enum transport_kind)kind;
 
+	if (ks->val[EK_HOST_GROUP])
+		ep->host_group = get_str(c, "host_group", ks->val[EK_HOST_GROUP], config_valid_name,
+					 MUST_NAME);
 	if (ks->val[EK_HOST])
 		ep->host = get_str(c, "host", ks->val[EK_HOST], valid_host, MUST_HOST);
 	if (ks->val[EK_PORT] && get_int(c, "port", ks->val[EK_PORT], 1, 65535, &port) == 0)
@@ -1985,6 +1988,7 @@ out:
 
 static void endpoint_release(struct cfg_endpoint *ep)
 {
+	free(ep->host_group);
 	free(ep->host);
 	free(ep->user);
 	free(ep->identity);
@@ -2062,6 +2066,27 @@ const struct cfg_tree *config_tree(const struct lab_config *cfg, const char *nam
 		if (cfg->trees[i].name && !strcmp(cfg->trees[i].name, name))
 			return &cfg->trees[i];
 	return NULL;
+}
+
+/* The host an endpoint runs on, for config_same_host: its host_group, else
+ * "local" or the SSH host. */
+static void host_of(const struct cfg_endpoint *ep, char *buf, size_t len)
+{
+	if (ep->host_group)
+		snprintf(buf, len, "group:%s", ep->host_group);
+	else if (ep->transport == TRANSPORT_LOCAL)
+		snprintf(buf, len, "local");
+	else
+		snprintf(buf, len, "ssh:%s", ep->host ? ep->host : "");
+}
+
+int config_same_host(const struct cfg_endpoint *a, const struct cfg_endpoint *b)
+{
+	char ha[300], hb[300];
+
+	host_of(a, ha, sizeof(ha));
+	host_of(b, hb, sizeof(hb));
+	return !strcmp(ha, hb);
 }
 
 const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *name)

@@ -112,6 +112,10 @@ enum boot_method {
 /* How to reach a host: shared by machines and builders. */
 struct cfg_endpoint {
 	enum transport_kind transport;
+	/* machines and builders of one host_group share CPUs (the quiet-host
+	 * rule, sched.c); NULL: the group is "local" for local transport, else
+	 * the SSH host (config_same_host) */
+	char *host_group;
 	char *host;		/* NULL for local */
 	int port;		/* default 22 */
 	char *user;		/* default "root" */
@@ -236,6 +240,9 @@ void config_free(struct lab_config *cfg);
 const struct cfg_machine *config_machine(const struct lab_config *cfg, const char *name);
 const struct cfg_builder *config_builder(const struct lab_config *cfg, const char *name);
 const struct cfg_tree *config_tree(const struct lab_config *cfg, const char *name);
+/* Whether two endpoints run on one host (their CPUs are shared): the same
+ * host_group, or both local, or both SSH to the same host. */
+int config_same_host(const struct cfg_endpoint *a, const struct cfg_endpoint *b);
 const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *name);
 
 /* True when machine m has tag. */

@@ -100,15 +100,6 @@ void sched_wake(struct sched *sc)
  * for each other here: machines are leased one stage at a time.
  */
 
-/* Machines and builders share a host when both are this one (local
- * transport) or both are reached at the same address. */
-static int same_host(const struct cfg_endpoint *a, const struct cfg_endpoint *b)
-{
-	if (a->transport == TRANSPORT_LOCAL || b->transport == TRANSPORT_LOCAL)
-		return a->transport == b->transport;
-	return a->host && b->host && !strcmp(a->host, b->host);
-}
-
 /* Whether a run measures or waits to measure on the builder's host. Called with sc->lock. */
 static const struct task *measuring_on(struct sched *sc, const struct cfg_builder *b)
 {
@@ -117,7 +108,7 @@ static const struct task *measuring_on(struct sched *sc, const struct cfg_builde
 	for (i = 0; i < sc->nrunning; i++) {
 		const struct task *r = sc->running[i];
 
-		if (r->measuring != MEASURE_NO && r->machine && same_host(&r->machine->ep, &b->ep))
+		if (r->measuring != MEASURE_NO && r->machine && config_same_host(&r->machine->ep, &b->ep))
 			return r;
 	}
 	return NULL;
@@ -145,7 +136,7 @@ static int measure_begin(void *arg, int64_t run_stage)
 		for (i = 0; i < sc->nrunning; i++) {
 			struct task *b = sc->running[i];
 
-			if (b->kind != TASK_BUILD || !same_host(&b->builder->ep, &t->machine->ep))
+			if (b->kind != TASK_BUILD || !config_same_host(&b->builder->ep, &t->machine->ep))
 				continue;
 			if (transport_pausable(b->builder->ep.transport)) {
 				b->pause = 1;

@@ -1053,6 +1053,41 @@ static void test_power_cycle_and_local(void **state)
 		      "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes");
 }
 
+/* Which machines and builders share a host's CPUs (the quiet-host rule). */
+static void test_host_groups(void **state)
+{
+	struct lab_config *cfg;
+	const struct cfg_builder *b;
+
+	(void)state;
+	cfg = expect_ok("h.yaml",
+			L("lab: {data_dir: /d}")
+			L("machines:")
+			L("  - {name: here, transport: local}")
+			L("  - {name: far, transport: ssh, host: 10.0.0.2, identity: /k, known_hosts: /h}")
+			L("  - {name: far2, transport: ssh, host: 10.0.0.2, identity: /k, known_hosts: /h}")
+			L("  - {name: rack, transport: ssh, host: 10.0.0.3, identity: /k, known_hosts: /h,")
+			L("     host_group: box1}")
+			L("builders:")
+			L("  - {name: local, transport: local}")
+			L("  - {name: b1, transport: ssh, host: 10.0.0.9, identity: /k, known_hosts: /h,")
+			L("     host_group: box1}"));
+	b = config_builder(cfg, "local");
+	assert_true(config_same_host(&config_machine(cfg, "here")->ep, &b->ep));
+	assert_false(config_same_host(&config_machine(cfg, "far")->ep, &b->ep));
+	assert_true(config_same_host(&config_machine(cfg, "far")->ep, &config_machine(cfg, "far2")->ep));
+	b = config_builder(cfg, "b1");
+	assert_true(config_same_host(&config_machine(cfg, "rack")->ep, &b->ep));
+	assert_false(config_same_host(&config_machine(cfg, "far")->ep, &b->ep));
+	config_free(cfg);
+	expect_errors("h.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("builders:")
+		      L("  - {name: b, transport: local, host_group: 'a b'}"),
+		      "h.yaml:3:45: host_group: must be a name of 1 to 64 letters, digits, '.', '_' or '-', "
+		      "not starting with '-' or '.'");
+}
+
 static void test_token_file(void **state)
 {
 	static const char bad[] =
@@ -1463,6 +1498,7 @@ int main(void)
 		cmocka_unit_test(test_boot_sections),
 		cmocka_unit_test(test_boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),
+		cmocka_unit_test(test_host_groups),
 		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_workload_conversion),
 		cmocka_unit_test(test_suite_specs),
