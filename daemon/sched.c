@@ -17,6 +17,7 @@
 #include "log.h"
 #include "results.h"
 #include "run.h"
+#include "quiet.h"
 #include "store.h"
 #include "transport.h"
 #include "util.h"
@@ -48,10 +49,8 @@ struct task {
 	struct bootrun_outcome brout;
 	double deadline;
 	volatile sig_atomic_t cancel;
-	/* the quiet-host rule (measure_begin): a build is paused while a
-	 * machine on its host measures; a run says when it measures */
-	volatile sig_atomic_t pause;
-	enum { MEASURE_NO, MEASURE_WAITING, MEASURE_ON } measuring;
+	/* the quiet-host rule: a build's pause flag, a run's measurement */
+	struct quiet_entry qe;
 	struct run_outcome out;
 	char health_kernel[128];
 	int health_ok;
@@ -69,7 +68,7 @@ struct sched {
 	int wake[2];
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	pthread_cond_t quiet;	/* a build ended or a run stopped measuring */
+	struct quiet *quiet;
 	struct task *queue, *done;
 	struct task *running[MAX_TASKS];
 	size_t nrunning;
@@ -87,130 +86,42 @@ void sched_wake(struct sched *sc)
 	(void)n; /* a full pipe already means "wake up" */
 }
 
-/* ---- the quiet-host rule ----
- *
- * A builder and a lab machine on one host share its CPUs, so a build beside
- * a measured run changes what it measures (a tcp-rr boot measured 451
- * transactions/s beside builds, 4,200 without). While a run measures on a
- * machine, every build on a builder of the same host is stopped (SIGSTOP
- * through exec_req.pause, resumed after), so builds still overlap boots and
- * the gaps between runs but never a measurement. A build that cannot be
- * paused (a remote builder) makes the run wait for its end instead, and is
- * not started while a run on its host measures or waits to. Runs never wait
- * for each other here: machines are leased one stage at a time.
- */
+/* ---- the quiet-host rule (quiet.h) ---- */
 
-/* Whether a run measures or waits to measure on the builder's host. Called with sc->lock. */
-static const struct task *measuring_on(struct sched *sc, const struct cfg_builder *b)
-{
-	size_t i;
-
-	for (i = 0; i < sc->nrunning; i++) {
-		const struct task *r = sc->running[i];
-
-		if (r->measuring != MEASURE_NO && r->machine && config_same_host(&r->machine->ep, &b->ep))
-			return r;
-	}
-	return NULL;
-}
-
-/*
- * Before a run measures on t's machine: pauses the builds on its host, or
- * waits for those that cannot be paused. -1 when the task is cancelled or
- * out of time meanwhile. The stage's note and log say what happened.
- */
+/* Before a run measures on t's machine; the run stage's note and log say
+ * what the gate did. -1 when cancelled or out of time meanwhile. */
 static int measure_begin(void *arg, int64_t run_stage)
 {
 	struct task *t = arg;
 	struct sched *sc = t->sc;
 	struct strbuf note = STRBUF_INIT;
-	int waited = 0, rc = 0;
+	int rc;
 
-	pthread_mutex_lock(&sc->lock);
-	t->measuring = MEASURE_WAITING;
-	for (;;) {
-		const struct task *blocker = NULL;
-		size_t i;
-
-		strbuf_reset(&note);
-		for (i = 0; i < sc->nrunning; i++) {
-			struct task *b = sc->running[i];
-
-			if (b->kind != TASK_BUILD || !config_same_host(&b->builder->ep, &t->machine->ep))
-				continue;
-			if (transport_pausable(b->builder->ep.transport)) {
-				b->pause = 1;
-				strbuf_addf(&note, "%sbuild %s of job %lld on builder %s paused", note.len ? "; " : "",
-					    b->si.side, (long long)b->si.job_id, b->builder->name);
-			} else {
-				blocker = b;
-			}
-		}
-		if (!blocker)
-			break;
-		if (t->cancel || mono_now() > t->deadline) {
-			rc = -1;
-			break;
-		}
-		if (!waited++) {
-			char msg[300];
-
-			snprintf(msg, sizeof(msg), "quiet host: waiting for build %s of job %lld on builder %s "
-				 "(same host as %s, cannot be paused) before measuring", blocker->si.side,
-				 (long long)blocker->si.job_id, blocker->builder->name, t->machine->name);
-			pthread_mutex_unlock(&sc->lock);
-			store_stage_set_note(sc->st, run_stage, msg);
-			store_stage_append_log(sc->st, run_stage, msg);
-			store_stage_append_log(sc->st, run_stage, "\n");
-			log_info("job %lld: %s", (long long)t->si.job_id, msg);
-			pthread_mutex_lock(&sc->lock);
-			continue;
-		}
-		{
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += 1;
-			pthread_cond_timedwait(&sc->quiet, &sc->lock, &ts);
-		}
-	}
-	t->measuring = rc ? MEASURE_NO : MEASURE_ON;
-	if (rc)
-		pthread_cond_broadcast(&sc->quiet);
-	pthread_mutex_unlock(&sc->lock);
+	t->qe.ep = &t->machine->ep;
+	snprintf(t->qe.label, sizeof(t->qe.label), "%s (job %lld)", t->machine->name, (long long)t->si.job_id);
+	store_stage_set_note(sc->st, run_stage, "quiet host: waiting for the builds on this host to pause or end");
+	rc = quiet_measure_begin(sc->quiet, &t->qe, &t->cancel, t->deadline, &note);
 	if (note.len) {
 		struct strbuf msg = STRBUF_INIT;
 
 		strbuf_addf(&msg, "quiet host: %s while this run measures", note.buf);
-		store_stage_append_log(sc->st, run_stage, msg.buf);
-		store_stage_append_log(sc->st, run_stage, "\n");
 		store_stage_set_note(sc->st, run_stage, msg.buf);
-		log_info("job %lld: %s (%s)", (long long)t->si.job_id, msg.buf, t->machine->name);
+		strbuf_addch(&msg, '\n');
+		store_stage_append_log(sc->st, run_stage, msg.buf);
+		log_info("job %lld: %s (%s)", (long long)t->si.job_id, note.buf, t->machine->name);
 		strbuf_release(&msg);
-	} else if (waited) {
+	} else {
 		store_stage_set_note(sc->st, run_stage, NULL);
 	}
 	strbuf_release(&note);
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
-/* After the run: builds on the host go on unless another run measures there. */
 static void measure_end(void *arg)
 {
 	struct task *t = arg;
-	struct sched *sc = t->sc;
-	size_t i;
 
-	pthread_mutex_lock(&sc->lock);
-	t->measuring = MEASURE_NO;
-	for (i = 0; i < sc->nrunning; i++) {
-		struct task *b = sc->running[i];
-
-		if (b->kind == TASK_BUILD && b->pause && !measuring_on(sc, b->builder))
-			b->pause = 0;
-	}
-	pthread_cond_broadcast(&sc->quiet);
-	pthread_mutex_unlock(&sc->lock);
+	quiet_measure_end(t->sc->quiet, &t->qe);
 }
 
 static void *worker_main(void *arg)
@@ -236,10 +147,11 @@ static void *worker_main(void *arg)
 				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .stage_id = t->si.id,
 				.tree = t->tree, .builder = t->builder, .side = t->si.side, .base = t->si.base,
 				.scripts_dir = sc->kernels_dir, .deadline = t->deadline, .cancel = &t->cancel,
-				.pause = transport_pausable(t->builder->ep.transport) ? &t->pause : NULL,
+				.pause = t->qe.pausable ? &t->qe.pause : NULL,
 			};
 
 			build_stage(&req, &t->bout);
+			quiet_build_end(sc->quiet, &t->qe);
 		} else if (t->kind == TASK_BOOTRUN) {
 			struct bootrun_request req = {
 				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .boot_stage = t->si.id,
@@ -275,7 +187,6 @@ static void *worker_main(void *arg)
 		pthread_mutex_lock(&sc->lock);
 		t->next = sc->done;
 		sc->done = t;
-		pthread_cond_broadcast(&sc->quiet);
 		pthread_mutex_unlock(&sc->lock);
 		sched_wake(sc);
 	}
@@ -305,7 +216,7 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 	}
 	pthread_mutex_init(&sc->lock, NULL);
 	pthread_cond_init(&sc->cond, NULL);
-	pthread_cond_init(&sc->quiet, NULL);
+	sc->quiet = quiet_new();
 	sc->nworkers = cfg->workers > 0 ? cfg->workers : 4;
 	sc->workers = calloc((size_t)sc->nworkers, sizeof(pthread_t));
 	if (!sc->workers)
@@ -703,8 +614,8 @@ static void start_build(struct sched *sc, struct stage_info *si)
 {
 	const struct cfg_tree *tree = config_tree(sc->cfg, si->tree);
 	const struct cfg_builder *b = tree ? config_builder(sc->cfg, tree->builder) : NULL;
-	const struct task *measurer;
-	char where[100], note[300];
+	struct strbuf note = STRBUF_INIT;
+	char where[100];
 	struct task *t;
 
 	if (!tree || !b) {
@@ -713,36 +624,40 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	}
 	if (builder_busy(sc, b->name))
 		return;
-	pthread_mutex_lock(&sc->lock);
-	measurer = measuring_on(sc, b);
-	if (measurer)
-		snprintf(note, sizeof(note), "quiet host: %s on the same host as builder %s measures job %lld",
-			 measurer->machine->name, b->name, (long long)measurer->si.job_id);
-	pthread_mutex_unlock(&sc->lock);
-	if (measurer && !transport_pausable(b->ep.transport)) {
-		/* cannot be paused: it waits, and says so once */
-		if (!si->note[0] || strcmp(si->note, note)) {
-			store_stage_set_note(sc->st, si->id, note);
-			log_info("job %lld: build %s waits: %s", (long long)si->job_id, si->side, note);
+	t = task_new(TASK_BUILD, NULL);
+	t->qe.ep = &b->ep;
+	t->qe.pausable = transport_pausable(b->ep.transport);
+	snprintf(t->qe.label, sizeof(t->qe.label), "build %s of job %lld on builder %s", si->side,
+		 (long long)si->job_id, b->name);
+	strbuf_addstr(&note, "quiet host: waits: ");
+	if (quiet_build_begin(sc->quiet, &t->qe, &note) < 0) {
+		/* it waits, and says so once */
+		if (strcmp(si->note, note.buf)) {
+			store_stage_set_note(sc->st, si->id, note.buf);
+			log_info("job %lld: build %s waits: %s", (long long)si->job_id, si->side, note.buf);
 		}
-		return;
+		task_free(t);
+		goto out;
 	}
 	snprintf(where, sizeof(where), "builder %s", b->name);
-	if (store_stage_begin(sc->st, si->id, where) < 0)
-		return;
+	if (store_stage_begin(sc->st, si->id, where) < 0) {
+		quiet_build_end(sc->quiet, &t->qe);
+		task_free(t);
+		goto out;
+	}
 	if (si->note[0])
 		store_stage_set_note(sc->st, si->id, NULL);
-	t = task_new(TASK_BUILD, NULL);
-	/* starts stopped when a run measures on this host; measure_end resumes it */
-	t->pause = measurer != NULL;
 	t->cfg = sc->cfg;
 	t->tree = tree;
 	t->builder = b;
 	t->si = *si;
 	memset(si, 0, sizeof(*si));
 	t->deadline = mono_now() + (t->si.timeout > 0 ? t->si.timeout : sc->cfg->stage_timeout);
-	log_info("job %lld: build %s on %s: started", (long long)t->si.job_id, t->si.side, b->name);
+	log_info("job %lld: build %s on %s: started%s", (long long)t->si.job_id, t->si.side, b->name,
+		 t->qe.pause ? " (paused: a run on this host measures)" : "");
 	enqueue(sc, t);
+out:
+	strbuf_release(&note);
 }
 
 static void start_stage(struct sched *sc, struct stage_info *si)
@@ -938,6 +853,6 @@ void sched_free(struct sched *sc)
 	close(sc->wake[1]);
 	pthread_mutex_destroy(&sc->lock);
 	pthread_cond_destroy(&sc->cond);
-	pthread_cond_destroy(&sc->quiet);
+	quiet_free(sc->quiet);
 	free(sc);
 }

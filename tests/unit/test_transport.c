@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -358,6 +359,80 @@ static void test_timeout_kills_group(void **state)
 	assert_true(process_dead(pid));
 }
 
+/* The state letter of a process in /proc/PID/stat ('T' when stopped), or 0. */
+static char proc_state(long pid)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char path[64], st = 0;
+	const char *paren;
+
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	if (strbuf_read_file(&sb, path, 4096) == 0 && (paren = strrchr(sb.buf, ')')) && paren[1])
+		st = paren[2];
+	strbuf_release(&sb);
+	return st;
+}
+
+struct pause_run {
+	struct fixture *f;
+	struct exec_req req;
+	int rc;
+};
+
+static void *pause_thread(void *arg)
+{
+	struct pause_run *p = arg;
+
+	p->rc = transport_exec(p->f->t, &p->req, &p->f->res, &p->f->err);
+	return NULL;
+}
+
+/* A paused command is stopped as a whole group, and its timeout does not
+ * run meanwhile: stopped past its timeout, it still finishes once resumed. */
+static void test_pause_stops_group(void **state)
+{
+	struct fixture *f = *state;
+	struct strbuf pidfile = STRBUF_INIT, script = STRBUF_INIT, text = STRBUF_INIT;
+	volatile sig_atomic_t pause = 0;
+	struct pause_run p = { .f = f, .rc = 99 };
+	const char *argv[] = { "sh", "-c", NULL, NULL };
+	double until;
+	long pid = 0;
+	pthread_t th;
+
+	strbuf_addf(&pidfile, "%s/pid", f->dir);
+	/* the grandchild writes the pid: the whole group must stop, not only sh */
+	strbuf_addf(&script, "sh -c 'echo $$ >%s.tmp; mv %s.tmp %s; sleep 0.5; echo done' & wait",
+		    pidfile.buf, pidfile.buf, pidfile.buf);
+	argv[2] = script.buf;
+	p.req = (struct exec_req){ .argv = argv, .timeout = 1.5, .pause = &pause };
+	assert_int_equal(pthread_create(&th, NULL, pause_thread, &p), 0);
+	until = mono_now() + 10;
+	while (strbuf_read_file(&text, pidfile.buf, 64) < 0 && mono_now() < until)
+		sched_yield();
+	strbuf_trim(&text);
+	assert_int_equal(parse_int_range(text.buf, 2, 1 << 30, &pid), 0);
+	pause = 1;
+	until = mono_now() + 10;
+	while (proc_state(pid) != 'T' && mono_now() < until)
+		sched_yield();
+	assert_int_equal(proc_state(pid), 'T');
+	/* stay stopped longer than the whole timeout */
+	until = mono_now() + 2.0;
+	while (mono_now() < until)
+		sleep_sec(0.05);
+	assert_int_equal(proc_state(pid), 'T');
+	assert_int_equal(p.rc, 99);
+	pause = 0;
+	pthread_join(th, NULL);
+	assert_int_equal(p.rc, 0);
+	assert_int_equal(f->res.status, 0);
+	assert_contains(f->res.out.buf, "done");
+	strbuf_release(&pidfile);
+	strbuf_release(&script);
+	strbuf_release(&text);
+}
+
 /* The grandchild keeps stdout open after its parent exits: the timeout
  * still holds. */
 static void test_timeout_orphan_holds_pipe(void **state)
@@ -491,6 +566,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_output_cap_keeps_tail, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_kills_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_timeout_orphan_holds_pipe, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pause_stops_group, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_fd_leak, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_upload_download, setup, teardown),
 	};
