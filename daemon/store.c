@@ -1116,13 +1116,13 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 }
 
 /* The failure of a repeat whose original run failed the same spec on the
- * same side, or NULL. */
+ * same side (any side when NULL), or NULL. */
 static const struct spec_failure *repeated(const struct spec_failure *v, size_t n, const char *side)
 {
 	size_t i, k;
 
 	for (i = 0; i < n; i++) {
-		if (v[i].repeat_of < 0 || strcmp(v[i].side, side))
+		if (v[i].repeat_of < 0 || (side && strcmp(v[i].side, side)))
 			continue;
 		for (k = 0; k < n; k++)
 			if (v[k].seq == v[i].repeat_of && v[k].spec == v[i].spec)
@@ -1185,8 +1185,8 @@ static int settle_job(struct store *st, int64_t job)
 }
 
 /* Inside a transaction: a copy of the boot and run pair whose run failed,
- * right after it, unless that side already has a failure that
- * repeated (more boots would only fail again). 1 if added. */
+ * right after it, unless that side or the base side already has a failure
+ * that repeated (more boots would only fail again). 1 if added. */
 static int add_repeat(struct store *st, int64_t run_stage)
 {
 	struct spec_failure *v = NULL;
@@ -1216,7 +1216,9 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	if (!job || !ab || is_repeat || !side[0])
 		return 0;
 	load_spec_failures(st, job, &v, &n);
-	if (repeated(v, n, side)) {
+	/* a failure known to repeat, on this side or on the base side (the
+	 * suite is broken then, whatever the patch does), would only repeat */
+	if (repeated(v, n, side) || repeated(v, n, "base")) {
 		free(v);
 		return 0;
 	}
