@@ -68,6 +68,20 @@ static const struct quiet_entry *measurer_on(const struct quiet *q, const struct
 	return NULL;
 }
 
+/* A run leaves the gate: the builds it paused go on unless another run
+ * measures on their host. Called locked. */
+static void leave(struct quiet *q, struct quiet_entry *e)
+{
+	struct quiet_entry *b;
+
+	unlink_entry(q, e);
+	e->measuring = M_NO;
+	for (b = q->entries; b; b = b->next)
+		if (b->kind == Q_BUILD && b->pause && !measurer_on(q, b->ep))
+			b->pause = 0;
+	pthread_cond_broadcast(&q->changed);
+}
+
 int quiet_build_begin(struct quiet *q, struct quiet_entry *e, struct strbuf *why)
 {
 	const struct quiet_entry *r;
@@ -130,13 +144,8 @@ int quiet_measure_begin(struct quiet *q, struct quiet_entry *e, volatile sig_ato
 		pthread_cond_timedwait(&q->changed, &q->lock, &ts);
 	}
 	if (rc) {
-		unlink_entry(q, e);
-		e->measuring = M_NO;
 		/* builds this run paused go on unless another run measures */
-		for (b = q->entries; b; b = b->next)
-			if (b->kind == Q_BUILD && b->pause && !measurer_on(q, b->ep))
-				b->pause = 0;
-		pthread_cond_broadcast(&q->changed);
+		leave(q, e);
 	} else {
 		e->measuring = M_ON;
 		for (b = q->entries; b; b = b->next)
@@ -152,14 +161,7 @@ int quiet_measure_begin(struct quiet *q, struct quiet_entry *e, volatile sig_ato
 
 void quiet_measure_end(struct quiet *q, struct quiet_entry *e)
 {
-	struct quiet_entry *b;
-
 	pthread_mutex_lock(&q->lock);
-	unlink_entry(q, e);
-	e->measuring = M_NO;
-	for (b = q->entries; b; b = b->next)
-		if (b->kind == Q_BUILD && b->pause && !measurer_on(q, b->ep))
-			b->pause = 0;
-	pthread_cond_broadcast(&q->changed);
+	leave(q, e);
 	pthread_mutex_unlock(&q->lock);
 }

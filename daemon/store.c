@@ -1251,27 +1251,40 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	return rc < 0 ? rc : 1;
 }
 
+/* Inside a transaction: the stage ends in state (class, message), its
+ * machine released. Returns its job's id, 0 when there is no such stage. */
+static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
+			 const char *message)
+{
+	sqlite3_stmt *s = prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
+				   "finished = ?5 WHERE id = ?1 RETURNING job_id");
+	int64_t job = 0;
+
+	sqlite3_bind_int64(s, 1, stage_id);
+	bind_text(s, 2, state);
+	bind_text(s, 3, error_class);
+	bind_text(s, 4, message);
+	sqlite3_bind_double(s, 5, now());
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		job = sqlite3_column_int64(s, 0);
+	stmt_done(st, s);
+	if (job)
+		release_lease(st, stage_id);
+	return job;
+}
+
 int store_run_failed(struct store *st, int64_t stage_id, const char *message, int *ret_repeated)
 {
-	sqlite3_stmt *s;
 	int64_t job = 0;
 	int rc = 0, added = 0;
 
 	lock(st);
 	exec(st, "BEGIN IMMEDIATE");
-	s = prep(st, "UPDATE stages SET state = 'failed', error_class = 'workload', error_message = ?2, "
-		     "finished = ?3 WHERE id = ?1 AND kind = 'run' RETURNING job_id");
-	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, message);
-	sqlite3_bind_double(s, 3, now());
-	if (s && sqlite3_step(s) == SQLITE_ROW)
-		job = sqlite3_column_int64(s, 0);
-	stmt_done(st, s);
+	job = end_stage(st, stage_id, "failed", "workload", message);
 	if (!job) {
 		rc = -ENOENT;
 		goto rollback;
 	}
-	release_lease(st, stage_id);
 	added = add_repeat(st, stage_id);
 	if (added < 0 || settle_job(st, job) < 0 || exec(st, "COMMIT") < 0) {
 		rc = -EIO;
@@ -1310,21 +1323,11 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 
 	lock(st);
 	exec(st, "BEGIN IMMEDIATE");
-	s = prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, finished = ?5 "
-		     "WHERE id = ?1 RETURNING job_id");
-	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, state);
-	bind_text(s, 3, error_class);
-	bind_text(s, 4, message);
-	sqlite3_bind_double(s, 5, now());
-	if (s && sqlite3_step(s) == SQLITE_ROW)
-		job = sqlite3_column_int64(s, 0);
-	stmt_done(st, s);
+	job = end_stage(st, stage_id, state, error_class, message);
 	if (!job) {
 		rc = -ENOENT;
 		goto rollback;
 	}
-	release_lease(st, stage_id);
 	if (!strcmp(state, "done")) {
 		if (settle_job(st, job) < 0) {
 			rc = -EIO;

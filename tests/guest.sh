@@ -65,6 +65,31 @@ guest_wait_ready() {
 	done
 }
 
+# lab_qemu_head: the lab section and a machines section with one 2-vCPU
+# QEMU machine vm1 booted by the daemon (for $DAEMON_PORT, $TOKEN, $GUEST_PORT)
+lab_qemu_head() {
+	cat <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN]
+  stage_timeout: 3600
+machines:
+  - name: vm1
+    transport: local
+    boot: qemu
+    cpus: 2
+    workdir: $TMP/vm
+    qemu:
+      memory: 1024
+      accel: auto
+      initrd: $CACHE/guest/initramfs.cpio
+      ssh_port: $GUEST_PORT
+      identity: $CACHE/guest/lab_key
+      known_hosts: $CACHE/guest/known_hosts
+EOC
+}
+
 # lab_tail: the builders, trees and suites sections of the guest tests' lab.yaml
 lab_tail() {
 	cat <<EOC

@@ -15,36 +15,13 @@ TOKEN=t0050-token-0123456789abcdef
 DAEMON_PORT=$((35000 + $$ % 5000))
 GUEST_PORT=10023
 CLIENT=$BUILD/tlblab
+MACHINE=vm1
 export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
+. "$TOP/tests/guest.sh"
 
-if ! sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >"$TMP/import.log" 2>&1; then
-	fail "the kernel tree is imported" "$(tail -n 3 "$TMP/import.log")"
-	exit 0
-fi
-if ! sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$GUEST_AGENT" >"$TMP/initramfs.log" 2>&1; then
-	fail "the guest initramfs is built" "$(tail -n 3 "$TMP/initramfs.log")"
-	exit 0
-fi
+guest_prepare usr/bin/sshd
 
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  stage_timeout: 3600
-machines:
-  - name: vm1
-    transport: local
-    boot: qemu
-    cpus: 2
-    workdir: $TMP/vm
-    qemu:
-      memory: 1024
-      accel: auto
-      initrd: $CACHE/guest/initramfs.cpio
-      ssh_port: $GUEST_PORT
-      identity: $CACHE/guest/lab_key
-      known_hosts: $CACHE/guest/known_hosts
+{ lab_qemu_head; cat <<EOC
 builders:
   - name: local
     transport: local
@@ -73,6 +50,7 @@ suites:
       metrics:
         "tlb_flush.*": {alpha: 0.001, min_change: 10%}
 EOC
+} >"$TMP/lab.yaml"
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
 # submit TREE PATCHFILE: prints the job id

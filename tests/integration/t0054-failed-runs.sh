@@ -22,25 +22,7 @@ export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 
 guest_prepare usr/bin/sshd
 
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  stage_timeout: 3600
-machines:
-  - name: vm1
-    transport: local
-    boot: qemu
-    cpus: 2
-    workdir: $TMP/vm
-    qemu:
-      memory: 1024
-      accel: auto
-      initrd: $CACHE/guest/initramfs.cpio
-      ssh_port: $GUEST_PORT
-      identity: $CACHE/guest/lab_key
-      known_hosts: $CACHE/guest/known_hosts
+{ lab_qemu_head; cat <<EOC
 $(lab_tail | sed '/^suites:/,$d')
 suites:
   - name: crashy
@@ -66,6 +48,7 @@ suites:
         duration: 1s
         iterations: 2
 EOC
+} >"$TMP/lab.yaml"
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
 # job SUITE PATCH: an A/B job with one boot per side; prints its id
