@@ -350,139 +350,6 @@ static int get_json(struct cli *cli, const char *path, struct strbuf *raw,
 	return 0;
 }
 
-static const char *str_or(const json_t *obj, const char *key, const char *fallback)
-{
-	const char *s = jstr(obj, key);
-
-	return s && *s ? s : fallback;
-}
-
-/* "m1, m2" from a JSON array of strings */
-static void join_strings(struct strbuf *sb, const json_t *arr, const char *sep)
-{
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(arr, i, v)
-		if (json_is_string(v))
-			strbuf_addf(sb, "%s%s", sb->len ? sep : "", json_string_value(v));
-}
-
-/* How long something took: finished - started, or so far when running. */
-static char *fmt_span(char *buf, const json_t *obj)
-{
-	double start, end;
-
-	if (jnum(obj, "started", &start) < 0) {
-		snprintf(buf, FMT_SIZE, "-");
-		return buf;
-	}
-	if (jnum(obj, "finished", &end) < 0)
-		end = wall_now();
-	return fmt_duration(buf, end - start);
-}
-
-static char *fmt_id(char *buf, const json_t *obj, const char *key)
-{
-	long long v;
-
-	if (jint(obj, key, &v) < 0)
-		snprintf(buf, FMT_SIZE, "-");
-	else
-		snprintf(buf, FMT_SIZE, "%lld", v);
-	return buf;
-}
-
-static int job_is_final(const char *state)
-{
-	return state && (!strcmp(state, "done") || !strcmp(state, "failed") ||
-			 !strcmp(state, "cancelled"));
-}
-
-/*
- * "build base on builder local", "run patched #2 on q1", "run on m1". The
- * API's boot_index counts from 0; people count boots from 1. Only stages
- * of a side are numbered: a plain run job's stages differ by machine.
- */
-static void add_stage_name(struct strbuf *sb, const json_t *st)
-{
-	const char *kind = str_or(st, "kind", "stage"), *side = jstr(st, "side");
-	long long boot;
-
-	strbuf_addstr(sb, kind);
-	if (side && *side) {
-		strbuf_addf(sb, " %s", side);
-		if (strcmp(kind, "build") && jint(st, "boot_index", &boot) == 0 &&
-		    boot >= 0 && boot < LLONG_MAX)
-			strbuf_addf(sb, " #%lld", boot + 1);
-	}
-	if (jstr(st, "machine") && *jstr(st, "machine"))
-		strbuf_addf(sb, " on %s", jstr(st, "machine"));
-}
-
-static const json_t *find_stage(const json_t *job, long long stage_id)
-{
-	size_t i;
-	json_t *st;
-	long long v;
-
-	json_array_foreach(json_object_get(job, "stages"), i, st)
-		if (jint(st, "id", &v) == 0 && v == stage_id)
-			return st;
-	return NULL;
-}
-
-/*
- * Whose failure a job's error is. Only infra is the lab's; a patch that
- * does not apply, a kernel that does not build or boot, a workload that
- * fails on it are what the job found out, and saying so keeps people from
- * resubmitting in the hope that it was the lab. NULL for infra, cancelled
- * and anything unknown.
- */
-static const char *error_blame(const json_t *job)
-{
-	static const char *const result_classes[] = { "patch", "build", "boot", "workload" };
-	const json_t *e = json_object_get(job, "error"), *st;
-	const char *class = jstr(e, "class"), *kind = jstr(job, "kind");
-	long long sid;
-	size_t i;
-
-	if (!class)
-		return NULL;
-	for (i = 0; i < ARRAY_SIZE(result_classes); i++)
-		if (!strcmp(class, result_classes[i]))
-			break;
-	if (i == ARRAY_SIZE(result_classes))
-		return NULL;
-	if (!kind || strcmp(kind, "ab"))
-		return "a result of the kernel or workload under test, not a lab problem";
-	st = jint(e, "stage", &sid) == 0 ? find_stage(job, sid) : NULL;
-	if (strcmp(class, "patch") && st && jstr(st, "side") && !strcmp(jstr(st, "side"), "base"))
-		return "a result of the base kernel, not of the patch or the lab";
-	return "a result of the patch, not a lab problem";
-}
-
-/* "failed: infra: ssh: connection refused" */
-static void add_job_outcome(struct strbuf *sb, const json_t *job)
-{
-	const json_t *e = json_object_get(job, "error");
-	const char *state = str_or(job, "state", "unknown");
-	char clean[512];
-
-	strbuf_addstr(sb, fmt_clean(clean, sizeof(clean), state));
-	if (json_is_object(e) && strcmp(state, "done")) {
-		const char *class = str_or(e, "class", "error");
-
-		/* "cancelled: cancelled: ..." says nothing twice */
-		if (strcmp(class, state))
-			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), class));
-		if (jstr(e, "message"))
-			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), jstr(e, "message")));
-		if (error_blame(job))
-			strbuf_addf(sb, " (%s)", error_blame(job));
-	}
-}
-
 /* --- results -------------------------------------------------------------- */
 
 static const char results_usage[] =
@@ -574,8 +441,10 @@ static const char compare_usage[] =
 	"\n"
 	"Printed: the headline summary, the rows (BASE and PATCHED are medians\n"
 	"over boots, with the spread when above 2%), thread sweeps, the TLB\n"
-	"shootdown block, the profile diff and provenance. --json prints the\n"
-	"comparison as the server sent it.\n"
+	"shootdown block, the profile diff and provenance, and last the job's\n"
+	"verdict (\"verdict: regression\"). A job that failed or is still running\n"
+	"is compared on what ran on both sides so far, and has no verdict.\n"
+	"--json prints the server's {\"comparison\": ...} as it came.\n"
 	"\n"
 	"  --base JOB      the base side: this job's runs\n"
 	"  --patched JOB   the patched side: this job's runs\n"
@@ -596,6 +465,73 @@ static int parse_job_id(struct cli *cli, const char *option, const char *value, 
 	return 0;
 }
 
+/*
+ * The last line, the one a script or a mail quotes: the comparison's own
+ * verdict when it carries one, else the one the daemon keeps with a done
+ * A/B job. A failed job has none: its rows cover only the specs that ran.
+ */
+static void print_verdict(const json_t *cmp, const json_t *job)
+{
+	const char *v = jstr(cmp, "verdict"), *state = jstr(job, "state");
+	char clean[64];
+
+	if (!v)
+		v = jstr(job, "verdict");
+	if (v)
+		printf("\nverdict: %s\n", fmt_clean(clean, sizeof(clean), v));
+	else if (state && job_is_final(state) && strcmp(state, "done"))
+		printf("\nverdict: none (the job %s)\n", !strcmp(state, "failed") ? "failed" : "was cancelled");
+	else if (state && !job_is_final(state))
+		printf("\nverdict: none yet (the job is %s)\n", fmt_clean(clean, sizeof(clean), state));
+}
+
+/*
+ * An A/B job's comparison, with what only the job can say: that it failed
+ * or is still going (the rows then cover the specs that ran on both sides
+ * so far), and its verdict. The job is asked for after the comparison,
+ * which the daemon keeps (and gives a finished job its verdict) on the way.
+ * Without the job the comparison is still shown.
+ */
+static int print_job_comparison(struct cli *cli, long long id, const json_t *cmp, int all,
+				struct strbuf *err)
+{
+	struct strbuf path = STRBUF_INIT, jerr = STRBUF_INIT, outcome = STRBUF_INIT;
+	json_t *root = NULL;
+	const json_t *job = NULL;
+	const char *state = NULL;
+	int r = 0;
+
+	strbuf_addf(&path, "/api/v1/jobs/%lld", id);
+	if (client_request(&cli->client, "GET", path.buf, NULL, NULL, &root, &jerr) == 0)
+		job = json_object_get(root, "job");
+	state = jstr(job, "state");
+	if (state && strcmp(state, "done")) {
+		job_outcome(&outcome, job);
+		if (!json_array_size(json_object_get(cmp, "rows")) && job_is_final(state)) {
+			strbuf_seterr(err, "job %lld: nothing to compare: no spec ran on both sides "
+				      "before the job ended (%s); `tlblab status %lld` shows its stages",
+				      id, outcome.buf, id);
+			r = EXIT_FAIL;
+			goto out;
+		}
+		printf("job %lld: %s\n", id, outcome.buf);
+		printf("(the rows compare what ran on both sides %s)\n\n",
+		       job_is_final(state) ? "before the job ended" : "so far");
+	}
+	if (compare_print(stdout, cmp, all, err) < 0) {
+		strbuf_addf(err, " (job %lld)", id);
+		r = EXIT_FAIL;
+		goto out;
+	}
+	print_verdict(cmp, job);
+out:
+	json_decref(root);
+	strbuf_release(&outcome);
+	strbuf_release(&jerr);
+	strbuf_release(&path);
+	return r;
+}
+
 static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = {
@@ -607,7 +543,7 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 	};
 	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT;
 	long long id = 0, base = 0, patched = 0;
-	json_t *root = NULL;
+	json_t *root = NULL, *cmp;
 	int c, r, all = 0;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -634,16 +570,28 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 			return r;
 		strbuf_addf(&path, "/api/v1/jobs/%lld/comparison", id);
 	}
-	if ((r = get_json(cli, path.buf, &raw, &root, err)))
+	if ((r = get_json(cli, path.buf, &raw, &root, err))) {
+		/* 409: not an A/B job; the API's hint names its URL, not the command */
+		if (id && cli->client.last_status == 409)
+			strbuf_addstr(err, " (two jobs: tlblab compare --base A --patched B)");
 		goto out;
+	}
 	if (cli->json) {
 		print_raw(&raw);
-	} else if (compare_print(stdout, root, all, err) < 0) {
-		if (id)
-			strbuf_addf(err, " (job %lld)", id);
-		else
-			strbuf_addf(err, " (jobs %lld and %lld)", base, patched);
+		goto out;
+	}
+	/* the API wraps the document (api.h): {"comparison": {...}} */
+	cmp = json_object_get(root, "comparison");
+	if (!json_is_object(cmp)) {
+		strbuf_seterr(err, "the server's answer has no \"comparison\"");
 		r = EXIT_FAIL;
+	} else if (id) {
+		r = print_job_comparison(cli, id, cmp, all, err);
+	} else if (compare_print(stdout, cmp, all, err) < 0) {
+		strbuf_addf(err, " (jobs %lld and %lld)", base, patched);
+		r = EXIT_FAIL;
+	} else {
+		print_verdict(cmp, NULL);
 	}
 out:
 	json_decref(root);
@@ -692,6 +640,7 @@ struct stage_seen {
 	long long key;
 	long long attempt;
 	char state[16];
+	char *note;		/* owned; NULL for none */
 };
 
 struct wait_state {
@@ -701,65 +650,94 @@ struct wait_state {
 
 static void wait_state_release(struct wait_state *ws)
 {
+	size_t i;
+
+	for (i = 0; i < ws->nseen; i++)
+		free(ws->seen[i].note);
 	free(ws->seen);
 	ws->seen = NULL;
 	ws->nseen = 0;
 }
 
-/* Prints "job 12: run on m1: running" for every stage whose state or
- * attempt differs from what we saw last; a stage we have not seen yet
- * counts as pending. */
+static struct stage_seen *stage_seen_get(struct wait_state *ws, long long key)
+{
+	struct stage_seen *p;
+	size_t j;
+
+	for (j = 0; j < ws->nseen; j++)
+		if (ws->seen[j].key == key)
+			return &ws->seen[j];
+	p = reallocarray(ws->seen, ws->nseen + 1, sizeof(*p));
+	if (!p)
+		abort();
+	ws->seen = p;
+	p = &p[ws->nseen++];
+	p->key = key;
+	p->attempt = 0;
+	p->note = NULL;
+	snprintf(p->state, sizeof(p->state), "pending");
+	return p;
+}
+
+/*
+ * Prints "job 12: run on m1: running" for every stage whose state, attempt
+ * or note differs from what we saw last; a stage we have not seen yet
+ * counts as pending at its first attempt. A run stage that ended with specs
+ * that failed or did not run gets a line for each.
+ */
 static void report_stages(struct wait_state *ws, FILE *out, long long id, const json_t *job)
 {
 	const json_t *stages = json_object_get(job, "stages");
-	struct strbuf line = STRBUF_INIT;
+	struct strbuf line = STRBUF_INIT, indent = STRBUF_INIT;
 	char clean[512];
-	size_t i, j;
+	size_t i;
 	json_t *st;
 
+	strbuf_addf(&indent, "job %lld:   ", id);
 	json_array_foreach(stages, i, st) {
-		const char *state = str_or(st, "state", "unknown");
-		long long key, attempt = 1;
-		struct stage_seen *s = NULL;
+		const char *state = jstr_or(st, "state", "unknown"), *note = jstr(st, "note");
+		long long key, attempt = 0, rep;
+		struct stage_seen *s;
 
 		if (jint(st, "id", &key) < 0 && jint(st, "seq", &key) < 0)
 			key = (long long)i;
-		jint(st, "attempt", &attempt);
-		for (j = 0; j < ws->nseen; j++)
-			if (ws->seen[j].key == key)
-				s = &ws->seen[j];
-		if (!s) {
-			struct stage_seen *p = reallocarray(ws->seen, ws->nseen + 1, sizeof(*p));
-
-			if (!p)
-				abort();
-			ws->seen = p;
-			s = &p[ws->nseen++];
-			s->key = key;
-			s->attempt = attempt;
-			snprintf(s->state, sizeof(s->state), "pending");
-		}
-		if (!strncmp(s->state, state, sizeof(s->state) - 1) && s->attempt == attempt)
+		jint(st, "attempt", &attempt);	/* the API counts from 0 */
+		if (note && !*note)
+			note = NULL;
+		s = stage_seen_get(ws, key);
+		if (!strncmp(s->state, state, sizeof(s->state) - 1) && s->attempt == attempt &&
+		    !note == !s->note && (!note || !strcmp(note, s->note)))
 			continue;
 		snprintf(s->state, sizeof(s->state), "%s", state);
 		s->attempt = attempt;
+		free(s->note);
+		s->note = note ? strdup(note) : NULL;
+		if (note && !s->note)
+			abort();
 
 		strbuf_reset(&line);
 		strbuf_addf(&line, "job %lld: ", id);
-		add_stage_name(&line, st);
-		if (attempt > 1)
-			strbuf_addf(&line, " (attempt %lld)", attempt);
+		stage_name(&line, st);
+		if (jint(st, "repeat_of", &rep) == 0)
+			strbuf_addf(&line, " (repeats seq %lld)", rep);
+		if (attempt > 0 && attempt < LLONG_MAX)
+			strbuf_addf(&line, " (attempt %lld)", attempt + 1);
 		strbuf_addf(&line, ": %s", state);
 		if (jstr(st, "error_class") || jstr(st, "error_message")) {
-			strbuf_addf(&line, " (%s", str_or(st, "error_class", "error"));
+			strbuf_addf(&line, " (%s", jstr_or(st, "error_class", "error"));
 			if (jstr(st, "error_message"))
 				strbuf_addf(&line, ": %s", jstr(st, "error_message"));
 			strbuf_addch(&line, ')');
+		} else if (note) {
+			strbuf_addf(&line, " (%s)", note);
 		}
 		fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), line.buf));
+		if (job_is_final(state))
+			stage_spec_problems_print(out, st, indent.buf);
 	}
 	fflush(out);
 	strbuf_release(&line);
+	strbuf_release(&indent);
 }
 
 static int is_transient(const struct client *c)
@@ -838,10 +816,9 @@ static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *
 		int ran = !strcmp(state, "done");
 
 		/* results only when some run stage got going: a job that died in
-		 * its build has none to show */
+		 * its build, or found no machine, has none to show */
 		json_array_foreach(stages, i, st)
-			if (!strcmp(str_or(st, "kind", ""), "run") &&
-			    strcmp(str_or(st, "state", "pending"), "pending"))
+			if (!strcmp(jstr_or(st, "kind", ""), "run") && json_is_number(json_object_get(st, "started")))
 				ran = 1;
 		if (ran) {
 			fputc('\n', stdout);
@@ -851,7 +828,7 @@ static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *
 		}
 		strbuf_release(&rerr);
 	}
-	add_job_outcome(&line, job);
+	job_outcome(&line, job);
 	fprintf(progress, "job %lld: %s\n", id, line.buf);
 	r = !strcmp(state, "done") ? 0 : EXIT_FAIL;
 out:
@@ -1066,7 +1043,7 @@ static int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err
 		char clean[64];
 
 		fprintf(cli->json ? stderr : stdout, "job %lld %s\n", id,
-			fmt_clean(clean, sizeof(clean), str_or(job, "state", "queued")));
+			fmt_clean(clean, sizeof(clean), jstr_or(job, "state", "queued")));
 		fflush(cli->json ? stderr : stdout);
 	}
 	if (wait)
@@ -1086,162 +1063,14 @@ out:
 static const char status_usage[] =
 	"usage: tlblab status [--json] [--server URL] JOB\n"
 	"\n"
-	"The job's summary and a table of its stages: start time in local time,\n"
-	"duration (so far, for a running stage), and the error of a failed one.\n"
+	"The job's summary (an A/B job's verdict once it is done; the error of a\n"
+	"failed job and whether it is a result of the patch, the suite or a lab\n"
+	"problem; how many specs ran and failed) and a table of its stages: start\n"
+	"time in local time, duration (so far, for a running stage), the error of\n"
+	"a failed one. Then, per run stage, which specs ran, which failed or did\n"
+	"not run, and why.\n"
 	"\n"
 	COMMON_HELP;
-
-static void print_field(const char *name, const char *value)
-{
-	char clean[1024];
-
-	printf("%-10s %s\n", name, fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
-}
-
-/* "branch https://git.example.org/linux.git tlb-fix", "url https://lore...",
- * "patch": where the patched side came from, as the JOB says it. */
-static void add_source(struct strbuf *sb, const json_t *job)
-{
-	const char *kind = jstr(job, "patch_kind"), *url = jstr(job, "patch_url");
-
-	if (!kind || !*kind)
-		return;
-	strbuf_addstr(sb, kind);
-	if (url && *url)
-		strbuf_addf(sb, " %s", url);
-	if (jstr(job, "patch_ref") && *jstr(job, "patch_ref"))
-		strbuf_addf(sb, " %s", jstr(job, "patch_ref"));
-}
-
-/* The column of stage i of a table whose columns are picked per job. */
-enum stage_col {
-	COL_SEQ, COL_KIND, COL_SIDE, COL_BOOT, COL_MACHINE, COL_STATE, COL_ATTEMPT,
-	COL_STARTED, COL_DURATION, COL_BUILD, COL_ERROR, COL_MAX
-};
-
-static void print_stages(const json_t *stages)
-{
-	static const char *const all_heads[COL_MAX] = {
-		"SEQ", "KIND", "SIDE", "BOOT", "MACHINE", "STATE", "ATTEMPT", "STARTED",
-		"DURATION", "BUILD", "ERROR",
-	};
-	static const char all_align[COL_MAX + 1] = "rllrllrlrll";
-	const char *heads[COL_MAX];
-	char align[COL_MAX + 1];
-	int show[COL_MAX];
-	size_t i, k, ncols = 0;
-	struct table tab;
-	json_t *st;
-
-	/* BOOT and BUILD only for jobs that have them (A/B), so a plain run
-	 * job's table stays as narrow as it was */
-	for (k = 0; k < COL_MAX; k++)
-		show[k] = k != COL_BOOT && k != COL_BUILD;
-	json_array_foreach(stages, i, st) {
-		long long b;
-
-		if (jstr(st, "side") && jint(st, "boot_index", &b) == 0)
-			show[COL_BOOT] = 1;
-		if (jstr(st, "build_id") && *jstr(st, "build_id"))
-			show[COL_BUILD] = 1;
-	}
-	for (k = 0; k < COL_MAX; k++)
-		if (show[k]) {
-			heads[ncols] = all_heads[k];
-			align[ncols++] = all_align[k];
-		}
-	align[ncols] = '\0';
-
-	table_init(&tab, ncols, heads, align);
-	json_array_foreach(stages, i, st) {
-		char seq[FMT_SIZE], att[FMT_SIZE], started[FMT_SIZE], dur[FMT_SIZE], boot[FMT_SIZE] = "";
-		struct strbuf error = STRBUF_INIT;
-		const char *cells[COL_MAX], *row[COL_MAX];
-		long long b;
-
-		if (jstr(st, "error_class") || jstr(st, "error_message"))
-			strbuf_addf(&error, "%s: %s", str_or(st, "error_class", "error"),
-				    str_or(st, "error_message", ""));
-		if (jstr(st, "side") && strcmp(str_or(st, "kind", ""), "build") &&
-		    jint(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
-			snprintf(boot, sizeof(boot), "#%lld", b + 1);
-		cells[COL_SEQ] = fmt_id(seq, st, "seq");
-		cells[COL_KIND] = jstr(st, "kind");
-		cells[COL_SIDE] = jstr(st, "side");
-		cells[COL_BOOT] = boot;
-		cells[COL_MACHINE] = jstr(st, "machine");
-		cells[COL_STATE] = jstr(st, "state");
-		cells[COL_ATTEMPT] = fmt_id(att, st, "attempt");
-		cells[COL_STARTED] = fmt_time(started, st, "started");
-		cells[COL_DURATION] = fmt_span(dur, st);
-		cells[COL_BUILD] = jstr(st, "build_id");
-		cells[COL_ERROR] = error.buf;
-		for (k = 0, ncols = 0; k < COL_MAX; k++)
-			if (show[k])
-				row[ncols++] = cells[k];
-		table_add_row(&tab, row);
-		strbuf_release(&error);
-	}
-	putchar('\n');
-	table_print(&tab, stdout, NULL);
-	table_release(&tab);
-}
-
-static void print_job(long long id, const json_t *job)
-{
-	const json_t *e = json_object_get(job, "error"), *stages = json_object_get(job, "stages");
-	struct strbuf sb = STRBUF_INIT;
-	char state[64], kind[64], t[FMT_SIZE];
-
-	printf("job %lld: %s (%s)\n", id, fmt_clean(state, sizeof(state), str_or(job, "state", "unknown")),
-	       fmt_clean(kind, sizeof(kind), str_or(job, "kind", "run")));
-	print_field("suite", jstr(job, "suite"));
-	if (jstr(job, "tree") || jstr(job, "base")) {
-		print_field("tree", jstr(job, "tree"));
-		print_field("base", jstr(job, "base"));
-		add_source(&sb, job);
-		if (sb.len)
-			print_field("source", sb.buf);
-		strbuf_reset(&sb);
-	}
-	join_strings(&sb, json_object_get(job, "machines"), ", ");
-	print_field("machines", sb.buf);
-	strbuf_reset(&sb);
-	join_strings(&sb, json_object_get(job, "tags"), ", ");
-	print_field("tags", sb.buf);
-	print_field("submitter", jstr(job, "submitter"));
-	print_field("created", fmt_time(t, job, "created"));
-	print_field("started", fmt_time(t, job, "started"));
-	print_field("finished", fmt_time(t, job, "finished"));
-	print_field("duration", fmt_span(t, job));
-	if (json_is_object(e)) {
-		const json_t *st = NULL;
-		long long sid;
-
-		strbuf_reset(&sb);
-		strbuf_addf(&sb, "%s: %s", str_or(e, "class", "error"), str_or(e, "message", ""));
-		if (jint(e, "stage", &sid) == 0) {
-			strbuf_addf(&sb, " (stage %lld", sid);
-			if ((st = find_stage(job, sid))) {
-				strbuf_addstr(&sb, ": ");
-				add_stage_name(&sb, st);
-			}
-			strbuf_addch(&sb, ')');
-		} else if (jstr(e, "stage")) {
-			strbuf_addf(&sb, " (%s stage)", jstr(e, "stage"));
-		}
-		print_field("error", sb.buf);
-		if (error_blame(job))
-			print_field("", error_blame(job));
-	}
-	strbuf_release(&sb);
-
-	if (!json_array_size(stages)) {
-		printf("\nno stages yet\n");
-		return;
-	}
-	print_stages(stages);
-}
 
 static int cmd_status(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
@@ -1267,7 +1096,7 @@ static int cmd_status(struct cli *cli, int argc, char **argv, struct strbuf *err
 		strbuf_seterr(err, "job %lld: the server's answer has no \"job\"", id);
 		r = EXIT_FAIL;
 	} else {
-		print_job(id, job);
+		status_print(stdout, id, job);
 	}
 out:
 	json_decref(root);
@@ -1304,7 +1133,8 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	};
 	static const char *const states[] = { "queued", "running", "done", "failed", "cancelled" };
 	static const char *const heads[] = {
-		"ID", "STATE", "SUITE", "SUBMITTER", "MACHINES", "STAGE", "CREATED", "DURATION", "ERROR",
+		"ID", "STATE", "SUITE", "SUBMITTER", "MACHINES", "STAGE", "CREATED", "DURATION",
+		"VERDICT", "ERROR",
 	};
 	const char *state = NULL, *suite = NULL, *submitter = NULL, *limit = NULL, *offset = NULL;
 	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT;
@@ -1378,24 +1208,26 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		printf("no jobs\n");
 		goto out;
 	}
-	table_init(&tab, ARRAY_SIZE(heads), heads, "rllllllrl");
+	table_init(&tab, ARRAY_SIZE(heads), heads, "rllllllrll");
 	json_array_foreach(jobs, i, job) {
 		char id[FMT_SIZE], created[FMT_SIZE], dur[FMT_SIZE];
-		struct strbuf machines = STRBUF_INIT;
+		struct strbuf machines = STRBUF_INIT, stxt = STRBUF_INIT;
 		const json_t *e = json_object_get(job, "error");
 
 		join_strings(&machines, json_object_get(job, "machines"), ",");
+		job_state_text(&stxt, job);
 		{
 			const char *row[] = {
-				fmt_id(id, job, "id"), jstr(job, "state"), jstr(job, "suite"),
+				fmt_id(id, job, "id"), stxt.buf, jstr(job, "suite"),
 				jstr(job, "submitter"), machines.buf, jstr(job, "stage"),
 				fmt_time(created, job, "created"), fmt_span(dur, job),
-				json_is_object(e) ? jstr(e, "class") : NULL,
+				jstr(job, "verdict"), json_is_object(e) ? jstr(e, "class") : NULL,
 			};
 
 			table_add_row(&tab, row);
 		}
 		strbuf_release(&machines);
+		strbuf_release(&stxt);
 	}
 	table_print(&tab, stdout, NULL);
 	{
@@ -1445,10 +1277,17 @@ static int cmd_cancel(struct cli *cli, int argc, char **argv, struct strbuf *err
 	if (cli->json) {
 		print_raw(&raw);
 	} else {
-		char clean[64];
+		const json_t *job = json_object_get(root, "job");
+		struct strbuf state = STRBUF_INIT;
+		char clean[128];
 
-		printf("job %lld: %s\n", id, fmt_clean(clean, sizeof(clean),
-				str_or(json_object_get(root, "job"), "state", "cancelled")));
+		/* a queued job is cancelled at once; a running one when the
+		 * scheduler stops its stage */
+		job_state_text(&state, job);
+		printf("job %lld: %s\n", id, fmt_clean(clean, sizeof(clean), state.buf));
+		if (!job_is_final(jstr(job, "state")))
+			printf("(its running stage is being stopped; `tlblab status %lld` follows it)\n", id);
+		strbuf_release(&state);
 	}
 out:
 	json_decref(root);
@@ -1506,7 +1345,7 @@ static int cmd_machines(struct cli *cli, int argc, char **argv, struct strbuf *e
 		struct strbuf tags = STRBUF_INIT, health = STRBUF_INIT;
 
 		join_strings(&tags, json_object_get(m, "tags"), ",");
-		strbuf_addstr(&health, str_or(m, "health", ""));
+		strbuf_addstr(&health, jstr_or(m, "health", ""));
 		if (jstr(m, "health_reason") && *jstr(m, "health_reason") &&
 		    strcmp(health.buf, "good"))
 			strbuf_addf(&health, " (%s)", jstr(m, "health_reason"));
