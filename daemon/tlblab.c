@@ -680,6 +680,34 @@ static struct stage_seen *stage_seen_get(struct wait_state *ws, long long key)
 }
 
 /*
+ * Stages cancelled together for one reason: when a stage fails, every
+ * stage after it is cancelled at once, and one line says so.
+ */
+struct cancel_group {
+	struct strbuf first;	/* the first stage's line, as if alone */
+	char *why;		/* the shared message; owned */
+	size_t more;
+};
+
+static void cancel_group_flush(struct cancel_group *g, FILE *out)
+{
+	char clean[512];
+
+	if (!g->first.len)
+		return;
+	if (g->more)
+		strbuf_addf(&g->first, " and %zu more stage%s", g->more, g->more == 1 ? "" : "s");
+	strbuf_addstr(&g->first, ": cancelled");
+	if (g->why && *g->why)
+		strbuf_addf(&g->first, " (%s)", g->why);
+	fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), g->first.buf));
+	strbuf_reset(&g->first);
+	free(g->why);
+	g->why = NULL;
+	g->more = 0;
+}
+
+/*
  * Prints "job 12: run on m1: running" for every stage whose state, attempt
  * or note differs from what we saw last; a stage we have not seen yet
  * counts as pending at its first attempt. A run stage that ended with specs
@@ -689,6 +717,7 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 {
 	const json_t *stages = json_object_get(job, "stages");
 	struct strbuf line = STRBUF_INIT, indent = STRBUF_INIT;
+	struct cancel_group group = { STRBUF_INIT, NULL, 0 };
 	char clean[512];
 	size_t i;
 	json_t *st;
@@ -696,6 +725,7 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 	strbuf_addf(&indent, "job %lld:   ", id);
 	json_array_foreach(stages, i, st) {
 		const char *state = jstr_or(st, "state", "unknown"), *note = jstr(st, "note");
+		const char *why = jstr_or(st, "error_message", "");
 		long long key, attempt = 0, rep;
 		struct stage_seen *s;
 
@@ -722,6 +752,18 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 			strbuf_addf(&line, " (repeats seq %lld)", rep);
 		if (attempt > 0 && attempt < LLONG_MAX)
 			strbuf_addf(&line, " (attempt %lld)", attempt + 1);
+		if (!strcmp(state, "cancelled")) {
+			if (group.first.len && !strcmp(group.why, why)) {
+				group.more++;
+				continue;
+			}
+			cancel_group_flush(&group, out);
+			strbuf_add(&group.first, line.buf, line.len);
+			if (!(group.why = strdup(why)))
+				abort();
+			continue;
+		}
+		cancel_group_flush(&group, out);
 		strbuf_addf(&line, ": %s", state);
 		if (jstr(st, "error_class") || jstr(st, "error_message")) {
 			strbuf_addf(&line, " (%s", jstr_or(st, "error_class", "error"));
@@ -735,7 +777,9 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 		if (job_is_final(state))
 			stage_spec_problems_print(out, st, indent.buf);
 	}
+	cancel_group_flush(&group, out);
 	fflush(out);
+	strbuf_release(&group.first);
 	strbuf_release(&line);
 	strbuf_release(&indent);
 }
