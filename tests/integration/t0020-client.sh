@@ -221,6 +221,16 @@ else
 	sed 's/^/#   /' "$TMP/wbroken.out"
 fi
 
+# the failed spec gets its own line where the daemon reports spec outcomes
+"$TLBLAB" status "$broken" --json >"$TMP/broken.json"
+if pyjson "$TMP/broken.json" 'any(s.get("specs") for s in L[0]["job"]["stages"])'; then
+	check "submit --wait names the spec that failed, with its class and message" \
+		grep -Eq "^job $broken:   spec 1 exec .*: failed \(workload\): .*false" "$TMP/wbroken.out"
+else
+	check "submit --wait prints no spec lines when the daemon reports no spec outcomes" \
+		sh -c '! grep -q "^job [0-9]*:   spec " "$1"' sh "$TMP/wbroken.out"
+fi
+
 "$TLBLAB" submit --suite tlb --machines m1 --wait --json >"$TMP/wjson.out" 2>"$TMP/wjson.err"
 st=$?
 run2=$(sed -n 's/^job \([0-9]*\) [a-z]*$/\1/p' "$TMP/wjson.err" | head -n 1)
