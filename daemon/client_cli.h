@@ -50,6 +50,7 @@ enum {
 	OPT_BRANCH,
 	OPT_URL,
 	OPT_PATCHED,
+	OPT_VERDICT,
 };
 
 struct cli {

@@ -24,6 +24,7 @@
 #include "banned.h"
 
 #define MAX_LIST_LIMIT 500
+#define MAX_LIST_OFFSET 1000000000L	/* the API's bounds */
 
 struct command {
 	const char *name;
@@ -35,7 +36,7 @@ static const char main_usage[] =
 	"\n"
 	"commands:\n"
 	"  submit    queue a job (--wait follows it to the end)\n"
-	"  status    show a job and its stages\n"
+	"  status    show a job, its stages and what became of its specs\n"
 	"  jobs      list jobs\n"
 	"  cancel    cancel a job\n"
 	"  machines  list the lab's machines\n"
@@ -299,17 +300,38 @@ out:
 /* --- jobs ----------------------------------------------------------------- */
 
 static const char jobs_usage[] =
-	"usage: tlblab jobs [--state S] [--suite S] [--submitter S] [--limit N]\n"
-	"                   [--offset N] [--json] [--server URL]\n"
+	"usage: tlblab jobs [--state S] [--suite S] [--submitter S] [--tree T] [--verdict V]\n"
+	"                   [--limit N] [--offset N] [--json] [--server URL]\n"
 	"\n"
-	"Jobs, newest first.\n"
+	"Jobs, newest first, with an A/B job's verdict once it is done.\n"
 	"\n"
 	"  --state S       queued, running, done, failed or cancelled\n"
 	"  --suite S       only jobs of this suite\n"
 	"  --submitter S   only jobs of this submitter\n"
+	"  --tree T        only A/B jobs of this kernel tree\n"
+	"  --verdict V     only A/B jobs with this verdict: regression, improvement,\n"
+	"                  changed, inconclusive, same or unavailable\n"
 	"  --limit N       at most N jobs (1..500, server default 50)\n"
 	"  --offset N      skip the N newest\n"
 	COMMON_HELP;
+
+/* value is one of the n words; else EXIT_USAGE listing them */
+static int one_of(struct cli *cli, const char *option, const char *value,
+		  const char *const *words, size_t n, struct strbuf *err)
+{
+	struct strbuf list = STRBUF_INIT;
+	size_t i;
+	int r;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(value, words[i]))
+			return 0;
+	for (i = 0; i < n; i++)
+		strbuf_addf(&list, "%s%s", i ? ", " : "", words[i]);
+	r = cli_usage_error(cli, err, "%s: '%s' is not one of %s", option, value, list.buf);
+	strbuf_release(&list);
+	return r;
+}
 
 static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
@@ -317,17 +339,23 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		{ "state", required_argument, NULL, OPT_STATE },
 		{ "suite", required_argument, NULL, OPT_SUITE },
 		{ "submitter", required_argument, NULL, OPT_SUBMITTER },
+		{ "tree", required_argument, NULL, OPT_TREE },
+		{ "verdict", required_argument, NULL, OPT_VERDICT },
 		{ "limit", required_argument, NULL, OPT_LIMIT },
 		{ "offset", required_argument, NULL, OPT_OFFSET },
 		COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	static const char *const states[] = { "queued", "running", "done", "failed", "cancelled" };
+	static const char *const verdicts[] = {
+		"regression", "improvement", "changed", "inconclusive", "same", "unavailable",
+	};
 	static const char *const heads[] = {
 		"ID", "STATE", "SUITE", "SUBMITTER", "MACHINES", "STAGE", "CREATED", "DURATION",
 		"VERDICT", "ERROR",
 	};
 	const char *state = NULL, *suite = NULL, *submitter = NULL, *limit = NULL, *offset = NULL;
+	const char *tree = NULL, *verdict = NULL;
 	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT;
 	json_t *root = NULL, *jobs, *job;
 	struct table tab;
@@ -342,12 +370,15 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		switch (c) {
 		case OPT_STATE:
 			state = optarg;
-			for (i = 0; i < ARRAY_SIZE(states); i++)
-				if (!strcmp(state, states[i]))
-					break;
-			if (i == ARRAY_SIZE(states))
-				r = cli_usage_error(cli, err, "--state: '%s' is not one of queued, "
-						    "running, done, failed, cancelled", state);
+			r = one_of(cli, "--state", state, states, ARRAY_SIZE(states), err);
+			break;
+		case OPT_VERDICT:
+			verdict = optarg;
+			r = one_of(cli, "--verdict", verdict, verdicts, ARRAY_SIZE(verdicts), err);
+			break;
+		case OPT_TREE:
+			tree = optarg;
+			r = cli_check_name(cli, "--tree", tree, err);
 			break;
 		case OPT_SUITE:
 			suite = optarg;
@@ -363,7 +394,7 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 			break;
 		case OPT_OFFSET:
 			offset = optarg;
-			r = cli_parse_range(cli, "--offset", offset, 0, LONG_MAX, &n, err);
+			r = cli_parse_range(cli, "--offset", offset, 0, MAX_LIST_OFFSET, &n, err);
 			break;
 		}
 		if (r)
@@ -379,6 +410,10 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		client_add_query(&cli->client, &path, "suite", suite);
 	if (submitter)
 		client_add_query(&cli->client, &path, "submitter", submitter);
+	if (tree)
+		client_add_query(&cli->client, &path, "tree", tree);
+	if (verdict)
+		client_add_query(&cli->client, &path, "verdict", verdict);
 	if (limit)
 		client_add_query(&cli->client, &path, "limit", limit);
 	if (offset)

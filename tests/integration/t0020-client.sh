@@ -547,8 +547,21 @@ check "jobs --submitter selects" pyjson "$TMP/jobs.json" \
 "$TLBLAB" jobs --limit 2 >"$TMP/jobs2.out"
 check "jobs --limit says how to page through the rest" \
 	grep -qx "(jobs 1-2 of $(njobs); --offset pages)" "$TMP/jobs2.out"
+"$TLBLAB" jobs --verdict regression >"$TMP/jobsv.out" 2>&1
+daemon_get "/jobs?verdict=regression"
+want=$(jq_py '" ".join(str(j["id"]) for j in J["jobs"])' <"$TMP/daemon.json")
+check "jobs --verdict lists the daemon's jobs of that verdict (the seeded regression)" test \
+	"$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ { printf "%s%s", sep, $1; sep = " " }' "$TMP/jobsv.out")" = "$want" -a "$want" = 1
+"$TLBLAB" jobs --tree linux --state failed --json >"$TMP/jobst.json"
+daemon_get "/jobs?tree=linux&state=failed"
+check "jobs --tree is sent as the daemon's tree filter" same_json "$TMP/jobst.json" "$TMP/daemon.json"
+check "jobs --tree selects the A/B jobs of that tree" pyjson "$TMP/jobst.json" \
+	'(L[0]["total"] >= 3 and all(j["tree"] == "linux" and j["kind"] == "ab" for j in L[0]["jobs"]))'
 check_fails "jobs --state refuses an unknown state" 2 "--state: 'finished' is not one of" \
 	"$TLBLAB" jobs --state finished
+check_fails "jobs --verdict refuses an unknown verdict" 2 \
+	"--verdict: 'worse' is not one of regression, improvement, changed, inconclusive, same, unavailable" \
+	"$TLBLAB" jobs --verdict worse
 check_fails "jobs --limit is bounded" 2 "--limit: '501' is not a number from 1 to 500" \
 	"$TLBLAB" jobs --limit 501
 
