@@ -175,8 +175,9 @@ void status_print(FILE *out, long long id, const json_t *job);
  * side (an A/B job's base blocks first, then the patched ones), with its
  * parameters and, for each metric, the median, min and max over the
  * measured iterations, all boots of a side pooled. Metrics with ".cpu" in their name are
- * per-CPU and are left out unless all. Returns 0, or -1 with err when the
- * bodies do not have the documented shape.
+ * per-CPU and are left out unless all; runs marked with an "error" (a spec
+ * that failed in its stage) are left out and counted. Returns 0, or -1 with
+ * err when the bodies do not have the documented shape.
  */
 int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		  int all, struct strbuf *err);

@@ -197,7 +197,7 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 	struct run_ref *refs = NULL;
 	struct entry *ents = NULL;
 	const char **hidden = NULL;
-	size_t ngroups = 0, nrefs = 0, nents = 0, nhidden = 0, i, g, e;
+	size_t ngroups = 0, nrefs = 0, nents = 0, nhidden = 0, nfailed = 0, i, g, e;
 	const json_t *v;
 	int ret = -1;
 
@@ -217,6 +217,11 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 
 		if (jint(v, "id", &id) < 0 || json_is_true(w))
 			continue;
+		/* a spec cut short by its failure is no sample of its side */
+		if (jstr(v, "error")) {
+			nfailed++;
+			continue;
+		}
 		refs[nrefs].id = id;
 		refs[nrefs].group = group_of(&groups, &ngroups, v);
 		nrefs++;
@@ -293,6 +298,9 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 			fprintf(out, "  no metrics\n");
 		table_release(&t);
 	}
+	if (nfailed)
+		fprintf(out, "\n(%zu run%s of specs that failed in their stage left out; --json has them)\n",
+			nfailed, nfailed == 1 ? "" : "s");
 	if (nhidden) {
 		size_t names = 1;
 

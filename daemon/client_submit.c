@@ -569,6 +569,15 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	}
 	if ((r = check_ab_options(cli, tree, base, &src, err)))
 		goto out;
+	/* more boots are added only to compare sides: an A/B job's */
+	if (max_boots && !tree) {
+		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with --tree)");
+		goto out;
+	}
+	if (max_boots && boots && max_boots < boots) {
+		r = cli_usage_error(cli, err, "--max-boots %ld is below --boots %ld", max_boots, boots);
+		goto out;
+	}
 	/* last: the file is read only for a request that is otherwise sound */
 	if (src.file && (r = read_patch(cli, src.file, &patch, err)))
 		goto out;

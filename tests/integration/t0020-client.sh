@@ -335,18 +335,18 @@ check "the refused submissions queued nothing" test "$(njobs)" = "$n0"
 
 printf 'Subject: [PATCH] x86/mm: flush less\n\nFrom: Ren\303\251e\n---\ndiff --git a/arch/x86/mm/tlb.c b/arch/x86/mm/tlb.c\n--- a/arch/x86/mm/tlb.c\n+++ b/arch/x86/mm/tlb.c\n@@ -1 +1 @@\n-\tint x;\n+\tint y; /* "q" \\ */\n' \
 	>"$TMP/fix.patch"
-"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --patch "$TMP/fix.patch" --boots 2 \
+"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --patch "$TMP/fix.patch" --boots 2 --max-boots 4 \
 	--machines m1 --tags small --submitter bob >"$TMP/ab.out" 2>&1
 st=$?
 ab=$(job_of "$TMP/ab.out")
 daemon_get "/jobs/$ab"
 if [ $st = 0 ] && [ -n "$ab" ] && pyjson "$TMP/daemon.json" '(L[0]["job"]["kind"] == "ab" and
 	L[0]["job"]["tree"] == "linux" and L[0]["job"]["base"] == "v6.1" and L[0]["job"]["patch_kind"] == "patch"
-	and L[0]["job"]["boots"] == 2 and L[0]["job"]["machines"] == ["m1"] and L[0]["job"]["tags"] == ["small"]
+	and L[0]["job"]["boots"] == 2 and L[0]["job"]["max_boots"] == 4 and L[0]["job"]["machines"] == ["m1"] and L[0]["job"]["tags"] == ["small"]
 	and L[0]["job"]["submitter"] == "bob")' && stored_patch_is "$ab" "$TMP/fix.patch"; then
-	pass "submit --patch: an A/B job with tree and base, the file stored as sent (UTF-8, tabs, quotes)"
+	pass "submit --patch: an A/B job with tree, base and boots, the file stored as sent (UTF-8, tabs, quotes)"
 else
-	fail "submit --patch: an A/B job with tree and base, the file stored as sent (UTF-8, tabs, quotes)" \
+	fail "submit --patch: an A/B job with tree, base and boots, the file stored as sent (UTF-8, tabs, quotes)" \
 		"exit $st: $(cat "$TMP/ab.out")"
 fi
 
@@ -417,6 +417,8 @@ done <<END_OF_CASES
 --patch|--patch: '.*/binary\.patch' is not text|$AB --base v6.1 --patch $TMP/binary.patch
 --patch|--patch: '.*/latin1\.patch' is not UTF-8 text|$AB --base v6.1 --patch $TMP/latin1.patch
 --boots|--boots: '101' is not a number from 1 to 100|$AB --base v6.1 --url https://x.org/p --boots 101
+--max-boots|--max-boots is for A/B jobs|--suite tlb --max-boots 9
+--max-boots|--max-boots 3 is below --boots 5|$AB --base v6.1 --url https://x.org/p --boots 5 --max-boots 3
 END_OF_CASES
 long=https://x.org/$($PY -c 'print("a" * 2034)')
 # shellcheck disable=SC2086

@@ -243,6 +243,48 @@ static void test_params(void **state)
 	strbuf_release(&sb);
 }
 
+/* results_print: medians per block; a run of a spec that failed in its
+ * stage is left out and counted, a warm-up is not counted at all */
+static void test_results_failed_runs(void **state)
+{
+	json_t *runs = json_loads(
+		"{\"runs\": ["
+		" {\"id\": 1, \"machine\": \"m1\", \"side\": null, \"spec\": 1, \"case\": 0, \"warmup\": true,"
+		"  \"workload\": \"mremap\", \"params\": {\"workload\": \"mremap\", \"duration\": 0.2}},"
+		" {\"id\": 2, \"machine\": \"m1\", \"side\": null, \"spec\": 1, \"case\": 0, \"warmup\": false,"
+		"  \"workload\": \"mremap\", \"params\": {\"workload\": \"mremap\", \"duration\": 0.2}},"
+		" {\"id\": 3, \"machine\": \"m1\", \"side\": null, \"spec\": 1, \"case\": 0, \"warmup\": false,"
+		"  \"workload\": \"mremap\", \"params\": {\"workload\": \"mremap\", \"duration\": 0.2}},"
+		" {\"id\": 4, \"machine\": \"m1\", \"side\": null, \"spec\": 1, \"case\": 0, \"warmup\": false,"
+		"  \"workload\": \"mremap\", \"params\": {}, \"error\": \"workload: killed by signal 11\"}]}",
+		0, NULL);
+	json_t *metrics = json_loads(
+		"{\"metrics\": ["
+		" {\"run\": 1, \"name\": \"mremap.ops_per_sec\", \"value\": 1, \"unit\": \"ops/s\"},"
+		" {\"run\": 2, \"name\": \"mremap.ops_per_sec\", \"value\": 100, \"unit\": \"ops/s\"},"
+		" {\"run\": 3, \"name\": \"mremap.ops_per_sec\", \"value\": 300, \"unit\": \"ops/s\"},"
+		" {\"run\": 4, \"name\": \"mremap.ops_per_sec\", \"value\": 5, \"unit\": \"ops/s\"}]}",
+		0, NULL);
+	struct strbuf err = STRBUF_INIT;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	assert_non_null(runs);
+	assert_non_null(metrics);
+	assert_int_equal(results_print(f, runs, metrics, 0, &err), 0);
+	fclose(f);
+	assert_line(out, "spec 1, case 0: mremap on m1");
+	assert_line(out, "  params: duration=0.2");
+	assert_line_re(out, "^  mremap\\.ops_per_sec +200 +100 +300 +2 +ops/s$");
+	assert_line(out, "(1 run of specs that failed in their stage left out; --json has them)");
+	free(out);
+	json_decref(runs);
+	json_decref(metrics);
+	strbuf_release(&err);
+}
+
 /* compare_print reads the document, not the API's wrapper around it. */
 static void test_compare_needs_document(void **state)
 {
@@ -272,6 +314,7 @@ int main(void)
 		cmocka_unit_test(test_blame),
 		cmocka_unit_test(test_outcome_and_names),
 		cmocka_unit_test(test_params),
+		cmocka_unit_test(test_results_failed_runs),
 		cmocka_unit_test(test_compare_needs_document),
 	};
 
