@@ -63,12 +63,14 @@ trees:
     url: $TMP/no-such-tree
     builder: b1
 suites:
+  # 2 cases x (a warm-up and 2 iterations) x 0.3 s: longer than the
+  # client's 1 s between polls, so submit --wait sees the stage running
   - name: tlb
     workloads:
       - workload: mprotect
         mode: [threads, processes]
         workers: 2
-        duration: 0.2
+        duration: 0.3
         iterations: 2
   - name: broken
     workloads:
@@ -177,8 +179,8 @@ st=$?
 run1=$(job_of "$TMP/wait.out")
 if [ $st = 0 ] && [ -n "$run1" ] && in_order "$TMP/wait.out" \
 	"job $run1: run on m1: running" "job $run1: run on m1: done" \
-	"spec 0, case 0: mprotect on m1" "  params: mode=threads workers=2 duration=0.2" \
-	"spec 0, case 1: mprotect on m1" "  params: mode=processes workers=2 duration=0.2" \
+	"spec 0, case 0: mprotect on m1" "  params: mode=threads workers=2 duration=0.3" \
+	"spec 0, case 1: mprotect on m1" "  params: mode=processes workers=2 duration=0.3" \
 	"job $run1: done" >"$TMP/order" && [ "$(tail -n 1 "$TMP/wait.out")" = "job $run1: done" ]; then
 	pass "submit --wait follows the job's stage to done, prints its results, exit 0"
 else
@@ -527,7 +529,7 @@ check_fails "status refuses a job id that is not a number" 2 "'12x' is not a job
 
 # --- jobs ---------------------------------------------------------------------------
 
-"$TLBLAB" jobs --state done --suite tlb --submitter alice --limit 5 --offset 0 >"$TMP/jobs.out" 2>&1
+"$TLBLAB" jobs --state "done" --suite tlb --submitter alice --limit 5 --offset 0 >"$TMP/jobs.out" 2>&1
 st=$?
 daemon_get "/jobs?state=done&suite=tlb&submitter=alice&limit=5&offset=0"
 want=$(jq_py '" ".join(str(j["id"]) for j in J["jobs"])' <"$TMP/daemon.json")
