@@ -73,6 +73,8 @@ $(CLIENT): $(call obj,$(CLIENT_SRCS))
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS) $(DAEMON_LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS_DAEMON)
+# and test_client the client's modules too (all but its main)
+$(BUILD)/tests/test_client: $(call obj,$(wildcard daemon/client*.c))
 
 test:
 	@sh tests/deps.sh test

@@ -10,7 +10,8 @@
 /*
  * The pieces of the command-line client `tlblab` (daemon/tlblab.c) that are
  * not command parsing: an HTTP/JSON client for the API described in api.h,
- * a plain-text table printer, and the aggregation behind `tlblab results`.
+ * a plain-text table printer, the words for jobs and stages behind `tlblab
+ * status`, and the views of `tlblab results` and `tlblab compare`.
  *
  * Everything the server sends is untrusted: bodies are capped, JSON is
  * parsed strictly, fields of the wrong type read as absent, and strings are
@@ -101,6 +102,17 @@ void table_add_row(struct table *t, const char *const *cells);
 void table_print(const struct table *t, FILE *out, const char *indent);
 void table_release(struct table *t);
 
+/* jstr(), or fallback when the string is absent or empty. */
+const char *jstr_or(const json_t *obj, const char *key, const char *fallback);
+/* Appends the strings of the JSON array arr to sb, sep between them. */
+void join_strings(struct strbuf *sb, const json_t *arr, const char *sep);
+/* A JSON value for a person: strings bare, numbers by fmt_number(), "-"
+ * for null or absent, anything else as compact JSON. Not cleaned. */
+void add_json_value(struct strbuf *sb, const json_t *v);
+/* "mode=threads workers=2": the members of a parameters object, in its
+ * order, leaving out the member named skip (may be NULL). Not cleaned. */
+void add_params(struct strbuf *sb, const json_t *params, const char *skip);
+
 /* Formatting into a caller's buffer of at least FMT_SIZE bytes; each
  * returns buf. */
 #define FMT_SIZE 64
@@ -112,6 +124,49 @@ char *fmt_duration(char *buf, double seconds);
 char *fmt_number(char *buf, double v);
 /* Copies s into buf (size n) with control characters made harmless. */
 char *fmt_clean(char *buf, size_t n, const char *s);
+/* How long obj ("started", "finished") took, or so far when it has not
+ * finished; "-" when it has not started. */
+char *fmt_span(char *buf, const json_t *obj);
+/* The integer at key, or "-". */
+char *fmt_id(char *buf, const json_t *obj, const char *key);
+
+/*
+ * Jobs and their stages as the API's JOB (api.h) has them, for status,
+ * submit --wait and cancel (client_status.c).
+ */
+/* done, failed and cancelled: states a job does not leave */
+int job_is_final(const char *state);
+/* "running", or "running, cancel requested" while a cancel is on its way */
+void job_state_text(struct strbuf *sb, const json_t *job);
+/* "build base on builder b1", "run patched #2 on m1", "run on m1" (boots
+ * counted from 1). Not cleaned. */
+void stage_name(struct strbuf *sb, const json_t *stage);
+/* The stage of job whose "id" is stage_id, or NULL. */
+const json_t *job_find_stage(const json_t *job, long long stage_id);
+/* Whose failure the job's error is, in words ("a result of the patch, not
+ * a lab problem"); NULL for infra, cancelled, unknown classes or no error. */
+const char *job_error_blame(const json_t *job);
+/* "failed: infra: ssh: connection refused", with the blame when there is
+ * one; "done" for a job that ended well. Cleaned. */
+void job_outcome(struct strbuf *sb, const json_t *job);
+
+/* The specs of run stages ("specs": [{"spec", "workload", "params",
+ * "state": done|failed|not_run, "class", "message"}]); a spec that ran
+ * and failed counts in ran and in failed. */
+struct spec_counts {
+	size_t ran, failed, not_run;
+};
+/* Adds the stage's specs to c (absent "specs" adds nothing). */
+void stage_spec_counts(const json_t *stage, struct spec_counts *c);
+/* Prints indent + "spec 1 mremap workers=2: failed (workload): message"
+ * for each spec of stage that failed or did not run; returns how many. */
+size_t stage_spec_problems_print(FILE *out, const json_t *stage, const char *indent);
+/*
+ * The `tlblab status` view of job id: its summary (with the verdict of an
+ * A/B job, whose failure an error is, and how many specs ran and failed),
+ * a table of its stages, and per run stage what became of its specs.
+ */
+void status_print(FILE *out, long long id, const json_t *job);
 
 /*
  * Prints the `tlblab results` view of a job: runs and metrics are the
@@ -120,8 +175,9 @@ char *fmt_clean(char *buf, size_t n, const char *s);
  * side (an A/B job's base blocks first, then the patched ones), with its
  * parameters and, for each metric, the median, min and max over the
  * measured iterations, all boots of a side pooled. Metrics with ".cpu" in their name are
- * per-CPU and are left out unless all. Returns 0, or -1 with err when the
- * bodies do not have the documented shape.
+ * per-CPU and are left out unless all; runs marked with an "error" (a spec
+ * that failed in its stage) are left out and counted. Returns 0, or -1 with
+ * err when the bodies do not have the documented shape.
  */
 int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		  int all, struct strbuf *err);

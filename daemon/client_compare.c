@@ -25,6 +25,30 @@ static const char *str_or_dash(const json_t *o, const char *k)
 	return s && *s ? s : "-";
 }
 
+/*
+ * An entry's params_text ("k=v" pairs, keys sorted) without the pair that
+ * repeats the entry's workload: a suite's spec names its workload among its
+ * parameters, and the column beside it already says it.
+ */
+static void add_params_text(struct strbuf *sb, const json_t *entry)
+{
+	const char *text = jstr_or(entry, "params_text", ""), *wl = jstr(entry, "workload");
+	struct strbuf skip = STRBUF_INIT;
+	size_t start = sb->len;
+
+	if (wl)
+		strbuf_addf(&skip, "workload=%s", wl);
+	while (*text) {
+		size_t n = strcspn(text, " ");
+
+		if (n && (!wl || n != skip.len || strncmp(text, skip.buf, n)))
+			strbuf_addf(sb, "%s%.*s", sb->len > start ? " " : "", (int)n, text);
+		text += n;
+		text += strspn(text, " ");
+	}
+	strbuf_release(&skip);
+}
+
 /* "+12.5%", or "-" when absent */
 static char *fmt_pct(char *buf, const json_t *v)
 {
@@ -101,21 +125,14 @@ static void print_summary(FILE *out, const json_t *s)
 		json_array_foreach(json_object_get(s, lists[k]), i, e) {
 			struct strbuf label = STRBUF_INIT;
 			const json_t *params = json_object_get(e, "params");
-			const char *key;
-			json_t *v;
-			int first = 1;
 
 			strbuf_addstr(&label, str_or_dash(e, "metric"));
-			json_object_foreach((json_t *)params, key, v) {
-				char *txt = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-
-				strbuf_addf(&label, "%s%s=%s", first ? " (" : " ", key,
-					    txt ? txt : json_string_value(v));
-				free(txt);
-				first = 0;
-			}
-			if (!first)
+			/* the metric's name already says the workload */
+			if (json_object_size(params)) {
+				strbuf_addstr(&label, " (");
+				add_params(&label, params, "workload");
 				strbuf_addch(&label, ')');
+			}
 			fprintf(out, "  %-12s %s  %s  p=%s  CI %s\n", fmt_clean(vd, sizeof(vd), str_or_dash(e, "verdict")),
 				fmt_clean(clean, sizeof(clean), label.buf), fmt_pct(ch, json_object_get(e, "change_pct")),
 				fmt_p(p, e), fmt_ci(ci, json_object_get(e, "ci")));
@@ -153,18 +170,19 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 	table_init(&tab, ARRAY_SIZE(heads), heads, "lllrrrrll");
 	json_array_foreach(rows, i, r) {
 		char b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE], pv[FMT_SIZE], ci[FMT_SIZE];
-		struct strbuf verdict = STRBUF_INIT;
+		struct strbuf verdict = STRBUF_INIT, params = STRBUF_INIT;
 
 		if (!all && folded(r, counter_pct)) {
 			nfolded++;
 			continue;
 		}
+		add_params_text(&params, r);
 		strbuf_addstr(&verdict, str_or_dash(r, "verdict"));
 		if (jstr(r, "reason"))
 			strbuf_addf(&verdict, " (%s)", jstr(r, "reason"));
 		{
 			const char *row[] = {
-				jstr(r, "workload"), jstr(r, "params_text"), jstr(r, "metric"),
+				jstr(r, "workload"), params.buf, jstr(r, "metric"),
 				fmt_center(b, json_object_get(r, "base")),
 				fmt_center(p, json_object_get(r, "patched")),
 				fmt_pct(ch, json_object_get(r, "change_pct")), fmt_p(pv, r),
@@ -174,6 +192,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 			table_add_row(&tab, row);
 		}
 		strbuf_release(&verdict);
+		strbuf_release(&params);
 	}
 	fputc('\n', out);
 	if (tab.nrows)
@@ -189,6 +208,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 static void print_sweeps(FILE *out, const json_t *cmp)
 {
 	static const char *const heads[] = { "WORKERS", "BASE", "PATCHED", "%CHANGE", "VERDICT" };
+	struct strbuf params = STRBUF_INIT;
 	char clean[512], unit[64];
 	size_t i, j;
 	json_t *sw, *r;
@@ -197,8 +217,10 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 		struct table tab;
 
 		fprintf(out, "\nthread sweep: %s", fmt_clean(clean, sizeof(clean), str_or_dash(sw, "metric")));
-		if (jstr(sw, "params_text") && *jstr(sw, "params_text"))
-			fprintf(out, " (%s)", fmt_clean(clean, sizeof(clean), jstr(sw, "params_text")));
+		strbuf_reset(&params);
+		add_params_text(&params, sw);
+		if (params.len)
+			fprintf(out, " (%s)", fmt_clean(clean, sizeof(clean), params.buf));
 		fprintf(out, ", %s, %s\n", fmt_clean(unit, sizeof(unit), str_or_dash(sw, "unit")),
 			direction_text(jstr(sw, "direction")));
 		table_init(&tab, ARRAY_SIZE(heads), heads, "rrrrl");
@@ -216,6 +238,7 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 		table_print(&tab, out, "  ");
 		table_release(&tab);
 	}
+	strbuf_release(&params);
 }
 
 static void print_tlb(FILE *out, const json_t *cmp)
@@ -238,8 +261,10 @@ static void print_tlb(FILE *out, const json_t *cmp)
 		struct strbuf label = STRBUF_INIT;
 
 		strbuf_addstr(&label, str_or_dash(t, "workload"));
-		if (jstr(t, "params_text") && *jstr(t, "params_text"))
-			strbuf_addf(&label, " %s", jstr(t, "params_text"));
+		if (jstr(t, "params_text") && *jstr(t, "params_text")) {
+			strbuf_addch(&label, ' ');
+			add_params_text(&label, t);
+		}
 		if (json_is_object(spk)) {
 			char b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE];
 			const char *row[] = {
@@ -254,7 +279,8 @@ static void print_tlb(FILE *out, const json_t *cmp)
 			const json_t *b = json_object_get(c, "base"), *p = json_object_get(c, "patched");
 			char ba[FMT_SIZE], bp[FMT_SIZE], pa[FMT_SIZE], pp[FMT_SIZE], name[128];
 			const char *row[] = {
-				json_is_object(spk) || j ? "" : label.buf, name,
+				/* a blank cell under the case's first row, not "-" */
+				json_is_object(spk) || j ? " " : label.buf, name,
 				fmt_num_json(ba, json_object_get(b, "per_sec")),
 				fmt_num_json(bp, json_object_get(b, "peak_per_sec")),
 				fmt_num_json(pa, json_object_get(p, "per_sec")),
@@ -306,25 +332,70 @@ static void print_profile(FILE *out, const json_t *cmp)
 	table_release(&tab);
 }
 
-/* "job=12 kernel=6.1.0" from the scalar fields of a provenance object */
+/* "job=12 kernel=6.1.0" from the scalar fields of a provenance object of
+ * another shape than the daemon's (a document made by hand) */
 static void add_scalars(struct strbuf *sb, const json_t *o)
 {
 	const char *k;
 	json_t *v;
 
-	if (!json_is_object(o)) {
-		strbuf_addstr(sb, "-");
-		return;
-	}
 	json_object_foreach((json_t *)o, k, v) {
-		char *txt;
-
 		if (json_is_object(v) || json_is_array(v) || json_is_null(v))
 			continue;
-		txt = json_is_string(v) ? NULL : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-		strbuf_addf(sb, "%s%s=%s", sb->len ? " " : "", k, txt ? txt : json_string_value(v));
-		free(txt);
+		strbuf_addf(sb, "%s%s=", sb->len ? " " : "", k);
+		add_json_value(sb, v);
 	}
+}
+
+/* "build b1f2e3d4c5a6 (6.1.0-tlblab+, commit f6e5d4c3b2a1, config 9c1e, gcc 12.2.0)" */
+static void add_build(struct strbuf *sb, const json_t *b)
+{
+	static const char *const hashes[][2] = { { "commit", "commit" }, { "config_hash", "config" } };
+	const char *release = jstr(json_object_get(b, "meta"), "kernel_release");
+	size_t k, n = 0;
+
+	strbuf_addf(sb, "build %.12s", jstr_or(b, "build_id", "-"));
+	if (release)
+		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", release);
+	for (k = 0; k < ARRAY_SIZE(hashes); k++)
+		if (jstr(b, hashes[k][0]))
+			strbuf_addf(sb, "%s%s %.12s", n++ ? ", " : " (", hashes[k][1], jstr(b, hashes[k][0]));
+	if (jstr(b, "compiler"))
+		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", jstr(b, "compiler"));
+	if (n)
+		strbuf_addch(sb, ')');
+}
+
+/*
+ * What one side ran, from the daemon's provenance of it: {"job": JOB,
+ * "builds": [{"side", "build_id", "commit", ...}]}. Both sides of an A/B
+ * job are the same job, so its builds are told apart by side; two jobs
+ * compared whole show each job's builds. Returns 1 when builds were named.
+ */
+static int add_side_provenance(struct strbuf *sb, const json_t *pv, const char *side)
+{
+	const json_t *p = json_object_get(pv, side), *job = json_object_get(p, "job");
+	char idbuf[FMT_SIZE];
+	long long id, other;
+	int one_job, named = 0;
+	size_t i;
+	json_t *b;
+
+	if (!json_is_object(job)) {
+		add_scalars(sb, p);
+		return 0;
+	}
+	one_job = jint(job, "id", &id) == 0 &&
+		  jint(json_object_get(json_object_get(pv, strcmp(side, "base") ? "base" : "patched"), "job"),
+		       "id", &other) == 0 && id == other;
+	strbuf_addf(sb, "job %s", fmt_id(idbuf, job, "id"));
+	json_array_foreach(json_object_get(p, "builds"), i, b) {
+		if (one_job && jstr(b, "side") && strcmp(jstr(b, "side"), side))
+			continue;
+		strbuf_addstr(sb, named++ ? ", " : ": ");
+		add_build(sb, b);
+	}
+	return named > 0;
 }
 
 static void add_list(struct strbuf *sb, const json_t *arr)
@@ -332,11 +403,11 @@ static void add_list(struct strbuf *sb, const json_t *arr)
 	size_t i;
 	json_t *v;
 
+	join_strings(sb, arr, ",");
 	json_array_foreach(arr, i, v)
 		if (json_is_string(v))
-			strbuf_addf(sb, "%s%s", i ? "," : "", json_string_value(v));
-	if (!json_array_size(arr))
-		strbuf_addstr(sb, "-");
+			return;
+	strbuf_addstr(sb, "-");
 }
 
 static void print_provenance(FILE *out, const json_t *cmp)
@@ -351,13 +422,15 @@ static void print_provenance(FILE *out, const json_t *cmp)
 	for (k = 0; k < ARRAY_SIZE(sides); k++) {
 		struct strbuf sb = STRBUF_INIT;
 		long long boots = 0;
+		int builds_named = add_side_provenance(&sb, pv, sides[k]);
 
-		add_scalars(&sb, json_object_get(pv, sides[k]));
 		jint(json_object_get(pv, "boots"), sides[k], &boots);
-		strbuf_addf(&sb, "; %lld boots on ", boots);
+		strbuf_addf(&sb, "%s%lld boot%s on ", sb.len ? "; " : "", boots, boots == 1 ? "" : "s");
 		add_list(&sb, json_object_get(json_object_get(pv, "machines"), sides[k]));
-		strbuf_addstr(&sb, "; builds ");
-		add_list(&sb, json_object_get(json_object_get(pv, "builds"), sides[k]));
+		if (!builds_named && json_array_size(json_object_get(json_object_get(pv, "builds"), sides[k]))) {
+			strbuf_addstr(&sb, "; builds ");
+			add_list(&sb, json_object_get(json_object_get(pv, "builds"), sides[k]));
+		}
 		fprintf(out, "  %-8s %s\n", sides[k], fmt_clean(clean, sizeof(clean), sb.buf));
 		strbuf_release(&sb);
 	}

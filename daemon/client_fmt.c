@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "util.h"
 #include "banned.h"
 
 /* A cell wider than this is cut: a table is for reading, --json has it all. */
@@ -180,4 +182,77 @@ char *fmt_number(char *buf, double v)
 	else
 		snprintf(buf, FMT_SIZE, "%.4g", v);
 	return buf;
+}
+
+const char *jstr_or(const json_t *obj, const char *key, const char *fallback)
+{
+	const char *s = jstr(obj, key);
+
+	return s && *s ? s : fallback;
+}
+
+void join_strings(struct strbuf *sb, const json_t *arr, const char *sep)
+{
+	size_t i, n = 0;
+	json_t *v;
+
+	json_array_foreach(arr, i, v)
+		if (json_is_string(v))
+			strbuf_addf(sb, "%s%s", n++ ? sep : "", json_string_value(v));
+}
+
+char *fmt_span(char *buf, const json_t *obj)
+{
+	double start, end;
+
+	if (jnum(obj, "started", &start) < 0) {
+		snprintf(buf, FMT_SIZE, "-");
+		return buf;
+	}
+	if (jnum(obj, "finished", &end) < 0)
+		end = wall_now();
+	return fmt_duration(buf, end - start);
+}
+
+char *fmt_id(char *buf, const json_t *obj, const char *key)
+{
+	long long v;
+
+	if (jint(obj, key, &v) < 0)
+		snprintf(buf, FMT_SIZE, "-");
+	else
+		snprintf(buf, FMT_SIZE, "%lld", v);
+	return buf;
+}
+
+void add_json_value(struct strbuf *sb, const json_t *v)
+{
+	char num[FMT_SIZE], *s;
+
+	if (!v || json_is_null(v)) {
+		strbuf_addch(sb, '-');
+	} else if (json_is_string(v)) {
+		strbuf_addstr(sb, json_string_value(v));
+	} else if (json_is_number(v)) {
+		/* 0.2, not the 0.20000000000000001 of a double's full precision */
+		strbuf_addstr(sb, fmt_number(num, json_number_value(v)));
+	} else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT))) {
+		strbuf_addstr(sb, s);
+		free(s);
+	}
+}
+
+void add_params(struct strbuf *sb, const json_t *params, const char *skip)
+{
+	const char *key;
+	json_t *v;
+	int first = 1;
+
+	json_object_foreach((json_t *)params, key, v) {
+		if (skip && !strcmp(key, skip))
+			continue;
+		strbuf_addf(sb, "%s%s=", first ? "" : " ", key);
+		add_json_value(sb, v);
+		first = 0;
+	}
 }

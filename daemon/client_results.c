@@ -162,36 +162,15 @@ static size_t group_of(struct group **groups, size_t *ngroups, const json_t *run
 	return (*ngroups)++;
 }
 
-/* A JSON scalar as text: strings bare, anything else as compact JSON. */
-static void add_value(struct strbuf *sb, const json_t *v)
-{
-	char *s;
-
-	if (!v || json_is_null(v)) {
-		strbuf_addch(sb, '-');
-		return;
-	}
-	if (json_is_string(v)) {
-		strbuf_addstr(sb, json_string_value(v));
-		return;
-	}
-	s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	if (s)
-		strbuf_addstr(sb, s);
-	free(s);
-}
-
 static void print_header(FILE *out, const struct group *g)
 {
 	struct strbuf sb = STRBUF_INIT;
 	char clean[1024];
-	const char *key;
-	json_t *v;
 
 	strbuf_addstr(&sb, "spec ");
-	add_value(&sb, g->spec);
+	add_json_value(&sb, g->spec);
 	strbuf_addstr(&sb, ", case ");
-	add_value(&sb, g->kase);
+	add_json_value(&sb, g->kase);
 	if (g->workload)
 		strbuf_addf(&sb, ": %s", g->workload);
 	if (json_is_string(g->machine))
@@ -200,14 +179,11 @@ static void print_header(FILE *out, const struct group *g)
 		strbuf_addf(&sb, " (%s)", json_string_value(g->side));
 	fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), sb.buf));
 
-	if (json_is_object(g->params) && json_object_size(g->params)) {
-		strbuf_reset(&sb);
-		json_object_foreach((json_t *)g->params, key, v) {
-			strbuf_addf(&sb, "%s%s=", sb.len ? " " : "", key);
-			add_value(&sb, v);
-		}
+	/* the header names the workload; a spec lists it among its params too */
+	strbuf_reset(&sb);
+	add_params(&sb, g->params, "workload");
+	if (sb.len)
 		fprintf(out, "  params: %s\n", fmt_clean(clean, sizeof(clean), sb.buf));
-	}
 	strbuf_release(&sb);
 }
 
@@ -221,7 +197,7 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 	struct run_ref *refs = NULL;
 	struct entry *ents = NULL;
 	const char **hidden = NULL;
-	size_t ngroups = 0, nrefs = 0, nents = 0, nhidden = 0, i, g, e;
+	size_t ngroups = 0, nrefs = 0, nents = 0, nhidden = 0, nfailed = 0, i, g, e;
 	const json_t *v;
 	int ret = -1;
 
@@ -241,6 +217,11 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 
 		if (jint(v, "id", &id) < 0 || json_is_true(w))
 			continue;
+		/* a spec cut short by its failure is no sample of its side */
+		if (jstr(v, "error")) {
+			nfailed++;
+			continue;
+		}
 		refs[nrefs].id = id;
 		refs[nrefs].group = group_of(&groups, &ngroups, v);
 		nrefs++;
@@ -317,6 +298,9 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 			fprintf(out, "  no metrics\n");
 		table_release(&t);
 	}
+	if (nfailed)
+		fprintf(out, "\n(%zu run%s of specs that failed in their stage left out; --json has them)\n",
+			nfailed, nfailed == 1 ? "" : "s");
 	if (nhidden) {
 		size_t names = 1;
 

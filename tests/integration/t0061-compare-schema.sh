@@ -3,9 +3,7 @@
 # Schema 2020-12, python3-jsonschema): a small driver runs compare_sides on
 # synthetic A/B documents shaped like the API's runs, metrics and profiles
 # (a thread sweep, TLB counters, per-CPU counters, a failed run, an
-# unavailable counter, a side with fewer boots), and the canned comparison
-# of tests/tools/fake-api.py, which the client tests read, is held to the
-# same schema.
+# unavailable counter, a side with fewer boots).
 . "$(dirname "$0")/../lib.sh"
 
 SAN=
@@ -129,18 +127,3 @@ check "two jobs: a counter the patched kernel lacks is unavailable, with the rea
 	pj "$TMP/two.out" '[r["reason"] for r in L[0]["rows"] if r["metric"] == "vmstat.nr_tlb_remote_flush"]
 	 == 3 * ["unavailable on patched: vmstat lacks nr_tlb_* (DEBUG_TLBFLUSH is off)"] and
 	 L[0]["failed"][0]["reason"] == "boot 4: kernel panic"'
-
-# the fake API's canned comparison, which t0020 prints, is a real one
-if ! $PY - "$TOP/tests/tools/fake-api.py" "$TMP/canned.out" <<'PYEOF' >"$TMP/canned.err" 2>&1
-import importlib.util, json, sys
-spec = importlib.util.spec_from_file_location("fake_api", sys.argv[1])
-m = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(m)
-with open(sys.argv[2], "w") as f:
-    f.write(json.dumps(m.canned_comparison()) + "\n")
-PYEOF
-then
-	fail "fake-api.py has a canned comparison" "$(tail -n 1 "$TMP/canned.err")"
-	exit 0
-fi
-check "fake-api.py's canned comparison follows the schema" validate "$TMP/canned.out"

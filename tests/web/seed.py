@@ -3,6 +3,7 @@
 the dashboard's test and bench. Deterministic (fixed seeds).
 
   seed.py DB dashboard   jobs 1..5 (see below) and machine state
+  seed.py DB client      the same, and job 4 for the client's test
   seed.py DB bench ROWS  job 1: an A/B job with about ROWS comparison rows
 
 dashboard:
@@ -16,6 +17,13 @@ dashboard:
      log of over 300 lines (longer than the tail the page's excerpt reads)
 The tests add a running and a queued job through the API.
 Machine m2 is in maintenance with two recent failures.
+
+client: the dashboard's jobs, and
+  4  A/B failed (class workload): spec 0 (mprotect) ran on every boot of both
+     sides; spec 1 (mremap) ran on base and failed on patched, on boot 1 and
+     on a boot repeated for it (repeat_of). Where the store has the columns
+     of spec outcomes (stages.specs, stages.repeat_of), the run stages carry
+     them; an older store gets the same stages without.
 """
 import json
 import random
@@ -217,6 +225,62 @@ def dashboard(c):
                   (jid, sid, cls, msg, NOW - 4000 + k))
 
 
+def columns(c, table):
+    return {r[1] for r in c.execute("PRAGMA table_info(%s)" % table)}
+
+
+def client(c):
+    """Job 4, a failed A/B job whose spec 0 compares and spec 1 does not."""
+    dashboard(c)
+    info(c, "mremap.ops_per_sec", "ops/s", "higher")
+    has = columns(c, "stages")
+    rng = random.Random(4)
+    t = NOW - 900
+    specs = [("mprotect", {"workload": "mprotect", "mode": "threads", "workers": 2}),
+             ("mremap", {"workload": "mremap", "workers": 2})]
+    segv = ("agent killed by signal 11 (SIGSEGV) in mremap; console: "
+            "BUG: unable to handle page fault for address: ffff888000000008")
+    job(c, 4, "ab", "failed", "tlb", t, machines='["m1"]', submitter="dave", boots=2, tree="linux",
+        base="v6.1-debian", patch_kind="patch", started=t + 1, finished=t + 300, error_class="workload",
+        error_message="spec 1 (mremap) failed on patched, again on a repeated boot", error_stage=4011)
+    bids = {"base": "b%040x" % 4, "patched": "p%040x" % 4}
+    for seq, side in enumerate(("base", "patched")):
+        build(c, bids[side], side, t)
+        stage(c, 4000 + seq, 4, seq, "build", side, None, "done", t + 1, 10, "builder b1", build_id=bids[side])
+    # (seq, side, boot, repeat_of, spec 1 fails)
+    plan = [(2, "base", 0, None, False), (4, "patched", 0, None, True), (6, "base", 1, None, False),
+            (8, "patched", 1, None, False), (10, "patched", 2, 5, True)]
+    run = 400000
+    for seq, side, boot, repeat, fails in plan:
+        extra = {"repeat_of": repeat} if repeat is not None and "repeat_of" in has else {}
+        boot_id = "%s-boot-%d" % (side, boot)
+        stage(c, 4000 + seq, 4, seq, "boot", side, boot, "done", t + 20 + seq, 3, "m1", build_id=bids[side],
+              boot_id=boot_id, **extra)
+        outcomes = [{"spec": 0, "workload": "mprotect", "params": specs[0][1], "state": "done",
+                     "class": None, "message": None},
+                    {"spec": 1, "workload": "mremap", "params": specs[1][1], "state": "failed" if fails else "done",
+                     "class": "workload" if fails else None, "message": segv if fails else None}]
+        if "specs" in has:
+            extra["specs"] = json.dumps(outcomes)
+        if fails:
+            extra.update(error_class="workload", error_message="run: spec 1 on m1: " + segv)
+        stage(c, 4001 + seq, 4, seq + 1, "run", side, boot, "failed" if fails else "done", t + 23 + seq, 8, "m1",
+              **extra)
+        for spec, (workload, params) in enumerate(specs):
+            if spec == 1 and fails:
+                continue
+            for it in (0, 1):
+                run += 1
+                c.execute("INSERT INTO runs (id, job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+                          "case_index, iteration, warmup, workload, params, duration) "
+                          "VALUES (?, 4, ?, 'm1', ?, ?, ?, ?, 0, ?, ?, ?, ?, 2)",
+                          (run, 4001 + seq, side, bids[side], boot_id, spec, it, 1 if it == 0 else 0, workload,
+                           json.dumps(params)))
+                ops = (7.0e5 if workload == "mprotect" else 2.0e5) * (0.8 if side == "patched" else 1.0)
+                c.execute("INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+                          (run, workload + ".ops_per_sec", ops * rng.gauss(1, 0.004)))
+
+
 def bench(c, nrows):
     # rows = cases x metrics: 10 thread counts x (nrows / 10) metrics
     nmetrics = max(1, nrows // 10)
@@ -246,10 +310,12 @@ def main():
     with c:
         if sys.argv[2] == "dashboard":
             dashboard(c)
+        elif sys.argv[2] == "client":
+            client(c)
         elif sys.argv[2] == "bench":
             bench(c, int(sys.argv[3]))
         else:
-            sys.exit("usage: seed.py DB dashboard | seed.py DB bench ROWS")
+            sys.exit("usage: seed.py DB dashboard | seed.py DB client | seed.py DB bench ROWS")
 
 
 if __name__ == "__main__":

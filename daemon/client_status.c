@@ -1,0 +1,429 @@
+/*
+ * `tlblab status` and the words the other commands share about a job: the
+ * name of a stage, whose failure an error is, and what became of each spec
+ * of a run stage. A run stage keeps going when one spec fails (the others
+ * still run and their numbers count), so a job can end done with a spec that
+ * failed, and an A/B job repeats a boot whose run failed: the stage list
+ * alone no longer says what ran. The spec lines do.
+ *
+ * Fields a daemon does not send (an older one has no "specs", "repeat_of"
+ * or "note") are simply not shown. Every server string goes through
+ * fmt_clean or the table's cleaning before it reaches the terminal.
+ */
+#include "client.h"
+
+#include <limits.h>
+#include <string.h>
+
+#include "util.h"
+#include "banned.h"
+
+/* A spec's failure message can carry console lines: enough of it to act
+ * on, --json has the rest. */
+#define SPEC_MESSAGE_MAX 400
+
+int job_is_final(const char *state)
+{
+	return state && (!strcmp(state, "done") || !strcmp(state, "failed") ||
+			 !strcmp(state, "cancelled"));
+}
+
+void stage_name(struct strbuf *sb, const json_t *st)
+{
+	const char *kind = jstr_or(st, "kind", "stage"), *side = jstr(st, "side");
+	const char *where = jstr_or(st, "machine", jstr(st, "host"));
+	long long boot;
+
+	strbuf_addstr(sb, kind);
+	/* people count boots from 1; only a side's stages are numbered, a plain
+	 * run job's stages differ by machine */
+	if (side && *side) {
+		strbuf_addf(sb, " %s", side);
+		if (strcmp(kind, "build") && jint(st, "boot_index", &boot) == 0 &&
+		    boot >= 0 && boot < LLONG_MAX)
+			strbuf_addf(sb, " #%lld", boot + 1);
+	}
+	if (where && *where)
+		strbuf_addf(sb, " on %s", where);
+}
+
+const json_t *job_find_stage(const json_t *job, long long stage_id)
+{
+	size_t i;
+	json_t *st;
+	long long v;
+
+	json_array_foreach(json_object_get(job, "stages"), i, st)
+		if (jint(st, "id", &v) == 0 && v == stage_id)
+			return st;
+	return NULL;
+}
+
+/*
+ * Only infra is the lab's; a patch that does not apply, a kernel that does
+ * not build or boot, a workload that fails on it are what the job found
+ * out, and saying so keeps people from resubmitting in the hope that it was
+ * the lab. A suite that fails on the base kernel too is neither the patch's
+ * nor the lab's.
+ */
+const char *job_error_blame(const json_t *job)
+{
+	static const char *const result_classes[] = { "patch", "build", "boot", "workload" };
+	const json_t *e = json_object_get(job, "error"), *st;
+	const char *class = jstr(e, "class"), *kind = jstr(job, "kind");
+	long long sid;
+	size_t i;
+
+	if (!class)
+		return NULL;
+	if (!strcmp(class, "suite"))
+		return "the suite fails on the base kernel too: a problem of the suite on this "
+		       "tree, not of the patch or the lab";
+	for (i = 0; i < ARRAY_SIZE(result_classes); i++)
+		if (!strcmp(class, result_classes[i]))
+			break;
+	if (i == ARRAY_SIZE(result_classes))
+		return NULL;
+	if (!kind || strcmp(kind, "ab"))
+		return "a result of the kernel or workload under test, not a lab problem";
+	st = jint(e, "stage", &sid) == 0 ? job_find_stage(job, sid) : NULL;
+	if (strcmp(class, "patch") && st && jstr(st, "side") && !strcmp(jstr(st, "side"), "base"))
+		return "a result of the base kernel, not of the patch or the lab";
+	return "a result of the patch, not a lab problem";
+}
+
+void job_outcome(struct strbuf *sb, const json_t *job)
+{
+	const json_t *e = json_object_get(job, "error");
+	const char *state = jstr_or(job, "state", "unknown");
+	char clean[512];
+
+	strbuf_addstr(sb, fmt_clean(clean, sizeof(clean), state));
+	if (json_is_object(e) && strcmp(state, "done")) {
+		const char *class = jstr_or(e, "class", "error");
+
+		/* "cancelled: cancelled: ..." says nothing twice */
+		if (strcmp(class, state))
+			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), class));
+		if (jstr(e, "message"))
+			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), jstr(e, "message")));
+		if (job_error_blame(job))
+			strbuf_addf(sb, " (%s)", job_error_blame(job));
+	}
+}
+
+void stage_spec_counts(const json_t *st, struct spec_counts *c)
+{
+	size_t i;
+	json_t *sp;
+
+	json_array_foreach(json_object_get(st, "specs"), i, sp) {
+		const char *state = jstr_or(sp, "state", "");
+
+		if (!strcmp(state, "done") || !strcmp(state, "failed"))
+			c->ran++;
+		if (!strcmp(state, "failed"))
+			c->failed++;
+		else if (!strcmp(state, "not_run"))
+			c->not_run++;
+	}
+}
+
+/* "2 ran, 1 failed, 1 not run" */
+static void add_counts(struct strbuf *sb, const struct spec_counts *c)
+{
+	strbuf_addf(sb, "%zu ran", c->ran);
+	if (c->failed)
+		strbuf_addf(sb, ", %zu failed", c->failed);
+	if (c->not_run)
+		strbuf_addf(sb, ", %zu not run", c->not_run);
+}
+
+/* "spec 1 mremap workers=2" */
+static void add_spec_label(struct strbuf *sb, const json_t *sp)
+{
+	const char *workload = jstr(sp, "workload");
+	long long n;
+
+	strbuf_addstr(sb, "spec ");
+	if (jint(sp, "spec", &n) == 0)
+		strbuf_addf(sb, "%lld", n);
+	else
+		strbuf_addch(sb, '?');
+	if (workload)
+		strbuf_addf(sb, " %s", workload);
+	if (json_object_size(json_object_get(sp, "params"))) {
+		strbuf_addch(sb, ' ');
+		add_params(sb, json_object_get(sp, "params"), "workload");
+	}
+}
+
+size_t stage_spec_problems_print(FILE *out, const json_t *st, const char *indent)
+{
+	char clean[SPEC_MESSAGE_MAX + 64];
+	size_t i, n = 0;
+	json_t *sp;
+
+	json_array_foreach(json_object_get(st, "specs"), i, sp) {
+		const char *state = jstr_or(sp, "state", "unknown"), *class = jstr(sp, "class");
+		struct strbuf line = STRBUF_INIT;
+
+		if (!strcmp(state, "done"))
+			continue;
+		add_spec_label(&line, sp);
+		strbuf_addf(&line, ": %s", !strcmp(state, "not_run") ? "not run" : state);
+		if (class && *class)
+			strbuf_addf(&line, " (%s)", class);
+		if (jstr(sp, "message") && *jstr(sp, "message"))
+			strbuf_addf(&line, ": %s", jstr(sp, "message"));
+		fprintf(out, "%s%s\n", indent, fmt_clean(clean, sizeof(clean), line.buf));
+		strbuf_release(&line);
+		n++;
+	}
+	return n;
+}
+
+static void print_field(FILE *out, const char *name, const char *value)
+{
+	char clean[1024];
+
+	fprintf(out, "%-10s %s\n", name, fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
+}
+
+/* "branch https://git.example.org/linux.git tlb-fix", "url https://lore...",
+ * "patch": where the patched side came from, as the job says it. */
+static void add_source(struct strbuf *sb, const json_t *job)
+{
+	const char *kind = jstr(job, "patch_kind"), *url = jstr(job, "patch_url");
+
+	if (!kind || !*kind)
+		return;
+	strbuf_addstr(sb, kind);
+	if (url && *url)
+		strbuf_addf(sb, " %s", url);
+	if (jstr(job, "patch_ref") && *jstr(job, "patch_ref"))
+		strbuf_addf(sb, " %s", jstr(job, "patch_ref"));
+}
+
+/* A cancel reaches a running stage on the scheduler's next pass; until
+ * then the job is still running, and saying so avoids a second cancel. */
+void job_state_text(struct strbuf *sb, const json_t *job)
+{
+	const char *state = jstr_or(job, "state", "unknown");
+
+	strbuf_addstr(sb, state);
+	if (json_is_true(json_object_get(job, "cancel_requested")) && !job_is_final(state))
+		strbuf_addstr(sb, ", cancel requested");
+}
+
+/* The column of a stage table whose columns are picked per job. */
+enum stage_col {
+	COL_SEQ, COL_KIND, COL_SIDE, COL_BOOT, COL_MACHINE, COL_STATE, COL_ATTEMPT,
+	COL_STARTED, COL_DURATION, COL_BUILD, COL_REPEATS, COL_ERROR, COL_MAX
+};
+
+static void print_stages(FILE *out, const json_t *stages)
+{
+	static const char *const all_heads[COL_MAX] = {
+		"SEQ", "KIND", "SIDE", "BOOT", "MACHINE", "STATE", "ATTEMPT", "STARTED",
+		"DURATION", "BUILD", "REPEATS", "ERROR",
+	};
+	static const char all_align[COL_MAX + 1] = "rllrllrlrlrl";
+	const char *heads[COL_MAX];
+	char align[COL_MAX + 1];
+	int show[COL_MAX];
+	size_t i, k, ncols = 0;
+	struct table tab;
+	json_t *st;
+
+	/* BOOT, BUILD and REPEATS only for jobs that have them (A/B), so a
+	 * plain run job's table stays narrow */
+	for (k = 0; k < COL_MAX; k++)
+		show[k] = k != COL_BOOT && k != COL_BUILD && k != COL_REPEATS;
+	json_array_foreach(stages, i, st) {
+		long long v;
+
+		if (jstr(st, "side") && jint(st, "boot_index", &v) == 0)
+			show[COL_BOOT] = 1;
+		if (jstr(st, "build_id") && *jstr(st, "build_id"))
+			show[COL_BUILD] = 1;
+		if (jint(st, "repeat_of", &v) == 0)
+			show[COL_REPEATS] = 1;
+	}
+	for (k = 0; k < COL_MAX; k++)
+		if (show[k]) {
+			heads[ncols] = all_heads[k];
+			align[ncols++] = all_align[k];
+		}
+	align[ncols] = '\0';
+
+	table_init(&tab, ncols, heads, align);
+	json_array_foreach(stages, i, st) {
+		char seq[FMT_SIZE], att[FMT_SIZE] = "-", started[FMT_SIZE], dur[FMT_SIZE];
+		char boot[FMT_SIZE] = "", rep[FMT_SIZE];
+		struct strbuf error = STRBUF_INIT;
+		const char *cells[COL_MAX], *row[COL_MAX];
+		long long b;
+
+		if (jstr(st, "error_class") || jstr(st, "error_message"))
+			strbuf_addf(&error, "%s: %s", jstr_or(st, "error_class", "error"),
+				    jstr_or(st, "error_message", ""));
+		else if (jstr(st, "note") && *jstr(st, "note"))
+			strbuf_addf(&error, "(%s)", jstr(st, "note"));
+		if (jstr(st, "side") && strcmp(jstr_or(st, "kind", ""), "build") &&
+		    jint(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
+			snprintf(boot, sizeof(boot), "#%lld", b + 1);
+		/* the API counts attempts from 0, people from 1 */
+		if (jint(st, "attempt", &b) == 0 && b >= 0 && b < LLONG_MAX)
+			snprintf(att, sizeof(att), "%lld", b + 1);
+		cells[COL_SEQ] = fmt_id(seq, st, "seq");
+		cells[COL_KIND] = jstr(st, "kind");
+		cells[COL_SIDE] = jstr(st, "side");
+		cells[COL_BOOT] = boot;
+		cells[COL_MACHINE] = jstr_or(st, "machine", jstr(st, "host"));
+		cells[COL_STATE] = jstr(st, "state");
+		cells[COL_ATTEMPT] = att;
+		cells[COL_STARTED] = fmt_time(started, st, "started");
+		cells[COL_DURATION] = fmt_span(dur, st);
+		cells[COL_BUILD] = jstr(st, "build_id");
+		cells[COL_REPEATS] = jint(st, "repeat_of", &b) == 0 ? fmt_id(rep, st, "repeat_of") : NULL;
+		cells[COL_ERROR] = error.buf;
+		for (k = 0, ncols = 0; k < COL_MAX; k++)
+			if (show[k])
+				row[ncols++] = cells[k];
+		table_add_row(&tab, row);
+		strbuf_release(&error);
+	}
+	fputc('\n', out);
+	table_print(&tab, out, NULL);
+	table_release(&tab);
+}
+
+/*
+ * One line per run stage that reported its specs: how many ran, and the
+ * workloads when all went well; then a line per spec that failed or did
+ * not run, with its class and message.
+ */
+static void print_specs(FILE *out, const json_t *stages)
+{
+	char clean[1024];
+	size_t i, j;
+	json_t *st, *sp;
+	int header = 0;
+
+	json_array_foreach(stages, i, st) {
+		struct spec_counts c = { 0, 0, 0 };
+		struct strbuf line = STRBUF_INIT;
+		long long v;
+
+		if (!json_array_size(json_object_get(st, "specs")))
+			continue;
+		if (!header) {
+			fprintf(out, "\nspecs of the run stages\n");
+			header = 1;
+		}
+		stage_spec_counts(st, &c);
+		if (jint(st, "seq", &v) == 0)
+			strbuf_addf(&line, "seq %lld ", v);
+		stage_name(&line, st);
+		if (jint(st, "repeat_of", &v) == 0)
+			strbuf_addf(&line, " (repeats seq %lld)", v);
+		strbuf_addstr(&line, ": ");
+		add_counts(&line, &c);
+		if (!c.failed && !c.not_run) {
+			strbuf_addstr(&line, " (");
+			json_array_foreach(json_object_get(st, "specs"), j, sp) {
+				long long n;
+
+				if (j)
+					strbuf_addstr(&line, ", ");
+				if (jint(sp, "spec", &n) == 0)
+					strbuf_addf(&line, "%lld ", n);
+				strbuf_addstr(&line, jstr_or(sp, "workload", "?"));
+			}
+			strbuf_addch(&line, ')');
+		}
+		fprintf(out, "  %s\n", fmt_clean(clean, sizeof(clean), line.buf));
+		stage_spec_problems_print(out, st, "    ");
+		strbuf_release(&line);
+	}
+}
+
+void status_print(FILE *out, long long id, const json_t *job)
+{
+	const json_t *e = json_object_get(job, "error"), *stages = json_object_get(job, "stages");
+	struct strbuf sb = STRBUF_INIT;
+	struct spec_counts c = { 0, 0, 0 };
+	char kind[64], clean[256], t[FMT_SIZE];
+	size_t i, nreported = 0;
+	json_t *st;
+
+	job_state_text(&sb, job);
+	fprintf(out, "job %lld: %s (%s)\n", id, fmt_clean(clean, sizeof(clean), sb.buf),
+		fmt_clean(kind, sizeof(kind), jstr_or(job, "kind", "run")));
+	strbuf_reset(&sb);
+	print_field(out, "suite", jstr(job, "suite"));
+	if (jstr(job, "tree") || jstr(job, "base")) {
+		print_field(out, "tree", jstr(job, "tree"));
+		print_field(out, "base", jstr(job, "base"));
+		add_source(&sb, job);
+		if (sb.len)
+			print_field(out, "source", sb.buf);
+		strbuf_reset(&sb);
+	}
+	join_strings(&sb, json_object_get(job, "machines"), ", ");
+	print_field(out, "machines", sb.buf);
+	strbuf_reset(&sb);
+	join_strings(&sb, json_object_get(job, "tags"), ", ");
+	print_field(out, "tags", sb.buf);
+	print_field(out, "submitter", jstr(job, "submitter"));
+	print_field(out, "created", fmt_time(t, job, "created"));
+	print_field(out, "started", fmt_time(t, job, "started"));
+	print_field(out, "finished", fmt_time(t, job, "finished"));
+	print_field(out, "duration", fmt_span(t, job));
+	if (jstr(job, "verdict"))
+		print_field(out, "verdict", jstr(job, "verdict"));
+	if (json_is_object(e)) {
+		const json_t *es = NULL;
+		long long sid, seq;
+
+		strbuf_reset(&sb);
+		strbuf_addf(&sb, "%s: %s", jstr_or(e, "class", "error"), jstr_or(e, "message", ""));
+		/* the error names the stage by id; the table shows seq */
+		if (jint(e, "stage", &sid) == 0) {
+			if ((es = job_find_stage(job, sid))) {
+				strbuf_addstr(&sb, " (");
+				stage_name(&sb, es);
+				if (jint(es, "seq", &seq) == 0)
+					strbuf_addf(&sb, ", seq %lld", seq);
+				strbuf_addch(&sb, ')');
+			} else {
+				strbuf_addf(&sb, " (stage id %lld)", sid);
+			}
+		} else if (jstr(e, "stage")) {
+			strbuf_addf(&sb, " (%s stage)", jstr(e, "stage"));
+		}
+		print_field(out, "error", sb.buf);
+		if (job_error_blame(job))
+			print_field(out, "", job_error_blame(job));
+	}
+	json_array_foreach(stages, i, st)
+		if (json_array_size(json_object_get(st, "specs"))) {
+			stage_spec_counts(st, &c);
+			nreported++;
+		}
+	if (nreported) {
+		strbuf_reset(&sb);
+		add_counts(&sb, &c);
+		strbuf_addf(&sb, " (over %zu run stage%s)", nreported, nreported == 1 ? "" : "s");
+		print_field(out, "specs", sb.buf);
+	}
+	strbuf_release(&sb);
+
+	if (!json_array_size(stages)) {
+		fprintf(out, "\nno stages yet\n");
+		return;
+	}
+	print_stages(out, stages);
+	print_specs(out, stages);
+}

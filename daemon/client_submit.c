@@ -1,0 +1,646 @@
+/*
+ * `tlblab submit`: a job request checked as far as the client can (names,
+ * refs, URLs, the patch file) before anything is sent, and with --wait the
+ * job followed to its end: a line per stage that changes, the results of
+ * what ran, and the exit status of how it ended.
+ */
+#include "client_cli.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+#include "banned.h"
+
+/* `submit --wait` rides out a restarting daemon for this long. */
+#define WAIT_RETRY_SECONDS 60.0
+#define WAIT_POLL_SECONDS 1.0
+#define WAIT_DEFAULT_TIMEOUT 3600
+#define WAIT_MAX_TIMEOUT (7L * 86400)
+#define MAX_BOOTS 100		/* per side; the API's bound */
+#define MAX_PATCH (4u << 20)	/* bytes of a --patch file */
+
+/* The rules themselves are util.h's ref_valid() and url_valid(), which the
+ * daemon applies too; these only word the refusal. */
+static int check_ref(struct cli *cli, const char *option, const char *value,
+		     struct strbuf *err)
+{
+	char clean[80];
+	json_t *utf8;
+
+	if (ref_valid(value)) {
+		/* git takes any bytes above ASCII; JSON only UTF-8 */
+		utf8 = json_string(value);
+		json_decref(utf8);
+		if (utf8)
+			return 0;
+		return cli_usage_error(cli, err, "%s: '%s' is not UTF-8", option,
+				       fmt_clean(clean, sizeof(clean), value));
+	}
+	return cli_usage_error(cli, err, "%s: '%s' is not a git ref or commit id: refs follow "
+			       "`git check-ref-format` (no \"..\", \"@{\", spaces, control characters "
+			       "or ~^:?*[\\, no leading '-' or '.', no trailing '/', '.' or \".lock\", "
+			       "at most 255 characters)", option,
+			       fmt_clean(clean, sizeof(clean), value));
+}
+
+static int check_url(struct cli *cli, const char *option, const char *value,
+		     int allow_git, struct strbuf *err)
+{
+	char clean[80];
+
+	if (url_valid(value, allow_git))
+		return 0;
+	return cli_usage_error(cli, err, "%s: '%s' is not an %s URL of at most 2048 characters "
+			       "without spaces, quotes or control characters", option,
+			       fmt_clean(clean, sizeof(clean), value),
+			       allow_git ? "http://, https:// or git://" : "http:// or https://");
+}
+
+/*
+ * Reads the --patch file into *ret, a JSON string: a regular file of at
+ * most MAX_PATCH bytes of UTF-8 text (JSON cannot carry anything else, and
+ * a binary file is never the patch someone meant). The size is checked
+ * before reading, so a wrong path to a disk image costs nothing.
+ */
+static int read_patch(struct cli *cli, const char *path, json_t **ret, struct strbuf *err)
+{
+	struct strbuf text = STRBUF_INIT;
+	char clean[256];
+	struct stat sb;
+	int r = 0, e;
+
+	fmt_clean(clean, sizeof(clean), path);
+	if (stat(path, &sb) < 0) {
+		e = errno;
+		return cli_usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(e));
+	}
+	if (!S_ISREG(sb.st_mode))
+		return cli_usage_error(cli, err, "--patch: '%s' is not a regular file", clean);
+	if ((unsigned long long)sb.st_size > MAX_PATCH)
+		return cli_usage_error(cli, err, "--patch: '%s' is larger than %u MiB (%lld bytes)",
+				       clean, MAX_PATCH >> 20, (long long)sb.st_size);
+	e = strbuf_read_file(&text, path, MAX_PATCH);
+	if (e == -EFBIG)
+		r = cli_usage_error(cli, err, "--patch: '%s' is larger than %u MiB", clean, MAX_PATCH >> 20);
+	else if (e < 0)
+		r = cli_usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(-e));
+	else if (!text.len)
+		r = cli_usage_error(cli, err, "--patch: '%s' is empty", clean);
+	else if (memchr(text.buf, '\0', text.len))
+		r = cli_usage_error(cli, err, "--patch: '%s' is not text (it contains NUL bytes)", clean);
+	else if (!(*ret = json_stringn(text.buf, text.len)))
+		r = cli_usage_error(cli, err, "--patch: '%s' is not UTF-8 text (convert it, "
+				    "e.g. with iconv -t UTF-8)", clean);
+	strbuf_release(&text);
+	return r;
+}
+
+/* Splits "a,b,c" into a JSON array of valid names. */
+static int parse_name_list(struct cli *cli, const char *option, const char *value,
+			   json_t **ret, struct strbuf *err)
+{
+	json_t *arr = json_array();
+	const char *p = value;
+	int r = 0;
+
+	for (;;) {
+		size_t n = strcspn(p, ",");
+		char *item = strndup(p, n);
+
+		if (!item)
+			abort();
+		r = cli_check_name(cli, option, item, err);
+		if (!r)
+			json_array_append_new(arr, json_string(item));
+		free(item);
+		if (r)
+			break;
+		if (!p[n])
+			break;
+		p += n + 1;
+	}
+	if (r) {
+		json_decref(arr);
+		return r;
+	}
+	json_decref(*ret);	/* a repeated option replaces the earlier one */
+	*ret = arr;
+	return 0;
+}
+
+
+/* --- submit ------------------------------------------------------------- */
+
+static const char submit_usage[] =
+	"usage: tlblab submit --suite NAME [--machines a,b] [--tags t1,t2]\n"
+	"                     [--submitter NAME] [--boots N] [--max-boots N] [--wait [--timeout S]]\n"
+	"                     [--json] [--server URL]\n"
+	"       tlblab submit --suite NAME --tree NAME --base REF\n"
+	"                     (--patch FILE | --branch URL REF | --url URL) [...]\n"
+	"\n"
+	"Queues a job that runs the suite and prints \"job N queued\". With --tree,\n"
+	"an A/B job: the base and the patched kernel are built, each booted --boots\n"
+	"times (interleaved) and the suite run on every boot. Names are 1 to 64 of\n"
+	"A-Z a-z 0-9 . _ - and do not start with '-' or '.'.\n"
+	"\n"
+	"  --suite NAME       a suite of the lab's configuration (required)\n"
+	"  --machines a,b     run only on these machines\n"
+	"  --tags t1,t2       run only on machines with these tags\n"
+	"  --submitter NAME   who asks (default $USER, else \"unknown\")\n"
+	"  --boots N          boots per side (1..100; default 5, and then up to 9 while\n"
+	"                     a headline metric is inconclusive)\n"
+	"  --max-boots N      add boots per side up to N while inconclusive\n"
+	"  --tree NAME        the lab's kernel tree to build (needs --base and one of\n"
+	"                     --patch, --branch, --url)\n"
+	"  --base REF         the git ref or commit id the patch applies to\n"
+	"  --patch FILE       a patch or mbox (UTF-8 text, at most 4 MiB), sent inline\n"
+	"  --branch URL REF   a git branch to compare with the base (http, https, git)\n"
+	"  --url URL          a raw patch or mbox the daemon fetches (lore, patchwork)\n"
+	"  --wait             follow the job: a line per stage change, then its\n"
+	"                     results; exit 0 only if it ends done\n"
+	"  --timeout S        with --wait, give up after S seconds (default 3600)\n"
+	COMMON_HELP
+	"\n"
+	"With --wait --json, progress goes to stderr and the finished job's JSON\n"
+	"to stdout. A job that fails because of the kernel or the patch (error\n"
+	"classes patch, build, boot, workload) is a result, not a lab problem.\n";
+
+struct stage_seen {
+	long long key;
+	long long attempt;
+	char state[16];
+	char *note;		/* owned; NULL for none */
+};
+
+struct wait_state {
+	struct stage_seen *seen;
+	size_t nseen;
+};
+
+static void wait_state_release(struct wait_state *ws)
+{
+	size_t i;
+
+	for (i = 0; i < ws->nseen; i++)
+		free(ws->seen[i].note);
+	free(ws->seen);
+	ws->seen = NULL;
+	ws->nseen = 0;
+}
+
+static struct stage_seen *stage_seen_get(struct wait_state *ws, long long key)
+{
+	struct stage_seen *p;
+	size_t j;
+
+	for (j = 0; j < ws->nseen; j++)
+		if (ws->seen[j].key == key)
+			return &ws->seen[j];
+	p = reallocarray(ws->seen, ws->nseen + 1, sizeof(*p));
+	if (!p)
+		abort();
+	ws->seen = p;
+	p = &p[ws->nseen++];
+	p->key = key;
+	p->attempt = 0;
+	p->note = NULL;
+	snprintf(p->state, sizeof(p->state), "pending");
+	return p;
+}
+
+/*
+ * Stages cancelled together for one reason: when a stage fails, every
+ * stage after it is cancelled at once, and one line says so.
+ */
+struct cancel_group {
+	struct strbuf first;	/* the first stage's line, as if alone */
+	char *why;		/* the shared message; owned */
+	size_t more;
+};
+
+static void cancel_group_flush(struct cancel_group *g, FILE *out)
+{
+	char clean[512];
+
+	if (!g->first.len)
+		return;
+	if (g->more)
+		strbuf_addf(&g->first, " and %zu more stage%s", g->more, g->more == 1 ? "" : "s");
+	strbuf_addstr(&g->first, ": cancelled");
+	if (g->why && *g->why)
+		strbuf_addf(&g->first, " (%s)", g->why);
+	fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), g->first.buf));
+	strbuf_reset(&g->first);
+	free(g->why);
+	g->why = NULL;
+	g->more = 0;
+}
+
+/*
+ * Prints "job 12: run on m1: running" for every stage whose state, attempt
+ * or note differs from what we saw last; a stage we have not seen yet
+ * counts as pending at its first attempt. A run stage that ended with specs
+ * that failed or did not run gets a line for each.
+ */
+static void report_stages(struct wait_state *ws, FILE *out, long long id, const json_t *job)
+{
+	const json_t *stages = json_object_get(job, "stages");
+	struct strbuf line = STRBUF_INIT, indent = STRBUF_INIT;
+	struct cancel_group group = { STRBUF_INIT, NULL, 0 };
+	char clean[512];
+	size_t i;
+	json_t *st;
+
+	strbuf_addf(&indent, "job %lld:   ", id);
+	json_array_foreach(stages, i, st) {
+		const char *state = jstr_or(st, "state", "unknown"), *note = jstr(st, "note");
+		const char *why = jstr_or(st, "error_message", "");
+		long long key, attempt = 0, rep;
+		struct stage_seen *s;
+
+		if (jint(st, "id", &key) < 0 && jint(st, "seq", &key) < 0)
+			key = (long long)i;
+		jint(st, "attempt", &attempt);	/* the API counts from 0 */
+		if (note && !*note)
+			note = NULL;
+		s = stage_seen_get(ws, key);
+		if (!strncmp(s->state, state, sizeof(s->state) - 1) && s->attempt == attempt &&
+		    !note == !s->note && (!note || !strcmp(note, s->note)))
+			continue;
+		snprintf(s->state, sizeof(s->state), "%s", state);
+		s->attempt = attempt;
+		free(s->note);
+		s->note = note ? strdup(note) : NULL;
+		if (note && !s->note)
+			abort();
+
+		strbuf_reset(&line);
+		strbuf_addf(&line, "job %lld: ", id);
+		stage_name(&line, st);
+		if (jint(st, "repeat_of", &rep) == 0)
+			strbuf_addf(&line, " (repeats seq %lld)", rep);
+		if (attempt > 0 && attempt < LLONG_MAX)
+			strbuf_addf(&line, " (attempt %lld)", attempt + 1);
+		if (!strcmp(state, "cancelled")) {
+			if (group.first.len && !strcmp(group.why, why)) {
+				group.more++;
+				continue;
+			}
+			cancel_group_flush(&group, out);
+			strbuf_add(&group.first, line.buf, line.len);
+			if (!(group.why = strdup(why)))
+				abort();
+			continue;
+		}
+		cancel_group_flush(&group, out);
+		strbuf_addf(&line, ": %s", state);
+		if (jstr(st, "error_class") || jstr(st, "error_message")) {
+			strbuf_addf(&line, " (%s", jstr_or(st, "error_class", "error"));
+			if (jstr(st, "error_message"))
+				strbuf_addf(&line, ": %s", jstr(st, "error_message"));
+			strbuf_addch(&line, ')');
+		} else if (note) {
+			strbuf_addf(&line, " (%s)", note);
+		}
+		fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), line.buf));
+		if (job_is_final(state))
+			stage_spec_problems_print(out, st, indent.buf);
+	}
+	cancel_group_flush(&group, out);
+	fflush(out);
+	strbuf_release(&group.first);
+	strbuf_release(&line);
+	strbuf_release(&indent);
+}
+
+static int is_transient(const struct client *c)
+{
+	return c->last_error == CLIENT_ERR_NET ||
+	       (c->last_error == CLIENT_ERR_HTTP &&
+		(c->last_status == 502 || c->last_status == 503 || c->last_status == 504));
+}
+
+/*
+ * Polls job id until it ends or timeout seconds pass. A daemon that is
+ * briefly away (restart, overload) is waited for, up to WAIT_RETRY_SECONDS
+ * in a row. Returns the exit status.
+ */
+static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *err)
+{
+	FILE *progress = cli->json ? stderr : stdout;
+	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT, line = STRBUF_INIT;
+	struct wait_state ws = { NULL, 0 };
+	double deadline = mono_now() + (double)timeout, failing_since = 0;
+	json_t *root = NULL;
+	const json_t *job = NULL;
+	const char *state = NULL;
+	int r = 0;
+
+	strbuf_addf(&path, "/api/v1/jobs/%lld", id);
+	for (;;) {
+		json_decref(root);
+		root = NULL;
+		strbuf_reset(&raw);
+		if (client_request(&cli->client, "GET", path.buf, NULL, &raw, &root, err) < 0) {
+			double now = mono_now();
+
+			if (!is_transient(&cli->client)) {
+				r = cli_request_failed(cli, err);
+				goto out;
+			}
+			if (!failing_since)
+				failing_since = now;
+			if (now - failing_since >= WAIT_RETRY_SECONDS || now >= deadline) {
+				strbuf_addf(err, " (job %lld: gave up waiting after %.0f s)", id,
+					    now - failing_since);
+				r = cli_request_failed(cli, err);
+				goto out;
+			}
+			sleep_sec(WAIT_POLL_SECONDS);
+			continue;
+		}
+		failing_since = 0;
+		job = json_object_get(root, "job");
+		if (!json_is_object(job)) {
+			strbuf_seterr(err, "job %lld: the server's answer has no \"job\"", id);
+			r = EXIT_FAIL;
+			goto out;
+		}
+		report_stages(&ws, progress, id, job);
+		state = jstr(job, "state");
+		if (job_is_final(state))
+			break;
+		if (mono_now() >= deadline) {
+			strbuf_seterr(err, "job %lld: still %s after %ld s; `tlblab status %lld` "
+				      "follows it", id, state ? state : "unknown", timeout, id);
+			r = EXIT_FAIL;
+			goto out;
+		}
+		sleep_sec(fmin(WAIT_POLL_SECONDS, deadline - mono_now()));
+	}
+
+	if (cli->json) {
+		cli_print_raw(&raw);
+	} else {
+		struct strbuf rerr = STRBUF_INIT;
+		const json_t *stages = json_object_get(job, "stages");
+		size_t i;
+		json_t *st;
+		int ran = !strcmp(state, "done");
+
+		/* results only when some run stage got going: a job that died in
+		 * its build, or found no machine, has none to show */
+		json_array_foreach(stages, i, st)
+			if (!strcmp(jstr_or(st, "kind", ""), "run") && json_is_number(json_object_get(st, "started")))
+				ran = 1;
+		if (ran) {
+			fputc('\n', stdout);
+			if (cli_show_results(cli, id, 0, &rerr))
+				fprintf(stderr, "tlblab: %s\n", rerr.buf);
+			fputc('\n', stdout);
+		}
+		strbuf_release(&rerr);
+	}
+	job_outcome(&line, job);
+	fprintf(progress, "job %lld: %s\n", id, line.buf);
+	r = !strcmp(state, "done") ? 0 : EXIT_FAIL;
+out:
+	wait_state_release(&ws);
+	json_decref(root);
+	strbuf_release(&line);
+	strbuf_release(&raw);
+	strbuf_release(&path);
+	return r;
+}
+
+/* What an A/B job compares with its base: exactly one of these. */
+struct patch_source {
+	const char *option;	/* "--patch", "--branch" or "--url"; NULL if none */
+	const char *file;	/* --patch */
+	const char *url;	/* --branch (with ref) or --url */
+	const char *ref;	/* --branch */
+};
+
+static int set_source(struct cli *cli, struct patch_source *src, const char *option,
+		      struct strbuf *err)
+{
+	if (src->option && strcmp(src->option, option))
+		return cli_usage_error(cli, err, "%s and %s: give only one of --patch, --branch "
+				       "and --url", src->option, option);
+	memset(src, 0, sizeof(*src));	/* a repeated option replaces the earlier one */
+	src->option = option;
+	return 0;
+}
+
+/*
+ * --branch takes two values, URL and REF. getopt hands us the URL; the ref
+ * is the next word, taken here so that getopt skips it.
+ */
+static int parse_branch(struct cli *cli, int argc, char **argv, struct patch_source *src,
+			struct strbuf *err)
+{
+	int r;
+
+	if ((r = set_source(cli, src, "--branch", err)))
+		return r;
+	if (optind >= argc)
+		return cli_usage_error(cli, err, "--branch needs two values: URL REF");
+	src->url = optarg;
+	src->ref = argv[optind++];
+	if ((r = check_url(cli, "--branch", src->url, 1, err)))
+		return r;
+	return check_ref(cli, "--branch", src->ref, err);
+}
+
+/* The pairings the options need, once all are read. */
+static int check_ab_options(struct cli *cli, const char *tree, const char *base,
+			    const struct patch_source *src, struct strbuf *err)
+{
+	if (tree && !base)
+		return cli_usage_error(cli, err, "--tree needs --base (the ref the patch applies to)");
+	if (base && !tree)
+		return cli_usage_error(cli, err, "--base needs --tree (the tree the ref is in)");
+	if (tree && !src->option)
+		return cli_usage_error(cli, err, "--tree needs one of --patch, --branch or --url");
+	if (src->option && !tree)
+		return cli_usage_error(cli, err, "%s needs --tree and --base", src->option);
+	return 0;
+}
+
+int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
+{
+	static const struct option opts[] = {
+		{ "suite", required_argument, NULL, OPT_SUITE },
+		{ "machines", required_argument, NULL, OPT_MACHINES },
+		{ "tags", required_argument, NULL, OPT_TAGS },
+		{ "submitter", required_argument, NULL, OPT_SUBMITTER },
+		{ "boots", required_argument, NULL, OPT_BOOTS },
+		{ "max-boots", required_argument, NULL, OPT_MAX_BOOTS },
+		{ "wait", no_argument, NULL, OPT_WAIT },
+		{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+		{ "tree", required_argument, NULL, OPT_TREE },
+		{ "base", required_argument, NULL, OPT_BASE },
+		{ "patch", required_argument, NULL, OPT_PATCH },
+		{ "branch", required_argument, NULL, OPT_BRANCH },
+		{ "url", required_argument, NULL, OPT_URL },
+		COMMON_OPTIONS,
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *suite = NULL, *submitter = NULL, *tree = NULL, *base = NULL;
+	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL, *patch = NULL;
+	struct patch_source src = { NULL, NULL, NULL, NULL };
+	struct strbuf raw = STRBUF_INIT;
+	long boots = 0, max_boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
+	int c, r = 0, wait = 0, timeout_set = 0;
+	const json_t *job;
+	long long id;
+
+	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
+		if ((r = cli_common_option(cli, c, argv, submit_usage, err)) > 0)
+			goto out;
+		r = 0;
+		switch (c) {
+		case OPT_SUITE:
+			suite = optarg;
+			r = cli_check_name(cli, "--suite", suite, err);
+			break;
+		case OPT_MACHINES:
+			r = parse_name_list(cli, "--machines", optarg, &machines, err);
+			break;
+		case OPT_TAGS:
+			r = parse_name_list(cli, "--tags", optarg, &tags, err);
+			break;
+		case OPT_SUBMITTER:
+			submitter = optarg;
+			r = cli_check_name(cli, "--submitter", submitter, err);
+			break;
+		case OPT_BOOTS:
+			r = cli_parse_range(cli, "--boots", optarg, 1, MAX_BOOTS, &boots, err);
+			break;
+		case OPT_MAX_BOOTS:
+			r = cli_parse_range(cli, "--max-boots", optarg, 1, MAX_BOOTS, &max_boots, err);
+			break;
+		case OPT_WAIT:
+			wait = 1;
+			break;
+		case OPT_TIMEOUT:
+			timeout_set = 1;
+			r = cli_parse_range(cli, "--timeout", optarg, 1, WAIT_MAX_TIMEOUT, &timeout, err);
+			break;
+		case OPT_TREE:
+			tree = optarg;
+			r = cli_check_name(cli, "--tree", tree, err);
+			break;
+		case OPT_BASE:
+			base = optarg;
+			r = check_ref(cli, "--base", base, err);
+			break;
+		case OPT_PATCH:
+			if (!(r = set_source(cli, &src, "--patch", err)))
+				src.file = optarg;
+			break;
+		case OPT_BRANCH:
+			r = parse_branch(cli, argc, argv, &src, err);
+			break;
+		case OPT_URL:
+			if (!(r = set_source(cli, &src, "--url", err))) {
+				src.url = optarg;
+				r = check_url(cli, "--url", src.url, 0, err);
+			}
+			break;
+		}
+		if (r)
+			goto out;
+	}
+	if ((r = cli_no_args(cli, argc, argv, err)))
+		goto out;
+	if (!suite) {
+		r = cli_usage_error(cli, err, "--suite is required");
+		goto out;
+	}
+	if (timeout_set && !wait) {
+		r = cli_usage_error(cli, err, "--timeout only makes sense with --wait");
+		goto out;
+	}
+	if ((r = check_ab_options(cli, tree, base, &src, err)))
+		goto out;
+	/* more boots are added only to compare sides: an A/B job's */
+	if (max_boots && !tree) {
+		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with --tree)");
+		goto out;
+	}
+	if (max_boots && boots && max_boots < boots) {
+		r = cli_usage_error(cli, err, "--max-boots %ld is below --boots %ld", max_boots, boots);
+		goto out;
+	}
+	/* last: the file is read only for a request that is otherwise sound */
+	if (src.file && (r = read_patch(cli, src.file, &patch, err)))
+		goto out;
+	if (!submitter) {
+		/* $USER is a convenience, not an input to refuse over */
+		submitter = getenv("USER");
+		if (!submitter || !client_valid_name(submitter))
+			submitter = "unknown";
+	}
+	if ((r = cli_connect(cli, err)))
+		goto out;
+
+	body = json_pack("{ss}", "suite", suite);
+	if (!body)
+		abort();
+	if (tree) {
+		json_object_set_new(body, "tree", json_string(tree));
+		json_object_set_new(body, "base", json_string(base));
+		if (patch)
+			json_object_set(body, "patch", patch);
+		else if (src.ref)
+			json_object_set_new(body, "branch", json_pack("{ssss}", "url", src.url,
+								      "ref", src.ref));
+		else
+			json_object_set_new(body, "url", json_string(src.url));
+	}
+	if (boots)
+		json_object_set_new(body, "boots", json_integer(boots));
+	if (max_boots)
+		json_object_set_new(body, "max_boots", json_integer(max_boots));
+	if (machines)
+		json_object_set(body, "machines", machines);
+	if (tags)
+		json_object_set(body, "tags", tags);
+	json_object_set_new(body, "submitter", json_string(submitter));
+
+	if (client_request(&cli->client, "POST", "/api/v1/jobs", body, &raw, &resp, err) < 0) {
+		r = cli_request_failed(cli, err);
+		goto out;
+	}
+	job = json_object_get(resp, "job");
+	if (jint(job, "id", &id) < 0) {
+		strbuf_seterr(err, "the server accepted the job but did not say its id");
+		r = EXIT_FAIL;
+		goto out;
+	}
+	if (cli->json && !wait) {
+		cli_print_raw(&raw);
+	} else {
+		char clean[64];
+
+		fprintf(cli->json ? stderr : stdout, "job %lld %s\n", id,
+			fmt_clean(clean, sizeof(clean), jstr_or(job, "state", "queued")));
+		fflush(cli->json ? stderr : stdout);
+	}
+	if (wait)
+		r = wait_job(cli, id, timeout, err);
+out:
+	json_decref(machines);
+	json_decref(tags);
+	json_decref(patch);
+	json_decref(body);
+	json_decref(resp);
+	strbuf_release(&raw);
+	return r;
+}
