@@ -35,7 +35,8 @@
  *   POST /api/v1/jobs/ID/cancel  -> 200 {"job": JOB}; 409 when already finished
  *   GET  /api/v1/jobs/ID/runs    {"runs": [{"id", "stage", "machine", "side",
  *          "spec", "case", "iteration", "warmup", "workload", "params": {..},
- *          "duration_s", "build_id", "boot_id"}]}
+ *          "duration_s", "build_id", "boot_id", "error": null, or the message
+ *          of its spec's failure in that stage (kept, but not a sample)}]}
  *   GET  /api/v1/jobs/ID/metrics?name=PREFIX&include_warmup=1
  *        {"metrics": [{"run", "name", "value", "unit", "direction"}]}
  *        (measured iterations only unless include_warmup)
@@ -47,7 +48,8 @@
  *   GET  /api/v1/jobs/ID/profiles          {"profiles": [{"run", "profile"}]}
  *   GET  /api/v1/jobs/ID/comparison        {"comparison": ...} base vs patched of an
  *        A/B job (schemas/comparison.schema.json) under its suite's rules;
- *        computed when the job ends and kept (results.h); 409 for other jobs
+ *        computed when the job ends and kept (results.h), with its own
+ *        one-word "verdict"; 409 for other jobs
  *   GET  /api/v1/compare?base=A&patched=B  {"comparison": ...} of two jobs that
  *        ran the same suite
  *
@@ -67,11 +69,13 @@
  * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",
  *   "started", "finished" (epoch seconds, null until then), "stage": the
- *   current or last stage's kind, "error": {"class", "message", "stage"}|null,
+ *   current or last stage's kind, "error": {"class", "message", "stage": the
+ *   id of the stage it came from}|null,
  *   "verdict": the comparison's one word once an A/B job is done (regression,
  *   improvement, changed, inconclusive, same, unavailable), else null,
- *   "stages": [{"id", "seq", "kind": "build|boot|run", "side", "state":
- *   "pending|running|done|failed|cancelled", "machine", "attempt",
+ *   "stages": [{"id", "seq" (from 0, the order they run in), "kind":
+ *   "build|boot|run", "side", "state": "pending|running|done|failed|
+ *   cancelled", "machine", "attempt" (from 0),
  *   "started", "finished", "error_class", "error_message", "boot_index",
  *   "build_id", "boot_id", "repeat_of": the seq of the failed run this boot
  *   and run repeat, or null, "note": what the stage waits for or what the

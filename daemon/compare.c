@@ -1093,6 +1093,23 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 	strbuf_release(&sb_);
 }
 
+const char *compare_verdict(const json_t *comparison)
+{
+	const json_t *sum = json_object_get(comparison, "summary");
+
+	if (json_array_size(json_object_get(sum, "regressions")))
+		return "regression";
+	if (json_array_size(json_object_get(sum, "improvements")))
+		return "improvement";
+	if (json_array_size(json_object_get(sum, "changed")))
+		return "changed";
+	if (json_integer_value(json_object_get(sum, "inconclusive")) > 0)
+		return "inconclusive";
+	if (json_integer_value(json_object_get(sum, "same")) > 0)
+		return "same";
+	return "unavailable";
+}
+
 json_t *compare_sides(const json_t *base, const char *base_side, const json_t *patched,
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err)
 {
@@ -1148,6 +1165,8 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	failed = notes = NULL;
 	if (!out)
 		strbuf_seterr(err, "compare: out of memory");
+	else
+		json_object_set_new(out, "verdict", json_string(compare_verdict(out)));
 out:
 	for (i = 0; i < n; i++)
 		json_decref(rows[i].obj);

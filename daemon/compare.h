@@ -89,4 +89,10 @@ json_t *compare_rules_json(const struct compare_rules *r);
 json_t *compare_sides(const json_t *base, const char *base_side, const json_t *patched,
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err);
 
+/* The one-word verdict of a comparison document (its "verdict"):
+ * regression when any headline metric regressed, else improvement,
+ * changed, inconclusive, same, or unavailable when no headline metric could
+ * be compared. */
+const char *compare_verdict(const json_t *comparison);
+
 #endif

@@ -17,23 +17,6 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-const char *results_verdict(const json_t *comparison)
-{
-	const json_t *sum = json_object_get(comparison, "summary");
-
-	if (json_array_size(json_object_get(sum, "regressions")))
-		return "regression";
-	if (json_array_size(json_object_get(sum, "improvements")))
-		return "improvement";
-	if (json_array_size(json_object_get(sum, "changed")))
-		return "changed";
-	if (json_integer_value(json_object_get(sum, "inconclusive")) > 0)
-		return "inconclusive";
-	if (json_integer_value(json_object_get(sum, "same")) > 0)
-		return "same";
-	return "unavailable";
-}
-
 int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
 		       struct strbuf *ret_doc, struct strbuf *err)
 {
@@ -79,7 +62,7 @@ int results_comparison(struct store *st, const struct lab_config *cfg, int64_t j
 	strbuf_addstr(ret_doc, text);
 	state = json_string_value(json_object_get(j, "state")) ?: "";
 	if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled"))
-		store_comparison_put(st, job, rules_key, text, results_verdict(cmp), now_ms() - t0);
+		store_comparison_put(st, job, rules_key, text, compare_verdict(cmp), now_ms() - t0);
 	rc = 0;
 out:
 	free(text);

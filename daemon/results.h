@@ -26,9 +26,5 @@ struct lab_config;
 int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
 		       struct strbuf *ret_doc, struct strbuf *err);
 
-/* The one-word verdict of a comparison document: regression when any
- * headline metric regressed, else improvement, changed, inconclusive, same,
- * or unavailable when no headline metric could be compared. */
-const char *results_verdict(const json_t *comparison);
 
 #endif

@@ -429,7 +429,7 @@ static void keep_results(struct sched *sc, int64_t job)
 			log_warnx("job %lld: comparison: %s", (long long)job, err.buf);
 		} else if (!strcmp(state, "done")) {
 			cmp = json_loadb(doc.buf, doc.len, 0, NULL);
-			log_info("job %lld: done: %s", (long long)job, results_verdict(cmp));
+			log_info("job %lld: done: %s", (long long)job, json_string_value(json_object_get(cmp, "verdict")) ?: "?");
 			json_decref(cmp);
 		} else {
 			log_info("job %lld: failed (%s); the specs that ran on both sides are compared",

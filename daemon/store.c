@@ -1747,10 +1747,42 @@ int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unav
 	return rc;
 }
 
+/*
+ * Runs of a spec that failed in their stage are marked with the failure:
+ * what they measured before it stays in the store, but a spec cut short
+ * does not count as a sample of its side.
+ */
+static void mark_failed_runs(const json_t *job, json_t *runs)
+{
+	json_t *stage, *e, *run;
+	size_t i, k;
+
+	json_array_foreach(runs, i, run)
+		json_object_set_new(run, "error", json_null());
+	json_array_foreach(json_object_get(job, "stages"), i, stage) {
+		json_int_t sid = json_integer_value(json_object_get(stage, "id"));
+
+		json_array_foreach(json_object_get(stage, "specs"), k, e) {
+			json_int_t spec = json_integer_value(json_object_get(e, "spec"));
+			const char *state = json_string_value(json_object_get(e, "state"));
+			size_t r;
+
+			if (!state || !strcmp(state, "done"))
+				continue;
+			json_array_foreach(runs, r, run)
+				if (json_integer_value(json_object_get(run, "stage")) == sid &&
+				    json_integer_value(json_object_get(run, "spec")) == spec)
+					json_object_set_new(run, "error",
+							    json_string(json_string_value(json_object_get(e, "message")) ?:
+									state));
+		}
+	}
+}
+
 json_t *store_runs_json(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
-	json_t *arr = json_array();
+	json_t *arr = json_array(), *job;
 	static const char *const names[] = { "id", "stage", "machine", "side", "spec", "case",
 					     "iteration", "warmup", "workload", "params", "duration_s",
 					     "build_id", "boot_id" };
@@ -1770,37 +1802,10 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	}
 	stmt_done(st, s);
 	unlock(st);
+	job = store_job_json(st, job_id);
+	mark_failed_runs(job, arr);
+	json_decref(job);
 	return json_pack("{s:o}", "runs", arr);
-}
-
-/*
- * Runs of a spec that failed in their stage are marked with the failure:
- * what they measured before it stays in the store, but a spec cut short
- * does not count as a sample of its side.
- */
-static void mark_failed_runs(const json_t *job, json_t *runs)
-{
-	json_t *stage, *e, *run;
-	size_t i, k;
-
-	json_array_foreach(json_object_get(job, "stages"), i, stage) {
-		json_int_t sid = json_integer_value(json_object_get(stage, "id"));
-
-		json_array_foreach(json_object_get(stage, "specs"), k, e) {
-			json_int_t spec = json_integer_value(json_object_get(e, "spec"));
-			const char *state = json_string_value(json_object_get(e, "state"));
-			size_t r;
-
-			if (!state || !strcmp(state, "done"))
-				continue;
-			json_array_foreach(runs, r, run)
-				if (json_integer_value(json_object_get(run, "stage")) == sid &&
-				    json_integer_value(json_object_get(run, "spec")) == spec)
-					json_object_set_new(run, "error",
-							    json_string(json_string_value(json_object_get(e, "message")) ?:
-									state));
-		}
-	}
 }
 
 /* {"base": {METRIC: reason}, "patched": {...}, "": {...}}: the counters each
@@ -1836,7 +1841,6 @@ json_t *store_compare_doc(struct store *st, int64_t job_id)
 	if (!job)
 		return NULL;
 	runs = store_runs_json(st, job_id);
-	mark_failed_runs(job, json_object_get(runs, "runs"));
 	metrics = store_metrics_json(st, job_id, NULL, 1);
 	profiles = store_profiles_json(st, job_id);
 	builds = store_job_builds_json(st, job_id);

@@ -237,9 +237,12 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const json_t *sample);
 int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable);
 
+/* {"runs": [...]} of a job; a run of a spec that failed in its stage
+ * carries "error" (the spec's message): what it measured is kept, but it
+ * is no sample of its side. */
 json_t *store_runs_json(struct store *st, int64_t job_id);
-/* One side document for compare_sides (compare.h): the job's runs (those of
- * a spec that failed in its stage carry "error"), metrics (warm-ups
+/* One side document for compare_sides (compare.h): the job's runs (as
+ * store_runs_json: those of a failed spec carry "error"), metrics (warm-ups
  * included: the comparison drops them), profiles, provenance (the job and
  * its builds) and "unavailable_by_side" (side -> counter -> the reason its
  * kernel lacks it). NULL when the job does not exist. */
