@@ -43,15 +43,24 @@ fi
 
 echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, $BOOTS boots per side"
 echo "   (the first build of the base kernel takes several minutes; later ones are cached)"
+rc=0
 "$BUILD/tlblab" submit --suite tlb --tree linux --base v6.1-debian --patch "$PATCH" \
-	--boots "$BOOTS" --submitter demo --wait --timeout 5400
+	--boots "$BOOTS" --submitter demo --wait --timeout 5400 || rc=$?
 job=$("$BUILD/tlblab" jobs --submitter demo --limit 1 --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])')
 echo
 echo "== results of job $job (base, then patched)"
-"$BUILD/tlblab" results "$job"
+"$BUILD/tlblab" results "$job" || rc=1
 echo
 echo "== comparison of job $job (base vs patched)"
-"$BUILD/tlblab" compare "$job"
+"$BUILD/tlblab" compare "$job" || [ "$rc" != 0 ] || rc=1
 echo
 echo "Dashboard: $TLBLAB_SERVER/   this job: $TLBLAB_SERVER/jobs/$job   JSON: $TLBLAB_SERVER/api/v1/jobs/$job/comparison"
 echo "tlblabd keeps running; stop it with: pkill -x tlblabd"
+# the closing line: the job's verdict, or why it has none
+verdict=$("$BUILD/tlblab" status "$job" | sed -n 's/^verdict  *//p')
+if [ "$rc" = 0 ] && [ -n "$verdict" ]; then
+	echo "demo: job $job done; verdict: $verdict"
+else
+	echo "demo: job $job did not end with a verdict; see tlblab status $job"
+	exit 1
+fi
