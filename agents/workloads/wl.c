@@ -145,6 +145,8 @@ int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strb
 			/* a killed agent must not leave workers behind */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			pin(ctx, i);
+			if (ctx->proc_init)
+				ctx->proc_init(ctx, i);
 			wl_wait_go(ctx);
 			fn(ctx, i);
 			_exit(0);

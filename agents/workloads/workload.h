@@ -30,6 +30,8 @@
 
 #define WL_MAX_WORKERS 1024
 #define WL_ERR_MAX 256
+/* fault-write's rounds with vma one, unless the spec says otherwise */
+#define FAULT_WRITE_ROUNDS 4096
 
 enum wl_mode {
 	WL_THREADS,
@@ -78,6 +80,10 @@ struct wl_ctx {
 	const int *cpus;	/* pin worker i to cpus[i % ncpus]; no pinning when 0 */
 	int ncpus;
 	int background;		/* a neighbour: no window, run until stop */
+
+	/* called in a worker process right after its fork, before it waits
+	 * for the window (may be NULL) */
+	void (*proc_init)(struct wl_ctx *ctx, int worker);
 
 	/* the runner's hooks at the window's edges (may be NULL) */
 	void (*on_begin)(struct wl_ctx *ctx);
@@ -170,6 +176,9 @@ void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *u
  * a permutation of [0, npages) chosen by seed, so no page is written in two
  * rounds. Exposed for tests. */
 uint64_t fault_write_page(uint64_t round, uint64_t npages, uint64_t seed);
+/* "one" or "per-round"; and the shape of a name, or WL_VMA_MAX. */
+const char *wl_vma_name(enum wl_vma v);
+enum wl_vma wl_vma_lookup(const char *name);
 
 /* exec's output parsers, exposed for tests. */
 int exec_parser_known(const char *name);
