@@ -36,8 +36,6 @@
 #include "banned.h"
 
 #define PROFILE_HZ 199
-/* lets perf record finish starting before the window opens */
-#define PROFILE_SETTLE_SEC 0.3
 
 struct runner {
 	const struct spec *s;
@@ -193,9 +191,8 @@ static void on_begin(void *arg)
 
 	if (r->s->profile && !r->warm) {
 		strbuf_reset(&r->prof_err);
+		/* returns once perf is recording */
 		r->prof = profile_start(PROFILE_HZ, &r->prof_err);
-		if (r->prof)
-			sleep_sec(PROFILE_SETTLE_SEC);
 	}
 	pthread_mutex_lock(&r->lock);
 	now = mono_now();
