@@ -48,6 +48,10 @@ struct runner {
 	pthread_cond_t cond;
 	pthread_t sampler;
 	int quit;
+	/* the sampler runs its own code: whatever the thread's start-up
+	 * allocates is done, so fork() may follow (see wlproc.h) */
+	int sampler_up;
+	pthread_cond_t up_cond;
 	struct monitor_set ms;
 	size_t nc;
 	uint64_t *v_begin, *v_end, *v_prev, *v_now;
@@ -159,6 +163,8 @@ static void *sampler_main(void *arg)
 
 	prctl(PR_SET_NAME, "tlblab-sampler");
 	pthread_mutex_lock(&r->lock);
+	r->sampler_up = 1;
+	pthread_cond_signal(&r->up_cond);
 	while (!r->quit) {
 		double now = mono_now();
 
@@ -337,7 +343,12 @@ static int neighbour_start(struct runner *r, struct strbuf *err)
 		r->nctx.cpus = r->cpus + main_cpus;
 		r->nctx.ncpus = r->ncpus - main_cpus;
 	}
+	/* the sampler allocates only under r->lock: none of its allocator
+	 * locks is held in the child (see wlproc.h) */
+	pthread_mutex_lock(&r->lock);
 	r->npid = fork();
+	if (r->npid != 0)
+		pthread_mutex_unlock(&r->lock);
 	if (r->npid < 0) {
 		wl_ctx_release(&r->nctx);
 		return strbuf_seterr(err, "neighbour: fork: %s", strerror(errno));
@@ -459,7 +470,7 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 			 struct strbuf *err)
 {
 	const struct workload_ops *ops = c->p.ops;
-	const struct wlproc_hooks hooks = { on_begin, on_end, r };
+	const struct wlproc_hooks hooks = { on_begin, on_end, r, &r->lock };
 	struct wlproc_result w;
 	json_t *line, *unavailable, *prof = NULL;
 	int rc, main_cpus = (r->ncpus + 1) / 2;
@@ -587,6 +598,7 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cond, &ca);
+	pthread_cond_init(&r->up_cond, NULL);
 	pthread_condattr_destroy(&ca);
 	pick_cpus(r);
 	r->t0 = mono_now();
@@ -609,6 +621,10 @@ int runner_run(const struct spec *s, FILE *out, int table)
 		rc = -1;
 		goto out;
 	}
+	pthread_mutex_lock(&r->lock);
+	while (!r->sampler_up)
+		pthread_cond_wait(&r->up_cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 
 	for (ci = 0; ci < s->ncases && rc == 0; ci++) {
 		struct case_result cr = { json_array(), json_object() };
@@ -681,6 +697,7 @@ out:
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->out_lock);
 	pthread_cond_destroy(&r->cond);
+	pthread_cond_destroy(&r->up_cond);
 	free(r);
 	return rc;
 }

@@ -292,8 +292,14 @@ int wlproc_run(const struct wl_params *p, const int *cpus, int ncpus,
 		strbuf_seterr(err, "pipe: %s", strerror(errno));
 		goto out;
 	}
+	if (h->fork_lock)
+		pthread_mutex_lock(h->fork_lock);
 	w.pid = fork();
+	if (w.pid > 0 && h->fork_lock)
+		pthread_mutex_unlock(h->fork_lock);
 	if (w.pid < 0) {
+		if (h->fork_lock)
+			pthread_mutex_unlock(h->fork_lock);
 		strbuf_seterr(err, "fork of the workload process: %s", strerror(errno));
 		goto out;
 	}

@@ -2,6 +2,7 @@
 #define TLBLAB_WLPROC_H
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "strbuf.h"
@@ -31,6 +32,11 @@ struct wlproc_hooks {
 	void (*on_begin)(void *arg);
 	void (*on_end)(void *arg);
 	void *arg;
+	/* held across fork() when not NULL: the lock under which the agent's
+	 * other threads allocate, so none of them is inside the allocator
+	 * when the child is made (a child inherits its locks as they were,
+	 * and an allocator without fork handlers, like ASan's, deadlocks) */
+	pthread_mutex_t *fork_lock;
 };
 
 struct wlproc_result {

@@ -176,6 +176,8 @@ wait $apid 2>/dev/null
 # ---- a workload process that dies ----
 # killed inside the window of iteration 1: iteration 0 stays, the error names
 # the signal and keeps the counters up to the death, no further iteration runs
+# (under ASan, its own SIGSEGV handler would turn the death into an exit)
+ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
 "$AGENT" run --workload mprotect --workers 2 --duration 5 --iterations 3 --warmup 0 --interval 0.1 \
 	>"$TMP/watch.out" 2>"$TMP/watch.err" &
 apid=$!
