@@ -276,6 +276,9 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 	bp = busy_pct(r, r->v_begin, r->v_end);
 	if (!isnan(bp))
 		set_metric(w->metrics, w->info, "procstat.busy_pct", bp, "%", "neutral");
+	else if (counter_set_find(&r->ms.cs, "procstat.total_ticks") >= 0)
+		json_object_set_new(unavailable, "procstat.busy_pct",
+				    json_string("the window was shorter than a /proc/stat tick"));
 
 	/* exec's operations are what the command reported, when it did */
 	bops = json_object_get(w->metrics, "exec.bogo_ops");
