@@ -85,7 +85,8 @@ struct wl_ctx {
 	 * for the window (may be NULL) */
 	void (*proc_init)(struct wl_ctx *ctx, int worker);
 
-	/* the runner's hooks at the window's edges (may be NULL) */
+	/* called at the window's edges (may be NULL): in a workload process,
+	 * wlproc's, which wait for the agent to read its counters */
 	void (*on_begin)(struct wl_ctx *ctx);
 	void (*on_end)(struct wl_ctx *ctx);
 	void *runner;
