@@ -1,6 +1,7 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -51,17 +51,18 @@ int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *er
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->p = p;
-	ctx->wake_fd = -1;
+	ctx->wake_fd[0] = ctx->wake_fd[1] = -1;
 	sh = mmap(NULL, sizeof(struct wl_shared), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return strbuf_seterr(err, "mmap of the shared counters: %s", strerror(errno));
-	ctx->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (ctx->wake_fd < 0) {
+	/* a pipe rather than an eventfd: lab kernels built from tinyconfig
+	 * may lack CONFIG_EVENTFD */
+	if (pipe2(ctx->wake_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
 		int e = errno;
 
 		munmap(sh, sizeof(struct wl_shared));
-		return strbuf_seterr(err, "eventfd: %s", strerror(e));
+		return strbuf_seterr(err, "pipe: %s", strerror(e));
 	}
 	ctx->sh = sh;
 	ctx->threads = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->threads));
@@ -76,9 +77,9 @@ void wl_ctx_release(struct wl_ctx *ctx)
 	if (!ctx || !ctx->sh)
 		return;
 	munmap(ctx->sh, sizeof(struct wl_shared));
-	if (ctx->wake_fd >= 0)
-		close(ctx->wake_fd);
-	ctx->wake_fd = -1;
+	close(ctx->wake_fd[0]);
+	close(ctx->wake_fd[1]);
+	ctx->wake_fd[0] = ctx->wake_fd[1] = -1;
 	free(ctx->threads);
 	free(ctx->pids);
 	ctx->sh = NULL;
@@ -175,12 +176,11 @@ static long futex(volatile int *addr, int op, int val)
 
 static void wake(struct wl_ctx *ctx)
 {
-	uint64_t one = 1;
 	ssize_t n;
 
-	/* fails only with EAGAIN, when the count is about to overflow: the
-	 * waiter has not drained it yet, so it will wake anyway */
-	n = write(ctx->wake_fd, &one, sizeof(one));
+	/* fails only with EAGAIN, when the pipe is full: the waiter has not
+	 * drained it yet, so it will wake anyway */
+	n = write(ctx->wake_fd[1], "w", 1);
 	(void)n;
 }
 
@@ -268,8 +268,8 @@ static int window_over(const struct wl_ctx *ctx)
 
 /*
  * Sleeps until the deadline or until a worker (or, for a neighbour, the
- * runner) writes the eventfd. The flags are set before the eventfd is
- * written and the eventfd stays readable until drained, so no wake-up is
+ * runner) writes the wake pipe. The flags are set before the pipe is
+ * written and the pipe stays readable until drained, so no wake-up is
  * lost between the check and ppoll.
  */
 void wl_window(struct wl_ctx *ctx)
@@ -279,9 +279,9 @@ void wl_window(struct wl_ctx *ctx)
 	wl_begin(ctx);
 	deadline = ctx->t_begin + ctx->p->duration;
 	while (!window_over(ctx)) {
-		struct pollfd pfd = { .fd = ctx->wake_fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = ctx->wake_fd[0], .events = POLLIN };
 		struct timespec ts;
-		uint64_t n;
+		char buf[64];
 
 		if (!ctx->background) {
 			double left = deadline - mono_now();
@@ -292,9 +292,9 @@ void wl_window(struct wl_ctx *ctx)
 			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
 		}
 		/* drained so the next ppoll sleeps; the flags say why we woke */
-		if (ppoll(&pfd, 1, ctx->background ? NULL : &ts, NULL) > 0 &&
-		    read(ctx->wake_fd, &n, sizeof(n)) < 0)
-			n = 0;
+		if (ppoll(&pfd, 1, ctx->background ? NULL : &ts, NULL) > 0)
+			while (read(ctx->wake_fd[0], buf, sizeof(buf)) > 0)
+				;
 	}
 	wl_end(ctx);
 }

@@ -21,7 +21,7 @@
  * Every iteration runs in a process of its own (wlproc.h), forked from the
  * agent, so no thread of the agent shares the workload's mm. The one thread
  * of that process that is not a worker sleeps through the window (a blocking
- * wait on an eventfd, no polling): a threads-mode workload's mm is live only
+ * wait on a pipe, no polling): a threads-mode workload's mm is live only
  * on its workers' CPUs.
  *
  * The caller of wl_ctx_init owns the wl_ctx; a workload owns what it
@@ -98,9 +98,9 @@ struct wl_ctx {
 	 * name -> {"unit", "direction"} */
 	json_t *metrics, *info;
 
-	/* an eventfd that wl_done, wl_fail and wl_stop write: the window's
+	/* a pipe that wl_done, wl_fail and wl_stop write: the window's
 	 * waiter sleeps on it instead of polling the flags */
-	int wake_fd;
+	int wake_fd[2];
 
 	/* worker handles, private to wl.c */
 	int nspawned;
@@ -125,7 +125,7 @@ struct workload_ops {
 const struct workload_ops *workload_lookup(const char *name);
 const char *workload_names(void);
 
-/* Allocates ctx->sh (shared, zeroed) and the wake eventfd. -1 with err.
+/* Allocates ctx->sh (shared, zeroed) and the wake pipe. -1 with err.
  * A forked child inherits both: whoever holds ctx can read the counters
  * and stop the workers, from either side of the fork. */
 int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *err);
