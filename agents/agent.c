@@ -38,6 +38,7 @@ static void usage(FILE *f)
 		"  --mode threads|processes    --workers N[,N...]     --duration TIME\n"
 		"  --iterations N              --warmup N             --interval TIME\n"
 		"  --size BYTES                --rounds N             --grid XS|S|M|L|NXxNYxNZ\n"
+		"  --vma one|per-round         fault-write's shape (one vma, or one per round)\n"
 		"  --request-size BYTES        --response-size BYTES\n"
 		"  --parser stress-ng|last-number|none                --timeout TIME\n"
 		"  --monitors a,b | --no-monitors                     --profile\n"
@@ -143,7 +144,7 @@ static int parse_neighbour(json_t *spec, const char *arg)
 enum {
 	O_SPEC = 256, O_WORKLOAD, O_MODE, O_WORKERS, O_DURATION, O_ITER, O_WARMUP, O_INTERVAL,
 	O_SIZE, O_ROUNDS, O_GRID, O_REQ, O_RESP, O_PARSER, O_TIMEOUT, O_MONITORS, O_NOMON,
-	O_PROFILE, O_NEIGHBOUR, O_TABLE, O_ID, O_HELP,
+	O_PROFILE, O_NEIGHBOUR, O_TABLE, O_ID, O_HELP, O_VMA,
 };
 
 static const struct option longopts[] = {
@@ -157,6 +158,7 @@ static const struct option longopts[] = {
 	{ "interval", required_argument, NULL, O_INTERVAL },
 	{ "size", required_argument, NULL, O_SIZE },
 	{ "rounds", required_argument, NULL, O_ROUNDS },
+	{ "vma", required_argument, NULL, O_VMA },
 	{ "grid", required_argument, NULL, O_GRID },
 	{ "request-size", required_argument, NULL, O_REQ },
 	{ "response-size", required_argument, NULL, O_RESP },
@@ -217,6 +219,7 @@ static int cmd_run(int argc, char **argv)
 		case O_INTERVAL: bad = add_value(spec, "interval", opt, optarg, K_UNIT, 0); break;
 		case O_SIZE: bad = add_value(spec, "size", opt, optarg, K_UNIT, 1); break;
 		case O_ROUNDS: bad = add_value(spec, "rounds", opt, optarg, K_INT, 1); break;
+		case O_VMA: bad = add_value(spec, "vma", opt, optarg, K_STR, 1); break;
 		case O_GRID: bad = add_value(spec, "grid", opt, optarg, K_STR, 1); break;
 		case O_REQ: bad = add_value(spec, "request_size", opt, optarg, K_UNIT, 1); break;
 		case O_RESP: bad = add_value(spec, "response_size", opt, optarg, K_UNIT, 1); break;

@@ -3,10 +3,12 @@
  * window, peaks) is guarded by one mutex shared with the sampler thread,
  * which wakes every interval, reads every counter, writes a "sample" line of
  * per-interval deltas and, inside a window, keeps the peak rate of each
- * counter. The window's edges come from the workload through wl_ctx hooks:
- * on_begin reads the counters and re-phases the sampler to the window, and
- * on_end reads them again and writes the last, partial sample, so the
- * samples of a window add up to its totals.
+ * counter. Each iteration runs in a workload process of its own
+ * (workloads/wlproc.h), apart from the sampler, the monitors and perf. The
+ * window's edges come from that process, which waits at each edge until the
+ * runner's hook has run: on_begin reads the counters and re-phases the
+ * sampler to the window, and on_end reads them again and writes the last,
+ * partial sample, so the samples of a window add up to its totals.
  *
  * Cumulative counters are always turned into deltas over the window; the
  * per-second average is the delta over the window's length, the peak is the
@@ -30,11 +32,10 @@
 #include "monitors/monitor.h"
 #include "monitors/profile.h"
 #include "util.h"
+#include "workloads/wlproc.h"
 #include "banned.h"
 
 #define PROFILE_HZ 199
-/* lets perf record finish starting before the window opens */
-#define PROFILE_SETTLE_SEC 0.3
 
 struct runner {
 	const struct spec *s;
@@ -47,6 +48,10 @@ struct runner {
 	pthread_cond_t cond;
 	pthread_t sampler;
 	int quit;
+	/* the sampler runs its own code: whatever the thread's start-up
+	 * allocates is done, so fork() may follow (see wlproc.h) */
+	int sampler_up;
+	pthread_cond_t up_cond;
 	struct monitor_set ms;
 	size_t nc;
 	uint64_t *v_begin, *v_end, *v_prev, *v_now;
@@ -158,6 +163,8 @@ static void *sampler_main(void *arg)
 
 	prctl(PR_SET_NAME, "tlblab-sampler");
 	pthread_mutex_lock(&r->lock);
+	r->sampler_up = 1;
+	pthread_cond_signal(&r->up_cond);
 	while (!r->quit) {
 		double now = mono_now();
 
@@ -182,17 +189,16 @@ static void *sampler_main(void *arg)
 
 /* ---- window hooks ---- */
 
-static void on_begin(struct wl_ctx *ctx)
+static void on_begin(void *arg)
 {
-	struct runner *r = ctx->runner;
+	struct runner *r = arg;
 	double now;
 	size_t i;
 
 	if (r->s->profile && !r->warm) {
 		strbuf_reset(&r->prof_err);
+		/* returns once perf is recording */
 		r->prof = profile_start(PROFILE_HZ, &r->prof_err);
-		if (r->prof)
-			sleep_sec(PROFILE_SETTLE_SEC);
 	}
 	pthread_mutex_lock(&r->lock);
 	now = mono_now();
@@ -209,9 +215,9 @@ static void on_begin(struct wl_ctx *ctx)
 	pthread_mutex_unlock(&r->lock);
 }
 
-static void on_end(struct wl_ctx *ctx)
+static void on_end(void *arg)
 {
-	struct runner *r = ctx->runner;
+	struct runner *r = arg;
 	double now;
 
 	pthread_mutex_lock(&r->lock);
@@ -235,13 +241,13 @@ static void set_metric(json_t *metrics, json_t *info, const char *name, double v
 	json_object_set_new(info, name, json_pack("{s:s,s:s}", "unit", unit, "direction", dir));
 }
 
-static void counter_metrics(struct runner *r, struct wl_ctx *ctx, json_t *unavailable)
+static void counter_metrics(struct runner *r, const struct wlproc_result *w, json_t *unavailable)
 {
-	double secs = ctx->t_end - ctx->t_begin;
+	double secs = w->t_end - w->t_begin;
 	static const char *const shootdown_sources[] = {
 		"interrupts.TLB", "vmstat.nr_tlb_remote_flush_received", "tlb_flush.remote_shootdown",
 	};
-	double ops = (double)(ctx->ops_end - ctx->ops_begin);
+	double ops = (double)(w->ops_end - w->ops_begin);
 	json_t *bops;
 	size_t i;
 	double bp;
@@ -256,40 +262,49 @@ static void counter_metrics(struct runner *r, struct wl_ctx *ctx, json_t *unavai
 
 		if (is_procstat_tick(c))
 			continue;
-		set_metric(ctx->metrics, ctx->info, c->name, d, c->unit, dir);
+		set_metric(w->metrics, w->info, c->name, d, c->unit, dir);
 		if (c->per_cpu)
 			continue;
 		snprintf(unit, sizeof(unit), "%s/s", c->unit);
 		snprintf(name, sizeof(name), "%s.per_sec", c->name);
-		set_metric(ctx->metrics, ctx->info, name, secs > 0 ? d / secs : 0, unit, dir);
+		set_metric(w->metrics, w->info, name, secs > 0 ? d / secs : 0, unit, dir);
 		if (r->peak[i] >= 0) {
 			snprintf(name, sizeof(name), "%s.peak_per_sec", c->name);
-			set_metric(ctx->metrics, ctx->info, name, r->peak[i], unit, dir);
+			set_metric(w->metrics, w->info, name, r->peak[i], unit, dir);
 		}
 	}
 	bp = busy_pct(r, r->v_begin, r->v_end);
 	if (!isnan(bp))
-		set_metric(ctx->metrics, ctx->info, "procstat.busy_pct", bp, "%", "neutral");
+		set_metric(w->metrics, w->info, "procstat.busy_pct", bp, "%", "neutral");
+	else if (counter_set_find(&r->ms.cs, "procstat.total_ticks") >= 0)
+		json_object_set_new(unavailable, "procstat.busy_pct",
+				    json_string("the window was shorter than a /proc/stat tick"));
 
 	/* exec's operations are what the command reported, when it did */
-	bops = json_object_get(ctx->metrics, "exec.bogo_ops");
+	bops = json_object_get(w->metrics, "exec.bogo_ops");
 	if (bops)
 		ops = json_number_value(bops);
+	if (ops <= 0) {
+		/* exec counts operations only when its parser reads them */
+		json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
+				    json_string("no operations counted in the window"));
+		return;
+	}
 	for (i = 0; i < ARRAY_SIZE(shootdown_sources); i++) {
 		long k = counter_set_find(&r->ms.cs, shootdown_sources[i]);
 
-		if (k < 0 || ops <= 0)
+		if (k < 0)
 			continue;
-		set_metric(ctx->metrics, ctx->info, "tlb.shootdowns_per_kop",
+		set_metric(w->metrics, w->info, "tlb.shootdowns_per_kop",
 			   1000.0 * (double)(r->v_end[k] - r->v_begin[k]) / ops, "shootdowns/kop", "lower");
-		json_object_set_new(ctx->info, "tlb.shootdowns_per_kop",
+		json_object_set_new(w->info, "tlb.shootdowns_per_kop",
 				    json_pack("{s:s,s:s,s:s}", "unit", "shootdowns/kop", "direction", "lower",
 					      "source", shootdown_sources[i]));
-		break;
+		return;
 	}
-	if (i == ARRAY_SIZE(shootdown_sources) && ops > 0)
-		json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
-				    json_string("no shootdown counter on this kernel"));
+	json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
+			    json_string("no shootdown counter on this kernel (interrupts.TLB, "
+					"vmstat.nr_tlb_remote_flush_received, tlb_flush.remote_shootdown)"));
 }
 
 static json_t *unavailable_object(const struct runner *r)
@@ -331,7 +346,12 @@ static int neighbour_start(struct runner *r, struct strbuf *err)
 		r->nctx.cpus = r->cpus + main_cpus;
 		r->nctx.ncpus = r->ncpus - main_cpus;
 	}
+	/* the sampler allocates only under r->lock: none of its allocator
+	 * locks is held in the child (see wlproc.h) */
+	pthread_mutex_lock(&r->lock);
 	r->npid = fork();
+	if (r->npid != 0)
+		pthread_mutex_unlock(&r->lock);
 	if (r->npid < 0) {
 		wl_ctx_release(&r->nctx);
 		return strbuf_seterr(err, "neighbour: fork: %s", strerror(errno));
@@ -349,20 +369,45 @@ static int neighbour_start(struct runner *r, struct strbuf *err)
 	return 0;
 }
 
+/* The neighbour runs until it is stopped; one that ended by itself (a
+ * failure, a crash) would leave the case measured without its noise. */
+static int neighbour_alive(struct runner *r, struct strbuf *err)
+{
+	int status;
+	pid_t p;
+
+	if (r->npid <= 0)
+		return 0;
+	p = waitpid(r->npid, &status, WNOHANG);
+	if (p == 0)
+		return 0;
+	r->npid = 0;
+	wl_ctx_release(&r->nctx);
+	strbuf_seterr(err, "neighbour %s ", r->s->neighbour.ops->name);
+	if (p < 0)
+		strbuf_addf(err, "lost: %s", strerror(errno));
+	else
+		wl_status_text(status, err);
+	strbuf_addstr(err, " before the case ended");
+	return -1;
+}
+
 static int neighbour_stop(struct runner *r, struct strbuf *err)
 {
 	int status = 0;
 
 	if (r->npid <= 0)
 		return 0;
-	__atomic_store_n(&r->nctx.sh->stop, 1, __ATOMIC_SEQ_CST);
+	wl_stop(&r->nctx);
 	while (waitpid(r->npid, &status, 0) < 0 && errno == EINTR)
 		;
 	r->npid = 0;
 	wl_ctx_release(&r->nctx);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		return strbuf_seterr(err, "neighbour %s failed (status %d)",
-				     r->s->neighbour.ops->name, status);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		strbuf_seterr(err, "neighbour %s ", r->s->neighbour.ops->name);
+		wl_status_text(status, err);
+		return -1;
+	}
 	return 0;
 }
 
@@ -410,88 +455,83 @@ static json_t *case_params(const struct spec_case *c)
 	return p;
 }
 
+static void error_line(struct runner *r, const struct spec_case *c, const char *message,
+		       json_t *partial, json_t *unavailable)
+{
+	json_t *line = json_pack("{s:s,s:s,s:i,s:i,s:s,s:o}", "type", "error", "stage", "workload",
+				 "case", r->case_i, "iteration", r->iter_i, "message", message,
+				 "params", case_params(c));
+
+	if (partial)
+		json_object_set(line, "partial", partial);
+	if (unavailable)
+		json_object_set(line, "unavailable", unavailable);
+	emit(r, line);
+}
+
 static int run_iteration(struct runner *r, const struct spec_case *c, struct case_result *cr,
 			 struct strbuf *err)
 {
 	const struct workload_ops *ops = c->p.ops;
-	struct wl_ctx ctx;
-	json_t *line, *unavailable;
+	const struct wlproc_hooks hooks = { on_begin, on_end, r, &r->lock };
+	struct wlproc_result w;
+	json_t *line, *unavailable, *prof = NULL;
 	int rc, main_cpus = (r->ncpus + 1) / 2;
 
-	if (wl_ctx_init(&ctx, &c->p, err) < 0)
+	if (neighbour_alive(r, err) < 0) {
+		error_line(r, c, err->buf, NULL, NULL);
 		return -1;
-	ctx.runner = r;
-	ctx.on_begin = on_begin;
-	ctx.on_end = on_end;
-	ctx.metrics = json_object();
-	ctx.info = json_object();
-	if (r->npid > 0 && r->ncpus >= 2) {
-		ctx.cpus = r->cpus;
-		ctx.ncpus = main_cpus;
 	}
-	rc = ops->run(&ctx, err);
+	/* with a neighbour, the workload gets the first half of the CPUs */
+	rc = wlproc_run(&c->p, r->cpus, r->npid > 0 && r->ncpus >= 2 ? main_cpus : 0, &hooks, &w, err);
 	unavailable = unavailable_object(r);
-	if (ctx.t_end > ctx.t_begin) {
-		double secs = ctx.t_end - ctx.t_begin;
+	if (w.window && w.t_end > w.t_begin) {
+		double secs = w.t_end - w.t_begin;
 
-		if (ops->score_fn && rc == 0)
-			ops->score_fn(&ctx);
-		else if (!ops->score_fn)
-			wl_metric(&ctx, ops->score, secs > 0 ? (double)(ctx.ops_end - ctx.ops_begin) / secs : 0,
-				  ops->score_unit, "higher");
-		counter_metrics(r, &ctx, unavailable);
+		if (!ops->score_fn) {
+			char name[96];
+
+			snprintf(name, sizeof(name), "%s.%s", ops->name, ops->score);
+			set_metric(w.metrics, w.info, name, (double)(w.ops_end - w.ops_begin) / secs,
+				   ops->score_unit, "higher");
+		}
+		counter_metrics(r, &w, unavailable);
 		if (r->npid > 0) {
 			char name[96];
 
 			snprintf(name, sizeof(name), "neighbour.%s.ops_per_sec", r->s->neighbour.ops->name);
-			set_metric(ctx.metrics, ctx.info, name, (double)(r->n_end - r->n_begin) / secs,
+			set_metric(w.metrics, w.info, name, (double)(r->n_end - r->n_begin) / secs,
 				   "ops/s", "neutral");
 		}
 	}
 	if (r->prof) {
-		json_t *prof = profile_stop(r->prof, &r->prof_err);
-
+		prof = profile_stop(r->prof, &r->prof_err);
 		r->prof = NULL;
 		if (!prof)
 			json_object_set_new(unavailable, "profile", json_string(r->prof_err.buf));
-		else
-			json_object_set_new(ctx.metrics, "__profile", prof);
 	} else if (r->s->profile && !r->warm) {
 		json_object_set_new(unavailable, "profile", json_string(r->prof_err.buf));
 	}
 
 	if (rc < 0) {
-		json_t *partial = ctx.metrics;
-
-		json_object_del(partial, "__profile");
-		line = json_pack("{s:s,s:s,s:i,s:i,s:s,s:o,s:o,s:o}", "type", "error", "stage", "workload",
-				 "case", r->case_i, "iteration", r->iter_i, "message", err->buf,
-				 "params", case_params(c), "partial", partial, "unavailable", unavailable);
-		emit(r, line);
-		json_decref(ctx.info);
-		wl_ctx_release(&ctx);
+		error_line(r, c, err->buf, w.metrics, unavailable);
+		json_decref(prof);
+		json_decref(unavailable);
+		wlproc_result_release(&w);
 		return -1;
 	}
 	line = json_pack("{s:s,s:i,s:i,s:b,s:o,s:f,s:O,s:O,s:o}", "type", "iteration",
 			 "case", r->case_i, "iteration", r->iter_i, "warmup", r->warm,
-			 "params", case_params(c), "duration_s", ctx.t_end - ctx.t_begin,
-			 "metrics", ctx.metrics, "info", ctx.info, "unavailable", unavailable);
-	{
-		json_t *prof = json_object_get(ctx.metrics, "__profile");
-
-		if (prof) {
-			json_object_set(line, "profile", prof);
-			json_object_del(ctx.metrics, "__profile");
-		}
-	}
+			 "params", case_params(c), "duration_s", w.t_end - w.t_begin,
+			 "metrics", w.metrics, "info", w.info, "unavailable", unavailable);
+	if (prof)
+		json_object_set_new(line, "profile", prof);
 	if (!r->warm) {
 		json_array_append(cr->iters, line);
-		json_object_update(cr->info, ctx.info);
+		json_object_update(cr->info, w.info);
 	}
 	emit(r, line);
-	json_decref(ctx.metrics);
-	json_decref(ctx.info);
-	wl_ctx_release(&ctx);
+	wlproc_result_release(&w);
 	return 0;
 }
 
@@ -561,6 +601,7 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r->cond, &ca);
+	pthread_cond_init(&r->up_cond, NULL);
 	pthread_condattr_destroy(&ca);
 	pick_cpus(r);
 	r->t0 = mono_now();
@@ -583,6 +624,10 @@ int runner_run(const struct spec *s, FILE *out, int table)
 		rc = -1;
 		goto out;
 	}
+	pthread_mutex_lock(&r->lock);
+	while (!r->sampler_up)
+		pthread_cond_wait(&r->up_cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
 
 	for (ci = 0; ci < s->ncases && rc == 0; ci++) {
 		struct case_result cr = { json_array(), json_object() };
@@ -655,6 +700,7 @@ out:
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->out_lock);
 	pthread_cond_destroy(&r->cond);
+	pthread_cond_destroy(&r->up_cond);
 	free(r);
 	return rc;
 }

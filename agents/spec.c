@@ -9,9 +9,11 @@
 #include "spec.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "monitors/monitor.h"
 #include "util.h"
@@ -32,6 +34,7 @@ static const struct param params[] = {
 	{ "duration", "mprotect mremap fault-write tcp-rr stencil", 0 },
 	{ "size", "mremap fault-write", 1 },
 	{ "rounds", "fault-write", 1 },
+	{ "vma", "fault-write", 1 },
 	{ "request_size", "tcp-rr", 1 },
 	{ "response_size", "tcp-rr", 1 },
 	{ "grid", "stencil", 1 },
@@ -298,6 +301,47 @@ static void set_defaults(struct wl_params *wp, const struct workload_ops *ops)
 	wp->timeout = 600;
 }
 
+/* The CPUs this process may run on. */
+static int cpus_allowed(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) < 0)
+		return 1;
+	n = CPU_COUNT(&set);
+	return n < 1 ? 1 : n > WL_MAX_WORKERS ? WL_MAX_WORKERS : n;
+}
+
+/*
+ * fault-write's defaults depend on what the case gave: as many workers as
+ * CPUs, and with vma one FAULT_WRITE_ROUNDS rounds in a vma of exactly as
+ * many pages. The resolved shape, rounds and workers are added to the case's
+ * params, so the output says which experiment ran.
+ */
+static void fault_write_defaults(struct wl_params *wp, json_t *given, json_t *echo)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+
+	if (!json_object_get(given, "workers"))
+		wp->workers = cpus_allowed();
+	if (wp->vma == WL_VMA_ONE) {
+		if (!json_object_get(given, "rounds"))
+			wp->rounds = FAULT_WRITE_ROUNDS;
+		/* too many rounds for any size: fw_check says so */
+		if (!json_object_get(given, "size") && wp->rounds <= (64ull << 30) / pg)
+			wp->size = wp->rounds * pg;
+	}
+	if (!echo)
+		return;
+	if (!json_object_get(echo, "vma"))
+		json_object_set_new(echo, "vma", json_string(wl_vma_name(wp->vma)));
+	if (!json_object_get(echo, "rounds"))
+		json_object_set_new(echo, "rounds", json_integer((json_int_t)wp->rounds));
+	if (!json_object_get(echo, "workers"))
+		json_object_set_new(echo, "workers", json_integer(wp->workers));
+}
+
 /* Sets one parameter. A value written with a unit leaves its plain number
  * in *ret_norm (a new reference) for the case's params. */
 static int set_param(struct wl_params *wp, struct spec *s, const char *key, json_t *v,
@@ -327,6 +371,10 @@ static int set_param(struct wl_params *wp, struct spec *s, const char *key, json
 	} else if (!strcmp(key, "rounds")) {
 		if (get_u64(v, field, 0, 1000000000000ull, &wp->rounds, err) < 0)
 			return -1;
+	} else if (!strcmp(key, "vma")) {
+		wp->vma = wl_vma_lookup(json_string_value(v));
+		if (wp->vma == WL_VMA_MAX)
+			return strbuf_seterr(err, "%s: must be one or per-round", field);
 	} else if (!strcmp(key, "request_size") || !strcmp(key, "response_size")) {
 		if (get_bytes(v, field, 1, MIB, &u, ret_norm, err) < 0)
 			return -1;
@@ -424,6 +472,8 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 		json_object_update(obj, plain);
 		json_decref(plain);
 	}
+	if (!strcmp(ops->name, "fault-write"))
+		fault_write_defaults(wp, obj, *prefix ? NULL : obj);
 	if (!strcmp(ops->name, "exec") && !wp->argv)
 		return strbuf_seterr(err, "%scommand: missing (exec needs the command to run)", prefix);
 	if (ops->check && ops->check(wp, err) < 0) {

@@ -9,8 +9,8 @@
 
 /*
  * A run spec: one workload, its parameters (any of mode, workers, size,
- * rounds, request_size, response_size and grid may be a list, and the lists
- * expand to a matrix of cases), how many iterations of what duration, which
+ * rounds, vma, request_size, response_size and grid may be a list, and the
+ * lists expand to a matrix of cases), how many iterations of what duration, which
  * monitors, and optionally a neighbour workload that runs beside every case
  * on the other CPUs. The JSON form is what the daemon sends on stdin; the
  * command line is turned into the same JSON, so there is one validator

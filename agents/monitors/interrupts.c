@@ -3,6 +3,12 @@
  * (function-call IPIs, which carry the flush requests on current kernels),
  * summed and per CPU. The row is re-read at every sample; the header fixes
  * which CPU each column belongs to.
+ *
+ * The kernel keeps these counts per CPU in an unsigned int, so a busy CPU's
+ * count wraps at 2^32. The monitor keeps each CPU's previous raw count and
+ * accumulates 64-bit totals from deltas taken modulo 2^32: every consumer
+ * sees counters that only grow, and a sum over CPUs never goes backwards
+ * when one of them wraps.
  */
 #include "monitor.h"
 #include "procparse.h"
@@ -23,8 +29,21 @@ struct irq_priv {
 	int cpu_ids[PROC_MAX_CPUS];
 	int present[2];
 	uint64_t counts[PROC_MAX_CPUS];
+	uint64_t *prev[2], *totals[2];	/* per row: raw counts last read, 64-bit totals */
 	struct strbuf text;
 };
+
+static void irq_free(struct irq_priv *p)
+{
+	size_t r;
+
+	for (r = 0; r < 2; r++) {
+		free(p->prev[r]);
+		free(p->totals[r]);
+	}
+	strbuf_release(&p->text);
+	free(p);
+}
 
 static int irq_load(struct irq_priv *p, struct strbuf *err)
 {
@@ -55,8 +74,7 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 			snprintf(name, sizeof(name), "interrupts.%s", rows[r]);
 			counter_set_unavailable(cs, name, "%s", err->buf);
 		}
-		strbuf_release(&p->text);
-		free(p);
+		irq_free(p);
 		return -1;
 	}
 	for (r = 0; r < 2; r++) {
@@ -76,6 +94,12 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 			continue;
 		}
 		p->present[r] = 1;
+		p->prev[r] = calloc((size_t)p->ncols, sizeof(uint64_t));
+		p->totals[r] = calloc((size_t)p->ncols, sizeof(uint64_t));
+		if (!p->prev[r] || !p->totals[r])
+			abort();
+		memcpy(p->prev[r], p->counts, sizeof(uint64_t) * (size_t)p->ncols);
+		memcpy(p->totals[r], p->counts, sizeof(uint64_t) * (size_t)p->ncols);
 		counter_set_add(cs, name, "interrupts", DIR_LOWER, 0);
 		for (i = 0; i < (size_t)p->ncols; i++) {
 			snprintf(name, sizeof(name), "interrupts.%s.cpu%d", rows[r], p->cpu_ids[i]);
@@ -105,9 +129,9 @@ static int irq_read(struct monitor *m, uint64_t *vals, struct strbuf *err)
 			continue;
 		if (procparse_irq_row(p->text.buf, rows[r], p->ncols, p->counts, &sum) < 0)
 			return strbuf_seterr(err, "%s: %s row unreadable", IRQ_PATH, rows[r]);
-		vals[at++] = sum;
+		vals[at++] = procparse_irq_accumulate(p->prev[r], p->counts, p->totals[r], p->ncols);
 		for (i = 0; i < p->ncols; i++)
-			vals[at++] = p->counts[i];
+			vals[at++] = p->totals[r][i];
 	}
 	return 0;
 }
@@ -118,8 +142,7 @@ static void irq_close(struct monitor *m)
 
 	if (!p)
 		return;
-	strbuf_release(&p->text);
-	free(p);
+	irq_free(p);
 	m->priv = NULL;
 }
 

@@ -92,6 +92,21 @@ int procparse_irq_row(const char *text, const char *name, int ncols,
 	return -ENOENT;
 }
 
+uint64_t procparse_irq_accumulate(uint64_t *prev, const uint64_t *now, uint64_t *totals, int ncols)
+{
+	uint64_t sum = 0;
+	int i;
+
+	for (i = 0; i < ncols; i++) {
+		uint64_t d = now[i] >= prev[i] ? now[i] - prev[i] : (uint32_t)(now[i] - prev[i]);
+
+		totals[i] += d;
+		prev[i] = now[i];
+		sum += totals[i];
+	}
+	return sum;
+}
+
 int procparse_vmstat(const char *text, const char *name, uint64_t *ret)
 {
 	size_t nlen = strlen(name);
@@ -169,4 +184,39 @@ int procparse_tlb_flush_reasons(const char *format, int *ids, char names[][48], 
 			break;
 	}
 	return n;
+}
+
+/* Parses hex digits at p; returns the end, or NULL if none or too many. */
+static const char *scan_hex(const char *p, uint64_t *ret)
+{
+	uint64_t v = 0;
+	const char *start = p;
+
+	while (isxdigit((unsigned char)*p)) {
+		if (p - start >= 16)
+			return NULL;
+		v = v << 4 | (uint64_t)(isdigit((unsigned char)*p) ? *p - '0' :
+					(tolower((unsigned char)*p) - 'a' + 10));
+		p++;
+	}
+	if (p == start)
+		return NULL;
+	*ret = v;
+	return p;
+}
+
+int procparse_maps_whole(const char *text, uint64_t start, uint64_t end)
+{
+	const char *p;
+
+	for (p = text; p && *p; p = next_line(p)) {
+		uint64_t lo, hi;
+		const char *q = scan_hex(p, &lo);
+
+		if (!q || *q != '-' || !(q = scan_hex(q + 1, &hi)) || *q != ' ' || hi < lo)
+			return -EINVAL;
+		if (lo <= start && end <= hi)
+			return 1;
+	}
+	return 0;
 }

@@ -29,6 +29,17 @@ int procparse_irq_header(const char *text, int *cpu_ids, int max);
 int procparse_irq_row(const char *text, const char *name, int ncols,
 		      uint64_t *counts, uint64_t *ret_sum);
 
+/*
+ * The per-CPU counts of the TLB and CAL rows are unsigned int in the kernel
+ * and wrap at 2^32. Folds a fresh read of a row (now[], ncols counts) into
+ * 64-bit running totals: each CPU's delta since prev[] is taken modulo 2^32
+ * (a count that went down wrapped; counts above 2^32 are differenced as
+ * they are), added to totals[], and prev[] becomes now[]. Returns the sum of
+ * totals[], which only grows. A monitor starts with prev[] = totals[] =
+ * its first read.
+ */
+uint64_t procparse_irq_accumulate(uint64_t *prev, const uint64_t *now, uint64_t *totals, int ncols);
+
 /* Finds "name value" in /proc/vmstat. */
 int procparse_vmstat(const char *text, const char *name, uint64_t *ret);
 
@@ -45,5 +56,13 @@ int procparse_stat_cpu(const char *text, uint64_t *ret_busy, uint64_t *ret_total
  * Returns the number of reasons found (0 when there is no reason table).
  */
 int procparse_tlb_flush_reasons(const char *format, int *ids, char names[][48], int max);
+
+/*
+ * Whether one mapping of /proc/PID/maps covers [start, end) whole. Returns
+ * 1 when one line's range contains it, 0 when none does (the range is split
+ * among mappings, or partly unmapped), -EINVAL when a line does not start
+ * with "START-END " in hex.
+ */
+int procparse_maps_whole(const char *text, uint64_t start, uint64_t end);
 
 #endif

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,9 +16,15 @@
 
 #define PERF_OUTPUT_MAX (64u << 20)
 #define PERF_STOP_TIMEOUT 30.0
+/* perf record -a reads every process's maps before it can enable events */
+#define PERF_START_TIMEOUT 60.0
+/* the control descriptors as perf record sees them */
+#define PERF_CTL_FD 3
+#define PERF_ACK_FD 4
 
 struct profile {
 	pid_t pid;
+	int ctl_fd;		/* perf stops listening (and misbehaves) at its EOF */
 	char dir[64];
 	char data[96];
 	char log[96];
@@ -81,8 +88,40 @@ static int have_perf(void)
 	return 0;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+static void log_excerpt(const struct profile *p, struct strbuf *dst);
+
+/* Waits for perf's "ack\n". 0, or -1 on EOF (perf exited) or timeout. */
+static int wait_ack(int fd, double timeout)
+{
+	double deadline = mono_now() + timeout;
+	char buf[16];
+	size_t got = 0;
+
+	while (got < 4) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		double left = deadline - mono_now();
+		ssize_t n;
+
+		if (left <= 0)
+			return -1;
+		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
+			continue;
+		n = read(fd, buf + got, sizeof(buf) - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		got += (size_t)n;
+	}
+	return strncmp(buf, "ack\n", 4) ? -1 : 0;
+}
+
 struct profile *profile_start(int frequency, struct strbuf *err)
 {
+	int ctl[2] = { -1, -1 }, ack[2] = { -1, -1 }, i;
 	struct profile *p;
 	char freq[16];
 
@@ -103,12 +142,14 @@ struct profile *profile_start(int frequency, struct strbuf *err)
 	snprintf(p->data, sizeof(p->data), "%s/perf.data", p->dir);
 	snprintf(p->log, sizeof(p->log), "%s/perf.log", p->dir);
 	snprintf(freq, sizeof(freq), "%d", frequency);
+	if (pipe2(ctl, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0) {
+		strbuf_seterr(err, "pipe: %s", strerror(errno));
+		goto fail;
+	}
 	p->pid = fork();
 	if (p->pid < 0) {
 		strbuf_seterr(err, "fork: %s", strerror(errno));
-		rmdir(p->dir);
-		free(p);
-		return NULL;
+		goto fail;
 	}
 	if (p->pid == 0) {
 		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -120,15 +161,54 @@ struct profile *profile_start(int frequency, struct strbuf *err)
 		}
 		if (fd >= 0)
 			dup2(fd, 2);
+		/* dup2 onto another descriptor clears close-on-exec: perf gets
+		 * exactly these two (moved up first, as either may be 3 or 4) */
+		ctl[0] = fcntl(ctl[0], F_DUPFD, 10);
+		ack[1] = fcntl(ack[1], F_DUPFD, 10);
+		if (ctl[0] < 0 || ack[1] < 0 || dup2(ctl[0], PERF_CTL_FD) < 0 ||
+		    dup2(ack[1], PERF_ACK_FD) < 0)
+			_exit(127);
 		execlp("perf", "perf", "record", "-a", "-g", "-e", "cpu-clock", "-F", freq,
-		       "-q", "-o", p->data, (char *)NULL);
+		       "-q", "-D", "-1", "--control", "fd:" STR(PERF_CTL_FD) "," STR(PERF_ACK_FD),
+		       "-o", p->data, (char *)NULL);
 		_exit(127);
 	}
+	close(ctl[0]);
+	close(ack[1]);
+	ctl[0] = ack[1] = -1;
+	/* perf starts with its events off and turns them on when told: the
+	 * recording begins exactly when its acknowledgement arrives */
+	if (write_all(ctl[1], "enable\n", 7) < 0 || wait_ack(ack[0], PERF_START_TIMEOUT) < 0) {
+		int status = 0;
+
+		kill(p->pid, SIGKILL);
+		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+			;
+		strbuf_seterr(err, "perf record did not start recording (status %d; --control needs "
+			      "perf 5.10 or later)", status);
+		log_excerpt(p, err);
+		unlink(p->data);
+		unlink(p->log);
+		goto fail;
+	}
+	p->ctl_fd = ctl[1];
+	close(ack[0]);
 	return p;
+fail:
+	for (i = 0; i < 2; i++) {
+		if (ctl[i] >= 0)
+			close(ctl[i]);
+		if (ack[i] >= 0)
+			close(ack[i]);
+	}
+	rmdir(p->dir);
+	free(p);
+	return NULL;
 }
 
 static void cleanup(struct profile *p)
 {
+	close(p->ctl_fd);
 	unlink(p->data);
 	unlink(p->log);
 	rmdir(p->dir);

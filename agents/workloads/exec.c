@@ -10,6 +10,11 @@
  *
  * The window is the command's lifetime. Its output is kept (the last
  * EXEC_KEEP bytes) for the parser and for the error message when it fails.
+ *
+ * The command leads a process group of its own. When it exits, whatever it
+ * left running in that group is killed, so nothing of one iteration runs
+ * into the next, and the window does not wait for the output pipe to close
+ * (a background child may hold it open).
  */
 #include "workload.h"
 
@@ -21,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +34,8 @@
 #include "banned.h"
 
 #define EXEC_KEEP (1u << 20)
+/* without a pidfd (Linux before 5.3), how often to look for the exit */
+#define EXEC_EXIT_POLL_SEC 0.01
 
 struct ex_state {
 	double score;
@@ -172,12 +180,79 @@ static void tail_lines(const struct strbuf *out, int lines, struct strbuf *dst)
 	strbuf_trim(dst);
 }
 
+/* Keeps the tail of the output: scores are printed last. */
+static void keep(struct strbuf *out, const char *buf, size_t n)
+{
+	if (out->len + n > EXEC_KEEP) {
+		size_t drop = out->len / 2;
+
+		memmove(out->buf, out->buf + drop, out->len - drop);
+		strbuf_setlen(out, out->len - drop);
+	}
+	strbuf_add(out, buf, n);
+}
+
+/* Whether pid has exited, without reaping it (its group stays valid). */
+static int has_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == pid;
+}
+
+/*
+ * Reads the command's output until it exits or the timeout passes (then
+ * its group is killed). Returns 1 on timeout. The pidfd, when the kernel
+ * has one, wakes us at the exit itself.
+ */
+static int ex_wait(pid_t pid, int fd, double timeout, struct strbuf *out)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0), pipe_open = 1, timed_out = 0;
+	double deadline = mono_now() + timeout;
+	char buf[8192];
+	ssize_t n;
+
+	for (;;) {
+		struct pollfd pfd[2] = { { .fd = pipe_open ? fd : -1, .events = POLLIN },
+					 { .fd = pidfd, .events = POLLIN } };
+		double left = deadline - mono_now(), wait = left;
+
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		if (pidfd < 0 && wait > EXEC_EXIT_POLL_SEC)
+			wait = EXEC_EXIT_POLL_SEC;
+		if (poll(pfd, 2, (int)(wait * 1000) + 1) > 0 && (pfd[0].revents & (POLLIN | POLLHUP))) {
+			n = read(fd, buf, sizeof(buf));
+			if (n > 0)
+				keep(out, buf, (size_t)n);
+			else if (n == 0 || errno != EINTR)
+				pipe_open = 0;
+		}
+		if (has_exited(pid))
+			break;
+	}
+	/* what is left in its group outlives the command: end it */
+	kill(-pid, SIGKILL);
+	if (!timed_out && pipe_open) {
+		/* the rest of what it wrote before it exited */
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		while ((n = read(fd, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR))
+			if (n > 0)
+				keep(out, buf, (size_t)n);
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	return timed_out;
+}
+
 static int ex_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
 	struct strbuf out = STRBUF_INIT;
-	int pipefd[2], status = 0, r = 0, timed_out = 0;
-	double deadline;
+	int pipefd[2], status = 0, r = 0, timed_out;
 	pid_t pid;
 
 	memset(&ex, 0, sizeof(ex));
@@ -200,35 +275,10 @@ static int ex_run(struct wl_ctx *ctx, struct strbuf *err)
 		dprintf(2, "exec %s: %s\n", p->argv[0], strerror(errno));
 		_exit(127);
 	}
+	/* both sides set the group, so a kill of it never misses the command */
+	setpgid(pid, pid);
 	close(pipefd[1]);
-	deadline = mono_now() + p->timeout;
-	for (;;) {
-		struct pollfd pfd = { .fd = pipefd[0], .events = POLLIN };
-		double left = deadline - mono_now();
-		char buf[8192];
-		ssize_t n;
-
-		if (left <= 0) {
-			timed_out = 1;
-			kill(-pid, SIGKILL);
-			break;
-		}
-		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
-			continue;
-		n = read(pipefd[0], buf, sizeof(buf));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (out.len + (size_t)n > EXEC_KEEP) {
-			/* keep the tail: scores are printed last */
-			size_t drop = out.len / 2;
-
-			memmove(out.buf, out.buf + drop, out.len - drop);
-			strbuf_setlen(&out, out.len - drop);
-		}
-		strbuf_add(&out, buf, (size_t)n);
-	}
+	timed_out = ex_wait(pid, pipefd[0], p->timeout, &out);
 	close(pipefd[0]);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
@@ -240,12 +290,13 @@ static int ex_run(struct wl_ctx *ctx, struct strbuf *err)
 		struct strbuf tail = STRBUF_INIT;
 
 		tail_lines(&out, 5, &tail);
+		strbuf_seterr(err, "%s: ", p->argv[0]);
 		if (WIFSIGNALED(status))
-			r = strbuf_seterr(err, "%s: killed by signal %d; output ends: %s", p->argv[0],
-					  WTERMSIG(status), tail.buf);
+			strbuf_addf(err, "killed by signal %d", WTERMSIG(status));
 		else
-			r = strbuf_seterr(err, "%s: exit status %d; output ends: %s", p->argv[0],
-					  WEXITSTATUS(status), tail.buf);
+			strbuf_addf(err, "exit status %d", WEXITSTATUS(status));
+		strbuf_addf(err, "; output ends: %s", tail.buf);
+		r = -1;
 		strbuf_release(&tail);
 	} else {
 		r = exec_parse_score(p->parser, out.buf, ctx->t_end - ctx->t_begin,

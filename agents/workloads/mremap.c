@@ -1,31 +1,68 @@
 /*
  * mremap: worker 0 moves a populated region back and forth between two
- * PMD-aligned addresses with mremap(MREMAP_FIXED), so the kernel moves whole
- * page tables and must flush the old range on every CPU the mm is live on.
- * The other workers keep the mm live there by writing to memory of their own
- * in the same process. The score is moves per second; run it as a sweep over
- * thread counts to see the flush cost grow with the mm's CPU footprint.
+ * PMD-aligned addresses (its two homes, A and B) with mremap(MREMAP_FIXED),
+ * so the kernel moves whole page tables and must flush the old range on
+ * every CPU the mm is live on. The other workers keep the mm live there by
+ * writing to memory of their own in the same process. The score is moves per
+ * second; run it as a sweep over thread counts to see the flush cost grow
+ * with the mm's CPU footprint.
+ *
+ * Why the layout is safe: nothing but the region may ever sit in either
+ * home, or a move replaces it (a thread's stack, a touch buffer: the
+ * segfaults of issue 10) or a later move vacates it. So neither home is
+ * ever left unmapped:
+ *  - one PROT_NONE reservation holds both homes a PMD apart; A is mapped
+ *    over its part of it, B stays reserved until the first move;
+ *  - every move is mremap(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP):
+ *    the kernel replaces what is at the destination (our own reservation or
+ *    the empty mapping the previous move left) and leaves the source mapped,
+ *    empty, all under one hold of the mmap lock, so no mmap(NULL) of any
+ *    thread (stacks, malloc arenas, the touch buffers) can find a hole in
+ *    either home at any instant;
+ *  - the reservation is unmapped only after every worker was joined.
+ * MREMAP_DONTUNMAP exists since Linux 5.7; on an older kernel the workload
+ * fails with that reason rather than depend on where the kernel puts the
+ * next mapping. As a check of all this, both homes must each be one mapping
+ * of their own in /proc/self/maps once every worker is started and again
+ * after the window, and after the window the region and every touch buffer
+ * must still hold what was written to them.
  */
 #include "workload.h"
 
 #include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "monitors/procparse.h"
 #include "banned.h"
+
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
 
 #define PMD_SIZE (2ul << 20)
 #define TOUCH_BYTES (64ul << 10)
+#define FILL 0x5a
+#define MAPS_MAX (16u << 20)
 
 struct mr_state {
 	char *reserve;
-	size_t reserve_len;
+	size_t reserve_len, len, pagesz;
 	char *a, *b;
+	char *home;		/* where the region is once the mover stopped */
 	char *touch;
+	uint64_t *touched;	/* per toucher: increments made */
 };
 
 static struct mr_state mr;
+
+static void *move(char *from, char *to, size_t len)
+{
+	return mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, to);
+}
 
 static void mr_mover(struct wl_ctx *ctx, int i)
 {
@@ -33,32 +70,32 @@ static void mr_mover(struct wl_ctx *ctx, int i)
 	char *from = mr.a, *to = mr.b;
 
 	while (wl_running(ctx)) {
-		void *r = mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, to);
 		char *tmp;
 
-		if (r == MAP_FAILED) {
+		if (move(from, to, len) == MAP_FAILED) {
 			wl_fail(ctx, "mremap of %zu bytes: %s", len, strerror(errno));
-			return;
+			break;
 		}
 		tmp = from;
 		from = to;
 		to = tmp;
 		wl_count(ctx, i, 1);
 	}
-	/* leave the region where run() expects to unmap it */
-	if (from != mr.a)
-		mremap(from, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, mr.a);
+	mr.home = from;
 }
 
 static void mr_toucher(struct wl_ctx *ctx, int i)
 {
-	volatile char *mem = mr.touch + (size_t)i * TOUCH_BYTES;
+	volatile unsigned char *mem = (unsigned char *)mr.touch + (size_t)i * TOUCH_BYTES;
+	uint64_t n = 0;
 	size_t off = 0;
 
 	while (wl_running(ctx)) {
 		mem[off]++;
+		n++;
 		off = (off + 4096) % TOUCH_BYTES;
 	}
+	mr.touched[i] = n;
 }
 
 static int mr_check(const struct wl_params *p, struct strbuf *err)
@@ -70,45 +107,123 @@ static int mr_check(const struct wl_params *p, struct strbuf *err)
 	return 0;
 }
 
-static int mr_run(struct wl_ctx *ctx, struct strbuf *err)
+/* Each home must be one mapping, whole: anything placed inside it splits it. */
+static int homes_intact(const char *when, struct strbuf *err)
 {
-	const struct wl_params *p = ctx->p;
-	size_t len = p->size;
-	uintptr_t base;
+	struct strbuf maps = STRBUF_INIT;
+	char *home[2] = { mr.a, mr.b };
 	int i, r = 0;
 
-	/* one reservation holds both homes, each PMD-aligned, with a gap */
+	/* without /proc there is nothing to check against */
+	if (strbuf_read_file(&maps, "/proc/self/maps", MAPS_MAX) < 0) {
+		strbuf_release(&maps);
+		return 0;
+	}
+	for (i = 0; i < 2 && r == 0; i++) {
+		uint64_t start = (uintptr_t)home[i], end = start + mr.len;
+
+		if (procparse_maps_whole(maps.buf, start, end) != 1)
+			r = strbuf_seterr(err, "%s, home %c of the region (%#llx-%#llx) is not one mapping "
+					  "of its own: something else was mapped inside it", when, "AB"[i],
+					  (unsigned long long)start, (unsigned long long)end);
+	}
+	strbuf_release(&maps);
+	return r;
+}
+
+/* After the window: the region moved intact, and no move hit a touch buffer. */
+static int contents_intact(const struct wl_params *p, struct strbuf *err)
+{
+	size_t off;
+	int i;
+
+	for (off = 0; off < p->size; off += mr.pagesz)
+		if (mr.home[off] != FILL || mr.home[off + mr.pagesz - 1] != FILL)
+			return strbuf_seterr(err, "after the window, the region lost its contents at "
+					     "offset %zu", off);
+	for (i = 1; i < p->workers; i++) {
+		const unsigned char *mem = (unsigned char *)mr.touch + (size_t)i * TOUCH_BYTES;
+		uint8_t sum = 0;
+
+		for (off = 0; off < TOUCH_BYTES; off++)
+			sum = (uint8_t)(sum + mem[off]);
+		if (sum != (uint8_t)mr.touched[i])
+			return strbuf_seterr(err, "after the window, worker %d's touch buffer does not "
+					     "hold what it wrote", i);
+	}
+	return 0;
+}
+
+static int mr_setup(const struct wl_params *p, struct strbuf *err)
+{
+	size_t len = p->size;
+	uintptr_t base;
+
+	mr.pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	mr.len = len;
 	mr.reserve_len = 2 * len + 3 * PMD_SIZE;
 	mr.reserve = mmap(NULL, mr.reserve_len, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (mr.reserve == MAP_FAILED)
+	if (mr.reserve == MAP_FAILED) {
+		mr.reserve = NULL;
 		return strbuf_seterr(err, "mmap of %zu bytes: %s", mr.reserve_len, strerror(errno));
+	}
 	base = ((uintptr_t)mr.reserve + PMD_SIZE - 1) & ~(PMD_SIZE - 1);
 	mr.a = (char *)base;
 	mr.b = (char *)((base + len + PMD_SIZE + PMD_SIZE - 1) & ~(PMD_SIZE - 1));
-	munmap(mr.b, len);
+	/* over our own reservation: MAP_FIXED replaces nothing else */
 	if (mmap(mr.a, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-		 -1, 0) == MAP_FAILED) {
-		r = strbuf_seterr(err, "mmap of the %zu-byte region: %s", len, strerror(errno));
-		goto out;
+		 -1, 0) == MAP_FAILED)
+		return strbuf_seterr(err, "mmap of the %zu-byte region: %s", len, strerror(errno));
+	memset(mr.a, FILL, len);
+	/* one move there and back: B becomes the empty mapping a move leaves,
+	 * and a kernel without MREMAP_DONTUNMAP is found before any worker runs */
+	if (move(mr.a, mr.b, len) == MAP_FAILED || move(mr.b, mr.a, len) == MAP_FAILED) {
+		if (errno == EINVAL)
+			return strbuf_seterr(err, "mremap: this kernel refuses MREMAP_DONTUNMAP (Linux 5.7 "
+					     "or later needed), which keeps both homes of the moving "
+					     "region mapped so nothing else can be placed there");
+		return strbuf_seterr(err, "mremap of %zu bytes: %s", len, strerror(errno));
 	}
-	memset(mr.a, 1, len);
+	mr.home = mr.a;
 	mr.touch = mmap(NULL, TOUCH_BYTES * (size_t)p->workers, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (mr.touch == MAP_FAILED) {
-		r = strbuf_seterr(err, "mmap of touch buffers: %s", strerror(errno));
-		goto out;
+		mr.touch = NULL;
+		return strbuf_seterr(err, "mmap of touch buffers: %s", strerror(errno));
 	}
-	r = wl_spawn(ctx, WL_THREADS, mr_mover, 0, err);
+	mr.touched = calloc((size_t)p->workers, sizeof(*mr.touched));
+	if (!mr.touched)
+		abort();
+	return 0;
+}
+
+static int mr_run(struct wl_ctx *ctx, struct strbuf *err)
+{
+	const struct wl_params *p = ctx->p;
+	int i, r;
+
+	memset(&mr, 0, sizeof(mr));
+	r = mr_setup(p, err);
+	if (r == 0)
+		r = wl_spawn(ctx, WL_THREADS, mr_mover, 0, err);
 	for (i = 1; i < p->workers && r == 0; i++)
 		r = wl_spawn(ctx, WL_THREADS, mr_toucher, i, err);
+	if (r == 0)
+		r = homes_intact("with every worker started", err);
 	if (r == 0)
 		wl_window(ctx);
 	if (wl_join(ctx, err) < 0)
 		r = -1;
-	munmap(mr.touch, TOUCH_BYTES * (size_t)p->workers);
-out:
-	munmap(mr.reserve, mr.reserve_len);
+	if (r == 0)
+		r = homes_intact("after the window", err);
+	if (r == 0)
+		r = contents_intact(p, err);
+	if (mr.touch)
+		munmap(mr.touch, TOUCH_BYTES * (size_t)p->workers);
+	free(mr.touched);
+	if (mr.reserve)
+		munmap(mr.reserve, mr.reserve_len);
 	return r;
 }
 

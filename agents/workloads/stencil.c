@@ -8,6 +8,11 @@
  * shootdowns interrupt it. Workers split the outer dimension and meet at a
  * barrier after each sweep and each copy-back. One operation is one point
  * updated; MFLOPS = points x 34 / 1e6 / seconds.
+ *
+ * Stopping: worker 0 decides at the top of each sweep, and everyone reads
+ * the decision after the barrier, so all leave at the same sweep. A sweep
+ * under way when the window closes skips its remaining planes (the window's
+ * counts were read already), so a large grid stops in one plane's time.
  */
 #include "workload.h"
 
@@ -24,7 +29,8 @@ struct st_state {
 	float *p, *a[4], *b[3], *c[3], *bnd, *wrk1, *wrk2;
 	double *gosa;		/* per worker residual, kept so the loop is not dead code */
 	pthread_barrier_t bar;
-	int quit;
+	int quit;		/* worker 0's decision, read by all after the barrier */
+	int abort;		/* set before go: not every worker started */
 };
 
 static struct st_state st;
@@ -44,7 +50,7 @@ static void sweep(struct wl_ctx *ctx, int worker, int lo, int hi, double *gosa)
 {
 	int i, j, k;
 
-	for (i = lo; i < hi; i++) {
+	for (i = lo; i < hi && wl_running(ctx); i++) {
 		for (j = 1; j < st.ny - 1; j++) {
 			for (k = 1; k < st.nz - 1; k++) {
 				float s0 = AT(st.a[0], i, j, k) * AT(st.p, i + 1, j, k)
@@ -81,6 +87,10 @@ static void st_worker(struct wl_ctx *ctx, int i)
 {
 	int lo, hi;
 
+	/* the barrier counts every worker: if one did not start, nobody may
+	 * wait at it */
+	if (st.abort)
+		return;
 	slice(i, ctx->p->workers, &lo, &hi);
 	for (;;) {
 		if (i == 0)
@@ -162,11 +172,14 @@ static int st_run(struct wl_ctx *ctx, struct strbuf *err)
 
 	if (st_alloc(p, err) < 0)
 		return -1;
+	/* workers touch the barrier only after go, which follows every spawn */
 	pthread_barrier_init(&st.bar, NULL, (unsigned)p->workers);
 	for (i = 0; i < p->workers && r == 0; i++)
 		r = wl_spawn(ctx, WL_THREADS, st_worker, i, err);
 	if (r == 0)
 		wl_window(ctx);
+	else
+		st.abort = 1;
 	if (wl_join(ctx, err) < 0)
 		r = -1;
 	pthread_barrier_destroy(&st.bar);

@@ -6,6 +6,9 @@
  * is a context switch through switch_mm, which is where lazy-TLB and
  * mm_cpumask patches show up. Pairs are set up before the window opens; at
  * its end each client shuts down its write side and the server sees EOF.
+ * As processes, each worker keeps only its own socket and the workload
+ * process drops its copies once all are started, so a worker that dies
+ * closes its connection and its peer sees EOF instead of waiting forever.
  */
 #include "workload.h"
 
@@ -60,6 +63,20 @@ static int write_full(int fd, const char *buf, size_t len)
 		len -= (size_t)n;
 	}
 	return 0;
+}
+
+/* A worker process keeps its own socket only (slots as in rr_run). */
+static void rr_proc_init(struct wl_ctx *ctx, int slot)
+{
+	int keep = slot < rr.pairs ? rr.client_fd[slot] : rr.server_fd[slot - rr.pairs], k;
+
+	(void)ctx;
+	for (k = 0; k < rr.pairs; k++) {
+		if (rr.client_fd[k] != keep)
+			close(rr.client_fd[k]);
+		if (rr.server_fd[k] != keep)
+			close(rr.server_fd[k]);
+	}
 }
 
 static void rr_client(struct wl_ctx *ctx, int i)
@@ -141,6 +158,7 @@ static int rr_run(struct wl_ctx *ctx, struct strbuf *err)
 	int lfd, i, r = 0, made = 0;
 
 	rr.pairs = p->workers;
+	ctx->proc_init = rr_proc_init;
 	rr.client_fd = calloc((size_t)p->workers, sizeof(int));
 	rr.server_fd = calloc((size_t)p->workers, sizeof(int));
 	if (!rr.client_fd || !rr.server_fd)
@@ -165,6 +183,13 @@ static int rr_run(struct wl_ctx *ctx, struct strbuf *err)
 		r = wl_spawn(ctx, p->mode, rr_server, p->workers + i, err);
 	for (i = 0; i < p->workers && r == 0; i++)
 		r = wl_spawn(ctx, p->mode, rr_client, i, err);
+	if (r == 0 && p->mode == WL_PROCESSES) {
+		for (i = 0; i < made; i++) {
+			close(rr.client_fd[i]);
+			close(rr.server_fd[i]);
+		}
+		made = 0;
+	}
 	if (r == 0)
 		wl_window(ctx);
 	else

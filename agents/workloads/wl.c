@@ -1,6 +1,10 @@
 #include "workload.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -9,14 +13,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
 #include "banned.h"
-
-/* How often the window's waiter looks for an early end (done, failed). */
-#define WL_POLL_SEC 0.01
 
 static const struct workload_ops *const workloads[] = {
 	&workload_mprotect,
@@ -48,10 +51,19 @@ int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *er
 
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->p = p;
+	ctx->wake_fd[0] = ctx->wake_fd[1] = -1;
 	sh = mmap(NULL, sizeof(struct wl_shared), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (sh == MAP_FAILED)
 		return strbuf_seterr(err, "mmap of the shared counters: %s", strerror(errno));
+	/* a pipe rather than an eventfd: lab kernels built from tinyconfig
+	 * may lack CONFIG_EVENTFD */
+	if (pipe2(ctx->wake_fd, O_CLOEXEC | O_NONBLOCK) < 0) {
+		int e = errno;
+
+		munmap(sh, sizeof(struct wl_shared));
+		return strbuf_seterr(err, "pipe: %s", strerror(e));
+	}
 	ctx->sh = sh;
 	ctx->threads = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->threads));
 	ctx->pids = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->pids));
@@ -62,10 +74,12 @@ int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *er
 
 void wl_ctx_release(struct wl_ctx *ctx)
 {
-	if (!ctx)
+	if (!ctx || !ctx->sh)
 		return;
-	if (ctx->sh)
-		munmap(ctx->sh, sizeof(struct wl_shared));
+	munmap(ctx->sh, sizeof(struct wl_shared));
+	close(ctx->wake_fd[0]);
+	close(ctx->wake_fd[1]);
+	ctx->wake_fd[0] = ctx->wake_fd[1] = -1;
 	free(ctx->threads);
 	free(ctx->pids);
 	ctx->sh = NULL;
@@ -132,6 +146,8 @@ int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strb
 			/* a killed agent must not leave workers behind */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
 			pin(ctx, i);
+			if (ctx->proc_init)
+				ctx->proc_init(ctx, i);
 			wl_wait_go(ctx);
 			fn(ctx, i);
 			_exit(0);
@@ -142,13 +158,51 @@ int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strb
 	return 0;
 }
 
+void wl_status_text(int status, struct strbuf *sb)
+{
+	if (WIFSIGNALED(status))
+		strbuf_addf(sb, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+	else if (WIFEXITED(status))
+		strbuf_addf(sb, "exited with status %d", WEXITSTATUS(status));
+	else
+		strbuf_addf(sb, "ended with wait status %#x", (unsigned)status);
+}
+
+static long futex(volatile int *addr, int op, int val)
+{
+	/* not FUTEX_PRIVATE: processes-mode workers wait on the shared mapping */
+	return syscall(SYS_futex, (int *)addr, op, val, NULL, NULL, 0);
+}
+
+static void wake(struct wl_ctx *ctx)
+{
+	ssize_t n;
+
+	/* fails only with EAGAIN, when the pipe is full: the waiter has not
+	 * drained it yet, so it will wake anyway */
+	n = write(ctx->wake_fd[1], "w", 1);
+	(void)n;
+}
+
+static void set_go(struct wl_ctx *ctx)
+{
+	__atomic_store_n(&ctx->sh->go, 1, __ATOMIC_SEQ_CST);
+	futex(&ctx->sh->go, FUTEX_WAKE, INT_MAX);
+}
+
+void wl_stop(struct wl_ctx *ctx)
+{
+	__atomic_store_n(&ctx->sh->stop, 1, __ATOMIC_SEQ_CST);
+	/* workers still waiting for go must see the stop too */
+	set_go(ctx);
+	wake(ctx);
+}
+
 int wl_join(struct wl_ctx *ctx, struct strbuf *err)
 {
 	int i, bad = 0;
 
-	__atomic_store_n(&ctx->sh->stop, 1, __ATOMIC_SEQ_CST);
-	/* workers still waiting for go must see the stop too */
-	__atomic_store_n(&ctx->sh->go, 1, __ATOMIC_SEQ_CST);
+	wl_stop(ctx);
 	for (i = 0; i < ctx->nspawned; i++) {
 		int status;
 
@@ -158,13 +212,9 @@ int wl_join(struct wl_ctx *ctx, struct strbuf *err)
 		}
 		while (waitpid(ctx->pids[i], &status, 0) < 0 && errno == EINTR)
 			;
-		if (!bad && WIFSIGNALED(status)) {
-			strbuf_seterr(err, "worker process %d killed by signal %d (%s)",
-				      (int)ctx->pids[i], WTERMSIG(status), strsignal(WTERMSIG(status)));
-			bad = 1;
-		} else if (!bad && WIFEXITED(status) && WEXITSTATUS(status)) {
-			strbuf_seterr(err, "worker process %d exited with status %d",
-				      (int)ctx->pids[i], WEXITSTATUS(status));
+		if (!bad && (!WIFEXITED(status) || WEXITSTATUS(status))) {
+			strbuf_seterr(err, "worker process %d ", (int)ctx->pids[i]);
+			wl_status_text(status, err);
 			bad = 1;
 		}
 	}
@@ -176,8 +226,9 @@ int wl_join(struct wl_ctx *ctx, struct strbuf *err)
 
 void wl_wait_go(struct wl_ctx *ctx)
 {
+	/* FUTEX_WAIT returns at once when go is no longer 0 (EAGAIN) */
 	while (!__atomic_load_n(&ctx->sh->go, __ATOMIC_ACQUIRE))
-		sleep_sec(0.0005);
+		futex(&ctx->sh->go, FUTEX_WAIT, 0);
 }
 
 uint64_t wl_ops_total(const struct wl_ctx *ctx)
@@ -196,7 +247,7 @@ void wl_begin(struct wl_ctx *ctx)
 		ctx->on_begin(ctx);
 	ctx->ops_begin = wl_ops_total(ctx);
 	ctx->t_begin = mono_now();
-	__atomic_store_n(&ctx->sh->go, 1, __ATOMIC_RELEASE);
+	set_go(ctx);
 }
 
 void wl_end(struct wl_ctx *ctx)
@@ -208,21 +259,42 @@ void wl_end(struct wl_ctx *ctx)
 	__atomic_store_n(&ctx->sh->stop, 1, __ATOMIC_SEQ_CST);
 }
 
+static int window_over(const struct wl_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->sh->stop, __ATOMIC_SEQ_CST) ||
+	       __atomic_load_n(&ctx->sh->done, __ATOMIC_SEQ_CST) ||
+	       __atomic_load_n(&ctx->sh->failed, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Sleeps until the deadline or until a worker (or, for a neighbour, the
+ * runner) writes the wake pipe. The flags are set before the pipe is
+ * written and the pipe stays readable until drained, so no wake-up is
+ * lost between the check and ppoll.
+ */
 void wl_window(struct wl_ctx *ctx)
 {
 	double deadline;
 
 	wl_begin(ctx);
 	deadline = ctx->t_begin + ctx->p->duration;
-	for (;;) {
-		double now = mono_now();
+	while (!window_over(ctx)) {
+		struct pollfd pfd = { .fd = ctx->wake_fd[0], .events = POLLIN };
+		struct timespec ts;
+		char buf[64];
 
-		if (ctx->sh->stop || ctx->sh->done || ctx->sh->failed)
-			break;
-		if (!ctx->background && now >= deadline)
-			break;
-		sleep_sec(ctx->background ? WL_POLL_SEC :
-			  (deadline - now < WL_POLL_SEC ? deadline - now : WL_POLL_SEC));
+		if (!ctx->background) {
+			double left = deadline - mono_now();
+
+			if (left <= 0)
+				break;
+			ts.tv_sec = (time_t)left;
+			ts.tv_nsec = (long)((left - (double)ts.tv_sec) * 1e9);
+		}
+		/* drained so the next ppoll sleeps; the flags say why we woke */
+		if (ppoll(&pfd, 1, ctx->background ? NULL : &ts, NULL) > 0)
+			while (read(ctx->wake_fd[0], buf, sizeof(buf)) > 0)
+				;
 	}
 	wl_end(ctx);
 }
@@ -236,11 +308,13 @@ void wl_fail(struct wl_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ctx->sh->errmsg, sizeof(ctx->sh->errmsg), fmt, ap);
 	va_end(ap);
+	wake(ctx);
 }
 
 void wl_done(struct wl_ctx *ctx)
 {
 	__atomic_store_n(&ctx->sh->done, 1, __ATOMIC_SEQ_CST);
+	wake(ctx);
 }
 
 void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *unit,

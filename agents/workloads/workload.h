@@ -18,16 +18,32 @@
  * shared mapping, so the runner reads totals at the window's edges without
  * stopping anyone, whatever the mode.
  *
- * The runner owns the wl_ctx; a workload owns what it allocates in run().
+ * Every iteration runs in a process of its own (wlproc.h), forked from the
+ * agent, so no thread of the agent shares the workload's mm. The one thread
+ * of that process that is not a worker sleeps through the window (a blocking
+ * wait on a pipe, no polling): a threads-mode workload's mm is live only
+ * on its workers' CPUs.
+ *
+ * The caller of wl_ctx_init owns the wl_ctx; a workload owns what it
+ * allocates in run() and must have joined every worker before run() returns.
  */
 
 #define WL_MAX_WORKERS 1024
 #define WL_ERR_MAX 256
+/* fault-write's rounds with vma one, unless the spec says otherwise */
+#define FAULT_WRITE_ROUNDS 4096
 
 enum wl_mode {
 	WL_THREADS,
 	WL_PROCESSES,
 	WL_MODE_MAX
+};
+
+/* fault-write's shape: one vma for every round, or a fresh one per round */
+enum wl_vma {
+	WL_VMA_ONE,
+	WL_VMA_PER_ROUND,
+	WL_VMA_MAX
 };
 
 struct wl_params {
@@ -37,6 +53,7 @@ struct wl_params {
 	double duration;	/* seconds of measured window */
 	uint64_t size;		/* bytes: mremap region, fault-write mapping */
 	uint64_t rounds;	/* fault-write: stop after this many rounds (0: duration) */
+	enum wl_vma vma;	/* fault-write's shape */
 	uint32_t request_size, response_size;	/* tcp-rr */
 	int nx, ny, nz;		/* stencil grid */
 	char **argv;		/* exec: NULL-terminated, owned by the spec */
@@ -44,7 +61,8 @@ struct wl_params {
 	double timeout;		/* exec: kill the command after this many seconds */
 };
 
-/* Shared between the runner and every worker, in a MAP_SHARED mapping. */
+/* Shared between the runner and every worker, in a MAP_SHARED mapping.
+ * Workers wait for go on a (process-shared) futex. */
 struct wl_shared {
 	volatile int go, stop, done, failed;
 	char errmsg[WL_ERR_MAX];
@@ -63,7 +81,12 @@ struct wl_ctx {
 	int ncpus;
 	int background;		/* a neighbour: no window, run until stop */
 
-	/* the runner's hooks at the window's edges (may be NULL) */
+	/* called in a worker process right after its fork, before it waits
+	 * for the window (may be NULL) */
+	void (*proc_init)(struct wl_ctx *ctx, int worker);
+
+	/* called at the window's edges (may be NULL): in a workload process,
+	 * wlproc's, which wait for the agent to read its counters */
 	void (*on_begin)(struct wl_ctx *ctx);
 	void (*on_end)(struct wl_ctx *ctx);
 	void *runner;
@@ -74,6 +97,10 @@ struct wl_ctx {
 	/* metrics a workload adds (owned by the runner): name -> value, and
 	 * name -> {"unit", "direction"} */
 	json_t *metrics, *info;
+
+	/* a pipe that wl_done, wl_fail and wl_stop write: the window's
+	 * waiter sleeps on it instead of polling the flags */
+	int wake_fd[2];
 
 	/* worker handles, private to wl.c */
 	int nspawned;
@@ -98,16 +125,24 @@ struct workload_ops {
 const struct workload_ops *workload_lookup(const char *name);
 const char *workload_names(void);
 
-/* Allocates ctx->sh (shared, zeroed). -1 with err. */
+/* Allocates ctx->sh (shared, zeroed) and the wake pipe. -1 with err.
+ * A forked child inherits both: whoever holds ctx can read the counters
+ * and stop the workers, from either side of the fork. */
 int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *err);
+/* Frees what wl_ctx_init made; a ctx that was never set up (zeroed) or
+ * already released is accepted. */
 void wl_ctx_release(struct wl_ctx *ctx);
 
 /* Starts worker `i` as a thread or a process (per p->mode or `mode`), pinned
  * per ctx->cpus. The worker first waits for the window to open. */
 int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strbuf *err);
-/* Tells every worker to stop and waits for them. Returns -1 with err when a
- * worker process died or reported a failure. */
+/* Tells every worker to stop and waits for them: no worker runs once it
+ * returns. Returns -1 with err when a worker process died or reported a
+ * failure. */
 int wl_join(struct wl_ctx *ctx, struct strbuf *err);
+/* Sets stop (and go, for workers still waiting) and wakes the window's
+ * waiter; for a background window (a neighbour), this is how it ends. */
+void wl_stop(struct wl_ctx *ctx);
 
 /* Opens the window, waits duration (or until done/failed), closes it. */
 void wl_window(struct wl_ctx *ctx);
@@ -130,10 +165,21 @@ void wl_fail(struct wl_ctx *ctx, const char *fmt, ...) __attribute__((format(pri
 void wl_done(struct wl_ctx *ctx);
 
 uint64_t wl_ops_total(const struct wl_ctx *ctx);
+/* "killed by signal 11 (Segmentation fault)" or "exited with status 3",
+ * appended to sb, for a wait status. */
+void wl_status_text(int status, struct strbuf *sb);
 /* Sets metrics["<workload>.<name>"] = value with its unit and direction
  * ("higher", "lower" or "neutral": which way is better). */
 void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *unit,
 	       const char *direction);
+
+/* fault-write's page of round `round` (0-based) in a vma of npages pages:
+ * a permutation of [0, npages) chosen by seed, so no page is written in two
+ * rounds. Exposed for tests. */
+uint64_t fault_write_page(uint64_t round, uint64_t npages, uint64_t seed);
+/* "one" or "per-round"; and the shape of a name, or WL_VMA_MAX. */
+const char *wl_vma_name(enum wl_vma v);
+enum wl_vma wl_vma_lookup(const char *name);
 
 /* exec's output parsers, exposed for tests. */
 int exec_parser_known(const char *name);

@@ -93,6 +93,17 @@ else
 		"$(grep -o '"type":"error".\{0,200\}' "$TMP/ex.out")"
 fi
 
+# ---- fault-write: its shape and rounds in the params ----
+"$AGENT" run --workload fault-write --vma one,per-round --workers 2 --rounds 100 --duration 10 \
+	--iterations 1 --warmup 0 >"$TMP/fw.out" 2>"$TMP/fw.err"
+check "fault-write run: every line matches the schema" validate "$TMP/fw.out"
+if pyjson "$TMP/fw.out" "[i['params']['vma'] for i in by('iteration')] == ['one', 'per-round'] and all(i['params']['rounds'] == 100 and i['info']['fault-write.total_sec']['direction'] == 'lower' for i in by('iteration'))"; then
+	pass "fault-write run: params name the shape and rounds; total_sec is lower-is-better"
+else
+	fail "fault-write run: params name the shape and rounds; total_sec is lower-is-better" \
+		"$(grep -o '"params":{[^}]*}' "$TMP/fw.out" | head -n 2)"
+fi
+
 # ---- hello alone, and an id echoed in the result ----
 "$AGENT" hello >"$TMP/hello.out" 2>&1
 check "hello command: its line matches the schema" validate "$TMP/hello.out"
@@ -114,6 +125,7 @@ cat >"$TMP/bad.jsonl" <<'EOF'
 {"type":"iteration","case":0,"iteration":0,"warmup":false,"params":{"workload":"mprotect","mode":"threads"},"duration_s":1,"metrics":{"a":1},"info":{"a":{"unit":"ops/s","direction":"up"}},"unavailable":{}}
 {"type":"iteration","case":-1,"iteration":0,"warmup":false,"params":{"workload":"mprotect","mode":"threads"},"duration_s":1,"metrics":{},"info":{},"unavailable":{}}
 {"type":"result","status":"done","elapsed_s":1,"cases":[],"unavailable":{}}
+{"type":"iteration","case":0,"iteration":0,"warmup":false,"params":{"workload":"fault-write","mode":"threads","vma":"two"},"duration_s":1,"metrics":{},"info":{},"unavailable":{}}
 {"type":"error","message":"no stage"}
 {"type":"shout"}
 {"no":"type"}
@@ -128,7 +140,7 @@ for l in accepted:
 sys.exit(1 if accepted else 0)
 PYEOF
 then
-	pass "schema rejects each of 10 malformed lines"
+	pass "schema rejects each of 11 malformed lines"
 else
-	fail "schema rejects each of 10 malformed lines" "$(head -c 600 "$TMP/bad.log")"
+	fail "schema rejects each of 11 malformed lines" "$(head -c 600 "$TMP/bad.log")"
 fi

@@ -78,3 +78,29 @@ for name in res["unavailable"]:
         report(False, "unavailable counter %s is not reported as a value" % name, "it has a value")
 report(all(k not in th for k in res["unavailable"]), "unavailable counters carry no value")
 PYEOF
+
+# A 1-worker mremap shares its mm with no other thread: the workload process
+# runs apart from the agent's sampler and monitors, and its own waiter sleeps
+# through the window, so its moves flush no other CPU. Shootdowns received
+# anywhere on the machine stay far below one per thousand moves (when the
+# agent's threads shared the mm they were several per thousand).
+"$AGENT" run --workload mremap --workers 1 --duration 2 --iterations 2 --warmup 1 \
+	--monitors interrupts,tracepoints,procstat >"$TMP/mr.out" 2>"$TMP/mr.err"
+st=$?
+if [ $st != 0 ]; then
+	fail "mremap with 1 worker ran" "exit $st: $(tail -c 400 "$TMP/mr.err")"
+	exit 0
+fi
+$PY - "$TMP/mr.out" <<'PYEOF'
+import json, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+its = [o for o in L if o["type"] == "iteration" and not o["warmup"]]
+for it in its:
+    m = it["metrics"]
+    src = it["info"].get("tlb.shootdowns_per_kop", {}).get("source")
+    ok = src is not None and m["tlb.shootdowns_per_kop"] < 0.5
+    print(("ok - " if ok else "not ok - ") +
+          "mremap, 1 worker, iteration %d: shootdowns per thousand moves < 0.5" % it["iteration"] +
+          ("" if ok else " # %s %s per kop (%s %s, %d moves/s)" % (
+              src, m.get("tlb.shootdowns_per_kop"), src, m.get(src), m["mremap.moves_per_sec"])))
+PYEOF

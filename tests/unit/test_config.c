@@ -1230,7 +1230,7 @@ static void test_suite_specs(void **state)
 			L("    timeout: 10m")
 			L("    workloads:")
 			L("      - workload: fault-write")
-			L("        size: 8M")
+			L("        size: 32M")
 			L("        duration: 2s")
 			L("      - workload: mremap")
 			L("        size: [4M, 8MiB, 16777216]")
@@ -1240,7 +1240,7 @@ static void test_suite_specs(void **state)
 	s = config_suite(cfg, "s");
 	assert_true(s->timeout == 600);
 	w = json_array_get(s->workloads, 0);
-	assert_string_equal(json_string_value(json_object_get(w, "size")), "8M");
+	assert_string_equal(json_string_value(json_object_get(w, "size")), "32M");
 	assert_string_equal(json_string_value(json_object_get(w, "duration")), "2s");
 	w = json_array_get(s->workloads, 1);
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(w, "size"), 2)), 16 << 20);

@@ -4,7 +4,9 @@
  * tests/fixtures/proc/mk-interrupts-x86-64cpu.py), an arm64 box (no TLB or
  * CAL row, IPIn rows instead), a read cut in the middle of the TLB row,
  * /proc/vmstat with and without CONFIG_DEBUG_TLBFLUSH, and the tlb_flush
- * tracepoint formats of 6.18 (six reasons) and 6.1 (five).
+ * tracepoint formats of 6.18 (six reasons) and 6.1 (five). Also the 64-bit
+ * totals the interrupts monitor keeps over per-CPU counts that wrap at 2^32,
+ * and the /proc/self/maps check the mremap workload makes of its homes.
  */
 #include "testlib.h"
 
@@ -224,6 +226,111 @@ static void test_irq_header_malformed(void **state)
 	assert_int_equal(ids[1], 7);
 }
 
+/* ---- per-CPU counts that wrap ---- */
+
+/* One read of a TLB row, as the interrupts monitor does it. */
+static uint64_t irq_step(const char *text, uint64_t *prev, uint64_t *totals)
+{
+	int ids[PROC_MAX_CPUS];
+	uint64_t counts[2], sum;
+	int ncols = procparse_irq_header(text, ids, PROC_MAX_CPUS);
+
+	assert_int_equal(ncols, 2);
+	assert_int_equal(procparse_irq_row(text, "TLB", ncols, counts, &sum), 0);
+	return procparse_irq_accumulate(prev, counts, totals, ncols);
+}
+
+static void test_irq_wrap(void **state)
+{
+	struct irq *x = irq_load("proc/interrupts-x86-2cpu");
+	uint64_t prev[2], totals[2], sum, last;
+
+	(void)state;
+	/* the monitor starts from its first read */
+	assert_int_equal(procparse_irq_row(x->text.buf, "TLB", x->ncols, prev, &sum), 0);
+	memcpy(totals, prev, sizeof(prev));
+	last = sum;
+	assert_int_equal(last, 133708 + 138324);
+
+	/* CPU0 climbs to just below 2^32 */
+	sum = irq_step("           CPU0       CPU1\nTLB: 4294967290 138400 TLB shootdowns\n", prev, totals);
+	assert_int_equal(sum, 4294967290ull + 138400);
+	assert_true(sum > last);
+	last = sum;
+
+	/* CPU0 wraps: 4294967290 -> 5 is 11 more, not 4294967285 fewer */
+	sum = irq_step("           CPU0       CPU1\nTLB: 5 138500 TLB shootdowns\n", prev, totals);
+	assert_int_equal(totals[0], 4294967290ull + 11);
+	assert_int_equal(totals[1], 138500);
+	assert_int_equal(sum - last, 11 + 100);
+	assert_int_equal(prev[0], 5);
+	last = sum;
+
+	/* nothing moved: the totals stay */
+	sum = irq_step("           CPU0       CPU1\nTLB: 5 138500 TLB shootdowns\n", prev, totals);
+	assert_int_equal(sum, last);
+
+	/* both wrap in one interval (CPU1 from 2^32 - 1 to 0 is one) */
+	prev[1] = 4294967295ull;
+	sum = irq_step("           CPU0       CPU1\nTLB: 7 0 TLB shootdowns\n", prev, totals);
+	assert_int_equal(sum - last, 2 + 1);
+	irq_free(x);
+}
+
+static void test_irq_accumulate_wide(void **state)
+{
+	/* a count beyond 32 bits (a kernel with 64-bit counts) is differenced
+	 * as it is, never modulo 2^32 */
+	uint64_t prev[1] = { 5000000000ull }, now[1] = { 5000000100ull }, totals[1] = { 5000000000ull };
+
+	(void)state;
+	assert_int_equal(procparse_irq_accumulate(prev, now, totals, 1), 5000000100ull);
+	assert_int_equal(prev[0], 5000000100ull);
+	/* no columns: nothing to add */
+	assert_int_equal(procparse_irq_accumulate(prev, now, totals, 0), 0);
+}
+
+/* ---- /proc/self/maps ---- */
+
+static void test_maps_whole(void **state)
+{
+	/* the mremap workload's layout: a PROT_NONE reservation with home A
+	 * (8 MiB) and home B (8 MiB, the empty mapping a move left) in it */
+	static const char good[] =
+		"55d0c0a00000-55d0c0a22000 r--p 00000000 08:01 1234    /usr/bin/tlblab-agent\n"
+		"7f1110e00000-7f1111200000 ---p 00000000 00:00 0 \n"
+		"7f1111200000-7f1111a00000 rw-p 00000000 00:00 0 \n"
+		"7f1111a00000-7f1111c00000 ---p 00000000 00:00 0 \n"
+		"7f1111c00000-7f1112400000 rw-p 00000000 00:00 0 \n"
+		"7f1112400000-7f1112600000 ---p 00000000 00:00 0 \n"
+		"7ffc1a2b3000-7ffc1a2d4000 rw-p 00000000 00:00 0                          [stack]\n";
+	/* issue 10's layout: home B unmapped, and the touch buffers mapped
+	 * later by mmap(NULL) placed in the hole, below the crash address */
+	static const char bad[] =
+		"7f1110e00000-7f1111200000 ---p 00000000 00:00 0 \n"
+		"7f1111200000-7f1111a00000 rw-p 00000000 00:00 0 \n"
+		"7f1111a00000-7f1111c00000 ---p 00000000 00:00 0 \n"
+		"7f1111bd0000-7f1111bf0000 rw-p 00000000 00:00 0 \n"
+		"7f1112400000-7f1112600000 ---p 00000000 00:00 0 \n";
+
+	(void)state;
+	assert_int_equal(procparse_maps_whole(good, 0x7f1111200000ull, 0x7f1111a00000ull), 1);
+	assert_int_equal(procparse_maps_whole(good, 0x7f1111c00000ull, 0x7f1112400000ull), 1);
+	/* a range across two mappings is not one mapping */
+	assert_int_equal(procparse_maps_whole(good, 0x7f1111200000ull, 0x7f1111c00000ull), 0);
+	/* part of one mapping is covered by it */
+	assert_int_equal(procparse_maps_whole(good, 0x7f1111300000ull, 0x7f1111400000ull), 1);
+	assert_int_equal(procparse_maps_whole(bad, 0x7f1111200000ull, 0x7f1111a00000ull), 1);
+	assert_int_equal(procparse_maps_whole(bad, 0x7f1111c00000ull, 0x7f1112400000ull), 0);
+	assert_int_equal(procparse_maps_whole(bad, 0x7f1111be0000ull, 0x7f1112400000ull), 0);
+	assert_int_equal(procparse_maps_whole("", 0x1000, 0x2000), 0);
+	/* lines that are not maps lines */
+	assert_int_equal(procparse_maps_whole("7f1111200000 rw-p\n", 0x1000, 0x2000), -EINVAL);
+	assert_int_equal(procparse_maps_whole("2000-1000 rw-p 0 00:00 0\n", 0x1000, 0x2000), -EINVAL);
+	assert_int_equal(procparse_maps_whole("10000000000000000-10000000000000001 rw-p\n", 0x1000, 0x2000),
+			 -EINVAL);
+}
+
 /* ---- /proc/vmstat ---- */
 
 static void test_vmstat_debug_tlbflush(void **state)
@@ -415,6 +522,8 @@ int main(void)
 		cmocka_unit_test(test_irq_truncated),
 		cmocka_unit_test(test_irq_malformed_rows),
 		cmocka_unit_test(test_irq_header_malformed),
+		cmocka_unit_test(test_irq_wrap),
+		cmocka_unit_test(test_irq_accumulate_wide),
 		cmocka_unit_test(test_vmstat_debug_tlbflush),
 		cmocka_unit_test(test_vmstat_without_debug),
 		cmocka_unit_test(test_vmstat_malformed),
@@ -423,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_reasons_6_18),
 		cmocka_unit_test(test_reasons_6_1),
 		cmocka_unit_test(test_reasons_limits),
+		cmocka_unit_test(test_maps_whole),
 	};
 
 	return cmocka_run_group_tests_name("procparse", tests, NULL, NULL);

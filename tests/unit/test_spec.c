@@ -1,10 +1,15 @@
 /*
  * spec_parse: the defaults a bare spec gets, the matrix expansion and its
- * order, the neighbour and exec forms, sizes and times with units, and for
- * each kind of bad input an error message that names the field, since that
- * message is all a user sees of a spec the daemon rejected.
+ * order, the neighbour and exec forms, sizes and times with units,
+ * fault-write's two shapes and their defaults, and for each kind of bad
+ * input an error message that names the field, since that message is all a
+ * user sees of a spec the daemon rejected. Also fault-write's page order,
+ * which must never visit a page twice.
  */
 #include "testlib.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include "spec.h"
 #include "monitors/monitor.h"
@@ -426,6 +431,123 @@ static void test_bad_units(void **state)
 
 /* ---- invalid specs: the message names the field ---- */
 
+static int cpus_allowed(void)
+{
+	cpu_set_t set;
+
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	return CPU_COUNT(&set);
+}
+
+static void test_fault_write_shapes(void **state)
+{
+	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
+	struct spec s;
+	char json[256];
+	json_t *p;
+
+	(void)state;
+	/* the experiment by default: one vma, 4096 rounds in as many pages,
+	 * as many workers as CPUs; the params say so */
+	parse_ok(&s, "{\"workload\":\"fault-write\"}");
+	assert_int_equal(s.cases[0].p.vma, WL_VMA_ONE);
+	assert_int_equal(s.cases[0].p.rounds, FAULT_WRITE_ROUNDS);
+	assert_int_equal(s.cases[0].p.size, FAULT_WRITE_ROUNDS * pg);
+	assert_int_equal(s.cases[0].p.workers, cpus_allowed());
+	p = s.cases[0].params;
+	assert_string_equal(json_string_value(json_object_get(p, "vma")), "one");
+	assert_int_equal(json_integer_value(json_object_get(p, "rounds")), FAULT_WRITE_ROUNDS);
+	assert_int_equal(json_integer_value(json_object_get(p, "workers")), cpus_allowed());
+	spec_release(&s);
+
+	/* the older shape keeps its defaults: 2 MiB per round, until the duration */
+	parse_ok(&s, "{\"workload\":\"fault-write\",\"vma\":\"per-round\",\"workers\":1}");
+	assert_int_equal(s.cases[0].p.vma, WL_VMA_PER_ROUND);
+	assert_int_equal(s.cases[0].p.rounds, 0);
+	assert_int_equal(s.cases[0].p.size, 2u << 20);
+	assert_int_equal(s.cases[0].p.workers, 1);
+	assert_string_equal(json_string_value(json_object_get(s.cases[0].params, "vma")), "per-round");
+	spec_release(&s);
+
+	/* given values win; rounds may use every page of size, not one more */
+	snprintf(json, sizeof(json), "{\"workload\":\"fault-write\",\"size\":%llu,\"rounds\":512,"
+		 "\"workers\":1}", (unsigned long long)(512 * pg));
+	parse_ok(&s, json);
+	assert_int_equal(s.cases[0].p.size, 512 * pg);
+	assert_int_equal(s.cases[0].p.rounds, 512);
+	assert_int_equal(s.cases[0].p.workers, 1);
+	spec_release(&s);
+	snprintf(json, sizeof(json), "{\"workload\":\"fault-write\",\"size\":%llu,\"rounds\":513}",
+		 (unsigned long long)(512 * pg));
+	expect_error(json, "rounds: 513 rounds need as many untouched pages", "holds 512 pages");
+	parse_ok(&s, "{\"workload\":\"fault-write\",\"rounds\":100}");
+	assert_int_equal(s.cases[0].p.size, 100 * pg);
+	spec_release(&s);
+
+	/* both shapes as a matrix */
+	parse_ok(&s, "{\"workload\":\"fault-write\",\"vma\":[\"one\",\"per-round\"],\"workers\":2}");
+	assert_int_equal(s.ncases, 2);
+	assert_int_equal(s.cases[0].p.vma, WL_VMA_ONE);
+	assert_int_equal(s.cases[1].p.vma, WL_VMA_PER_ROUND);
+	assert_int_equal(s.cases[1].p.rounds, 0);
+	spec_release(&s);
+	/* other workloads' params are not touched */
+	parse_ok(&s, "{\"workload\":\"mprotect\"}");
+	assert_null(json_object_get(s.cases[0].params, "workers"));
+	spec_release(&s);
+}
+
+static void test_fault_write_bad(void **state)
+{
+	(void)state;
+	expect_error("{\"workload\":\"fault-write\",\"vma\":\"two\"}", "vma: must be one or per-round");
+	expect_error("{\"workload\":\"fault-write\",\"vma\":[\"one\",1]}", "vma[1]: must be one or per-round");
+	expect_error("{\"workload\":\"mprotect\",\"vma\":\"one\"}", "vma: not a parameter of mprotect");
+	/* the default rounds do not fit a small vma: say which field */
+	expect_error("{\"workload\":\"fault-write\",\"size\":2097152}",
+		     "rounds: 4096 rounds need as many untouched pages", "size 2097152", "default 4096");
+	expect_error("{\"workload\":\"fault-write\",\"size\":2097152,\"rounds\":100000}",
+		     "rounds: 100000 rounds need");
+	expect_error("{\"workload\":\"fault-write\",\"rounds\":0}", "rounds: must be at least 1 with vma one");
+	expect_error("{\"workload\":\"fault-write\",\"rounds\":1000000000000}", "rounds:");
+	/* the older shape has no page budget, but a floor on size */
+	expect_error("{\"workload\":\"fault-write\",\"vma\":\"per-round\",\"size\":4095}", "size:");
+}
+
+static void test_fault_write_pages(void **state)
+{
+	static const uint64_t sizes[] = { 1, 2, 3, 7, 512, 1000, 4096, 65537 };
+	unsigned char *seen;
+	size_t k;
+	uint64_t r, same = 0;
+
+	(void)state;
+	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
+		uint64_t n = sizes[k];
+
+		seen = calloc(n, 1);
+		assert_non_null(seen);
+		for (r = 0; r < n; r++) {
+			uint64_t page = fault_write_page(r, n, 0x1234 + k);
+
+			if (page >= n || seen[page])
+				fail_msg("npages %llu: round %llu gives page %llu, %s",
+					 (unsigned long long)n, (unsigned long long)r, (unsigned long long)page,
+					 page >= n ? "out of range" : "already written");
+			seen[page] = 1;
+		}
+		free(seen);
+	}
+	/* not the identity, and the seed changes the order */
+	for (r = 0; r < 1000; r++)
+		same += fault_write_page(r, 1000, 1) == r;
+	assert_true(same < 100);
+	same = 0;
+	for (r = 0; r < 1000; r++)
+		same += fault_write_page(r, 1000, 1) == fault_write_page(r, 1000, 2);
+	assert_true(same < 100);
+}
+
 static void test_bad_workload(void **state)
 {
 	(void)state;
@@ -592,6 +714,9 @@ int main(void)
 		cmocka_unit_test(test_grid),
 		cmocka_unit_test(test_neighbour),
 		cmocka_unit_test(test_exec),
+		cmocka_unit_test(test_fault_write_shapes),
+		cmocka_unit_test(test_fault_write_bad),
+		cmocka_unit_test(test_fault_write_pages),
 		cmocka_unit_test(test_bad_workload),
 		cmocka_unit_test(test_bad_workers),
 		cmocka_unit_test(test_bad_numbers),
