@@ -366,6 +366,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	struct exec_result res;
 	enum boot_outcome_kind k = BOOT_OK;
 	double until;
+	char probe_note[96] = "";	/* console is re-read while waiting: kept apart */
 	int kvm, w;
 
 	if (!s)
@@ -421,7 +422,8 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		strbuf_reset(message);
 		accel_remember(m->name, 0);
 		kvm = 0;
-		strbuf_addf(console, "\n[tlblab: KVM did not boot within %.0f s; using TCG]\n", KVM_PROBE_TIMEOUT);
+		snprintf(probe_note, sizeof(probe_note), "[tlblab: KVM did not boot within %.0f s; using TCG]\n",
+			 KVM_PROBE_TIMEOUT);
 	}
 	if (vm_start(s, kernel.buf, cmdline.buf, kvm, message) < 0) {
 		k = BOOT_INFRA;
@@ -450,9 +452,10 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 ready:
 	(void)0;
 	{
-		char line[96];
+		char line[200];
 
-		snprintf(line, sizeof(line), "\n[tlblab: booted under %s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
+		snprintf(line, sizeof(line), "\n%s[tlblab: booted under %s]\n", probe_note,
+			 kvm ? "KVM" : "TCG (multi-threaded)");
 		strbuf_addstr(console, line);
 	}
 	vm_pin(s, console);
@@ -480,6 +483,8 @@ fail:
 	if (s->t) {
 		strbuf_reset(console);
 		read_console(s, console);
+		if (probe_note[0])
+			strbuf_addf(console, "\n%s", probe_note);
 		vm_kill(s);
 		transport_free(s->t);
 	}
