@@ -973,10 +973,37 @@ static int by_abs_delta(const void *x, const void *y)
 	return strcmp(getstr(a, "symbol"), getstr(b, "symbol"));
 }
 
+/*
+ * Why there is no diff: the sides without a profile, with what the agent
+ * said (a run's "unavailable" profile reason, kept in the document's
+ * "unavailable" object like any metric's), or how to ask for one.
+ */
+static json_t *profile_missing(const struct side *b, const struct side *p)
+{
+	struct strbuf why = STRBUF_INIT;
+	const struct side *sides[2] = { b, p };
+	json_t *out;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *reason;
+
+		if (!sides[i])
+			continue;
+		reason = getstr(json_object_get(sides[i]->doc, "unavailable"), "profile");
+		strbuf_addf(&why, "%sno profile on %s: %s", why.len ? "; " : "", sides[i]->name,
+			    reason ? reason : "none was taken (a suite asks for one with monitors: [..., profile] "
+			    "or profile: true)");
+	}
+	out = json_string(why.buf);
+	strbuf_release(&why);
+	return out;
+}
+
 static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 {
 	json_t *sum_b = json_object(), *sum_p = json_object(), *kernel = json_object();
-	json_t *syms = json_array(), *v;
+	json_t *syms = json_array(), *v, *out;
 	size_t nb = profile_sum(sb, sum_b, kernel), np = profile_sum(sp, sum_p, kernel);
 	const char *name;
 	int pass;
@@ -1001,8 +1028,11 @@ static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 	json_decref(sum_b);
 	json_decref(sum_p);
 	json_decref(kernel);
-	return json_pack("{s:{s:I,s:I},s:o}", "profiles", "base", (json_int_t)nb, "patched", (json_int_t)np,
-			 "symbols", syms);
+	out = json_pack("{s:{s:I,s:I},s:o}", "profiles", "base", (json_int_t)nb, "patched", (json_int_t)np,
+			"symbols", syms);
+	if (!nb || !np)
+		json_object_set_new(out, "reason", profile_missing(!nb ? sb : NULL, !np ? sp : NULL));
+	return out;
 }
 
 /* ---- the whole ---- */
