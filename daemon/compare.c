@@ -1000,6 +1000,26 @@ static json_t *profile_missing(const struct side *b, const struct side *p)
 	return out;
 }
 
+/* What the side's profiles say they cannot see (their "blind_spot"), or NULL. */
+static const char *profile_blind_spot(const struct side *s)
+{
+	const json_t *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(s->doc, "profiles"), i, p) {
+		const char *b = getstr(json_object_get(p, "profile"), "blind_spot");
+		long long id;
+		char idbuf[32];
+
+		if (!b || getint(p, "run", &id) < 0)
+			continue;
+		snprintf(idbuf, sizeof(idbuf), "%lld", id);
+		if (json_object_get(s->runs, idbuf))
+			return b;
+	}
+	return NULL;
+}
+
 static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 {
 	json_t *sum_b = json_object(), *sum_p = json_object(), *kernel = json_object();
@@ -1032,6 +1052,9 @@ static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 			"symbols", syms);
 	if (!nb || !np)
 		json_object_set_new(out, "reason", profile_missing(!nb ? sb : NULL, !np ? sp : NULL));
+	/* a symbol missing from both sides may be one the profiler cannot see */
+	if (profile_blind_spot(sb) || profile_blind_spot(sp))
+		json_object_set_new(out, "blind_spot", json_string(profile_blind_spot(sb) ?: profile_blind_spot(sp)));
 	return out;
 }
 

@@ -29,7 +29,9 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	fail "qemu-system-x86_64 is installed" "apt-get install qemu-system-x86"
 	exit 0
 fi
-if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_KALLSYMS=y); then
+# what the profile needs: perf events, kernel symbols, and eventfd (perf
+# record's wakeup; the agent's own window waiter too)
+if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_KALLSYMS=y CONFIG_EVENTFD=y); then
 	fail "a lab kernel is built" "$(tail -n 5 "$TMP/build.log")"
 	exit 0
 fi
@@ -115,7 +117,9 @@ for i, arg in enumerate(runs, 1):
     errors = [o.get("message") for o in lines if o.get("type") == "error"]
     result = [o for o in lines if o.get("type") == "result"]
     if rc != "0":
-        problems.append("run %d: exit %s: %s %s" % (i, rc, errors[:2], open(err).read()[-300:]))
+        # ssh exits 255 when the remote command died of a signal
+        problems.append("run %d: exit %s%s: %s %s" % (i, rc, " (killed by a signal, or ssh failed)" if rc == "255"
+                        else "", errors[:2], open(err).read()[-300:]))
     if not result or result[-1].get("status") != "ok":
         problems.append("run %d: result %s" % (i, result[-1].get("status") if result else "missing"))
     measured = [o for o in lines if o.get("type") == "iteration" and not o.get("warmup")]

@@ -493,6 +493,7 @@ static void test_profile_diff(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(c, "profile_diff"),
 								   "profiles"), "base")), 1);
 	assert_null(json_object_get(json_object_get(c, "profile_diff"), "reason"));
+	assert_null(json_object_get(json_object_get(c, "profile_diff"), "blind_spot"));
 	json_decref(b);
 	json_decref(p);
 	json_decref(c);
@@ -511,6 +512,8 @@ static void test_profile_diff_missing(void **state)
 	r = add_run(b, NULL, 0, 0, "tcp-rr", "{}", "b0", 0);
 	add_metric(b, r, "tcp-rr.trans_per_sec", 1, "higher");
 	add_profile(b, r, syms, self, 1);
+	json_object_set_new(json_object_get(json_array_get(json_object_get(b, "profiles"), 0), "profile"),
+			    "blind_spot", json_string("code run with interrupts off"));
 	r = add_run(p, NULL, 0, 0, "tcp-rr", "{}", "p0", 0);
 	add_metric(p, r, "tcp-rr.trans_per_sec", 1, "higher");
 	json_object_set_new(p, "unavailable", json_pack("{s:s}", "profile", "perf record failed (exit 255): "
@@ -521,6 +524,9 @@ static void test_profile_diff_missing(void **state)
 	assert_non_null(strstr(why, "no profile on patched: perf record failed (exit 255)"));
 	assert_null(strstr(why, "on base"));
 	assert_int_equal(json_array_size(json_object_get(json_object_get(c, "profile_diff"), "symbols")), 0);
+	/* and what the profiler cannot see, as the agent said */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "profile_diff"), "blind_spot")),
+			    "code run with interrupts off");
 	json_decref(c);
 	/* neither side: both named, with how to ask for a profile */
 	json_array_clear(json_object_get(b, "profiles"));
