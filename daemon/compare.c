@@ -975,8 +975,8 @@ static int by_abs_delta(const void *x, const void *y)
 
 /*
  * Why there is no diff: the sides without a profile, with what the agent
- * said (a run's "unavailable" profile reason, kept in the document's
- * "unavailable" object like any metric's), or how to ask for one.
+ * said (a run's "unavailable" profile reason, stored like any metric's), or
+ * how to ask for one.
  */
 static json_t *profile_missing(const struct side *b, const struct side *p)
 {
@@ -990,7 +990,7 @@ static json_t *profile_missing(const struct side *b, const struct side *p)
 
 		if (!sides[i])
 			continue;
-		reason = getstr(json_object_get(sides[i]->doc, "unavailable"), "profile");
+		reason = side_unavailable(sides[i], "profile");
 		strbuf_addf(&why, "%sno profile on %s: %s", why.len ? "; " : "", sides[i]->name,
 			    reason ? reason : "none was taken (a suite asks for one with monitors: [..., profile] "
 			    "or profile: true)");
