@@ -37,25 +37,20 @@ machines:
 EOC
 }
 
-# qemu_boot_build: compiles tests/tools/qemu-boot.c with the daemon's modules
-# into $TMP/qemu-boot: it boots a machine with the lab's own boot code
+# qemu_boot_build: makes $BUILD/tests/qemu-boot (tests/tools/qemu-boot.c
+# with the daemon's modules: it boots a machine with the lab's own boot code)
+# unless make test, check or bench did; QEMU_BOOT is its path
 qemu_boot_build() {
-	_srcs=
-	for _f in "$TOP"/daemon/*.c; do
-		case "${_f##*/}" in tlblabd.c | tlblab.c | client*.c) ;; *) _srcs="$_srcs $_f" ;; esac
-	done
-	# shellcheck disable=SC2086
-	${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -iquote "$TOP/daemon" "$TOP/tests/tools/qemu-boot.c" $_srcs \
-		"$BUILD/gen/migrations.c" -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm \
-		-o "$TMP/qemu-boot" >"$TMP/qemu-boot.cc" 2>&1
+	QEMU_BOOT=$BUILD/tests/qemu-boot
+	make --no-print-directory -C "$TOP" BUILD="${BUILD#"$TOP"/}" "${QEMU_BOOT#"$TOP"/}" >"$TMP/qemu-boot.cc" 2>&1
 }
 
-# qemu_boot_start CONFIG [auto|on|off]: starts $TMP/qemu-boot for $MACHINE
+# qemu_boot_start CONFIG [auto|on|off]: starts qemu-boot for $MACHINE
 # of CONFIG (pinning as the config says, or as given), commands from fd 8
 qemu_boot_start() {
 	rm -f "$TMP/qemu-boot.in"
 	mkfifo "$TMP/qemu-boot.in"
-	"$TMP/qemu-boot" "$1" "$MACHINE" ${2:+"$2"} <"$TMP/qemu-boot.in" >"$TMP/qemu-boot.out" 2>&1 &
+	"$QEMU_BOOT" "$1" "$MACHINE" ${2:+"$2"} <"$TMP/qemu-boot.in" >"$TMP/qemu-boot.out" 2>&1 &
 	QEMU_BOOT_PID=$!
 	exec 8>"$TMP/qemu-boot.in"
 }
