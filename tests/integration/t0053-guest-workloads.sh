@@ -161,8 +161,9 @@ run_case "mprotect threads,processes x2 (suites tlb, quick; README)" mprotect.op
 # the suite's workers 1,2 and the README's 1,2,4 at 8M (mremap's default size)
 run_case "mremap workers 1,2,4 (suite tlb; README)" mremap.moves_per_sec \
 	"{\"workload\": \"mremap\", \"workers\": [1, 2, 4], $T}"
-run_case "fault-write workers 1,2" fault-write.writes_per_sec \
-	"{\"workload\": \"fault-write\", \"workers\": [1, 2], $T}"
+# a fixed number of rounds ends the window (duration is the cap): total_sec
+run_case "fault-write workers 1,2, 512 rounds" fault-write.total_sec \
+	'{"workload": "fault-write", "workers": [1, 2], "rounds": 512, "duration": 10, "iterations": 1}'
 run_case "tcp-rr threads,processes workers 1,2 request 300 (README)" tcp-rr.trans_per_sec \
 	"{\"workload\": \"tcp-rr\", \"mode\": [\"threads\", \"processes\"], \"workers\": [1, 2], \"request_size\": 300, $T}"
 run_case "stencil grid S with an mprotect:2:threads neighbour (README)" stencil.mflops \
