@@ -76,9 +76,16 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS) $(DAEMON
 # and test_client the client's modules too (all but its main)
 $(BUILD)/tests/test_client: $(call obj,$(wildcard daemon/client*.c))
 
+# tools of the tests and benches that link the daemon's modules: qemu-boot
+# boots a lab machine with the daemon's own boot code (tests/guest.sh)
+TEST_TOOLS = $(BUILD)/tests/qemu-boot
+$(BUILD)/tests/qemu-boot: tests/tools/qemu-boot.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS))
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
+
 test:
 	@sh tests/deps.sh test
-	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS)
+	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # warnings are errors, and the whole suite runs under ASan and UBSan
@@ -88,12 +95,12 @@ check:
 	@$(MAKE) --no-print-directory BUILD=build/check WERROR=-Werror STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS))
+		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS))
 	@BUILD=build/check ASAN_OPTIONS=detect_leaks=1 sh tests/run.sh
 
 bench:
 	@sh tests/deps.sh bench
-	@$(MAKE) --no-print-directory $(BINARIES)
+	@$(MAKE) --no-print-directory $(BINARIES) $(TEST_TOOLS)
 	@BUILD=$(BUILD) sh tests/bench/run.sh
 
 demo:

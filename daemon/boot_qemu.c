@@ -10,6 +10,17 @@
  * right after the firmware, so the first boot on each machine probes KVM
  * with a short timeout and falls back to multi-threaded TCG; the choice is
  * remembered for the daemon's lifetime and logged with every boot.
+ *
+ * vCPU pinning: the guest's vCPUs are threads of QEMU that the host
+ * scheduler moves between its CPUs and shares with QEMU's own threads and
+ * everything else running there; on a small host that migration shows up as
+ * boot-to-boot noise in the measured figures. Once the guest is up each vCPU
+ * thread is bound to a host CPU of its own (and QEMU's other threads to the
+ * CPUs left over, if any), through the machine's host like everything else
+ * here, so it works for a VM host reached over SSH too. The vCPU threads are
+ * found by name (-name debug-threads=on names them "CPU <n>/TCG" or
+ * "CPU <n>/KVM"), which needs no QMP client on the host; taskset binds them.
+ * What was done, or why nothing was, goes into the boot log.
  */
 #include "boot.h"
 
@@ -27,6 +38,20 @@
 #define BOOT_TIMEOUT 240.0
 #define KVM_PROBE_TIMEOUT 20.0
 #define CONSOLE_MAX (8u << 20)
+#define PIN_MAX_CPUS 1024
+#define PIN_MAX_THREADS 256
+
+/*
+ * Prints QEMU's allowed host CPUs ("Cpus_allowed_list: 0-3"), then one
+ * "TID NAME" line per thread. A fixed script: the pidfile path is its only
+ * argument and never part of the script text.
+ */
+static const char pin_script[] =
+	"pid=$(cat \"$1\") || exit 1\n"
+	"grep '^Cpus_allowed_list:' \"/proc/$pid/status\" || exit 1\n"
+	"for t in /proc/$pid/task/*; do\n"
+	"\tprintf '%s %s\\n' \"${t##*/}\" \"$(cat \"$t/comm\" 2>/dev/null)\"\n"
+	"done\n";
 
 struct boot_session {
 	struct transport *t;
@@ -119,7 +144,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 		    struct strbuf *message)
 {
 	const struct cfg_qemu *q = s->m->qemu;
-	char mem[16], smp[16], serial[1200], pidarg[1100];
+	char mem[16], smp[16], serial[1200], pidarg[1100], name[96];
 	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT;
 	const char *rm[] = { "rm", "-f", s->console, NULL };
 	struct exec_result res;
@@ -129,10 +154,12 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(smp, sizeof(smp), "%d", s->m->cpus > 0 ? s->m->cpus : 2);
 	snprintf(serial, sizeof(serial), "file:%s", s->console);
 	snprintf(pidarg, sizeof(pidarg), "%s", s->pidfile);
+	/* debug-threads names the vCPU threads, which is how vm_pin finds them */
+	snprintf(name, sizeof(name), "guest=%s,debug-threads=on", s->m->name);
 	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
 	{
 		const char *argv[] = {
-			q->binary, "-machine", "q35", "-accel", kvm ? "kvm" : "tcg,thread=multi",
+			q->binary, "-name", name, "-machine", "q35", "-accel", kvm ? "kvm" : "tcg,thread=multi",
 			"-cpu", kvm ? "qemu64" : "max", "-smp", smp, "-m", mem,
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
@@ -176,6 +203,159 @@ static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *
 	}
 }
 
+/* Parses a kernel CPU list ("0-3,8,10-11") into cpus (ascending, at most
+ * max); returns how many, or -1 when it is not one. */
+static int parse_cpu_list(const char *s, int *cpus, int max)
+{
+	int n = 0;
+
+	while (*s && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b;
+
+		if (end == s || a < 0 || a >= PIN_MAX_CPUS)
+			return -1;
+		b = a;
+		s = end;
+		if (*s == '-') {
+			b = strtol(s + 1, &end, 10);
+			if (end == s + 1 || b < a || b >= PIN_MAX_CPUS)
+				return -1;
+			s = end;
+		}
+		for (; a <= b && n < max; a++)
+			cpus[n++] = (int)a;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -1;
+	}
+	return n;
+}
+
+/* taskset -p -c LIST TID on the VM's host; 0 when it took. */
+static int pin_thread(struct boot_session *s, long tid, const char *list, struct strbuf *err)
+{
+	char tidbuf[24];
+	const char *argv[] = { "taskset", "-p", "-c", list, tidbuf, NULL };
+	struct exec_result res;
+	int r;
+
+	snprintf(tidbuf, sizeof(tidbuf), "%ld", tid);
+	exec_result_init(&res);
+	r = run_simple(s->t, argv, 10, &res, err);
+	if (r == 0 && res.status != 0) {
+		strbuf_trim(&res.err);
+		strbuf_addf(err, "taskset -p -c %s %ld: exit %d: %.200s", list, tid, res.status, res.err.buf);
+		r = -1;
+	}
+	exec_result_release(&res);
+	return r;
+}
+
+/*
+ * Pins the running VM's vCPU threads, vCPU n to the n-th host CPU QEMU may
+ * use, and QEMU's other threads to the host CPUs no vCPU got, if any. Appends
+ * one "[tlblab: ...]" line to console saying what was done or why not.
+ */
+static void vm_pin(struct boot_session *s, struct strbuf *console)
+{
+	const char *argv[] = { "sh", "-c", pin_script, "sh", s->pidfile, NULL };
+	enum qemu_pin mode = s->m->qemu->pin_vcpus;
+	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT, spare = STRBUF_INIT;
+	struct exec_result res;
+	long tid[PIN_MAX_THREADS];
+	int vcpu[PIN_MAX_THREADS], cpus[PIN_MAX_CPUS];
+	int ncpus = 0, nthreads = 0, nvcpus = 0, i, failed = 0;
+	const char *line;
+
+	exec_result_init(&res);
+	if (mode == QEMU_PIN_OFF) {
+		strbuf_addstr(&note, "vCPU threads not pinned (pin_vcpus: off)");
+		goto out;
+	}
+	if (run_simple(s->t, argv, 20, &res, &err) < 0 || res.status != 0) {
+		strbuf_trim(&res.err);
+		strbuf_addf(&note, "vCPU threads not pinned: cannot list QEMU's threads: %s%.200s", err.buf,
+			    res.err.buf);
+		goto out;
+	}
+	for (line = res.out.buf; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+		const char *name;
+		char *end;
+		long t, n;
+
+		if (!strncmp(line, "Cpus_allowed_list:", 18)) {
+			ncpus = parse_cpu_list(line + 18 + strspn(line + 18, " \t"), cpus, PIN_MAX_CPUS);
+			continue;
+		}
+		t = strtol(line, &end, 10);
+		if (end == line || *end != ' ' || nthreads >= PIN_MAX_THREADS)
+			continue;
+		name = end + 1;
+		vcpu[nthreads] = -1;
+		/* "CPU 1/TCG" */
+		if (!strncmp(name, "CPU ", 4)) {
+			n = strtol(name + 4, &end, 10);
+			if (end != name + 4 && *end == '/' && n >= 0 && n < PIN_MAX_THREADS) {
+				vcpu[nthreads] = (int)n;
+				nvcpus++;
+			}
+		}
+		tid[nthreads++] = t;
+	}
+	if (ncpus <= 0)
+		strbuf_addstr(&note, "vCPU threads not pinned: QEMU's allowed host CPUs are unknown");
+	else if (!nvcpus)
+		strbuf_addstr(&note, "vCPU threads not pinned: no thread of QEMU is named as a vCPU");
+	else if (mode == QEMU_PIN_AUTO && ncpus < nvcpus)
+		strbuf_addf(&note, "vCPU threads not pinned: the host has %d CPUs for %d vCPUs "
+			    "(pin_vcpus: on pins them anyway)", ncpus, nvcpus);
+	if (note.len)
+		goto out;
+	for (i = nvcpus; i < ncpus; i++)
+		strbuf_addf(&spare, "%s%d", spare.len ? "," : "", cpus[i]);
+	strbuf_addstr(&note, "vCPU threads pinned:");
+	for (i = 0; i < nthreads; i++) {
+		char list[16];
+
+		if (vcpu[i] < 0)
+			continue;
+		snprintf(list, sizeof(list), "%d", cpus[vcpu[i] % ncpus]);
+		strbuf_reset(&err);
+		if (pin_thread(s, tid[i], list, &err) < 0) {
+			strbuf_addf(&note, " vCPU %d (thread %ld) failed: %s;", vcpu[i], tid[i], err.buf);
+			failed++;
+		} else {
+			strbuf_addf(&note, " vCPU %d (thread %ld) -> host CPU %s;", vcpu[i], tid[i], list);
+		}
+	}
+	if (spare.len) {
+		int moved = 0;
+
+		for (i = 0; i < nthreads; i++) {
+			strbuf_reset(&err);
+			if (vcpu[i] < 0 && pin_thread(s, tid[i], spare.buf, &err) == 0)
+				moved++;
+		}
+		strbuf_addf(&note, " %d other QEMU threads -> host CPUs %s", moved, spare.buf);
+	} else {
+		strbuf_addf(&note, " QEMU's %d other threads unpinned (no host CPU left over)",
+			    nthreads - nvcpus);
+	}
+	if (failed)
+		strbuf_addf(&note, " (%d vCPUs could not be pinned)", failed);
+out:
+	strbuf_trim(&note);
+	if (note.len && note.buf[note.len - 1] == ';')
+		strbuf_setlen(&note, note.len - 1);
+	strbuf_addf(console, "[tlblab: %s]\n", note.buf);
+	exec_result_release(&res);
+	strbuf_release(&err);
+	strbuf_release(&note);
+	strbuf_release(&spare);
+}
+
 static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char *kernel_path,
 					 const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
 					 struct boot_session **ret, struct cfg_machine *guest,
@@ -186,6 +366,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	struct exec_result res;
 	enum boot_outcome_kind k = BOOT_OK;
 	double until;
+	char probe_note[96] = "";	/* console is re-read while waiting: kept apart */
 	int kvm, w;
 
 	if (!s)
@@ -241,7 +422,8 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		strbuf_reset(message);
 		accel_remember(m->name, 0);
 		kvm = 0;
-		strbuf_addf(console, "\n[tlblab: KVM did not boot within %.0f s; using TCG]\n", KVM_PROBE_TIMEOUT);
+		snprintf(probe_note, sizeof(probe_note), "[tlblab: KVM did not boot within %.0f s; using TCG]\n",
+			 KVM_PROBE_TIMEOUT);
 	}
 	if (vm_start(s, kernel.buf, cmdline.buf, kvm, message) < 0) {
 		k = BOOT_INFRA;
@@ -270,11 +452,13 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 ready:
 	(void)0;
 	{
-		char line[96];
+		char line[200];
 
-		snprintf(line, sizeof(line), "\n[tlblab: booted under %s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
+		snprintf(line, sizeof(line), "\n%s[tlblab: booted under %s]\n", probe_note,
+			 kvm ? "KVM" : "TCG (multi-threaded)");
 		strbuf_addstr(console, line);
 	}
+	vm_pin(s, console);
 	snprintf(s->host, sizeof(s->host), "%s", m->qemu->guest_host);
 	snprintf(s->identity, sizeof(s->identity), "%s", m->qemu->identity);
 	snprintf(s->known_hosts, sizeof(s->known_hosts), "%s", m->qemu->known_hosts ? m->qemu->known_hosts : "");
@@ -299,6 +483,8 @@ fail:
 	if (s->t) {
 		strbuf_reset(console);
 		read_console(s, console);
+		if (probe_note[0])
+			strbuf_addf(console, "\n%s", probe_note);
 		vm_kill(s);
 		transport_free(s->t);
 	}

@@ -973,10 +973,57 @@ static int by_abs_delta(const void *x, const void *y)
 	return strcmp(getstr(a, "symbol"), getstr(b, "symbol"));
 }
 
+/*
+ * Why there is no diff: the sides without a profile, with what the agent
+ * said (a run's "unavailable" profile reason, stored like any metric's), or
+ * how to ask for one.
+ */
+static json_t *profile_missing(const struct side *b, const struct side *p)
+{
+	struct strbuf why = STRBUF_INIT;
+	const struct side *sides[2] = { b, p };
+	json_t *out;
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const char *reason;
+
+		if (!sides[i])
+			continue;
+		reason = side_unavailable(sides[i], "profile");
+		strbuf_addf(&why, "%sno profile on %s: %s", why.len ? "; " : "", sides[i]->name,
+			    reason ? reason : "none was taken (a suite asks for one with monitors: [..., profile] "
+			    "or profile: true)");
+	}
+	out = json_string(why.buf);
+	strbuf_release(&why);
+	return out;
+}
+
+/* What the side's profiles say they cannot see (their "blind_spot"), or NULL. */
+static const char *profile_blind_spot(const struct side *s)
+{
+	const json_t *p;
+	size_t i;
+
+	json_array_foreach(json_object_get(s->doc, "profiles"), i, p) {
+		const char *b = getstr(json_object_get(p, "profile"), "blind_spot");
+		long long id;
+		char idbuf[32];
+
+		if (!b || getint(p, "run", &id) < 0)
+			continue;
+		snprintf(idbuf, sizeof(idbuf), "%lld", id);
+		if (json_object_get(s->runs, idbuf))
+			return b;
+	}
+	return NULL;
+}
+
 static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 {
 	json_t *sum_b = json_object(), *sum_p = json_object(), *kernel = json_object();
-	json_t *syms = json_array(), *v;
+	json_t *syms = json_array(), *v, *out;
 	size_t nb = profile_sum(sb, sum_b, kernel), np = profile_sum(sp, sum_p, kernel);
 	const char *name;
 	int pass;
@@ -1001,8 +1048,14 @@ static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 	json_decref(sum_b);
 	json_decref(sum_p);
 	json_decref(kernel);
-	return json_pack("{s:{s:I,s:I},s:o}", "profiles", "base", (json_int_t)nb, "patched", (json_int_t)np,
-			 "symbols", syms);
+	out = json_pack("{s:{s:I,s:I},s:o}", "profiles", "base", (json_int_t)nb, "patched", (json_int_t)np,
+			"symbols", syms);
+	if (!nb || !np)
+		json_object_set_new(out, "reason", profile_missing(!nb ? sb : NULL, !np ? sp : NULL));
+	/* a symbol missing from both sides may be one the profiler cannot see */
+	if (profile_blind_spot(sb) || profile_blind_spot(sp))
+		json_object_set_new(out, "blind_spot", json_string(profile_blind_spot(sb) ?: profile_blind_spot(sp)));
+	return out;
 }
 
 /* ---- the whole ---- */

@@ -52,6 +52,8 @@
  *         host_key: SHA256:...          # the guests' host key (pinned), or
  *         known_hosts: /path            #   a known_hosts file
  *         append: "mitigations=off"     # extra kernel command line, optional
+ *         pin_vcpus: auto               # auto | on | off: each vCPU thread on its own
+ *                                       # host CPU (auto: when the host has enough)
  *       kexec:                          # boot: kexec only, optional
  *         append: "console=ttyS0"       # replaces the running command line
  *         initrd: /boot/initrd.img      # on the machine, optional: kexec --initrd
@@ -124,6 +126,15 @@ struct cfg_endpoint {
 	char *host_key;		/* pinned "SHA256:..." fingerprint (ssh), or NULL */
 };
 
+/* Whether the boot pins each vCPU thread to a host CPU of its own. auto:
+ * when the host has at least as many CPUs as the guest has vCPUs. */
+enum qemu_pin {
+	QEMU_PIN_AUTO,
+	QEMU_PIN_ON,
+	QEMU_PIN_OFF,
+	QEMU_PIN_MAX
+};
+
 /* A QEMU lab machine: the VM runs on the machine's host (ep); the daemon
  * reaches the guest by SSH at guest_host:ssh_port. */
 struct cfg_qemu {
@@ -137,6 +148,7 @@ struct cfg_qemu {
 	char *host_key;		/* pinned SHA256 fingerprint, or */
 	char *known_hosts;	/* a known_hosts file; one of the two required */
 	char *append;		/* extra command line, or NULL */
+	enum qemu_pin pin_vcpus;	/* default QEMU_PIN_AUTO */
 };
 
 struct cfg_kexec {

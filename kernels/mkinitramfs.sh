@@ -1,10 +1,11 @@
 #!/bin/sh
 # Builds the initramfs of the QEMU lab machines: busybox-static, OpenSSH's
-# sshd with the libraries it links, tlblab-agent, perf and kexec-tools' kexec
-# when the host has them (a guest can then stand in for a `boot: kexec` real
-# machine), GRUB's grub-reboot and grub-editenv likewise (for `boot: reboot`),
-# and an init that brings up networking (QEMU user networking, 10.0.2.15)
-# and sshd, then says "tlblab-guest: ready" on the console.
+# sshd with the libraries it links, tlblab-agent, perf, stress-ng (for the
+# exec workload) and kexec-tools' kexec when the host has them (a guest can
+# then stand in for a `boot: kexec` real machine), GRUB's grub-reboot and
+# grub-editenv likewise (for `boot: reboot`), and an init that brings up
+# networking (QEMU user networking, 10.0.2.15) and sshd, then says
+# "tlblab-guest: ready" on the console.
 #
 # The lab's keys live in OUT and are made once: lab_key (root's key for the
 # guests, the daemon logs in with it) and host_key (the guests' host key;
@@ -14,6 +15,10 @@
 #
 # usage: mkinitramfs.sh OUT AGENT   -> OUT/initramfs.cpio (uncompressed: under
 #                                      TCG the kernel unpacks it fastest)
+#
+# OUT is shared (the lab and the guest tests use /var/cache/tlblab/guest), and
+# two builds may run at once: every file is written under a name of its own
+# and renamed into place, so a reader sees the old file or the new one.
 set -eu
 out=${1:?usage: mkinitramfs.sh OUT AGENT}
 agent=${2:?usage: mkinitramfs.sh OUT AGENT}
@@ -25,14 +30,18 @@ done
 mkdir -p "$out"
 [ -f "$out/lab_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-lab -f "$out/lab_key" </dev/null
 [ -f "$out/host_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-guest -f "$out/host_key" </dev/null
-ssh-keygen -l -E sha256 -f "$out/host_key.pub" | awk '{print $2}' >"$out/host_key.fingerprint"
+root=$(mktemp -d "$out/root.XXXXXX")
+tmp=$(mktemp "$out/tmp.XXXXXX")
+trap 'rm -rf "$root" "$tmp"' EXIT
+ssh-keygen -l -E sha256 -f "$out/host_key.pub" | awk '{print $2}' >"$tmp"
+chmod 644 "$tmp"
+mv "$tmp" "$out/host_key.fingerprint"
 # guests are reached through forwarded ports 10022..10029 on loopback
 for port in 10022 10023 10024 10025 10026 10027 10028 10029; do
 	echo "[127.0.0.1]:$port $(cut -d' ' -f1-2 "$out/host_key.pub")"
-done >"$out/known_hosts"
-
-root=$(mktemp -d "$out/root.XXXXXX")
-trap 'rm -rf "$root"' EXIT
+done >"$tmp"
+chmod 644 "$tmp"
+mv "$tmp" "$out/known_hosts"
 mkdir -p "$root/bin" "$root/sbin" "$root/usr/bin" "$root/usr/sbin" "$root/etc/ssh" "$root/root/.ssh" \
 	"$root/proc" "$root/sys" "$root/dev" "$root/tmp" "$root/run" "$root/var/empty" "$root/lib64"
 cp /bin/busybox "$root/bin/busybox"
@@ -53,6 +62,11 @@ copy_with_libs() {
 copy_with_libs /usr/sbin/sshd /usr/sbin/sshd
 if [ -x /usr/bin/perf ] && [ "${TLBLAB_GUEST_PERF:-1}" = 1 ]; then
 	copy_with_libs /usr/bin/perf /usr/bin/perf
+fi
+# stress-ng, which the exec workload runs (tlblab-agent run --workload exec
+# --parser stress-ng -- stress-ng --tlb-shootdown 2 ...)
+if [ -x /usr/bin/stress-ng ] && [ "${TLBLAB_GUEST_STRESS_NG:-1}" = 1 ]; then
+	copy_with_libs /usr/bin/stress-ng /usr/bin/stress-ng
 fi
 # kexec-tools (Debian: /sbin/kexec, which PATH may lack for non-root users)
 for kexec in /usr/sbin/kexec /sbin/kexec ""; do
@@ -96,6 +110,7 @@ PidFile /run/sshd.pid
 EOS
 cp "$here/guest-init" "$root/init"
 chmod 755 "$root/init"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$out/initramfs.cpio.tmp"
-mv "$out/initramfs.cpio.tmp" "$out/initramfs.cpio"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$tmp"
+chmod 644 "$tmp"
+mv "$tmp" "$out/initramfs.cpio"
 echo "mkinitramfs: $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), host key $(cat "$out/host_key.fingerprint")"

@@ -1,11 +1,88 @@
 # Shared by the tests whose lab machine is a QEMU guest started by the test
-# itself and reached over SSH (t0051 kexec, t0052 reboot). Source after
-# lib.sh and daemon.sh; set CACHE, GUEST_PORT, CLIENT and MACHINE first.
+# itself and reached over SSH (t0051 kexec, t0052 reboot, t0053 workloads,
+# bench b0006). Source after lib.sh (and daemon.sh for the job helpers); set
+# CACHE, GUEST_PORT, CLIENT and MACHINE first. GUEST_DIR, when set, is the
+# directory of the guests' initramfs and keys (default $CACHE/guest).
 
 # guest ARGS...: runs a command on the guest as root
 guest() {
-	ssh -i "$CACHE/guest/lab_key" -o UserKnownHostsFile="$CACHE/guest/known_hosts" -o StrictHostKeyChecking=yes \
-		-o BatchMode=yes -o ConnectTimeout=10 -p "$GUEST_PORT" root@127.0.0.1 "$@"
+	ssh -i "${GUEST_DIR:-$CACHE/guest}/lab_key" -o UserKnownHostsFile="${GUEST_DIR:-$CACHE/guest}/known_hosts" \
+		-o StrictHostKeyChecking=yes -o BatchMode=yes -o ConnectTimeout=10 -p "$GUEST_PORT" root@127.0.0.1 "$@"
+}
+
+# qemu_machine_yaml: a lab config whose one machine, $MACHINE, is a QEMU
+# guest like configs/local.yaml's qemu1 (2 vCPUs, 1024 MiB, accel auto), with
+# the initramfs and keys of ${GUEST_DIR:-$CACHE/guest}, SSH on $GUEST_PORT and
+# its VM's files in $TMP/vm/$MACHINE
+qemu_machine_yaml() {
+	_g=${GUEST_DIR:-$CACHE/guest}
+	cat <<EOC
+lab:
+  data_dir: $TMP/data
+machines:
+  - name: $MACHINE
+    transport: local
+    boot: qemu
+    arch: x86_64
+    cpus: 2
+    workdir: $TMP/vm
+    qemu:
+      memory: 1024
+      accel: auto
+      initrd: $_g/initramfs.cpio
+      guest_host: 127.0.0.1
+      ssh_port: $GUEST_PORT
+      identity: $_g/lab_key
+      known_hosts: $_g/known_hosts
+EOC
+}
+
+# qemu_boot_build: makes $BUILD/tests/qemu-boot (tests/tools/qemu-boot.c
+# with the daemon's modules: it boots a machine with the lab's own boot code)
+# unless make test, check or bench did; QEMU_BOOT is its path
+qemu_boot_build() {
+	QEMU_BOOT=$BUILD/tests/qemu-boot
+	make --no-print-directory -C "$TOP" BUILD="${BUILD#"$TOP"/}" "${QEMU_BOOT#"$TOP"/}" >"$TMP/qemu-boot.cc" 2>&1
+}
+
+# qemu_boot_start CONFIG [auto|on|off]: starts qemu-boot for $MACHINE
+# of CONFIG (pinning as the config says, or as given), commands from fd 8
+qemu_boot_start() {
+	rm -f "$TMP/qemu-boot.in"
+	mkfifo "$TMP/qemu-boot.in"
+	"$QEMU_BOOT" "$1" "$MACHINE" ${2:+"$2"} <"$TMP/qemu-boot.in" >"$TMP/qemu-boot.out" 2>&1 &
+	QEMU_BOOT_PID=$!
+	exec 8>"$TMP/qemu-boot.in"
+}
+
+# qemu_boot_cmd COMMAND: sends it to qemu-boot and waits for its answer (a
+# line "ready", "failed: ..." or "stopped"); what it printed meanwhile goes
+# to $TMP/boot.notes. Returns 0 when the answer is "ready" or "stopped".
+qemu_boot_cmd() {
+	_before=$(wc -l <"$TMP/qemu-boot.out")
+	echo "$1" >&8
+	_i=0
+	until sed -n "$((_before + 1)),\$p" "$TMP/qemu-boot.out" | grep -Eq '^(ready|failed|stopped)'; do
+		_i=$((_i + 1))
+		if [ $_i -gt 1200 ] || ! kill -0 "$QEMU_BOOT_PID" 2>/dev/null; then
+			echo "failed: qemu-boot did not answer '$1'" >>"$TMP/qemu-boot.out"
+			break
+		fi
+		sleep 0.5
+	done
+	sed -n "$((_before + 1)),\$p" "$TMP/qemu-boot.out" >"$TMP/boot.notes"
+	grep -Eqx 'ready|stopped' "$TMP/boot.notes"
+}
+
+# qemu_boot_end: stops the VM, if any, and qemu-boot (at the end of its
+# input); the VM is killed by its pidfile if qemu-boot could not
+qemu_boot_end() {
+	[ -n "${QEMU_BOOT_PID:-}" ] || return 0
+	exec 8>&-
+	wait "$QEMU_BOOT_PID" 2>/dev/null
+	QEMU_BOOT_PID=
+	[ -s "$TMP/vm/$MACHINE/qemu.pid" ] && pkill -F "$TMP/vm/$MACHINE/qemu.pid" qemu-system 2>/dev/null
+	return 0
 }
 
 # guest_prepare FILE: imports the tree and builds the initramfs; fails the

@@ -233,6 +233,19 @@ void profile_halt(struct profile *p)
 		kill(p->pid, SIGINT);
 }
 
+/*
+ * What the recording cannot show. cpu-clock samples from a timer interrupt,
+ * so code that runs with interrupts off is never where a sample lands: its
+ * time is counted where interrupts come back on. That is the context
+ * switch's core (switch_mm_irqs_off runs there; its time shows up in
+ * finish_task_switch). Only an NMI-driven hardware event sees it, which
+ * needs a PMU (none under QEMU TCG).
+ */
+static const char profile_blind_spot[] =
+	"cpu-clock samples from a timer interrupt: code run with interrupts off (the context switch's "
+	"switch_mm_irqs_off) is never sampled, its time is counted where interrupts come back on "
+	"(finish_task_switch)";
+
 json_t *profile_stop(struct profile *p, struct strbuf *err)
 {
 	struct strbuf out = STRBUF_INIT;
@@ -294,6 +307,8 @@ json_t *profile_stop(struct profile *p, struct strbuf *err)
 	json_object_set_new(res, "samples", json_integer(samples));
 	json_object_set_new(res, "symbols", symbols);
 	json_object_set_new(res, "folded", folded);
+	json_object_set_new(res, "event", json_string("cpu-clock"));
+	json_object_set_new(res, "blind_spot", json_string(profile_blind_spot));
 out:
 	strbuf_release(&out);
 	cleanup(p);

@@ -29,7 +29,8 @@ void profile_halt(struct profile *p);
 
 /*
  * Stops recording and summarises it as {"samples": N, "symbols": [{"symbol",
- * "self", "children"}], "folded": ["a;b;c COUNT", ...]}. Frees p (NULL is
+ * "self", "children"}], "folded": ["a;b;c COUNT", ...], "event": the perf
+ * event sampled, "blind_spot": what that event cannot see}. Frees p (NULL is
  * accepted). Returns NULL with err when perf failed.
  */
 json_t *profile_stop(struct profile *p, struct strbuf *err);

@@ -492,6 +492,50 @@ static void test_profile_diff(void **state)
 			    "clear_page_erms");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(c, "profile_diff"),
 								   "profiles"), "base")), 1);
+	assert_null(json_object_get(json_object_get(c, "profile_diff"), "reason"));
+	assert_null(json_object_get(json_object_get(c, "profile_diff"), "blind_spot"));
+	json_decref(b);
+	json_decref(p);
+	json_decref(c);
+}
+
+/* No profile on a side: the diff says which side, and the agent's reason */
+static void test_profile_diff_missing(void **state)
+{
+	static const char *const syms[] = { "switch_mm_irqs_off" };
+	const double self[] = { 3 };
+	json_t *b = doc_new(), *p = doc_new(), *c;
+	const char *why;
+	long long r;
+
+	(void)state;
+	r = add_run(b, NULL, 0, 0, "tcp-rr", "{}", "b0", 0);
+	add_metric(b, r, "tcp-rr.trans_per_sec", 1, "higher");
+	add_profile(b, r, syms, self, 1);
+	json_object_set_new(json_object_get(json_array_get(json_object_get(b, "profiles"), 0), "profile"),
+			    "blind_spot", json_string("code run with interrupts off"));
+	r = add_run(p, NULL, 0, 0, "tcp-rr", "{}", "p0", 0);
+	add_metric(p, r, "tcp-rr.trans_per_sec", 1, "higher");
+	json_object_set_new(p, "unavailable", json_pack("{s:s}", "profile", "perf record failed (exit 255): "
+							 "Failed to create wakeup eventfd"));
+	c = compare(b, p);
+	why = json_string_value(json_object_get(json_object_get(c, "profile_diff"), "reason"));
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no profile on patched: perf record failed (exit 255)"));
+	assert_null(strstr(why, "on base"));
+	assert_int_equal(json_array_size(json_object_get(json_object_get(c, "profile_diff"), "symbols")), 0);
+	/* and what the profiler cannot see, as the agent said */
+	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "profile_diff"), "blind_spot")),
+			    "code run with interrupts off");
+	json_decref(c);
+	/* neither side: both named, with how to ask for a profile */
+	json_array_clear(json_object_get(b, "profiles"));
+	json_object_del(p, "unavailable");
+	c = compare(b, p);
+	why = json_string_value(json_object_get(json_object_get(c, "profile_diff"), "reason"));
+	assert_non_null(why);
+	assert_non_null(strstr(why, "no profile on base: none was taken (a suite asks for one with monitors"));
+	assert_non_null(strstr(why, "; no profile on patched: "));
 	json_decref(b);
 	json_decref(p);
 	json_decref(c);
@@ -622,6 +666,7 @@ int main(void)
 		cmocka_unit_test(test_unavailable),
 		cmocka_unit_test(test_sweep_and_tlb),
 		cmocka_unit_test(test_profile_diff),
+		cmocka_unit_test(test_profile_diff_missing),
 		cmocka_unit_test(test_outliers_failed_and_fewer_boots),
 		cmocka_unit_test(test_metric_overrides),
 		cmocka_unit_test(test_bad_input),

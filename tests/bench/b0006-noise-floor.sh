@@ -1,0 +1,132 @@
+#!/bin/sh
+# The embedded lab's noise floor: how much each headline metric of the tlb
+# suite moves from boot to boot when nothing changes. The lab kernel is
+# booted NOISE_BOOTS times (default 5) with vCPU pinning on and as many with
+# it off, alternately (on, off, off, on, ...: a drift of the host hits both
+# alike), by the daemon's own boot code (tests/tools/qemu-boot, the machine
+# of configs/local.yaml); in each boot the tlb suite's specs, as the daemon
+# sends them, run through the agent over SSH. One boot's sample is the
+# median of its measured iterations, as in an A/B job. Reported per metric
+# and setting: the median over boots, the per-boot spread (coefficient of
+# variation of the per-boot medians) and min/max, then the ratio of the
+# spreads, pinned over unpinned, measured in this one run.
+#
+# Knobs, to explore what lowers the spread (each applies to every spec):
+#   NOISE_BOOTS=5  NOISE_DURATION=s  NOISE_ITERATIONS=n  NOISE_WARMUP=n
+#   NOISE_INTERVAL=s (the agent's sampler)  NOISE_PIN="on off" (settings)
+#   TLBLAB_GUEST_AGENT=path (the agent in the guest; default build/tlblab-agent)
+# The load average is printed next to the figures: a busy host is noisy.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/guest.sh"
+
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
+GUEST_PORT=10027
+GUEST_DIR=$TMP/guest
+MACHINE=b06
+BOOTS=${NOISE_BOOTS:-5}
+PINS=${NOISE_PIN:-on off}
+trap 'qemu_boot_end; rm -rf "$TMP"' EXIT
+
+say() { echo "b0006: $*"; }
+if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_EVENTFD=y); then
+	say "no lab kernel: $(tail -n 5 "$TMP/build.log")"
+	exit 1
+fi
+if ! sh "$TOP/kernels/mkinitramfs.sh" "$GUEST_DIR" "${TLBLAB_GUEST_AGENT:-$GUEST_AGENT}" >"$TMP/initramfs.log" 2>&1; then
+	say "initramfs: $(tail -n 3 "$TMP/initramfs.log")"
+	exit 1
+fi
+qemu_boot_build || { say "qemu-boot: $(tail -n 5 "$TMP/qemu-boot.cc")"; exit 1; }
+{
+	qemu_machine_yaml
+	sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"
+} >"$TMP/lab.yaml"
+"$QEMU_BOOT" "$TMP/lab.yaml" --specs tlb >"$TMP/specs.suite" || { say "no tlb suite"; exit 1; }
+# the knobs, applied to every spec
+$PY - "$TMP/specs.suite" >"$TMP/specs" <<'PYEOF'
+import json, os, sys
+knobs = {"duration": float, "iterations": int, "warmup": int, "interval": float}
+for line in open(sys.argv[1]):
+    spec = json.loads(line)
+    for k, conv in knobs.items():
+        v = os.environ.get("NOISE_" + k.upper())
+        if v:
+            spec[k] = conv(v)
+    print(json.dumps(spec))
+PYEOF
+say "kernel $(basename "$(dirname "$kernel")"), $BOOTS boots per setting ($PINS), host $(nproc) CPUs, specs:"
+sed 's/^/b0006:   /' "$TMP/specs"
+
+qemu_boot_start "$TMP/lab.yaml"
+t0=$(date +%s)
+i=1
+while [ "$i" -le "$BOOTS" ]; do
+	order=$PINS
+	# every other round in reverse order: on off, off on, ...
+	[ $((i % 2)) = 0 ] && order=$(echo "$PINS" | awk '{ for (k = NF; k > 0; k--) printf "%s ", $k }')
+	for pin in $order; do
+		if ! qemu_boot_cmd "boot $kernel $pin"; then
+			say "boot $i ($pin) failed: $(tail -n 2 "$TMP/boot.notes")"
+			exit 1
+		fi
+		load=$(cut -d' ' -f1-3 /proc/loadavg)
+		j=0
+		while read -r spec; do
+			printf '%s\n' "$spec" | guest 'tlblab-agent run --spec -' >"$TMP/out.$pin.$i.$j" 2>"$TMP/err.$pin.$i.$j" ||
+				say "boot $i ($pin) spec $j: exit $?: $(tail -c 300 "$TMP/err.$pin.$i.$j")"
+			j=$((j + 1))
+		done <"$TMP/specs"
+		echo "$pin $i $load $(cut -d' ' -f1-3 /proc/loadavg) $(grep -o 'vCPU threads [a-z ]*pinned[^;]*' "$TMP/boot.notes" | head -n 1)" \
+			>>"$TMP/boots"
+		say "boot $i pinning $pin: done at $(($(date +%s) - t0)) s, load $load -> $(cut -d' ' -f1-3 /proc/loadavg)"
+		qemu_boot_cmd stop || { say "stop failed"; exit 1; }
+	done
+	i=$((i + 1))
+done
+
+$PY - "$TMP" "$PINS" <<'PYEOF'
+import glob, json, os, statistics, sys
+tmp, pins = sys.argv[1], sys.argv[2].split()
+HEADLINE = {"mprotect": "mprotect.ops_per_sec", "mremap": "mremap.moves_per_sec",
+            "fault-write": "fault-write.writes_per_sec", "tcp-rr": "tcp-rr.trans_per_sec",
+            "stencil": "stencil.mflops", "exec": "exec.score"}
+# per (setting, row) the per-boot medians; a row is spec/case params + headline metric
+rows = {}
+for path in sorted(glob.glob(os.path.join(tmp, "out.*"))):
+    _, pin, boot, spec = os.path.basename(path).split(".")
+    per = {}
+    for line in open(path):
+        try:
+            o = json.loads(line)
+        except ValueError:
+            continue
+        if o.get("type") != "iteration" or o.get("warmup"):
+            continue
+        p = o["params"]
+        score = HEADLINE.get(p["workload"])
+        if score not in o["metrics"]:
+            continue
+        key = "%s %s workers=%s" % (p["workload"], p.get("mode", ""), p.get("workers"))
+        per.setdefault((key, score), []).append(o["metrics"][score])
+    for k, v in per.items():
+        rows.setdefault(k, {}).setdefault(pin, []).append(statistics.median(v))
+loads = [l.split() for l in open(os.path.join(tmp, "boots"))]
+print("b0006: load average during the boots (1-min, at start -> end of each boot's runs): %s"
+      % ", ".join("%s %s->%s" % (l[0], l[2], l[5]) for l in loads))
+print("b0006: %-34s %-7s %5s %12s %7s %12s %12s" % ("row", "pinning", "boots", "median", "spread", "min", "max"))
+cvs = {p: [] for p in pins}
+for (key, metric), by_pin in sorted(rows.items()):
+    for pin in pins:
+        v = by_pin.get(pin, [])
+        if len(v) < 2:
+            print("b0006: %-34s %-7s %5d  (too few boots)" % (key, pin, len(v)))
+            continue
+        m = statistics.median(v)
+        cv = statistics.stdev(v) / statistics.mean(v) * 100 if statistics.mean(v) else float("nan")
+        cvs[pin].append(cv)
+        print("b0006: %-34s %-7s %5d %12.6g %6.1f%% %12.6g %12.6g" % (key, pin, len(v), m, cv, min(v), max(v)))
+if len(pins) == 2 and all(cvs[p] for p in pins):
+    a, b = (statistics.median(cvs[p]) for p in pins)
+    print("b0006: median spread over the rows: %s %.1f%%, %s %.1f%%: ratio %s/%s %.2f (target: every row <= 5%%)"
+          % (pins[0], a, pins[1], b, pins[0], pins[1], a / b if b else float("nan")))
+PYEOF
