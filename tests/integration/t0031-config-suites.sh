@@ -16,7 +16,7 @@ suites:
     timeout: 10m
     workloads:
       - workload: fault-write
-        size: 8M
+        size: 32M
         duration: 2s
       - workload: mremap
         size: [4M, 8MiB]
