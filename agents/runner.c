@@ -30,6 +30,7 @@
 
 #include "facts.h"
 #include "monitors/monitor.h"
+#include "monitors/kfunc.h"
 #include "monitors/profile.h"
 #include "util.h"
 #include "workloads/wlproc.h"
@@ -68,6 +69,10 @@ struct runner {
 
 	struct profile *prof;
 	struct strbuf prof_err;
+	/* kernel function time over the window (kfunc.h), with the profile */
+	struct kfunc *kf;
+	json_t *kf_result;
+	struct strbuf kf_err;
 
 	int cpus[CPU_SETSIZE];
 	int ncpus;
@@ -196,6 +201,9 @@ static void on_begin(void *arg)
 	size_t i;
 
 	if (r->s->profile && !r->warm) {
+		strbuf_reset(&r->kf_err);
+		/* ftrace patches the traced functions now: before the counters */
+		r->kf = kfunc_start(kfunc_default_names, &r->kf_err);
 		strbuf_reset(&r->prof_err);
 		/* returns once perf is recording */
 		r->prof = profile_start(PROFILE_HZ, &r->prof_err);
@@ -230,7 +238,12 @@ static void on_end(void *arg)
 	pthread_mutex_unlock(&r->lock);
 	/* perf stops recording now; its report is made after the workers exit */
 	profile_halt(r->prof);
+	if (r->kf) {
+		r->kf_result = kfunc_stop(r->kf, &r->kf_err);
+		r->kf = NULL;
+	}
 }
+
 
 /* ---- metrics of one window ---- */
 
@@ -469,6 +482,65 @@ static void error_line(struct runner *r, const struct spec_case *c, const char *
 	emit(r, line);
 }
 
+/*
+ * The window's kernel function times: kfunc.<fn>.calls, .self_pct (its own
+ * time as a share of all CPUs' time over the window) and .ns_per_call, and
+ * the same share in the profile's symbols where perf has none for the
+ * function (marked "source": "ftrace"), so the profile diff shows it.
+ * Takes r->kf_result; a profile is made when perf gave none.
+ */
+static void kfunc_metrics(struct runner *r, struct wlproc_result *w, json_t **prof, json_t *unavailable)
+{
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	double secs = w->t_end - w->t_begin;
+	json_t *fns = json_object_get(r->kf_result, "functions"), *f, *symbols;
+	size_t i;
+
+	if (!r->kf_result) {
+		if (r->s->profile && !r->warm)
+			json_object_set_new(unavailable, "kfunc", json_string(r->kf_err.buf));
+		return;
+	}
+	json_array_foreach(json_object_get(r->kf_result, "missing"), i, f) {
+		char name[128];
+
+		snprintf(name, sizeof(name), "kfunc.%s", json_string_value(f) ?: "?");
+		json_object_set_new(unavailable, name, json_string("not traceable on this kernel"));
+	}
+	if (!*prof)
+		*prof = json_pack("{s:i,s:[],s:[],s:s}", "samples", 0, "symbols", "folded", "source", "ftrace");
+	symbols = json_object_get(*prof, "symbols");
+	json_array_foreach(fns, i, f) {
+		const char *sym = json_string_value(json_object_get(f, "symbol"));
+		double calls = json_number_value(json_object_get(f, "calls"));
+		double ns = json_number_value(json_object_get(f, "self_ns"));
+		double pct = secs > 0 && ncpu > 0 ? 100.0 * ns / (secs * 1e9 * (double)ncpu) : 0;
+		char name[128];
+		json_t *s;
+		size_t k;
+		int have = 0;
+
+		if (!sym)
+			continue;
+		snprintf(name, sizeof(name), "kfunc.%s.calls", sym);
+		set_metric(w->metrics, w->info, name, calls, "calls", "neutral");
+		snprintf(name, sizeof(name), "kfunc.%s.self_pct", sym);
+		set_metric(w->metrics, w->info, name, pct, "% of CPU", "lower");
+		snprintf(name, sizeof(name), "kfunc.%s.ns_per_call", sym);
+		set_metric(w->metrics, w->info, name, calls > 0 ? ns / calls : 0, "ns", "lower");
+		json_array_foreach(symbols, k, s)
+			if (!strcmp(json_string_value(json_object_get(s, "symbol")) ?: "", sym) &&
+			    json_number_value(json_object_get(s, "self")) > 0)
+				have = 1;
+		if (!have)
+			json_array_append_new(symbols, json_pack("{s:s,s:b,s:f,s:f,s:s}", "symbol", sym,
+								 "kernel", 1, "self", pct, "children", pct,
+								 "source", "ftrace"));
+	}
+	json_decref(r->kf_result);
+	r->kf_result = NULL;
+}
+
 static int run_iteration(struct runner *r, const struct spec_case *c, struct case_result *cr,
 			 struct strbuf *err)
 {
@@ -512,6 +584,10 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 	} else if (r->s->profile && !r->warm) {
 		json_object_set_new(unavailable, "profile", json_string(r->prof_err.buf));
 	}
+	if (w.window && w.t_end > w.t_begin)
+		kfunc_metrics(r, &w, &prof, unavailable);
+	json_decref(r->kf_result);	/* a window that did not close */
+	r->kf_result = NULL;
 
 	if (rc < 0) {
 		error_line(r, c, err->buf, w.metrics, unavailable);
@@ -596,6 +672,7 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	r->table = table;
 	strbuf_init(&r->monitor_err, 0);
 	strbuf_init(&r->prof_err, 0);
+	strbuf_init(&r->kf_err, 0);
 	pthread_mutex_init(&r->out_lock, NULL);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -688,6 +765,7 @@ int runner_run(const struct spec *s, FILE *out, int table)
 out:
 	if (r->prof)
 		json_decref(profile_stop(r->prof, &r->prof_err));
+	json_decref(kfunc_stop(r->kf, &r->kf_err));
 	monitor_set_close(&r->ms);
 	free(r->v_begin);
 	free(r->v_end);
@@ -696,6 +774,7 @@ out:
 	free(r->peak);
 	strbuf_release(&r->monitor_err);
 	strbuf_release(&r->prof_err);
+	strbuf_release(&r->kf_err);
 	strbuf_release(&err);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->out_lock);

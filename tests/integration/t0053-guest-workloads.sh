@@ -9,8 +9,9 @@
 # measured iteration. Windows are shorter than the suites' to keep the test
 # within a few minutes; the combinations are the same. Then a tcp-rr profile
 # in both modes, as a suite asks for it: system-wide (the server side is
-# another process), kernel symbols resolved, and switch_mm_irqs_off in it,
-# or, on a guest without a PMU, the profile saying why it cannot be there.
+# another process), kernel symbols resolved, and switch_mm_irqs_off in it:
+# sampled where the guest has a PMU, else timed by ftrace's function
+# profiler (a timer-sampled profile cannot see code run with interrupts off).
 # Last, a console and dmesg free of segfaults, BUGs and Oopses.
 #
 # The guest boots from an initramfs made here by kernels/mkinitramfs.sh with
@@ -33,7 +34,7 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 fi
 # what the profile needs: perf events, kernel symbols, and eventfd (perf
 # record's wakeup; the agent's own window waiter too)
-if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_KALLSYMS=y CONFIG_EVENTFD=y); then
+if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_KALLSYMS=y CONFIG_EVENTFD=y CONFIG_FUNCTION_PROFILER=y); then
 	fail "a lab kernel is built" "$(tail -n 5 "$TMP/build.log")"
 	exit 0
 fi
@@ -205,17 +206,28 @@ for o in measured:
        % (mode, (prof or {}).get("samples")), "unavailable: %s; symbols %s" % (why, list(syms)[:20]))
     sw = syms.get("switch_mm_irqs_off")
     blind = (prof or {}).get("blind_spot", "")
-    if sw is not None:
-        ok(sw.get("kernel"), "tcp-rr %s: the profile has switch_mm_irqs_off (self %s%%, children %s%%)"
-           % (mode, sw.get("self"), sw.get("children")), repr(sw))
-    else:
-        # a timer-interrupt sampler cannot land in code run with interrupts
-        # off; only NMI sampling on a PMU can, and the guest has none
-        ok(pmu == "no-pmu" and "switch_mm_irqs_off" in blind and "interrupts off" in blind,
-           "tcp-rr %s: no switch_mm_irqs_off in a %s profile without a PMU, and the profile says why: %.90s..."
-           % (mode, (prof or {}).get("event"), blind),
-           "guest %s; profile event %s, blind_spot %r; top symbols %s"
-           % (pmu, (prof or {}).get("event"), blind, list(syms)[:15]))
+    m = o.get("metrics", {})
+    # a timer-interrupt sampler cannot land in code run with interrupts off
+    # (only NMI sampling on a PMU can, and the guest has none): ftrace's
+    # function profiler times it instead, and the profile carries that
+    ok(sw is not None and sw.get("kernel") and (sw.get("source") == "ftrace" or pmu == "pmu") and sw.get("self", 0) > 0,
+       "tcp-rr %s: the profile has switch_mm_irqs_off (self %.3f%% of CPU, %s)"
+       % (mode, (sw or {}).get("self", 0), (sw or {}).get("source", "perf")),
+       "guest %s; unavailable %s; profile event %s, blind_spot %r; symbols %s"
+       % (pmu, o.get("unavailable"), (prof or {}).get("event"), blind, list(syms)[:15]))
+    ok(m.get("kfunc.switch_mm_irqs_off.calls", 0) > 0 and m.get("kfunc.switch_mm_irqs_off.self_pct", 0) > 0
+       and m.get("kfunc.switch_mm_irqs_off.ns_per_call", 0) > 0,
+       "tcp-rr %s: switch_mm_irqs_off as metrics: %d calls, %.3f%% of CPU, %.0f ns a call"
+       % (mode, m.get("kfunc.switch_mm_irqs_off.calls", 0), m.get("kfunc.switch_mm_irqs_off.self_pct", 0),
+          m.get("kfunc.switch_mm_irqs_off.ns_per_call", 0)),
+       "metrics %s; unavailable %s" % ({k: v for k, v in m.items() if k.startswith("kfunc")}, o.get("unavailable")))
+    trans = m.get("tcp-rr.trans_per_sec", 0)
+    calls = m.get("kfunc.switch_mm_irqs_off.calls", 0) / max(o.get("duration_s", 1), 1e-9)
+    # every transaction switches to the other end and back, in both modes;
+    # threads of one mm switch without changing mm but still call it
+    ok(trans > 0 and calls >= trans,
+       "tcp-rr %s: at least one switch_mm_irqs_off per transaction (%.0f/s for %.0f transactions/s)"
+       % (mode, calls, trans), "calls/s %s, transactions/s %s" % (calls, trans))
 PYEOF
 
 # what the kernel said meanwhile
