@@ -88,10 +88,10 @@ $PY - "$TMP" "$PINS" <<'PYEOF'
 import glob, json, os, statistics, sys
 tmp, pins = sys.argv[1], sys.argv[2].split()
 HEADLINE = {"mprotect": "mprotect.ops_per_sec", "mremap": "mremap.moves_per_sec",
-            "fault-write": "fault-write.writes_per_sec", "tcp-rr": "tcp-rr.trans_per_sec",
+            "fault-write": "fault-write.total_sec", "tcp-rr": "tcp-rr.trans_per_sec",
             "stencil": "stencil.mflops", "exec": "exec.score"}
 # per (setting, row) the per-boot medians; a row is spec/case params + headline metric
-rows = {}
+rows, within = {}, {}
 for path in sorted(glob.glob(os.path.join(tmp, "out.*"))):
     _, pin, boot, spec = os.path.basename(path).split(".")
     per = {}
@@ -110,10 +110,15 @@ for path in sorted(glob.glob(os.path.join(tmp, "out.*"))):
         per.setdefault((key, score), []).append(o["metrics"][score])
     for k, v in per.items():
         rows.setdefault(k, {}).setdefault(pin, []).append(statistics.median(v))
+        if len(v) > 1 and statistics.mean(v):
+            within.setdefault(k, {}).setdefault(pin, []).append(statistics.stdev(v) / statistics.mean(v) * 100)
 loads = [l.split() for l in open(os.path.join(tmp, "boots"))]
 print("b0006: load average during the boots (1-min, at start -> end of each boot's runs): %s"
       % ", ".join("%s %s->%s" % (l[0], l[2], l[5]) for l in loads))
-print("b0006: %-34s %-7s %5s %12s %7s %12s %12s" % ("row", "pinning", "boots", "median", "spread", "min", "max"))
+# spread: CV of the per-boot medians (what an A/B job sees); within: the
+# median over boots of the CV of one boot's iterations (moment to moment)
+print("b0006: %-34s %-7s %5s %12s %7s %7s %12s %12s" % ("row", "pinning", "boots", "median", "spread", "within",
+                                                       "min", "max"))
 cvs = {p: [] for p in pins}
 for (key, metric), by_pin in sorted(rows.items()):
     for pin in pins:
@@ -124,7 +129,9 @@ for (key, metric), by_pin in sorted(rows.items()):
         m = statistics.median(v)
         cv = statistics.stdev(v) / statistics.mean(v) * 100 if statistics.mean(v) else float("nan")
         cvs[pin].append(cv)
-        print("b0006: %-34s %-7s %5d %12.6g %6.1f%% %12.6g %12.6g" % (key, pin, len(v), m, cv, min(v), max(v)))
+        w = within.get((key, metric), {}).get(pin)
+        print("b0006: %-34s %-7s %5d %12.6g %6.1f%% %7s %12.6g %12.6g" % (key, pin, len(v), m, cv,
+              "%.1f%%" % statistics.median(w) if w else "-", min(v), max(v)))
 if len(pins) == 2 and all(cvs[p] for p in pins):
     a, b = (statistics.median(cvs[p]) for p in pins)
     print("b0006: median spread over the rows: %s %.1f%%, %s %.1f%%: ratio %s/%s %.2f (target: every row <= 5%%)"
