@@ -1024,10 +1024,10 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 
 static const char *const qemu_keys[] = {
 	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
-	"host_key", "known_hosts", "append", NULL
+	"host_key", "known_hosts", "append", "pin_vcpus", NULL
 };
 enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
-       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_MAX };
+       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_MAX };
 KEYS_MATCH(qemu_keys, QK_MAX);
 
 static const char *const qemu_accels[] = { "auto", "kvm", "tcg" };
@@ -1035,6 +1035,15 @@ static const char *const qemu_accels[] = { "auto", "kvm", "tcg" };
 static const char *qemu_accel_name_int(int i)
 {
 	return qemu_accels[i];
+}
+
+static const char *const qemu_pins[] = {
+	[QEMU_PIN_AUTO] = "auto", [QEMU_PIN_ON] = "on", [QEMU_PIN_OFF] = "off",
+};
+
+static const char *qemu_pin_name_int(int i)
+{
+	return qemu_pins[i];
 }
 
 /* The qemu: section n of machine `machine` (boot: qemu), or NULL after an error. */
@@ -1095,6 +1104,12 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 			   "(the guest's host key is checked strictly)", what);
 	if (ks.val[QK_APPEND])
 		q->append = get_str(c, "append", ks.val[QK_APPEND], valid_cmdline, MUST_CMDLINE);
+	if (ks.val[QK_PIN_VCPUS]) {
+		int pin = get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
+
+		if (pin >= 0)
+			q->pin_vcpus = (enum qemu_pin)pin;
+	}
 	return q;
 }
 

@@ -882,7 +882,7 @@ static void test_boot_sections(void **state)
 			    L("    boot: qemu")
 			    L("    qemu: {binary: qemu-system-aarch64, memory: 64, accel: tcg,")
 			    L("           initrd: /i, guest_host: 'fe80::1', ssh_port: 65535,")
-			    L("           identity: /k, host_key: " KEY1 ", append: %s}")
+			    L("           identity: /k, host_key: " KEY1 ", append: %s, pin_vcpus: off}")
 			    L("  - name: vm2")
 			    L("    transport: local")
 			    L("    boot: qemu")
@@ -897,7 +897,9 @@ static void test_boot_sections(void **state)
 		assert_string_equal(m->qemu->guest_host, "fe80::1");
 		assert_int_equal(m->qemu->ssh_port, 65535);
 		assert_string_equal(m->qemu->append, append);
+		assert_int_equal(m->qemu->pin_vcpus, QEMU_PIN_OFF);
 		m = config_machine(cfg, "vm2");
+		assert_int_equal(m->qemu->pin_vcpus, QEMU_PIN_AUTO);
 		assert_int_equal(m->qemu->memory, 1048576);
 		assert_int_equal(m->qemu->ssh_port, 1);
 		assert_string_equal(m->qemu->append, " a.b_c,d=e:f/g+h-0 ");
@@ -1086,6 +1088,19 @@ static void test_host_groups(void **state)
 		      L("  - {name: b, transport: local, host_group: 'a b'}"),
 		      "h.yaml:3:45: host_group: must be a name of 1 to 64 letters, digits, '.', '_' or '-', "
 		      "not starting with '-' or '.'");
+}
+
+static void test_pin_vcpus(void **state)
+{
+	(void)state;
+	expect_errors("p.yaml",
+		      L("lab: {data_dir: /d}")
+		      L("machines:")
+		      L("  - name: vm")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: /i, identity: /k, ssh_port: 2222, known_hosts: /h, pin_vcpus: yes}"),
+		      "p.yaml:6:82: pin_vcpus: must be auto, on or off");
 }
 
 static void test_token_file(void **state)
@@ -1499,6 +1514,7 @@ int main(void)
 		cmocka_unit_test(test_boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),
 		cmocka_unit_test(test_host_groups),
+		cmocka_unit_test(test_pin_vcpus),
 		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_workload_conversion),
 		cmocka_unit_test(test_suite_specs),
