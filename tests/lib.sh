@@ -1,6 +1,6 @@
 # Shared helpers for the numbered shell tests (tests/integration/tNNNN-*.sh).
-# Each test prints TAP-style lines, "ok - NAME" or "not ok - NAME # WHY";
-# tests/run.sh counts them. Source this file; it sets:
+# Each test prints TAP-style lines, "ok - NAME", "not ok - NAME # WHY" or
+# "ok - NAME # SKIP WHY"; tests/run.sh counts them. Source this file; it sets:
 #   TOP     the repository
 #   BUILD   the build directory (build, or build/check under sanitizers)
 #   AGENT   the tlblab-agent binary under test
@@ -21,6 +21,8 @@ PY=/usr/bin/python3
 
 pass() { echo "ok - $1"; }
 fail() { echo "not ok - $1 # $2"; }
+# skip NAME WHY: a check that cannot run here; counted as skipped, not passed
+skip() { echo "ok - $1 # SKIP $2"; }
 
 # check NAME COMMAND...: passes when COMMAND exits 0; on failure shows its output.
 check() {

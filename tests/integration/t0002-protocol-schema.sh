@@ -73,7 +73,7 @@ if [ -n "$profile" ]; then
 			"$(grep -o '"profile":{"samples":[^]]*' "$TMP/mp.out" | cut -c1-300)"
 	fi
 else
-	pass "mprotect run: measured iterations have a profile # SKIP $why_no_profile"
+	skip "mprotect run: measured iterations have a profile" "$why_no_profile"
 fi
 
 # ---- a failing command ----
