@@ -9,7 +9,9 @@
  * accel auto: /dev/kvm exists on some hosts where a guest under KVM hangs
  * right after the firmware, so the first boot on each machine probes KVM
  * with a short timeout and falls back to multi-threaded TCG; the choice is
- * remembered for the daemon's lifetime and logged with every boot.
+ * remembered for the daemon's lifetime, kept on the VM host for the next
+ * daemon (while the host's kernel and QEMU stay the same), and logged with
+ * every boot.
  *
  * vCPU pinning: the guest's vCPUs are threads of QEMU that the host
  * scheduler moves between its CPUs and shares with QEMU's own threads and
@@ -97,6 +99,64 @@ static int run_simple(struct transport *t, const char *const *argv, double timeo
 	exec_result_release(res);
 	exec_result_init(res);
 	return transport_exec(t, &er, res, err);
+}
+
+/*
+ * The probe's answer is kept on the VM host too (workdir/NAME/accel), so a
+ * restarted daemon does not pay the probe's 20 s again: "RELEASE BINARY
+ * kvm|tcg", trusted while the host's kernel release and the QEMU binary are
+ * the same. -1 when there is none that fits.
+ */
+static int accel_from_host(struct transport *t, const struct boot_session *s, struct strbuf *key)
+{
+	const char *uname[] = { "uname", "-r", NULL };
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	struct exec_result res;
+	int r = -1;
+
+	exec_result_init(&res);
+	if (run_simple(t, uname, 30, &res, &err) < 0 || res.status != 0)
+		goto out;
+	strbuf_trim(&res.out);
+	strbuf_addf(key, "%s %s ", res.out.buf, s->m->qemu->binary);
+	strbuf_addf(&path, "%s/accel", s->dir);
+	{
+		const char *cat[] = { "cat", path.buf, NULL };
+
+		if (run_simple(t, cat, 30, &res, &err) < 0 || res.status != 0)
+			goto out;
+	}
+	strbuf_trim(&res.out);
+	if (!strncmp(res.out.buf, key->buf, key->len)) {
+		const char *v = res.out.buf + key->len;
+
+		r = !strcmp(v, "kvm") ? 1 : !strcmp(v, "tcg") ? 0 : -1;
+	}
+out:
+	exec_result_release(&res);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	return r;
+}
+
+static void accel_to_host(struct transport *t, const struct boot_session *s, const char *key, int kvm)
+{
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT, text = STRBUF_INIT;
+	struct exec_result res;
+
+	exec_result_init(&res);
+	strbuf_addf(&path, "%s/accel", s->dir);
+	strbuf_addf(&text, "%s%s\n", key, kvm ? "kvm" : "tcg");
+	{
+		const char *tee[] = { "tee", path.buf, NULL };
+		struct exec_req er = { .argv = tee, .input = text.buf, .input_len = text.len, .timeout = 30 };
+
+		transport_exec(t, &er, &res, &err);
+	}
+	exec_result_release(&res);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	strbuf_release(&text);
 }
 
 static void read_console(struct boot_session *s, struct strbuf *out)
@@ -411,19 +471,32 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 
 	kvm = !strcmp(m->qemu->accel, "kvm") ? 1 : !strcmp(m->qemu->accel, "tcg") ? 0 : accel_known(m->name);
 	if (kvm == -1) {
-		/* the probe: a short boot under KVM */
-		if (vm_start(s, kernel.buf, cmdline.buf, 1, message) == 0 &&
-		    vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console) == 1) {
+		struct strbuf key = STRBUF_INIT;
+
+		kvm = accel_from_host(s->t, s, &key);
+		if (kvm >= 0) {
+			accel_remember(m->name, kvm);
+			snprintf(probe_note, sizeof(probe_note), "[tlblab: %s, as probed before on this host]\n",
+				 kvm ? "KVM" : "KVM did not boot; TCG");
+		} else if (vm_start(s, kernel.buf, cmdline.buf, 1, message) == 0 &&
+			   vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console) == 1) {
+			/* the probe: a short boot under KVM */
 			accel_remember(m->name, 1);
+			accel_to_host(s->t, s, key.buf, 1);
 			kvm = 1;
+			strbuf_release(&key);
 			goto ready;
+		} else {
+			vm_kill(s);
+			strbuf_reset(message);
+			accel_remember(m->name, 0);
+			if (key.len)
+				accel_to_host(s->t, s, key.buf, 0);
+			kvm = 0;
+			snprintf(probe_note, sizeof(probe_note),
+				 "[tlblab: KVM did not boot within %.0f s; using TCG]\n", KVM_PROBE_TIMEOUT);
 		}
-		vm_kill(s);
-		strbuf_reset(message);
-		accel_remember(m->name, 0);
-		kvm = 0;
-		snprintf(probe_note, sizeof(probe_note), "[tlblab: KVM did not boot within %.0f s; using TCG]\n",
-			 KVM_PROBE_TIMEOUT);
+		strbuf_release(&key);
 	}
 	if (vm_start(s, kernel.buf, cmdline.buf, kvm, message) < 0) {
 		k = BOOT_INFRA;
