@@ -927,7 +927,10 @@ static json_t *build_tlb(const struct row *rows, size_t n)
 
 /* Sums self % per symbol over the side's measured runs that have a
  * profile; returns how many profiles. */
-static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel)
+/* Sums each symbol's self share over the side's profiles into sums; kernel
+ * gets each symbol's kernel flag, and timed the symbols that were timed by
+ * ftrace (source "ftrace") rather than sampled. Returns how many profiles. */
+static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel, json_t *timed)
 {
 	const json_t *profiles = json_object_get(s->doc, "profiles"), *p, *sym;
 	json_t *done = json_object();
@@ -956,6 +959,8 @@ static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel)
 			json_object_set_new(sums, name, json_real(prev + json_number_value(self)));
 			if (json_is_boolean(json_object_get(sym, "kernel")))
 				json_object_set(kernel, name, json_object_get(sym, "kernel"));
+			if (!strcmp(getstr(sym, "source") ?: "", "ftrace"))
+				json_object_set_new(timed, name, json_true());
 		}
 	}
 	json_decref(done);
@@ -1022,10 +1027,11 @@ static const char *profile_blind_spot(const struct side *s)
 
 static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 {
-	json_t *sum_b = json_object(), *sum_p = json_object(), *kernel = json_object();
-	json_t *syms = json_array(), *v, *out;
-	size_t nb = profile_sum(sb, sum_b, kernel), np = profile_sum(sp, sum_p, kernel);
+	json_t *sum_b = json_object(), *sum_p = json_object(), *kernel = json_object(), *timed = json_object();
+	json_t *syms = json_array(), *kept = json_array(), *v, *out;
+	size_t nb = profile_sum(sb, sum_b, kernel, timed), np = profile_sum(sp, sum_p, kernel, timed);
 	const char *name;
+	size_t i;
 	int pass;
 
 	for (pass = 0; nb && np && pass < 2; pass++)
@@ -1040,14 +1046,22 @@ static json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 				      "patched_self", p, "delta", p - b);
 			if (json_object_get(kernel, name))
 				json_object_set(e, "kernel", json_object_get(kernel, name));
+			if (json_object_get(timed, name))
+				json_object_set_new(e, "source", json_string("ftrace"));
 			json_array_append_new(syms, e);
 		}
 	sort_array(syms, by_abs_delta);
-	while (json_array_size(syms) > PROFILE_TOP)
-		json_array_remove(syms, json_array_size(syms) - 1);
+	/* the top changes, and every function the agent timed on purpose
+	 * (switch_mm_irqs_off...) whatever its change */
+	json_array_foreach(syms, i, v)
+		if (i < PROFILE_TOP || json_object_get(v, "source"))
+			json_array_append(kept, v);
+	json_decref(syms);
+	syms = kept;
 	json_decref(sum_b);
 	json_decref(sum_p);
 	json_decref(kernel);
+	json_decref(timed);
 	out = json_pack("{s:{s:I,s:I},s:o}", "profiles", "base", (json_int_t)nb, "patched", (json_int_t)np,
 			"symbols", syms);
 	if (!nb || !np)
