@@ -548,14 +548,19 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 	const struct wlproc_hooks hooks = { on_begin, on_end, r, &r->lock };
 	struct wlproc_result w;
 	json_t *line, *unavailable, *prof = NULL;
-	int rc, main_cpus = (r->ncpus + 1) / 2;
+	int rc, main_cpus = (r->ncpus + 1) / 2, ncpus = 0;
 
 	if (neighbour_alive(r, err) < 0) {
 		error_line(r, c, err->buf, NULL, NULL);
 		return -1;
 	}
-	/* with a neighbour, the workload gets the first half of the CPUs */
-	rc = wlproc_run(&c->p, r->cpus, r->npid > 0 && r->ncpus >= 2 ? main_cpus : 0, &hooks, &w, err);
+	/* with a neighbour, the workload gets the first half of the CPUs;
+	 * without, pinning workloads get them all */
+	if (r->npid > 0 && r->ncpus >= 2)
+		ncpus = main_cpus;
+	else if (ops->pin)
+		ncpus = r->ncpus;
+	rc = wlproc_run(&c->p, r->cpus, ncpus, &hooks, &w, err);
 	unavailable = unavailable_object(r);
 	if (w.window && w.t_end > w.t_begin) {
 		double secs = w.t_end - w.t_begin;

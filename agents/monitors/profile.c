@@ -25,6 +25,7 @@
 struct profile {
 	pid_t pid;
 	int ctl_fd;		/* perf stops listening (and misbehaves) at its EOF */
+	int ack_fd;
 	char dir[64];
 	char data[96];
 	char log[96];
@@ -93,7 +94,8 @@ static int have_perf(void)
 
 static void log_excerpt(const struct profile *p, struct strbuf *dst);
 
-/* Waits for perf's "ack\n". 0, or -1 on EOF (perf exited) or timeout. */
+/* Waits for perf's "ack\n". 0; -ETIMEDOUT; -EPIPE at EOF (perf exited) or
+ * on anything else. */
 static int wait_ack(int fd, double timeout)
 {
 	double deadline = mono_now() + timeout;
@@ -106,22 +108,22 @@ static int wait_ack(int fd, double timeout)
 		ssize_t n;
 
 		if (left <= 0)
-			return -1;
+			return -ETIMEDOUT;
 		if (poll(&pfd, 1, (int)(left * 1000) + 1) <= 0)
 			continue;
 		n = read(fd, buf + got, sizeof(buf) - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return -1;
+			return -EPIPE;
 		got += (size_t)n;
 	}
-	return strncmp(buf, "ack\n", 4) ? -1 : 0;
+	return strncmp(buf, "ack\n", 4) ? -EPIPE : 0;
 }
 
 struct profile *profile_start(int frequency, struct strbuf *err)
 {
-	int ctl[2] = { -1, -1 }, ack[2] = { -1, -1 }, i;
+	int ctl[2] = { -1, -1 }, ack[2] = { -1, -1 }, i, e;
 	struct profile *p;
 	char freq[16];
 
@@ -169,7 +171,7 @@ struct profile *profile_start(int frequency, struct strbuf *err)
 		    dup2(ack[1], PERF_ACK_FD) < 0)
 			_exit(127);
 		execlp("perf", "perf", "record", "-a", "-g", "-e", "cpu-clock", "-F", freq,
-		       "-q", "-D", "-1", "--control", "fd:" STR(PERF_CTL_FD) "," STR(PERF_ACK_FD),
+		       "-D", "-1", "--control", "fd:" STR(PERF_CTL_FD) "," STR(PERF_ACK_FD),
 		       "-o", p->data, (char *)NULL);
 		_exit(127);
 	}
@@ -178,21 +180,29 @@ struct profile *profile_start(int frequency, struct strbuf *err)
 	ctl[0] = ack[1] = -1;
 	/* perf starts with its events off and turns them on when told: the
 	 * recording begins exactly when its acknowledgement arrives */
-	if (write_all(ctl[1], "enable\n", 7) < 0 || wait_ack(ack[0], PERF_START_TIMEOUT) < 0) {
+	if ((e = write_all(ctl[1], "enable\n", 7)) < 0 || (e = wait_ack(ack[0], PERF_START_TIMEOUT)) < 0) {
 		int status = 0;
 
+		/* no effect on a perf that is exiting: its status stays */
 		kill(p->pid, SIGKILL);
 		while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
 			;
-		strbuf_seterr(err, "perf record did not start recording (status %d; --control needs "
-			      "perf 5.10 or later)", status);
+		if (e == -ETIMEDOUT) {
+			strbuf_seterr(err, "perf record did not start recording within %.0f s",
+				      PERF_START_TIMEOUT);
+		} else {
+			/* perf before 5.10 has no --control: its usage error says so */
+			strbuf_seterr(err, "perf record %s %d before it started recording",
+				      WIFSIGNALED(status) ? "was killed by signal" : "exited with status",
+				      WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		}
 		log_excerpt(p, err);
 		unlink(p->data);
 		unlink(p->log);
 		goto fail;
 	}
 	p->ctl_fd = ctl[1];
-	close(ack[0]);
+	p->ack_fd = ack[0];
 	return p;
 fail:
 	for (i = 0; i < 2; i++) {
@@ -209,6 +219,7 @@ fail:
 static void cleanup(struct profile *p)
 {
 	close(p->ctl_fd);
+	close(p->ack_fd);
 	unlink(p->data);
 	unlink(p->log);
 	rmdir(p->dir);
@@ -227,10 +238,18 @@ static void log_excerpt(const struct profile *p, struct strbuf *dst)
 	strbuf_release(&sb);
 }
 
+/* how long perf may take to acknowledge turning its events off */
+#define PERF_DISABLE_TIMEOUT 5.0
+
 void profile_halt(struct profile *p)
 {
-	if (p && p->pid > 0)
-		kill(p->pid, SIGINT);
+	if (!p || p->pid <= 0)
+		return;
+	/* events off at once and acknowledged; perf may take a while to
+	 * act on the SIGINT that ends it */
+	if (write_all(p->ctl_fd, "disable\n", 8) == 0)
+		wait_ack(p->ack_fd, PERF_DISABLE_TIMEOUT);
+	kill(p->pid, SIGINT);
 }
 
 /*

@@ -246,6 +246,7 @@ const struct workload_ops workload_fault_write = {
 	.score = "total_sec",
 	.score_unit = "s",
 	.modes = 1u << WL_THREADS,
+	.pin = 1,
 	.check = fw_check,
 	.run = fw_run,
 	.score_fn = fw_score,

@@ -62,5 +62,6 @@ const struct workload_ops workload_mprotect = {
 	.score = "ops_per_sec",
 	.score_unit = "ops/s",
 	.modes = 1u << WL_THREADS | 1u << WL_PROCESSES,
+	.pin = 1,
 	.run = mp_run,
 };

@@ -232,6 +232,7 @@ const struct workload_ops workload_mremap = {
 	.score = "moves_per_sec",
 	.score_unit = "moves/s",
 	.modes = 1u << WL_THREADS,
+	.pin = 1,
 	.check = mr_check,
 	.run = mr_run,
 };

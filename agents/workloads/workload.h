@@ -113,6 +113,11 @@ struct workload_ops {
 	const char *score;	/* headline metric, without the workload prefix */
 	const char *score_unit;
 	unsigned modes;		/* bit per enum wl_mode allowed */
+	/* Worker i runs on the i-th CPU the agent may use (round robin) even
+	 * without a neighbour, like will-it-scale: the experiment needs the mm
+	 * live on as many CPUs as there are workers, which an unpinned
+	 * scheduler does not promise on a busy machine (it may stack them). */
+	int pin;
 	/* Cross-field checks after the generic ones; -1 with err naming the field. */
 	int (*check)(const struct wl_params *p, struct strbuf *err);
 	/* Runs one measured window. 0, or -1 with err (a workload failure). */
