@@ -1710,10 +1710,10 @@ static void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 
 static const char *const lab_keys[] = {
 	"data_dir", "listen", "tokens", "token_file", "read_requires_token", "max_body",
-	"workers", "stage_timeout", NULL
+	"workers", "stage_timeout", "quiet_host", NULL
 };
 enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
-       LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_MAX };
+       LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_QUIET_HOST, LK_MAX };
 KEYS_MATCH(lab_keys, LK_MAX);
 
 static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
@@ -1766,6 +1766,8 @@ static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 		cfg->workers = (int)v;
 	if (ks.val[LK_STAGE_TIMEOUT])
 		get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
+	if (ks.val[LK_QUIET_HOST])
+		get_bool(c, "quiet_host", ks.val[LK_QUIET_HOST], &cfg->quiet_host);
 }
 
 /*
@@ -1936,6 +1938,7 @@ int config_load_string(const char *name, const char *text, size_t len,
 	c.cfg->max_body = 1u << 20;
 	c.cfg->workers = 4;
 	c.cfg->stage_timeout = 1800;
+	c.cfg->quiet_host = 1;
 	c.cfg->tokens = xcalloc(1, sizeof(*c.cfg->tokens));
 
 	if (len > CONFIG_MAX_BYTES) {

@@ -226,6 +226,9 @@ struct lab_config {
 	size_t max_body;	/* default 1 MiB */
 	int workers;		/* default 4 */
 	double stage_timeout;	/* default 1800 */
+	/* the quiet-host rule (quiet.h): builds pause while a machine on their
+	 * host measures; default 1, off only to trade noise for speed */
+	int quiet_host;
 
 	struct cfg_machine *machines;
 	size_t nmachines;

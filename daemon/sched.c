@@ -97,6 +97,8 @@ static int measure_begin(void *arg, int64_t run_stage)
 	struct strbuf note = STRBUF_INIT;
 	int rc;
 
+	if (!t->cfg->quiet_host)
+		return 0;
 	t->qe.ep = &t->machine->ep;
 	snprintf(t->qe.label, sizeof(t->qe.label), "%s (job %lld)", t->machine->name, (long long)t->si.job_id);
 	store_stage_set_note(sc->st, run_stage, "quiet host: waiting for the builds on this host to pause or end");
@@ -121,7 +123,8 @@ static void measure_end(void *arg)
 {
 	struct task *t = arg;
 
-	quiet_measure_end(t->sc->quiet, &t->qe);
+	if (t->qe.ep)
+		quiet_measure_end(t->sc->quiet, &t->qe);
 }
 
 static void *worker_main(void *arg)
@@ -630,7 +633,7 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	snprintf(t->qe.label, sizeof(t->qe.label), "build %s of job %lld on builder %s", si->side,
 		 (long long)si->job_id, b->name);
 	strbuf_addstr(&note, "quiet host: waits: ");
-	if (quiet_build_begin(sc->quiet, &t->qe, &note) < 0) {
+	if (sc->cfg->quiet_host && quiet_build_begin(sc->quiet, &t->qe, &note) < 0) {
 		/* it waits, and says so once */
 		if (strcmp(si->note, note.buf)) {
 			store_stage_set_note(sc->st, si->id, note.buf);

@@ -315,6 +315,7 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->max_body, 1 << 20);
 	assert_int_equal(cfg->workers, 4);
 	assert_true(cfg->stage_timeout == 1800);
+	assert_int_equal(cfg->quiet_host, 1);
 
 	m = config_machine(cfg, "q");
 	assert_non_null(m);
@@ -1092,7 +1093,12 @@ static void test_host_groups(void **state)
 
 static void test_pin_vcpus(void **state)
 {
+	struct lab_config *cfg;
+
 	(void)state;
+	cfg = expect_ok("q.yaml", L("lab: {data_dir: /d, quiet_host: false}"));
+	assert_int_equal(cfg->quiet_host, 0);
+	config_free(cfg);
 	expect_errors("p.yaml",
 		      L("lab: {data_dir: /d}")
 		      L("machines:")
