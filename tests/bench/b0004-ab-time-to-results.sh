@@ -9,24 +9,14 @@
 # accel: tcg, as a daemon that has already probed KVM on its machine runs:
 # the probe (about 20 s, once per machine and daemon) is not counted.
 set -u
-TOP=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+PORT_BASE=26000
+. "$(dirname "$0")/lib.sh"
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-tmp=$(mktemp -d)
-pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
-trap cleanup EXIT
-port=$((26000 + $$ % 4000))
 sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >/dev/null || exit 1
 sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
 
 # a patch that is new every time: the demo patch and a dated comment
-git clone -q --shared "$CACHE/linux" "$tmp/src" && cd "$tmp/src" &&
-	git -c advice.detachedHead=false checkout -q v6.1-debian &&
-	git -c user.name=bench -c user.email=bench@localhost am -q "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch" &&
-	printf '/* tlblab bench %s */\n' "$(date +%s.%N)" >>arch/x86/mm/tlb.c &&
-	git diff v6.1-debian >"$tmp/patch.diff" && cd "$TOP" || { echo "bench: cannot make the patch"; exit 1; }
+fresh_patch "$CACHE" "$tmp/patch.diff" || { echo "bench: cannot make the patch"; exit 1; }
 
 cat >"$tmp/lab.yaml" <<EOC
 lab:

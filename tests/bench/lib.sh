@@ -51,3 +51,15 @@ stop() {
 	wait "$pid" 2>/dev/null
 	pid=
 }
+
+# fresh_patch CACHE OUT: the demo patch to arch/x86/mm/tlb.c plus a comment
+# that is new on every call, so the patched kernel really rebuilds
+# (incrementally: one file and the link), as a diff in OUT
+fresh_patch() {
+	rm -rf "$tmp/src"
+	git clone -q --shared "$1/linux" "$tmp/src" && (cd "$tmp/src" &&
+		git -c advice.detachedHead=false checkout -q v6.1-debian &&
+		git -c user.name=bench -c user.email=bench@localhost am -q "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch" &&
+		printf '/* tlblab bench %s */\n' "$(date +%s.%N)" >>arch/x86/mm/tlb.c &&
+		git diff v6.1-debian >"$2")
+}
