@@ -13,7 +13,8 @@ guest() {
 # qemu_machine_yaml: a lab config whose one machine, $MACHINE, is a QEMU
 # guest like configs/local.yaml's qemu1 (2 vCPUs, 1024 MiB, accel auto), with
 # the initramfs and keys of ${GUEST_DIR:-$CACHE/guest}, SSH on $GUEST_PORT and
-# its VM's files in $TMP/vm/$MACHINE
+# its VM's files in $TMP/vm/$MACHINE (and QEMU_APPEND on the kernel's
+# command line when set)
 qemu_machine_yaml() {
 	_g=${GUEST_DIR:-$CACHE/guest}
 	cat <<EOC
@@ -34,6 +35,7 @@ machines:
       ssh_port: $GUEST_PORT
       identity: $_g/lab_key
       known_hosts: $_g/known_hosts
+${QEMU_APPEND:+      append: "$QEMU_APPEND"}
 EOC
 }
 

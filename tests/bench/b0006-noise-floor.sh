@@ -14,6 +14,7 @@
 # Knobs, to explore what lowers the spread (each applies to every spec):
 #   NOISE_BOOTS=5  NOISE_DURATION=s  NOISE_ITERATIONS=n  NOISE_WARMUP=n
 #   NOISE_INTERVAL=s (the agent's sampler)  NOISE_PIN="on off" (settings)
+#   QEMU_APPEND="..." (added to the guest kernel's command line)
 #   TLBLAB_GUEST_AGENT=path (the agent in the guest; default build/tlblab-agent)
 # The load average is printed next to the figures: a busy host is noisy.
 . "$(dirname "$0")/../lib.sh"
