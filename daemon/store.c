@@ -1058,7 +1058,29 @@ struct spec_failure {
 	char message[700];
 };
 
-/* The failed specs of the job's kept run failures, into a growing array. */
+/* Appends one failure of spec `spec` of the stage in row s to the array. */
+static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite3_stmt *s, long long spec,
+			 const char *message)
+{
+	struct spec_failure *f;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		*v = realloc(*v, *cap * sizeof(**v));
+		if (!*v)
+			abort();
+	}
+	f = &(*v)[(*n)++];
+	f->stage = sqlite3_column_int64(s, 0);
+	f->seq = sqlite3_column_int(s, 1);
+	snprintf(f->side, sizeof(f->side), "%s", (const char *)sqlite3_column_text(s, 2));
+	f->repeat_of = sqlite3_column_int(s, 3);
+	f->spec = spec;
+	snprintf(f->message, sizeof(f->message), "%s", message ? message : "");
+}
+
+/* The failed specs of the job's kept run failures, into a growing array
+ * (a failure without spec outcomes counts as spec -1, the whole stage). */
 static int load_spec_failures(struct store *st, int64_t job, struct spec_failure **ret, size_t *ret_n)
 {
 	sqlite3_stmt *s = prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
@@ -1072,41 +1094,12 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 		json_t *specs = col_parsed(s, 4), *e;
 		size_t i, before = n;
 
-		json_array_foreach(specs, i, e) {
-			const char *state = json_string_value(json_object_get(e, "state"));
-
-			if (!state || strcmp(state, "failed"))
-				continue;
-			if (n == cap) {
-				cap = cap ? 2 * cap : 8;
-				v = realloc(v, cap * sizeof(*v));
-				if (!v)
-					abort();
-			}
-			v[n].stage = sqlite3_column_int64(s, 0);
-			v[n].seq = sqlite3_column_int(s, 1);
-			snprintf(v[n].side, sizeof(v[n].side), "%s", (const char *)sqlite3_column_text(s, 2));
-			v[n].repeat_of = sqlite3_column_int(s, 3);
-			v[n].spec = json_integer_value(json_object_get(e, "spec"));
-			snprintf(v[n].message, sizeof(v[n].message), "%s",
-				 json_string_value(json_object_get(e, "message")) ?: "");
-			n++;
-		}
-		if (n == before) {	/* a failure without spec outcomes: the whole stage */
-			if (n == cap) {
-				cap = cap ? 2 * cap : 8;
-				v = realloc(v, cap * sizeof(*v));
-				if (!v)
-					abort();
-			}
-			v[n].stage = sqlite3_column_int64(s, 0);
-			v[n].seq = sqlite3_column_int(s, 1);
-			snprintf(v[n].side, sizeof(v[n].side), "%s", (const char *)sqlite3_column_text(s, 2));
-			v[n].repeat_of = sqlite3_column_int(s, 3);
-			v[n].spec = -1;
-			snprintf(v[n].message, sizeof(v[n].message), "%s", (const char *)sqlite3_column_text(s, 5));
-			n++;
-		}
+		json_array_foreach(specs, i, e)
+			if (!strcmp(json_string_value(json_object_get(e, "state")) ?: "", "failed"))
+				push_failure(&v, &n, &cap, s, json_integer_value(json_object_get(e, "spec")),
+					     json_string_value(json_object_get(e, "message")));
+		if (n == before)
+			push_failure(&v, &n, &cap, s, -1, (const char *)sqlite3_column_text(s, 5));
 		json_decref(specs);
 	}
 	stmt_done(st, s);

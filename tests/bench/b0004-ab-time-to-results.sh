@@ -18,32 +18,7 @@ sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >/dev/null
 # a patch that is new every time: the demo patch and a dated comment
 fresh_patch "$CACHE" "$tmp/patch.diff" || { echo "bench: cannot make the patch"; exit 1; }
 
-cat >"$tmp/lab.yaml" <<EOC
-lab:
-  data_dir: $tmp/data
-  listen: 127.0.0.1:$port
-  tokens: [bench-token-0123456789]
-machines:
-  - name: vm1
-    transport: local
-    boot: qemu
-    cpus: 2
-    workdir: $tmp/vm
-    qemu:
-      accel: tcg
-      initrd: $CACHE/guest/initramfs.cpio
-      ssh_port: 10025
-      identity: $CACHE/guest/lab_key
-      known_hosts: $CACHE/guest/known_hosts
-builders:
-  - name: local
-    transport: local
-    workdir: $CACHE
-trees:
-  - name: linux
-    url: $CACHE/linux
-    builder: local
-    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+{ embedded_lab "$CACHE" 10025; cat <<EOC
 suites:
   - name: thirty
     workloads:
@@ -54,6 +29,7 @@ suites:
         iterations: 3
         warmup: 0
 EOC
+} >"$tmp/lab.yaml"
 "$BUILD/tlblabd" -c "$tmp/lab.yaml" >"$tmp/daemon.log" 2>&1 &
 pid=$!
 sleep 1

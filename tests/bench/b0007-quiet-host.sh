@@ -22,33 +22,7 @@ sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >/dev/null
 # $tmp/NAME-x.json, NAME-y.json, NAME-cmp.json and NAME.times
 scenario() {
 	rm -rf "$tmp/data" "$tmp/vm"
-	cat >"$tmp/lab.yaml" <<EOC
-lab:
-  data_dir: $tmp/data
-  listen: 127.0.0.1:$port
-  tokens: [$TLBLAB_TOKEN]
-  quiet_host: $2
-machines:
-  - name: vm1
-    transport: local
-    boot: qemu
-    cpus: 2
-    workdir: $tmp/vm
-    qemu:
-      accel: tcg
-      initrd: $CACHE/guest/initramfs.cpio
-      ssh_port: 10028
-      identity: $CACHE/guest/lab_key
-      known_hosts: $CACHE/guest/known_hosts
-builders:
-  - name: local
-    transport: local
-    workdir: $CACHE
-trees:
-  - name: linux
-    url: $CACHE/linux
-    builder: local
-    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+	{ embedded_lab "$CACHE" 10028 "quiet_host: $2"; cat <<EOC
 suites:
   - name: short
     workloads:
@@ -58,6 +32,7 @@ suites:
         duration: 2s
         iterations: 3
 EOC
+	} >"$tmp/lab.yaml"
 	fresh_patch "$CACHE" "$tmp/y.diff" || { echo "bench: cannot make the patch"; exit 1; }
 	start
 	export TLBLAB_SERVER="http://127.0.0.1:$port"

@@ -63,3 +63,42 @@ fresh_patch() {
 		printf '/* tlblab bench %s */\n' "$(date +%s.%N)" >>arch/x86/mm/tlb.c &&
 		git diff v6.1-debian >"$2")
 }
+
+# embedded_lab CACHE SSH_PORT [LAB_KEY: VALUE...]: the head of a lab.yaml
+# like configs/local.yaml (one 2-vCPU QEMU machine vm1 under TCG, the local
+# builder and the linux tree of CACHE) on $port, for the benches that run
+# real A/B jobs; the suites: section follows it
+embedded_lab() {
+	_cache=$1 _ssh=$2
+	shift 2
+	cat <<EOC
+lab:
+  data_dir: $tmp/data
+  listen: 127.0.0.1:$port
+  tokens: [bench-token-0123456789]
+EOC
+	for _kv in "$@"; do echo "  $_kv"; done
+	cat <<EOC
+machines:
+  - name: vm1
+    transport: local
+    boot: qemu
+    cpus: 2
+    workdir: $tmp/vm
+    qemu:
+      accel: tcg
+      initrd: $_cache/guest/initramfs.cpio
+      ssh_port: $_ssh
+      identity: $_cache/guest/lab_key
+      known_hosts: $_cache/guest/known_hosts
+builders:
+  - name: local
+    transport: local
+    workdir: $_cache
+trees:
+  - name: linux
+    url: $_cache/linux
+    builder: local
+    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+EOC
+}
