@@ -59,10 +59,6 @@ extern const struct boot_ops boot_kexec;
 extern const struct boot_ops boot_reboot;
 const struct boot_ops *boot_lookup(enum boot_method m);
 
-/* Scans console text for kernel trouble: panics, BUG, Oops, WARNING, hung
- * tasks, RCU stalls. Appends "<line>\n" per finding (at most max lines) to
- * out; returns 2 for a panic, 1 for other trouble, 0 for none. */
-int console_scan(const char *text, struct strbuf *out, int max);
 
 struct bootrun_request {
 	struct store *st;

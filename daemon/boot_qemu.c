@@ -25,6 +25,7 @@
  * What was done, or why nothing was, goes into the boot log.
  */
 #include "boot.h"
+#include "console.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console.h"
 #include "ingest.h"
 #include "store.h"
 #include "transport.h"
@@ -208,22 +209,6 @@ static void fail(struct run_outcome *out, enum run_outcome_kind kind, const char
 	va_end(ap);
 }
 
-/* Console lines that tell why a process died: user-space faults the kernel
- * logs (segfault, traps, general protection), the OOM killer, kernel trouble. */
-static int telling_line(const char *line, size_t len)
-{
-	static const char *const marks[] = {
-		"segfault at", "traps:", "general protection", "Out of memory", "Killed process",
-		"oom-kill", "BUG:", "Oops", "WARNING:", "Kernel panic", "invalid opcode",
-	};
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(marks); i++)
-		if (memmem(line, len, marks[i], strlen(marks[i])))
-			return 1;
-	return 0;
-}
-
 /*
  * Appends to msg what the machine's console says at the moment a spec
  * failed: the lines of the console's last part that tell why a process died
@@ -233,27 +218,15 @@ static int telling_line(const char *line, size_t len)
 static void add_console_excerpt(const struct run_request *req, size_t *seen, struct strbuf *msg)
 {
 	struct strbuf con = STRBUF_INIT, hits = STRBUF_INIT;
-	const char *p, *end;
+	size_t from;
 
 	if (!req->console)
 		return;
 	req->console(req->console_arg, &con);
-	/* only what the console printed since the previous spec started */
-	p = con.buf + (*seen <= con.len ? *seen : 0);
-	end = con.buf + con.len;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		size_t len = eol ? (size_t)(eol - p) : (size_t)(end - p);
-
-		if (telling_line(p, len) && hits.len < 1200) {
-			strbuf_add(&hits, p, len < 300 ? len : 300);
-			strbuf_addch(&hits, '\n');
-		}
-		p += len + 1;
-	}
-	if (!hits.len)
-		strbuf_add_last_lines(&hits, con.buf + (*seen <= con.len ? *seen : 0),
-				      con.len - (*seen <= con.len ? *seen : 0), 5);
+	/* only what the console printed since the spec started */
+	from = *seen <= con.len ? *seen : 0;
+	if (!console_scan(con.buf + from, &hits, 4))
+		strbuf_add_last_lines(&hits, con.buf + from, con.len - from, 5);
 	strbuf_trim(&hits);
 	if (hits.len)
 		strbuf_addf(msg, "; console: %s", hits.buf);
