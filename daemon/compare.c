@@ -176,7 +176,7 @@ static void params_text(struct strbuf *sb, const json_t *params)
 		if (json_is_string(v)) {
 			strbuf_addstr(sb, json_string_value(v));
 		} else {
-			char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+			char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(12));
 
 			strbuf_addstr(sb, t ? t : "?");
 			free(t);

@@ -116,23 +116,21 @@ static const char compare_usage[] =
 	COMMON_HELP;
 
 /*
- * The last line, the one a script or a mail quotes: the comparison's own
- * verdict when it carries one, else the one the daemon keeps with a done
- * A/B job. A failed job has none: its rows cover only the specs that ran.
+ * The last line, the one a script or a mail quotes: the job's verdict, or
+ * the comparison's own for two jobs compared (job NULL). A job that failed
+ * or still runs has none: its rows cover only the specs that ran so far.
  */
 static void print_verdict(const json_t *cmp, const json_t *job)
 {
 	const char *v = jstr(cmp, "verdict"), *state = jstr(job, "state");
 	char clean[64];
 
-	if (!v)
-		v = jstr(job, "verdict");
-	if (v)
-		printf("\nverdict: %s\n", fmt_clean(clean, sizeof(clean), v));
-	else if (state && job_is_final(state) && strcmp(state, "done"))
+	if (state && job_is_final(state) && strcmp(state, "done"))
 		printf("\nverdict: none (the job %s)\n", !strcmp(state, "failed") ? "failed" : "was cancelled");
 	else if (state && !job_is_final(state))
 		printf("\nverdict: none yet (the job is %s)\n", fmt_clean(clean, sizeof(clean), state));
+	else if ((v = jstr(job, "verdict") ?: v))
+		printf("\nverdict: %s\n", fmt_clean(clean, sizeof(clean), v));
 }
 
 /*

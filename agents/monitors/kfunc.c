@@ -112,7 +112,7 @@ static void restore(struct kfunc *k)
 		p += n + (eol ? 1 : 0);
 	}
 	if (k->graph_time_was_on)
-		kwrite(k, "trace_options", "graph-time", 0);
+		kwrite(k, "options/graph-time", "1", 0);
 }
 
 static void kfunc_free(struct kfunc *k)
@@ -128,6 +128,7 @@ struct kfunc *kfunc_start(const char *const *names, struct strbuf *err)
 	struct strbuf sb = STRBUF_INIT;
 	size_t i, traced = 0;
 	char probe[128];
+	int rc;
 
 	if (!k)
 		abort();
@@ -151,8 +152,8 @@ struct kfunc *kfunc_start(const char *const *names, struct strbuf *err)
 		strbuf_seterr(err, "cannot read %s/set_ftrace_filter", k->dir);
 		goto fail;
 	}
-	if (kwrite(k, "set_ftrace_filter", "", O_TRUNC) < 0) {
-		strbuf_seterr(err, "cannot write %s/set_ftrace_filter: %s", k->dir, strerror(errno));
+	if ((rc = kwrite(k, "set_ftrace_filter", "", O_TRUNC)) < 0) {
+		strbuf_seterr(err, "cannot write %s/set_ftrace_filter: %s", k->dir, strerror(-rc));
 		goto fail;
 	}
 	/* one name a write: the kernel refuses a name it cannot trace */
@@ -169,10 +170,16 @@ struct kfunc *kfunc_start(const char *const *names, struct strbuf *err)
 		restore(k);
 		goto fail;
 	}
-	/* own time only: a function's children are other rows */
-	if (kwrite(k, "trace_options", "nograph-time", 0) < 0 ||
-	    kwrite(k, "function_profile_enabled", "1", 0) < 0) {
-		strbuf_seterr(err, "cannot start the function profiler in %s: %s", k->dir, strerror(errno));
+	/* own time only: a function's children are other rows. graph-time is
+	 * the function_graph tracer's option: through its own file, since
+	 * trace_options takes only the current tracer's */
+	if ((rc = kwrite(k, "options/graph-time", "0", 0)) < 0) {
+		strbuf_seterr(err, "cannot turn off %s/options/graph-time: %s", k->dir, strerror(-rc));
+		restore(k);
+		goto fail;
+	}
+	if ((rc = kwrite(k, "function_profile_enabled", "1", 0)) < 0) {
+		strbuf_seterr(err, "cannot start the function profiler in %s: %s", k->dir, strerror(-rc));
 		restore(k);
 		goto fail;
 	}

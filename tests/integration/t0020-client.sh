@@ -673,10 +673,11 @@ st=$?
 curl -fs -m 10 "$URL/api/v1/compare?base=$run1&patched=$run2" >"$TMP/cmp2.json"
 if [ $st = 0 ] && $CHECK compare "$TMP/cmp2.out" "$TMP/cmp2.json" >"$TMP/why" 2>&1 &&
 	grep -Eqx "  base     job $run1; 1 boot on m1" "$TMP/cmp2.out" &&
-	grep -Eqx "  patched  job $run2; 1 boot on m1" "$TMP/cmp2.out" && ! grep -q '^verdict' "$TMP/cmp2.out"; then
-	pass "compare --base A --patched B: the daemon's comparison of two jobs, each job's provenance"
+	grep -Eqx "  patched  job $run2; 1 boot on m1" "$TMP/cmp2.out" &&
+	[ "$(tail -n 1 "$TMP/cmp2.out")" = "verdict: $(jq_py 'J["comparison"]["verdict"]' <"$TMP/cmp2.json")" ]; then
+	pass "compare --base A --patched B: the daemon's comparison of two jobs, each job's provenance, its verdict"
 else
-	fail "compare --base A --patched B: the daemon's comparison of two jobs, each job's provenance" "exit $st"
+	fail "compare --base A --patched B: the daemon's comparison of two jobs, each job's provenance, its verdict" "exit $st"
 	sed 's/^/#   /' "$TMP/why" "$TMP/cmp2.out" | head -n 12
 fi
 check_fails "compare of two jobs of different suites shows the daemon's 409" 1 \

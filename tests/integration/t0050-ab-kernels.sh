@@ -19,7 +19,7 @@ MACHINE=vm1
 export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 . "$TOP/tests/guest.sh"
 
-guest_prepare usr/bin/sshd
+guest_prepare usr/sbin/sshd
 
 { lab_qemu_head; cat <<EOC
 builders:

@@ -14,13 +14,13 @@ trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 TOKEN=t0054-token-0123456789abcdef
 DAEMON_PORT=$((40000 + $$ % 5000))
-GUEST_PORT=10030
+GUEST_PORT=10029
 CLIENT=$BUILD/tlblab
 MACHINE=vm1
 export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 . "$TOP/tests/guest.sh"
 
-guest_prepare usr/bin/sshd
+guest_prepare usr/sbin/sshd
 
 { lab_qemu_head; cat <<EOC
 $(lab_tail | sed '/^suites:/,$d')

@@ -603,9 +603,9 @@ export async function render(ctx) {
 
 	let html = header(job, cmp) + toc(job, cmp, ran) + failureHtml(job);
 	if (cmp) html += summarySection(job, cmp) + comparisonSection(cmp);
-	html += specsTable(job);
 	else if (cmpError) html += `<section id="summary" class="notice bad"><h2>No comparison</h2><p>The API refused the comparison: <strong>HTTP ${cmpError.status} ${esc(cmpError.code)}</strong>: <span class="msg">${esc(cmpError.message)}</span></p></section>`;
 	else if (job.kind === 'ab') html += `<section id="summary" class="notice"><h2>No comparison yet</h2><p>The comparison appears once both sides have run (${esc(job.state)}${job.stage ? ', stage ' + esc(job.stage) : ''}).</p></section>`;
+	html += specsTable(job);
 	html += '<div id="after-table"></div><div id="below"></div>';
 	ctx.main.innerHTML = html;
 	if (cmp) wireComparison(ctx.main, cmp.rows);
