@@ -15,9 +15,11 @@ run_one() {
 	name=$1
 	shift
 	echo "# $name"
+	t0=$(date +%s)
 	"$@" >"$log.out" 2>&1
 	st=$?
 	cat "$log.out"
+	echo "# $name: $(($(date +%s) - t0)) s"
 	grep -E '^(not )?ok ' "$log.out" >>"$log"
 	if ! grep -Eq '^(not )?ok ' "$log.out"; then
 		echo "not ok - $name reported nothing (exit $st)" | tee -a "$log"
