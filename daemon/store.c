@@ -1827,6 +1827,27 @@ static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 	return by;
 }
 
+/* The specs that failed in a run stage, whether or not they measured
+ * anything before: [{"side", "spec", "workload", "stage", "reason"}]. */
+static json_t *failed_specs(const json_t *job)
+{
+	json_t *out = json_array(), *stage, *e;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(job, "stages"), i, stage)
+		json_array_foreach(json_object_get(stage, "specs"), k, e) {
+			if (strcmp(json_string_value(json_object_get(e, "state")) ?: "", "failed"))
+				continue;
+			json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:s}", "side",
+							     json_string_value(json_object_get(stage, "side")) ?: "",
+							     "spec", json_object_get(e, "spec"),
+							     "workload", json_object_get(e, "workload"),
+							     "stage", json_object_get(stage, "seq"),
+							     "reason", json_string_value(json_object_get(e, "message")) ?: "failed"));
+		}
+	return out;
+}
+
 json_t *store_compare_doc(struct store *st, int64_t job_id)
 {
 	json_t *job = store_job_json(st, job_id), *runs, *metrics, *profiles, *builds, *doc;
@@ -1837,11 +1858,11 @@ json_t *store_compare_doc(struct store *st, int64_t job_id)
 	metrics = store_metrics_json(st, job_id, NULL, 1);
 	profiles = store_profiles_json(st, job_id);
 	builds = store_job_builds_json(st, job_id);
-	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:o}", "runs", json_object_get(runs, "runs"),
+	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:o,s:o}", "runs", json_object_get(runs, "runs"),
 			"metrics", json_object_get(metrics, "metrics"),
 			"profiles", json_object_get(profiles, "profiles"),
 			"provenance", "job", job, "builds", json_object_get(builds, "builds"),
-			"unavailable_by_side", unavailable_by_side(st, job_id));
+			"unavailable_by_side", unavailable_by_side(st, job_id), "failed", failed_specs(job));
 	json_decref(runs);
 	json_decref(metrics);
 	json_decref(profiles);
