@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "verdict.h"
 #include "util.h"
 #include "banned.h"
 
@@ -38,6 +39,8 @@ void compare_rules_default(struct compare_rules *r)
 	r->min_change_headline = 0.02;
 	r->min_change_counter = 0.05;
 	r->same_band = 0.02;
+	r->equiv_alpha = 0.05;
+	r->power = 0.8;
 	r->resamples = 2000;
 	r->seed = 0x746c626c6162ULL;	/* "tlblab" */
 	r->ci_level = 0.95;
@@ -50,12 +53,18 @@ static json_t *jreal(double v);
 
 json_t *compare_rules_json(const struct compare_rules *r)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s}", "alpha", r->alpha,
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s}", "alpha", r->alpha,
 			      "min_change_headline", r->min_change_headline, "min_change_counter",
-			      r->min_change_counter, "same_band", r->same_band, "resamples", r->resamples,
+			      r->min_change_counter, "same_band", r->same_band,
+			      "equiv_alpha", r->equiv_alpha, "power", r->power, "resamples", r->resamples,
 			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,
-			      "test", "Mann-Whitney U, two-sided, on per-boot medians",
-			      "ci", "bootstrap percentile interval of median(patched)/median(base), as % change");
+			      "test", "Mann-Whitney U, two-sided, on per-boot medians (exact; with ties, "
+			      "exact permutation)",
+			      "ci", "bootstrap percentile interval of median(patched)/median(base), as % "
+			      "change (the difference of medians when a base resample's median is 0)",
+			      "multiplicity", "Holm over headline rows (the job's verdict), "
+			      "Benjamini-Hochberg over counter rows",
+			      "same", "equivalence: the 1 - 2 equiv_alpha interval within +-same_band");
 	json_t *m;
 	size_t i;
 
@@ -400,6 +409,7 @@ struct row {
 	long long spec, cas;
 	int headline;
 	const char *metric;	/* inside obj */
+	struct verdict_row v;	/* its numbers, then its decision */
 };
 
 static json_t *side_stats(const double *v, size_t n)
@@ -431,18 +441,6 @@ static int all_equal(const double *a, size_t na, const double *b, size_t nb)
 	return 1;
 }
 
-/* The smallest two-sided p the exact Mann-Whitney test can give for na
- * and nb values: 2 / C(na + nb, na), the two complete separations. */
-static double mwu_min_p(size_t na, size_t nb)
-{
-	double c = 1;
-	size_t i;
-
-	for (i = 1; i <= nb; i++)
-		c = c * (double)(na + i) / (double)i;
-	return fmin(1, 2 / c);
-}
-
 static int count_outliers(const double *v, size_t n, double z)
 {
 	int *flags, k;
@@ -455,40 +453,6 @@ static int count_outliers(const double *v, size_t n, double z)
 	k = stats_outliers_mad(v, n, z, flags);
 	free(flags);
 	return k < 0 ? 0 : k;
-}
-
-static const struct compare_override *override_for(const struct compare_rules *r, const char *metric)
-{
-	size_t i;
-
-	for (i = 0; metric && i < r->noverrides; i++)
-		if (!fnmatch(r->overrides[i].metric, metric, 0))
-			return &r->overrides[i];
-	return NULL;
-}
-
-static const char *verdict_of(const struct compare_rules *r, const char *metric, int headline,
-			      const char *dir, double change, double p, double lo, double hi, int have_ci)
-{
-	const struct compare_override *ov = override_for(r, metric);
-	double threshold = 100 * (headline ? r->min_change_headline : r->min_change_counter);
-	double band = 100 * r->same_band, alpha = r->alpha;
-	int excludes = have_ci ? (lo > 0 || hi < 0) : isinf(change);
-
-	if (ov && !isnan(ov->alpha))
-		alpha = ov->alpha;
-	if (ov && !isnan(ov->min_change))
-		threshold = 100 * ov->min_change;
-	if (ov && !isnan(ov->same_band))
-		band = 100 * ov->same_band;
-	if (!isnan(p) && p < alpha && excludes && !isnan(change) && fabs(change) >= threshold) {
-		if (!strcmp(dir, "neutral"))
-			return "changed";
-		return (change > 0) == !strcmp(dir, "higher") ? "improvement" : "regression";
-	}
-	if (have_ci && lo >= -band && hi <= band)
-		return "same";
-	return "inconclusive";
 }
 
 /*
@@ -525,21 +489,78 @@ static const char *side_unavailable(const struct side *s, const char *metric)
 	return NULL;
 }
 
-/* Fills the statistics of a row from its two groups (either may be NULL). */
-static void row_stats(json_t *obj, const json_t *gb, const json_t *gp, const struct side *sb,
-		      const struct side *sp, const struct compare_rules *r)
+/* The pooled per-boot standard deviation of both sides, in % of the base
+ * median: the noise a detectable effect is measured against. */
+static double pooled_sd_pct(const double *b, size_t nb, const double *p, size_t np, double cb)
 {
+	double vb, vp;
+
+	if (nb < 2 || np < 2 || cb == 0)
+		return NAN;
+	vb = stats_stddev(b, nb);
+	vp = stats_stddev(p, np);
+	return 100 * sqrt(((double)(nb - 1) * vb * vb + (double)(np - 1) * vp * vp) /
+			  (double)(nb + np - 2)) / fabs(cb);
+}
+
+/*
+ * The intervals of a row, from one set of bootstrap resamples: the 95% one
+ * reported (ci) and the equivalence one (eq), as % change. The ratio of
+ * medians where the base's resampled median is never 0; else the
+ * difference of medians, in % of the base median when that is not 0, or
+ * in the metric's unit (ci_abs, no % at all) when it is.
+ */
+static void row_intervals(json_t *obj, struct verdict_row *v, const double *b, size_t nb,
+			  const double *p, size_t np, double cb, const struct compare_rules *r,
+			  const struct verdict_design *d)
+{
+	double levels[2] = { r->ci_level, d->eq_level }, lo[2], hi[2];
+	int k, rc;
+
+	rc = stats_bootstrap_ci(b, nb, p, np, STATS_BOOT_RATIO, r->resamples, r->seed, levels, 2, lo, hi);
+	if (rc == 0) {
+		for (k = 0; k < 2; k++)
+			lo[k] = 100 * (lo[k] - 1), hi[k] = 100 * (hi[k] - 1);
+	} else if (rc == -EDOM) {
+		rc = stats_bootstrap_ci(b, nb, p, np, STATS_BOOT_DIFF, r->resamples, r->seed, levels, 2,
+					lo, hi);
+		if (rc == 0 && cb == 0) {
+			json_object_set_new(obj, "ci_abs", json_pack("[f,f]", lo[0], hi[0]));
+			return;
+		}
+		for (k = 0; rc == 0 && k < 2; k++)
+			lo[k] = 100 * lo[k] / fabs(cb), hi[k] = 100 * hi[k] / fabs(cb);
+		if (rc == 0)
+			json_object_set_new(obj, "ci_kind", json_string("difference of medians, % of base"));
+	}
+	if (rc < 0 || !isfinite(lo[0]) || !isfinite(hi[0]) || !isfinite(lo[1]) || !isfinite(hi[1]))
+		return;
+	v->have_ci = v->have_eq = 1;
+	v->lo = lo[0], v->hi = hi[0];
+	v->elo = lo[1], v->ehi = hi[1];
+}
+
+/* Fills the statistics of a row from its two groups (either may be NULL);
+ * its verdict comes later, with all rows' (row_decision). */
+static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const struct side *sb,
+		      const struct side *sp, const struct compare_rules *r,
+		      const struct verdict_design *d)
+{
+	json_t *obj = row->obj;
+	struct verdict_row *v = &row->v;
 	size_t nb_boots = json_object_size(sb->boots), np_boots = json_object_size(sp->boots);
 	double *b = calloc(nb_boots + 1, sizeof(double)), *p = calloc(np_boots + 1, sizeof(double));
 	size_t nb = gb ? group_samples(gb, b) : 0, np = gp ? group_samples(gp, p) : 0;
-	const char *dir = getstr(obj, "direction"), *verdict;
-	int headline = json_is_true(json_object_get(obj, "headline"));
-	double cb, cp, change = NAN, pval = NAN, u, lo = NAN, hi = NAN;
+	double cb, cp, change, pval = NAN, u;
 	struct strbuf why = STRBUF_INIT, note = STRBUF_INIT;
-	int have_ci = 0;
 
 	if (!b || !p)
 		abort();
+	memset(v, 0, sizeof(*v));
+	v->metric = getstr(obj, "metric");
+	v->direction = getstr(obj, "direction");
+	v->headline = json_is_true(json_object_get(obj, "headline"));
+	v->p = v->change = v->sd_pct = NAN;
 	json_object_set_new(obj, "base", side_stats(b, nb));
 	json_object_set_new(obj, "patched", side_stats(p, np));
 	json_object_set_new(obj, "outliers", json_integer(count_outliers(b, nb, r->outlier_z) +
@@ -564,6 +585,8 @@ static void row_stats(json_t *obj, const json_t *gb, const json_t *gp, const str
 		json_object_set_new(obj, "reason", json_string(why.buf));
 		goto out;
 	}
+	v->testable = 1;
+	v->nb = nb, v->np = np;
 	cb = stats_median(b, nb);
 	cp = stats_median(p, np);
 	if (cb != 0)
@@ -572,31 +595,30 @@ static void row_stats(json_t *obj, const json_t *gb, const json_t *gp, const str
 		change = cp > 0 ? INFINITY : -INFINITY;
 	else
 		change = 0;
-	if (stats_mann_whitney(b, nb, p, np, &u, &pval) < 0)
-		pval = NAN;
-	if (stats_bootstrap_ratio_ci(b, nb, p, np, r->resamples, r->ci_level, r->seed, &lo, &hi) == 0 &&
-	    isfinite(lo) && isfinite(hi)) {
-		lo = 100 * (lo - 1);
-		hi = 100 * (hi - 1);
-		have_ci = 1;
-	}
-	verdict = verdict_of(r, getstr(obj, "metric"), headline, dir, change, pval, lo, hi, have_ci);
-	if (!have_ci && all_equal(b, nb, p, np))
-		verdict = "same";
+	v->change = change;
+	if (stats_mann_whitney(b, nb, p, np, &u, &pval) == 0)
+		v->p = pval;
+	v->identical = all_equal(b, nb, p, np);
+	v->sd_pct = pooled_sd_pct(b, nb, p, np, cb);
+	row_intervals(obj, v, b, nb, p, np, cb, r, d);
 	json_object_set_new(obj, "change_pct", isinf(change) ? json_null() : jreal(change));
-	json_object_set_new(obj, "p", jreal(pval));
-	json_object_set_new(obj, "p_method", json_string(
-		stats_mann_whitney_method(b, nb, p, np) == STATS_MWU_EXACT ? "exact" : "approximate"));
-	json_object_set_new(obj, "ci", have_ci ? json_pack("[f,f]", lo, hi) : json_null());
-	json_object_set_new(obj, "verdict", json_string(verdict));
+	json_object_set_new(obj, "p", jreal(v->p));
+	switch (stats_mann_whitney_method(b, nb, p, np)) {
+	case STATS_MWU_EXACT:
+		json_object_set_new(obj, "p_method", json_string("exact"));
+		break;
+	case STATS_MWU_PERMUTATION:
+		json_object_set_new(obj, "p_method", json_string("permutation"));
+		break;
+	default:
+		json_object_set_new(obj, "p_method", json_string("approximate"));
+	}
+	json_object_set_new(obj, "ci", v->have_ci ? json_pack("[f,f]", v->lo, v->hi) : json_null());
+	json_object_set_new(obj, "equiv_ci", v->have_eq ? json_pack("[f,f]", v->elo, v->ehi) : json_null());
 	if (cb == 0 && cp != 0)
 		strbuf_addf(&note, "base is 0: no ratio; the verdict rests on p alone");
-	if (mwu_min_p(nb, np) >= r->alpha)
-		strbuf_addf(&note, "%swith %zu and %zu boots the smallest possible p is %.3g, "
-			    "not below alpha %g: more boots are needed for a verdict",
-			    note.len ? "; " : "", nb, np, mwu_min_p(nb, np), r->alpha);
 	else if (nb != np)
-		strbuf_addf(&note, "%s%zu boots on base, %zu on patched", note.len ? "; " : "", nb, np);
+		strbuf_addf(&note, "%zu boots on base, %zu on patched", nb, np);
 	if (note.len)
 		json_object_set_new(obj, "note", json_string(note.buf));
 out:
@@ -604,6 +626,41 @@ out:
 	strbuf_release(&note);
 	free(b);
 	free(p);
+}
+
+/* A row's decision (verdict_decide) into its JSON. */
+static void row_decision(struct row *row)
+{
+	const struct verdict_row *v = &row->v;
+	json_t *obj = row->obj;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!v->testable)
+		return;
+	json_object_set_new(obj, "verdict", json_string(v->verdict));
+	json_object_set_new(obj, "p_adj", jreal(v->p_adj));
+	json_object_set_new(obj, "p_adj_method", v->p_adj_method ? json_string(v->p_adj_method) : json_null());
+	json_object_set_new(obj, "alpha", json_real(v->alpha));
+	json_object_set_new(obj, "min_change_pct", json_real(v->min_change));
+	json_object_set_new(obj, "margin_pct", json_real(v->margin));
+	json_object_set_new(obj, "mde_pct", jreal(v->mde));
+	json_object_set_new(obj, "ruled_out_pct", jreal(v->ruled_out));
+	if (isnan(v->mde)) {
+		strbuf_addf(&sb, "with %zu and %zu boots no change can be detected here", v->nb, v->np);
+		json_object_set_new(obj, "mde_note", json_string(sb.buf));
+		strbuf_reset(&sb);
+	}
+	if (!strcmp(v->verdict, "inconclusive")) {
+		if (!isnan(v->ruled_out))
+			strbuf_addf(&sb, "no change larger than %.1f%% ruled out", v->ruled_out);
+		else
+			strbuf_addstr(&sb, "no interval: nothing ruled out");
+		if (!isnan(v->mde))
+			strbuf_addf(&sb, "; this job could detect %.1f%%", v->mde);
+		strbuf_addf(&sb, "; same needs the interval within +-%.1f%%", v->margin);
+		json_object_set_new(obj, "reason", json_string(sb.buf));
+	}
+	strbuf_release(&sb);
 }
 
 static int row_cmp(const void *x, const void *y)
@@ -644,9 +701,10 @@ static json_t *row_from_group(const json_t *g)
 }
 
 static struct row *build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
-			      size_t *ret_n)
+			      const struct verdict_design *d, size_t *ret_n)
 {
-	size_t n = 0, alloc = json_object_size(sb->groups) + json_object_size(sp->groups) + 1;
+	struct verdict_row *vr;
+	size_t n = 0, i, alloc = json_object_size(sb->groups) + json_object_size(sp->groups) + 1;
 	struct row *rows = calloc(alloc, sizeof(*rows));
 	const char *key;
 	json_t *g;
@@ -664,7 +722,7 @@ static struct row *build_rows(struct side *sb, struct side *sp, const struct com
 			if (pass && gb)
 				continue;	/* done in the first pass */
 			rows[n].obj = row_from_group(g);
-			row_stats(rows[n].obj, gb, gp, sb, sp, r);
+			row_stats(&rows[n], gb, gp, sb, sp, r, d);
 			getint(rows[n].obj, "spec", &v);
 			rows[n].spec = v;
 			getint(rows[n].obj, "case", &v);
@@ -675,6 +733,18 @@ static struct row *build_rows(struct side *sb, struct side *sp, const struct com
 		}
 	}
 	qsort(rows, n, sizeof(*rows), row_cmp);
+	/* the rows decide together: their p-values are adjusted as families */
+	vr = calloc(n + 1, sizeof(*vr));
+	if (!vr)
+		abort();
+	for (i = 0; i < n; i++)
+		vr[i] = rows[i].v;
+	verdict_decide(r, d, vr, n);
+	for (i = 0; i < n; i++) {
+		rows[i].v = vr[i];
+		row_decision(&rows[i]);
+	}
+	free(vr);
 	*ret_n = n;
 	return rows;
 }
@@ -1134,21 +1204,32 @@ static json_t *provenance(const struct side *sb, const struct side *sp)
 }
 
 static void add_notes(json_t *notes, const struct side *sb, const struct side *sp,
-		      const struct compare_rules *r)
+		      const struct compare_rules *r, const struct verdict_design *d,
+		      const struct row *rows, size_t n)
 {
-	size_t bb = json_object_size(sb->boots), bp = json_object_size(sp->boots);
+	size_t bb = json_object_size(sb->boots), bp = json_object_size(sp->boots), i, m = 0;
+	double alpha = verdict_look_alpha(d, r->alpha);
 	struct strbuf sb_ = STRBUF_INIT;
 
+	for (i = 0; i < n; i++)
+		m += rows[i].headline && rows[i].v.testable && !isnan(rows[i].v.p);
 	if (bb != bp) {
 		strbuf_addf(&sb_, "base has %zu boots, patched %zu: each side is compared with the "
 			    "boots it has; the missing ones failed or did not run", bb, bp);
 		json_array_append_new(notes, json_string(sb_.buf));
 		strbuf_reset(&sb_);
 	}
-	if (bb && bp && mwu_min_p(bb, bp) >= r->alpha) {
-		strbuf_addf(&sb_, "with %zu and %zu boots no Mann-Whitney p can go below %g (the "
-			    "smallest is %.3g): every verdict is same or inconclusive; run more boots",
-			    bb, bp, r->alpha, mwu_min_p(bb, bp));
+	if (d->looks == 2) {
+		strbuf_addf(&sb_, "look %d of 2 (%d boots per side, up to %d): this look spends "
+			    "alpha %.3g of %g", d->look, d->boots, d->max_boots, alpha, r->alpha);
+		json_array_append_new(notes, json_string(sb_.buf));
+		strbuf_reset(&sb_);
+	}
+	if (bb && bp && m && stats_mwu_min_p(bb, bp) >= alpha / (double)m) {
+		strbuf_addf(&sb_, "with %zu and %zu boots no Mann-Whitney p can go below %.3g, and "
+			    "%zu headline rows at alpha %.3g need %.3g (Holm): no headline row can "
+			    "be called a change at this look", bb, bp, stats_mwu_min_p(bb, bp), m,
+			    alpha, alpha / (double)m);
 		json_array_append_new(notes, json_string(sb_.buf));
 		strbuf_reset(&sb_);
 	}
@@ -1181,6 +1262,7 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err)
 {
 	struct compare_rules defaults;
+	struct verdict_design design;
 	struct side sb = { 0 }, sp = { 0 };
 	json_t *failed = json_array(), *notes = json_array(), *out = NULL, *jrows, *per_cpu;
 	struct row *rows = NULL;
@@ -1193,6 +1275,8 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		rules = &defaults;
 	}
 	if (!(rules->alpha > 0 && rules->alpha < 1) || rules->resamples < 1 ||
+	    !(rules->equiv_alpha > 0 && rules->equiv_alpha < 0.5) ||
+	    !(rules->power > 0.5 && rules->power < 1) ||
 	    !(rules->ci_level > 0 && rules->ci_level < 1) || !(rules->same_band >= 0) ||
 	    !(rules->min_change_headline >= 0) || !(rules->min_change_counter >= 0) ||
 	    !(rules->outlier_z >= 0)) {
@@ -1211,8 +1295,11 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	if (side_load(&sb, "base", base, base_side, failed, err) < 0 ||
 	    side_load(&sp, "patched", patched, patched_side, failed, err) < 0)
 		goto out;
-	rows = build_rows(&sb, &sp, rules, &n);
-	add_notes(notes, &sb, &sp, rules);
+	/* one job's two sides follow its sequential design; two jobs compared
+	 * afterwards are one look */
+	verdict_design_init(&design, rules, base == patched ? json_object_get(base, "design") : NULL);
+	rows = build_rows(&sb, &sp, rules, &design, &n);
+	add_notes(notes, &sb, &sp, rules, &design, rows, n);
 	jrows = json_array();
 	for (i = 0; i < n; i++)
 		json_array_append(jrows, rows[i].obj);
@@ -1232,8 +1319,10 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	failed = notes = NULL;
 	if (!out)
 		strbuf_seterr(err, "compare: out of memory");
-	else
+	else {
+		json_object_set_new(out, "design", verdict_design_json(&design, rules));
 		json_object_set_new(out, "verdict", json_string(compare_verdict(out)));
+	}
 out:
 	for (i = 0; i < n; i++)
 		json_decref(rows[i].obj);

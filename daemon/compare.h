@@ -44,7 +44,10 @@ struct compare_rules {
 	double alpha;			/* p below this counts (default 0.01) */
 	double min_change_headline;	/* |change| at least this (0.02) */
 	double min_change_counter;	/* for counters (0.05) */
-	double same_band;		/* CI within +-this: same (0.02) */
+	double same_band;		/* equivalence margin: same when the
+					 * equivalence interval is within +-this */
+	double equiv_alpha;		/* each one-sided test of equivalence (0.05) */
+	double power;			/* for the detectable effect (0.8) */
 	int resamples;			/* bootstrap (2000) */
 	unsigned long long seed;	/* bootstrap seed (fixed default) */
 	double ci_level;		/* bootstrap interval (0.95) */
@@ -88,6 +91,11 @@ json_t *compare_rules_json(const struct compare_rules *r);
  * NULL with err. The caller owns the result. */
 json_t *compare_sides(const json_t *base, const char *base_side, const json_t *patched,
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err);
+
+/* 1 when a comparison is the first of two looks its job planned and a
+ * headline row is inconclusive: the scheduler then adds boots up to the
+ * job's max_boots. 0 otherwise. (verdict.c) */
+int compare_wants_more_boots(const json_t *comparison);
 
 /* The one-word verdict of a comparison document (its "verdict"):
  * regression when any headline metric regressed, else improvement,

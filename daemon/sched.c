@@ -372,12 +372,11 @@ static void finish_build(struct sched *sc, struct task *t)
 }
 
 /*
- * After the last run of an A/B job: when a headline metric is still
- * inconclusive and the job allows more boots (max_boots), add boots per
- * side, all up to max_boots at once, before the job can finish. Called
- * before the run stage is marked done. One more look at the data, not one
- * per added pair: each look is another chance of a false call, and one
- * extra keeps the lab's A/A rate at 1% (test_compare: test_adaptive_boots).
+ * After the last run of an A/B job's first look: when the comparison wants
+ * a second look (a headline row inconclusive, and the job allows more
+ * boots), add boots per side, all up to max_boots at once, before the job
+ * can finish. One more look, not one per added pair: the comparison spends
+ * alpha by look (verdict.c), so a look is paid for, not free.
  */
 #define MORE_BOOTS 100
 static void maybe_more_boots(struct sched *sc, struct task *t)
@@ -385,9 +384,8 @@ static void maybe_more_boots(struct sched *sc, struct task *t)
 	const struct cfg_suite *suite;
 	struct compare_rules rules;
 	struct strbuf err = STRBUF_INIT;
-	json_t *doc, *cmp, *row;
-	size_t i;
-	int inconclusive = 0, added;
+	json_t *doc, *cmp;
+	int added;
 
 	if (store_stage_next(sc->st, t->si.job_id, t->si.seq + 1))
 		return;
@@ -397,16 +395,12 @@ static void maybe_more_boots(struct sched *sc, struct task *t)
 	suite = config_suite(sc->cfg, t->si.suite);
 	compare_rules_default(&rules);
 	cmp = compare_sides(doc, "base", doc, "patched", suite ? &suite->rules : &rules, &err);
-	json_array_foreach(json_object_get(cmp, "rows"), i, row)
-		if (json_is_true(json_object_get(row, "headline")) &&
-		    !strcmp(json_string_value(json_object_get(row, "verdict")) ?: "", "inconclusive"))
-			inconclusive++;
-	if (inconclusive) {
+	if (cmp && compare_wants_more_boots(cmp)) {
 		added = store_job_add_boots(sc->st, t->si.job_id, MORE_BOOTS, 600,
 					    suite && suite->timeout > 0 ? suite->timeout : sc->cfg->stage_timeout);
 		if (added > 0)
-			log_info("job %lld: %d headline metric(s) inconclusive; %d more boot(s) per side",
-				 (long long)t->si.job_id, inconclusive, added);
+			log_info("job %lld: a headline metric is inconclusive at the first look; "
+				 "%d more boot(s) per side for the second", (long long)t->si.job_id, added);
 	}
 	json_decref(cmp);
 	json_decref(doc);

@@ -233,6 +233,27 @@ double stats_t_p2(double t, double df)
 	return ibeta(df / 2, 0.5, df / (df + t2), t2 / (df + t2));
 }
 
+double stats_t_quantile(double p2, double df)
+{
+	double lo = 0, hi = 1, mid;
+	int i;
+
+	if (!(p2 > 0 && p2 <= 1) || !(df > 0))
+		return NAN;
+	while (stats_t_p2(hi, df) > p2)
+		if ((hi *= 2) > 1e12)
+			return NAN;
+	/* the p of t falls as t grows: bisect to the last bit */
+	for (i = 0; i < 200 && hi - lo > 1e-12 * hi; i++) {
+		mid = (lo + hi) / 2;
+		if (stats_t_p2(mid, df) > p2)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
 /* ---- Mann-Whitney U ---- */
 
 struct mwu_obs {
@@ -288,9 +309,9 @@ static int mwu_rank(const double *a, size_t na, const double *b, size_t nb,
 
 static enum stats_mwu_method mwu_method(size_t na, size_t nb, int ties)
 {
-	if (!ties && na <= STATS_MWU_EXACT_MAX_N && nb <= STATS_MWU_EXACT_MAX_N)
-		return STATS_MWU_EXACT;
-	return STATS_MWU_ASYMPTOTIC;
+	if (na > STATS_MWU_EXACT_MAX_N || nb > STATS_MWU_EXACT_MAX_N)
+		return STATS_MWU_ASYMPTOTIC;
+	return ties ? STATS_MWU_PERMUTATION : STATS_MWU_EXACT;
 }
 
 /*
@@ -340,6 +361,71 @@ static int mwu_exact_p(size_t m, size_t n, double u, double *ret_p)
 	return 0;
 }
 
+/*
+ * Exact two-sided p with ties, conditional on the pooled values as they
+ * are: every split of the n = m + k values into m a's and k b's is equally
+ * likely under the null, and the statistic is a's sum of midranks. In
+ * doubled units the midranks are integers (a tie group's mean rank is a
+ * half at worst), so c[j][s], the number of j-subsets of the values seen
+ * so far with doubled rank sum s, is counted value by value like a
+ * knapsack. The two-sided p sums the subsets at least as far from the mean
+ * m * T / n as the observed one, compared as integers: |n s - m T|.
+ */
+static int mwu_permutation_p(const double *a, size_t m, const double *b, size_t k, double *ret_p)
+{
+	size_t n = m + k, i, j, g, t, total, w;
+	struct mwu_obs *o = malloc(n * sizeof(*o));
+	long long *r2 = malloc(n * sizeof(*r2)), sobs = 0, dev_obs;
+	double *c = NULL, sum = 0, all = 0;
+
+	if (!o || !r2)
+		goto nomem;
+	for (i = 0; i < m; i++)
+		o[i] = (struct mwu_obs){ a[i], 1 };
+	for (i = 0; i < k; i++)
+		o[m + i] = (struct mwu_obs){ b[i], 0 };
+	qsort(o, n, sizeof(*o), cmp_obs);
+	for (i = 0; i < n; i = g) {
+		for (g = i; g < n && o[g].v == o[i].v; g++)
+			;
+		for (j = i; j < g; j++) {
+			r2[j] = (long long)(i + 1 + g);	/* twice the mean of ranks i+1..g */
+			if (o[j].from_a)
+				sobs += r2[j];
+		}
+	}
+	total = n * (n + 1);	/* the sum of all doubled ranks */
+	w = total + 1;
+	c = calloc((m + 1) * w, sizeof(*c));
+	if (!c)
+		goto nomem;
+	c[0] = 1;
+	for (i = 0; i < n; i++)
+		for (j = (i + 1 < m ? i + 1 : m); j >= 1; j--)
+			for (t = total; t >= (size_t)r2[i]; t--)
+				c[j * w + t] += c[(j - 1) * w + t - (size_t)r2[i]];
+	dev_obs = llabs((long long)n * sobs - (long long)m * (long long)total);
+	for (t = 0; t < w; t++) {
+		double cnt = c[m * w + t];
+
+		if (cnt == 0)
+			continue;
+		all += cnt;
+		if (llabs((long long)n * (long long)t - (long long)m * (long long)total) >= dev_obs)
+			sum += cnt;
+	}
+	free(o);
+	free(r2);
+	free(c);
+	*ret_p = fmin(1, sum / all);
+	return 0;
+nomem:
+	free(o);
+	free(r2);
+	free(c);
+	return -ENOMEM;
+}
+
 static double mwu_asymptotic_p(size_t na, size_t nb, double u, double tie_term)
 {
 	double n = (double)na + (double)nb, prod = (double)na * (double)nb;
@@ -351,6 +437,16 @@ static double mwu_asymptotic_p(size_t na, size_t nb, double u, double tie_term)
 	/* scipy's form: the larger of U and U', continuity-corrected */
 	z = (fmax(u, prod - u) - mu - 0.5) / sqrt(var);
 	return fmin(1, erfc(z / M_SQRT2));
+}
+
+double stats_mwu_min_p(size_t na, size_t nb)
+{
+	double c = 1;
+	size_t i;
+
+	for (i = 1; i <= nb; i++)
+		c = c * (double)(na + i) / (double)i;
+	return fmin(1, 2 / c);
 }
 
 int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_t nb)
@@ -373,13 +469,18 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 	r = mwu_rank(a, na, b, nb, &u, &tie_term, &ties);
 	if (r < 0)
 		return r;
-	if (mwu_method(na, nb, ties) == STATS_MWU_EXACT) {
+	switch (mwu_method(na, nb, ties)) {
+	case STATS_MWU_EXACT:
 		r = mwu_exact_p(na, nb, u, &p);
-		if (r < 0)
-			return r;
-	} else {
+		break;
+	case STATS_MWU_PERMUTATION:
+		r = mwu_permutation_p(a, na, b, nb, &p);
+		break;
+	default:
 		p = mwu_asymptotic_p(na, nb, u, tie_term);
 	}
+	if (r < 0)
+		return r;
 	*ret_u = u;
 	*ret_p = p;
 	return 0;
@@ -560,26 +661,29 @@ static double quantile_selected(double *x, size_t n, double q)
 	return f >= 0.5 ? hi - d * (1 - f) : lo + d * f;
 }
 
-int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
-			     int resamples, double level, uint64_t seed,
-			     double *ret_lo, double *ret_hi)
+int stats_bootstrap_ci(const double *a, size_t na, const double *b, size_t nb,
+		       enum stats_boot_kind kind, int resamples, uint64_t seed,
+		       const double *levels, size_t nlevels, double *ret_lo, double *ret_hi)
 {
-	double *ratios = NULL, *sa = NULL, *sb = NULL, ma, mb;
-	size_t *ra = NULL, *rb = NULL, *ca = NULL, *cb = NULL;
+	double *stat = NULL, *sa = NULL, *sb = NULL, ma, mb;
+	size_t *ra = NULL, *rb = NULL, *ca = NULL, *cb = NULL, l;
 	struct rng rng;
 	int i, r = 0;
 
-	if (!na || !nb || resamples < 1 || !(level > 0 && level < 1) ||
-	    !all_finite(a, na) || !all_finite(b, nb))
+	if (!na || !nb || resamples < 1 || !all_finite(a, na) || !all_finite(b, nb) ||
+	    (kind != STATS_BOOT_RATIO && kind != STATS_BOOT_DIFF))
 		return -EINVAL;
-	ratios = malloc((size_t)resamples * sizeof(*ratios));
+	for (l = 0; l < nlevels; l++)
+		if (!(levels[l] > 0 && levels[l] < 1))
+			return -EINVAL;
+	stat = malloc((size_t)resamples * sizeof(*stat));
 	sa = malloc(na * sizeof(*sa));
 	sb = malloc(nb * sizeof(*sb));
 	ra = malloc(na * sizeof(*ra));
 	rb = malloc(nb * sizeof(*rb));
 	ca = malloc(na * sizeof(*ca));
 	cb = malloc(nb * sizeof(*cb));
-	if (!ratios || !sa || !sb || !ra || !rb || !ca || !cb) {
+	if (!stat || !sa || !sb || !ra || !rb || !ca || !cb) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -591,16 +695,22 @@ int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t
 	for (i = 0; i < resamples; i++) {
 		ma = resample_median(&rng, sa, ra, na, ca);
 		mb = resample_median(&rng, sb, rb, nb, cb);
+		if (kind == STATS_BOOT_DIFF) {
+			stat[i] = mb - ma;
+			continue;
+		}
 		if (ma == 0) {
-			r = -EINVAL;
+			r = -EDOM;
 			goto out;
 		}
-		ratios[i] = mb / ma;
+		stat[i] = mb / ma;
 	}
-	*ret_lo = quantile_selected(ratios, (size_t)resamples, (1 - level) / 2);
-	*ret_hi = quantile_selected(ratios, (size_t)resamples, (1 + level) / 2);
+	for (l = 0; l < nlevels; l++) {
+		ret_lo[l] = quantile_selected(stat, (size_t)resamples, (1 - levels[l]) / 2);
+		ret_hi[l] = quantile_selected(stat, (size_t)resamples, (1 + levels[l]) / 2);
+	}
 out:
-	free(ratios);
+	free(stat);
 	free(sa);
 	free(sb);
 	free(ra);
@@ -608,6 +718,16 @@ out:
 	free(ca);
 	free(cb);
 	return r;
+}
+
+int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
+			     int resamples, double level, uint64_t seed,
+			     double *ret_lo, double *ret_hi)
+{
+	int r = stats_bootstrap_ci(a, na, b, nb, STATS_BOOT_RATIO, resamples, seed, &level, 1,
+				   ret_lo, ret_hi);
+
+	return r == -EDOM ? -EINVAL : r;
 }
 
 /* ---- outliers ---- */
@@ -638,4 +758,90 @@ int stats_outliers_mad(const double *v, size_t n, double threshold, int *flags)
 		count += flags[i];
 	}
 	return count;
+}
+
+/* ---- multiplicity, spending, power ---- */
+
+struct ranked_p {
+	double p;
+	size_t i;
+};
+
+static int cmp_ranked_p(const void *x, const void *y)
+{
+	return cmp_double(&((const struct ranked_p *)x)->p, &((const struct ranked_p *)y)->p);
+}
+
+/* the finite p-values of p[0..n) in ascending order, with their indices */
+static struct ranked_p *sorted_family(const double *p, size_t n, size_t *ret_m, double *adj)
+{
+	struct ranked_p *f = malloc((n ? n : 1) * sizeof(*f));
+	size_t i, m = 0;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		adj[i] = NAN;
+		if (!isnan(p[i]))
+			f[m++] = (struct ranked_p){ p[i], i };
+	}
+	qsort(f, m, sizeof(*f), cmp_ranked_p);
+	*ret_m = m;
+	return f;
+}
+
+int stats_holm(const double *p, size_t n, double *adj)
+{
+	size_t m, k;
+	struct ranked_p *f = sorted_family(p, n, &m, adj);
+	double run = 0;
+
+	if (!f)
+		return -ENOMEM;
+	/* the k-th smallest is multiplied by m - k; a running max keeps the
+	 * step-down order */
+	for (k = 0; k < m; k++) {
+		run = fmax(run, fmin(1, (double)(m - k) * f[k].p));
+		adj[f[k].i] = run;
+	}
+	free(f);
+	return 0;
+}
+
+int stats_bh(const double *p, size_t n, double *adj)
+{
+	size_t m, k;
+	struct ranked_p *f = sorted_family(p, n, &m, adj);
+	double run = 1;
+
+	if (!f)
+		return -ENOMEM;
+	/* from the largest down: p_(k) m / k, a running min keeps the order */
+	for (k = m; k-- > 0;) {
+		run = fmin(run, (double)m / (double)(k + 1) * f[k].p);
+		adj[f[k].i] = run;
+	}
+	free(f);
+	return 0;
+}
+
+double stats_obf_spent(double alpha, double t)
+{
+	if (!(alpha > 0 && alpha < 1) || !(t > 0 && t <= 1))
+		return NAN;
+	if (t == 1)
+		return alpha;
+	return stats_normal_p2(stats_t_quantile(alpha, INFINITY) / sqrt(t));
+}
+
+double stats_detectable_shift(double sd, size_t na, size_t nb, double alpha, double power,
+			      double efficiency)
+{
+	double df = (double)na + (double)nb - 2;
+
+	if (na < 2 || nb < 2 || !(sd >= 0) || !(alpha > 0 && alpha < 1) ||
+	    !(power > 0.5 && power < 1) || !(efficiency > 0))
+		return NAN;
+	return (stats_t_quantile(alpha, df) + stats_t_quantile(2 * (1 - power), df)) * sd *
+	       sqrt(1 / (double)na + 1 / (double)nb) / sqrt(efficiency);
 }

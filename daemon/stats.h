@@ -28,20 +28,23 @@ double stats_cv(const double *v, size_t n);
 double stats_geomean(const double *v, size_t n);
 
 /*
- * Two-sided Mann-Whitney U test of a against b. Exact p-value (the
- * permutation distribution of U, computed by counting) when there are no
- * ties and n_a, n_b <= 50; otherwise the normal approximation with tie
- * correction and continuity correction (as scipy.stats.mannwhitneyu with
- * method="asymptotic", use_continuity=True; p = 1 when every value is
- * equal). ret_u is U of a (the number of pairs with a > b, ties counting one
- * half), as scipy reports it. Returns 0, -EINVAL when either side is empty
- * or has NaN, -ENOMEM.
+ * Two-sided Mann-Whitney U test of a against b. When n_a, n_b <= 50 the
+ * p-value is exact: without ties, the distribution of U counted over all
+ * orderings; with ties, the permutation distribution of the midrank sum
+ * over all C(n_a + n_b, n_a) splits of the pooled values as they are (ties
+ * and all), p = P(|S - E S| >= |s - E S|). Larger samples get the normal
+ * approximation with tie correction and continuity correction (as
+ * scipy.stats.mannwhitneyu with method="asymptotic", use_continuity=True;
+ * p = 1 when every value is equal). ret_u is U of a (the number of pairs
+ * with a > b, ties counting one half), as scipy reports it. Returns 0,
+ * -EINVAL when either side is empty or has NaN, -ENOMEM.
  */
 #define STATS_MWU_EXACT_MAX_N 50
 
 enum stats_mwu_method {
 	STATS_MWU_EXACT,
 	STATS_MWU_ASYMPTOTIC,
+	STATS_MWU_PERMUTATION,		/* exact, with ties */
 	STATS_MWU_METHOD_MAX
 };
 
@@ -50,6 +53,9 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 /* Which p-value stats_mann_whitney gives for these samples (so a report can
  * say "exact" or "approximate"): an enum stats_mwu_method, -EINVAL as
  * above, or -ENOMEM. */
+/* The smallest two-sided p the exact test can give for na and nb values
+ * without ties: 2 / C(na + nb, na), the two complete separations (at most 1). */
+double stats_mwu_min_p(size_t na, size_t nb);
 int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_t nb);
 
 /*
@@ -79,6 +85,24 @@ int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t
 			     double *ret_lo, double *ret_hi);
 
 /*
+ * Bootstrap confidence intervals at several levels from one set of
+ * resamples (same stream as stats_bootstrap_ratio_ci): of median(b) /
+ * median(a) (STATS_BOOT_RATIO; -EDOM when a resample of a has median 0, so
+ * the caller can fall back to the difference) or of median(b) - median(a)
+ * (STATS_BOOT_DIFF, defined whatever the values). levels[i] in (0, 1);
+ * ret_lo[i] and ret_hi[i] get the percentile interval at levels[i].
+ * -EINVAL as stats_bootstrap_ratio_ci, -ENOMEM.
+ */
+enum stats_boot_kind {
+	STATS_BOOT_RATIO,
+	STATS_BOOT_DIFF,
+};
+
+int stats_bootstrap_ci(const double *a, size_t na, const double *b, size_t nb,
+		       enum stats_boot_kind kind, int resamples, uint64_t seed,
+		       const double *levels, size_t nlevels, double *ret_lo, double *ret_hi);
+
+/*
  * Robust outlier flags: the modified z-score 0.6745 * (x - median) / MAD;
  * flags[i] = 1 when |z| > threshold (3.5 is customary). When MAD is 0, only
  * values different from the median are flagged. Returns how many were
@@ -91,5 +115,37 @@ int stats_outliers_mad(const double *v, size_t n, double threshold, int *flags);
  * (> 0; infinite df is the normal). NAN for NaN arguments or df <= 0. */
 double stats_normal_p2(double z);
 double stats_t_p2(double t, double df);
+/* The t (>= 0) whose two-sided p with df degrees of freedom is p2 (in
+ * (0, 1]; infinite df is the normal): the upper p2 / 2 quantile. NAN for
+ * arguments out of range. */
+double stats_t_quantile(double p2, double df);
+
+/*
+ * Multiplicity. adj[i] gets p[i] adjusted over the n values (NaN entries are
+ * left out of the family and stay NaN): Holm's step-down (family-wise
+ * error), or Benjamini-Hochberg's step-up (false discovery rate). Adjusted
+ * values are capped at 1 and keep the order of the raw ones. 0, -ENOMEM.
+ */
+int stats_holm(const double *p, size_t n, double *adj);
+int stats_bh(const double *p, size_t n, double *adj);
+
+/*
+ * Alpha spending over looks at the data (Lan and DeMets' O'Brien-Fleming-
+ * like function): the share of a two-sided alpha spent by information
+ * fraction t in (0, 1], 2 - 2 Phi(z_{alpha/2} / sqrt(t)); all of alpha at
+ * t = 1. NAN for arguments out of range.
+ */
+double stats_obf_spent(double alpha, double t);
+
+/*
+ * The smallest shift between two means that a two-sided test at alpha
+ * detects with the given power, for samples of na and nb with standard
+ * deviation sd: (t_{alpha} + t_{2 (1 - power)}) sd sqrt(1/na + 1/nb) on
+ * na + nb - 2 degrees of freedom, divided by sqrt(efficiency) (3 / pi for
+ * Mann-Whitney against the t test under normal noise). NAN when na or nb
+ * is below 2 or an argument is out of range.
+ */
+double stats_detectable_shift(double sd, size_t na, size_t nb, double alpha, double power,
+			      double efficiency);
 
 #endif

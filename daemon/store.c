@@ -1848,6 +1848,26 @@ static json_t *failed_specs(const json_t *job)
 	return out;
 }
 
+/* The job's sequential design, for the comparison's alpha spending: the
+ * boots of its first look, the most it may have, and which look this is
+ * (2 once boots were added). */
+static json_t *job_design(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *d = NULL;
+
+	lock(st);
+	s = prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
+		     "first_boots IS NOT NULL FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(s, 1, job_id);
+	if (s && sqlite3_step(s) == SQLITE_ROW)
+		d = json_pack("{s:i,s:i,s:i}", "boots", sqlite3_column_int(s, 0),
+			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
+	stmt_done(st, s);
+	unlock(st);
+	return d ? d : json_null();
+}
+
 json_t *store_compare_doc(struct store *st, int64_t job_id)
 {
 	json_t *job = store_job_json(st, job_id), *runs, *metrics, *profiles, *builds, *doc;
@@ -1858,11 +1878,12 @@ json_t *store_compare_doc(struct store *st, int64_t job_id)
 	metrics = store_metrics_json(st, job_id, NULL, 1);
 	profiles = store_profiles_json(st, job_id);
 	builds = store_job_builds_json(st, job_id);
-	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:o,s:o}", "runs", json_object_get(runs, "runs"),
+	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:o,s:o,s:o}", "runs", json_object_get(runs, "runs"),
 			"metrics", json_object_get(metrics, "metrics"),
 			"profiles", json_object_get(profiles, "profiles"),
 			"provenance", "job", job, "builds", json_object_get(builds, "builds"),
-			"unavailable_by_side", unavailable_by_side(st, job_id), "failed", failed_specs(job));
+			"unavailable_by_side", unavailable_by_side(st, job_id), "failed", failed_specs(job),
+			"design", job_design(st, job_id));
 	json_decref(runs);
 	json_decref(metrics);
 	json_decref(profiles);
@@ -1905,7 +1926,8 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 			sqlite3_bind_double(s, 6, k % 2 ? run_timeout : boot_timeout);
 			rc = step_done(s);
 		}
-	s = prep(st, "UPDATE jobs SET boots = boots + ?2 WHERE id = ?1");
+	s = prep(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
+		     "WHERE id = ?1");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, more);
 	if (rc == 0 && step_done(s) == 0 && exec(st, "COMMIT") == 0) {

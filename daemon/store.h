@@ -245,7 +245,8 @@ json_t *store_runs_json(struct store *st, int64_t job_id);
  * store_runs_json: those of a failed spec carry "error"), metrics (warm-ups
  * included: the comparison drops them), profiles, provenance (the job and
  * its builds) and "unavailable_by_side" (side -> counter -> the reason its
- * kernel lacks it). NULL when the job does not exist. */
+ * kernel lacks it), and "design" ({"boots": the first look's, "max_boots",
+ * "look": 1, or 2 once boots were added}). NULL when the job does not exist. */
 json_t *store_compare_doc(struct store *st, int64_t job_id);
 /*
  * Adds `more` boots per side to an A/B job (boot and run stages, base and

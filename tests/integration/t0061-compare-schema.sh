@@ -10,7 +10,7 @@ SAN=
 case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
 # shellcheck disable=SC2086
 if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote daemon \
-	tests/tools/compare-cli.c daemon/compare.c daemon/stats.c daemon/strbuf.c daemon/util.c \
+	tests/tools/compare-cli.c daemon/compare.c daemon/verdict.c daemon/stats.c daemon/strbuf.c daemon/util.c \
 	-ljansson -lm -o "$TMP/driver") >"$TMP/cc.out" 2>&1; then
 	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
 	exit 1
@@ -59,8 +59,8 @@ def side(d, name, boots, scale, tlb, fail_one=False):
                         {"symbol": "do_mprotect_pkey", "self": 5, "children": 30, "kernel": True}]}})
 
 ab = doc()
-side(ab, "base", 5, 1.0, 10)
-side(ab, "patched", 5, 0.9, 1, fail_one=True)
+side(ab, "base", 8, 1.0, 10)
+side(ab, "patched", 8, 0.9, 1, fail_one=True)
 json.dump({"base": ab, "patched": ab, "base_side": "base", "patched_side": "patched"},
           open(tmp + "/ab.json", "w"))
 a, b = doc(), doc()
@@ -101,7 +101,7 @@ pj() { pyjson "$1" "($2)"; }
 check "the schema is valid 2020-12 and the A/B comparison follows it" validate "$TMP/ab.out"
 check "the comparison of two jobs (fewer boots, unavailable, failed) follows it" validate "$TMP/two.out"
 
-check "A/B: the 10% drop is a regression at every thread count, sweep in workers order" \
+check "A/B (8 boots a side): the 10% drop is a regression at every thread count, sweep in workers order" \
 	pj "$TMP/ab.out" '[r["workers"] for r in L[0]["sweeps"][0]["rows"]] == [1, 2, 4] and
 	 all(r["verdict"] == "regression" for r in L[0]["sweeps"][0]["rows"]) and
 	 len(L[0]["summary"]["regressions"]) == 3 and "regression" in L[0]["summary"]["text"]'
@@ -116,7 +116,7 @@ check "A/B: per-CPU metrics are not rows; the neutral busy_pct is never a regres
 	     if r["metric"] == "procstat.busy_pct")'
 check "A/B: the failed run is reported and its boot still counts from the others" \
 	pj "$TMP/ab.out" 'L[0]["failed"][0]["side"] == "patched" and "SIGKILL" in L[0]["failed"][0]["reason"]
-	 and L[0]["provenance"]["boots"] == {"base": 5, "patched": 5}'
+	 and L[0]["provenance"]["boots"] == {"base": 8, "patched": 8}'
 check "A/B: the profile diff puts flush_tlb_func first" \
 	pj "$TMP/ab.out" 'L[0]["profile_diff"]["symbols"][0]["symbol"] == "flush_tlb_func" and
 	 abs(L[0]["profile_diff"]["symbols"][0]["delta"] + 2) < 1e-9'

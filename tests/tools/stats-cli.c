@@ -87,7 +87,8 @@ static json_t *compute(const double *a, size_t na, const double *b, size_t nb,
 	else
 		mw = json_pack("{s:o s:o s:s}", "u", num(u), "p", num(p), "method",
 			       m == STATS_MWU_EXACT ? "exact" :
-			       m == STATS_MWU_ASYMPTOTIC ? "asymptotic" : "?");
+			       m == STATS_MWU_ASYMPTOTIC ? "asymptotic" :
+			       m == STATS_MWU_PERMUTATION ? "permutation" : "?");
 	r = stats_welch(a, na, b, nb, &t, &df, &p);
 	welch = r < 0 ? error(r) :
 		json_pack("{s:o s:o s:o}", "t", num(t), "df", num(df), "p", num(p));

@@ -10,6 +10,7 @@
 #include <math.h>
 
 #include "compare.h"
+#include "stats.h"
 #include "util.h"
 #include "banned.h"
 
@@ -126,147 +127,257 @@ static const char *verdict(const json_t *row)
 	return json_string_value(json_object_get(row, "verdict"));
 }
 
-/* Runs `trials` comparisons of nmetrics headline metrics, patched =
- * base * (1 + shift); returns the share of rows called regression or
- * improvement, and in *ret_right those in the direction of the shift. */
-static double call_rate(int trials, int nmetrics, int boots, double shift, double cv,
-			double *ret_right)
+/* ---- the decision rule ---- */
+
+/* One A/B document, 1% CV around center, shifted on patched. */
+static json_t *ab_doc(int boots, int nrows, double shift, double cv, const char *design)
 {
-	static const char *const cases[] = {
-		"{\"mode\":\"threads\",\"workers\":1}", "{\"mode\":\"threads\",\"workers\":2}",
-		"{\"mode\":\"processes\",\"workers\":2}", "{\"mode\":\"threads\",\"workers\":4}",
-		"{\"mode\":\"processes\",\"workers\":4}",
-	};
-	int t, k, called = 0, right = 0, rows = 0;
+	json_t *doc = doc_new();
+	int k;
 
-	for (t = 0; t < trials; t++) {
-		json_t *b = doc_new(), *p = doc_new(), *c, *r;
-		size_t i;
+	for (k = 0; k < nrows; k++) {
+		char params[64];
 
-		for (k = 0; k < nmetrics; k++) {
-			add_boots(b, NULL, boots, k, cases[k % ARRAY_SIZE(cases)], "mprotect.ops_per_sec", 1e6, cv, "higher");
-			add_boots(p, NULL, boots, k, cases[k % ARRAY_SIZE(cases)], "mprotect.ops_per_sec", 1e6 * (1 + shift),
-				  cv, "higher");
-		}
-		c = compare(b, p);
-		json_array_foreach(json_object_get(c, "rows"), i, r) {
-			const char *v = verdict(r);
-
-			assert_true(json_is_true(json_object_get(r, "headline")));
-			rows++;
-			if (!strcmp(v, "regression") || !strcmp(v, "improvement")) {
-				called++;
-				right += !strcmp(v, shift < 0 ? "regression" : "improvement");
-			}
-		}
-		json_decref(b);
-		json_decref(p);
-		json_decref(c);
+		snprintf(params, sizeof(params), "{\"workers\":%d}", k + 1);
+		add_boots(doc, "base", boots, k, params, "mprotect.ops_per_sec", 1000, cv, "higher");
+		add_boots(doc, "patched", boots, k, params, "mprotect.ops_per_sec", 1000 * (1 + shift), cv,
+			  "higher");
 	}
-	assert_int_equal(rows, trials * nmetrics);
-	if (ret_right)
-		*ret_right = (double)right / rows;
-	return (double)called / rows;
+	if (design)
+		json_object_set_new(doc, "design", json_loads(design, 0, NULL));
+	return doc;
 }
 
-/*
- * The scheduler's rule, on one headline metric: `boots` per side, then
- * `step` more per side while the verdict is inconclusive, up to max_boots. Returns
- * the share of trials called regression or improvement at the end.
- */
-static double call_rate_adaptive(int trials, int boots, int max_boots, int step, double shift, double cv)
+static json_t *compare_ab(json_t *doc)
 {
-	const char *params = "{\"mode\":\"threads\",\"workers\":2}";
-	int t, called = 0;
+	struct compare_rules rules;
+	struct strbuf err = STRBUF_INIT;
+	json_t *c;
 
-	for (t = 0; t < trials; t++) {
-		json_t *b = doc_new(), *p = doc_new(), *c = NULL;
-		const char *v = "inconclusive";
-		int n = boots;
+	compare_rules_default(&rules);
+	rules.resamples = 500;
+	c = compare_sides(doc, "base", doc, "patched", &rules, &err);
+	if (!c)
+		fail_msg("compare_sides: %s", err.buf);
+	strbuf_release(&err);
+	return c;
+}
 
-		add_boots_from(b, NULL, 0, n, 0, params, "mprotect.ops_per_sec", 1e6, cv, "higher");
-		add_boots_from(p, NULL, 0, n, 0, params, "mprotect.ops_per_sec", 1e6 * (1 + shift), cv, "higher");
-		for (;;) {
-			json_decref(c);
-			c = compare(b, p);
-			v = verdict(row_of(c, "mprotect.ops_per_sec", NULL));
-			if (strcmp(v, "inconclusive") || n + step > max_boots)
-				break;
-			add_boots_from(b, NULL, n, step, 0, params, "mprotect.ops_per_sec", 1e6, cv, "higher");
-			add_boots_from(p, NULL, n, step, 0, params, "mprotect.ops_per_sec", 1e6 * (1 + shift), cv,
-				       "higher");
-			n += step;
-		}
-		called += !strcmp(v, "regression") || !strcmp(v, "improvement");
-		json_decref(b);
-		json_decref(p);
-		json_decref(c);
+static double design_num(const json_t *c, const char *k)
+{
+	return json_number_value(json_object_get(json_object_get(c, "design"), k));
+}
+
+/* Two planned looks: the first spends the O'Brien-Fleming-like share,
+ * the second the rest; a second look is wanted only while a headline row
+ * is undecided at the first. */
+static void test_sequential_looks(void **state)
+{
+	json_t *doc, *c;
+	double a1, a2;
+
+	(void)state;
+	rng_state = 21;
+	/* 5 of 9 boots: 2 - 2 Phi(2.5758 / sqrt(5/9)) = 5.49e-4 */
+	doc = ab_doc(5, 2, 0, 0.02, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
+	c = compare_ab(doc);
+	a1 = design_num(c, "alpha");
+	assert_true(a1 > 5.4e-4 && a1 < 5.6e-4);
+	assert_int_equal((int)design_num(c, "look"), 1);
+	assert_int_equal((int)design_num(c, "looks"), 2);
+	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
+	assert_int_equal(compare_wants_more_boots(c), 1);
+	json_decref(c);
+	json_decref(doc);
+
+	/* the second look, 9 boots, a clear 10% drop: called, at the rest of alpha */
+	doc = ab_doc(9, 2, -0.10, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":2}");
+	c = compare_ab(doc);
+	a2 = design_num(c, "alpha");
+	assert_true(fabs(a1 + a2 - 0.01) < 1e-15);
+	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "regression");
+	assert_int_equal(compare_wants_more_boots(c), 0);
+	json_decref(c);
+	json_decref(doc);
+
+	/* a job that may not grow: one look, all of alpha, no second look */
+	doc = ab_doc(5, 1, 0, 0.02, "{\"boots\":5,\"max_boots\":5,\"look\":1}");
+	c = compare_ab(doc);
+	assert_true(design_num(c, "alpha") == 0.01);
+	assert_int_equal((int)design_num(c, "looks"), 1);
+	assert_int_equal(compare_wants_more_boots(c), 0);
+	json_decref(c);
+	json_decref(doc);
+
+	/* no design (two jobs compared): one look */
+	doc = ab_doc(5, 1, 0, 0.02, NULL);
+	c = compare_ab(doc);
+	assert_true(design_num(c, "alpha") == 0.01);
+	assert_int_equal(compare_wants_more_boots(c), 0);
+	json_decref(c);
+	json_decref(doc);
+}
+
+/* Headline rows are adjusted by Holm, counters by Benjamini-Hochberg. */
+static void test_multiplicity(void **state)
+{
+	json_t *doc, *c, *r;
+	size_t i;
+	int headline = 0, counters = 0;
+	/* 8 vs 8 completely separated: p = 2 / C(16, 8) */
+	double p = 2.0 / 12870;
+
+	(void)state;
+	rng_state = 22;
+	doc = ab_doc(8, 3, -0.10, 0.001, NULL);
+	for (i = 0; i < 4; i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "vmstat.counter%zu", i);
+		add_boots(doc, "base", 8, 0, "{\"workers\":1}", name, 100, 0.001, "lower");
+		add_boots(doc, "patched", 8, 0, "{\"workers\":1}", name, 150, 0.001, "lower");
 	}
-	return (double)called / trials;
+	c = compare_ab(doc);
+	json_array_foreach(json_object_get(c, "rows"), i, r) {
+		double adj = json_number_value(json_object_get(r, "p_adj"));
+
+		assert_true(fabs(json_number_value(json_object_get(r, "p")) - p) < 1e-12);
+		if (json_is_true(json_object_get(r, "headline"))) {
+			headline++;
+			/* three equal p-values: Holm multiplies the smallest by 3,
+			 * the running max carries it to the others */
+			assert_string_equal(json_string_value(json_object_get(r, "p_adj_method")), "holm");
+			assert_true(fabs(adj - 3 * p) < 1e-12);
+			assert_string_equal(verdict(r), "regression");
+		} else {
+			counters++;
+			/* four equal p-values: BH leaves them as they are */
+			assert_string_equal(json_string_value(json_object_get(r, "p_adj_method")), "bh");
+			assert_true(fabs(adj - p) < 1e-12);
+			assert_string_equal(verdict(r), "regression");
+		}
+	}
+	assert_int_equal(headline, 3);
+	assert_int_equal(counters, 4);
+	json_decref(c);
+	json_decref(doc);
+
+	/* 5 boots and 3 headline rows: 2/252 cannot beat 0.01 / 3, and the
+	 * comparison says so rather than calling anything */
+	rng_state = 23;
+	doc = ab_doc(5, 3, -0.10, 0.001, NULL);
+	c = compare_ab(doc);
+	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
+	{
+		char *notes = json_dumps(json_object_get(c, "notes"), 0);
+
+		assert_contains(notes, "no headline row can be called");
+		free(notes);
+	}
+	json_decref(c);
+	json_decref(doc);
 }
 
-/* ---- error rates ---- */
-
-static void test_aa_false_positive_rate(void **state)
+/* `same` is reachable when the noise is small for the margin; otherwise
+ * the row says what it rules out and what the job could have seen. */
+static void test_same_and_detectable(void **state)
 {
-	double rate;
+	json_t *doc, *c;
+	const json_t *r;
+	double mde, lo, hi, m;
 
 	(void)state;
-	rng_state = 1;
-	rate = call_rate(200, 5, 5, 0, 0.02, NULL);
-	/* the test's size is 2/252 = 0.79%: only a complete separation of
-	 * 5 vs 5 has p < 0.01, and the 2% threshold trims a little more */
-	printf("# A/A: %.2f%% of 1000 headline rows called regression or improvement "
-	       "(2%% CV, 5 boots per side)\n", 100 * rate);
-	assert_true(rate <= 0.01);
+	rng_state = 24;
+	doc = ab_doc(9, 1, 0, 0.002, NULL);
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_equal(verdict(r), "same");
+	lo = json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 0));
+	hi = json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 1));
+	m = json_number_value(json_object_get(r, "margin_pct"));
+	assert_true(lo >= -m && hi <= m && lo < hi);
+	mde = json_number_value(json_object_get(r, "mde_pct"));
+	/* at 0.2% noise the detectable change is the 2% floor of a call */
+	assert_true(mde == 2);
+	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
+	json_decref(c);
+	json_decref(doc);
+
+	/* 5% noise: neither a change nor within 2%: inconclusive, with what
+	 * the interval rules out and what this job could detect */
+	rng_state = 25;
+	doc = ab_doc(9, 1, 0, 0.05, NULL);
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_equal(verdict(r), "inconclusive");
+	mde = json_number_value(json_object_get(r, "mde_pct"));
+	/* (t(0.01, 16) + t(0.4, 16)) * 5% * sqrt(2/9) / sqrt(3/pi), with the
+	 * sample sd instead of 5%: around 8%, far from the 2% floor */
+	assert_true(mde > 4 && mde < 15);
+	assert_true(json_number_value(json_object_get(r, "ruled_out_pct")) > 2);
+	assert_contains(json_string_value(json_object_get(r, "reason")), "ruled out");
+	assert_contains(json_string_value(json_object_get(r, "reason")), "could detect");
+	json_decref(c);
+	json_decref(doc);
 }
 
-/* The lab's default: 5 boots per side, then 4 more once if inconclusive
- * (api.c, sched.c). Every extra look at the data adds to the false-call
- * rate: 5, 7, 9 came out at 1.3% here; one extra look keeps it at 1%. */
-static void test_adaptive_boots(void **state)
+static void add_values(json_t *doc, const char *side, const char *metric, const double *v, int n,
+		       const char *dir)
 {
-	double aa, power, small;
+	char boot[64];
+	int i;
 
-	(void)state;
-	rng_state = 5;
-	aa = call_rate_adaptive(2000, 5, 9, 4, 0, 0.02);
-	rng_state = 6;
-	power = call_rate_adaptive(300, 5, 9, 4, -0.05, 0.02);
-	rng_state = 7;
-	small = call_rate_adaptive(300, 5, 9, 4, -0.005, 0.02);
-	printf("# adaptive boots (5 per side, 9 if inconclusive), 2%% CV: A/A %.1f%% called; "
-	       "5%% shift %.0f%% detected; 0.5%% shift called %.1f%%\n", 100 * aa, 100 * power, 100 * small);
-	/* looking again after more boots costs some size: it must stay at 1% */
-	assert_true(aa <= 0.01);
-	assert_true(power >= 0.90);
-	assert_true(small <= 0.03);
+	for (i = 0; i < n; i++) {
+		long long run;
+
+		snprintf(boot, sizeof(boot), "%s-v%d", side, i);
+		run = add_run(doc, side, 0, 0, "mprotect", "{}", boot, 0);
+		add_metric(doc, run, metric, v[i], dir);
+	}
 }
 
-static void test_power(void **state)
+/* A zero in the base no longer costs the interval; integer counters with
+ * ties get an exact permutation p. */
+static void test_zeros_and_ties(void **state)
 {
-	double rate, right, small, r8, right8;
+	const double base[] = { 1000, 0, 1001, 999, 1002, 1003, 998, 1004, 997 };
+	const double patched[] = { 900, 901, 899, 902, 898, 900, 901, 899, 900 };
+	const double zb[] = { 0, 0, 0, 0, 0 }, zp[] = { 3, 4, 3, 5, 4 };
+	const double two[] = { 100, 0, 101, 99, 102, 0, 98, 103, 97 };
+	const double tb[] = { 3, 3, 4, 3, 4 }, tp[] = { 8, 9, 8, 8, 9 };
+	json_t *doc = doc_new(), *c;
+	const json_t *r;
 
 	(void)state;
-	rng_state = 2;
-	rate = call_rate(100, 1, 5, -0.05, 0.02, &right);
-	rng_state = 3;
-	small = call_rate(100, 1, 5, -0.005, 0.02, NULL);
-	rng_state = 4;
-	r8 = call_rate(100, 1, 8, -0.05, 0.02, &right8);
-	printf("# power: 5%% shift at 2%% per-boot CV: %.0f%% detected with 5 boots per side "
-	       "(%.0f%% in the right direction), %.0f%% with 8; 0.5%% shift called in %.0f%%\n",
-	       100 * rate, 100 * right, 100 * r8, 100 * small);
-	/*
-	 * With 5 vs 5 the exact Mann-Whitney p is below 0.01 only for a
-	 * complete separation of the two sides (p = 2/252); for a 2.5 sigma
-	 * shift that happens with probability ~0.59 (simulated), so no rule
-	 * using p < 0.01 reaches 90% power at 5 boots. 8 boots per side do.
-	 */
-	assert_true(rate >= 0.45);
-	assert_true(right == rate);
-	assert_true(r8 >= 0.90 && right8 == r8);
-	assert_true(small <= 0.02);
+	add_values(doc, "base", "mprotect.ops_per_sec", base, 9, "higher");
+	add_values(doc, "patched", "mprotect.ops_per_sec", patched, 9, "higher");
+	add_values(doc, "base", "vmstat.nr_tlb_remote_flush", zb, 5, "lower");
+	add_values(doc, "patched", "vmstat.nr_tlb_remote_flush", zp, 5, "lower");
+	add_values(doc, "base", "interrupts.TLB", tb, 5, "lower");
+	add_values(doc, "base", "vmstat.two_zeros", two, 9, "lower");
+	add_values(doc, "patched", "vmstat.two_zeros", patched, 9, "lower");
+	add_values(doc, "patched", "interrupts.TLB", tp, 5, "lower");
+	c = compare_ab(doc);
+	/* one zero among nine costs neither the call nor the interval */
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_equal(verdict(r), "regression");
+	assert_true(json_number_value(json_array_get(json_object_get(r, "ci"), 1)) < 0);
+	/* two: some resamples of base have median 0, so the interval is of
+	 * the difference, in % of the base median, rather than none */
+	r = row_of(c, "vmstat.two_zeros", NULL);
+	assert_contains(json_string_value(json_object_get(r, "ci_kind")), "difference");
+	assert_true(json_is_array(json_object_get(r, "ci")));
+	assert_true(json_number_value(json_array_get(json_object_get(r, "ci"), 0)) > 0);
+	/* a base of zeros: no % at all, the interval in the metric's unit */
+	r = row_of(c, "vmstat.nr_tlb_remote_flush", NULL);
+	assert_true(json_is_null(json_object_get(r, "ci")));
+	assert_true(json_number_value(json_array_get(json_object_get(r, "ci_abs"), 0)) > 0);
+	/* ties, completely separated: the permutation p is 2 / C(10, 5) */
+	r = row_of(c, "interrupts.TLB", NULL);
+	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "permutation");
+	assert_true(fabs(json_number_value(json_object_get(r, "p")) - 2.0 / 252) < 1e-12);
+	json_decref(c);
+	json_decref(doc);
 }
 
 /* ---- behaviour ---- */
@@ -329,13 +440,13 @@ static void test_summary_and_side_filters(void **state)
 	(void)state;
 	rng_state = 6;
 	/* one A/B job: both sides in one document, told apart by "side" */
-	add_boots(doc, "base", 5, 0, "{\"mode\":\"processes\",\"workers\":2}", "mprotect.ops_per_sec",
+	add_boots(doc, "base", 8, 0, "{\"mode\":\"processes\",\"workers\":2}", "mprotect.ops_per_sec",
 		  1000, 0.0003, "higher");
-	add_boots(doc, "patched", 5, 0, "{\"mode\":\"processes\",\"workers\":2}", "mprotect.ops_per_sec",
+	add_boots(doc, "patched", 8, 0, "{\"mode\":\"processes\",\"workers\":2}", "mprotect.ops_per_sec",
 		  917, 0.0003, "higher");
-	add_boots(doc, "base", 5, 1, "{\"mode\":\"threads\",\"workers\":2}", "mprotect.ops_per_sec",
+	add_boots(doc, "base", 8, 1, "{\"mode\":\"threads\",\"workers\":2}", "mprotect.ops_per_sec",
 		  1000, 0.003, "higher");
-	add_boots(doc, "patched", 5, 1, "{\"mode\":\"threads\",\"workers\":2}", "mprotect.ops_per_sec",
+	add_boots(doc, "patched", 8, 1, "{\"mode\":\"threads\",\"workers\":2}", "mprotect.ops_per_sec",
 		  1000, 0.003, "higher");
 	compare_rules_default(&rules);
 	c = compare_sides(doc, "base", doc, "patched", &rules, &err);
@@ -346,7 +457,7 @@ static void test_summary_and_side_filters(void **state)
 	assert_contains(json_string_value(json_object_get(s, "text")),
 			"mprotect.ops_per_sec (mode=processes workers=2) -8.3% regression");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-		json_object_get(c, "provenance"), "boots"), "patched")), 5);
+		json_object_get(c, "provenance"), "boots"), "patched")), 8);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(
 		json_object_get(c, "provenance"), "builds"), "patched"), 0)), "patched");
 	assert_int_equal(json_array_size(json_object_get(c, "failed")), 0);
@@ -401,15 +512,15 @@ static void test_sweep_and_tlb(void **state)
 		char params[64];
 
 		snprintf(params, sizeof(params), "{\"workers\":%d,\"mode\":\"threads\"}", w);
-		add_boots(b, NULL, 5, k, params, "mprotect.ops_per_sec", 1000.0 * w, 0.002, "higher");
-		add_boots(p, NULL, 5, k, params, "mprotect.ops_per_sec", 900.0 * w, 0.002, "higher");
-		add_boots(b, NULL, 5, k, params, "tlb.shootdowns_per_kop", 10, 0.002, "lower");
-		add_boots(p, NULL, 5, k, params, "tlb.shootdowns_per_kop", 1, 0.002, "lower");
-		add_boots(b, NULL, 5, k, params, "interrupts.TLB.per_sec", 5000, 0.002, "lower");
-		add_boots(p, NULL, 5, k, params, "interrupts.TLB.per_sec", 500, 0.002, "lower");
-		add_boots(b, NULL, 5, k, params, "interrupts.TLB.peak_per_sec", 7000, 0.002, "lower");
-		add_boots(p, NULL, 5, k, params, "interrupts.TLB.peak_per_sec", 700, 0.002, "lower");
-		add_boots(b, NULL, 5, k, params, "interrupts.TLB.cpu1", 7000, 0.002, "lower");
+		add_boots(b, NULL, 8, k, params, "mprotect.ops_per_sec", 1000.0 * w, 0.002, "higher");
+		add_boots(p, NULL, 8, k, params, "mprotect.ops_per_sec", 900.0 * w, 0.002, "higher");
+		add_boots(b, NULL, 8, k, params, "tlb.shootdowns_per_kop", 10, 0.002, "lower");
+		add_boots(p, NULL, 8, k, params, "tlb.shootdowns_per_kop", 1, 0.002, "lower");
+		add_boots(b, NULL, 8, k, params, "interrupts.TLB.per_sec", 5000, 0.002, "lower");
+		add_boots(p, NULL, 8, k, params, "interrupts.TLB.per_sec", 500, 0.002, "lower");
+		add_boots(b, NULL, 8, k, params, "interrupts.TLB.peak_per_sec", 7000, 0.002, "lower");
+		add_boots(p, NULL, 8, k, params, "interrupts.TLB.peak_per_sec", 700, 0.002, "lower");
+		add_boots(b, NULL, 8, k, params, "interrupts.TLB.cpu1", 7000, 0.002, "lower");
 	}
 	c = compare(b, p);
 	sw = json_object_get(c, "sweeps");
@@ -568,7 +679,9 @@ static void test_outliers_failed_and_fewer_boots(void **state)
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "base"), "n")), 5);
 	/* 5 vs 3: the smallest p is 2/56 > 0.01, so a 2x change is inconclusive */
 	assert_string_equal(verdict(r), "inconclusive");
-	assert_contains(json_string_value(json_object_get(r, "note")), "more boots are needed");
+	assert_contains(json_string_value(json_object_get(r, "note")), "5 boots on base, 3 on patched");
+	assert_contains(json_string_value(json_object_get(r, "mde_note")), "no change can be detected");
+	assert_true(json_is_null(json_object_get(r, "mde_pct")));
 	assert_int_equal(json_array_size(json_object_get(c, "failed")), 1);
 	assert_contains(json_string_value(json_object_get(json_array_get(json_object_get(c, "failed"), 0),
 							  "reason")), "SIGSEGV");
@@ -658,9 +771,10 @@ static void test_bad_input(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_aa_false_positive_rate),
-		cmocka_unit_test(test_power),
-		cmocka_unit_test(test_adaptive_boots),
+		cmocka_unit_test(test_sequential_looks),
+		cmocka_unit_test(test_multiplicity),
+		cmocka_unit_test(test_same_and_detectable),
+		cmocka_unit_test(test_zeros_and_ties),
 		cmocka_unit_test(test_directions),
 		cmocka_unit_test(test_summary_and_side_filters),
 		cmocka_unit_test(test_unavailable),

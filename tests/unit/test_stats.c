@@ -161,31 +161,127 @@ static void test_mwu_exact_large(void **state)
 	}
 }
 
+/* The permutation p by brute force: every choice of na of the pooled
+ * values as a's, their midrank sum against the observed one. */
+static double brute_perm_p(const double *a, size_t na, const double *b, size_t nb)
+{
+	double pool[16], rank[16], obs = 0, mean, hits = 0, all = 0;
+	size_t n = na + nb, i, j;
+	unsigned mask;
+
+	for (i = 0; i < na; i++)
+		pool[i] = a[i];
+	for (i = 0; i < nb; i++)
+		pool[na + i] = b[i];
+	for (i = 0; i < n; i++) {
+		double below = 0, equal = 0;
+
+		for (j = 0; j < n; j++) {
+			below += pool[j] < pool[i];
+			equal += pool[j] == pool[i];
+		}
+		rank[i] = below + (equal + 1) / 2;
+	}
+	for (i = 0; i < na; i++)
+		obs += rank[i];
+	mean = (double)na * (double)(n + 1) / 2;
+	for (mask = 0; mask < 1u << n; mask++) {
+		double sum = 0;
+
+		if ((size_t)__builtin_popcount(mask) != na)
+			continue;
+		for (i = 0; i < n; i++)
+			if (mask & 1u << i)
+				sum += rank[i];
+		all++;
+		hits += fabs(sum - mean) >= fabs(obs - mean) - 1e-9;
+	}
+	return hits / all;
+}
+
 static void test_mwu_ties(void **state)
 {
 	const double a[] = { 1, 2, 2, 3 }, b[] = { 2, 4, 5 };
 	const double e[] = { 5, 5, 5 }, f[] = { 5, 5 };
 	const double g[] = { 1, 1, 2 }, h[] = { 3, 4 };
-	double u, p, var, z;
+	const double ta[] = { 3, 3, 4, 3, 4 }, tb[] = { 8, 9, 8, 8, 9 };
+	double u, p, x[7], y[7];
+	int trial, i;
 
 	(void)state;
-	/* ranks 1, 3, 3, 5 | 3, 6, 7: R_a = 12, U = 12 - 10 = 2; one tie of
-	 * three: sum(t^3 - t) = 24, var = 12/12 * (8 - 24/42) */
-	assert_int_equal(stats_mann_whitney_method(a, 4, b, 3), STATS_MWU_ASYMPTOTIC);
+	/* ranks 1, 3, 3, 5 | 3, 6, 7: R_a = 12, U = 12 - 10 = 2 */
+	assert_int_equal(stats_mann_whitney_method(a, 4, b, 3), STATS_MWU_PERMUTATION);
 	assert_int_equal(stats_mann_whitney(a, 4, b, 3, &u, &p), 0);
 	assert_close(u, 2, 0);
-	var = 8 - 24.0 / 42;
-	z = (10 - 6 - 0.5) / sqrt(var);
-	assert_close(p, erfc(z / M_SQRT2), 1e-14);
-	assert_close(p, 0.19908985214820463, 1e-12); /* scipy 1.10 */
+	assert_close(p, brute_perm_p(a, 4, b, 3), 1e-14);
 	/* every value equal: no evidence at all */
 	assert_int_equal(stats_mann_whitney(e, 3, f, 2, &u, &p), 0);
 	assert_close(u, 3, 0);
 	assert_close(p, 1, 0);
-	/* a tie inside one side also rules out the exact path */
-	assert_int_equal(stats_mann_whitney_method(g, 3, h, 2), STATS_MWU_ASYMPTOTIC);
+	/* a tie inside one side is a tie too */
+	assert_int_equal(stats_mann_whitney_method(g, 3, h, 2), STATS_MWU_PERMUTATION);
 	assert_int_equal(stats_mann_whitney(g, 3, h, 2, &u, &p), 0);
 	assert_close(u, 0, 0);
+	assert_close(p, 2.0 / 10, 1e-15);
+	/* integer counters, completely separated: the two extreme splits */
+	assert_int_equal(stats_mann_whitney(ta, 5, tb, 5, &u, &p), 0);
+	assert_close(p, 2.0 / 252, 1e-14);
+	/* small integer samples with many ties against the brute force */
+	for (trial = 0; trial < 200; trial++) {
+		unsigned r = 2463534242u + (unsigned)trial * 2654435761u;
+
+		for (i = 0; i < 7; i++) {
+			r ^= r << 13, r ^= r >> 17, r ^= r << 5;
+			x[i] = r % 5;
+			r ^= r << 13, r ^= r >> 17, r ^= r << 5;
+			y[i] = r % 6;
+		}
+		assert_int_equal(stats_mann_whitney(x, 6, y, 7, &u, &p), 0);
+		assert_close(p, brute_perm_p(x, 6, y, 7), 1e-12);
+	}
+}
+
+static void test_multiplicity(void **state)
+{
+	/* worked by hand: sorted 0.01, 0.02, 0.03, 0.04 (m = 4) and a NaN */
+	const double p[] = { 0.03, 0.01, NAN, 0.04, 0.02 };
+	double adj[5];
+
+	(void)state;
+	assert_int_equal(stats_holm(p, 5, adj), 0);
+	/* 4 * 0.01, max(3 * 0.02, .04), max(2 * 0.03, .06), max(0.04, .06) */
+	assert_close(adj[1], 0.04, 1e-15);
+	assert_close(adj[4], 0.06, 1e-15);
+	assert_close(adj[0], 0.06, 1e-15);
+	assert_close(adj[3], 0.06, 1e-15);
+	assert_true(isnan(adj[2]));
+	assert_int_equal(stats_bh(p, 5, adj), 0);
+	/* 0.04 * 4/4, min(0.03 * 4/3, .04), ...: all 0.04 */
+	assert_close(adj[1], 0.04, 1e-15);
+	assert_close(adj[4], 0.04, 1e-15);
+	assert_close(adj[0], 0.04, 1e-15);
+	assert_close(adj[3], 0.04, 1e-15);
+	assert_true(isnan(adj[2]));
+	assert_int_equal(stats_holm(p, 0, adj), 0);
+}
+
+static void test_spending_and_power(void **state)
+{
+	(void)state;
+	assert_close(stats_t_quantile(0.05, INFINITY), 1.959963984540054, 1e-10);
+	assert_close(stats_t_quantile(0.05, 10), 2.228138851986274, 1e-10);	/* tables */
+	assert_close(stats_t_quantile(0.4, 16), 0.865, 1e-3);	/* tables: 3 digits */
+	assert_close(stats_t_p2(stats_t_quantile(0.4, 16), 16), 0.4, 1e-12);
+	assert_true(isnan(stats_t_quantile(0, 3)));
+	/* O'Brien-Fleming-like: half the information spends 2 - 2 Phi(z / sqrt(.5)) */
+	assert_close(stats_obf_spent(0.05, 0.5), erfc(1.959963984540054 / sqrt(0.5) / M_SQRT2), 1e-9);
+	assert_close(stats_obf_spent(0.01, 1), 0.01, 0);
+	assert_true(stats_obf_spent(0.01, 5.0 / 9) < 0.001);
+	/* (1.96 + 0.8416) * 1 * sqrt(2 / 1e6) on (almost) infinite df */
+	assert_close(stats_detectable_shift(1, 1000000, 1000000, 0.05, 0.8, 1),
+		     (1.959963984540054 + 0.8416212335729143) * sqrt(2e-6), 1e-4);
+	assert_true(isnan(stats_detectable_shift(1, 1, 5, 0.05, 0.8, 1)));
+	assert_close(stats_mwu_min_p(5, 5), 2.0 / 252, 1e-15);
 }
 
 static void test_mwu_errors(void **state)
@@ -318,6 +414,20 @@ static void test_bootstrap_errors(void **state)
 	/* b's median 0 is a ratio of 0, not an error */
 	assert_int_equal(stats_bootstrap_ratio_ci(a, 3, z, 3, 100, 0.95, 1, &lo, &hi), 0);
 	assert_true(lo == 0 && hi >= 0);
+	/* the general form says why (EDOM), and the difference is defined */
+	{
+		const double levels[2] = { 0.95, 0.5 };
+		double l2[2], h2[2], lr, hr;
+
+		assert_int_equal(stats_bootstrap_ci(z, 3, a, 3, STATS_BOOT_RATIO, 100, 1, levels, 2, l2, h2),
+				 -EDOM);
+		assert_int_equal(stats_bootstrap_ci(z, 3, a, 3, STATS_BOOT_DIFF, 100, 1, levels, 2, l2, h2), 0);
+		assert_true(l2[0] <= l2[1] && l2[1] <= h2[1] && h2[1] <= h2[0]);
+		/* one stream: the ratio at one level is the ratio_ci's */
+		assert_int_equal(stats_bootstrap_ci(a, 3, a, 3, STATS_BOOT_RATIO, 100, 7, levels, 1, l2, h2), 0);
+		assert_int_equal(stats_bootstrap_ratio_ci(a, 3, a, 3, 100, 0.95, 7, &lr, &hr), 0);
+		assert_true(l2[0] == lr && h2[0] == hr);
+	}
 }
 
 /* ---- outliers ---- */
@@ -354,6 +464,8 @@ int main(void)
 		cmocka_unit_test(test_mwu_exact_small),
 		cmocka_unit_test(test_mwu_exact_large),
 		cmocka_unit_test(test_mwu_ties),
+		cmocka_unit_test(test_multiplicity),
+		cmocka_unit_test(test_spending_and_power),
 		cmocka_unit_test(test_mwu_errors),
 		cmocka_unit_test(test_welch),
 		cmocka_unit_test(test_bootstrap),
