@@ -82,12 +82,15 @@ static char *fmt_center(char *buf, const json_t *side)
 	return buf;
 }
 
+/* p, and the adjusted p after it when there is one: "0.0021/0.0084" */
 static char *fmt_p(char *buf, const json_t *row)
 {
-	double p;
+	double p, adj;
 
 	if (jnum(row, "p", &p) < 0)
 		snprintf(buf, FMT_SIZE, "-");
+	else if (jnum(row, "p_adj", &adj) == 0)
+		snprintf(buf, FMT_SIZE, "%.2g/%.2g", p, adj);
 	else
 		snprintf(buf, FMT_SIZE, "%.2g", p);
 	return buf;
@@ -157,7 +160,8 @@ static int folded(const json_t *row, double counter_pct)
 static void print_rows(FILE *out, const json_t *cmp, int all)
 {
 	static const char *const heads[] = {
-		"WORKLOAD", "PARAMS", "METRIC", "BASE", "PATCHED", "%CHANGE", "P", "CI %", "VERDICT",
+		"WORKLOAD", "PARAMS", "METRIC", "BASE", "PATCHED", "%CHANGE", "P/ADJ", "CI %", "MDE %",
+		"VERDICT",
 	};
 	const json_t *rows = json_object_get(cmp, "rows");
 	double counter_pct = 5;
@@ -167,16 +171,21 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 
 	if (jnum(json_object_get(cmp, "rules"), "min_change_counter", &counter_pct) == 0)
 		counter_pct *= 100;
-	table_init(&tab, ARRAY_SIZE(heads), heads, "lllrrrrll");
+	table_init(&tab, ARRAY_SIZE(heads), heads, "lllrrrrrrl");
 	json_array_foreach(rows, i, r) {
-		char b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE], pv[FMT_SIZE], ci[FMT_SIZE];
+		char b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE], pv[FMT_SIZE], ci[FMT_SIZE], mde[FMT_SIZE];
 		struct strbuf verdict = STRBUF_INIT, params = STRBUF_INIT;
+		double m;
 
 		if (!all && folded(r, counter_pct)) {
 			nfolded++;
 			continue;
 		}
 		add_params_text(&params, r);
+		if (jnum(r, "mde_pct", &m) == 0)
+			snprintf(mde, sizeof(mde), "%.1f", m);
+		else
+			snprintf(mde, sizeof(mde), "-");
 		strbuf_addstr(&verdict, str_or_dash(r, "verdict"));
 		if (jstr(r, "reason"))
 			strbuf_addf(&verdict, " (%s)", jstr(r, "reason"));
@@ -186,7 +195,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 				fmt_center(b, json_object_get(r, "base")),
 				fmt_center(p, json_object_get(r, "patched")),
 				fmt_pct(ch, json_object_get(r, "change_pct")), fmt_p(pv, r),
-				fmt_ci(ci, json_object_get(r, "ci")), verdict.buf,
+				fmt_ci(ci, json_object_get(r, "ci")), mde, verdict.buf,
 			};
 
 			table_add_row(&tab, row);

@@ -86,15 +86,24 @@ def load(name):
             cvs = [statistics.pstdev(v) / statistics.mean(v) * 100 for v in (r["base"]["samples"], r["patched"]["samples"])
                    if len(v) > 1 and statistics.mean(v) > 0]
             spreads["%s %s" % (r["workload"], r["params"].get("mode", ""))] = statistics.mean(cvs) if cvs else float("nan")
-    return dict(x=x["state"], y=y["state"], xdone=xdone, ydone=ydone, ybuild=ybuild[0] if ybuild else float("nan"),
+    def err(j):
+        e = j.get("error") or {}
+        return ("%s: %s" % (e.get("class"), e.get("message"))) if e else ""
+    return dict(x=x["state"], y=y["state"], xerr=err(x), yerr=err(y), xdone=xdone, ydone=ydone, ybuild=ybuild[0] if ybuild else float("nan"),
                 paused=paused, spreads=spreads, load=" ".join(times["t0"][2:]))
 on, off = load("on"), load("off")
 print("quiet-host rule, X = 5+5 boots (demo patch, cached), Y = a patch rebuilt while X runs")
 for name, s in (("rule on", on), ("rule off", off)):
     print("  %-8s X %s in %6.1f s; Y %s in %6.1f s, its patched build %5.1f s; %d of X's runs paused a build; load %s"
           % (name, s["x"], s["xdone"], s["y"], s["ydone"], s["ybuild"], s["paused"], s["load"]))
+    for job in ("x", "y"):
+        if s[job + "err"]:
+            print("           %s failed: %s" % (job.upper(), s[job + "err"]))
     for k, v in sorted(s["spreads"].items()):
         print("           X per-boot spread %-22s %5.1f%%" % (k, v))
+if any(s[j] != "done" for s in (on, off) for j in ("x", "y")):
+    print("  a job failed: no ratio")
+    sys.exit(1)
 print("  X with the rule / without: %.2f (what the rule adds to a 5+5-boot job)" % (on["xdone"] / off["xdone"]))
 print("  Y's build with the rule / without: %.2f; Y's time to done: %.2f" % (on["ybuild"] / off["ybuild"], on["ydone"] / off["ydone"]))
 for k in sorted(set(on["spreads"]) & set(off["spreads"])):

@@ -30,6 +30,8 @@ const COLUMNS = [
 	['change', 'Change', (r) => r.change_pct, -1],
 	['ci', '95% CI', (r) => (r.ci ? r.ci[0] : null), -1],
 	['p', 'p', (r) => r.p, 1],
+	['p_adj', 'p adj.', (r) => r.p_adj, 1],
+	['mde', 'Detectable', (r) => r.mde_pct, 1],
 	['verdict', 'Verdict', (r) => VERDICT_RANK[r.verdict] ?? 9, 1],
 	['n', 'Boots', (r) => Math.min(r.base.n, r.patched.n), -1],
 ];
@@ -58,6 +60,8 @@ function rowHtml(r, i) {
 		`<td class="num change">${pct(r.change_pct)}</td>` +
 		`<td class="num ci">${ci(r.ci)}</td>` +
 		`<td class="num">${pval(r.p)}</td>` +
+		`<td class="num" title="${r.p_adj_method === 'holm' ? 'Holm over the headline rows' : r.p_adj_method === 'bh' ? 'Benjamini-Hochberg over the counter rows' : ''}">${pval(r.p_adj)}</td>` +
+		`<td class="num" title="${esc(r.mde_note || 'the change this job would have caught with 80% power at this row\'s noise')}">${r.mde_pct === null || r.mde_pct === undefined ? DASH : '\u00b1' + r.mde_pct.toFixed(1) + '%'}</td>` +
 		`<td class="c-verdict">${verdictHtml(r.verdict)}${note ? ` <span class="note" title="${esc(note)}">${esc(note)}</span>` : ''}</td>` +
 		`<td class="num">${r.base.n}/${r.patched.n}${outl}</td>` +
 		'</tr>';
@@ -453,8 +457,11 @@ function provenanceSection(job, cmp) {
 <tr><th scope="row">details</th>${side('base')}${side('patched')}</tr>
 </tbody></table></div>`;
 		const r = cmp.rules;
-		body += `<p class="small muted">Rules: ${esc(r.test || 'Mann-Whitney U')}, \u03b1 = ${r.alpha}; ${esc(r.ci || 'bootstrap CI')} at ${Math.round(r.ci_level * 100)}% (${r.resamples} resamples); ` +
-			`a change must be at least ${r.min_change_headline * 100}% (headline) or ${r.min_change_counter * 100}% (counters); same within \u00b1${r.same_band * 100}%; outliers flagged at |z| > ${r.outlier_z}.` +
+		const d = cmp.design || {};
+		body += `<p class="small muted">Rules: ${esc(r.test || 'Mann-Whitney U')}, \u03b1 = ${r.alpha}${r.multiplicity ? ` (${esc(r.multiplicity)})` : ''}; ` +
+			(d.looks === 2 ? `look ${d.look} of 2 (${d.boots} boots a side, up to ${d.max_boots}) spends \u03b1 = ${Number(d.alpha).toPrecision(2)}; ` : '') +
+			`${esc(r.ci || 'bootstrap CI')} at ${Math.round(r.ci_level * 100)}% (${r.resamples} resamples); ` +
+			`a change must be at least ${r.min_change_headline * 100}% (headline) or ${r.min_change_counter * 100}% (counters); same when the equivalence interval lies within \u00b1${r.same_band * 100}%; outliers flagged at |z| > ${r.outlier_z}.` +
 			(cmp.per_cpu_excluded && cmp.per_cpu_excluded.length ? ` ${cmp.per_cpu_excluded.length} per-CPU metrics left out of the rows.` : '') + '</p>';
 	}
 	return `<section id="provenance" aria-labelledby="h-provenance"><h2 id="h-provenance">Provenance</h2>
