@@ -63,8 +63,10 @@
  *   "ref"}: the patched side is that branch) or "url" (a raw mbox to fetch):
  *   both kernels are built, then booted "boots" times each (default 5),
  *   base and patched interleaved, and the suite runs after every boot.
- *   While a headline metric is inconclusive, boots are added per side once,
- *   up to "max_boots" (default 9 when "boots" is not given, else "boots").
+ *   When a headline metric is inconclusive at that first look, boots are
+ *   added per side once, all up to "max_boots" (default 9 when "boots" is
+ *   not given, else "boots"), for a second look; the comparison spends
+ *   alpha across the two looks (docs/statistics.md).
  *
  * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",
