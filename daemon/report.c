@@ -121,10 +121,8 @@ static void fmt_pct(char *buf, size_t n, double v)
 
 static void fmt_p(char *buf, size_t n, double p)
 {
-	if (p >= 0.01)
-		snprintf(buf, n, "%.2f", p);
-	else if (p >= 0.001)
-		snprintf(buf, n, "%.3f", p);
+	if (p >= 0.001)
+		snprintf(buf, n, "%.2g", p);
 	else
 		snprintf(buf, n, "%.0e", p);
 }
@@ -685,7 +683,7 @@ static void side_cell(char *buf, size_t n, const json_t *side)
 	double c, s;
 
 	if (num(side, "center", &c) < 0) {
-		snprintf(buf, n, "-");
+		snprintf(buf, n, "-%8s", "");
 		return;
 	}
 	fmt_value(v, sizeof(v), c);

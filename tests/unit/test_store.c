@@ -7,6 +7,7 @@
  */
 #include "testlib.h"
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -326,6 +327,87 @@ static void test_machine_last_boot(void **state)
 	strbuf_release(&err);
 }
 
+/* An A/B job of one boot with this patch source; its id. */
+static int64_t sourced_job(struct store *st, const char *kind, const char *patch, const char *url, const char *ref,
+			   const char *subject)
+{
+	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "build", "patched", 0, 60 } };
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = kind,
+				   .patch = patch, .patch_url = url, .patch_ref = ref, .patch_subject = subject,
+				   .suite = "tlb", .boots = 1 };
+	struct strbuf err = STRBUF_INIT;
+	int64_t id = 0;
+
+	req.suite_json = json_array();
+	if (store_job_create(st, &req, plan, 2, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref((json_t *)req.suite_json);
+	strbuf_release(&err);
+	return id;
+}
+
+static void assert_subject(struct store *st, int64_t job, const char *want)
+{
+	json_t *j = store_job_json(st, job);
+	const json_t *v = json_object_get(j, "patch_subject");
+
+	assert_non_null(v);
+	assert_string_equal(json_string_value(v) ?: "(null)", want);
+	json_decref(j);
+}
+
+/*
+ * A job keeps its patch's subject (the API computes it at submission);
+ * a fetched mbox names its job later. Jobs stored before there were
+ * subjects get theirs when the store applies migration 6: rolled back
+ * here by hand (DROP COLUMN, the migration forgotten), then reopened.
+ */
+static void test_patch_subject(void **state)
+{
+	struct fixture *f = *state;
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	const char *diff = "--- a/mm/mremap.c\n+++ b/mm/mremap.c\n@@ -1 +1 @@\n-a\n+b\n";
+	struct strbuf mail = STRBUF_INIT;
+	int64_t now, pasted, plain, branch, url, fetched;
+	sqlite3 *db;
+
+	strbuf_addf(&mail, "From: a\nSubject: [PATCH v2] x86/mm: from the mail\n\n---\n%s", diff);
+	now = sourced_job(f->st, "patch", mail.buf, NULL, NULL, "x86/mm: kept as given");
+	assert_subject(f->st, now, "x86/mm: kept as given");
+	url = sourced_job(f->st, "url", NULL, "https://lore.example.org/x/raw", NULL, "https://lore.example.org/x/raw");
+	assert_int_equal(store_job_set_patch_subject(f->st, url, "mm: named once fetched"), 0);
+	assert_subject(f->st, url, "mm: named once fetched");
+
+	/* a store of schema 5: jobs without subjects */
+	pasted = sourced_job(f->st, "patch", mail.buf, NULL, NULL, NULL);
+	plain = sourced_job(f->st, "patch", diff, NULL, NULL, NULL);
+	branch = sourced_job(f->st, "branch", NULL, "https://git.example.org/l.git", "tlb/v2", NULL);
+	url = sourced_job(f->st, "url", NULL, "https://lore.example.org/y/raw", NULL, NULL);
+	fetched = sourced_job(f->st, "url", NULL, "https://lore.example.org/z/raw", NULL, NULL);
+	assert_int_equal(store_job_set_patch(f->st, fetched, diff), 0);
+	store_close(f->st);
+	f->st = NULL;
+	strbuf_addf(&path, "%s/t.db", f->dir);
+	assert_int_equal(sqlite3_open(path.buf, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "ALTER TABLE jobs DROP COLUMN patch_subject; "
+				      "DELETE FROM schema_migrations WHERE version = 6", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
+	if (store_open(path.buf, &f->st, &err) < 0)
+		fail_msg("store_open: %s", err.buf);
+	assert_int_equal(store_version(f->st), 6);
+	assert_subject(f->st, pasted, "x86/mm: from the mail");
+	assert_subject(f->st, plain, "diff touching mm/mremap.c");
+	assert_subject(f->st, branch, "branch tlb/v2 of https://git.example.org/l.git");
+	assert_subject(f->st, url, "https://lore.example.org/y/raw");
+	/* a fetched mbox that names nothing keeps its URL */
+	assert_subject(f->st, fetched, "https://lore.example.org/z/raw");
+	/* the column went with its values: made again from the text */
+	assert_subject(f->st, now, "x86/mm: from the mail");
+	strbuf_release(&mail);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +416,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_transient_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_does_not_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_machine_last_boot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patch_subject, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
