@@ -1,22 +1,26 @@
 /*
  * The report of an A/B job (report.h). It is read in a mail client, so it
  * is built for 72 columns: key-value lines and paragraphs are wrapped at
- * words; a table row whose name does not fit its column puts the name on
- * a line of its own and the numbers on the next; a last pass breaks any
- * line that is still too long (a URL, a symbol without spaces), so the
- * width holds whatever the documents contain. Everything the documents
- * say comes from the patch, the agent or the lab's logs, and is cleaned
- * before it is written.
+ * words (textwrap.h); a table row whose name does not fit its column puts
+ * the name on a line of its own and the numbers on the next; a last pass
+ * breaks any line that is still too long (a URL, a symbol without spaces),
+ * so the width holds whatever the documents contain. Everything the
+ * documents say comes from the patch, the agent or the lab's logs, and is
+ * cleaned before it is written.
+ *
+ * The file is long because the report is one document: its sections
+ * share the same readers of the documents, number formats and columns,
+ * and are written top to bottom in the order they print.
  */
 #include "report.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "textwrap.h"
 #include "util.h"
 #include "banned.h"
 
@@ -148,46 +152,16 @@ static void add_time(struct strbuf *sb, const json_t *o, const char *key)
 	strbuf_addstr(sb, buf);
 }
 
-/* ---- layout ---- */
+/* ---- layout (textwrap.h), at the report's width ---- */
 
 static size_t width(const char *s, size_t n)
 {
 	return utf8_width(s, n);
 }
 
-/*
- * text (one clean line) as a paragraph: the first line starts with
- * `first` (its width counted), the others with `indent` spaces; words
- * wrap at REPORT_WIDTH, and a word longer than a line is cut.
- */
 static void para(struct strbuf *out, const char *first, size_t indent, const char *text)
 {
-	size_t col = width(first, strlen(first)), i = 0, n = strlen(text);
-	int empty = 1;
-
-	strbuf_addstr(out, first);
-	while (i < n) {
-		size_t w = strcspn(text + i, " "), ww = width(text + i, w);
-
-		if (!w) {
-			i++;
-			continue;
-		}
-		if (!empty && col + 1 + ww > REPORT_WIDTH) {
-			strbuf_addf(out, "\n%*s", (int)indent, "");
-			col = indent;
-			empty = 1;
-		}
-		if (!empty) {
-			strbuf_addch(out, ' ');
-			col++;
-		}
-		strbuf_add(out, text + i, w);
-		col += ww;
-		empty = 0;
-		i += w;
-	}
-	strbuf_addch(out, '\n');
+	text_para(out, first, indent, text, REPORT_WIDTH);
 }
 
 /* "  key:      value", the value wrapped under itself. */
@@ -207,64 +181,6 @@ static void heading(struct strbuf *out, const char *text)
 	strbuf_addch(out, '\n');
 	para(out, "", 0, text);
 	strbuf_addch(out, '\n');
-}
-
-/* One line of text, broken where it is wider than REPORT_WIDTH: at its
- * last space that leaves a word or more on the left, else at the width;
- * what follows continues a little further in than the line began. */
-static void fit_line(struct strbuf *out, const char *l, size_t n)
-{
-	size_t lead = 0, indent = 0, min;
-
-	while (lead < n && l[lead] == ' ')
-		lead++;
-	min = lead + 8;
-	for (;;) {
-		size_t avail = REPORT_WIDTH - indent, cols = 0, k, sp = 0, cut;
-
-		if (width(l, n) <= avail) {
-			strbuf_addf(out, "%*s", (int)indent, "");
-			strbuf_add(out, l, n);
-			return;
-		}
-		for (k = 0; k < n; k++) {
-			if (((unsigned char)l[k] & 0xc0) != 0x80 && ++cols > avail)
-				break;
-			if (l[k] == ' ' && k >= min)
-				sp = k;
-		}
-		cut = sp ? sp : k;
-		strbuf_addf(out, "%*s", (int)indent, "");
-		strbuf_add(out, l, cut);
-		strbuf_addch(out, '\n');
-		while (cut < n && l[cut] == ' ')
-			cut++;
-		l += cut;
-		n -= cut;
-		indent = lead + 4 > 24 ? 24 : lead + 4;
-		min = 8;
-	}
-}
-
-/* The last pass: every line at most REPORT_WIDTH columns, whatever a row
- * could not wrap (a long URL or symbol). */
-static void fit_width(struct strbuf *text, size_t from)
-{
-	struct strbuf out = STRBUF_INIT;
-	size_t i = from;
-
-	while (i < text->len) {
-		const char *l = text->buf + i, *nl = memchr(l, '\n', text->len - i);
-		size_t n = nl ? (size_t)(nl - l) : text->len - i;
-
-		fit_line(&out, l, n);
-		if (nl)
-			strbuf_addch(&out, '\n');
-		i += n + (nl ? 1 : 0);
-	}
-	strbuf_setlen(text, from);
-	strbuf_add(text, out.buf, out.len);
-	strbuf_release(&out);
 }
 
 /* ---- pieces of text ---- */
@@ -1308,6 +1224,6 @@ int report_text(const json_t *job, const json_t *comparison, struct strbuf *out,
 	failures(&r);
 	notes(&r);
 	reproduce(&r);
-	fit_width(out, from);
+	text_fit(out, from, REPORT_WIDTH);
 	return 0;
 }
