@@ -647,6 +647,8 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 			fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
 			strbuf_addf(s, " (CI %s to %s)", lo, hi);
 		}
+		if (num(row, "mde_pct", &y) == 0)
+			strbuf_addf(s, "; could detect +-%.3g%%", y);
 	} else if (verdict_is(row, "inconclusive")) {
 		int mde_known = json_object_get(row, "mde_pct") != NULL;
 
@@ -662,13 +664,11 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 		}
 		if (num(row, "mde_pct", &y) == 0) {
 			strbuf_addf(s, "; could detect +-%.3g%%", y);
+		} else if (str(row, "mde_note")) {
+			strbuf_addstr(s, "; ");
+			add_clean(s, str(row, "mde_note"));
 		} else if (mde_known) {
 			strbuf_addstr(s, "; could detect no change at this noise");
-			if (str(row, "mde_note")) {
-				strbuf_addstr(s, " (");
-				add_clean(s, str(row, "mde_note"));
-				strbuf_addch(s, ')');
-			}
 		}
 	} else if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
 		fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));

@@ -723,14 +723,34 @@ else
 	fail "report: the daemon's patch subject, base and verdict of the job" "subject '$subject', verdict '$verdict'"
 	sed 's/^/#   /' "$TMP/rep1.out" | head -n 14
 fi
-# the headline that regressed most, as the daemon's comparison has it
-top=$(jq_py '"%+.1f%%" % max((r for r in J["comparison"]["rows"] if r["headline"] and r["verdict"] == "regression"),
-	key=lambda r: abs(r["change_pct"]))["change_pct"]' <"$TMP/cmp.json")
-check "report: opens with the largest headline regression of the comparison ($top)" \
-	grep -q "^tlblab noticed a $top regression of mprotect\.ops_per_sec" "$TMP/rep1.out"
-check "report: the comparison's headline rows, TLB counters, profile and the commands to reproduce" in_order \
-	"$TMP/rep1.out" "headline metrics" "              base           patched %change      p  verdict" \
-	"TLB shootdowns" "profile" "to reproduce" \
+# the opening says what the daemon's comparison says: its largest headline
+# change, or how many headline rows it could not call
+check "report: opens with the comparison's verdict in words" $PY - "$TMP/cmp.json" "$TMP/rep1.out" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["comparison"]
+text = open(sys.argv[2]).read()
+opening = " ".join(text.split("\n\n")[1].split())
+head = [r for r in c["rows"] if r["headline"]]
+v = c["verdict"]
+if v in ("regression", "improvement"):
+    top = max((r for r in head if r["verdict"] == v), key=lambda r: abs(r["change_pct"]))
+    want = "tlblab noticed a %+.1f%% %s of %s (" % (top["change_pct"], v, top["metric"])
+elif v == "inconclusive":
+    n = sum(r["verdict"] == v for r in head)
+    want = "tlblab could neither call a change nor rule one out in %d headline metric%s on:" % (n, "" if n == 1 else "s")
+elif v == "same":
+    want = "tlblab found the headline metric"
+else:
+    want = "tlblab could compare none of the headline metrics on:"
+if not opening.startswith(want):
+    sys.exit("verdict %s: the opening is %r, not %r..." % (v, opening, want))
+PYEOF
+check "report: a headline table (with p_adj when the comparison adjusts p) under its heading" sh -c '
+	grep -A 8 "^headline metrics\$" "$1" | grep -Eqx " +base +patched +%change +p( +p_adj)? +verdict" &&
+	{ ! grep -q "\"p_adj\"" "$2" || grep -Eqx " +base +patched +%change +p +p_adj +verdict" "$1"; }' \
+	sh "$TMP/rep1.out" "$TMP/cmp.json"
+check "report: the TLB counters, profile and the commands to reproduce, in that order" in_order \
+	"$TMP/rep1.out" "headline metrics" "TLB shootdowns" "profile" "to reproduce" \
 	"  tlblab submit --suite tlb --tree linux --base v6.1-debian \\" "  tlblab compare 1"
 
 # a patch submitted here: its subject from the mail, in the job, status and report

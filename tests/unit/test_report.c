@@ -4,10 +4,14 @@
  * (GET /api/v1/jobs/N and /comparison) for the jobs tests/web/seed.py
  * makes for the client's test: 1 an A/B job with regressions, TLB counters
  * and profiles; 2 one whose patched build failed before anything ran; 4
- * one that failed with a spec failing on the patched side. The fields the
- * comparison gained later (p_adj, mde_pct, ruled_out_pct, design) are
- * added here to copies of them. Every report must keep to 72 columns of
- * clean UTF-8 whatever the documents hold.
+ * one that failed with a spec failing on the patched side. Those are a
+ * daemon's from before the comparison had adjusted p-values (an older
+ * daemon's answer, which the report must still read); *-holm.json are
+ * job 1's under the rules that adjust them (Holm over the headline rows,
+ * which at 5 boots against 5 leaves the regressions inconclusive), and
+ * fields that fixture lacks (a detectable change, two looks) are added to
+ * copies. Every report must keep to 72 columns of clean UTF-8 whatever the
+ * documents hold.
  */
 #include "testlib.h"
 
@@ -385,9 +389,44 @@ static void test_adjusted_p_and_detectable_change(void **state)
 	json_object_del(w1, "ruled_out_pct");
 	free(text);
 	text = report(job, cmp);
-	assert_says(text, ": neither a clear change nor within +-3%; could detect no change at this noise (every "
-		    "boot gave the same value)");
+	assert_says(text, ": neither a clear change nor within +-3%; every boot gave the same value");
 	free(text);
+	json_decref(job);
+	json_decref(cmp);
+}
+
+/* Job 1 under the rules that adjust p: the p_adj column, what an
+ * inconclusive row rules out and why it could detect nothing, the design. */
+static void test_holm(void **state)
+{
+	json_t *job = load("report/job1-holm.json", "job"), *cmp = load("report/comparison1-holm.json", "comparison");
+	const json_t *w4 = row_of(cmp, "mprotect.ops_per_sec", W4);
+	struct strbuf want = STRBUF_INIT;
+	char *text;
+
+	(void)state;
+	assert_string_equal(json_string_value(json_object_get(w4, "verdict")), "inconclusive");
+	text = report(job, cmp);
+	assert_line(text, "tlblab could neither call a change nor rule one out in 2 headline");
+	assert_says(text, "verdict: inconclusive; headline: 1 same, 2 inconclusive;");
+	assert_says(text, "design: 5 boots per side; look 1 of 1; alpha 0.01 of 0.01 (one look: all of alpha)");
+	assert_says(text, "p_adj: p adjusted over the headline rows by Holm (family-wise)");
+	assert_line(text, "              base           patched %change      p  p_adj  verdict");
+	{
+		char pa[32];
+		const char *cells[] = { "-15.4%", "0.0079", pa, "inconclusive" };
+
+		snprintf(pa, sizeof(pa), "%.2g", json_number_value(json_object_get(w4, "p_adj")));
+		assert_row(text, cells, ARRAY_SIZE(cells));
+	}
+	strbuf_addf(&want, "no change beyond +-%.3g%% ruled out; %s;",
+		    json_number_value(json_object_get(w4, "ruled_out_pct")),
+		    json_string_value(json_object_get(w4, "mde_note")));
+	assert_says(text, want.buf);
+	/* nothing moved among the counters once BH adjusted them */
+	assert_null(strstr(text, "other metrics that moved"));
+	free(text);
+	strbuf_release(&want);
 	json_decref(job);
 	json_decref(cmp);
 }
@@ -474,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_failed_with_rows),
 		cmocka_unit_test(test_unavailable_rows),
 		cmocka_unit_test(test_adjusted_p_and_detectable_change),
+		cmocka_unit_test(test_holm),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_minimal_and_refused),
 	};
