@@ -199,11 +199,10 @@ static int check_names(const json_t *arr, const char *field, const struct lab_co
 static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req,
 		    struct strbuf *subject, struct strbuf *err)
 {
-	struct strbuf name = STRBUF_INIT;
-
 	json_t *patch = json_object_get(body, "patch"), *branch = json_object_get(body, "branch");
 	json_t *url = json_object_get(body, "url");
 	int sources = !!patch + !!branch + !!url;
+	struct strbuf name = STRBUF_INIT;
 
 	req->kind = "ab";
 	req->tree = json_string_value(json_object_get(body, "tree"));
