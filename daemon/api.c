@@ -25,6 +25,8 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
+#include "patch.h"
+#include "report.h"
 #include "results.h"
 #include "sched.h"
 #include "store.h"
@@ -192,12 +194,15 @@ static int check_names(const json_t *arr, const char *field, const struct lab_co
 }
 
 /* Reads the A/B fields of a job request (tree, base and one patch source)
- * into req. 0, or -1 with err naming the field. */
-static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req, struct strbuf *err)
+ * into req, and what to call the patch into subject (req points at it).
+ * 0, or -1 with err naming the field. */
+static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req,
+		    struct strbuf *subject, struct strbuf *err)
 {
 	json_t *patch = json_object_get(body, "patch"), *branch = json_object_get(body, "branch");
 	json_t *url = json_object_get(body, "url");
 	int sources = !!patch + !!branch + !!url;
+	struct strbuf name = STRBUF_INIT;
 
 	req->kind = "ab";
 	req->tree = json_string_value(json_object_get(body, "tree"));
@@ -216,6 +221,7 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 			return strbuf_seterr(err, "patch: must be the text of a diff or a git format-patch mbox");
 		if (!strstr(req->patch, "\n+++ ") && strncmp(req->patch, "+++ ", 4) && !strstr(req->patch, "\nGIT binary patch"))
 			return strbuf_seterr(err, "patch: no diff in it (no '+++' line)");
+		patch_subject(req->patch, strlen(req->patch), subject);
 	} else if (branch) {
 		req->patch_kind = "branch";
 		req->patch_url = json_string_value(json_object_get(branch, "url"));
@@ -224,12 +230,20 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 			return strbuf_seterr(err, "branch.url: must be an http(s) or git URL without spaces or quotes");
 		if (!ref_valid(req->patch_ref))
 			return strbuf_seterr(err, "branch.ref: not a valid git ref");
+		strbuf_addf(&name, "branch %s of %s", req->patch_ref, req->patch_url);
 	} else {
 		req->patch_kind = "url";
 		req->patch_url = json_string_value(url);
 		if (!url_valid(req->patch_url, 0))
 			return strbuf_seterr(err, "url: must be an http(s) URL without spaces or quotes");
+		strbuf_addstr(&name, req->patch_url);	/* until the mbox is fetched (build.c) */
 	}
+	if (name.len) {
+		strbuf_reset(subject);
+		strbuf_add_line_clean(subject, name.buf, name.len, PATCH_SUBJECT_MAX);
+		strbuf_release(&name);
+	}
+	req->patch_subject = subject->len ? subject->buf : NULL;
 	return 0;
 }
 
@@ -266,7 +280,7 @@ static size_t plan_stages(const struct lab_config *cfg, const struct cfg_suite *
 static enum MHD_Result create_job(struct route_ctx *rc)
 {
 	const struct lab_config *cfg = rc->api->cfg;
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
 	struct job_request req = { .kind = "run", .boots = 1 };
 	struct stage_plan *plan = NULL;
 	const struct cfg_suite *suite;
@@ -327,7 +341,7 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	}
 	if (json_object_get(body, "tree") || json_object_get(body, "base") || json_object_get(body, "patch") ||
 	    json_object_get(body, "branch") || json_object_get(body, "url")) {
-		if (parse_ab(cfg, body, &req, &err) < 0) {
+		if (parse_ab(cfg, body, &req, &subject, &err) < 0) {
 			ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
 			goto out;
 		}
@@ -369,6 +383,7 @@ out:
 	free(plan);
 	json_decref(body);
 	strbuf_release(&err);
+	strbuf_release(&subject);
 	return ret;
 }
 
@@ -463,6 +478,57 @@ static enum MHD_Result compare_jobs(struct route_ctx *rc)
 	return ret;
 }
 
+/* GET /api/v1/jobs/ID/report.txt: the report of a finished A/B job
+ * (report.h), from its comparison as GET .../comparison serves it. */
+static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
+{
+	struct api *api = rc->api;
+	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT, text = STRBUF_INIT;
+	json_t *job = store_job_json(api->st, id), *cmp = NULL;
+	const char *state = json_string_value(json_object_get(job, "state")) ?: "";
+	enum MHD_Result ret;
+	int r;
+
+	if (!job)
+		return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+	if (strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "ab")) {
+		ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
+				 "base and a patched kernel", (long long)id);
+		goto out;
+	}
+	if (strcmp(state, "done") && strcmp(state, "failed") && strcmp(state, "cancelled")) {
+		ret = send_error(rc->conn, 409, "conflict", "job %lld is %s: its report is ready once it ends",
+				 (long long)id, state);
+		goto out;
+	}
+	r = results_comparison(api->st, api->cfg, id, &doc, &err);
+	if (r == -ENOENT) {
+		ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		goto out;
+	}
+	if (r < 0) {
+		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+		goto out;
+	}
+	cmp = json_loadb(doc.buf, doc.len, 0, NULL);
+	/* the comparison has just given a finished job its verdict */
+	json_decref(job);
+	job = store_job_json(api->st, id);
+	if (!cmp || !job || report_text(job, cmp, &text, &err) < 0) {
+		log_warnx("job %lld: report: %s", (long long)id, err.len ? err.buf : "cannot read the comparison");
+		ret = send_error(rc->conn, 500, "internal", "job %lld: cannot write the report", (long long)id);
+		goto out;
+	}
+	ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
+out:
+	json_decref(cmp);
+	json_decref(job);
+	strbuf_release(&doc);
+	strbuf_release(&err);
+	strbuf_release(&text);
+	return ret;
+}
+
 static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 {
 	struct api *api = rc->api;
@@ -521,6 +587,8 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		strbuf_release(&err);
 		return ret;
 	}
+	if (!strcmp(sub, "report.txt") && rc->nseg == 5)
+		return send_report(rc, id);
 	if (!strcmp(sub, "profiles") && rc->nseg == 5)
 		return send_json(rc->conn, 200, store_profiles_json(api->st, id));
 	if (!strcmp(sub, "metrics") && rc->nseg == 5) {

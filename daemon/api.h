@@ -5,7 +5,8 @@
 
 /*
  * The HTTP API of tlblabd (libmicrohttpd, JSON through jansson), under
- * /api/v1/. Every response body is JSON (except the plain-text log). Errors
+ * /api/v1/. Every response body is JSON (except the plain-text log and
+ * report). Errors
  * are {"error": {"code": "bad_request", "message": "workers: ..."}} with the
  * HTTP status that fits: 400 bad_request, 401 unauthorized (missing or wrong
  * token), 404 not_found, 405 method_not_allowed, 409 conflict, 413
@@ -50,6 +51,12 @@
  *        A/B job (schemas/comparison.schema.json) under its suite's rules;
  *        computed when the job ends and kept (results.h), with its own
  *        one-word "verdict"; 409 for other jobs
+ *   GET  /api/v1/jobs/ID/report.txt        text/plain; charset=utf-8: the report of
+ *        a finished A/B job, to paste into a mail (report.h: 72 columns; the
+ *        patch and its base, machines and kernels, the headline metrics, the
+ *        other metrics that moved, TLB counters, profile, what failed, how to
+ *        reproduce), made from its comparison; 409 for other jobs and for one
+ *        still queued or running
  *   GET  /api/v1/compare?base=A&patched=B  {"comparison": ...} of two jobs that
  *        ran the same suite
  *
@@ -73,6 +80,11 @@
  *   "started", "finished" (epoch seconds, null until then), "stage": the
  *   current or last stage's kind, "error": {"class", "message", "stage": the
  *   id of the stage it came from}|null,
+ *   "patch_subject": what to call an A/B job's patch (patch.h: its mail's
+ *   Subject: without "[PATCH ...]", else the first line of the text before
+ *   the diff, else "diff touching FILE"; "branch REF of URL"; a URL until the
+ *   mbox is fetched), at most 200 bytes of UTF-8 without control characters;
+ *   null for run jobs and jobs stored before it existed,
  *   "verdict": the comparison's one word once an A/B job is done (regression,
  *   improvement, changed, inconclusive, same, unavailable), else null,
  *   "stages": [{"id", "seq" (from 0, the order they run in), "kind":

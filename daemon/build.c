@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "patch.h"
 #include "store.h"
 #include "transport.h"
 #include "util.h"
@@ -275,6 +276,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	if (patched) {
 		store_job_patch(req->st, req->job_id, &kind, &text, &url, &ref);
 		if (!strcmp(kind.buf, "url") && !text.len) {
+			enum patch_subject_kind subject;
 			long http = 0;
 
 			if (fetch_url(url.buf, PATCH_MAX, &text, &http, &err) < 0) {
@@ -286,6 +288,11 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 				goto out;
 			}
 			store_job_set_patch(req->st, req->job_id, text.buf);
+			/* the job was called by its URL until now */
+			subject = patch_subject(text.buf, text.len, &buf);
+			if (subject == PATCH_SUBJECT_HEADER || subject == PATCH_SUBJECT_TEXT)
+				store_job_set_patch_subject(req->st, req->job_id, buf.buf);
+			strbuf_reset(&buf);
 		}
 	}
 	store_stage_append_log(req->st, req->stage_id, "");

@@ -110,5 +110,7 @@ int cli_show_results(struct cli *cli, long long id, int all, struct strbuf *err)
 
 /* client_submit.c */
 int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err);
+/* client_report.c */
+int cmd_report(struct cli *cli, int argc, char **argv, struct strbuf *err);
 
 #endif

@@ -366,6 +366,8 @@ void status_print(FILE *out, long long id, const json_t *job)
 	if (jstr(job, "tree") || jstr(job, "base")) {
 		print_field(out, "tree", jstr(job, "tree"));
 		print_field(out, "base", jstr(job, "base"));
+		if (jstr(job, "patch_subject"))
+			print_field(out, "patch", jstr(job, "patch_subject"));
 		add_source(&sb, job);
 		if (sb.len)
 			print_field(out, "source", sb.buf);

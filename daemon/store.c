@@ -17,6 +17,7 @@
 
 #include "config.h"
 #include "migrations.h"
+#include "patch.h"
 #include "util.h"
 #include "banned.h"
 
@@ -168,6 +169,39 @@ static double now(void)
 
 /* ---- open, migrate ---- */
 
+#define SUBJECT_MIGRATION 6
+
+/*
+ * Migration 6 gave jobs a patch_subject: those with a patch text (pasted,
+ * or fetched from a URL) get theirs from it, in the migration's
+ * transaction. A fetched mbox without a subject keeps its URL.
+ */
+static int backfill_subjects(struct store *st)
+{
+	struct strbuf subj = STRBUF_INIT;
+	sqlite3_stmt *s, *u;
+	int rc = 0;
+
+	s = prep_once(st, "SELECT id, patch_kind, patch FROM jobs WHERE kind = 'ab' AND patch IS NOT NULL "
+		      "AND patch_kind IN ('patch', 'url')");
+	while (s && rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		const char *kind = (const char *)sqlite3_column_text(s, 1);
+		enum patch_subject_kind k = patch_subject((const char *)sqlite3_column_text(s, 2),
+							  (size_t)sqlite3_column_bytes(s, 2), &subj);
+
+		if (k == PATCH_SUBJECT_NONE || (!strcmp(kind ? kind : "", "url") && k == PATCH_SUBJECT_FILES))
+			continue;
+		u = prep(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1");
+		sqlite3_bind_int64(u, 1, sqlite3_column_int64(s, 0));
+		bind_text(u, 2, subj.buf);
+		rc = step_done(u);
+	}
+	if (s)
+		sqlite3_finalize(s);
+	strbuf_release(&subj);
+	return s ? rc : -1;
+}
+
 static int migrate(struct store *st, struct strbuf *err)
 {
 	sqlite3_stmt *s;
@@ -188,7 +222,8 @@ static int migrate(struct store *st, struct strbuf *err)
 			continue;
 		if (exec(st, "BEGIN IMMEDIATE") < 0)
 			return sql_err(st, err, "begin migration");
-		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK) {
+		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK ||
+		    (m->version == SUBJECT_MIGRATION && backfill_subjects(st) < 0)) {
 			strbuf_seterr(err, "store: migration %s: %s", m->name, sqlite3_errmsg(st->db));
 			exec(st, "ROLLBACK");
 			return -EIO;
@@ -392,8 +427,8 @@ int store_job_create(struct store *st, const struct job_request *req,
 		goto out;
 	}
 	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
-		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots) "
-		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
+		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	bind_text(s, 1, req->kind);
 	bind_text(s, 2, req->suite);
 	bind_json(s, 3, req->suite_json);
@@ -409,6 +444,7 @@ int store_job_create(struct store *st, const struct job_request *req,
 	bind_text(s, 13, req->patch_url);
 	bind_text(s, 14, req->patch_ref);
 	sqlite3_bind_int(s, 15, req->max_boots > req->boots ? req->max_boots : req->boots);
+	bind_text(s, 16, req->patch_subject);
 	if (step_done(s) < 0)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -441,7 +477,7 @@ out:
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
-	"patch_kind, patch_url, patch_ref, max_boots, verdict"
+	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -472,6 +508,7 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "patch_ref", col_json(s, 20));
 	json_object_set_new(j, "max_boots", col_json(s, 21));
 	json_object_set_new(j, "verdict", col_json(s, 22));
+	json_object_set_new(j, "patch_subject", col_json(s, 23));
 	return j;
 }
 
@@ -1002,6 +1039,11 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
 {
 	return update_id_text(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", job_id, text);
+}
+
+int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject)
+{
+	return update_id_text(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1", job_id, subject);
 }
 
 int store_build_add(struct store *st, const struct build_row *b)

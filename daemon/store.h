@@ -68,6 +68,7 @@ struct job_request {
 	const char *patch;		/* the patch text (patch) */
 	const char *patch_url;		/* branch or url */
 	const char *patch_ref;		/* branch */
+	const char *patch_subject;	/* what to call the patch (patch.h), or NULL */
 	const char *suite;
 	const json_t *suite_json;	/* the suite's workloads, snapshotted */
 	const json_t *machines;		/* array of names, may be NULL */
@@ -159,6 +160,8 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 		    struct strbuf *url, struct strbuf *ref);
 /* Keeps the text fetched from a patch URL with the job. */
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text);
+/* Replaces the job's patch_subject (once a fetched mbox names it). */
+int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject);
 
 struct build_row {
 	const char *id, *tree, *commit_id, *config_hash, *compiler, *path;

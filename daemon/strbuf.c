@@ -225,3 +225,118 @@ void strbuf_add_last_lines(struct strbuf *sb, const char *text, size_t len, int 
 			break;
 	strbuf_add(sb, text + i, len - i);
 }
+
+int utf8_decode(const char *s, size_t len, unsigned *ret_cp)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	unsigned cp, min;
+	int n, i;
+
+	if (!len)
+		return -1;
+	if (u[0] < 0x80) {
+		*ret_cp = u[0];
+		return 1;
+	}
+	if (u[0] >= 0xc2 && u[0] <= 0xdf) {
+		n = 2, cp = u[0] & 0x1f, min = 0x80;
+	} else if (u[0] >= 0xe0 && u[0] <= 0xef) {
+		n = 3, cp = u[0] & 0x0f, min = 0x800;
+	} else if (u[0] >= 0xf0 && u[0] <= 0xf4) {
+		n = 4, cp = u[0] & 0x07, min = 0x10000;
+	} else {
+		return -1;
+	}
+	if ((size_t)n > len)
+		return -1;
+	for (i = 1; i < n; i++) {
+		if ((u[i] & 0xc0) != 0x80)
+			return -1;
+		cp = cp << 6 | (u[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return -1;
+	*ret_cp = cp;
+	return n;
+}
+
+void strbuf_add_utf8(struct strbuf *sb, unsigned cp)
+{
+	char b[4];
+
+	if (cp < 0x80) {
+		strbuf_addch(sb, (int)cp);
+		return;
+	}
+	if (cp < 0x800) {
+		b[0] = (char)(0xc0 | cp >> 6);
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		strbuf_add(sb, b, 2);
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | cp >> 12);
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		strbuf_add(sb, b, 3);
+	} else {
+		b[0] = (char)(0xf0 | cp >> 18);
+		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (cp & 0x3f));
+		strbuf_add(sb, b, 4);
+	}
+}
+
+/* Characters that must not reach a terminal or a mail as they are: they
+ * move the cursor, end the line, or reorder what is shown around them. */
+static int is_control(unsigned cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp == 0x061c ||
+	       cp == 0x200e || cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfeff;
+}
+
+void strbuf_add_line_clean(struct strbuf *sb, const char *s, size_t len, size_t max)
+{
+	struct strbuf t = STRBUF_INIT;
+	size_t i = 0, cut;
+	int space = 0;
+
+	while (i < len && (!max || t.len <= max)) {
+		unsigned cp;
+		int n = utf8_decode(s + i, len - i, &cp);
+
+		if (n > 0 && (cp == ' ' || is_control(cp))) {
+			space = t.len > 0;
+		} else {
+			if (space)
+				strbuf_addch(&t, ' ');
+			space = 0;
+			if (n < 0)
+				strbuf_addch(&t, '?');
+			else
+				strbuf_add(&t, s + i, (size_t)n);
+		}
+		i += n > 0 ? (size_t)n : 1;
+	}
+	if (max && t.len > max) {
+		cut = max >= 3 ? max - 3 : 0;
+		while (cut > 0 && ((unsigned char)t.buf[cut] & 0xc0) == 0x80)
+			cut--;
+		while (cut > 0 && t.buf[cut - 1] == ' ')
+			cut--;
+		strbuf_setlen(&t, cut);
+		strbuf_addstr(&t, max >= 3 ? "..." : "");
+	}
+	strbuf_add(sb, t.buf, t.len);
+	strbuf_release(&t);
+}
+
+size_t utf8_width(const char *s, size_t len)
+{
+	size_t i, w = 0;
+
+	for (i = 0; i < len; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80)
+			w++;
+	return w;
+}

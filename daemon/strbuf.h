@@ -65,6 +65,25 @@ int strbuf_seterr(struct strbuf *err, const char *fmt, ...)
 void strbuf_add_last_lines(struct strbuf *sb, const char *text, size_t len, int n);
 
 /*
+ * Appends s[0..len) as one line a person can read safely in a terminal, a
+ * mail or a web page: valid UTF-8 (a byte that is not becomes '?'); control
+ * characters (C0, DEL, C1, and the Unicode line and paragraph separators
+ * and bidirectional formatting marks), tabs and newlines become spaces, a
+ * run of spaces one, none leading or trailing. At most max bytes (0: no
+ * limit); a cut is marked "..." and falls between characters.
+ */
+void strbuf_add_line_clean(struct strbuf *sb, const char *s, size_t len, size_t max);
+/* Columns of UTF-8 text s[0..len): one per character (continuation bytes
+ * take none). */
+size_t utf8_width(const char *s, size_t len);
+/* Decodes the UTF-8 character at s (len bytes available) into *ret_cp;
+ * returns its length in bytes, or -1 when the bytes there are not valid
+ * UTF-8 (overlong, surrogate, past U+10FFFF, cut short). */
+int utf8_decode(const char *s, size_t len, unsigned *ret_cp);
+/* Appends code point cp (at most U+10FFFF, not a surrogate) as UTF-8. */
+void strbuf_add_utf8(struct strbuf *sb, unsigned cp);
+
+/*
  * Reads the whole file at path into sb (appending), at most `max` bytes.
  * Returns 0, or a negative errno (-EFBIG when the file is larger than max).
  */

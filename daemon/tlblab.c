@@ -7,7 +7,8 @@
  * JSON as it came. Commands return an exit status and leave the message in
  * err; main prints it, once, as "tlblab: ...". This file holds main and the
  * commands that read (status, jobs, results, compare, machines) or cancel;
- * submit is client_submit.c, what they share client_cli.c.
+ * submit is client_submit.c, report client_report.c, what they share
+ * client_cli.c.
  *
  * Exit status: 0 success (for `submit --wait`: the job ended done), 1 the
  * server refused or the job failed, was cancelled or did not finish in
@@ -42,6 +43,7 @@ static const char main_usage[] =
 	"  machines  list the lab's machines\n"
 	"  results   show a job's measured metrics\n"
 	"  compare   compare base and patched: verdicts, sweeps, TLB, profiles\n"
+	"  report    an A/B job's report, 72 columns, to paste into a mail\n"
 	"  version   print the client's version\n"
 	"\n"
 	"common options:\n"
@@ -622,6 +624,7 @@ static const struct command commands[] = {
 	{ "machines", cmd_machines },
 	{ "results", cmd_results },
 	{ "compare", cmd_compare },
+	{ "report", cmd_report },
 	{ "version", cmd_version },
 };
 

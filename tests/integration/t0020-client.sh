@@ -9,7 +9,8 @@
 # (an SSH port nobody listens on), so they fail fast as the lab's problem.
 # What is checked is what a user sees (output, exit status) and, through
 # the daemon's own answers, that what the client printed or sent is what
-# the daemon has.
+# the daemon has: `tlblab report` prints GET .../report.txt byte for byte,
+# and jobs carry their patch's subject.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; [ -n "${WWW_PID:-}" ] && kill "$WWW_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
@@ -692,6 +693,97 @@ check_fails "compare with both a job and --base/--patched is a usage error" 2 "n
 check_fails "compare of a job id that is not a number is a usage error" 2 "'x1' is not a job id" \
 	env TLBLAB_SERVER="http://127.0.0.1:$DEAD" "$TLBLAB" compare --base x1 --patched 2
 
+# --- report -------------------------------------------------------------------------
+
+# width REPORT: every line at most 72 characters (not bytes: a subject may be UTF-8)
+width_ok() {
+	$PY -c 'import sys; L = open(sys.argv[1], encoding="utf-8").read().splitlines()
+bad = [l for l in L if len(l) > 72]
+print("\n".join("%d: %s" % (len(l), l) for l in bad)); sys.exit(1 if bad or not L else 0)' "$1"
+}
+"$TLBLAB" report 1 >"$TMP/rep1.out" 2>"$TMP/rep1.err"
+st=$?
+curl -fs -m 10 -D "$TMP/rep1.head" "$URL/api/v1/jobs/1/report.txt" >"$TMP/rep1.txt"
+daemon_get /jobs/1
+subject=$(jq_py 'J["job"]["patch_subject"] or ""' <"$TMP/daemon.json")
+verdict=$(jq_py 'J["job"]["verdict"] or ""' <"$TMP/daemon.json")
+if [ $st = 0 ] && [ -s "$TMP/rep1.txt" ] && cmp -s "$TMP/rep1.out" "$TMP/rep1.txt" && [ ! -s "$TMP/rep1.err" ] &&
+	grep -qi '^content-type: text/plain; charset=utf-8' "$TMP/rep1.head"; then
+	pass "report: the same text as GET /jobs/ID/report.txt, which is text/plain"
+else
+	fail "report: the same text as GET /jobs/ID/report.txt, which is text/plain" "exit $st"
+	diff "$TMP/rep1.out" "$TMP/rep1.txt" | sed 's/^/#   /' | head -n 10
+fi
+check "report: every line at most 72 columns" width_ok "$TMP/rep1.out"
+if [ -n "$subject" ] && [ -n "$verdict" ] && grep -qx "  patch:     $subject" "$TMP/rep1.out" &&
+	grep -q "^  verdict:   $verdict; headline: " "$TMP/rep1.out" &&
+	grep -qx "  base:      v6.1-debian of tree linux, commit a1b2c3d4e5a1" "$TMP/rep1.out"; then
+	pass "report: the daemon's patch subject, base and verdict of the job"
+else
+	fail "report: the daemon's patch subject, base and verdict of the job" "subject '$subject', verdict '$verdict'"
+	sed 's/^/#   /' "$TMP/rep1.out" | head -n 14
+fi
+# the opening says what the daemon's comparison says: its largest headline
+# change, or how many headline rows it could not call
+check "report: opens with the comparison's verdict in words" $PY - "$TMP/cmp.json" "$TMP/rep1.out" <<'PYEOF'
+import json, sys
+c = json.load(open(sys.argv[1]))["comparison"]
+text = open(sys.argv[2]).read()
+opening = " ".join(text.split("\n\n")[1].split())
+head = [r for r in c["rows"] if r["headline"]]
+v = c["verdict"]
+if v in ("regression", "improvement"):
+    top = max((r for r in head if r["verdict"] == v), key=lambda r: abs(r["change_pct"]))
+    want = "tlblab noticed a %+.1f%% %s of %s (" % (top["change_pct"], v, top["metric"])
+elif v == "inconclusive":
+    n = sum(r["verdict"] == v for r in head)
+    want = "tlblab could neither call a change nor rule one out in %d headline metric%s on:" % (n, "" if n == 1 else "s")
+elif v == "same":
+    want = "tlblab found the headline metric"
+else:
+    want = "tlblab could compare none of the headline metrics on:"
+if not opening.startswith(want):
+    sys.exit("verdict %s: the opening is %r, not %r..." % (v, opening, want))
+PYEOF
+check "report: a headline table (with p_adj when the comparison adjusts p) under its heading" sh -c '
+	grep -A 8 "^headline metrics\$" "$1" | grep -Eqx " +base +patched +%change +p( +p_adj)? +verdict" &&
+	{ ! grep -q "\"p_adj\"" "$2" || grep -Eqx " +base +patched +%change +p +p_adj +verdict" "$1"; }' \
+	sh "$TMP/rep1.out" "$TMP/cmp.json"
+check "report: the TLB counters, profile and the commands to reproduce, in that order" in_order \
+	"$TMP/rep1.out" "headline metrics" "TLB shootdowns" "profile" "to reproduce" \
+	"  tlblab submit --suite tlb --tree linux --base v6.1-debian \\" "  tlblab compare 1"
+
+# a patch submitted here: its subject from the mail, in the job, status and report
+job_wait "$ab" "failed done cancelled" 60 >/dev/null
+daemon_get "/jobs/$ab"
+"$TLBLAB" status "$ab" >"$TMP/abs.out" 2>&1
+"$TLBLAB" report "$ab" >"$TMP/abr.out" 2>&1
+st=$?
+if pyjson "$TMP/daemon.json" 'L[0]["job"]["patch_subject"] == "x86/mm: flush less"' &&
+	grep -Eqx 'patch +x86/mm: flush less' "$TMP/abs.out" && [ $st = 0 ] &&
+	grep -qx "  patch:     x86/mm: flush less" "$TMP/abr.out" && width_ok "$TMP/abr.out" >/dev/null &&
+	grep -q "^tlblab job $ab failed: infra: " "$TMP/abr.out" && grep -qx "  verdict:   none (the job failed)" "$TMP/abr.out"; then
+	pass "a submitted patch's subject ([PATCH] taken off) is the job's, and status and report show it"
+else
+	fail "a submitted patch's subject ([PATCH] taken off) is the job's, and status and report show it" "exit $st"
+	sed 's/^/#   /' "$TMP/abr.out" | head -n 12
+fi
+"$TLBLAB" status "$abb" >"$TMP/abbs.out" 2>&1
+check "a branch job is called by its branch" \
+	grep -Eqx 'patch +branch tlb/fix-v2 of git://git\.example\.org/linux\.git' "$TMP/abbs.out"
+daemon_get "/jobs/$(job_of "$TMP/ab2048.out")"
+check "a job named by a long URL: its subject is cut at 200 bytes" pyjson "$TMP/daemon.json" \
+	'(len(L[0]["job"]["patch_subject"]) == 200 and L[0]["job"]["patch_subject"].endswith("...")
+	 and L[0]["job"]["patch_url"].startswith(L[0]["job"]["patch_subject"][:-3]))'
+
+check_fails "report of a run job: the daemon's 409, and where to look" 1 \
+	"^tlblab: HTTP 409 conflict: job $run1 is not an A/B job: a report compares a base and a patched kernel \\(\`tlblab status $run1\` shows the job\\)$" \
+	"$TLBLAB" report "$run1"
+check_fails "report of an unknown job shows the daemon's 404" 1 '^tlblab: HTTP 404 not_found: no job 999$' \
+	"$TLBLAB" report 999
+check_fails "report needs a job id" 2 "which job" "$TLBLAB" report
+check_fails "report takes no --json" 2 "unknown option '--json'" "$TLBLAB" report --json 1
+
 # --- submit --json -------------------------------------------------------------------
 
 "$TLBLAB" submit --suite tlb --machines m2 --json >"$TMP/subj.out" 2>&1
@@ -700,7 +792,7 @@ check "submit --json prints the daemon's new job" pyjson "$TMP/subj.out" \
 
 # --- servers that are not there, or not tlblabd ---------------------------------------
 
-for cmd in "submit --suite tlb" "jobs" "status 1" "machines" "results 1" "compare 1" "cancel 2"; do
+for cmd in "submit --suite tlb" "jobs" "status 1" "machines" "results 1" "compare 1" "report 1" "cancel 2"; do
 	# shellcheck disable=SC2086
 	check_fails "$cmd against a server that is down exits 3 naming the URL" 3 \
 		"^tlblab: cannot reach tlblabd at http://127\.0\.0\.1:$DEAD/api/v1/" \
@@ -731,7 +823,7 @@ check_fails "an error page that is not JSON is reported with its status" 1 \
 # --- help and version ------------------------------------------------------------------
 
 check "--help lists the commands" sh -c '"$1" --help | grep -q "^  results "' sh "$TLBLAB"
-for cmd in submit status jobs cancel machines results compare; do
+for cmd in submit status jobs cancel machines results compare report; do
 	check "$cmd --help shows its usage" \
 		sh -c '"$1" "$2" --help | grep -q "^usage: tlblab $2"' sh "$TLBLAB" "$cmd"
 done

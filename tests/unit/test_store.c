@@ -7,9 +7,11 @@
  */
 #include "testlib.h"
 
+#include <sqlite3.h>
 #include <unistd.h>
 
 #include "config.h"
+#include "migrations.h"
 #include "store.h"
 #include "util.h"
 #include "banned.h"
@@ -326,6 +328,117 @@ static void test_machine_last_boot(void **state)
 	strbuf_release(&err);
 }
 
+/* An A/B job of one boot with this patch source; its id. */
+static int64_t sourced_job(struct store *st, const char *kind, const char *patch, const char *url, const char *ref,
+			   const char *subject)
+{
+	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "build", "patched", 0, 60 } };
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = kind,
+				   .patch = patch, .patch_url = url, .patch_ref = ref, .patch_subject = subject,
+				   .suite = "tlb", .boots = 1 };
+	struct strbuf err = STRBUF_INIT;
+	int64_t id = 0;
+
+	req.suite_json = json_array();
+	if (store_job_create(st, &req, plan, 2, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref((json_t *)req.suite_json);
+	strbuf_release(&err);
+	return id;
+}
+
+static void assert_subject(struct store *st, int64_t job, const char *want)
+{
+	json_t *j = store_job_json(st, job);
+	const json_t *v = json_object_get(j, "patch_subject");
+
+	assert_non_null(v);
+	assert_string_equal(json_string_value(v) ?: "(null)", want);
+	json_decref(j);
+}
+
+/*
+ * A job keeps its patch's subject (the API computes it at submission);
+ * a fetched mbox names its job later.
+ */
+static void test_patch_subject(void **state)
+{
+	struct fixture *f = *state;
+	int64_t now, url;
+
+	(void)state;
+	now = sourced_job(f->st, "patch", "--- a/x\n+++ b/x\n", NULL, NULL, "x86/mm: kept as given");
+	assert_subject(f->st, now, "x86/mm: kept as given");
+	url = sourced_job(f->st, "url", NULL, "https://lore.example.org/x/raw", NULL, "https://lore.example.org/x/raw");
+	assert_int_equal(store_job_set_patch_subject(f->st, url, "mm: named once fetched"), 0);
+	assert_subject(f->st, url, "mm: named once fetched");
+}
+
+/* A job row of a schema-5 store, by hand; its id. */
+static int64_t old_job(sqlite3 *db, const char *kind, const char *patch, const char *url, const char *ref)
+{
+	sqlite3_stmt *s;
+
+	assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO jobs (kind, suite, suite_json, created, tree, base, "
+					    "patch_kind, patch, patch_url, patch_ref) VALUES ('ab', 'tlb', '[]', 1, "
+					    "'linux', 'v6.1', ?, ?, ?, ?)", -1, &s, NULL), SQLITE_OK);
+	sqlite3_bind_text(s, 1, kind, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, patch, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, url, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 4, ref, -1, SQLITE_STATIC);
+	assert_int_equal(sqlite3_step(s), SQLITE_DONE);
+	sqlite3_finalize(s);
+	return sqlite3_last_insert_rowid(db);
+}
+
+/*
+ * Jobs stored before there were subjects get theirs when the store applies
+ * migration 6: a store made here with the migrations up to 5 (as a daemon
+ * of then left it), its jobs written by hand, then opened by the store.
+ */
+static void test_patch_subject_migration(void **state)
+{
+	struct fixture *f = *state;
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT, mail = STRBUF_INIT;
+	const char *diff = "--- a/mm/mremap.c\n+++ b/mm/mremap.c\n@@ -1 +1 @@\n-a\n+b\n";
+	int64_t pasted, plain, branch, url, fetched;
+	sqlite3 *db;
+	size_t i;
+
+	strbuf_addf(&mail, "From: a\nSubject: [PATCH v2] x86/mm: from the mail\n\n---\n%s", diff);
+	strbuf_addf(&path, "%s/old.db", f->dir);
+	assert_int_equal(sqlite3_open(path.buf, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
+				      "name TEXT NOT NULL, applied REAL NOT NULL)", NULL, NULL, NULL), SQLITE_OK);
+	for (i = 0; i < nmigrations && migrations[i].version <= 5; i++) {
+		char rec[128];
+
+		assert_int_equal(sqlite3_exec(db, migrations[i].sql, NULL, NULL, NULL), SQLITE_OK);
+		snprintf(rec, sizeof(rec), "INSERT INTO schema_migrations VALUES (%d, 'x', 0)", migrations[i].version);
+		assert_int_equal(sqlite3_exec(db, rec, NULL, NULL, NULL), SQLITE_OK);
+	}
+	pasted = old_job(db, "patch", mail.buf, NULL, NULL);
+	plain = old_job(db, "patch", diff, NULL, NULL);
+	branch = old_job(db, "branch", NULL, "https://git.example.org/l.git", "tlb/v2");
+	url = old_job(db, "url", NULL, "https://lore.example.org/y/raw", NULL);
+	fetched = old_job(db, "url", diff, "https://lore.example.org/z/raw", NULL);
+	sqlite3_close(db);
+
+	store_close(f->st);
+	if (store_open(path.buf, &f->st, &err) < 0)
+		fail_msg("store_open: %s", err.buf);
+	assert_true(store_version(f->st) >= 6);
+	assert_subject(f->st, pasted, "x86/mm: from the mail");
+	assert_subject(f->st, plain, "diff touching mm/mremap.c");
+	assert_subject(f->st, branch, "branch tlb/v2 of https://git.example.org/l.git");
+	assert_subject(f->st, url, "https://lore.example.org/y/raw");
+	/* a fetched mbox that names nothing keeps its URL */
+	assert_subject(f->st, fetched, "https://lore.example.org/z/raw");
+	strbuf_release(&mail);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +447,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_transient_failure, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failure_does_not_block, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_machine_last_boot, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patch_subject, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patch_subject_migration, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

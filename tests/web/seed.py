@@ -68,6 +68,11 @@ CONSOLE_LOG = "\n".join(
        "boot: no SSH after 60 s; the console ends with a panic"]) + "\n"
 
 
+# what each A/B job's patch is called (jobs.patch_subject, where the store has it)
+SUBJECTS = {1: "x86/mm/tlb: batch remote flushes", 2: "x86/mm/tlb: batch remote flushes (v2)",
+            3: "x86/mm: flush the TLB of every online CPU", 4: "mm/mremap: move page tables in one go"}
+
+
 def info(c, name, unit, direction):
     c.execute("INSERT OR REPLACE INTO metric_info (name, unit, direction) VALUES (?, ?, ?)", (name, unit, direction))
 
@@ -75,6 +80,8 @@ def info(c, name, unit, direction):
 def job(c, jid, kind, state, suite, created, **kw):
     cols = {"id": jid, "kind": kind, "state": state, "suite": suite, "suite_json": "[]", "created": created}
     cols.update(kw)
+    if "patch_subject" in cols and "patch_subject" not in columns(c, "jobs"):
+        del cols["patch_subject"]    # a store from before jobs had one
     c.execute("INSERT INTO jobs (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))), list(cols.values()))
 
 
@@ -101,7 +108,7 @@ def ab_done(c, jid, boots, cases, metrics, created, profile=True, samples=True, 
     rng = random.Random(jid)
     t = created + 5
     job(c, jid, "ab", "done", "tlb", created, machines='["m1"]', submitter=submitter, boots=boots, tree="linux",
-        base="v6.1-debian", patch_kind="patch", started=t, finished=t + 900)
+        base="v6.1-debian", patch_kind="patch", patch_subject=SUBJECTS[jid], started=t, finished=t + 900)
     sid = jid * 1000
     seq = 0
     bids = {}
@@ -190,6 +197,7 @@ def dashboard(c):
     # 2: the patched build fails
     t = NOW - 3600
     job(c, 2, "ab", "failed", "tlb", t, submitter="bob", boots=2, tree="linux", base="v6.1-debian", patch_kind="patch",
+        patch_subject=SUBJECTS[2],
         started=t + 2, finished=t + 400, error_class="build", error_message="make exited 2: arch/x86/mm/tlb.c:912: 'info_batch' undeclared",
         error_stage=2001)
     build(c, "b" + "0" * 39 + "2", "base", t)
@@ -206,6 +214,7 @@ def dashboard(c):
     # 3: the patched kernel panics at boot
     t = NOW - 1800
     job(c, 3, "ab", "failed", "tlb", t, submitter="carol", boots=1, tree="linux", base="v6.1-debian", patch_kind="url",
+        patch_subject=SUBJECTS[3],
         patch_url="https://lore.kernel.org/all/20240101-tlb@example.org/raw", started=t + 2, finished=t + 700,
         error_class="boot", error_message="kernel panic at boot: Fatal exception in interrupt", error_stage=3003)
     stage(c, 3000, 3, 0, "build", "base", None, "done", t + 2, 300, None, log="build: reused\n")
@@ -241,7 +250,8 @@ def client(c):
     segv = ("agent killed by signal 11 (SIGSEGV) in mremap; console: "
             "BUG: unable to handle page fault for address: ffff888000000008")
     job(c, 4, "ab", "failed", "tlb", t, machines='["m1"]', submitter="dave", boots=2, tree="linux",
-        base="v6.1-debian", patch_kind="patch", started=t + 1, finished=t + 300, error_class="workload",
+        base="v6.1-debian", patch_kind="patch", patch_subject=SUBJECTS[4], started=t + 1, finished=t + 300,
+        error_class="workload",
         error_message="spec 1 (mremap) failed on patched, again on a repeated boot", error_stage=4011)
     bids = {"base": "b%040x" % 4, "patched": "p%040x" % 4}
     for seq, side in enumerate(("base", "patched")):

@@ -8,7 +8,7 @@
 // then are uPlot, the samples and the logs loaded.
 import { api, storedToken } from './api.js';
 import {
-	esc, DASH, num, pct, pval, ci, timeHtml, duration, verdictHtml, stateHtml, patchSource, median,
+	esc, DASH, num, pct, pval, ci, timeHtml, duration, verdictHtml, stateHtml, patchSource, patchName, median,
 } from './util.js';
 import { sweepChart, shootdownChart } from './charts.js';
 
@@ -467,7 +467,7 @@ function provenanceSection(job, cmp) {
 	return `<section id="provenance" aria-labelledby="h-provenance"><h2 id="h-provenance">Provenance</h2>
 <dl class="kv wide">
 <dt>job</dt><dd>#${job.id} (${esc(job.kind)}), suite <code>${esc(job.suite)}</code>, submitted by ${esc(job.submitter || DASH)}</dd>
-${job.kind === 'ab' ? `<dt>tree</dt><dd><code>${esc(job.tree)}</code> at <code>${esc(job.base)}</code></dd><dt>patch</dt><dd>${esc(patchSource(job))}</dd>` : ''}
+${job.kind === 'ab' ? `<dt>tree</dt><dd><code>${esc(job.tree)}</code> at <code>${esc(job.base)}</code></dd><dt>patch</dt><dd>${esc(patchName(job))}</dd><dt>source</dt><dd>${esc(patchSource(job))}</dd>` : ''}
 <dt>boots</dt><dd>${job.boots}${job.max_boots && job.max_boots > job.boots ? ` (up to ${job.max_boots} while inconclusive)` : ''}</dd>
 <dt>machines</dt><dd>${esc((job.machines || []).join(', ') || 'any')}${job.tags && job.tags.length ? ` \u00b7 tags ${esc(job.tags.join(', '))}` : ''}</dd>
 <dt>created</dt><dd>${timeHtml(job.created)}</dd><dt>started</dt><dd>${timeHtml(job.started)}</dd><dt>finished</dt><dd>${timeHtml(job.finished)}</dd>
@@ -562,9 +562,10 @@ function header(job, cmp) {
 	const cancellable = job.state === 'queued' || job.state === 'running';
 	const links = [`<a href="/api/v1/jobs/${job.id}">job JSON</a>`];
 	if (cmp) links.push(`<a href="/api/v1/jobs/${job.id}/comparison">comparison JSON</a>`);
+	if (cmp && ['done', 'failed', 'cancelled'].includes(job.state)) links.push(`<a href="/api/v1/jobs/${job.id}/report.txt">report (text)</a>`);
 	links.push(`<a href="/api/v1/jobs/${job.id}/runs">runs</a>`, `<a href="/api/v1/jobs/${job.id}/metrics">metrics</a>`);
 	const what = job.kind === 'ab'
-		? `<code>${esc(job.tree)}</code> <code>${esc(job.base)}</code> + ${esc(patchSource(job))}`
+		? `<code>${esc(job.tree)}</code> <code>${esc(job.base)}</code> + <span class="patch" title="${esc(patchSource(job))}">${esc(patchName(job))}</span>`
 		: 'the suite on machines as they are';
 	return `<header class="job-head" id="job-head">
 <h1 tabindex="-1">Job #${job.id} ${stateHtml(job.state)} ${job.verdict !== undefined && job.verdict !== null ? verdictHtml(job.verdict) : ''}</h1>

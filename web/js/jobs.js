@@ -2,7 +2,7 @@
 // the URL (/jobs?state=failed&verdict=regression) so a filtered list can be
 // pasted. While a listed job is queued or running the list refreshes itself.
 import { api } from './api.js';
-import { esc, DASH, timeHtml, duration, ago, verdictHtml, stateHtml, patchSource } from './util.js';
+import { esc, DASH, timeHtml, duration, ago, verdictHtml, stateHtml, patchSource, patchName } from './util.js';
 
 const LIMIT = 50;
 const REFRESH_MS = 3000;
@@ -28,7 +28,7 @@ function stageText(j) {
 function jobRow(j, now) {
 	const took = j.started && (j.finished || (j.state === 'running' ? now : null));
 	const what = j.kind === 'ab'
-		? `${esc(j.tree || '?')} ${esc(j.base || '')} <span class="muted">+ ${esc(patchSource(j))}</span>`
+		? `${esc(j.tree || '?')} ${esc(j.base || '')} <span class="muted">+</span> <span class="patch" title="${esc(patchSource(j))}">${esc(patchName(j))}</span>`
 		: `<span class="muted">as is</span>`;
 	return `<tr data-job="${esc(j.id)}" data-state="${esc(j.state)}">` +
 		`<td class="num"><a href="/jobs/${esc(j.id)}" data-row-link>#${esc(j.id)}</a></td>` +

@@ -106,11 +106,19 @@ export function median(xs) {
 	return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
-// The patch source of an A/B job, in words.
+// Where the patch of an A/B job came from, in words.
 export function patchSource(job) {
 	if (job.kind !== 'ab') return 'the suite on machines as they are';
 	if (job.patch_kind === 'branch') return `branch ${job.patch_url || '?'} ${job.patch_ref || ''}`.trim();
 	if (job.patch_kind === 'url') return `mbox ${job.patch_url || '?'}`;
-	if (job.patch_kind) return `${job.patch_kind} (pasted)`;
-	return 'patch';
+	if (job.patch_kind === 'patch') return 'a pasted patch';
+	return job.patch_kind || 'patch';
+}
+
+// What to call the patch of an A/B job: its subject (the daemon keeps one
+// since schema 6: the mail's Subject:, a diff's first line or the files it
+// touches, "branch REF of URL"), else where it came from. Untrusted text:
+// callers put it through esc().
+export function patchName(job) {
+	return job.kind === 'ab' && job.patch_subject ? job.patch_subject : patchSource(job);
 }

@@ -1,0 +1,180 @@
+/*
+ * daemon/patch: what a job's patch is called in lists, pages and reports.
+ * Mails as git format-patch and git send-email write them (folded and
+ * MIME-encoded subjects, "[PATCH v2 3/7]" prefixes, an mbox's "From "
+ * line), plain diffs with and without text before them, the project's own
+ * patches, and text meant to break a terminal or a page.
+ */
+#include "testlib.h"
+
+#include "patch.h"
+#include "banned.h"
+
+/* The subject of text, and how it was found. */
+static enum patch_subject_kind subject(const char *text, struct strbuf *out)
+{
+	return patch_subject(text, strlen(text), out);
+}
+
+#define DIFF "diff --git a/mm/mprotect.c b/mm/mprotect.c\n--- a/mm/mprotect.c\n+++ b/mm/mprotect.c\n" \
+	"@@ -1 +1 @@\n-a\n+b\n"
+
+static void expect(const char *text, enum patch_subject_kind kind, const char *want)
+{
+	struct strbuf s = STRBUF_INIT;
+	enum patch_subject_kind got = subject(text, &s);
+
+	if (got != kind || strcmp(s.buf, want))
+		fail_msg("subject of\n%s\nis \"%s\" (kind %d), not \"%s\" (kind %d)", text, s.buf, got, want, kind);
+	strbuf_release(&s);
+}
+
+static void test_format_patch(void **state)
+{
+	(void)state;
+	expect("From 1234abcd Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\nDate: Mon, 1 Jan 2024\n"
+	       "Subject: [PATCH] x86/mm/tlb: flush less\n\nbody\n---\n" DIFF,
+	       PATCH_SUBJECT_HEADER, "x86/mm/tlb: flush less");
+	/* git am's cleanup: every leading [...] group and Re: */
+	expect("Subject: Re: [RFC PATCH v2 3/7] [net-next] mm: batch\n\n" DIFF, PATCH_SUBJECT_HEADER, "mm: batch");
+	expect("subject: [PATCH]   mm:   spaces\t inside \n\n" DIFF, PATCH_SUBJECT_HEADER, "mm: spaces inside");
+	/* the first mail of an mbox (a cover letter) names the series */
+	expect("From x Mon Sep 17 00:00:00 2001\nSubject: [PATCH 0/2] tlb: series\n\ncover\n"
+	       "From y Mon Sep 17 00:00:00 2001\nSubject: [PATCH 1/2] tlb: one\n\n" DIFF,
+	       PATCH_SUBJECT_HEADER, "tlb: series");
+	/* CRLF line ends, and blank lines before the mail */
+	expect("\r\n\r\nFrom: a\r\nSubject: [PATCH] crlf: ends\r\n\r\n" DIFF, PATCH_SUBJECT_HEADER, "crlf: ends");
+	/* a subject of nothing but the prefix keeps it */
+	expect("Subject: [PATCH]\n\n" DIFF, PATCH_SUBJECT_HEADER, "[PATCH]");
+}
+
+static void test_folded_and_encoded(void **state)
+{
+	(void)state;
+	/* a long subject folded over lines */
+	expect("From: a\nSubject: [PATCH v3] x86/mm/tlb: a subject long enough that git\n"
+	       " send-email folded it\n\tover three lines\nDate: x\n\n" DIFF,
+	       PATCH_SUBJECT_HEADER, "x86/mm/tlb: a subject long enough that git send-email folded it over three lines");
+	/* RFC 2047: Q and B, the space between two encoded words dropped */
+	expect("Subject: =?UTF-8?q?=5BPATCH=5D_mm=3A_Ren=C3=A9e=27s_fix?=\n\n" DIFF, PATCH_SUBJECT_HEADER,
+	       "mm: Ren\xc3\xa9" "e's fix");
+	expect("Subject: [PATCH] =?utf-8?B?bW06IGZpeA==?=\n =?utf-8?B?IHRoZSB0bGI=?= now\n\n" DIFF,
+	       PATCH_SUBJECT_HEADER, "mm: fix the tlb now");
+	/* Latin-1, encoded or raw 8-bit */
+	expect("Subject: [PATCH] mm: =?ISO-8859-1?Q?Ren=E9e?=\n\n" DIFF, PATCH_SUBJECT_HEADER,
+	       "mm: Ren\xc3\xa9" "e");
+	expect("Subject: [PATCH] mm: Ren\xe9" "e\n\n" DIFF, PATCH_SUBJECT_HEADER, "mm: Ren\xc3\xa9" "e");
+	/* not an encoded word: kept as written */
+	expect("Subject: [PATCH] a =?x? b\n\n" DIFF, PATCH_SUBJECT_HEADER, "a =?x? b");
+}
+
+static void test_plain_diffs(void **state)
+{
+	(void)state;
+	/* the first line of the text before the diff; "---" and headers skipped */
+	expect("\nmm: make mprotect cheaper\n\nmore words\n---\n" DIFF, PATCH_SUBJECT_TEXT, "mm: make mprotect cheaper");
+	expect("---\n\nfix it\n" DIFF, PATCH_SUBJECT_TEXT, "fix it");
+	expect("From: a <a@b>\nDate: x\n\nthe body's first line\n" DIFF, PATCH_SUBJECT_TEXT, "the body's first line");
+	/* nothing before the diff: the files it touches */
+	expect(DIFF, PATCH_SUBJECT_FILES, "diff touching mm/mprotect.c");
+	expect(DIFF "diff --git a/mm/mremap.c b/mm/mremap.c\n--- a/mm/mremap.c\n+++ b/mm/mremap.c\n"
+	       "diff --git a/mm/mprotect.c b/mm/mprotect.c\n--- a/mm/mprotect.c\n+++ b/mm/mprotect.c\n"
+	       "diff --git a/x b/y\n", PATCH_SUBJECT_FILES, "diff touching mm/mprotect.c and 2 more files");
+	/* diff -u of two trees: patch -p1 names; a deleted file by its old name */
+	expect("--- linux.orig/arch/x86/mm/tlb.c\t2024-01-01\n+++ linux/arch/x86/mm/tlb.c\t2024-01-02\n@@ -1 +1 @@\n",
+	       PATCH_SUBJECT_FILES, "diff touching arch/x86/mm/tlb.c");
+	expect("--- a/old.c\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", PATCH_SUBJECT_FILES, "diff touching old.c");
+	expect("no diff here\n", PATCH_SUBJECT_TEXT, "no diff here");
+	expect("", PATCH_SUBJECT_NONE, "");
+}
+
+static void test_project_patches(void **state)
+{
+	static const char *const files[][2] = {
+		{ "patches/does-not-apply.patch", "x86/mm/tlb: test fixture that does not apply to v6.1" },
+		{ "patches/does-not-compile.patch", "diff touching arch/x86/mm/tlb.c" },
+		{ "patches/panic-at-boot.patch", "x86/mm/tlb: panic at boot (tlblab test fixture)" },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		struct strbuf text = STRBUF_INIT, s = STRBUF_INIT;
+
+		fixture_read(&text, files[i][0]);
+		patch_subject(text.buf, text.len, &s);
+		assert_string_equal(s.buf, files[i][1]);
+		strbuf_release(&text);
+		strbuf_release(&s);
+	}
+}
+
+/* Untrusted: one line of valid UTF-8, no control characters, bounded. */
+static void test_hostile(void **state)
+{
+	struct strbuf text = STRBUF_INIT, s = STRBUF_INIT;
+	size_t i;
+
+	(void)state;
+	expect("Subject: [PATCH] a\x1b[2Jb\x07 c\x7f" "d \xe2\x80\xae" "evil\xc2\x85" "x\n\n" DIFF,
+	       PATCH_SUBJECT_HEADER, "a [2Jb c d evil x");
+	expect("Subject: [PATCH] bad \xff\xfe utf-8 \xc3\n\n" DIFF, PATCH_SUBJECT_HEADER,
+	       "bad \xc3\xbf\xc3\xbe utf-8 \xc3\x83");	/* read as Latin-1 */
+	expect("Subject: =?utf-8?q?bad_=FF_byte?=\n\n" DIFF, PATCH_SUBJECT_HEADER, "bad ? byte");
+	expect("Subject: =?utf-8?q?line=0Abreak=0D_and_=1B=5B31m?=\n\n" DIFF, PATCH_SUBJECT_HEADER,
+	       "line break and [31m");
+	/* 300 bytes of 'e' with an accent: cut at 200 bytes, between characters */
+	strbuf_addstr(&text, "Subject: [PATCH] ");
+	for (i = 0; i < 150; i++)
+		strbuf_addstr(&text, "\xc3\xa9");
+	strbuf_addstr(&text, "\n\n" DIFF);
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_HEADER);
+	assert_true(s.len <= PATCH_SUBJECT_MAX);
+	assert_true(s.len >= PATCH_SUBJECT_MAX - 4);
+	assert_string_equal(s.buf + s.len - 3, "...");
+	assert_int_equal((unsigned char)s.buf[s.len - 4], 0xa9);	/* a whole character before it */
+	/* a 4 MiB patch of one file is read to its end */
+	strbuf_reset(&text);
+	strbuf_addstr(&text, "--- a/x\n+++ b/big.c\n");
+	while (text.len < (4u << 20))
+		strbuf_addstr(&text, "+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_FILES);
+	assert_string_equal(s.buf, "diff touching big.c");
+	strbuf_release(&text);
+	strbuf_release(&s);
+}
+
+static void test_clean_line(void **state)
+{
+	struct strbuf s = STRBUF_INIT;
+
+	(void)state;
+	strbuf_add_line_clean(&s, "  a\tb\n\nc  ", 10, 0);
+	assert_string_equal(s.buf, "a b c");
+	strbuf_reset(&s);
+	strbuf_add_line_clean(&s, "abcdefghij", 10, 8);
+	assert_string_equal(s.buf, "abcde...");
+	strbuf_reset(&s);
+	strbuf_add_line_clean(&s, "abcdefgh", 8, 8);
+	assert_string_equal(s.buf, "abcdefgh");
+	strbuf_reset(&s);
+	/* overlong encodings and surrogates are not UTF-8 */
+	strbuf_add_line_clean(&s, "\xc0\xaf \xed\xa0\x80 ok", 10, 0);
+	assert_string_equal(s.buf, "?? ??? ok");
+	assert_int_equal(utf8_width("R\xc3\xa9" "e", 4), 3);
+	strbuf_release(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_format_patch),
+		cmocka_unit_test(test_folded_and_encoded),
+		cmocka_unit_test(test_plain_diffs),
+		cmocka_unit_test(test_project_patches),
+		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_clean_line),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
