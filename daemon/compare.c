@@ -753,10 +753,11 @@ static struct row *build_rows(struct side *sb, struct side *sp, const struct com
 
 static json_t *summary_entry(const json_t *row)
 {
-	return json_pack("{s:O,s:O,s:s,s:O,s:s,s:O,s:O,s:O,s:s}", "spec", json_object_get(row, "spec"),
+	return json_pack("{s:O,s:O,s:s,s:O,s:s,s:O,s:O,s:O,s:O,s:s}", "spec", json_object_get(row, "spec"),
 			 "case", json_object_get(row, "case"), "workload", getstr(row, "workload"),
 			 "params", json_object_get(row, "params"), "metric", getstr(row, "metric"),
 			 "change_pct", json_object_get(row, "change_pct"), "p", json_object_get(row, "p"),
+			 "p_adj", json_object_get(row, "p_adj"),
 			 "ci", json_object_get(row, "ci"), "verdict", getstr(row, "verdict"));
 }
 
