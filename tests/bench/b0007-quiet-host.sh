@@ -44,7 +44,9 @@ EOC
 		--patch "$tmp/y.diff" | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["id"])')
 	# X ends first (Y's boots come after X's on the one machine)
 	for id in "$x" "$y"; do
-		until curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" | grep -Eq '"state": ?"(done|failed|cancelled)"'; do
+		# the job's own state (its stages have states too)
+		until curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" | /usr/bin/python3 -c \
+			'import json,sys; sys.exit(json.load(sys.stdin)["job"]["state"] not in ("done", "failed", "cancelled"))'; do
 			sleep 1
 		done
 		echo "$id $(date +%s.%N)" >>"$tmp/$1.times"
