@@ -657,7 +657,10 @@ static void row_decision(struct row *row)
 			strbuf_addstr(&sb, "no interval: nothing ruled out");
 		if (!isnan(v->mde))
 			strbuf_addf(&sb, "; this job could detect %.1f%%", v->mde);
-		strbuf_addf(&sb, "; same needs the interval within +-%.1f%%", v->margin);
+		if (v->nb < 5 || v->np < 5)
+			strbuf_addstr(&sb, "; same needs 5 boots a side");
+		else
+			strbuf_addf(&sb, "; same needs the interval within +-%.1f%%", v->margin);
 		json_object_set_new(obj, "reason", json_string(sb.buf));
 	}
 	strbuf_release(&sb);

@@ -303,6 +303,16 @@ static void test_same_and_detectable(void **state)
 	json_decref(c);
 	json_decref(doc);
 
+	/* three boots agree closely, but a bootstrap of three cannot vouch */
+	rng_state = 26;
+	doc = ab_doc(3, 1, 0, 0.002, NULL);
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_equal(verdict(r), "inconclusive");
+	assert_contains(json_string_value(json_object_get(r, "reason")), "same needs 5 boots a side");
+	json_decref(c);
+	json_decref(doc);
+
 	/* 5% noise: neither a change nor within 2%: inconclusive, with what
 	 * the interval rules out and what this job could detect */
 	rng_state = 25;
