@@ -3,8 +3,8 @@
  * tests/bench/b0008-verdict-sim.sh). Nothing of the rule is copied here:
  * every verdict comes from compare_sides() and every decision to add boots
  * from compare_wants_more_boots(), on documents shaped like the ones
- * store_compare_doc() gives them (with "design": {"boots", "max_boots"}
- * for the issue-11 compare, and the job's max_boots in the provenance);
+ * store_compare_doc() gives them (with "design": {"boots", "max_boots",
+ * "look"} for the issue-11 compare, and the job in the provenance);
  * this file only reads a row's "verdict" and "headline" (and its spec,
  * case and metric, to find the shifted row) and the job's "verdict" back,
  * and counts. One file: shape, generator, driver and report serve the one
@@ -586,13 +586,14 @@ static void docgen_init(struct docgen *g, const struct shape *sh, const struct s
 	g->runs = json_array();
 	g->metrics = json_array();
 	/* as store_compare_doc: the job in the provenance (the scheduler's
-	 * max_boots), and the design the issue-11 compare reads */
-	g->doc = json_pack("{s:O,s:O,s:[],s:{s:{s:I,s:s,s:s,s:i,s:i}},s:{},s:[],s:{s:i,s:i}}",
+	 * max_boots), and the design the issue-11 compare reads (job_design:
+	 * the first look's boots, the most, which look) */
+	g->doc = json_pack("{s:O,s:O,s:[],s:{s:{s:I,s:s,s:s,s:i,s:i}},s:{},s:[],s:{s:i,s:i,s:i}}",
 			   "runs", g->runs, "metrics", g->metrics, "profiles",
 			   "provenance", "job", "id", (json_int_t)job + 1, "kind", "ab", "suite", sh->suite,
 			   "boots", o->boots, "max_boots", o->max_boots,
 			   "unavailable_by_side", "failed", "design", "boots", o->boots,
-			   "max_boots", o->max_boots);
+			   "max_boots", o->max_boots, "look", 1);
 	if (!g->doc)
 		abort();
 	g->hl_boots = o->max_boots;
@@ -730,6 +731,11 @@ static void run_job(const struct shape *sh, const struct sim_opts *o, const stru
 	if (compare_wants_more_boots(cmp)) {
 		json_decref(cmp);
 		gen_boots(&g, o->boots, o->max_boots);
+		/* as the store says once boots were added (job_design): the
+		 * second look, the job's boots grown to max_boots */
+		json_object_set_new(json_object_get(g.doc, "design"), "look", json_integer(2));
+		json_object_set_new(json_object_get(json_object_get(g.doc, "provenance"), "job"), "boots",
+				    json_integer(o->max_boots));
 		cmp = compare_timed(g.doc, &c->rules, &res->ms[1]);
 		read_comparison(cmp, &sh->cases[0], &res->look);
 		res->look.boots = (unsigned char)o->max_boots;
