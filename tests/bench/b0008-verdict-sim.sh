@@ -15,12 +15,14 @@
 # its Monte-Carlo standard error beside it; the goals are printed next to
 # the figures, never asserted. Timings are medians.
 #
-# Knobs: SIM_JOBS (A/A jobs per CV, 250), SIM_BAND_JOBS (80),
-# SIM_POWER_JOBS (jobs per CV and shift, 80), SIM_CV (1,2,5,10,20),
+# Knobs: SIM_JOBS (A/A jobs per CV, 250), SIM_BAND_JOBS (60),
+# SIM_POWER_JOBS (jobs per CV and shift, 60), SIM_CV (1,2,5,10,20),
 # SIM_POWER_CV (2,5), SIM_SHIFT (2,3,5,10), SIM_BANDS (3,4,5,6,8,10,12,15,20),
 # SIM_SEED (1), SIM_PARALLEL (the CPUs), SIM_QUICK_JOBS (A/A jobs per CV for
-# the quick suite, 100; 0 skips it), SIM_ARGS (more verdict-sim options,
-# e.g. "--fixed 9" for one look at 9 boots).
+# the quick suite, 80; 0 skips it), SIM_ARGS (more verdict-sim options,
+# e.g. "--fixed 9" for one look at 9 boots). About 350 CPU seconds at
+# these sizes (2 workers; a job costs ~60 ms of compare per look); the
+# Monte-Carlo errors printed say when to ask for more.
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -49,13 +51,13 @@ cd "$tmp" || exit 1
 echo
 # shellcheck disable=SC2086
 "$SIM" "$@" ${SIM_ARGS:-} --jobs "$JOBS" --cv "${SIM_CV:-1,2,5,10,20}" \
-	--band-jobs "${SIM_BAND_JOBS:-80}" --band-cv 2,5 --bands "${SIM_BANDS:-3,4,5,6,8,10,12,15,20}" \
-	--power-jobs "${SIM_POWER_JOBS:-80}" --power-cv "${SIM_POWER_CV:-2,5}" --shift "${SIM_SHIFT:-2,3,5,10}" \
+	--band-jobs "${SIM_BAND_JOBS:-60}" --band-cv 2,5 --bands "${SIM_BANDS:-3,4,5,6,8,10,12,15,20}" \
+	--power-jobs "${SIM_POWER_JOBS:-60}" --power-cv "${SIM_POWER_CV:-2,5}" --shift "${SIM_SHIFT:-2,3,5,10}" \
 	--suite tlb local.yaml || exit 1
-if [ "${SIM_QUICK_JOBS:-100}" -gt 0 ]; then
+if [ "${SIM_QUICK_JOBS:-80}" -gt 0 ]; then
 	echo
 	# shellcheck disable=SC2086
-	"$SIM" "$@" ${SIM_ARGS:-} --jobs "${SIM_QUICK_JOBS:-100}" --cv 2,5 --band-jobs 0 --power-jobs 0 \
+	"$SIM" "$@" ${SIM_ARGS:-} --jobs "${SIM_QUICK_JOBS:-80}" --cv 2,5 --band-jobs 0 --power-jobs 0 \
 		--suite quick local.yaml || exit 1
 fi
 echo
