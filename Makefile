@@ -77,9 +77,11 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS) $(DAEMON
 $(BUILD)/tests/test_client: $(call obj,$(wildcard daemon/client*.c))
 
 # tools of the tests and benches that link the daemon's modules: qemu-boot
-# boots a lab machine with the daemon's own boot code (tests/guest.sh)
-TEST_TOOLS = $(BUILD)/tests/qemu-boot
-$(BUILD)/tests/qemu-boot: tests/tools/qemu-boot.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS))
+# boots a lab machine with the daemon's own boot code (tests/guest.sh);
+# verdict-sim measures the verdict rule by running compare on simulated
+# jobs (tests/bench/b0008)
+TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim
+$(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
 
