@@ -322,16 +322,14 @@ static enum stats_mwu_method mwu_method(size_t na, size_t nb, int ties)
  * is symmetric, so p = 2 P(U <= min(u, mn - u)), and only t up to that
  * bound is ever needed.
  */
-static int mwu_exact_p(size_t m, size_t n, double u, double *ret_p)
+/* counts[t] for t = 0..kmax: the orderings of m a's and n b's with U = t
+ * (by the recurrence above), and their total C(m + n, m). */
+static int mwu_counts(size_t m, size_t n, size_t kmax, double *counts, double *ret_total)
 {
-	size_t k, w, i, j, t;
-	double *prev, *cur, *swap, sum = 0, total = 1, uu;
+	size_t w = kmax + 1, i, j, t;
+	double *prev = calloc((n + 1) * w, sizeof(*prev)), *cur = calloc((n + 1) * w, sizeof(*cur));
+	double *swap, total = 1;
 
-	uu = fmin(u, (double)m * (double)n - u);
-	k = (size_t)uu;
-	w = k + 1;
-	prev = calloc((n + 1) * w, sizeof(*prev));
-	cur = calloc((n + 1) * w, sizeof(*cur));
 	if (!prev || !cur) {
 		free(prev);
 		free(cur);
@@ -352,13 +350,77 @@ static int mwu_exact_p(size_t m, size_t n, double u, double *ret_p)
 		cur = swap;
 	}
 	for (t = 0; t < w; t++)
-		sum += prev[n * w + t];
+		counts[t] = prev[n * w + t];
 	for (i = 1; i <= m; i++)
 		total = total * (double)(n + i) / (double)i;
 	free(prev);
 	free(cur);
-	*ret_p = fmin(1, 2 * sum / total);
+	*ret_total = total;
 	return 0;
+}
+
+static int mwu_exact_p(size_t m, size_t n, double u, double *ret_p)
+{
+	size_t k = (size_t)fmin(u, (double)m * (double)n - u), t;
+	double *counts = malloc((k + 1) * sizeof(*counts)), sum = 0, total;
+	int r;
+
+	if (!counts)
+		return -ENOMEM;
+	r = mwu_counts(m, n, k, counts, &total);
+	for (t = 0; r == 0 && t <= k; t++)
+		sum += counts[t];
+	free(counts);
+	if (r == 0)
+		*ret_p = fmin(1, 2 * sum / total);
+	return r;
+}
+
+/*
+ * The Hodges-Lehmann shift and its distribution-free interval (Moses): of
+ * the na * nb differences b_j - a_i, the median is the estimate and the
+ * k-th smallest and k-th largest bound the interval, k - 1 being the
+ * largest U whose lower tail P(U <= k - 1) is at most (1 - level) / 2. The
+ * interval inverts the Mann-Whitney test, so it agrees with the p-value
+ * and covers at least its level for any continuous noise.
+ */
+int stats_shift_ci(const double *a, size_t na, const double *b, size_t nb, double level,
+		   double *ret_est, double *ret_lo, double *ret_hi)
+{
+	size_t mn = na * nb, kmax = mn / 2, i, j, k = 0;
+	double *counts, *d, total, cum = 0;
+	int r;
+
+	if (!na || !nb || na > STATS_MWU_EXACT_MAX_N || nb > STATS_MWU_EXACT_MAX_N ||
+	    !all_finite(a, na) || !all_finite(b, nb) || !(level > 0 && level < 1))
+		return -EINVAL;
+	counts = malloc((kmax + 1) * sizeof(*counts));
+	d = malloc(mn * sizeof(*d));
+	if (!counts || !d) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = mwu_counts(na, nb, kmax, counts, &total);
+	if (r < 0)
+		goto out;
+	/* k = how many lower-tail values of U stay within (1 - level) / 2 */
+	while (k <= kmax && (cum + counts[k]) / total <= (1 - level) / 2)
+		cum += counts[k++];
+	if (!k) {
+		r = -ERANGE;	/* too few values for this level */
+		goto out;
+	}
+	for (i = 0; i < na; i++)
+		for (j = 0; j < nb; j++)
+			d[i * nb + j] = b[j] - a[i];
+	qsort(d, mn, sizeof(*d), cmp_double);
+	*ret_est = mn % 2 ? d[mn / 2] : (d[mn / 2 - 1] + d[mn / 2]) / 2;
+	*ret_lo = d[k - 1];
+	*ret_hi = d[mn - k];
+out:
+	free(counts);
+	free(d);
+	return r;
 }
 
 /*
@@ -463,7 +525,7 @@ int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_
 int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 		       double *ret_u, double *ret_p)
 {
-	double u, tie_term, p;
+	double u, tie_term, p = NAN;
 	int ties, r;
 
 	r = mwu_rank(a, na, b, nb, &u, &tie_term, &ties);

@@ -103,6 +103,18 @@ int stats_bootstrap_ci(const double *a, size_t na, const double *b, size_t nb,
 		       const double *levels, size_t nlevels, double *ret_lo, double *ret_hi);
 
 /*
+ * Distribution-free interval of the shift of b against a (Hodges-Lehmann
+ * estimate, Moses interval): the median of the na * nb differences b_j -
+ * a_i, and the k-th smallest and k-th largest of them, k from the exact
+ * null distribution of U, so that the interval covers at least `level`
+ * (without ties). -EINVAL (empty side, more than STATS_MWU_EXACT_MAX_N a
+ * side, a value not finite, level not in (0, 1)), -ERANGE when the sides
+ * are too small for the level (2 / C(na + nb, na) > 1 - level), -ENOMEM.
+ */
+int stats_shift_ci(const double *a, size_t na, const double *b, size_t nb, double level,
+		   double *ret_est, double *ret_lo, double *ret_hi);
+
+/*
  * Robust outlier flags: the modified z-score 0.6745 * (x - median) / MAD;
  * flags[i] = 1 when |z| > threshold (3.5 is customary). When MAD is 0, only
  * values different from the median are flagged. Returns how many were

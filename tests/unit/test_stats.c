@@ -265,6 +265,29 @@ static void test_multiplicity(void **state)
 	assert_int_equal(stats_holm(p, 0, adj), 0);
 }
 
+static void test_shift_ci(void **state)
+{
+	const double a[] = { 3, 1, 5, 2, 4 }, b[] = { 12, 11, 15, 13, 14 };
+	double est, lo, hi;
+
+	(void)state;
+	/* 5 vs 5: P(U <= t) for t = 0..4 is 1, 2, 4, 7, 12 in 252, all within
+	 * 5% (12.6), so k = 5; the 25 differences are 6, 7 x2, 8 x3, 9 x4,
+	 * 10 x5, 11 x4, 12 x3, 13 x2, 14: the 5th smallest is 8, the 5th
+	 * largest 12, the median 10 */
+	assert_int_equal(stats_shift_ci(a, 5, b, 5, 0.90, &est, &lo, &hi), 0);
+	assert_close(est, 10, 0);
+	assert_close(lo, 8, 0);
+	assert_close(hi, 12, 0);
+	/* 95%: within 6.3 of 252 only t = 0..2 (4): k = 3, 7 and 13 */
+	assert_int_equal(stats_shift_ci(a, 5, b, 5, 0.95, &est, &lo, &hi), 0);
+	assert_close(lo, 7, 0);
+	assert_close(hi, 13, 0);
+	/* 2 vs 2 cannot give a 90% interval: 1/6 is already beyond 5% */
+	assert_int_equal(stats_shift_ci(a, 2, b, 2, 0.90, &est, &lo, &hi), -ERANGE);
+	assert_int_equal(stats_shift_ci(a, 0, b, 2, 0.90, &est, &lo, &hi), -EINVAL);
+}
+
 static void test_spending_and_power(void **state)
 {
 	(void)state;
@@ -465,6 +488,7 @@ int main(void)
 		cmocka_unit_test(test_mwu_exact_large),
 		cmocka_unit_test(test_mwu_ties),
 		cmocka_unit_test(test_multiplicity),
+		cmocka_unit_test(test_shift_ci),
 		cmocka_unit_test(test_spending_and_power),
 		cmocka_unit_test(test_mwu_errors),
 		cmocka_unit_test(test_welch),

@@ -1,0 +1,79 @@
+#!/bin/sh
+# Verdicts on the embedded lab, for real: two A/B jobs of the tlb suite
+# (configs/local.yaml) against v6.1-debian with the lab's default design (5
+# boots a side, up to 9 when a headline row is undecided), one after the
+# other on its one QEMU machine:
+#   A  a comment-only patch (a comment added to mm/mprotect.c): nothing
+#      changes, so every headline row should be same or, where the lab's
+#      noise is too large for the margin, inconclusive with what it rules
+#      out; never a regression or an improvement;
+#   B  the demo patch (kernels/patches/0001-*: every flush goes to every
+#      online CPU): the TLB counters and the processes-mode mprotect
+#      throughput change.
+# Prints, per job, its verdict, the look it ended at, and per headline row
+# and TLB counter the change, p, adjusted p, detectable change and verdict.
+# About 40 minutes (36 boots under TCG); the builds come from the cache.
+set -u
+PORT_BASE=27200
+. "$(dirname "$0")/lib.sh"
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
+export TLBLAB_TOKEN=bench-token-0123456789
+sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >/dev/null || exit 1
+sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
+{ embedded_lab "$CACHE" 10028; sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"; } >"$tmp/lab.yaml"
+
+# the comment-only patch: fixed text, so its build is cached from run to run
+rm -rf "$tmp/src"
+git clone -q --shared "$CACHE/linux" "$tmp/src" && (cd "$tmp/src" &&
+	git -c advice.detachedHead=false checkout -q v6.1-debian &&
+	printf '/* tlblab: a comment-only change; the kernel it builds does what the base does */\n' \
+		>>mm/mprotect.c &&
+	git diff v6.1-debian >"$tmp/comment.diff") || { echo "bench: cannot make the comment patch"; exit 1; }
+
+start
+export TLBLAB_SERVER="http://127.0.0.1:$port"
+run_job() {
+	t0=$(date +%s)
+	id=$("$BUILD/tlblab" submit --json --suite tlb --tree linux --base v6.1-debian --patch "$2" |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["id"])') || return 1
+	until curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" | /usr/bin/python3 -c \
+		'import json,sys; sys.exit(json.load(sys.stdin)["job"]["state"] not in ("done", "failed", "cancelled"))'; do
+		sleep 5
+	done
+	curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" >"$tmp/$1-job.json"
+	curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id/comparison" >"$tmp/$1-cmp.json"
+	echo "$(($(date +%s) - t0))" >"$tmp/$1.secs"
+}
+run_job A "$tmp/comment.diff"
+run_job B "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch"
+stop
+
+/usr/bin/python3 - "$tmp" <<'PYEOF'
+import json, os, sys
+d = sys.argv[1]
+def fmt(v, f="%.3g"):
+    return "-" if v is None else f % v
+status = 0
+for name, what in (("A", "comment-only patch"), ("B", "demo patch (flush every online CPU)")):
+    job = json.load(open(os.path.join(d, name + "-job.json")))["job"]
+    try:
+        c = json.load(open(os.path.join(d, name + "-cmp.json")))["comparison"]
+    except Exception:
+        print("%s %s: job %s, no comparison (%s)" % (name, what, job["state"], job.get("error")))
+        status = 1
+        continue
+    g = c.get("design", {})
+    secs = open(os.path.join(d, name + ".secs")).read().strip()
+    print("%s %s: job %s in %s s, verdict %s, look %s of %s, %s+%s boots" % (
+        name, what, job["state"], secs, c["verdict"], g.get("look"), g.get("looks"),
+        c["provenance"]["boots"]["base"], c["provenance"]["boots"]["patched"]))
+    for r in c["rows"]:
+        tlb = r["metric"].endswith(".per_sec") and r["metric"].split(".")[0] in ("interrupts", "vmstat", "tlb_flush")
+        if not (r["headline"] or tlb):
+            continue
+        print("   %-9s %-34s %-28s %8s%% p %-8s adj %-8s mde %6s%%  %s" % (
+            "headline" if r["headline"] else "counter", r["metric"][:34], r["params_text"][:28],
+            fmt(r.get("change_pct"), "%+.1f"), fmt(r.get("p")), fmt(r.get("p_adj")),
+            fmt(r.get("mde_pct"), "%.1f"), r["verdict"]))
+sys.exit(status)
+PYEOF
