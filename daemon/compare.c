@@ -65,7 +65,7 @@ json_t *compare_rules_json(const struct compare_rules *r)
 			      "multiplicity", "Holm over headline rows (the job's verdict), "
 			      "Benjamini-Hochberg over counter rows",
 			      "same", "equivalence: the 1 - 2 equiv_alpha Hodges-Lehmann/Moses interval of the "
-			      "shift of log values within +-same_band, 5 boots a side at least");
+			      "shift of log values within +-same_band");
 	json_t *m;
 	size_t i;
 
@@ -703,8 +703,8 @@ static void row_decision(struct row *row)
 			strbuf_addstr(&sb, "no interval: nothing ruled out");
 		if (!isnan(v->mde))
 			strbuf_addf(&sb, "; this job could detect %.1f%%", v->mde);
-		if (v->nb < 5 || v->np < 5)
-			strbuf_addstr(&sb, "; same needs 5 boots a side");
+		if (!v->have_eq)
+			strbuf_addstr(&sb, "; too few boots for an equivalence interval");
 		else
 			strbuf_addf(&sb, "; same needs the interval within +-%.1f%%", v->margin);
 		json_object_set_new(obj, "reason", json_string(sb.buf));

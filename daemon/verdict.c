@@ -31,10 +31,6 @@
 
 /* Mann-Whitney against the t test under normal noise */
 #define MWU_EFFICIENCY (3 / M_PI)
-/* A percentile bootstrap of a median from fewer boots than this covers far
- * less than its level (two boots give three possible medians): such an
- * interval cannot vouch for equivalence. */
-#define SAME_MIN_BOOTS 5
 
 void verdict_design_init(struct verdict_design *d, const struct compare_rules *r,
 			 const json_t *design)
@@ -154,8 +150,7 @@ static const char *call(const struct verdict_row *row)
 	}
 	if (row->identical)
 		return "same";
-	if (row->have_eq && row->nb >= SAME_MIN_BOOTS && row->np >= SAME_MIN_BOOTS &&
-	    row->elo >= -row->margin && row->ehi <= row->margin)
+	if (row->have_eq && row->elo >= -row->margin && row->ehi <= row->margin)
 		return "same";
 	return "inconclusive";
 }
