@@ -38,7 +38,7 @@ void compare_rules_default(struct compare_rules *r)
 	r->alpha = 0.01;
 	r->min_change_headline = 0.02;
 	r->min_change_counter = 0.05;
-	r->same_band = 0.02;
+	r->same_band = 0.10;	/* b0008: 80% of A/A jobs same at 5% per-boot noise */
 	r->equiv_alpha = 0.05;
 	r->power = 0.8;
 	r->resamples = 2000;
@@ -695,6 +695,11 @@ static void row_decision(struct row *row)
 		strbuf_addf(&sb, "with %zu and %zu boots no change can be detected here", v->nb, v->np);
 		json_object_set_new(obj, "mde_note", json_string(sb.buf));
 		strbuf_reset(&sb);
+	}
+	if (!strcmp(v->verdict, "same") && v->have_eq) {
+		strbuf_addf(&sb, "no change beyond %+.1f%%..%+.1f%% (equivalence interval), within +-%.1f%%",
+			    v->elo, v->ehi, v->margin);
+		json_object_set_new(obj, "reason", json_string(sb.buf));
 	}
 	if (!strcmp(v->verdict, "inconclusive")) {
 		if (!isnan(v->ruled_out))

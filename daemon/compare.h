@@ -44,7 +44,7 @@ struct compare_rules {
 	double alpha;			/* p below this counts (default 0.01) */
 	double min_change_headline;	/* |change| at least this (0.02) */
 	double min_change_counter;	/* for counters (0.05) */
-	double same_band;		/* equivalence margin: same when the
+	double same_band;		/* equivalence margin (0.10): same when the
 					 * equivalence interval is within +-this */
 	double equiv_alpha;		/* each one-sided test of equivalence (0.05) */
 	double power;			/* for the detectable effect (0.8) */
