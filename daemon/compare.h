@@ -93,8 +93,10 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err);
 
 /* 1 when a comparison is the first of two looks its job planned and a
- * headline row is inconclusive: the scheduler then adds boots up to the
- * job's max_boots. 0 otherwise. (verdict.c) */
+ * headline row is inconclusive, or same with an equivalence interval that
+ * reaches beyond the least change the row would call (the margin may be
+ * wider than a change worth finding): the scheduler then adds boots up to
+ * the job's max_boots. 0 otherwise. (verdict.c) */
 int compare_wants_more_boots(const json_t *comparison);
 
 /* The one-word verdict of a comparison document (its "verdict"):

@@ -201,9 +201,22 @@ int compare_wants_more_boots(const json_t *comparison)
 	if (json_integer_value(json_object_get(design, "look")) != 1 ||
 	    json_integer_value(json_object_get(design, "looks")) != 2)
 		return 0;
-	json_array_foreach(json_object_get(comparison, "rows"), i, row)
-		if (json_is_true(json_object_get(row, "headline")) &&
-		    !strcmp(json_string_value(json_object_get(row, "verdict")) ?: "", "inconclusive"))
+	json_array_foreach(json_object_get(comparison, "rows"), i, row) {
+		const char *v = json_string_value(json_object_get(row, "verdict")) ?: "";
+		const json_t *eq = json_object_get(row, "equiv_ci");
+		double least = json_number_value(json_object_get(row, "min_change_pct"));
+
+		if (!json_is_true(json_object_get(row, "headline")))
+			continue;
+		if (!strcmp(v, "inconclusive"))
 			return 1;
+		/* the first look stops on same only when no change it would
+		 * call fits the interval: a true 5% change inside a 10% margin
+		 * must still get the boots that can find it */
+		if (!strcmp(v, "same") && json_is_array(eq) &&
+		    (json_number_value(json_array_get(eq, 0)) < -least ||
+		     json_number_value(json_array_get(eq, 1)) > least))
+			return 1;
+	}
 	return 0;
 }
