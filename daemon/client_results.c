@@ -74,11 +74,15 @@ static int cmp_group_order(const void *a, const void *b)
 static void order_groups(struct group *groups, size_t ngroups, struct run_ref *refs,
 			 size_t nrefs)
 {
-	struct group_order *order = calloc(ngroups + 1, sizeof(*order));
-	struct group *sorted = calloc(ngroups + 1, sizeof(*sorted));
-	size_t *renum = calloc(ngroups + 1, sizeof(*renum));
-	size_t i;
+	struct group_order *order;
+	struct group *sorted;
+	size_t *renum, i;
 
+	if (!ngroups)
+		return;		/* groups may be NULL then: nothing to sort */
+	order = calloc(ngroups, sizeof(*order));
+	sorted = calloc(ngroups, sizeof(*sorted));
+	renum = calloc(ngroups, sizeof(*renum));
 	if (!order || !sorted || !renum)
 		abort();
 	for (i = 0; i < ngroups; i++) {
