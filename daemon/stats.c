@@ -573,12 +573,7 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb,
 
 /* ---- bootstrap ---- */
 
-/* xoshiro256** (Blackman and Vigna), seeded through splitmix64 */
-struct rng {
-	uint64_t s[4];
-};
-
-static uint64_t splitmix64(uint64_t *x)
+uint64_t stats_splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
 
@@ -587,12 +582,12 @@ static uint64_t splitmix64(uint64_t *x)
 	return z ^ (z >> 31);
 }
 
-static void rng_seed(struct rng *r, uint64_t seed)
+void stats_rng_seed(struct stats_rng *r, uint64_t seed)
 {
 	int i;
 
 	for (i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&seed);
+		r->s[i] = stats_splitmix64(&seed);
 }
 
 static uint64_t rotl(uint64_t x, int k)
@@ -600,7 +595,7 @@ static uint64_t rotl(uint64_t x, int k)
 	return (x << k) | (x >> (64 - k));
 }
 
-static uint64_t rng_next(struct rng *r)
+uint64_t stats_rng_next(struct stats_rng *r)
 {
 	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
 
@@ -620,7 +615,7 @@ static uint64_t rng_next(struct rng *r)
  * to the middle. The draws are the same as drawing values and sorting them,
  * so the answer is bit-identical to that, in O(n) instead of O(n log n).
  */
-static double resample_median(struct rng *r, const double *sorted, const size_t *rank, size_t n,
+static double resample_median(struct stats_rng *r, const double *sorted, const size_t *rank, size_t n,
 			      size_t *count)
 {
 	size_t i, k, cum = 0, lo = (n - 1) / 2, hi = n / 2;
@@ -634,7 +629,7 @@ static double resample_median(struct rng *r, const double *sorted, const size_t 
 	memset(count, 0, n * sizeof(*count));
 	for (i = 0; i < n; i++) {
 		do
-			x = rng_next(r);
+			x = stats_rng_next(r);
 		while (x < min);
 		count[rank[x % bound]]++;
 	}
@@ -729,7 +724,7 @@ int stats_bootstrap_ci(const double *a, size_t na, const double *b, size_t nb,
 {
 	double *stat = NULL, *sa = NULL, *sb = NULL, ma, mb;
 	size_t *ra = NULL, *rb = NULL, *ca = NULL, *cb = NULL, l;
-	struct rng rng;
+	struct stats_rng rng;
 	int i, r = 0;
 
 	if (!na || !nb || resamples < 1 || !all_finite(a, na) || !all_finite(b, nb) ||
@@ -751,7 +746,7 @@ int stats_bootstrap_ci(const double *a, size_t na, const double *b, size_t nb,
 	}
 	rank_values(a, na, sa, ra);
 	rank_values(b, nb, sb, rb);
-	rng_seed(&rng, seed);
+	stats_rng_seed(&rng, seed);
 	/* the draw order (a's indices, then b's, resample after resample) is
 	 * part of the reproducibility promise */
 	for (i = 0; i < resamples; i++) {

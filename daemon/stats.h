@@ -70,6 +70,19 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb,
 		double *ret_t, double *ret_df, double *ret_p);
 
 /*
+ * The bootstrap's random stream, for anyone who needs a reproducible one:
+ * xoshiro256** (Blackman and Vigna) seeded through splitmix64, so a seed
+ * gives the same stream on every platform.
+ */
+struct stats_rng {
+	uint64_t s[4];
+};
+
+uint64_t stats_splitmix64(uint64_t *x);
+void stats_rng_seed(struct stats_rng *r, uint64_t seed);
+uint64_t stats_rng_next(struct stats_rng *r);
+
+/*
  * Bootstrap confidence interval of median(b) / median(a): `resamples`
  * resamplings of each side with replacement, the percentile interval at
  * `level` (e.g. 0.95), quantiles interpolated linearly between order

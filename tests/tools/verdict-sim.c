@@ -60,6 +60,7 @@
 #include "config.h"
 #include "spec.h"
 #include "monitor.h"
+#include "stats.h"
 #include "util.h"
 #include "banned.h"
 
@@ -70,25 +71,16 @@
 /* ---- random numbers: xoshiro256**, seeded by splitmix64 ---- */
 
 struct rng {
-	uint64_t s[4];
+	struct stats_rng x;	/* daemon/stats.c's stream */
 	int have_gauss;
 	double gauss;
 };
-
-static uint64_t splitmix(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
 	uint64_t x = h ^ (v + 0x632be59bd9b4e019ULL + (h << 6) + (h >> 2));
 
-	return splitmix(&x);
+	return stats_splitmix64(&x);
 }
 
 /* FNV-1a */
@@ -103,32 +95,15 @@ static uint64_t str_hash(const char *s)
 
 static void rng_seed(struct rng *r, uint64_t seed)
 {
-	int i;
-
-	for (i = 0; i < 4; i++)
-		r->s[i] = splitmix(&seed);
+	stats_rng_seed(&r->x, seed);
 	r->have_gauss = 0;
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
 }
 
 static uint64_t rng_next(struct rng *r)
 {
-	uint64_t *s = r->s, res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
+	return stats_rng_next(&r->x);
 }
 
-/* uniform in (0, 1) */
 static double rng_unit(struct rng *r)
 {
 	return ((double)(rng_next(r) >> 11) + 0.5) / 9007199254740992.0;
