@@ -697,15 +697,15 @@ static void row_decision(struct row *row)
 		strbuf_reset(&sb);
 	}
 	if (!strcmp(v->verdict, "same") && v->have_eq) {
-		strbuf_addf(&sb, "no change beyond %+.1f%%..%+.1f%% (equivalence interval), within +-%.1f%%",
+		strbuf_addf(&sb, "the change lies in %+.1f%%..%+.1f%% (equivalence interval), within +-%.1f%%",
 			    v->elo, v->ehi, v->margin);
 		json_object_set_new(obj, "reason", json_string(sb.buf));
 	}
 	if (!strcmp(v->verdict, "inconclusive")) {
 		if (!isnan(v->ruled_out))
-			strbuf_addf(&sb, "no change larger than %.1f%% ruled out", v->ruled_out);
+			strbuf_addf(&sb, "changes larger than %.1f%% ruled out (95%% interval)", v->ruled_out);
 		else
-			strbuf_addstr(&sb, "no interval: nothing ruled out");
+			strbuf_addstr(&sb, "no interval: no change ruled out");
 		if (!isnan(v->mde))
 			strbuf_addf(&sb, "; this job could detect %.1f%%", v->mde);
 		if (!v->have_eq)

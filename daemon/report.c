@@ -578,7 +578,7 @@ static void machine_facts(struct report *r)
 			    a, f1, f2);
 		if (num(rules, "same_band", &band) == 0) {
 			fmt_fraction_pct(f3, sizeof(f3), band);
-			strbuf_addf(&s, "; the same when the CI is within +-%s", f3);
+			strbuf_addf(&s, "; the same when the equivalence interval is within +-%s", f3);
 		}
 		k = 0;
 		json_object_foreach(json_object_get(rules, "metrics"), pat, ov) {
@@ -645,7 +645,7 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 		if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
 			fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
 			fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
-			strbuf_addf(s, " (CI %s to %s)", lo, hi);
+			strbuf_addf(s, " (equivalence interval %s to %s)", lo, hi);
 		}
 		if (num(row, "mde_pct", &y) == 0)
 			strbuf_addf(s, "; could detect +-%.3g%%", y);
@@ -653,7 +653,7 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 		int mde_known = json_object_get(row, "mde_pct") != NULL;
 
 		if (num(row, "ruled_out_pct", &x) == 0) {
-			strbuf_addf(s, "no change beyond +-%.3g%% ruled out", x);
+			strbuf_addf(s, "changes beyond +-%.3g%% ruled out", x);
 		} else if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
 			fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
 			fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));

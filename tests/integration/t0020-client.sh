@@ -23,7 +23,7 @@ if [ ! -x "$TLBLAB" ] || [ ! -x "$BUILD/tlblabd" ]; then
 fi
 
 TOKEN=t0020-token-0123456789abcdef
-DAEMON_PORT=$((50000 + $$ % 5000))
+DAEMON_PORT=$((17000 + $$ % 3000))	# below the ephemeral range (32768-)
 URL=http://127.0.0.1:$DAEMON_PORT
 DB=$TMP/data/tlblab.db
 # a port nobody listens on: the unreachable builder and server

@@ -12,7 +12,7 @@ trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 TOKEN=t0050-token-0123456789abcdef
-DAEMON_PORT=$((35000 + $$ % 5000))
+DAEMON_PORT=$((23000 + $$ % 3000))	# below the ephemeral range (32768-)
 GUEST_PORT=10023
 CLIENT=$BUILD/tlblab
 MACHINE=vm1

@@ -20,7 +20,7 @@
 
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 TOKEN=t0051-token-0123456789abcdef
-DAEMON_PORT=$((40000 + $$ % 5000))
+DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
 GUEST_PORT=10024
 CLIENT=$BUILD/tlblab
 QEMU_PID=

@@ -18,7 +18,7 @@
 
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 TOKEN=t0052-token-0123456789abcdef
-DAEMON_PORT=$((45000 + $$ % 5000))
+DAEMON_PORT=$((29000 + $$ % 3000))	# below the ephemeral range (32768-)
 GUEST_PORT=10025
 CLIENT=$BUILD/tlblab
 QEMU_PID=

@@ -13,7 +13,7 @@ trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 TOKEN=t0054-token-0123456789abcdef
-DAEMON_PORT=$((40000 + $$ % 5000))
+DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
 GUEST_PORT=10029
 CLIENT=$BUILD/tlblab
 MACHINE=vm1

@@ -12,7 +12,7 @@
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
 TOKEN=t0070-token-0123456789abcdef
-DAEMON_PORT=$((30000 + $$ % 5000))
+DAEMON_PORT=$((20000 + $$ % 3000))	# below the ephemeral range (32768-)
 URL=http://127.0.0.1:$DAEMON_PORT
 ART=$BUILD/artifacts/web
 

@@ -239,7 +239,7 @@ static void test_regression(void **state)
 	}
 	assert_has(text, "  regression\n    95% CI of the change -15.9% to -14.4%");
 	assert_line(text, "              base           patched %change      p  verdict");
-	assert_has(text, "the same within +-2% (CI ");
+	assert_has(text, "the same within +-2% (equivalence interval ");
 	/* no p_adj in this comparison: no column for it */
 	assert_null(strstr(text, "p_adj"));
 	/* TLB and profile: the fixture's biggest movers */
@@ -377,7 +377,7 @@ static void test_adjusted_p_and_detectable_change(void **state)
 	assert_says(text, "p_adj: p adjusted over the headline rows by Holm (family-wise)");
 	assert_says(text, "p_adj: p adjusted over those rows by Benjamini-Hochberg");
 	assert_has(text, "  -15.4% 0.0079  0.024  regression\n");
-	assert_says(text, "no change beyond +-3.2% ruled out; could detect +-4.5%");
+	assert_says(text, "changes beyond +-3.2% ruled out; could detect +-4.5%");
 	assert_says(text, "a change needs the adjusted p below 0.01");
 	assert_says(text, "design: 5 boots per side, up to 9 while a headline metric is inconclusive; look 2 of 2; "
 		    "alpha 0.0095 of 0.01 (O'Brien-Fleming (Lan-DeMets)) rules:");
@@ -419,7 +419,7 @@ static void test_holm(void **state)
 		snprintf(pa, sizeof(pa), "%.2g", json_number_value(json_object_get(w4, "p_adj")));
 		assert_row(text, cells, ARRAY_SIZE(cells));
 	}
-	strbuf_addf(&want, "no change beyond +-%.3g%% ruled out; %s;",
+	strbuf_addf(&want, "changes beyond +-%.3g%% ruled out; %s;",
 		    json_number_value(json_object_get(w4, "ruled_out_pct")),
 		    json_string_value(json_object_get(w4, "mde_note")));
 	assert_says(text, want.buf);
