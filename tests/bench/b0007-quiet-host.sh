@@ -15,8 +15,7 @@ PORT_BASE=27000
 . "$(dirname "$0")/lib.sh"
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 export TLBLAB_TOKEN=bench-token-0123456789
-sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >/dev/null || exit 1
-sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
+lab_cache_ready "$CACHE"
 
 # scenario NAME QUIET: runs X and Y with lab.quiet_host QUIET; leaves
 # $tmp/NAME-x.json, NAME-y.json, NAME-cmp.json and NAME.times

@@ -64,6 +64,14 @@ fresh_patch() {
 		git diff v6.1-debian >"$2")
 }
 
+# lab_cache_ready CACHE: the Debian tree imported and the guest's initramfs
+# (with this build's agent) in CACHE, for the benches that boot the
+# embedded lab; exits the bench when either cannot be made
+lab_cache_ready() {
+	sh "$TOP/kernels/import-tree.sh" "$1/linux" >/dev/null || exit 1
+	sh "$TOP/kernels/mkinitramfs.sh" "$1/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
+}
+
 # embedded_lab CACHE SSH_PORT [LAB_KEY: VALUE...]: the head of a lab.yaml
 # like configs/local.yaml (one 2-vCPU QEMU machine vm1 under TCG, the local
 # builder and the linux tree of CACHE) on $port, for the benches that run
