@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "patch.h"
+#include "run.h"
 #include "store.h"
 #include "transport.h"
 #include "util.h"
@@ -86,7 +87,7 @@ struct build_lines {
 	volatile sig_atomic_t *cancel;
 	/* TLBLAB facts */
 	char status[16], cls[16], build_id[72], commit[72], config_hash[72], dir[1024];
-	char compiler[200], kernelrelease[128], build_host[32];
+	char compiler[200], kernelrelease[128], build_host[32], bzimage_sha256[72];
 	double duration;
 	long warnings;
 	int cached;
@@ -151,6 +152,8 @@ static int on_build_line(void *arg, const char *line, size_t len, int truncated)
 			fact(bl->kernelrelease, sizeof(bl->kernelrelease), v, vlen);
 		else if (KEY("build_host"))
 			fact(bl->build_host, sizeof(bl->build_host), v, vlen);
+		else if (KEY("bzimage_sha256"))
+			fact(bl->bzimage_sha256, sizeof(bl->bzimage_sha256), v, vlen);
 		else if (KEY("cached"))
 			bl->cached = vlen == 1 && v[0] == '1';
 		else if (KEY("duration")) {
@@ -211,23 +214,46 @@ static void fail(struct build_outcome *out, enum build_outcome_kind kind, const 
 	va_end(ap);
 }
 
-/* Copies the artifacts of dir on the builder to DATA_DIR/builds/ID/. */
+/* 1 when DIR/bzImage is there with the hash sha256, 0 when it is not there,
+ * -1 when it is there with another. */
+static int bzimage_matches(const char *dir, const char *sha256)
+{
+	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
+	struct stat stbuf;
+	char have[65];
+	int r;
+
+	strbuf_addf(&path, "%s/bzImage", dir);
+	if (lstat(path.buf, &stbuf) < 0)
+		r = 0;
+	else
+		r = S_ISREG(stbuf.st_mode) && file_sha256(path.buf, have, &err) == 0 && !strcmp(have, sha256) ? 1 : -1;
+	strbuf_release(&path);
+	strbuf_release(&err);
+	return r;
+}
+
+/*
+ * Copies the artifacts of dir on the builder to DATA_DIR/builds/ID/, and
+ * checks that the bzImage has the hash the build recorded (sha256). A copy
+ * already here is reused only while its bzImage still has that hash;
+ * otherwise it is replaced.
+ */
 static int fetch_artifacts(struct transport *t, const struct lab_config *cfg, const char *dir,
-			   const char *id, struct strbuf *err)
+			   const char *id, const char *sha256, struct strbuf *err)
 {
 	static const char *const files[] = { "bzImage", "config", "System.map", "build.log", "meta.json" };
 	struct strbuf local = STRBUF_INIT, tmp = STRBUF_INIT, remote = STRBUF_INIT, path = STRBUF_INIT;
-	struct stat stbuf;
 	size_t i;
 	int r = 0;
 
 	build_dir(cfg, id, &local);
-	strbuf_addf(&path, "%s/bzImage", local.buf);
-	if (stat(path.buf, &stbuf) == 0)
+	if (bzimage_matches(local.buf, sha256) == 1)
 		goto out;
 	strbuf_addf(&tmp, "%s/builds", cfg->data_dir);
 	mkdir(tmp.buf, 0755);
 	strbuf_addf(&tmp, "/.%s.part", id);
+	remove_tree(tmp.buf);
 	mkdir(tmp.buf, 0755);
 	for (i = 0; i < ARRAY_SIZE(files) && r == 0; i++) {
 		strbuf_reset(&remote);
@@ -236,8 +262,17 @@ static int fetch_artifacts(struct transport *t, const struct lab_config *cfg, co
 		strbuf_addf(&path, "%s/%s", tmp.buf, files[i]);
 		r = transport_download(t, remote.buf, path.buf, 256u << 20, err);
 	}
-	if (r == 0 && rename(tmp.buf, local.buf) < 0 && errno != ENOTEMPTY && errno != EEXIST)
-		r = strbuf_seterr(err, "rename %s: %s", local.buf, strerror(errno));
+	if (r == 0 && bzimage_matches(tmp.buf, sha256) != 1)
+		r = strbuf_seterr(err, "the bzImage copied from %s does not have the hash its build recorded "
+				  "(%.16s...)", dir, sha256);
+	if (r == 0) {
+		/* a stale copy with another hash goes first */
+		remove_tree(local.buf);
+		if (rename(tmp.buf, local.buf) < 0)
+			r = strbuf_seterr(err, "rename %s: %s", local.buf, strerror(errno));
+	}
+	if (r < 0)
+		remove_tree(tmp.buf);
 out:
 	strbuf_release(&local);
 	strbuf_release(&tmp);
@@ -423,14 +458,20 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		fail(out, BUILD_INFRA, "build %s: build.sh ended without a build id", req->side);
 		goto out;
 	}
-	if (fetch_artifacts(t, cfg, bl.dir, bl.build_id, &err) < 0) {
+	if (!is_hex(bl.bzimage_sha256, 64)) {
+		fail(out, BUILD_INFRA, "build %s: build.sh ended without the bzImage's hash (an old build.sh on %s?)",
+		     req->side, b->name);
+		goto out;
+	}
+	if (fetch_artifacts(t, cfg, bl.dir, bl.build_id, bl.bzimage_sha256, &err) < 0) {
 		fail(out, BUILD_INFRA, "build %s: copying the artifacts from %s: %s", req->side, b->name, err.buf);
 		goto out;
 	}
 	{
-		json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl.commit,
+		json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl.commit,
 					 "config_hash", bl.config_hash, "compiler", bl.compiler,
 					 "kernelrelease", bl.kernelrelease, "build_host", bl.build_host,
+					 "bzimage_sha256", bl.bzimage_sha256,
 					 "duration_s", bl.duration, "warnings", (json_int_t)bl.warnings,
 					 "cached", bl.cached);
 		struct build_row row = { .id = bl.build_id, .tree = tree->name, .commit_id = bl.commit,

@@ -1,9 +1,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <ftw.h>
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "banned.h"
@@ -165,4 +167,20 @@ int url_valid(const char *url, int allow_git)
 			return 0;
 	}
 	return 1;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+int remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }

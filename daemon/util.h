@@ -24,6 +24,11 @@ void sleep_sec(double seconds);
 /* Writes all of buf to fd, retrying short writes and EINTR. -errno on error. */
 int write_all(int fd, const void *buf, size_t len);
 
+/* Removes path and, for a directory, everything under it, following no
+ * symbolic link; 0, or -1 when something could not be removed (errno). A
+ * path that is not there is 0. */
+int remove_tree(const char *path);
+
 /* Comparison for qsort of doubles, ascending. */
 int cmp_double(const void *a, const void *b);
 /* Median of v[0..n) (sorts v in place). NAN when n == 0. */

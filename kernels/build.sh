@@ -1,6 +1,8 @@
 #!/bin/sh
 # Builds one kernel for a tlblab job on a builder; the daemon runs it as root,
 # locally or over SSH, and reads the result from the last lines of stdout.
+# The tree's own code (kconfig, make) runs in a bubblewrap sandbox as the
+# unprivileged user tlblab-build, without network (see "the sandbox").
 #
 # usage: build.sh --tree TREE --work WORK --ref REF
 #                 [--patch FILE | --fetch URL --fetch-ref REF2]
@@ -35,7 +37,9 @@
 # to OUT/<build_id>/build.log), then one line per fact, each "TLBLAB KEY
 # VALUE": status ok|failed; on failure class, message and 0..30 excerpt
 # lines; on success build_id, commit, config_hash, compiler, cached, dir,
-# duration (of this run), warnings, kernelrelease, build_host. OUT/<id>/
+# duration (of this run), warnings, kernelrelease, build_host,
+# bzimage_sha256 (a line the sandbox prints starting with TLBLAB is defused
+# to "tlblab-build: TLBLAB ...", so every fact is this script's). OUT/<id>/
 # holds bzImage, config, System.map, build.log, meta.json (+ vmlinux).
 # --fetch takes an https:// or git:// URL or a local repository path; the
 # commit built is then the fetched one, and REF only names the base.
@@ -83,6 +87,7 @@ finished=0
 step="checking arguments"
 LOG=
 tmpout=
+private_obj=
 
 # ---- the result protocol -------------------------------------------------
 
@@ -127,6 +132,7 @@ on_exit() {
 	rc=$?
 	set +e	# a failing clean-up command must not replace the exit status
 	if [ -n "$tmpout" ]; then rm -rf "$tmpout"; fi
+	if [ -n "${private_obj:-}" ]; then rm -rf "$private_obj"; fi
 	if [ "$finished" = 0 ]; then
 		finished=1
 		ex=
@@ -282,10 +288,10 @@ fi
 
 step="checking tools"
 missing=
-for tool in git make gcc ccache flock sha256sum awk sed tee cmp df flex bison bc perl; do
+for tool in git make gcc ccache flock sha256sum awk sed tee cmp df flex bison bc perl bwrap; do
 	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
-[ -z "$missing" ] || fail infra "missing tools on the builder:$missing (apt-get install git make gcc ccache util-linux flex bison bc perl libelf-dev libssl-dev)"
+[ -z "$missing" ] || fail infra "missing tools on the builder:$missing (apt-get install git make gcc ccache util-linux flex bison bc perl libelf-dev libssl-dev bubblewrap)"
 
 step="preparing $work"
 mkdir -p -- "$work" "$out" || fail infra "cannot create $work or $out"
@@ -330,6 +336,87 @@ fi
 CCACHE_BASEDIR=$WORK
 CCACHE_MAXSIZE=5G
 export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE
+mkdir -p -- "$CCACHE_DIR" || fail infra "cannot create $CCACHE_DIR"
+
+# ---- the sandbox -----------------------------------------------------------
+
+# Everything that runs the tree's own code (kconfig, merge_config.sh, make)
+# runs in a bubblewrap sandbox: as the unprivileged user tlblab-build (made
+# here when missing; a builder reached as an unprivileged user runs it as
+# that user), in new user, pid, network, IPC and UTS namespaces (no network:
+# only a loopback that is down), with the system's /usr and /etc read-only,
+# the checkout read-only, and only SB_RW (the object or config directory of
+# this build; SB_RW_HOST when it is a private copy shown at SB_RW's path)
+# and ccache writable. The daemon's data, tokens, keys, the
+# output directory, this script and other builds' directories are not in
+# its view. Root touches what the sandbox could write only through the
+# sandbox (sb_cat), so a planted symlink reaches nothing the build user
+# could not read anyway. Every line the sandbox prints that looks like one
+# of this script's facts is defused (TLBLAB -> tlblab-build:), so the facts
+# below are this script's alone.
+SB_USER=tlblab-build
+SB_RW=
+SB_RW_HOST=
+SB_CCACHE=rw
+if [ "$(id -u)" = 0 ]; then
+	if ! id -u "$SB_USER" >/dev/null 2>&1; then
+		useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin \
+			"$SB_USER" >/dev/null 2>&1 || id -u "$SB_USER" >/dev/null 2>&1 ||
+			fail infra "cannot create the build user $SB_USER (useradd)"
+	fi
+	SB_UID=$(id -u "$SB_USER")
+	SB_GID=$(id -g "$SB_USER")
+else
+	SB_UID=$(id -u)
+	SB_GID=$(id -g)
+fi
+
+# sb_own DIR: makes DIR the build user's (once: a directory of an older,
+# unsandboxed build belongs to root). -h: a link is changed, not its target.
+sb_own() {
+	[ "$(stat -c %u -- "$1")" = "$SB_UID" ] && return 0
+	[ "$(id -u)" = 0 ] || fail infra "$1 belongs to another user and this builder is not root"
+	chown -R -h "$SB_UID:$SB_GID" -- "$1" || fail infra "cannot give $1 to $SB_USER"
+}
+
+# sb_exec CMD...: CMD in the sandbox, its output unfiltered (for sb_cat).
+sb_exec() {
+	set -- bwrap --unshare-all --unshare-user --die-with-parent --new-session --disable-userns \
+		--ro-bind /usr /usr --ro-bind /etc /etc \
+		--symlink usr/bin /bin --symlink usr/sbin /sbin --symlink usr/lib /lib \
+		--symlink usr/lib64 /lib64 --proc /proc --dev /dev --tmpfs /tmp \
+		--ro-bind "$SRC" "$SRC" \
+		${SB_RW:+--bind "${SB_RW_HOST:-$SB_RW}" "$SB_RW"} \
+		$([ "$SB_CCACHE" = rw ] && echo --bind || echo --ro-bind) "$CCACHE_DIR" "$CCACHE_DIR" \
+		--clearenv --setenv PATH /usr/bin:/bin:/usr/sbin:/sbin --setenv HOME /tmp \
+		--setenv LC_ALL C --setenv LOCALVERSION "" --setenv TMPDIR /tmp \
+		--setenv CCACHE_DIR "$CCACHE_DIR" --setenv CCACHE_BASEDIR "$CCACHE_BASEDIR" \
+		--setenv CCACHE_MAXSIZE "$CCACHE_MAXSIZE" --setenv CCACHE_TEMPDIR /tmp \
+		$([ "$SB_CCACHE" = rw ] || echo --setenv CCACHE_READONLY 1) \
+		--chdir "${SB_RW:-/tmp}" -- "$@"
+	if [ "$(id -u)" = 0 ]; then
+		setpriv --reuid="$SB_UID" --regid="$SB_GID" --clear-groups --inh-caps=-all --bounding-set=-all "$@"
+	else
+		"$@"
+	fi
+}
+
+# sb CMD...: CMD in the sandbox; its output with any fact line defused.
+sb() {
+	_sbst=$WORK/.sb-status
+	{
+		_rc=0
+		sb_exec "$@" </dev/null 2>&1 || _rc=$?
+		echo "$_rc" >"$_sbst"
+	} | sed -u 's/^TLBLAB/tlblab-build: TLBLAB/'
+	return "$(cat "$_sbst")"
+}
+
+# sb_cat FILE: FILE's bytes, read by the build user in the sandbox (a
+# regular file only: a link the build planted is not followed).
+sb_cat() {
+	sb_exec sh -c '[ -f "$1" ] && [ ! -L "$1" ] && exec cat -- "$1"; echo "not a regular file: $1" >&2; exit 1' sh "$1" </dev/null
+}
 
 # run CMD...: CMD's output to the log and stdout; returns CMD's status
 # (a pipeline's status would be tee's, hence the status file).
@@ -503,6 +590,26 @@ if [ -n "$patch" ]; then
 	say "patched commit $commit"
 fi
 
+# ---- trust -----------------------------------------------------------------
+
+# A commit that origin's branches or tags contain is the tree's own code; a
+# patched or fetched commit, or a base that only a fetch brought in, is
+# the submitter's. Untrusted builds read the shared ccache and object dirs
+# but never write them: they build in a private copy of the object dir,
+# removed afterwards, so nothing they leave is reused by another build.
+trusted=0
+if [ -z "$patch" ] && [ -z "$fetch_url" ] &&
+	[ -n "$(g for-each-ref --count=1 --contains "$commit" refs/remotes/origin refs/tags 2>/dev/null)" ]; then
+	trusted=1
+fi
+sb_own "$CCACHE_DIR"
+if [ "$trusted" = 1 ]; then
+	say "sandbox: $SB_USER (uid $SB_UID), no network; $commit is the tree's own: shared objects and ccache"
+else
+	SB_CCACHE=ro
+	say "sandbox: $SB_USER (uid $SB_UID), no network; $commit is the submitter's: private objects, ccache read-only"
+fi
+
 # ---- the config ------------------------------------------------------------
 
 # kmake DIR TARGET...: make in the checkout with objects in DIR, with the
@@ -510,27 +617,30 @@ fi
 kmake() {
 	_o=$1
 	shift
-	make -C "$SRC" O="$_o" CC="ccache gcc" "$@" </dev/null
+	sb make -C "$SRC" O="$_o" CC="ccache gcc" "$@"
 }
 
 step="generating the config"
 CFG=$WORK/cfg-tmp
-mkdir -p -- "$CFG"
-rm -f -- "$CFG/.config" "$CFG"/frag-*.config "$CFG/requested.config"
+REQ=$WORK/.requested.config
+FINAL=$WORK/.final.config
+# a fresh directory each time: the last build's sandbox could write the old one
+rm -rf -- "$CFG"
+mkdir -- "$CFG"
 
 # The fragments, in order: copies with plain names for merge_config.sh
 # (it splits its file list on spaces), and all of them in one file for the
 # check below and for the keys.
 nmerge=0
 rest=$fragments
-: >"$CFG/requested.config"
+: >"$REQ"
 while [ -n "$rest" ]; do
 	f=${rest%%"$NL"*}
 	rest=${rest#*"$NL"}
 	nmerge=$((nmerge + 1))
 	cp -- "$f" "$CFG/frag-$nmerge.config"
-	cat -- "$f" >>"$CFG/requested.config"
-	printf '\n' >>"$CFG/requested.config"
+	cat -- "$f" >>"$REQ"
+	printf '\n' >>"$REQ"
 done
 
 # kconfig takes ~15 s here, most of it compiler probes, and its result
@@ -542,7 +652,7 @@ done
 cfgkey=$({
 	printf 'base %s\n' "$base"
 	if [ -n "$base_file" ]; then cat -- "$base_file"; fi
-	cat "$CFG/requested.config"
+	cat "$REQ"
 	uname -m
 	gcc --version
 	ld --version | head -n 1
@@ -555,9 +665,11 @@ mkdir -p -- "$CFGCACHE"
 find "$CFGCACHE" -type f -mtime +30 -exec rm -f {} + 2>/dev/null || true
 if [ "${TLBLAB_NO_CONFIG_CACHE:-0}" != 1 ] && [ -s "$CFGCACHE/$cfgkey" ]; then
 	say "config: same kconfig inputs as an earlier build, reusing its .config"
-	cp -- "$CFGCACHE/$cfgkey" "$CFG/.config"
+	cp -- "$CFGCACHE/$cfgkey" "$FINAL"
 	touch -- "$CFGCACHE/$cfgkey"
 else
+	sb_own "$CFG"
+	SB_RW=$CFG
 	case $base in
 	tinyconfig | defconfig)
 		say "config: make $base"
@@ -577,15 +689,21 @@ else
 		done
 		[ $# -gt 0 ] || return 0
 		say "config: merging $# fragment(s)"
-		# merge_config.sh makes its temp files in the current directory.
-		(cd "$CFG" && run sh "$SRC/scripts/kconfig/merge_config.sh" -m -O . .config "$@")
+		# merge_config.sh makes its temp files in the current directory
+		# (the sandbox starts in SB_RW, the config directory).
+		run sb sh "$SRC/scripts/kconfig/merge_config.sh" -m -O . .config "$@"
 	}
 	merge_fragments || fail infra "merge_config.sh failed"
 	run kmake "$CFG" olddefconfig || fail infra "make olddefconfig failed"
-	cp -- "$CFG/.config" "$CFGCACHE/$cfgkey.tmp"
-	mv -- "$CFGCACHE/$cfgkey.tmp" "$CFGCACHE/$cfgkey"
+	sb_cat "$CFG/.config" >"$FINAL" || fail infra "kconfig left no .config"
+	SB_RW=
+	# only the tree's own kconfig fills the cache another build reads
+	if [ "$trusted" = 1 ]; then
+		cp -- "$FINAL" "$CFGCACHE/$cfgkey.tmp"
+		mv -- "$CFGCACHE/$cfgkey.tmp" "$CFGCACHE/$cfgkey"
+	fi
 fi
-final=$CFG/.config
+final=$FINAL
 
 # Every option the fragments set (the last setting wins, as when merging)
 # must be in the final .config with the same value; "is not set" and =n
@@ -622,7 +740,7 @@ END {
 			printf "%s=%s requested, final .config has %s=%s\n", name, want[name], name, have[name]
 		}
 	}
-}' "$CFG/requested.config" "$final" >"$WORK/.dropped"
+}' "$REQ" "$final" >"$WORK/.dropped"
 if [ -s "$WORK/.dropped" ]; then
 	tee -a "$LOG" <"$WORK/.dropped"
 	names=$(awk '{ sub(/[= ].*/, ""); printf "%s%s", sep, $0; sep = " " }' "$WORK/.dropped")
@@ -646,11 +764,23 @@ say "build id $build_id (config $config_hash)"
 objkey=$({
 	printf 'base %s\n' "$base"
 	if [ -n "$base_file" ]; then cat -- "$base_file"; fi
-	cat "$CFG/requested.config"
+	cat "$REQ"
 } | sha256sum | cut -c1-16)
 OBJ=$WORK/obj-$objkey
 mkdir -p -- "$OBJ"
-cmp -s "$final" "$OBJ/.config" || cp -- "$final" "$OBJ/.config"
+sb_own "$OBJ"
+if [ "$trusted" = 0 ]; then
+	# A copy keeps the build incremental (cp -a copies links as links). The
+	# sandbox sees it at the shared directory's own path: objtool and the
+	# .cmd files record absolute paths, and another path rebuilds it all.
+	private_obj=$WORK/objp-$objkey
+	rm -rf -- "$private_obj"
+	cp -a -- "$OBJ" "$private_obj" || fail infra "cannot copy $OBJ for a private build"
+	SB_RW_HOST=$private_obj
+fi
+SB_RW=$OBJ
+sb_exec sh -c 'cat >.config.new && if cmp -s .config.new .config; then rm -f .config.new; else mv -f .config.new .config; fi' \
+	<"$final" || fail infra "cannot put the .config into $OBJ"
 
 # emit_ok CACHED WARNINGS KERNELRELEASE: the success facts.
 emit_ok() {
@@ -666,6 +796,7 @@ emit_ok() {
 	printf 'TLBLAB warnings %s\n' "$2"
 	printf 'TLBLAB kernelrelease %s\n' "$(oneline "$3")"
 	printf 'TLBLAB build_host %s\n' "$build_host"
+	printf 'TLBLAB bzimage_sha256 %s\n' "$bzimage_sha256"
 	exit 0
 }
 
@@ -674,18 +805,25 @@ meta_field() {
 	sed -n "/^  \"$1\": /{s/^  \"$1\": //; s/,\$//; s/^\"//; s/\"\$//; p; q}" "$dest/meta.json" 2>/dev/null
 }
 
+# A cached kernel is reused only while its bzImage still has the hash its
+# build recorded; one without a recorded hash predates the sandbox.
 if [ -f "$dest/bzImage" ] && { [ "$want_vmlinux" = 0 ] || [ -f "$dest/vmlinux" ]; }; then
-	say "$dest exists: cached"
-	emit_ok 1 "$(meta_field warnings)" "$(meta_field kernelrelease)"
+	bzimage_sha256=$(sha256sum <"$dest/bzImage" | cut -c1-64)
+	recorded=$(meta_field bzimage_sha256)
+	if [ "$recorded" = "$bzimage_sha256" ]; then
+		say "$dest exists: cached"
+		emit_ok 1 "$(meta_field warnings)" "$(meta_field kernelrelease)"
+	fi
+	say "$dest exists but its bzImage ${recorded:+does not match its recorded hash}${recorded:-has no recorded hash}: building again"
 fi
 
 # ---- the build -------------------------------------------------------------
 
 step="building"
-say "make -j$jobs bzImage in $OBJ (ccache $CCACHE_DIR)"
+say "make -j$jobs bzImage in $OBJ${private_obj:+ (a private copy)} (ccache $CCACHE_DIR)"
 make_from=$(($(wc -l <"$LOG") + 1))
 build_rc=0
-run make -C "$SRC" O="$OBJ" -j"$jobs" CC="ccache gcc" \
+run sb make -C "$SRC" O="$OBJ" -j"$jobs" CC="ccache gcc" \
 	KBUILD_BUILD_USER=tlblab KBUILD_BUILD_HOST="$build_host" \
 	KBUILD_BUILD_TIMESTAMP="$BUILD_TIMESTAMP" KBUILD_BUILD_VERSION=1 \
 	bzImage || build_rc=$?
@@ -732,17 +870,24 @@ if [ "$build_rc" != 0 ]; then
 fi
 
 step="collecting the artifacts"
-kernelrelease=$(make -s -C "$SRC" O="$OBJ" CC="ccache gcc" kernelrelease </dev/null 2>/dev/null | tail -n 1)
+kernelrelease=$(sb make -s -C "$SRC" O="$OBJ" CC="ccache gcc" kernelrelease 2>/dev/null | tail -n 1)
 [ -n "$kernelrelease" ] || fail infra "make kernelrelease printed nothing"
 tmpout=$OUT/.tmp-$$-$build_id
 rm -rf -- "$tmpout"
 mkdir -- "$tmpout"
-cp -- "$OBJ/arch/x86/boot/bzImage" "$tmpout/bzImage"
+sb_cat "$OBJ/arch/x86/boot/bzImage" >"$tmpout/bzImage" || fail infra "the build left no bzImage"
 cp -- "$final" "$tmpout/config"
-cp -- "$OBJ/System.map" "$tmpout/System.map"
+sb_cat "$OBJ/System.map" >"$tmpout/System.map" || fail infra "the build left no System.map"
 if [ "$want_vmlinux" = 1 ]; then
-	cp -- "$OBJ/vmlinux" "$tmpout/vmlinux"
+	sb_cat "$OBJ/vmlinux" >"$tmpout/vmlinux" || fail infra "the build left no vmlinux"
 fi
+SB_RW=
+SB_RW_HOST=
+if [ -n "$private_obj" ]; then
+	rm -rf -- "$private_obj"
+	private_obj=
+fi
+bzimage_sha256=$(sha256sum <"$tmpout/bzImage" | cut -c1-64)
 
 json_str() {
 	printf '"%s"' "$(oneline "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
@@ -762,6 +907,7 @@ cp -- "$LOG" "$tmpout/build.log"
 	printf '  "warnings": %s,\n' "$warnings"
 	printf '  "kernelrelease": %s,\n' "$(json_str "$kernelrelease")"
 	printf '  "build_host": %s,\n' "$(json_str "$build_host")"
+	printf '  "bzimage_sha256": %s,\n' "$(json_str "$bzimage_sha256")"
 	printf '  "cached": 0\n'
 	printf '}\n'
 } >"$tmpout/meta.json"
