@@ -17,8 +17,15 @@
  * each one is atomic.
  *
  * Return values: 0 on success; a negative errno otherwise (-ENOENT no such
- * row, -EBUSY lost a race, -EALREADY already finished, -EIO an SQLite
- * error, with the SQLite message in err where the function takes one).
+ * row, -EBUSY lost a race, -EALREADY already finished; the store's own
+ * errors: -EAGAIN the database is locked by another writer (try again
+ * later), -ENOSPC it or its disk is full, -EIO any other SQLite error, with
+ * the SQLite message in err where the function takes one).
+ *
+ * Transactions: every change of more than one statement is one
+ * transaction whose every statement is checked; the first that fails
+ * rolls the whole change back, and the function returns its error. A
+ * failed call changed nothing, so the caller may simply make it again.
  * Functions returning json_t * return a new reference the caller owns, or
  * NULL when the row does not exist.
  */
@@ -29,6 +36,23 @@ struct lab_config;
 #define STORE_MAX_ATTEMPTS 3
 
 int store_open(const char *path, struct store **ret, struct strbuf *err);
+/* What a store error (a negative errno above) means, for a log or an API
+ * answer. A static string. */
+const char *store_strerror(int rc);
+
+/*
+ * Fault injection, for tests (compiled in every build; off unless armed).
+ * store_fault_after: the n-th statement the store starts from now on
+ * (BEGIN and COMMIT count, ROLLBACK never fails) fails with the SQLite
+ * result code `code` (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, ...), once;
+ * n = 0 disarms. store_fault_match: the next `times` statements whose SQL
+ * contains `match` fail so. store_fault_hits: how many statements the
+ * hook failed since it was last armed. tlblabd arms store_fault_match
+ * from TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c).
+ */
+void store_fault_after(struct store *st, long n, int code);
+void store_fault_match(struct store *st, const char *match, int times, int code);
+long store_fault_hits(struct store *st);
 void store_close(struct store *st);
 /* The schema version after migrations. */
 int store_version(struct store *st);
@@ -49,6 +73,7 @@ int store_token_valid(struct store *st, const char *token);
  * fails as infra after STORE_MAX_ATTEMPTS. Every lease is released and the
  * machines that held one become `unknown` (a health check runs before they
  * are used again). Describes what it did in log, one line per stage.
+ * 0, or the first store error (the daemon should not start then).
  */
 int store_recover(struct store *st, struct strbuf *log);
 
@@ -96,7 +121,7 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f);
  * `rules` (compare_rules_json text). _get returns 1 and the text in
  * ret_doc when one is stored under exactly these rules, else 0. _put stores
  * it and sets the job's verdict, replacing an older one, only for a finished
- * job (a running job's comparison still changes); returns 0, or -1.
+ * job (a running job's comparison still changes); returns 0, -ENOENT (no such finished job) or a store error.
  */
 int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc);
 int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
