@@ -176,8 +176,12 @@ static int txn_end(struct store *st, int rc)
 
 void store_fault_after(struct store *st, long n, int code)
 {
+	long hits;
+
 	lock(st);
+	hits = st->fault.hits;
 	memset(&st->fault, 0, sizeof(st->fault));
+	st->fault.hits = n ? 0 : hits;
 	st->fault.after = n;
 	st->fault.code = code;
 	unlock(st);
@@ -190,6 +194,13 @@ void store_fault_match(struct store *st, const char *match, int times, int code)
 	snprintf(st->fault.match, sizeof(st->fault.match), "%s", match ? match : "");
 	st->fault.times = match && *match ? times : 0;
 	st->fault.code = code;
+	unlock(st);
+}
+
+void store_busy_timeout(struct store *st, int ms)
+{
+	lock(st);
+	sqlite3_busy_timeout(st->db, ms);
 	unlock(st);
 }
 
@@ -952,6 +963,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	sqlite3_stmt *s;
 	struct stage_info *v = NULL;
 	size_t n = 0, alloc = 0;
+	int rc;
 
 	lock(st);
 	s = prep(st,
@@ -964,7 +976,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
 		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
-	while (s && stmt_step(st, s) == SQLITE_ROW) {
+	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		struct stage_info *si;
 
 		if (n == alloc) {
@@ -998,6 +1010,10 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	}
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE) {
+		stage_infos_free(v, n);
+		return sqlite_errno(rc);
+	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -1129,16 +1145,18 @@ static int64_t stage_at(struct store *st, int64_t job_id, int seq)
 {
 	sqlite3_stmt *s;
 	int64_t id = 0;
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, seq);
-	if (s && stmt_step(st, s) == SQLITE_ROW)
+	if ((rc = step_row(st, s)) > 0) {
 		id = sqlite3_column_int64(s, 0);
-	stmt_done(st, s);
+		stmt_done(st, s);
+	}
 	unlock(st);
-	return id;
+	return rc < 0 ? rc : id;
 }
 
 int64_t store_stage_next(struct store *st, int64_t job_id, int seq)

@@ -45,11 +45,14 @@ const char *store_strerror(int rc);
  * store_fault_after: the n-th statement the store starts from now on
  * (BEGIN and COMMIT count, ROLLBACK never fails) fails with the SQLite
  * result code `code` (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, ...), once;
- * n = 0 disarms. store_fault_match: the next `times` statements whose SQL
+ * n = 0 disarms (and keeps the count of hits). store_fault_match: the next `times` statements whose SQL
  * contains `match` fail so. store_fault_hits: how many statements the
  * hook failed since it was last armed. tlblabd arms store_fault_match
  * from TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c).
  */
+/* How long a call waits for another connection's write lock before it
+ * fails with -EAGAIN: 10 s from store_open. */
+void store_busy_timeout(struct store *st, int ms);
 void store_fault_after(struct store *st, long n, int code);
 void store_fault_match(struct store *st, const char *match, int times, int code);
 long store_fault_hits(struct store *st);
@@ -163,7 +166,8 @@ struct stage_info {
 void stage_info_release(struct stage_info *si);
 
 /* Pending stages that may start now (every earlier stage of their job done,
- * no cancel request), oldest job first. Caller frees with stage_infos_free. */
+ * no cancel request), oldest job first. Caller frees with stage_infos_free;
+ * on a store error *ret is left alone. */
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n);
 void stage_infos_free(struct stage_info *v, size_t n);
 
@@ -175,7 +179,8 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where);
  * transaction. */
 int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage);
 int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id);
-/* The id of the stage of the job after (before) seq; 0 when none. */
+/* The id of the stage of the job after (before) seq; 0 when none, or a
+ * store error. */
 int64_t store_stage_next(struct store *st, int64_t job_id, int seq);
 int64_t store_stage_prev(struct store *st, int64_t job_id, int seq);
 
