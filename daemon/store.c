@@ -214,6 +214,11 @@ long store_fault_hits(struct store *st)
 	return n;
 }
 
+int store_failed(int rc)
+{
+	return rc == -EIO || rc == -ENOSPC || rc == -EAGAIN;
+}
+
 const char *store_strerror(int rc)
 {
 	switch (rc) {

@@ -39,6 +39,10 @@ int store_open(const char *path, struct store **ret, struct strbuf *err);
 /* What a store error (a negative errno above) means, for a log or an API
  * answer. A static string. */
 const char *store_strerror(int rc);
+/* 1 when rc is the store's own failure (-EAGAIN, -ENOSPC, -EIO: the call
+ * changed nothing and may be made again later), 0 for an answer (0,
+ * -ENOENT, -EBUSY, -EALREADY). */
+int store_failed(int rc);
 
 /*
  * Fault injection, for tests (compiled in every build; off unless armed).
