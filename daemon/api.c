@@ -119,6 +119,8 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
 
 static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
 				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
 				  const char *fmt, ...)
@@ -133,6 +135,25 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
 	doc = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg.buf);
 	strbuf_release(&msg);
 	return send_json(conn, status, doc);
+}
+
+/* A store call failed (store.h): 503 when the database is locked by
+ * another writer (try again), else 500; the message says what could not
+ * be done and why. The failed call changed nothing. */
+static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
+{
+	struct strbuf msg = STRBUF_INIT;
+	enum MHD_Result ret;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	log_warnx("api: %s: store: %s", msg.buf, store_strerror(r));
+	ret = send_error(conn, r == -EAGAIN ? 503 : 500, r == -EAGAIN ? "store_busy" : "store_error",
+			 "%s: store: %s", msg.buf, store_strerror(r));
+	strbuf_release(&msg);
+	return ret;
 }
 
 static int authorized(struct api *api, struct MHD_Connection *conn)
@@ -290,6 +311,7 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	int64_t id;
 	size_t nplan;
 	enum MHD_Result ret;
+	int r;
 	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
 					      "base", "patch", "branch", "url", "max_boots" };
 
@@ -370,9 +392,9 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	}
 	req.suite_json = suite->workloads;
 	nplan = plan_stages(cfg, suite, &req, &plan);
-	if (store_job_create(rc->api->st, &req, plan, nplan, &id, &err) < 0) {
+	if ((r = store_job_create(rc->api->st, &req, plan, nplan, &id, &err)) < 0) {
 		log_warnx("api: create job: %s", err.buf);
-		ret = send_error(rc->conn, 500, "internal", "could not store the job");
+		ret = send_store_error(rc->conn, r, "could not store the job");
 		goto out;
 	}
 	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
@@ -506,6 +528,10 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 		ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
 		goto out;
 	}
+	if (store_failed(r)) {
+		ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
+		goto out;
+	}
 	if (r < 0) {
 		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
 		goto out;
@@ -556,7 +582,7 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		if (r == -EALREADY)
 			return send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
 		if (r < 0)
-			return send_error(rc->conn, 500, "internal", "could not cancel job %lld", (long long)id);
+			return send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
 		log_info("job %lld: cancel requested", (long long)id);
 		sched_wake(api->sc);
 		return send_json(rc->conn, 200, json_pack("{s:o}", "job", store_job_json(api->st, id)));
@@ -579,6 +605,8 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 					 "with /api/v1/compare?base=A&patched=B", (long long)id);
 		else if (r == -ENOENT)
 			ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		else if (store_failed(r))
+			ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
 		else if (r < 0)
 			ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
 		else
@@ -646,6 +674,7 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 	const char *name = rc->seg[3], *health, *reason;
 	json_t *body;
 	enum MHD_Result ret;
+	int r;
 
 	if (strcmp(rc->method, "POST"))
 		return send_error(rc->conn, 405, "method_not_allowed", "use POST");
@@ -660,8 +689,9 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 		ret = send_error(rc->conn, 400, "bad_request", "health: must be maintenance or unknown");
 	} else if (reason && strlen(reason) > 500) {
 		ret = send_error(rc->conn, 400, "bad_request", "reason: at most 500 characters");
+	} else if ((r = store_machine_health(rc->api->st, name, health, reason ? reason : "set by an operator")) < 0) {
+		ret = send_store_error(rc->conn, r, "machine %s: could not set its health", name);
 	} else {
-		store_machine_health(rc->api->st, name, health, reason ? reason : "set by an operator");
 		log_info("machine %s: %s (%s)", name, health, reason ? reason : "set by an operator");
 		sched_wake(rc->api->sc);
 		ret = send_json(rc->conn, 200, store_machines_json(rc->api->st));

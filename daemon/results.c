@@ -61,9 +61,15 @@ int results_comparison(struct store *st, const struct lab_config *cfg, int64_t j
 	strbuf_reset(ret_doc);
 	strbuf_addstr(ret_doc, text);
 	state = json_string_value(json_object_get(j, "state")) ?: "";
-	if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled"))
-		store_comparison_put(st, job, rules_key, text, compare_verdict(cmp), now_ms() - t0);
 	rc = 0;
+	if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled")) {
+		rc = store_comparison_put(st, job, rules_key, text, compare_verdict(cmp), now_ms() - t0);
+		if (store_failed(rc))
+			strbuf_seterr(err, "job %lld: store: could not keep the comparison and its verdict: %s",
+				      (long long)job, store_strerror(rc));
+		else
+			rc = 0;	/* -ENOENT: the job went on meanwhile; nothing to keep */
+	}
 out:
 	free(text);
 	free(rules_key);

@@ -55,6 +55,7 @@ struct task {
 	char health_kernel[128];
 	int health_ok;
 	struct strbuf health_err;
+	int recorded;				/* steps of its outcome in the store */
 	struct task *next;
 };
 
@@ -70,6 +71,7 @@ struct sched {
 	pthread_cond_t cond;
 	struct quiet *quiet;
 	struct task *queue, *done;
+	struct task *unrecorded;	/* finished, outcome not yet all stored */
 	struct task *running[MAX_TASKS];
 	size_t nrunning;
 	pthread_t *workers;
@@ -294,9 +296,54 @@ static int machine_busy_with_health(struct sched *sc, const char *name)
 
 /* ---- finished work ---- */
 
-static void run_failed(struct sched *sc, struct task *t, int64_t stage, const char *msg);
+/*
+ * A finished task's outcome takes a few store calls (machine health, the
+ * stage's end, a retry). A call that fails on a store error changed
+ * nothing (store.h); the recording stops there, the task waits in
+ * sc->unrecorded and is recorded again on the next pass from that call on:
+ * t->recorded counts the steps already stored, so none is made twice and
+ * no outcome is lost. Answers (-EALREADY and the like) are not failures.
+ * RECORD(t, k, call) makes step k (0, 1, ...) unless it is stored already.
+ */
+static int record_step(struct task *t, int k, int rc, const char *what)
+{
+	if (store_failed(rc)) {
+		log_warnx("job %lld: stage %lld: store: %s: %s; will try again", (long long)t->si.job_id,
+			  (long long)t->si.id, what, store_strerror(rc));
+		return -1;
+	}
+	if (rc == -EALREADY)
+		return rc;	/* nothing stored: the caller decides */
+	if (rc < 0)
+		log_warnx("job %lld: stage %lld: %s: %s", (long long)t->si.job_id, (long long)t->si.id, what,
+			  store_strerror(rc));
+	t->recorded = k + 1;
+	return 0;
+}
+#define RECORD(t, k, call) ((t)->recorded > (k) ? 0 : record_step((t), (k), (call), #call))
 
-static void finish_run(struct sched *sc, struct task *t)
+static int run_failed(struct sched *sc, struct task *t, int k, int64_t stage, const char *msg);
+
+/* An infra failure: retry on another machine, or fail when out of
+ * attempts; steps k and k + 1 of t's recording. */
+static int retry_or_fail(struct sched *sc, struct task *t, int k, int64_t stage, const char *machine,
+			 const char *msg)
+{
+	int64_t job = t->si.job_id;
+	int rc = RECORD(t, k, store_stage_retry(sc->st, stage, machine, msg));
+
+	if (rc == -EALREADY) {
+		if (RECORD(t, k + 1, store_stage_finish(sc->st, stage, "failed", "infra", msg)) < 0)
+			return -1;
+		log_warnx("job %lld: stage %lld: infra failure, no attempts left: %s", (long long)job,
+			  (long long)stage, msg);
+	} else if (rc == 0) {
+		log_warnx("job %lld: stage %lld: infra failure, will retry: %s", (long long)job, (long long)stage, msg);
+	}
+	return rc < 0 && rc != -EALREADY ? -1 : 0;
+}
+
+static int finish_run(struct sched *sc, struct task *t)
 {
 	const char *m = t->machine->name;
 	int64_t stage = t->si.id, job = t->si.job_id;
@@ -304,71 +351,60 @@ static void finish_run(struct sched *sc, struct task *t)
 
 	switch (t->out.kind) {
 	case RUN_DONE:
-		store_machine_health(sc->st, m, "good", NULL);
-		store_machine_kernel(sc->st, m, t->out.kernel, 0);
-		store_stage_finish(sc->st, stage, "done", NULL, NULL);
+		if (RECORD(t, 0, store_machine_health(sc->st, m, "good", NULL)) < 0 ||
+		    RECORD(t, 1, store_machine_kernel(sc->st, m, t->out.kernel, 0)) < 0 ||
+		    RECORD(t, 2, store_stage_finish(sc->st, stage, "done", NULL, NULL)) < 0)
+			return -1;
 		log_info("job %lld: run on %s: done", (long long)job, m);
-		break;
+		return 0;
 	case RUN_WORKLOAD:
 		/* a result, not the machine's fault */
-		store_machine_health(sc->st, m, "good", NULL);
-		store_machine_kernel(sc->st, m, t->out.kernel, 0);
-		run_failed(sc, t, stage, msg);
-		break;
+		if (RECORD(t, 0, store_machine_health(sc->st, m, "good", NULL)) < 0 ||
+		    RECORD(t, 1, store_machine_kernel(sc->st, m, t->out.kernel, 0)) < 0)
+			return -1;
+		return run_failed(sc, t, 2, stage, msg);
 	case RUN_CANCELLED:
-		store_stage_finish(sc->st, stage, "cancelled", "cancelled", msg);
+		if (RECORD(t, 0, store_stage_finish(sc->st, stage, "cancelled", "cancelled", msg)) < 0)
+			return -1;
 		log_info("job %lld: run on %s: cancelled", (long long)job, m);
-		break;
+		return 0;
 	default:
-		store_machine_health(sc->st, m, "bad", msg);
-		store_failure_add(sc->st, m, job, stage, "infra", msg);
-		if (store_stage_retry(sc->st, stage, m, msg) == -EALREADY) {
-			store_stage_finish(sc->st, stage, "failed", "infra", msg);
-			log_warnx("job %lld: run on %s: infra failure, no attempts left: %s", (long long)job, m, msg);
-		} else {
-			log_warnx("job %lld: run on %s: infra failure, will retry elsewhere: %s",
-				  (long long)job, m, msg);
-		}
-		break;
+		if (RECORD(t, 0, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
+		    RECORD(t, 1, store_failure_add(sc->st, m, job, stage, "infra", msg)) < 0)
+			return -1;
+		return retry_or_fail(sc, t, 2, stage, m, msg);
 	}
 }
 
-/* An infra failure: retry on another machine, or fail when out of attempts. */
-static void retry_or_fail(struct sched *sc, int64_t job, int64_t stage, const char *machine, const char *msg)
-{
-	if (store_stage_retry(sc->st, stage, machine, msg) == -EALREADY) {
-		store_stage_finish(sc->st, stage, "failed", "infra", msg);
-		log_warnx("job %lld: stage %lld: infra failure, no attempts left: %s", (long long)job,
-			  (long long)stage, msg);
-	} else {
-		log_warnx("job %lld: stage %lld: infra failure, will retry: %s", (long long)job, (long long)stage, msg);
-	}
-}
-
-static void finish_build(struct sched *sc, struct task *t)
+static int finish_build(struct sched *sc, struct task *t)
 {
 	int64_t stage = t->si.id, job = t->si.job_id;
 	const char *msg = t->bout.message.buf;
+	const char *state = "failed", *cls = NULL;
 
 	switch (t->bout.kind) {
 	case BUILD_DONE:
-		store_stage_finish(sc->st, stage, "done", NULL, NULL);
-		log_info("job %lld: build %s: %s", (long long)job, t->si.side, t->bout.build_id);
+		state = "done";
+		msg = NULL;
 		break;
 	case BUILD_PATCH:
-		store_stage_finish(sc->st, stage, "failed", "patch", msg);
-		log_info("job %lld: build %s: %s", (long long)job, t->si.side, msg);
+		cls = "patch";
 		break;
 	case BUILD_FAILED:
-		store_stage_finish(sc->st, stage, "failed", "build", msg);
-		log_info("job %lld: build %s: %s", (long long)job, t->si.side, msg);
+		cls = "build";
 		break;
 	case BUILD_CANCELLED:
-		store_stage_finish(sc->st, stage, "cancelled", "cancelled", msg);
+		state = cls = "cancelled";
 		break;
 	default:
-		retry_or_fail(sc, job, stage, NULL, msg);
+		return retry_or_fail(sc, t, 0, stage, NULL, msg);
 	}
+	if (RECORD(t, 0, store_stage_finish(sc->st, stage, state, cls, msg)) < 0)
+		return -1;
+	if (t->bout.kind != BUILD_CANCELLED)
+		log_info("job %lld: build %s: %s", (long long)job, t->si.side,
+			 t->bout.kind == BUILD_DONE ? t->bout.build_id : msg);
+	return 0;
 }
 
 /*
@@ -379,19 +415,20 @@ static void finish_build(struct sched *sc, struct task *t)
  * alpha by look (verdict.c), so a look is paid for, not free.
  */
 #define MORE_BOOTS 100
-static void maybe_more_boots(struct sched *sc, struct task *t)
+static int maybe_more_boots(struct sched *sc, struct task *t)
 {
 	const struct cfg_suite *suite;
 	struct compare_rules rules;
 	struct strbuf err = STRBUF_INIT;
 	json_t *doc, *cmp;
-	int added;
+	int64_t next = store_stage_next(sc->st, t->si.job_id, t->si.seq + 1);
+	int added = 0;
 
-	if (store_stage_next(sc->st, t->si.job_id, t->si.seq + 1))
-		return;
+	if (next)
+		return next < 0 ? (int)next : 0;
 	doc = store_compare_doc(sc->st, t->si.job_id);
 	if (!doc)
-		return;
+		return -EIO;
 	suite = config_suite(sc->cfg, t->si.suite);
 	compare_rules_default(&rules);
 	cmp = compare_sides(doc, "base", doc, "patched", suite ? &suite->rules : &rules, &err);
@@ -405,6 +442,7 @@ static void maybe_more_boots(struct sched *sc, struct task *t)
 	json_decref(cmp);
 	json_decref(doc);
 	strbuf_release(&err);
+	return added < 0 ? added : 0;
 }
 
 /* An A/B job that just finished gets its comparison computed and stored
@@ -422,7 +460,12 @@ static void keep_results(struct sched *sc, int64_t job)
 	if (j && !strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab") &&
 	    (!strcmp(state, "done") || (!strcmp(state, "failed") && (!strcmp(cls, "workload") ||
 								   !strcmp(cls, "suite"))))) {
-		if (results_comparison(sc->st, sc->cfg, job, &doc, &err) < 0) {
+		int r = results_comparison(sc->st, sc->cfg, job, &doc, &err);
+
+		if (store_failed(r))
+			/* its verdict is not stored: backfill() looks again */
+			sc->backfill_below = INT64_MAX;
+		if (r < 0) {
 			log_warnx("job %lld: comparison: %s", (long long)job, err.buf);
 		} else if (!strcmp(state, "done")) {
 			cmp = json_loadb(doc.buf, doc.len, 0, NULL);
@@ -439,16 +482,14 @@ static void keep_results(struct sched *sc, int64_t job)
 }
 
 /* A run that failed as a workload: kept; its boot repeated once (store.h). */
-static void run_failed(struct sched *sc, struct task *t, int64_t stage, const char *msg)
+static int run_failed(struct sched *sc, struct task *t, int k, int64_t stage, const char *msg)
 {
 	int64_t job = t->si.job_id;
 	int repeated = 0;
 	json_t *j;
 
-	if (store_run_failed(sc->st, stage, msg, &repeated) < 0) {
-		log_warnx("job %lld: stage %lld: could not record the failed run", (long long)job, (long long)stage);
-		return;
-	}
+	if (RECORD(t, k, store_run_failed(sc->st, stage, msg, &repeated)) < 0)
+		return -1;
 	log_info("job %lld: run %s on %s failed (workload)%s: %s", (long long)job, t->si.side[0] ? t->si.side : "",
 		 t->machine->name, repeated ? "; its boot will be repeated once" : "", msg);
 	j = store_job_json(sc->st, job);
@@ -461,9 +502,10 @@ static void run_failed(struct sched *sc, struct task *t, int64_t stage, const ch
 		keep_results(sc, job);
 	}
 	json_decref(j);
+	return 0;
 }
 
-static void finish_bootrun(struct sched *sc, struct task *t)
+static int finish_bootrun(struct sched *sc, struct task *t)
 {
 	const char *m = t->machine->name;
 	int64_t boot = t->si.id, run = t->run_stage, job = t->si.job_id;
@@ -473,46 +515,48 @@ static void finish_bootrun(struct sched *sc, struct task *t)
 	switch (t->brout.boot) {
 	case BOOT_KERNEL:
 		/* the kernel's fault: a result; the VM host is fine */
-		store_machine_health(sc->st, m, "good", NULL);
-		store_stage_finish(sc->st, ran ? run : boot, "failed", "boot", msg);
+		if (RECORD(t, 0, store_machine_health(sc->st, m, "good", NULL)) < 0 ||
+		    RECORD(t, 1, store_stage_finish(sc->st, ran ? run : boot, "failed", "boot", msg)) < 0)
+			return -1;
 		log_info("job %lld: boot %s on %s: %s", (long long)job, t->si.side, m, msg);
-		return;
+		return 0;
 	case BOOT_INFRA:
-		store_machine_health(sc->st, m, "bad", msg);
-		store_failure_add(sc->st, m, job, boot, "infra", msg);
-		if (ran)
-			store_stage_retry(sc->st, run, NULL, msg);
-		retry_or_fail(sc, job, boot, m, msg);
-		return;
+		if (RECORD(t, 0, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
+		    RECORD(t, 1, store_failure_add(sc->st, m, job, boot, "infra", msg)) < 0 ||
+		    (ran && RECORD(t, 2, store_stage_retry(sc->st, run, NULL, msg)) == -1))
+			return -1;
+		return retry_or_fail(sc, t, 3, boot, m, msg);
 	case BOOT_CANCELLED:
-		store_stage_finish(sc->st, ran ? run : boot, "cancelled", "cancelled", msg);
-		return;
+		return RECORD(t, 0, store_stage_finish(sc->st, ran ? run : boot, "cancelled", "cancelled", msg));
 	default:
 		break;
 	}
+	msg = t->brout.run.message.buf;
 	/* booted and checked: whatever the run does, the machine booted this */
-	store_machine_kernel(sc->st, m, t->brout.run.kernel, t->brout.booted_at);
+	if (RECORD(t, 0, store_machine_kernel(sc->st, m, t->brout.run.kernel, t->brout.booted_at)) < 0)
+		return -1;
 	switch (t->brout.run.kind) {
 	case RUN_DONE:
-		store_machine_health(sc->st, m, "good", NULL);
-		maybe_more_boots(sc, t);
-		store_stage_finish(sc->st, run, "done", NULL, NULL);
+		if (RECORD(t, 1, store_machine_health(sc->st, m, "good", NULL)) < 0 ||
+		    RECORD(t, 2, maybe_more_boots(sc, t)) < 0 ||
+		    RECORD(t, 3, store_stage_finish(sc->st, run, "done", NULL, NULL)) < 0)
+			return -1;
 		log_info("job %lld: boot+run %s #%d on %s: done", (long long)job, t->si.side, t->si.boot_index, m);
 		keep_results(sc, job);
-		break;
+		return 0;
 	case RUN_WORKLOAD:
-		store_machine_health(sc->st, m, "good", NULL);
-		run_failed(sc, t, run, t->brout.run.message.buf);
-		break;
+		if (RECORD(t, 1, store_machine_health(sc->st, m, "good", NULL)) < 0)
+			return -1;
+		return run_failed(sc, t, 2, run, msg);
 	case RUN_CANCELLED:
-		store_stage_finish(sc->st, run, "cancelled", "cancelled", t->brout.run.message.buf);
-		break;
+		return RECORD(t, 1, store_stage_finish(sc->st, run, "cancelled", "cancelled", msg));
 	default:
-		store_machine_health(sc->st, m, "bad", t->brout.run.message.buf);
-		store_failure_add(sc->st, m, job, run, "infra", t->brout.run.message.buf);
-		/* the run needs its boot: both go back to the queue */
-		store_stage_retry(sc->st, run, NULL, t->brout.run.message.buf);
-		retry_or_fail(sc, job, boot, m, t->brout.run.message.buf);
+		if (RECORD(t, 1, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
+		    RECORD(t, 2, store_failure_add(sc->st, m, job, run, "infra", msg)) < 0 ||
+		    /* the run needs its boot: both go back to the queue */
+		    RECORD(t, 3, store_stage_retry(sc->st, run, NULL, msg)) == -1)
+			return -1;
+		return retry_or_fail(sc, t, 4, boot, m, msg);
 	}
 }
 
@@ -531,20 +575,43 @@ static void collect(struct sched *sc)
 				break;
 			}
 	pthread_mutex_unlock(&sc->lock);
+	/* the outcomes not stored on an earlier pass first, in their order */
+	if (sc->unrecorded) {
+		struct task **tail = &sc->unrecorded;
+
+		while (*tail)
+			tail = &(*tail)->next;
+		*tail = t;
+		t = sc->unrecorded;
+		sc->unrecorded = NULL;
+	}
 	for (; t; t = next) {
+		int rc;
+
 		next = t->next;
 		if (t->kind == TASK_BUILD) {
-			finish_build(sc, t);
+			rc = finish_build(sc, t);
 		} else if (t->kind == TASK_BOOTRUN) {
-			finish_bootrun(sc, t);
+			rc = finish_bootrun(sc, t);
 		} else if (t->kind == TASK_RUN) {
-			finish_run(sc, t);
+			rc = finish_run(sc, t);
 		} else if (t->health_ok) {
-			store_machine_health(sc->st, t->machine->name, "good", NULL);
-			store_machine_kernel(sc->st, t->machine->name, t->health_kernel, 0);
-			log_info("machine %s: health check passed; good again", t->machine->name);
+			rc = RECORD(t, 0, store_machine_health(sc->st, t->machine->name, "good", NULL)) < 0 ||
+			     RECORD(t, 1, store_machine_kernel(sc->st, t->machine->name, t->health_kernel, 0)) < 0 ? -1 : 0;
+			if (rc == 0)
+				log_info("machine %s: health check passed; good again", t->machine->name);
 		} else {
-			store_machine_health(sc->st, t->machine->name, "bad", t->health_err.buf);
+			rc = RECORD(t, 0, store_machine_health(sc->st, t->machine->name, "bad", t->health_err.buf));
+		}
+		if (rc < 0) {
+			/* kept, in order, for the next pass */
+			struct task **tail = &sc->unrecorded;
+
+			while (*tail)
+				tail = &(*tail)->next;
+			t->next = NULL;
+			*tail = t;
+			continue;
 		}
 		task_free(t);
 	}
@@ -606,6 +673,19 @@ static int builder_busy(struct sched *sc, const char *name)
 	return busy;
 }
 
+/* A stage no machine can take fails as infra; on a store error it stays
+ * pending and the next pass decides again. */
+static void fail_unplaced(struct sched *sc, const struct stage_info *si, const char *msg)
+{
+	int r = store_stage_finish(sc->st, si->id, "failed", "infra", msg);
+
+	if (r < 0)
+		log_warnx("job %lld: stage %lld: store: %s; will try again: %s", (long long)si->job_id,
+			  (long long)si->id, store_strerror(r), msg);
+	else
+		log_warnx("job %lld: %s", (long long)si->job_id, msg);
+}
+
 /* Builds run on the tree's builder, one at a time per builder. */
 static void start_build(struct sched *sc, struct stage_info *si)
 {
@@ -616,7 +696,7 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	struct task *t;
 
 	if (!tree || !b) {
-		store_stage_finish(sc->st, si->id, "failed", "infra", "the job's tree or its builder is no longer configured");
+		fail_unplaced(sc, si, "the job's tree or its builder is no longer configured");
 		return;
 	}
 	if (builder_busy(sc, b->name))
@@ -663,7 +743,8 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 	const struct cfg_suite *suite = config_suite(cfg, si->suite);
 	struct strbuf why = STRBUF_INIT;
 	size_t i, fits = 0, healthy = 0;
-	int pass;
+	int64_t run_stage = 0;
+	int pass, r;
 
 	if (!strcmp(si->kind, "build")) {
 		start_build(sc, si);
@@ -673,8 +754,10 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 		/* a run of an A/B job needs its boot: after a restart, boot again */
 		int64_t boot = store_stage_prev(sc->st, si->job_id, si->seq);
 
-		if (boot)
-			store_stage_retry(sc->st, boot, NULL, "its run was interrupted; booting again");
+		if (boot > 0 && store_failed(store_stage_retry(sc->st, boot, NULL,
+							       "its run was interrupted; booting again")))
+			log_warnx("job %lld: stage %lld: store error; its boot is queued again on a later pass",
+				  (long long)si->job_id, (long long)si->id);
 		return;
 	}
 	/* good machines first, then unknown ones (the run checks them first) */
@@ -705,12 +788,17 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				continue;
 			if (machine_busy_with_health(sc, m->name))
 				continue;
-			if (store_stage_start(sc->st, si->id, m->name) < 0)
+			/* a store error leaves the stage pending for the next pass */
+			if (!strcmp(si->kind, "boot") && (run_stage = store_stage_next(sc->st, si->job_id, si->seq)) <= 0)
+				goto out;
+			if ((r = store_stage_start(sc->st, si->id, m->name)) < 0) {
+				if (store_failed(r))
+					goto out;
 				continue;
+			}
 			t = task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, m);
 			t->cfg = cfg;
-			if (t->kind == TASK_BOOTRUN)
-				t->run_stage = store_stage_next(sc->st, si->job_id, si->seq);
+			t->run_stage = run_stage;
 			t->si = *si;
 			memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
 			t->suite = suite;
@@ -730,15 +818,13 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				    "last failure: %s", si->last_error);
 		else
 			strbuf_addstr(&msg, "no configured machine fits the job's machines and tags");
-		store_stage_finish(sc->st, si->id, "failed", "infra", msg.buf);
-		log_warnx("job %lld: %s", (long long)si->job_id, msg.buf);
+		fail_unplaced(sc, si, msg.buf);
 		strbuf_release(&msg);
 	} else if (!healthy) {
 		struct strbuf msg = STRBUF_INIT;
 
 		strbuf_addf(&msg, "no healthy machine fits: %s", why.buf);
-		store_stage_finish(sc->st, si->id, "failed", "infra", msg.buf);
-		log_warnx("job %lld: %s", (long long)si->job_id, msg.buf);
+		fail_unplaced(sc, si, msg.buf);
 		strbuf_release(&msg);
 	}
 	/* otherwise every fitting machine is busy: wait */
@@ -843,6 +929,13 @@ void sched_free(struct sched *sc)
 		struct task *t = sc->done;
 
 		sc->done = t->next;
+		task_free(t);
+	}
+	/* outcomes never stored: their stages stay running, for store_recover */
+	while (sc->unrecorded) {
+		struct task *t = sc->unrecorded;
+
+		sc->unrecorded = t->next;
 		task_free(t);
 	}
 	free(sc->workers);

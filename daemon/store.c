@@ -39,12 +39,25 @@ struct stmt_slot {
 	sqlite3_stmt *s;
 };
 
+/* The test hook (store.h): the n-th statement from now, or the next
+ * `times` statements whose SQL contains `match`, fail with `code`. */
+struct store_fault {
+	long after;
+	int times;
+	int code;
+	long hits;
+	char match[128];
+};
+
 struct store {
 	sqlite3 *db;
 	pthread_mutex_t lock;
 	int version;
 	struct stmt_slot cache[STMT_CACHE];
 	size_t ncache;
+	struct store_fault fault;
+	char errmsg[256];	/* the last failure's message, under the lock */
+	int errcode;		/* and its SQLite code */
 };
 
 static void lock(struct store *st)
@@ -57,16 +70,165 @@ static void unlock(struct store *st)
 	pthread_mutex_unlock(&st->lock);
 }
 
+/* An SQLite result code as the store's negative errno (store.h). */
+static int sqlite_errno(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EAGAIN;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	default:
+		return -EIO;
+	}
+}
+
 static int sql_err(struct store *st, struct strbuf *err, const char *what)
 {
 	if (err)
-		strbuf_seterr(err, "store: %s: %s", what, sqlite3_errmsg(st->db));
-	return -EIO;
+		strbuf_seterr(err, "store: %s: %s", what, st->errmsg[0] ? st->errmsg : sqlite3_errmsg(st->db));
+	return sqlite_errno(st->errcode);
+}
+
+/* Whether the statement about to start (sql) is the one the fault hook
+ * fails: SQLITE_OK, or the code to fail it with. */
+static int fault_fires(struct store *st, const char *sql)
+{
+	struct store_fault *f = &st->fault;
+
+	if (f->after > 0) {
+		if (--f->after > 0)
+			return SQLITE_OK;
+	} else if (f->times > 0 && sql && strstr(sql, f->match)) {
+		f->times--;
+	} else {
+		return SQLITE_OK;
+	}
+	f->hits++;
+	return f->code;
+}
+
+/* Remembers why a statement failed (rc), for sql_err and the log. */
+static int failed(struct store *st, int rc, const char *sql, int injected)
+{
+	st->errcode = rc;
+	snprintf(st->errmsg, sizeof(st->errmsg), "%s%s (%.60s)", injected ? "injected: " : "",
+		 injected ? sqlite3_errstr(rc) : sqlite3_errmsg(st->db), sql ? sql : "?");
+	return rc;
+}
+
+/*
+ * Every statement the store runs goes through here: it starts (or goes on
+ * with) s, unless the fault hook fails it first. Returns SQLite's code.
+ */
+static int stmt_step(struct store *st, sqlite3_stmt *s)
+{
+	int rc;
+
+	if (!s)
+		return SQLITE_MISUSE;
+	if (!sqlite3_stmt_busy(s) && (rc = fault_fires(st, sqlite3_sql(s))) != SQLITE_OK)
+		return failed(st, rc, sqlite3_sql(s), 1);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		failed(st, rc, sqlite3_sql(s), 0);
+	return rc;
 }
 
 static int exec(struct store *st, const char *sql)
 {
-	return sqlite3_exec(st->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -EIO;
+	int rc = strcmp(sql, "ROLLBACK") ? fault_fires(st, sql) : SQLITE_OK;
+
+	if (rc != SQLITE_OK)
+		return sqlite_errno(failed(st, rc, sql, 1));
+	rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+	return rc == SQLITE_OK ? 0 : sqlite_errno(failed(st, rc, sql, 0));
+}
+
+/*
+ * Transactions: every change of more than one statement is
+ * txn_begin ... txn_end(st, rc). BEGIN IMMEDIATE takes the write lock up
+ * front, so a busy database fails the BEGIN, not a statement half-way.
+ * txn_end commits when rc is 0 and rolls back otherwise, or when the
+ * COMMIT fails; it returns rc, or the COMMIT's error. A transaction left
+ * open by a failed ROLLBACK is rolled back by the next txn_begin, so one
+ * failure never swallows the next change into a transaction that no one
+ * commits.
+ */
+static int txn_begin(struct store *st)
+{
+	if (!sqlite3_get_autocommit(st->db)) {
+		fprintf(stderr, "tlblabd: store: a transaction was left open; rolling it back\n");
+		exec(st, "ROLLBACK");
+	}
+	return exec(st, "BEGIN IMMEDIATE");
+}
+
+static int txn_end(struct store *st, int rc)
+{
+	if (rc == 0)
+		rc = exec(st, "COMMIT");
+	if (rc < 0 && !sqlite3_get_autocommit(st->db) && exec(st, "ROLLBACK") < 0)
+		fprintf(stderr, "tlblabd: store: rollback failed: %s\n", sqlite3_errmsg(st->db));
+	return rc;
+}
+
+void store_fault_after(struct store *st, long n, int code)
+{
+	long hits;
+
+	lock(st);
+	hits = st->fault.hits;
+	memset(&st->fault, 0, sizeof(st->fault));
+	st->fault.hits = n ? 0 : hits;
+	st->fault.after = n;
+	st->fault.code = code;
+	unlock(st);
+}
+
+void store_fault_match(struct store *st, const char *match, int times, int code)
+{
+	lock(st);
+	memset(&st->fault, 0, sizeof(st->fault));
+	snprintf(st->fault.match, sizeof(st->fault.match), "%s", match ? match : "");
+	st->fault.times = match && *match ? times : 0;
+	st->fault.code = code;
+	unlock(st);
+}
+
+void store_busy_timeout(struct store *st, int ms)
+{
+	lock(st);
+	sqlite3_busy_timeout(st->db, ms);
+	unlock(st);
+}
+
+long store_fault_hits(struct store *st)
+{
+	long n;
+
+	lock(st);
+	n = st->fault.hits;
+	unlock(st);
+	return n;
+}
+
+int store_failed(int rc)
+{
+	return rc == -EIO || rc == -ENOSPC || rc == -EAGAIN;
+}
+
+const char *store_strerror(int rc)
+{
+	switch (rc) {
+	case -EAGAIN: return "the database is locked by another writer";
+	case -ENOSPC: return "the database or its disk is full";
+	case -ENOENT: return "no such row";
+	case -EBUSY: return "lost a race with another change";
+	case -EALREADY: return "already finished";
+	default: return "an SQLite error";
+	}
 }
 
 static sqlite3_stmt *prep_once(struct store *st, const char *sql)
@@ -74,6 +236,7 @@ static sqlite3_stmt *prep_once(struct store *st, const char *sql)
 	sqlite3_stmt *s = NULL;
 
 	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
+		failed(st, sqlite3_errcode(st->db), sql, 0);
 		fprintf(stderr, "tlblabd: store: cannot prepare: %s: %s\n", sqlite3_errmsg(st->db), sql);
 		return NULL;
 	}
@@ -137,11 +300,24 @@ static int step_done_st(struct store *st, sqlite3_stmt *s)
 
 	if (!s)
 		return -EIO;
-	rc = sqlite3_step(s);
+	rc = stmt_step(st, s);
 	stmt_done(st, s);
-	return rc == SQLITE_DONE ? 0 : -EIO;
+	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
 }
 #define step_done(s) step_done_st(st, (s))
+
+/* Steps a query of at most one row: 1 with a row (read it, then
+ * stmt_done), 0 with none (handed back), or a negative errno (handed
+ * back). For reads inside a transaction, where "no row" decides. */
+static int step_row(struct store *st, sqlite3_stmt *s)
+{
+	int rc = s ? stmt_step(st, s) : SQLITE_ERROR;
+
+	if (rc == SQLITE_ROW)
+		return 1;
+	stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+}
 
 static json_t *col_json(sqlite3_stmt *s, int i)
 {
@@ -184,7 +360,7 @@ static int backfill_subjects(struct store *st)
 
 	s = prep_once(st, "SELECT id, patch_kind, patch FROM jobs WHERE kind = 'ab' AND patch IS NOT NULL "
 		      "AND patch_kind IN ('patch', 'url')");
-	while (s && rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
+	while (s && rc == 0 && stmt_step(st, s) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(s, 1);
 		enum patch_subject_kind k = patch_subject((const char *)sqlite3_column_text(s, 2),
 							  (size_t)sqlite3_column_bytes(s, 2), &subj);
@@ -206,13 +382,13 @@ static int migrate(struct store *st, struct strbuf *err)
 {
 	sqlite3_stmt *s;
 	size_t i;
-	int have = 0;
+	int have = 0, rc;
 
 	if (exec(st, "CREATE TABLE IF NOT EXISTS schema_migrations ("
 		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)") < 0)
 		return sql_err(st, err, "schema_migrations");
 	s = prep(st, "SELECT coalesce(max(version), 0) FROM schema_migrations");
-	if (s && sqlite3_step(s) == SQLITE_ROW)
+	if (s && stmt_step(st, s) == SQLITE_ROW)
 		have = sqlite3_column_int(s, 0);
 	stmt_done(st, s);
 	for (i = 0; i < nmigrations; i++) {
@@ -220,21 +396,21 @@ static int migrate(struct store *st, struct strbuf *err)
 
 		if (m->version <= have)
 			continue;
-		if (exec(st, "BEGIN IMMEDIATE") < 0)
-			return sql_err(st, err, "begin migration");
-		if (sqlite3_exec(st->db, m->sql, NULL, NULL, NULL) != SQLITE_OK ||
-		    (m->version == SUBJECT_MIGRATION && backfill_subjects(st) < 0)) {
-			strbuf_seterr(err, "store: migration %s: %s", m->name, sqlite3_errmsg(st->db));
-			exec(st, "ROLLBACK");
-			return -EIO;
+		rc = txn_begin(st);
+		if (rc == 0)
+			rc = exec(st, m->sql);
+		if (rc == 0 && m->version == SUBJECT_MIGRATION)
+			rc = backfill_subjects(st) < 0 ? -EIO : 0;
+		if (rc == 0) {
+			s = prep(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)");
+			sqlite3_bind_int(s, 1, m->version);
+			bind_text(s, 2, m->name);
+			sqlite3_bind_double(s, 3, now());
+			rc = step_done(s);
 		}
-		s = prep(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)");
-		sqlite3_bind_int(s, 1, m->version);
-		bind_text(s, 2, m->name);
-		sqlite3_bind_double(s, 3, now());
-		if (step_done(s) < 0 || exec(st, "COMMIT") < 0) {
-			exec(st, "ROLLBACK");
-			return sql_err(st, err, "record migration");
+		if (txn_end(st, rc) < 0) {
+			sql_err(st, err, m->name);
+			return -EIO;
 		}
 		have = m->version;
 	}
@@ -319,11 +495,10 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 	int rc = 0;
 
 	lock(st);
-	if (exec(st, "BEGIN IMMEDIATE") < 0 || exec(st, "UPDATE machines SET in_config = 0") < 0) {
-		rc = sql_err(st, err, "sync machines");
-		goto out;
-	}
-	for (i = 0; i < cfg->nmachines; i++) {
+	rc = txn_begin(st);
+	if (rc == 0)
+		rc = exec(st, "UPDATE machines SET in_config = 0");
+	for (i = 0; rc == 0 && i < cfg->nmachines; i++) {
 		const struct cfg_machine *m = &cfg->machines[i];
 		sqlite3_stmt *s = prep(st,
 			"INSERT INTO machines (name, transport, host, boot, arch, cpus, tags, in_config) "
@@ -339,15 +514,10 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 		sqlite3_bind_int(s, 6, m->cpus);
 		bind_json(s, 7, tags);
 		json_decref(tags);
-		if (step_done(s) < 0) {
-			rc = sql_err(st, err, "sync machine");
-			exec(st, "ROLLBACK");
-			goto out;
-		}
+		rc = step_done(s);
 	}
-	if (exec(st, "COMMIT") < 0)
+	if (txn_end(st, rc) < 0)
 		rc = sql_err(st, err, "sync machines");
-out:
 	unlock(st);
 	return rc;
 }
@@ -368,26 +538,20 @@ int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)
 	int rc = 0;
 
 	lock(st);
-	if (exec(st, "BEGIN IMMEDIATE") < 0 || exec(st, "DELETE FROM tokens WHERE source = 'config'") < 0) {
-		rc = sql_err(st, err, "sync tokens");
-		goto out;
-	}
-	for (; tokens && *tokens; tokens++) {
+	rc = txn_begin(st);
+	if (rc == 0)
+		rc = exec(st, "DELETE FROM tokens WHERE source = 'config'");
+	for (; rc == 0 && tokens && *tokens; tokens++) {
 		sqlite3_stmt *s = prep(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)");
 		char hex[65];
 
 		sha256_hex(*tokens, hex);
 		bind_text(s, 1, hex);
 		sqlite3_bind_double(s, 2, now());
-		if (step_done(s) < 0) {
-			rc = sql_err(st, err, "sync tokens");
-			exec(st, "ROLLBACK");
-			goto out;
-		}
+		rc = step_done(s);
 	}
-	if (exec(st, "COMMIT") < 0)
+	if (txn_end(st, rc) < 0)
 		rc = sql_err(st, err, "sync tokens");
-out:
 	unlock(st);
 	return rc;
 }
@@ -404,7 +568,7 @@ int store_token_valid(struct store *st, const char *token)
 	lock(st);
 	s = prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
 	bind_text(s, 1, hex);
-	ok = s && sqlite3_step(s) == SQLITE_ROW;
+	ok = s && stmt_step(st, s) == SQLITE_ROW;
 	stmt_done(st, s);
 	unlock(st);
 	return ok;
@@ -417,15 +581,13 @@ int store_job_create(struct store *st, const struct job_request *req,
 		     struct strbuf *err)
 {
 	sqlite3_stmt *s;
-	int64_t id;
+	int64_t id = 0;
 	size_t i;
 	int rc = 0;
 
 	lock(st);
-	if (exec(st, "BEGIN IMMEDIATE") < 0) {
-		rc = sql_err(st, err, "create job");
-		goto out;
-	}
+	if ((rc = txn_begin(st)) < 0)
+		goto fail;
 	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
 		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
 		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -445,7 +607,7 @@ int store_job_create(struct store *st, const struct job_request *req,
 	bind_text(s, 14, req->patch_ref);
 	sqlite3_bind_int(s, 15, req->max_boots > req->boots ? req->max_boots : req->boots);
 	bind_text(s, 16, req->patch_subject);
-	if (step_done(s) < 0)
+	if ((rc = step_done(s)) < 0)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < nstages; i++) {
@@ -456,17 +618,14 @@ int store_job_create(struct store *st, const struct job_request *req,
 		bind_text(s, 4, stages[i].side);
 		sqlite3_bind_int(s, 5, stages[i].boot_index);
 		sqlite3_bind_double(s, 6, stages[i].timeout);
-		if (step_done(s) < 0)
+		if ((rc = step_done(s)) < 0)
 			goto fail;
 	}
-	if (exec(st, "COMMIT") < 0)
-		goto fail;
-	*ret_id = id;
-	goto out;
 fail:
-	rc = sql_err(st, err, "create job");
-	exec(st, "ROLLBACK");
-out:
+	if ((rc = txn_end(st, rc)) < 0)
+		sql_err(st, err, "create job");
+	else
+		*ret_id = id;
 	unlock(st);
 	return rc;
 }
@@ -520,7 +679,7 @@ json_t *store_job_json(struct store *st, int64_t id)
 	lock(st);
 	s = prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, id);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
+	if (s && stmt_step(st, s) == SQLITE_ROW)
 		job = job_row(s);
 	stmt_done(st, s);
 	if (!job)
@@ -530,7 +689,7 @@ json_t *store_job_json(struct store *st, int64_t id)
 		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs "
 		     "FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while (s && stmt_step(st, s) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
@@ -588,7 +747,7 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 	s = prep_once(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
+	if (s && stmt_step(st, s) == SQLITE_ROW)
 		total = sqlite3_column_int64(s, 0);
 	stmt_done(st, s);
 	strbuf_reset(&sql);
@@ -597,7 +756,7 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 	s = prep_once(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_array_append_new(jobs, job_row(s));
 	stmt_done(st, s);
 	unlock(st);
@@ -617,7 +776,7 @@ int store_comparison_get(struct store *st, int64_t job, const char *rules, struc
 	s = prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
 	sqlite3_bind_int64(s, 1, job);
 	bind_text(s, 2, rules);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
+	if (s && stmt_step(st, s) == SQLITE_ROW) {
 		strbuf_reset(ret_doc);
 		strbuf_add(ret_doc, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
 		found = 1;
@@ -631,10 +790,11 @@ int store_comparison_put(struct store *st, int64_t job, const char *rules, const
 			 const char *verdict, double compute_ms)
 {
 	sqlite3_stmt *s;
-	int rc = -1;
+	int rc;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	s = prep(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
 		     "SELECT id, ?2, ?3, ?4, ?5 FROM jobs WHERE id = ?1 "
 		     "AND state IN ('done', 'failed', 'cancelled') "
@@ -645,18 +805,18 @@ int store_comparison_put(struct store *st, int64_t job, const char *rules, const
 	bind_text(s, 3, doc);
 	sqlite3_bind_double(s, 4, now());
 	sqlite3_bind_double(s, 5, compute_ms);
-	if (step_done(s) < 0 || !sqlite3_changes(st->db))
-		goto fail;
+	rc = step_done(s);
+	if (rc == 0 && !sqlite3_changes(st->db))
+		rc = -ENOENT;
 	/* a failed job's partial comparison is kept, but gives it no verdict */
 	s = prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'");
 	sqlite3_bind_int64(s, 1, job);
 	bind_text(s, 2, verdict);
-	if (step_done(s) < 0 || exec(st, "COMMIT") < 0)
-		goto fail;
-	rc = 0;
-	goto out;
-fail:
-	exec(st, "ROLLBACK");
+	if (rc == 0)
+		rc = step_done(s);
+	else
+		stmt_done(st, s);
+	rc = txn_end(st, rc);
 out:
 	unlock(st);
 	return rc;
@@ -671,26 +831,29 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
 	s = prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
 		     "ORDER BY id DESC LIMIT 1");
 	sqlite3_bind_int64(s, 1, below);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
+	if (s && stmt_step(st, s) == SQLITE_ROW)
 		id = sqlite3_column_int64(s, 0);
 	stmt_done(st, s);
 	unlock(st);
 	return id;
 }
 
-/* Job state, or NULL. Caller holds the lock; result is a static copy. */
-static const char *job_state(struct store *st, int64_t id, char *buf, size_t len)
+/* The job's state into buf, and how many of its stages run: 0, -ENOENT,
+ * or a store error. Caller holds the lock. */
+static int job_state(struct store *st, int64_t id, char *buf, size_t len, int *ret_running)
 {
-	sqlite3_stmt *s = prep(st, "SELECT state FROM jobs WHERE id = ?");
-	const char *r = NULL;
+	sqlite3_stmt *s = prep(st, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
+			       "AND state = 'running') FROM jobs WHERE id = ?1");
+	int rc;
 
 	sqlite3_bind_int64(s, 1, id);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
-		r = buf;
-	}
+	rc = step_row(st, s);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+	*ret_running = sqlite3_column_int(s, 1);
 	stmt_done(st, s);
-	return r;
+	return 0;
 }
 
 static int finished_state(const char *state)
@@ -702,57 +865,51 @@ int store_job_cancel(struct store *st, int64_t id)
 {
 	char state[16];
 	sqlite3_stmt *s;
-	int rc = 0, running = 0;
+	int rc, running = 0;
 
 	lock(st);
-	if (!job_state(st, id, state, sizeof(state))) {
-		rc = -ENOENT;
+	/* read inside the transaction: the scheduler may start a stage meanwhile */
+	if ((rc = txn_begin(st)) < 0 || (rc = job_state(st, id, state, sizeof(state), &running)) < 0)
 		goto out;
-	}
 	if (finished_state(state)) {
 		rc = -EALREADY;
 		goto out;
 	}
-	s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'running'");
-	sqlite3_bind_int64(s, 1, id);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
-		running = sqlite3_column_int(s, 0);
-	stmt_done(st, s);
-	exec(st, "BEGIN IMMEDIATE");
 	s = prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
 	sqlite3_bind_int64(s, 1, id);
-	step_done(s);
+	if ((rc = step_done(s)) < 0)
+		goto out;
 	if (!running) {
 		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
 			     "error_message = 'cancelled before it started', finished = ?2 "
 			     "WHERE job_id = ?1 AND state = 'pending'");
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_double(s, 2, now());
-		step_done(s);
+		if ((rc = step_done(s)) < 0)
+			goto out;
 		s = prep(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
 			     "error_message = 'cancelled' WHERE id = ?1");
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_double(s, 2, now());
-		step_done(s);
-	}
-	if (exec(st, "COMMIT") < 0) {
-		exec(st, "ROLLBACK");
-		rc = -EIO;
+		rc = step_done(s);
 	}
 out:
+	/* -EALREADY and -ENOENT changed nothing: rolled back all the same */
+	rc = txn_end(st, rc);
 	unlock(st);
 	return rc;
 }
 
 /* The first column of every row of sql, as ids. Caller holds the lock and
- * frees *ret. */
-static void query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
+ * frees *ret (set on success only). 0 or a store error. */
+static int query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
 {
 	sqlite3_stmt *s = prep(st, sql);
 	int64_t *v = NULL;
 	size_t n = 0, alloc = 0;
+	int rc;
 
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
 			v = realloc(v, alloc * sizeof(*v));
@@ -762,17 +919,26 @@ static void query_ids(struct store *st, const char *sql, int64_t **ret, size_t *
 		v[n++] = sqlite3_column_int64(s, 0);
 	}
 	stmt_done(st, s);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return sqlite_errno(rc);
+	}
 	*ret = v;
 	*ret_n = n;
+	return 0;
 }
 
 int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
 {
+	int rc;
+
+	*ret = NULL;
+	*ret_n = 0;
 	lock(st);
-	query_ids(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')",
-		  ret, ret_n);
+	rc = query_ids(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')",
+		       ret, ret_n);
 	unlock(st);
-	return 0;
+	return rc;
 }
 
 /* ---- stages ---- */
@@ -802,6 +968,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	sqlite3_stmt *s;
 	struct stage_info *v = NULL;
 	size_t n = 0, alloc = 0;
+	int rc;
 
 	lock(st);
 	s = prep(st,
@@ -814,7 +981,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
 		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		struct stage_info *si;
 
 		if (n == alloc) {
@@ -848,6 +1015,10 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	}
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE) {
+		stage_infos_free(v, n);
+		return sqlite_errno(rc);
+	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -857,19 +1028,22 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 static int mark_running(struct store *st, int64_t stage_id, const char *where)
 {
 	sqlite3_stmt *s;
+	int rc;
 
 	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
 		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
 	sqlite3_bind_int64(s, 1, stage_id);
 	bind_text(s, 2, where);
 	sqlite3_bind_double(s, 3, now());
-	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1)
+	if ((rc = step_done(s)) < 0)
+		return rc;
+	if (sqlite3_changes(st->db) != 1)
 		return -EBUSY;
 	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
 		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
 	sqlite3_bind_int64(s, 1, stage_id);
 	sqlite3_bind_double(s, 2, now());
-	return step_done(s) < 0 ? -EIO : 0;
+	return step_done(s);
 }
 
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
@@ -878,29 +1052,20 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 	int rc = 0;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	s = prep(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
 		     "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
 		     "AND health IN ('good', 'unknown') AND in_config = 1");
 	sqlite3_bind_int64(s, 1, stage_id);
 	bind_text(s, 2, machine);
 	sqlite3_bind_double(s, 3, now());
-	if (step_done(s) < 0) {
-		rc = -EIO;
-		goto rollback;
-	}
-	if (sqlite3_changes(st->db) != 1) {
+	rc = step_done(s);
+	if (rc == 0 && sqlite3_changes(st->db) != 1)
 		rc = -EBUSY;
-		goto rollback;
-	}
-	rc = mark_running(st, stage_id, machine);
-	if (rc < 0)
-		goto rollback;
-	if (exec(st, "COMMIT") == 0)
-		goto out;
-	rc = -EIO;
-rollback:
-	exec(st, "ROLLBACK");
+	if (rc == 0)
+		rc = mark_running(st, stage_id, machine);
+	rc = txn_end(st, rc);
 out:
 	unlock(st);
 	return rc;
@@ -926,12 +1091,10 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 	int rc;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
-	rc = mark_running(st, stage_id, where);
-	if (rc == 0 && exec(st, "COMMIT") < 0)
-		rc = -EIO;
-	if (rc < 0)
-		exec(st, "ROLLBACK");
+	rc = txn_begin(st);
+	if (rc == 0)
+		rc = mark_running(st, stage_id, where);
+	rc = txn_end(st, rc);
 	unlock(st);
 	return rc;
 }
@@ -942,30 +1105,27 @@ int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 	int rc = 0;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	s = prep(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'");
 	sqlite3_bind_int64(s, 1, boot_stage);
 	sqlite3_bind_double(s, 2, now());
-	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1)
-		goto fail;
+	if ((rc = step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+		goto out;
 	s = prep(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
 		     "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
 		     "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'");
 	sqlite3_bind_int64(s, 1, run_stage);
 	sqlite3_bind_int64(s, 2, boot_stage);
 	sqlite3_bind_double(s, 3, now());
-	if (step_done(s) < 0 || sqlite3_changes(st->db) != 1)
-		goto fail;
+	if ((rc = step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+		goto out;
 	s = prep(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1");
 	sqlite3_bind_int64(s, 1, boot_stage);
 	sqlite3_bind_int64(s, 2, run_stage);
-	if (step_done(s) < 0 || exec(st, "COMMIT") < 0)
-		goto fail;
-	goto out;
-fail:
-	rc = -EIO;
-	exec(st, "ROLLBACK");
+	rc = step_done(s);
 out:
+	rc = txn_end(st, rc);
 	unlock(st);
 	return rc;
 }
@@ -990,16 +1150,18 @@ static int64_t stage_at(struct store *st, int64_t job_id, int seq)
 {
 	sqlite3_stmt *s;
 	int64_t id = 0;
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, seq);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
+	if ((rc = step_row(st, s)) > 0) {
 		id = sqlite3_column_int64(s, 0);
-	stmt_done(st, s);
+		stmt_done(st, s);
+	}
 	unlock(st);
-	return id;
+	return rc < 0 ? rc : id;
 }
 
 int64_t store_stage_next(struct store *st, int64_t job_id, int seq)
@@ -1022,7 +1184,7 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 	s = prep(st, "SELECT coalesce(patch_kind, ''), coalesce(patch, ''), coalesce(patch_url, ''), "
 		     "coalesce(patch_ref, '') FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, job_id);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
+	if (s && stmt_step(st, s) == SQLITE_ROW) {
 		struct strbuf *outs[] = { kind, text, url, ref };
 		int i;
 
@@ -1068,13 +1230,13 @@ int store_build_add(struct store *st, const struct build_row *b)
 	return rc;
 }
 
-static void release_lease(struct store *st, int64_t stage_id)
+static int release_lease(struct store *st, int64_t stage_id)
 {
 	sqlite3_stmt *s = prep(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
 				   "lease_since = NULL WHERE lease_stage = ?");
 
 	sqlite3_bind_int64(s, 1, stage_id);
-	step_done(s);
+	return step_done(s);
 }
 
 /*
@@ -1130,9 +1292,10 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 				   KEPT_FAILURE("e") " ORDER BY seq");
 	struct spec_failure *v = NULL;
 	size_t n = 0, cap = 0;
+	int rc;
 
 	sqlite3_bind_int64(s, 1, job);
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		json_t *specs = col_parsed(s, 4), *e;
 		size_t i, before = n;
 
@@ -1145,6 +1308,10 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 		json_decref(specs);
 	}
 	stmt_done(st, s);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return sqlite_errno(rc);
+	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
@@ -1179,12 +1346,14 @@ static int settle_job(struct store *st, int64_t job)
 
 	s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')");
 	sqlite3_bind_int64(s, 1, job);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
-		open = sqlite3_column_int(s, 0);
+	if ((rc = step_row(st, s)) <= 0)
+		return rc < 0 ? rc : -EIO;
+	open = sqlite3_column_int(s, 0);
 	stmt_done(st, s);
 	if (open)
 		return 0;
-	load_spec_failures(st, job, &v, &n);
+	if ((rc = load_spec_failures(st, job, &v, &n)) < 0)
+		return rc;
 	if ((f = repeated(v, n, "base"))) {
 		cls = "suite";
 		strbuf_addf(&msg, "the suite fails on the base kernel too (not a result of the patch): "
@@ -1237,7 +1406,9 @@ static int add_repeat(struct store *st, int64_t run_stage)
 		     "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
 		     "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?");
 	sqlite3_bind_int64(s, 1, run_stage);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
+	if ((rc = step_row(st, s)) < 0)
+		return rc;
+	if (rc) {
 		job = sqlite3_column_int64(s, 0);
 		seq = sqlite3_column_int(s, 1);
 		snprintf(side, sizeof(side), "%s", (const char *)sqlite3_column_text(s, 2));
@@ -1246,11 +1417,12 @@ static int add_repeat(struct store *st, int64_t run_stage)
 		run_timeout = sqlite3_column_double(s, 5);
 		ab = sqlite3_column_int(s, 6);
 		boot_timeout = sqlite3_column_double(s, 7);
+		stmt_done(st, s);
 	}
-	stmt_done(st, s);
 	if (!job || !ab || is_repeat || !side[0])
 		return 0;
-	load_spec_failures(st, job, &v, &n);
+	if ((rc = load_spec_failures(st, job, &v, &n)) < 0)
+		return rc;
 	/* a failure known to repeat, on this side or on the base side (the
 	 * suite is broken then, whatever the patch does), would only repeat */
 	if (repeated(v, n, side) || repeated(v, n, "base")) {
@@ -1287,49 +1459,51 @@ static int add_repeat(struct store *st, int64_t run_stage)
 }
 
 /* Inside a transaction: the stage ends in state (class, message), its
- * machine released. Returns its job's id, 0 when there is no such stage. */
+ * machine released. Returns its job's id, -ENOENT when there is no such
+ * stage, or a store error. */
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
 			 const char *message)
 {
 	sqlite3_stmt *s = prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
 				   "finished = ?5 WHERE id = ?1 RETURNING job_id");
 	int64_t job = 0;
+	int rc;
 
 	sqlite3_bind_int64(s, 1, stage_id);
 	bind_text(s, 2, state);
 	bind_text(s, 3, error_class);
 	bind_text(s, 4, message);
 	sqlite3_bind_double(s, 5, now());
-	if (s && sqlite3_step(s) == SQLITE_ROW)
-		job = sqlite3_column_int64(s, 0);
+	rc = step_row(st, s);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	job = sqlite3_column_int64(s, 0);
+	/* RETURNING: the change is made once the statement runs to its end */
+	rc = stmt_step(st, s);
 	stmt_done(st, s);
-	if (job)
-		release_lease(st, stage_id);
-	return job;
+	if (rc != SQLITE_DONE)
+		return sqlite_errno(rc);
+	rc = release_lease(st, stage_id);
+	return rc < 0 ? rc : job;
 }
 
 int store_run_failed(struct store *st, int64_t stage_id, const char *message, int *ret_repeated)
 {
 	int64_t job = 0;
-	int rc = 0, added = 0;
+	int rc, added = 0;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	job = end_stage(st, stage_id, "failed", "workload", message);
-	if (!job) {
-		rc = -ENOENT;
-		goto rollback;
-	}
-	added = add_repeat(st, stage_id);
-	if (added < 0 || settle_job(st, job) < 0 || exec(st, "COMMIT") < 0) {
-		rc = -EIO;
-		goto rollback;
-	}
-	if (ret_repeated)
+	rc = job < 0 ? (int)job : 0;
+	if (rc == 0)
+		rc = added = add_repeat(st, stage_id);
+	if (rc >= 0)
+		rc = settle_job(st, job);
+	rc = txn_end(st, rc);
+	if (rc == 0 && ret_repeated)
 		*ret_repeated = added;
-	goto out;
-rollback:
-	exec(st, "ROLLBACK");
 out:
 	unlock(st);
 	return rc;
@@ -1354,27 +1528,24 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 {
 	sqlite3_stmt *s;
 	int64_t job = 0;
-	int rc = 0;
+	int rc;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	job = end_stage(st, stage_id, state, error_class, message);
-	if (!job) {
-		rc = -ENOENT;
-		goto rollback;
-	}
-	if (!strcmp(state, "done")) {
-		if (settle_job(st, job) < 0) {
-			rc = -EIO;
-			goto rollback;
-		}
+	if (job < 0) {
+		rc = (int)job;
+	} else if (!strcmp(state, "done")) {
+		rc = settle_job(st, job);
 	} else {
 		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
 			     "error_message = 'an earlier stage did not finish', finished = ?2 "
 			     "WHERE job_id = ?1 AND state = 'pending'");
 		sqlite3_bind_int64(s, 1, job);
 		sqlite3_bind_double(s, 2, now());
-		step_done(s);
+		if ((rc = step_done(s)) < 0)
+			goto out;
 		s = prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
 			     "error_stage = ?6 WHERE id = ?1");
 		sqlite3_bind_int64(s, 1, job);
@@ -1383,54 +1554,53 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		bind_text(s, 4, error_class);
 		bind_text(s, 5, message);
 		sqlite3_bind_int64(s, 6, stage_id);
-		step_done(s);
+		rc = step_done(s);
 	}
-	if (exec(st, "COMMIT") == 0)
-		goto out;
-	rc = -EIO;
-rollback:
-	exec(st, "ROLLBACK");
 out:
+	rc = txn_end(st, rc);
 	unlock(st);
 	return rc;
 }
 
-static void drop_stage_results(struct store *st, int64_t stage_id)
+static int drop_stage_results(struct store *st, int64_t stage_id)
 {
-	sqlite3_stmt *s = prep(st, "DELETE FROM runs WHERE stage_id = ?");
+	static const char *const sql[] = { "DELETE FROM runs WHERE stage_id = ?",
+					   "DELETE FROM samples WHERE stage_id = ?",
+					   "DELETE FROM unavailable WHERE stage_id = ?" };
+	sqlite3_stmt *s;
+	size_t i;
+	int rc = 0;
 
-	sqlite3_bind_int64(s, 1, stage_id);
-	step_done(s);
-	s = prep(st, "DELETE FROM samples WHERE stage_id = ?");
-	sqlite3_bind_int64(s, 1, stage_id);
-	step_done(s);
-	s = prep(st, "DELETE FROM unavailable WHERE stage_id = ?");
-	sqlite3_bind_int64(s, 1, stage_id);
-	step_done(s);
+	for (i = 0; i < ARRAY_SIZE(sql) && rc == 0; i++) {
+		s = prep(st, sql[i]);
+		sqlite3_bind_int64(s, 1, stage_id);
+		rc = step_done(s);
+	}
+	return rc;
 }
 
 int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, const char *message)
 {
 	sqlite3_stmt *s;
-	int attempt = -1, rc = 0;
+	int attempt = -1, rc;
 
 	lock(st);
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	s = prep(st, "SELECT attempt FROM stages WHERE id = ?");
 	sqlite3_bind_int64(s, 1, stage_id);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
-		attempt = sqlite3_column_int(s, 0);
-	stmt_done(st, s);
-	if (attempt < 0) {
-		rc = -ENOENT;
+	if ((rc = step_row(st, s)) <= 0) {
+		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
+	attempt = sqlite3_column_int(s, 0);
+	stmt_done(st, s);
 	if (attempt + 1 >= STORE_MAX_ATTEMPTS) {
 		rc = -EALREADY;
 		goto out;
 	}
-	exec(st, "BEGIN IMMEDIATE");
-	release_lease(st, stage_id);
-	drop_stage_results(st, stage_id);
+	if ((rc = release_lease(st, stage_id)) < 0 || (rc = drop_stage_results(st, stage_id)) < 0)
+		goto out;
 	s = prep(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
 		     "started = NULL, error_class = 'infra', error_message = ?2, "
 		     "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
@@ -1445,11 +1615,9 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 			 attempt + 1, machine ? machine : "?", message ? message : "");
 		bind_text(s, 4, line);
 	}
-	if (step_done(s) < 0 || exec(st, "COMMIT") < 0) {
-		exec(st, "ROLLBACK");
-		rc = -EIO;
-	}
+	rc = step_done(s);
 out:
+	rc = txn_end(st, rc);
 	unlock(st);
 	return rc;
 }
@@ -1480,7 +1648,7 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 	s = prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
 	sqlite3_bind_int64(s, 1, stage_id);
 	sqlite3_bind_int64(s, 2, job_id);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
+	if (s && stmt_step(st, s) == SQLITE_ROW) {
 		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
 		rc = 0;
 	}
@@ -1493,29 +1661,38 @@ int store_recover(struct store *st, struct strbuf *log)
 {
 	int64_t *ids = NULL;
 	size_t n = 0, i;
+	int rc;
 
 	lock(st);
-	query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
-	exec(st, "BEGIN IMMEDIATE");
-	exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
-		 "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
-		 "WHERE lease_job IS NOT NULL AND health != 'maintenance'");
-	exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
-	exec(st, "COMMIT");
+	rc = txn_begin(st);
+	if (rc == 0)
+		rc = query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
+	if (rc == 0)
+		rc = exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
+			  "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
+			  "WHERE lease_job IS NOT NULL AND health != 'maintenance'");
+	if (rc == 0)
+		rc = exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
+	rc = txn_end(st, rc);
 	unlock(st);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && rc == 0; i++) {
 		const char *msg = "interrupted: the daemon stopped during this stage";
-		int r = store_stage_retry(st, ids[i], NULL, msg);
 
-		if (r == -EALREADY) {
-			store_stage_finish(st, ids[i], "failed", "infra", msg);
-			strbuf_addf(log, "stage %lld: interrupted on its last attempt; failed\n", (long long)ids[i]);
-		} else {
+		rc = store_stage_retry(st, ids[i], NULL, msg);
+		if (rc == -EALREADY) {
+			rc = store_stage_finish(st, ids[i], "failed", "infra", msg);
+			if (rc == 0)
+				strbuf_addf(log, "stage %lld: interrupted on its last attempt; failed\n",
+					    (long long)ids[i]);
+		} else if (rc == 0) {
 			strbuf_addf(log, "stage %lld: interrupted; queued again\n", (long long)ids[i]);
 		}
+		if (rc < 0)
+			strbuf_addf(log, "stage %lld: interrupted; cannot queue it again: %s\n",
+				    (long long)ids[i], store_strerror(rc));
 	}
 	free(ids);
-	return 0;
+	return rc;
 }
 
 /* ---- machines ---- */
@@ -1560,7 +1737,7 @@ int store_machine_get_health(struct store *st, const char *name, char *buf, size
 	lock(st);
 	s = prep(st, "SELECT health FROM machines WHERE name = ?");
 	bind_text(s, 1, name);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
+	if (s && stmt_step(st, s) == SQLITE_ROW) {
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
 		rc = 0;
 	}
@@ -1597,7 +1774,7 @@ json_t *store_machines_json(struct store *st)
 	s = prep(st, "SELECT name, transport, host, boot, arch, cpus, tags, health, health_reason, "
 		     "lease_job, lease_stage, kernel, last_boot, health_changed FROM machines "
 		     "WHERE in_config = 1 ORDER BY name");
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while (s && stmt_step(st, s) == SQLITE_ROW) {
 		json_t *m = json_object(), *fails = json_array();
 
 		json_object_set_new(m, "name", col_json(s, 0));
@@ -1617,7 +1794,7 @@ json_t *store_machines_json(struct store *st)
 		f = prep(st, "SELECT job_id, stage_id, class, message, at FROM failures WHERE machine = ? "
 			     "ORDER BY id DESC LIMIT 5");
 		bind_text(f, 1, (const char *)sqlite3_column_text(s, 0));
-		while (f && sqlite3_step(f) == SQLITE_ROW)
+		while (f && stmt_step(st, f) == SQLITE_ROW)
 			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", col_json(f, 0),
 							       "stage", col_json(f, 1), "class", col_json(f, 2),
 							       "message", col_json(f, 3), "at", col_json(f, 4)));
@@ -1638,11 +1815,11 @@ json_t *store_health_json(struct store *st)
 
 	lock(st);
 	s = prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
 	stmt_done(st, s);
 	s = prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
 	stmt_done(st, s);
 	unlock(st);
@@ -1658,11 +1835,12 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 	sqlite3_stmt *s;
 	const char *name;
 	json_t *v;
-	int64_t id;
-	int rc = 0;
+	int64_t id = 0;
+	int rc;
 
 	lock(st);
-	exec(st, "BEGIN IMMEDIATE");
+	if ((rc = txn_begin(st)) < 0)
+		goto out;
 	s = prep(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
 		     "case_index, iteration, warmup, workload, params, duration) "
 		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -1679,12 +1857,13 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 	bind_text(s, 11, r->workload);
 	bind_json(s, 12, r->params);
 	sqlite3_bind_double(s, 13, r->duration);
-	if (step_done(s) < 0)
-		goto fail;
+	if ((rc = step_done(s)) < 0)
+		goto out;
 	id = sqlite3_last_insert_rowid(st->db);
+	rc = -EIO;
 	s = prep(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)");
 	if (!s)
-		goto fail;
+		goto out;
 	json_object_foreach((json_t *)metrics, name, v) {
 		if (!json_is_number(v))
 			continue;
@@ -1692,17 +1871,19 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 		sqlite3_bind_double(s, 3, json_number_value(v));
-		if (sqlite3_step(s) != SQLITE_DONE) {
+		if ((rc = stmt_step(st, s)) != SQLITE_DONE) {
 			stmt_done(st, s);
-			goto fail;
+			rc = sqlite_errno(rc);
+			goto out;
 		}
 	}
 	stmt_done(st, s);
+	rc = -EIO;
 	s = prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
 		     "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
 		     "WHERE unit IS NOT ?2 OR direction IS NOT ?3");
 	if (!s)
-		goto fail;
+		goto out;
 	json_object_foreach((json_t *)info, name, v) {
 		const char *dir = json_string_value(json_object_get(v, "direction"));
 
@@ -1712,28 +1893,24 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
 		bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
 		bind_text(s, 3, dir);
-		if (sqlite3_step(s) != SQLITE_DONE) {
+		if ((rc = stmt_step(st, s)) != SQLITE_DONE) {
 			stmt_done(st, s);
-			goto fail;
+			rc = sqlite_errno(rc);
+			goto out;
 		}
 	}
 	stmt_done(st, s);
+	rc = 0;
 	if (profile) {
 		s = prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
 		sqlite3_bind_int64(s, 1, id);
 		bind_json(s, 2, profile);
-		if (step_done(s) < 0)
-			goto fail;
+		rc = step_done(s);
 	}
-	if (exec(st, "COMMIT") < 0)
-		goto fail;
-	if (ret_id)
-		*ret_id = id;
-	goto out;
-fail:
-	rc = -EIO;
-	exec(st, "ROLLBACK");
 out:
+	rc = txn_end(st, rc);
+	if (rc == 0 && ret_id)
+		*ret_id = id;
 	unlock(st);
 	return rc;
 }
@@ -1768,16 +1945,22 @@ int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unav
 	int rc = 0;
 
 	lock(st);
+	rc = txn_begin(st);
 	s = prep(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)");
 	json_object_foreach((json_t *)unavailable, name, v) {
+		int r;
+
+		if (rc < 0)
+			break;
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, stage_id);
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 		bind_text(s, 3, json_string_value(v));
-		if (sqlite3_step(s) != SQLITE_DONE)
-			rc = -EIO;
+		if ((r = stmt_step(st, s)) != SQLITE_DONE)
+			rc = sqlite_errno(r);
 	}
 	stmt_done(st, s);
+	rc = txn_end(st, rc);
 	unlock(st);
 	return rc;
 }
@@ -1826,7 +2009,7 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	s = prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
 		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while (s && stmt_step(st, s) == SQLITE_ROW) {
 		json_t *r = json_object();
 		int i;
 
@@ -1854,7 +2037,7 @@ static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 	s = prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
 		     "JOIN stages g ON g.id = u.stage_id WHERE g.job_id = ? ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && sqlite3_step(s) == SQLITE_ROW) {
+	while (s && stmt_step(st, s) == SQLITE_ROW) {
 		const char *side = (const char *)sqlite3_column_text(s, 0);
 		json_t *m = json_object_get(by, side);
 
@@ -1902,7 +2085,7 @@ static json_t *job_design(struct store *st, int64_t job_id)
 	s = prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
 		     "first_boots IS NOT NULL FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, job_id);
-	if (s && sqlite3_step(s) == SQLITE_ROW)
+	if (s && stmt_step(st, s) == SQLITE_ROW)
 		d = json_pack("{s:i,s:i,s:i}", "boots", sqlite3_column_int(s, 0),
 			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
 	stmt_done(st, s);
@@ -1944,19 +2127,20 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 	s = prep(st, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages WHERE job_id = ?1) "
 		     "FROM jobs WHERE id = ?1 AND kind = 'ab'");
 	sqlite3_bind_int64(s, 1, job_id);
-	if (s && sqlite3_step(s) == SQLITE_ROW) {
-		boots = sqlite3_column_int(s, 0);
-		max = sqlite3_column_int(s, 1);
-		seq = sqlite3_column_int(s, 2) + 1;
-	} else {
-		rc = -ENOENT;
+	if ((rc = step_row(st, s)) <= 0) {
+		rc = rc < 0 ? rc : -ENOENT;
+		goto out;
 	}
+	boots = sqlite3_column_int(s, 0);
+	max = sqlite3_column_int(s, 1);
+	seq = sqlite3_column_int(s, 2) + 1;
 	stmt_done(st, s);
-	if (rc < 0 || boots >= max)
+	rc = 0;
+	if (boots >= max)
 		goto out;
 	if (more > max - boots)
 		more = max - boots;
-	exec(st, "BEGIN IMMEDIATE");
+	rc = txn_begin(st);
 	for (i = 0; i < more && rc == 0; i++)
 		for (k = 0; k < 4 && rc == 0; k++) {
 			s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
@@ -1972,12 +2156,13 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 		     "WHERE id = ?1");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, more);
-	if (rc == 0 && step_done(s) == 0 && exec(st, "COMMIT") == 0) {
+	if (rc == 0)
+		rc = step_done(s);
+	else
+		stmt_done(st, s);
+	rc = txn_end(st, rc);
+	if (rc == 0)
 		added = more;
-	} else {
-		exec(st, "ROLLBACK");
-		rc = -EIO;
-	}
 out:
 	unlock(st);
 	return rc < 0 ? rc : added;
@@ -1992,7 +2177,7 @@ json_t *store_profiles_json(struct store *st, int64_t job_id)
 	s = prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
 		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", col_json(s, 0), "profile", col_parsed(s, 1)));
 	stmt_done(st, s);
 	unlock(st);
@@ -2009,7 +2194,7 @@ json_t *store_job_builds_json(struct store *st, int64_t job_id)
 		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
 		     "ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", col_json(s, 0),
 						     "build_id", col_json(s, 1), "commit", col_json(s, 2),
 						     "config_hash", col_json(s, 3), "compiler", col_json(s, 4),
@@ -2032,7 +2217,7 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, include_warmup);
 	bind_text(s, 3, prefix);
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", col_json(s, 0),
 						     "name", col_json(s, 1), "value", col_json(s, 2),
 						     "unit", col_json(s, 3), "direction", col_json(s, 4)));
@@ -2055,7 +2240,7 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int64(s, 2, stage_id);
 	bind_text(s, 3, name);
-	while (s && sqlite3_step(s) == SQLITE_ROW)
+	while (s && stmt_step(st, s) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:o}",
 						     "stage", col_json(s, 0), "t", col_json(s, 1),
 						     "dt", col_json(s, 2), "spec", col_json(s, 3),

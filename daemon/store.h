@@ -17,8 +17,15 @@
  * each one is atomic.
  *
  * Return values: 0 on success; a negative errno otherwise (-ENOENT no such
- * row, -EBUSY lost a race, -EALREADY already finished, -EIO an SQLite
- * error, with the SQLite message in err where the function takes one).
+ * row, -EBUSY lost a race, -EALREADY already finished; the store's own
+ * errors: -EAGAIN the database is locked by another writer (try again
+ * later), -ENOSPC it or its disk is full, -EIO any other SQLite error, with
+ * the SQLite message in err where the function takes one).
+ *
+ * Transactions: every change of more than one statement is one
+ * transaction whose every statement is checked; the first that fails
+ * rolls the whole change back, and the function returns its error. A
+ * failed call changed nothing, so the caller may simply make it again.
  * Functions returning json_t * return a new reference the caller owns, or
  * NULL when the row does not exist.
  */
@@ -29,6 +36,30 @@ struct lab_config;
 #define STORE_MAX_ATTEMPTS 3
 
 int store_open(const char *path, struct store **ret, struct strbuf *err);
+/* What a store error (a negative errno above) means, for a log or an API
+ * answer. A static string. */
+const char *store_strerror(int rc);
+/* 1 when rc is the store's own failure (-EAGAIN, -ENOSPC, -EIO: the call
+ * changed nothing and may be made again later), 0 for an answer (0,
+ * -ENOENT, -EBUSY, -EALREADY). */
+int store_failed(int rc);
+
+/*
+ * Fault injection, for tests (compiled in every build; off unless armed).
+ * store_fault_after: the n-th statement the store starts from now on
+ * (BEGIN and COMMIT count, ROLLBACK never fails) fails with the SQLite
+ * result code `code` (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, ...), once;
+ * n = 0 disarms (and keeps the count of hits). store_fault_match: the next `times` statements whose SQL
+ * contains `match` fail so. store_fault_hits: how many statements the
+ * hook failed since it was last armed. tlblabd arms store_fault_match
+ * from TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c).
+ */
+/* How long a call waits for another connection's write lock before it
+ * fails with -EAGAIN: 10 s from store_open. */
+void store_busy_timeout(struct store *st, int ms);
+void store_fault_after(struct store *st, long n, int code);
+void store_fault_match(struct store *st, const char *match, int times, int code);
+long store_fault_hits(struct store *st);
 void store_close(struct store *st);
 /* The schema version after migrations. */
 int store_version(struct store *st);
@@ -49,6 +80,7 @@ int store_token_valid(struct store *st, const char *token);
  * fails as infra after STORE_MAX_ATTEMPTS. Every lease is released and the
  * machines that held one become `unknown` (a health check runs before they
  * are used again). Describes what it did in log, one line per stage.
+ * 0, or the first store error (the daemon should not start then).
  */
 int store_recover(struct store *st, struct strbuf *log);
 
@@ -96,7 +128,7 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f);
  * `rules` (compare_rules_json text). _get returns 1 and the text in
  * ret_doc when one is stored under exactly these rules, else 0. _put stores
  * it and sets the job's verdict, replacing an older one, only for a finished
- * job (a running job's comparison still changes); returns 0, or -1.
+ * job (a running job's comparison still changes); returns 0, -ENOENT (no such finished job) or a store error.
  */
 int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc);
 int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
@@ -138,7 +170,8 @@ struct stage_info {
 void stage_info_release(struct stage_info *si);
 
 /* Pending stages that may start now (every earlier stage of their job done,
- * no cancel request), oldest job first. Caller frees with stage_infos_free. */
+ * no cancel request), oldest job first. Caller frees with stage_infos_free;
+ * on a store error *ret is left alone. */
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n);
 void stage_infos_free(struct stage_info *v, size_t n);
 
@@ -150,7 +183,8 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where);
  * transaction. */
 int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage);
 int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id);
-/* The id of the stage of the job after (before) seq; 0 when none. */
+/* The id of the stage of the job after (before) seq; 0 when none, or a
+ * store error. */
 int64_t store_stage_next(struct store *st, int64_t job_id, int seq);
 int64_t store_stage_prev(struct store *st, int64_t job_id, int seq);
 

@@ -84,6 +84,27 @@ static int mkdir_p(const char *path)
 	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+/*
+ * TLBLAB_STORE_FAULT="TIMES:SQL" (tests only): the next TIMES statements
+ * whose SQL contains SQL fail with SQLITE_IOERR (store_fault_match), so a
+ * test can watch the daemon ride out a store failure at one step.
+ */
+static void arm_store_fault(struct store *st)
+{
+	const char *v = getenv("TLBLAB_STORE_FAULT"), *colon = v ? strchr(v, ':') : NULL;
+	long times;
+	char num[16];
+
+	if (!colon || colon == v || (size_t)(colon - v) >= sizeof(num))
+		return;
+	memcpy(num, v, (size_t)(colon - v));
+	num[colon - v] = '\0';
+	if (parse_int_range(num, 1, 1000, &times) < 0)
+		fatalx("TLBLAB_STORE_FAULT: TIMES:SQL, TIMES from 1 to 1000");
+	store_fault_match(st, colon + 1, (int)times, 10 /* SQLITE_IOERR */);
+	log_warnx("store: the next %ld statements with \"%s\" will fail (TLBLAB_STORE_FAULT)", times, colon + 1);
+}
+
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
@@ -94,7 +115,7 @@ int main(int argc, char **argv)
 	struct sched *sc = NULL;
 	struct api *api = NULL;
 	struct sigaction sa;
-	int check_only = 0, c, nconfigs = 0, rc = 1;
+	int check_only = 0, c, nconfigs = 0, rc = 1, r;
 
 	while ((c = getopt(argc, argv, "c:dna:k:w:h")) != -1) {
 		switch (c) {
@@ -146,9 +167,11 @@ int main(int argc, char **argv)
 		fatalx("%s", err.buf);
 	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, &err) < 0)
 		fatalx("%s", err.buf);
-	store_recover(st, &log);
+	if ((r = store_recover(st, &log)) < 0)
+		fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
 	if (log.len)
 		log_info("recovered after a restart:\n%s", log.buf);
+	arm_store_fault(st);
 	if (sched_create(cfg, st, agent, kernels, &sc, &err) < 0)
 		fatalx("scheduler: %s", err.buf);
 	sched_for_signal = sc;

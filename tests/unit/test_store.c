@@ -7,6 +7,7 @@
  */
 #include "testlib.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
@@ -439,6 +440,318 @@ static void test_patch_subject_migration(void **state)
 	strbuf_release(&err);
 }
 
+/* ---- every transaction checked: SQLite failing at each statement ---- */
+
+/*
+ * The store life of an A/B job of one boot, as the scheduler and ingest
+ * make it: created; builds begun, built, finished; boots leased on m1 and
+ * handed to their runs; runs ingested (iterations, a sample, unavailable
+ * counters, spec outcomes) and finished; the comparison stored. Each store
+ * call is made again after a failure, as the scheduler does on its next
+ * pass; before that, the store is read through a second connection of our
+ * own and must hold no half-made change.
+ */
+struct life {
+	struct fixture *f;
+	sqlite3 *db;		/* the test's own connection, for the invariants */
+	int64_t job;
+	int faults;		/* calls that failed (each on the armed fault) */
+};
+
+static long long q_int(sqlite3 *db, const char *sql, long long arg)
+{
+	sqlite3_stmt *s;
+	long long v = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		fail_msg("prepare %s: %s", sql, sqlite3_errmsg(db));
+	sqlite3_bind_int64(s, 1, arg);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* What must hold between any two store calls, whatever failed. */
+static void check_invariants(struct life *l, const char *after)
+{
+	sqlite3 *db = l->db;
+	long long jobs = q_int(db, "SELECT count(*) FROM jobs WHERE ?1 >= 0", 0);
+	long long n, done, running, started;
+	char state[16] = "";
+	sqlite3_stmt *s;
+
+	if (jobs == 0)
+		return;
+	if (jobs != 1)
+		fail_msg("after %s: %lld jobs", after, jobs);
+	l->job = q_int(db, "SELECT id FROM jobs WHERE ?1 >= 0", 0);
+	/* created with all its stages, or not at all */
+	n = q_int(db, "SELECT count(*) FROM stages WHERE job_id = ?", l->job);
+	if (n != 6)
+		fail_msg("after %s: the job has %lld stages of 6", after, n);
+	if (q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND state NOT IN ('pending', 'running', 'done')",
+		  l->job))
+		fail_msg("after %s: a stage failed or was cancelled by a store error", after);
+	done = q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'done'", l->job);
+	running = q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'running'", l->job);
+	started = q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND started IS NOT NULL", l->job);
+	/* done stages first, then at most one running, then pending ones */
+	if (running > 1 || q_int(db, "SELECT count(*) FROM stages a JOIN stages b ON a.job_id = b.job_id "
+				 "AND a.seq < b.seq WHERE a.job_id = ? AND a.state != 'done' AND b.state != 'pending'",
+				 l->job))
+		fail_msg("after %s: stages out of order", after);
+	if (q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND ((state = 'done' AND finished IS NULL) "
+		  "OR (state = 'running' AND (started IS NULL OR machine IS NULL)))", l->job))
+		fail_msg("after %s: a stage half-started or half-finished", after);
+	/* a run is done with all its results, and a pending one has none */
+	if (q_int(db, "SELECT count(*) FROM stages g WHERE job_id = ? AND kind = 'run' AND state = 'done' AND "
+		  "(specs IS NULL OR (SELECT count(*) FROM runs r WHERE r.stage_id = g.id) != 2 OR "
+		  "(SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.stage_id = g.id) != 2 OR "
+		  "(SELECT count(*) FROM samples p WHERE p.stage_id = g.id) != 1 OR "
+		  "(SELECT count(*) FROM unavailable u WHERE u.stage_id = g.id) != 1)", l->job))
+		fail_msg("after %s: a run stage is done without all its results", after);
+	if (q_int(db, "SELECT count(*) FROM runs r JOIN stages g ON g.id = r.stage_id WHERE g.job_id = ? "
+		  "AND g.state = 'pending'", l->job))
+		fail_msg("after %s: a pending stage has runs", after);
+	if (q_int(db, "SELECT count(*) FROM runs r WHERE job_id = ? AND NOT EXISTS "
+		  "(SELECT 1 FROM metrics m WHERE m.run_id = r.id)", l->job))
+		fail_msg("after %s: a run without its metrics", after);
+	/* the machine is leased by the boot or run that runs on it, else free */
+	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS NOT "
+		  "(SELECT id FROM stages WHERE state = 'running' AND kind IN ('boot', 'run')) OR "
+		  "(lease_stage IS NULL) != (lease_job IS NULL))", 0))
+		fail_msg("after %s: the machine's lease does not match its stages", after);
+	/* the job's state is its stages' */
+	if (sqlite3_prepare_v2(db, "SELECT state FROM jobs WHERE id = ?", -1, &s, NULL) != SQLITE_OK)
+		fail_msg("prepare: %s", sqlite3_errmsg(db));
+	sqlite3_bind_int64(s, 1, l->job);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		snprintf(state, sizeof(state), "%s", (const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	if (strcmp(state, done == 6 ? "done" : started ? "running" : "queued"))
+		fail_msg("after %s: job %s with %lld of 6 stages done, %lld started", after, state, done, started);
+	/* a verdict comes with its stored comparison */
+	if (q_int(db, "SELECT count(*) FROM jobs WHERE id = ? AND (verdict IS NULL) != "
+		  "((SELECT count(*) FROM comparisons c WHERE c.job_id = jobs.id) = 0)", l->job))
+		fail_msg("after %s: a verdict without its comparison, or the reverse", after);
+}
+
+/* One store call of the life, made again until it succeeds. A failure
+ * must be the armed fault's (never a failure of its own), reported as a
+ * store error, and leave the invariants holding. */
+#define LIFE_CALL(l, call) do {								\
+	int r_, tries_ = 0;								\
+	while ((r_ = (call)) < 0) {							\
+		if (++tries_ > 1 || !store_fault_hits((l)->f->st))			\
+			fail_msg("%s: %d (%s) with no fault armed", #call, r_, store_strerror(r_)); \
+		if (r_ != -EIO && r_ != -ENOSPC && r_ != -EAGAIN)			\
+			fail_msg("%s: %d: not a store error", #call, r_);		\
+		check_invariants((l), #call);						\
+		store_fault_after((l)->f->st, 0, 0);					\
+		(l)->faults++;								\
+	}										\
+} while (0)
+
+static int create_job(struct store *st, int64_t *ret)
+{
+	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "build", "patched", 0, 60 },
+				     { "boot", "base", 0, 60 }, { "run", "base", 0, 60 },
+				     { "boot", "patched", 0, 60 }, { "run", "patched", 0, 60 } };
+	json_t *suite = json_pack("[{s:s},{s:s}]", "workload", "mprotect", "workload", "mremap");
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = "patch",
+				   .patch = "diff", .suite = "tlb", .suite_json = suite, .boots = 1 };
+	struct strbuf err = STRBUF_INIT;
+	int rc = store_job_create(st, &req, plan, ARRAY_SIZE(plan), ret, &err);
+
+	if (rc < 0 && !strstr(err.buf, "store: create job: "))
+		fail_msg("store_job_create says: %s", err.buf);
+	json_decref(suite);
+	strbuf_release(&err);
+	return rc;
+}
+
+static int runnable(struct store *st, int64_t job, struct stage_info *ret)
+{
+	struct stage_info *v;
+	size_t n, i;
+	int rc = store_runnable_stages(st, &v, &n);
+
+	if (rc < 0)
+		return rc;
+	memset(ret, 0, sizeof(*ret));
+	for (i = 0; i < n; i++)
+		if (v[i].job_id == job && !ret->id) {
+			ret->id = v[i].id;
+			ret->seq = v[i].seq;
+			snprintf(ret->kind, sizeof(ret->kind), "%s", v[i].kind);
+			snprintf(ret->side, sizeof(ret->side), "%s", v[i].side);
+		}
+	stage_infos_free(v, n);
+	return 0;
+}
+
+static int run_add(struct store *st, int64_t job, int64_t stage, const char *side, int spec)
+{
+	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", 1000.0 + spec);
+	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
+	json_t *params = json_pack("{s:i}", "workers", 2);
+	struct run_row r = { .job_id = job, .stage_id = stage, .machine = "m1", .side = side,
+			     .spec_index = spec, .workload = spec ? "mremap" : "mprotect", .params = params,
+			     .duration = 1 };
+	int rc = store_run_add(st, &r, metrics, info, NULL, NULL);
+
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(params);
+	return rc;
+}
+
+/* Drives the life; returns how many calls failed on the fault. */
+static int job_life(struct life *l)
+{
+	struct store *st = l->f->st;
+	json_t *sample = json_pack("{s:i,s:i,s:b,s:b,s:f,s:f,s:{s:i}}", "case", 0, "iteration", 0, "warmup", 0,
+				   "window", 1, "t", 1.0, "dt", 1.0, "values", "interrupts.TLB", 5);
+	json_t *unavail = json_pack("{s:s}", "vmstat.nr_tlb_remote_flush", "no DEBUG_TLBFLUSH");
+	json_t *specs = specs_with(-1, NULL);
+	struct build_row b = { .id = NULL, .tree = "linux", .commit_id = "abc", .config_hash = "h",
+			       .compiler = "gcc", .path = "/b", .duration = 1 };
+	struct stage_info si;
+	int guard;
+
+	l->job = 0;
+	LIFE_CALL(l, create_job(st, &l->job));
+	for (guard = 0; guard < 16; guard++) {
+		int64_t run;
+
+		LIFE_CALL(l, runnable(st, l->job, &si));
+		if (!si.id)
+			break;
+		if (!strcmp(si.kind, "build")) {
+			b.id = si.side;	/* a build id per side */
+			LIFE_CALL(l, store_stage_begin(st, si.id, "builder local"));
+			LIFE_CALL(l, store_build_add(st, &b));
+			LIFE_CALL(l, store_stage_set_ids(st, si.id, si.side, NULL));
+			LIFE_CALL(l, store_stage_finish(st, si.id, "done", NULL, NULL));
+			continue;
+		}
+		assert_string_equal(si.kind, "boot");
+		LIFE_CALL(l, (run = store_stage_next(st, l->job, si.seq)) < 0 ? (int)run : 0);
+		assert_true(run > 0);
+		LIFE_CALL(l, store_stage_start(st, si.id, "m1"));
+		LIFE_CALL(l, store_stage_set_ids(st, si.id, NULL, "bootid"));
+		LIFE_CALL(l, store_stage_handoff(st, si.id, run));
+		LIFE_CALL(l, run_add(st, l->job, run, si.side, 0));
+		LIFE_CALL(l, run_add(st, l->job, run, si.side, 1));
+		LIFE_CALL(l, store_sample_add(st, run, 0, sample));
+		LIFE_CALL(l, store_unavailable_add(st, run, unavail));
+		LIFE_CALL(l, store_stage_set_specs(st, run, specs));
+		LIFE_CALL(l, store_stage_finish(st, run, "done", NULL, NULL));
+	}
+	LIFE_CALL(l, store_comparison_put(st, l->job, "{}", "{\"verdict\": \"same\"}", "same", 1.0));
+	check_invariants(l, "the last call");
+	json_decref(sample);
+	json_decref(unavail);
+	json_decref(specs);
+	return l->faults;
+}
+
+static void open_lab(struct fixture *f, sqlite3 **ret_db)
+{
+	struct lab_config *cfg = NULL;
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
+			   "    boot: qemu\n    qemu: {initrd: /x, identity: /y, ssh_port: 10099, known_hosts: /z}\n";
+	FILE *fp;
+
+	strbuf_addf(&path, "%s/lab.yaml", f->dir);
+	fp = fopen(path.buf, "w");
+	assert_non_null(fp);
+	fputs(yaml, fp);
+	fclose(fp);
+	if (config_load(path.buf, &cfg, &err) < 0)
+		fail_msg("config: %s", err.buf);
+	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
+	config_free(cfg);
+	strbuf_reset(&path);
+	strbuf_addf(&path, "%s/t.db", f->dir);
+	assert_int_equal(sqlite3_open_v2(path.buf, ret_db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(*ret_db, 5000);
+	strbuf_release(&path);
+	strbuf_release(&err);
+}
+
+/*
+ * SQLite fails at statement 1, then 2, 3, ... of the life (SQLITE_FULL or
+ * SQLITE_IOERR, alternately), until a life runs without reaching the
+ * fault: after each failure nothing is half-made, and the job ends done,
+ * with every result once, after the fault clears.
+ */
+static void test_fault_at_each_statement(void **state)
+{
+	struct fixture *f = *state;
+	long n;
+	int lives = 0;
+
+	for (n = 1; n < 1000; n++) {
+		struct life l = { .f = f };
+		int faults;
+
+		teardown((void **)&f);
+		setup((void **)&f);
+		l.f = f;
+		open_lab(f, &l.db);
+		store_fault_after(f->st, n, n % 2 ? SQLITE_FULL : SQLITE_IOERR);
+		faults = job_life(&l);
+		lives++;
+		/* done, each result once, nothing leased */
+		assert_int_equal(q_int(l.db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'done'", l.job), 6);
+		assert_int_equal(q_int(l.db, "SELECT count(*) FROM runs WHERE job_id = ?", l.job), 4);
+		assert_int_equal(q_int(l.db, "SELECT count(*) FROM jobs WHERE id = ? AND state = 'done' "
+				       "AND verdict = 'same'", l.job), 1);
+		assert_int_equal(q_int(l.db, "SELECT count(*) FROM machines WHERE lease_stage IS NOT NULL "
+				       "AND ?1 >= 0", 0), 0);
+		sqlite3_close(l.db);
+		if (!store_fault_hits(f->st))
+			break;
+		if (faults != 1)
+			fail_msg("statement %ld failed and %d calls said so (one should)", n, faults);
+	}
+	*state = f;
+	print_message("# %d lives, the fault at statement 1 to %ld\n", lives, n - 1);
+	/* a life has more statements than a handful: the loop went through them */
+	assert_true(n > 40 && n < 1000);
+}
+
+/* Another connection holds the write lock: the stage's end is reported as
+ * -EAGAIN (not swallowed), changes nothing, and goes through once the lock
+ * is gone. */
+static void test_locked_database(void **state)
+{
+	struct fixture *f = *state;
+	struct life l = { .f = f };
+	struct stage_info si;
+	char buf[64];
+
+	open_lab(f, &l.db);
+	assert_int_equal(create_job(f->st, &l.job), 0);
+	assert_int_equal(runnable(f->st, l.job, &si), 0);
+	assert_int_equal(store_stage_begin(f->st, si.id, "builder local"), 0);
+	store_busy_timeout(f->st, 50);
+	assert_int_equal(sqlite3_exec(l.db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(store_stage_finish(f->st, si.id, "done", NULL, NULL), -EAGAIN);
+	assert_int_equal(store_job_cancel(f->st, l.job), -EAGAIN);
+	assert_contains(store_strerror(-EAGAIN), "locked");
+	assert_int_equal(sqlite3_exec(l.db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	check_invariants(&l, "a locked database");
+	assert_string_equal(job_str(f->st, l.job, "state", NULL, buf, sizeof(buf)), "running");
+	assert_int_equal(store_stage_finish(f->st, si.id, "done", NULL, NULL), 0);
+	check_invariants(&l, "the lock went");
+	sqlite3_close(l.db);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +762,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_machine_last_boot, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_subject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_patch_subject_migration, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fault_at_each_statement, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
