@@ -33,7 +33,7 @@ with c:
 PYEOF
 start
 /usr/bin/python3 - "$port" "$pid" "$SLOW" "$SLOW_SECS" "$CLIENTS" "$CLIENT_SECS" <<'PYEOF'
-import http.client, socket, statistics, sys, threading, time
+import http.client, multiprocessing, socket, statistics, sys, threading, time
 port, pid, slow, slow_secs, clients, client_secs = map(int, sys.argv[1:7])
 TOKEN = "bench-token-0123456789"
 
@@ -43,8 +43,12 @@ def rss_kib():
         return max(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
 
 
-def probe(stop, lat, errs, rss):
-    """/health every 50 ms on a new connection from 127.0.0.1."""
+def probe(stop, out):
+    """/health every 50 ms on a new connection from 127.0.0.1, in a process
+    of its own (the load's 200 threads would delay it on Python's lock and
+    count that as the daemon's latency); sends back latencies, errors and
+    the daemon's peak RSS."""
+    lat, errs, rss = [], 0, rss_kib()
     while not stop.is_set():
         t0 = time.monotonic()
         try:
@@ -56,11 +60,12 @@ def probe(stop, lat, errs, rss):
             if r.status == 200:
                 lat.append(time.monotonic() - t0)
             else:
-                errs[0] += 1
+                errs += 1
         except OSError:
-            errs[0] += 1
-        rss[0] = max(rss[0], rss_kib())
+            errs += 1
+        rss = max(rss, rss_kib())
         stop.wait(0.05)
+    out.send((lat, errs, rss))
 
 
 def slow_client(i, stop, cuts):
@@ -109,19 +114,21 @@ def client(i, stop, done, errs):
 
 def phase(workers, secs, target, args):
     """Runs workers of target(i, stop, *args) and the probe for secs."""
+    pstop, (rx, tx) = multiprocessing.Event(), multiprocessing.Pipe(False)
+    p = multiprocessing.Process(target=probe, args=(pstop, tx))
+    p.start()	# forked before the threads start
     stop = threading.Event()
-    lat, perrs, rss = [], [0], [rss_kib()]
     ts = [threading.Thread(target=target, args=(i, stop) + args) for i in range(workers)]
     for t in ts:
         t.start()
-    p = threading.Thread(target=probe, args=(stop, lat, perrs, rss))
-    p.start()
     stop.wait(secs)
     stop.set()
-    p.join()
+    pstop.set()
+    lat, perrs, rss = rx.recv() if rx.poll(15) else ([], -1, 0)
+    p.join(5)
     for t in ts:
         t.join(10)
-    return lat, perrs[0], rss[0]
+    return lat, perrs, rss
 
 
 def report(title, lat, perrs, rss):
