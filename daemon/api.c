@@ -5,12 +5,24 @@
  * the route is matched on path segments, and the handler builds a JSON
  * document from the store. Writes only insert or flag rows and wake the
  * scheduler, which owns everything else.
+ *
+ * Nothing that needs a token costs memory before the token is checked
+ * (DESIGN.md): a POST's token is checked from its headers, on the first
+ * call of the handler, and only then is its body read; every other body is
+ * dropped unread. A client without a token can still hold connections, so
+ * each address may have lab.max_connections_per_address of them, and a
+ * request whose headers are not complete lab.header_timeout after it began
+ * is cut by the reaper thread (libmicrohttpd's own timeout restarts with
+ * every byte, so a client trickling a header line at a time never meets
+ * it). Answers are bounded too: at most MAX_QUERY_ARGS query arguments, and
+ * the samples of a job come in pages.
  */
 #include "api.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
@@ -18,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +54,10 @@
 #define VERSION "0.1.0"
 #define CACHE_SLOTS 64
 #define CACHE_MAX_BODY (1u << 20)
+#define CONNECTION_LIMIT 512u	/* all clients together */
+#define MAX_QUERY_ARGS 64	/* past it, 414: no route takes more than a few */
+#define SAMPLES_PAGE 5000	/* samples per answer, at most */
+#define REAPER_PERIOD_MS 250	/* how late past header_timeout a cut may come */
 
 /*
  * GET responses are cached by URL and query, tagged with the store's
@@ -63,6 +80,19 @@ struct api_cache {
 /* The request being answered on this thread wants its JSON body kept. */
 static _Thread_local struct strbuf *capture;
 
+/*
+ * An open connection, from accept to close (libmicrohttpd's socket
+ * context), on api->conns. Between requests (in_request 0) its clock runs
+ * from `since`; the reaper cuts it once that passes lab.header_timeout.
+ */
+struct conn_track {
+	struct conn_track *prev, *next;
+	struct MHD_Connection *conn;
+	double since;		/* monotonic: when its current request began */
+	int in_request;		/* its headers are complete: the handler has it */
+	int cut;		/* the reaper has shut its socket down */
+};
+
 struct api {
 	struct api_cache cache;
 	int cache_off;		/* TLBLAB_API_CACHE=0, for measuring without it */
@@ -71,11 +101,22 @@ struct api {
 	const struct lab_config *volatile cfg;
 	struct store *st;
 	struct sched *sc;
+	/* every open connection, for the reaper */
+	pthread_mutex_t conns_lock;
+	pthread_cond_t reaper_wake;
+	struct conn_track *conns;
+	pthread_t reaper;
+	int stopping;
+	/* a submit counts the token's queued work and adds to it as one step */
+	pthread_mutex_t submit_lock;
 };
 
 struct request {
 	struct strbuf body;
 	int too_large;
+	int begun;		/* the handler has seen it (its headers are complete) */
+	int read_body;		/* an authorized POST: its body is kept */
+	int query_args;		/* past MAX_QUERY_ARGS: how many it had (the query is dropped) */
 };
 
 struct route_ctx {
@@ -156,13 +197,21 @@ static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, cons
 	return ret;
 }
 
-static int authorized(struct api *api, struct MHD_Connection *conn)
+/* The token of "Authorization: Bearer TOKEN", or NULL. */
+static const char *bearer(struct MHD_Connection *conn)
 {
 	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 
 	if (!h || strncmp(h, "Bearer ", 7))
-		return 0;
-	return store_token_valid(api->st, h + 7);
+		return NULL;
+	return h + 7;
+}
+
+static int authorized(struct api *api, struct MHD_Connection *conn)
+{
+	const char *token = bearer(conn);
+
+	return token && store_token_valid(api->st, token);
 }
 
 static const char *query(struct MHD_Connection *conn, const char *key)
@@ -298,6 +347,42 @@ static size_t plan_stages(const struct lab_config *cfg, const struct cfg_suite *
 	return n;
 }
 
+/*
+ * Whether the submitting token may queue a job of these stages: its jobs
+ * queued or running stay within lab.max_jobs_per_token and their boots not
+ * yet done within lab.max_boots_per_token. 0, or -1 with the answer (429)
+ * sent and in *ret. The caller holds submit_lock, so that two submits of
+ * one token cannot both pass on the last place.
+ */
+static int within_token_limits(struct route_ctx *rc, const struct stage_plan *plan, size_t nplan,
+			       enum MHD_Result *ret)
+{
+	const struct lab_config *cfg = rc->api->cfg;
+	int jobs, boots, more = 0;
+	size_t i;
+
+	for (i = 0; i < nplan; i++)
+		more += !strcmp(plan[i].kind, "boot");
+	if (store_token_work(rc->api->st, bearer(rc->conn), &jobs, &boots) < 0) {
+		log_warnx("api: create job: cannot count the token's queued jobs");
+		*ret = send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
+		return -1;
+	}
+	if (jobs >= cfg->max_jobs_per_token) {
+		*ret = send_error(rc->conn, 429, "too_many_requests", "this token has %d jobs queued or "
+				  "running, the most lab.max_jobs_per_token allows (%d): wait for one to end",
+				  jobs, cfg->max_jobs_per_token);
+		return -1;
+	}
+	if (boots + more > cfg->max_boots_per_token) {
+		*ret = send_error(rc->conn, 429, "too_many_requests", "this job's %d boots would give this "
+				  "token %d boots still to run, over lab.max_boots_per_token (%d)",
+				  more, boots + more, cfg->max_boots_per_token);
+		return -1;
+	}
+	return 0;
+}
+
 static enum MHD_Result create_job(struct route_ctx *rc)
 {
 	const struct lab_config *cfg = rc->api->cfg;
@@ -392,11 +477,21 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	}
 	req.suite_json = suite->workloads;
 	nplan = plan_stages(cfg, suite, &req, &plan);
+	pthread_mutex_lock(&rc->api->submit_lock);
+	if (within_token_limits(rc, plan, nplan, &ret) < 0) {
+		pthread_mutex_unlock(&rc->api->submit_lock);
+		goto out;
+	}
 	if ((r = store_job_create(rc->api->st, &req, plan, nplan, &id, &err)) < 0) {
+		pthread_mutex_unlock(&rc->api->submit_lock);
 		log_warnx("api: create job: %s", err.buf);
 		ret = send_store_error(rc->conn, r, "could not store the job");
 		goto out;
 	}
+	if (store_job_set_token(rc->api->st, id, bearer(rc->conn)) < 0)
+		log_warnx("job %lld: cannot record its token: it does not count towards the token's limits",
+			  (long long)id);
+	pthread_mutex_unlock(&rc->api->submit_lock);
 	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
 		 req.submitter ? req.submitter : "?");
 	sched_wake(rc->api->sc);
@@ -628,10 +723,18 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	if (!strcmp(sub, "samples") && rc->nseg == 5) {
 		const char *sv = query(rc->conn, "stage");
 		int64_t stage = 0;
+		long limit, after;
 
 		if (sv && parse_id(sv, &stage) < 0)
 			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
-		return send_json(rc->conn, 200, store_samples_json(api->st, id, stage, query(rc->conn, "name")));
+		if (query_int(rc->conn, "limit", 1, SAMPLES_PAGE, SAMPLES_PAGE, &limit) < 0)
+			return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to %d",
+					  SAMPLES_PAGE);
+		if (query_int(rc->conn, "after", 0, LONG_MAX, 0, &after) < 0)
+			return send_error(rc->conn, 400, "bad_request", "after: must be the \"next\" of the "
+					  "previous page");
+		return send_json(rc->conn, 200, store_samples_json(api->st, id, stage, query(rc->conn, "name"),
+								   after, (int)limit));
 	}
 	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
 		struct strbuf log = STRBUF_INIT;
@@ -700,10 +803,18 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 	return ret;
 }
 
+/*
+ * Adds one query argument to a cache key. Names and values are
+ * length-prefixed, so that no two lists of arguments make one key: joined
+ * as "&name=value", ?a=b%26c%3Dd (one argument) and ?a=b&c=d (two) did.
+ * An argument without '=' (value NULL) is told from one with an empty value.
+ */
 static enum MHD_Result add_arg(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
 {
 	(void)kind;
-	strbuf_addf(cls, "&%s=%s", key, value ? value : "");
+	strbuf_addf(cls, "&%zu:%s", strlen(key), key);
+	if (value)
+		strbuf_addf(cls, "=%zu:%s", strlen(value), value);
 	return MHD_YES;
 }
 
@@ -914,6 +1025,95 @@ static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn
 	return ret;
 }
 
+static struct conn_track *conn_track_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* A request's headers are complete: the reaper leaves it alone until it
+ * ends (completed()), when the next request's clock starts. */
+static void conn_in_request(struct api *api, struct MHD_Connection *conn, int in_request)
+{
+	struct conn_track *t = conn_track_of(conn);
+
+	if (!t)
+		return;
+	pthread_mutex_lock(&api->conns_lock);
+	t->in_request = in_request;
+	t->since = mono_now();
+	pthread_mutex_unlock(&api->conns_lock);
+}
+
+/*
+ * The first call for a request, its headers complete: what can be refused
+ * from them is refused here, before any body is read. Returns 1 with the
+ * answer queued in *ret, else 0 (read the body, if any, then route).
+ */
+static int request_first_look(struct api *api, struct MHD_Connection *conn, const char *url,
+			      const char *method, struct request *req, enum MHD_Result *ret)
+{
+	const char *len = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	int nargs = MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, NULL, NULL);
+	uint64_t n;
+
+	if (req->query_args)
+		nargs = req->query_args;
+	if (nargs > MAX_QUERY_ARGS) {
+		*ret = send_error(conn, 414, "uri_too_long", "%d query arguments: at most %d", nargs,
+				  MAX_QUERY_ARGS);
+		return 1;
+	}
+	if (strcmp(method, "POST") || (strncmp(url, "/api/", 5) && strcmp(url, "/api")))
+		return 0;	/* any body is dropped unread; routing answers */
+	if (!authorized(api, conn)) {
+		*ret = send_error(conn, 401, "unauthorized", "missing or invalid token");
+		return 1;
+	}
+	if (len && (parse_u64(len, &n) < 0 || n > api->cfg->max_body)) {
+		*ret = send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
+				  api->cfg->max_body);
+		return 1;
+	}
+	req->read_body = 1;
+	return 0;
+}
+
+/*
+ * libmicrohttpd's URI log callback: the request line is read, its query not
+ * yet parsed; what it returns is the request's *con_cls. libmicrohttpd
+ * keeps each query argument in the connection's 32 KiB memory pool: about
+ * 460 of them filled it, and such a request never got an answer. So a query
+ * of more than MAX_QUERY_ARGS arguments is cut off here, in
+ * libmicrohttpd's buffer, before it is parsed (0.9.75 parses the query
+ * after this call, from the '?' on), and the handler answers 414.
+ */
+static void *request_begin(void *cls, const char *uri, struct MHD_Connection *conn)
+{
+	struct api *api = cls;
+	struct request *req = calloc(1, sizeof(*req));
+	char *q = strchr(uri, '?');
+	int nargs = 0;
+
+	(void)conn;
+	if (!req)
+		return NULL;
+	strbuf_init(&req->body, 0);
+	req->body.max = api->cfg->max_body;
+	if (q) {
+		const char *p;
+
+		for (p = q, nargs = 1; *p; p++)
+			nargs += *p == '&';
+		if (nargs > MAX_QUERY_ARGS) {
+			req->query_args = nargs;
+			q[1] = '\0';
+		}
+	}
+	return req;
+}
+
 static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
 			       const char *method, const char *version, const char *upload_data,
 			       size_t *upload_data_size, void **con_cls)
@@ -925,17 +1125,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 	enum MHD_Result ret;
 
 	(void)version;
-	if (!req) {
-		req = calloc(1, sizeof(*req));
-		if (!req)
-			return MHD_NO;
-		strbuf_init(&req->body, 0);
-		req->body.max = api->cfg->max_body;
-		*con_cls = req;
+	if (!req)
+		return MHD_NO;	/* request_begin ran out of memory */
+	if (!req->begun) {
+		req->begun = 1;
+		conn_in_request(api, conn, 1);
+		if (request_first_look(api, conn, url, method, req, &ret))
+			return ret;
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
-		if (!req->too_large && strbuf_add(&req->body, upload_data, *upload_data_size) < 0)
+		if (req->read_body && !req->too_large && strbuf_add(&req->body, upload_data, *upload_data_size) < 0)
 			req->too_large = 1;
 		*upload_data_size = 0;
 		return MHD_YES;
@@ -964,14 +1164,85 @@ static void completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 {
 	struct request *req = *con_cls;
 
-	(void)cls;
-	(void)conn;
 	(void)toe;
+	conn_in_request(cls, conn, 0);
 	if (!req)
 		return;
 	strbuf_release(&req->body);
 	free(req);
 	*con_cls = NULL;
+}
+
+/* Keeps api->conns: every connection from accept to close. */
+static void notify_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			      enum MHD_ConnectionNotificationCode toe)
+{
+	struct api *api = cls;
+	struct conn_track *t = *socket_context;
+
+	pthread_mutex_lock(&api->conns_lock);
+	if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+		t = calloc(1, sizeof(*t));
+		if (t) {
+			t->conn = conn;
+			t->since = mono_now();
+			t->next = api->conns;
+			if (api->conns)
+				api->conns->prev = t;
+			api->conns = t;
+		}
+		*socket_context = t;
+	} else if (t) {
+		/* libmicrohttpd tells before it closes the socket: the reaper,
+		 * which takes conns_lock too, never shuts down a reused fd */
+		if (t->prev)
+			t->prev->next = t->next;
+		else
+			api->conns = t->next;
+		if (t->next)
+			t->next->prev = t->prev;
+		free(t);
+		*socket_context = NULL;
+	}
+	pthread_mutex_unlock(&api->conns_lock);
+}
+
+/* Cuts connections whose request headers are late (lab.header_timeout). A
+ * shutdown socket reads as closed, and libmicrohttpd closes it there. */
+static void *reaper_main(void *arg)
+{
+	struct api *api = arg;
+	struct timespec ts;
+
+	pthread_mutex_lock(&api->conns_lock);
+	while (!api->stopping) {
+		double late = mono_now() - api->cfg->header_timeout;
+		struct conn_track *t;
+		int cut = 0;
+
+		for (t = api->conns; t; t = t->next) {
+			const union MHD_ConnectionInfo *ci;
+
+			if (t->in_request || t->cut || t->since > late)
+				continue;
+			ci = MHD_get_connection_info(t->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+			if (ci && shutdown(ci->connect_fd, SHUT_RDWR) == 0)
+				cut++;
+			t->cut = 1;
+		}
+		if (cut)
+			log_info("api: closed %d connections whose request headers took over %gs "
+				 "(lab.header_timeout)", cut, api->cfg->header_timeout);
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += REAPER_PERIOD_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&api->reaper_wake, &api->conns_lock, &ts);
+	}
+	pthread_mutex_unlock(&api->conns_lock);
+	return NULL;
 }
 
 int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
@@ -982,6 +1253,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
+	int rc;
 
 	if (!api)
 		abort();
@@ -994,6 +1266,16 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 			abort();
 	}
 	pthread_mutex_init(&api->cache.lock, NULL);
+	pthread_mutex_init(&api->submit_lock, NULL);
+	pthread_mutex_init(&api->conns_lock, NULL);
+	{
+		pthread_condattr_t ca;
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&api->reaper_wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	api->cache_off = getenv("TLBLAB_API_CACHE") && !strcmp(getenv("TLBLAB_API_CACHE"), "0");
 	if (inet_pton(AF_INET, cfg->listen_host, &in4->sin_addr) == 1) {
 		in4->sin_family = AF_INET;
@@ -1011,14 +1293,24 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)API_THREADS,
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
-				    MHD_OPTION_CONNECTION_LIMIT, (unsigned)512,
-				    MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+				    MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
+				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_address,
+				    MHD_OPTION_NOTIFY_COMPLETED, completed, api,
+				    MHD_OPTION_NOTIFY_CONNECTION, notify_connection, api,
+				    MHD_OPTION_URI_LOG_CALLBACK, request_begin, api,
 				    MHD_OPTION_END);
 	if (!api->mhd) {
 		free(api->web_dir);
 		free(api);
 		return strbuf_seterr(err, "cannot listen on %s:%d (address in use?)", cfg->listen_host,
 				     cfg->listen_port);
+	}
+	rc = pthread_create(&api->reaper, NULL, reaper_main, api);
+	if (rc) {
+		MHD_stop_daemon(api->mhd);
+		free(api->web_dir);
+		free(api);
+		return strbuf_seterr(err, "cannot start the API's connection reaper: %s", strerror(rc));
 	}
 	*ret = api;
 	return 0;
@@ -1035,12 +1327,20 @@ void api_stop(struct api *api)
 
 	if (!api)
 		return;
+	pthread_mutex_lock(&api->conns_lock);
+	api->stopping = 1;
+	pthread_cond_signal(&api->reaper_wake);
+	pthread_mutex_unlock(&api->conns_lock);
+	pthread_join(api->reaper, NULL);
 	MHD_stop_daemon(api->mhd);
 	for (i = 0; i < CACHE_SLOTS; i++) {
 		free(api->cache.slot[i].key);
 		free(api->cache.slot[i].body);
 	}
 	pthread_mutex_destroy(&api->cache.lock);
+	pthread_mutex_destroy(&api->submit_lock);
+	pthread_mutex_destroy(&api->conns_lock);
+	pthread_cond_destroy(&api->reaper_wake);
 	free(api->web_dir);
 	free(api);
 }

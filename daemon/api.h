@@ -10,9 +10,15 @@
  * are {"error": {"code": "bad_request", "message": "workers: ..."}} with the
  * HTTP status that fits: 400 bad_request, 401 unauthorized (missing or wrong
  * token), 404 not_found, 405 method_not_allowed, 409 conflict, 413
- * too_large (body over lab.max_body), 500 internal, 503 unavailable.
- * Creating and cancelling need "Authorization: Bearer TOKEN"; reads are
- * open unless lab.read_requires_token.
+ * too_large (body over lab.max_body), 414 uri_too_long (more than 64 query
+ * arguments), 429 too_many_requests (a token's queued work over
+ * lab.max_jobs_per_token or lab.max_boots_per_token), 500 internal, 503
+ * unavailable. Creating and cancelling need "Authorization: Bearer TOKEN";
+ * reads are open unless lab.read_requires_token. A POST without a valid
+ * token is answered 401 from its headers, its body unread. One address
+ * holds at most lab.max_connections_per_address connections (more are
+ * closed at once), and a request whose headers take longer than
+ * lab.header_timeout is closed without an answer.
  *
  *   GET  /api/v1/health
  *        {"status": "ok", "version": "0.1.0", "jobs": {"queued": N, "running": N},
@@ -31,7 +37,10 @@
  *   GET  /api/v1/jobs?state=S&suite=S&submitter=S&tree=S&verdict=V&limit=N&offset=N
  *        {"jobs": [JOB...], "total": N, "limit": N, "offset": N}
  *        newest first; limit default 50, at most 500
- *   POST /api/v1/jobs            body: JOB_REQUEST  -> 201 {"job": JOB}
+ *   POST /api/v1/jobs            body: JOB_REQUEST  -> 201 {"job": JOB}; 429 when
+ *        the token already has lab.max_jobs_per_token jobs queued or running,
+ *        or the job's boots would take its boots still to run past
+ *        lab.max_boots_per_token
  *   GET  /api/v1/jobs/ID         {"job": JOB}  (JOB with "stages")
  *   POST /api/v1/jobs/ID/cancel  -> 200 {"job": JOB}; 409 when already finished
  *   GET  /api/v1/jobs/ID/runs    {"runs": [{"id", "stage", "machine", "side",
@@ -41,9 +50,12 @@
  *   GET  /api/v1/jobs/ID/metrics?name=PREFIX&include_warmup=1
  *        {"metrics": [{"run", "name", "value", "unit", "direction"}]}
  *        (measured iterations only unless include_warmup)
- *   GET  /api/v1/jobs/ID/samples?stage=SID&name=NAME
+ *   GET  /api/v1/jobs/ID/samples?stage=SID&name=NAME&limit=N&after=CURSOR
  *        {"samples": [{"stage", "t", "dt", "spec", "case", "iteration",
- *          "warmup", "window", "values": {NAME: delta}}]}
+ *          "warmup", "window", "values": {NAME: delta}}], "next": CURSOR|null}
+ *        in pages of limit samples (default and most 5000), in the order
+ *        they were stored; the next page is ?after= the "next" of this one,
+ *        null on the last
  *   GET  /api/v1/jobs/ID/stages/SID/log?tail=N   text/plain, the stage's log
  *        (its last N lines with tail)
  *   GET  /api/v1/jobs/ID/profiles          {"profiles": [{"run", "profile"}]}

@@ -1710,10 +1710,12 @@ static void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 
 static const char *const lab_keys[] = {
 	"data_dir", "listen", "tokens", "token_file", "read_requires_token", "max_body",
-	"workers", "stage_timeout", "quiet_host", NULL
+	"workers", "stage_timeout", "quiet_host", "max_connections_per_address", "header_timeout",
+	"max_jobs_per_token", "max_boots_per_token", NULL
 };
 enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
-       LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_QUIET_HOST, LK_MAX };
+       LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_QUIET_HOST, LK_CONNS_PER_ADDRESS,
+       LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_MAX };
 KEYS_MATCH(lab_keys, LK_MAX);
 
 static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
@@ -1768,6 +1770,25 @@ static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 		get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
 	if (ks.val[LK_QUIET_HOST])
 		get_bool(c, "quiet_host", ks.val[LK_QUIET_HOST], &cfg->quiet_host);
+	/* 512 is the server's limit on all connections together (api.c) */
+	if (ks.val[LK_CONNS_PER_ADDRESS] &&
+	    get_int(c, "max_connections_per_address", ks.val[LK_CONNS_PER_ADDRESS], 1, 512, &v) == 0)
+		cfg->max_connections_per_address = (int)v;
+	if (ks.val[LK_HEADER_TIMEOUT]) {
+		double t;
+
+		if (spec_parse_seconds(scalar(ks.val[LK_HEADER_TIMEOUT]), &t) < 0 || t < 1 || t > 300)
+			node_error(c, ks.val[LK_HEADER_TIMEOUT], "header_timeout: must be a number from 1 "
+				   "to 300 seconds, " SPEC_SECONDS_FORMS);
+		else
+			cfg->header_timeout = t;
+	}
+	if (ks.val[LK_JOBS_PER_TOKEN] &&
+	    get_int(c, "max_jobs_per_token", ks.val[LK_JOBS_PER_TOKEN], 1, 100000, &v) == 0)
+		cfg->max_jobs_per_token = (int)v;
+	if (ks.val[LK_BOOTS_PER_TOKEN] &&
+	    get_int(c, "max_boots_per_token", ks.val[LK_BOOTS_PER_TOKEN], 1, 1000000, &v) == 0)
+		cfg->max_boots_per_token = (int)v;
 }
 
 /*
@@ -1939,6 +1960,10 @@ int config_load_string(const char *name, const char *text, size_t len,
 	c.cfg->workers = 4;
 	c.cfg->stage_timeout = 1800;
 	c.cfg->quiet_host = 1;
+	c.cfg->max_connections_per_address = 64;
+	c.cfg->header_timeout = 10;
+	c.cfg->max_jobs_per_token = 20;
+	c.cfg->max_boots_per_token = 200;
 	c.cfg->tokens = xcalloc(1, sizeof(*c.cfg->tokens));
 
 	if (len > CONFIG_MAX_BYTES) {

@@ -23,6 +23,13 @@
  *     max_body: 1M                      # bytes (or K, M, G); larger bodies get 413
  *     workers: 4                        # blocking-work pool size (1..64)
  *     stage_timeout: 30m                # seconds (or ms, s, m, h), every stage's default
+ *     max_connections_per_address: 64   # open HTTP connections from one client address
+ *                                       # (1..512; read at start, not on reload)
+ *     header_timeout: 10s               # a request's headers must be complete within
+ *                                       # this (1..300 seconds), else it is dropped
+ *     max_jobs_per_token: 20            # unfinished jobs one token may have (1..100000);
+ *     max_boots_per_token: 200          # and boots still to run (1..1000000); past
+ *                                       # either, a submit gets 429
  *   machines:
  *     - name: m1                        # [A-Za-z0-9._-]{1,64}, unique
  *       transport: ssh                  # ssh | local
@@ -226,6 +233,15 @@ struct lab_config {
 	size_t max_body;	/* default 1 MiB */
 	int workers;		/* default 4 */
 	double stage_timeout;	/* default 1800 */
+	/* what one client may hold of the HTTP server before it has a token
+	 * (api.c): connections per address (default 64) and seconds to send
+	 * a request's headers (default 10) */
+	int max_connections_per_address;
+	double header_timeout;
+	/* what one token may have queued or running: jobs (default 20) and
+	 * boot stages not yet done (default 200) */
+	int max_jobs_per_token;
+	int max_boots_per_token;
 	/* the quiet-host rule (quiet.h): builds pause while a machine on their
 	 * host measures; default 1, off only to trade noise for speed */
 	int quiet_host;

@@ -2226,28 +2226,113 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 	return json_pack("{s:o}", "metrics", arr);
 }
 
-json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name)
-{
-	sqlite3_stmt *s;
-	json_t *arr = json_array();
+/* One sample row, copied out of the store so that JSON is built unlocked. */
+struct sample_row {
+	int64_t id, stage, spec, kase, iteration;
+	double t, dt;
+	int warmup, window;
+	char *vals;		/* JSON text, or NULL */
+};
 
+json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
+			   int64_t after, int limit)
+{
+	struct sample_row *rows = calloc((size_t)limit + 1, sizeof(*rows));
+	json_t *arr = json_array(), *next = json_null();
+	sqlite3_stmt *s;
+	int i, n = 0;
+
+	if (!rows)
+		abort();
 	lock(st);
-	s = prep(st, "SELECT p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
+	s = prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
 		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
 		     "json_object(?3, json_extract(p.vals, '$.\"' || ?3 || '\"')) END "
 		     "FROM samples p JOIN stages g ON g.id = p.stage_id "
-		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) ORDER BY p.id LIMIT 200000");
+		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) AND p.id > ?4 "
+		     "ORDER BY p.id LIMIT ?5");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int64(s, 2, stage_id);
 	bind_text(s, 3, name);
-	while (s && stmt_step(st, s) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:b,s:b,s:o}",
-						     "stage", col_json(s, 0), "t", col_json(s, 1),
-						     "dt", col_json(s, 2), "spec", col_json(s, 3),
-						     "case", col_json(s, 4), "iteration", col_json(s, 5),
-						     "warmup", sqlite3_column_int(s, 6),
-						     "window", sqlite3_column_int(s, 7), "values", col_parsed(s, 8)));
+	sqlite3_bind_int64(s, 4, after);
+	sqlite3_bind_int(s, 5, limit + 1);	/* one more: whether there is a next page */
+	while (s && n <= limit && stmt_step(st, s) == SQLITE_ROW) {
+		struct sample_row *r = &rows[n++];
+		const char *v = (const char *)sqlite3_column_text(s, 9);
+
+		r->id = sqlite3_column_int64(s, 0);
+		r->stage = sqlite3_column_int64(s, 1);
+		r->t = sqlite3_column_double(s, 2);
+		r->dt = sqlite3_column_double(s, 3);
+		r->spec = sqlite3_column_int64(s, 4);
+		r->kase = sqlite3_column_int64(s, 5);
+		r->iteration = sqlite3_column_int64(s, 6);
+		r->warmup = sqlite3_column_int(s, 7);
+		r->window = sqlite3_column_int(s, 8);
+		if (v && !(r->vals = strdup(v)))
+			abort();
+	}
 	stmt_done(st, s);
 	unlock(st);
-	return json_pack("{s:o}", "samples", arr);
+	if (n > limit) {
+		n = limit;
+		json_decref(next);
+		next = json_integer(rows[n - 1].id);
+	}
+	for (i = 0; i < n; i++) {
+		json_t *v = rows[i].vals ? json_loads(rows[i].vals, JSON_DECODE_ANY, NULL) : NULL;
+
+		json_array_append_new(arr, json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:b,s:b,s:o}",
+						     "stage", (json_int_t)rows[i].stage, "t", rows[i].t,
+						     "dt", rows[i].dt, "spec", (json_int_t)rows[i].spec,
+						     "case", (json_int_t)rows[i].kase,
+						     "iteration", (json_int_t)rows[i].iteration,
+						     "warmup", rows[i].warmup, "window", rows[i].window,
+						     "values", v ? v : json_null()));
+	}
+	for (i = 0; i <= limit; i++)
+		free(rows[i].vals);
+	free(rows);
+	return json_pack("{s:o,s:o}", "samples", arr, "next", next);
+}
+
+/* ---- what a token has queued ---- */
+
+int store_job_set_token(struct store *st, int64_t job_id, const char *token)
+{
+	sqlite3_stmt *s;
+	char hex[65];
+	int ok;
+
+	sha256_hex(token, hex);
+	lock(st);
+	s = prep(st, "UPDATE jobs SET token_hash = ? WHERE id = ?");
+	bind_text(s, 1, hex);
+	sqlite3_bind_int64(s, 2, job_id);
+	ok = s && stmt_step(st, s) == SQLITE_DONE;
+	stmt_done(st, s);
+	unlock(st);
+	return ok ? 0 : -1;
+}
+
+int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots)
+{
+	sqlite3_stmt *s;
+	char hex[65];
+	int ok;
+
+	sha256_hex(token, hex);
+	lock(st);
+	s = prep(st, "SELECT (SELECT count(*) FROM jobs WHERE token_hash = ?1 AND state IN ('queued', 'running')), "
+		     "(SELECT count(*) FROM stages g JOIN jobs j ON j.id = g.job_id WHERE j.token_hash = ?1 "
+		     "AND j.state IN ('queued', 'running') AND g.kind = 'boot' AND g.state IN ('pending', 'running'))");
+	bind_text(s, 1, hex);
+	ok = s && stmt_step(st, s) == SQLITE_ROW;
+	if (ok) {
+		*ret_jobs = sqlite3_column_int(s, 0);
+		*ret_boots = sqlite3_column_int(s, 1);
+	}
+	stmt_done(st, s);
+	unlock(st);
+	return ok ? 0 : -1;
 }

@@ -73,6 +73,11 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err);
 /* 1 when token's hash is known, else 0. */
 int store_token_valid(struct store *st, const char *token);
+/* Records that token submitted job_id (its hash). 0, or -1. */
+int store_job_set_token(struct store *st, int64_t job_id, const char *token);
+/* What token still has in the lab: its jobs queued or running, and the boot
+ * stages of those not yet done. 0 and both counts, or -1. */
+int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots);
 
 /*
  * After a restart: every stage left running was interrupted. It goes back to
@@ -300,6 +305,13 @@ json_t *store_profiles_json(struct store *st, int64_t job_id);
  * commit, config hash, compiler, duration and the build's metadata. */
 json_t *store_job_builds_json(struct store *st, int64_t job_id);
 json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup);
-json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name);
+/* One page of a job's per-second samples (of one stage unless stage_id is
+ * 0, of one counter unless name is NULL), in the order they were stored:
+ * the first `limit` (>= 1) whose id is above `after` (0: from the start).
+ * {"samples": [..], "next": the `after` of the next page, or null after the
+ * last}. The store is locked while the rows are read, not while their JSON
+ * is built. */
+json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
+			   int64_t after, int limit);
 
 #endif

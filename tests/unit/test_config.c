@@ -316,6 +316,10 @@ static void test_defaults(void **state)
 	assert_int_equal(cfg->workers, 4);
 	assert_true(cfg->stage_timeout == 1800);
 	assert_int_equal(cfg->quiet_host, 1);
+	assert_int_equal(cfg->max_connections_per_address, 64);
+	assert_true(cfg->header_timeout == 10);
+	assert_int_equal(cfg->max_jobs_per_token, 20);
+	assert_int_equal(cfg->max_boots_per_token, 200);
 
 	m = config_machine(cfg, "q");
 	assert_non_null(m);
@@ -815,6 +819,40 @@ static void test_values(void **state)
 }
 
 /* boot: qemu takes a qemu: section with its defaults; boot: kexec an optional kexec:. */
+/* The limits on what one client or one token may hold of the daemon. */
+static void test_client_limits(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, max_connections_per_address: 512, header_timeout: 2500ms,")
+				  L("      max_jobs_per_token: 1, max_boots_per_token: 1000000}"));
+	assert_int_equal(cfg->max_connections_per_address, 512);
+	assert_true(cfg->header_timeout == 2.5);
+	assert_int_equal(cfg->max_jobs_per_token, 1);
+	assert_int_equal(cfg->max_boots_per_token, 1000000);
+	config_free(cfg);
+	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, max_connections_per_address: 1, header_timeout: 5m,")
+				  L("      max_jobs_per_token: 100000, max_boots_per_token: 1}"));
+	assert_int_equal(cfg->max_connections_per_address, 1);
+	assert_true(cfg->header_timeout == 300);
+	assert_int_equal(cfg->max_jobs_per_token, 100000);
+	assert_int_equal(cfg->max_boots_per_token, 1);
+	config_free(cfg);
+	expect_errors("v.yaml",
+		      L("lab: {data_dir: /d, max_connections_per_address: 0, header_timeout: 301,")
+		      L("      max_jobs_per_token: 100001, max_boots_per_token: 0}"),
+		      "v.yaml:1:50: max_connections_per_address: must be an integer from 1 to 512\n"
+		      "v.yaml:1:69: header_timeout: must be a number from 1 to 300 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m\n"
+		      "v.yaml:2:27: max_jobs_per_token: must be an integer from 1 to 100000\n"
+		      "v.yaml:2:56: max_boots_per_token: must be an integer from 1 to 1000000");
+	expect_errors("v.yaml", L("lab: {data_dir: /d, max_connections_per_address: 513, header_timeout: 0.5s}"),
+		      "v.yaml:1:50: max_connections_per_address: must be an integer from 1 to 512\n"
+		      "v.yaml:1:71: header_timeout: must be a number from 1 to 300 seconds, or one "
+		      "followed by ms, s, m or h like 500ms, 2s or 10m");
+}
+
 static void test_boot_sections(void **state)
 {
 	struct lab_config *cfg;
@@ -1516,6 +1554,7 @@ int main(void)
 		cmocka_unit_test(test_required_keys),
 		cmocka_unit_test(test_injection),
 		cmocka_unit_test(test_values),
+		cmocka_unit_test(test_client_limits),
 		cmocka_unit_test(test_boot_sections),
 		cmocka_unit_test(test_boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),

@@ -503,9 +503,17 @@ async function resultsSection(ctx, job) {
 async function loadShootdowns(ctx, job) {
 	const stages = new Map((job.stages || []).map((g) => [g.id, g]));
 	for (const name of SHOOTDOWN_NAMES) {
-		const data = await api(`/jobs/${job.id}/samples?name=${encodeURIComponent(name)}`, { signal: ctx.signal });
+		// the samples come in pages (at most 5000 each); a bounded number of them
+		const samples = [];
+		let after = 0;
+		for (let page = 0; page < 40 && after !== null; page++) {
+			const data = await api(`/jobs/${job.id}/samples?name=${encodeURIComponent(name)}&after=${after}`,
+				{ signal: ctx.signal });
+			samples.push(...data.samples);
+			after = data.next ?? null;
+		}
 		const perStage = new Map();
-		for (const s of data.samples) {
+		for (const s of samples) {
 			const v = s.values ? s.values[name] : null;
 			if (v === null || v === undefined || !(s.dt > 0)) continue;
 			if (!perStage.has(s.stage)) perStage.set(s.stage, []);

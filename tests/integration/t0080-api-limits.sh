@@ -1,0 +1,95 @@
+#!/bin/sh
+# What a client without a token, or a token holder, can take from tlblabd
+# (issue 12): a real daemon on loopback, attacked the ways the security
+# review did (tests/tools/api-attacks.py): unauthenticated 1 MiB POSTs,
+# many connections from one address, request headers that trickle in, the
+# samples of a long run, hundreds of query arguments, a cache key forged
+# with an escaped '&', and more queued work than a token may have.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+
+if [ ! -x "$BUILD/tlblabd" ]; then
+	fail "tlblabd is built" "no $BUILD/tlblabd (make)"
+	exit 0
+fi
+TOKEN=t0080-token-0123456789abcdef
+OTHER=t0080-other-0123456789abcdef
+DAEMON_PORT=$((14000 + $$ % 3000))	# below the ephemeral range (32768-)
+DB=$TMP/data/tlblab.db
+DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+NSAMPLES=12000
+
+cat >"$TMP/lab.yaml" <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN, $OTHER]
+  max_body: 1048576
+  header_timeout: 2
+  max_connections_per_address: 16
+  max_jobs_per_token: 2
+  max_boots_per_token: 9
+machines:
+  - name: m1
+    transport: local
+    agent_path: $TMP/m1/tlblab-agent
+    workdir: $TMP/m1/work
+builders:
+  - name: b1
+    transport: ssh
+    host: 127.0.0.1
+    port: $DEAD
+    user: nobody
+    identity: $TMP/no-such-key
+    host_key: SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
+    workdir: $TMP/b1
+trees:
+  - name: linux
+    url: $TMP/no-such-tree
+    builder: b1
+suites:
+  # holds m1 until the daemon stops
+  - name: hold
+    timeout: 1200
+    workloads:
+      - workload: exec
+        command: [sleep, "900"]
+        parser: none
+        iterations: 1
+        warmup: 0
+EOC
+
+# the daemon makes the store; job 1 (by mallory) and job 2 (NSAMPLES
+# per-second samples) are written into it while it is stopped
+daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+daemon_stop
+if ! $PY - "$DB" "$NSAMPLES" >"$TMP/seed.out" 2>&1 <<'PYEOF'
+import json, sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+now = time.time()
+for jid, who in ((1, "mallory"), (2, "bob")):
+    db.execute("INSERT INTO jobs (id, kind, state, suite, suite_json, submitter, created, started, finished) "
+               "VALUES (?, 'run', 'done', 'hold', '[]', ?, ?, ?, ?)", (jid, who, now, now, now))
+    db.execute("INSERT INTO stages (id, job_id, seq, kind, state, machine) VALUES (?, ?, 0, 'run', 'done', 'm1')",
+               (jid, jid))
+vals = json.dumps({"interrupts.TLB": 15, "interrupts.TLB.cpu0": 13, "interrupts.TLB.cpu1": 2,
+                   "vmstat.nr_tlb_remote_flush": 40, "vmstat.nr_tlb_remote_flush_received": 41})
+db.executemany("INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, t, dt, vals) "
+               "VALUES (2, 0, 0, 0, 0, 1, ?, 1.0, ?)", ((float(i), vals) for i in range(int(sys.argv[2]))))
+db.commit()
+PYEOF
+then
+	fail "the store is seeded" "$(tail -n 3 "$TMP/seed.out")"
+	exit 0
+fi
+daemon_start "$TMP/lab.yaml" || { fail "tlblabd serves the seeded store" "see log"; exit 0; }
+
+$PY "$TOP/tests/tools/api-attacks.py" "$DAEMON_PORT" "$DAEMON_PID" "$TOKEN" "$OTHER" 2 "$NSAMPLES"
+
+if kill -0 "$DAEMON_PID" 2>/dev/null; then
+	pass "tlblabd is still running after the attacks"
+else
+	fail "tlblabd is still running after the attacks" "it exited; log:"
+	sed 's/^/#   /' "$DAEMON_LOG" | tail -n 20
+fi
