@@ -389,9 +389,13 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	argv[argc++] = tree->config_base;
 	argv[argc++] = "--out";
 	argv[argc++] = outdir.buf;
-	for (i = 0; i < tree->nfragments && argc < 56; i++) {
+	for (i = 0; i < tree->nfragments && argc < 54; i++) {
 		argv[argc++] = "--fragment";
 		argv[argc++] = frag_remote[i];
+	}
+	if (b->ccache) {
+		argv[argc++] = "--ccache";
+		argv[argc++] = b->ccache;
 	}
 	if (patched && !strcmp(kind.buf, "branch")) {
 		argv[argc++] = "--fetch";

@@ -1350,8 +1350,8 @@ static void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 		: xstrdup("/tmp/tlblab");
 }
 
-static const char *const builder_keys[] = { ENDPOINT_KEYS, "jobs", "workdir", NULL };
-enum { BK_JOBS = EK_MAX, BK_WORKDIR, BK_MAX };
+static const char *const builder_keys[] = { ENDPOINT_KEYS, "jobs", "workdir", "ccache", NULL };
+enum { BK_JOBS = EK_MAX, BK_WORKDIR, BK_CCACHE, BK_MAX };
 KEYS_MATCH(builder_keys, BK_MAX);
 
 static void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
@@ -1372,6 +1372,8 @@ static void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 	b->workdir = ks.val[BK_WORKDIR]
 		? get_str(c, "workdir", ks.val[BK_WORKDIR], valid_path, MUST_PATH)
 		: xstrdup("/var/cache/tlblab");
+	if (ks.val[BK_CCACHE])
+		b->ccache = get_str(c, "ccache", ks.val[BK_CCACHE], valid_path, MUST_PATH);
 }
 
 static const char *const tree_keys[] = {
@@ -2062,6 +2064,7 @@ void config_free(struct lab_config *cfg)
 		free(cfg->builders[i].name);
 		endpoint_release(&cfg->builders[i].ep);
 		free(cfg->builders[i].workdir);
+		free(cfg->builders[i].ccache);
 	}
 	free(cfg->builders);
 	for (size_t i = 0; i < cfg->ntrees; i++) {

@@ -77,6 +77,7 @@
  *       transport: local                # same keys as a machine's transport part
  *       jobs: 2                         # make -j
  *       workdir: /var/cache/tlblab
+ *       ccache: /var/cache/ccache       # optional, shared by the builder's trees
  *   trees:
  *     - name: linux
  *       url: /var/cache/tlblab/linux    # a path or git URL
@@ -198,6 +199,9 @@ struct cfg_builder {
 	struct cfg_endpoint ep;
 	int jobs;		/* default 2 */
 	char *workdir;		/* default "/var/cache/tlblab" */
+	char *ccache;		/* ccache directory on the builder, or NULL: build.sh's
+				 * choice (/var/cache/tlblab/ccache if there, else
+				 * one per tree in the workdir) */
 	int line;
 };
 

@@ -7,7 +7,7 @@
 # usage: build.sh --tree TREE --work WORK --ref REF
 #                 [--patch FILE | --fetch URL --fetch-ref REF2]
 #                 --config-base tinyconfig|defconfig|FILE [--fragment FILE]...
-#                 [--jobs N] --out OUT [--vmlinux]
+#                 [--jobs N] --out OUT [--vmlinux] [--ccache DIR]
 #
 # Why it is shaped this way:
 # - A builder keeps warm state per tree in WORK, so the patched build that
@@ -196,7 +196,7 @@ abs_file() {
 	printf '%s/%s\n' "${_d%/}" "$(basename -- "$1")"
 }
 
-tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out=''
+tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out='' ccache=''
 want_vmlinux=0
 nfrag=0
 fragments=		# newline-separated absolute paths (none contains a newline)
@@ -206,7 +206,7 @@ while [ $# -gt 0 ]; do
 	case $opt in
 	--vmlinux) want_vmlinux=1; continue ;;
 	-h | --help) sed -n '2,9p' "$0" 2>/dev/null || true; finished=1; exit 0 ;;
-	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out) ;;
+	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out | --ccache) ;;
 	*) usage "unknown argument '$(oneline "$opt")'" ;;
 	esac
 	[ $# -gt 0 ] || usage "$opt needs a value"
@@ -228,6 +228,10 @@ while [ $# -gt 0 ]; do
 	--config-base) [ -z "$base" ] || usage "--config-base given twice"; base=$val ;;
 	--jobs) [ -z "$jobs" ] || usage "--jobs given twice"; jobs=$val ;;
 	--out) [ -z "$out" ] || usage "--out given twice"; out=$val ;;
+	--ccache)
+		[ -z "$ccache" ] || usage "--ccache given twice"
+		case $val in /*) ccache=$val ;; *) usage "--ccache must be an absolute path" ;; esac
+		;;
 	--fragment)
 		f=$(abs_file "$val") || usage "--fragment: '$(oneline "$val")' is not a readable file"
 		nfrag=$((nfrag + 1))
@@ -324,9 +328,11 @@ free_mb=$(df -Pk "$WORK" | awk 'NR == 2 { print int($4 / 1024) }')
 [ "${free_mb:-0}" -ge "$MIN_FREE_MB" ] ||
 	fail infra "only ${free_mb:-0} MB free under $WORK (need $MIN_FREE_MB MB)"
 
-# ccache: the machine's warm cache when there is one. BASEDIR makes paths
+# ccache: --ccache, else the machine's warm cache when there is one. BASEDIR makes paths
 # under WORK relative, so the hashes do not depend on where WORK lives.
-if [ -z "${CCACHE_DIR:-}" ]; then
+if [ -n "$ccache" ]; then
+	CCACHE_DIR=$ccache
+elif [ -z "${CCACHE_DIR:-}" ]; then
 	if [ -d /var/cache/tlblab/ccache ]; then
 		CCACHE_DIR=/var/cache/tlblab/ccache
 	else

@@ -1094,6 +1094,28 @@ static void test_power_cycle_and_local(void **state)
 		      "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes");
 }
 
+/* A builder's ccache: a path passed to build.sh, or NULL for its default. */
+static void test_builder_ccache(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("c.yaml",
+			L("lab: {data_dir: /d}")
+			L("builders:")
+			L("  - {name: local, transport: local}")
+			L("  - {name: shared, transport: local, ccache: /var/cache/ccache}"));
+	assert_null(config_builder(cfg, "local")->ccache);
+	assert_string_equal(config_builder(cfg, "shared")->ccache, "/var/cache/ccache");
+	config_free(cfg);
+	expect_errors("c.yaml",
+		     L("lab: {data_dir: /d}")
+		     L("builders:")
+		     L("  - {name: b, transport: local, ccache: [a]}"),
+		     "c.yaml:3:41: ccache: must be a non-empty path without control characters, "
+		     "not starting with '-'");
+}
+
 /* Which machines and builders share a host's CPUs (the quiet-host rule). */
 static void test_host_groups(void **state)
 {
@@ -1560,6 +1582,7 @@ int main(void)
 		cmocka_unit_test(test_power_cycle_and_local),
 		cmocka_unit_test(test_host_groups),
 		cmocka_unit_test(test_pin_vcpus),
+		cmocka_unit_test(test_builder_ccache),
 		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_workload_conversion),
 		cmocka_unit_test(test_suite_specs),
