@@ -912,6 +912,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	/* DNS rebinding: a page of another name must not reach this lab */
+	if (!config_host_allowed(api->cfg, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
+		return send_error(conn, 421, "misdirected", "this lab does not answer to that Host name "
+				  "(lab.allowed_hosts lists the names it answers to)");
 	if (strncmp(url, "/api/", 5) && strcmp(url, "/api"))
 		return serve_static(api, conn, url, method);
 	if (req->too_large)
