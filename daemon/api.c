@@ -991,7 +991,7 @@ static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn
 		return send_error(conn, 404, "not_found", "this daemon serves no dashboard (no web/ directory)");
 	if (web_resolve(api->web_dir, url, path, sizeof(path)) < 0)
 		return send_error(conn, 404, "not_found", "no such resource");
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = web_open(api->web_dir, path);
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
 		if (fd >= 0)
 			close(fd);
@@ -1019,7 +1019,9 @@ static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn
 	MHD_add_response_header(r, "Cache-Control", "no-cache");
 	MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
 	MHD_add_response_header(r, "Content-Security-Policy",
-				"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'");
+				"default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+				"frame-ancestors 'none'");
+	MHD_add_response_header(r, "X-Frame-Options", "DENY");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -1140,6 +1142,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 		*upload_data_size = 0;
 		return MHD_YES;
 	}
+	/* DNS rebinding: a page of another name must not reach this lab */
+	if (!config_host_allowed(api->cfg, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
+		return send_error(conn, 421, "misdirected", "this lab does not answer to that Host name "
+				  "(lab.allowed_hosts lists the names it answers to)");
 	if (strncmp(url, "/api/", 5) && strcmp(url, "/api"))
 		return serve_static(api, conn, url, method);
 	if (req->too_large)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "patch.h"
 #include "run.h"
 #include "store.h"
@@ -408,7 +409,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 			goto out;
 		}
 		strbuf_addf(&remote_patch, "%s/job-%lld.patch", scripts.buf, (long long)req->job_id);
-		if (transport_upload(t, patch_local.buf, remote_patch.buf, 0644, &err) < 0) {
+		if (transport_upload(t, patch_local.buf, remote_patch.buf, 0600, &err) < 0) {
 			fail(out, BUILD_INFRA, "build: uploading the patch: %s", err.buf);
 			goto out;
 		}
@@ -504,6 +505,19 @@ out:
 	}
 	if (patch_local.len)
 		unlink(patch_local.buf);
+	/* the patch is in the store and, applied, in the builder's tree: the
+	 * copy build.sh read goes, whatever the outcome */
+	if (t && remote_patch.len) {
+		const char *rm[] = { "rm", "-f", "--", remote_patch.buf, NULL };
+		struct exec_req er = { .argv = rm, .timeout = 30 };
+
+		strbuf_reset(&err);
+		exec_result_release(&res);
+		exec_result_init(&res);
+		if (transport_exec(t, &er, &res, &err) < 0 || res.status != 0)
+			log_warnx("job %lld: build %s: cannot remove %s on %s: %s%s", (long long)req->job_id,
+				  req->side, remote_patch.buf, b->name, err.buf, res.err.buf);
+	}
 	if (frag_remote) {
 		for (i = 0; frag_remote[i]; i++)
 			free(frag_remote[i]);

@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <yaml.h>
@@ -478,6 +479,9 @@ static int valid_token(const char *s)
 #define MUST_IP		"an IPv4 or IPv6 address (without brackets)"
 #define MUST_CMDLINE	"a kernel command line of at most 1024 characters: words of " \
 			"letters, digits and '._,=:/+-' separated by spaces"
+#define EXAMPLE_TOKEN_FIX "it is the example token of configs/lab.example.yaml, known to " \
+			"everyone; make a token of your own (e.g. head -c 24 /dev/urandom | od -An -tx1 " \
+			"| tr -d ' \\n')"
 
 /* ---- value getters: report an error and return -1 (or NULL) ---- */
 
@@ -699,6 +703,11 @@ static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
 		if (!valid_token_n(line + start, end - start)) {
 			node_error(c, n, "token_file: %s:%zu: must be %s", path, lineno,
 				   MUST_TOKEN);
+			continue;
+		}
+		if (end - start == strlen(CONFIG_EXAMPLE_TOKEN) &&
+		    !memcmp(line + start, CONFIG_EXAMPLE_TOKEN, end - start)) {
+			node_error(c, n, "token_file: %s:%zu: %s", path, lineno, EXAMPLE_TOKEN_FIX);
 			continue;
 		}
 		{
@@ -1710,14 +1719,28 @@ static void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 		parse_compare(c, ks.val[SK_COMPARE], s, what);
 }
 
+/* The example token opens the lab to anyone who read the example. */
+static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
+{
+	for (yaml_node_item_t *it = seq->data.sequence.items.start;
+	     it < seq->data.sequence.items.top; it++) {
+		yaml_node_t *item = node_get(c, *it);
+		const char *s = scalar(item);
+
+		if (s && !strcmp(s, CONFIG_EXAMPLE_TOKEN))
+			node_error(c, item, "tokens[%td]: %s", it - seq->data.sequence.items.start,
+				   EXAMPLE_TOKEN_FIX);
+	}
+}
+
 static const char *const lab_keys[] = {
 	"data_dir", "listen", "tokens", "token_file", "read_requires_token", "max_body",
 	"workers", "stage_timeout", "quiet_host", "max_connections_per_address", "header_timeout",
-	"max_jobs_per_token", "max_boots_per_token", NULL
+	"max_jobs_per_token", "max_boots_per_token", "allowed_hosts", NULL
 };
 enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
        LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_QUIET_HOST, LK_CONNS_PER_ADDRESS,
-       LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_MAX };
+       LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_ALLOWED_HOSTS, LK_MAX };
 KEYS_MATCH(lab_keys, LK_MAX);
 
 static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
@@ -1752,13 +1775,21 @@ static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 		if (t)
 			tokens_append(cfg, t, n);
 		free(t);	/* the strings now belong to cfg->tokens */
+		if (t && ks.val[LK_TOKENS]->type == YAML_SEQUENCE_NODE)
+			refuse_example_tokens(c, ks.val[LK_TOKENS]);
 	}
 	if (ks.val[LK_TOKEN_FILE]) {
 		char *path = get_str(c, "token_file", ks.val[LK_TOKEN_FILE], valid_path, MUST_PATH);
 
 		if (path)
 			load_token_file(c, ks.val[LK_TOKEN_FILE], path);
-		free(path);
+		cfg->token_file = path;
+	}
+	if (ks.val[LK_ALLOWED_HOSTS]) {
+		size_t n = 0;
+
+		cfg->allowed_hosts = get_list(c, "allowed_hosts", ks.val[LK_ALLOWED_HOSTS], valid_host,
+					      MUST_HOST, &n);
 	}
 	if (ks.val[LK_READ_REQUIRES_TOKEN])
 		get_bool(c, "read_requires_token", ks.val[LK_READ_REQUIRES_TOKEN],
@@ -2084,6 +2115,8 @@ void config_free(struct lab_config *cfg)
 	}
 	free(cfg->suites);
 	strv_free(cfg->tokens);
+	free(cfg->token_file);
+	strv_free(cfg->allowed_hosts);
 	free(cfg->path);
 	free(cfg->data_dir);
 	free(cfg->listen_host);
@@ -2173,4 +2206,43 @@ const char *boot_method_name(enum boot_method b)
 	};
 
 	return (unsigned)b < BOOT_METHOD_MAX ? names[b] : "unknown";
+}
+
+int config_host_allowed(const struct lab_config *cfg, const char *host)
+{
+	char name[HOST_MAX_LEN + 1];
+	const char *end, *rest;
+	size_t len;
+
+	if (!host)
+		return 1;
+	if (host[0] == '[') {
+		end = strchr(host, ']');
+		if (!end)
+			return 0;
+		host++;
+		rest = end + 1;
+	} else {
+		end = strchr(host, ':');
+		if (!end)
+			end = host + strlen(host);
+		rest = end;
+	}
+	if (*rest && (*rest != ':' || !rest[1] || strspn(rest + 1, "0123456789") != strlen(rest + 1)))
+		return 0;
+	len = (size_t)(end - host);
+	/* "lab.example.org." is the same name as "lab.example.org" */
+	if (len > 1 && host[len - 1] == '.')
+		len--;
+	if (!len || len > HOST_MAX_LEN)
+		return 0;
+	memcpy(name, host, len);
+	name[len] = '\0';
+	if (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") || !strcasecmp(name, "::1") ||
+	    !strcasecmp(name, cfg->listen_host))
+		return 1;
+	for (char **h = cfg->allowed_hosts; h && *h; h++)
+		if (!strcasecmp(name, *h))
+			return 1;
+	return 0;
 }

@@ -19,6 +19,9 @@
  *     listen: 127.0.0.1:8080            # default; host must be an IP literal
  *     tokens: [s3cret]                  # and/or
  *     token_file: /etc/tlblab/tokens    # one token per line, # comments
+ *                                       # (the example token is refused)
+ *     allowed_hosts: [lab.example.org]  # Host names the API answers besides
+ *                                       # the listen address and localhost
  *     read_requires_token: false        # reads are open by default
  *     max_body: 1M                      # bytes (or K, M, G); larger bodies get 413
  *     workers: 4                        # blocking-work pool size (1..64)
@@ -233,6 +236,10 @@ struct lab_config {
 	int listen_port;	/* default 8080 */
 	char **tokens;		/* NULL-terminated: from tokens: and token_file: */
 	size_t ntokens;
+	char *token_file;	/* or NULL */
+	/* Host header names accepted besides the listen address, localhost,
+	 * 127.0.0.1 and ::1 (config_host_allowed); NULL-terminated */
+	char **allowed_hosts;
 	int read_requires_token;
 	size_t max_body;	/* default 1 MiB */
 	int workers;		/* default 4 */
@@ -286,6 +293,19 @@ int config_machine_has_tag(const struct cfg_machine *m, const char *tag);
 /* Names used in configs and APIs: [A-Za-z0-9._-]{1,64}, not starting with
  * '-' or '.'. Safe to pass as an argument anywhere. */
 int config_valid_name(const char *s);
+
+/* The token configs/lab.example.yaml shows: config_load refuses it. */
+#define CONFIG_EXAMPLE_TOKEN "example-token-change-me-0001"
+
+/*
+ * Whether an HTTP Host header (name or IP literal, IPv6 in brackets, with
+ * or without ":port") names this lab: the listen address, localhost,
+ * 127.0.0.1, [::1], or an allowed_hosts entry, compared without case and
+ * whatever the port (a proxy in front may use another). A page a
+ * DNS-rebinding attack loads carries its own name here, never these.
+ * NULL (an HTTP/1.0 request without Host, not a browser's) is allowed.
+ */
+int config_host_allowed(const struct lab_config *cfg, const char *host);
 
 const char *transport_kind_name(enum transport_kind k);
 const char *boot_method_name(enum boot_method b);

@@ -1,3 +1,12 @@
+/*
+ * Every line this daemon logs is one event: what it logs comes in part from
+ * outside (a machine-health reason, a host's error text, a patch subject),
+ * and a newline in it would start a line that looks like the daemon's own,
+ * an ESC would drive the operator's terminal. So the whole message, format
+ * and arguments alike, goes through one filter on its way out: control
+ * bytes (below 0x20, and 0x7f) become \n, \r, \t or \xNN. A caller with
+ * several lines to say logs them one call each.
+ */
 #include "log.h"
 
 #include <errno.h>
@@ -8,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "strbuf.h"
 #include "banned.h"
 
 static int verbose;
@@ -18,22 +28,45 @@ void log_verbose(int v)
 	verbose = v;
 }
 
+void log_escape(struct strbuf *out, const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch == '\n')
+			strbuf_addstr(out, "\\n");
+		else if (ch == '\r')
+			strbuf_addstr(out, "\\r");
+		else if (ch == '\t')
+			strbuf_addstr(out, "\\t");
+		else if (ch < 0x20 || ch == 0x7f)
+			strbuf_addf(out, "\\x%02x", ch);
+		else
+			strbuf_addch(out, (char)ch);
+	}
+}
+
 static void vlog(const char *level, const char *fmt, va_list ap, const char *suffix)
 {
+	struct strbuf msg = STRBUF_INIT, line = STRBUF_INIT;
 	char ts[32];
 	struct tm tm;
 	time_t t = time(NULL);
 
 	gmtime_r(&t, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	pthread_mutex_lock(&log_lock);
-	fprintf(stderr, "%s tlblabd: %s", ts, level);
-	vfprintf(stderr, fmt, ap);
+	strbuf_vaddf(&msg, fmt, ap);
 	if (suffix)
-		fprintf(stderr, ": %s", suffix);
-	fputc('\n', stderr);
+		strbuf_addf(&msg, ": %s", suffix);
+	strbuf_addf(&line, "%s tlblabd: %s", ts, level);
+	log_escape(&line, msg.buf, msg.len);
+	strbuf_addch(&line, '\n');
+	pthread_mutex_lock(&log_lock);
+	fwrite(line.buf, 1, line.len, stderr);
 	fflush(stderr);
 	pthread_mutex_unlock(&log_lock);
+	strbuf_release(&msg);
+	strbuf_release(&line);
 }
 
 void log_info(const char *fmt, ...)

@@ -12,6 +12,7 @@
  * SIGINT stop.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
@@ -67,6 +68,7 @@ static void default_agent(char *buf, size_t len, const char *name)
 	snprintf(buf, len, "%.4000s/%s", self, name);
 }
 
+/* Makes path and its missing parents; path itself (the data_dir) 0700. */
 static int mkdir_p(const char *path)
 {
 	char tmp[PATH_MAX];
@@ -81,7 +83,60 @@ static int mkdir_p(const char *path)
 				return -1;
 			*p = '/';
 		}
-	return mkdir(tmp, 0755) < 0 && errno != EEXIST ? -1 : 0;
+	return mkdir(tmp, 0700) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+/*
+ * The store holds token hashes and every job's patches and logs, the token
+ * file the tokens: nobody but the daemon's user reads them. What this
+ * daemon creates is created so; what an older version or an operator left
+ * looser is tightened here, once, with a line saying so. A missing file is
+ * fine (the store makes its -wal and -shm later, with the database's mode).
+ */
+static void tighten_mode(const char *path, mode_t max)
+{
+	struct stat sb;
+
+	if (lstat(path, &sb) < 0 || S_ISLNK(sb.st_mode) || !(sb.st_mode & 07777 & ~max))
+		return;
+	if (chmod(path, sb.st_mode & max) < 0)
+		log_warn("%s: mode %04o is looser than %04o, and chmod failed", path,
+			 (unsigned)(sb.st_mode & 07777), (unsigned)max);
+	else
+		log_info("%s: mode was %04o, now %04o (readable by its owner only)", path,
+			 (unsigned)(sb.st_mode & 07777), (unsigned)(sb.st_mode & max));
+}
+
+static void secure_files(const struct lab_config *cfg, const char *dbpath)
+{
+	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
+	char p[PATH_MAX];
+	int fd;
+
+	tighten_mode(cfg->data_dir, 0700);
+	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+		snprintf(p, sizeof(p), "%s%s", dbpath, suffixes[i]);
+		tighten_mode(p, 0600);
+	}
+	/* a new store is made 0600; SQLite gives its -wal and -shm that mode */
+	fd = open(dbpath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		close(fd);
+	if (cfg->token_file)
+		tighten_mode(cfg->token_file, 0600);
+}
+
+/* Logs text (lines, as config errors come) one line per call, after head. */
+static void log_lines(void (*say)(const char *fmt, ...), const char *head, const char *text)
+{
+	const char *nl;
+
+	for (; *text; text = nl + 1) {
+		nl = strchrnul(text, '\n');
+		say("%s%.*s", head, (int)(nl - text), text);
+		if (!*nl)
+			break;
+	}
 }
 
 /*
@@ -163,6 +218,7 @@ int main(int argc, char **argv)
 	if (mkdir_p(cfg->data_dir) < 0)
 		fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
+	secure_files(cfg, dbpath);
 	if (store_open(dbpath, &st, &err) < 0)
 		fatalx("%s", err.buf);
 	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, &err) < 0)
@@ -170,7 +226,7 @@ int main(int argc, char **argv)
 	if ((r = store_recover(st, &log)) < 0)
 		fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
 	if (log.len)
-		log_info("recovered after a restart:\n%s", log.buf);
+		log_lines(log_info, "recovered after a restart: ", log.buf);
 	arm_store_fault(st);
 	if (sched_create(cfg, st, agent, kernels, &sc, &err) < 0)
 		fatalx("scheduler: %s", err.buf);
@@ -195,7 +251,8 @@ int main(int argc, char **argv)
 			reload_flag = 0;
 			strbuf_reset(&err);
 			if (config_load(config_path, &next, &err) < 0) {
-				log_warnx("SIGHUP: the new configuration is not valid; keeping the old one:\n%s", err.buf);
+				log_lines(log_warnx, "SIGHUP: the new configuration is not valid; keeping the old one: ",
+					  err.buf);
 				continue;
 			}
 			if (nconfigs == MAX_CONFIGS) {
@@ -208,6 +265,8 @@ int main(int argc, char **argv)
 				config_free(next);
 				continue;
 			}
+			if (next->token_file)
+				tighten_mode(next->token_file, 0600);
 			/* running work may still point into older configs: keep them */
 			configs[nconfigs++] = next;
 			cfg = next;

@@ -19,6 +19,10 @@
 # OUT is shared (the lab and the guest tests use /var/cache/tlblab/guest), and
 # two builds may run at once: every file is written under a name of its own
 # and renamed into place, so a reader sees the old file or the new one.
+#
+# The private keys, and initramfs.cpio which holds the host key, are for
+# the user who runs the lab only (0600, OUT 0700): whoever reads the host
+# key can pose as every guest. The fingerprint and known_hosts are public.
 set -eu
 out=${1:?usage: mkinitramfs.sh OUT AGENT}
 agent=${2:?usage: mkinitramfs.sh OUT AGENT}
@@ -28,8 +32,12 @@ for f in /bin/busybox /usr/sbin/sshd "$agent"; do
 	[ -x "$f" ] || { echo "mkinitramfs: $f is missing (apt-get install busybox-static openssh-server; make)" >&2; exit 1; }
 done
 mkdir -p "$out"
+chmod 700 "$out"
 [ -f "$out/lab_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-lab -f "$out/lab_key" </dev/null
 [ -f "$out/host_key" ] || ssh-keygen -q -t ed25519 -N '' -C tlblab-guest -f "$out/host_key" </dev/null
+# keys an older version (or a copy) left readable by others
+chmod 600 "$out/lab_key" "$out/host_key"
+chmod 644 "$out/lab_key.pub" "$out/host_key.pub"
 root=$(mktemp -d "$out/root.XXXXXX")
 tmp=$(mktemp "$out/tmp.XXXXXX")
 trap 'rm -rf "$root" "$tmp"' EXIT
@@ -111,6 +119,6 @@ EOS
 cp "$here/guest-init" "$root/init"
 chmod 755 "$root/init"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$tmp"
-chmod 644 "$tmp"
+chmod 600 "$tmp"	# the guests' host key is in it
 mv "$tmp" "$out/initramfs.cpio"
 echo "mkinitramfs: $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), host key $(cat "$out/host_key.fingerprint")"

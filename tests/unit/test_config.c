@@ -1184,6 +1184,8 @@ static void test_token_file(void **state)
 	(void)state;
 	strbuf_addf(&text, L("lab:") L("  data_dir: /d") L("  token_file: %s"), good);
 	cfg = expect_ok("tok.yaml", text.buf);
+	/* kept: tlblabd makes it 0600 at start-up */
+	assert_string_equal(cfg->token_file, good);
 	assert_int_equal(cfg->ntokens, 3);
 	assert_string_equal(cfg->tokens[0], "cccccccccccccccc3");
 	assert_string_equal(cfg->tokens[2], "eeeeeeeeeeeeeeee5");
@@ -1449,14 +1451,125 @@ static void test_alias_bomb(void **state)
 		      "b.yaml:6:47: workload spec too large or nested deeper than 32 levels");
 }
 
-static void test_example_file(void **state)
+/* The token everyone has read in configs/lab.example.yaml opens nothing:
+ * refused inline and in a token file, at its line. */
+static void test_example_token(void **state)
 {
-	struct strbuf err = STRBUF_INIT;
-	struct lab_config *cfg = NULL;
+	static const char file_text[] = "# tokens\n" "ffffffffffffffff6\n" "  " CONFIG_EXAMPLE_TOKEN "  \n";
+	char *path = temp_file(file_text, strlen(file_text));
+	struct strbuf text = STRBUF_INIT, want = STRBUF_INIT;
+	struct lab_config *cfg;
 
 	(void)state;
-	if (config_load("configs/lab.example.yaml", &cfg, &err) < 0)
-		fail_msg("configs/lab.example.yaml (run from the repository root):\n%s", err.buf);
+	expect_errors("ex.yaml",
+		      L("lab:")
+		      L("  data_dir: /d")
+		      L("  tokens: [aaaaaaaaaaaaaaaa1, " CONFIG_EXAMPLE_TOKEN "]"),
+		      "ex.yaml:3:31: tokens[1]: it is the example token of configs/lab.example.yaml, "
+		      "known to everyone; make a token of your own (e.g. head -c 24 /dev/urandom | "
+		      "od -An -tx1 | tr -d ' \\n')");
+	strbuf_addf(&text, L("lab:") L("  data_dir: /d") L("  token_file: %s"), path);
+	strbuf_addf(&want, "ex.yaml:3:15: token_file: %s:3: it is the example token of "
+		    "configs/lab.example.yaml, known to everyone; make a token of your own (e.g. "
+		    "head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \\n')", path);
+	expect_errors("ex.yaml", text.buf, want.buf);
+	/* a token that merely starts like it is the operator's own */
+	cfg = expect_ok("ex.yaml", L("lab:") L("  data_dir: /d")
+			L("  tokens: [" CONFIG_EXAMPLE_TOKEN "-but-mine]"));
+	assert_int_equal(cfg->ntokens, 1);
+	config_free(cfg);
+	strbuf_release(&text);
+	strbuf_release(&want);
+	temp_remove(path);
+}
+
+/* Which Host headers the API answers (DNS rebinding: a name of the
+ * attacker's resolving to 127.0.0.1 must not reach the lab). */
+static void test_allowed_hosts(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("h.yaml", L("lab:") L("  data_dir: /d") L("  listen: 127.0.0.5:8080"));
+	assert_null(cfg->allowed_hosts);
+	assert_true(config_host_allowed(cfg, "127.0.0.5:8080"));
+	assert_true(config_host_allowed(cfg, "127.0.0.5"));
+	assert_true(config_host_allowed(cfg, "localhost:8080"));
+	assert_true(config_host_allowed(cfg, "LocalHost"));
+	assert_true(config_host_allowed(cfg, "localhost.:8080"));
+	assert_true(config_host_allowed(cfg, "127.0.0.1:8080"));
+	assert_true(config_host_allowed(cfg, "[::1]:8080"));
+	assert_true(config_host_allowed(cfg, NULL));	/* HTTP/1.0 without Host */
+	assert_false(config_host_allowed(cfg, "evil.example"));
+	assert_false(config_host_allowed(cfg, "evil.example:8080"));
+	assert_false(config_host_allowed(cfg, "localhost.evil.example"));
+	assert_false(config_host_allowed(cfg, "127.0.0.1.evil.example"));
+	assert_false(config_host_allowed(cfg, "localhost:8080@evil.example"));
+	assert_false(config_host_allowed(cfg, "localhost:"));
+	assert_false(config_host_allowed(cfg, "[::1"));
+	assert_false(config_host_allowed(cfg, "[::1]x"));
+	assert_false(config_host_allowed(cfg, ""));
+	assert_false(config_host_allowed(cfg, ":8080"));
+	config_free(cfg);
+
+	cfg = expect_ok("h.yaml", L("lab:") L("  data_dir: /d") L("  listen: \"[::]:8080\"")
+			L("  allowed_hosts: [tlblab.example.org, 192.0.2.7, \"2001:db8::7\"]"));
+	assert_true(config_host_allowed(cfg, "tlblab.example.org"));
+	assert_true(config_host_allowed(cfg, "TLBLAB.example.org:443"));
+	assert_true(config_host_allowed(cfg, "192.0.2.7:8080"));
+	assert_true(config_host_allowed(cfg, "[2001:db8::7]:8080"));
+	assert_true(config_host_allowed(cfg, "[::]:8080"));
+	assert_false(config_host_allowed(cfg, "example.org"));
+	assert_false(config_host_allowed(cfg, "192.0.2.8"));
+	config_free(cfg);
+
+	expect_errors("h.yaml", L("lab:") L("  data_dir: /d") L("  allowed_hosts: [ok.example, \"bad name\", a/b]"),
+		      "h.yaml:3:31: allowed_hosts[1]: must be an IP address or a host name of letters, "
+		      "digits, '.' and '-'\n"
+		      "h.yaml:3:43: allowed_hosts[2]: must be an IP address or a host name of letters, "
+		      "digits, '.' and '-'");
+	expect_errors("h.yaml", L("lab:") L("  data_dir: /d") L("  allowed_hosts: lab.example"),
+		      "h.yaml:3:18: allowed_hosts: must be a list, each item an IP address or a host "
+		      "name of letters, digits, '.' and '-'");
+}
+
+static void test_example_file(void **state)
+{
+	struct strbuf err = STRBUF_INIT, text = STRBUF_INIT, fixed = STRBUF_INIT, want = STRBUF_INIT;
+	struct lab_config *cfg = NULL;
+	const char *tok, *bol;
+	size_t line = 1;
+
+	(void)state;
+	/* as shipped, it is refused for its token alone, at the token */
+	if (strbuf_read_file(&text, "configs/lab.example.yaml", 1 << 20) < 0)
+		fail_msg("configs/lab.example.yaml: run from the repository root");
+	tok = strstr(text.buf, "tokens: [" CONFIG_EXAMPLE_TOKEN "]");
+	assert_non_null(tok);
+	bol = text.buf;
+	for (const char *p = text.buf; p < tok; p++)
+		if (*p == '\n') {
+			line++;
+			bol = p + 1;
+		}
+	assert_int_equal(config_load("configs/lab.example.yaml", &cfg, &err), -1);
+	assert_null(cfg);
+	strbuf_addf(&want, "configs/lab.example.yaml:%zu:%zu: tokens[0]: it is the example token of "
+		    "configs/lab.example.yaml, known to everyone; make a token of your own (e.g. "
+		    "head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \\n')", line,
+		    (size_t)(tok + strlen("tokens: [") - bol) + 1);
+	assert_string_equal(err.buf, want.buf);
+	/* with a token of the operator's, every other key of it is valid */
+	strbuf_add(&fixed, text.buf, (size_t)(tok - text.buf));
+	strbuf_addstr(&fixed, "tokens: [a-token-of-our-own-0123456789]");
+	strbuf_addstr(&fixed, tok + strlen("tokens: [" CONFIG_EXAMPLE_TOKEN "]"));
+	if (config_load_string("lab.example.yaml", fixed.buf, fixed.len, &cfg, &err) < 0)
+		fail_msg("configs/lab.example.yaml with its token replaced:\n%s", err.buf);
+	assert_string_equal(cfg->allowed_hosts[0], "tlblab.lab.example.org");
+	assert_null(cfg->allowed_hosts[1]);
+	strbuf_release(&text);
+	strbuf_release(&fixed);
+	strbuf_release(&want);
 	assert_int_equal(cfg->nmachines, 3);
 	assert_int_equal(config_machine(cfg, "skylake-2s")->boot, BOOT_KEXEC);
 	assert_non_null(config_machine(cfg, "skylake-2s")->kexec->append);
@@ -1587,6 +1700,8 @@ int main(void)
 		cmocka_unit_test(test_workload_conversion),
 		cmocka_unit_test(test_suite_specs),
 		cmocka_unit_test(test_alias_bomb),
+		cmocka_unit_test(test_example_token),
+		cmocka_unit_test(test_allowed_hosts),
 		cmocka_unit_test(test_example_file),
 		cmocka_unit_test(test_load_file),
 		cmocka_unit_test(test_compare_rules),

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -318,8 +319,19 @@ static void test_web_resolve(void **state)
 	(void)state;
 	assert_int_equal(web_resolve("/w", "/app.js", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "/w/app.js");
-	assert_int_equal(web_resolve("/w", "/node_modules/uplot/dist/uPlot.iife.min.js", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/node_modules/uplot/dist/uPlot.iife.min.js");
+	/* of node_modules/, only what the pages load (web/js/charts.js) */
+	assert_int_equal(web_resolve("/w", "/node_modules/uplot/dist/uPlot.esm.js", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/node_modules/uplot/dist/uPlot.esm.js");
+	assert_int_equal(web_resolve("/w", "//node_modules/uplot/dist/uPlot.min.css", buf, sizeof(buf)), 0);
+	assert_string_equal(buf, "/w/node_modules/uplot/dist/uPlot.min.css");
+	assert_int_equal(web_resolve("/w", "/node_modules/uplot/dist/uPlot.iife.min.js", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/node_modules/uplot/package.json", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "//node_modules/uplot/package.json", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/node_modules/.package-lock.json", buf, sizeof(buf)), -1);
+	/* nor what builds the dashboard */
+	assert_int_equal(web_resolve("/w", "/package.json", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/package-lock.json", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/js/package.json", buf, sizeof(buf)), -1);
 	/* pages of the app: stable URLs that all load index.html */
 	assert_int_equal(web_resolve("/w", "/", buf, sizeof(buf)), 0);
 	assert_string_equal(buf, "/w/index.html");
@@ -331,6 +343,8 @@ static void test_web_resolve(void **state)
 	assert_int_equal(web_resolve("/w", "/../etc/passwd", buf, sizeof(buf)), -1);
 	assert_int_equal(web_resolve("/w", "/a/../../x.js", buf, sizeof(buf)), -1);
 	assert_int_equal(web_resolve("/w", "/.git/config", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/.env.js", buf, sizeof(buf)), -1);
+	assert_int_equal(web_resolve("/w", "/js/.hidden.js", buf, sizeof(buf)), -1);
 	assert_int_equal(web_resolve("/w", "/a//b.js", buf, sizeof(buf)), -1);
 	assert_int_equal(web_resolve("/w", "/a b.js", buf, sizeof(buf)), -1);
 	assert_int_equal(web_resolve("/w", "/%2e%2e/x.js", buf, sizeof(buf)), -1);
@@ -341,6 +355,59 @@ static void test_web_resolve(void **state)
 	assert_string_equal(web_content_type("/w/index.html"), "text/html; charset=utf-8");
 	assert_string_equal(web_content_type("/w/x.bin"), "application/octet-stream");
 	assert_string_equal(web_content_type("/w.d/noext"), "application/octet-stream");
+}
+
+/* A symbolic link under web/ leads nowhere, in or out of it. */
+static void test_web_open(void **state)
+{
+	char dir[] = "/tmp/tlblab-test-web-XXXXXX", path[512], outside[600];
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/js", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/js/app.js", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(outside, sizeof(outside), "%s.secret", dir);
+	fd = open(outside, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/js/link.js", dir);
+	assert_int_equal(symlink(outside, path), 0);
+	snprintf(path, sizeof(path), "%s/up", dir);
+	assert_int_equal(symlink("/tmp", path), 0);
+	snprintf(path, sizeof(path), "%s/inside.js", dir);
+	assert_int_equal(symlink("js/app.js", path), 0);
+
+	snprintf(path, sizeof(path), "%s/js/app.js", dir);
+	fd = web_open(dir, path);
+	assert_true(fd >= 0);
+	close(fd);
+	snprintf(path, sizeof(path), "%s/js/link.js", dir);
+	assert_int_equal(web_open(dir, path), -ELOOP);
+	snprintf(path, sizeof(path), "%s/up/%s", dir, strrchr(outside, '/') + 1);
+	assert_int_equal(web_open(dir, path), -ELOOP);
+	snprintf(path, sizeof(path), "%s/inside.js", dir);
+	assert_int_equal(web_open(dir, path), -ELOOP);
+	snprintf(path, sizeof(path), "%s/js/none.js", dir);
+	assert_int_equal(web_open(dir, path), -ENOENT);
+	assert_int_equal(web_open(dir, "/etc/passwd"), -EINVAL);
+
+	snprintf(path, sizeof(path), "%s/js/link.js", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/js/app.js", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/up", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/inside.js", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/js", dir);
+	rmdir(path);
+	rmdir(dir);
+	unlink(outside);
 }
 
 int main(void)
@@ -358,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_parse_double),
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_web_resolve),
+		cmocka_unit_test(test_web_open),
 	};
 
 	return cmocka_run_group_tests_name("util", tests, NULL, NULL);
