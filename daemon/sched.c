@@ -90,6 +90,16 @@ void sched_wake(struct sched *sc)
 
 /* ---- the quiet-host rule (quiet.h) ---- */
 
+/* A note says what a stage waits for; a lost one changes no result. */
+static void set_note(struct task *t, int64_t stage, const char *note)
+{
+	int rc = store_stage_set_note(t->sc->st, stage, note);
+
+	if (rc < 0)
+		log_warnx("job %lld: stage %lld: store: its note is not updated: %s", (long long)t->si.job_id,
+			  (long long)stage, store_strerror(rc));
+}
+
 /* Before a run measures on t's machine; the run stage's note and log say
  * what the gate did. -1 when cancelled or out of time meanwhile. */
 static int measure_begin(void *arg, int64_t run_stage)
@@ -103,19 +113,19 @@ static int measure_begin(void *arg, int64_t run_stage)
 		return 0;
 	t->qe.ep = &t->machine->ep;
 	snprintf(t->qe.label, sizeof(t->qe.label), "%s (job %lld)", t->machine->name, (long long)t->si.job_id);
-	store_stage_set_note(sc->st, run_stage, "quiet host: waiting for the builds on this host to pause or end");
+	set_note(t, run_stage, "quiet host: waiting for the builds on this host to pause or end");
 	rc = quiet_measure_begin(sc->quiet, &t->qe, &t->cancel, t->deadline, &note);
 	if (note.len) {
 		struct strbuf msg = STRBUF_INIT;
 
 		strbuf_addf(&msg, "quiet host: %s while this run measures", note.buf);
-		store_stage_set_note(sc->st, run_stage, msg.buf);
+		set_note(t, run_stage, msg.buf);
 		strbuf_addch(&msg, '\n');
-		store_stage_append_log(sc->st, run_stage, msg.buf);
+		run_stage_log(sc->st, t->si.job_id, run_stage, msg.buf);
 		log_info("job %lld: %s (%s)", (long long)t->si.job_id, note.buf, t->machine->name);
 		strbuf_release(&msg);
 	} else {
-		store_stage_set_note(sc->st, run_stage, NULL);
+		set_note(t, run_stage, NULL);
 	}
 	strbuf_release(&note);
 	return rc < 0 ? -1 : 0;
@@ -369,6 +379,10 @@ static int finish_run(struct sched *sc, struct task *t)
 		log_info("job %lld: run on %s: cancelled", (long long)job, m);
 		return 0;
 	default:
+		/* the store failed, not the machine: it stays as it is, and
+		 * may take the retry */
+		if (t->out.store_error)
+			return retry_or_fail(sc, t, 0, stage, NULL, msg);
 		if (RECORD(t, 0, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
 		    RECORD(t, 1, store_failure_add(sc->st, m, job, stage, "infra", msg)) < 0)
 			return -1;
@@ -521,6 +535,12 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 		log_info("job %lld: boot %s on %s: %s", (long long)job, t->si.side, m, msg);
 		return 0;
 	case BOOT_INFRA:
+		if (t->brout.store_error) {
+			/* the store failed, not the machine (boot.h) */
+			if (ran && RECORD(t, 0, store_stage_retry(sc->st, run, NULL, msg)) == -1)
+				return -1;
+			return retry_or_fail(sc, t, 1, boot, NULL, msg);
+		}
 		if (RECORD(t, 0, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
 		    RECORD(t, 1, store_failure_add(sc->st, m, job, boot, "infra", msg)) < 0 ||
 		    (ran && RECORD(t, 2, store_stage_retry(sc->st, run, NULL, msg)) == -1))
@@ -551,6 +571,13 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 	case RUN_CANCELLED:
 		return RECORD(t, 1, store_stage_finish(sc->st, run, "cancelled", "cancelled", msg));
 	default:
+		if (t->brout.run.store_error) {
+			/* the store failed, not the machine: boot and run again,
+			 * there too */
+			if (RECORD(t, 1, store_stage_retry(sc->st, run, NULL, msg)) == -1)
+				return -1;
+			return retry_or_fail(sc, t, 2, boot, NULL, msg);
+		}
 		if (RECORD(t, 1, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
 		    RECORD(t, 2, store_failure_add(sc->st, m, job, run, "infra", msg)) < 0 ||
 		    /* the run needs its boot: both go back to the queue */
