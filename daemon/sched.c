@@ -442,7 +442,7 @@ static int maybe_more_boots(struct sched *sc, struct task *t)
 		return next < 0 ? (int)next : 0;
 	doc = store_compare_doc(sc->st, t->si.job_id);
 	if (!doc)
-		return -EIO;
+		return errno == ENOENT ? -EIO : -errno;	/* a store error: the step is made again */
 	suite = config_suite(sc->cfg, t->si.suite);
 	compare_rules_default(&rules);
 	cmp = compare_sides(doc, "base", doc, "patched", suite ? &suite->rules : &rules, &err);
@@ -466,6 +466,12 @@ static void keep_results(struct sched *sc, int64_t job)
 	json_t *j = store_job_json(sc->st, job);
 	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
 	json_t *cmp;
+
+	if (!j && errno != ENOENT) {
+		log_warnx("job %lld: store: cannot read it to keep its comparison: %s; will look again",
+			  (long long)job, store_strerror(-errno));
+		sc->backfill_below = INT64_MAX;
+	}
 
 	const char *state = json_string_value(json_object_get(j, "state")) ?: "";
 	const char *cls = json_string_value(json_object_get(json_object_get(j, "error"), "class")) ?: "";
@@ -507,6 +513,12 @@ static int run_failed(struct sched *sc, struct task *t, int k, int64_t stage, co
 	log_info("job %lld: run %s on %s failed (workload)%s: %s", (long long)job, t->si.side[0] ? t->si.side : "",
 		 t->machine->name, repeated ? "; its boot will be repeated once" : "", msg);
 	j = store_job_json(sc->st, job);
+	if (!j && errno != ENOENT) {
+		/* the job may have ended: backfill() keeps its comparison */
+		log_warnx("job %lld: store: cannot read it after its failed run: %s", (long long)job,
+			  store_strerror(-errno));
+		sc->backfill_below = INT64_MAX;
+	}
 	if (j && strcmp(json_string_value(json_object_get(j, "state")) ?: "", "running")) {
 		const char *cls = json_string_value(json_object_get(json_object_get(j, "error"), "class"));
 
@@ -903,6 +915,8 @@ static void backfill(struct sched *sc)
 	if (sc->backfill_below == 0)
 		return;
 	id = store_job_without_verdict(sc->st, sc->backfill_below);
+	if (id < 0)
+		return;			/* a store error: the next pass looks again */
 	sc->backfill_below = id;	/* 0: nothing left */
 	if (id)
 		keep_results(sc, id);
