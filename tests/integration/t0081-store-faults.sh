@@ -6,7 +6,8 @@
 # keeps. Each time the daemon stays up (/health answers), its log names
 # the store error, the job still ends done (the A/B job with a verdict),
 # every iteration is stored once, and the machine is not blamed (it stays
-# good: the store failed, not the machine). Then the same with a full disk:
+# good: the store failed, not the machine). A GET whose read fails is 500,
+# not a job without its stages. Then the same with a full disk:
 # the data directory on a small tmpfs that a filler file fills, freed while
 # the daemon runs. A local machine (transport local), no VMs.
 . "$(dirname "$0")/../lib.sh"
@@ -91,6 +92,23 @@ else
 	fail "comparison kept after a store error" "verdict '$v'; log: $(log_now | tail -n 5)"
 fi
 health_ok && pass "/health answers after the comparison's store error" || fail "/health" "no 200"
+daemon_stop
+
+# a GET whose read fails part-way is the store's error (500), not a job
+# without stages; once the fault is gone it reads; 404 stays for no job
+start "1:repeat_of, note, specs FROM stages" || { fail "tlblabd starts with a read fault" "see log"; exit 0; }
+body=$(api GET /jobs/1)
+s1=$(api_status)
+api GET /jobs/1 | jq_py 'len(J["job"]["stages"])' >"$TMP/nstages"
+s2=$(api_status)
+api GET /jobs/999 >/dev/null
+s3=$HTTP_STATUS
+if [ "$s1" = 500 ] && echo "$body" | grep -q '"store_error"' && [ "$s2" = 200 ] &&
+   [ "$(cat "$TMP/nstages")" -gt 0 ] && [ "$s3" = 404 ] && log_now | grep -q 'could not read job 1: store'; then
+	pass "GET /jobs/1 on a failed read: 500 store_error, logged; then 200 with its stages; no job: 404"
+else
+	fail "GET on a failed read" "$s1 $body; then $s2, $(cat "$TMP/nstages") stages; 404? $s3"
+fi
 daemon_stop
 
 # 2. a run job, once with no fault: what a job stores
