@@ -197,6 +197,34 @@ static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, cons
 	return ret;
 }
 
+/*
+ * A document a store read returned (store.h): 200 with it; without one,
+ * errno (read right after the call) says why: 404 when what the request
+ * names does not exist, else the store's error (503 or 500), never a
+ * partial document. `what` names the thing in either answer.
+ */
+static enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
+{
+	struct strbuf what = STRBUF_INIT;
+	enum MHD_Result ret;
+	va_list ap;
+
+	if (doc)
+		return send_json(conn, 200, doc);
+	va_start(ap, fmt);
+	strbuf_vaddf(&what, fmt, ap);
+	va_end(ap);
+	if (err == ENOENT)
+		ret = send_error(conn, 404, "not_found", "no %s", what.buf);
+	else
+		ret = send_store_error(conn, -(err ? err : EIO), "could not read %s", what.buf);
+	strbuf_release(&what);
+	return ret;
+}
+
 /* The token of "Authorization: Bearer TOKEN", or NULL. */
 static const char *bearer(struct MHD_Connection *conn)
 {
@@ -391,7 +419,7 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	struct stage_plan *plan = NULL;
 	const struct cfg_suite *suite;
 	json_error_t jerr;
-	json_t *body, *v;
+	json_t *body, *v, *job;
 	const char *key;
 	int64_t id;
 	size_t nplan;
@@ -495,7 +523,13 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
 		 req.submitter ? req.submitter : "?");
 	sched_wake(rc->api->sc);
-	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", store_job_json(rc->api->st, id)));
+	job = store_job_json(rc->api->st, id);
+	if (!job) {
+		/* it is queued: the client gets its id, and can read it later */
+		log_warnx("job %lld: store: cannot read it back: %s", (long long)id, store_strerror(-errno));
+		job = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued");
+	}
+	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", job));
 out:
 	free(plan);
 	json_decref(body);
@@ -507,6 +541,7 @@ out:
 static enum MHD_Result list_jobs(struct route_ctx *rc)
 {
 	struct job_filter f = { 0 };
+	json_t *jobs;
 	long limit, offset;
 
 	f.state = query(rc->conn, "state");
@@ -529,7 +564,8 @@ static enum MHD_Result list_jobs(struct route_ctx *rc)
 				  "changed, inconclusive, same, unavailable");
 	f.limit = (int)limit;
 	f.offset = (int)offset;
-	return send_json(rc->conn, 200, store_jobs_json(rc->api->st, &f));
+	jobs = store_jobs_json(rc->api->st, &f);
+	return send_read(rc->conn, jobs, errno, "job list");
 }
 
 /* {"comparison": doc}, doc being JSON text already. */
@@ -564,11 +600,12 @@ static enum MHD_Result compare_jobs(struct route_ctx *rc)
 	if (!bv || !pv || parse_id(bv, &a) < 0 || parse_id(pv, &b) < 0)
 		return send_error(rc->conn, 400, "bad_request", "base, patched: give two job ids");
 	ja = store_job_json(rc->api->st, a);
+	if (!ja)
+		return send_read(rc->conn, NULL, errno, "job %lld", (long long)a);
 	jb = store_job_json(rc->api->st, b);
-	if (!ja || !jb) {
+	if (!jb) {
 		json_decref(ja);
-		json_decref(jb);
-		return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)(ja ? b : a));
+		return send_read(rc->conn, NULL, errno, "job %lld", (long long)b);
 	}
 	if (!json_equal(json_object_get(ja, "suite"), json_object_get(jb, "suite"))) {
 		ret = send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
@@ -583,7 +620,14 @@ static enum MHD_Result compare_jobs(struct route_ctx *rc)
 	json_decref(jb);
 	compare_rules_default(&defaults);
 	da = store_compare_doc(rc->api->st, a);
-	db = store_compare_doc(rc->api->st, b);
+	db = da ? store_compare_doc(rc->api->st, b) : NULL;
+	if (!da || !db) {
+		/* both exist: a missing document is the store's failure */
+		ret = send_store_error(rc->conn, errno == ENOENT || !errno ? -EIO : -errno,
+				       "could not read the runs of job %lld", (long long)(da ? b : a));
+		json_decref(da);
+		return ret;
+	}
 	cmp = compare_sides(da, NULL, db, NULL, suite ? &suite->rules : &defaults, &err);
 	if (cmp)
 		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
@@ -602,12 +646,13 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	struct api *api = rc->api;
 	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT, text = STRBUF_INIT;
 	json_t *job = store_job_json(api->st, id), *cmp = NULL;
+	int read_err = errno;
 	const char *state = json_string_value(json_object_get(job, "state")) ?: "";
 	enum MHD_Result ret;
 	int r;
 
 	if (!job)
-		return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		return send_read(rc->conn, NULL, read_err, "job %lld", (long long)id);
 	if (strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "ab")) {
 		ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
 				 "base and a patched kernel", (long long)id);
@@ -635,7 +680,12 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	/* the comparison has just given a finished job its verdict */
 	json_decref(job);
 	job = store_job_json(api->st, id);
-	if (!cmp || !job || report_text(job, cmp, &text, &err) < 0) {
+	if (!job) {
+		ret = send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
+				       "for its report", (long long)id);
+		goto out;
+	}
+	if (!cmp || report_text(job, cmp, &text, &err) < 0) {
 		log_warnx("job %lld: report: %s", (long long)id, err.len ? err.buf : "cannot read the comparison");
 		ret = send_error(rc->conn, 500, "internal", "job %lld: cannot write the report", (long long)id);
 		goto out;
@@ -661,7 +711,7 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
 		job = store_job_json(api->st, id);
 		if (!job)
-			return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+			return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
 	}
 	if (!strcmp(sub, "cancel") && rc->nseg == 5) {
@@ -680,16 +730,21 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 			return send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
 		log_info("job %lld: cancel requested", (long long)id);
 		sched_wake(api->sc);
-		return send_json(rc->conn, 200, json_pack("{s:o}", "job", store_job_json(api->st, id)));
+		job = store_job_json(api->st, id);
+		if (!job)
+			return send_read(rc->conn, NULL, errno, "job %lld (its cancel is requested)", (long long)id);
+		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
 	}
 	if (strcmp(rc->method, "GET"))
 		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
 	job = store_job_json(api->st, id);
 	if (!job)
-		return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 	json_decref(job);
-	if (!strcmp(sub, "runs") && rc->nseg == 5)
-		return send_json(rc->conn, 200, store_runs_json(api->st, id));
+	if (!strcmp(sub, "runs") && rc->nseg == 5) {
+		job = store_runs_json(api->st, id);
+		return send_read(rc->conn, job, errno, "runs of job %lld", (long long)id);
+	}
 	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
 		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
 		enum MHD_Result ret;
@@ -712,16 +767,18 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	}
 	if (!strcmp(sub, "report.txt") && rc->nseg == 5)
 		return send_report(rc, id);
-	if (!strcmp(sub, "profiles") && rc->nseg == 5)
-		return send_json(rc->conn, 200, store_profiles_json(api->st, id));
+	if (!strcmp(sub, "profiles") && rc->nseg == 5) {
+		job = store_profiles_json(api->st, id);
+		return send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);
+	}
 	if (!strcmp(sub, "metrics") && rc->nseg == 5) {
-		const char *w = query(rc->conn, "include_warmup");
+		const char *w = query(rc->conn, "include_warmup"), *name = query(rc->conn, "name");
 
-		return send_json(rc->conn, 200, store_metrics_json(api->st, id, query(rc->conn, "name"),
-								   w && !strcmp(w, "1")));
+		job = store_metrics_json(api->st, id, name, w && !strcmp(w, "1"));
+		return send_read(rc->conn, job, errno, "metrics of job %lld", (long long)id);
 	}
 	if (!strcmp(sub, "samples") && rc->nseg == 5) {
-		const char *sv = query(rc->conn, "stage");
+		const char *sv = query(rc->conn, "stage"), *name = query(rc->conn, "name");
 		int64_t stage = 0;
 		long limit, after;
 
@@ -733,13 +790,14 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		if (query_int(rc->conn, "after", 0, LONG_MAX, 0, &after) < 0)
 			return send_error(rc->conn, 400, "bad_request", "after: must be the \"next\" of the "
 					  "previous page");
-		return send_json(rc->conn, 200, store_samples_json(api->st, id, stage, query(rc->conn, "name"),
-								   after, (int)limit));
+		job = store_samples_json(api->st, id, stage, name, after, (int)limit);
+		return send_read(rc->conn, job, errno, "samples of job %lld", (long long)id);
 	}
 	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
 		struct strbuf log = STRBUF_INIT;
 		int64_t stage;
 		enum MHD_Result ret;
+		int r;
 
 		long tail;
 		size_t from;
@@ -749,8 +807,11 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		if (query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
 			return send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
 					  "to 1000000");
-		if (store_stage_log(api->st, id, stage, &log) < 0) {
+		if ((r = store_stage_log(api->st, id, stage, &log)) < 0) {
 			strbuf_release(&log);
+			if (r != -ENOENT)
+				return send_store_error(rc->conn, r, "could not read the log of stage %lld",
+							(long long)stage);
 			return send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
 					  (long long)stage, (long long)id);
 		}
@@ -775,7 +836,7 @@ static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 static enum MHD_Result set_health(struct route_ctx *rc)
 {
 	const char *name = rc->seg[3], *health, *reason;
-	json_t *body;
+	json_t *body, *body2;
 	enum MHD_Result ret;
 	int r;
 
@@ -797,7 +858,8 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 	} else {
 		log_info("machine %s: %s (%s)", name, health, reason ? reason : "set by an operator");
 		sched_wake(rc->api->sc);
-		ret = send_json(rc->conn, 200, store_machines_json(rc->api->st));
+		body2 = store_machines_json(rc->api->st);
+		ret = send_read(rc->conn, body2, errno, "machine list (machine %s is %s)", name, health);
 	}
 	json_decref(body);
 	return ret;
@@ -934,9 +996,11 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 
 		if (!is_get)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		/* it answers when the store cannot: 503 or 500, saying why */
 		h = store_health_json(api->st);
-		json_object_set_new(h, "version", json_string(VERSION));
-		return send_json(rc->conn, 200, h);
+		if (h)
+			json_object_set_new(h, "version", json_string(VERSION));
+		return send_read(rc->conn, h, errno, "health");
 	}
 	if (rc->nseg == 5 && !strcmp(rc->seg[2], "machines") && !strcmp(rc->seg[4], "health"))
 		return set_health(rc);
@@ -949,9 +1013,12 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 									       : trees_json(api->cfg));
 	}
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
+		json_t *ms;
+
 		if (!is_get)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-		return send_json(rc->conn, 200, store_machines_json(api->st));
+		ms = store_machines_json(api->st);
+		return send_read(rc->conn, ms, errno, "machine list");
 	}
 	if (rc->nseg >= 3 && !strcmp(rc->seg[2], "jobs")) {
 		int64_t id;

@@ -133,6 +133,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	struct boot_session *sess = NULL;
 	struct cfg_machine guest;
 	char boot_id[33];
+	int r;
 
 	memset(&guest, 0, sizeof(guest));
 	random_id(boot_id);
@@ -147,8 +148,14 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	strbuf_addstr(&kernel, "/bzImage");
 	strbuf_addf(&log, "== boot %s build %.12s on %s (%s), boot id %s\n", req->side, req->build_id,
 		    req->machine->name, ops->name, boot_id);
-	store_stage_append_log(req->st, req->boot_stage, log.buf);
-	store_stage_set_ids(req->st, req->boot_stage, req->build_id, boot_id);
+	run_stage_log(req->st, req->job_id, req->boot_stage, log.buf);
+	/* a boot whose id is not kept cannot be told from another one */
+	if ((r = store_stage_set_ids(req->st, req->boot_stage, req->build_id, boot_id)) < 0) {
+		out->boot = BOOT_INFRA;
+		out->store_error = r;
+		strbuf_addf(&out->boot_message, "boot: store: could not keep the boot id: %s", store_strerror(r));
+		goto out;
+	}
 	out->boot = ops->start(req->machine, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
 			       &console, &out->boot_message);
 	if (out->boot == BOOT_OK)
@@ -162,16 +169,18 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 			strbuf_add(&out->boot_message, trouble.buf, trouble.len < 600 ? trouble.len : 600);
 		}
 		strbuf_addf(&log, "\n%s\n", out->boot_message.buf);
-		store_stage_append_log(req->st, req->boot_stage, log.buf);
+		run_stage_log(req->st, req->job_id, req->boot_stage, log.buf);
 		goto out;
 	}
 	strbuf_addstr(&log, "== console:\n");
 	strbuf_add(&log, console.buf, console.len);
 	strbuf_addstr(&log, "\n== booted; identity checked\n");
-	store_stage_append_log(req->st, req->boot_stage, log.buf);
-	if (store_stage_handoff(req->st, req->boot_stage, req->run_stage) < 0) {
+	run_stage_log(req->st, req->job_id, req->boot_stage, log.buf);
+	if ((r = store_stage_handoff(req->st, req->boot_stage, req->run_stage)) < 0) {
 		out->boot = BOOT_INFRA;
-		strbuf_addstr(&out->boot_message, "boot: could not hand the machine to the run stage");
+		out->store_error = store_failed(r) ? r : 0;
+		strbuf_addf(&out->boot_message, "boot: could not hand the machine to the run stage: %s",
+			    store_strerror(r));
 		goto out;
 	}
 	out->ran = 1;
@@ -202,7 +211,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	if (console_scan(console.buf, &trouble, 20)) {
 		strbuf_reset(&log);
 		strbuf_addf(&log, "== console trouble during the run:\n%s", trouble.buf);
-		store_stage_append_log(req->st, req->run_stage, log.buf);
+		run_stage_log(req->st, req->job_id, req->run_stage, log.buf);
 		if (console_scan(console.buf, NULL, 0) == 2 && out->run.kind != RUN_DONE) {
 			out->boot = BOOT_KERNEL;
 			strbuf_addf(&out->boot_message, "run: the kernel panicked during the suite: %.600s", trouble.buf);

@@ -82,6 +82,9 @@ struct bootrun_outcome {
 	enum boot_outcome_kind boot;
 	int ran;			/* the machine was handed to the run stage */
 	double booted_at;		/* wall time the kernel was up and checked; 0 */
+	int store_error;		/* BOOT_INFRA because the store failed to keep
+					 * the boot id or the handoff: not the
+					 * machine's fault (store.h) */
 	struct strbuf boot_message;
 	struct run_outcome run;		/* valid when boot == BOOT_OK */
 };

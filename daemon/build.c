@@ -82,7 +82,7 @@ int fetch_url(const char *url, size_t max, struct strbuf *out, long *ret_http, s
 
 struct build_lines {
 	struct store *st;
-	int64_t stage;
+	int64_t job, stage;
 	struct strbuf pending;	/* log lines not yet in the store */
 	int npending;
 	volatile sig_atomic_t *cancel;
@@ -98,7 +98,7 @@ struct build_lines {
 static void flush_log(struct build_lines *bl)
 {
 	if (bl->pending.len)
-		store_stage_append_log(bl->st, bl->stage, bl->pending.buf);
+		run_stage_log(bl->st, bl->job, bl->stage, bl->pending.buf);
 	strbuf_reset(&bl->pending);
 	bl->npending = 0;
 }
@@ -215,6 +215,13 @@ static void fail(struct build_outcome *out, enum build_outcome_kind kind, const 
 	va_end(ap);
 }
 
+/* The store failed to keep what the build must record (build.h). */
+static void fail_store(struct build_outcome *out, int rc, const char *what)
+{
+	out->store_error = rc;
+	fail(out, BUILD_INFRA, "build: store: %s: %s", what, store_strerror(rc));
+}
+
 /* 1 when DIR/bzImage is there with the hash sha256, 0 when it is not there,
  * -1 when it is there with another. */
 static int bzimage_matches(const char *dir, const char *sha256)
@@ -304,13 +311,19 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	strbuf_init(&bl.message, 0);
 	strbuf_init(&bl.excerpt, 0);
 	bl.st = req->st;
+	bl.job = req->job_id;
 	bl.stage = req->stage_id;
 	bl.cancel = req->cancel;
 	exec_result_init(&res);
 	out->kind = BUILD_DONE;
+	out->store_error = 0;
 
 	if (patched) {
-		store_job_patch(req->st, req->job_id, &kind, &text, &url, &ref);
+		/* without it, the patched side would be built without its patch */
+		if ((r = store_job_patch(req->st, req->job_id, &kind, &text, &url, &ref)) < 0) {
+			fail_store(out, r, "could not read the job's patch");
+			goto out;
+		}
 		if (!strcmp(kind.buf, "url") && !text.len) {
 			enum patch_subject_kind subject;
 			long http = 0;
@@ -323,15 +336,21 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 				fail(out, BUILD_PATCH, "build: %s is not a patch (no diff in it)", url.buf);
 				goto out;
 			}
-			store_job_set_patch(req->st, req->job_id, text.buf);
-			/* the job was called by its URL until now */
+			/* what was built must stay known, whatever the URL serves later */
+			if ((r = store_job_set_patch(req->st, req->job_id, text.buf)) < 0) {
+				fail_store(out, r, "could not keep the fetched patch");
+				goto out;
+			}
+			/* the job was called by its URL until now; a name only */
 			subject = patch_subject(text.buf, text.len, &buf);
-			if (subject == PATCH_SUBJECT_HEADER || subject == PATCH_SUBJECT_TEXT)
-				store_job_set_patch_subject(req->st, req->job_id, buf.buf);
+			if ((subject == PATCH_SUBJECT_HEADER || subject == PATCH_SUBJECT_TEXT) &&
+			    (r = store_job_set_patch_subject(req->st, req->job_id, buf.buf)) < 0)
+				log_warnx("job %lld: store: the patch keeps its URL as its name: %s",
+					  (long long)req->job_id, store_strerror(r));
 			strbuf_reset(&buf);
 		}
 	}
-	store_stage_append_log(req->st, req->stage_id, "");
+	run_stage_log(req->st, req->job_id, req->stage_id, "");
 	r = transport_open(&b->ep, 10, &t, &err);
 	if (r < 0) {
 		fail(out, BUILD_INFRA, "build: cannot reach builder %s: %s", b->name, err.buf);
@@ -486,22 +505,30 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 
 		build_dir(cfg, bl.build_id, &path);
 		row.path = path.buf;
-		store_build_add(req->st, &row);
+		r = store_build_add(req->st, &row);
 		json_decref(meta);
 		strbuf_release(&path);
+		/* the artifacts stay: the retry finds the build cached */
+		if (r < 0) {
+			fail_store(out, r, "could not keep the build");
+			goto out;
+		}
 	}
-	store_stage_set_ids(req->st, req->stage_id, bl.build_id, NULL);
+	if ((r = store_stage_set_ids(req->st, req->stage_id, bl.build_id, NULL)) < 0) {
+		fail_store(out, r, "could not keep the stage's build id");
+		goto out;
+	}
 	snprintf(out->build_id, sizeof(out->build_id), "%s", bl.build_id);
 	strbuf_reset(&buf);
 	strbuf_addf(&buf, "== build %s: %s %s, commit %.12s, %.0f s, %ld warnings\n", req->side,
 		    bl.cached ? "cached" : "built", bl.build_id, bl.commit, bl.duration, bl.warnings);
-	store_stage_append_log(req->st, req->stage_id, buf.buf);
+	run_stage_log(req->st, req->job_id, req->stage_id, buf.buf);
 out:
 	flush_log(&bl);
 	if (out->kind != BUILD_DONE) {
 		strbuf_reset(&buf);
 		strbuf_addf(&buf, "%s\n", out->message.buf);
-		store_stage_append_log(req->st, req->stage_id, buf.buf);
+		run_stage_log(req->st, req->job_id, req->stage_id, buf.buf);
 	}
 	if (patch_local.len)
 		unlink(patch_local.buf);

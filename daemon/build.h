@@ -18,7 +18,10 @@
  *
  * Failure classes: patch (does not apply, unknown ref, patch URL refused),
  * build (compile error, or a required option that olddefconfig dropped),
- * infra (the builder, the network, a timeout).
+ * infra (the builder, the network, a timeout). A build whose facts the
+ * store fails to keep (the patch's text, the build row, the stage's build
+ * id) is infra with store_error set: never done without them, retried, the
+ * builder not to blame. A lost stage log line is only lost (run_stage_log).
  */
 
 struct store;
@@ -52,6 +55,7 @@ struct build_outcome {
 	enum build_outcome_kind kind;
 	struct strbuf message;
 	char build_id[72];
+	int store_error;	/* BUILD_INFRA because the store failed (store.h) */
 };
 
 void build_outcome_init(struct build_outcome *o);

@@ -32,6 +32,17 @@ static int garbage(struct ingest *ig, const char *why, const char *line, size_t 
 	return -1;
 }
 
+/* The store did not take what line `what` carried: the stage must not go on
+ * as if it had (ingest.h). */
+static int store_lost(struct ingest *ig, int rc, const char *what)
+{
+	ig->store_error = rc;
+	strbuf_reset(&ig->bad);
+	strbuf_addf(&ig->bad, "store: could not save %s (agent output line %ld): %s", what, ig->lines,
+		    store_strerror(rc));
+	return -1;
+}
+
 static int is_int(json_t *o, const char *k)
 {
 	return json_is_integer(json_object_get(o, k));
@@ -70,6 +81,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
 	const char *workload = json_string_value(json_object_get(params, "workload"));
 	struct run_row r = { 0 };
+	int rc;
 
 	if (!is_int(o, "case") || !is_int(o, "iteration") || !is_bool(o, "warmup") ||
 	    !json_is_object(params) || !workload || !json_is_object(metrics) || !all_numbers(metrics) ||
@@ -89,13 +101,11 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	r.workload = workload;
 	r.params = params;
 	r.duration = json_number_value(json_object_get(o, "duration_s"));
-	if (store_run_add(ig->st, &r, metrics, info, profile, NULL) < 0) {
-		strbuf_reset(&ig->bad);
-		strbuf_addstr(&ig->bad, "store: could not save an iteration");
-		return -1;
-	}
-	if (is_obj(o, "unavailable"))
-		store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"));
+	if ((rc = store_run_add(ig->st, &r, metrics, info, profile, NULL)) < 0)
+		return store_lost(ig, rc, "an iteration");
+	if (is_obj(o, "unavailable") &&
+	    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
+		return store_lost(ig, rc, "an iteration's unavailable counters");
 	ig->iterations++;
 	return 0;
 }
@@ -135,8 +145,11 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 			rc = garbage(ig, "malformed sample", line, len);
 			goto out;
 		}
-		if (store_sample_add(ig->st, ig->stage_id, ig->spec_index, o) == 0)
-			ig->samples++;
+		if ((rc = store_sample_add(ig->st, ig->stage_id, ig->spec_index, o)) < 0) {
+			rc = store_lost(ig, rc, "a sample");
+			goto out;
+		}
+		ig->samples++;
 	} else if (!strcmp(type, "iteration")) {
 		rc = on_iteration(ig, o, line, len);
 	} else if (!strcmp(type, "result")) {
@@ -148,8 +161,9 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 		}
 		ig->saw_result = 1;
 		ig->result_ok = !strcmp(status, "ok");
-		if (is_obj(o, "unavailable"))
-			store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"));
+		if (is_obj(o, "unavailable") &&
+		    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
+			rc = store_lost(ig, rc, "the result's unavailable counters");
 	} else if (!strcmp(type, "error")) {
 		const char *msg = json_string_value(json_object_get(o, "message"));
 

@@ -14,6 +14,12 @@
  * ignored, so a newer agent still works. Anything else is garbage: the
  * ingest stops, keeps the offending line (cut to 400 bytes) in `bad`, and
  * the stage fails as a `workload` error.
+ *
+ * A row the store fails to take (an iteration, a sample, an unavailable
+ * counter) also stops the ingest, with store_error set and bad saying what
+ * was lost: that is the lab's failure (`infra`, the stage is retried and its
+ * partial rows dropped), never the workload's, and nothing is dropped
+ * silently.
  */
 
 struct store;
@@ -27,6 +33,7 @@ struct ingest {
 	/* what was seen */
 	long lines, iterations, samples;
 	int saw_hello, saw_result, result_ok;
+	int store_error;		/* the store's error (store.h) that stopped it, or 0 */
 	json_t *hello;			/* the last hello line (owned) */
 	struct strbuf agent_error;	/* message of the agent's "error" line */
 	struct strbuf bad;		/* why the output was refused, with the line */
@@ -34,7 +41,8 @@ struct ingest {
 
 void ingest_init(struct ingest *ig);
 void ingest_release(struct ingest *ig);
-/* 0, or -1 when the line is garbage (ig->bad says why) or the store failed. */
+/* 0, or -1 when the line is garbage or the store failed to keep what it
+ * says (ig->store_error set); ig->bad says why. */
 int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated);
 
 #endif

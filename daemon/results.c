@@ -29,8 +29,13 @@ int results_comparison(struct store *st, const struct lab_config *cfg, int64_t j
 	double t0;
 	int rc = -1;
 
-	if (!j)
-		return -ENOENT;
+	if (!j) {
+		if (errno == ENOENT)
+			return -ENOENT;
+		rc = -errno;
+		strbuf_seterr(err, "job %lld: store: could not read it: %s", (long long)job, store_strerror(rc));
+		return rc;
+	}
 	if (strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab")) {
 		rc = -EINVAL;
 		goto out;
@@ -50,11 +55,15 @@ int results_comparison(struct store *st, const struct lab_config *cfg, int64_t j
 	t0 = now_ms();
 	doc = store_compare_doc(st, job);
 	cmp = doc ? compare_sides(doc, "base", doc, "patched", rules, err) : NULL;
-	if (!cmp) {
-		if (!doc)
-			strbuf_seterr(err, "job %lld: cannot read its runs", (long long)job);
+	if (!doc) {
+		/* the job is there: a missing document is the store's failure */
+		rc = errno == ENOENT ? -EIO : -errno;
+		strbuf_seterr(err, "job %lld: store: could not read its runs: %s", (long long)job,
+			      store_strerror(rc));
 		goto out;
 	}
+	if (!cmp)
+		goto out;
 	text = json_dumps(cmp, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	if (!text)
 		abort();

@@ -23,8 +23,9 @@ struct lab_config;
  * of its suite in cfg (DESIGN.md defaults when the suite is gone).
  * Returns 0; -ENOENT when there is no such job; -EINVAL when it is not an
  * A/B job; -1 with err when the runs cannot be compared; a store error
- * (store_failed) with err when it was computed (into ret_doc) but could
- * not be kept with the job's verdict. */
+ * (store_failed) with err when the job or its runs could not be read, or
+ * when it was computed (into ret_doc) but could not be kept with the job's
+ * verdict. */
 int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
 		       struct strbuf *ret_doc, struct strbuf *err);
 

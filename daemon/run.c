@@ -9,6 +9,7 @@
 
 #include "console.h"
 #include "ingest.h"
+#include "log.h"
 #include "store.h"
 #include "transport.h"
 #include "util.h"
@@ -52,10 +53,20 @@ int file_sha256(const char *path, char out[65], struct strbuf *err)
 	return 0;
 }
 
-static void logf_stage(struct store *st, int64_t stage, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+void run_stage_log(struct store *st, int64_t job_id, int64_t stage_id, const char *text)
+{
+	int rc;
 
-static void logf_stage(struct store *st, int64_t stage, const char *fmt, ...)
+	if (!st || (rc = store_stage_append_log(st, stage_id, text)) == 0)
+		return;
+	log_warnx("job %lld: stage %lld: store: a stage log line is lost: %s: %.200s", (long long)job_id,
+		  (long long)stage_id, store_strerror(rc), text);
+}
+
+static void logf_stage(const struct run_request *req, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void logf_stage(const struct run_request *req, const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
@@ -64,8 +75,7 @@ static void logf_stage(struct store *st, int64_t stage, const char *fmt, ...)
 	strbuf_vaddf(&sb, fmt, ap);
 	va_end(ap);
 	strbuf_addch(&sb, '\n');
-	if (st)
-		store_stage_append_log(st, stage, sb.buf);
+	run_stage_log(req->st, req->job_id, req->stage_id, sb.buf);
 	strbuf_release(&sb);
 }
 
@@ -290,7 +300,8 @@ static json_t *spec_entry(int index, const json_t *spec)
  * failure, msg says why in words a developer can act on.
  */
 static enum run_outcome_kind run_spec(const struct run_request *req, struct transport *t, int index,
-				      const json_t *spec, size_t *console_seen, struct strbuf *msg)
+				      const json_t *spec, size_t *console_seen, struct strbuf *msg,
+				      int *ret_store_error)
 {
 	const struct cfg_machine *m = req->machine;
 	const char *argv[] = { m->agent_path, "run", "--spec", "-", NULL };
@@ -328,7 +339,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 		goto out;
 	}
 	console_mark(req, console_seen);
-	logf_stage(req->st, req->stage_id, "== spec %d: %s", index, input);
+	logf_stage(req, "== spec %d: %s", index, input);
 	{
 		struct exec_req er = { .argv = argv, .input = input, .input_len = strlen(input),
 				       .timeout = left, .on_line = on_line, .arg = &lc,
@@ -336,7 +347,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 
 		r = transport_exec(t, &er, &res, &err);
 	}
-	logf_stage(req->st, req->stage_id, "spec %d: %ld lines, %ld iterations, %ld samples%s%s",
+	logf_stage(req, "spec %d: %ld lines, %ld iterations, %ld samples%s%s",
 		   index, ig.lines, ig.iterations, ig.samples, res.err.len ? "; agent stderr: " : "",
 		   res.err.len ? res.err.buf : "");
 	if (req->cancel && *req->cancel) {
@@ -345,6 +356,11 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 		goto out;
 	}
 	if (lc.failed) {
+		if (ig.store_error) {
+			/* the lab's failure: retried, what was stored dropped */
+			k = RUN_INFRA;
+			*ret_store_error = ig.store_error;
+		}
 		strbuf_addf(msg, "run: spec %d on %s: %s", index, m->name, ig.bad.buf);
 		goto out;
 	}
@@ -401,12 +417,13 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 	size_t i;
 
 	out->kind = RUN_DONE;
+	out->store_error = 0;
 	json_decref(out->specs);
 	out->specs = json_array();
 	out->nfailed = 0;
 	json_array_foreach(req->workloads, i, spec)
 		json_array_append_new(out->specs, spec_entry((int)i, spec));
-	logf_stage(req->st, req->stage_id, "== run on %s (%s)", m->name, transport_kind_name(m->ep.transport));
+	logf_stage(req, "== run on %s (%s)", m->name, transport_kind_name(m->ep.transport));
 	r = transport_open(&m->ep, CONNECT_TIMEOUT, &t, &err);
 	if (r < 0) {
 		fail(out, RUN_INFRA, "run: cannot reach %s: %s", m->name, err.buf);
@@ -421,8 +438,12 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 	}
 	snprintf(out->kernel, sizeof(out->kernel), "%s",
 		 json_string_value(json_object_get(json_object_get(hello, "host"), "kernel_release")) ?: "");
-	store_stage_set_host(req->st, req->stage_id, hello);
-	logf_stage(req->st, req->stage_id, "agent %s on %s, kernel %s", uploaded ? "uploaded" : "up to date",
+	if ((r = store_stage_set_host(req->st, req->stage_id, hello)) < 0) {
+		out->store_error = r;
+		fail(out, RUN_INFRA, "run: store: could not keep %s's hello: %s", m->name, store_strerror(r));
+		goto out;
+	}
+	logf_stage(req, "agent %s on %s, kernel %s", uploaded ? "uploaded" : "up to date",
 		   m->name, out->kernel);
 	json_array_foreach(req->workloads, i, spec) {
 		json_t *e = json_array_get(out->specs, i);
@@ -433,11 +454,19 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 			goto out;
 		}
 		strbuf_reset(&msg);
-		k = run_spec(req, t, (int)i, spec, &console_seen, &msg);
+		k = run_spec(req, t, (int)i, spec, &console_seen, &msg, &out->store_error);
 		json_object_set_new(e, "state", json_string(spec_state_name(k)));
 		json_object_set_new(e, "class", spec_class_name(k) ? json_string(spec_class_name(k)) : json_null());
 		json_object_set_new(e, "message", msg.len ? json_string(msg.buf) : json_null());
-		store_stage_set_specs(req->st, req->stage_id, out->specs);
+		/* without its specs' outcomes a stage's runs cannot be read
+		 * right; a stage that stops anyway is retried or cancelled */
+		if ((r = store_stage_set_specs(req->st, req->stage_id, out->specs)) < 0 &&
+		    (k == RUN_DONE || k == RUN_WORKLOAD)) {
+			out->store_error = r;
+			fail(out, RUN_INFRA, "run: spec %d on %s: store: could not keep the specs' outcomes: %s",
+			     (int)i, m->name, store_strerror(r));
+			goto out;
+		}
 		if (k == RUN_DONE)
 			continue;
 		if (k != RUN_WORKLOAD) {
@@ -445,7 +474,7 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 			goto out;
 		}
 		/* a result: keep it, log it, and go on with the other specs */
-		logf_stage(req->st, req->stage_id, "%s", msg.buf);
+		logf_stage(req, "%s", msg.buf);
 		if (!out->nfailed++)
 			strbuf_addstr(&out->message, msg.buf);
 	}
@@ -458,14 +487,14 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 			strbuf_reset(&out->message);
 			strbuf_addstr(&out->message, msg.buf);
 		}
-		logf_stage(req->st, req->stage_id, "== run done: %s", out->message.buf);
+		logf_stage(req, "== run done: %s", out->message.buf);
 		goto done;
 	}
-	logf_stage(req->st, req->stage_id, "== run done");
+	logf_stage(req, "== run done");
 	goto done;
 out:
 	if (out->kind != RUN_DONE)
-		logf_stage(req->st, req->stage_id, "%s", out->message.buf);
+		logf_stage(req, "%s", out->message.buf);
 done:
 	json_decref(hello);
 	transport_free(t);

@@ -18,6 +18,10 @@
  * `infra` when the machine or the link failed (the scheduler retries on
  * another machine and marks this one bad), `workload` when the agent or a
  * workload failed or printed garbage (a result, never retried), `cancelled`.
+ * A store that fails to keep what the stage must record (a run, a sample,
+ * the machine's hello, the specs' outcomes) is `infra` with store_error set:
+ * the stage is retried, but the machine is not to blame. A stage log line
+ * the store fails to take is only lost (run_stage_log).
  */
 
 struct store;
@@ -63,12 +67,22 @@ struct run_outcome {
 	 * "message"}; also stored with the stage as it goes */
 	json_t *specs;
 	int nfailed;		/* specs that failed as a workload */
+	int store_error;	/* RUN_INFRA because the store failed (store.h): not
+				 * the machine's fault */
 };
 
 void run_outcome_init(struct run_outcome *o);
 void run_outcome_release(struct run_outcome *o);
 
 void run_stage(const struct run_request *req, struct run_outcome *out);
+
+/*
+ * Appends text to a stage's log (store_stage_append_log). A log line is
+ * not a result: when the store fails to take it, the loss is said in the
+ * daemon's log, with the job and stage, and the stage goes on. For the
+ * build, boot and run stages alike.
+ */
+void run_stage_log(struct store *st, int64_t job_id, int64_t stage_id, const char *text);
 
 /* Connects and asks the agent for hello (uploading it if needed): the health
  * check. 0 or -1 with err; kernel gets the release. */

@@ -90,6 +90,16 @@ void sched_wake(struct sched *sc)
 
 /* ---- the quiet-host rule (quiet.h) ---- */
 
+/* A note says what a stage waits for; a lost one changes no result. */
+static void set_note(struct task *t, int64_t stage, const char *note)
+{
+	int rc = store_stage_set_note(t->sc->st, stage, note);
+
+	if (rc < 0)
+		log_warnx("job %lld: stage %lld: store: its note is not updated: %s", (long long)t->si.job_id,
+			  (long long)stage, store_strerror(rc));
+}
+
 /* Before a run measures on t's machine; the run stage's note and log say
  * what the gate did. -1 when cancelled or out of time meanwhile. */
 static int measure_begin(void *arg, int64_t run_stage)
@@ -103,19 +113,19 @@ static int measure_begin(void *arg, int64_t run_stage)
 		return 0;
 	t->qe.ep = &t->machine->ep;
 	snprintf(t->qe.label, sizeof(t->qe.label), "%s (job %lld)", t->machine->name, (long long)t->si.job_id);
-	store_stage_set_note(sc->st, run_stage, "quiet host: waiting for the builds on this host to pause or end");
+	set_note(t, run_stage, "quiet host: waiting for the builds on this host to pause or end");
 	rc = quiet_measure_begin(sc->quiet, &t->qe, &t->cancel, t->deadline, &note);
 	if (note.len) {
 		struct strbuf msg = STRBUF_INIT;
 
 		strbuf_addf(&msg, "quiet host: %s while this run measures", note.buf);
-		store_stage_set_note(sc->st, run_stage, msg.buf);
+		set_note(t, run_stage, msg.buf);
 		strbuf_addch(&msg, '\n');
-		store_stage_append_log(sc->st, run_stage, msg.buf);
+		run_stage_log(sc->st, t->si.job_id, run_stage, msg.buf);
 		log_info("job %lld: %s (%s)", (long long)t->si.job_id, note.buf, t->machine->name);
 		strbuf_release(&msg);
 	} else {
-		store_stage_set_note(sc->st, run_stage, NULL);
+		set_note(t, run_stage, NULL);
 	}
 	strbuf_release(&note);
 	return rc < 0 ? -1 : 0;
@@ -369,6 +379,10 @@ static int finish_run(struct sched *sc, struct task *t)
 		log_info("job %lld: run on %s: cancelled", (long long)job, m);
 		return 0;
 	default:
+		/* the store failed, not the machine: it stays as it is, and
+		 * may take the retry */
+		if (t->out.store_error)
+			return retry_or_fail(sc, t, 0, stage, NULL, msg);
 		if (RECORD(t, 0, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
 		    RECORD(t, 1, store_failure_add(sc->st, m, job, stage, "infra", msg)) < 0)
 			return -1;
@@ -428,7 +442,7 @@ static int maybe_more_boots(struct sched *sc, struct task *t)
 		return next < 0 ? (int)next : 0;
 	doc = store_compare_doc(sc->st, t->si.job_id);
 	if (!doc)
-		return -EIO;
+		return errno == ENOENT ? -EIO : -errno;	/* a store error: the step is made again */
 	suite = config_suite(sc->cfg, t->si.suite);
 	compare_rules_default(&rules);
 	cmp = compare_sides(doc, "base", doc, "patched", suite ? &suite->rules : &rules, &err);
@@ -452,6 +466,12 @@ static void keep_results(struct sched *sc, int64_t job)
 	json_t *j = store_job_json(sc->st, job);
 	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
 	json_t *cmp;
+
+	if (!j && errno != ENOENT) {
+		log_warnx("job %lld: store: cannot read it to keep its comparison: %s; will look again",
+			  (long long)job, store_strerror(-errno));
+		sc->backfill_below = INT64_MAX;
+	}
 
 	const char *state = json_string_value(json_object_get(j, "state")) ?: "";
 	const char *cls = json_string_value(json_object_get(json_object_get(j, "error"), "class")) ?: "";
@@ -493,6 +513,12 @@ static int run_failed(struct sched *sc, struct task *t, int k, int64_t stage, co
 	log_info("job %lld: run %s on %s failed (workload)%s: %s", (long long)job, t->si.side[0] ? t->si.side : "",
 		 t->machine->name, repeated ? "; its boot will be repeated once" : "", msg);
 	j = store_job_json(sc->st, job);
+	if (!j && errno != ENOENT) {
+		/* the job may have ended: backfill() keeps its comparison */
+		log_warnx("job %lld: store: cannot read it after its failed run: %s", (long long)job,
+			  store_strerror(-errno));
+		sc->backfill_below = INT64_MAX;
+	}
 	if (j && strcmp(json_string_value(json_object_get(j, "state")) ?: "", "running")) {
 		const char *cls = json_string_value(json_object_get(json_object_get(j, "error"), "class"));
 
@@ -521,6 +547,12 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 		log_info("job %lld: boot %s on %s: %s", (long long)job, t->si.side, m, msg);
 		return 0;
 	case BOOT_INFRA:
+		if (t->brout.store_error) {
+			/* the store failed, not the machine (boot.h) */
+			if (ran && RECORD(t, 0, store_stage_retry(sc->st, run, NULL, msg)) == -1)
+				return -1;
+			return retry_or_fail(sc, t, 1, boot, NULL, msg);
+		}
 		if (RECORD(t, 0, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
 		    RECORD(t, 1, store_failure_add(sc->st, m, job, boot, "infra", msg)) < 0 ||
 		    (ran && RECORD(t, 2, store_stage_retry(sc->st, run, NULL, msg)) == -1))
@@ -551,6 +583,13 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 	case RUN_CANCELLED:
 		return RECORD(t, 1, store_stage_finish(sc->st, run, "cancelled", "cancelled", msg));
 	default:
+		if (t->brout.run.store_error) {
+			/* the store failed, not the machine: boot and run again,
+			 * there too */
+			if (RECORD(t, 1, store_stage_retry(sc->st, run, NULL, msg)) == -1)
+				return -1;
+			return retry_or_fail(sc, t, 2, boot, NULL, msg);
+		}
 		if (RECORD(t, 1, store_machine_health(sc->st, m, "bad", msg)) < 0 ||
 		    RECORD(t, 2, store_failure_add(sc->st, m, job, run, "infra", msg)) < 0 ||
 		    /* the run needs its boot: both go back to the queue */
@@ -876,6 +915,8 @@ static void backfill(struct sched *sc)
 	if (sc->backfill_below == 0)
 		return;
 	id = store_job_without_verdict(sc->st, sc->backfill_below);
+	if (id < 0)
+		return;			/* a store error: the next pass looks again */
 	sc->backfill_below = id;	/* 0: nothing left */
 	if (id)
 		keep_results(sc, id);

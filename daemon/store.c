@@ -338,6 +338,20 @@ static json_t *col_parsed(sqlite3_stmt *s, int i)
 	return v ? v : json_null();
 }
 
+/*
+ * The end of a read that builds JSON (store.h): rc is the last step's
+ * code, SQLITE_DONE when every row was read. Otherwise what was built is
+ * dropped: NULL with errno the store's error, never part of the rows.
+ */
+static json_t *read_end(json_t *doc, int rc)
+{
+	if (rc == SQLITE_DONE && doc)
+		return doc;
+	json_decref(doc);
+	errno = rc == SQLITE_DONE ? EIO : -sqlite_errno(rc);
+	return NULL;
+}
+
 static double now(void)
 {
 	return wall_now();
@@ -675,21 +689,27 @@ json_t *store_job_json(struct store *st, int64_t id)
 {
 	sqlite3_stmt *s;
 	json_t *job = NULL, *stages;
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, id);
-	if (s && stmt_step(st, s) == SQLITE_ROW)
+	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		job = job_row(s);
 	stmt_done(st, s);
-	if (!job)
-		goto out;
+	if (!job) {
+		unlock(st);
+		if (rc != SQLITE_DONE)
+			return read_end(NULL, rc);
+		errno = ENOENT;
+		return NULL;
+	}
 	stages = json_array();
 	s = prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
 		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs "
 		     "FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
-	while (s && stmt_step(st, s) == SQLITE_ROW) {
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
@@ -705,9 +725,8 @@ json_t *store_job_json(struct store *st, int64_t id)
 	}
 	stmt_done(st, s);
 	json_object_set_new(job, "stages", stages);
-out:
 	unlock(st);
-	return job;
+	return read_end(job, rc);
 }
 
 json_t *store_jobs_json(struct store *st, const struct job_filter *f)
@@ -718,6 +737,7 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 	sqlite3_stmt *s;
 	json_t *jobs = json_array(), *res;
 	int64_t total = 0;
+	int rc;
 
 	if (limit > 500)
 		limit = 500;
@@ -747,21 +767,29 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 	s = prep_once(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
-	if (s && stmt_step(st, s) == SQLITE_ROW)
+	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		total = sqlite3_column_int64(s, 0);
 	stmt_done(st, s);
+	if (rc != SQLITE_ROW) {
+		unlock(st);
+		strbuf_release(&where);
+		strbuf_release(&sql);
+		return read_end(jobs, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+	}
 	strbuf_reset(&sql);
 	strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT %d OFFSET %d",
 		    where.buf, limit, offset);
 	s = prep_once(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
-	while (s && stmt_step(st, s) == SQLITE_ROW)
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		json_array_append_new(jobs, job_row(s));
 	stmt_done(st, s);
 	unlock(st);
 	strbuf_release(&where);
 	strbuf_release(&sql);
+	if (rc != SQLITE_DONE)
+		return read_end(jobs, rc);
 	res = json_pack("{s:o,s:I,s:i,s:i}", "jobs", jobs, "total", (json_int_t)total,
 			"limit", limit, "offset", offset);
 	return res;
@@ -826,13 +854,16 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
 {
 	sqlite3_stmt *s;
 	int64_t id = 0;
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
 		     "ORDER BY id DESC LIMIT 1");
 	sqlite3_bind_int64(s, 1, below);
-	if (s && stmt_step(st, s) == SQLITE_ROW)
+	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		id = sqlite3_column_int64(s, 0);
+	else if (rc != SQLITE_DONE)
+		id = sqlite_errno(rc);
 	stmt_done(st, s);
 	unlock(st);
 	return id;
@@ -1648,11 +1679,13 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 	s = prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
 	sqlite3_bind_int64(s, 1, stage_id);
 	sqlite3_bind_int64(s, 2, job_id);
-	if (s && stmt_step(st, s) == SQLITE_ROW) {
+	if ((rc = step_row(st, s)) == 1) {
 		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		stmt_done(st, s);
 		rc = 0;
+	} else if (rc == 0) {
+		rc = -ENOENT;
 	}
-	stmt_done(st, s);
 	unlock(st);
 	return rc;
 }
@@ -1769,12 +1802,13 @@ json_t *store_machines_json(struct store *st)
 {
 	sqlite3_stmt *s, *f;
 	json_t *arr = json_array();
+	int rc, frc = SQLITE_DONE;
 
 	lock(st);
 	s = prep(st, "SELECT name, transport, host, boot, arch, cpus, tags, health, health_reason, "
 		     "lease_job, lease_stage, kernel, last_boot, health_changed FROM machines "
 		     "WHERE in_config = 1 ORDER BY name");
-	while (s && stmt_step(st, s) == SQLITE_ROW) {
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *m = json_object(), *fails = json_array();
 
 		json_object_set_new(m, "name", col_json(s, 0));
@@ -1794,16 +1828,22 @@ json_t *store_machines_json(struct store *st)
 		f = prep(st, "SELECT job_id, stage_id, class, message, at FROM failures WHERE machine = ? "
 			     "ORDER BY id DESC LIMIT 5");
 		bind_text(f, 1, (const char *)sqlite3_column_text(s, 0));
-		while (f && stmt_step(st, f) == SQLITE_ROW)
+		while ((frc = stmt_step(st, f)) == SQLITE_ROW)
 			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", col_json(f, 0),
 							       "stage", col_json(f, 1), "class", col_json(f, 2),
 							       "message", col_json(f, 3), "at", col_json(f, 4)));
 		stmt_done(st, f);
 		json_object_set_new(m, "recent_failures", fails);
 		json_array_append_new(arr, m);
+		if (frc != SQLITE_DONE) {
+			rc = frc;
+			break;
+		}
 	}
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE)
+		return read_end(arr, rc);
 	return json_pack("{s:o}", "machines", arr);
 }
 
@@ -1812,17 +1852,24 @@ json_t *store_health_json(struct store *st)
 	sqlite3_stmt *s;
 	json_t *jobs = json_pack("{s:i,s:i}", "queued", 0, "running", 0);
 	json_t *mach = json_pack("{s:i,s:i,s:i,s:i}", "good", 0, "unknown", 0, "bad", 0, "maintenance", 0);
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
-	while (s && stmt_step(st, s) == SQLITE_ROW)
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
 	stmt_done(st, s);
-	s = prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
-	while (s && stmt_step(st, s) == SQLITE_ROW)
-		json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
-	stmt_done(st, s);
+	if (rc == SQLITE_DONE) {
+		s = prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
+		while ((rc = stmt_step(st, s)) == SQLITE_ROW)
+			json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
+		stmt_done(st, s);
+	}
 	unlock(st);
+	if (rc != SQLITE_DONE) {
+		json_decref(jobs);
+		return read_end(mach, rc);
+	}
 	return json_pack("{s:s,s:o,s:o,s:i}", "status", "ok", "jobs", jobs, "machines", mach,
 			 "schema", st->version);
 }
@@ -2004,12 +2051,13 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	static const char *const names[] = { "id", "stage", "machine", "side", "spec", "case",
 					     "iteration", "warmup", "workload", "params", "duration_s",
 					     "build_id", "boot_id" };
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
 		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && stmt_step(st, s) == SQLITE_ROW) {
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *r = json_object();
 		int i;
 
@@ -2020,7 +2068,14 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 	}
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE)
+		return read_end(arr, rc);
 	job = store_job_json(st, job_id);
+	/* without its stages, the runs of failed specs would pass as samples */
+	if (!job && errno != ENOENT) {
+		json_decref(arr);
+		return NULL;
+	}
 	mark_failed_runs(job, arr);
 	json_decref(job);
 	return json_pack("{s:o}", "runs", arr);
@@ -2032,12 +2087,13 @@ static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
 	json_t *by = json_object();
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
 		     "JOIN stages g ON g.id = u.stage_id WHERE g.job_id = ? ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && stmt_step(st, s) == SQLITE_ROW) {
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
 		const char *side = (const char *)sqlite3_column_text(s, 0);
 		json_t *m = json_object_get(by, side);
 
@@ -2049,7 +2105,7 @@ static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 	}
 	stmt_done(st, s);
 	unlock(st);
-	return by;
+	return read_end(by, rc);
 }
 
 /* The specs that failed in a run stage, whether or not they measured
@@ -2080,39 +2136,53 @@ static json_t *job_design(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
 	json_t *d = NULL;
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
 		     "first_boots IS NOT NULL FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, job_id);
-	if (s && stmt_step(st, s) == SQLITE_ROW)
+	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		d = json_pack("{s:i,s:i,s:i}", "boots", sqlite3_column_int(s, 0),
 			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
 	stmt_done(st, s);
 	unlock(st);
-	return d ? d : json_null();
+	return rc == SQLITE_ROW ? d : read_end(json_null(), rc);
 }
 
 json_t *store_compare_doc(struct store *st, int64_t job_id)
 {
-	json_t *job = store_job_json(st, job_id), *runs, *metrics, *profiles, *builds, *doc;
+	json_t *job = store_job_json(st, job_id), *runs = NULL, *metrics = NULL, *profiles = NULL;
+	json_t *builds = NULL, *unavailable = NULL, *design = NULL, *doc = NULL;
+	int err;
 
 	if (!job)
 		return NULL;
-	runs = store_runs_json(st, job_id);
-	metrics = store_metrics_json(st, job_id, NULL, 1);
-	profiles = store_profiles_json(st, job_id);
-	builds = store_job_builds_json(st, job_id);
-	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:o,s:o,s:o}", "runs", json_object_get(runs, "runs"),
+	/* each part whole, or no document: a comparison of part of the runs
+	 * would be a wrong verdict, not a missing one */
+	if (!(runs = store_runs_json(st, job_id)) || !(metrics = store_metrics_json(st, job_id, NULL, 1)) ||
+	    !(profiles = store_profiles_json(st, job_id)) || !(builds = store_job_builds_json(st, job_id)) ||
+	    !(unavailable = unavailable_by_side(st, job_id)) || !(design = job_design(st, job_id))) {
+		err = errno == ENOENT ? EIO : errno;
+		json_decref(job);
+		goto out;
+	}
+	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:O,s:o,s:O}", "runs", json_object_get(runs, "runs"),
 			"metrics", json_object_get(metrics, "metrics"),
 			"profiles", json_object_get(profiles, "profiles"),
 			"provenance", "job", job, "builds", json_object_get(builds, "builds"),
-			"unavailable_by_side", unavailable_by_side(st, job_id), "failed", failed_specs(job),
-			"design", job_design(st, job_id));
+			"unavailable_by_side", unavailable, "failed", failed_specs(job),
+			"design", design);
+	err = 0;
+out:
 	json_decref(runs);
 	json_decref(metrics);
 	json_decref(profiles);
 	json_decref(builds);
+	json_decref(unavailable);
+	json_decref(design);
+	if (!doc)
+		errno = err;
 	return doc;
 }
 
@@ -2172,15 +2242,18 @@ json_t *store_profiles_json(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
 	json_t *arr = json_array();
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
 		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && stmt_step(st, s) == SQLITE_ROW)
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", col_json(s, 0), "profile", col_parsed(s, 1)));
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE)
+		return read_end(arr, rc);
 	return json_pack("{s:o}", "profiles", arr);
 }
 
@@ -2188,19 +2261,22 @@ json_t *store_job_builds_json(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
 	json_t *arr = json_array();
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
 		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
 		     "ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while (s && stmt_step(st, s) == SQLITE_ROW)
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", col_json(s, 0),
 						     "build_id", col_json(s, 1), "commit", col_json(s, 2),
 						     "config_hash", col_json(s, 3), "compiler", col_json(s, 4),
 						     "duration_s", col_json(s, 5), "meta", col_parsed(s, 6)));
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE)
+		return read_end(arr, rc);
 	return json_pack("{s:o}", "builds", arr);
 }
 
@@ -2208,6 +2284,7 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 {
 	sqlite3_stmt *s;
 	json_t *arr = json_array();
+	int rc;
 
 	lock(st);
 	s = prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
@@ -2217,12 +2294,14 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, include_warmup);
 	bind_text(s, 3, prefix);
-	while (s && stmt_step(st, s) == SQLITE_ROW)
+	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", col_json(s, 0),
 						     "name", col_json(s, 1), "value", col_json(s, 2),
 						     "unit", col_json(s, 3), "direction", col_json(s, 4)));
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_DONE)
+		return read_end(arr, rc);
 	return json_pack("{s:o}", "metrics", arr);
 }
 
@@ -2240,7 +2319,7 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 	struct sample_row *rows = calloc((size_t)limit + 1, sizeof(*rows));
 	json_t *arr = json_array(), *next = json_null();
 	sqlite3_stmt *s;
-	int i, n = 0;
+	int i, n = 0, rc = SQLITE_DONE;
 
 	if (!rows)
 		abort();
@@ -2256,7 +2335,7 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 	bind_text(s, 3, name);
 	sqlite3_bind_int64(s, 4, after);
 	sqlite3_bind_int(s, 5, limit + 1);	/* one more: whether there is a next page */
-	while (s && n <= limit && stmt_step(st, s) == SQLITE_ROW) {
+	while (n <= limit && (rc = stmt_step(st, s)) == SQLITE_ROW) {
 		struct sample_row *r = &rows[n++];
 		const char *v = (const char *)sqlite3_column_text(s, 9);
 
@@ -2274,6 +2353,13 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 	}
 	stmt_done(st, s);
 	unlock(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		for (i = 0; i < n; i++)
+			free(rows[i].vals);
+		free(rows);
+		json_decref(next);
+		return read_end(arr, rc);
+	}
 	if (n > limit) {
 		n = limit;
 		json_decref(next);

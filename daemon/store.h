@@ -27,7 +27,10 @@
  * rolls the whole change back, and the function returns its error. A
  * failed call changed nothing, so the caller may simply make it again.
  * Functions returning json_t * return a new reference the caller owns, or
- * NULL when the row does not exist.
+ * NULL with errno set: ENOENT when the row does not exist, or the store's
+ * error (EAGAIN, ENOSPC, EIO: -errno is what store_strerror and
+ * store_failed take) when a read failed part-way. They never return part
+ * of the rows: a reader tells "not there" from "could not be read".
  */
 
 struct store;
@@ -139,7 +142,8 @@ int store_comparison_get(struct store *st, int64_t job, const char *rules, struc
 int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
 			 const char *verdict, double compute_ms);
 /* The newest done A/B job below id `below` that has no verdict yet (stored
- * before there were verdicts), or 0. */
+ * before there were verdicts, or not kept on a store error), 0 when none,
+ * or a store error. */
 int64_t store_job_without_verdict(struct store *st, int64_t below);
 
 /*
@@ -245,6 +249,8 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine,
 /* Fails every pending stage of job with class/message (no machine fits). */
 int store_stage_append_log(struct store *st, int64_t stage_id, const char *text);
 int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello);
+/* Appends the stage's log to out. 0, -ENOENT (no such stage in the job),
+ * or a store error. */
 int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct strbuf *out);
 
 /* ---- machines ---- */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "ingest.h"
 #include "migrations.h"
 #include "store.h"
 #include "util.h"
@@ -752,6 +753,130 @@ static void test_locked_database(void **state)
 	sqlite3_close(l.db);
 }
 
+/*
+ * A read that fails part-way (issue 12): the store's JSON is NULL with the
+ * store's error in errno, never the rows read before the failure, so the
+ * API can answer 500/503 instead of a job without stages or a list that
+ * is short; a row that is not there is still ENOENT (404).
+ */
+static void test_reads_report_store_errors(void **state)
+{
+	struct fixture *f = *state;
+	struct job_filter jf = { 0 };
+	struct strbuf log = STRBUF_INIT;
+	char kind[8], side[16];
+	int64_t job = ab_job(f->st, 1), stage;
+	json_t *j;
+
+	stage = next_stage(f->st, job, kind, side);
+	assert_int_equal(store_stage_begin(f->st, stage, "builder local"), 0);
+	add_run(f->st, job, stage, "base", 0);
+
+	errno = 0;
+	assert_null(store_job_json(f->st, job + 100));
+	assert_int_equal(errno, ENOENT);
+	j = store_job_json(f->st, job);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "stages")), 6);
+	json_decref(j);
+
+	/* the job row is read, its stages are not */
+	store_fault_match(f->st, "FROM stages WHERE job_id = ? ORDER BY seq", 1, SQLITE_IOERR);
+	errno = 0;
+	assert_null(store_job_json(f->st, job));
+	assert_int_equal(errno, EIO);
+	assert_int_equal(store_fault_hits(f->st), 1);
+
+	store_fault_match(f->st, "FROM runs WHERE job_id", 1, SQLITE_BUSY);
+	assert_null(store_runs_json(f->st, job));
+	assert_int_equal(errno, EAGAIN);
+	store_fault_match(f->st, "JOIN metrics", 1, SQLITE_FULL);
+	assert_null(store_metrics_json(f->st, job, NULL, 1));
+	assert_int_equal(errno, ENOSPC);
+	store_fault_match(f->st, "JOIN metrics", 1, SQLITE_IOERR);
+	assert_null(store_compare_doc(f->st, job));
+	assert_int_equal(errno, EIO);
+	store_fault_match(f->st, "FROM samples", 1, SQLITE_IOERR);
+	assert_null(store_samples_json(f->st, job, 0, NULL, 0, 10));
+	assert_int_equal(errno, EIO);
+	store_fault_match(f->st, "FROM jobs WHERE 1 ORDER BY", 1, SQLITE_IOERR);
+	assert_null(store_jobs_json(f->st, &jf));
+	store_fault_match(f->st, "FROM machines", 1, SQLITE_BUSY);
+	assert_null(store_machines_json(f->st));
+	assert_int_equal(errno, EAGAIN);
+	store_fault_match(f->st, "FROM machines", 1, SQLITE_IOERR);
+	assert_null(store_health_json(f->st));
+	store_fault_match(f->st, "SELECT log FROM stages", 1, SQLITE_IOERR);
+	assert_int_equal(store_stage_log(f->st, job, stage, &log), -EIO);
+	assert_int_equal(store_stage_log(f->st, job, stage + 100, &log), -ENOENT);
+	store_fault_match(f->st, "verdict IS NULL", 1, SQLITE_IOERR);
+	assert_true(store_job_without_verdict(f->st, INT64_MAX) < 0);
+
+	/* the fault is gone: everything reads again */
+	j = store_compare_doc(f->st, job);
+	assert_non_null(j);
+	assert_int_equal(json_array_size(json_object_get(j, "runs")), 1);
+	json_decref(j);
+	strbuf_release(&log);
+}
+
+/*
+ * The agent's output the store fails to keep stops the ingest as a store
+ * error (the run stage is then infra, retried), whatever line it came on:
+ * an iteration, a sample, unavailable counters. Nothing is dropped
+ * silently, and garbage stays a workload failure (no store_error).
+ */
+static void test_ingest_store_error(void **state)
+{
+	static const char *const lines[] = {
+		"{\"type\":\"sample\",\"t\":1,\"dt\":1,\"case\":0,\"iteration\":0,\"warmup\":false,"
+		"\"window\":true,\"values\":{\"interrupts.TLB\":3}}",
+		"{\"type\":\"iteration\",\"case\":0,\"iteration\":1,\"warmup\":false,\"params\":"
+		"{\"workload\":\"mprotect\"},\"metrics\":{\"mprotect.ops_per_sec\":5},\"duration_s\":1}",
+		"{\"type\":\"iteration\",\"case\":0,\"iteration\":2,\"warmup\":false,\"params\":"
+		"{\"workload\":\"mprotect\"},\"metrics\":{\"mprotect.ops_per_sec\":5},\"duration_s\":1,"
+		"\"unavailable\":{\"interrupts.TLB\":\"no TLB line\"}}",
+		"{\"type\":\"result\",\"status\":\"ok\",\"unavailable\":{\"vmstat.nr_tlb_remote_flush\":\"no\"}}",
+	};
+	static const char *const faults[] = { "INTO samples", "INTO runs", "INTO unavailable", "INTO unavailable" };
+	static const char *const lost[] = { "a sample", "an iteration", "unavailable counters", "unavailable counters" };
+	struct fixture *f = *state;
+	char kind[8], side[16];
+	int64_t job = ab_job(f->st, 1), stage;
+	size_t i;
+
+	stage = next_stage(f->st, job, kind, side);
+	assert_int_equal(store_stage_begin(f->st, stage, "builder local"), 0);
+	for (i = 0; i < ARRAY_SIZE(lines); i++) {
+		struct ingest ig;
+
+		ingest_init(&ig);
+		ig.st = f->st;
+		ig.job_id = job;
+		ig.stage_id = stage;
+		ig.machine = "m1";
+		ig.side = "base";
+		store_fault_match(f->st, faults[i], 1, i % 2 ? SQLITE_FULL : SQLITE_IOERR);
+		if (ingest_line(&ig, lines[i], strlen(lines[i]), 0) != -1)
+			fail_msg("line %zu: the store failed and the ingest went on", i);
+		assert_int_equal(store_fault_hits(f->st), 1);
+		assert_int_equal(ig.store_error, i % 2 ? -ENOSPC : -EIO);
+		assert_contains(ig.bad.buf, lost[i]);
+		/* the fault cleared: the same line goes in */
+		assert_int_equal(ingest_line(&ig, lines[i], strlen(lines[i]), 0), 0);
+		ingest_release(&ig);
+	}
+	{
+		struct ingest ig;
+
+		ingest_init(&ig);
+		ig.st = f->st;
+		assert_int_equal(ingest_line(&ig, "{\"type\":", 8, 0), -1);
+		assert_int_equal(ig.store_error, 0);
+		ingest_release(&ig);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +889,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_patch_subject_migration, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_fault_at_each_statement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reads_report_store_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ingest_store_error, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
