@@ -188,14 +188,31 @@ static int vm_alive(struct boot_session *s)
 	return alive;
 }
 
+/*
+ * Kills the QEMU of the pidfile ($1), if that pid is still a QEMU, and waits
+ * (up to 10 s) until it is gone (or a zombie): a QEMU started before the old one has
+ * exited cannot lock the same pidfile. A fixed script, like pin_script.
+ */
+static const char kill_script[] =
+	"pid=$(cat \"$1\" 2>/dev/null) || exit 0\n"
+	"case $(cat \"/proc/$pid/comm\" 2>/dev/null) in qemu*) ;; *) exit 0 ;; esac\n"
+	"kill -9 \"$pid\" 2>/dev/null || exit 0\n"
+	"i=0\n"
+	"while [ $i -lt 100 ]; do\n"
+	"\tst=$(sed 's/.*) //' \"/proc/$pid/stat\" 2>/dev/null | cut -c1)\n"
+	"\tcase $st in '' | Z | X) exit 0 ;; esac\n"	/* gone, or a zombie nobody reaps */
+	"\tsleep 0.1\n"
+	"\ti=$((i + 1))\n"
+	"done\n";
+
 static void vm_kill(struct boot_session *s)
 {
-	const char *argv[] = { "pkill", "-9", "-F", s->pidfile, NULL };
+	const char *argv[] = { "sh", "-c", kill_script, "sh", s->pidfile, NULL };
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
 
 	exec_result_init(&res);
-	run_simple(s->t, argv, 10, &res, &err);
+	run_simple(s->t, argv, 15, &res, &err);
 	exec_result_release(&res);
 	strbuf_release(&err);
 }

@@ -10,7 +10,7 @@
 # The lab's keys live in OUT and are made once: lab_key (root's key for the
 # guests, the daemon logs in with it) and host_key (the guests' host key;
 # its fingerprint is in host_key.fingerprint, and known_hosts lists it for
-# the forwarded ports 127.0.0.1:10022..10029, so the daemon checks the
+# the forwarded ports 127.0.0.1:10022..10031, so the daemon checks the
 # guests' identity like any other machine's).
 #
 # usage: mkinitramfs.sh OUT AGENT   -> OUT/initramfs.cpio (uncompressed: under
@@ -44,8 +44,8 @@ trap 'rm -rf "$root" "$tmp"' EXIT
 ssh-keygen -l -E sha256 -f "$out/host_key.pub" | awk '{print $2}' >"$tmp"
 chmod 644 "$tmp"
 mv "$tmp" "$out/host_key.fingerprint"
-# guests are reached through forwarded ports 10022..10029 on loopback
-for port in 10022 10023 10024 10025 10026 10027 10028 10029; do
+# guests are reached through forwarded ports 10022..10031 on loopback
+for port in 10022 10023 10024 10025 10026 10027 10028 10029 10030 10031; do
 	echo "[127.0.0.1]:$port $(cut -d' ' -f1-2 "$out/host_key.pub")"
 done >"$tmp"
 chmod 644 "$tmp"
