@@ -11,7 +11,7 @@
 #                         read from stdin, and prints it
 # Needs DAEMON_PORT set (the listen port of the config); DAEMON_AGENT, when
 # set, is the agent the daemon uploads (tests with QEMU guests set it to the
-# static $GUEST_AGENT).
+# static $GUEST_AGENT); DAEMON_ARGS, more options for it (split on spaces).
 # shellcheck shell=sh
 
 DAEMON_PID=
@@ -19,7 +19,7 @@ DAEMON_LOG=$TMP/tlblabd.log
 
 daemon_start() {
 	# shellcheck disable=SC2086
-	"$BUILD/tlblabd" -c "$1" ${DAEMON_AGENT:+-a "$DAEMON_AGENT"} >>"$DAEMON_LOG" 2>&1 &
+	"$BUILD/tlblabd" -c "$1" ${DAEMON_AGENT:+-a "$DAEMON_AGENT"} ${DAEMON_ARGS:-} >>"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	_i=0
 	until curl -fs -m 2 "http://127.0.0.1:$DAEMON_PORT/api/v1/health" >/dev/null 2>&1; do

@@ -88,17 +88,7 @@ ln -s /etc/passwd "$W/passwd.txt"
 echo 'hidden' >"$W/.hidden.js"
 mkdir "$W/.git" && echo '[core]' >"$W/.git/config"
 
-"$BUILD/tlblabd" -c "$TMP/lab.yaml" -w "$W" >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-i=0
-until curl -fs -m 2 "$URL/api/v1/health" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 100 ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-		fail "tlblabd restarts with the copy of web/" "$(tail -n 5 "$DAEMON_LOG")"
-		exit 0
-	fi
-	sleep 0.1
-done
+DAEMON_ARGS="-w $W" daemon_start "$TMP/lab.yaml" || { fail "tlblabd restarts with the copy of web/" "see log"; exit 0; }
 m="data_dir $(mode "$TMP/data"), tlblab.db $(mode "$TMP/data/tlblab.db")"
 [ "$m" = "data_dir 700, tlblab.db 600" ] && grep -q "tlblab.db: mode was 0644, now 0600" "$DAEMON_LOG" &&
 	pass "a store left 0644 is tightened at the next start ($m)" || fail "the store tightened" "$m"
@@ -180,17 +170,7 @@ echo "TLBLAB build_id \$id"
 echo "TLBLAB dir \$out/\$id"
 echo "TLBLAB bzimage_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
 EOB
-"$BUILD/tlblabd" -c "$TMP/lab.yaml" -k "$TMP/kernels" >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-i=0
-until curl -fs -m 2 "$URL/api/v1/health" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 100 ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-		fail "tlblabd restarts with a test build.sh" "$(tail -n 5 "$DAEMON_LOG")"
-		exit 0
-	fi
-	sleep 0.1
-done
+DAEMON_ARGS="-k $TMP/kernels" daemon_start "$TMP/lab.yaml" || { fail "tlblabd restarts with a test build.sh" "see log"; exit 0; }
 patch='--- a/mm/x.c
 +++ b/mm/x.c
 @@ -1 +1 @@
