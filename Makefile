@@ -1,4 +1,4 @@
-# tlblab: make | make test | make demo | make bench | make check
+# tlblab: make | make test | make demo | make bench | make check | make fuzz
 #
 # Every target that needs packages first installs the missing ones
 # (tests/deps.sh, from configs/packages.txt), so each works alone on a fresh
@@ -40,7 +40,7 @@ CLIENT     = $(BUILD)/tlblab
 BINARIES   = $(AGENT) $(if $(wildcard daemon/tlblabd.c),$(DAEMON)) $(if $(wildcard daemon/tlblab.c),$(CLIENT))
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps-build test check bench demo clean
+.PHONY: all deps-build test check bench demo fuzz clean
 
 all: deps-build $(BINARIES)
 
@@ -85,9 +85,26 @@ $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
 
+# the fuzzers (tests/fuzz/NAME/fuzz_NAME.c, one per parser of outside input):
+# `make fuzz` links each with libFuzzer (clang) as $(BUILD)/fuzzer-NAME; every
+# build links it with tests/fuzz/replay.c as an ordinary program,
+# tests/fuzz-NAME, that replays its corpus in `make test` (t0090)
+FUZZ_NAMES = $(patsubst tests/fuzz/%/,%,$(sort $(dir $(wildcard tests/fuzz/*/fuzz_*.c))))
+FUZZ_REPLAY = $(patsubst %,$(BUILD)/tests/fuzz-%,$(FUZZ_NAMES))
+FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS))
+FUZZ_SECONDS ?= 600
+define fuzz_rules
+$(BUILD)/tests/fuzz-$(1): tests/fuzz/$(1)/fuzz_$(1).c tests/fuzz/replay.c $(FUZZ_LIB_OBJS)
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(ALL_CFLAGS) -o $$@ $$^ $$(LDLIBS_DAEMON)
+$(BUILD)/fuzzer-$(1): tests/fuzz/$(1)/fuzz_$(1).c $(FUZZ_LIB_OBJS)
+	$$(CC) $$(ALL_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(LDLIBS_DAEMON)
+endef
+$(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
+
 test:
 	@sh tests/deps.sh test
-	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS)
+	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_REPLAY)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # warnings are errors, and the whole suite runs under ASan and UBSan
@@ -97,8 +114,18 @@ check:
 	@$(MAKE) --no-print-directory BUILD=build/check WERROR=-Werror STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS))
+		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_REPLAY))
 	@BUILD=build/check ASAN_OPTIONS=detect_leaks=1 sh tests/run.sh
+
+# each fuzzer runs FUZZ_SECONDS (FUZZ=NAME: that one only), one after the
+# other, niced, from its corpus; tests/fuzz/run.sh says what each found
+fuzz:
+	@sh tests/deps.sh fuzz
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang STATIC= \
+		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
+		SANITIZE="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
+		$(patsubst %,build/fuzz/fuzzer-%,$(or $(FUZZ),$(FUZZ_NAMES)))
+	@BUILD=build/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh $(or $(FUZZ),$(FUZZ_NAMES))
 
 bench:
 	@sh tests/deps.sh bench

@@ -253,6 +253,29 @@ static int get_u64(json_t *v, const char *field, uint64_t min, uint64_t max, uin
 	return 0;
 }
 
+/* "NXxNYxNZ": three decimal numbers of at most 4 digits each. Not sscanf's
+ * %d: it takes signs and spaces, and a number past INT_MAX is undefined
+ * behaviour (glibc wraps: "4294967299x3x3" read as 3x3x3). */
+static int grid_dims(const char *s, int *nx, int *ny, int *nz)
+{
+	int *dim[3] = { nx, ny, nz }, i;
+
+	for (i = 0; i < 3; i++) {
+		int digits = 0, v = 0;
+
+		for (; *s >= '0' && *s <= '9'; s++) {
+			if (++digits > 4)
+				return -1;
+			v = v * 10 + (*s - '0');
+		}
+		if (!digits || *s != (i < 2 ? 'x' : '\0'))
+			return -1;
+		*dim[i] = v;
+		s++;
+	}
+	return 0;
+}
+
 static int parse_grid(json_t *v, const char *field, struct wl_params *wp, struct strbuf *err)
 {
 	static const struct { const char *name; int nx, ny, nz; } named[] = {
@@ -261,7 +284,7 @@ static int parse_grid(json_t *v, const char *field, struct wl_params *wp, struct
 	};
 	const char *s;
 	size_t i;
-	int nx, ny, nz, used = 0;
+	int nx, ny, nz;
 
 	if (!json_is_string(v))
 		return strbuf_seterr(err, "%s: must be XS, S, M, L or NXxNYxNZ", field);
@@ -273,9 +296,8 @@ static int parse_grid(json_t *v, const char *field, struct wl_params *wp, struct
 			wp->nz = named[i].nz;
 			return 0;
 		}
-	if (sscanf(s, "%dx%dx%d%n", &nx, &ny, &nz, &used) != 3 || (size_t)used != strlen(s) ||
-	    nx < 3 || ny < 3 || nz < 3 || nx > 1025 || ny > 1025 || nz > 1025 ||
-	    (long long)nx * ny * nz > 64ll << 20)
+	if (grid_dims(s, &nx, &ny, &nz) < 0 || nx < 3 || ny < 3 || nz < 3 ||
+	    nx > 1025 || ny > 1025 || nz > 1025 || (long long)nx * ny * nz > 64ll << 20)
 		return strbuf_seterr(err, "%s: must be XS, S, M, L or NXxNYxNZ with each from 3 to 1025 "
 				     "and at most 64M points (got '%s')", field, s);
 	wp->nx = nx;

@@ -411,28 +411,24 @@ static int within_token_limits(struct route_ctx *rc, const struct stage_plan *pl
 	return 0;
 }
 
-static enum MHD_Result create_job(struct route_ctx *rc)
+int api_job_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
+			  struct job_request *req, struct strbuf *subject, struct strbuf *err)
 {
-	const struct lab_config *cfg = rc->api->cfg;
-	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
-	struct job_request req = { .kind = "run", .boots = 1 };
-	struct stage_plan *plan = NULL;
-	const struct cfg_suite *suite;
 	json_error_t jerr;
-	json_t *body, *v, *job;
+	json_t *body, *v;
 	const char *key;
-	int64_t id;
-	size_t nplan;
-	enum MHD_Result ret;
-	int r;
+	int rc = -1;
 	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
 					      "base", "patch", "branch", "url", "max_boots" };
 
-	body = json_loadb(rc->body->buf, rc->body->len, JSON_REJECT_DUPLICATES, &jerr);
+	*req = (struct job_request){ .kind = "run", .boots = 1 };
+	body = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(body)) {
-		ret = body ? send_error(rc->conn, 400, "bad_request", "body: must be a JSON object")
-			   : send_error(rc->conn, 400, "bad_request", "body: malformed JSON at line %d, column %d: %s",
-					jerr.line, jerr.column, jerr.text);
+		if (body)
+			strbuf_seterr(err, "body: must be a JSON object");
+		else
+			strbuf_seterr(err, "body: malformed JSON at line %d, column %d: %s",
+				      jerr.line, jerr.column, jerr.text);
 		goto out;
 	}
 	json_object_foreach(body, key, v) {
@@ -442,68 +438,85 @@ static enum MHD_Result create_job(struct route_ctx *rc)
 			if (!strcmp(key, fields[i]))
 				break;
 		if (i == ARRAY_SIZE(fields)) {
-			ret = send_error(rc->conn, 400, "bad_request", "%.64s: unknown field", key);
+			strbuf_seterr(err, "%.64s: unknown field", key);
 			goto out;
 		}
 	}
-	req.suite = json_string_value(json_object_get(body, "suite"));
-	if (!req.suite) {
-		ret = send_error(rc->conn, 400, "bad_request", "suite: missing (the name of a configured suite)");
+	req->suite = json_string_value(json_object_get(body, "suite"));
+	if (!req->suite) {
+		strbuf_seterr(err, "suite: missing (the name of a configured suite)");
 		goto out;
 	}
-	if (!config_valid_name(req.suite) || !(suite = config_suite(cfg, req.suite))) {
-		ret = send_error(rc->conn, 400, "bad_request", "suite: no suite '%.64s' in the configuration",
-				 req.suite);
+	if (!config_valid_name(req->suite) || !config_suite(cfg, req->suite)) {
+		strbuf_seterr(err, "suite: no suite '%.64s' in the configuration", req->suite);
 		goto out;
 	}
-	if ((v = json_object_get(body, "machines")) && check_names(v, "machines", cfg, 1, &err) < 0) {
-		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	if ((v = json_object_get(body, "machines")) && check_names(v, "machines", cfg, 1, err) < 0)
 		goto out;
-	}
-	req.machines = v;
-	if ((v = json_object_get(body, "tags")) && check_names(v, "tags", cfg, 0, &err) < 0) {
-		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	req->machines = v;
+	if ((v = json_object_get(body, "tags")) && check_names(v, "tags", cfg, 0, err) < 0)
 		goto out;
-	}
-	req.tags = v;
+	req->tags = v;
 	if ((v = json_object_get(body, "submitter"))) {
-		req.submitter = json_string_value(v);
-		if (!req.submitter || !config_valid_name(req.submitter)) {
-			ret = send_error(rc->conn, 400, "bad_request",
-					 "submitter: not a valid name (letters, digits, '.', '_', '-')");
+		req->submitter = json_string_value(v);
+		if (!req->submitter || !config_valid_name(req->submitter)) {
+			strbuf_seterr(err, "submitter: not a valid name (letters, digits, '.', '_', '-')");
 			goto out;
 		}
 	}
 	if (json_object_get(body, "tree") || json_object_get(body, "base") || json_object_get(body, "patch") ||
 	    json_object_get(body, "branch") || json_object_get(body, "url")) {
-		if (parse_ab(cfg, body, &req, &subject, &err) < 0) {
-			ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		if (parse_ab(cfg, body, req, subject, err) < 0)
 			goto out;
-		}
 		/* DESIGN.md: 5 boots per side; an inconclusive headline metric
 		 * adds boots, up to 9 (at 2% noise that takes a 5% change from
 		 * 60% to about 97% detected; test_compare measures it) */
-		req.boots = DEFAULT_BOOTS;
-		req.max_boots = DEFAULT_MAX_BOOTS;
+		req->boots = DEFAULT_BOOTS;
+		req->max_boots = DEFAULT_MAX_BOOTS;
 	}
 	if ((v = json_object_get(body, "boots"))) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100) {
-			ret = send_error(rc->conn, 400, "bad_request", "boots: must be an integer from 1 to 100");
+			strbuf_seterr(err, "boots: must be an integer from 1 to 100");
 			goto out;
 		}
-		req.boots = (int)json_integer_value(v);
-		req.max_boots = req.boots;	/* boots chosen: no more unless asked */
+		req->boots = (int)json_integer_value(v);
+		req->max_boots = req->boots;	/* boots chosen: no more unless asked */
 	}
 	if ((v = json_object_get(body, "max_boots"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < req.boots || json_integer_value(v) > 100 ||
-		    strcmp(req.kind, "ab")) {
-			ret = send_error(rc->conn, 400, "bad_request",
-					 "max_boots: an integer from boots (%d) to 100, for A/B jobs", req.boots);
+		if (!json_is_integer(v) || json_integer_value(v) < req->boots || json_integer_value(v) > 100 ||
+		    strcmp(req->kind, "ab")) {
+			strbuf_seterr(err, "max_boots: an integer from boots (%d) to 100, for A/B jobs", req->boots);
 			goto out;
 		}
-		req.max_boots = (int)json_integer_value(v);
+		req->max_boots = (int)json_integer_value(v);
 	}
-	req.suite_json = suite->workloads;
+	req->suite_json = config_suite(cfg, req->suite)->workloads;
+	*ret_body = body;
+	body = NULL;
+	rc = 0;
+out:
+	json_decref(body);
+	return rc;
+}
+
+static enum MHD_Result create_job(struct route_ctx *rc)
+{
+	const struct lab_config *cfg = rc->api->cfg;
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
+	struct job_request req;
+	struct stage_plan *plan = NULL;
+	const struct cfg_suite *suite;
+	json_t *body = NULL, *job;
+	int64_t id;
+	size_t nplan;
+	enum MHD_Result ret;
+	int r;
+
+	if (api_job_request_parse(cfg, rc->body->buf, rc->body->len, &body, &req, &subject, &err) < 0) {
+		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		goto out;
+	}
+	suite = config_suite(cfg, req.suite);
 	nplan = plan_stages(cfg, suite, &req, &plan);
 	pthread_mutex_lock(&rc->api->submit_lock);
 	if (within_token_limits(rc, plan, nplan, &ret) < 0) {
@@ -538,34 +551,58 @@ out:
 	return ret;
 }
 
+int api_job_filter_parse(const char *(*get)(void *ctx, const char *key), void *ctx,
+			 struct job_filter *f, struct strbuf *err)
+{
+	long limit, offset;
+	const char *v;
+
+	*f = (struct job_filter){ 0 };
+	f->state = get(ctx, "state");
+	f->suite = get(ctx, "suite");
+	f->submitter = get(ctx, "submitter");
+	f->tree = get(ctx, "tree");
+	f->verdict = get(ctx, "verdict");
+	limit = 50;
+	if ((v = get(ctx, "limit")) && parse_int_range(v, 1, 500, &limit) < 0)
+		return strbuf_seterr(err, "limit: must be an integer from 1 to 500");
+	offset = 0;
+	if ((v = get(ctx, "offset")) && parse_int_range(v, 0, 1000000000, &offset) < 0)
+		return strbuf_seterr(err, "offset: must be a non-negative integer");
+	if (f->state && strcmp(f->state, "queued") && strcmp(f->state, "running") && strcmp(f->state, "done") &&
+	    strcmp(f->state, "failed") && strcmp(f->state, "cancelled"))
+		return strbuf_seterr(err, "state: one of queued, running, done, failed, cancelled");
+	if (f->verdict && strcmp(f->verdict, "regression") && strcmp(f->verdict, "improvement") &&
+	    strcmp(f->verdict, "changed") && strcmp(f->verdict, "inconclusive") && strcmp(f->verdict, "same") &&
+	    strcmp(f->verdict, "unavailable"))
+		return strbuf_seterr(err, "verdict: one of regression, improvement, "
+				     "changed, inconclusive, same, unavailable");
+	f->limit = (int)limit;
+	f->offset = (int)offset;
+	return 0;
+}
+
+static const char *query_get(void *conn, const char *key)
+{
+	return query(conn, key);
+}
+
 static enum MHD_Result list_jobs(struct route_ctx *rc)
 {
-	struct job_filter f = { 0 };
-	json_t *jobs;
-	long limit, offset;
+	struct strbuf err = STRBUF_INIT;
+	struct job_filter f;
+	enum MHD_Result ret;
 
-	f.state = query(rc->conn, "state");
-	f.suite = query(rc->conn, "suite");
-	f.submitter = query(rc->conn, "submitter");
-	f.tree = query(rc->conn, "tree");
-	f.verdict = query(rc->conn, "verdict");
-	if (query_int(rc->conn, "limit", 1, 500, 50, &limit) < 0)
-		return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to 500");
-	if (query_int(rc->conn, "offset", 0, 1000000000, 0, &offset) < 0)
-		return send_error(rc->conn, 400, "bad_request", "offset: must be a non-negative integer");
-	if (f.state && strcmp(f.state, "queued") && strcmp(f.state, "running") && strcmp(f.state, "done") &&
-	    strcmp(f.state, "failed") && strcmp(f.state, "cancelled"))
-		return send_error(rc->conn, 400, "bad_request",
-				  "state: one of queued, running, done, failed, cancelled");
-	if (f.verdict && strcmp(f.verdict, "regression") && strcmp(f.verdict, "improvement") &&
-	    strcmp(f.verdict, "changed") && strcmp(f.verdict, "inconclusive") && strcmp(f.verdict, "same") &&
-	    strcmp(f.verdict, "unavailable"))
-		return send_error(rc->conn, 400, "bad_request", "verdict: one of regression, improvement, "
-				  "changed, inconclusive, same, unavailable");
-	f.limit = (int)limit;
-	f.offset = (int)offset;
-	jobs = store_jobs_json(rc->api->st, &f);
-	return send_read(rc->conn, jobs, errno, "job list");
+	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
+		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	else
+	{
+		json_t *jobs = store_jobs_json(rc->api->st, &f);
+
+		ret = send_read(rc->conn, jobs, errno, "job list");
+	}
+	strbuf_release(&err);
+	return ret;
 }
 
 /* {"comparison": doc}, doc being JSON text already. */

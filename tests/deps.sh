@@ -21,10 +21,11 @@ while read -r pkg targets; do
 	fi
 done < "$list"
 
-# every target serves or tests the dashboard, so every one needs its npm packages
+# every target serves or tests the dashboard, so every one needs its npm packages,
 web="$top/web"
 npm_needed=
-if [ -f "$web/package-lock.json" ] && { [ ! -f "$web/node_modules/.package-lock.json" ] ||
+# but make fuzz, which runs no daemon
+if [ "$target" != fuzz ] && [ -f "$web/package-lock.json" ] && { [ ! -f "$web/node_modules/.package-lock.json" ] ||
 	[ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; }; then
 	npm_needed=1
 fi

@@ -696,6 +696,9 @@ static void test_bad_grid(void **state)
 	expect_error("{\"workload\":\"stencil\",\"grid\":\"7x7x7x\"}", "grid:", "(got '7x7x7x')");
 	expect_error("{\"workload\":\"stencil\",\"grid\":\"2x9x9\"}", "grid:", "from 3 to 1025");
 	expect_error("{\"workload\":\"stencil\",\"grid\":\"1025x1025x1025\"}", "grid:", "at most 64M points");
+	/* a number past INT_MAX is refused, not wrapped to 3 */
+	expect_error("{\"workload\":\"stencil\",\"grid\":\"4294967299x3x3\"}", "grid:", "(got '4294967299x3x3')");
+	expect_error("{\"workload\":\"stencil\",\"grid\":\"+5x 7x3\"}", "grid:", "(got '+5x 7x3')");
 	expect_error("{\"workload\":\"stencil\",\"grid\":[\"S\",\"xl\"]}", "grid[1]:", "(got 'xl')");
 	expect_error("{\"workload\":\"stencil\",\"grid\":65}", "grid: must be XS, S, M, L or NXxNYxNZ");
 	/* the stencil's own check: every worker needs a slab of x */

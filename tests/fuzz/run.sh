@@ -1,0 +1,76 @@
+#!/bin/sh
+# Runs each fuzzer named (build/fuzz/fuzzer-NAME, from `make fuzz`) for
+# FUZZ_SECONDS, one after the other, niced and as one job, so a shared
+# machine stays usable. Each starts from its committed corpus
+# (tests/fuzz/NAME/corpus), with its dictionary (NAME.dict), and works in
+# $BUILD/work/NAME. Then the corpus is minimised with -merge=1: the inputs
+# named by hand (the seeds, crash-*: the inputs that once crashed it) are
+# kept, and of the others and the new ones only those that add coverage
+# to them, edges only (named by their SHA-1). A crash, leak or sanitizer report stops
+# that fuzzer and leaves the input in $BUILD/artifacts/NAME/; the corpus
+# is then left as it was.
+# At the end one line per fuzzer: executions, coverage (edges, features),
+# time, corpus size, or CRASH with the artifact. Exits non-zero on a crash.
+# usage: BUILD=build/fuzz FUZZ_SECONDS=600 sh tests/fuzz/run.sh NAME...
+set -u
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build/fuzz}
+FUZZ_SECONDS=${FUZZ_SECONDS:-600}
+top=$(pwd)
+summary=""
+status=0
+for name in "$@"; do
+	fuzzer=$top/$BUILD/fuzzer-$name
+	corpus=$top/tests/fuzz/$name/corpus
+	dict=$top/tests/fuzz/$name/$name.dict
+	work=$top/$BUILD/work/$name
+	art=$top/$BUILD/artifacts/$name
+	mkdir -p "$work/new" "$art" "$corpus"
+	set --
+	[ -f "$dict" ] && set -- -dict="$dict"
+	echo "fuzz: $name for ${FUZZ_SECONDS}s"
+	t0=$(date +%s)
+	# -jobs=1 writes libFuzzer's output to fuzz-0.log in the current directory
+	(cd "$work" && rm -f fuzz-0.log &&
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		nice -n 19 "$fuzzer" "$@" -jobs=1 -max_total_time="$FUZZ_SECONDS" -timeout=10 \
+			-rss_limit_mb=2048 -artifact_prefix="$art/" -print_final_stats=1 \
+			"$work/new" "$corpus" >/dev/null 2>&1)
+	t1=$(date +%s)
+	log=$work/fuzz-0.log
+	stats=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+	[ -n "$execs" ] || execs=$(echo "$stats" | sed -n 's/^#\([0-9]*\).*/\1/p')
+	cov=$(echo "$stats" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
+	ft=$(echo "$stats" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
+	if grep -Eq '^==[0-9]+==ERROR|runtime error:|^==[0-9]+== ERROR: libFuzzer|^SUMMARY: ' "$log"; then
+		status=1
+		grep -E 'ERROR|runtime error|SUMMARY' "$log" | head -n 3
+		line="$name: CRASH after $((t1 - t0)) s, ${execs:-?} executions: $(ls -t "$art" | head -n 1) in $art (log $log)"
+	else
+		before=$(ls "$corpus" | wc -l)
+		min=$work/min
+		rm -rf "$min" && mkdir -p "$min"
+		mkdir -p "$work/old"
+		for f in $(ls "$corpus"); do
+			case "$f" in
+			*[!0-9a-f]*) cp "$corpus/$f" "$min/" ;;
+			*) [ ${#f} = 40 ] && mv "$corpus/$f" "$work/old/" || cp "$corpus/$f" "$min/" ;;
+			esac
+		done
+		if nice -n 19 "$fuzzer" -merge=1 -use_counters=0 "$min" "$work/old" "$work/new" >"$work/merge.log" 2>&1; then
+			rm -f "$corpus"/* && cp "$min"/* "$corpus"/ && rm -rf "$work/old"
+		else
+			mv "$work/old"/* "$corpus"/ 2>/dev/null
+			echo "fuzz: $name: merge failed, corpus kept (log $work/merge.log)"
+		fi
+		after=$(ls "$corpus" | wc -l)
+		line="$name: ${execs:-?} executions in $((t1 - t0)) s, cov ${cov:-?}, ft ${ft:-?}, corpus $before -> $after files"
+	fi
+	echo "$line"
+	summary="$summary$line
+"
+done
+echo
+printf '%s' "$summary"
+exit $status
