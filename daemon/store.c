@@ -1593,7 +1593,7 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 {
 	sqlite3_stmt *s;
 	int64_t job;
-	int attempt = -1, cancelling, rc;
+	int attempt = -1, cancelling = 0, rc;
 
 	lock(st);
 	if ((rc = txn_begin(st)) < 0)
@@ -1613,8 +1613,6 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 		/* a cancelled job's stage ends here, whatever it failed of */
 		job = end_stage(st, stage_id, "cancelled", "cancelled", "cancelled");
 		rc = job < 0 ? (int)job : end_job(st, job, stage_id, "cancelled", "cancelled", "cancelled");
-		if (rc == 0)
-			rc = -ECANCELED;
 		goto out;
 	}
 	if (attempt + 1 >= STORE_MAX_ATTEMPTS) {
@@ -1641,7 +1639,8 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 out:
 	rc = txn_end(st, rc);
 	unlock(st);
-	return rc;
+	/* the stage ended cancelled, committed; the answer says so */
+	return rc == 0 && cancelling ? -ECANCELED : rc;
 }
 
 int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
