@@ -540,12 +540,15 @@ if [ -n "$fetch_url" ]; then
 	# Whatever keeps the submitter's repository from giving the ref (a
 	# wrong URL or ref, a host that does not answer, a pack too large) is
 	# the submitter's to fix: class ref, never a retry.
+	# --foreground: timeout stays in this script's process group, so the
+	# daemon's cancel (a kill of the group) reaches the fetch too; and the
+	# fetch does not hold WORK/lock (fd 9) should it outlive us.
 	fetch_rc=0
-	capture "$WORK/.fetch.out" timeout -k 5 "$FETCH_TIMEOUT" \
+	capture "$WORK/.fetch.out" timeout --foreground -k 5 "$FETCH_TIMEOUT" \
 		prlimit --fsize=$((FETCH_MAX_KB * 1024)) -- \
 		git -C "$SRC" -c advice.detachedHead=false -c core.hooksPath=/dev/null \
 		-c fetch.unpackLimit=1 -c transfer.unpackLimit=1 \
-		fetch --no-tags -- "$fetch_url" "$fetch_ref" || fetch_rc=$?
+		fetch --no-tags -- "$fetch_url" "$fetch_ref" 9>&- || fetch_rc=$?
 	if [ "$fetch_rc" != 0 ]; then
 		grep -E '^(fatal|error): ' "$WORK/.fetch.out" | head -n 5 >"$WORK/.excerpt" || true
 		if [ "$fetch_rc" = 124 ] || [ "$fetch_rc" = 137 ]; then
