@@ -1,7 +1,7 @@
 /*
  * daemon/fetch (what a patch URL may reach) and the branch URL grammar
  * that the API (util.c url_valid) shares with kernels/build.sh, read from
- * tests/fixtures/branch-urls.txt, which t0032 feeds to build.sh too.
+ * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too.
  */
 #include "testlib.h"
 
