@@ -12,7 +12,7 @@
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; stop_helpers; rm -rf "$TMP"' EXIT
 
-TOKEN=t0032-token-0123456789abcdef
+TOKEN=t0033-token-0123456789abcdef
 DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
 CANCEL_BOUND=10				# seconds from the cancel to "cancelled"
 HELPERS=
