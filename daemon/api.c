@@ -325,7 +325,8 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 		req->patch_url = json_string_value(json_object_get(branch, "url"));
 		req->patch_ref = json_string_value(json_object_get(branch, "ref"));
 		if (!json_is_object(branch) || !url_valid(req->patch_url, 1))
-			return strbuf_seterr(err, "branch.url: must be an http(s) or git URL without spaces or quotes");
+			return strbuf_seterr(err, "branch.url: must be an https:// or git:// URL (a host, an optional port, "
+						     "a path of letters, digits and ._~/%%@-)");
 		if (!ref_valid(req->patch_ref))
 			return strbuf_seterr(err, "branch.ref: not a valid git ref");
 		strbuf_addf(&name, "branch %s of %s", req->patch_ref, req->patch_url);

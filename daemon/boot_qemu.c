@@ -189,13 +189,12 @@ static int vm_alive(struct boot_session *s)
 }
 
 /*
- * Kills the QEMU of the pidfile ($1), if that pid is still a QEMU, and waits
- * (up to 10 s) until it is gone (or a zombie): a QEMU started before the old one has
- * exited cannot lock the same pidfile. A fixed script, like pin_script.
+ * Kills the QEMU of the pidfile ($1) and waits (up to 10 s) until it is gone
+ * (or a zombie): a QEMU started before the old one has exited cannot lock
+ * the same pidfile. A fixed script, like pin_script.
  */
 static const char kill_script[] =
 	"pid=$(cat \"$1\" 2>/dev/null) || exit 0\n"
-	"case $(cat \"/proc/$pid/comm\" 2>/dev/null) in qemu*) ;; *) exit 0 ;; esac\n"
 	"kill -9 \"$pid\" 2>/dev/null || exit 0\n"
 	"i=0\n"
 	"while [ $i -lt 100 ]; do\n"

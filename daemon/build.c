@@ -1,6 +1,5 @@
 #include "build.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fetch.h"
 #include "log.h"
 #include "patch.h"
 #include "run.h"
@@ -35,49 +35,6 @@ void build_outcome_release(struct build_outcome *o)
 void build_dir(const struct lab_config *cfg, const char *build_id, struct strbuf *out)
 {
 	strbuf_addf(out, "%s/builds/%s", cfg->data_dir, build_id);
-}
-
-static size_t on_data(char *ptr, size_t size, size_t n, void *arg)
-{
-	struct strbuf *sb = arg;
-
-	if (strbuf_add(sb, ptr, size * n) < 0)
-		return 0;
-	return size * n;
-}
-
-int fetch_url(const char *url, size_t max, struct strbuf *out, long *ret_http, struct strbuf *err)
-{
-	CURL *c = curl_easy_init();
-	CURLcode rc;
-	size_t saved_max = out->max;
-
-	*ret_http = 0;
-	if (!c)
-		return strbuf_seterr(err, "libcurl: cannot start");
-	out->max = max;
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 5L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 10L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "tlblab/0.1");
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, out);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, ret_http);
-	curl_easy_cleanup(c);
-	out->max = saved_max;
-	if (rc == CURLE_WRITE_ERROR)
-		return strbuf_seterr(err, "%s: larger than %zu bytes", url, max);
-	if (rc != CURLE_OK)
-		return strbuf_seterr(err, "%s: %s", url, curl_easy_strerror(rc));
-	if (*ret_http >= 400)
-		return strbuf_seterr(err, "%s: HTTP %ld", url, *ret_http);
-	return 0;
 }
 
 struct build_lines {
@@ -327,9 +284,17 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		if (!strcmp(kind.buf, "url") && !text.len) {
 			enum patch_subject_kind subject;
 			long http = 0;
+			struct fetch_opts fo = { .max = PATCH_MAX, .allow = cfg->fetch_allow, .cancel = req->cancel };
 
-			if (fetch_url(url.buf, PATCH_MAX, &text, &http, &err) < 0) {
-				fail(out, http >= 400 ? BUILD_PATCH : BUILD_INFRA, "build: fetching the patch: %s", err.buf);
+			r = fetch_url(url.buf, &fo, &text, &http, &err);
+			if (r == -ECANCELED) {
+				fail(out, BUILD_CANCELLED, "build: cancelled");
+				goto out;
+			}
+			/* the URL is the submitter's: whatever keeps it from
+			 * giving a patch is a result, not the lab's trouble */
+			if (r < 0) {
+				fail(out, BUILD_PATCH, "build: fetching the patch: %s", err.buf);
 				goto out;
 			}
 			if (!strstr(text.buf, "\n+++ ") && strncmp(text.buf, "+++ ", 4)) {
@@ -351,6 +316,10 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		}
 	}
 	run_stage_log(req->st, req->job_id, req->stage_id, "");
+	if (req->cancel && *req->cancel) {
+		fail(out, BUILD_CANCELLED, "build: cancelled");
+		goto out;
+	}
 	r = transport_open(&b->ep, 10, &t, &err);
 	if (r < 0) {
 		fail(out, BUILD_INFRA, "build: cannot reach builder %s: %s", b->name, err.buf);
@@ -439,7 +408,8 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		char jobs[16];
 		struct strbuf script = STRBUF_INIT;
 		struct exec_req er = { .timeout = req->deadline - mono_now(), .on_line = on_build_line,
-				       .arg = &bl, .max_line = 8192, .pause = req->pause };
+				       .arg = &bl, .max_line = 8192, .pause = req->pause,
+				       .cancel = req->cancel };
 
 		snprintf(jobs, sizeof(jobs), "%d", b->jobs);
 		argv[argc++] = "--jobs";

@@ -16,12 +16,16 @@
  * what happened; its artifacts (bzImage, config, System.map, build.log,
  * meta.json) are copied to DATA_DIR/builds/BUILD_ID/ unless already there.
  *
- * Failure classes: patch (does not apply, unknown ref, patch URL refused),
- * build (compile error, or a required option that olddefconfig dropped),
- * infra (the builder, the network, a timeout). A build whose facts the
- * store fails to keep (the patch's text, the build row, the stage's build
- * id) is infra with store_error set: never done without them, retried, the
- * builder not to blame. A lost stage log line is only lost (run_stage_log).
+ * Failure classes: patch (does not apply, unknown ref, a patch URL or a
+ * branch that cannot be fetched: refused by lab.fetch_allow (fetch.h), not
+ * answering, too large, an HTTP error; the submitter's to fix), build
+ * (compile error, or a required option that olddefconfig dropped), infra
+ * (the builder, a timeout of the stage). A cancel (*cancel set) stops
+ * whatever runs (the fetch, build.sh: transport.h) and ends as cancelled.
+ * A build whose facts the store fails to keep (the patch's text, the build
+ * row, the stage's build id) is infra with store_error set: never done
+ * without them, retried, the builder not to blame. A lost stage log line is
+ * only lost (run_stage_log).
  */
 
 struct store;
@@ -64,9 +68,5 @@ void build_stage(const struct build_request *req, struct build_outcome *out);
 
 /* DATA_DIR/builds/BUILD_ID into out. */
 void build_dir(const struct lab_config *cfg, const char *build_id, struct strbuf *out);
-
-/* Fetches an http(s) URL into out (at most max bytes, 30 s, no redirects to
- * other schemes). 0; -1 with err. *ret_http is the HTTP status (0 if none). */
-int fetch_url(const char *url, size_t max, struct strbuf *out, long *ret_http, struct strbuf *err);
 
 #endif

@@ -58,7 +58,7 @@ static int check_url(struct cli *cli, const char *option, const char *value,
 	return cli_usage_error(cli, err, "%s: '%s' is not an %s URL of at most 2048 characters "
 			       "without spaces, quotes or control characters", option,
 			       fmt_clean(clean, sizeof(clean), value),
-			       allow_git ? "http://, https:// or git://" : "http:// or https://");
+			       allow_git ? "https:// or git://" : "http:// or https://");
 }
 
 /*

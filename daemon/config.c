@@ -39,6 +39,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
+#include "fetch.h"
 #include "spec.h"
 #include "util.h"
 #include "banned.h"
@@ -467,6 +468,8 @@ static int valid_token(const char *s)
 			"not starting with '-' or '.'"
 #define MUST_PATH	"a non-empty path without control characters, not starting with '-'"
 #define MUST_HOST	"an IP address or a host name of letters, digits, '.' and '-'"
+#define MUST_FETCH_ALLOW "an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a host name of letters, " \
+			"digits, '.' and '-'"
 #define MUST_USER	"a user name of letters, digits, '.', '_' and '-', not starting with '-'"
 #define MUST_HOST_KEY	"SHA256: followed by 43 base64 characters (as ssh-keygen -lf prints)"
 #define MUST_TOKEN	"a token of 16 to 4096 printable characters without spaces"
@@ -1736,11 +1739,11 @@ static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
 static const char *const lab_keys[] = {
 	"data_dir", "listen", "tokens", "token_file", "read_requires_token", "max_body",
 	"workers", "stage_timeout", "quiet_host", "max_connections_per_address", "header_timeout",
-	"max_jobs_per_token", "max_boots_per_token", "allowed_hosts", NULL
+	"max_jobs_per_token", "max_boots_per_token", "allowed_hosts", "fetch_allow", NULL
 };
 enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
        LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_QUIET_HOST, LK_CONNS_PER_ADDRESS,
-       LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_ALLOWED_HOSTS, LK_MAX };
+       LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_ALLOWED_HOSTS, LK_FETCH_ALLOW, LK_MAX };
 KEYS_MATCH(lab_keys, LK_MAX);
 
 static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
@@ -1822,6 +1825,16 @@ static void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 	if (ks.val[LK_BOOTS_PER_TOKEN] &&
 	    get_int(c, "max_boots_per_token", ks.val[LK_BOOTS_PER_TOKEN], 1, 1000000, &v) == 0)
 		cfg->max_boots_per_token = (int)v;
+	if (ks.val[LK_FETCH_ALLOW]) {
+		size_t n = 0;
+		char **a = get_list(c, "fetch_allow", ks.val[LK_FETCH_ALLOW], fetch_allow_entry_valid,
+				    MUST_FETCH_ALLOW, &n);
+
+		if (a) {
+			strv_free(cfg->fetch_allow);
+			cfg->fetch_allow = a;
+		}
+	}
 }
 
 /*
@@ -2117,6 +2130,7 @@ void config_free(struct lab_config *cfg)
 	strv_free(cfg->tokens);
 	free(cfg->token_file);
 	strv_free(cfg->allowed_hosts);
+	strv_free(cfg->fetch_allow);
 	free(cfg->path);
 	free(cfg->data_dir);
 	free(cfg->listen_host);

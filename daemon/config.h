@@ -33,6 +33,11 @@
  *     max_jobs_per_token: 20            # unfinished jobs one token may have (1..100000);
  *     max_boots_per_token: 200          # and boots still to run (1..1000000); past
  *                                       # either, a submit gets 429
+ *     fetch_allow: [127.0.0.0/8, lore.lab.internal]
+ *                                       # what a patch URL may reach besides public
+ *                                       # addresses: CIDRs, addresses or host names
+ *                                       # (default none: loopback, link-local and
+ *                                       # private addresses are refused; fetch.h)
  *   machines:
  *     - name: m1                        # [A-Za-z0-9._-]{1,64}, unique
  *       transport: ssh                  # ssh | local
@@ -256,6 +261,8 @@ struct lab_config {
 	/* the quiet-host rule (quiet.h): builds pause while a machine on their
 	 * host measures; default 1, off only to trade noise for speed */
 	int quiet_host;
+	/* lab.fetch_allow (fetch.h): NULL-terminated, may be NULL */
+	char **fetch_allow;
 
 	struct cfg_machine *machines;
 	size_t nmachines;

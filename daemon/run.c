@@ -343,7 +343,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 	{
 		struct exec_req er = { .argv = argv, .input = input, .input_len = strlen(input),
 				       .timeout = left, .on_line = on_line, .arg = &lc,
-				       .max_line = AGENT_MAX_LINE };
+				       .max_line = AGENT_MAX_LINE, .cancel = req->cancel };
 
 		r = transport_exec(t, &er, &res, &err);
 	}

@@ -324,6 +324,11 @@ static int record_step(struct task *t, int k, int rc, const char *what)
 	}
 	if (rc == -EALREADY)
 		return rc;	/* nothing stored: the caller decides */
+	if (rc == -ECANCELED) {
+		/* a retry refused: the stage ended cancelled (store.h) */
+		t->recorded = k + 1;
+		return rc;
+	}
 	if (rc < 0)
 		log_warnx("job %lld: stage %lld: %s: %s", (long long)t->si.job_id, (long long)t->si.id, what,
 			  store_strerror(rc));
@@ -347,10 +352,12 @@ static int retry_or_fail(struct sched *sc, struct task *t, int k, int64_t stage,
 			return -1;
 		log_warnx("job %lld: stage %lld: infra failure, no attempts left: %s", (long long)job,
 			  (long long)stage, msg);
+	} else if (rc == -ECANCELED) {
+		log_info("job %lld: stage %lld: cancelled, not retried: %s", (long long)job, (long long)stage, msg);
 	} else if (rc == 0) {
 		log_warnx("job %lld: stage %lld: infra failure, will retry: %s", (long long)job, (long long)stage, msg);
 	}
-	return rc < 0 && rc != -EALREADY ? -1 : 0;
+	return rc < 0 && rc != -EALREADY && rc != -ECANCELED ? -1 : 0;
 }
 
 static int finish_run(struct sched *sc, struct task *t)
@@ -415,9 +422,8 @@ static int finish_build(struct sched *sc, struct task *t)
 	}
 	if (RECORD(t, 0, store_stage_finish(sc->st, stage, state, cls, msg)) < 0)
 		return -1;
-	if (t->bout.kind != BUILD_CANCELLED)
-		log_info("job %lld: build %s: %s", (long long)job, t->si.side,
-			 t->bout.kind == BUILD_DONE ? t->bout.build_id : msg);
+	log_info("job %lld: build %s: %s", (long long)job, t->si.side,
+		 t->bout.kind == BUILD_DONE ? t->bout.build_id : msg);
 	return 0;
 }
 
@@ -559,7 +565,10 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 			return -1;
 		return retry_or_fail(sc, t, 3, boot, m, msg);
 	case BOOT_CANCELLED:
-		return RECORD(t, 0, store_stage_finish(sc->st, ran ? run : boot, "cancelled", "cancelled", msg));
+		if (RECORD(t, 0, store_stage_finish(sc->st, ran ? run : boot, "cancelled", "cancelled", msg)) < 0)
+			return -1;
+		log_info("job %lld: boot %s on %s: cancelled", (long long)job, t->si.side, m);
+		return 0;
 	default:
 		break;
 	}
@@ -599,6 +608,36 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 	}
 }
 
+/* A task whose job was cancelled while it ran ends as cancelled, whatever
+ * the killed work looked like (a failed command, a timeout): never a
+ * failure of the kernel or the lab, never a retry. Work that completed
+ * before the cancel reached it is kept as it is. */
+static void set_message(struct strbuf *sb, const char *msg)
+{
+	strbuf_reset(sb);
+	strbuf_addstr(sb, msg);
+}
+
+static void cancelled_outcome(struct task *t)
+{
+	if (!t->cancel)
+		return;
+	if (t->kind == TASK_BUILD && t->bout.kind != BUILD_DONE && t->bout.kind != BUILD_CANCELLED) {
+		t->bout.kind = BUILD_CANCELLED;
+		set_message(&t->bout.message, "build: cancelled");
+	} else if (t->kind == TASK_BOOTRUN && t->brout.boot != BOOT_OK && t->brout.boot != BOOT_CANCELLED) {
+		t->brout.boot = BOOT_CANCELLED;
+		set_message(&t->brout.boot_message, t->brout.ran ? "run: cancelled" : "boot: cancelled");
+	} else if (t->kind == TASK_BOOTRUN && t->brout.boot == BOOT_OK && t->brout.run.kind != RUN_DONE &&
+		   t->brout.run.kind != RUN_CANCELLED) {
+		t->brout.run.kind = RUN_CANCELLED;
+		set_message(&t->brout.run.message, "run: cancelled");
+	} else if (t->kind == TASK_RUN && t->out.kind != RUN_DONE && t->out.kind != RUN_CANCELLED) {
+		t->out.kind = RUN_CANCELLED;
+		set_message(&t->out.message, "run: cancelled");
+	}
+}
+
 static void collect(struct sched *sc)
 {
 	struct task *t, *next;
@@ -628,6 +667,7 @@ static void collect(struct sched *sc)
 		int rc;
 
 		next = t->next;
+		cancelled_outcome(t);
 		if (t->kind == TASK_BUILD) {
 			rc = finish_build(sc, t);
 		} else if (t->kind == TASK_BOOTRUN) {
@@ -658,6 +698,17 @@ static void collect(struct sched *sc)
 
 /* ---- cancels ---- */
 
+/*
+ * A cancel reaches every kind of stage a job has running (a build, a boot
+ * and its run, a run) through t->cancel, which each stage and the
+ * transport's exec look at (transport.h: CANCEL_POLL_MS). Whatever a
+ * cancelled task then reports (a killed command reads as a failure, a
+ * timeout as infra) is recorded as cancelled: a cancelled stage is never
+ * retried. The store refuses a retry of a job being cancelled too
+ * (store_stage_retry), for the task that ended just before the flag was
+ * set and for the stages a restart finds running.
+ */
+
 static void pass_cancels(struct sched *sc)
 {
 	int64_t *ids;
@@ -667,7 +718,7 @@ static void pass_cancels(struct sched *sc)
 	pthread_mutex_lock(&sc->lock);
 	for (i = 0; i < n; i++)
 		for (k = 0; k < sc->nrunning; k++)
-			if (sc->running[k]->kind == TASK_RUN && sc->running[k]->si.job_id == ids[i])
+			if (sc->running[k]->kind != TASK_HEALTH && sc->running[k]->si.job_id == ids[i])
 				sc->running[k]->cancel = 1;
 	pthread_mutex_unlock(&sc->lock);
 	free(ids);

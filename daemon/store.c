@@ -1554,10 +1554,36 @@ int store_stage_set_note(struct store *st, int64_t stage_id, const char *note)
 	return update_id_text(st, "UPDATE stages SET note = ?2 WHERE id = ?1", stage_id, note);
 }
 
+/* A stage of job ended failed or cancelled: the stages still pending are
+ * cancelled and the job ends with the stage's class and message. Inside a
+ * transaction. */
+static int end_job(struct store *st, int64_t job, int64_t stage_id, const char *state,
+		   const char *error_class, const char *message)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+		     "error_message = 'an earlier stage did not finish', finished = ?2 "
+		     "WHERE job_id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_double(s, 2, now());
+	if ((rc = step_done(s)) < 0)
+		return rc;
+	s = prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
+		     "error_stage = ?6 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, job);
+	bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
+	sqlite3_bind_double(s, 3, now());
+	bind_text(s, 4, error_class);
+	bind_text(s, 5, message);
+	sqlite3_bind_int64(s, 6, stage_id);
+	return step_done(s);
+}
+
 int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		       const char *error_class, const char *message)
 {
-	sqlite3_stmt *s;
 	int64_t job = 0;
 	int rc;
 
@@ -1565,28 +1591,12 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 	if ((rc = txn_begin(st)) < 0)
 		goto out;
 	job = end_stage(st, stage_id, state, error_class, message);
-	if (job < 0) {
+	if (job < 0)
 		rc = (int)job;
-	} else if (!strcmp(state, "done")) {
+	else if (!strcmp(state, "done"))
 		rc = settle_job(st, job);
-	} else {
-		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
-			     "error_message = 'an earlier stage did not finish', finished = ?2 "
-			     "WHERE job_id = ?1 AND state = 'pending'");
-		sqlite3_bind_int64(s, 1, job);
-		sqlite3_bind_double(s, 2, now());
-		if ((rc = step_done(s)) < 0)
-			goto out;
-		s = prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
-			     "error_stage = ?6 WHERE id = ?1");
-		sqlite3_bind_int64(s, 1, job);
-		bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
-		sqlite3_bind_double(s, 3, now());
-		bind_text(s, 4, error_class);
-		bind_text(s, 5, message);
-		sqlite3_bind_int64(s, 6, stage_id);
-		rc = step_done(s);
-	}
+	else
+		rc = end_job(st, job, stage_id, state, error_class, message);
 out:
 	rc = txn_end(st, rc);
 	unlock(st);
@@ -1613,19 +1623,29 @@ static int drop_stage_results(struct store *st, int64_t stage_id)
 int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, const char *message)
 {
 	sqlite3_stmt *s;
-	int attempt = -1, rc;
+	int64_t job;
+	int attempt = -1, cancelling = 0, rc;
 
 	lock(st);
 	if ((rc = txn_begin(st)) < 0)
 		goto out;
-	s = prep(st, "SELECT attempt FROM stages WHERE id = ?");
+	s = prep(st, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j ON j.id = g.job_id "
+		     "WHERE g.id = ?");
 	sqlite3_bind_int64(s, 1, stage_id);
 	if ((rc = step_row(st, s)) <= 0) {
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
 	attempt = sqlite3_column_int(s, 0);
+	cancelling = sqlite3_column_int(s, 1);
+	job = sqlite3_column_int64(s, 2);
 	stmt_done(st, s);
+	if (cancelling) {
+		/* a cancelled job's stage ends here, whatever it failed of */
+		job = end_stage(st, stage_id, "cancelled", "cancelled", "cancelled");
+		rc = job < 0 ? (int)job : end_job(st, job, stage_id, "cancelled", "cancelled", "cancelled");
+		goto out;
+	}
 	if (attempt + 1 >= STORE_MAX_ATTEMPTS) {
 		rc = -EALREADY;
 		goto out;
@@ -1650,7 +1670,8 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 out:
 	rc = txn_end(st, rc);
 	unlock(st);
-	return rc;
+	/* the stage ended cancelled, committed; the answer says so */
+	return rc == 0 && cancelling ? -ECANCELED : rc;
 }
 
 int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
@@ -1712,7 +1733,11 @@ int store_recover(struct store *st, struct strbuf *log)
 		const char *msg = "interrupted: the daemon stopped during this stage";
 
 		rc = store_stage_retry(st, ids[i], NULL, msg);
-		if (rc == -EALREADY) {
+		if (rc == -ECANCELED) {
+			strbuf_addf(log, "stage %lld: interrupted; its job was being cancelled: cancelled\n",
+				    (long long)ids[i]);
+			rc = 0;
+		} else if (rc == -EALREADY) {
 			rc = store_stage_finish(st, ids[i], "failed", "infra", msg);
 			if (rc == 0)
 				strbuf_addf(log, "stage %lld: interrupted on its last attempt; failed\n",

@@ -243,7 +243,9 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		       const char *error_class, const char *message);
 /* An infra failure to retry elsewhere: back to pending, attempt + 1,
  * machine excluded, its runs and samples dropped, its machine released.
- * -EALREADY when the attempts are used up (the caller then finishes it). */
+ * -EALREADY when the attempts are used up (the caller then finishes it).
+ * A stage of a job with a cancel request is never queued again: it ends
+ * cancelled, and its job with it, and the answer is -ECANCELED. */
 int store_stage_retry(struct store *st, int64_t stage_id, const char *machine,
 		      const char *message);
 /* Fails every pending stage of job with class/message (no machine fits). */

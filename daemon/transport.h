@@ -39,7 +39,7 @@ struct transport;
 /* Called for each line of stdout (without the newline). A line longer than
  * max_line is cut to max_line bytes and `truncated` is 1; the rest of that
  * line is discarded. Return < 0 to stop: the command is killed and exec
- * returns -ECANCELED. */
+ * returns -ECANCELED (as when exec_req.cancel is set). */
 typedef int (*transport_line_fn)(void *arg, const char *line, size_t len, int truncated);
 
 struct exec_req {
@@ -56,7 +56,14 @@ struct exec_req {
 	 * (SIGSTOP) and its timeout does not run; it continues (SIGCONT) when
 	 * *pause is cleared. local only: NULL elsewhere (see pausable). */
 	volatile sig_atomic_t *pause;
+	/* When *cancel becomes set the command's process tree is killed within
+	 * CANCEL_POLL_MS and exec returns -ECANCELED, whether or not it prints
+	 * anything (a silent fetch, a hung boot). NULL: never. */
+	volatile sig_atomic_t *cancel;
 };
+
+/* How often a running command looks at its cancel flag. */
+#define CANCEL_POLL_MS 200
 
 struct exec_result {
 	int status;		/* exit status 0..255, or -1 when killed by a signal */

@@ -209,11 +209,15 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 			if (deadline)
 				deadline += mono_now() - stopped_at;
 		}
+		if (req->cancel && *req->cancel)
+			goto cancelled;
 		ms = stopped ? -1 : ms_until(deadline);
 		if (ms == 0)
 			goto timed_out;
 		if (req->pause && (ms < 0 || ms > PAUSE_POLL_MS))
 			ms = PAUSE_POLL_MS;
+		if (req->cancel && (ms < 0 || ms > CANCEL_POLL_MS))
+			ms = CANCEL_POLL_MS;
 		n = poll(pfd, (nfds_t)nfd, ms);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -273,6 +277,8 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 			goto sys_fail_kill;
 		if (ms_until(deadline) == 0)
 			goto timed_out;
+		if (req->cancel && *req->cancel)
+			goto cancelled;
 		nanosleep(&(struct timespec){ 0, nap }, NULL);
 	}
 	if (WIFEXITED(wstatus)) {
@@ -297,7 +303,8 @@ timed_out:
 cancelled:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
-	strbuf_seterr(err, "%s: `%s` stopped by its output reader", t->label, cmd.buf);
+	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd.buf,
+		      req->cancel && *req->cancel ? "cancelled" : "stopped by its output reader");
 	r = -ECANCELED;
 	goto out_mask;
 sys_fail_kill:

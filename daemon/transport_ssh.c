@@ -509,6 +509,8 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 
 		if (deadline && mono_now() >= deadline)
 			goto timed_out;
+		if (req->cancel && *req->cancel)
+			goto cancelled;
 		if (!eof_sent && (!input || in_off == req->input_len)) {
 			if (ssh_channel_send_eof(ch) != SSH_OK && ssh_channel_is_open(ch))
 				goto ssh_fail;
@@ -569,6 +571,8 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 		ms = ms_left(deadline);
 		if (ms == 0)
 			goto timed_out;
+		if (req->cancel && (ms < 0 || ms > CANCEL_POLL_MS))
+			ms = CANCEL_POLL_MS;
 		/* wakes early for stdout or EOF; stderr waits for the slice */
 		rc = ssh_channel_poll_timeout(ch, ms, 0);
 		if (rc == SSH_ERROR)
@@ -620,7 +624,8 @@ cancelled:
 	if (want_pid && pid_state == 1 && ssh_is_connected(s))
 		remote_kill(t, pid);
 	channel_abort(ch);
-	strbuf_seterr(err, "%s: `%s` stopped by its output reader", t->label, cmd.buf);
+	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd.buf,
+		      req->cancel && *req->cancel ? "cancelled" : "stopped by its output reader");
 	r = -ECANCELED;
 	goto out;
 ssh_fail:

@@ -150,14 +150,54 @@ int ref_valid(const char *ref)
 	return 1;
 }
 
-int url_valid(const char *url, int allow_git)
+static int is_alnum_ascii(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
+/* kernels/build.sh's valid_url, the same grammar:
+ * ^(https|git)://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~/%@-]*)?$ */
+static int branch_url_valid(const char *url)
+{
+	const char *p, *h;
+	size_t n;
+
+	if (!strncmp(url, "https://", 8))
+		p = url + 8;
+	else if (!strncmp(url, "git://", 6))
+		p = url + 6;
+	else
+		return 0;
+	h = p;
+	while (is_alnum_ascii(*p) || *p == '.' || *p == '-')
+		p++;
+	if (p == h || !is_alnum_ascii(h[0]) || !is_alnum_ascii(p[-1]))
+		return 0;
+	if (*p == ':') {
+		for (n = 0, p++; *p >= '0' && *p <= '9'; p++)
+			n++;
+		if (n < 1 || n > 5)
+			return 0;
+	}
+	if (!*p)
+		return 1;
+	if (*p != '/')
+		return 0;
+	for (; *p; p++)
+		if (!is_alnum_ascii(*p) && !strchr("._~/%@-", *p))
+			return 0;
+	return 1;
+}
+
+int url_valid(const char *url, int branch)
 {
 	size_t i, n;
 
 	if (!url || (n = strlen(url)) > 2048)
 		return 0;
-	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7) &&
-	    !(allow_git && !strncmp(url, "git://", 6)))
+	if (branch)
+		return branch_url_valid(url);
+	if (strncmp(url, "https://", 8) && strncmp(url, "http://", 7))
 		return 0;
 	for (i = 0; i < n; i++) {
 		unsigned char ch = (unsigned char)url[i];

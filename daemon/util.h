@@ -41,9 +41,16 @@ double median_inplace(double *v, size_t n);
  * character hex commit id. Safe to pass as an argument once valid.
  */
 int ref_valid(const char *ref);
-/* An http(s) URL (git:// too when allow_git) of at most 2048 bytes without
- * spaces, quotes, backslashes or control characters. */
-int url_valid(const char *url, int allow_git);
+/*
+ * A URL a submitter may give, of at most 2048 bytes. branch 0: a patch URL,
+ * http:// or https:// without spaces, quotes, backslashes or control
+ * characters (fetch.h then decides which hosts it may reach). branch 1: a
+ * git branch to fetch, https:// or git:// only, a host of letters, digits,
+ * '.' and '-', an optional port and a path of [A-Za-z0-9._~/%@-]: exactly
+ * what kernels/build.sh's valid_url takes (tests/fixtures/branch-urls.txt
+ * holds both to it). A local path is never a branch URL.
+ */
+int url_valid(const char *url, int branch);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

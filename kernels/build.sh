@@ -41,8 +41,11 @@
 # bzimage_sha256 (a line the sandbox prints starting with TLBLAB is defused
 # to "tlblab-build: TLBLAB ...", so every fact is this script's). OUT/<id>/
 # holds bzImage, config, System.map, build.log, meta.json (+ vmlinux).
-# --fetch takes an https:// or git:// URL or a local repository path; the
-# commit built is then the fetched one, and REF only names the base.
+# --fetch takes an https:// or git:// URL or the absolute path of a local
+# repository; the commit built is then the fetched one, and REF only names
+# the base. The fetch is bounded: TLBLAB_FETCH_TIMEOUT seconds (default 600)
+# and a pack of TLBLAB_FETCH_MAX_KB (default 2097152, 2 GiB); a fetch that
+# fails for any reason is class ref (the submitter's), not infra.
 # exit: 0 ok, 10 patch, 11 build, 12 config, 13 ref, 1 infra (tools, disk,
 # git or network trouble, a bad invocation: the only class worth a retry).
 # shellcheck disable=SC2317 # on_exit and kmake are called indirectly
@@ -79,6 +82,11 @@ export GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL GIT_COMMITTER_DATE
 BUILD_TIMESTAMP="Sat Jan  1 00:00:00 UTC 2000"
 MAX_PATCH_BYTES=33554432
 MIN_FREE_MB=${TLBLAB_MIN_FREE_MB:-1024}
+# The bounds of a --fetch (the submitter's repository): its time, and the
+# size of the pack it brings (fetch.unpackLimit=1 keeps the pack one file,
+# and RLIMIT_FSIZE caps that file).
+FETCH_TIMEOUT=${TLBLAB_FETCH_TIMEOUT:-600}
+FETCH_MAX_KB=${TLBLAB_FETCH_MAX_KB:-2097152}
 NL='
 '
 
@@ -179,8 +187,11 @@ valid_ref() {
 }
 
 # A git URL we are willing to clone or fetch: https:// or git:// only (no
-# ext::, no ssh with a user-supplied command, no file:// tricks).
+# ext::, no ssh with a user-supplied command, no file:// tricks, no http://),
+# at most 2048 bytes. The daemon's API takes exactly these for a branch
+# (daemon/util.c url_valid; tests/fixtures/branch-urls.txt holds both to it).
 valid_url() {
+	[ ${#1} -le 2048 ] || return 1
 	printf '%s\n' "$1" | grep -Eq '^(https|git)://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~/%@-]*)?$'
 }
 
@@ -255,14 +266,18 @@ if [ -n "$fetch_url$fetch_ref" ]; then
 		usage "--fetch and --fetch-ref go together"
 	fi
 	valid_ref "$fetch_ref" || fail ref "--fetch-ref '$(oneline "$fetch_ref")' is not a valid ref"
+	# A local repository only as an absolute path (an operator's own
+	# call: the daemon sends URLs only), never a relative one, which
+	# would be read against wherever this script runs.
 	if valid_url "$fetch_url"; then
 		:
-	elif fu=$(abs_dir "$fetch_url"); then
+	elif case $fetch_url in /*) true ;; *) false ;; esac && fu=$(abs_dir "$fetch_url"); then
 		fetch_url=$fu
 	else
-		fail ref "--fetch '$(oneline "$fetch_url")' is neither an https:// or git:// URL nor an existing directory"
+		fail ref "--fetch '$(oneline "$fetch_url")' is neither an https:// or git:// URL nor the absolute path of a directory"
 	fi
 fi
+case $FETCH_TIMEOUT$FETCH_MAX_KB in *[!0-9]*) usage "TLBLAB_FETCH_TIMEOUT and TLBLAB_FETCH_MAX_KB must be numbers" ;; esac
 if [ -z "$jobs" ]; then
 	jobs=$(nproc 2>/dev/null || echo 2)
 fi
@@ -528,12 +543,28 @@ say "$ref is $commit"
 if [ -n "$fetch_url" ]; then
 	step="fetching $fetch_ref from $fetch_url"
 	say "fetching $fetch_ref from $fetch_url"
-	if ! capture "$WORK/.fetch.out" g fetch --no-tags -- "$fetch_url" "$fetch_ref"; then
+	# Whatever keeps the submitter's repository from giving the ref (a
+	# wrong URL or ref, a host that does not answer, a pack too large) is
+	# the submitter's to fix: class ref, never a retry.
+	# --foreground: timeout stays in this script's process group, so the
+	# daemon's cancel (a kill of the group) reaches the fetch too; and the
+	# fetch does not hold WORK/lock (fd 9) should it outlive us.
+	fetch_rc=0
+	capture "$WORK/.fetch.out" timeout --foreground -k 5 "$FETCH_TIMEOUT" \
+		prlimit --fsize=$((FETCH_MAX_KB * 1024)) -- \
+		git -C "$SRC" -c advice.detachedHead=false -c core.hooksPath=/dev/null \
+		-c fetch.unpackLimit=1 -c transfer.unpackLimit=1 \
+		fetch --no-tags -- "$fetch_url" "$fetch_ref" 9>&- || fetch_rc=$?
+	if [ "$fetch_rc" != 0 ]; then
 		grep -E '^(fatal|error): ' "$WORK/.fetch.out" | head -n 5 >"$WORK/.excerpt" || true
-		if grep -Eqi "couldn't find remote ref|not our ref|does not appear to be a git repository|repository .* not found|not found" "$WORK/.fetch.out"; then
-			fail ref "cannot fetch $fetch_ref from $fetch_url" "$WORK/.excerpt"
+		if [ "$fetch_rc" = 124 ] || [ "$fetch_rc" = 137 ]; then
+			fail ref "git fetch of $fetch_ref from $fetch_url did not finish within $FETCH_TIMEOUT s" "$WORK/.excerpt"
 		fi
-		fail infra "git fetch of $fetch_ref from $fetch_url failed" "$WORK/.excerpt"
+		if grep -Eq 'signal 25|File too large' "$WORK/.fetch.out"; then
+			fail ref "git fetch of $fetch_ref from $fetch_url: the pack is larger than $FETCH_MAX_KB KB" "$WORK/.excerpt"
+		fi
+		first=$(head -n 1 "$WORK/.excerpt")
+		fail ref "cannot fetch $fetch_ref from $fetch_url${first:+: $first}" "$WORK/.excerpt"
 	fi
 	commit=$(g rev-parse -q --verify 'FETCH_HEAD^{commit}') ||
 		fail ref "$fetch_ref at $fetch_url is not a commit"

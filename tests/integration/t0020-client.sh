@@ -401,7 +401,7 @@ done <<END_OF_CASES
 --branch|--branch: '-x' is not a git ref|$AB --base v6.1 --branch https://x.org/l.git -x
 --branch|--branch: 'a\.\.b' is not a git ref|$AB --base v6.1 --branch https://x.org/l.git a..b
 --branch|--branch needs two values: URL REF|$AB --base v6.1 --branch https://x.org/l.git
---branch|--branch: 'ssh://x\.org/l\.git' is not an http://, https:// or git:// URL|$AB --base v6.1 --branch ssh://x.org/l.git main
+--branch|--branch: 'ssh://x\.org/l\.git' is not an https:// or git:// URL|$AB --base v6.1 --branch ssh://x.org/l.git main
 --url|--url: 'file:///etc/passwd' is not an http:// or https:// URL|$AB --base v6.1 --url file:///etc/passwd
 --url|--url: 'git://x\.org/p' is not an http:// or https:// URL|$AB --base v6.1 --url git://x.org/p
 --url|--url: 'https://x\.org/p"' is not|$AB --base v6.1 --url https://x.org/p"

@@ -853,6 +853,40 @@ static void test_client_limits(void **state)
 		      "followed by ms, s, m or h like 500ms, 2s or 10m");
 }
 
+static void test_fetch_allow(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("f.yaml", L("lab: {data_dir: /d}"));
+	assert_null(cfg->fetch_allow);
+	config_free(cfg);
+	cfg = expect_ok("f.yaml", L("lab: {data_dir: /d, fetch_allow: [127.0.0.0/8, '::1', 'fd00::/8', 10.1.2.3,")
+				  L("      lore.lab.internal]}"));
+	assert_non_null(cfg->fetch_allow);
+	assert_string_equal(cfg->fetch_allow[0], "127.0.0.0/8");
+	assert_string_equal(cfg->fetch_allow[1], "::1");
+	assert_string_equal(cfg->fetch_allow[2], "fd00::/8");
+	assert_string_equal(cfg->fetch_allow[3], "10.1.2.3");
+	assert_string_equal(cfg->fetch_allow[4], "lore.lab.internal");
+	assert_null(cfg->fetch_allow[5]);
+	config_free(cfg);
+	expect_errors("f.yaml", L("lab: {data_dir: /d, fetch_allow: [127.0.0.0/33, 'x y', '-h', 'fd00::/129', 1.2.3.4/]}"),
+		      "f.yaml:1:35: fetch_allow[0]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+		      "host name of letters, digits, '.' and '-'\n"
+		      "f.yaml:1:49: fetch_allow[1]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+		      "host name of letters, digits, '.' and '-'\n"
+		      "f.yaml:1:56: fetch_allow[2]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+		      "host name of letters, digits, '.' and '-'\n"
+		      "f.yaml:1:62: fetch_allow[3]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+		      "host name of letters, digits, '.' and '-'\n"
+		      "f.yaml:1:76: fetch_allow[4]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+		      "host name of letters, digits, '.' and '-'");
+	expect_errors("f.yaml", L("lab: {data_dir: /d, fetch_allow: 127.0.0.1}"),
+		      "f.yaml:1:34: fetch_allow: must be a list, each item an IP address, a CIDR (10.0.0.0/8, "
+		      "fd00::/8) or a host name of letters, digits, '.' and '-'");
+}
+
 static void test_boot_sections(void **state)
 {
 	struct lab_config *cfg;
@@ -1690,6 +1724,7 @@ int main(void)
 		cmocka_unit_test(test_injection),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_client_limits),
+		cmocka_unit_test(test_fetch_allow),
 		cmocka_unit_test(test_boot_sections),
 		cmocka_unit_test(test_boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),

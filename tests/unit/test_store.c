@@ -877,6 +877,49 @@ static void test_ingest_store_error(void **state)
 	}
 }
 
+
+/* A cancelled job's stage is never queued again: a retry (an infra
+ * failure that came with the cancel, or a restart that finds it running)
+ * ends it cancelled instead, and the job with it. */
+static void test_no_retry_after_cancel(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 1), stage, other = ab_job(f->st, 1);
+	struct stage_info *v;
+	struct strbuf log = STRBUF_INIT;
+	char kind[8], side[16], buf[256];
+	size_t n, i;
+	json_t *j;
+
+	stage = next_stage(f->st, job, kind, side);
+	assert_string_equal(kind, "build");
+	assert_int_equal(store_stage_begin(f->st, stage, "builder local"), 0);
+	assert_int_equal(store_job_cancel(f->st, job), 0);
+	/* still running: the scheduler stops it */
+	assert_string_equal(job_str(f->st, job, "state", NULL, buf, sizeof(buf)), "running");
+	assert_int_equal(store_stage_retry(f->st, stage, NULL, "git fetch timed out"), -ECANCELED);
+	assert_string_equal(job_str(f->st, job, "state", NULL, buf, sizeof(buf)), "cancelled");
+	j = store_job_json(f->st, job);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "stages"), 0),
+							      "state")), "cancelled");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "stages"), 0),
+							    "attempt")), 0);
+	json_decref(j);
+	assert_int_equal(store_runnable_stages(f->st, &v, &n), 0);
+	for (i = 0; i < n; i++)
+		assert_int_not_equal(v[i].job_id, job);
+	stage_infos_free(v, n);
+
+	/* a restart finds another cancelled job's stage running */
+	stage = next_stage(f->st, other, kind, side);
+	assert_int_equal(store_stage_begin(f->st, stage, "builder local"), 0);
+	assert_int_equal(store_job_cancel(f->st, other), 0);
+	assert_int_equal(store_recover(f->st, &log), 0);
+	assert_contains(log.buf, "cancelled");
+	assert_string_equal(job_str(f->st, other, "state", NULL, buf, sizeof(buf)), "cancelled");
+	strbuf_release(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -891,6 +934,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_report_store_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_store_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_retry_after_cancel, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

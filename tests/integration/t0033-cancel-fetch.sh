@@ -1,0 +1,333 @@
+#!/bin/sh
+# Cancel and fetch (issue 12, section 3) through a real tlblabd with a fake
+# lab: a builder whose build.sh (tlblabd -k) is a stand-in that builds in a
+# blink or hangs, except for branch jobs, which it hands to the real
+# kernels/build.sh over a tiny git tree; a QEMU machine whose "qemu" starts
+# and never boots. A cancel stops a build, a boot and a git fetch from a
+# port that never answers, promptly, as cancelled, never retried; branch
+# URLs are one set in the API and build.sh; a patch URL on loopback is
+# refused unless lab.fetch_allow allows it; a failed fetch is the
+# submitter's (class patch), not infra retried.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+trap 'daemon_cleanup; stop_helpers; rm -rf "$TMP"' EXIT
+
+TOKEN=t0033-token-0123456789abcdef
+DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
+CANCEL_BOUND=10				# seconds from the cancel to "cancelled"
+HELPERS=
+
+stop_helpers() {
+	for p in $HELPERS; do kill "$p" 2>/dev/null; done
+	[ -f "$TMP/vm/q1/qemu.pid" ] && kill "$(cat "$TMP/vm/q1/qemu.pid")" 2>/dev/null
+	[ -f "$TMP/fake-build.pid" ] && kill "$(cat "$TMP/fake-build.pid")" 2>/dev/null
+	return 0
+}
+
+# wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND until it succeeds
+wait_for() {
+	_what=$1 _secs=$2
+	shift 2
+	_end=$(($(date +%s) + _secs))
+	until "$@" >/dev/null 2>&1; do
+		[ "$(date +%s)" -ge $_end ] && { echo "# timed out waiting for $_what"; return 1; }
+		sleep 0.1
+	done
+}
+
+# ---- the fake lab ----------------------------------------------------------
+
+mkdir -p "$TMP/kernels" "$TMP/vm" "$TMP/builder"
+# build.sh: --fetch goes to the real script; otherwise $TMP/build-mode says
+# "ok" (a bzImage at once) or "slow" (prints, then hangs, silent)
+cat >"$TMP/kernels/build.sh" <<EOF
+#!/bin/sh
+for a in "\$@"; do
+	if [ "\$a" = --fetch ]; then
+		TLBLAB_FETCH_TIMEOUT=\$(cat "$TMP/fetch-timeout") TLBLAB_MIN_FREE_MB=1 exec sh "$TOP/kernels/build.sh" "\$@"
+	fi
+done
+out= patch=
+while [ \$# -gt 0 ]; do
+	case \$1 in --out) out=\$2; shift ;; --patch) patch=\$2; shift ;; esac
+	shift
+done
+[ -n "\$patch" ] && cp "\$patch" "$TMP/got-patch"
+if [ "\$(cat "$TMP/build-mode")" = slow ]; then
+	echo "fake build: compiling"
+	echo \$\$ >"$TMP/fake-build.pid"
+	exec sleep 300
+fi
+id=\$(printf '%s' "\$patch\$(date +%s%N)" | sha256sum | cut -c1-64)
+mkdir -p "\$out/\$id"
+for f in bzImage config System.map build.log meta.json; do echo "\$id" >"\$out/\$id/\$f"; done
+echo "TLBLAB status ok"
+echo "TLBLAB build_id \$id"
+echo "TLBLAB commit \$id"
+echo "TLBLAB config_hash \$id"
+echo "TLBLAB dir \$out/\$id"
+echo "TLBLAB bzimage_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
+EOF
+# qemu: -daemonize with a pidfile, then no console output ever
+cat >"$TMP/fake-qemu" <<'EOF'
+#!/bin/sh
+while [ $# -gt 0 ]; do
+	[ "$1" = -pidfile ] && pidfile=$2
+	shift
+done
+sleep 300 </dev/null >/dev/null 2>&1 &
+echo $! >"$pidfile"
+EOF
+chmod +x "$TMP/kernels/build.sh" "$TMP/fake-qemu"
+echo ok >"$TMP/build-mode"
+echo 600 >"$TMP/fetch-timeout"
+: >"$TMP/initrd" >"$TMP/key" >"$TMP/known_hosts"
+
+# a tiny "kernel tree": only what build.sh needs before it fetches
+git init -q "$TMP/tree" && git -C "$TMP/tree" -c user.name=t -c user.email=t@t commit -q --allow-empty -m base &&
+	git -C "$TMP/tree" tag v1 || { fail "a git tree" "git failed"; exit 0; }
+
+lab() { # [FETCH_ALLOW]
+	cat <<EOC
+lab:
+  data_dir: $TMP/data
+  listen: 127.0.0.1:$DAEMON_PORT
+  tokens: [$TOKEN]
+  stage_timeout: 300
+  quiet_host: false
+EOC
+	[ -n "${1:-}" ] && echo "  fetch_allow: [$1]"
+	cat <<EOC
+machines:
+  - name: q1
+    transport: local
+    boot: qemu
+    cpus: 1
+    workdir: $TMP/vm
+    qemu:
+      binary: $TMP/fake-qemu
+      accel: tcg
+      pin_vcpus: off
+      initrd: $TMP/initrd
+      ssh_port: 10099
+      identity: $TMP/key
+      known_hosts: $TMP/known_hosts
+builders:
+  - name: local
+    transport: local
+    jobs: 1
+    workdir: $TMP/builder
+trees:
+  - name: t
+    url: $TMP/tree
+    builder: local
+suites:
+  - name: quick
+    timeout: 300
+    workloads:
+      - workload: mprotect
+        duration: 0.2
+        iterations: 1
+EOC
+}
+lab >"$TMP/lab.yaml"
+daemon_start_k() { "$BUILD/tlblabd" -c "$1" -k "$TMP/kernels" >>"$DAEMON_LOG" 2>&1 & DAEMON_PID=$!; 
+	wait_for "tlblabd" 10 curl -fs -m 1 "http://127.0.0.1:$DAEMON_PORT/api/v1/health"; }
+daemon_start_k "$TMP/lab.yaml" || { fail "tlblabd starts" "$(tail -n 5 "$DAEMON_LOG")"; exit 0; }
+pass "tlblabd starts with a fake builder and a fake QEMU machine"
+
+PATCH_JSON=$($PY -c 'import json; print(json.dumps("--- a/x\n+++ b/x\n@@ -0,0 +1 @@\n+x\n"))')
+submit() { # JSON-FRAGMENT (patch, branch or url): prints the job id
+	api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"boots\":1,$1}" "$TOKEN" |
+		jq_py 'J["job"]["id"]'
+}
+stage() { # JOB INDEX FIELD
+	api GET "/jobs/$1" | jq_py "J['job']['stages'][$2]['$3']"
+}
+stage_is() { [ "$(stage "$1" "$2" state)" = "$3" ]; }
+# cancel_within NAME JOB: cancels JOB, passes when it is cancelled within
+# CANCEL_BOUND seconds; leaves the seconds it took in $took
+cancel_within() {
+	_t0=$(date +%s)
+	api POST "/jobs/$2/cancel" '' "$TOKEN" >/dev/null
+	_st=$(job_wait "$2" "cancelled done failed" $((CANCEL_BOUND + 20)))
+	took=$(($(date +%s) - _t0))
+	if [ "$_st" = cancelled ] && [ "$took" -le $CANCEL_BOUND ]; then
+		pass "$1 (cancelled in ${took} s)"
+	else
+		fail "$1" "state $_st after $took s: $(api GET "/jobs/$2" | head -c 600)"
+	fi
+}
+# not_retried NAME JOB INDEX: the stage ended cancelled on its first attempt
+not_retried() {
+	_s=$(stage "$2" "$3" state) _a=$(stage "$2" "$3" attempt) _c=$(stage "$2" "$3" error_class)
+	[ "$_s/$_c/$_a" = cancelled/cancelled/0 ] && ! grep -q "will retry" "$DAEMON_LOG" &&
+		pass "$1" || fail "$1" "stage $_s, class $_c, attempt $_a; $(grep 'will retry' "$DAEMON_LOG" | head -n 2)"
+}
+
+# ---- 1. cancel during a build -------------------------------------------------
+
+echo slow >"$TMP/build-mode"
+rm -f "$TMP/fake-build.pid"
+id=$(submit "\"patch\":$PATCH_JSON")
+if wait_for "the slow build" 30 test -s "$TMP/fake-build.pid"; then
+	bpid=$(cat "$TMP/fake-build.pid")
+	cancel_within "a job cancelled during its build ends cancelled" "$id"
+	not_retried "the cancelled build stage is cancelled, not failed or retried" "$id" 0
+	! kill -0 "$bpid" 2>/dev/null && pass "the cancelled build's processes are gone" ||
+		fail "build processes" "pid $bpid still runs"
+else
+	fail "a slow build starts" "$(api GET "/jobs/$id" | head -c 400)"
+	api POST "/jobs/$id/cancel" '' "$TOKEN" >/dev/null
+fi
+job_wait "$id" "cancelled done failed" 30 >/dev/null
+
+# ---- 2. cancel during a boot ---------------------------------------------------
+
+echo ok >"$TMP/build-mode"
+id=$(submit "\"patch\":$PATCH_JSON")
+if wait_for "the boot" 60 stage_is "$id" 2 running && wait_for "qemu" 30 test -s "$TMP/vm/q1/qemu.pid"; then
+	vpid=$(cat "$TMP/vm/q1/qemu.pid")
+	cancel_within "a job cancelled during a boot ends cancelled" "$id"
+	not_retried "the cancelled boot stage is cancelled, not failed or retried" "$id" 2
+	wait_for "the VM to go" 10 sh -c "! kill -0 $vpid" && pass "the cancelled boot's VM is stopped" ||
+		fail "VM stopped" "pid $vpid still runs"
+else
+	fail "a boot starts" "$(api GET "/jobs/$id" | head -c 600)"
+fi
+
+# ---- 3. a git:// fetch from a port that never answers -------------------------
+
+# accepts, counts connections, never answers
+$PY -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1])); __import__("os").rename(sys.argv[1] + ".tmp", sys.argv[1])
+conns = []
+end = time.time() + 600
+while time.time() < end:
+    c, _ = s.accept(); conns.append(c)
+    open(sys.argv[2], "a").write("connection\n")
+' "$TMP/silent.port" "$TMP/silent.log" &
+HELPERS="$HELPERS $!"
+wait_for "the silent listener" 10 test -s "$TMP/silent.port"
+SILENT=$(cat "$TMP/silent.port")
+: >"$TMP/silent.log"
+id=$(submit "\"branch\":{\"url\":\"git://127.0.0.1:$SILENT/linux.git\",\"ref\":\"tlb-fix\"}")
+if wait_for "the fetch" 60 sh -c "grep -q connection '$TMP/silent.log'"; then
+	cancel_within "a job cancelled during a git:// fetch from a silent port ends cancelled" "$id"
+	not_retried "the cancelled fetch is not queued again" "$id" 1
+	[ "$(grep -c connection "$TMP/silent.log")" = 1 ] && pass "the silent port saw one fetch, not a retry" ||
+		fail "one fetch" "$(grep -c connection "$TMP/silent.log") connections"
+else
+	fail "the branch fetch starts" "$(api GET "/jobs/$id" | head -c 600); $(api GET "/jobs/$id/stages/$(stage "$id" 1 id)/log" | tail -n 5)"
+fi
+
+# the same fetch left alone: bounded by TLBLAB_FETCH_TIMEOUT, the submitter's
+echo 2 >"$TMP/fetch-timeout"
+id=$(submit "\"branch\":{\"url\":\"git://127.0.0.1:$SILENT/linux.git\",\"ref\":\"tlb-fix\"}")
+st=$(job_wait "$id" "failed done cancelled" 60)
+cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
+if [ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -q "did not finish within 2 s"; then
+	pass "a git fetch that never answers fails after its timeout, class patch, not retried: $msg"
+else
+	fail "a silent fetch times out as the submitter's" "$st/$cls/attempt $att: $msg"
+fi
+echo 600 >"$TMP/fetch-timeout"
+
+# a branch that does not exist: class patch with git's message
+id=$(submit "\"branch\":{\"url\":\"git://127.0.0.1:1/nothing.git\",\"ref\":\"main\"}")
+st=$(job_wait "$id" "failed done cancelled" 60)
+cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
+[ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -q "cannot fetch main from git://127.0.0.1:1/nothing.git" &&
+	pass "a branch that cannot be fetched is class patch, not infra retried: $msg" ||
+	fail "an unfetchable branch" "$st/$cls/attempt $att: $msg"
+
+# ---- 4. branch URLs: one set in the API and build.sh --------------------------
+
+mkdir -p "$TMP/cwd/http:/evil.example" "$TMP/cwd/https:/x"
+bad=0 good=0
+while read -r want url; do
+	case $want in ok | bad) ;; *) continue ;; esac
+	(cd "$TMP/cwd" && sh "$TOP/kernels/build.sh" --tree "$TMP/no-such-tree" --work "$TMP/w" --ref v1 \
+		--config-base tinyconfig --out "$TMP/o" --fetch "$url" --fetch-ref main) >"$TMP/bs.out" 2>&1
+	rc=$?
+	if [ "$want" = bad ]; then
+		if [ $rc = 13 ] && grep -q "is neither an https:// or git:// URL" "$TMP/bs.out"; then
+			bad=$((bad + 1))
+		else
+			fail "build.sh refuses '$url'" "exit $rc: $(tail -n 2 "$TMP/bs.out")"
+		fi
+		api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"branch\":{\"url\":\"$url\",\"ref\":\"main\"}}" "$TOKEN" >/dev/null
+		[ "$HTTP_STATUS" = 400 ] || fail "the API refuses '$url'" "HTTP $HTTP_STATUS"
+	else
+		# past the URL check, build.sh stops at the missing tree
+		if [ $rc = 1 ] && grep -q -- "--tree .* is not a directory" "$TMP/bs.out"; then
+			good=$((good + 1))
+		else
+			fail "build.sh takes '$url'" "exit $rc: $(tail -n 2 "$TMP/bs.out")"
+		fi
+	fi
+done <"$TOP/tests/fixtures/branch-urls.txt"
+[ $bad -gt 5 ] && [ $good -gt 3 ] &&
+	pass "build.sh and the API agree on tests/fixtures/branch-urls.txt ($good taken, $bad refused; test_util holds url_valid to it)" ||
+	fail "branch URL agreement" "$good taken, $bad refused"
+body=$(api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"branch\":{\"url\":\"http://evil.example/x\",\"ref\":\"main\"}}" "$TOKEN")
+[ "$(api_status)" = 400 ] && echo "$body" | grep -q "https:// or git://" &&
+	pass "an http:// branch URL is refused by the API (400), and build.sh does not read it as a local path" ||
+	fail "http:// branch" "$(api_status) $body"
+
+# ---- 5. patch URLs: loopback refused unless lab.fetch_allow -------------------
+
+mkdir -p "$TMP/www"
+printf -- '--- a/y\n+++ b/y\n@@ -0,0 +1 @@\n+served\n' >"$TMP/www/fix.patch"
+$PY -c '
+import http.server, os, sys, functools
+h = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+s = http.server.HTTPServer(("127.0.0.1", 0), h)
+open(sys.argv[2] + ".tmp", "w").write(str(s.server_address[1])); os.rename(sys.argv[2] + ".tmp", sys.argv[2])
+s.timeout = 600; s.serve_forever()
+' "$TMP/www" "$TMP/www.port" >/dev/null 2>&1 &
+HELPERS="$HELPERS $!"
+wait_for "the patch server" 10 test -s "$TMP/www.port"
+WWW=$(cat "$TMP/www.port")
+
+rm -f "$TMP/got-patch"
+id=$(submit "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"")
+st=$(job_wait "$id" "failed done cancelled" 60)
+cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
+if [ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -q "127.0.0.1 is a loopback address (not in lab.fetch_allow)" &&
+	[ ! -e "$TMP/got-patch" ]; then
+	pass "a patch URL on loopback is refused without lab.fetch_allow (class patch): $msg"
+else
+	fail "loopback patch URL refused" "$st/$cls/attempt $att: $msg"
+fi
+id=$(submit "\"url\":\"http://localhost:$WWW/fix.patch\"")
+st=$(job_wait "$id" "failed done cancelled" 60)
+msg=$(stage "$id" 1 error_message)
+[ "$st" = failed ] && echo "$msg" | grep -q "refused: localhost resolves to" &&
+	pass "a host name that resolves to loopback is refused too: $msg" || fail "localhost refused" "$st: $msg"
+
+lab 127.0.0.0/8 >"$TMP/lab.yaml"
+kill -HUP "$DAEMON_PID"
+wait_for "the reload" 10 grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG"
+id=$(submit "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"")
+if wait_for "the patched build" 60 test -s "$TMP/got-patch" && cmp -s "$TMP/got-patch" "$TMP/www/fix.patch"; then
+	pass "with fetch_allow: [127.0.0.0/8] the same URL is fetched and built"
+else
+	fail "fetch_allow takes loopback" "$(api GET "/jobs/$id" | head -c 600)"
+fi
+api POST "/jobs/$id/cancel" '' "$TOKEN" >/dev/null
+job_wait "$id" "cancelled done failed" 30 >/dev/null
+
+# ---- 6. a patch URL that fails: the submitter's --------------------------------
+
+for what in "http://127.0.0.1:$WWW/no-such.patch|HTTP 404" "http://127.0.0.1:1/fix.patch|connect"; do
+	url=${what%%|*} want=${what#*|}
+	id=$(submit "\"url\":\"$url\"")
+	st=$(job_wait "$id" "failed done cancelled" 60)
+	cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
+	[ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -qi "$want" &&
+		pass "a patch URL that fails ($want) is class patch, not infra retried: $msg" ||
+		fail "failed patch fetch ($want)" "$st/$cls/attempt $att: $msg"
+done

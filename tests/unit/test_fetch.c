@@ -1,0 +1,167 @@
+/*
+ * daemon/fetch (what a patch URL may reach) and the branch URL grammar
+ * that the API (util.c url_valid) shares with kernels/build.sh, read from
+ * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too.
+ */
+#include "testlib.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdio.h>
+
+#include "fetch.h"
+#include "util.h"
+#include "banned.h"
+
+static void test_branch_urls(void **state)
+{
+	FILE *f = fopen("tests/fixtures/branch-urls.txt", "r");
+	char line[4096];
+	int ok = 0, bad = 0;
+
+	(void)state;
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!strncmp(line, "ok ", 3)) {
+			if (!url_valid(line + 3, 1))
+				fail_msg("url_valid refuses the branch URL '%s'", line + 3);
+			ok++;
+		} else if (!strncmp(line, "bad ", 4)) {
+			if (url_valid(line + 4, 1))
+				fail_msg("url_valid takes the branch URL '%s'", line + 4);
+			bad++;
+		}
+	}
+	fclose(f);
+	assert_true(ok > 3 && bad > 5);
+	/* patch URLs keep http:// (fetch.h judges the host) */
+	assert_true(url_valid("http://lore.kernel.org/all/x/raw", 0));
+	assert_false(url_valid("git://lore.kernel.org/all/x/raw", 0));
+}
+
+static int allowed(const char *addr, const char *host, char *const *allow, const char *why_has)
+{
+	struct sockaddr_storage ss;
+	struct strbuf why = STRBUF_INIT;
+	int r;
+
+	memset(&ss, 0, sizeof(ss));
+	if (inet_pton(AF_INET, addr, &((struct sockaddr_in *)&ss)->sin_addr) == 1) {
+		ss.ss_family = AF_INET;
+	} else {
+		assert_int_equal(inet_pton(AF_INET6, addr, &((struct sockaddr_in6 *)&ss)->sin6_addr), 1);
+		ss.ss_family = AF_INET6;
+	}
+	r = fetch_addr_allowed((struct sockaddr *)&ss, host, allow, &why);
+	if (!r && why_has)
+		assert_contains(why.buf, why_has);
+	strbuf_release(&why);
+	return r;
+}
+
+static void test_addresses(void **state)
+{
+	char *none[] = { NULL };
+	char *lab[] = { "127.0.0.0/8", "fd00::/8", "10.1.2.3", "lore.lab.internal", NULL };
+
+	(void)state;
+	assert_true(allowed("93.184.216.34", NULL, none, NULL));
+	assert_true(allowed("2606:2800:220:1::1", NULL, none, NULL));
+	assert_false(allowed("127.0.0.1", NULL, none, "127.0.0.1 is a loopback address (not in lab.fetch_allow)"));
+	assert_false(allowed("127.255.0.9", NULL, NULL, "loopback"));
+	assert_false(allowed("::1", NULL, none, "loopback"));
+	assert_false(allowed("::ffff:127.0.0.1", NULL, none, "127.0.0.1 is a loopback"));
+	assert_false(allowed("0.0.0.0", NULL, none, "unspecified"));
+	assert_false(allowed("::", NULL, none, "unspecified"));
+	assert_false(allowed("169.254.169.254", NULL, none, "link-local"));
+	assert_false(allowed("fe80::1", NULL, none, "link-local"));
+	assert_false(allowed("10.0.0.1", NULL, none, "private"));
+	assert_false(allowed("172.16.0.1", NULL, none, "private"));
+	assert_false(allowed("172.31.255.255", NULL, none, "private"));
+	assert_true(allowed("172.32.0.1", NULL, none, NULL));
+	assert_false(allowed("192.168.1.1", NULL, none, "private"));
+	assert_false(allowed("100.64.0.1", NULL, none, "shared"));
+	assert_false(allowed("fd12::1", NULL, none, "unique-local"));
+	assert_false(allowed("224.0.0.1", NULL, none, "multicast"));
+	assert_false(allowed("255.255.255.255", NULL, none, "reserved"));
+	assert_false(allowed("::127.0.0.1", NULL, none, "IPv4-compatible"));
+	/* what lab.fetch_allow lets through, and only that */
+	assert_true(allowed("127.0.0.1", NULL, lab, NULL));
+	assert_true(allowed("::ffff:127.0.0.2", NULL, lab, NULL));
+	assert_true(allowed("fd00::5", NULL, lab, NULL));
+	assert_true(allowed("10.1.2.3", NULL, lab, NULL));
+	assert_false(allowed("10.1.2.4", NULL, lab, "10.1.2.4 is a private address"));
+	assert_false(allowed("::1", NULL, lab, "loopback"));
+	assert_true(allowed("10.9.9.9", "lore.lab.internal", lab, NULL));
+	assert_true(allowed("10.9.9.9", "LORE.lab.internal", lab, NULL));
+	assert_false(allowed("10.9.9.9", "lore.lab.internal.evil.org", lab, "private"));
+	assert_false(allowed("169.254.169.254", "metadata", lab, "link-local"));
+}
+
+static void test_allow_entries(void **state)
+{
+	(void)state;
+	assert_true(fetch_allow_entry_valid("127.0.0.0/8"));
+	assert_true(fetch_allow_entry_valid("0.0.0.0/0"));
+	assert_true(fetch_allow_entry_valid("::1"));
+	assert_true(fetch_allow_entry_valid("fd00::/8"));
+	assert_true(fetch_allow_entry_valid("lore.kernel.org"));
+	assert_false(fetch_allow_entry_valid("127.0.0.0/33"));
+	assert_false(fetch_allow_entry_valid("::/129"));
+	assert_false(fetch_allow_entry_valid("1.2.3.4/"));
+	assert_false(fetch_allow_entry_valid("1.2.3.4/x"));
+	assert_false(fetch_allow_entry_valid("::ffff:1.2.3.4/24"));
+	assert_false(fetch_allow_entry_valid("-x"));
+	assert_false(fetch_allow_entry_valid("a b"));
+	assert_false(fetch_allow_entry_valid("host/8"));
+	assert_false(fetch_allow_entry_valid(""));
+	assert_false(fetch_allow_entry_valid(NULL));
+}
+
+/* The refusal comes before any connection: no server needed. */
+static void test_fetch_refused(void **state)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT;
+	char *lab[] = { "127.0.0.0/8", NULL };
+	struct fetch_opts o = { .max = 1024, .timeout = 5 };
+	volatile sig_atomic_t cancel = 1;
+	long http = 0;
+
+	(void)state;
+	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -EPERM);
+	assert_contains(err.buf, "refused: 127.0.0.1 resolves to 127.0.0.1 is a loopback address");
+	assert_int_equal(fetch_url("http://[::1]:1/p", &o, &out, &http, &err), -EPERM);
+	assert_contains(err.buf, "loopback");
+	assert_int_equal(fetch_url("http://localhost:1/p", &o, &out, &http, &err), -EPERM);
+	assert_contains(err.buf, "refused: localhost resolves to");
+	assert_int_equal(fetch_url("http://169.254.169.254/latest/meta-data/", &o, &out, &http, &err), -EPERM);
+	assert_contains(err.buf, "link-local");
+	assert_int_equal(fetch_url("file:///etc/passwd", &o, &out, &http, &err), -EPERM);
+	assert_int_equal(fetch_url("gopher://127.0.0.1/", &o, &out, &http, &err), -EPERM);
+	/* allowed, but nothing listens: the submitter's trouble, with curl's words */
+	o.allow = lab;
+	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -EIO);
+	assert_contains(err.buf, "onnect");
+	o.cancel = &cancel;
+	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -ECANCELED);
+	assert_int_equal(out.len, 0);
+	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_branch_urls),
+		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_allow_entries),
+		cmocka_unit_test(test_fetch_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
