@@ -1,14 +1,16 @@
 #!/bin/sh
 # Patched kernels end to end, with a really built kernel and real QEMU boots:
-# the daemon builds base and patched on the local builder (reusing the warm
-# tree, build directory and ccache in /var/cache/tlblab), boots each in a
-# 2-vCPU guest, runs a suite, and stores both sides. Then the ways a patch
+# the daemon builds base and patched on a builder it reaches over SSH (an
+# sshd on 127.0.0.7 in front of the warm tree, build directory and ccache in
+# /var/cache/tlblab), where build.sh sandboxes the build (issue 12), boots
+# each in a 2-vCPU guest, runs a suite, and stores both sides. Then the ways a patch
 # fails: it does not apply, does not compile, panics at boot, or asks for an
 # option olddefconfig drops. Each must end with the right class and a message
 # a developer can act on, and leave the machine good.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
-trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+. "$TOP/tests/sshd.sh"
+trap 'daemon_cleanup; sshd_cleanup; rm -rf "$TMP"' EXIT
 
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 TOKEN=t0050-token-0123456789abcdef
@@ -20,21 +22,30 @@ export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 . "$TOP/tests/guest.sh"
 
 guest_prepare usr/sbin/sshd
+# the builder is reached over SSH, as a real lab's is: an sshd on 127.0.0.7
+# (its host key checked) in front of the warm tree, workdir and ccache
+sshd_keys "$TMP/keys" || { fail "ssh keys" "ssh-keygen failed"; exit 0; }
+sshd_start builder 127.0.0.7 "$(sshd_port 3)" || { fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
 
 { lab_qemu_head; cat <<EOC
 builders:
-  - name: local
-    transport: local
+  - name: remote
+    transport: ssh
+    host: 127.0.0.7
+    port: $(sshd_port 3)
+    user: root
+    identity: $SSHD_IDENTITY
+    known_hosts: $SSHD_KNOWN_HOSTS
     jobs: 2
     workdir: $CACHE
 trees:
   - name: linux
     url: $CACHE/linux
-    builder: local
+    builder: remote
     fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
   - name: linux-dropped
     url: $CACHE/linux
-    builder: local
+    builder: remote
     fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config,
                 $TOP/tests/fixtures/fragments/dropped-option.config]
 suites:
@@ -87,6 +98,16 @@ if [ "$state" = done ]; then
 	pass "A/B job with the demo patch is done in $((t1 - t0)) s"
 else
 	fail "A/B job with the demo patch" "$state: $(api GET "/jobs/$id" | head -c 800)"
+fi
+api GET "/jobs/$id" >"$TMP/job.json"
+sid=$(jq_py "[g['id'] for g in J['job']['stages'] if g['kind'] == 'build' and g['side'] == 'patched'][0]" <"$TMP/job.json")
+curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id/stages/$sid/log" >"$TMP/build.log"
+if grep -q "== build patched on remote" "$TMP/build.log" &&
+	grep -q "sandbox: tlblab-build (uid [0-9]*), no network; .* is the submitter's: private objects, ccache read-only" "$TMP/build.log"; then
+	pass "the patched kernel was built over SSH on 'remote', in the sandbox there"
+else
+	fail "the patched kernel was built over SSH on 'remote', in the sandbox there" \
+		"$(grep -E '^== build|sandbox:' "$TMP/build.log" | head -n 3)"
 fi
 api GET "/jobs/$id/runs" >"$TMP/runs.json"
 api GET "/jobs/$id/metrics?name=interrupts.TLB" >"$TMP/tlb.json"
