@@ -1,9 +1,18 @@
 /*
- * The store. One connection, one mutex: SQLite serialises writers anyway,
- * and the API's reads are short indexed queries, so a single connection
- * keeps the code simple and every call atomic. WAL lets a crash at any
- * instant leave the last committed state, which store_recover turns into a
- * consistent one at the next start.
+ * The store. One connection, one mutex for every change: SQLite serialises
+ * writers anyway, so a single writing connection keeps the code simple and
+ * every call atomic. WAL lets a crash at any instant leave the last
+ * committed state, which store_recover turns into a consistent one at the
+ * next start.
+ *
+ * The API's hottest reads (the job list, a job) go to a few read-only
+ * connections on the same file instead, each with its own mutex and
+ * statement cache: WAL lets them read the last commit while the writer
+ * works, so 32 dashboards polling no longer queue behind one mutex. They
+ * are struct stores too (reader_get), and share the writer's fault hook,
+ * so a test sees one sequence of statements whichever connection runs it.
+ * Every change is committed before the writer's mutex is released, so a
+ * read that starts after a call returned sees what the call wrote.
  */
 #include "store.h"
 
@@ -11,6 +20,7 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +32,11 @@
 #include "banned.h"
 
 #define STMT_CACHE 96
+/* read-only connections: one per API thread (api.c), so reads never wait
+ * for each other */
+#define READERS 4
+/* job list totals kept per filter (count_get) */
+#define COUNT_SLOTS 16
 
 /* A run stage that failed as a workload is kept as a result: it does not
  * stop the stages after it, and the job is settled once they are all over
@@ -32,11 +47,13 @@
  * Prepared statements are cached by the address of their SQL text (every
  * fixed query is a string literal), so a request pays for parsing once per
  * daemon, not once per call. Callers hand them back with stmt_done, which
- * resets them; queries built at run time use prep_once and finalize.
+ * resets them; queries built at run time use prep_once and finalize, or
+ * prep_text, which keeps them by their text (a few shapes, many calls).
  */
 struct stmt_slot {
 	const char *sql;
 	sqlite3_stmt *s;
+	char *text;		/* prep_text's own copy of sql, or NULL */
 };
 
 /* The test hook (store.h): the n-th statement from now, or the next
@@ -49,15 +66,31 @@ struct store_fault {
 	char match[128];
 };
 
+/* The job list's total for one filter, as of a generation. */
+struct count_slot {
+	char *key;		/* the filter's values (store_jobs_json), or NULL */
+	int64_t gen;
+	int64_t total;
+};
+
 struct store {
 	sqlite3 *db;
-	pthread_mutex_t lock;
+	pthread_mutex_t lock;	/* this connection: its statements, errmsg */
 	int version;
 	struct stmt_slot cache[STMT_CACHE];
 	size_t ncache;
-	struct store_fault fault;
 	char errmsg[256];	/* the last failure's message, under the lock */
 	int errcode;		/* and its SQLite code */
+	/* the writer's only (a reader has parent set and uses its parent's) */
+	struct store *parent;
+	pthread_mutex_t fault_lock;	/* fault; taken last, alone */
+	struct store_fault fault;
+	struct store *readers[READERS];
+	size_t nreaders;
+	atomic_uint next_reader;
+	pthread_mutex_t count_lock;	/* counts */
+	struct count_slot counts[COUNT_SLOTS];
+	size_t next_count;
 };
 
 static void lock(struct store *st)
@@ -95,18 +128,24 @@ static int sql_err(struct store *st, struct strbuf *err, const char *what)
  * fails: SQLITE_OK, or the code to fail it with. */
 static int fault_fires(struct store *st, const char *sql)
 {
-	struct store_fault *f = &st->fault;
+	struct store *w = st->parent ? st->parent : st;
+	struct store_fault *f = &w->fault;
+	int code = SQLITE_OK;
 
+	pthread_mutex_lock(&w->fault_lock);
 	if (f->after > 0) {
 		if (--f->after > 0)
-			return SQLITE_OK;
+			goto out;
 	} else if (f->times > 0 && sql && strstr(sql, f->match)) {
 		f->times--;
 	} else {
-		return SQLITE_OK;
+		goto out;
 	}
 	f->hits++;
-	return f->code;
+	code = f->code;
+out:
+	pthread_mutex_unlock(&w->fault_lock);
+	return code;
 }
 
 /* Remembers why a statement failed (rc), for sql_err and the log. */
@@ -178,40 +217,72 @@ void store_fault_after(struct store *st, long n, int code)
 {
 	long hits;
 
-	lock(st);
+	pthread_mutex_lock(&st->fault_lock);
 	hits = st->fault.hits;
 	memset(&st->fault, 0, sizeof(st->fault));
 	st->fault.hits = n ? 0 : hits;
 	st->fault.after = n;
 	st->fault.code = code;
-	unlock(st);
+	pthread_mutex_unlock(&st->fault_lock);
 }
 
 void store_fault_match(struct store *st, const char *match, int times, int code)
 {
-	lock(st);
+	pthread_mutex_lock(&st->fault_lock);
 	memset(&st->fault, 0, sizeof(st->fault));
 	snprintf(st->fault.match, sizeof(st->fault.match), "%s", match ? match : "");
 	st->fault.times = match && *match ? times : 0;
 	st->fault.code = code;
-	unlock(st);
+	pthread_mutex_unlock(&st->fault_lock);
 }
 
 void store_busy_timeout(struct store *st, int ms)
 {
+	size_t i;
+
 	lock(st);
 	sqlite3_busy_timeout(st->db, ms);
 	unlock(st);
+	for (i = 0; i < st->nreaders; i++) {
+		lock(st->readers[i]);
+		sqlite3_busy_timeout(st->readers[i]->db, ms);
+		unlock(st->readers[i]);
+	}
 }
 
 long store_fault_hits(struct store *st)
 {
 	long n;
 
-	lock(st);
+	pthread_mutex_lock(&st->fault_lock);
 	n = st->fault.hits;
-	unlock(st);
+	pthread_mutex_unlock(&st->fault_lock);
 	return n;
+}
+
+/*
+ * A connection for a read of the last commit, locked: a free reader, else
+ * one in turn (waiting for it), else the writer when there are none (an
+ * in-memory store). Hand it back with unlock.
+ */
+static struct store *reader_get(struct store *st)
+{
+	unsigned start, i;
+	struct store *r;
+
+	if (!st->nreaders) {
+		lock(st);
+		return st;
+	}
+	start = atomic_fetch_add(&st->next_reader, 1);
+	for (i = 0; i < st->nreaders; i++) {
+		r = st->readers[(start + i) % st->nreaders];
+		if (pthread_mutex_trylock(&r->lock) == 0)
+			return r;
+	}
+	r = st->readers[start % st->nreaders];
+	lock(r);
+	return r;
 }
 
 int store_failed(int rc)
@@ -254,6 +325,28 @@ static sqlite3_stmt *prep(struct store *st, const char *sql)
 	s = prep_once(st, sql);
 	if (s && st->ncache < STMT_CACHE) {
 		st->cache[st->ncache].sql = sql;
+		st->cache[st->ncache++].s = s;
+	}
+	return s;
+}
+
+/* A statement whose SQL was built at run time, kept by its text: the
+ * same text reuses it. */
+static sqlite3_stmt *prep_text(struct store *st, const char *sql)
+{
+	size_t i;
+	sqlite3_stmt *s;
+	char *text;
+
+	for (i = 0; i < st->ncache; i++)
+		if (st->cache[i].text && !strcmp(st->cache[i].text, sql))
+			return st->cache[i].s;
+	s = prep_once(st, sql);
+	if (s && st->ncache < STMT_CACHE) {
+		if (!(text = strdup(sql)))
+			abort();
+		st->cache[st->ncache].sql = text;
+		st->cache[st->ncache].text = text;
 		st->cache[st->ncache++].s = s;
 	}
 	return s;
@@ -333,8 +426,12 @@ static json_t *col_json(sqlite3_stmt *s, int i)
 static json_t *col_parsed(sqlite3_stmt *s, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(s, i);
-	json_t *v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+	json_t *v;
 
+	/* most jobs' machines and tags: no parser for them */
+	if (t && !strcmp(t, "[]"))
+		return json_array();
+	v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
 	return v ? v : json_null();
 }
 
@@ -432,14 +529,67 @@ static int migrate(struct store *st, struct strbuf *err)
 	return 0;
 }
 
-int store_open(const char *path, struct store **ret, struct strbuf *err)
+/* Closes one connection and frees its store (a reader, or the writer once
+ * its readers are gone). */
+static void conn_close(struct store *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->ncache; i++) {
+		sqlite3_finalize(st->cache[i].s);
+		free(st->cache[i].text);
+	}
+	for (i = 0; i < COUNT_SLOTS; i++)
+		free(st->counts[i].key);
+	sqlite3_close(st->db);
+	pthread_mutex_destroy(&st->lock);
+	pthread_mutex_destroy(&st->fault_lock);
+	pthread_mutex_destroy(&st->count_lock);
+	free(st);
+}
+
+static struct store *conn_new(void)
 {
 	struct store *st = calloc(1, sizeof(*st));
-	int rc;
 
 	if (!st)
 		abort();
 	pthread_mutex_init(&st->lock, NULL);
+	pthread_mutex_init(&st->fault_lock, NULL);
+	pthread_mutex_init(&st->count_lock, NULL);
+	return st;
+}
+
+/*
+ * The read-only connections, opened once the schema is current. A store
+ * with none (in memory, or none would open) reads on the writer, as
+ * before; that is slower, never wrong.
+ */
+static void open_readers(struct store *st, const char *path)
+{
+	struct store *r;
+
+	if (!*path || !strcmp(path, ":memory:"))
+		return;
+	while (st->nreaders < READERS) {
+		r = conn_new();
+		r->parent = st;
+		if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+			fprintf(stderr, "tlblabd: store: %s: cannot open a reader: %s; reading on the writer\n",
+				path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
+			conn_close(r);
+			return;
+		}
+		sqlite3_busy_timeout(r->db, 10000);
+		st->readers[st->nreaders++] = r;
+	}
+}
+
+int store_open(const char *path, struct store **ret, struct strbuf *err)
+{
+	struct store *st = conn_new();
+	int rc;
+
 	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
 			     SQLITE_OPEN_FULLMUTEX, NULL);
 	if (rc != SQLITE_OK) {
@@ -454,12 +604,11 @@ int store_open(const char *path, struct store **ret, struct strbuf *err)
 	}
 	if (migrate(st, err) < 0)
 		goto fail;
+	open_readers(st, path);
 	*ret = st;
 	return 0;
 fail:
-	sqlite3_close(st->db);
-	pthread_mutex_destroy(&st->lock);
-	free(st);
+	conn_close(st);
 	return -EIO;
 }
 
@@ -469,11 +618,9 @@ void store_close(struct store *st)
 
 	if (!st)
 		return;
-	for (i = 0; i < st->ncache; i++)
-		sqlite3_finalize(st->cache[i].s);
-	sqlite3_close(st->db);
-	pthread_mutex_destroy(&st->lock);
-	free(st);
+	for (i = 0; i < st->nreaders; i++)
+		conn_close(st->readers[i]);
+	conn_close(st);
 }
 
 int store_version(struct store *st)
@@ -485,7 +632,8 @@ int64_t store_generation(struct store *st)
 {
 	int64_t g;
 
-	/* one connection makes every change count here */
+	/* the writer makes every change, so every change counts here; read
+	 * under its lock, no change is half-committed */
 	lock(st);
 	g = sqlite3_total_changes64(st->db);
 	unlock(st);
@@ -685,19 +833,21 @@ static json_t *job_row(sqlite3_stmt *s)
 	return j;
 }
 
-json_t *store_job_json(struct store *st, int64_t id)
+json_t *store_job_json(struct store *w, int64_t id)
 {
-	sqlite3_stmt *s;
+	struct store *st = reader_get(w);
+	sqlite3_stmt *s, *js;
 	json_t *job = NULL, *stages;
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
-	sqlite3_bind_int64(s, 1, id);
-	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		job = job_row(s);
-	stmt_done(st, s);
+	/* js is handed back last: while it is open, its read transaction
+	 * gives the stages the same commit as the job */
+	js = prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(js, 1, id);
+	if ((rc = stmt_step(st, js)) == SQLITE_ROW)
+		job = job_row(js);
 	if (!job) {
+		stmt_done(st, js);
 		unlock(st);
 		if (rc != SQLITE_DONE)
 			return read_end(NULL, rc);
@@ -724,70 +874,111 @@ json_t *store_job_json(struct store *st, int64_t id)
 		json_array_append_new(stages, g);
 	}
 	stmt_done(st, s);
+	stmt_done(st, js);
 	json_object_set_new(job, "stages", stages);
 	unlock(st);
 	return read_end(job, rc);
 }
 
-json_t *store_jobs_json(struct store *st, const struct job_filter *f)
+/* The job list's totals for a filter, kept until the next change: the
+ * count reads every matching job, the page only 50. */
+static int count_get(struct store *w, const char *key, int64_t gen, int64_t *ret_total)
 {
-	struct strbuf where = STRBUF_INIT, sql = STRBUF_INIT;
-	const char *vals[5];
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&w->count_lock);
+	for (i = 0; i < COUNT_SLOTS; i++)
+		if (w->counts[i].key && w->counts[i].gen == gen && !strcmp(w->counts[i].key, key)) {
+			*ret_total = w->counts[i].total;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&w->count_lock);
+	return found;
+}
+
+static void count_put(struct store *w, const char *key, int64_t gen, int64_t total)
+{
+	struct count_slot *c = NULL;
+	size_t i;
+	char *k = strdup(key);
+
+	if (!k)
+		abort();
+	pthread_mutex_lock(&w->count_lock);
+	for (i = 0; i < COUNT_SLOTS && !c; i++)
+		if (w->counts[i].key && !strcmp(w->counts[i].key, key))
+			c = &w->counts[i];
+	if (!c)
+		c = &w->counts[w->next_count++ % COUNT_SLOTS];
+	free(c->key);
+	c->key = k;
+	c->gen = gen;
+	c->total = total;
+	pthread_mutex_unlock(&w->count_lock);
+}
+
+json_t *store_jobs_json(struct store *w, const struct job_filter *f)
+{
+	struct strbuf where = STRBUF_INIT, sql = STRBUF_INIT, key = STRBUF_INIT;
+	const char *const fields[] = { f->state, f->suite, f->submitter, f->tree, f->verdict };
+	const char *const conds[] = { "state", "suite", "submitter", "tree", "verdict" };
+	const char *vals[ARRAY_SIZE(fields)];
 	int nv = 0, i, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
+	struct store *st;
 	sqlite3_stmt *s;
 	json_t *jobs = json_array(), *res;
-	int64_t total = 0;
-	int rc;
+	int64_t total = 0, gen;
+	int rc = SQLITE_ROW;
 
 	if (limit > 500)
 		limit = 500;
 	strbuf_addstr(&where, " WHERE 1");
-	if (f->state) {
-		strbuf_addstr(&where, " AND state = ?");
-		vals[nv++] = f->state;
+	for (i = 0; i < (int)ARRAY_SIZE(fields); i++) {
+		if (fields[i]) {
+			strbuf_addf(&where, " AND %s = ?", conds[i]);
+			vals[nv++] = fields[i];
+			strbuf_addf(&key, "%zu:%s;", strlen(fields[i]), fields[i]);
+		} else {
+			strbuf_addstr(&key, "-;");
+		}
 	}
-	if (f->suite) {
-		strbuf_addstr(&where, " AND suite = ?");
-		vals[nv++] = f->suite;
+	/* before the count: a change committed after it retires what we keep */
+	gen = store_generation(w);
+	st = reader_get(w);
+	if (!count_get(w, key.buf, gen, &total)) {
+		strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
+		s = prep_text(st, sql.buf);
+		for (i = 0; i < nv; i++)
+			bind_text(s, i + 1, vals[i]);
+		if ((rc = stmt_step(st, s)) == SQLITE_ROW)
+			total = sqlite3_column_int64(s, 0);
+		stmt_done(st, s);
+		if (rc == SQLITE_ROW)
+			count_put(w, key.buf, gen, total);
 	}
-	if (f->submitter) {
-		strbuf_addstr(&where, " AND submitter = ?");
-		vals[nv++] = f->submitter;
-	}
-	if (f->tree) {
-		strbuf_addstr(&where, " AND tree = ?");
-		vals[nv++] = f->tree;
-	}
-	if (f->verdict) {
-		strbuf_addstr(&where, " AND verdict = ?");
-		vals[nv++] = f->verdict;
-	}
-	lock(st);
-	strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
-	s = prep_once(st, sql.buf);
-	for (i = 0; i < nv; i++)
-		bind_text(s, i + 1, vals[i]);
-	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		total = sqlite3_column_int64(s, 0);
-	stmt_done(st, s);
 	if (rc != SQLITE_ROW) {
 		unlock(st);
 		strbuf_release(&where);
 		strbuf_release(&sql);
+		strbuf_release(&key);
 		return read_end(jobs, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
 	}
 	strbuf_reset(&sql);
-	strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT %d OFFSET %d",
-		    where.buf, limit, offset);
-	s = prep_once(st, sql.buf);
+	strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT ? OFFSET ?", where.buf);
+	s = prep_text(st, sql.buf);
 	for (i = 0; i < nv; i++)
 		bind_text(s, i + 1, vals[i]);
+	sqlite3_bind_int(s, nv + 1, limit);
+	sqlite3_bind_int(s, nv + 2, offset);
 	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
 		json_array_append_new(jobs, job_row(s));
 	stmt_done(st, s);
 	unlock(st);
 	strbuf_release(&where);
 	strbuf_release(&sql);
+	strbuf_release(&key);
 	if (rc != SQLITE_DONE)
 		return read_end(jobs, rc);
 	res = json_pack("{s:o,s:I,s:i,s:i}", "jobs", jobs, "total", (json_int_t)total,

@@ -123,6 +123,13 @@ struct job_request {
 int store_job_create(struct store *st, const struct job_request *req,
 		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
 		     struct strbuf *err);
+/*
+ * A job with its stages, and a page of the job list (newest first) with
+ * the filter's total. Both read the last commit on a read-only connection
+ * of their own, so they do not wait for a change in progress nor for each
+ * other; a call that returned before sees its change. The total is kept
+ * per filter until the store's generation moves.
+ */
 json_t *store_job_json(struct store *st, int64_t id);
 
 struct job_filter {

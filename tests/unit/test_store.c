@@ -920,6 +920,47 @@ static void test_no_retry_after_cancel(void **state)
 	strbuf_release(&log);
 }
 
+/* The job list's total is kept between reads, and the next change (a job
+ * created, one cancelled) is counted at once, for each filter; a count
+ * that fails is reported and not kept. */
+static void test_job_list_total_follows_changes(void **state)
+{
+	struct fixture *f = *state;
+	struct job_filter all = { 0 }, queued = { .state = "queued" }, cancelled = { .state = "cancelled" };
+	int64_t a, b;
+	json_t *j;
+
+#define TOTAL(flt) (j = store_jobs_json(f->st, &(flt)), assert_non_null(j), \
+		    total = json_integer_value(json_object_get(j, "total")), json_decref(j), total)
+	json_int_t total;
+
+	assert_int_equal(create_job(f->st, &a), 0);
+	assert_int_equal(TOTAL(all), 1);
+	assert_int_equal(TOTAL(queued), 1);
+	assert_int_equal(TOTAL(cancelled), 0);
+	assert_int_equal(create_job(f->st, &b), 0);
+	assert_int_equal(TOTAL(all), 2);
+	assert_int_equal(TOTAL(queued), 2);
+	assert_int_equal(store_job_cancel(f->st, a), 0);
+	assert_int_equal(TOTAL(queued), 1);
+	assert_int_equal(TOTAL(cancelled), 1);
+	assert_int_equal(TOTAL(all), 2);
+
+	/* a change, then a count that fails: an error, and the next read counts */
+	assert_int_equal(create_job(f->st, &b), 0);
+	store_fault_match(f->st, "SELECT count(*) FROM jobs WHERE 1", 1, SQLITE_IOERR);
+	errno = 0;
+	assert_null(store_jobs_json(f->st, &all));
+	assert_int_equal(errno, EIO);
+	assert_int_equal(store_fault_hits(f->st), 1);
+	assert_int_equal(TOTAL(all), 3);
+	/* kept: the same read again runs no count */
+	store_fault_match(f->st, "SELECT count(*) FROM jobs WHERE 1", 1, SQLITE_IOERR);
+	assert_int_equal(TOTAL(all), 3);
+	assert_int_equal(store_fault_hits(f->st), 0);
+#undef TOTAL
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -933,6 +974,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fault_at_each_statement, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_report_store_errors, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_list_total_follows_changes, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_store_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_retry_after_cancel, setup, teardown),
 	};
