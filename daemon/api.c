@@ -47,7 +47,11 @@
 #include "web.h"
 #include "banned.h"
 
-#define API_THREADS 4
+/* API threads: one per CPU, between these. More than the CPUs only
+ * preempt each other mid-request: on 2 CPUs, 4 threads doubled the job
+ * list's p99 under 32 clients (b0002). */
+#define API_THREADS_MIN 2
+#define API_THREADS_MAX 8
 #define DEFAULT_BOOTS 5
 #define DEFAULT_MAX_BOOTS 9
 #define MAX_SEGMENTS 8
@@ -155,6 +159,30 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
 		strbuf_addstr(capture, txt);
 	ret = send_text(conn, status, "application/json", txt, strlen(txt));
 	free(txt);
+	return ret;
+}
+
+/* Sends 200 with body, JSON text already (the response cache keeps a
+ * copy); body is handed to the response, not copied, and left empty. */
+static enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	size_t len;
+	char *text;
+
+	if (capture)
+		strbuf_add(capture, body->buf, body->len);
+	text = strbuf_detach(body, &len);
+	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
+	if (!r) {
+		free(text);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	ret = MHD_queue_response(conn, 200, r);
+	MHD_destroy_response(r);
 	return ret;
 }
 
@@ -590,19 +618,20 @@ static const char *query_get(void *conn, const char *key)
 
 static enum MHD_Result list_jobs(struct route_ctx *rc)
 {
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
 	struct job_filter f;
 	enum MHD_Result ret;
+	int r;
 
+	strbuf_init(&body, 32768);	/* a page of 50 jobs, without regrowing */
 	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
 		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	else if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
+		ret = send_read(rc->conn, NULL, -r, "job list");
 	else
-	{
-		json_t *jobs = store_jobs_json(rc->api->st, &f);
-
-		ret = send_read(rc->conn, jobs, errno, "job list");
-	}
+		ret = send_json_text(rc->conn, &body);
 	strbuf_release(&err);
+	strbuf_release(&body);
 	return ret;
 }
 
@@ -615,9 +644,7 @@ static enum MHD_Result send_comparison_text(struct route_ctx *rc, const struct s
 	strbuf_addstr(&body, "{\"comparison\":");
 	strbuf_add(&body, doc->buf, doc->len);
 	strbuf_addstr(&body, "}");
-	if (capture)
-		strbuf_add(capture, body.buf, body.len);
-	ret = send_text(rc->conn, 200, "application/json", body.buf, body.len);
+	ret = send_json_text(rc->conn, &body);
 	strbuf_release(&body);
 	return ret;
 }
@@ -1356,6 +1383,13 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
+static unsigned api_threads(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < API_THREADS_MIN ? API_THREADS_MIN : n > API_THREADS_MAX ? API_THREADS_MAX : (unsigned)n;
+}
+
 int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
 	      struct api **ret, struct strbuf *err)
 {
@@ -1402,7 +1436,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 	}
 	api->mhd = MHD_start_daemon(flags, (uint16_t)cfg->listen_port, NULL, NULL, handler, api,
 				    MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				    MHD_OPTION_THREAD_POOL_SIZE, (unsigned)API_THREADS,
+				    MHD_OPTION_THREAD_POOL_SIZE, api_threads(),
 				    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30,
 				    MHD_OPTION_CONNECTION_LIMIT, CONNECTION_LIMIT,
 				    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)cfg->max_connections_per_address,

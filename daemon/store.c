@@ -32,8 +32,8 @@
 #include "banned.h"
 
 #define STMT_CACHE 96
-/* read-only connections: one per API thread (api.c), so reads never wait
- * for each other */
+/* read-only connections: as many as API threads on a 4-CPU host (api.c);
+ * a read takes a free one, and waits only while all of them read */
 #define READERS 4
 /* job list totals kept per filter (count_get) */
 #define COUNT_SLOTS 16
@@ -919,25 +919,96 @@ static void count_put(struct store *w, const char *key, int64_t gen, int64_t tot
 	pthread_mutex_unlock(&w->count_lock);
 }
 
-json_t *store_jobs_json(struct store *w, const struct job_filter *f)
+/* Column i as JSON text, as col_json would encode it (api.c's precision). */
+static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
+{
+	switch (sqlite3_column_type(s, i)) {
+	case SQLITE_INTEGER:
+		strbuf_addf(out, "%lld", (long long)sqlite3_column_int64(s, i));
+		break;
+	case SQLITE_FLOAT:
+		strbuf_add_json_real(out, sqlite3_column_double(s, i), 12);
+		break;
+	case SQLITE_TEXT:
+		strbuf_add_json_string(out, (const char *)sqlite3_column_text(s, i),
+				       (size_t)sqlite3_column_bytes(s, i));
+		break;
+	default:
+		strbuf_addstr(out, "null");
+	}
+}
+
+/* A column holding JSON text, as col_parsed would encode it. */
+static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	json_t *v;
+	char *txt;
+
+	if (t && !strcmp(t, "[]")) {
+		strbuf_addstr(out, "[]");
+		return;
+	}
+	v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+	txt = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
+	strbuf_addstr(out, txt ? txt : "null");
+	free(txt);
+	json_decref(v);
+}
+
+/* job_row, written as JSON text: the job list is the hottest read, and
+ * building a document only to encode it took most of its time. */
+static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
+{
+	static const char *const keys[] = {
+		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
+		"started", "finished", "cancel_requested", "error", NULL, NULL, "tree", "base",
+		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
+	};
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(keys); i++) {
+		if (!keys[i])
+			continue;
+		strbuf_addstr(out, i ? ",\"" : "{\"");
+		strbuf_addstr(out, keys[i]);
+		strbuf_addstr(out, "\":");
+		if (i == 4 || i == 5) {
+			col_parsed_text(out, s, i);
+		} else if (i == 11) {
+			strbuf_addstr(out, sqlite3_column_int(s, i) ? "true" : "false");
+		} else if (i == 12 && sqlite3_column_type(s, 12) != SQLITE_NULL) {
+			strbuf_addstr(out, "{\"class\":");
+			col_text(out, s, 12);
+			strbuf_addstr(out, ",\"message\":");
+			col_text(out, s, 13);
+			strbuf_addstr(out, ",\"stage\":");
+			col_text(out, s, 14);
+			strbuf_addch(out, '}');
+		} else {
+			col_text(out, s, i);
+		}
+	}
+	strbuf_addch(out, '}');
+}
+
+int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *out)
 {
 	struct strbuf where = STRBUF_INIT, sql = STRBUF_INIT, key = STRBUF_INIT;
 	const char *const fields[] = { f->state, f->suite, f->submitter, f->tree, f->verdict };
 	const char *const conds[] = { "state", "suite", "submitter", "tree", "verdict" };
 	const char *vals[ARRAY_SIZE(fields)];
-	int nv = 0, i, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
+	int nv = 0, i, n = 0, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
 	struct store *st;
 	sqlite3_stmt *s;
-	json_t *jobs = json_array(), *res;
 	int64_t total = 0, gen;
 	int rc = SQLITE_ROW;
 
 	if (limit > 500)
 		limit = 500;
-	strbuf_addstr(&where, " WHERE 1");
 	for (i = 0; i < (int)ARRAY_SIZE(fields); i++) {
 		if (fields[i]) {
-			strbuf_addf(&where, " AND %s = ?", conds[i]);
+			strbuf_addf(&where, "%s %s = ?", nv ? " AND" : " WHERE", conds[i]);
 			vals[nv++] = fields[i];
 			strbuf_addf(&key, "%zu:%s;", strlen(fields[i]), fields[i]);
 		} else {
@@ -958,32 +1029,46 @@ json_t *store_jobs_json(struct store *w, const struct job_filter *f)
 		if (rc == SQLITE_ROW)
 			count_put(w, key.buf, gen, total);
 	}
-	if (rc != SQLITE_ROW) {
-		unlock(st);
-		strbuf_release(&where);
-		strbuf_release(&sql);
-		strbuf_release(&key);
-		return read_end(jobs, rc == SQLITE_DONE ? SQLITE_ERROR : rc);
+	if (rc == SQLITE_ROW) {
+		strbuf_reset(&sql);
+		strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT ? OFFSET ?",
+			    where.buf);
+		s = prep_text(st, sql.buf);
+		for (i = 0; i < nv; i++)
+			bind_text(s, i + 1, vals[i]);
+		sqlite3_bind_int(s, nv + 1, limit);
+		sqlite3_bind_int(s, nv + 2, offset);
+		strbuf_addstr(out, "{\"jobs\":[");
+		while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
+			if (n++)
+				strbuf_addch(out, ',');
+			job_row_text(out, s);
+		}
+		stmt_done(st, s);
+		strbuf_addf(out, "],\"total\":%lld,\"limit\":%d,\"offset\":%d}", (long long)total, limit,
+			    offset);
 	}
-	strbuf_reset(&sql);
-	strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT ? OFFSET ?", where.buf);
-	s = prep_text(st, sql.buf);
-	for (i = 0; i < nv; i++)
-		bind_text(s, i + 1, vals[i]);
-	sqlite3_bind_int(s, nv + 1, limit);
-	sqlite3_bind_int(s, nv + 2, offset);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(jobs, job_row(s));
-	stmt_done(st, s);
 	unlock(st);
 	strbuf_release(&where);
 	strbuf_release(&sql);
 	strbuf_release(&key);
-	if (rc != SQLITE_DONE)
-		return read_end(jobs, rc);
-	res = json_pack("{s:o,s:I,s:i,s:i}", "jobs", jobs, "total", (json_int_t)total,
-			"limit", limit, "offset", offset);
-	return res;
+	if (rc == SQLITE_DONE)
+		return 0;
+	return sqlite_errno(rc == SQLITE_ROW ? SQLITE_ERROR : rc);
+}
+
+json_t *store_jobs_json(struct store *st, const struct job_filter *f)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *doc = NULL;
+	int r = store_jobs_text(st, f, &text);
+
+	if (r == 0 && !(doc = json_loadb(text.buf, text.len, 0, NULL)))
+		r = -EIO;
+	strbuf_release(&text);
+	if (r < 0)
+		errno = -r;
+	return doc;
 }
 
 int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc)

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -339,4 +340,83 @@ size_t utf8_width(const char *s, size_t len)
 		if (((unsigned char)s[i] & 0xc0) != 0x80)
 			w++;
 	return w;
+}
+
+void strbuf_add_json_string(struct strbuf *sb, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t i = 0, run;
+	unsigned cp;
+	int n;
+
+	strbuf_addch(sb, '"');
+	while (i < len) {
+		/* the bytes that go as they are, in one copy */
+		for (run = i; run < len; run++) {
+			unsigned char c = (unsigned char)s[run];
+
+			if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80)
+				break;
+		}
+		strbuf_add(sb, s + i, run - i);
+		i = run;
+		if (i == len)
+			break;
+		if ((unsigned char)s[i] >= 0x80) {
+			n = utf8_decode(s + i, len - i, &cp);
+			if (n < 0) {
+				strbuf_addstr(sb, "\xef\xbf\xbd");
+				i++;
+			} else {
+				strbuf_add(sb, s + i, (size_t)n);
+				i += (size_t)n;
+			}
+			continue;
+		}
+		switch (s[i]) {
+		case '"': strbuf_addstr(sb, "\\\""); break;
+		case '\\': strbuf_addstr(sb, "\\\\"); break;
+		case '\b': strbuf_addstr(sb, "\\b"); break;
+		case '\f': strbuf_addstr(sb, "\\f"); break;
+		case '\n': strbuf_addstr(sb, "\\n"); break;
+		case '\r': strbuf_addstr(sb, "\\r"); break;
+		case '\t': strbuf_addstr(sb, "\\t"); break;
+		default: {
+			char u[6] = { '\\', 'u', '0', '0', hex[(unsigned char)s[i] >> 4], hex[s[i] & 0xf] };
+
+			strbuf_add(sb, u, sizeof(u));
+		}
+		}
+		i++;
+	}
+	strbuf_addch(sb, '"');
+}
+
+void strbuf_add_json_real(struct strbuf *sb, double v, int precision)
+{
+	char buf[64], *e, *digits, *end;
+	int n;
+
+	if (!isfinite(v)) {
+		strbuf_addstr(sb, "null");
+		return;
+	}
+	n = snprintf(buf, sizeof(buf) - 2, "%.*g", precision > 0 ? precision : 17, v);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 2)
+		n = snprintf(buf, sizeof(buf) - 2, "%g", v);
+	if (!strchr(buf, '.') && !strchr(buf, 'e'))
+		memcpy(buf + n, ".0", 3);
+	/* "1e+20" and "1e-07" are written "1e20" and "1e-7" */
+	if ((e = strchr(buf, 'e'))) {
+		digits = e + 1;
+		if (*digits == '-')
+			digits++;
+		end = e + 1;
+		if (*end == '+' || *end == '-')
+			end++;
+		while (*end == '0' && end[1])
+			end++;
+		memmove(digits, end, strlen(end) + 1);
+	}
+	strbuf_addstr(sb, buf);
 }

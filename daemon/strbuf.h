@@ -84,6 +84,18 @@ int utf8_decode(const char *s, size_t len, unsigned *ret_cp);
 void strbuf_add_utf8(struct strbuf *sb, unsigned cp);
 
 /*
+ * JSON text written directly, for the hot reads that skip building a
+ * jansson document, byte for byte what json_dumps(JSON_COMPACT |
+ * JSON_REAL_PRECISION(p)) writes: a string quoted and escaped as jansson
+ * does ('"', '\\', \b \f \n \r \t, other C0 as \u00XX, UTF-8 kept; a
+ * byte that is not valid UTF-8 becomes U+FFFD, where jansson would refuse
+ * the string); a real as "%.*g" with ".0" added when that reads as an
+ * integer (a non-finite one is null).
+ */
+void strbuf_add_json_string(struct strbuf *sb, const char *s, size_t len);
+void strbuf_add_json_real(struct strbuf *sb, double v, int precision);
+
+/*
  * Reads the whole file at path into sb (appending), at most `max` bytes.
  * Returns 0, or a negative errno (-EFBIG when the file is larger than max).
  */

@@ -560,7 +560,16 @@ if [ -n "$fetch_url" ]; then
 		if [ "$fetch_rc" = 124 ] || [ "$fetch_rc" = 137 ]; then
 			fail ref "git fetch of $fetch_ref from $fetch_url did not finish within $FETCH_TIMEOUT s" "$WORK/.excerpt"
 		fi
-		if grep -Eq 'signal 25|File too large' "$WORK/.fetch.out"; then
+		# the file size limit stops index-pack as it writes the pack, and
+		# git then says only "invalid index-pack output": the partial pack
+		# at the limit says why (and goes)
+		too_big=
+		for p in "$SRC/.git/objects/pack"/tmp_pack_*; do
+			[ -f "$p" ] || continue
+			[ "$(wc -c <"$p")" -ge $((FETCH_MAX_KB * 1024)) ] && too_big=1
+			rm -f "$p"
+		done
+		if [ -n "$too_big" ] || grep -Eq 'signal 25|File too large' "$WORK/.fetch.out"; then
 			fail ref "git fetch of $fetch_ref from $fetch_url: the pack is larger than $FETCH_MAX_KB KB" "$WORK/.excerpt"
 		fi
 		first=$(head -n 1 "$WORK/.excerpt")

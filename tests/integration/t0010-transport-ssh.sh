@@ -196,6 +196,39 @@ else
 	kill $(pgrep -f 'sleep 29.71')
 fi
 
+# -- cancel: the flag a job's cancel sets stops the remote command --
+# (not through cli(): the signal is for the tool, not a subshell)
+"$CLI" --host 127.0.0.2 --port "$PA" --user root --identity "$ID" --known-hosts "$KH_A" \
+	--connect-timeout 5 exec --lines --cancel-on-usr1 -- sh -c 'echo started; exec sleep 29.72' \
+	>"$TMP/c1" 2>"$TMP/c1e" &
+cpid=$!
+i=0
+until grep -q 'line: started' "$TMP/c1" 2>/dev/null || [ $i -ge 100 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+t0=$(ms)
+kill -USR1 "$cpid"
+wait "$cpid"
+t1=$(ms)
+if grep -q 'line: started' "$TMP/c1" && grep -q 'error=ECANCELED' "$TMP/c1e" && [ $((t1 - t0)) -lt 5000 ]; then
+	pass "exec: a cancel returns ECANCELED after $((t1 - t0)) ms"
+else
+	fail "exec: a cancel returns ECANCELED" "$((t1 - t0)) ms; $(cat "$TMP/c1" "$TMP/c1e" | tail -n 3)"
+fi
+i=0
+while pgrep -f 'sleep 29.72' >/dev/null && [ $i -lt 50 ]; do
+	i=$((i + 1))
+	sleep 0.1
+done
+if ! pgrep -f 'sleep 29.72' >/dev/null; then
+	pass "exec: the cancelled remote command was killed"
+else
+	fail "exec: the cancelled remote command was killed" "sleep 29.72 still runs after 5 s"
+	# shellcheck disable=SC2046
+	kill $(pgrep -f 'sleep 29.72')
+fi
+
 # -- changed host key --
 cp "$KH_A" "$TMP/known_hosts_a_old"
 sshd_stop a

@@ -243,6 +243,38 @@ cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 
 	pass "a branch that cannot be fetched is class patch, not infra retried: $msg" ||
 	fail "an unfetchable branch" "$st/$cls/attempt $att: $msg"
 
+# a pack over TLBLAB_FETCH_MAX_KB: build.sh stops it at the limit, says so
+# (class ref), and leaves no partial pack; under the limit the same fetch works
+GITD_PORT=$((DAEMON_PORT + 3000))
+git init -q "$TMP/bigsrc" && head -c 524288 /dev/urandom >"$TMP/bigsrc/blob" &&
+	git -C "$TMP/bigsrc" add blob && git -C "$TMP/bigsrc" -c user.name=t -c user.email=t@t commit -qm big &&
+	mkdir -p "$TMP/gitd" && git clone -q --bare "$TMP/bigsrc" "$TMP/gitd/big.git" ||
+	{ fail "a 512 KB repository" "git failed"; exit 0; }
+git daemon --export-all --base-path="$TMP/gitd" --listen=127.0.0.1 --port="$GITD_PORT" --reuseaddr \
+	>"$TMP/gitd.log" 2>&1 &
+HELPERS="$HELPERS $!"
+BIG=git://127.0.0.1:$GITD_PORT/big.git
+if wait_for "git daemon" 10 git ls-remote "$BIG"; then
+	TLBLAB_MIN_FREE_MB=1 TLBLAB_FETCH_MAX_KB=64 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wbig" \
+		--ref v1 --config-base tinyconfig --out "$TMP/obig" --fetch "$BIG" --fetch-ref master >"$TMP/big.out" 2>&1
+	rc=$?
+	left=$(find "$TMP/wbig/src/.git/objects/pack" -name 'tmp_pack_*' | wc -l)
+	if [ $rc = 13 ] && grep -q "TLBLAB class ref" "$TMP/big.out" &&
+		grep -q "TLBLAB message git fetch of master from $BIG: the pack is larger than 64 KB" "$TMP/big.out" &&
+		[ "$left" = 0 ]; then
+		pass "a 512 KB pack with TLBLAB_FETCH_MAX_KB=64 is refused as the submitter's, no partial pack left"
+	else
+		fail "a pack over the bound" "exit $rc, $left partial packs: $(grep TLBLAB "$TMP/big.out" | head -n 3)"
+	fi
+	TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wbig" \
+		--ref v1 --config-base tinyconfig --out "$TMP/obig" --fetch "$BIG" --fetch-ref master >"$TMP/big.out" 2>&1
+	grep -q "master at $BIG is $(git -C "$TMP/bigsrc" rev-parse HEAD)" "$TMP/big.out" &&
+		pass "the same pack under the default bound is fetched" ||
+		fail "the same pack under the default bound" "$(grep -E 'TLBLAB (class|message)' "$TMP/big.out")"
+else
+	fail "git daemon on 127.0.0.1:$GITD_PORT" "did not answer: $(tail -n 2 "$TMP/gitd.log")"
+fi
+
 # ---- 4. branch URLs: one set in the API and build.sh --------------------------
 
 mkdir -p "$TMP/cwd/http:/evil.example" "$TMP/cwd/https:/x"

@@ -8,10 +8,12 @@
  *                 COMMAND ...
  *   COMMAND:
  *     open                              connect (and check keys), nothing more
- *     exec [--timeout S] [--stdin FILE] [--stderr FILE] [--lines] -- ARGV...
+ *     exec [--timeout S] [--stdin FILE] [--stderr FILE] [--lines]
+ *          [--cancel-on-usr1] -- ARGV...
  *                                       remote stdout to stdout (--lines: one
  *                                       "line: ..." per on_line call), remote
- *                                       stderr to FILE or our stderr
+ *                                       stderr to FILE or our stderr; SIGUSR1
+ *                                       sets the cancel flag (exec_req.cancel)
  *     upload LOCAL REMOTE MODE          MODE in octal
  *     download REMOTE LOCAL MAX
  *
@@ -21,6 +23,7 @@
  * command's status), 2 on a transport error, 3 on bad usage.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +32,14 @@
 #include "transport.h"
 #include "util.h"
 #include "banned.h"
+
+static volatile sig_atomic_t cancel_flag;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	cancel_flag = 1;
+}
 
 static int usage(void)
 {
@@ -40,6 +51,7 @@ static int print_line(void *arg, const char *line, size_t len, int truncated)
 {
 	(void)arg;
 	printf("line%s: %.*s\n", truncated ? "(truncated)" : "", (int)len, line);
+	fflush(stdout);		/* a test waits for a line while we run */
 	return 0;
 }
 
@@ -108,6 +120,11 @@ int main(int argc, char **argv)
 		for (i++; i < argc && strcmp(argv[i], "--"); i++) {
 			if (!strcmp(argv[i], "--lines")) {
 				req.on_line = print_line;
+			} else if (!strcmp(argv[i], "--cancel-on-usr1")) {
+				struct sigaction sa = { .sa_handler = on_usr1 };
+
+				sigaction(SIGUSR1, &sa, NULL);
+				req.cancel = &cancel_flag;
 			} else if (i + 1 < argc && !strcmp(argv[i], "--timeout")) {
 				if (parse_double(argv[++i], &req.timeout))
 					return usage();

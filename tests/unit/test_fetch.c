@@ -8,7 +8,11 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "fetch.h"
 #include "util.h"
@@ -154,6 +158,119 @@ static void test_fetch_refused(void **state)
 	strbuf_release(&err);
 }
 
+/*
+ * A tiny HTTP server on 127.0.0.1 in a thread, answering each request by
+ * its path until the listening socket is shut down: /redir-private sends the client to 127.0.0.2 (loopback too,
+ * not in the test's allow list); /redir-ok to /ok on itself; /loop to
+ * itself; /big 4096 bytes; /ok "hello".
+ */
+struct mini_http {
+	int fd, port;
+	int served;		/* requests answered, read after the join */
+	pthread_t thread;
+};
+
+static void *mini_http_main(void *arg)
+{
+	struct mini_http *h = arg;
+	char req[2048], head[512], body[4096];
+	const char *path;
+	int c, blen, hlen;
+	ssize_t got;
+
+	memset(body, 'x', sizeof(body));
+	for (;;) {
+		c = accept(h->fd, NULL, NULL);
+		if (c < 0)
+			break;		/* shut down: the test is over */
+		h->served++;
+		got = read(c, req, sizeof(req) - 1);
+		req[got > 0 ? got : 0] = 0;
+		path = strchr(req, ' ') ? strchr(req, ' ') + 1 : "";
+		blen = 0;
+		if (!strncmp(path, "/redir-private ", 15))
+			hlen = snprintf(head, sizeof(head), "HTTP/1.0 302 Found\r\nLocation: http://127.0.0.2:%d/ok\r\n"
+					"Content-Length: 0\r\n\r\n", h->port);
+		else if (!strncmp(path, "/redir-ok ", 10))
+			hlen = snprintf(head, sizeof(head), "HTTP/1.0 302 Found\r\nLocation: /ok\r\n"
+					"Content-Length: 0\r\n\r\n");
+		else if (!strncmp(path, "/loop ", 6))
+			hlen = snprintf(head, sizeof(head), "HTTP/1.0 302 Found\r\nLocation: /loop\r\n"
+					"Content-Length: 0\r\n\r\n");
+		else if (!strncmp(path, "/big ", 5))
+			hlen = snprintf(head, sizeof(head), "HTTP/1.0 200 OK\r\nContent-Length: %d\r\n\r\n",
+					blen = (int)sizeof(body));
+		else
+			hlen = snprintf(head, sizeof(head), "HTTP/1.0 200 OK\r\nContent-Length: 5\r\n\r\nhello");
+		if (write(c, head, (size_t)hlen) != hlen || (blen && write(c, body, (size_t)blen) != blen))
+			fprintf(stderr, "# mini_http: short write\n");
+		close(c);
+	}
+	return NULL;
+}
+
+static void mini_http_start(struct mini_http *h)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	h->served = 0;
+	h->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(h->fd >= 0);
+	assert_int_equal(bind(h->fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(h->fd, 8), 0);
+	assert_int_equal(getsockname(h->fd, (struct sockaddr *)&a, &len), 0);
+	h->port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&h->thread, NULL, mini_http_main, h), 0);
+}
+
+/* Every hop is checked like the first: a redirect to an address the
+ * policy refuses is refused before connecting; the size bound holds;
+ * redirects are bounded; an allowed redirect is followed. */
+static void test_fetch_hops(void **state)
+{
+	struct strbuf out = STRBUF_INIT, err = STRBUF_INIT, url = STRBUF_INIT;
+	char *one[] = { "127.0.0.1/32", NULL };
+	struct fetch_opts o = { .max = 1024, .timeout = 10, .allow = one };
+	struct mini_http h;
+	long http = 0;
+
+	(void)state;
+	mini_http_start(&h);
+	strbuf_addf(&url, "http://127.0.0.1:%d/redir-private", h.port);
+	assert_int_equal(fetch_url(url.buf, &o, &out, &http, &err), -EPERM);
+	assert_contains(err.buf, "127.0.0.2 is a loopback address");
+	assert_int_equal(out.len, 0);
+
+	strbuf_reset(&url);
+	strbuf_addf(&url, "http://127.0.0.1:%d/redir-ok", h.port);
+	assert_int_equal(fetch_url(url.buf, &o, &out, &http, &err), 0);
+	assert_int_equal(http, 200);
+	assert_int_equal(out.len, 5);
+	assert_memory_equal(out.buf, "hello", 5);
+
+	strbuf_reset(&url);
+	strbuf_addf(&url, "http://127.0.0.1:%d/big", h.port);
+	assert_int_equal(fetch_url(url.buf, &o, &out, &http, &err), -EFBIG);
+	assert_contains(err.buf, "larger than 1024 bytes");
+	assert_int_equal(out.len, 0);
+
+	strbuf_reset(&url);
+	strbuf_addf(&url, "http://127.0.0.1:%d/loop", h.port);
+	assert_int_equal(fetch_url(url.buf, &o, &out, &http, &err), -EIO);
+	assert_contains(err.buf, "more than 5 redirects");
+
+	shutdown(h.fd, SHUT_RDWR);
+	assert_int_equal(pthread_join(h.thread, NULL), 0);
+	close(h.fd);
+	/* 1 (the private hop never connected) + 2 + 1 + 6 */
+	assert_int_equal(h.served, 10);
+	strbuf_release(&out);
+	strbuf_release(&err);
+	strbuf_release(&url);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -161,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_allow_entries),
 		cmocka_unit_test(test_fetch_refused),
+		cmocka_unit_test(test_fetch_hops),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -799,8 +799,9 @@ static void test_reads_report_store_errors(void **state)
 	store_fault_match(f->st, "FROM samples", 1, SQLITE_IOERR);
 	assert_null(store_samples_json(f->st, job, 0, NULL, 0, 10));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM jobs WHERE 1 ORDER BY", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM jobs ORDER BY", 1, SQLITE_IOERR);
 	assert_null(store_jobs_json(f->st, &jf));
+	assert_int_equal(errno, EIO);
 	store_fault_match(f->st, "FROM machines", 1, SQLITE_BUSY);
 	assert_null(store_machines_json(f->st));
 	assert_int_equal(errno, EAGAIN);
@@ -948,17 +949,84 @@ static void test_job_list_total_follows_changes(void **state)
 
 	/* a change, then a count that fails: an error, and the next read counts */
 	assert_int_equal(create_job(f->st, &b), 0);
-	store_fault_match(f->st, "SELECT count(*) FROM jobs WHERE 1", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "SELECT count(*) FROM jobs", 1, SQLITE_IOERR);
 	errno = 0;
 	assert_null(store_jobs_json(f->st, &all));
 	assert_int_equal(errno, EIO);
 	assert_int_equal(store_fault_hits(f->st), 1);
 	assert_int_equal(TOTAL(all), 3);
 	/* kept: the same read again runs no count */
-	store_fault_match(f->st, "SELECT count(*) FROM jobs WHERE 1", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "SELECT count(*) FROM jobs", 1, SQLITE_IOERR);
 	assert_int_equal(TOTAL(all), 3);
 	assert_int_equal(store_fault_hits(f->st), 0);
 #undef TOTAL
+}
+
+/* The job list written as text (store_jobs_text) says what the job
+ * read built with jansson (store_job_json) says of each job, awkward text
+ * included, and its page fields; a failed read is an error, not a page. */
+static void test_job_list_text(void **state)
+{
+	struct fixture *f = *state;
+	struct job_filter all = { .limit = 2 }, failed = { .state = "failed" };
+	static const char msg[] = "tab\there\nnl \x01 \x1f \"q\" \\ / \xc3\xa9 \xe4\xb8\xad \xe2\x80\xa8 end";
+	struct strbuf text = STRBUF_INIT;
+	char kind[8], side[16];
+	int64_t a, b, c, stage;
+	json_t *doc, *job, *want, *jobs;
+	size_t i;
+
+	assert_int_equal(create_job(f->st, &a), 0);
+	assert_int_equal(create_job(f->st, &b), 0);
+	assert_int_equal(create_job(f->st, &c), 0);
+	stage = next_stage(f->st, b, kind, side);
+	assert_int_equal(store_stage_begin(f->st, stage, "builder local"), 0);
+	assert_int_equal(store_stage_finish(f->st, stage, "failed", "build", msg), 0);
+
+	assert_int_equal(store_jobs_text(f->st, &all, &text), 0);
+	doc = json_loadb(text.buf, text.len, 0, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_integer_value(json_object_get(doc, "total")), 3);
+	assert_int_equal(json_integer_value(json_object_get(doc, "limit")), 2);
+	assert_int_equal(json_integer_value(json_object_get(doc, "offset")), 0);
+	jobs = json_object_get(doc, "jobs");
+	assert_int_equal(json_array_size(jobs), 2);
+	json_array_foreach(jobs, i, job) {
+		want = store_job_json(f->st, json_integer_value(json_object_get(job, "id")));
+		assert_non_null(want);
+		json_object_del(want, "stages");
+		/* as the API encodes it: 12 significant digits */
+		{
+			char *got = json_dumps(job, JSON_COMPACT | JSON_REAL_PRECISION(12));
+			char *w = json_dumps(want, JSON_COMPACT | JSON_REAL_PRECISION(12));
+
+			assert_non_null(strstr(text.buf, got));
+			if (strcmp(got, w))
+				fail_msg("job list row %s, the job read %s", got, w);
+			free(got);
+			free(w);
+		}
+		json_decref(want);
+	}
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 0), "id")), c);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(jobs, 1), "error"),
+							      "message")), msg);
+	json_decref(doc);
+
+	strbuf_reset(&text);
+	assert_int_equal(store_jobs_text(f->st, &failed, &text), 0);
+	doc = json_loadb(text.buf, text.len, 0, NULL);
+	assert_non_null(doc);
+	assert_int_equal(json_integer_value(json_object_get(doc, "total")), 1);
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(doc, "jobs"), 0),
+							    "id")), b);
+	json_decref(doc);
+
+	strbuf_reset(&text);
+	store_fault_match(f->st, "ORDER BY id DESC LIMIT ? OFFSET ?", 1, SQLITE_IOERR);
+	assert_int_equal(store_jobs_text(f->st, &all, &text), -EIO);
+	assert_int_equal(store_fault_hits(f->st), 1);
+	strbuf_release(&text);
 }
 
 int main(void)
@@ -975,6 +1043,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reads_report_store_errors, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_job_list_total_follows_changes, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_job_list_text, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ingest_store_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_retry_after_cancel, setup, teardown),
 	};

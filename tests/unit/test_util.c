@@ -10,6 +10,7 @@
 #include <math.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <jansson.h>
 
 #include "util.h"
 #include "web.h"
@@ -410,10 +411,60 @@ static void test_web_open(void **state)
 	unlink(outside);
 }
 
+/* The JSON text writers give what jansson's encoder gives (api.c's
+ * flags) for every ASCII byte, UTF-8, and reals across the range. */
+static void test_json_text_as_jansson(void **state)
+{
+	static const double reals[] = { 0.0, -0.0, 1.0, -3.0, 0.5, 1e20, 1e-7, 1.5e300, -2.25e-10,
+					 123456.789012345678, 1796095411.9371314, 1e12, 1e11, 99999999999.5,
+					 4.9e-324, 1.7976931348623157e308 };
+	struct strbuf sb = STRBUF_INIT;
+	char s[2], *want;
+	json_t *v;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(reals); i++) {
+		v = json_real(reals[i]);
+		want = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(12));
+		strbuf_reset(&sb);
+		strbuf_add_json_real(&sb, reals[i], 12);
+		assert_string_equal(sb.buf, want);
+		free(want);
+		json_decref(v);
+	}
+	strbuf_reset(&sb);
+	strbuf_add_json_real(&sb, NAN, 12);
+	assert_string_equal(sb.buf, "null");
+	for (i = 0; i < 128; i++) {
+		s[0] = (char)i;
+		v = json_stringn(s, 1);
+		want = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+		strbuf_reset(&sb);
+		strbuf_add_json_string(&sb, s, 1);
+		assert_string_equal(sb.buf, want);
+		free(want);
+		json_decref(v);
+	}
+	v = json_string("caf\xc3\xa9 \xe4\xb8\xad \xf0\x9f\x90\xa7 \xe2\x80\xa8");
+	want = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+	strbuf_reset(&sb);
+	strbuf_add_json_string(&sb, json_string_value(v), json_string_length(v));
+	assert_string_equal(sb.buf, want);
+	free(want);
+	json_decref(v);
+	/* not UTF-8 (jansson refuses it): U+FFFD for each bad byte */
+	strbuf_reset(&sb);
+	strbuf_add_json_string(&sb, "\xff" "a\xc3", 3);
+	assert_string_equal(sb.buf, "\"\xef\xbf\xbd" "a\xef\xbf\xbd\"");
+	strbuf_release(&sb);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strbuf_empty),
+		cmocka_unit_test(test_json_text_as_jansson),
 		cmocka_unit_test(test_strbuf_add),
 		cmocka_unit_test(test_strbuf_setlen_reset),
 		cmocka_unit_test(test_strbuf_trim),
