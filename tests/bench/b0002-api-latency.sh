@@ -5,7 +5,8 @@
 # with the daemon's response cache (what a dashboard polling finished jobs
 # gets) and without it (TLBLAB_API_CACHE=0: every request reads the store,
 # as while a job is running), and the daemon's resident set (current and
-# peak). Targets: p99 < 20 ms, RSS < 64 MB.
+# peak). Targets: p99 < 20 ms, RSS < 64 MB. The uncached job list, whose
+# target issue 12 set, runs REPEAT times (3) and its p99s' median is quoted.
 set -u
 JOBS=${JOBS:-10000}
 PER_JOB=${PER_JOB:-100}
@@ -43,7 +44,16 @@ TLBLAB_API_CACHE=$cache
 export TLBLAB_API_CACHE
 start
 [ $cache = 1 ] && echo "with the response cache:" || echo "without it (every request reads the store):"
+# wrk's latency ("850.00us", "8.87ms", "1.02s") in ms
+to_ms() { awk -v v="$1" 'BEGIN { u = v; sub(/^[0-9.]+/, "", u); n = v + 0;
+	if (u == "us") n /= 1000; else if (u == "s") n *= 1000; printf "%.2f", n }'; }
 for target in "jobs?limit=50" "jobs/$job/metrics"; do
+	# the uncached job list has a target (p99 < 20 ms): measured REPEAT
+	# times, and the median of the runs' p99 quoted
+	n=1
+	[ $cache = 0 ] && [ "$target" = "jobs?limit=50" ] && n=${REPEAT:-3}
+	p99s=
+	for _r in $(seq "$n"); do
 	wrk -t 4 -c 32 -d "${DURATION}s" --latency "$url/$target" >"$tmp/wrk.out" 2>&1
 	p50=$(awk '$1 == "50%" { print $2 }' "$tmp/wrk.out")
 	p99=$(awk '$1 == "99%" { print $2 }' "$tmp/wrk.out")
@@ -51,6 +61,12 @@ for target in "jobs?limit=50" "jobs/$job/metrics"; do
 	errs=$(grep -E "Non-2xx|Socket errors" "$tmp/wrk.out" | tr '\n' ' ')
 	printf '  GET /api/v1/%-22s median %8s  p99 %8s  %8s req/s  (32 connections, %s s) %s\n' \
 		"$target" "$p50" "$p99" "$rps" "$DURATION" "$errs"
+	p99s="$p99s $(to_ms "$p99")"
+	done
+	if [ "$n" -gt 1 ]; then
+		med=$(echo $p99s | tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')
+		echo "  GET /api/v1/$target uncached: p99 median of $n runs $med ms (target < 20 ms)"
+	fi
 done
 rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
 hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$pid/status")
