@@ -1,7 +1,7 @@
 # tlblab: make | make test | make demo | make bench | make check | make fuzz
 #
 # Every target that needs packages first installs the missing ones
-# (tests/deps.sh, from configs/packages.txt), so each works alone on a fresh
+# (scripts/deps.sh, from configs/packages.txt), so each works alone on a fresh
 # Debian 12 machine as root.
 
 CC       ?= gcc
@@ -14,30 +14,34 @@ STATIC   ?= -static
 
 WARNINGS  = -Wall -Wextra -Wformat=2 -Wno-format-nonliteral -Wshadow -Wstrict-prototypes $(WERROR)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) \
-	-iquote daemon -iquote agents -iquote agents/monitors -MMD -MP
+	-iquote lib -iquote client -iquote daemon -iquote agents -iquote agents/monitors -MMD -MP
 LDLIBS_AGENT = -ljansson -lm -pthread
 LDLIBS_DAEMON = -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
 LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
 
-UTIL_SRCS  = daemon/strbuf.c daemon/util.c
+# The folder says which binary a file is part of: lib/ all three (strbuf,
+# util, log), agents/ tlblab-agent, client/ tlblab, daemon/ tlblabd. Each
+# binary's main is one file; the rest of its folder is its modules, which the
+# unit tests and tools link too.
+LIB_SRCS = $(wildcard lib/*.c)
 # the agent's spec parser, with the workloads and monitors whose names it knows:
 # the daemon links it too, to check its suites with the agent's own code
 SPEC_LIB_SRCS = agents/spec.c $(wildcard agents/monitors/*.c) $(wildcard agents/workloads/*.c)
-AGENT_LIB_SRCS = $(SPEC_LIB_SRCS) agents/runner.c agents/facts.c $(UTIL_SRCS)
+AGENT_LIB_SRCS = $(SPEC_LIB_SRCS) agents/runner.c agents/facts.c $(LIB_SRCS)
 AGENT_SRCS = agents/agent.c $(AGENT_LIB_SRCS)
-# daemon/: tlblabd.c is the daemon's main, tlblab.c and client*.c the client;
-# every other file is a daemon module (strbuf and util are shared by all)
-CLIENT_SRCS = daemon/tlblab.c $(wildcard daemon/client*.c) $(UTIL_SRCS)
-DAEMON_LIB_SRCS = $(filter-out daemon/tlblabd.c daemon/tlblab.c $(wildcard daemon/client*.c) $(UTIL_SRCS), \
-	$(wildcard daemon/*.c)) $(BUILD)/gen/migrations.c
-DAEMON_SRCS = daemon/tlblabd.c $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS)
+CLIENT_MAIN = client/tlblab.c
+CLIENT_LIB_SRCS = $(filter-out $(CLIENT_MAIN),$(wildcard client/*.c))
+CLIENT_SRCS = $(CLIENT_MAIN) $(CLIENT_LIB_SRCS) $(LIB_SRCS)
+DAEMON_MAIN = daemon/tlblabd.c
+DAEMON_LIB_SRCS = $(filter-out $(DAEMON_MAIN),$(wildcard daemon/*.c)) $(BUILD)/gen/migrations.c
+DAEMON_SRCS = $(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 AGENT      = $(BUILD)/tlblab-agent
 DAEMON     = $(BUILD)/tlblabd
 CLIENT     = $(BUILD)/tlblab
-BINARIES   = $(AGENT) $(if $(wildcard daemon/tlblabd.c),$(DAEMON)) $(if $(wildcard daemon/tlblab.c),$(CLIENT))
+BINARIES   = $(AGENT) $(if $(wildcard $(DAEMON_MAIN)),$(DAEMON)) $(if $(wildcard $(CLIENT_MAIN)),$(CLIENT))
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .PHONY: all deps-build test check bench demo fuzz clean
@@ -45,7 +49,7 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/te
 all: deps-build $(BINARIES)
 
 deps-build:
-	@sh tests/deps.sh build
+	@sh scripts/deps.sh build
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -59,9 +63,9 @@ $(BUILD)/obj/$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # the store's SQL migrations, compiled in so the daemon needs no data files
-$(BUILD)/gen/migrations.c: $(sort $(wildcard schemas/*.sql)) tests/embed.sh
+$(BUILD)/gen/migrations.c: $(sort $(wildcard schemas/*.sql)) scripts/embed.sh
 	@mkdir -p $(dir $@)
-	sh tests/embed.sh $(sort $(wildcard schemas/*.sql)) >$@.tmp && mv $@.tmp $@
+	sh scripts/embed.sh $(sort $(wildcard schemas/*.sql)) >$@.tmp && mv $@.tmp $@
 
 $(DAEMON): $(call obj,$(DAEMON_SRCS))
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
@@ -74,14 +78,14 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS) $(DAEMON
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS_DAEMON)
 # and test_client the client's modules too (all but its main)
-$(BUILD)/tests/test_client: $(call obj,$(wildcard daemon/client*.c))
+$(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 
 # tools of the tests and benches that link the daemon's modules: qemu-boot
 # boots a lab machine with the daemon's own boot code (tests/guest.sh);
 # verdict-sim measures the verdict rule by running compare on simulated
 # jobs (tests/bench/b0008)
 TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim
-$(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS))
+$(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
 
@@ -91,7 +95,7 @@ $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $
 # tests/fuzz-NAME, that replays its corpus in `make test` (t0090)
 FUZZ_NAMES = $(patsubst tests/fuzz/%/,%,$(sort $(dir $(wildcard tests/fuzz/*/fuzz_*.c))))
 FUZZ_REPLAY = $(patsubst %,$(BUILD)/tests/fuzz-%,$(FUZZ_NAMES))
-FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(UTIL_SRCS))
+FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
 FUZZ_SECONDS ?= 600
 define fuzz_rules
 $(BUILD)/tests/fuzz-$(1): tests/fuzz/$(1)/fuzz_$(1).c tests/fuzz/replay.c $(FUZZ_LIB_OBJS)
@@ -103,13 +107,13 @@ endef
 $(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
 
 test:
-	@sh tests/deps.sh test
+	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FUZZ_REPLAY)
 	@BUILD=$(BUILD) sh tests/run.sh
 
 # warnings are errors, and the whole suite runs under ASan and UBSan
 check:
-	@sh tests/deps.sh check
+	@sh scripts/deps.sh check
 	@$(MAKE) --no-print-directory build/tlblab-agent
 	@$(MAKE) --no-print-directory BUILD=build/check WERROR=-Werror STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
@@ -120,7 +124,7 @@ check:
 # each fuzzer runs FUZZ_SECONDS (FUZZ=NAME: that one only), one after the
 # other, niced, from its corpus; tests/fuzz/run.sh says what each found
 fuzz:
-	@sh tests/deps.sh fuzz
+	@sh scripts/deps.sh fuzz
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		SANITIZE="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined" \
@@ -128,14 +132,14 @@ fuzz:
 	@BUILD=build/fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) sh tests/fuzz/run.sh $(or $(FUZZ),$(FUZZ_NAMES))
 
 bench:
-	@sh tests/deps.sh bench
+	@sh scripts/deps.sh bench
 	@$(MAKE) --no-print-directory $(BINARIES) $(TEST_TOOLS)
 	@BUILD=$(BUILD) sh tests/bench/run.sh
 
 demo:
-	@sh tests/deps.sh demo
+	@sh scripts/deps.sh demo
 	@$(MAKE) --no-print-directory $(BINARIES)
-	@BUILD=$(BUILD) sh tests/demo.sh
+	@BUILD=$(BUILD) sh scripts/demo.sh
 
 clean:
 	rm -rf build

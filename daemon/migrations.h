@@ -4,7 +4,7 @@
 #include <stddef.h>
 
 /* The store's schema migrations (schemas/NNNN-*.sql), embedded at build
- * time by tests/embed.sh, in ascending version order. */
+ * time by scripts/embed.sh, in ascending version order. */
 struct migration {
 	int version;
 	const char *name;

@@ -189,7 +189,7 @@ valid_ref() {
 # A git URL we are willing to clone or fetch: https:// or git:// only (no
 # ext::, no ssh with a user-supplied command, no file:// tricks, no http://),
 # at most 2048 bytes. The daemon's API takes exactly these for a branch
-# (daemon/util.c url_valid; tests/fixtures/branch-urls.txt holds both to it).
+# (lib/util.c url_valid; tests/fixtures/branch-urls.txt holds both to it).
 valid_url() {
 	[ ${#1} -le 2048 ] || return 1
 	printf '%s\n' "$1" | grep -Eq '^(https|git)://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~/%@-]*)?$'

@@ -17,9 +17,9 @@ CLI=$TMP/transport-cli
 SAN=
 case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
 # shellcheck disable=SC2086
-if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $SAN -iquote daemon \
+if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $SAN -iquote lib -iquote daemon \
 	tests/tools/transport-cli.c daemon/transport.c daemon/transport_local.c \
-	daemon/transport_ssh.c daemon/strbuf.c daemon/util.c -lssh -lm -o "$CLI") >"$TMP/cc.out" 2>&1; then
+	daemon/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm -o "$CLI") >"$TMP/cc.out" 2>&1; then
 	fail "build transport-cli" "$(tail -n 5 "$TMP/cc.out")"
 	exit 1
 fi

@@ -13,8 +13,8 @@ CLI=$TMP/stats-cli
 SAN=
 case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
 # shellcheck disable=SC2086
-if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote daemon \
-	tests/tools/stats-cli.c daemon/stats.c daemon/strbuf.c daemon/util.c \
+if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote lib -iquote daemon \
+	tests/tools/stats-cli.c daemon/stats.c lib/strbuf.c lib/util.c \
 	-ljansson -lm -o "$CLI") >"$TMP/cc.out" 2>&1; then
 	fail "build stats-cli" "$(tail -n 5 "$TMP/cc.out")"
 	exit 1

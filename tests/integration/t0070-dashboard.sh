@@ -18,7 +18,7 @@ ART=$BUILD/artifacts/web
 
 if ! command -v node >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || [ ! -f "$TOP/web/node_modules/uplot/dist/uPlot.esm.js" ] ||
 	[ ! -f "$TOP/web/node_modules/playwright-core/index.mjs" ]; then
-	fail "the dashboard test has node, chromium and web/node_modules" "run: sh tests/deps.sh test"
+	fail "the dashboard test has node, chromium and web/node_modules" "run: sh scripts/deps.sh test"
 	exit 0
 fi
 

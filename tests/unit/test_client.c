@@ -1,5 +1,5 @@
 /*
- * The client's views of a job (daemon/client_status.c) and its formatting
+ * The client's views of a job (client/client_status.c) and its formatting
  * helpers (client_fmt.c), on JOB documents shaped as api.h describes them:
  * what `tlblab status` says about specs that failed, repeated boots, whose
  * failure an error is, and that a daemon which sends none of the newer

@@ -1,5 +1,5 @@
 /*
- * daemon/log: what reaches the daemon's log from outside (a machine-health
+ * lib/log: what reaches the daemon's log from outside (a machine-health
  * reason, a host's error text) cannot forge a line or drive a terminal.
  * The log functions write to stderr; each test points stderr at a file and
  * reads back exactly what an operator would see.

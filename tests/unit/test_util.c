@@ -1,5 +1,5 @@
 /*
- * daemon/strbuf and daemon/util: the buffer every module builds text in
+ * lib/strbuf and lib/util: the buffer every module builds text in
  * (never a NULL buf, a hard maximum size) and the whole-string number
  * parsers that stand between user input and every limit we check.
  */

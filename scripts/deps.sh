@@ -5,7 +5,7 @@
 # `npm ci` in web/ when web/node_modules is missing or older than
 # web/package-lock.json. nodejs and npm come from Debian only when there is
 # no node or npm on PATH (a newer one installed otherwise is kept).
-# usage: tests/deps.sh TARGET
+# usage: scripts/deps.sh TARGET
 set -eu
 target=${1:-all}
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -8,7 +8,7 @@
 #include "strbuf.h"
 
 /*
- * The pieces of the command-line client `tlblab` (daemon/tlblab.c) that are
+ * The pieces of the command-line client `tlblab` (client/tlblab.c) that are
  * not command parsing: an HTTP/JSON client for the API described in api.h,
  * a plain-text table printer, the words for jobs and stages behind `tlblab
  * status`, and the views of `tlblab results` and `tlblab compare`.
