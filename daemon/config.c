@@ -48,6 +48,8 @@
 #include "util.h"
 #include "banned.h"
 
+/* ---- reading the file, walking the document ---- */
+
 /*
  * Reads a whole regular file of at most max bytes into sb. Returns 0 or a
  * negative errno (-EFBIG when larger, -EINVAL when not a regular file).

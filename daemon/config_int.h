@@ -40,6 +40,7 @@
 #define JSON_MAX_DEPTH		32
 #define JSON_MAX_NODES		100000	/* per suite, after alias expansion */
 
+/* One error found in the file, and the state of one load. */
 struct cfg_error {
 	unsigned long line, col;	/* 1-based; 0 when the error has no position */
 	size_t seq;			/* keeps the sort stable */
@@ -74,7 +75,8 @@ struct keyset {
 	yaml_node_t *val[MAX_KEYS];
 };
 
-/* What each validator accepts, as error messages say it. */
+/* What each validator accepts, as error messages say it; and how to
+ * replace the example token. */
 #define MUST_NAME	"a name of 1 to 64 letters, digits, '.', '_' or '-', " \
 			"not starting with '-' or '.'"
 #define MUST_PATH	"a non-empty path without control characters, not starting with '-'"

@@ -48,6 +48,8 @@ void strv_free(char **v)
 	free(v);
 }
 
+/* ---- errors, at a position of the file ---- */
+
 __attribute__((format(printf, 4, 5)))
 void cfg_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
 	       const char *fmt, ...)
@@ -109,6 +111,50 @@ void cfg_errors_flush(struct cfg_ctx *c, struct strbuf *err)
 	if (c->dropped)
 		strbuf_addf(err, "\n%s: %zu more errors not shown", c->name, c->dropped);
 }
+
+/* Reports a libyaml error: one message at the problem's position. */
+void yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
+		       size_t len)
+{
+	const char *problem = p->problem ? p->problem : "cannot parse";
+
+	if (p->error == YAML_MEMORY_ERROR) {
+		cfg_error(c, 0, 0, "out of memory while parsing");
+	} else if (p->error == YAML_READER_ERROR) {
+		/* the reader knows only a byte offset */
+		unsigned long line = 1, col = 1;
+
+		for (size_t i = 0; i < p->problem_offset && i < len; i++) {
+			if (text[i] == '\n') {
+				line++;
+				col = 1;
+			} else {
+				col++;
+			}
+		}
+		if (p->problem_value != -1)
+			cfg_error(c, line, col, "%s (byte 0x%02x)", problem, p->problem_value);
+		else
+			cfg_error(c, line, col, "%s", problem);
+	} else if (p->context) {
+		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
+			  (unsigned long)p->problem_mark.column + 1, "%s (%s at line %lu, column %lu)",
+			  problem, p->context, (unsigned long)p->context_mark.line + 1,
+			  (unsigned long)p->context_mark.column + 1);
+	} else {
+		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
+			  (unsigned long)p->problem_mark.column + 1, "%s", problem);
+	}
+}
+
+void cfg_ctx_release(struct cfg_ctx *c)
+{
+	for (size_t i = 0; i < c->nerrs; i++)
+		free(c->errs[i].msg);
+	free(c->errs);
+}
+
+/* ---- nodes ---- */
 
 yaml_node_t *node_get(struct cfg_ctx *c, int index)
 {
@@ -194,48 +240,6 @@ void map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
 		ks->key[i] = kn;
 		ks->val[i] = node_get(c, p->value);
 	}
-}
-
-/* Reports a libyaml error: one message at the problem's position. */
-void yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
-		       size_t len)
-{
-	const char *problem = p->problem ? p->problem : "cannot parse";
-
-	if (p->error == YAML_MEMORY_ERROR) {
-		cfg_error(c, 0, 0, "out of memory while parsing");
-	} else if (p->error == YAML_READER_ERROR) {
-		/* the reader knows only a byte offset */
-		unsigned long line = 1, col = 1;
-
-		for (size_t i = 0; i < p->problem_offset && i < len; i++) {
-			if (text[i] == '\n') {
-				line++;
-				col = 1;
-			} else {
-				col++;
-			}
-		}
-		if (p->problem_value != -1)
-			cfg_error(c, line, col, "%s (byte 0x%02x)", problem, p->problem_value);
-		else
-			cfg_error(c, line, col, "%s", problem);
-	} else if (p->context) {
-		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
-			  (unsigned long)p->problem_mark.column + 1, "%s (%s at line %lu, column %lu)",
-			  problem, p->context, (unsigned long)p->context_mark.line + 1,
-			  (unsigned long)p->context_mark.column + 1);
-	} else {
-		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
-			  (unsigned long)p->problem_mark.column + 1, "%s", problem);
-	}
-}
-
-void cfg_ctx_release(struct cfg_ctx *c)
-{
-	for (size_t i = 0; i < c->nerrs; i++)
-		free(c->errs[i].msg);
-	free(c->errs);
 }
 
 /* ---- value getters: report an error and return -1 (or NULL) ---- */
@@ -516,7 +520,7 @@ json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
 	return j;
 }
 
-/* ---- sections ---- */
+/* ---- what the items of every section share ---- */
 
 /* The first line of a mapping, for the `line` fields. */
 int node_line(const yaml_node_t *n)
