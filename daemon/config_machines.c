@@ -1,0 +1,439 @@
+/*
+ * Where kernels are built and run: the machines: and builders: sections.
+ * Both are endpoints (a transport, local or ssh, and how to reach the host);
+ * a machine also has a boot method (none, qemu, kexec, reboot) with its own
+ * section, checked here against the method it belongs to.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_int.h"
+#include "util.h"
+#include "banned.h"
+
+static const char *transport_name_int(int i)
+{
+	return transport_kind_name((enum transport_kind)i);
+}
+
+static const char *boot_name_int(int i)
+{
+	return boot_method_name((enum boot_method)i);
+}
+
+/* Keys shared by machines and builders, in this order at the start of both tables. */
+enum {
+	EK_NAME, EK_TRANSPORT, EK_HOST_GROUP, EK_HOST, EK_PORT, EK_USER, EK_IDENTITY, EK_KNOWN_HOSTS,
+	EK_HOST_KEY, EK_MAX
+};
+#define ENDPOINT_KEYS "name", "transport", "host_group", "host", "port", "user", "identity", \
+	"known_hosts", "host_key"
+
+static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct keyset *ks,
+			   const char *what, struct cfg_endpoint *ep)
+{
+	int kind = -1;
+	long port;
+
+	ep->port = 22;
+	if (!ks->val[EK_TRANSPORT])
+		missing_key(c, map, "transport", what, " (local or ssh)");
+	else
+		kind = get_enum(c, "transport", ks->val[EK_TRANSPORT], transport_name_int,
+				TRANSPORT_KIND_MAX);
+	if (kind >= 0)
+		ep->transport = (enum transport_kind)kind;
+
+	if (ks->val[EK_HOST_GROUP])
+		ep->host_group = get_str(c, "host_group", ks->val[EK_HOST_GROUP], config_valid_name,
+					 MUST_NAME);
+	if (ks->val[EK_HOST])
+		ep->host = get_str(c, "host", ks->val[EK_HOST], valid_host, MUST_HOST);
+	if (ks->val[EK_PORT] && get_int(c, "port", ks->val[EK_PORT], 1, 65535, &port) == 0)
+		ep->port = (int)port;
+	if (ks->val[EK_USER])
+		ep->user = get_str(c, "user", ks->val[EK_USER], valid_user, MUST_USER);
+	else
+		ep->user = xstrdup("root");
+	if (ks->val[EK_IDENTITY])
+		ep->identity = get_str(c, "identity", ks->val[EK_IDENTITY], valid_path, MUST_PATH);
+	if (ks->val[EK_KNOWN_HOSTS])
+		ep->known_hosts = get_str(c, "known_hosts", ks->val[EK_KNOWN_HOSTS], valid_path,
+					  MUST_PATH);
+	if (ks->val[EK_HOST_KEY])
+		ep->host_key = get_str(c, "host_key", ks->val[EK_HOST_KEY], valid_host_key,
+				       MUST_HOST_KEY);
+
+	if (kind == TRANSPORT_SSH) {
+		if (!ks->val[EK_HOST])
+			missing_key(c, map, "host", what, " (required with transport ssh)");
+		if (!ks->val[EK_IDENTITY])
+			missing_key(c, map, "identity", what, " (required with transport ssh)");
+		if (!ks->val[EK_KNOWN_HOSTS] && !ks->val[EK_HOST_KEY])
+			node_error(c, map, "missing key 'known_hosts' or 'host_key' in %s "
+				   "(transport ssh checks the host key strictly)", what);
+	} else if (kind == TRANSPORT_LOCAL) {
+		/* a remote setting on a local endpoint is a mistake, not a default */
+		for (int i = EK_HOST; i < EK_MAX; i++)
+			if (ks->key[i])
+				node_error(c, ks->key[i], "%s: only used with transport ssh (in %s)",
+					   scalar(ks->key[i]), what);
+	}
+}
+
+static const char *const qemu_keys[] = {
+	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
+	"host_key", "known_hosts", "append", "pin_vcpus", NULL
+};
+enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
+       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_MAX };
+KEYS_MATCH(qemu_keys, QK_MAX);
+
+static const char *const qemu_accels[] = { "auto", "kvm", "tcg" };
+
+static const char *qemu_accel_name_int(int i)
+{
+	return qemu_accels[i];
+}
+
+static const char *const qemu_pins[] = {
+	[QEMU_PIN_AUTO] = "auto", [QEMU_PIN_ON] = "on", [QEMU_PIN_OFF] = "off",
+};
+
+static const char *qemu_pin_name_int(int i)
+{
+	return qemu_pins[i];
+}
+
+/* The qemu: section n of machine `machine` (boot: qemu), or NULL after an error. */
+static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	struct cfg_qemu *q;
+	struct keyset ks;
+	char what[128];
+	long v;
+	int accel = 0;
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "qemu: must be a mapping (initrd, ssh_port, identity, and "
+			   "host_key or known_hosts are required)");
+		return NULL;
+	}
+	snprintf(what, sizeof(what), "the qemu section of %s", machine);
+	map_keys(c, n, qemu_keys, what, "key", &ks);
+	q = xcalloc(1, sizeof(*q));
+	q->binary = ks.val[QK_BINARY]
+		? get_str(c, "binary", ks.val[QK_BINARY], valid_program, MUST_PROGRAM)
+		: xstrdup("qemu-system-x86_64");
+	q->memory = 1024;
+	if (ks.val[QK_MEMORY] && get_int(c, "memory", ks.val[QK_MEMORY], QEMU_MEMORY_MIN,
+					 QEMU_MEMORY_MAX, &v) == 0)
+		q->memory = (int)v;
+	if (ks.val[QK_ACCEL])
+		accel = get_enum(c, "accel", ks.val[QK_ACCEL], qemu_accel_name_int,
+				 (int)ARRAY_SIZE(qemu_accels));
+	if (accel >= 0)
+		q->accel = xstrdup(qemu_accels[accel]);
+	if (ks.val[QK_INITRD])
+		q->initrd = get_str(c, "initrd", ks.val[QK_INITRD], valid_path, MUST_PATH);
+	else
+		missing_key(c, n, "initrd", what, " (the guest's initramfs)");
+	q->guest_host = ks.val[QK_GUEST_HOST]
+		? get_str(c, "guest_host", ks.val[QK_GUEST_HOST], valid_ip, MUST_IP)
+		: xstrdup("127.0.0.1");
+	if (ks.val[QK_SSH_PORT]) {
+		if (get_int(c, "ssh_port", ks.val[QK_SSH_PORT], 1, 65535, &v) == 0)
+			q->ssh_port = (int)v;
+	} else {
+		missing_key(c, n, "ssh_port", what, " (the host port forwarded to the guest's "
+			    "SSH)");
+	}
+	if (ks.val[QK_IDENTITY])
+		q->identity = get_str(c, "identity", ks.val[QK_IDENTITY], valid_path, MUST_PATH);
+	else
+		missing_key(c, n, "identity", what, " (the private key for root on the guest)");
+	if (ks.val[QK_HOST_KEY])
+		q->host_key = get_str(c, "host_key", ks.val[QK_HOST_KEY], valid_host_key,
+				      MUST_HOST_KEY);
+	if (ks.val[QK_KNOWN_HOSTS])
+		q->known_hosts = get_str(c, "known_hosts", ks.val[QK_KNOWN_HOSTS], valid_path,
+					 MUST_PATH);
+	if (!ks.val[QK_HOST_KEY] && !ks.val[QK_KNOWN_HOSTS])
+		node_error(c, n, "missing key 'known_hosts' or 'host_key' in %s "
+			   "(the guest's host key is checked strictly)", what);
+	if (ks.val[QK_APPEND])
+		q->append = get_str(c, "append", ks.val[QK_APPEND], valid_cmdline, MUST_CMDLINE);
+	if (ks.val[QK_PIN_VCPUS]) {
+		int pin = get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
+
+		if (pin >= 0)
+			q->pin_vcpus = (enum qemu_pin)pin;
+	}
+	return q;
+}
+
+void qemu_free(struct cfg_qemu *q)
+{
+	if (!q)
+		return;
+	free(q->binary);
+	free(q->accel);
+	free(q->initrd);
+	free(q->guest_host);
+	free(q->identity);
+	free(q->host_key);
+	free(q->known_hosts);
+	free(q->append);
+	free(q);
+}
+
+static const char *const kexec_keys[] = { "append", "initrd", NULL };
+enum { XK_APPEND, XK_INITRD, XK_MAX };
+KEYS_MATCH(kexec_keys, XK_MAX);
+
+/* The kexec: section n of machine `machine` (boot: kexec), or NULL after an error. */
+static struct cfg_kexec *parse_kexec(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	struct cfg_kexec *k;
+	struct keyset ks;
+	char what[128];
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "kexec: must be a mapping (with the optional keys append and "
+			   "initrd)");
+		return NULL;
+	}
+	snprintf(what, sizeof(what), "the kexec section of %s", machine);
+	map_keys(c, n, kexec_keys, what, "key", &ks);
+	k = xcalloc(1, sizeof(*k));
+	if (ks.val[XK_APPEND])
+		k->append = get_str(c, "append", ks.val[XK_APPEND], valid_cmdline, MUST_CMDLINE);
+	if (ks.val[XK_INITRD])
+		k->initrd = get_str(c, "initrd", ks.val[XK_INITRD], valid_path, MUST_PATH);
+	return k;
+}
+
+void kexec_free(struct cfg_kexec *k)
+{
+	if (!k)
+		return;
+	free(k->append);
+	free(k->initrd);
+	free(k);
+}
+
+static const char *const reboot_keys[] = {
+	"append", "kernel_dir", "grub_dir", "initrd", "entry_file", "once", "command", NULL
+};
+enum { RB_APPEND, RB_KERNEL_DIR, RB_GRUB_DIR, RB_INITRD, RB_ENTRY_FILE, RB_ONCE, RB_COMMAND, RB_MAX };
+KEYS_MATCH(reboot_keys, RB_MAX);
+
+/* A file name in a directory: no slash, nothing a GRUB script or a shell
+ * would read specially. */
+static int valid_file_name(const char *s)
+{
+	return config_valid_name(s);
+}
+
+#define MUST_FILE_NAME	"a file name of 1 to 64 letters, digits, '.', '_' or '-'"
+/* GRUB reads these paths in its own script language: plain characters only */
+#define MUST_GRUB_PATH	"an absolute path of letters, digits and '._/-'"
+
+static int valid_grub_path(const char *s)
+{
+	size_t n;
+
+	if (*s != '/')
+		return 0;
+	for (n = 0; s[n]; n++)
+		if (n >= PATH_MAX_LEN || (!is_alnum(s[n]) && !strchr("._/-", s[n])))
+			return 0;
+	return 1;
+}
+
+/* An argv list (non-empty, a program name first) or NULL after an error. */
+static char **get_argv(struct cfg_ctx *c, const char *key, yaml_node_t *n)
+{
+	size_t count = 0;
+	char **v = get_list(c, key, n, valid_arg, MUST_ARG, &count);
+
+	if (v && (count == 0 || !*v[0])) {
+		node_error(c, n, "%s: must be a command as a list of strings (argv), with a non-empty "
+			   "program name first", key);
+		strv_free(v);
+		return NULL;
+	}
+	return v;
+}
+
+static char **argv_of(const char *const *words)
+{
+	size_t n = 0;
+	char **v;
+
+	while (words[n])
+		n++;
+	v = xcalloc(n + 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++)
+		v[i] = xstrdup(words[i]);
+	return v;
+}
+
+/* The reboot: section n (or NULL: all defaults) of machine `machine`. */
+static struct cfg_reboot *parse_reboot(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	static const char *const once_default[] = { "grub-reboot", "{entry}", NULL };
+	static const char *const command_default[] = { "reboot", NULL };
+	struct cfg_reboot *r = xcalloc(1, sizeof(*r));
+	struct keyset ks;
+	char what[128];
+
+	memset(&ks, 0, sizeof(ks));
+	if (n && !is_mapping(n)) {
+		node_error(c, n, "reboot: must be a mapping (append, kernel_dir, grub_dir, initrd, "
+			   "entry_file, once, command)");
+	} else if (n) {
+		snprintf(what, sizeof(what), "the reboot section of %s", machine);
+		map_keys(c, n, reboot_keys, what, "key", &ks);
+	}
+	if (ks.val[RB_APPEND])
+		r->append = get_str(c, "append", ks.val[RB_APPEND], valid_cmdline, MUST_CMDLINE);
+	r->kernel_dir = ks.val[RB_KERNEL_DIR]
+		? get_str(c, "kernel_dir", ks.val[RB_KERNEL_DIR], valid_grub_path, MUST_GRUB_PATH)
+		: xstrdup("/boot");
+	if (ks.val[RB_GRUB_DIR])
+		r->grub_dir = get_str(c, "grub_dir", ks.val[RB_GRUB_DIR], valid_grub_path, MUST_GRUB_PATH);
+	else if (r->kernel_dir)
+		r->grub_dir = xstrdup(r->kernel_dir);
+	if (ks.val[RB_INITRD])
+		r->initrd = get_str(c, "initrd", ks.val[RB_INITRD], valid_file_name, MUST_FILE_NAME);
+	r->entry_file = ks.val[RB_ENTRY_FILE]
+		? get_str(c, "entry_file", ks.val[RB_ENTRY_FILE], valid_path, MUST_PATH)
+		: xstrdup("/boot/grub/custom.cfg");
+	r->once = ks.val[RB_ONCE] ? get_argv(c, "once", ks.val[RB_ONCE]) : argv_of(once_default);
+	r->command = ks.val[RB_COMMAND] ? get_argv(c, "command", ks.val[RB_COMMAND])
+					: argv_of(command_default);
+	return r;
+}
+
+void reboot_free(struct cfg_reboot *r)
+{
+	if (!r)
+		return;
+	free(r->append);
+	free(r->kernel_dir);
+	free(r->grub_dir);
+	free(r->initrd);
+	free(r->entry_file);
+	strv_free(r->once);
+	strv_free(r->command);
+	free(r);
+}
+
+static const char *const machine_keys[] = {
+	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
+	"qemu", "kexec", "reboot", "boot_timeout", NULL
+};
+enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
+       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_BOOT_TIMEOUT, MK_MAX };
+KEYS_MATCH(machine_keys, MK_MAX);
+
+void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+		   struct cfg_machine *m)
+{
+	struct keyset ks;
+	char what[96];
+	long v;
+	int b;
+
+	item_label(c, map, "machine", "machines", index, what, sizeof(what));
+	map_keys(c, map, machine_keys, what, "key", &ks);
+	m->line = node_line(map);
+	m->name = get_name(c, map, ks.val[EK_NAME], "machine", what, seen);
+	parse_endpoint(c, map, &ks, what, &m->ep);
+
+	m->arch = ks.val[MK_ARCH] ? get_str(c, "arch", ks.val[MK_ARCH], config_valid_name,
+					    MUST_NAME)
+				  : xstrdup("x86_64");
+	if (ks.val[MK_CPUS] && get_int(c, "cpus", ks.val[MK_CPUS], 0, 4096, &v) == 0)
+		m->cpus = (int)v;
+	if (ks.val[MK_TAGS])
+		m->tags = get_list(c, "tags", ks.val[MK_TAGS], config_valid_name, MUST_NAME,
+				   &m->ntags);
+	if (!m->tags)
+		m->tags = xcalloc(1, sizeof(*m->tags));
+	m->boot = BOOT_NONE;
+	b = BOOT_NONE;
+	if (ks.val[MK_BOOT]) {
+		b = get_enum(c, "boot", ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
+		if (b >= 0)
+			m->boot = (enum boot_method)b;
+	}
+	/* with an unknown boot method (b < 0, reported) neither section can be judged */
+	if (ks.val[MK_QEMU] && b == BOOT_QEMU)
+		m->qemu = parse_qemu(c, ks.val[MK_QEMU], what);
+	else if (ks.val[MK_QEMU] && b >= 0)
+		node_error(c, ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", what);
+	else if (b == BOOT_QEMU)
+		missing_key(c, map, "qemu", what, " (required with boot: qemu)");
+	/* kexec: ~ is no section, as it would be for any optional key */
+	if (ks.val[MK_KEXEC] && b == BOOT_KEXEC && !is_null(ks.val[MK_KEXEC]))
+		m->kexec = parse_kexec(c, ks.val[MK_KEXEC], what);
+	else if (ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
+		node_error(c, ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", what);
+	if (b == BOOT_REBOOT)
+		m->reboot = parse_reboot(c, ks.val[MK_REBOOT] && !is_null(ks.val[MK_REBOOT])
+					 ? ks.val[MK_REBOOT] : NULL, what);
+	else if (ks.val[MK_REBOOT] && b >= 0)
+		node_error(c, ks.key[MK_REBOOT], "reboot: only for boot: reboot (in %s)", what);
+	if (ks.val[MK_POWER_CYCLE] && !is_null(ks.val[MK_POWER_CYCLE])) {
+		size_t n = 0;
+
+		m->power_cycle = get_list(c, "power_cycle", ks.val[MK_POWER_CYCLE], valid_arg,
+					  MUST_ARG, &n);
+		/* bad items were reported by get_list: only an empty command is left */
+		if (m->power_cycle && (ks.val[MK_POWER_CYCLE]->data.sequence.items.top ==
+				       ks.val[MK_POWER_CYCLE]->data.sequence.items.start ||
+				       (n > 0 && !*m->power_cycle[0])))
+			node_error(c, ks.val[MK_POWER_CYCLE],
+				   "power_cycle: must be a command as a list of strings (argv), "
+				   "with a non-empty program name first");
+	}
+	m->agent_path = ks.val[MK_AGENT_PATH]
+		? get_str(c, "agent_path", ks.val[MK_AGENT_PATH], valid_path, MUST_PATH)
+		: xstrdup("/tmp/tlblab-agent");
+	if (ks.val[MK_BOOT_TIMEOUT])
+		get_seconds(c, "boot_timeout", ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
+	m->workdir = ks.val[MK_WORKDIR]
+		? get_str(c, "workdir", ks.val[MK_WORKDIR], valid_path, MUST_PATH)
+		: xstrdup("/tmp/tlblab");
+}
+
+static const char *const builder_keys[] = { ENDPOINT_KEYS, "jobs", "workdir", "ccache", NULL };
+enum { BK_JOBS = EK_MAX, BK_WORKDIR, BK_CCACHE, BK_MAX };
+KEYS_MATCH(builder_keys, BK_MAX);
+
+void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+		   struct cfg_builder *b)
+{
+	struct keyset ks;
+	char what[96];
+	long v;
+
+	item_label(c, map, "builder", "builders", index, what, sizeof(what));
+	map_keys(c, map, builder_keys, what, "key", &ks);
+	b->line = node_line(map);
+	b->name = get_name(c, map, ks.val[EK_NAME], "builder", what, seen);
+	parse_endpoint(c, map, &ks, what, &b->ep);
+	b->jobs = 2;
+	if (ks.val[BK_JOBS] && get_int(c, "jobs", ks.val[BK_JOBS], 1, 256, &v) == 0)
+		b->jobs = (int)v;
+	b->workdir = ks.val[BK_WORKDIR]
+		? get_str(c, "workdir", ks.val[BK_WORKDIR], valid_path, MUST_PATH)
+		: xstrdup("/var/cache/tlblab");
+	if (ks.val[BK_CCACHE])
+		b->ccache = get_str(c, "ccache", ks.val[BK_CCACHE], valid_path, MUST_PATH);
+}

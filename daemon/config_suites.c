@@ -1,0 +1,351 @@
+/*
+ * What is built and what is run: the trees: section (a kernel source, the
+ * builder that builds it, its config) and the suites: section (workload
+ * specs, checked by the agent's own spec parser, and the compare rules,
+ * with per-metric overrides).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_int.h"
+#include "spec.h"
+#include "util.h"
+#include "banned.h"
+
+static const char *const tree_keys[] = {
+	"name", "url", "builder", "config_base", "fragments", NULL
+};
+enum { TK_NAME, TK_URL, TK_BUILDER, TK_CONFIG_BASE, TK_FRAGMENTS, TK_MAX };
+KEYS_MATCH(tree_keys, TK_MAX);
+
+void parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+		struct cfg_tree *t)
+{
+	struct keyset ks;
+	char what[96];
+
+	item_label(c, map, "tree", "trees", index, what, sizeof(what));
+	map_keys(c, map, tree_keys, what, "key", &ks);
+	t->line = node_line(map);
+	t->name = get_name(c, map, ks.val[TK_NAME], "tree", what, seen);
+	if (ks.val[TK_URL])
+		t->url = get_str(c, "url", ks.val[TK_URL], valid_path, MUST_URL);
+	else
+		missing_key(c, map, "url", what, " (a path or git URL)");
+	if (ks.val[TK_BUILDER]) {
+		t->builder = get_str(c, "builder", ks.val[TK_BUILDER], config_valid_name,
+				     MUST_NAME);
+		if (t->builder && !config_builder(c->cfg, t->builder))
+			node_error(c, ks.val[TK_BUILDER], "builder: no builder named '%s'",
+				   t->builder);
+	} else {
+		missing_key(c, map, "builder", what, "");
+	}
+	t->config_base = ks.val[TK_CONFIG_BASE]
+		? get_str(c, "config_base", ks.val[TK_CONFIG_BASE], valid_path, MUST_CONFIG_BASE)
+		: xstrdup("tinyconfig");
+	if (ks.val[TK_FRAGMENTS])
+		t->fragments = get_list(c, "fragments", ks.val[TK_FRAGMENTS], valid_path,
+					MUST_PATH, &t->nfragments);
+	if (!t->fragments)
+		t->fragments = xcalloc(1, sizeof(*t->fragments));
+}
+
+static const char *const suite_keys[] = { "name", "timeout", "workloads", "compare", NULL };
+enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_MAX };
+KEYS_MATCH(suite_keys, SK_MAX);
+
+#define MUST_FRACTION	"a percentage like 2% or a fraction from 0 to 1"
+#define MUST_ALPHA	"a significance level above 0 and below 1, like 0.01"
+#define MUST_PATTERN	"a metric name or pattern of 1 to 128 letters, digits and '._-*?[]'"
+#define MAX_OVERRIDES	256
+
+/* A share: "2%" or 0.02, from 0 to 1. */
+static int get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = scalar(n);
+	char num[64];
+	size_t len = s ? strlen(s) : 0;
+	double v, scale = 1;
+
+	if (len && len < sizeof(num) && s[len - 1] == '%') {
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		s = num;
+		scale = 100;
+	}
+	if (!s || !len || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 ||
+	    v / scale > 1) {
+		node_error(c, n, "%s: must be %s", key, MUST_FRACTION);
+		return -1;
+	}
+	*ret = v / scale;
+	return 0;
+}
+
+static int get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = scalar(n);
+	double v;
+
+	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 || !(v > 0 && v < 1)) {
+		node_error(c, n, "%s: must be %s", key, MUST_ALPHA);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+static int valid_pattern(const char *s)
+{
+	size_t n;
+
+	for (n = 0; s[n]; n++)
+		if (n >= 128 || (!is_alnum(s[n]) && !strchr("._-*?[]", s[n])))
+			return 0;
+	return n > 0;
+}
+
+static const char *const rule_keys[] = { "alpha", "min_change", "same_band", NULL };
+enum { RK_ALPHA, RK_MIN_CHANGE, RK_SAME_BAND, RK_MAX };
+KEYS_MATCH(rule_keys, RK_MAX);
+
+static const char *const compare_keys[] = {
+	"alpha", "min_change", "min_change_counter", "same_band", "metrics", NULL
+};
+enum { CK_ALPHA, CK_MIN_CHANGE, CK_MIN_CHANGE_COUNTER, CK_SAME_BAND, CK_METRICS, CK_MAX };
+KEYS_MATCH(compare_keys, CK_MAX);
+
+/* compare.metrics: {pattern: {alpha, min_change, same_band}}, in file order. */
+static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what)
+{
+	size_t count = 0;
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "metrics: must be a mapping of metric patterns to rules "
+			   "(alpha, min_change, same_band)");
+		return;
+	}
+	s->overrides = xcalloc(MAX_OVERRIDES, sizeof(*s->overrides));
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *kn = node_get(c, p->key), *vn = node_get(c, p->value);
+		struct compare_override *ov;
+		struct keyset ks;
+		char label[192];
+		char *pattern;
+
+		if (count == MAX_OVERRIDES) {
+			node_error(c, kn, "metrics: at most %d patterns", MAX_OVERRIDES);
+			break;
+		}
+		pattern = get_str(c, "metrics", kn, valid_pattern, MUST_PATTERN);
+		if (!pattern)
+			continue;
+		if (!is_mapping(vn)) {
+			node_error(c, vn, "metrics: '%s': must be a mapping with alpha, min_change or "
+				   "same_band", pattern);
+			free(pattern);
+			continue;
+		}
+		snprintf(label, sizeof(label), "the rule for '%.64s' in %.100s", pattern, what);
+		map_keys(c, vn, rule_keys, label, "key", &ks);
+		ov = &s->overrides[count++];
+		ov->metric = pattern;
+		ov->alpha = ov->min_change = ov->same_band = NAN;
+		if (ks.val[RK_ALPHA])
+			get_alpha(c, "alpha", ks.val[RK_ALPHA], &ov->alpha);
+		if (ks.val[RK_MIN_CHANGE])
+			get_fraction(c, "min_change", ks.val[RK_MIN_CHANGE], &ov->min_change);
+		if (ks.val[RK_SAME_BAND])
+			get_fraction(c, "same_band", ks.val[RK_SAME_BAND], &ov->same_band);
+	}
+	s->rules.overrides = s->overrides;
+	s->rules.noverrides = count;
+}
+
+static void parse_compare(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what)
+{
+	struct keyset ks;
+	char label[128];
+
+	if (!is_mapping(n)) {
+		node_error(c, n, "compare: must be a mapping (alpha, min_change, "
+			   "min_change_counter, same_band, metrics)");
+		return;
+	}
+	snprintf(label, sizeof(label), "the compare section of %.100s", what);
+	map_keys(c, n, compare_keys, label, "key", &ks);
+	if (ks.val[CK_ALPHA])
+		get_alpha(c, "alpha", ks.val[CK_ALPHA], &s->rules.alpha);
+	if (ks.val[CK_MIN_CHANGE])
+		get_fraction(c, "min_change", ks.val[CK_MIN_CHANGE], &s->rules.min_change_headline);
+	if (ks.val[CK_MIN_CHANGE_COUNTER])
+		get_fraction(c, "min_change_counter", ks.val[CK_MIN_CHANGE_COUNTER],
+			     &s->rules.min_change_counter);
+	if (ks.val[CK_SAME_BAND])
+		get_fraction(c, "same_band", ks.val[CK_SAME_BAND], &s->rules.same_band);
+	if (ks.val[CK_METRICS])
+		parse_overrides(c, ks.val[CK_METRICS], s, label);
+}
+
+/* "unknown field" and "not a parameter of W": the spec messages about a key (spec.h). */
+static int spec_error_is_key(const char *text)
+{
+	return !strncmp(text, "unknown field", 13) || !strncmp(text, "not a parameter of ", 19);
+}
+
+/*
+ * The node a message of the agent's spec parser is about. The message
+ * starts with the field's path ("size", "size[1]", "neighbour.workers",
+ * then ": "), walked here from the workload's mapping as far as it leads: a
+ * missing field ("command: missing") stops at the mapping that lacks it.
+ * Keys are matched whole, the longest first, so a key holding '.' or '['
+ * is still found.
+ */
+static yaml_node_t *spec_error_node(struct cfg_ctx *c, yaml_node_t *item, const char *msg)
+{
+	const char *end = strstr(msg, ": "), *p = msg;
+	yaml_node_t *n = item, *key = NULL;
+
+	if (!end)
+		return item;
+	while (p < end) {
+		if (*p == '[' && n->type == YAML_SEQUENCE_NODE) {
+			size_t idx = 0, count = (size_t)(n->data.sequence.items.top -
+							 n->data.sequence.items.start);
+			const char *q = p + 1;
+
+			for (; *q >= '0' && *q <= '9' && idx <= count; q++)
+				idx = idx * 10 + (size_t)(*q - '0');
+			if (q == p + 1 || *q != ']' || idx >= count)
+				break;
+			n = node_get(c, n->data.sequence.items.start[idx]);
+			p = q + 1;
+		} else if (is_mapping(n) && (p == msg || *p == '.')) {
+			yaml_node_pair_t *best = NULL;
+			size_t best_len = 0;
+
+			if (p > msg)
+				p++;
+			for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
+			     pr < n->data.mapping.pairs.top; pr++) {
+				const char *k = scalar(node_get(c, pr->key));
+				size_t len = k ? strlen(k) : 0;
+
+				if (len > best_len && p + len <= end && !strncmp(p, k, len) &&
+				    (p + len == end || p[len] == '.' || p[len] == '[')) {
+					best = pr;
+					best_len = len;
+				}
+			}
+			if (!best)
+				break;
+			key = node_get(c, best->key);
+			n = node_get(c, best->value);
+			p += best_len;
+		} else {
+			break;
+		}
+	}
+	if (key && p == end && spec_error_is_key(end + 2))
+		return key;
+	return n;
+}
+
+/*
+ * Checks one workload spec with the agent's parser. The suite keeps the
+ * spec as written ("8M" stays a string) and sends it so: the agent reads it
+ * with this same code, and the suite shows in the API as the user wrote it.
+ */
+static int check_spec(struct cfg_ctx *c, yaml_node_t *item, json_t *j)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec sp;
+	int r = spec_from_json(&sp, j, &err);
+
+	if (r < 0)
+		node_error(c, spec_error_node(c, item, err.buf), "%s", err.buf);
+	else
+		spec_release(&sp);
+	strbuf_release(&err);
+	return r;
+}
+
+static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s)
+{
+	json_t *arr;
+	int failed = 0;
+
+	if (n->type != YAML_SEQUENCE_NODE || n->data.sequence.items.top ==
+					      n->data.sequence.items.start) {
+		node_error(c, n, "workloads: must be a non-empty list of workload specs "
+			   "(mappings with a 'workload' key)");
+		return;
+	}
+	arr = json_array();
+	c->json_budget = JSON_MAX_NODES;
+	c->json_limit_reported = 0;
+	for (yaml_node_item_t *it = n->data.sequence.items.start;
+	     it < n->data.sequence.items.top; it++) {
+		yaml_node_t *item = node_get(c, *it);
+		ptrdiff_t i = it - n->data.sequence.items.start;
+		yaml_node_t *w;
+		json_t *j;
+		int item_ok = 1;
+
+		if (!is_mapping(item)) {
+			node_error(c, item, "workloads[%td]: must be a mapping with a 'workload' key",
+				   i);
+			failed = 1;
+			continue;
+		}
+		w = map_find(c, item, "workload");
+		if (!w) {
+			node_error(c, item, "workloads[%td]: missing key 'workload' "
+				   "(the name of the workload to run)", i);
+			item_ok = 0;
+		} else if (!scalar(w) || is_null(w)) {
+			node_error(c, w, "workload: must be the name of a workload");
+			item_ok = 0;
+		}
+		j = node_to_json(c, item, 0);
+		if (!j)
+			item_ok = 0;
+		else if (item_ok && check_spec(c, item, j) < 0)
+			item_ok = 0;
+		if (j)
+			json_array_append_new(arr, j);
+		if (!item_ok)
+			failed = 1;
+	}
+	if (failed)
+		json_decref(arr);
+	else
+		s->workloads = arr;
+}
+
+void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+		 struct cfg_suite *s)
+{
+	struct keyset ks;
+	char what[96];
+
+	item_label(c, map, "suite", "suites", index, what, sizeof(what));
+	map_keys(c, map, suite_keys, what, "key", &ks);
+	s->line = node_line(map);
+	s->name = get_name(c, map, ks.val[SK_NAME], "suite", what, seen);
+	s->timeout = c->cfg->stage_timeout;
+	if (ks.val[SK_TIMEOUT])
+		get_seconds(c, "timeout", ks.val[SK_TIMEOUT], &s->timeout);
+	if (ks.val[SK_WORKLOADS])
+		parse_workloads(c, ks.val[SK_WORKLOADS], s);
+	else
+		missing_key(c, map, "workloads", what, "");
+	compare_rules_default(&s->rules);
+	if (ks.val[SK_COMPARE])
+		parse_compare(c, ks.val[SK_COMPARE], s, what);
+}
