@@ -56,7 +56,7 @@ tap_results() {
 # nothing failed and something passed
 summarise() {
 	_res=$(cat)
-	_skipped=$(printf '%s\n' "$_res" | grep -c '^ok .*# SKIP ')
+	_skipped=$(printf '%s\n' "$_res" | grep -c '^ok [^#]*# SKIP ')
 	_passed=$(($(printf '%s\n' "$_res" | grep -c '^ok ') - _skipped))
 	_failed=$(printf '%s\n' "$_res" | grep -c '^not ok ')
 	echo
@@ -67,7 +67,7 @@ summarise() {
 	fi
 	if [ "$_skipped" -gt 0 ]; then
 		echo "skipped:"
-		printf '%s\n' "$_res" | grep '^ok .*# SKIP '
+		printf '%s\n' "$_res" | grep '^ok [^#]*# SKIP '
 		echo
 	fi
 	echo "$_passed passed, $_failed failed, $_skipped skipped"
