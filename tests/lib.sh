@@ -21,8 +21,27 @@ PY=/usr/bin/python3
 
 pass() { echo "ok - $1"; }
 fail() { echo "not ok - $1 # $2"; }
-# skip NAME WHY: a check that cannot run here; counted as skipped, not passed
-skip() { echo "ok - $1 # SKIP $2"; }
+# skip NAME WHY: a check that cannot run here; counted as skipped, not
+# passed. WHY is required: a skip that does not say why is a failure.
+skip() {
+	if [ -n "${2:-}" ]; then
+		echo "ok - $1 # SKIP $2"
+	else
+		fail "$1" "skipped without saying why"
+	fi
+}
+
+# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds
+# (true) or SECONDS have passed (false; its last output is in $TMP/wait.out).
+# Waiting on a condition is done this way, never by a fixed sleep.
+wait_until() {
+	_wu_end=$(($(date +%s) + $1))
+	shift
+	until "$@" >"$TMP/wait.out" 2>&1; do
+		[ "$(date +%s)" -lt "$_wu_end" ] || return 1
+		sleep 0.1
+	done
+}
 
 # check NAME COMMAND...: passes when COMMAND exits 0; on failure shows its output.
 check() {

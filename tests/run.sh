@@ -3,13 +3,86 @@
 # tests, and ends with the line "N passed, N failed, N skipped". Exits non-zero when
 # anything failed, or when a test program died without reporting.
 #   TESTS=pattern   runs only the tests whose file name matches (grep -E)
+#   sh tests/run.sh --summarise <TAP   counts TAP text the same way, alone
 set -u
 cd "$(dirname "$0")/.."
+
+# tap_results: reads a test program's output, writes its result lines, one
+# per check, in a single form the summary counts: "ok ...", "not ok ..." or
+# "ok ... # SKIP why". A skip is TAP's "# SKIP" directive, the first "#" of
+# an "ok" line (tests/lib.sh), or cmocka's "not ok 2 # SKIP name", whose why
+# is the line "# SKIP: why" the test printed before it (skip_because() in
+# tests/unit/testlib.h). Any other "not ok" is a failure, and so is a skip
+# that does not say why: a check that did not run tells what stopped it.
+tap_results() {
+	awk '
+	/^not ok [0-9]+ # SKIP / {	# cmocka: the why was printed before
+		name = $0
+		sub(/^not ok [0-9]+ # SKIP +/, "", name)
+		num = $3
+		if (last == "")
+			print "not ok " num " - " name " # skipped without saying why"
+		else
+			print "ok " num " - " name " # SKIP " last
+		last = ""
+		next
+	}
+	/^ok( |$)/ {
+		d = index($0, "#")
+		dir = d ? substr($0, d + 1) : ""
+		sub(/^ +/, "", dir)
+		if (toupper(substr(dir, 1, 4)) == "SKIP" && substr(dir, 5, 1) ~ /^( |$)/) {
+			why = substr(dir, 5)
+			sub(/^ +/, "", why)
+			head = substr($0, 1, d - 1)
+			sub(/ +$/, "", head)
+			if (why == "")
+				print "not " head " # skipped without saying why"
+			else
+				print head " # SKIP " why
+		} else {
+			print
+		}
+		last = ""
+		next
+	}
+	/^not ok( |$)/ { print; last = ""; next }
+	/^# SKIP: / { last = substr($0, 9) }
+	'
+}
+
+# summarise: reads result lines (tap_results), prints the failures, the
+# skips with their reasons and "N passed, N failed, N skipped"; true when
+# nothing failed and something passed
+summarise() {
+	_res=$(cat)
+	_skipped=$(printf '%s\n' "$_res" | grep -c '^ok [^#]*# SKIP ')
+	_passed=$(($(printf '%s\n' "$_res" | grep -c '^ok ') - _skipped))
+	_failed=$(printf '%s\n' "$_res" | grep -c '^not ok ')
+	echo
+	if [ "$_failed" -gt 0 ]; then
+		echo "failures:"
+		printf '%s\n' "$_res" | grep '^not ok '
+		echo
+	fi
+	if [ "$_skipped" -gt 0 ]; then
+		echo "skipped:"
+		printf '%s\n' "$_res" | grep '^ok [^#]*# SKIP '
+		echo
+	fi
+	echo "$_passed passed, $_failed failed, $_skipped skipped"
+	[ "$_failed" -eq 0 ] && [ "$_passed" -gt 0 ]
+}
+
+if [ "${1:-}" = --summarise ]; then
+	tap_results | summarise
+	exit
+fi
+
 BUILD=${BUILD:-build}
 export BUILD
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
-crashed=0
+trap 'rm -f "$log" "$log.out" "$log.res"' EXIT
 
 run_one() {
 	name=$1
@@ -20,13 +93,15 @@ run_one() {
 	st=$?
 	cat "$log.out"
 	echo "# $name: $(($(date +%s) - t0)) s"
-	grep -E '^(not )?ok ' "$log.out" >>"$log"
-	if ! grep -Eq '^(not )?ok ' "$log.out"; then
+	tap_results <"$log.out" >"$log.res"
+	cat "$log.res" >>"$log"
+	if ! [ -s "$log.res" ]; then
 		echo "not ok - $name reported nothing (exit $st)" | tee -a "$log"
-	elif [ "$st" != 0 ] && ! grep -q '^not ok ' "$log.out"; then
+	elif [ "$st" != 0 ] && ! grep -q '^not ok ' "$log.res"; then
 		echo "not ok - $name exited $st after its results" | tee -a "$log"
 	fi
-	rm -f "$log.out"
+	grep '^not ok .*# skipped without saying why$' "$log.res"
+	rm -f "$log.out" "$log.res"
 }
 
 for t in "$BUILD"/tests/test_*; do
@@ -40,20 +115,4 @@ for t in tests/integration/t[0-9]*.sh; do
 	run_one "$(basename "$t")" sh "$t"
 done
 
-# "ok ... # SKIP why" is TAP's skip: counted apart, never as passed
-skipped=$(grep -Ec '^ok .*# SKIP' "$log")
-passed=$(($(grep -c '^ok ' "$log") - skipped))
-failed=$(grep -c '^not ok ' "$log")
-echo
-if [ "$failed" -gt 0 ]; then
-	echo "failures:"
-	grep '^not ok ' "$log"
-	echo
-fi
-if [ "$skipped" -gt 0 ]; then
-	echo "skipped:"
-	grep -E '^ok .*# SKIP' "$log"
-	echo
-fi
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+summarise <"$log"

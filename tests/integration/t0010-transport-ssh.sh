@@ -161,11 +161,7 @@ s.bind(("127.0.0.2", int(sys.argv[1])))
 s.listen(5)
 time.sleep(20)' "$PS" &
 spid=$!
-i=0
-while ! sshd_port_open 127.0.0.2 "$PS" && [ $i -lt 50 ]; do
-	i=$((i + 1))
-	sleep 0.1
-done
+wait_until 5 sshd_port_open 127.0.0.2 "$PS" || fail "the silent server listens" "port $PS not open after 5 s"
 t0=$(ms)
 "$CLI" --host 127.0.0.2 --port "$PS" --identity "$ID" --known-hosts "$KH_A" \
 	--connect-timeout 1 open 2>"$TMP/s10"
@@ -187,11 +183,14 @@ if grep -q 'error=ETIMEDOUT infra=1' "$TMP/s7" && [ $((t1 - t0)) -lt 5000 ]; the
 else
 	fail "exec: sleep 30 with timeout 2 returns ETIMEDOUT" "$((t1 - t0)) ms; $(tail -n 1 "$TMP/s7")"
 fi
-sleep 0.5
-if ! pgrep -f 'sleep 29.71' >/dev/null; then
+# gone PATTERN: no process's command line matches PATTERN (pgrep -f); run
+# in this shell, whose own command line is the test's
+gone() { ! pgrep -f "$1" >/dev/null; }
+gone_pid() { ! kill -0 "$1" 2>/dev/null; }
+if wait_until 5 gone 'sleep 29.71'; then
 	pass "exec: the timed-out remote command was killed"
 else
-	fail "exec: the timed-out remote command was killed" "sleep 29.71 still runs"
+	fail "exec: the timed-out remote command was killed" "sleep 29.71 still runs after 5 s"
 	# shellcheck disable=SC2046
 	kill $(pgrep -f 'sleep 29.71')
 fi
@@ -202,11 +201,7 @@ fi
 	--connect-timeout 5 exec --lines --cancel-on-usr1 -- sh -c 'echo started; exec sleep 29.72' \
 	>"$TMP/c1" 2>"$TMP/c1e" &
 cpid=$!
-i=0
-until grep -q 'line: started' "$TMP/c1" 2>/dev/null || [ $i -ge 100 ]; do
-	i=$((i + 1))
-	sleep 0.1
-done
+wait_until 10 grep -q 'line: started' "$TMP/c1"
 t0=$(ms)
 kill -USR1 "$cpid"
 wait "$cpid"
@@ -216,12 +211,7 @@ if grep -q 'line: started' "$TMP/c1" && grep -q 'error=ECANCELED' "$TMP/c1e" && 
 else
 	fail "exec: a cancel returns ECANCELED" "$((t1 - t0)) ms; $(cat "$TMP/c1" "$TMP/c1e" | tail -n 3)"
 fi
-i=0
-while pgrep -f 'sleep 29.72' >/dev/null && [ $i -lt 50 ]; do
-	i=$((i + 1))
-	sleep 0.1
-done
-if ! pgrep -f 'sleep 29.72' >/dev/null; then
+if wait_until 5 gone 'sleep 29.72'; then
 	pass "exec: the cancelled remote command was killed"
 else
 	fail "exec: the cancelled remote command was killed" "sleep 29.72 still runs after 5 s"
@@ -251,18 +241,13 @@ if sshd_start b 127.0.0.3 "$PB"; then
 		--known-hosts "$SSHD_KNOWN_HOSTS" exec --timeout 60 -- sleep 19.83 \
 		>/dev/null 2>"$TMP/s8" &
 	cpid=$!
-	i=0
-	while ! pgrep -f 'sleep 19.83' >/dev/null && [ $i -lt 50 ]; do
-		i=$((i + 1))
-		sleep 0.1
-	done
+	# the remote sleep itself (anchored: the local client's command line
+	# names it too), so sshd dies in the middle of the command
+	wait_until 10 pgrep -f '^sleep 19\.83$' ||
+		fail "exec: the remote command starts" "no remote sleep 19.83 after 10 s"
 	t0=$(ms)
 	sshd_kill b
-	i=0
-	while kill -0 "$cpid" 2>/dev/null && [ $i -lt 100 ]; do
-		i=$((i + 1))
-		sleep 0.1
-	done
+	wait_until 10 gone_pid "$cpid"
 	t1=$(ms)
 	if kill -0 "$cpid" 2>/dev/null; then
 		fail "exec: sshd killed mid-command gives an error quickly" "still running after 10 s"

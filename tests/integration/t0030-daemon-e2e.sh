@@ -125,8 +125,28 @@ api GET '/jobs/1/stages/1/log?tail=x' >/dev/null
 [ "$HTTP_STATUS" = 400 ] && pass "a bad tail is 400" || fail "bad tail" "got $HTTP_STATUS"
 [ "$(api GET /suites | jq_py '" ".join(s["name"] for s in J["suites"])')" = "quick long" ] &&
 	pass "GET /suites lists the configured suites" || fail "suites" "$(api GET /suites | head -c 300)"
-"$CLIENT" results 1 >"$TMP/results.out" 2>&1 && grep -q 'mode=threads\|threads' "$TMP/results.out" &&
-	pass "tlblab results shows both cases" || fail "tlblab results" "$(head -c 400 "$TMP/results.out")"
+# both cases: a group whose params say mode=threads and one whose params
+# say mode=processes, each with its ops_per_sec row
+both_cases() {
+	$PY - "$1" <<'PYEOF'
+import re, sys
+groups, cur = [], None
+for line in open(sys.argv[1]):
+    if line.startswith("spec "):
+        cur = {"params": "", "rows": []}
+        groups.append(cur)
+    elif cur is not None and line.startswith("  params: "):
+        cur["params"] = line
+    elif cur is not None:
+        cur["rows"].append(line.split()[0] if line.split() else "")
+seen = {m for g in groups for m in ("threads", "processes")
+        if re.search(r'\bmode="?%s"?(\s|$)' % m, g["params"]) and "mprotect.ops_per_sec" in g["rows"]}
+sys.exit(0 if seen == {"threads", "processes"} else 1)
+PYEOF
+}
+"$CLIENT" results 1 >"$TMP/results.out" 2>&1 && both_cases "$TMP/results.out" &&
+	pass "tlblab results shows both cases (mode=threads, mode=processes)" ||
+	fail "tlblab results shows both cases" "$(grep -E '^spec |^  params: ' "$TMP/results.out" | tr -s ' \n' ' ' | head -c 600)"
 
 # 4. an unknown host key is refused, and says so
 id=$(api POST /jobs '{"suite":"quick","machines":["m3"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
@@ -140,19 +160,18 @@ fi
 h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "m3"][0]')
 [ "$h" = bad ] && pass "m3 is marked bad" || fail "m3 health" "$h"
 
+# job_has_runs ID: the job has stored a run (so its agent is running, with
+# iterations to go); sets $first to the machine of its first stage
+job_has_runs() {
+	first=$(api GET "/jobs/$1" | jq_py 'J["job"]["stages"][0]["machine"] or ""')
+	n=$(api GET "/jobs/$1/runs" | jq_py 'len(J["runs"])')
+	[ -n "$first" ] && [ "${n:-0}" -ge 1 ]
+}
+
 # 5. a machine dies mid-run: the job finishes on the other one
 id=$(api POST /jobs '{"suite":"long","machines":["m1","m2"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
-first=
-i=0
-while [ $i -lt 100 ]; do
-	first=$(api GET "/jobs/$id" | jq_py 'J["job"]["stages"][0]["machine"] or ""')
-	n=$(api GET "/jobs/$id/runs" | jq_py 'len(J["runs"])')
-	[ -n "$first" ] && [ "${n:-0}" -ge 1 ] && break
-	i=$((i + 1))
-	sleep 0.2
-done
-if [ -z "$first" ]; then
-	fail "the long job starts" "never ran"
+if ! wait_until 30 job_has_runs "$id"; then
+	fail "the long job starts" "no run stored after 30 s (machine '$first')"
 else
 	sshd_kill "$first"
 	state=$(job_wait "$id" "done failed" 120)
@@ -175,13 +194,7 @@ fi
 
 # 6. kill -9 of the daemon mid-job, then a restart: the job completes
 id=$(api POST /jobs '{"suite":"long","machines":["m2"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
-i=0
-while [ $i -lt 100 ]; do
-	n=$(api GET "/jobs/$id/runs" | jq_py 'len(J["runs"])')
-	[ "${n:-0}" -ge 1 ] && break
-	i=$((i + 1))
-	sleep 0.2
-done
+wait_until 30 job_has_runs "$id" || fail "the job runs before the kill -9" "no run stored after 30 s"
 daemon_kill9
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd restarts after kill -9" "see log"; exit 0; }
 pass "tlblabd restarts after kill -9"
@@ -196,8 +209,7 @@ leased=$(api GET /machines | jq_py 'len([m for m in J["machines"] if m["leased_b
 
 # 7. cancel a running job
 id=$(api POST /jobs '{"suite":"long","machines":["m2"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
-job_wait "$id" "running" 30 >/dev/null
-sleep 1
+wait_until 30 job_has_runs "$id" || fail "the job to cancel runs" "no run stored after 30 s"
 TLBLAB_TOKEN=$TOKEN "$CLIENT" cancel "$id" >/dev/null 2>&1
 state=$(job_wait "$id" "cancelled done failed" 30)
 [ "$state" = cancelled ] && pass "a running job is cancelled" || fail "cancel" "$state"
@@ -208,11 +220,13 @@ api POST "/jobs/$id/cancel" '' "$TOKEN" >/dev/null
 cp "$TMP/lab.yaml" "$TMP/lab.good"
 printf 'lab: [\n' >"$TMP/lab.yaml"
 kill -HUP "$DAEMON_PID"
-sleep 0.5
+wait_until 10 grep -q "SIGHUP: the new configuration is not valid" "$DAEMON_LOG"
+logged=$?
 api GET /health >/dev/null
-[ "$HTTP_STATUS" = 200 ] && grep -q "SIGHUP: the new configuration is not valid" "$DAEMON_LOG" &&
-	pass "SIGHUP with an invalid file keeps the old configuration" || fail "SIGHUP invalid" "$HTTP_STATUS"
+[ "$HTTP_STATUS" = 200 ] && [ $logged = 0 ] &&
+	pass "SIGHUP with an invalid file keeps the old configuration" ||
+	fail "SIGHUP with an invalid file keeps the old configuration" "health $HTTP_STATUS, refusal logged: $([ $logged = 0 ] && echo yes || echo 'not in 10 s')"
 cp "$TMP/lab.good" "$TMP/lab.yaml"
 kill -HUP "$DAEMON_PID"
-sleep 0.5
-grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG" && pass "SIGHUP reloads a valid file" || fail "SIGHUP valid" "no reload logged"
+wait_until 10 grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG" && pass "SIGHUP reloads a valid file" ||
+	fail "SIGHUP reloads a valid file" "no reload logged in 10 s"

@@ -24,15 +24,12 @@ stop_helpers() {
 	return 0
 }
 
-# wait_for DESCRIPTION SECONDS COMMAND...: polls COMMAND until it succeeds
+# wait_for DESCRIPTION SECONDS COMMAND...: wait_until (tests/lib.sh) that
+# says what it waited for when the time runs out
 wait_for() {
-	_what=$1 _secs=$2
-	shift 2
-	_end=$(($(date +%s) + _secs))
-	until "$@" >/dev/null 2>&1; do
-		[ "$(date +%s)" -ge $_end ] && { echo "# timed out waiting for $_what"; return 1; }
-		sleep 0.1
-	done
+	_what=$1
+	shift
+	wait_until "$@" || { echo "# timed out waiting for $_what"; return 1; }
 }
 
 # ---- the fake lab ----------------------------------------------------------

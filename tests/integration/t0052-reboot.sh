@@ -137,12 +137,8 @@ machine_good "after the panic"
 write_config "    power_cycle: [$PY, $TOP/tests/tools/qemu-reset.py, $TMP/monitor.sock]" 60 \
 	"      command: [killall, sshd]"
 kill -HUP "$DAEMON_PID"
-i=0
-until grep -q 'SIGHUP: configuration reloaded' "$DAEMON_LOG"; do
-	i=$((i + 1))
-	[ $i -gt 50 ] && break
-	sleep 0.2
-done
+wait_until 10 grep -q 'SIGHUP: configuration reloaded' "$DAEMON_LOG" ||
+	fail "SIGHUP loads the power-cycle configuration" "no reload logged in 10 s"
 t0=$(date +%s)
 id=$(submit "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
 state=$(job_wait "$id" "done failed cancelled" 1500)

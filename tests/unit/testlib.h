@@ -47,4 +47,13 @@ static inline void fixture_read(struct strbuf *sb, const char *rel)
 			 needle_);						\
 } while (0)
 
+/* Skips the running test, saying why: tests/run.sh takes the "# SKIP: why"
+ * line as the skip's reason, and counts a skip without one as a failure.
+ * Only for a check that cannot run on this machine, never for one that
+ * failed. */
+#define skip_because(why) do {						\
+	print_message("# SKIP: %s\n", (why));				\
+	skip();								\
+} while (0)
+
 #endif
