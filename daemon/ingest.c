@@ -1,5 +1,6 @@
 #include "ingest.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "store.h"
@@ -53,6 +54,21 @@ static int is_num(json_t *o, const char *k)
 	return json_is_number(json_object_get(o, k));
 }
 
+/* A case or iteration number: an integer from 0 to INT_MAX (a larger one
+ * would wrap in the store's int columns and land on another case). */
+static int is_index(json_t *o, const char *k)
+{
+	json_int_t v = json_integer_value(json_object_get(o, k));
+
+	return is_int(o, k) && v >= 0 && v <= INT_MAX;
+}
+
+/* A duration in seconds: a number, not negative. */
+static int is_duration(json_t *o, const char *k)
+{
+	return is_num(o, k) && json_number_value(json_object_get(o, k)) >= 0;
+}
+
 static int is_bool(json_t *o, const char *k)
 {
 	return json_is_boolean(json_object_get(o, k));
@@ -83,9 +99,9 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	struct run_row r = { 0 };
 	int rc;
 
-	if (!is_int(o, "case") || !is_int(o, "iteration") || !is_bool(o, "warmup") ||
+	if (!is_index(o, "case") || !is_index(o, "iteration") || !is_bool(o, "warmup") ||
 	    !json_is_object(params) || !workload || !json_is_object(metrics) || !all_numbers(metrics) ||
-	    !is_num(o, "duration_s") || (info && !json_is_object(info)) ||
+	    !is_duration(o, "duration_s") || (info && !json_is_object(info)) ||
 	    (profile && !json_is_object(profile)))
 		return garbage(ig, "malformed iteration", line, len);
 	r.job_id = ig->job_id;
@@ -139,7 +155,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 		ig->hello = json_incref(o);
 		ig->saw_hello = 1;
 	} else if (!strcmp(type, "sample")) {
-		if (!is_num(o, "t") || !is_num(o, "dt") || !is_int(o, "case") || !is_int(o, "iteration") ||
+		if (!is_num(o, "t") || !is_duration(o, "dt") || !is_index(o, "case") || !is_index(o, "iteration") ||
 		    !is_bool(o, "warmup") || !is_bool(o, "window") || !is_obj(o, "values") ||
 		    !all_numbers(json_object_get(o, "values"))) {
 			rc = garbage(ig, "malformed sample", line, len);

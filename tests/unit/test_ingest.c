@@ -242,6 +242,12 @@ static void test_wrong_types(void **state)
 		"\"info\":\"x\"}",
 		ITER_HEAD "\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":1,"
 		"\"profile\":[1]}",
+		/* out of range: a case past INT_MAX would wrap onto case 1 */
+		"{\"type\":\"iteration\",\"case\":4294967297,\"iteration\":1,\"warmup\":false,"
+		"\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":1}",
+		"{\"type\":\"iteration\",\"case\":0,\"iteration\":-5,\"warmup\":false,"
+		"\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":1}",
+		ITER_HEAD "\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":-3}",
 	};
 	static const char *const samples[] = {
 		"{\"type\":\"sample\",\"t\":\"1\",\"dt\":1,\"case\":0,\"iteration\":1,\"warmup\":false,"
@@ -254,6 +260,10 @@ static void test_wrong_types(void **state)
 		SAMPLE_HEAD "\"warmup\":false,\"window\":true,\"values\":[1]}",
 		SAMPLE_HEAD "\"warmup\":false,\"window\":true,\"values\":{\"a\":1,\"b\":\"x\"}}",
 		SAMPLE_HEAD "\"warmup\":false,\"window\":true}",
+		"{\"type\":\"sample\",\"t\":1,\"dt\":-1,\"case\":0,\"iteration\":1,\"warmup\":false,"
+		"\"window\":true,\"values\":{\"a\":1}}",
+		"{\"type\":\"sample\",\"t\":1,\"dt\":1,\"case\":-1,\"iteration\":1,\"warmup\":false,"
+		"\"window\":true,\"values\":{\"a\":1}}",
 	};
 	static const struct { const char *line, *why; } others[] = {
 		{ "{\"type\":\"hello\",\"protocol\":\"1\",\"host\":{}}", "malformed hello" },
