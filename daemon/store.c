@@ -9,7 +9,7 @@
  * connections on the same file instead, each with its own mutex and
  * statement cache: WAL lets them read the last commit while the writer
  * works, so 32 dashboards polling no longer queue behind one mutex. They
- * are struct stores too (reader_get), and share the writer's fault hook,
+ * are struct stores too (db_reader_get), and share the writer's fault hook,
  * so a test sees one sequence of statements whichever connection runs it.
  * Every change is committed before the writer's mutex is released, so a
  * read that starts after a call returned sees what the call wrote.
@@ -35,17 +35,17 @@
 #include "store_int.h"
 #include "banned.h"
 
-void lock(struct store *st)
+void db_lock(struct store *st)
 {
 	pthread_mutex_lock(&st->lock);
 }
 
-void unlock(struct store *st)
+void db_unlock(struct store *st)
 {
 	pthread_mutex_unlock(&st->lock);
 }
 
-int sqlite_errno(int rc)
+int db_sqlite_errno(int rc)
 {
 	switch (rc & 0xff) {
 	case SQLITE_BUSY:
@@ -58,11 +58,11 @@ int sqlite_errno(int rc)
 	}
 }
 
-int sql_err(struct store *st, struct strbuf *err, const char *what)
+int db_sql_err(struct store *st, struct strbuf *err, const char *what)
 {
 	if (err)
 		strbuf_seterr(err, "store: %s: %s", what, st->errmsg[0] ? st->errmsg : sqlite3_errmsg(st->db));
-	return sqlite_errno(st->errcode);
+	return db_sqlite_errno(st->errcode);
 }
 
 /* Whether the statement about to start (sql) is the one the fault hook
@@ -89,7 +89,7 @@ out:
 	return code;
 }
 
-/* Remembers why a statement failed (rc), for sql_err and the log. */
+/* Remembers why a statement failed (rc), for db_sql_err and the log. */
 static int failed(struct store *st, int rc, const char *sql, int injected)
 {
 	st->errcode = rc;
@@ -98,7 +98,7 @@ static int failed(struct store *st, int rc, const char *sql, int injected)
 	return rc;
 }
 
-int stmt_step(struct store *st, sqlite3_stmt *s)
+int db_stmt_step(struct store *st, sqlite3_stmt *s)
 {
 	int rc;
 
@@ -112,30 +112,30 @@ int stmt_step(struct store *st, sqlite3_stmt *s)
 	return rc;
 }
 
-int exec(struct store *st, const char *sql)
+int db_exec(struct store *st, const char *sql)
 {
 	int rc = strcmp(sql, "ROLLBACK") ? fault_fires(st, sql) : SQLITE_OK;
 
 	if (rc != SQLITE_OK)
-		return sqlite_errno(failed(st, rc, sql, 1));
+		return db_sqlite_errno(failed(st, rc, sql, 1));
 	rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
-	return rc == SQLITE_OK ? 0 : sqlite_errno(failed(st, rc, sql, 0));
+	return rc == SQLITE_OK ? 0 : db_sqlite_errno(failed(st, rc, sql, 0));
 }
 
-int txn_begin(struct store *st)
+int db_txn_begin(struct store *st)
 {
 	if (!sqlite3_get_autocommit(st->db)) {
 		fprintf(stderr, "tlblabd: store: a transaction was left open; rolling it back\n");
-		exec(st, "ROLLBACK");
+		db_exec(st, "ROLLBACK");
 	}
-	return exec(st, "BEGIN IMMEDIATE");
+	return db_exec(st, "BEGIN IMMEDIATE");
 }
 
-int txn_end(struct store *st, int rc)
+int db_txn_end(struct store *st, int rc)
 {
 	if (rc == 0)
-		rc = exec(st, "COMMIT");
-	if (rc < 0 && !sqlite3_get_autocommit(st->db) && exec(st, "ROLLBACK") < 0)
+		rc = db_exec(st, "COMMIT");
+	if (rc < 0 && !sqlite3_get_autocommit(st->db) && db_exec(st, "ROLLBACK") < 0)
 		fprintf(stderr, "tlblabd: store: rollback failed: %s\n", sqlite3_errmsg(st->db));
 	return rc;
 }
@@ -167,13 +167,13 @@ void store_busy_timeout(struct store *st, int ms)
 {
 	size_t i;
 
-	lock(st);
+	db_lock(st);
 	sqlite3_busy_timeout(st->db, ms);
-	unlock(st);
+	db_unlock(st);
 	for (i = 0; i < st->nreaders; i++) {
-		lock(st->readers[i]);
+		db_lock(st->readers[i]);
 		sqlite3_busy_timeout(st->readers[i]->db, ms);
-		unlock(st->readers[i]);
+		db_unlock(st->readers[i]);
 	}
 }
 
@@ -187,13 +187,13 @@ long store_fault_hits(struct store *st)
 	return n;
 }
 
-struct store *reader_get(struct store *st)
+struct store *db_reader_get(struct store *st)
 {
 	unsigned start, i;
 	struct store *r;
 
 	if (!st->nreaders) {
-		lock(st);
+		db_lock(st);
 		return st;
 	}
 	start = atomic_fetch_add(&st->next_reader, 1);
@@ -203,7 +203,7 @@ struct store *reader_get(struct store *st)
 			return r;
 	}
 	r = st->readers[start % st->nreaders];
-	lock(r);
+	db_lock(r);
 	return r;
 }
 
@@ -224,7 +224,7 @@ const char *store_strerror(int rc)
 	}
 }
 
-sqlite3_stmt *prep_once(struct store *st, const char *sql)
+sqlite3_stmt *db_prep_once(struct store *st, const char *sql)
 {
 	sqlite3_stmt *s = NULL;
 
@@ -236,7 +236,7 @@ sqlite3_stmt *prep_once(struct store *st, const char *sql)
 	return s;
 }
 
-sqlite3_stmt *prep(struct store *st, const char *sql)
+sqlite3_stmt *db_prep(struct store *st, const char *sql)
 {
 	size_t i;
 	sqlite3_stmt *s;
@@ -244,7 +244,7 @@ sqlite3_stmt *prep(struct store *st, const char *sql)
 	for (i = 0; i < st->ncache; i++)
 		if (st->cache[i].sql == sql)
 			return st->cache[i].s;
-	s = prep_once(st, sql);
+	s = db_prep_once(st, sql);
 	if (s && st->ncache < STMT_CACHE) {
 		st->cache[st->ncache].sql = sql;
 		st->cache[st->ncache++].s = s;
@@ -252,7 +252,7 @@ sqlite3_stmt *prep(struct store *st, const char *sql)
 	return s;
 }
 
-sqlite3_stmt *prep_text(struct store *st, const char *sql)
+sqlite3_stmt *db_prep_text(struct store *st, const char *sql)
 {
 	size_t i;
 	sqlite3_stmt *s;
@@ -261,7 +261,7 @@ sqlite3_stmt *prep_text(struct store *st, const char *sql)
 	for (i = 0; i < st->ncache; i++)
 		if (st->cache[i].text && !strcmp(st->cache[i].text, sql))
 			return st->cache[i].s;
-	s = prep_once(st, sql);
+	s = db_prep_once(st, sql);
 	if (s && st->ncache < STMT_CACHE) {
 		if (!(text = strdup(sql)))
 			abort();
@@ -272,7 +272,7 @@ sqlite3_stmt *prep_text(struct store *st, const char *sql)
 	return s;
 }
 
-void stmt_done(struct store *st, sqlite3_stmt *s)
+void db_stmt_done(struct store *st, sqlite3_stmt *s)
 {
 	size_t i;
 
@@ -287,7 +287,7 @@ void stmt_done(struct store *st, sqlite3_stmt *s)
 	sqlite3_finalize(s);
 }
 
-void bind_text(sqlite3_stmt *s, int i, const char *v)
+void db_bind_text(sqlite3_stmt *s, int i, const char *v)
 {
 	if (v)
 		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
@@ -295,7 +295,7 @@ void bind_text(sqlite3_stmt *s, int i, const char *v)
 		sqlite3_bind_null(s, i);
 }
 
-void bind_json(sqlite3_stmt *s, int i, const json_t *v)
+void db_bind_json(sqlite3_stmt *s, int i, const json_t *v)
 {
 	char *txt = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
@@ -305,27 +305,27 @@ void bind_json(sqlite3_stmt *s, int i, const json_t *v)
 		sqlite3_bind_null(s, i);
 }
 
-int step_done_st(struct store *st, sqlite3_stmt *s)
+int db_step_done_st(struct store *st, sqlite3_stmt *s)
 {
 	int rc;
 
 	if (!s)
 		return -EIO;
-	rc = stmt_step(st, s);
-	stmt_done(st, s);
-	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+	rc = db_stmt_step(st, s);
+	db_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : db_sqlite_errno(rc);
 }
-int step_row(struct store *st, sqlite3_stmt *s)
+int db_step_row(struct store *st, sqlite3_stmt *s)
 {
-	int rc = s ? stmt_step(st, s) : SQLITE_ERROR;
+	int rc = s ? db_stmt_step(st, s) : SQLITE_ERROR;
 
 	if (rc == SQLITE_ROW)
 		return 1;
-	stmt_done(st, s);
-	return rc == SQLITE_DONE ? 0 : sqlite_errno(rc);
+	db_stmt_done(st, s);
+	return rc == SQLITE_DONE ? 0 : db_sqlite_errno(rc);
 }
 
-json_t *col_json(sqlite3_stmt *s, int i)
+json_t *db_col_json(sqlite3_stmt *s, int i)
 {
 	switch (sqlite3_column_type(s, i)) {
 	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(s, i));
@@ -335,7 +335,7 @@ json_t *col_json(sqlite3_stmt *s, int i)
 	}
 }
 
-json_t *col_parsed(sqlite3_stmt *s, int i)
+json_t *db_col_parsed(sqlite3_stmt *s, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(s, i);
 	json_t *v;
@@ -347,28 +347,28 @@ json_t *col_parsed(sqlite3_stmt *s, int i)
 	return v ? v : json_null();
 }
 
-json_t *read_end(json_t *doc, int rc)
+json_t *db_read_end(json_t *doc, int rc)
 {
 	if (rc == SQLITE_DONE && doc)
 		return doc;
 	json_decref(doc);
-	errno = rc == SQLITE_DONE ? EIO : -sqlite_errno(rc);
+	errno = rc == SQLITE_DONE ? EIO : -db_sqlite_errno(rc);
 	return NULL;
 }
 
-double now(void)
+double db_now(void)
 {
 	return wall_now();
 }
 
-int query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
+int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s = prep(st, sql);
+	sqlite3_stmt *s = db_prep(st, sql);
 	int64_t *v = NULL;
 	size_t n = 0, alloc = 0;
 	int rc;
 
-	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
 			v = realloc(v, alloc * sizeof(*v));
@@ -377,27 +377,27 @@ int query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
 		}
 		v[n++] = sqlite3_column_int64(s, 0);
 	}
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	if (rc != SQLITE_DONE) {
 		free(v);
-		return sqlite_errno(rc);
+		return db_sqlite_errno(rc);
 	}
 	*ret = v;
 	*ret_n = n;
 	return 0;
 }
 
-int update_id_text(struct store *st, const char *sql, int64_t id, const char *text)
+int db_update_id_text(struct store *st, const char *sql, int64_t id, const char *text)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, sql);
+	db_lock(st);
+	s = db_prep(st, sql);
 	sqlite3_bind_int64(s, 1, id);
-	bind_text(s, 2, text);
-	rc = step_done(s);
-	unlock(st);
+	db_bind_text(s, 2, text);
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -416,19 +416,19 @@ static int backfill_subjects(struct store *st)
 	sqlite3_stmt *s, *u;
 	int rc = 0;
 
-	s = prep_once(st, "SELECT id, patch_kind, patch FROM jobs WHERE kind = 'ab' AND patch IS NOT NULL "
+	s = db_prep_once(st, "SELECT id, patch_kind, patch FROM jobs WHERE kind = 'ab' AND patch IS NOT NULL "
 		      "AND patch_kind IN ('patch', 'url')");
-	while (s && rc == 0 && stmt_step(st, s) == SQLITE_ROW) {
+	while (s && rc == 0 && db_stmt_step(st, s) == SQLITE_ROW) {
 		const char *kind = (const char *)sqlite3_column_text(s, 1);
 		enum patch_subject_kind k = patch_subject((const char *)sqlite3_column_text(s, 2),
 							  (size_t)sqlite3_column_bytes(s, 2), &subj);
 
 		if (k == PATCH_SUBJECT_NONE || (!strcmp(kind ? kind : "", "url") && k == PATCH_SUBJECT_FILES))
 			continue;
-		u = prep(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1");
+		u = db_prep(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1");
 		sqlite3_bind_int64(u, 1, sqlite3_column_int64(s, 0));
-		bind_text(u, 2, subj.buf);
-		rc = step_done(u);
+		db_bind_text(u, 2, subj.buf);
+		rc = db_step_done(u);
 	}
 	if (s)
 		sqlite3_finalize(s);
@@ -442,32 +442,32 @@ static int migrate(struct store *st, struct strbuf *err)
 	size_t i;
 	int have = 0, rc;
 
-	if (exec(st, "CREATE TABLE IF NOT EXISTS schema_migrations ("
+	if (db_exec(st, "CREATE TABLE IF NOT EXISTS schema_migrations ("
 		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)") < 0)
-		return sql_err(st, err, "schema_migrations");
-	s = prep(st, "SELECT coalesce(max(version), 0) FROM schema_migrations");
-	if (s && stmt_step(st, s) == SQLITE_ROW)
+		return db_sql_err(st, err, "schema_migrations");
+	s = db_prep(st, "SELECT coalesce(max(version), 0) FROM schema_migrations");
+	if (s && db_stmt_step(st, s) == SQLITE_ROW)
 		have = sqlite3_column_int(s, 0);
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	for (i = 0; i < nmigrations; i++) {
 		const struct migration *m = &migrations[i];
 
 		if (m->version <= have)
 			continue;
-		rc = txn_begin(st);
+		rc = db_txn_begin(st);
 		if (rc == 0)
-			rc = exec(st, m->sql);
+			rc = db_exec(st, m->sql);
 		if (rc == 0 && m->version == SUBJECT_MIGRATION)
 			rc = backfill_subjects(st) < 0 ? -EIO : 0;
 		if (rc == 0) {
-			s = prep(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)");
+			s = db_prep(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)");
 			sqlite3_bind_int(s, 1, m->version);
-			bind_text(s, 2, m->name);
-			sqlite3_bind_double(s, 3, now());
-			rc = step_done(s);
+			db_bind_text(s, 2, m->name);
+			sqlite3_bind_double(s, 3, db_now());
+			rc = db_step_done(s);
 		}
-		if (txn_end(st, rc) < 0) {
-			sql_err(st, err, m->name);
+		if (db_txn_end(st, rc) < 0) {
+			db_sql_err(st, err, m->name);
 			return -EIO;
 		}
 		have = m->version;
@@ -544,9 +544,9 @@ int store_open(const char *path, struct store **ret, struct strbuf *err)
 		goto fail;
 	}
 	sqlite3_busy_timeout(st->db, 10000);
-	if (exec(st, "PRAGMA journal_mode=WAL") < 0 || exec(st, "PRAGMA foreign_keys=ON") < 0 ||
-	    exec(st, "PRAGMA synchronous=NORMAL") < 0) {
-		sql_err(st, err, path);
+	if (db_exec(st, "PRAGMA journal_mode=WAL") < 0 || db_exec(st, "PRAGMA foreign_keys=ON") < 0 ||
+	    db_exec(st, "PRAGMA synchronous=NORMAL") < 0) {
+		db_sql_err(st, err, path);
 		goto fail;
 	}
 	if (migrate(st, err) < 0)
@@ -581,8 +581,8 @@ int64_t store_generation(struct store *st)
 
 	/* the writer makes every change, so every change counts here; read
 	 * under its lock, no change is half-committed */
-	lock(st);
+	db_lock(st);
 	g = sqlite3_total_changes64(st->db);
-	unlock(st);
+	db_unlock(st);
 	return g;
 }

@@ -26,10 +26,13 @@
  *   store_machines.c  machines from the config, health, failures
  *   store_tokens.c    API tokens and what each has queued
  *
- * Locking: a function of store.h holds the writer's lock (lock), or a
- * reader's (reader_get), for its whole call; the helpers below expect
+ * The helpers are named db_*: each works on one connection, a struct store
+ * (the writer, or one of its readers), and its prepared statements.
+ *
+ * Locking: a function of store.h holds the writer's lock (db_lock), or a
+ * reader's (db_reader_get), for its whole call; the helpers below expect
  * their caller to hold the lock of the connection they are given, except
- * update_id_text, which takes it.
+ * db_update_id_text, which takes it.
  */
 
 #define STMT_CACHE 96
@@ -42,14 +45,14 @@
 /*
  * Prepared statements are cached by the address of their SQL text (every
  * fixed query is a string literal), so a request pays for parsing once per
- * daemon, not once per call. Callers hand them back with stmt_done, which
- * resets them; queries built at run time use prep_once and finalize, or
- * prep_text, which keeps them by their text (a few shapes, many calls).
+ * daemon, not once per call. Callers hand them back with db_stmt_done, which
+ * resets them; queries built at run time use db_prep_once and finalize, or
+ * db_prep_text, which keeps them by their text (a few shapes, many calls).
  */
 struct stmt_slot {
 	const char *sql;
 	sqlite3_stmt *s;
-	char *text;		/* prep_text's own copy of sql, or NULL */
+	char *text;		/* db_prep_text's own copy of sql, or NULL */
 };
 
 /* The test hook (store.h): the n-th statement from now, or the next
@@ -90,93 +93,94 @@ struct store {
 };
 
 /* The connection's mutex: its statements, its errmsg. */
-void lock(struct store *st);
-void unlock(struct store *st);
+void db_lock(struct store *st);
+void db_unlock(struct store *st);
 
 /*
  * A connection for a read of the last commit, locked: a free reader, else
  * one in turn (waiting for it), else the writer when there are none (an
- * in-memory store). Hand it back with unlock.
+ * in-memory store). Hand it back with db_unlock.
  */
-struct store *reader_get(struct store *st);
+struct store *db_reader_get(struct store *st);
 
 /* An SQLite result code as the store's negative errno (store.h). */
-int sqlite_errno(int rc);
+int db_sqlite_errno(int rc);
 /* The failure last seen on st, as "store: WHAT: MESSAGE" into err (when
  * not NULL); returns it as the store's negative errno. */
-int sql_err(struct store *st, struct strbuf *err, const char *what);
+int db_sql_err(struct store *st, struct strbuf *err, const char *what);
 
-/* Statements (the cache: struct stmt_slot). prep: a fixed query, a string
- * literal. prep_once: a query for one use, to finalize (or stmt_done).
- * Both NULL when the SQL does not prepare (logged, and kept for sql_err);
- * every step function below takes a NULL statement as a failure. */
-sqlite3_stmt *prep_once(struct store *st, const char *sql);
-sqlite3_stmt *prep(struct store *st, const char *sql);
+/* Statements (the cache: struct stmt_slot). db_prep: a fixed query, a
+ * string literal. db_prep_once: a query for one use, to finalize (or hand
+ * to db_stmt_done). Both NULL when the SQL does not prepare (logged, and
+ * kept for db_sql_err); every step function below takes a NULL statement
+ * as a failure. */
+sqlite3_stmt *db_prep_once(struct store *st, const char *sql);
+sqlite3_stmt *db_prep(struct store *st, const char *sql);
 
 /* A statement whose SQL was built at run time, kept by its text: the
  * same text reuses it. */
-sqlite3_stmt *prep_text(struct store *st, const char *sql);
+sqlite3_stmt *db_prep_text(struct store *st, const char *sql);
 
 /* Hands a statement back: cached ones are reset, others finalized. */
-void stmt_done(struct store *st, sqlite3_stmt *s);
+void db_stmt_done(struct store *st, sqlite3_stmt *s);
 /* Parameter i as v's text, or NULL when v is. */
-void bind_text(sqlite3_stmt *s, int i, const char *v);
+void db_bind_text(sqlite3_stmt *s, int i, const char *v);
 /* Parameter i as v's compact JSON text, or NULL when v is. */
-void bind_json(sqlite3_stmt *s, int i, const json_t *v);
+void db_bind_json(sqlite3_stmt *s, int i, const json_t *v);
 
 /*
  * Every statement the store runs goes through here: it starts (or goes on
  * with) s, unless the fault hook fails it first. Returns SQLite's code.
  */
-int stmt_step(struct store *st, sqlite3_stmt *s);
+int db_stmt_step(struct store *st, sqlite3_stmt *s);
 /* A statement of fixed text (no parameters) run through the same hook;
  * ROLLBACK is never failed by it. 0 or the store's negative errno. */
-int exec(struct store *st, const char *sql);
+int db_exec(struct store *st, const char *sql);
 
 /* Runs a statement that returns no rows; hands it back. 0 or the store's
- * negative errno. step_done(s) is this on the st of the caller. */
-int step_done_st(struct store *st, sqlite3_stmt *s);
-#define step_done(s) step_done_st(st, (s))
+ * negative errno. db_step_done(s) is this on the st of the caller. */
+int db_step_done_st(struct store *st, sqlite3_stmt *s);
+#define db_step_done(s) db_step_done_st(st, (s))
 
 /* Steps a query of at most one row: 1 with a row (read it, then
- * stmt_done), 0 with none (handed back), or a negative errno (handed
+ * db_stmt_done), 0 with none (handed back), or a negative errno (handed
  * back). For reads inside a transaction, where "no row" decides. */
-int step_row(struct store *st, sqlite3_stmt *s);
+int db_step_row(struct store *st, sqlite3_stmt *s);
 
 /* The first column of every row of sql, as ids. Caller holds the lock and
  * frees *ret (set on success only). 0 or a store error. */
-int query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n);
+int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n);
 /* Runs an UPDATE whose parameters are ?1 = id and ?2 = text, under the
  * writer's lock, which it takes (the caller holds none). */
-int update_id_text(struct store *st, const char *sql, int64_t id, const char *text);
+int db_update_id_text(struct store *st, const char *sql, int64_t id, const char *text);
 
 /*
  * Transactions: every change of more than one statement is
- * txn_begin ... txn_end(st, rc). BEGIN IMMEDIATE takes the write lock up
- * front, so a busy database fails the BEGIN, not a statement half-way.
- * txn_end commits when rc is 0 and rolls back otherwise, or when the
- * COMMIT fails; it returns rc, or the COMMIT's error. A transaction left
- * open by a failed ROLLBACK is rolled back by the next txn_begin, so one
- * failure never swallows the next change into a transaction that no one
- * commits.
+ * db_txn_begin ... db_txn_end(st, rc). BEGIN IMMEDIATE takes the write
+ * lock up front, so a busy database fails the BEGIN, not a statement
+ * half-way. db_txn_end commits when rc is 0 and rolls back otherwise, or
+ * when the COMMIT fails; it returns rc, or the COMMIT's error. A
+ * transaction left open by a failed ROLLBACK is rolled back by the next
+ * db_txn_begin, so one failure never swallows the next change into a
+ * transaction that no one commits.
  */
-int txn_begin(struct store *st);
-int txn_end(struct store *st, int rc);
+int db_txn_begin(struct store *st);
+int db_txn_end(struct store *st, int rc);
 
 /* Column i as JSON of its SQLite type (NULL as null). */
-json_t *col_json(sqlite3_stmt *s, int i);
+json_t *db_col_json(sqlite3_stmt *s, int i);
 
 /* A column holding JSON text, parsed (null if absent or unparsable). */
-json_t *col_parsed(sqlite3_stmt *s, int i);
+json_t *db_col_parsed(sqlite3_stmt *s, int i);
 
 /*
  * The end of a read that builds JSON (store.h): rc is the last step's
  * code, SQLITE_DONE when every row was read. Otherwise what was built is
  * dropped: NULL with errno the store's error, never part of the rows.
  */
-json_t *read_end(json_t *doc, int rc);
+json_t *db_read_end(json_t *doc, int rc);
 
 /* The time every timestamp column holds: seconds since the epoch. */
-double now(void);
+double db_now(void);
 
 #endif

@@ -25,48 +25,48 @@ int store_job_create(struct store *st, const struct job_request *req,
 	size_t i;
 	int rc = 0;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto fail;
-	s = prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
+	s = db_prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
 		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
 		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	bind_text(s, 1, req->kind);
-	bind_text(s, 2, req->suite);
-	bind_json(s, 3, req->suite_json);
-	bind_json(s, 4, req->machines);
-	bind_json(s, 5, req->tags);
-	bind_text(s, 6, req->submitter);
+	db_bind_text(s, 1, req->kind);
+	db_bind_text(s, 2, req->suite);
+	db_bind_json(s, 3, req->suite_json);
+	db_bind_json(s, 4, req->machines);
+	db_bind_json(s, 5, req->tags);
+	db_bind_text(s, 6, req->submitter);
 	sqlite3_bind_int(s, 7, req->boots);
-	sqlite3_bind_double(s, 8, now());
-	bind_text(s, 9, req->tree);
-	bind_text(s, 10, req->base);
-	bind_text(s, 11, req->patch_kind);
-	bind_text(s, 12, req->patch);
-	bind_text(s, 13, req->patch_url);
-	bind_text(s, 14, req->patch_ref);
+	sqlite3_bind_double(s, 8, db_now());
+	db_bind_text(s, 9, req->tree);
+	db_bind_text(s, 10, req->base);
+	db_bind_text(s, 11, req->patch_kind);
+	db_bind_text(s, 12, req->patch);
+	db_bind_text(s, 13, req->patch_url);
+	db_bind_text(s, 14, req->patch_ref);
 	sqlite3_bind_int(s, 15, req->max_boots > req->boots ? req->max_boots : req->boots);
-	bind_text(s, 16, req->patch_subject);
-	if ((rc = step_done(s)) < 0)
+	db_bind_text(s, 16, req->patch_subject);
+	if ((rc = db_step_done(s)) < 0)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < nstages; i++) {
-		s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
+		s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_int(s, 2, (int)i);
-		bind_text(s, 3, stages[i].kind);
-		bind_text(s, 4, stages[i].side);
+		db_bind_text(s, 3, stages[i].kind);
+		db_bind_text(s, 4, stages[i].side);
 		sqlite3_bind_int(s, 5, stages[i].boot_index);
 		sqlite3_bind_double(s, 6, stages[i].timeout);
-		if ((rc = step_done(s)) < 0)
+		if ((rc = db_step_done(s)) < 0)
 			goto fail;
 	}
 fail:
-	if ((rc = txn_end(st, rc)) < 0)
-		sql_err(st, err, "create job");
+	if ((rc = db_txn_end(st, rc)) < 0)
+		db_sql_err(st, err, "create job");
 	else
 		*ret_id = id;
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }
 
@@ -82,62 +82,62 @@ static json_t *job_row(sqlite3_stmt *s)
 {
 	json_t *j = json_object();
 
-	json_object_set_new(j, "id", col_json(s, 0));
-	json_object_set_new(j, "kind", col_json(s, 1));
-	json_object_set_new(j, "state", col_json(s, 2));
-	json_object_set_new(j, "suite", col_json(s, 3));
-	json_object_set_new(j, "machines", col_parsed(s, 4));
-	json_object_set_new(j, "tags", col_parsed(s, 5));
-	json_object_set_new(j, "submitter", col_json(s, 6));
-	json_object_set_new(j, "boots", col_json(s, 7));
-	json_object_set_new(j, "created", col_json(s, 8));
-	json_object_set_new(j, "started", col_json(s, 9));
-	json_object_set_new(j, "finished", col_json(s, 10));
+	json_object_set_new(j, "id", db_col_json(s, 0));
+	json_object_set_new(j, "kind", db_col_json(s, 1));
+	json_object_set_new(j, "state", db_col_json(s, 2));
+	json_object_set_new(j, "suite", db_col_json(s, 3));
+	json_object_set_new(j, "machines", db_col_parsed(s, 4));
+	json_object_set_new(j, "tags", db_col_parsed(s, 5));
+	json_object_set_new(j, "submitter", db_col_json(s, 6));
+	json_object_set_new(j, "boots", db_col_json(s, 7));
+	json_object_set_new(j, "created", db_col_json(s, 8));
+	json_object_set_new(j, "started", db_col_json(s, 9));
+	json_object_set_new(j, "finished", db_col_json(s, 10));
 	json_object_set_new(j, "cancel_requested", json_boolean(sqlite3_column_int(s, 11)));
 	if (sqlite3_column_type(s, 12) != SQLITE_NULL)
-		json_object_set_new(j, "error", json_pack("{s:o,s:o,s:o}", "class", col_json(s, 12),
-							  "message", col_json(s, 13), "stage", col_json(s, 14)));
+		json_object_set_new(j, "error", json_pack("{s:o,s:o,s:o}", "class", db_col_json(s, 12),
+							  "message", db_col_json(s, 13), "stage", db_col_json(s, 14)));
 	else
 		json_object_set_new(j, "error", json_null());
-	json_object_set_new(j, "tree", col_json(s, 15));
-	json_object_set_new(j, "base", col_json(s, 16));
-	json_object_set_new(j, "stage", col_json(s, 17));
-	json_object_set_new(j, "patch_kind", col_json(s, 18));
-	json_object_set_new(j, "patch_url", col_json(s, 19));
-	json_object_set_new(j, "patch_ref", col_json(s, 20));
-	json_object_set_new(j, "max_boots", col_json(s, 21));
-	json_object_set_new(j, "verdict", col_json(s, 22));
-	json_object_set_new(j, "patch_subject", col_json(s, 23));
+	json_object_set_new(j, "tree", db_col_json(s, 15));
+	json_object_set_new(j, "base", db_col_json(s, 16));
+	json_object_set_new(j, "stage", db_col_json(s, 17));
+	json_object_set_new(j, "patch_kind", db_col_json(s, 18));
+	json_object_set_new(j, "patch_url", db_col_json(s, 19));
+	json_object_set_new(j, "patch_ref", db_col_json(s, 20));
+	json_object_set_new(j, "max_boots", db_col_json(s, 21));
+	json_object_set_new(j, "verdict", db_col_json(s, 22));
+	json_object_set_new(j, "patch_subject", db_col_json(s, 23));
 	return j;
 }
 
 json_t *store_job_json(struct store *w, int64_t id)
 {
-	struct store *st = reader_get(w);
+	struct store *st = db_reader_get(w);
 	sqlite3_stmt *s, *js;
 	json_t *job = NULL, *stages;
 	int rc;
 
 	/* js is handed back last: while it is open, its read transaction
 	 * gives the stages the same commit as the job */
-	js = prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+	js = db_prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(js, 1, id);
-	if ((rc = stmt_step(st, js)) == SQLITE_ROW)
+	if ((rc = db_stmt_step(st, js)) == SQLITE_ROW)
 		job = job_row(js);
 	if (!job) {
-		stmt_done(st, js);
-		unlock(st);
+		db_stmt_done(st, js);
+		db_unlock(st);
 		if (rc != SQLITE_DONE)
-			return read_end(NULL, rc);
+			return db_read_end(NULL, rc);
 		errno = ENOENT;
 		return NULL;
 	}
 	stages = json_array();
-	s = prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
+	s = db_prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
 		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs "
 		     "FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
@@ -146,16 +146,16 @@ json_t *store_job_json(struct store *w, int64_t id)
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(g, names[i], i == 16 ? col_parsed(s, i) : col_json(s, i));
+			json_object_set_new(g, names[i], i == 16 ? db_col_parsed(s, i) : db_col_json(s, i));
 		if (json_is_null(json_object_get(g, "specs")))
 			json_object_set_new(g, "specs", json_array());
 		json_array_append_new(stages, g);
 	}
-	stmt_done(st, s);
-	stmt_done(st, js);
+	db_stmt_done(st, s);
+	db_stmt_done(st, js);
 	json_object_set_new(job, "stages", stages);
-	unlock(st);
-	return read_end(job, rc);
+	db_unlock(st);
+	return db_read_end(job, rc);
 }
 
 /* The job list's totals for a filter, kept until the next change: the
@@ -197,7 +197,7 @@ static void count_put(struct store *w, const char *key, int64_t gen, int64_t tot
 	pthread_mutex_unlock(&w->count_lock);
 }
 
-/* Column i as JSON text, as col_json would encode it (api.c's precision). */
+/* Column i as JSON text, as db_col_json would encode it (api.c's precision). */
 static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
 {
 	switch (sqlite3_column_type(s, i)) {
@@ -216,7 +216,7 @@ static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
 	}
 }
 
-/* A column holding JSON text, as col_parsed would encode it. */
+/* A column holding JSON text, as db_col_parsed would encode it. */
 static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
 {
 	const char *t = (const char *)sqlite3_column_text(s, i);
@@ -295,15 +295,15 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 	}
 	/* before the count: a change committed after it retires what we keep */
 	gen = store_generation(w);
-	st = reader_get(w);
+	st = db_reader_get(w);
 	if (!count_get(w, key.buf, gen, &total)) {
 		strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
-		s = prep_text(st, sql.buf);
+		s = db_prep_text(st, sql.buf);
 		for (i = 0; i < nv; i++)
-			bind_text(s, i + 1, vals[i]);
-		if ((rc = stmt_step(st, s)) == SQLITE_ROW)
+			db_bind_text(s, i + 1, vals[i]);
+		if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
 			total = sqlite3_column_int64(s, 0);
-		stmt_done(st, s);
+		db_stmt_done(st, s);
 		if (rc == SQLITE_ROW)
 			count_put(w, key.buf, gen, total);
 	}
@@ -311,28 +311,28 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT ? OFFSET ?",
 			    where.buf);
-		s = prep_text(st, sql.buf);
+		s = db_prep_text(st, sql.buf);
 		for (i = 0; i < nv; i++)
-			bind_text(s, i + 1, vals[i]);
+			db_bind_text(s, i + 1, vals[i]);
 		sqlite3_bind_int(s, nv + 1, limit);
 		sqlite3_bind_int(s, nv + 2, offset);
 		strbuf_addstr(out, "{\"jobs\":[");
-		while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
+		while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 			if (n++)
 				strbuf_addch(out, ',');
 			job_row_text(out, s);
 		}
-		stmt_done(st, s);
+		db_stmt_done(st, s);
 		strbuf_addf(out, "],\"total\":%lld,\"limit\":%d,\"offset\":%d}", (long long)total, limit,
 			    offset);
 	}
-	unlock(st);
+	db_unlock(st);
 	strbuf_release(&where);
 	strbuf_release(&sql);
 	strbuf_release(&key);
 	if (rc == SQLITE_DONE)
 		return 0;
-	return sqlite_errno(rc == SQLITE_ROW ? SQLITE_ERROR : rc);
+	return db_sqlite_errno(rc == SQLITE_ROW ? SQLITE_ERROR : rc);
 }
 
 json_t *store_jobs_json(struct store *st, const struct job_filter *f)
@@ -355,16 +355,16 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
 	int64_t id = 0;
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
+	db_lock(st);
+	s = db_prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
 		     "ORDER BY id DESC LIMIT 1");
 	sqlite3_bind_int64(s, 1, below);
-	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
+	if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
 		id = sqlite3_column_int64(s, 0);
 	else if (rc != SQLITE_DONE)
-		id = sqlite_errno(rc);
-	stmt_done(st, s);
-	unlock(st);
+		id = db_sqlite_errno(rc);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return id;
 }
 
@@ -372,17 +372,17 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
  * or a store error. Caller holds the lock. */
 static int job_state(struct store *st, int64_t id, char *buf, size_t len, int *ret_running)
 {
-	sqlite3_stmt *s = prep(st, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
+	sqlite3_stmt *s = db_prep(st, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
 			       "AND state = 'running') FROM jobs WHERE id = ?1");
 	int rc;
 
 	sqlite3_bind_int64(s, 1, id);
-	rc = step_row(st, s);
+	rc = db_step_row(st, s);
 	if (rc <= 0)
 		return rc < 0 ? rc : -ENOENT;
 	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
 	*ret_running = sqlite3_column_int(s, 1);
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	return 0;
 }
 
@@ -397,36 +397,36 @@ int store_job_cancel(struct store *st, int64_t id)
 	sqlite3_stmt *s;
 	int rc, running = 0;
 
-	lock(st);
+	db_lock(st);
 	/* read inside the transaction: the scheduler may start a stage meanwhile */
-	if ((rc = txn_begin(st)) < 0 || (rc = job_state(st, id, state, sizeof(state), &running)) < 0)
+	if ((rc = db_txn_begin(st)) < 0 || (rc = job_state(st, id, state, sizeof(state), &running)) < 0)
 		goto out;
 	if (finished_state(state)) {
 		rc = -EALREADY;
 		goto out;
 	}
-	s = prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
+	s = db_prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
 	sqlite3_bind_int64(s, 1, id);
-	if ((rc = step_done(s)) < 0)
+	if ((rc = db_step_done(s)) < 0)
 		goto out;
 	if (!running) {
-		s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+		s = db_prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
 			     "error_message = 'cancelled before it started', finished = ?2 "
 			     "WHERE job_id = ?1 AND state = 'pending'");
 		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_double(s, 2, now());
-		if ((rc = step_done(s)) < 0)
+		sqlite3_bind_double(s, 2, db_now());
+		if ((rc = db_step_done(s)) < 0)
 			goto out;
-		s = prep(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
+		s = db_prep(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
 			     "error_message = 'cancelled' WHERE id = ?1");
 		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_double(s, 2, now());
-		rc = step_done(s);
+		sqlite3_bind_double(s, 2, db_now());
+		rc = db_step_done(s);
 	}
 out:
 	/* -EALREADY and -ENOENT changed nothing: rolled back all the same */
-	rc = txn_end(st, rc);
-	unlock(st);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	return rc;
 }
 
@@ -436,10 +436,10 @@ int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
 
 	*ret = NULL;
 	*ret_n = 0;
-	lock(st);
-	rc = query_ids(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')",
+	db_lock(st);
+	rc = db_query_ids(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')",
 		       ret, ret_n);
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }
 
@@ -449,11 +449,11 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 	sqlite3_stmt *s;
 	int rc = -ENOENT;
 
-	lock(st);
-	s = prep(st, "SELECT coalesce(patch_kind, ''), coalesce(patch, ''), coalesce(patch_url, ''), "
+	db_lock(st);
+	s = db_prep(st, "SELECT coalesce(patch_kind, ''), coalesce(patch, ''), coalesce(patch_url, ''), "
 		     "coalesce(patch_ref, '') FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, job_id);
-	if (s && stmt_step(st, s) == SQLITE_ROW) {
+	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
 		struct strbuf *outs[] = { kind, text, url, ref };
 		int i;
 
@@ -462,19 +462,19 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 				strbuf_add(outs[i], sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i));
 		rc = 0;
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return rc;
 }
 
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
 {
-	return update_id_text(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", job_id, text);
+	return db_update_id_text(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", job_id, text);
 }
 
 int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject)
 {
-	return update_id_text(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1", job_id, subject);
+	return db_update_id_text(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1", job_id, subject);
 }
 
 int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_timeout,
@@ -484,47 +484,47 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 	sqlite3_stmt *s;
 	int boots = 0, max = 0, seq = 0, added = 0, i, k, rc = 0;
 
-	lock(st);
-	s = prep(st, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages WHERE job_id = ?1) "
+	db_lock(st);
+	s = db_prep(st, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages WHERE job_id = ?1) "
 		     "FROM jobs WHERE id = ?1 AND kind = 'ab'");
 	sqlite3_bind_int64(s, 1, job_id);
-	if ((rc = step_row(st, s)) <= 0) {
+	if ((rc = db_step_row(st, s)) <= 0) {
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
 	boots = sqlite3_column_int(s, 0);
 	max = sqlite3_column_int(s, 1);
 	seq = sqlite3_column_int(s, 2) + 1;
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	rc = 0;
 	if (boots >= max)
 		goto out;
 	if (more > max - boots)
 		more = max - boots;
-	rc = txn_begin(st);
+	rc = db_txn_begin(st);
 	for (i = 0; i < more && rc == 0; i++)
 		for (k = 0; k < 4 && rc == 0; k++) {
-			s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
+			s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
 			sqlite3_bind_int64(s, 1, job_id);
 			sqlite3_bind_int(s, 2, seq++);
-			bind_text(s, 3, k % 2 ? "run" : "boot");
-			bind_text(s, 4, sides[k / 2]);
+			db_bind_text(s, 3, k % 2 ? "run" : "boot");
+			db_bind_text(s, 4, sides[k / 2]);
 			sqlite3_bind_int(s, 5, boots + i);
 			sqlite3_bind_double(s, 6, k % 2 ? run_timeout : boot_timeout);
-			rc = step_done(s);
+			rc = db_step_done(s);
 		}
-	s = prep(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
+	s = db_prep(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
 		     "WHERE id = ?1");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, more);
 	if (rc == 0)
-		rc = step_done(s);
+		rc = db_step_done(s);
 	else
-		stmt_done(st, s);
-	rc = txn_end(st, rc);
+		db_stmt_done(st, s);
+	rc = db_txn_end(st, rc);
 	if (rc == 0)
 		added = more;
 out:
-	unlock(st);
+	db_unlock(st);
 	return rc < 0 ? rc : added;
 }

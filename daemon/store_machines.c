@@ -27,31 +27,31 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 	size_t i;
 	int rc = 0;
 
-	lock(st);
-	rc = txn_begin(st);
+	db_lock(st);
+	rc = db_txn_begin(st);
 	if (rc == 0)
-		rc = exec(st, "UPDATE machines SET in_config = 0");
+		rc = db_exec(st, "UPDATE machines SET in_config = 0");
 	for (i = 0; rc == 0 && i < cfg->nmachines; i++) {
 		const struct cfg_machine *m = &cfg->machines[i];
-		sqlite3_stmt *s = prep(st,
+		sqlite3_stmt *s = db_prep(st,
 			"INSERT INTO machines (name, transport, host, boot, arch, cpus, tags, in_config) "
 			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT (name) DO UPDATE SET "
 			"transport = ?2, host = ?3, boot = ?4, arch = ?5, cpus = ?6, tags = ?7, in_config = 1");
 		json_t *tags = string_list(m->tags);
 
-		bind_text(s, 1, m->name);
-		bind_text(s, 2, transport_kind_name(m->ep.transport));
-		bind_text(s, 3, m->ep.host);
-		bind_text(s, 4, boot_method_name(m->boot));
-		bind_text(s, 5, m->arch);
+		db_bind_text(s, 1, m->name);
+		db_bind_text(s, 2, transport_kind_name(m->ep.transport));
+		db_bind_text(s, 3, m->ep.host);
+		db_bind_text(s, 4, boot_method_name(m->boot));
+		db_bind_text(s, 5, m->arch);
 		sqlite3_bind_int(s, 6, m->cpus);
-		bind_json(s, 7, tags);
+		db_bind_json(s, 7, tags);
 		json_decref(tags);
-		rc = step_done(s);
+		rc = db_step_done(s);
 	}
-	if (txn_end(st, rc) < 0)
-		rc = sql_err(st, err, "sync machines");
-	unlock(st);
+	if (db_txn_end(st, rc) < 0)
+		rc = db_sql_err(st, err, "sync machines");
+	db_unlock(st);
 	return rc;
 }
 
@@ -60,14 +60,14 @@ int store_machine_health(struct store *st, const char *name, const char *health,
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, "UPDATE machines SET health = ?2, health_reason = ?3, health_changed = ?4 WHERE name = ?1");
-	bind_text(s, 1, name);
-	bind_text(s, 2, health);
-	bind_text(s, 3, reason);
-	sqlite3_bind_double(s, 4, now());
-	rc = step_done(s);
-	unlock(st);
+	db_lock(st);
+	s = db_prep(st, "UPDATE machines SET health = ?2, health_reason = ?3, health_changed = ?4 WHERE name = ?1");
+	db_bind_text(s, 1, name);
+	db_bind_text(s, 2, health);
+	db_bind_text(s, 3, reason);
+	sqlite3_bind_double(s, 4, db_now());
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -76,14 +76,14 @@ int store_machine_kernel(struct store *st, const char *name, const char *kernel,
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, "UPDATE machines SET kernel = coalesce(?2, kernel), "
+	db_lock(st);
+	s = db_prep(st, "UPDATE machines SET kernel = coalesce(?2, kernel), "
 		     "last_boot = CASE WHEN ?3 > 0 THEN ?3 ELSE last_boot END WHERE name = ?1");
-	bind_text(s, 1, name);
-	bind_text(s, 2, kernel && *kernel ? kernel : NULL);
+	db_bind_text(s, 1, name);
+	db_bind_text(s, 2, kernel && *kernel ? kernel : NULL);
 	sqlite3_bind_double(s, 3, booted);
-	rc = step_done(s);
-	unlock(st);
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -92,15 +92,15 @@ int store_machine_get_health(struct store *st, const char *name, char *buf, size
 	sqlite3_stmt *s;
 	int rc = -ENOENT;
 
-	lock(st);
-	s = prep(st, "SELECT health FROM machines WHERE name = ?");
-	bind_text(s, 1, name);
-	if (s && stmt_step(st, s) == SQLITE_ROW) {
+	db_lock(st);
+	s = db_prep(st, "SELECT health FROM machines WHERE name = ?");
+	db_bind_text(s, 1, name);
+	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
 		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
 		rc = 0;
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -110,16 +110,16 @@ int store_failure_add(struct store *st, const char *machine, int64_t job, int64_
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, "INSERT INTO failures (machine, job_id, stage_id, class, message, at) VALUES (?, ?, ?, ?, ?, ?)");
-	bind_text(s, 1, machine);
+	db_lock(st);
+	s = db_prep(st, "INSERT INTO failures (machine, job_id, stage_id, class, message, at) VALUES (?, ?, ?, ?, ?, ?)");
+	db_bind_text(s, 1, machine);
 	sqlite3_bind_int64(s, 2, job);
 	sqlite3_bind_int64(s, 3, stage);
-	bind_text(s, 4, cls);
-	bind_text(s, 5, message);
-	sqlite3_bind_double(s, 6, now());
-	rc = step_done(s);
-	unlock(st);
+	db_bind_text(s, 4, cls);
+	db_bind_text(s, 5, message);
+	sqlite3_bind_double(s, 6, db_now());
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -129,35 +129,35 @@ json_t *store_machines_json(struct store *st)
 	json_t *arr = json_array();
 	int rc, frc = SQLITE_DONE;
 
-	lock(st);
-	s = prep(st, "SELECT name, transport, host, boot, arch, cpus, tags, health, health_reason, "
+	db_lock(st);
+	s = db_prep(st, "SELECT name, transport, host, boot, arch, cpus, tags, health, health_reason, "
 		     "lease_job, lease_stage, kernel, last_boot, health_changed FROM machines "
 		     "WHERE in_config = 1 ORDER BY name");
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *m = json_object(), *fails = json_array();
 
-		json_object_set_new(m, "name", col_json(s, 0));
-		json_object_set_new(m, "transport", col_json(s, 1));
-		json_object_set_new(m, "host", col_json(s, 2));
-		json_object_set_new(m, "boot", col_json(s, 3));
-		json_object_set_new(m, "arch", col_json(s, 4));
-		json_object_set_new(m, "cpus", col_json(s, 5));
-		json_object_set_new(m, "tags", col_parsed(s, 6));
-		json_object_set_new(m, "health", col_json(s, 7));
-		json_object_set_new(m, "health_reason", col_json(s, 8));
-		json_object_set_new(m, "leased_by", col_json(s, 9));
-		json_object_set_new(m, "stage", col_json(s, 10));
-		json_object_set_new(m, "kernel", col_json(s, 11));
-		json_object_set_new(m, "last_boot", col_json(s, 12));
-		json_object_set_new(m, "health_changed", col_json(s, 13));
-		f = prep(st, "SELECT job_id, stage_id, class, message, at FROM failures WHERE machine = ? "
+		json_object_set_new(m, "name", db_col_json(s, 0));
+		json_object_set_new(m, "transport", db_col_json(s, 1));
+		json_object_set_new(m, "host", db_col_json(s, 2));
+		json_object_set_new(m, "boot", db_col_json(s, 3));
+		json_object_set_new(m, "arch", db_col_json(s, 4));
+		json_object_set_new(m, "cpus", db_col_json(s, 5));
+		json_object_set_new(m, "tags", db_col_parsed(s, 6));
+		json_object_set_new(m, "health", db_col_json(s, 7));
+		json_object_set_new(m, "health_reason", db_col_json(s, 8));
+		json_object_set_new(m, "leased_by", db_col_json(s, 9));
+		json_object_set_new(m, "stage", db_col_json(s, 10));
+		json_object_set_new(m, "kernel", db_col_json(s, 11));
+		json_object_set_new(m, "last_boot", db_col_json(s, 12));
+		json_object_set_new(m, "health_changed", db_col_json(s, 13));
+		f = db_prep(st, "SELECT job_id, stage_id, class, message, at FROM failures WHERE machine = ? "
 			     "ORDER BY id DESC LIMIT 5");
-		bind_text(f, 1, (const char *)sqlite3_column_text(s, 0));
-		while ((frc = stmt_step(st, f)) == SQLITE_ROW)
-			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", col_json(f, 0),
-							       "stage", col_json(f, 1), "class", col_json(f, 2),
-							       "message", col_json(f, 3), "at", col_json(f, 4)));
-		stmt_done(st, f);
+		db_bind_text(f, 1, (const char *)sqlite3_column_text(s, 0));
+		while ((frc = db_stmt_step(st, f)) == SQLITE_ROW)
+			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", db_col_json(f, 0),
+							       "stage", db_col_json(f, 1), "class", db_col_json(f, 2),
+							       "message", db_col_json(f, 3), "at", db_col_json(f, 4)));
+		db_stmt_done(st, f);
 		json_object_set_new(m, "recent_failures", fails);
 		json_array_append_new(arr, m);
 		if (frc != SQLITE_DONE) {
@@ -165,10 +165,10 @@ json_t *store_machines_json(struct store *st)
 			break;
 		}
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_DONE)
-		return read_end(arr, rc);
+		return db_read_end(arr, rc);
 	return json_pack("{s:o}", "machines", arr);
 }
 
@@ -179,21 +179,21 @@ json_t *store_health_json(struct store *st)
 	json_t *mach = json_pack("{s:i,s:i,s:i,s:i}", "good", 0, "unknown", 0, "bad", 0, "maintenance", 0);
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
-	stmt_done(st, s);
+	db_lock(st);
+	s = db_prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), db_col_json(s, 1));
+	db_stmt_done(st, s);
 	if (rc == SQLITE_DONE) {
-		s = prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
-		while ((rc = stmt_step(st, s)) == SQLITE_ROW)
-			json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), col_json(s, 1));
-		stmt_done(st, s);
+		s = db_prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
+		while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+			json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), db_col_json(s, 1));
+		db_stmt_done(st, s);
 	}
-	unlock(st);
+	db_unlock(st);
 	if (rc != SQLITE_DONE) {
 		json_decref(jobs);
-		return read_end(mach, rc);
+		return db_read_end(mach, rc);
 	}
 	return json_pack("{s:s,s:o,s:o,s:i}", "status", "ok", "jobs", jobs, "machines", mach,
 			 "schema", st->version);

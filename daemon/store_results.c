@@ -20,20 +20,20 @@ int store_build_add(struct store *st, const struct build_row *b)
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, path, "
+	db_lock(st);
+	s = db_prep(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, path, "
 		     "created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)");
-	bind_text(s, 1, b->id);
-	bind_text(s, 2, b->tree);
-	bind_text(s, 3, b->commit_id);
-	bind_text(s, 4, b->config_hash);
-	bind_text(s, 5, b->compiler);
-	bind_text(s, 6, b->path);
-	sqlite3_bind_double(s, 7, now());
+	db_bind_text(s, 1, b->id);
+	db_bind_text(s, 2, b->tree);
+	db_bind_text(s, 3, b->commit_id);
+	db_bind_text(s, 4, b->config_hash);
+	db_bind_text(s, 5, b->compiler);
+	db_bind_text(s, 6, b->path);
+	sqlite3_bind_double(s, 7, db_now());
 	sqlite3_bind_double(s, 8, b->duration);
-	bind_json(s, 9, b->meta);
-	rc = step_done(s);
-	unlock(st);
+	db_bind_json(s, 9, b->meta);
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -46,30 +46,30 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 	int64_t id = 0;
 	int rc;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = prep(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+	s = db_prep(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
 		     "case_index, iteration, warmup, workload, params, duration) "
 		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_bind_int64(s, 1, r->job_id);
 	sqlite3_bind_int64(s, 2, r->stage_id);
-	bind_text(s, 3, r->machine);
-	bind_text(s, 4, r->side);
-	bind_text(s, 5, r->build_id);
-	bind_text(s, 6, r->boot_id);
+	db_bind_text(s, 3, r->machine);
+	db_bind_text(s, 4, r->side);
+	db_bind_text(s, 5, r->build_id);
+	db_bind_text(s, 6, r->boot_id);
 	sqlite3_bind_int(s, 7, r->spec_index);
 	sqlite3_bind_int(s, 8, r->case_index);
 	sqlite3_bind_int(s, 9, r->iteration);
 	sqlite3_bind_int(s, 10, r->warmup);
-	bind_text(s, 11, r->workload);
-	bind_json(s, 12, r->params);
+	db_bind_text(s, 11, r->workload);
+	db_bind_json(s, 12, r->params);
 	sqlite3_bind_double(s, 13, r->duration);
-	if ((rc = step_done(s)) < 0)
+	if ((rc = db_step_done(s)) < 0)
 		goto out;
 	id = sqlite3_last_insert_rowid(st->db);
 	rc = -EIO;
-	s = prep(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)");
+	s = db_prep(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)");
 	if (!s)
 		goto out;
 	json_object_foreach((json_t *)metrics, name, v) {
@@ -79,15 +79,15 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 		sqlite3_bind_int64(s, 1, id);
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
 		sqlite3_bind_double(s, 3, json_number_value(v));
-		if ((rc = stmt_step(st, s)) != SQLITE_DONE) {
-			stmt_done(st, s);
-			rc = sqlite_errno(rc);
+		if ((rc = db_stmt_step(st, s)) != SQLITE_DONE) {
+			db_stmt_done(st, s);
+			rc = db_sqlite_errno(rc);
 			goto out;
 		}
 	}
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	rc = -EIO;
-	s = prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
+	s = db_prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
 		     "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
 		     "WHERE unit IS NOT ?2 OR direction IS NOT ?3");
 	if (!s)
@@ -99,27 +99,27 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 			dir = "neutral";
 		sqlite3_reset(s);
 		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-		bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
-		bind_text(s, 3, dir);
-		if ((rc = stmt_step(st, s)) != SQLITE_DONE) {
-			stmt_done(st, s);
-			rc = sqlite_errno(rc);
+		db_bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
+		db_bind_text(s, 3, dir);
+		if ((rc = db_stmt_step(st, s)) != SQLITE_DONE) {
+			db_stmt_done(st, s);
+			rc = db_sqlite_errno(rc);
 			goto out;
 		}
 	}
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	rc = 0;
 	if (profile) {
-		s = prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
+		s = db_prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
 		sqlite3_bind_int64(s, 1, id);
-		bind_json(s, 2, profile);
-		rc = step_done(s);
+		db_bind_json(s, 2, profile);
+		rc = db_step_done(s);
 	}
 out:
-	rc = txn_end(st, rc);
+	rc = db_txn_end(st, rc);
 	if (rc == 0 && ret_id)
 		*ret_id = id;
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }
 
@@ -128,8 +128,8 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
+	db_lock(st);
+	s = db_prep(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
 		     "t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
 	sqlite3_bind_int64(s, 1, stage_id);
 	sqlite3_bind_int(s, 2, spec_index);
@@ -139,9 +139,9 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 	sqlite3_bind_int(s, 6, json_is_true(json_object_get(sample, "window")));
 	sqlite3_bind_double(s, 7, json_number_value(json_object_get(sample, "t")));
 	sqlite3_bind_double(s, 8, json_number_value(json_object_get(sample, "dt")));
-	bind_json(s, 9, json_object_get(sample, "values"));
-	rc = step_done(s);
-	unlock(st);
+	db_bind_json(s, 9, json_object_get(sample, "values"));
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -152,9 +152,9 @@ int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unav
 	json_t *v;
 	int rc = 0;
 
-	lock(st);
-	rc = txn_begin(st);
-	s = prep(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)");
+	db_lock(st);
+	rc = db_txn_begin(st);
+	s = db_prep(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)");
 	json_object_foreach((json_t *)unavailable, name, v) {
 		int r;
 
@@ -163,13 +163,13 @@ int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unav
 		sqlite3_reset(s);
 		sqlite3_bind_int64(s, 1, stage_id);
 		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		bind_text(s, 3, json_string_value(v));
-		if ((r = stmt_step(st, s)) != SQLITE_DONE)
-			rc = sqlite_errno(r);
+		db_bind_text(s, 3, json_string_value(v));
+		if ((r = db_stmt_step(st, s)) != SQLITE_DONE)
+			rc = db_sqlite_errno(r);
 	}
-	stmt_done(st, s);
-	rc = txn_end(st, rc);
-	unlock(st);
+	db_stmt_done(st, s);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	return rc;
 }
 
@@ -214,23 +214,23 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
 					     "build_id", "boot_id" };
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
+	db_lock(st);
+	s = db_prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
 		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *r = json_object();
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(r, names[i], i == 9 ? col_parsed(s, i) :
-					    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : col_json(s, i));
+			json_object_set_new(r, names[i], i == 9 ? db_col_parsed(s, i) :
+					    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : db_col_json(s, i));
 		json_array_append_new(arr, r);
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_DONE)
-		return read_end(arr, rc);
+		return db_read_end(arr, rc);
 	job = store_job_json(st, job_id);
 	/* without its stages, the runs of failed specs would pass as samples */
 	if (!job && errno != ENOENT) {
@@ -250,11 +250,11 @@ static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 	json_t *by = json_object();
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
+	db_lock(st);
+	s = db_prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
 		     "JOIN stages g ON g.id = u.stage_id WHERE g.job_id = ? ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		const char *side = (const char *)sqlite3_column_text(s, 0);
 		json_t *m = json_object_get(by, side);
 
@@ -262,11 +262,11 @@ static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 			m = json_object();
 			json_object_set_new(by, side, m);
 		}
-		json_object_set_new(m, (const char *)sqlite3_column_text(s, 1), col_json(s, 2));
+		json_object_set_new(m, (const char *)sqlite3_column_text(s, 1), db_col_json(s, 2));
 	}
-	stmt_done(st, s);
-	unlock(st);
-	return read_end(by, rc);
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return db_read_end(by, rc);
 }
 
 /* The specs that failed in a run stage, whether or not they measured
@@ -299,16 +299,16 @@ static json_t *job_design(struct store *st, int64_t job_id)
 	json_t *d = NULL;
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
+	db_lock(st);
+	s = db_prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
 		     "first_boots IS NOT NULL FROM jobs WHERE id = ?");
 	sqlite3_bind_int64(s, 1, job_id);
-	if ((rc = stmt_step(st, s)) == SQLITE_ROW)
+	if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
 		d = json_pack("{s:i,s:i,s:i}", "boots", sqlite3_column_int(s, 0),
 			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
-	stmt_done(st, s);
-	unlock(st);
-	return rc == SQLITE_ROW ? d : read_end(json_null(), rc);
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return rc == SQLITE_ROW ? d : db_read_end(json_null(), rc);
 }
 
 json_t *store_compare_doc(struct store *st, int64_t job_id)
@@ -353,16 +353,16 @@ json_t *store_profiles_json(struct store *st, int64_t job_id)
 	json_t *arr = json_array();
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
+	db_lock(st);
+	s = db_prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
 		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", col_json(s, 0), "profile", col_parsed(s, 1)));
-	stmt_done(st, s);
-	unlock(st);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", db_col_json(s, 0), "profile", db_col_parsed(s, 1)));
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_DONE)
-		return read_end(arr, rc);
+		return db_read_end(arr, rc);
 	return json_pack("{s:o}", "profiles", arr);
 }
 
@@ -372,20 +372,20 @@ json_t *store_job_builds_json(struct store *st, int64_t job_id)
 	json_t *arr = json_array();
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
+	db_lock(st);
+	s = db_prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
 		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
 		     "ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", col_json(s, 0),
-						     "build_id", col_json(s, 1), "commit", col_json(s, 2),
-						     "config_hash", col_json(s, 3), "compiler", col_json(s, 4),
-						     "duration_s", col_json(s, 5), "meta", col_parsed(s, 6)));
-	stmt_done(st, s);
-	unlock(st);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", db_col_json(s, 0),
+						     "build_id", db_col_json(s, 1), "commit", db_col_json(s, 2),
+						     "config_hash", db_col_json(s, 3), "compiler", db_col_json(s, 4),
+						     "duration_s", db_col_json(s, 5), "meta", db_col_parsed(s, 6)));
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_DONE)
-		return read_end(arr, rc);
+		return db_read_end(arr, rc);
 	return json_pack("{s:o}", "builds", arr);
 }
 
@@ -395,22 +395,22 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 	json_t *arr = json_array();
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
+	db_lock(st);
+	s = db_prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
 		     "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
 		     "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
 		     "ORDER BY m.run_id, m.name");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, include_warmup);
-	bind_text(s, 3, prefix);
-	while ((rc = stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", col_json(s, 0),
-						     "name", col_json(s, 1), "value", col_json(s, 2),
-						     "unit", col_json(s, 3), "direction", col_json(s, 4)));
-	stmt_done(st, s);
-	unlock(st);
+	db_bind_text(s, 3, prefix);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", db_col_json(s, 0),
+						     "name", db_col_json(s, 1), "value", db_col_json(s, 2),
+						     "unit", db_col_json(s, 3), "direction", db_col_json(s, 4)));
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_DONE)
-		return read_end(arr, rc);
+		return db_read_end(arr, rc);
 	return json_pack("{s:o}", "metrics", arr);
 }
 
@@ -432,8 +432,8 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 
 	if (!rows)
 		abort();
-	lock(st);
-	s = prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
+	db_lock(st);
+	s = db_prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
 		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
 		     "json_object(?3, json_extract(p.vals, '$.\"' || ?3 || '\"')) END "
 		     "FROM samples p JOIN stages g ON g.id = p.stage_id "
@@ -441,10 +441,10 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 		     "ORDER BY p.id LIMIT ?5");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int64(s, 2, stage_id);
-	bind_text(s, 3, name);
+	db_bind_text(s, 3, name);
 	sqlite3_bind_int64(s, 4, after);
 	sqlite3_bind_int(s, 5, limit + 1);	/* one more: whether there is a next page */
-	while (n <= limit && (rc = stmt_step(st, s)) == SQLITE_ROW) {
+	while (n <= limit && (rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		struct sample_row *r = &rows[n++];
 		const char *v = (const char *)sqlite3_column_text(s, 9);
 
@@ -460,14 +460,14 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 		if (v && !(r->vals = strdup(v)))
 			abort();
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
 		for (i = 0; i < n; i++)
 			free(rows[i].vals);
 		free(rows);
 		json_decref(next);
-		return read_end(arr, rc);
+		return db_read_end(arr, rc);
 	}
 	if (n > limit) {
 		n = limit;
@@ -496,17 +496,17 @@ int store_comparison_get(struct store *st, int64_t job, const char *rules, struc
 	sqlite3_stmt *s;
 	int found = 0;
 
-	lock(st);
-	s = prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
+	db_lock(st);
+	s = db_prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
 	sqlite3_bind_int64(s, 1, job);
-	bind_text(s, 2, rules);
-	if (s && stmt_step(st, s) == SQLITE_ROW) {
+	db_bind_text(s, 2, rules);
+	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
 		strbuf_reset(ret_doc);
 		strbuf_add(ret_doc, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
 		found = 1;
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return found;
 }
 
@@ -516,32 +516,32 @@ int store_comparison_put(struct store *st, int64_t job, const char *rules, const
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = prep(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
+	s = db_prep(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
 		     "SELECT id, ?2, ?3, ?4, ?5 FROM jobs WHERE id = ?1 "
 		     "AND state IN ('done', 'failed', 'cancelled') "
 		     "ON CONFLICT (job_id) DO UPDATE SET rules = excluded.rules, doc = excluded.doc, "
 		     "computed = excluded.computed, compute_ms = excluded.compute_ms");
 	sqlite3_bind_int64(s, 1, job);
-	bind_text(s, 2, rules);
-	bind_text(s, 3, doc);
-	sqlite3_bind_double(s, 4, now());
+	db_bind_text(s, 2, rules);
+	db_bind_text(s, 3, doc);
+	sqlite3_bind_double(s, 4, db_now());
 	sqlite3_bind_double(s, 5, compute_ms);
-	rc = step_done(s);
+	rc = db_step_done(s);
 	if (rc == 0 && !sqlite3_changes(st->db))
 		rc = -ENOENT;
 	/* a failed job's partial comparison is kept, but gives it no verdict */
-	s = prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'");
+	s = db_prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'");
 	sqlite3_bind_int64(s, 1, job);
-	bind_text(s, 2, verdict);
+	db_bind_text(s, 2, verdict);
 	if (rc == 0)
-		rc = step_done(s);
+		rc = db_step_done(s);
 	else
-		stmt_done(st, s);
-	rc = txn_end(st, rc);
+		db_stmt_done(st, s);
+	rc = db_txn_end(st, rc);
 out:
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }

@@ -49,8 +49,8 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	size_t n = 0, alloc = 0;
 	int rc;
 
-	lock(st);
-	s = prep(st,
+	db_lock(st);
+	s = db_prep(st,
 		 "SELECT g.id, g.job_id, g.seq, g.attempt, coalesce(g.boot_index, 0), j.boots, g.kind, "
 		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
 		 "g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), "
@@ -60,7 +60,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
 		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
-	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		struct stage_info *si;
 
 		if (n == alloc) {
@@ -81,10 +81,10 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		snprintf(si->side, sizeof(si->side), "%s", (const char *)sqlite3_column_text(s, 7));
 		snprintf(si->suite, sizeof(si->suite), "%s", (const char *)sqlite3_column_text(s, 8));
 		si->timeout = sqlite3_column_double(s, 9);
-		si->suite_json = col_parsed(s, 10);
-		si->machines = col_parsed(s, 11);
-		si->tags = col_parsed(s, 12);
-		si->excluded = col_parsed(s, 13);
+		si->suite_json = db_col_parsed(s, 10);
+		si->machines = db_col_parsed(s, 11);
+		si->tags = db_col_parsed(s, 12);
+		si->excluded = db_col_parsed(s, 13);
 		snprintf(si->last_error, sizeof(si->last_error), "%s", (const char *)sqlite3_column_text(s, 14));
 		snprintf(si->tree, sizeof(si->tree), "%s", (const char *)sqlite3_column_text(s, 15));
 		snprintf(si->base, sizeof(si->base), "%s", (const char *)sqlite3_column_text(s, 16));
@@ -92,11 +92,11 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		snprintf(si->build_id, sizeof(si->build_id), "%s", (const char *)sqlite3_column_text(s, 18));
 		snprintf(si->note, sizeof(si->note), "%s", (const char *)sqlite3_column_text(s, 19));
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	if (rc != SQLITE_DONE) {
 		stage_infos_free(v, n);
-		return sqlite_errno(rc);
+		return db_sqlite_errno(rc);
 	}
 	*ret = v;
 	*ret_n = n;
@@ -109,20 +109,20 @@ static int mark_running(struct store *st, int64_t stage_id, const char *where)
 	sqlite3_stmt *s;
 	int rc;
 
-	s = prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
+	s = db_prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
 		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
 	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, where);
-	sqlite3_bind_double(s, 3, now());
-	if ((rc = step_done(s)) < 0)
+	db_bind_text(s, 2, where);
+	sqlite3_bind_double(s, 3, db_now());
+	if ((rc = db_step_done(s)) < 0)
 		return rc;
 	if (sqlite3_changes(st->db) != 1)
 		return -EBUSY;
-	s = prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
+	s = db_prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
 		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
 	sqlite3_bind_int64(s, 1, stage_id);
-	sqlite3_bind_double(s, 2, now());
-	return step_done(s);
+	sqlite3_bind_double(s, 2, db_now());
+	return db_step_done(s);
 }
 
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
@@ -130,23 +130,23 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 	sqlite3_stmt *s;
 	int rc = 0;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = prep(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+	s = db_prep(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
 		     "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
 		     "AND health IN ('good', 'unknown') AND in_config = 1");
 	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, machine);
-	sqlite3_bind_double(s, 3, now());
-	rc = step_done(s);
+	db_bind_text(s, 2, machine);
+	sqlite3_bind_double(s, 3, db_now());
+	rc = db_step_done(s);
 	if (rc == 0 && sqlite3_changes(st->db) != 1)
 		rc = -EBUSY;
 	if (rc == 0)
 		rc = mark_running(st, stage_id, machine);
-	rc = txn_end(st, rc);
+	rc = db_txn_end(st, rc);
 out:
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }
 
@@ -154,12 +154,12 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 {
 	int rc;
 
-	lock(st);
-	rc = txn_begin(st);
+	db_lock(st);
+	rc = db_txn_begin(st);
 	if (rc == 0)
 		rc = mark_running(st, stage_id, where);
-	rc = txn_end(st, rc);
-	unlock(st);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	return rc;
 }
 
@@ -168,29 +168,29 @@ int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 	sqlite3_stmt *s;
 	int rc = 0;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = prep(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'");
+	s = db_prep(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'");
 	sqlite3_bind_int64(s, 1, boot_stage);
-	sqlite3_bind_double(s, 2, now());
-	if ((rc = step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+	sqlite3_bind_double(s, 2, db_now());
+	if ((rc = db_step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
 		goto out;
-	s = prep(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
+	s = db_prep(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
 		     "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
 		     "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'");
 	sqlite3_bind_int64(s, 1, run_stage);
 	sqlite3_bind_int64(s, 2, boot_stage);
-	sqlite3_bind_double(s, 3, now());
-	if ((rc = step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+	sqlite3_bind_double(s, 3, db_now());
+	if ((rc = db_step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
 		goto out;
-	s = prep(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1");
+	s = db_prep(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1");
 	sqlite3_bind_int64(s, 1, boot_stage);
 	sqlite3_bind_int64(s, 2, run_stage);
-	rc = step_done(s);
+	rc = db_step_done(s);
 out:
-	rc = txn_end(st, rc);
-	unlock(st);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	return rc;
 }
 
@@ -199,14 +199,14 @@ int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id
 	sqlite3_stmt *s;
 	int rc;
 
-	lock(st);
-	s = prep(st, "UPDATE stages SET build_id = coalesce(?2, build_id), boot_id = coalesce(?3, boot_id) "
+	db_lock(st);
+	s = db_prep(st, "UPDATE stages SET build_id = coalesce(?2, build_id), boot_id = coalesce(?3, boot_id) "
 		     "WHERE id = ?1");
 	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, build_id);
-	bind_text(s, 3, boot_id);
-	rc = step_done(s);
-	unlock(st);
+	db_bind_text(s, 2, build_id);
+	db_bind_text(s, 3, boot_id);
+	rc = db_step_done(s);
+	db_unlock(st);
 	return rc;
 }
 
@@ -216,15 +216,15 @@ static int64_t stage_at(struct store *st, int64_t job_id, int seq)
 	int64_t id = 0;
 	int rc;
 
-	lock(st);
-	s = prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
+	db_lock(st);
+	s = db_prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, seq);
-	if ((rc = step_row(st, s)) > 0) {
+	if ((rc = db_step_row(st, s)) > 0) {
 		id = sqlite3_column_int64(s, 0);
-		stmt_done(st, s);
+		db_stmt_done(st, s);
 	}
-	unlock(st);
+	db_unlock(st);
 	return rc < 0 ? rc : id;
 }
 
@@ -240,11 +240,11 @@ int64_t store_stage_prev(struct store *st, int64_t job_id, int seq)
 
 static int release_lease(struct store *st, int64_t stage_id)
 {
-	sqlite3_stmt *s = prep(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
+	sqlite3_stmt *s = db_prep(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
 				   "lease_since = NULL WHERE lease_stage = ?");
 
 	sqlite3_bind_int64(s, 1, stage_id);
-	return step_done(s);
+	return db_step_done(s);
 }
 
 /*
@@ -295,7 +295,7 @@ static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite
  * (a failure without spec outcomes counts as spec -1, the whole stage). */
 static int load_spec_failures(struct store *st, int64_t job, struct spec_failure **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s = prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
+	sqlite3_stmt *s = db_prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
 				   "coalesce(error_message, '') FROM stages e WHERE job_id = ? AND "
 				   KEPT_FAILURE("e") " ORDER BY seq");
 	struct spec_failure *v = NULL;
@@ -303,8 +303,8 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 	int rc;
 
 	sqlite3_bind_int64(s, 1, job);
-	while ((rc = s ? stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
-		json_t *specs = col_parsed(s, 4), *e;
+	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+		json_t *specs = db_col_parsed(s, 4), *e;
 		size_t i, before = n;
 
 		json_array_foreach(specs, i, e)
@@ -315,10 +315,10 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 			push_failure(&v, &n, &cap, s, -1, (const char *)sqlite3_column_text(s, 5));
 		json_decref(specs);
 	}
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	if (rc != SQLITE_DONE) {
 		free(v);
-		return sqlite_errno(rc);
+		return db_sqlite_errno(rc);
 	}
 	*ret = v;
 	*ret_n = n;
@@ -352,12 +352,12 @@ static int settle_job(struct store *st, int64_t job)
 	size_t n = 0;
 	int64_t stage = 0;
 
-	s = prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')");
+	s = db_prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')");
 	sqlite3_bind_int64(s, 1, job);
-	if ((rc = step_row(st, s)) <= 0)
+	if ((rc = db_step_row(st, s)) <= 0)
 		return rc < 0 ? rc : -EIO;
 	open = sqlite3_column_int(s, 0);
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	if (open)
 		return 0;
 	if ((rc = load_spec_failures(st, job, &v, &n)) < 0)
@@ -377,20 +377,20 @@ static int settle_job(struct store *st, int64_t job)
 	}
 	if (cls) {
 		stage = f->stage;
-		s = prep(st, "UPDATE jobs SET state = 'failed', finished = ?2, error_class = ?3, "
+		s = db_prep(st, "UPDATE jobs SET state = 'failed', finished = ?2, error_class = ?3, "
 			     "error_message = ?4, error_stage = ?5 WHERE id = ?1 AND state IN ('queued', 'running')");
 	} else {
-		s = prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1 "
+		s = db_prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1 "
 			     "AND state IN ('queued', 'running')");
 	}
 	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_double(s, 2, now());
+	sqlite3_bind_double(s, 2, db_now());
 	if (cls) {
-		bind_text(s, 3, cls);
-		bind_text(s, 4, msg.buf);
+		db_bind_text(s, 3, cls);
+		db_bind_text(s, 4, msg.buf);
 		sqlite3_bind_int64(s, 5, stage);
 	}
-	rc = step_done(s);
+	rc = db_step_done(s);
 	free(v);
 	strbuf_release(&msg);
 	return rc;
@@ -409,12 +409,12 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	char side[16] = "";
 	size_t n = 0;
 
-	s = prep(st, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
+	s = db_prep(st, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
 		     "g.repeat_of IS NOT NULL, coalesce(g.timeout, 0), j.kind = 'ab', "
 		     "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
 		     "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?");
 	sqlite3_bind_int64(s, 1, run_stage);
-	if ((rc = step_row(st, s)) < 0)
+	if ((rc = db_step_row(st, s)) < 0)
 		return rc;
 	if (rc) {
 		job = sqlite3_column_int64(s, 0);
@@ -425,7 +425,7 @@ static int add_repeat(struct store *st, int64_t run_stage)
 		run_timeout = sqlite3_column_double(s, 5);
 		ab = sqlite3_column_int(s, 6);
 		boot_timeout = sqlite3_column_double(s, 7);
-		stmt_done(st, s);
+		db_stmt_done(st, s);
 	}
 	if (!job || !ab || is_repeat || !side[0])
 		return 0;
@@ -440,28 +440,28 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	free(v);
 	/* right after the failed run, so a failure that repeats is known
 	 * before the side's later boots fail and would be repeated too */
-	s = prep(st, "UPDATE stages SET seq = -seq WHERE job_id = ? AND seq > ?");
+	s = db_prep(st, "UPDATE stages SET seq = -seq WHERE job_id = ? AND seq > ?");
 	sqlite3_bind_int64(s, 1, job);
 	sqlite3_bind_int(s, 2, seq);
-	rc = step_done(s);
-	s = prep(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0");
+	rc = db_step_done(s);
+	s = db_prep(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0");
 	sqlite3_bind_int64(s, 1, job);
 	if (rc == 0)
-		rc = step_done(s);
+		rc = db_step_done(s);
 	else
-		stmt_done(st, s);
+		db_stmt_done(st, s);
 	next = seq + 1;
 	for (int k = 0; k < 2 && rc == 0; k++) {
-		s = prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
+		s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
 			     "VALUES (?, ?, ?, ?, ?, ?, ?)");
 		sqlite3_bind_int64(s, 1, job);
 		sqlite3_bind_int(s, 2, next + k);
-		bind_text(s, 3, k ? "run" : "boot");
-		bind_text(s, 4, side);
+		db_bind_text(s, 3, k ? "run" : "boot");
+		db_bind_text(s, 4, side);
 		sqlite3_bind_int(s, 5, boot_index);
 		sqlite3_bind_double(s, 6, k ? run_timeout : boot_timeout);
 		sqlite3_bind_int(s, 7, seq);
-		rc = step_done(s);
+		rc = db_step_done(s);
 	}
 	return rc < 0 ? rc : 1;
 }
@@ -472,25 +472,25 @@ static int add_repeat(struct store *st, int64_t run_stage)
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
 			 const char *message)
 {
-	sqlite3_stmt *s = prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
+	sqlite3_stmt *s = db_prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
 				   "finished = ?5 WHERE id = ?1 RETURNING job_id");
 	int64_t job = 0;
 	int rc;
 
 	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, state);
-	bind_text(s, 3, error_class);
-	bind_text(s, 4, message);
-	sqlite3_bind_double(s, 5, now());
-	rc = step_row(st, s);
+	db_bind_text(s, 2, state);
+	db_bind_text(s, 3, error_class);
+	db_bind_text(s, 4, message);
+	sqlite3_bind_double(s, 5, db_now());
+	rc = db_step_row(st, s);
 	if (rc <= 0)
 		return rc < 0 ? rc : -ENOENT;
 	job = sqlite3_column_int64(s, 0);
 	/* RETURNING: the change is made once the statement runs to its end */
-	rc = stmt_step(st, s);
-	stmt_done(st, s);
+	rc = db_stmt_step(st, s);
+	db_stmt_done(st, s);
 	if (rc != SQLITE_DONE)
-		return sqlite_errno(rc);
+		return db_sqlite_errno(rc);
 	rc = release_lease(st, stage_id);
 	return rc < 0 ? rc : job;
 }
@@ -500,8 +500,8 @@ int store_run_failed(struct store *st, int64_t stage_id, const char *message, in
 	int64_t job = 0;
 	int rc, added = 0;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
 	job = end_stage(st, stage_id, "failed", "workload", message);
 	rc = job < 0 ? (int)job : 0;
@@ -509,18 +509,18 @@ int store_run_failed(struct store *st, int64_t stage_id, const char *message, in
 		rc = added = add_repeat(st, stage_id);
 	if (rc >= 0)
 		rc = settle_job(st, job);
-	rc = txn_end(st, rc);
+	rc = db_txn_end(st, rc);
 	if (rc == 0 && ret_repeated)
 		*ret_repeated = added;
 out:
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }
 
 int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *specs)
 {
 	char *text = json_dumps(specs, JSON_COMPACT);
-	int rc = update_id_text(st, "UPDATE stages SET specs = ?2 WHERE id = ?1", stage_id, text);
+	int rc = db_update_id_text(st, "UPDATE stages SET specs = ?2 WHERE id = ?1", stage_id, text);
 
 	free(text);
 	return rc;
@@ -528,7 +528,7 @@ int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *spec
 
 int store_stage_set_note(struct store *st, int64_t stage_id, const char *note)
 {
-	return update_id_text(st, "UPDATE stages SET note = ?2 WHERE id = ?1", stage_id, note);
+	return db_update_id_text(st, "UPDATE stages SET note = ?2 WHERE id = ?1", stage_id, note);
 }
 
 /* A stage of job ended failed or cancelled: the stages still pending are
@@ -540,22 +540,22 @@ static int end_job(struct store *st, int64_t job, int64_t stage_id, const char *
 	sqlite3_stmt *s;
 	int rc;
 
-	s = prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+	s = db_prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
 		     "error_message = 'an earlier stage did not finish', finished = ?2 "
 		     "WHERE job_id = ?1 AND state = 'pending'");
 	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_double(s, 2, now());
-	if ((rc = step_done(s)) < 0)
+	sqlite3_bind_double(s, 2, db_now());
+	if ((rc = db_step_done(s)) < 0)
 		return rc;
-	s = prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
+	s = db_prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
 		     "error_stage = ?6 WHERE id = ?1");
 	sqlite3_bind_int64(s, 1, job);
-	bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
-	sqlite3_bind_double(s, 3, now());
-	bind_text(s, 4, error_class);
-	bind_text(s, 5, message);
+	db_bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
+	sqlite3_bind_double(s, 3, db_now());
+	db_bind_text(s, 4, error_class);
+	db_bind_text(s, 5, message);
 	sqlite3_bind_int64(s, 6, stage_id);
-	return step_done(s);
+	return db_step_done(s);
 }
 
 int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
@@ -564,8 +564,8 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 	int64_t job = 0;
 	int rc;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
 	job = end_stage(st, stage_id, state, error_class, message);
 	if (job < 0)
@@ -575,8 +575,8 @@ int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 	else
 		rc = end_job(st, job, stage_id, state, error_class, message);
 out:
-	rc = txn_end(st, rc);
-	unlock(st);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	return rc;
 }
 
@@ -590,9 +590,9 @@ static int drop_stage_results(struct store *st, int64_t stage_id)
 	int rc = 0;
 
 	for (i = 0; i < ARRAY_SIZE(sql) && rc == 0; i++) {
-		s = prep(st, sql[i]);
+		s = db_prep(st, sql[i]);
 		sqlite3_bind_int64(s, 1, stage_id);
-		rc = step_done(s);
+		rc = db_step_done(s);
 	}
 	return rc;
 }
@@ -603,20 +603,20 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 	int64_t job;
 	int attempt = -1, cancelling = 0, rc;
 
-	lock(st);
-	if ((rc = txn_begin(st)) < 0)
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = prep(st, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j ON j.id = g.job_id "
+	s = db_prep(st, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j ON j.id = g.job_id "
 		     "WHERE g.id = ?");
 	sqlite3_bind_int64(s, 1, stage_id);
-	if ((rc = step_row(st, s)) <= 0) {
+	if ((rc = db_step_row(st, s)) <= 0) {
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
 	attempt = sqlite3_column_int(s, 0);
 	cancelling = sqlite3_column_int(s, 1);
 	job = sqlite3_column_int64(s, 2);
-	stmt_done(st, s);
+	db_stmt_done(st, s);
 	if (cancelling) {
 		/* a cancelled job's stage ends here, whatever it failed of */
 		job = end_stage(st, stage_id, "cancelled", "cancelled", "cancelled");
@@ -629,24 +629,24 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 	}
 	if ((rc = release_lease(st, stage_id)) < 0 || (rc = drop_stage_results(st, stage_id)) < 0)
 		goto out;
-	s = prep(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
+	s = db_prep(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
 		     "started = NULL, error_class = 'infra', error_message = ?2, "
 		     "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
 		     "log = log || ?4 WHERE id = ?1");
 	sqlite3_bind_int64(s, 1, stage_id);
-	bind_text(s, 2, message);
-	bind_text(s, 3, machine);
+	db_bind_text(s, 2, message);
+	db_bind_text(s, 3, machine);
 	{
 		char line[600];
 
 		snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
 			 attempt + 1, machine ? machine : "?", message ? message : "");
-		bind_text(s, 4, line);
+		db_bind_text(s, 4, line);
 	}
-	rc = step_done(s);
+	rc = db_step_done(s);
 out:
-	rc = txn_end(st, rc);
-	unlock(st);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	/* the stage ended cancelled, committed; the answer says so */
 	return rc == 0 && cancelling ? -ECANCELED : rc;
 }
@@ -654,7 +654,7 @@ out:
 int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
 {
 	/* a stage log is bounded: past 4 MiB only the tail is kept */
-	return update_id_text(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
+	return db_update_id_text(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
 			      "THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1",
 			      stage_id, text);
 }
@@ -662,7 +662,7 @@ int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
 int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello)
 {
 	char *text = json_dumps(hello, JSON_COMPACT);
-	int rc = update_id_text(st, "UPDATE stages SET host = ?2 WHERE id = ?1", stage_id, text);
+	int rc = db_update_id_text(st, "UPDATE stages SET host = ?2 WHERE id = ?1", stage_id, text);
 
 	free(text);
 	return rc;
@@ -673,18 +673,18 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 	sqlite3_stmt *s;
 	int rc = -ENOENT;
 
-	lock(st);
-	s = prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
+	db_lock(st);
+	s = db_prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
 	sqlite3_bind_int64(s, 1, stage_id);
 	sqlite3_bind_int64(s, 2, job_id);
-	if ((rc = step_row(st, s)) == 1) {
+	if ((rc = db_step_row(st, s)) == 1) {
 		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
-		stmt_done(st, s);
+		db_stmt_done(st, s);
 		rc = 0;
 	} else if (rc == 0) {
 		rc = -ENOENT;
 	}
-	unlock(st);
+	db_unlock(st);
 	return rc;
 }
 
@@ -694,18 +694,18 @@ int store_recover(struct store *st, struct strbuf *log)
 	size_t n = 0, i;
 	int rc;
 
-	lock(st);
-	rc = txn_begin(st);
+	db_lock(st);
+	rc = db_txn_begin(st);
 	if (rc == 0)
-		rc = query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
+		rc = db_query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
 	if (rc == 0)
-		rc = exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
+		rc = db_exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
 			  "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
 			  "WHERE lease_job IS NOT NULL AND health != 'maintenance'");
 	if (rc == 0)
-		rc = exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
-	rc = txn_end(st, rc);
-	unlock(st);
+		rc = db_exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
 	for (i = 0; i < n && rc == 0; i++) {
 		const char *msg = "interrupted: the daemon stopped during this stage";
 

@@ -26,22 +26,22 @@ int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)
 {
 	int rc = 0;
 
-	lock(st);
-	rc = txn_begin(st);
+	db_lock(st);
+	rc = db_txn_begin(st);
 	if (rc == 0)
-		rc = exec(st, "DELETE FROM tokens WHERE source = 'config'");
+		rc = db_exec(st, "DELETE FROM tokens WHERE source = 'config'");
 	for (; rc == 0 && tokens && *tokens; tokens++) {
-		sqlite3_stmt *s = prep(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)");
+		sqlite3_stmt *s = db_prep(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)");
 		char hex[65];
 
 		sha256_hex(*tokens, hex);
-		bind_text(s, 1, hex);
-		sqlite3_bind_double(s, 2, now());
-		rc = step_done(s);
+		db_bind_text(s, 1, hex);
+		sqlite3_bind_double(s, 2, db_now());
+		rc = db_step_done(s);
 	}
-	if (txn_end(st, rc) < 0)
-		rc = sql_err(st, err, "sync tokens");
-	unlock(st);
+	if (db_txn_end(st, rc) < 0)
+		rc = db_sql_err(st, err, "sync tokens");
+	db_unlock(st);
 	return rc;
 }
 
@@ -54,12 +54,12 @@ int store_token_valid(struct store *st, const char *token)
 	if (!token || !*token)
 		return 0;
 	sha256_hex(token, hex);
-	lock(st);
-	s = prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
-	bind_text(s, 1, hex);
-	ok = s && stmt_step(st, s) == SQLITE_ROW;
-	stmt_done(st, s);
-	unlock(st);
+	db_lock(st);
+	s = db_prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
+	db_bind_text(s, 1, hex);
+	ok = s && db_stmt_step(st, s) == SQLITE_ROW;
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return ok;
 }
 
@@ -70,13 +70,13 @@ int store_job_set_token(struct store *st, int64_t job_id, const char *token)
 	int ok;
 
 	sha256_hex(token, hex);
-	lock(st);
-	s = prep(st, "UPDATE jobs SET token_hash = ? WHERE id = ?");
-	bind_text(s, 1, hex);
+	db_lock(st);
+	s = db_prep(st, "UPDATE jobs SET token_hash = ? WHERE id = ?");
+	db_bind_text(s, 1, hex);
 	sqlite3_bind_int64(s, 2, job_id);
-	ok = s && stmt_step(st, s) == SQLITE_DONE;
-	stmt_done(st, s);
-	unlock(st);
+	ok = s && db_stmt_step(st, s) == SQLITE_DONE;
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return ok ? 0 : -1;
 }
 
@@ -87,17 +87,17 @@ int store_token_work(struct store *st, const char *token, int *ret_jobs, int *re
 	int ok;
 
 	sha256_hex(token, hex);
-	lock(st);
-	s = prep(st, "SELECT (SELECT count(*) FROM jobs WHERE token_hash = ?1 AND state IN ('queued', 'running')), "
+	db_lock(st);
+	s = db_prep(st, "SELECT (SELECT count(*) FROM jobs WHERE token_hash = ?1 AND state IN ('queued', 'running')), "
 		     "(SELECT count(*) FROM stages g JOIN jobs j ON j.id = g.job_id WHERE j.token_hash = ?1 "
 		     "AND j.state IN ('queued', 'running') AND g.kind = 'boot' AND g.state IN ('pending', 'running'))");
-	bind_text(s, 1, hex);
-	ok = s && stmt_step(st, s) == SQLITE_ROW;
+	db_bind_text(s, 1, hex);
+	ok = s && db_stmt_step(st, s) == SQLITE_ROW;
 	if (ok) {
 		*ret_jobs = sqlite3_column_int(s, 0);
 		*ret_boots = sqlite3_column_int(s, 1);
 	}
-	stmt_done(st, s);
-	unlock(st);
+	db_stmt_done(st, s);
+	db_unlock(st);
 	return ok ? 0 : -1;
 }
