@@ -31,8 +31,8 @@
 
 #include "migrations.h"
 #include "patch.h"
-#include "util.h"
 #include "store_int.h"
+#include "util.h"
 #include "banned.h"
 
 void db_lock(struct store *st)

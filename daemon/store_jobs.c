@@ -4,7 +4,7 @@
  * the rows, with its totals kept per filter until the store changes),
  * cancelling, the patch and the jobs still without a verdict.
  */
-#include "store_int.h"
+#include "store.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_int.h"
 #include "util.h"
 #include "banned.h"
 

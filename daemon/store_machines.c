@@ -4,13 +4,14 @@
  * and the daemon's health (jobs queued and running, machines by health).
  * Leases are taken and released with stages (store_stages.c).
  */
-#include "store_int.h"
+#include "store.h"
 
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 
 #include "config.h"
+#include "store_int.h"
 #include "banned.h"
 
 static json_t *string_list(char *const *v)

@@ -5,13 +5,14 @@
  * document the comparison is computed from, whose result (and the job's
  * verdict) is kept per rules.
  */
-#include "store_int.h"
+#include "store.h"
 
 #include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_int.h"
 #include "util.h"
 #include "banned.h"
 

@@ -6,7 +6,7 @@
  * start-up, the stages a stopped daemon left running queued again. Also
  * each stage's ids, specs, note, host and log.
  */
-#include "store_int.h"
+#include "store.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_int.h"
 #include "util.h"
 #include "banned.h"
 

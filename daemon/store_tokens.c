@@ -2,13 +2,14 @@
  * API tokens: the config's (only their SHA-256 is stored), whether one is
  * known, and what each token has queued, for its limits.
  */
-#include "store_int.h"
+#include "store.h"
 
 #include <openssl/evp.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "store_int.h"
 #include "banned.h"
 
 static void sha256_hex(const char *s, char out[65])
