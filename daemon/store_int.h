@@ -1,0 +1,186 @@
+#ifndef TLBLAB_STORE_INT_H
+#define TLBLAB_STORE_INT_H
+
+#include <jansson.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store.h"
+#include "strbuf.h"
+
+/*
+ * What the store's files share: the connection (struct store) and the
+ * helpers every query goes through, implemented in store.c. Not for use
+ * outside the store module: the rest of the daemon sees only store.h, and
+ * no file but store*.c holds SQL.
+ *
+ *   store.c           open, migrations, connections and readers, the
+ *                     statement cache, the fault hook, transactions, errors
+ *   store_jobs.c      jobs: create, read, list, cancel, patch, more boots
+ *   store_stages.c    the stage state machine: runnable, start, finish,
+ *                     retry, settle, recover; stage logs and notes
+ *   store_results.c   builds, runs, metrics, samples, profiles, comparisons
+ *   store_machines.c  machines from the config, health, failures
+ *   store_tokens.c    API tokens and what each has queued
+ *
+ * The helpers are named db_*: each works on one connection, a struct store
+ * (the writer, or one of its readers), and its prepared statements.
+ *
+ * Locking: a function of store.h holds the writer's lock (db_lock), or a
+ * reader's (db_reader_get), for its whole call; the helpers below expect
+ * their caller to hold the lock of the connection they are given, except
+ * db_update_id_text, which takes it.
+ */
+
+#define STMT_CACHE 96
+/* read-only connections: as many as API threads on a 4-CPU host (api.c);
+ * a read takes a free one, and waits only while all of them read */
+#define READERS 4
+/* job list totals kept per filter (count_get) */
+#define COUNT_SLOTS 16
+
+/*
+ * Prepared statements are cached by the address of their SQL text (every
+ * fixed query is a string literal), so a request pays for parsing once per
+ * daemon, not once per call. Callers hand them back with db_stmt_done, which
+ * resets them; queries built at run time use db_prep_once and finalize, or
+ * db_prep_text, which keeps them by their text (a few shapes, many calls).
+ */
+struct stmt_slot {
+	const char *sql;
+	sqlite3_stmt *s;
+	char *text;		/* db_prep_text's own copy of sql, or NULL */
+};
+
+/* The test hook (store.h): the n-th statement from now, or the next
+ * `times` statements whose SQL contains `match`, fail with `code`. */
+struct store_fault {
+	long after;
+	int times;
+	int code;
+	long hits;
+	char match[128];
+};
+
+/* The job list's total for one filter, as of a generation. */
+struct count_slot {
+	char *key;		/* the filter's values (store_jobs_json), or NULL */
+	int64_t gen;
+	int64_t total;
+};
+
+struct store {
+	sqlite3 *db;
+	pthread_mutex_t lock;	/* this connection: its statements, errmsg */
+	int version;
+	struct stmt_slot cache[STMT_CACHE];
+	size_t ncache;
+	char errmsg[256];	/* the last failure's message, under the lock */
+	int errcode;		/* and its SQLite code */
+	/* the writer's only (a reader has parent set and uses its parent's) */
+	struct store *parent;
+	pthread_mutex_t fault_lock;	/* fault; taken last, alone */
+	struct store_fault fault;
+	struct store *readers[READERS];
+	size_t nreaders;
+	atomic_uint next_reader;
+	pthread_mutex_t count_lock;	/* counts */
+	struct count_slot counts[COUNT_SLOTS];
+	size_t next_count;
+};
+
+/* The connection's mutex: its statements, its errmsg. */
+void db_lock(struct store *st);
+void db_unlock(struct store *st);
+
+/*
+ * A connection for a read of the last commit, locked: a free reader, else
+ * one in turn (waiting for it), else the writer when there are none (an
+ * in-memory store). Hand it back with db_unlock.
+ */
+struct store *db_reader_get(struct store *st);
+
+/* An SQLite result code as the store's negative errno (store.h). */
+int db_sqlite_errno(int rc);
+/* The failure last seen on st, as "store: WHAT: MESSAGE" into err (when
+ * not NULL); returns it as the store's negative errno. */
+int db_sql_err(struct store *st, struct strbuf *err, const char *what);
+
+/* Statements (the cache: struct stmt_slot). db_prep: a fixed query, a
+ * string literal. db_prep_once: a query for one use, to finalize (or hand
+ * to db_stmt_done). Both NULL when the SQL does not prepare (logged, and
+ * kept for db_sql_err); every step function below takes a NULL statement
+ * as a failure. */
+sqlite3_stmt *db_prep_once(struct store *st, const char *sql);
+sqlite3_stmt *db_prep(struct store *st, const char *sql);
+
+/* A statement whose SQL was built at run time, kept by its text: the
+ * same text reuses it. */
+sqlite3_stmt *db_prep_text(struct store *st, const char *sql);
+
+/* Hands a statement back: cached ones are reset, others finalized. */
+void db_stmt_done(struct store *st, sqlite3_stmt *s);
+/* Parameter i as v's text, or NULL when v is. */
+void db_bind_text(sqlite3_stmt *s, int i, const char *v);
+/* Parameter i as v's compact JSON text, or NULL when v is. */
+void db_bind_json(sqlite3_stmt *s, int i, const json_t *v);
+
+/*
+ * Every statement the store runs goes through here: it starts (or goes on
+ * with) s, unless the fault hook fails it first. Returns SQLite's code.
+ */
+int db_stmt_step(struct store *st, sqlite3_stmt *s);
+/* A statement of fixed text (no parameters) run through the same hook;
+ * ROLLBACK is never failed by it. 0 or the store's negative errno. */
+int db_exec(struct store *st, const char *sql);
+
+/* Runs a statement that returns no rows; hands it back. 0 or the store's
+ * negative errno. db_step_done(s) is this on the st of the caller. */
+int db_step_done_st(struct store *st, sqlite3_stmt *s);
+#define db_step_done(s) db_step_done_st(st, (s))
+
+/* Steps a query of at most one row: 1 with a row (read it, then
+ * db_stmt_done), 0 with none (handed back), or a negative errno (handed
+ * back). For reads inside a transaction, where "no row" decides. */
+int db_step_row(struct store *st, sqlite3_stmt *s);
+
+/* The first column of every row of sql, as ids. Caller holds the lock and
+ * frees *ret (set on success only). 0 or a store error. */
+int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n);
+/* Runs an UPDATE whose parameters are ?1 = id and ?2 = text, under the
+ * writer's lock, which it takes (the caller holds none). */
+int db_update_id_text(struct store *st, const char *sql, int64_t id, const char *text);
+
+/*
+ * Transactions: every change of more than one statement is
+ * db_txn_begin ... db_txn_end(st, rc). BEGIN IMMEDIATE takes the write
+ * lock up front, so a busy database fails the BEGIN, not a statement
+ * half-way. db_txn_end commits when rc is 0 and rolls back otherwise, or
+ * when the COMMIT fails; it returns rc, or the COMMIT's error. A
+ * transaction left open by a failed ROLLBACK is rolled back by the next
+ * db_txn_begin, so one failure never swallows the next change into a
+ * transaction that no one commits.
+ */
+int db_txn_begin(struct store *st);
+int db_txn_end(struct store *st, int rc);
+
+/* Column i as JSON of its SQLite type (NULL as null). */
+json_t *db_col_json(sqlite3_stmt *s, int i);
+
+/* A column holding JSON text, parsed (null if absent or unparsable). */
+json_t *db_col_parsed(sqlite3_stmt *s, int i);
+
+/*
+ * The end of a read that builds JSON (store.h): rc is the last step's
+ * code, SQLITE_DONE when every row was read. Otherwise what was built is
+ * dropped: NULL with errno the store's error, never part of the rows.
+ */
+json_t *db_read_end(json_t *doc, int rc);
+
+/* The time every timestamp column holds: seconds since the epoch. */
+double db_now(void);
+
+#endif

@@ -1,0 +1,531 @@
+/*
+ * The store's jobs: creating one with its stage plan (and more boots after
+ * a look), reading one with its stages, the job list (as JSON text, from
+ * the rows, with its totals kept per filter until the store changes),
+ * cancelling, the patch and the jobs still without a verdict.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+#include "util.h"
+#include "banned.h"
+
+int store_job_create(struct store *st, const struct job_request *req,
+		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
+		     struct strbuf *err)
+{
+	sqlite3_stmt *s;
+	int64_t id = 0;
+	size_t i;
+	int rc = 0;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto fail;
+	s = db_prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
+		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
+		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	db_bind_text(s, 1, req->kind);
+	db_bind_text(s, 2, req->suite);
+	db_bind_json(s, 3, req->suite_json);
+	db_bind_json(s, 4, req->machines);
+	db_bind_json(s, 5, req->tags);
+	db_bind_text(s, 6, req->submitter);
+	sqlite3_bind_int(s, 7, req->boots);
+	sqlite3_bind_double(s, 8, db_now());
+	db_bind_text(s, 9, req->tree);
+	db_bind_text(s, 10, req->base);
+	db_bind_text(s, 11, req->patch_kind);
+	db_bind_text(s, 12, req->patch);
+	db_bind_text(s, 13, req->patch_url);
+	db_bind_text(s, 14, req->patch_ref);
+	sqlite3_bind_int(s, 15, req->max_boots > req->boots ? req->max_boots : req->boots);
+	db_bind_text(s, 16, req->patch_subject);
+	if ((rc = db_step_done(s)) < 0)
+		goto fail;
+	id = sqlite3_last_insert_rowid(st->db);
+	for (i = 0; i < nstages; i++) {
+		s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_int(s, 2, (int)i);
+		db_bind_text(s, 3, stages[i].kind);
+		db_bind_text(s, 4, stages[i].side);
+		sqlite3_bind_int(s, 5, stages[i].boot_index);
+		sqlite3_bind_double(s, 6, stages[i].timeout);
+		if ((rc = db_step_done(s)) < 0)
+			goto fail;
+	}
+fail:
+	if ((rc = db_txn_end(st, rc)) < 0)
+		db_sql_err(st, err, "create job");
+	else
+		*ret_id = id;
+	db_unlock(st);
+	return rc;
+}
+
+/* the last column is the job's current stage: the running one, else the
+ * last started, else the first */
+#define JOB_COLS "id, kind, state, suite, machines, tags, submitter, boots, created, started, " \
+	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
+	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
+	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
+	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject"
+
+static json_t *job_row(sqlite3_stmt *s)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "id", db_col_json(s, 0));
+	json_object_set_new(j, "kind", db_col_json(s, 1));
+	json_object_set_new(j, "state", db_col_json(s, 2));
+	json_object_set_new(j, "suite", db_col_json(s, 3));
+	json_object_set_new(j, "machines", db_col_parsed(s, 4));
+	json_object_set_new(j, "tags", db_col_parsed(s, 5));
+	json_object_set_new(j, "submitter", db_col_json(s, 6));
+	json_object_set_new(j, "boots", db_col_json(s, 7));
+	json_object_set_new(j, "created", db_col_json(s, 8));
+	json_object_set_new(j, "started", db_col_json(s, 9));
+	json_object_set_new(j, "finished", db_col_json(s, 10));
+	json_object_set_new(j, "cancel_requested", json_boolean(sqlite3_column_int(s, 11)));
+	if (sqlite3_column_type(s, 12) != SQLITE_NULL)
+		json_object_set_new(j, "error", json_pack("{s:o,s:o,s:o}", "class", db_col_json(s, 12),
+							  "message", db_col_json(s, 13), "stage", db_col_json(s, 14)));
+	else
+		json_object_set_new(j, "error", json_null());
+	json_object_set_new(j, "tree", db_col_json(s, 15));
+	json_object_set_new(j, "base", db_col_json(s, 16));
+	json_object_set_new(j, "stage", db_col_json(s, 17));
+	json_object_set_new(j, "patch_kind", db_col_json(s, 18));
+	json_object_set_new(j, "patch_url", db_col_json(s, 19));
+	json_object_set_new(j, "patch_ref", db_col_json(s, 20));
+	json_object_set_new(j, "max_boots", db_col_json(s, 21));
+	json_object_set_new(j, "verdict", db_col_json(s, 22));
+	json_object_set_new(j, "patch_subject", db_col_json(s, 23));
+	return j;
+}
+
+json_t *store_job_json(struct store *w, int64_t id)
+{
+	struct store *st = db_reader_get(w);
+	sqlite3_stmt *s, *js;
+	json_t *job = NULL, *stages;
+	int rc;
+
+	/* js is handed back last: while it is open, its read transaction
+	 * gives the stages the same commit as the job */
+	js = db_prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(js, 1, id);
+	if ((rc = db_stmt_step(st, js)) == SQLITE_ROW)
+		job = job_row(js);
+	if (!job) {
+		db_stmt_done(st, js);
+		db_unlock(st);
+		if (rc != SQLITE_DONE)
+			return db_read_end(NULL, rc);
+		errno = ENOENT;
+		return NULL;
+	}
+	stages = json_array();
+	s = db_prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
+		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs "
+		     "FROM stages WHERE job_id = ? ORDER BY seq");
+	sqlite3_bind_int64(s, 1, id);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+		json_t *g = json_object();
+		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
+						     "attempt", "started", "finished", "error_class",
+						     "error_message", "boot_index", "build_id", "boot_id",
+						     "repeat_of", "note", "specs" };
+		int i;
+
+		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+			json_object_set_new(g, names[i], i == 16 ? db_col_parsed(s, i) : db_col_json(s, i));
+		if (json_is_null(json_object_get(g, "specs")))
+			json_object_set_new(g, "specs", json_array());
+		json_array_append_new(stages, g);
+	}
+	db_stmt_done(st, s);
+	db_stmt_done(st, js);
+	json_object_set_new(job, "stages", stages);
+	db_unlock(st);
+	return db_read_end(job, rc);
+}
+
+/* The job list's totals for a filter, kept until the next change: the
+ * count reads every matching job, the page only 50. */
+static int count_get(struct store *w, const char *key, int64_t gen, int64_t *ret_total)
+{
+	size_t i;
+	int found = 0;
+
+	pthread_mutex_lock(&w->count_lock);
+	for (i = 0; i < COUNT_SLOTS; i++)
+		if (w->counts[i].key && w->counts[i].gen == gen && !strcmp(w->counts[i].key, key)) {
+			*ret_total = w->counts[i].total;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&w->count_lock);
+	return found;
+}
+
+static void count_put(struct store *w, const char *key, int64_t gen, int64_t total)
+{
+	struct count_slot *c = NULL;
+	size_t i;
+	char *k = strdup(key);
+
+	if (!k)
+		abort();
+	pthread_mutex_lock(&w->count_lock);
+	for (i = 0; i < COUNT_SLOTS && !c; i++)
+		if (w->counts[i].key && !strcmp(w->counts[i].key, key))
+			c = &w->counts[i];
+	if (!c)
+		c = &w->counts[w->next_count++ % COUNT_SLOTS];
+	free(c->key);
+	c->key = k;
+	c->gen = gen;
+	c->total = total;
+	pthread_mutex_unlock(&w->count_lock);
+}
+
+/* Column i as JSON text, as db_col_json would encode it (api.c's precision). */
+static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
+{
+	switch (sqlite3_column_type(s, i)) {
+	case SQLITE_INTEGER:
+		strbuf_addf(out, "%lld", (long long)sqlite3_column_int64(s, i));
+		break;
+	case SQLITE_FLOAT:
+		strbuf_add_json_real(out, sqlite3_column_double(s, i), 12);
+		break;
+	case SQLITE_TEXT:
+		strbuf_add_json_string(out, (const char *)sqlite3_column_text(s, i),
+				       (size_t)sqlite3_column_bytes(s, i));
+		break;
+	default:
+		strbuf_addstr(out, "null");
+	}
+}
+
+/* A column holding JSON text, as db_col_parsed would encode it. */
+static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+	json_t *v;
+	char *txt;
+
+	if (t && !strcmp(t, "[]")) {
+		strbuf_addstr(out, "[]");
+		return;
+	}
+	v = t ? json_loads(t, JSON_DECODE_ANY, NULL) : NULL;
+	txt = v ? json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(12)) : NULL;
+	strbuf_addstr(out, txt ? txt : "null");
+	free(txt);
+	json_decref(v);
+}
+
+/* job_row, written as JSON text: the job list is the hottest read, and
+ * building a document only to encode it took most of its time. */
+static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
+{
+	static const char *const keys[] = {
+		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
+		"started", "finished", "cancel_requested", "error", NULL, NULL, "tree", "base",
+		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
+	};
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(keys); i++) {
+		if (!keys[i])
+			continue;
+		strbuf_addstr(out, i ? ",\"" : "{\"");
+		strbuf_addstr(out, keys[i]);
+		strbuf_addstr(out, "\":");
+		if (i == 4 || i == 5) {
+			col_parsed_text(out, s, i);
+		} else if (i == 11) {
+			strbuf_addstr(out, sqlite3_column_int(s, i) ? "true" : "false");
+		} else if (i == 12 && sqlite3_column_type(s, 12) != SQLITE_NULL) {
+			strbuf_addstr(out, "{\"class\":");
+			col_text(out, s, 12);
+			strbuf_addstr(out, ",\"message\":");
+			col_text(out, s, 13);
+			strbuf_addstr(out, ",\"stage\":");
+			col_text(out, s, 14);
+			strbuf_addch(out, '}');
+		} else {
+			col_text(out, s, i);
+		}
+	}
+	strbuf_addch(out, '}');
+}
+
+int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *out)
+{
+	struct strbuf where = STRBUF_INIT, sql = STRBUF_INIT, key = STRBUF_INIT;
+	const char *const fields[] = { f->state, f->suite, f->submitter, f->tree, f->verdict };
+	const char *const conds[] = { "state", "suite", "submitter", "tree", "verdict" };
+	const char *vals[ARRAY_SIZE(fields)];
+	int nv = 0, i, n = 0, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
+	struct store *st;
+	sqlite3_stmt *s;
+	int64_t total = 0, gen;
+	int rc = SQLITE_ROW;
+
+	if (limit > 500)
+		limit = 500;
+	for (i = 0; i < (int)ARRAY_SIZE(fields); i++) {
+		if (fields[i]) {
+			strbuf_addf(&where, "%s %s = ?", nv ? " AND" : " WHERE", conds[i]);
+			vals[nv++] = fields[i];
+			strbuf_addf(&key, "%zu:%s;", strlen(fields[i]), fields[i]);
+		} else {
+			strbuf_addstr(&key, "-;");
+		}
+	}
+	/* before the count: a change committed after it retires what we keep */
+	gen = store_generation(w);
+	st = db_reader_get(w);
+	if (!count_get(w, key.buf, gen, &total)) {
+		strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
+		s = db_prep_text(st, sql.buf);
+		for (i = 0; i < nv; i++)
+			db_bind_text(s, i + 1, vals[i]);
+		if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+			total = sqlite3_column_int64(s, 0);
+		db_stmt_done(st, s);
+		if (rc == SQLITE_ROW)
+			count_put(w, key.buf, gen, total);
+	}
+	if (rc == SQLITE_ROW) {
+		strbuf_reset(&sql);
+		strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT ? OFFSET ?",
+			    where.buf);
+		s = db_prep_text(st, sql.buf);
+		for (i = 0; i < nv; i++)
+			db_bind_text(s, i + 1, vals[i]);
+		sqlite3_bind_int(s, nv + 1, limit);
+		sqlite3_bind_int(s, nv + 2, offset);
+		strbuf_addstr(out, "{\"jobs\":[");
+		while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+			if (n++)
+				strbuf_addch(out, ',');
+			job_row_text(out, s);
+		}
+		db_stmt_done(st, s);
+		strbuf_addf(out, "],\"total\":%lld,\"limit\":%d,\"offset\":%d}", (long long)total, limit,
+			    offset);
+	}
+	db_unlock(st);
+	strbuf_release(&where);
+	strbuf_release(&sql);
+	strbuf_release(&key);
+	if (rc == SQLITE_DONE)
+		return 0;
+	return db_sqlite_errno(rc == SQLITE_ROW ? SQLITE_ERROR : rc);
+}
+
+json_t *store_jobs_json(struct store *st, const struct job_filter *f)
+{
+	struct strbuf text = STRBUF_INIT;
+	json_t *doc = NULL;
+	int r = store_jobs_text(st, f, &text);
+
+	if (r == 0 && !(doc = json_loadb(text.buf, text.len, 0, NULL)))
+		r = -EIO;
+	strbuf_release(&text);
+	if (r < 0)
+		errno = -r;
+	return doc;
+}
+
+int64_t store_job_without_verdict(struct store *st, int64_t below)
+{
+	sqlite3_stmt *s;
+	int64_t id = 0;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
+		     "ORDER BY id DESC LIMIT 1");
+	sqlite3_bind_int64(s, 1, below);
+	if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	else if (rc != SQLITE_DONE)
+		id = db_sqlite_errno(rc);
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return id;
+}
+
+/* The job's state into buf, and how many of its stages run: 0, -ENOENT,
+ * or a store error. Caller holds the lock. */
+static int job_state(struct store *st, int64_t id, char *buf, size_t len, int *ret_running)
+{
+	sqlite3_stmt *s = db_prep(st, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
+			       "AND state = 'running') FROM jobs WHERE id = ?1");
+	int rc;
+
+	sqlite3_bind_int64(s, 1, id);
+	rc = db_step_row(st, s);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+	*ret_running = sqlite3_column_int(s, 1);
+	db_stmt_done(st, s);
+	return 0;
+}
+
+static int finished_state(const char *state)
+{
+	return !strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled");
+}
+
+int store_job_cancel(struct store *st, int64_t id)
+{
+	char state[16];
+	sqlite3_stmt *s;
+	int rc, running = 0;
+
+	db_lock(st);
+	/* read inside the transaction: the scheduler may start a stage meanwhile */
+	if ((rc = db_txn_begin(st)) < 0 || (rc = job_state(st, id, state, sizeof(state), &running)) < 0)
+		goto out;
+	if (finished_state(state)) {
+		rc = -EALREADY;
+		goto out;
+	}
+	s = db_prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
+	sqlite3_bind_int64(s, 1, id);
+	if ((rc = db_step_done(s)) < 0)
+		goto out;
+	if (!running) {
+		s = db_prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+			     "error_message = 'cancelled before it started', finished = ?2 "
+			     "WHERE job_id = ?1 AND state = 'pending'");
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_double(s, 2, db_now());
+		if ((rc = db_step_done(s)) < 0)
+			goto out;
+		s = db_prep(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
+			     "error_message = 'cancelled' WHERE id = ?1");
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_double(s, 2, db_now());
+		rc = db_step_done(s);
+	}
+out:
+	/* -EALREADY and -ENOENT changed nothing: rolled back all the same */
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	return rc;
+}
+
+int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
+{
+	int rc;
+
+	*ret = NULL;
+	*ret_n = 0;
+	db_lock(st);
+	rc = db_query_ids(st, "SELECT id FROM jobs WHERE cancel_requested = 1 AND state IN ('queued', 'running')",
+		       ret, ret_n);
+	db_unlock(st);
+	return rc;
+}
+
+int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struct strbuf *text,
+		    struct strbuf *url, struct strbuf *ref)
+{
+	sqlite3_stmt *s;
+	int rc = -ENOENT;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT coalesce(patch_kind, ''), coalesce(patch, ''), coalesce(patch_url, ''), "
+		     "coalesce(patch_ref, '') FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(s, 1, job_id);
+	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
+		struct strbuf *outs[] = { kind, text, url, ref };
+		int i;
+
+		for (i = 0; i < 4; i++)
+			if (outs[i])
+				strbuf_add(outs[i], sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i));
+		rc = 0;
+	}
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return rc;
+}
+
+int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
+{
+	return db_update_id_text(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", job_id, text);
+}
+
+int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject)
+{
+	return db_update_id_text(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1", job_id, subject);
+}
+
+int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_timeout,
+			double run_timeout)
+{
+	static const char *const sides[] = { "base", "patched" };
+	sqlite3_stmt *s;
+	int boots = 0, max = 0, seq = 0, added = 0, i, k, rc = 0;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages WHERE job_id = ?1) "
+		     "FROM jobs WHERE id = ?1 AND kind = 'ab'");
+	sqlite3_bind_int64(s, 1, job_id);
+	if ((rc = db_step_row(st, s)) <= 0) {
+		rc = rc < 0 ? rc : -ENOENT;
+		goto out;
+	}
+	boots = sqlite3_column_int(s, 0);
+	max = sqlite3_column_int(s, 1);
+	seq = sqlite3_column_int(s, 2) + 1;
+	db_stmt_done(st, s);
+	rc = 0;
+	if (boots >= max)
+		goto out;
+	if (more > max - boots)
+		more = max - boots;
+	rc = db_txn_begin(st);
+	for (i = 0; i < more && rc == 0; i++)
+		for (k = 0; k < 4 && rc == 0; k++) {
+			s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
+			sqlite3_bind_int64(s, 1, job_id);
+			sqlite3_bind_int(s, 2, seq++);
+			db_bind_text(s, 3, k % 2 ? "run" : "boot");
+			db_bind_text(s, 4, sides[k / 2]);
+			sqlite3_bind_int(s, 5, boots + i);
+			sqlite3_bind_double(s, 6, k % 2 ? run_timeout : boot_timeout);
+			rc = db_step_done(s);
+		}
+	s = db_prep(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
+		     "WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, more);
+	if (rc == 0)
+		rc = db_step_done(s);
+	else
+		db_stmt_done(st, s);
+	rc = db_txn_end(st, rc);
+	if (rc == 0)
+		added = more;
+out:
+	db_unlock(st);
+	return rc < 0 ? rc : added;
+}

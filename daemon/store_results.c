@@ -1,0 +1,548 @@
+/*
+ * The store's results: builds, and a run stage's runs with their metrics
+ * and profiles, its per-second samples and the counters its kernel lacks,
+ * as ingest writes them; read back per job, and put together as the
+ * document the comparison is computed from, whose result (and the job's
+ * verdict) is kept per rules.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+#include "util.h"
+#include "banned.h"
+
+int store_build_add(struct store *st, const struct build_row *b)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, path, "
+		     "created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)");
+	db_bind_text(s, 1, b->id);
+	db_bind_text(s, 2, b->tree);
+	db_bind_text(s, 3, b->commit_id);
+	db_bind_text(s, 4, b->config_hash);
+	db_bind_text(s, 5, b->compiler);
+	db_bind_text(s, 6, b->path);
+	sqlite3_bind_double(s, 7, db_now());
+	sqlite3_bind_double(s, 8, b->duration);
+	db_bind_json(s, 9, b->meta);
+	rc = db_step_done(s);
+	db_unlock(st);
+	return rc;
+}
+
+int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
+		  const json_t *info, const json_t *profile, int64_t *ret_id)
+{
+	sqlite3_stmt *s;
+	const char *name;
+	json_t *v;
+	int64_t id = 0;
+	int rc;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	s = db_prep(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+		     "case_index, iteration, warmup, workload, params, duration) "
+		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_bind_int64(s, 1, r->job_id);
+	sqlite3_bind_int64(s, 2, r->stage_id);
+	db_bind_text(s, 3, r->machine);
+	db_bind_text(s, 4, r->side);
+	db_bind_text(s, 5, r->build_id);
+	db_bind_text(s, 6, r->boot_id);
+	sqlite3_bind_int(s, 7, r->spec_index);
+	sqlite3_bind_int(s, 8, r->case_index);
+	sqlite3_bind_int(s, 9, r->iteration);
+	sqlite3_bind_int(s, 10, r->warmup);
+	db_bind_text(s, 11, r->workload);
+	db_bind_json(s, 12, r->params);
+	sqlite3_bind_double(s, 13, r->duration);
+	if ((rc = db_step_done(s)) < 0)
+		goto out;
+	id = sqlite3_last_insert_rowid(st->db);
+	rc = -EIO;
+	s = db_prep(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)");
+	if (!s)
+		goto out;
+	json_object_foreach((json_t *)metrics, name, v) {
+		if (!json_is_number(v))
+			continue;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, id);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		sqlite3_bind_double(s, 3, json_number_value(v));
+		if ((rc = db_stmt_step(st, s)) != SQLITE_DONE) {
+			db_stmt_done(st, s);
+			rc = db_sqlite_errno(rc);
+			goto out;
+		}
+	}
+	db_stmt_done(st, s);
+	rc = -EIO;
+	s = db_prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
+		     "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
+		     "WHERE unit IS NOT ?2 OR direction IS NOT ?3");
+	if (!s)
+		goto out;
+	json_object_foreach((json_t *)info, name, v) {
+		const char *dir = json_string_value(json_object_get(v, "direction"));
+
+		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
+			dir = "neutral";
+		sqlite3_reset(s);
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		db_bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
+		db_bind_text(s, 3, dir);
+		if ((rc = db_stmt_step(st, s)) != SQLITE_DONE) {
+			db_stmt_done(st, s);
+			rc = db_sqlite_errno(rc);
+			goto out;
+		}
+	}
+	db_stmt_done(st, s);
+	rc = 0;
+	if (profile) {
+		s = db_prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
+		sqlite3_bind_int64(s, 1, id);
+		db_bind_json(s, 2, profile);
+		rc = db_step_done(s);
+	}
+out:
+	rc = db_txn_end(st, rc);
+	if (rc == 0 && ret_id)
+		*ret_id = id;
+	db_unlock(st);
+	return rc;
+}
+
+int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const json_t *sample)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
+		     "t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_int(s, 2, spec_index);
+	sqlite3_bind_int64(s, 3, json_integer_value(json_object_get(sample, "case")));
+	sqlite3_bind_int64(s, 4, json_integer_value(json_object_get(sample, "iteration")));
+	sqlite3_bind_int(s, 5, json_is_true(json_object_get(sample, "warmup")));
+	sqlite3_bind_int(s, 6, json_is_true(json_object_get(sample, "window")));
+	sqlite3_bind_double(s, 7, json_number_value(json_object_get(sample, "t")));
+	sqlite3_bind_double(s, 8, json_number_value(json_object_get(sample, "dt")));
+	db_bind_json(s, 9, json_object_get(sample, "values"));
+	rc = db_step_done(s);
+	db_unlock(st);
+	return rc;
+}
+
+int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable)
+{
+	sqlite3_stmt *s;
+	const char *name;
+	json_t *v;
+	int rc = 0;
+
+	db_lock(st);
+	rc = db_txn_begin(st);
+	s = db_prep(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)");
+	json_object_foreach((json_t *)unavailable, name, v) {
+		int r;
+
+		if (rc < 0)
+			break;
+		sqlite3_reset(s);
+		sqlite3_bind_int64(s, 1, stage_id);
+		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
+		db_bind_text(s, 3, json_string_value(v));
+		if ((r = db_stmt_step(st, s)) != SQLITE_DONE)
+			rc = db_sqlite_errno(r);
+	}
+	db_stmt_done(st, s);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	return rc;
+}
+
+/*
+ * Runs of a spec that failed in their stage are marked with the failure:
+ * what they measured before it stays in the store, but a spec cut short
+ * does not count as a sample of its side.
+ */
+static void mark_failed_runs(const json_t *job, json_t *runs)
+{
+	json_t *stage, *e, *run;
+	size_t i, k;
+
+	json_array_foreach(runs, i, run)
+		json_object_set_new(run, "error", json_null());
+	json_array_foreach(json_object_get(job, "stages"), i, stage) {
+		json_int_t sid = json_integer_value(json_object_get(stage, "id"));
+
+		json_array_foreach(json_object_get(stage, "specs"), k, e) {
+			json_int_t spec = json_integer_value(json_object_get(e, "spec"));
+			const char *state = json_string_value(json_object_get(e, "state"));
+			size_t r;
+
+			if (!state || !strcmp(state, "done"))
+				continue;
+			json_array_foreach(runs, r, run)
+				if (json_integer_value(json_object_get(run, "stage")) == sid &&
+				    json_integer_value(json_object_get(run, "spec")) == spec)
+					json_object_set_new(run, "error",
+							    json_string(json_string_value(json_object_get(e, "message")) ?:
+									state));
+		}
+	}
+}
+
+json_t *store_runs_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array(), *job;
+	static const char *const names[] = { "id", "stage", "machine", "side", "spec", "case",
+					     "iteration", "warmup", "workload", "params", "duration_s",
+					     "build_id", "boot_id" };
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
+		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+		json_t *r = json_object();
+		int i;
+
+		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+			json_object_set_new(r, names[i], i == 9 ? db_col_parsed(s, i) :
+					    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : db_col_json(s, i));
+		json_array_append_new(arr, r);
+	}
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_DONE)
+		return db_read_end(arr, rc);
+	job = store_job_json(st, job_id);
+	/* without its stages, the runs of failed specs would pass as samples */
+	if (!job && errno != ENOENT) {
+		json_decref(arr);
+		return NULL;
+	}
+	mark_failed_runs(job, arr);
+	json_decref(job);
+	return json_pack("{s:o}", "runs", arr);
+}
+
+/* {"base": {METRIC: reason}, "patched": {...}, "": {...}}: the counters each
+ * side's kernels lack, with the reason the agent gave. */
+static json_t *unavailable_by_side(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *by = json_object();
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
+		     "JOIN stages g ON g.id = u.stage_id WHERE g.job_id = ? ORDER BY g.seq");
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+		const char *side = (const char *)sqlite3_column_text(s, 0);
+		json_t *m = json_object_get(by, side);
+
+		if (!m) {
+			m = json_object();
+			json_object_set_new(by, side, m);
+		}
+		json_object_set_new(m, (const char *)sqlite3_column_text(s, 1), db_col_json(s, 2));
+	}
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return db_read_end(by, rc);
+}
+
+/* The specs that failed in a run stage, whether or not they measured
+ * anything before: [{"side", "spec", "workload", "stage", "reason"}]. */
+static json_t *failed_specs(const json_t *job)
+{
+	json_t *out = json_array(), *stage, *e;
+	size_t i, k;
+
+	json_array_foreach(json_object_get(job, "stages"), i, stage)
+		json_array_foreach(json_object_get(stage, "specs"), k, e) {
+			if (strcmp(json_string_value(json_object_get(e, "state")) ?: "", "failed"))
+				continue;
+			json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:s}", "side",
+							     json_string_value(json_object_get(stage, "side")) ?: "",
+							     "spec", json_object_get(e, "spec"),
+							     "workload", json_object_get(e, "workload"),
+							     "stage", json_object_get(stage, "seq"),
+							     "reason", json_string_value(json_object_get(e, "message")) ?: "failed"));
+		}
+	return out;
+}
+
+/* The job's sequential design, for the comparison's alpha spending: the
+ * boots of its first look, the most it may have, and which look this is
+ * (2 once boots were added). */
+static json_t *job_design(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *d = NULL;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
+		     "first_boots IS NOT NULL FROM jobs WHERE id = ?");
+	sqlite3_bind_int64(s, 1, job_id);
+	if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		d = json_pack("{s:i,s:i,s:i}", "boots", sqlite3_column_int(s, 0),
+			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return rc == SQLITE_ROW ? d : db_read_end(json_null(), rc);
+}
+
+json_t *store_compare_doc(struct store *st, int64_t job_id)
+{
+	json_t *job = store_job_json(st, job_id), *runs = NULL, *metrics = NULL, *profiles = NULL;
+	json_t *builds = NULL, *unavailable = NULL, *design = NULL, *doc = NULL;
+	int err;
+
+	if (!job)
+		return NULL;
+	/* each part whole, or no document: a comparison of part of the runs
+	 * would be a wrong verdict, not a missing one */
+	if (!(runs = store_runs_json(st, job_id)) || !(metrics = store_metrics_json(st, job_id, NULL, 1)) ||
+	    !(profiles = store_profiles_json(st, job_id)) || !(builds = store_job_builds_json(st, job_id)) ||
+	    !(unavailable = unavailable_by_side(st, job_id)) || !(design = job_design(st, job_id))) {
+		err = errno == ENOENT ? EIO : errno;
+		json_decref(job);
+		goto out;
+	}
+	doc = json_pack("{s:O,s:O,s:O,s:{s:o,s:O},s:O,s:o,s:O}", "runs", json_object_get(runs, "runs"),
+			"metrics", json_object_get(metrics, "metrics"),
+			"profiles", json_object_get(profiles, "profiles"),
+			"provenance", "job", job, "builds", json_object_get(builds, "builds"),
+			"unavailable_by_side", unavailable, "failed", failed_specs(job),
+			"design", design);
+	err = 0;
+out:
+	json_decref(runs);
+	json_decref(metrics);
+	json_decref(profiles);
+	json_decref(builds);
+	json_decref(unavailable);
+	json_decref(design);
+	if (!doc)
+		errno = err;
+	return doc;
+}
+
+json_t *store_profiles_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
+		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", db_col_json(s, 0), "profile", db_col_parsed(s, 1)));
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_DONE)
+		return db_read_end(arr, rc);
+	return json_pack("{s:o}", "profiles", arr);
+}
+
+json_t *store_job_builds_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
+		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
+		     "ORDER BY g.seq");
+	sqlite3_bind_int64(s, 1, job_id);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", db_col_json(s, 0),
+						     "build_id", db_col_json(s, 1), "commit", db_col_json(s, 2),
+						     "config_hash", db_col_json(s, 3), "compiler", db_col_json(s, 4),
+						     "duration_s", db_col_json(s, 5), "meta", db_col_parsed(s, 6)));
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_DONE)
+		return db_read_end(arr, rc);
+	return json_pack("{s:o}", "builds", arr);
+}
+
+json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup)
+{
+	sqlite3_stmt *s;
+	json_t *arr = json_array();
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
+		     "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
+		     "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
+		     "ORDER BY m.run_id, m.name");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, include_warmup);
+	db_bind_text(s, 3, prefix);
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", db_col_json(s, 0),
+						     "name", db_col_json(s, 1), "value", db_col_json(s, 2),
+						     "unit", db_col_json(s, 3), "direction", db_col_json(s, 4)));
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_DONE)
+		return db_read_end(arr, rc);
+	return json_pack("{s:o}", "metrics", arr);
+}
+
+/* One sample row, copied out of the store so that JSON is built unlocked. */
+struct sample_row {
+	int64_t id, stage, spec, kase, iteration;
+	double t, dt;
+	int warmup, window;
+	char *vals;		/* JSON text, or NULL */
+};
+
+json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
+			   int64_t after, int limit)
+{
+	struct sample_row *rows = calloc((size_t)limit + 1, sizeof(*rows));
+	json_t *arr = json_array(), *next = json_null();
+	sqlite3_stmt *s;
+	int i, n = 0, rc = SQLITE_DONE;
+
+	if (!rows)
+		abort();
+	db_lock(st);
+	s = db_prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
+		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
+		     "json_object(?3, json_extract(p.vals, '$.\"' || ?3 || '\"')) END "
+		     "FROM samples p JOIN stages g ON g.id = p.stage_id "
+		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) AND p.id > ?4 "
+		     "ORDER BY p.id LIMIT ?5");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int64(s, 2, stage_id);
+	db_bind_text(s, 3, name);
+	sqlite3_bind_int64(s, 4, after);
+	sqlite3_bind_int(s, 5, limit + 1);	/* one more: whether there is a next page */
+	while (n <= limit && (rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+		struct sample_row *r = &rows[n++];
+		const char *v = (const char *)sqlite3_column_text(s, 9);
+
+		r->id = sqlite3_column_int64(s, 0);
+		r->stage = sqlite3_column_int64(s, 1);
+		r->t = sqlite3_column_double(s, 2);
+		r->dt = sqlite3_column_double(s, 3);
+		r->spec = sqlite3_column_int64(s, 4);
+		r->kase = sqlite3_column_int64(s, 5);
+		r->iteration = sqlite3_column_int64(s, 6);
+		r->warmup = sqlite3_column_int(s, 7);
+		r->window = sqlite3_column_int(s, 8);
+		if (v && !(r->vals = strdup(v)))
+			abort();
+	}
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		for (i = 0; i < n; i++)
+			free(rows[i].vals);
+		free(rows);
+		json_decref(next);
+		return db_read_end(arr, rc);
+	}
+	if (n > limit) {
+		n = limit;
+		json_decref(next);
+		next = json_integer(rows[n - 1].id);
+	}
+	for (i = 0; i < n; i++) {
+		json_t *v = rows[i].vals ? json_loads(rows[i].vals, JSON_DECODE_ANY, NULL) : NULL;
+
+		json_array_append_new(arr, json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:b,s:b,s:o}",
+						     "stage", (json_int_t)rows[i].stage, "t", rows[i].t,
+						     "dt", rows[i].dt, "spec", (json_int_t)rows[i].spec,
+						     "case", (json_int_t)rows[i].kase,
+						     "iteration", (json_int_t)rows[i].iteration,
+						     "warmup", rows[i].warmup, "window", rows[i].window,
+						     "values", v ? v : json_null()));
+	}
+	for (i = 0; i <= limit; i++)
+		free(rows[i].vals);
+	free(rows);
+	return json_pack("{s:o,s:o}", "samples", arr, "next", next);
+}
+
+int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc)
+{
+	sqlite3_stmt *s;
+	int found = 0;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
+	sqlite3_bind_int64(s, 1, job);
+	db_bind_text(s, 2, rules);
+	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
+		strbuf_reset(ret_doc);
+		strbuf_add(ret_doc, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		found = 1;
+	}
+	db_stmt_done(st, s);
+	db_unlock(st);
+	return found;
+}
+
+int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
+			 const char *verdict, double compute_ms)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	s = db_prep(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
+		     "SELECT id, ?2, ?3, ?4, ?5 FROM jobs WHERE id = ?1 "
+		     "AND state IN ('done', 'failed', 'cancelled') "
+		     "ON CONFLICT (job_id) DO UPDATE SET rules = excluded.rules, doc = excluded.doc, "
+		     "computed = excluded.computed, compute_ms = excluded.compute_ms");
+	sqlite3_bind_int64(s, 1, job);
+	db_bind_text(s, 2, rules);
+	db_bind_text(s, 3, doc);
+	sqlite3_bind_double(s, 4, db_now());
+	sqlite3_bind_double(s, 5, compute_ms);
+	rc = db_step_done(s);
+	if (rc == 0 && !sqlite3_changes(st->db))
+		rc = -ENOENT;
+	/* a failed job's partial comparison is kept, but gives it no verdict */
+	s = db_prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'");
+	sqlite3_bind_int64(s, 1, job);
+	db_bind_text(s, 2, verdict);
+	if (rc == 0)
+		rc = db_step_done(s);
+	else
+		db_stmt_done(st, s);
+	rc = db_txn_end(st, rc);
+out:
+	db_unlock(st);
+	return rc;
+}

@@ -1,0 +1,732 @@
+/*
+ * The stage state machine: which pending stages may run, a stage started
+ * (its machine leased), handed from a boot to its run, finished, retried
+ * after an infra failure, or failed as a workload (kept as a result, its
+ * boot repeated once); a job settled once its stages are over; and, at
+ * start-up, the stages a stopped daemon left running queued again. Also
+ * each stage's ids, specs, note, host and log.
+ */
+#include "store.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store_int.h"
+#include "util.h"
+#include "banned.h"
+
+/* A run stage that failed as a workload is kept as a result: it does not
+ * stop the stages after it, and the job is settled once they are all over
+ * (settle_job). SQL condition on stage alias A. */
+#define KEPT_FAILURE(a) "(" a ".kind = 'run' AND " a ".state = 'failed' AND " a ".error_class = 'workload')"
+
+void stage_info_release(struct stage_info *si)
+{
+	if (!si)
+		return;
+	json_decref(si->suite_json);
+	json_decref(si->machines);
+	json_decref(si->tags);
+	json_decref(si->excluded);
+	memset(si, 0, sizeof(*si));
+}
+
+void stage_infos_free(struct stage_info *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		stage_info_release(&v[i]);
+	free(v);
+}
+
+int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s;
+	struct stage_info *v = NULL;
+	size_t n = 0, alloc = 0;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st,
+		 "SELECT g.id, g.job_id, g.seq, g.attempt, coalesce(g.boot_index, 0), j.boots, g.kind, "
+		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
+		 "g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), "
+		 "coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id "
+		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, '') "
+		 "FROM stages g JOIN jobs j ON j.id = g.job_id "
+		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
+		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
+		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
+	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+		struct stage_info *si;
+
+		if (n == alloc) {
+			alloc = alloc ? alloc * 2 : 8;
+			v = realloc(v, alloc * sizeof(*v));
+			if (!v)
+				abort();
+		}
+		si = &v[n++];
+		memset(si, 0, sizeof(*si));
+		si->id = sqlite3_column_int64(s, 0);
+		si->job_id = sqlite3_column_int64(s, 1);
+		si->seq = sqlite3_column_int(s, 2);
+		si->attempt = sqlite3_column_int(s, 3);
+		si->boot_index = sqlite3_column_int(s, 4);
+		si->boots = sqlite3_column_int(s, 5);
+		snprintf(si->kind, sizeof(si->kind), "%s", (const char *)sqlite3_column_text(s, 6));
+		snprintf(si->side, sizeof(si->side), "%s", (const char *)sqlite3_column_text(s, 7));
+		snprintf(si->suite, sizeof(si->suite), "%s", (const char *)sqlite3_column_text(s, 8));
+		si->timeout = sqlite3_column_double(s, 9);
+		si->suite_json = db_col_parsed(s, 10);
+		si->machines = db_col_parsed(s, 11);
+		si->tags = db_col_parsed(s, 12);
+		si->excluded = db_col_parsed(s, 13);
+		snprintf(si->last_error, sizeof(si->last_error), "%s", (const char *)sqlite3_column_text(s, 14));
+		snprintf(si->tree, sizeof(si->tree), "%s", (const char *)sqlite3_column_text(s, 15));
+		snprintf(si->base, sizeof(si->base), "%s", (const char *)sqlite3_column_text(s, 16));
+		snprintf(si->patch_kind, sizeof(si->patch_kind), "%s", (const char *)sqlite3_column_text(s, 17));
+		snprintf(si->build_id, sizeof(si->build_id), "%s", (const char *)sqlite3_column_text(s, 18));
+		snprintf(si->note, sizeof(si->note), "%s", (const char *)sqlite3_column_text(s, 19));
+	}
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_DONE) {
+		stage_infos_free(v, n);
+		return db_sqlite_errno(rc);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* Inside a transaction: a pending stage starts on `where`; its job runs. */
+static int mark_running(struct store *st, int64_t stage_id, const char *where)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	s = db_prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
+		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, stage_id);
+	db_bind_text(s, 2, where);
+	sqlite3_bind_double(s, 3, db_now());
+	if ((rc = db_step_done(s)) < 0)
+		return rc;
+	if (sqlite3_changes(st->db) != 1)
+		return -EBUSY;
+	s = db_prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
+		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_double(s, 2, db_now());
+	return db_step_done(s);
+}
+
+int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
+{
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	s = db_prep(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+		     "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
+		     "AND health IN ('good', 'unknown') AND in_config = 1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	db_bind_text(s, 2, machine);
+	sqlite3_bind_double(s, 3, db_now());
+	rc = db_step_done(s);
+	if (rc == 0 && sqlite3_changes(st->db) != 1)
+		rc = -EBUSY;
+	if (rc == 0)
+		rc = mark_running(st, stage_id, machine);
+	rc = db_txn_end(st, rc);
+out:
+	db_unlock(st);
+	return rc;
+}
+
+int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
+{
+	int rc;
+
+	db_lock(st);
+	rc = db_txn_begin(st);
+	if (rc == 0)
+		rc = mark_running(st, stage_id, where);
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	return rc;
+}
+
+int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
+{
+	sqlite3_stmt *s;
+	int rc = 0;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	s = db_prep(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'");
+	sqlite3_bind_int64(s, 1, boot_stage);
+	sqlite3_bind_double(s, 2, db_now());
+	if ((rc = db_step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+		goto out;
+	s = db_prep(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
+		     "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
+		     "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, run_stage);
+	sqlite3_bind_int64(s, 2, boot_stage);
+	sqlite3_bind_double(s, 3, db_now());
+	if ((rc = db_step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+		goto out;
+	s = db_prep(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1");
+	sqlite3_bind_int64(s, 1, boot_stage);
+	sqlite3_bind_int64(s, 2, run_stage);
+	rc = db_step_done(s);
+out:
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	return rc;
+}
+
+int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "UPDATE stages SET build_id = coalesce(?2, build_id), boot_id = coalesce(?3, boot_id) "
+		     "WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	db_bind_text(s, 2, build_id);
+	db_bind_text(s, 3, boot_id);
+	rc = db_step_done(s);
+	db_unlock(st);
+	return rc;
+}
+
+static int64_t stage_at(struct store *st, int64_t job_id, int seq)
+{
+	sqlite3_stmt *s;
+	int64_t id = 0;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
+	sqlite3_bind_int64(s, 1, job_id);
+	sqlite3_bind_int(s, 2, seq);
+	if ((rc = db_step_row(st, s)) > 0) {
+		id = sqlite3_column_int64(s, 0);
+		db_stmt_done(st, s);
+	}
+	db_unlock(st);
+	return rc < 0 ? rc : id;
+}
+
+int64_t store_stage_next(struct store *st, int64_t job_id, int seq)
+{
+	return stage_at(st, job_id, seq + 1);
+}
+
+int64_t store_stage_prev(struct store *st, int64_t job_id, int seq)
+{
+	return seq > 0 ? stage_at(st, job_id, seq - 1) : 0;
+}
+
+static int release_lease(struct store *st, int64_t stage_id)
+{
+	sqlite3_stmt *s = db_prep(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
+				   "lease_since = NULL WHERE lease_stage = ?");
+
+	sqlite3_bind_int64(s, 1, stage_id);
+	return db_step_done(s);
+}
+
+/*
+ * Settling a job whose stages are all over. Runs that failed as a workload
+ * were kept and (in an A/B job) their boot repeated once; what the job is
+ * then depends on where the failures repeat:
+ *  - a spec that failed in a boot and again in that boot's repeat on the
+ *    base side: the suite is broken on this tree (class "suite"), whatever
+ *    the patched side did; not a result of the patch;
+ *  - such a repeated failure on the patched side only: a "workload" result
+ *    of the patch;
+ *  - failures that did not repeat: transient; the job is done.
+ * A run job (no sides, no repeats) with a failed run fails as "workload".
+ * The job keeps every run either way, so the specs that ran on both sides
+ * are still compared. Inside a transaction; -EIO on a store error.
+ */
+
+struct spec_failure {
+	char side[16];
+	int seq, repeat_of;
+	int64_t stage;
+	long long spec;
+	char message[700];
+};
+
+/* Appends one failure of spec `spec` of the stage in row s to the array. */
+static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite3_stmt *s, long long spec,
+			 const char *message)
+{
+	struct spec_failure *f;
+
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		*v = realloc(*v, *cap * sizeof(**v));
+		if (!*v)
+			abort();
+	}
+	f = &(*v)[(*n)++];
+	f->stage = sqlite3_column_int64(s, 0);
+	f->seq = sqlite3_column_int(s, 1);
+	snprintf(f->side, sizeof(f->side), "%s", (const char *)sqlite3_column_text(s, 2));
+	f->repeat_of = sqlite3_column_int(s, 3);
+	f->spec = spec;
+	snprintf(f->message, sizeof(f->message), "%s", message ? message : "");
+}
+
+/* The failed specs of the job's kept run failures, into a growing array
+ * (a failure without spec outcomes counts as spec -1, the whole stage). */
+static int load_spec_failures(struct store *st, int64_t job, struct spec_failure **ret, size_t *ret_n)
+{
+	sqlite3_stmt *s = db_prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
+				   "coalesce(error_message, '') FROM stages e WHERE job_id = ? AND "
+				   KEPT_FAILURE("e") " ORDER BY seq");
+	struct spec_failure *v = NULL;
+	size_t n = 0, cap = 0;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, job);
+	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+		json_t *specs = db_col_parsed(s, 4), *e;
+		size_t i, before = n;
+
+		json_array_foreach(specs, i, e)
+			if (!strcmp(json_string_value(json_object_get(e, "state")) ?: "", "failed"))
+				push_failure(&v, &n, &cap, s, json_integer_value(json_object_get(e, "spec")),
+					     json_string_value(json_object_get(e, "message")));
+		if (n == before)
+			push_failure(&v, &n, &cap, s, -1, (const char *)sqlite3_column_text(s, 5));
+		json_decref(specs);
+	}
+	db_stmt_done(st, s);
+	if (rc != SQLITE_DONE) {
+		free(v);
+		return db_sqlite_errno(rc);
+	}
+	*ret = v;
+	*ret_n = n;
+	return 0;
+}
+
+/* The failure of a repeat whose original run failed the same spec on the
+ * same side (any side when NULL), or NULL. */
+static const struct spec_failure *repeated(const struct spec_failure *v, size_t n, const char *side)
+{
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		if (v[i].repeat_of < 0 || (side && strcmp(v[i].side, side)))
+			continue;
+		for (k = 0; k < n; k++)
+			if (v[k].seq == v[i].repeat_of && v[k].spec == v[i].spec)
+				return &v[i];
+	}
+	return NULL;
+}
+
+static int settle_job(struct store *st, int64_t job)
+{
+	struct spec_failure *v = NULL;
+	const struct spec_failure *f;
+	struct strbuf msg = STRBUF_INIT;
+	const char *cls = NULL;
+	sqlite3_stmt *s;
+	int open = 0, rc = 0;
+	size_t n = 0;
+	int64_t stage = 0;
+
+	s = db_prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')");
+	sqlite3_bind_int64(s, 1, job);
+	if ((rc = db_step_row(st, s)) <= 0)
+		return rc < 0 ? rc : -EIO;
+	open = sqlite3_column_int(s, 0);
+	db_stmt_done(st, s);
+	if (open)
+		return 0;
+	if ((rc = load_spec_failures(st, job, &v, &n)) < 0)
+		return rc;
+	if ((f = repeated(v, n, "base"))) {
+		cls = "suite";
+		strbuf_addf(&msg, "the suite fails on the base kernel too (not a result of the patch): "
+			    "spec %lld failed in a base boot and again in its repeat: %s", f->spec, f->message);
+	} else if ((f = repeated(v, n, "patched"))) {
+		cls = "workload";
+		strbuf_addf(&msg, "spec %lld failed on the patched kernel in a boot and again in its repeat "
+			    "(a result of the patch): %s", f->spec, f->message);
+	} else if (n && !v[0].side[0]) {
+		f = &v[0];
+		cls = "workload";
+		strbuf_addstr(&msg, f->message);
+	}
+	if (cls) {
+		stage = f->stage;
+		s = db_prep(st, "UPDATE jobs SET state = 'failed', finished = ?2, error_class = ?3, "
+			     "error_message = ?4, error_stage = ?5 WHERE id = ?1 AND state IN ('queued', 'running')");
+	} else {
+		s = db_prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1 "
+			     "AND state IN ('queued', 'running')");
+	}
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_double(s, 2, db_now());
+	if (cls) {
+		db_bind_text(s, 3, cls);
+		db_bind_text(s, 4, msg.buf);
+		sqlite3_bind_int64(s, 5, stage);
+	}
+	rc = db_step_done(s);
+	free(v);
+	strbuf_release(&msg);
+	return rc;
+}
+
+/* Inside a transaction: a copy of the boot and run pair whose run failed,
+ * right after it, unless that side or the base side already has a failure
+ * that repeated (more boots would only fail again). 1 if added. */
+static int add_repeat(struct store *st, int64_t run_stage)
+{
+	struct spec_failure *v = NULL;
+	sqlite3_stmt *s;
+	int64_t job = 0;
+	int seq = 0, boot_index = 0, next = 0, rc = 0, is_repeat = 0, ab = 0;
+	double boot_timeout = 600, run_timeout = 0;
+	char side[16] = "";
+	size_t n = 0;
+
+	s = db_prep(st, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
+		     "g.repeat_of IS NOT NULL, coalesce(g.timeout, 0), j.kind = 'ab', "
+		     "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
+		     "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?");
+	sqlite3_bind_int64(s, 1, run_stage);
+	if ((rc = db_step_row(st, s)) < 0)
+		return rc;
+	if (rc) {
+		job = sqlite3_column_int64(s, 0);
+		seq = sqlite3_column_int(s, 1);
+		snprintf(side, sizeof(side), "%s", (const char *)sqlite3_column_text(s, 2));
+		boot_index = sqlite3_column_int(s, 3);
+		is_repeat = sqlite3_column_int(s, 4);
+		run_timeout = sqlite3_column_double(s, 5);
+		ab = sqlite3_column_int(s, 6);
+		boot_timeout = sqlite3_column_double(s, 7);
+		db_stmt_done(st, s);
+	}
+	if (!job || !ab || is_repeat || !side[0])
+		return 0;
+	if ((rc = load_spec_failures(st, job, &v, &n)) < 0)
+		return rc;
+	/* a failure known to repeat, on this side or on the base side (the
+	 * suite is broken then, whatever the patch does), would only repeat */
+	if (repeated(v, n, side) || repeated(v, n, "base")) {
+		free(v);
+		return 0;
+	}
+	free(v);
+	/* right after the failed run, so a failure that repeats is known
+	 * before the side's later boots fail and would be repeated too */
+	s = db_prep(st, "UPDATE stages SET seq = -seq WHERE job_id = ? AND seq > ?");
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_int(s, 2, seq);
+	rc = db_step_done(s);
+	s = db_prep(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0");
+	sqlite3_bind_int64(s, 1, job);
+	if (rc == 0)
+		rc = db_step_done(s);
+	else
+		db_stmt_done(st, s);
+	next = seq + 1;
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
+			     "VALUES (?, ?, ?, ?, ?, ?, ?)");
+		sqlite3_bind_int64(s, 1, job);
+		sqlite3_bind_int(s, 2, next + k);
+		db_bind_text(s, 3, k ? "run" : "boot");
+		db_bind_text(s, 4, side);
+		sqlite3_bind_int(s, 5, boot_index);
+		sqlite3_bind_double(s, 6, k ? run_timeout : boot_timeout);
+		sqlite3_bind_int(s, 7, seq);
+		rc = db_step_done(s);
+	}
+	return rc < 0 ? rc : 1;
+}
+
+/* Inside a transaction: the stage ends in state (class, message), its
+ * machine released. Returns its job's id, -ENOENT when there is no such
+ * stage, or a store error. */
+static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
+			 const char *message)
+{
+	sqlite3_stmt *s = db_prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
+				   "finished = ?5 WHERE id = ?1 RETURNING job_id");
+	int64_t job = 0;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, stage_id);
+	db_bind_text(s, 2, state);
+	db_bind_text(s, 3, error_class);
+	db_bind_text(s, 4, message);
+	sqlite3_bind_double(s, 5, db_now());
+	rc = db_step_row(st, s);
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	job = sqlite3_column_int64(s, 0);
+	/* RETURNING: the change is made once the statement runs to its end */
+	rc = db_stmt_step(st, s);
+	db_stmt_done(st, s);
+	if (rc != SQLITE_DONE)
+		return db_sqlite_errno(rc);
+	rc = release_lease(st, stage_id);
+	return rc < 0 ? rc : job;
+}
+
+int store_run_failed(struct store *st, int64_t stage_id, const char *message, int *ret_repeated)
+{
+	int64_t job = 0;
+	int rc, added = 0;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	job = end_stage(st, stage_id, "failed", "workload", message);
+	rc = job < 0 ? (int)job : 0;
+	if (rc == 0)
+		rc = added = add_repeat(st, stage_id);
+	if (rc >= 0)
+		rc = settle_job(st, job);
+	rc = db_txn_end(st, rc);
+	if (rc == 0 && ret_repeated)
+		*ret_repeated = added;
+out:
+	db_unlock(st);
+	return rc;
+}
+
+int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *specs)
+{
+	char *text = json_dumps(specs, JSON_COMPACT);
+	int rc = db_update_id_text(st, "UPDATE stages SET specs = ?2 WHERE id = ?1", stage_id, text);
+
+	free(text);
+	return rc;
+}
+
+int store_stage_set_note(struct store *st, int64_t stage_id, const char *note)
+{
+	return db_update_id_text(st, "UPDATE stages SET note = ?2 WHERE id = ?1", stage_id, note);
+}
+
+/* A stage of job ended failed or cancelled: the stages still pending are
+ * cancelled and the job ends with the stage's class and message. Inside a
+ * transaction. */
+static int end_job(struct store *st, int64_t job, int64_t stage_id, const char *state,
+		   const char *error_class, const char *message)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	s = db_prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+		     "error_message = 'an earlier stage did not finish', finished = ?2 "
+		     "WHERE job_id = ?1 AND state = 'pending'");
+	sqlite3_bind_int64(s, 1, job);
+	sqlite3_bind_double(s, 2, db_now());
+	if ((rc = db_step_done(s)) < 0)
+		return rc;
+	s = db_prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
+		     "error_stage = ?6 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, job);
+	db_bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
+	sqlite3_bind_double(s, 3, db_now());
+	db_bind_text(s, 4, error_class);
+	db_bind_text(s, 5, message);
+	sqlite3_bind_int64(s, 6, stage_id);
+	return db_step_done(s);
+}
+
+int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
+		       const char *error_class, const char *message)
+{
+	int64_t job = 0;
+	int rc;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	job = end_stage(st, stage_id, state, error_class, message);
+	if (job < 0)
+		rc = (int)job;
+	else if (!strcmp(state, "done"))
+		rc = settle_job(st, job);
+	else
+		rc = end_job(st, job, stage_id, state, error_class, message);
+out:
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	return rc;
+}
+
+static int drop_stage_results(struct store *st, int64_t stage_id)
+{
+	static const char *const sql[] = { "DELETE FROM runs WHERE stage_id = ?",
+					   "DELETE FROM samples WHERE stage_id = ?",
+					   "DELETE FROM unavailable WHERE stage_id = ?" };
+	sqlite3_stmt *s;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < ARRAY_SIZE(sql) && rc == 0; i++) {
+		s = db_prep(st, sql[i]);
+		sqlite3_bind_int64(s, 1, stage_id);
+		rc = db_step_done(s);
+	}
+	return rc;
+}
+
+int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, const char *message)
+{
+	sqlite3_stmt *s;
+	int64_t job;
+	int attempt = -1, cancelling = 0, rc;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	s = db_prep(st, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j ON j.id = g.job_id "
+		     "WHERE g.id = ?");
+	sqlite3_bind_int64(s, 1, stage_id);
+	if ((rc = db_step_row(st, s)) <= 0) {
+		rc = rc < 0 ? rc : -ENOENT;
+		goto out;
+	}
+	attempt = sqlite3_column_int(s, 0);
+	cancelling = sqlite3_column_int(s, 1);
+	job = sqlite3_column_int64(s, 2);
+	db_stmt_done(st, s);
+	if (cancelling) {
+		/* a cancelled job's stage ends here, whatever it failed of */
+		job = end_stage(st, stage_id, "cancelled", "cancelled", "cancelled");
+		rc = job < 0 ? (int)job : end_job(st, job, stage_id, "cancelled", "cancelled", "cancelled");
+		goto out;
+	}
+	if (attempt + 1 >= STORE_MAX_ATTEMPTS) {
+		rc = -EALREADY;
+		goto out;
+	}
+	if ((rc = release_lease(st, stage_id)) < 0 || (rc = drop_stage_results(st, stage_id)) < 0)
+		goto out;
+	s = db_prep(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
+		     "started = NULL, error_class = 'infra', error_message = ?2, "
+		     "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
+		     "log = log || ?4 WHERE id = ?1");
+	sqlite3_bind_int64(s, 1, stage_id);
+	db_bind_text(s, 2, message);
+	db_bind_text(s, 3, machine);
+	{
+		char line[600];
+
+		snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
+			 attempt + 1, machine ? machine : "?", message ? message : "");
+		db_bind_text(s, 4, line);
+	}
+	rc = db_step_done(s);
+out:
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	/* the stage ended cancelled, committed; the answer says so */
+	return rc == 0 && cancelling ? -ECANCELED : rc;
+}
+
+int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
+{
+	/* a stage log is bounded: past 4 MiB only the tail is kept */
+	return db_update_id_text(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
+			      "THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1",
+			      stage_id, text);
+}
+
+int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello)
+{
+	char *text = json_dumps(hello, JSON_COMPACT);
+	int rc = db_update_id_text(st, "UPDATE stages SET host = ?2 WHERE id = ?1", stage_id, text);
+
+	free(text);
+	return rc;
+}
+
+int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct strbuf *out)
+{
+	sqlite3_stmt *s;
+	int rc = -ENOENT;
+
+	db_lock(st);
+	s = db_prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
+	sqlite3_bind_int64(s, 1, stage_id);
+	sqlite3_bind_int64(s, 2, job_id);
+	if ((rc = db_step_row(st, s)) == 1) {
+		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		db_stmt_done(st, s);
+		rc = 0;
+	} else if (rc == 0) {
+		rc = -ENOENT;
+	}
+	db_unlock(st);
+	return rc;
+}
+
+int store_recover(struct store *st, struct strbuf *log)
+{
+	int64_t *ids = NULL;
+	size_t n = 0, i;
+	int rc;
+
+	db_lock(st);
+	rc = db_txn_begin(st);
+	if (rc == 0)
+		rc = db_query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
+	if (rc == 0)
+		rc = db_exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
+			  "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
+			  "WHERE lease_job IS NOT NULL AND health != 'maintenance'");
+	if (rc == 0)
+		rc = db_exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
+	rc = db_txn_end(st, rc);
+	db_unlock(st);
+	for (i = 0; i < n && rc == 0; i++) {
+		const char *msg = "interrupted: the daemon stopped during this stage";
+
+		rc = store_stage_retry(st, ids[i], NULL, msg);
+		if (rc == -ECANCELED) {
+			strbuf_addf(log, "stage %lld: interrupted; its job was being cancelled: cancelled\n",
+				    (long long)ids[i]);
+			rc = 0;
+		} else if (rc == -EALREADY) {
+			rc = store_stage_finish(st, ids[i], "failed", "infra", msg);
+			if (rc == 0)
+				strbuf_addf(log, "stage %lld: interrupted on its last attempt; failed\n",
+					    (long long)ids[i]);
+		} else if (rc == 0) {
+			strbuf_addf(log, "stage %lld: interrupted; queued again\n", (long long)ids[i]);
+		}
+		if (rc < 0)
+			strbuf_addf(log, "stage %lld: interrupted; cannot queue it again: %s\n",
+				    (long long)ids[i], store_strerror(rc));
+	}
+	free(ids);
+	return rc;
+}
