@@ -212,6 +212,7 @@ int config_load_string(const char *name, const char *text, size_t len,
 	if (!yaml_parser_initialize(&parser))
 		abort();
 	c.cfg = xcalloc(1, sizeof(*c.cfg));
+	atomic_init(&c.cfg->refs, 1);
 	c.cfg->path = xstrdup(name);
 	c.cfg->listen_host = xstrdup("127.0.0.1");
 	c.cfg->listen_port = 8080;
@@ -298,9 +299,19 @@ static void endpoint_release(struct cfg_endpoint *ep)
 	free(ep->host_key);
 }
 
-void config_free(struct lab_config *cfg)
+const struct lab_config *config_ref(const struct lab_config *cfg)
 {
-	if (!cfg)
+	if (cfg)
+		atomic_fetch_add(&((struct lab_config *)cfg)->refs, 1);
+	return cfg;
+}
+
+void config_free(const struct lab_config *shared)
+{
+	/* the count is the only part a holder changes: the cast is for it */
+	struct lab_config *cfg = (struct lab_config *)shared;
+
+	if (!cfg || atomic_fetch_sub(&cfg->refs, 1) > 1)
 		return;
 	for (size_t i = 0; i < cfg->nmachines; i++) {
 		struct cfg_machine *m = &cfg->machines[i];

@@ -2,6 +2,7 @@
 #define TLBLAB_CONFIG_H
 
 #include <jansson.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "compare.h"
@@ -272,6 +273,7 @@ struct lab_config {
 	size_t ntrees;
 	struct cfg_suite *suites;
 	size_t nsuites;
+	atomic_int refs;	/* config_ref / config_free */
 };
 
 /*
@@ -284,7 +286,17 @@ int config_load(const char *path, struct lab_config **ret, struct strbuf *err);
 /* Same, from a string; `name` stands for the file in messages. */
 int config_load_string(const char *name, const char *text, size_t len,
 		       struct lab_config **ret, struct strbuf *err);
-void config_free(struct lab_config *cfg);
+/*
+ * A configuration is shared by reference across a reload (SIGHUP): the
+ * daemon's main, the scheduler, each task and each HTTP request hold one
+ * while they use it, so the old configuration lives until the last of them
+ * lets go, and none is kept longer. config_load gives the caller the first
+ * reference; config_ref takes another (and returns cfg); config_free drops
+ * one, and frees the configuration with the last. Thread-safe. NULL is
+ * accepted and ignored by both.
+ */
+const struct lab_config *config_ref(const struct lab_config *cfg);
+void config_free(const struct lab_config *cfg);
 
 const struct cfg_machine *config_machine(const struct lab_config *cfg, const char *name);
 const struct cfg_builder *config_builder(const struct lab_config *cfg, const char *name);

@@ -39,9 +39,9 @@ struct task {
 	enum task_kind kind;
 	struct sched *sc;
 	struct stage_info si;
-	const struct cfg_machine *machine;	/* from a config that stays alive */
+	const struct cfg_machine *machine;	/* points into cfg */
 	const struct cfg_suite *suite;
-	const struct lab_config *cfg;
+	const struct lab_config *cfg;		/* a reference: alive while the task is */
 	const struct cfg_builder *builder;	/* TASK_BUILD */
 	const struct cfg_tree *tree;
 	int64_t run_stage;			/* TASK_BOOTRUN: the run after the boot */
@@ -243,13 +243,18 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 			sched_free(sc);
 			return -1;
 		}
+	config_ref(cfg);	/* sc->cfg: held until the next one or sched_free */
 	*ret = sc;
 	return 0;
 }
 
 void sched_set_config(struct sched *sc, const struct lab_config *cfg)
 {
-	sc->cfg = cfg;
+	const struct lab_config *old = sc->cfg;
+
+	/* running tasks hold their own reference to the one they started with */
+	sc->cfg = config_ref(cfg);
+	config_free(old);
 }
 
 static void enqueue(struct sched *sc, struct task *t)
@@ -275,16 +280,19 @@ static void task_free(struct task *t)
 	build_outcome_release(&t->bout);
 	bootrun_outcome_release(&t->brout);
 	strbuf_release(&t->health_err);
+	config_free(t->cfg);
 	free(t);
 }
 
-static struct task *task_new(enum task_kind kind, const struct cfg_machine *m)
+/* m points into cfg, of which the task takes a reference. */
+static struct task *task_new(enum task_kind kind, const struct lab_config *cfg, const struct cfg_machine *m)
 {
 	struct task *t = calloc(1, sizeof(*t));
 
 	if (!t)
 		abort();
 	t->kind = kind;
+	t->cfg = config_ref(cfg);
 	t->machine = m;
 	run_outcome_init(&t->out);
 	build_outcome_init(&t->bout);
@@ -791,7 +799,7 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	}
 	if (builder_busy(sc, b->name))
 		return;
-	t = task_new(TASK_BUILD, NULL);
+	t = task_new(TASK_BUILD, sc->cfg, NULL);
 	t->qe.ep = &b->ep;
 	t->qe.pausable = transport_pausable(b->ep.transport);
 	snprintf(t->qe.label, sizeof(t->qe.label), "build %s of job %lld on builder %s", si->side,
@@ -814,7 +822,6 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	}
 	if (si->note[0])
 		store_stage_set_note(sc->st, si->id, NULL);
-	t->cfg = sc->cfg;
 	t->tree = tree;
 	t->builder = b;
 	t->si = *si;
@@ -886,8 +893,7 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 					goto out;
 				continue;
 			}
-			t = task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, m);
-			t->cfg = cfg;
+			t = task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, cfg, m);
 			t->run_stage = run_stage;
 			t->si = *si;
 			memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
@@ -952,7 +958,7 @@ static void recheck(struct sched *sc)
 		if (!cm || !health || strcmp(health, "bad") || !json_is_null(json_object_get(m, "leased_by")) ||
 		    machine_busy_with_health(sc, name))
 			continue;
-		enqueue(sc, task_new(TASK_HEALTH, cm));
+		enqueue(sc, task_new(TASK_HEALTH, sc->cfg, cm));
 	}
 	json_decref(ms);
 }
@@ -1036,5 +1042,6 @@ void sched_free(struct sched *sc)
 	pthread_mutex_destroy(&sc->lock);
 	pthread_cond_destroy(&sc->cond);
 	quiet_free(sc->quiet);
+	config_free(sc->cfg);
 	free(sc);
 }
