@@ -59,10 +59,22 @@ static const char pin_script[] =
 struct boot_session {
 	struct transport *t;
 	const struct cfg_machine *m;
-	char dir[1024], pidfile[1100], console[1100];
-	/* the guest endpoint's strings */
-	char host[64], identity[1024], known_hosts[1024], host_key[128];
+	struct strbuf dir, pidfile, console;	/* on the machine's host */
+	/* the guest endpoint's strings, owned (NULL: none) */
+	char *host, *identity, *known_hosts, *host_key;
 };
+
+static void session_free(struct boot_session *s)
+{
+	strbuf_release(&s->dir);
+	strbuf_release(&s->pidfile);
+	strbuf_release(&s->console);
+	free(s->host);
+	free(s->identity);
+	free(s->known_hosts);
+	free(s->host_key);
+	free(s);
+}
 
 static pthread_mutex_t accel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { char machine[72]; int kvm_ok; } accel_seen[64];
@@ -120,7 +132,7 @@ static int accel_from_host(struct transport *t, const struct boot_session *s, st
 		goto out;
 	strbuf_trim(&res.out);
 	strbuf_addf(key, "%s %s ", res.out.buf, s->m->qemu->binary);
-	strbuf_addf(&path, "%s/accel", s->dir);
+	strbuf_addf(&path, "%s/accel", s->dir.buf);
 	{
 		const char *cat[] = { "cat", path.buf, NULL };
 
@@ -146,7 +158,7 @@ static void accel_to_host(struct transport *t, const struct boot_session *s, con
 	struct exec_result res;
 
 	exec_result_init(&res);
-	strbuf_addf(&path, "%s/accel", s->dir);
+	strbuf_addf(&path, "%s/accel", s->dir.buf);
 	strbuf_addf(&text, "%s%s\n", key, kvm ? "kvm" : "tcg");
 	{
 		const char *tee[] = { "tee", path.buf, NULL };
@@ -162,7 +174,7 @@ static void accel_to_host(struct transport *t, const struct boot_session *s, con
 
 static void read_console(struct boot_session *s, struct strbuf *out)
 {
-	const char *argv[] = { "cat", s->console, NULL };
+	const char *argv[] = { "cat", s->console.buf, NULL };
 	struct exec_req er = { .argv = argv, .timeout = 20, .max_output = CONSOLE_MAX };
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
@@ -176,7 +188,7 @@ static void read_console(struct boot_session *s, struct strbuf *out)
 
 static int vm_alive(struct boot_session *s)
 {
-	const char *argv[] = { "pkill", "-0", "-F", s->pidfile, NULL };
+	const char *argv[] = { "pkill", "-0", "-F", s->pidfile.buf, NULL };
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
 	int alive;
@@ -206,7 +218,7 @@ static const char kill_script[] =
 
 static void vm_kill(struct boot_session *s)
 {
-	const char *argv[] = { "sh", "-c", kill_script, "sh", s->pidfile, NULL };
+	const char *argv[] = { "sh", "-c", kill_script, "sh", s->pidfile.buf, NULL };
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
 
@@ -221,16 +233,15 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 		    struct strbuf *message)
 {
 	const struct cfg_qemu *q = s->m->qemu;
-	char mem[16], smp[16], serial[1200], pidarg[1100], name[96];
-	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT;
-	const char *rm[] = { "rm", "-f", s->console, NULL };
+	char mem[16], smp[16], name[96];
+	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT;
+	const char *rm[] = { "rm", "-f", s->console.buf, NULL };
 	struct exec_result res;
 	int r;
 
 	snprintf(mem, sizeof(mem), "%d", q->memory);
 	snprintf(smp, sizeof(smp), "%d", s->m->cpus > 0 ? s->m->cpus : 2);
-	snprintf(serial, sizeof(serial), "file:%s", s->console);
-	snprintf(pidarg, sizeof(pidarg), "%s", s->pidfile);
+	strbuf_addf(&serial, "file:%s", s->console.buf);
 	/* debug-threads names the vCPU threads, which is how vm_pin finds them */
 	snprintf(name, sizeof(name), "guest=%s,debug-threads=on", s->m->name);
 	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
@@ -240,8 +251,8 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 			"-cpu", kvm ? "qemu64" : "max", "-smp", smp, "-m", mem,
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
-			"-serial", serial, "-monitor", "none", "-display", "none",
-			"-daemonize", "-pidfile", pidarg, NULL,
+			"-serial", serial.buf, "-monitor", "none", "-display", "none",
+			"-daemonize", "-pidfile", s->pidfile.buf, NULL,
 		};
 
 		exec_result_init(&res);
@@ -253,6 +264,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	}
 	exec_result_release(&res);
 	strbuf_release(&netdev);
+	strbuf_release(&serial);
 	strbuf_release(&err);
 	return r < 0 || res.status != 0 ? -1 : 0;
 }
@@ -337,7 +349,7 @@ static int pin_thread(struct boot_session *s, long tid, const char *list, struct
  */
 static void vm_pin(struct boot_session *s, struct strbuf *console)
 {
-	const char *argv[] = { "sh", "-c", pin_script, "sh", s->pidfile, NULL };
+	const char *argv[] = { "sh", "-c", pin_script, "sh", s->pidfile.buf, NULL };
 	enum qemu_pin mode = s->m->qemu->pin_vcpus;
 	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT, spare = STRBUF_INIT;
 	struct exec_result res;
@@ -438,7 +450,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 					 struct boot_session **ret, struct cfg_machine *guest,
 					 struct strbuf *console, struct strbuf *message)
 {
-	struct boot_session *s = calloc(1, sizeof(*s));
+	struct boot_session *s = xcalloc(1, sizeof(*s));
 	struct strbuf err = STRBUF_INIT, cmdline = STRBUF_INIT, kernel = STRBUF_INIT;
 	struct exec_result res;
 	enum boot_outcome_kind k = BOOT_OK;
@@ -446,8 +458,9 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	char probe_note[96] = "";	/* console is re-read while waiting: kept apart */
 	int kvm, w;
 
-	if (!s)
-		abort();
+	strbuf_init(&s->dir, 0);
+	strbuf_init(&s->pidfile, 0);
+	strbuf_init(&s->console, 0);
 	exec_result_init(&res);
 	s->m = m;
 	if (!m->qemu) {
@@ -460,20 +473,20 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		k = BOOT_INFRA;
 		goto fail;
 	}
-	snprintf(s->dir, sizeof(s->dir), "%s/%s", m->workdir, m->name);
-	snprintf(s->pidfile, sizeof(s->pidfile), "%s/qemu.pid", s->dir);
-	snprintf(s->console, sizeof(s->console), "%s/console.log", s->dir);
+	strbuf_addf(&s->dir, "%s/%s", m->workdir, m->name);
+	strbuf_addf(&s->pidfile, "%s/qemu.pid", s->dir.buf);
+	strbuf_addf(&s->console, "%s/console.log", s->dir.buf);
 	{
-		const char *mk[] = { "mkdir", "-p", s->dir, NULL };
+		const char *mk[] = { "mkdir", "-p", s->dir.buf, NULL };
 
 		if (run_simple(s->t, mk, 30, &res, &err) < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: mkdir %s on %s: %s%s", s->dir, m->name, err.buf, res.err.buf);
+			strbuf_addf(message, "boot: mkdir %s on %s: %s%s", s->dir.buf, m->name, err.buf, res.err.buf);
 			k = BOOT_INFRA;
 			goto fail;
 		}
 	}
 	vm_kill(s);	/* a VM left over from an interrupted boot */
-	strbuf_addf(&kernel, "%s/bzImage", s->dir);
+	strbuf_addf(&kernel, "%s/bzImage", s->dir.buf);
 	if (transport_upload(s->t, kernel_path, kernel.buf, 0644, &err) < 0) {
 		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
 		k = BOOT_INFRA;
@@ -549,10 +562,10 @@ ready:
 		strbuf_addstr(console, line);
 	}
 	vm_pin(s, console);
-	snprintf(s->host, sizeof(s->host), "%s", m->qemu->guest_host);
-	snprintf(s->identity, sizeof(s->identity), "%s", m->qemu->identity);
-	snprintf(s->known_hosts, sizeof(s->known_hosts), "%s", m->qemu->known_hosts ? m->qemu->known_hosts : "");
-	snprintf(s->host_key, sizeof(s->host_key), "%s", m->qemu->host_key ? m->qemu->host_key : "");
+	s->host = xstrdup(m->qemu->guest_host);
+	s->identity = xstrdup(m->qemu->identity);
+	s->known_hosts = m->qemu->known_hosts ? xstrdup(m->qemu->known_hosts) : NULL;
+	s->host_key = m->qemu->host_key ? xstrdup(m->qemu->host_key) : NULL;
 	memset(guest, 0, sizeof(*guest));
 	guest->name = m->name;
 	guest->ep.transport = TRANSPORT_SSH;
@@ -560,8 +573,8 @@ ready:
 	guest->ep.port = m->qemu->ssh_port;
 	guest->ep.user = "root";
 	guest->ep.identity = s->identity;
-	guest->ep.known_hosts = s->known_hosts[0] ? s->known_hosts : NULL;
-	guest->ep.host_key = s->host_key[0] ? s->host_key : NULL;
+	guest->ep.known_hosts = s->known_hosts;
+	guest->ep.host_key = s->host_key;
 	guest->arch = m->arch;
 	guest->cpus = m->cpus;
 	guest->boot = BOOT_NONE;
@@ -578,7 +591,7 @@ fail:
 		vm_kill(s);
 		transport_free(s->t);
 	}
-	free(s);
+	session_free(s);
 	*ret = NULL;
 out:
 	exec_result_release(&res);
@@ -600,7 +613,7 @@ static void qemu_stop(struct boot_session *s)
 		return;
 	vm_kill(s);
 	transport_free(s->t);
-	free(s);
+	session_free(s);
 }
 
 const struct boot_ops boot_qemu = {

@@ -99,12 +99,8 @@ struct keyset {
 			"everyone; make a token of your own (e.g. head -c 24 /dev/urandom | od -An -tx1 " \
 			"| tr -d ' \\n')"
 
-/* ---- config_yaml.c: allocation, errors, nodes, typed getters ---- */
+/* ---- config_yaml.c: errors, nodes, typed getters ---- */
 
-/* calloc that aborts on failure (as strbuf does), never NULL even for 0. */
-void *xcalloc(size_t n, size_t size);
-/* strdup that aborts on failure. */
-char *xstrdup(const char *s);
 /* Frees a NULL-terminated array of strings and the array; NULL is fine. */
 void strv_free(char **v);
 

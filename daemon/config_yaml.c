@@ -21,24 +21,6 @@
 
 /* ---- small helpers ---- */
 
-void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size ? size : 1);
-
-	if (!p)
-		abort();	/* as strbuf does: no recovery from a failed allocation */
-	return p;
-}
-
-char *xstrdup(const char *s)
-{
-	char *p = strdup(s);
-
-	if (!p)
-		abort();
-	return p;
-}
-
 void strv_free(char **v)
 {
 	if (!v)

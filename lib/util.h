@@ -52,6 +52,16 @@ int ref_valid(const char *ref);
  */
 int url_valid(const char *url, int branch);
 
+/*
+ * Allocation that aborts on failure, as strbuf does: the daemon has no
+ * way to go on without the memory, and a NULL checked at every call site
+ * is a check forgotten at one. Never NULL, even for a size of 0.
+ */
+void *xmalloc(size_t size);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t size);
+char *xstrdup(const char *s);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
