@@ -16,8 +16,15 @@
  * every byte, so a client trickling a header line at a time never meets
  * it). Answers are bounded too: at most MAX_QUERY_ARGS query arguments, and
  * the samples of a job come in pages.
+ *
+ * This file is the server: start and stop, connections and their limits,
+ * the reaper, routing, the response cache, the send helpers and the
+ * routes of the lab (health, suites, trees, machines). The job routes are
+ * in api_jobs.c, what a submitted job may be in submit.c; api_int.h is
+ * what they share.
  */
 #include "api.h"
+#include "api_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,9 +45,6 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
-#include "patch.h"
-#include "report.h"
-#include "results.h"
 #include "sched.h"
 #include "store.h"
 #include "util.h"
@@ -52,34 +56,11 @@
  * list's p99 under 32 clients (b0002). */
 #define API_THREADS_MIN 2
 #define API_THREADS_MAX 8
-#define DEFAULT_BOOTS 5
-#define DEFAULT_MAX_BOOTS 9
-#define MAX_SEGMENTS 8
 #define VERSION "0.1.0"
-#define CACHE_SLOTS 64
 #define CACHE_MAX_BODY (1u << 20)
 #define CONNECTION_LIMIT 512u	/* all clients together */
 #define MAX_QUERY_ARGS 64	/* past it, 414: no route takes more than a few */
-#define SAMPLES_PAGE 5000	/* samples per answer, at most */
 #define REAPER_PERIOD_MS 250	/* how late past header_timeout a cut may come */
-
-/*
- * GET responses are cached by URL and query, tagged with the store's
- * generation: any write to the store changes the generation and so retires
- * every entry at once. A dashboard polling a finished job costs a lookup.
- */
-struct cache_slot {
-	char *key;
-	char *body;
-	size_t len;
-	int64_t gen;
-};
-
-struct api_cache {
-	pthread_mutex_t lock;
-	struct cache_slot slot[CACHE_SLOTS];
-	size_t next;
-};
 
 /* The request being answered on this thread wants its JSON body kept. */
 static _Thread_local struct strbuf *capture;
@@ -97,24 +78,6 @@ struct conn_track {
 	int cut;		/* the reaper has shut its socket down */
 };
 
-struct api {
-	struct api_cache cache;
-	int cache_off;		/* TLBLAB_API_CACHE=0, for measuring without it */
-	struct MHD_Daemon *mhd;
-	char *web_dir;		/* the dashboard's files, or NULL */
-	const struct lab_config *volatile cfg;
-	struct store *st;
-	struct sched *sc;
-	/* every open connection, for the reaper */
-	pthread_mutex_t conns_lock;
-	pthread_cond_t reaper_wake;
-	struct conn_track *conns;
-	pthread_t reaper;
-	int stopping;
-	/* a submit counts the token's queued work and adds to it as one step */
-	pthread_mutex_t submit_lock;
-};
-
 struct request {
 	struct strbuf body;
 	int too_large;
@@ -123,17 +86,8 @@ struct request {
 	int query_args;		/* past MAX_QUERY_ARGS: how many it had (the query is dropped) */
 };
 
-struct route_ctx {
-	struct api *api;
-	struct MHD_Connection *conn;
-	const char *method;
-	char *seg[MAX_SEGMENTS];
-	int nseg;
-	const struct strbuf *body;
-};
-
-static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
-				 const char *text, size_t len)
+enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+			  const char *text, size_t len)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
 	enum MHD_Result ret;
@@ -146,7 +100,7 @@ static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, c
 }
 
 /* Sends doc (stolen) as JSON. */
-static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *doc)
+enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *doc)
 {
 	char *txt = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	enum MHD_Result ret;
@@ -164,7 +118,7 @@ static enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, j
 
 /* Sends 200 with body, JSON text already (the response cache keeps a
  * copy); body is handed to the response, not copied, and left empty. */
-static enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body)
+enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -186,13 +140,8 @@ static enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf
 	return ret;
 }
 
-static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
-				  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
-				  const char *fmt, ...)
+enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+			   const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	va_list ap;
@@ -209,7 +158,7 @@ static enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, 
 /* A store call failed (store.h): 503 when the database is locked by
  * another writer (try again), else 500; the message says what could not
  * be done and why. The failed call changed nothing. */
-static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
+enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	enum MHD_Result ret;
@@ -231,10 +180,7 @@ static enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, cons
  * names does not exist, else the store's error (503 or 500), never a
  * partial document. `what` names the thing in either answer.
  */
-static enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
+enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
 {
 	struct strbuf what = STRBUF_INIT;
 	enum MHD_Result ret;
@@ -254,7 +200,7 @@ static enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int e
 }
 
 /* The token of "Authorization: Bearer TOKEN", or NULL. */
-static const char *bearer(struct MHD_Connection *conn)
+const char *bearer(struct MHD_Connection *conn)
 {
 	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 
@@ -263,21 +209,21 @@ static const char *bearer(struct MHD_Connection *conn)
 	return h + 7;
 }
 
-static int authorized(struct api *api, struct MHD_Connection *conn)
+int authorized(struct api *api, struct MHD_Connection *conn)
 {
 	const char *token = bearer(conn);
 
 	return token && store_token_valid(api->st, token);
 }
 
-static const char *query(struct MHD_Connection *conn, const char *key)
+const char *query(struct MHD_Connection *conn, const char *key)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 
 	return v && *v ? v : NULL;
 }
 
-static int query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret)
+int query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret)
 {
 	const char *v = query(conn, key);
 
@@ -287,7 +233,7 @@ static int query_int(struct MHD_Connection *conn, const char *key, long min, lon
 	return parse_int_range(v, min, max, ret);
 }
 
-static int parse_id(const char *s, int64_t *ret)
+int parse_id(const char *s, int64_t *ret)
 {
 	uint64_t v;
 
@@ -295,605 +241,6 @@ static int parse_id(const char *s, int64_t *ret)
 		return -1;
 	*ret = (int64_t)v;
 	return 0;
-}
-
-/* ---- jobs ---- */
-
-static int check_names(const json_t *arr, const char *field, const struct lab_config *cfg,
-		       int machines, struct strbuf *err)
-{
-	size_t i;
-	json_t *v;
-
-	if (!json_is_array(arr) || json_array_size(arr) > 256)
-		return strbuf_seterr(err, "%s: must be a list of names", field);
-	json_array_foreach(arr, i, v) {
-		const char *s = json_string_value(v);
-
-		if (!s || !config_valid_name(s))
-			return strbuf_seterr(err, "%s[%zu]: not a valid name (letters, digits, '.', '_', '-')",
-					     field, i);
-		if (machines && !config_machine(cfg, s))
-			return strbuf_seterr(err, "%s[%zu]: no machine '%s' in the configuration", field, i, s);
-	}
-	return 0;
-}
-
-/* Reads the A/B fields of a job request (tree, base and one patch source)
- * into req, and what to call the patch into subject (req points at it).
- * 0, or -1 with err naming the field. */
-static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req,
-		    struct strbuf *subject, struct strbuf *err)
-{
-	json_t *patch = json_object_get(body, "patch"), *branch = json_object_get(body, "branch");
-	json_t *url = json_object_get(body, "url");
-	int sources = !!patch + !!branch + !!url;
-	struct strbuf name = STRBUF_INIT;
-
-	req->kind = "ab";
-	req->tree = json_string_value(json_object_get(body, "tree"));
-	req->base = json_string_value(json_object_get(body, "base"));
-	if (!req->tree || !config_valid_name(req->tree) || !config_tree(cfg, req->tree))
-		return strbuf_seterr(err, "tree: no tree '%.64s' in the configuration",
-				     req->tree ? req->tree : "(not a string)");
-	if (!req->base || !ref_valid(req->base))
-		return strbuf_seterr(err, "base: not a valid git ref or commit id");
-	if (sources != 1)
-		return strbuf_seterr(err, "patch: give exactly one of patch, branch or url");
-	if (patch) {
-		req->patch_kind = "patch";
-		req->patch = json_string_value(patch);
-		if (!req->patch || !*req->patch || strlen(req->patch) != json_string_length(patch))
-			return strbuf_seterr(err, "patch: must be the text of a diff or a git format-patch mbox");
-		if (!strstr(req->patch, "\n+++ ") && strncmp(req->patch, "+++ ", 4) && !strstr(req->patch, "\nGIT binary patch"))
-			return strbuf_seterr(err, "patch: no diff in it (no '+++' line)");
-		patch_subject(req->patch, strlen(req->patch), subject);
-	} else if (branch) {
-		req->patch_kind = "branch";
-		req->patch_url = json_string_value(json_object_get(branch, "url"));
-		req->patch_ref = json_string_value(json_object_get(branch, "ref"));
-		if (!json_is_object(branch) || !url_valid(req->patch_url, 1))
-			return strbuf_seterr(err, "branch.url: must be an https:// or git:// URL (a host, an optional port, "
-						     "a path of letters, digits and ._~/%%@-)");
-		if (!ref_valid(req->patch_ref))
-			return strbuf_seterr(err, "branch.ref: not a valid git ref");
-		strbuf_addf(&name, "branch %s of %s", req->patch_ref, req->patch_url);
-	} else {
-		req->patch_kind = "url";
-		req->patch_url = json_string_value(url);
-		if (!url_valid(req->patch_url, 0))
-			return strbuf_seterr(err, "url: must be an http(s) URL without spaces or quotes");
-		strbuf_addstr(&name, req->patch_url);	/* until the mbox is fetched (build.c) */
-	}
-	if (name.len) {
-		strbuf_reset(subject);
-		strbuf_add_line_clean(subject, name.buf, name.len, PATCH_SUBJECT_MAX);
-		strbuf_release(&name);
-	}
-	req->patch_subject = subject->len ? subject->buf : NULL;
-	return 0;
-}
-
-/* The stages of a job: for "run", one run per boot; for "ab", both builds,
- * then base and patched boots interleaved (ABAB...), each followed by its run. */
-static size_t plan_stages(const struct lab_config *cfg, const struct cfg_suite *suite,
-			  const struct job_request *req, struct stage_plan **ret)
-{
-	double run_timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
-	size_t n = 0, cap = strcmp(req->kind, "ab") ? (size_t)req->boots : 2 + 4 * (size_t)req->boots;
-	struct stage_plan *p = calloc(cap, sizeof(*p));
-	static const char *const sides[] = { "base", "patched" };
-	int i, k;
-
-	if (!p)
-		abort();
-	if (strcmp(req->kind, "ab")) {
-		for (i = 0; i < req->boots; i++)
-			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout };
-		*ret = p;
-		return n;
-	}
-	for (k = 0; k < 2; k++)
-		p[n++] = (struct stage_plan){ "build", sides[k], 0, cfg->stage_timeout };
-	for (i = 0; i < req->boots; i++)
-		for (k = 0; k < 2; k++) {
-			p[n++] = (struct stage_plan){ "boot", sides[k], i, 600 };
-			p[n++] = (struct stage_plan){ "run", sides[k], i, run_timeout };
-		}
-	*ret = p;
-	return n;
-}
-
-/*
- * Whether the submitting token may queue a job of these stages: its jobs
- * queued or running stay within lab.max_jobs_per_token and their boots not
- * yet done within lab.max_boots_per_token. 0, or -1 with the answer (429)
- * sent and in *ret. The caller holds submit_lock, so that two submits of
- * one token cannot both pass on the last place.
- */
-static int within_token_limits(struct route_ctx *rc, const struct stage_plan *plan, size_t nplan,
-			       enum MHD_Result *ret)
-{
-	const struct lab_config *cfg = rc->api->cfg;
-	int jobs, boots, more = 0;
-	size_t i;
-
-	for (i = 0; i < nplan; i++)
-		more += !strcmp(plan[i].kind, "boot");
-	if (store_token_work(rc->api->st, bearer(rc->conn), &jobs, &boots) < 0) {
-		log_warnx("api: create job: cannot count the token's queued jobs");
-		*ret = send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
-		return -1;
-	}
-	if (jobs >= cfg->max_jobs_per_token) {
-		*ret = send_error(rc->conn, 429, "too_many_requests", "this token has %d jobs queued or "
-				  "running, the most lab.max_jobs_per_token allows (%d): wait for one to end",
-				  jobs, cfg->max_jobs_per_token);
-		return -1;
-	}
-	if (boots + more > cfg->max_boots_per_token) {
-		*ret = send_error(rc->conn, 429, "too_many_requests", "this job's %d boots would give this "
-				  "token %d boots still to run, over lab.max_boots_per_token (%d)",
-				  more, boots + more, cfg->max_boots_per_token);
-		return -1;
-	}
-	return 0;
-}
-
-int api_job_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
-			  struct job_request *req, struct strbuf *subject, struct strbuf *err)
-{
-	json_error_t jerr;
-	json_t *body, *v;
-	const char *key;
-	int rc = -1;
-	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
-					      "base", "patch", "branch", "url", "max_boots" };
-
-	*req = (struct job_request){ .kind = "run", .boots = 1 };
-	body = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
-	if (!json_is_object(body)) {
-		if (body)
-			strbuf_seterr(err, "body: must be a JSON object");
-		else
-			strbuf_seterr(err, "body: malformed JSON at line %d, column %d: %s",
-				      jerr.line, jerr.column, jerr.text);
-		goto out;
-	}
-	json_object_foreach(body, key, v) {
-		size_t i;
-
-		for (i = 0; i < ARRAY_SIZE(fields); i++)
-			if (!strcmp(key, fields[i]))
-				break;
-		if (i == ARRAY_SIZE(fields)) {
-			strbuf_seterr(err, "%.64s: unknown field", key);
-			goto out;
-		}
-	}
-	req->suite = json_string_value(json_object_get(body, "suite"));
-	if (!req->suite) {
-		strbuf_seterr(err, "suite: missing (the name of a configured suite)");
-		goto out;
-	}
-	if (!config_valid_name(req->suite) || !config_suite(cfg, req->suite)) {
-		strbuf_seterr(err, "suite: no suite '%.64s' in the configuration", req->suite);
-		goto out;
-	}
-	if ((v = json_object_get(body, "machines")) && check_names(v, "machines", cfg, 1, err) < 0)
-		goto out;
-	req->machines = v;
-	if ((v = json_object_get(body, "tags")) && check_names(v, "tags", cfg, 0, err) < 0)
-		goto out;
-	req->tags = v;
-	if ((v = json_object_get(body, "submitter"))) {
-		req->submitter = json_string_value(v);
-		if (!req->submitter || !config_valid_name(req->submitter)) {
-			strbuf_seterr(err, "submitter: not a valid name (letters, digits, '.', '_', '-')");
-			goto out;
-		}
-	}
-	if (json_object_get(body, "tree") || json_object_get(body, "base") || json_object_get(body, "patch") ||
-	    json_object_get(body, "branch") || json_object_get(body, "url")) {
-		if (parse_ab(cfg, body, req, subject, err) < 0)
-			goto out;
-		/* DESIGN.md: 5 boots per side; an inconclusive headline metric
-		 * adds boots, up to 9 (at 2% noise that takes a 5% change from
-		 * 60% to about 97% detected; test_compare measures it) */
-		req->boots = DEFAULT_BOOTS;
-		req->max_boots = DEFAULT_MAX_BOOTS;
-	}
-	if ((v = json_object_get(body, "boots"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100) {
-			strbuf_seterr(err, "boots: must be an integer from 1 to 100");
-			goto out;
-		}
-		req->boots = (int)json_integer_value(v);
-		req->max_boots = req->boots;	/* boots chosen: no more unless asked */
-	}
-	if ((v = json_object_get(body, "max_boots"))) {
-		if (!json_is_integer(v) || json_integer_value(v) < req->boots || json_integer_value(v) > 100 ||
-		    strcmp(req->kind, "ab")) {
-			strbuf_seterr(err, "max_boots: an integer from boots (%d) to 100, for A/B jobs", req->boots);
-			goto out;
-		}
-		req->max_boots = (int)json_integer_value(v);
-	}
-	req->suite_json = config_suite(cfg, req->suite)->workloads;
-	*ret_body = body;
-	body = NULL;
-	rc = 0;
-out:
-	json_decref(body);
-	return rc;
-}
-
-static enum MHD_Result create_job(struct route_ctx *rc)
-{
-	const struct lab_config *cfg = rc->api->cfg;
-	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
-	struct job_request req;
-	struct stage_plan *plan = NULL;
-	const struct cfg_suite *suite;
-	json_t *body = NULL, *job;
-	int64_t id;
-	size_t nplan;
-	enum MHD_Result ret;
-	int r;
-
-	if (api_job_request_parse(cfg, rc->body->buf, rc->body->len, &body, &req, &subject, &err) < 0) {
-		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
-		goto out;
-	}
-	suite = config_suite(cfg, req.suite);
-	nplan = plan_stages(cfg, suite, &req, &plan);
-	pthread_mutex_lock(&rc->api->submit_lock);
-	if (within_token_limits(rc, plan, nplan, &ret) < 0) {
-		pthread_mutex_unlock(&rc->api->submit_lock);
-		goto out;
-	}
-	if ((r = store_job_create(rc->api->st, &req, plan, nplan, &id, &err)) < 0) {
-		pthread_mutex_unlock(&rc->api->submit_lock);
-		log_warnx("api: create job: %s", err.buf);
-		ret = send_store_error(rc->conn, r, "could not store the job");
-		goto out;
-	}
-	if (store_job_set_token(rc->api->st, id, bearer(rc->conn)) < 0)
-		log_warnx("job %lld: cannot record its token: it does not count towards the token's limits",
-			  (long long)id);
-	pthread_mutex_unlock(&rc->api->submit_lock);
-	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
-		 req.submitter ? req.submitter : "?");
-	sched_wake(rc->api->sc);
-	job = store_job_json(rc->api->st, id);
-	if (!job) {
-		/* it is queued: the client gets its id, and can read it later */
-		log_warnx("job %lld: store: cannot read it back: %s", (long long)id, store_strerror(-errno));
-		job = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued");
-	}
-	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", job));
-out:
-	free(plan);
-	json_decref(body);
-	strbuf_release(&err);
-	strbuf_release(&subject);
-	return ret;
-}
-
-int api_job_filter_parse(const char *(*get)(void *ctx, const char *key), void *ctx,
-			 struct job_filter *f, struct strbuf *err)
-{
-	long limit, offset;
-	const char *v;
-
-	*f = (struct job_filter){ 0 };
-	f->state = get(ctx, "state");
-	f->suite = get(ctx, "suite");
-	f->submitter = get(ctx, "submitter");
-	f->tree = get(ctx, "tree");
-	f->verdict = get(ctx, "verdict");
-	limit = 50;
-	if ((v = get(ctx, "limit")) && parse_int_range(v, 1, 500, &limit) < 0)
-		return strbuf_seterr(err, "limit: must be an integer from 1 to 500");
-	offset = 0;
-	if ((v = get(ctx, "offset")) && parse_int_range(v, 0, 1000000000, &offset) < 0)
-		return strbuf_seterr(err, "offset: must be a non-negative integer");
-	if (f->state && strcmp(f->state, "queued") && strcmp(f->state, "running") && strcmp(f->state, "done") &&
-	    strcmp(f->state, "failed") && strcmp(f->state, "cancelled"))
-		return strbuf_seterr(err, "state: one of queued, running, done, failed, cancelled");
-	if (f->verdict && strcmp(f->verdict, "regression") && strcmp(f->verdict, "improvement") &&
-	    strcmp(f->verdict, "changed") && strcmp(f->verdict, "inconclusive") && strcmp(f->verdict, "same") &&
-	    strcmp(f->verdict, "unavailable"))
-		return strbuf_seterr(err, "verdict: one of regression, improvement, "
-				     "changed, inconclusive, same, unavailable");
-	f->limit = (int)limit;
-	f->offset = (int)offset;
-	return 0;
-}
-
-static const char *query_get(void *conn, const char *key)
-{
-	return query(conn, key);
-}
-
-static enum MHD_Result list_jobs(struct route_ctx *rc)
-{
-	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
-	struct job_filter f;
-	enum MHD_Result ret;
-	int r;
-
-	strbuf_init(&body, 32768);	/* a page of 50 jobs, without regrowing */
-	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
-		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
-	else if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
-		ret = send_read(rc->conn, NULL, -r, "job list");
-	else
-		ret = send_json_text(rc->conn, &body);
-	strbuf_release(&err);
-	strbuf_release(&body);
-	return ret;
-}
-
-/* {"comparison": doc}, doc being JSON text already. */
-static enum MHD_Result send_comparison_text(struct route_ctx *rc, const struct strbuf *doc)
-{
-	struct strbuf body = STRBUF_INIT;
-	enum MHD_Result ret;
-
-	strbuf_addstr(&body, "{\"comparison\":");
-	strbuf_add(&body, doc->buf, doc->len);
-	strbuf_addstr(&body, "}");
-	ret = send_json_text(rc->conn, &body);
-	strbuf_release(&body);
-	return ret;
-}
-
-/* GET /api/v1/compare?base=A&patched=B: two jobs that ran the same suite. */
-static enum MHD_Result compare_jobs(struct route_ctx *rc)
-{
-	const char *bv = query(rc->conn, "base"), *pv = query(rc->conn, "patched");
-	int64_t a, b;
-	json_t *ja, *jb, *da, *db, *cmp;
-	const struct cfg_suite *suite;
-	struct compare_rules defaults;
-	struct strbuf err = STRBUF_INIT;
-	enum MHD_Result ret;
-
-	if (strcmp(rc->method, "GET"))
-		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-	if (!bv || !pv || parse_id(bv, &a) < 0 || parse_id(pv, &b) < 0)
-		return send_error(rc->conn, 400, "bad_request", "base, patched: give two job ids");
-	ja = store_job_json(rc->api->st, a);
-	if (!ja)
-		return send_read(rc->conn, NULL, errno, "job %lld", (long long)a);
-	jb = store_job_json(rc->api->st, b);
-	if (!jb) {
-		json_decref(ja);
-		return send_read(rc->conn, NULL, errno, "job %lld", (long long)b);
-	}
-	if (!json_equal(json_object_get(ja, "suite"), json_object_get(jb, "suite"))) {
-		ret = send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
-				 (long long)a, (long long)b, json_string_value(json_object_get(ja, "suite")),
-				 json_string_value(json_object_get(jb, "suite")));
-		json_decref(ja);
-		json_decref(jb);
-		return ret;
-	}
-	suite = config_suite(rc->api->cfg, json_string_value(json_object_get(ja, "suite")));
-	json_decref(ja);
-	json_decref(jb);
-	compare_rules_default(&defaults);
-	da = store_compare_doc(rc->api->st, a);
-	db = da ? store_compare_doc(rc->api->st, b) : NULL;
-	if (!da || !db) {
-		/* both exist: a missing document is the store's failure */
-		ret = send_store_error(rc->conn, errno == ENOENT || !errno ? -EIO : -errno,
-				       "could not read the runs of job %lld", (long long)(da ? b : a));
-		json_decref(da);
-		return ret;
-	}
-	cmp = compare_sides(da, NULL, db, NULL, suite ? &suite->rules : &defaults, &err);
-	if (cmp)
-		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
-	else
-		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
-	strbuf_release(&err);
-	json_decref(da);
-	json_decref(db);
-	return ret;
-}
-
-/* GET /api/v1/jobs/ID/report.txt: the report of a finished A/B job
- * (report.h), from its comparison as GET .../comparison serves it. */
-static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
-{
-	struct api *api = rc->api;
-	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT, text = STRBUF_INIT;
-	json_t *job = store_job_json(api->st, id), *cmp = NULL;
-	int read_err = errno;
-	const char *state = json_string_value(json_object_get(job, "state")) ?: "";
-	enum MHD_Result ret;
-	int r;
-
-	if (!job)
-		return send_read(rc->conn, NULL, read_err, "job %lld", (long long)id);
-	if (strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "ab")) {
-		ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
-				 "base and a patched kernel", (long long)id);
-		goto out;
-	}
-	if (strcmp(state, "done") && strcmp(state, "failed") && strcmp(state, "cancelled")) {
-		ret = send_error(rc->conn, 409, "conflict", "job %lld is %s: its report is ready once it ends",
-				 (long long)id, state);
-		goto out;
-	}
-	r = results_comparison(api->st, api->cfg, id, &doc, &err);
-	if (r == -ENOENT) {
-		ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
-		goto out;
-	}
-	if (store_failed(r)) {
-		ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
-		goto out;
-	}
-	if (r < 0) {
-		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
-		goto out;
-	}
-	cmp = json_loadb(doc.buf, doc.len, 0, NULL);
-	/* the comparison has just given a finished job its verdict */
-	json_decref(job);
-	job = store_job_json(api->st, id);
-	if (!job) {
-		ret = send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
-				       "for its report", (long long)id);
-		goto out;
-	}
-	if (!cmp || report_text(job, cmp, &text, &err) < 0) {
-		log_warnx("job %lld: report: %s", (long long)id, err.len ? err.buf : "cannot read the comparison");
-		ret = send_error(rc->conn, 500, "internal", "job %lld: cannot write the report", (long long)id);
-		goto out;
-	}
-	ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
-out:
-	json_decref(cmp);
-	json_decref(job);
-	strbuf_release(&doc);
-	strbuf_release(&err);
-	strbuf_release(&text);
-	return ret;
-}
-
-static enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
-{
-	struct api *api = rc->api;
-	const char *sub = rc->nseg > 4 ? rc->seg[4] : NULL;
-	json_t *job;
-
-	if (!sub) {
-		if (strcmp(rc->method, "GET"))
-			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-		job = store_job_json(api->st, id);
-		if (!job)
-			return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
-		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
-	}
-	if (!strcmp(sub, "cancel") && rc->nseg == 5) {
-		int r;
-
-		if (strcmp(rc->method, "POST"))
-			return send_error(rc->conn, 405, "method_not_allowed", "use POST");
-		if (!authorized(api, rc->conn))
-			return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
-		r = store_job_cancel(api->st, id);
-		if (r == -ENOENT)
-			return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
-		if (r == -EALREADY)
-			return send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
-		if (r < 0)
-			return send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
-		log_info("job %lld: cancel requested", (long long)id);
-		sched_wake(api->sc);
-		job = store_job_json(api->st, id);
-		if (!job)
-			return send_read(rc->conn, NULL, errno, "job %lld (its cancel is requested)", (long long)id);
-		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
-	}
-	if (strcmp(rc->method, "GET"))
-		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-	job = store_job_json(api->st, id);
-	if (!job)
-		return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
-	json_decref(job);
-	if (!strcmp(sub, "runs") && rc->nseg == 5) {
-		job = store_runs_json(api->st, id);
-		return send_read(rc->conn, job, errno, "runs of job %lld", (long long)id);
-	}
-	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
-		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
-		enum MHD_Result ret;
-		int r = results_comparison(api->st, api->cfg, id, &doc, &err);
-
-		if (r == -EINVAL)
-			ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
-					 "with /api/v1/compare?base=A&patched=B", (long long)id);
-		else if (r == -ENOENT)
-			ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
-		else if (store_failed(r))
-			ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
-		else if (r < 0)
-			ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
-		else
-			ret = send_comparison_text(rc, &doc);
-		strbuf_release(&doc);
-		strbuf_release(&err);
-		return ret;
-	}
-	if (!strcmp(sub, "report.txt") && rc->nseg == 5)
-		return send_report(rc, id);
-	if (!strcmp(sub, "profiles") && rc->nseg == 5) {
-		job = store_profiles_json(api->st, id);
-		return send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);
-	}
-	if (!strcmp(sub, "metrics") && rc->nseg == 5) {
-		const char *w = query(rc->conn, "include_warmup"), *name = query(rc->conn, "name");
-
-		job = store_metrics_json(api->st, id, name, w && !strcmp(w, "1"));
-		return send_read(rc->conn, job, errno, "metrics of job %lld", (long long)id);
-	}
-	if (!strcmp(sub, "samples") && rc->nseg == 5) {
-		const char *sv = query(rc->conn, "stage"), *name = query(rc->conn, "name");
-		int64_t stage = 0;
-		long limit, after;
-
-		if (sv && parse_id(sv, &stage) < 0)
-			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
-		if (query_int(rc->conn, "limit", 1, SAMPLES_PAGE, SAMPLES_PAGE, &limit) < 0)
-			return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to %d",
-					  SAMPLES_PAGE);
-		if (query_int(rc->conn, "after", 0, LONG_MAX, 0, &after) < 0)
-			return send_error(rc->conn, 400, "bad_request", "after: must be the \"next\" of the "
-					  "previous page");
-		job = store_samples_json(api->st, id, stage, name, after, (int)limit);
-		return send_read(rc->conn, job, errno, "samples of job %lld", (long long)id);
-	}
-	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
-		struct strbuf log = STRBUF_INIT;
-		int64_t stage;
-		enum MHD_Result ret;
-		int r;
-
-		long tail;
-		size_t from;
-
-		if (parse_id(rc->seg[5], &stage) < 0)
-			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
-		if (query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
-			return send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
-					  "to 1000000");
-		if ((r = store_stage_log(api->st, id, stage, &log)) < 0) {
-			strbuf_release(&log);
-			if (r != -ENOENT)
-				return send_store_error(rc->conn, r, "could not read the log of stage %lld",
-							(long long)stage);
-			return send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
-					  (long long)stage, (long long)id);
-		}
-		/* ?tail=N: the last N lines only */
-		from = log.len;
-		if (from && log.buf[from - 1] == '\n')
-			from--;
-		while (tail > 0 && from > 0)
-			if (log.buf[--from] == '\n' && --tail == 0)
-				from++;
-		if (!query(rc->conn, "tail"))
-			from = 0;
-		ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
-		strbuf_release(&log);
-		return ret;
-	}
-	return send_error(rc->conn, 404, "not_found", "no such resource");
 }
 
 /* An operator takes a machine out (maintenance) or puts it back (unknown:

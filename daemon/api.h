@@ -136,18 +136,12 @@ void api_set_config(struct api *api, const struct lab_config *cfg);
 void api_stop(struct api *api);
 
 /*
- * What the API reads from outside, apart from the server (the fuzzers in
- * tests/fuzz/ call these directly).
+ * What the API reads from a query, apart from the server (the fuzzer in
+ * tests/fuzz/api calls it directly; a JOB_REQUEST body is read by
+ * submit.h).
  */
-struct job_request;
 struct job_filter;
 
-/* Reads the JOB_REQUEST body buf[0..len) against cfg into req (strings
- * point into *ret_body, which the caller then owns and frees with
- * json_decref; req->patch_subject into subject). 0, or -1 with err: the
- * message of the 400 answer, naming the field. */
-int api_job_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
-			  struct job_request *req, struct strbuf *subject, struct strbuf *err);
 /* Reads GET /api/v1/jobs's query arguments into f: get(ctx, key) returns an
  * argument's value, NULL when it is absent or empty (f's strings are
  * get's). 0, or -1 with err: the message of the 400 answer. */

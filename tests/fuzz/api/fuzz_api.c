@@ -1,8 +1,8 @@
 /*
- * What the API parses from outside (daemon/api.h), without the server: the
- * first byte chooses the parser. 'q': the rest is a query string
- * ("state=done&limit=5"), split and %-decoded as libmicrohttpd does, for
- * GET /api/v1/jobs and the ids and counts other routes read; else the
+ * What the API parses from outside (daemon/api.h, daemon/submit.h), without
+ * the server: the first byte chooses the parser. 'q': the rest is a query
+ * string ("state=done&limit=5"), split and %-decoded as libmicrohttpd does,
+ * for GET /api/v1/jobs and the ids and counts other routes read; else the
  * whole input is a POST /api/v1/jobs body, read against a small lab (one
  * machine, one tree, one suite) so a valid request gets past the lookups.
  */
@@ -15,6 +15,7 @@
 #include "api.h"
 #include "config.h"
 #include "store.h"
+#include "submit.h"
 #include "util.h"
 #include "banned.h"
 
@@ -118,7 +119,7 @@ static void fuzz_body(const char *data, size_t size)
 	struct job_request req;
 	json_t *body = NULL;
 
-	if (api_job_request_parse(cfg, data, size, &body, &req, &subject, &err) == 0) {
+	if (submit_request_parse(cfg, data, size, &body, &req, &subject, &err) == 0) {
 		if (!body || !req.suite || req.boots < 1 || req.boots > 100)
 			abort();
 		json_decref(body);

@@ -1,0 +1,118 @@
+#ifndef TLBLAB_API_INT_H
+#define TLBLAB_API_INT_H
+
+#include <jansson.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/*
+ * What the files of the HTTP API share: api.c (the server, routing, the
+ * send helpers) and api_jobs.c (the job routes). Not for use outside them:
+ * the rest of the daemon sees only api.h.
+ */
+
+#define MAX_SEGMENTS 8		/* path segments a route may have */
+#define CACHE_SLOTS 64
+
+struct lab_config;
+struct store;
+struct sched;
+struct conn_track;
+
+/*
+ * GET responses are cached by URL and query, tagged with the store's
+ * generation: any write to the store changes the generation and so retires
+ * every entry at once. A dashboard polling a finished job costs a lookup.
+ */
+struct cache_slot {
+	char *key;
+	char *body;
+	size_t len;
+	int64_t gen;
+};
+
+struct api_cache {
+	pthread_mutex_t lock;
+	struct cache_slot slot[CACHE_SLOTS];
+	size_t next;
+};
+
+struct api {
+	struct api_cache cache;
+	int cache_off;		/* TLBLAB_API_CACHE=0, for measuring without it */
+	struct MHD_Daemon *mhd;
+	char *web_dir;		/* the dashboard's files, or NULL */
+	const struct lab_config *volatile cfg;
+	struct store *st;
+	struct sched *sc;
+	/* every open connection, for the reaper (api.c) */
+	pthread_mutex_t conns_lock;
+	pthread_cond_t reaper_wake;
+	struct conn_track *conns;
+	pthread_t reaper;
+	int stopping;
+	/* a submit counts the token's queued work and adds to it as one step */
+	pthread_mutex_t submit_lock;
+};
+
+/* The request a route answers: its path split at '/', and its body (kept
+ * only for an authorized POST). */
+struct route_ctx {
+	struct api *api;
+	struct MHD_Connection *conn;
+	const char *method;
+	char *seg[MAX_SEGMENTS];
+	int nseg;
+	const struct strbuf *body;
+};
+
+/*
+ * Answers (api.c). Each queues the response and returns what the handler
+ * returns to libmicrohttpd. A JSON 200 is kept by the response cache when
+ * the route is cached.
+ */
+enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+			  const char *text, size_t len);
+/* Sends doc (stolen) as JSON. */
+enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *doc);
+/* Sends 200 with body, JSON text already; body is handed to the response,
+ * not copied, and left empty. */
+enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body);
+/* {"error": {"code": code, "message": ...}} with status. */
+enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+			   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A store call failed with r (store.h): 503 store_busy when the database
+ * is locked by another writer, else 500 store_error; logged. */
+enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* A document a store read returned: 200 with it; without one, 404 when
+ * err is ENOENT, else the store's error. The format names the thing. */
+enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* What a request carries (api.c). */
+/* The token of "Authorization: Bearer TOKEN", or NULL. */
+const char *bearer(struct MHD_Connection *conn);
+/* The request has a token the store knows. */
+int authorized(struct api *api, struct MHD_Connection *conn);
+/* A query argument's value, NULL when it is absent or empty. */
+const char *query(struct MHD_Connection *conn, const char *key);
+/* A query argument as an integer in [min, max] into *ret (def when
+ * absent): 0, or -1 when it is not one. */
+int query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret);
+/* A job or stage id (1 to INT64_MAX): 0, or -1. */
+int parse_id(const char *s, int64_t *ret);
+
+/* The job routes (api_jobs.c), which api.c's routing calls once the path
+ * matches; create_job after the token is checked. */
+enum MHD_Result create_job(struct route_ctx *rc);
+enum MHD_Result list_jobs(struct route_ctx *rc);
+enum MHD_Result compare_jobs(struct route_ctx *rc);
+/* Everything under /api/v1/jobs/ID. */
+enum MHD_Result job_routes(struct route_ctx *rc, int64_t id);
+
+#endif

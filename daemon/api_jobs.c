@@ -1,0 +1,421 @@
+/*
+ * The API's job routes (api.h): GET and POST /api/v1/jobs, everything under
+ * /api/v1/jobs/ID, and /api/v1/compare. api.c matches the path and calls
+ * these; they read the store, or for a submit store what submit.h allows,
+ * and answer with api.c's send helpers.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api.h"
+#include "api_int.h"
+#include "compare.h"
+#include "config.h"
+#include "log.h"
+#include "report.h"
+#include "results.h"
+#include "sched.h"
+#include "store.h"
+#include "submit.h"
+#include "util.h"
+#include "banned.h"
+
+#define SAMPLES_PAGE 5000	/* samples per answer, at most */
+
+/*
+ * Whether the submitting token may queue a job of these stages
+ * (submit_within_limits), from its work the store counts. 0, or -1 with
+ * the answer (500 or 429) sent and in *ret. The caller holds submit_lock,
+ * so that two submits of one token cannot both pass on the last place.
+ */
+static int within_token_limits(struct route_ctx *rc, const struct stage_plan *plan, size_t nplan,
+			       enum MHD_Result *ret)
+{
+	struct strbuf why = STRBUF_INIT;
+	int jobs, boots;
+
+	if (store_token_work(rc->api->st, bearer(rc->conn), &jobs, &boots) < 0) {
+		log_warnx("api: create job: cannot count the token's queued jobs");
+		*ret = send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
+		return -1;
+	}
+	if (submit_within_limits(rc->api->cfg, jobs, boots, plan, nplan, &why) < 0) {
+		*ret = send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
+		strbuf_release(&why);
+		return -1;
+	}
+	return 0;
+}
+
+/* POST /api/v1/jobs, its token already checked. */
+enum MHD_Result create_job(struct route_ctx *rc)
+{
+	const struct lab_config *cfg = rc->api->cfg;
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
+	struct job_request req;
+	struct stage_plan *plan = NULL;
+	const struct cfg_suite *suite;
+	json_t *body = NULL, *job;
+	int64_t id;
+	size_t nplan;
+	enum MHD_Result ret;
+	int r;
+
+	if (submit_request_parse(cfg, rc->body->buf, rc->body->len, &body, &req, &subject, &err) < 0) {
+		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		goto out;
+	}
+	suite = config_suite(cfg, req.suite);
+	nplan = submit_plan(cfg, suite, &req, &plan);
+	pthread_mutex_lock(&rc->api->submit_lock);
+	if (within_token_limits(rc, plan, nplan, &ret) < 0) {
+		pthread_mutex_unlock(&rc->api->submit_lock);
+		goto out;
+	}
+	if ((r = store_job_create(rc->api->st, &req, plan, nplan, &id, &err)) < 0) {
+		pthread_mutex_unlock(&rc->api->submit_lock);
+		log_warnx("api: create job: %s", err.buf);
+		ret = send_store_error(rc->conn, r, "could not store the job");
+		goto out;
+	}
+	if (store_job_set_token(rc->api->st, id, bearer(rc->conn)) < 0)
+		log_warnx("job %lld: cannot record its token: it does not count towards the token's limits",
+			  (long long)id);
+	pthread_mutex_unlock(&rc->api->submit_lock);
+	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
+		 req.submitter ? req.submitter : "?");
+	sched_wake(rc->api->sc);
+	job = store_job_json(rc->api->st, id);
+	if (!job) {
+		/* it is queued: the client gets its id, and can read it later */
+		log_warnx("job %lld: store: cannot read it back: %s", (long long)id, store_strerror(-errno));
+		job = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued");
+	}
+	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", job));
+out:
+	free(plan);
+	json_decref(body);
+	strbuf_release(&err);
+	strbuf_release(&subject);
+	return ret;
+}
+
+int api_job_filter_parse(const char *(*get)(void *ctx, const char *key), void *ctx,
+			 struct job_filter *f, struct strbuf *err)
+{
+	long limit, offset;
+	const char *v;
+
+	*f = (struct job_filter){ 0 };
+	f->state = get(ctx, "state");
+	f->suite = get(ctx, "suite");
+	f->submitter = get(ctx, "submitter");
+	f->tree = get(ctx, "tree");
+	f->verdict = get(ctx, "verdict");
+	limit = 50;
+	if ((v = get(ctx, "limit")) && parse_int_range(v, 1, 500, &limit) < 0)
+		return strbuf_seterr(err, "limit: must be an integer from 1 to 500");
+	offset = 0;
+	if ((v = get(ctx, "offset")) && parse_int_range(v, 0, 1000000000, &offset) < 0)
+		return strbuf_seterr(err, "offset: must be a non-negative integer");
+	if (f->state && strcmp(f->state, "queued") && strcmp(f->state, "running") && strcmp(f->state, "done") &&
+	    strcmp(f->state, "failed") && strcmp(f->state, "cancelled"))
+		return strbuf_seterr(err, "state: one of queued, running, done, failed, cancelled");
+	if (f->verdict && strcmp(f->verdict, "regression") && strcmp(f->verdict, "improvement") &&
+	    strcmp(f->verdict, "changed") && strcmp(f->verdict, "inconclusive") && strcmp(f->verdict, "same") &&
+	    strcmp(f->verdict, "unavailable"))
+		return strbuf_seterr(err, "verdict: one of regression, improvement, "
+				     "changed, inconclusive, same, unavailable");
+	f->limit = (int)limit;
+	f->offset = (int)offset;
+	return 0;
+}
+
+static const char *query_get(void *conn, const char *key)
+{
+	return query(conn, key);
+}
+
+enum MHD_Result list_jobs(struct route_ctx *rc)
+{
+	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
+	struct job_filter f;
+	enum MHD_Result ret;
+	int r;
+
+	strbuf_init(&body, 32768);	/* a page of 50 jobs, without regrowing */
+	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
+		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	else if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
+		ret = send_read(rc->conn, NULL, -r, "job list");
+	else
+		ret = send_json_text(rc->conn, &body);
+	strbuf_release(&err);
+	strbuf_release(&body);
+	return ret;
+}
+
+/* {"comparison": doc}, doc being JSON text already. */
+static enum MHD_Result send_comparison_text(struct route_ctx *rc, const struct strbuf *doc)
+{
+	struct strbuf body = STRBUF_INIT;
+	enum MHD_Result ret;
+
+	strbuf_addstr(&body, "{\"comparison\":");
+	strbuf_add(&body, doc->buf, doc->len);
+	strbuf_addstr(&body, "}");
+	ret = send_json_text(rc->conn, &body);
+	strbuf_release(&body);
+	return ret;
+}
+
+/* GET /api/v1/compare?base=A&patched=B: two jobs that ran the same suite. */
+enum MHD_Result compare_jobs(struct route_ctx *rc)
+{
+	const char *bv = query(rc->conn, "base"), *pv = query(rc->conn, "patched");
+	int64_t a, b;
+	json_t *ja, *jb, *da, *db, *cmp;
+	const struct cfg_suite *suite;
+	struct compare_rules defaults;
+	struct strbuf err = STRBUF_INIT;
+	enum MHD_Result ret;
+
+	if (strcmp(rc->method, "GET"))
+		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+	if (!bv || !pv || parse_id(bv, &a) < 0 || parse_id(pv, &b) < 0)
+		return send_error(rc->conn, 400, "bad_request", "base, patched: give two job ids");
+	ja = store_job_json(rc->api->st, a);
+	if (!ja)
+		return send_read(rc->conn, NULL, errno, "job %lld", (long long)a);
+	jb = store_job_json(rc->api->st, b);
+	if (!jb) {
+		json_decref(ja);
+		return send_read(rc->conn, NULL, errno, "job %lld", (long long)b);
+	}
+	if (!json_equal(json_object_get(ja, "suite"), json_object_get(jb, "suite"))) {
+		ret = send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
+				 (long long)a, (long long)b, json_string_value(json_object_get(ja, "suite")),
+				 json_string_value(json_object_get(jb, "suite")));
+		json_decref(ja);
+		json_decref(jb);
+		return ret;
+	}
+	suite = config_suite(rc->api->cfg, json_string_value(json_object_get(ja, "suite")));
+	json_decref(ja);
+	json_decref(jb);
+	compare_rules_default(&defaults);
+	da = store_compare_doc(rc->api->st, a);
+	db = da ? store_compare_doc(rc->api->st, b) : NULL;
+	if (!da || !db) {
+		/* both exist: a missing document is the store's failure */
+		ret = send_store_error(rc->conn, errno == ENOENT || !errno ? -EIO : -errno,
+				       "could not read the runs of job %lld", (long long)(da ? b : a));
+		json_decref(da);
+		return ret;
+	}
+	cmp = compare_sides(da, NULL, db, NULL, suite ? &suite->rules : &defaults, &err);
+	if (cmp)
+		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
+	else
+		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+	strbuf_release(&err);
+	json_decref(da);
+	json_decref(db);
+	return ret;
+}
+
+/* GET /api/v1/jobs/ID/report.txt: the report of a finished A/B job
+ * (report.h), from its comparison as GET .../comparison serves it. */
+static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
+{
+	struct api *api = rc->api;
+	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT, text = STRBUF_INIT;
+	json_t *job = store_job_json(api->st, id), *cmp = NULL;
+	int read_err = errno;
+	const char *state = json_string_value(json_object_get(job, "state")) ?: "";
+	enum MHD_Result ret;
+	int r;
+
+	if (!job)
+		return send_read(rc->conn, NULL, read_err, "job %lld", (long long)id);
+	if (strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "ab")) {
+		ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
+				 "base and a patched kernel", (long long)id);
+		goto out;
+	}
+	if (strcmp(state, "done") && strcmp(state, "failed") && strcmp(state, "cancelled")) {
+		ret = send_error(rc->conn, 409, "conflict", "job %lld is %s: its report is ready once it ends",
+				 (long long)id, state);
+		goto out;
+	}
+	r = results_comparison(api->st, api->cfg, id, &doc, &err);
+	if (r == -ENOENT) {
+		ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		goto out;
+	}
+	if (store_failed(r)) {
+		ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
+		goto out;
+	}
+	if (r < 0) {
+		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+		goto out;
+	}
+	cmp = json_loadb(doc.buf, doc.len, 0, NULL);
+	/* the comparison has just given a finished job its verdict */
+	json_decref(job);
+	job = store_job_json(api->st, id);
+	if (!job) {
+		ret = send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
+				       "for its report", (long long)id);
+		goto out;
+	}
+	if (!cmp || report_text(job, cmp, &text, &err) < 0) {
+		log_warnx("job %lld: report: %s", (long long)id, err.len ? err.buf : "cannot read the comparison");
+		ret = send_error(rc->conn, 500, "internal", "job %lld: cannot write the report", (long long)id);
+		goto out;
+	}
+	ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
+out:
+	json_decref(cmp);
+	json_decref(job);
+	strbuf_release(&doc);
+	strbuf_release(&err);
+	strbuf_release(&text);
+	return ret;
+}
+
+enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
+{
+	struct api *api = rc->api;
+	const char *sub = rc->nseg > 4 ? rc->seg[4] : NULL;
+	json_t *job;
+
+	if (!sub) {
+		if (strcmp(rc->method, "GET"))
+			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		job = store_job_json(api->st, id);
+		if (!job)
+			return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
+	}
+	if (!strcmp(sub, "cancel") && rc->nseg == 5) {
+		int r;
+
+		if (strcmp(rc->method, "POST"))
+			return send_error(rc->conn, 405, "method_not_allowed", "use POST");
+		if (!authorized(api, rc->conn))
+			return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+		r = store_job_cancel(api->st, id);
+		if (r == -ENOENT)
+			return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		if (r == -EALREADY)
+			return send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
+		if (r < 0)
+			return send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
+		log_info("job %lld: cancel requested", (long long)id);
+		sched_wake(api->sc);
+		job = store_job_json(api->st, id);
+		if (!job)
+			return send_read(rc->conn, NULL, errno, "job %lld (its cancel is requested)", (long long)id);
+		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
+	}
+	if (strcmp(rc->method, "GET"))
+		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+	job = store_job_json(api->st, id);
+	if (!job)
+		return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+	json_decref(job);
+	if (!strcmp(sub, "runs") && rc->nseg == 5) {
+		job = store_runs_json(api->st, id);
+		return send_read(rc->conn, job, errno, "runs of job %lld", (long long)id);
+	}
+	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
+		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
+		enum MHD_Result ret;
+		int r = results_comparison(api->st, api->cfg, id, &doc, &err);
+
+		if (r == -EINVAL)
+			ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
+					 "with /api/v1/compare?base=A&patched=B", (long long)id);
+		else if (r == -ENOENT)
+			ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		else if (store_failed(r))
+			ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
+		else if (r < 0)
+			ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+		else
+			ret = send_comparison_text(rc, &doc);
+		strbuf_release(&doc);
+		strbuf_release(&err);
+		return ret;
+	}
+	if (!strcmp(sub, "report.txt") && rc->nseg == 5)
+		return send_report(rc, id);
+	if (!strcmp(sub, "profiles") && rc->nseg == 5) {
+		job = store_profiles_json(api->st, id);
+		return send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);
+	}
+	if (!strcmp(sub, "metrics") && rc->nseg == 5) {
+		const char *w = query(rc->conn, "include_warmup"), *name = query(rc->conn, "name");
+
+		job = store_metrics_json(api->st, id, name, w && !strcmp(w, "1"));
+		return send_read(rc->conn, job, errno, "metrics of job %lld", (long long)id);
+	}
+	if (!strcmp(sub, "samples") && rc->nseg == 5) {
+		const char *sv = query(rc->conn, "stage"), *name = query(rc->conn, "name");
+		int64_t stage = 0;
+		long limit, after;
+
+		if (sv && parse_id(sv, &stage) < 0)
+			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		if (query_int(rc->conn, "limit", 1, SAMPLES_PAGE, SAMPLES_PAGE, &limit) < 0)
+			return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to %d",
+					  SAMPLES_PAGE);
+		if (query_int(rc->conn, "after", 0, LONG_MAX, 0, &after) < 0)
+			return send_error(rc->conn, 400, "bad_request", "after: must be the \"next\" of the "
+					  "previous page");
+		job = store_samples_json(api->st, id, stage, name, after, (int)limit);
+		return send_read(rc->conn, job, errno, "samples of job %lld", (long long)id);
+	}
+	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
+		struct strbuf log = STRBUF_INIT;
+		int64_t stage;
+		enum MHD_Result ret;
+		int r;
+
+		long tail;
+		size_t from;
+
+		if (parse_id(rc->seg[5], &stage) < 0)
+			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		if (query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
+			return send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
+					  "to 1000000");
+		if ((r = store_stage_log(api->st, id, stage, &log)) < 0) {
+			strbuf_release(&log);
+			if (r != -ENOENT)
+				return send_store_error(rc->conn, r, "could not read the log of stage %lld",
+							(long long)stage);
+			return send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
+					  (long long)stage, (long long)id);
+		}
+		/* ?tail=N: the last N lines only */
+		from = log.len;
+		if (from && log.buf[from - 1] == '\n')
+			from--;
+		while (tail > 0 && from > 0)
+			if (log.buf[--from] == '\n' && --tail == 0)
+				from++;
+		if (!query(rc->conn, "tail"))
+			from = 0;
+		ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
+		strbuf_release(&log);
+		return ret;
+	}
+	return send_error(rc->conn, 404, "not_found", "no such resource");
+}

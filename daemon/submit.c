@@ -1,0 +1,233 @@
+/*
+ * Submitting a job (submit.h): a JOB_REQUEST body is read and checked
+ * against the configuration before anything is stored, planned into the
+ * stages the job will run, and weighed against its token's limits. The
+ * HTTP handler (create_job in api_jobs.c) reads the body, counts the
+ * token's work in the store, stores the job and answers; what it may
+ * store is decided here.
+ */
+#include "submit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "patch.h"
+#include "store.h"
+#include "util.h"
+#include "banned.h"
+
+#define DEFAULT_BOOTS 5
+#define DEFAULT_MAX_BOOTS 9
+
+static int check_names(const json_t *arr, const char *field, const struct lab_config *cfg,
+		       int machines, struct strbuf *err)
+{
+	size_t i;
+	json_t *v;
+
+	if (!json_is_array(arr) || json_array_size(arr) > 256)
+		return strbuf_seterr(err, "%s: must be a list of names", field);
+	json_array_foreach(arr, i, v) {
+		const char *s = json_string_value(v);
+
+		if (!s || !config_valid_name(s))
+			return strbuf_seterr(err, "%s[%zu]: not a valid name (letters, digits, '.', '_', '-')",
+					     field, i);
+		if (machines && !config_machine(cfg, s))
+			return strbuf_seterr(err, "%s[%zu]: no machine '%s' in the configuration", field, i, s);
+	}
+	return 0;
+}
+
+/* Reads the A/B fields of a job request (tree, base and one patch source)
+ * into req, and what to call the patch into subject (req points at it).
+ * 0, or -1 with err naming the field. */
+static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req,
+		    struct strbuf *subject, struct strbuf *err)
+{
+	json_t *patch = json_object_get(body, "patch"), *branch = json_object_get(body, "branch");
+	json_t *url = json_object_get(body, "url");
+	int sources = !!patch + !!branch + !!url;
+	struct strbuf name = STRBUF_INIT;
+
+	req->kind = "ab";
+	req->tree = json_string_value(json_object_get(body, "tree"));
+	req->base = json_string_value(json_object_get(body, "base"));
+	if (!req->tree || !config_valid_name(req->tree) || !config_tree(cfg, req->tree))
+		return strbuf_seterr(err, "tree: no tree '%.64s' in the configuration",
+				     req->tree ? req->tree : "(not a string)");
+	if (!req->base || !ref_valid(req->base))
+		return strbuf_seterr(err, "base: not a valid git ref or commit id");
+	if (sources != 1)
+		return strbuf_seterr(err, "patch: give exactly one of patch, branch or url");
+	if (patch) {
+		req->patch_kind = "patch";
+		req->patch = json_string_value(patch);
+		if (!req->patch || !*req->patch || strlen(req->patch) != json_string_length(patch))
+			return strbuf_seterr(err, "patch: must be the text of a diff or a git format-patch mbox");
+		if (!strstr(req->patch, "\n+++ ") && strncmp(req->patch, "+++ ", 4) && !strstr(req->patch, "\nGIT binary patch"))
+			return strbuf_seterr(err, "patch: no diff in it (no '+++' line)");
+		patch_subject(req->patch, strlen(req->patch), subject);
+	} else if (branch) {
+		req->patch_kind = "branch";
+		req->patch_url = json_string_value(json_object_get(branch, "url"));
+		req->patch_ref = json_string_value(json_object_get(branch, "ref"));
+		if (!json_is_object(branch) || !url_valid(req->patch_url, 1))
+			return strbuf_seterr(err, "branch.url: must be an https:// or git:// URL (a host, an optional port, "
+						     "a path of letters, digits and ._~/%%@-)");
+		if (!ref_valid(req->patch_ref))
+			return strbuf_seterr(err, "branch.ref: not a valid git ref");
+		strbuf_addf(&name, "branch %s of %s", req->patch_ref, req->patch_url);
+	} else {
+		req->patch_kind = "url";
+		req->patch_url = json_string_value(url);
+		if (!url_valid(req->patch_url, 0))
+			return strbuf_seterr(err, "url: must be an http(s) URL without spaces or quotes");
+		strbuf_addstr(&name, req->patch_url);	/* until the mbox is fetched (build.c) */
+	}
+	if (name.len) {
+		strbuf_reset(subject);
+		strbuf_add_line_clean(subject, name.buf, name.len, PATCH_SUBJECT_MAX);
+		strbuf_release(&name);
+	}
+	req->patch_subject = subject->len ? subject->buf : NULL;
+	return 0;
+}
+
+int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
+			 struct job_request *req, struct strbuf *subject, struct strbuf *err)
+{
+	json_error_t jerr;
+	json_t *body, *v;
+	const char *key;
+	int rc = -1;
+	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
+					      "base", "patch", "branch", "url", "max_boots" };
+
+	*req = (struct job_request){ .kind = "run", .boots = 1 };
+	body = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(body)) {
+		if (body)
+			strbuf_seterr(err, "body: must be a JSON object");
+		else
+			strbuf_seterr(err, "body: malformed JSON at line %d, column %d: %s",
+				      jerr.line, jerr.column, jerr.text);
+		goto out;
+	}
+	json_object_foreach(body, key, v) {
+		size_t i;
+
+		for (i = 0; i < ARRAY_SIZE(fields); i++)
+			if (!strcmp(key, fields[i]))
+				break;
+		if (i == ARRAY_SIZE(fields)) {
+			strbuf_seterr(err, "%.64s: unknown field", key);
+			goto out;
+		}
+	}
+	req->suite = json_string_value(json_object_get(body, "suite"));
+	if (!req->suite) {
+		strbuf_seterr(err, "suite: missing (the name of a configured suite)");
+		goto out;
+	}
+	if (!config_valid_name(req->suite) || !config_suite(cfg, req->suite)) {
+		strbuf_seterr(err, "suite: no suite '%.64s' in the configuration", req->suite);
+		goto out;
+	}
+	if ((v = json_object_get(body, "machines")) && check_names(v, "machines", cfg, 1, err) < 0)
+		goto out;
+	req->machines = v;
+	if ((v = json_object_get(body, "tags")) && check_names(v, "tags", cfg, 0, err) < 0)
+		goto out;
+	req->tags = v;
+	if ((v = json_object_get(body, "submitter"))) {
+		req->submitter = json_string_value(v);
+		if (!req->submitter || !config_valid_name(req->submitter)) {
+			strbuf_seterr(err, "submitter: not a valid name (letters, digits, '.', '_', '-')");
+			goto out;
+		}
+	}
+	if (json_object_get(body, "tree") || json_object_get(body, "base") || json_object_get(body, "patch") ||
+	    json_object_get(body, "branch") || json_object_get(body, "url")) {
+		if (parse_ab(cfg, body, req, subject, err) < 0)
+			goto out;
+		/* DESIGN.md: 5 boots per side; an inconclusive headline metric
+		 * adds boots, up to 9 (at 2% noise that takes a 5% change from
+		 * 60% to about 97% detected; test_compare measures it) */
+		req->boots = DEFAULT_BOOTS;
+		req->max_boots = DEFAULT_MAX_BOOTS;
+	}
+	if ((v = json_object_get(body, "boots"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100) {
+			strbuf_seterr(err, "boots: must be an integer from 1 to 100");
+			goto out;
+		}
+		req->boots = (int)json_integer_value(v);
+		req->max_boots = req->boots;	/* boots chosen: no more unless asked */
+	}
+	if ((v = json_object_get(body, "max_boots"))) {
+		if (!json_is_integer(v) || json_integer_value(v) < req->boots || json_integer_value(v) > 100 ||
+		    strcmp(req->kind, "ab")) {
+			strbuf_seterr(err, "max_boots: an integer from boots (%d) to 100, for A/B jobs", req->boots);
+			goto out;
+		}
+		req->max_boots = (int)json_integer_value(v);
+	}
+	req->suite_json = config_suite(cfg, req->suite)->workloads;
+	*ret_body = body;
+	body = NULL;
+	rc = 0;
+out:
+	json_decref(body);
+	return rc;
+}
+
+/* The stages of a job: for "run", one run per boot; for "ab", both builds,
+ * then base and patched boots interleaved (ABAB...), each followed by its run. */
+size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, const struct job_request *req,
+		   struct stage_plan **ret)
+{
+	double run_timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
+	size_t n = 0, cap = strcmp(req->kind, "ab") ? (size_t)req->boots : 2 + 4 * (size_t)req->boots;
+	struct stage_plan *p = calloc(cap, sizeof(*p));
+	static const char *const sides[] = { "base", "patched" };
+	int i, k;
+
+	if (!p)
+		abort();
+	if (strcmp(req->kind, "ab")) {
+		for (i = 0; i < req->boots; i++)
+			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout };
+		*ret = p;
+		return n;
+	}
+	for (k = 0; k < 2; k++)
+		p[n++] = (struct stage_plan){ "build", sides[k], 0, cfg->stage_timeout };
+	for (i = 0; i < req->boots; i++)
+		for (k = 0; k < 2; k++) {
+			p[n++] = (struct stage_plan){ "boot", sides[k], i, 600 };
+			p[n++] = (struct stage_plan){ "run", sides[k], i, run_timeout };
+		}
+	*ret = p;
+	return n;
+}
+
+int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, const struct stage_plan *plan,
+			 size_t nplan, struct strbuf *err)
+{
+	int more = 0;
+	size_t i;
+
+	for (i = 0; i < nplan; i++)
+		more += !strcmp(plan[i].kind, "boot");
+	if (jobs >= cfg->max_jobs_per_token)
+		return strbuf_seterr(err, "this token has %d jobs queued or running, the most "
+				     "lab.max_jobs_per_token allows (%d): wait for one to end",
+				     jobs, cfg->max_jobs_per_token);
+	if (boots + more > cfg->max_boots_per_token)
+		return strbuf_seterr(err, "this job's %d boots would give this token %d boots still to run, "
+				     "over lab.max_boots_per_token (%d)",
+				     more, boots + more, cfg->max_boots_per_token);
+	return 0;
+}

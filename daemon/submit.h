@@ -1,0 +1,57 @@
+#ifndef TLBLAB_SUBMIT_H
+#define TLBLAB_SUBMIT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "strbuf.h"
+
+/*
+ * Submitting a job: what a JOB_REQUEST (api.h, the body of POST
+ * /api/v1/jobs) may hold, the stages the job runs, and whether its token
+ * may queue them. Nothing here does I/O: the caller reads the body, counts
+ * the token's work and stores the job (store.h: store_job_create takes the
+ * request and the plan as these functions leave them).
+ */
+
+struct lab_config;
+struct cfg_suite;
+struct job_request;
+struct stage_plan;
+
+/*
+ * Reads the JOB_REQUEST body buf[0..len) against cfg into req: only known
+ * fields; a configured suite; machines and tags valid names (machines
+ * configured ones); for an A/B job a configured tree, a valid base ref and
+ * exactly one patch source; boots and max_boots in range, with their
+ * defaults (1 for a run job; 5, growing up to 9, for an A/B job). req's
+ * strings point into *ret_body, which the caller then owns and frees with
+ * json_decref; req->patch_subject into subject. Returns 0, or -1 with err:
+ * the message of the 400 answer, naming the field (*ret_body untouched).
+ * tests/fuzz/api calls it with any bytes.
+ */
+int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
+			 struct job_request *req, struct strbuf *subject, struct strbuf *err);
+
+/*
+ * The stages of req's job, in the order they run, into *ret (the caller
+ * frees it): for a run job, one run per boot; for an A/B job, both builds,
+ * then base and patched boots interleaved (ABAB...), each followed by its
+ * run. Timeouts come from suite (its run timeout) and cfg. Returns how
+ * many.
+ */
+size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, const struct job_request *req,
+		   struct stage_plan **ret);
+
+/*
+ * Whether a token that has `jobs` jobs queued or running and `boots` boot
+ * stages of them not yet done may queue a job of these stages: at most
+ * lab.max_jobs_per_token jobs, lab.max_boots_per_token boots. Returns 0,
+ * or -1 with err: why not (the message of the 429 answer). A caller that
+ * then stores the job holds a lock across the count, this and the store,
+ * so that two submits of one token cannot both pass on the last place.
+ */
+int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, const struct stage_plan *plan,
+			 size_t nplan, struct strbuf *err);
+
+#endif

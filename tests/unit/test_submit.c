@@ -1,0 +1,205 @@
+/*
+ * daemon/submit: what POST /api/v1/jobs accepts, the exact message of each
+ * refusal (the text of its 400 or 429 answer), the defaults a request gets,
+ * and the stages a job is planned into, in the order they run.
+ */
+#include "testlib.h"
+
+#include <jansson.h>
+
+#include "config.h"
+#include "store.h"
+#include "submit.h"
+#include "util.h"
+#include "banned.h"
+
+#define L(s) s "\n"
+
+static const char lab_yaml[] =
+	L("lab:")
+	L("  data_dir: /tmp/tlblab-test-submit")
+	L("  stage_timeout: 100")
+	L("  max_jobs_per_token: 3")
+	L("  max_boots_per_token: 20")
+	L("machines:")
+	L("  - name: m1")
+	L("    transport: local")
+	L("builders:")
+	L("  - name: local")
+	L("    transport: local")
+	L("trees:")
+	L("  - name: linux")
+	L("    url: /tmp/linux")
+	L("    builder: local")
+	L("suites:")
+	L("  - name: tlb")
+	L("    timeout: 60")
+	L("    workloads:")
+	L("      - workload: mprotect");
+
+#define DIFF "--- a/mm/x.c\\n+++ b/mm/x.c\\n@@ -1 +1 @@\\n-a\\n+b\\n"
+
+static struct lab_config *cfg;
+
+static int setup(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	if (config_load_string("lab.yaml", lab_yaml, strlen(lab_yaml), &cfg, &err) < 0)
+		fail_msg("lab.yaml: %s", err.buf);
+	strbuf_release(&err);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	config_free(cfg);
+	return 0;
+}
+
+/* body is refused with exactly this message (up to a final '*': that
+ * prefix), and keeps nothing. */
+static void refused(const char *body, const char *want)
+{
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
+	struct job_request req;
+	json_t *doc = NULL;
+
+	if (submit_request_parse(cfg, body, strlen(body), &doc, &req, &subject, &err) == 0)
+		fail_msg("accepted: %s", body);
+	if (want[strlen(want) - 1] == '*' ? strncmp(err.buf, want, strlen(want) - 1) : strcmp(err.buf, want))
+		fail_msg("%s\nrefused with \"%s\", not \"%s\"", body, err.buf, want);
+	assert_null(doc);
+	strbuf_release(&err);
+	strbuf_release(&subject);
+}
+
+static void test_refusals(void **state)
+{
+	(void)state;
+	refused("[]", "body: must be a JSON object");
+	refused("{\"suite\":", "body: malformed JSON at line 1, column 9: *");	/* then jansson's words */
+	refused("{\"suite\":\"tlb\",\"colour\":1}", "colour: unknown field");
+	refused("{}", "suite: missing (the name of a configured suite)");
+	refused("{\"suite\":\"nope\"}", "suite: no suite 'nope' in the configuration");
+	refused("{\"suite\":\"tlb\",\"machines\":[\"m1\",\"m2\"]}", "machines[1]: no machine 'm2' in the configuration");
+	refused("{\"suite\":\"tlb\",\"tags\":[\"a;b\"]}", "tags[0]: not a valid name (letters, digits, '.', '_', '-')");
+	refused("{\"suite\":\"tlb\",\"tags\":\"qemu\"}", "tags: must be a list of names");
+	refused("{\"suite\":\"tlb\",\"submitter\":\"a b\"}",
+		"submitter: not a valid name (letters, digits, '.', '_', '-')");
+	refused("{\"suite\":\"tlb\",\"boots\":0}", "boots: must be an integer from 1 to 100");
+	refused("{\"suite\":\"tlb\",\"max_boots\":3}", "max_boots: an integer from boots (1) to 100, for A/B jobs");
+	refused("{\"suite\":\"tlb\",\"tree\":\"bsd\",\"base\":\"v6.1\",\"patch\":\"" DIFF "\"}",
+		"tree: no tree 'bsd' in the configuration");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6..1\",\"patch\":\"" DIFF "\"}",
+		"base: not a valid git ref or commit id");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\"}",
+		"patch: give exactly one of patch, branch or url");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"patch\":\"hello\\n\"}",
+		"patch: no diff in it (no '+++' line)");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"url\":\"ftp://x/y\"}",
+		"url: must be an http(s) URL without spaces or quotes");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"boots\":4,\"max_boots\":3,"
+		"\"patch\":\"" DIFF "\"}", "max_boots: an integer from boots (4) to 100, for A/B jobs");
+}
+
+static void test_defaults(void **state)
+{
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
+	struct job_request req;
+	json_t *doc = NULL;
+	const char *run = "{\"suite\":\"tlb\",\"machines\":[\"m1\"],\"submitter\":\"alice\"}";
+	const char *ab = "{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"branch\":"
+			 "{\"url\":\"https://git.example.org/linux.git\",\"ref\":\"tlb-fix\"}}";
+
+	(void)state;
+	assert_int_equal(submit_request_parse(cfg, run, strlen(run), &doc, &req, &subject, &err), 0);
+	assert_string_equal(req.kind, "run");
+	assert_string_equal(req.suite, "tlb");
+	assert_string_equal(req.submitter, "alice");
+	assert_int_equal(json_array_size(req.machines), 1);
+	assert_int_equal(req.boots, 1);
+	assert_null(req.patch_subject);
+	json_decref(doc);
+
+	doc = NULL;
+	assert_int_equal(submit_request_parse(cfg, ab, strlen(ab), &doc, &req, &subject, &err), 0);
+	assert_string_equal(req.kind, "ab");
+	assert_string_equal(req.patch_kind, "branch");
+	assert_int_equal(req.boots, 5);
+	assert_int_equal(req.max_boots, 9);
+	assert_string_equal(req.patch_subject, "branch tlb-fix of https://git.example.org/linux.git");
+	json_decref(doc);
+	strbuf_release(&err);
+	strbuf_release(&subject);
+}
+
+/* The plan of body, as "kind/side/boot_index/timeout" items joined by ' '. */
+static void plan_of(const char *body, struct strbuf *out)
+{
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
+	struct job_request req;
+	struct stage_plan *plan = NULL;
+	json_t *doc = NULL;
+	size_t i, n;
+
+	if (submit_request_parse(cfg, body, strlen(body), &doc, &req, &subject, &err) < 0)
+		fail_msg("%s: %s", body, err.buf);
+	n = submit_plan(cfg, config_suite(cfg, req.suite), &req, &plan);
+	for (i = 0; i < n; i++)
+		strbuf_addf(out, "%s%s/%s/%d/%g", i ? " " : "", plan[i].kind, plan[i].side ? plan[i].side : "-",
+			    plan[i].boot_index, plan[i].timeout);
+	free(plan);
+	json_decref(doc);
+	strbuf_release(&err);
+	strbuf_release(&subject);
+}
+
+static void test_plan(void **state)
+{
+	struct strbuf p = STRBUF_INIT;
+
+	(void)state;
+	plan_of("{\"suite\":\"tlb\",\"boots\":3}", &p);
+	assert_string_equal(p.buf, "run/-/0/60 run/-/1/60 run/-/2/60");
+	strbuf_reset(&p);
+	/* both builds first, then boots ABAB..., each with its run */
+	plan_of("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"boots\":2,\"patch\":\"" DIFF "\"}", &p);
+	assert_string_equal(p.buf, "build/base/0/100 build/patched/0/100 "
+			    "boot/base/0/600 run/base/0/60 boot/patched/0/600 run/patched/0/60 "
+			    "boot/base/1/600 run/base/1/60 boot/patched/1/600 run/patched/1/60");
+	strbuf_release(&p);
+}
+
+static void test_limits(void **state)
+{
+	struct stage_plan plan[] = {
+		{ "build", "base", 0, 1 }, { "boot", "base", 0, 1 }, { "run", "base", 0, 1 },
+		{ "boot", "patched", 0, 1 }, { "run", "patched", 0, 1 },
+	};
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	assert_int_equal(submit_within_limits(cfg, 2, 18, plan, ARRAY_SIZE(plan), &err), 0);
+	assert_int_equal(submit_within_limits(cfg, 3, 0, plan, ARRAY_SIZE(plan), &err), -1);
+	assert_string_equal(err.buf, "this token has 3 jobs queued or running, the most "
+			    "lab.max_jobs_per_token allows (3): wait for one to end");
+	assert_int_equal(submit_within_limits(cfg, 2, 19, plan, ARRAY_SIZE(plan), &err), -1);
+	assert_string_equal(err.buf, "this job's 2 boots would give this token 21 boots still to run, "
+			    "over lab.max_boots_per_token (20)");
+	strbuf_release(&err);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_plan),
+		cmocka_unit_test(test_limits),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
