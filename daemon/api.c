@@ -256,7 +256,7 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 		return send_error(rc->conn, 405, "method_not_allowed", "use POST");
 	if (!authorized(rc->api, rc->conn))
 		return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
-	if (!config_valid_name(name) || !config_machine(rc->api->cfg, name))
+	if (!config_valid_name(name) || !config_machine(rc->cfg, name))
 		return send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
 	health = json_string_value(json_object_get(body, "health"));
@@ -345,7 +345,7 @@ static enum MHD_Result route(struct route_ctx *rc)
 	int i;
 
 	if (rc->api->cache_off || strcmp(rc->method, "GET") || rc->nseg < 3 || strcmp(rc->seg[2], "jobs") ||
-	    (rc->api->cfg->read_requires_token && !authorized(rc->api, rc->conn)))
+	    (rc->cfg->read_requires_token && !authorized(rc->api, rc->conn)))
 		return route_uncached(rc);
 	for (i = 0; i < rc->nseg; i++)
 		strbuf_addf(&key, "/%s", rc->seg[i]);
@@ -401,7 +401,7 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 
 	if (rc->nseg < 2 || strcmp(rc->seg[0], "api") || strcmp(rc->seg[1], "v1"))
 		return send_error(rc->conn, 404, "not_found", "no such resource");
-	if (is_get && api->cfg->read_requires_token && !authorized(api, rc->conn))
+	if (is_get && rc->cfg->read_requires_token && !authorized(api, rc->conn))
 		return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "health")) {
 		json_t *h;
@@ -421,8 +421,8 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 	if (rc->nseg == 3 && (!strcmp(rc->seg[2], "suites") || !strcmp(rc->seg[2], "trees"))) {
 		if (!is_get)
 			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-		return send_json(rc->conn, 200, !strcmp(rc->seg[2], "suites") ? suites_json(api->cfg)
-									       : trees_json(api->cfg));
+		return send_json(rc->conn, 200, !strcmp(rc->seg[2], "suites") ? suites_json(rc->cfg)
+									       : trees_json(rc->cfg));
 	}
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
 		json_t *ms;
@@ -552,9 +552,9 @@ static int request_first_look(struct api *api, struct MHD_Connection *conn, cons
 		*ret = send_error(conn, 401, "unauthorized", "missing or invalid token");
 		return 1;
 	}
-	if (len && (parse_u64(len, &n) < 0 || n > api->cfg->max_body)) {
+	if (len && (parse_u64(len, &n) < 0 || n > req->body.max)) {
 		*ret = send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
-				  api->cfg->max_body);
+				  req->body.max);
 		return 1;
 	}
 	req->read_body = 1;
@@ -581,7 +581,12 @@ static void *request_begin(void *cls, const char *uri, struct MHD_Connection *co
 	if (!req)
 		return NULL;
 	strbuf_init(&req->body, 0);
-	req->body.max = api->cfg->max_body;
+	{
+		const struct lab_config *cfg = api_config(api);
+
+		req->body.max = cfg->max_body;	/* the limit when the request began */
+		config_free(cfg);
+	}
 	if (q) {
 		const char *p;
 
@@ -595,19 +600,16 @@ static void *request_begin(void *cls, const char *uri, struct MHD_Connection *co
 	return req;
 }
 
-static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
-			       const char *method, const char *version, const char *upload_data,
-			       size_t *upload_data_size, void **con_cls)
+/* One call of libmicrohttpd's handler, under the configuration rc->cfg. */
+static enum MHD_Result handle(struct route_ctx *rc, const char *url, struct request *req,
+			      const char *upload_data, size_t *upload_data_size)
 {
-	struct api *api = cls;
-	struct request *req = *con_cls;
-	struct route_ctx rc = { .api = api, .conn = conn, .method = method };
+	struct api *api = rc->api;
+	struct MHD_Connection *conn = rc->conn;
+	const char *method = rc->method;
 	char *path, *p, *save = NULL;
 	enum MHD_Result ret;
 
-	(void)version;
-	if (!req)
-		return MHD_NO;	/* request_begin ran out of memory */
 	if (!req->begun) {
 		req->begun = 1;
 		conn_in_request(api, conn, 1);
@@ -622,25 +624,42 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const cha
 		return MHD_YES;
 	}
 	/* DNS rebinding: a page of another name must not reach this lab */
-	if (!config_host_allowed(api->cfg, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
+	if (!config_host_allowed(rc->cfg, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
 		return send_error(conn, 421, "misdirected", "this lab does not answer to that Host name "
 				  "(lab.allowed_hosts lists the names it answers to)");
 	if (strncmp(url, "/api/", 5) && strcmp(url, "/api"))
 		return serve_static(api, conn, url, method);
 	if (req->too_large)
 		return send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
-				  api->cfg->max_body);
+				  req->body.max);
 	path = strdup(url);
 	if (!path)
 		return MHD_NO;
-	for (p = strtok_r(path, "/", &save); p && rc.nseg < MAX_SEGMENTS; p = strtok_r(NULL, "/", &save))
-		rc.seg[rc.nseg++] = p;
-	rc.body = &req->body;
+	for (p = strtok_r(path, "/", &save); p && rc->nseg < MAX_SEGMENTS; p = strtok_r(NULL, "/", &save))
+		rc->seg[rc->nseg++] = p;
+	rc->body = &req->body;
 	if (p)
 		ret = send_error(conn, 404, "not_found", "no such resource");
 	else
-		ret = route(&rc);
+		ret = route(rc);
 	free(path);
+	return ret;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *conn, const char *url,
+			       const char *method, const char *version, const char *upload_data,
+			       size_t *upload_data_size, void **con_cls)
+{
+	struct api *api = cls;
+	struct route_ctx rc = { .api = api, .conn = conn, .method = method };
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!*con_cls)
+		return MHD_NO;	/* request_begin ran out of memory */
+	rc.cfg = api_config(api);
+	ret = handle(&rc, url, *con_cls, upload_data, upload_data_size);
+	config_free(rc.cfg);
 	return ret;
 }
 
@@ -701,10 +720,12 @@ static void *reaper_main(void *arg)
 
 	pthread_mutex_lock(&api->conns_lock);
 	while (!api->stopping) {
-		double late = mono_now() - api->cfg->header_timeout;
+		const struct lab_config *cfg = api_config(api);
+		double timeout = cfg->header_timeout, late = mono_now() - timeout;
 		struct conn_track *t;
 		int cut = 0;
 
+		config_free(cfg);
 		for (t = api->conns; t; t = t->next) {
 			const union MHD_ConnectionInfo *ci;
 
@@ -717,7 +738,7 @@ static void *reaper_main(void *arg)
 		}
 		if (cut)
 			log_info("api: closed %d connections whose request headers took over %gs "
-				 "(lab.header_timeout)", cut, api->cfg->header_timeout);
+				 "(lab.header_timeout)", cut, timeout);
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += REAPER_PERIOD_MS * 1000000L;
 		if (ts.tv_nsec >= 1000000000L) {
@@ -749,7 +770,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 
 	if (!api)
 		abort();
-	api->cfg = cfg;
+	api->cfg = cfg;		/* its reference is taken once the API runs */
 	api->st = st;
 	api->sc = sc;
 	if (web_dir) {
@@ -760,6 +781,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 	pthread_mutex_init(&api->cache.lock, NULL);
 	pthread_mutex_init(&api->submit_lock, NULL);
 	pthread_mutex_init(&api->conns_lock, NULL);
+	pthread_mutex_init(&api->cfg_lock, NULL);
 	{
 		pthread_condattr_t ca;
 
@@ -804,13 +826,30 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 		free(api);
 		return strbuf_seterr(err, "cannot start the API's connection reaper: %s", strerror(rc));
 	}
+	config_ref(cfg);
 	*ret = api;
 	return 0;
 }
 
+const struct lab_config *api_config(struct api *api)
+{
+	const struct lab_config *cfg;
+
+	pthread_mutex_lock(&api->cfg_lock);
+	cfg = config_ref(api->cfg);
+	pthread_mutex_unlock(&api->cfg_lock);
+	return cfg;
+}
+
 void api_set_config(struct api *api, const struct lab_config *cfg)
 {
-	api->cfg = cfg;
+	const struct lab_config *old;
+
+	pthread_mutex_lock(&api->cfg_lock);
+	old = api->cfg;
+	api->cfg = config_ref(cfg);
+	pthread_mutex_unlock(&api->cfg_lock);
+	config_free(old);	/* requests still running hold their own */
 }
 
 void api_stop(struct api *api)
@@ -832,7 +871,9 @@ void api_stop(struct api *api)
 	pthread_mutex_destroy(&api->cache.lock);
 	pthread_mutex_destroy(&api->submit_lock);
 	pthread_mutex_destroy(&api->conns_lock);
+	pthread_mutex_destroy(&api->cfg_lock);
 	pthread_cond_destroy(&api->reaper_wake);
+	config_free(api->cfg);
 	free(api->web_dir);
 	free(api);
 }

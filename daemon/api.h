@@ -127,7 +127,9 @@ struct api;
 
 /* Starts the HTTP server on cfg's listen address. Paths outside /api/ are
  * the dashboard, served from web_dir (web.h; NULL serves none). The api
- * borrows st, sc and cfg (they must outlive it; api_set_config swaps cfg after a reload).
+ * borrows st and sc (they must outlive it) and takes a reference to cfg;
+ * api_set_config takes one to the next after a reload and drops the old,
+ * which lives on while a request that began under it runs (config_ref).
  * Returns 0 and *ret, or -1 with err (e.g. the port is taken). */
 int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
 	      struct api **ret, struct strbuf *err);

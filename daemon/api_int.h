@@ -46,7 +46,10 @@ struct api {
 	int cache_off;		/* TLBLAB_API_CACHE=0, for measuring without it */
 	struct MHD_Daemon *mhd;
 	char *web_dir;		/* the dashboard's files, or NULL */
-	const struct lab_config *volatile cfg;
+	/* the current configuration, a reference; a request takes its own
+	 * (api_config) and keeps it to the end, whatever a reload does */
+	const struct lab_config *cfg;
+	pthread_mutex_t cfg_lock;
 	struct store *st;
 	struct sched *sc;
 	/* every open connection, for the reaper (api.c) */
@@ -59,10 +62,14 @@ struct api {
 	pthread_mutex_t submit_lock;
 };
 
+/* A reference to the current configuration (config_free it when done). */
+const struct lab_config *api_config(struct api *api);
+
 /* The request a route answers: its path split at '/', and its body (kept
  * only for an authorized POST). */
 struct route_ctx {
 	struct api *api;
+	const struct lab_config *cfg;	/* a reference, for this request */
 	struct MHD_Connection *conn;
 	const char *method;
 	char *seg[MAX_SEGMENTS];

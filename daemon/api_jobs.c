@@ -43,7 +43,7 @@ static int within_token_limits(struct route_ctx *rc, const struct stage_plan *pl
 		*ret = send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
 		return -1;
 	}
-	if (submit_within_limits(rc->api->cfg, jobs, boots, plan, nplan, &why) < 0) {
+	if (submit_within_limits(rc->cfg, jobs, boots, plan, nplan, &why) < 0) {
 		*ret = send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
 		strbuf_release(&why);
 		return -1;
@@ -54,7 +54,7 @@ static int within_token_limits(struct route_ctx *rc, const struct stage_plan *pl
 /* POST /api/v1/jobs, its token already checked. */
 enum MHD_Result create_job(struct route_ctx *rc)
 {
-	const struct lab_config *cfg = rc->api->cfg;
+	const struct lab_config *cfg = rc->cfg;
 	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
 	struct job_request req;
 	struct stage_plan *plan = NULL;
@@ -204,7 +204,7 @@ enum MHD_Result compare_jobs(struct route_ctx *rc)
 		json_decref(jb);
 		return ret;
 	}
-	suite = config_suite(rc->api->cfg, json_string_value(json_object_get(ja, "suite")));
+	suite = config_suite(rc->cfg, json_string_value(json_object_get(ja, "suite")));
 	json_decref(ja);
 	json_decref(jb);
 	compare_rules_default(&defaults);
@@ -252,7 +252,7 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 				 (long long)id, state);
 		goto out;
 	}
-	r = results_comparison(api->st, api->cfg, id, &doc, &err);
+	r = results_comparison(api->st, rc->cfg, id, &doc, &err);
 	if (r == -ENOENT) {
 		ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
 		goto out;
@@ -337,7 +337,7 @@ enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
 		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
 		enum MHD_Result ret;
-		int r = results_comparison(api->st, api->cfg, id, &doc, &err);
+		int r = results_comparison(api->st, rc->cfg, id, &doc, &err);
 
 		if (r == -EINVAL)
 			ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "

@@ -30,7 +30,6 @@
 #include "util.h"
 #include "banned.h"
 
-#define MAX_CONFIGS 64
 
 static volatile sig_atomic_t stop_flag, reload_flag;
 static struct sched *sched_for_signal;
@@ -164,13 +163,13 @@ int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
 	char agent[PATH_MAX] = "", kernels[PATH_MAX] = "", web[PATH_MAX] = "", dbpath[PATH_MAX];
-	struct lab_config *cfg = NULL, *configs[MAX_CONFIGS];
+	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
 	struct store *st = NULL;
 	struct sched *sc = NULL;
 	struct api *api = NULL;
 	struct sigaction sa;
-	int check_only = 0, c, nconfigs = 0, rc = 1, r;
+	int check_only = 0, c, rc = 1, r;
 
 	while ((c = getopt(argc, argv, "c:dna:k:w:h")) != -1) {
 		switch (c) {
@@ -199,7 +198,6 @@ int main(int argc, char **argv)
 		config_free(cfg);
 		return 0;
 	}
-	configs[nconfigs++] = cfg;
 	if (!agent[0])
 		default_agent(agent, sizeof(agent), "tlblab-agent");
 	if (!kernels[0]) {
@@ -255,11 +253,6 @@ int main(int argc, char **argv)
 					  err.buf);
 				continue;
 			}
-			if (nconfigs == MAX_CONFIGS) {
-				log_warnx("SIGHUP: too many reloads; restart the daemon to reload again");
-				config_free(next);
-				continue;
-			}
 			if (store_sync_machines(st, next, &err) < 0 || store_sync_tokens(st, next->tokens, &err) < 0) {
 				log_warnx("SIGHUP: %s", err.buf);
 				config_free(next);
@@ -267,11 +260,13 @@ int main(int argc, char **argv)
 			}
 			if (next->token_file)
 				tighten_mode(next->token_file, 0600);
-			/* running work may still point into older configs: keep them */
-			configs[nconfigs++] = next;
+			/* the scheduler and the API take their references to the next
+			 * one; running tasks and requests keep theirs to the old one,
+			 * which is freed when the last of them ends */
+			sched_set_config(sc, next);
+			api_set_config(api, next);
+			config_free(cfg);
 			cfg = next;
-			sched_set_config(sc, cfg);
-			api_set_config(api, cfg);
 			log_info("SIGHUP: configuration reloaded (%zu machines)", cfg->nmachines);
 		}
 	}
@@ -280,8 +275,7 @@ int main(int argc, char **argv)
 	api_stop(api);
 	sched_free(sc);
 	store_close(st);
-	while (nconfigs > 0)
-		config_free(configs[--nconfigs]);
+	config_free(cfg);
 	strbuf_release(&err);
 	strbuf_release(&log);
 	return rc;

@@ -232,12 +232,13 @@ int kfunc_parse_stat(const char *text, json_t *sums)
 json_t *kfunc_stop(struct kfunc *k, struct strbuf *err)
 {
 	struct strbuf sb = STRBUF_INIT;
-	json_t *sums = json_object(), *fns, *out = NULL, *v;
+	json_t *sums, *fns, *out = NULL, *v;
 	const char *name;
 	int cpu, files = 0;
 
 	if (!k)
 		return NULL;
+	sums = json_object();
 	kwrite(k, "function_profile_enabled", "0", 0);
 	for (cpu = 0; cpu < MAX_CPUS_STAT; cpu++) {
 		char file[64];

@@ -230,3 +230,24 @@ cp "$TMP/lab.good" "$TMP/lab.yaml"
 kill -HUP "$DAEMON_PID"
 wait_until 10 grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG" && pass "SIGHUP reloads a valid file" ||
 	fail "SIGHUP reloads a valid file" "no reload logged in 10 s"
+
+# 70 more reloads (the daemon once refused a reload after 64) while clients
+# read: each reload is taken in turn, requests in flight keep the
+# configuration they began with, and the daemon answers throughout
+reloads() { grep -c "SIGHUP: configuration reloaded" "$DAEMON_LOG"; }
+n0=$(reloads)
+( i=0; while [ $i -lt 400 ]; do curl -s -m 10 -o /dev/null "$TLBLAB_SERVER/api/v1/jobs?limit=5"; curl -s -m 10 -o /dev/null "$TLBLAB_SERVER/api/v1/suites"; i=$((i + 1)); done ) &
+readers=$!
+i=1
+while [ $i -le 70 ]; do
+	kill -HUP "$DAEMON_PID"
+	wait_until 10 sh -c "[ \$(grep -c 'SIGHUP: configuration reloaded' '$DAEMON_LOG') -ge $((n0 + i)) ]" || break
+	i=$((i + 1))
+done
+kill "$readers" 2>/dev/null
+wait "$readers" 2>/dev/null
+api GET /suites >/dev/null
+[ $(($(reloads) - n0)) = 70 ] && [ "$HTTP_STATUS" = 200 ] && ! grep -q "too many reloads" "$DAEMON_LOG" &&
+	kill -0 "$DAEMON_PID" &&
+	pass "70 more reloads under reading clients, each taken, the API answering" ||
+	fail "70 more reloads" "$(($(reloads) - n0)) taken, /suites $HTTP_STATUS, $(grep -c 'too many reloads' "$DAEMON_LOG") refusals"
