@@ -40,7 +40,7 @@
 #include "log.h"
 #include "patch.h"
 #include "report.h"
-#include "results.h"
+#include "comparison_cache.h"
 #include "sched.h"
 #include "store.h"
 #include "util.h"
