@@ -64,7 +64,7 @@
  *   GET  /api/v1/jobs/ID/profiles          {"profiles": [{"run", "profile"}]}
  *   GET  /api/v1/jobs/ID/comparison        {"comparison": ...} base vs patched of an
  *        A/B job (schemas/comparison.schema.json) under its suite's rules;
- *        computed when the job ends and kept (results.h), with its own
+ *        computed when the job ends and kept (comparison_cache.h), with its own
  *        one-word "verdict"; 409 for other jobs
  *   GET  /api/v1/jobs/ID/report.txt        text/plain; charset=utf-8: the report of
  *        a finished A/B job, to paste into a mail (report.h: 72 columns; the

@@ -17,7 +17,7 @@
 #include "config.h"
 #include "log.h"
 #include "report.h"
-#include "results.h"
+#include "comparison_cache.h"
 #include "sched.h"
 #include "store.h"
 #include "submit.h"

@@ -15,7 +15,7 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
-#include "results.h"
+#include "comparison_cache.h"
 #include "run.h"
 #include "quiet.h"
 #include "store.h"

@@ -12,7 +12,7 @@ SAN=
 case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
 # shellcheck disable=SC2086
 if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote lib -iquote daemon \
-	tests/tools/compare-cli.c daemon/compare.c daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c \
+	tests/tools/compare-cli.c daemon/compare*.c daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c \
 	-ljansson -lm -o "$TMP/compare-cli") >"$TMP/cc.out" 2>&1; then
 	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
 	exit 0

@@ -1,5 +1,5 @@
-#ifndef TLBLAB_RESULTS_H
-#define TLBLAB_RESULTS_H
+#ifndef TLBLAB_COMPARISON_CACHE_H
+#define TLBLAB_COMPARISON_CACHE_H
 
 #include <jansson.h>
 #include <stdint.h>
@@ -14,6 +14,10 @@
  * a request for it is then a single row read. A job still running, or one
  * whose suite's rules changed since, is computed on request (and stored
  * again once finished).
+ *
+ * (The file was results.h; its function keeps the name results_comparison
+ * so that its callers did not change. client/client_results.c is another
+ * thing: the client's aggregation of a job's metrics.)
  */
 
 struct store;

@@ -1,4 +1,4 @@
-#include "results.h"
+#include "comparison_cache.h"
 
 #include <errno.h>
 #include <string.h>

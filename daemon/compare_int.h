@@ -1,0 +1,117 @@
+#ifndef TLBLAB_COMPARE_INT_H
+#define TLBLAB_COMPARE_INT_H
+
+#include <jansson.h>
+#include <math.h>
+#include <stddef.h>
+
+#include "compare.h"
+#include "strbuf.h"
+#include "verdict.h"
+
+/*
+ * What the files of the comparison share (compare.c, compare_side.c,
+ * compare_rows.c, compare_views.c, compare_profile.c). Not for use outside
+ * them: the rest of the daemon sees only compare.h.
+ *
+ * Functions that return a json_t * return a new reference the caller owns.
+ */
+
+/* ---- small JSON helpers (compare.c) ---- */
+
+static inline json_t *jreal(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static inline const char *getstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static inline int getint(const json_t *o, const char *k, long long *ret)
+{
+	const json_t *v = json_object_get(o, k);
+
+	if (!json_is_integer(v))
+		return -1;
+	*ret = (long long)json_integer_value(v);
+	return 0;
+}
+
+/* Parameters as sorted compact JSON: the same case in two jobs gets the
+ * same key whatever order its parameters were written in. The caller
+ * frees the string. */
+char *params_canon(const json_t *params);
+/* "mode=threads workers=2", keys sorted, appended to sb */
+void params_text(struct strbuf *sb, const json_t *params);
+/* Resets sb to the row key of (spec, workload, canonical parameters,
+ * metric): the key of a side's groups and of the views' indexes. */
+void row_key(struct strbuf *sb, long long spec, const char *workload, const char *pcanon,
+	     const char *metric);
+/* Sorts a JSON array in place with qsort's cmp over json_t * elements. */
+void sort_array(json_t *arr, int (*cmp)(const void *, const void *));
+
+/* ---- one side (compare_side.c) ---- */
+
+struct side {
+	const char *name;	/* "base" or "patched" */
+	const json_t *doc;
+	const char *filter;	/* runs[].side to keep, or NULL for all */
+	json_t *runs;		/* run id -> run */
+	json_t *boots;		/* boot key -> index, in the order they ran */
+	json_t *groups;		/* row key -> {spec, case, ..., "boots": [[values]...]} */
+	json_t *machines, *builds;
+	json_t *per_cpu;	/* per-CPU metric names seen */
+	json_t *failed;		/* borrowed: the output's "failed" */
+	size_t measured, ignored;
+};
+
+/* Indexes doc as side `name` (runs whose "side" is filter, or all when
+ * NULL), appending its failed runs and stages to failed (borrowed). The
+ * side owns what it indexed until side_release, also after an error:
+ * returns 0, or -1 with err when doc is not a side document. */
+int side_load(struct side *s, const char *name, const json_t *doc, const char *filter,
+	      json_t *failed, struct strbuf *err);
+void side_release(struct side *s);
+/* The per-boot samples of a group: the median of each boot's iterations,
+ * in boot order, into out (room for one per boot of the side). Returns
+ * how many (boots without a value are skipped). */
+size_t group_samples(const json_t *g, double *out);
+/* Why the side lacks metric, as its agent said, or NULL. Borrowed from
+ * the side's document. */
+const char *side_unavailable(const struct side *s, const char *metric);
+
+/* ---- rows (compare_rows.c) ---- */
+
+struct row {
+	json_t *obj;		/* owned until put into the output */
+	long long spec, cas;
+	int headline;
+	const char *metric;	/* inside obj */
+	struct verdict_row v;	/* its numbers, then its decision */
+};
+
+/* One row per row key seen on either side, sorted (spec, case, workload,
+ * parameters, headline first, metric), with its statistics and the
+ * verdict the rows reach together (verdict_decide). Sets *ret_n; the
+ * caller owns the array and each row's obj. */
+struct row *build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
+		       const struct verdict_design *d, size_t *ret_n);
+
+/* ---- views over rows (compare_views.c) ---- */
+
+/* "summary": headline changes largest first, counts, one line of text */
+json_t *build_summary(const struct row *rows, size_t n);
+/* "sweeps": headline rows whose cases differ only in "workers" */
+json_t *build_sweeps(const struct row *rows, size_t n);
+/* "tlb": shootdowns per kop and shootdown counters beside each headline case */
+json_t *build_tlb(const struct row *rows, size_t n);
+
+/* ---- profiles (compare_profile.c) ---- */
+
+/* "profile_diff": the symbols whose self share moved most between the
+ * sides' profiles, and why there is no diff when a side has none */
+json_t *build_profile_diff(const struct side *sb, const struct side *sp);
+
+#endif

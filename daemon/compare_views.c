@@ -1,0 +1,247 @@
+/*
+ * The views of a comparison that read its rows: the summary (headline
+ * changes, counts, a line of text), the thread sweeps and the TLB block.
+ * They are derived from the rows themselves, so a number never differs
+ * between two places of the document.
+ */
+#include "compare.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare_int.h"
+#include "util.h"
+#include "banned.h"
+
+static const char *const shootdown_counters[] = {
+	"interrupts.TLB", "vmstat.nr_tlb_remote_flush_received", "tlb_flush.remote_shootdown",
+};
+
+static json_t *summary_entry(const json_t *row)
+{
+	return json_pack("{s:O,s:O,s:s,s:O,s:s,s:O,s:O,s:O,s:O,s:s}", "spec", json_object_get(row, "spec"),
+			 "case", json_object_get(row, "case"), "workload", getstr(row, "workload"),
+			 "params", json_object_get(row, "params"), "metric", getstr(row, "metric"),
+			 "change_pct", json_object_get(row, "change_pct"), "p", json_object_get(row, "p"),
+			 "p_adj", json_object_get(row, "p_adj"),
+			 "ci", json_object_get(row, "ci"), "verdict", getstr(row, "verdict"));
+}
+
+static int by_abs_change(const void *x, const void *y)
+{
+	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	double ca = fabs(json_number_value(json_object_get(a, "change_pct")));
+	double cb = fabs(json_number_value(json_object_get(b, "change_pct")));
+
+	if (json_is_null(json_object_get(a, "change_pct")))
+		ca = INFINITY;
+	if (json_is_null(json_object_get(b, "change_pct")))
+		cb = INFINITY;
+	return ca > cb ? -1 : ca < cb;
+}
+
+json_t *build_summary(const struct row *rows, size_t n)
+{
+	json_t *reg = json_array(), *imp = json_array(), *chg = json_array();
+	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0;
+	struct strbuf text = STRBUF_INIT;
+	size_t i, k;
+	json_t *lists[3], *e;
+
+	for (i = 0; i < n; i++) {
+		const char *v = getstr(rows[i].obj, "verdict");
+
+		if (!rows[i].headline) {
+			creg += !strcmp(v, "regression");
+			cimp += !strcmp(v, "improvement");
+			cchg += !strcmp(v, "changed");
+			continue;
+		}
+		if (!strcmp(v, "regression"))
+			json_array_append_new(reg, summary_entry(rows[i].obj));
+		else if (!strcmp(v, "improvement"))
+			json_array_append_new(imp, summary_entry(rows[i].obj));
+		else if (!strcmp(v, "changed"))
+			json_array_append_new(chg, summary_entry(rows[i].obj));
+		else if (!strcmp(v, "same"))
+			same++;
+		else if (!strcmp(v, "inconclusive"))
+			inc++;
+		else
+			unav++;
+	}
+	sort_array(reg, by_abs_change);
+	sort_array(imp, by_abs_change);
+	sort_array(chg, by_abs_change);
+	lists[0] = reg, lists[1] = imp, lists[2] = chg;
+	for (k = 0; k < 3; k++)
+		json_array_foreach(lists[k], i, e) {
+			struct strbuf pt = STRBUF_INIT;
+			const json_t *c = json_object_get(e, "change_pct");
+
+			params_text(&pt, json_object_get(e, "params"));
+			if (text.len)
+				strbuf_addstr(&text, "; ");
+			strbuf_addstr(&text, getstr(e, "metric"));
+			if (pt.len)
+				strbuf_addf(&text, " (%s)", pt.buf);
+			if (json_is_number(c))
+				strbuf_addf(&text, " %+.1f%%", json_number_value(c));
+			strbuf_addf(&text, " %s", getstr(e, "verdict"));
+			strbuf_release(&pt);
+		}
+	if (!text.len)
+		strbuf_addstr(&text, "no headline change");
+	strbuf_addf(&text, "; %lld same, %lld inconclusive", same, inc);
+	if (unav)
+		strbuf_addf(&text, ", %lld unavailable", unav);
+	e = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:s}", "regressions", reg,
+		      "improvements", imp, "changed", chg, "same", (json_int_t)same,
+		      "inconclusive", (json_int_t)inc, "unavailable", (json_int_t)unav,
+		      "counters", "regressions", (json_int_t)creg, "improvements", (json_int_t)cimp,
+		      "changed", (json_int_t)cchg, "text", text.buf);
+	strbuf_release(&text);
+	return e;
+}
+
+static int by_workers(const void *x, const void *y)
+{
+	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
+	json_int_t wa = json_integer_value(json_object_get(a, "workers"));
+	json_int_t wb = json_integer_value(json_object_get(b, "workers"));
+
+	return wa < wb ? -1 : wa > wb;
+}
+
+/* Headline rows whose cases differ only in "workers": one table each. */
+json_t *build_sweeps(const struct row *rows, size_t n)
+{
+	json_t *groups = json_object(), *sweeps = json_array(), *g;
+	struct strbuf key = STRBUF_INIT;
+	const char *k;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const json_t *row = rows[i].obj, *params = json_object_get(row, "params");
+		const json_t *w = json_object_get(params, "workers");
+		json_t *rest, *entry;
+		char *pc;
+
+		if (!rows[i].headline || !json_is_integer(w))
+			continue;
+		rest = json_deep_copy(params);
+		json_object_del(rest, "workers");
+		pc = params_canon(rest);
+		row_key(&key, rows[i].spec, getstr(row, "workload"), pc, rows[i].metric);
+		free(pc);
+		g = json_object_get(groups, key.buf);
+		if (!g) {
+			struct strbuf pt = STRBUF_INIT;
+
+			params_text(&pt, rest);
+			g = json_pack("{s:O,s:s,s:s,s:O,s:s,s:s,s:s,s:[]}", "spec", json_object_get(row, "spec"),
+				      "workload", getstr(row, "workload"), "metric", rows[i].metric,
+				      "params", rest, "params_text", pt.buf, "unit", getstr(row, "unit"),
+				      "direction", getstr(row, "direction"), "rows");
+			strbuf_release(&pt);
+			json_object_set_new(groups, key.buf, g);
+		}
+		json_decref(rest);
+		entry = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "workers", w, "case", json_object_get(row, "case"),
+				  "base", json_object_get(json_object_get(row, "base"), "center"),
+				  "patched", json_object_get(json_object_get(row, "patched"), "center"),
+				  "change_pct", json_object_get(row, "change_pct"),
+				  "verdict", json_object_get(row, "verdict"));
+		json_array_append_new(json_object_get(g, "rows"), entry);
+	}
+	json_object_foreach(groups, k, g)
+		if (json_array_size(json_object_get(g, "rows")) >= 2) {
+			sort_array(json_object_get(g, "rows"), by_workers);
+			json_array_append(sweeps, g);
+		}
+	json_decref(groups);
+	strbuf_release(&key);
+	return sweeps;
+}
+
+static const json_t *find_row(const json_t *index, const json_t *row, const char *metric,
+			      struct strbuf *key)
+{
+	char *pc = params_canon(json_object_get(row, "params"));
+	long long spec = 0;
+
+	getint(row, "spec", &spec);
+	row_key(key, spec, getstr(row, "workload"), pc, metric);
+	free(pc);
+	return json_object_get(index, key->buf);
+}
+
+static json_t *center_of(const json_t *row, const char *side)
+{
+	return row ? json_incref(json_object_get(json_object_get(row, side), "center")) : json_null();
+}
+
+json_t *build_tlb(const struct row *rows, size_t n)
+{
+	json_t *index = json_object(), *seen = json_object(), *out = json_array();
+	struct strbuf key = STRBUF_INIT;
+	size_t i, k;
+
+	for (i = 0; i < n; i++) {
+		char *pc = params_canon(json_object_get(rows[i].obj, "params"));
+
+		row_key(&key, rows[i].spec, getstr(rows[i].obj, "workload"), pc, rows[i].metric);
+		free(pc);
+		json_object_set(index, key.buf, rows[i].obj);
+	}
+	for (i = 0; i < n; i++) {
+		const json_t *row = rows[i].obj, *spk;
+		json_t *counters, *entry;
+
+		if (!rows[i].headline)
+			continue;
+		find_row(index, row, "", &key);	/* the case's key */
+		if (json_object_get(seen, key.buf))
+			continue;
+		json_object_set_new(seen, key.buf, json_true());
+		counters = json_array();
+		for (k = 0; k < ARRAY_SIZE(shootdown_counters); k++) {
+			char ps[128], pk[128];
+			const json_t *avg, *peak;
+
+			snprintf(ps, sizeof(ps), "%s.per_sec", shootdown_counters[k]);
+			snprintf(pk, sizeof(pk), "%s.peak_per_sec", shootdown_counters[k]);
+			avg = find_row(index, row, ps, &key);
+			peak = find_row(index, row, pk, &key);
+			if (!avg && !peak)
+				continue;
+			json_array_append_new(counters, json_pack(
+				"{s:s,s:{s:o,s:o},s:{s:o,s:o},s:o}", "name", shootdown_counters[k],
+				"base", "per_sec", center_of(avg, "base"), "peak_per_sec", center_of(peak, "base"),
+				"patched", "per_sec", center_of(avg, "patched"),
+				"peak_per_sec", center_of(peak, "patched"),
+				"verdict", avg ? json_incref(json_object_get(avg, "verdict")) : json_null()));
+		}
+		spk = find_row(index, row, "tlb.shootdowns_per_kop", &key);
+		if (!spk && !json_array_size(counters)) {
+			json_decref(counters);
+			continue;
+		}
+		entry = json_pack("{s:O,s:O,s:s,s:O,s:s,s:o,s:o}", "spec", json_object_get(row, "spec"),
+				  "case", json_object_get(row, "case"), "workload", getstr(row, "workload"),
+				  "params", json_object_get(row, "params"),
+				  "params_text", getstr(row, "params_text"),
+				  "shootdowns_per_kop", spk ? json_pack("{s:o,s:o,s:O,s:O}",
+						"base", center_of(spk, "base"), "patched", center_of(spk, "patched"),
+						"change_pct", json_object_get(spk, "change_pct"),
+						"verdict", json_object_get(spk, "verdict")) : json_null(),
+				  "counters", counters);
+		json_array_append_new(out, entry);
+	}
+	json_decref(index);
+	json_decref(seen);
+	strbuf_release(&key);
+	return out;
+}
