@@ -22,10 +22,6 @@ double stats_median(const double *v, size_t n);
 /* Sample standard deviation (n - 1 denominator), exactly 0 for a constant
  * sample; NAN when n < 2. */
 double stats_stddev(const double *v, size_t n);
-/* Coefficient of variation: stddev / |mean|; NAN when n < 2 or mean == 0. */
-double stats_cv(const double *v, size_t n);
-/* Geometric mean of positive values; NAN if any value <= 0 or n == 0. */
-double stats_geomean(const double *v, size_t n);
 
 /*
  * Two-sided Mann-Whitney U test of a against b. When n_a, n_b <= 50 the
@@ -57,17 +53,6 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
  * without ties: 2 / C(na + nb, na), the two complete separations (at most 1). */
 double stats_mwu_min_p(size_t na, size_t nb);
 int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_t nb);
-
-/*
- * Welch's unequal-variance t test: t = (mean(a) - mean(b)) /
- * sqrt(var(a)/n_a + var(b)/n_b) (the sign of scipy.stats.ttest_ind(a, b,
- * equal_var=False): negative when b is larger), Welch-Satterthwaite degrees
- * of freedom, and the two-sided p-value. -EINVAL when a side has fewer than
- * 2 values or a value that is not finite, or when both variances are zero
- * (a constant sample has variance exactly 0).
- */
-int stats_welch(const double *a, size_t na, const double *b, size_t nb,
-		double *ret_t, double *ret_df, double *ret_p);
 
 /*
  * The bootstrap's random stream, for anyone who needs a reproducible one:
