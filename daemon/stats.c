@@ -730,16 +730,6 @@ out:
 	return r;
 }
 
-int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
-			     int resamples, double level, uint64_t seed,
-			     double *ret_lo, double *ret_hi)
-{
-	int r = stats_bootstrap_ci(a, na, b, nb, STATS_BOOT_RATIO, resamples, seed, &level, 1,
-				   ret_lo, ret_hi);
-
-	return r == -EDOM ? -EINVAL : r;
-}
-
 /* ---- outliers ---- */
 
 int stats_outliers_mad(const double *v, size_t n, double threshold, int *flags)

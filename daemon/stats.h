@@ -68,28 +68,19 @@ void stats_rng_seed(struct stats_rng *r, uint64_t seed);
 uint64_t stats_rng_next(struct stats_rng *r);
 
 /*
- * Bootstrap confidence interval of median(b) / median(a): `resamples`
- * resamplings of each side with replacement, the percentile interval at
- * `level` (e.g. 0.95), quantiles interpolated linearly between order
+ * Bootstrap confidence intervals at several levels from one set of
+ * resamples: of median(b) / median(a) (STATS_BOOT_RATIO; -EDOM when a
+ * resample of a has median 0, so the caller can fall back to the
+ * difference) or of median(b) - median(a) (STATS_BOOT_DIFF, defined
+ * whatever the values). `resamples` resamplings of each side with
+ * replacement; ret_lo[i] and ret_hi[i] get the percentile interval at
+ * levels[i] (e.g. 0.95), quantiles interpolated linearly between order
  * statistics (numpy's default). The random stream is a xoshiro256** seeded
  * from `seed` with integer-only bounded draws, so the same inputs and seed
- * give the same interval on every platform with IEEE 754 double arithmetic
- * (no x87 excess precision). -EINVAL when a side is empty or has a value
- * that is not finite, resamples < 1, a resample of a has median 0, or level
- * is not in (0, 1); -ENOMEM.
- */
-int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
-			     int resamples, double level, uint64_t seed,
-			     double *ret_lo, double *ret_hi);
-
-/*
- * Bootstrap confidence intervals at several levels from one set of
- * resamples (same stream as stats_bootstrap_ratio_ci): of median(b) /
- * median(a) (STATS_BOOT_RATIO; -EDOM when a resample of a has median 0, so
- * the caller can fall back to the difference) or of median(b) - median(a)
- * (STATS_BOOT_DIFF, defined whatever the values). levels[i] in (0, 1);
- * ret_lo[i] and ret_hi[i] get the percentile interval at levels[i].
- * -EINVAL as stats_bootstrap_ratio_ci, -ENOMEM.
+ * give the same intervals on every platform with IEEE 754 double
+ * arithmetic (no x87 excess precision). -EINVAL when a side is empty or
+ * has a value that is not finite, resamples < 1, or a level is not in
+ * (0, 1); -ENOMEM.
  */
 enum stats_boot_kind {
 	STATS_BOOT_RATIO,

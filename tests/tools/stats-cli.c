@@ -75,7 +75,7 @@ static json_t *compute(const double *a, size_t na, const double *b, size_t nb,
 		       int resamples, uint64_t seed)
 {
 	json_t *out = json_object(), *mw, *boot;
-	double u, p, lo, hi;
+	double u, p, lo, hi, level = 0.95;
 	int r, m;
 
 	r = stats_mann_whitney(a, na, b, nb, &u, &p);
@@ -87,7 +87,7 @@ static json_t *compute(const double *a, size_t na, const double *b, size_t nb,
 			       m == STATS_MWU_EXACT ? "exact" :
 			       m == STATS_MWU_ASYMPTOTIC ? "asymptotic" :
 			       m == STATS_MWU_PERMUTATION ? "permutation" : "?");
-	r = stats_bootstrap_ratio_ci(a, na, b, nb, resamples, 0.95, seed, &lo, &hi);
+	r = stats_bootstrap_ci(a, na, b, nb, STATS_BOOT_RATIO, resamples, seed, &level, 1, &lo, &hi);
 	boot = r < 0 ? error(r) : json_pack("{s:o s:o}", "lo", num(lo), "hi", num(hi));
 	json_object_set_new(out, "a", describe(a, na));
 	json_object_set_new(out, "b", describe(b, nb));

@@ -316,7 +316,7 @@ def compare_boot(cases_path, boot_path, resamples, seed):
         fam.n += 1
         want = boot_ci(c["a"], c["b"], resamples, seed)
         if want is None:
-            fam.same(o["id"], "boot error", o["boot"].get("error"), "EINVAL")
+            fam.same(o["id"], "boot error", o["boot"].get("error"), "EDOM")
             continue
         if "error" in o["boot"]:
             fam.bad.append(f"case {o['id']}: boot error {o['boot']['error']}")
