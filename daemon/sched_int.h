@@ -14,8 +14,9 @@
 #include "strbuf.h"
 
 /*
- * What the files of the scheduler share. Not for use outside them: the
- * rest of the daemon sees only sched.h.
+ * What the files of the scheduler share. Not for use outside them (but for
+ * tests/unit/test_sched.c, which drives maybe_more_boots): the rest of the
+ * daemon sees only sched.h.
  *
  * sched.c         the pass loop (sched_run), cancels, dispatch and
  *                 placement, health rechecks, backfill; create and free
