@@ -90,8 +90,8 @@ double stats_median(const double *v, size_t n)
 	return m;
 }
 
-/* Sample variance; exactly 0 when every value is equal, so that "both
- * variances are zero" is a test on the data, not on rounding noise. */
+/* Sample variance; exactly 0 when every value is equal (stats_stddev
+ * promises it), not rounding noise. */
 static double variance(const double *v, size_t n)
 {
 	double mean, d, ss = 0, s = 0;
@@ -122,30 +122,6 @@ static double variance(const double *v, size_t n)
 double stats_stddev(const double *v, size_t n)
 {
 	return sqrt(variance(v, n));
-}
-
-double stats_cv(const double *v, size_t n)
-{
-	double sd = stats_stddev(v, n), m = stats_mean(v, n);
-
-	if (isnan(sd) || isnan(m) || m == 0)
-		return NAN;
-	return sd / fabs(m);
-}
-
-double stats_geomean(const double *v, size_t n)
-{
-	double sum = 0;
-	size_t i;
-
-	if (!n)
-		return NAN;
-	for (i = 0; i < n; i++) {
-		if (!(v[i] > 0))
-			return NAN;
-		sum += log(v[i]);
-	}
-	return exp(sum / (double)n);
 }
 
 /* ---- distributions ---- */
@@ -548,29 +524,6 @@ int stats_mann_whitney(const double *a, size_t na, const double *b, size_t nb,
 	return 0;
 }
 
-/* ---- Welch ---- */
-
-int stats_welch(const double *a, size_t na, const double *b, size_t nb,
-		double *ret_t, double *ret_df, double *ret_p)
-{
-	double va, vb, sa, sb, t, df;
-
-	if (na < 2 || nb < 2 || !all_finite(a, na) || !all_finite(b, nb))
-		return -EINVAL;
-	va = variance(a, na);
-	vb = variance(b, nb);
-	if (va == 0 && vb == 0)
-		return -EINVAL;
-	sa = va / (double)na;
-	sb = vb / (double)nb;
-	t = (stats_mean(a, na) - stats_mean(b, nb)) / sqrt(sa + sb);
-	df = (sa + sb) * (sa + sb) / (sa * sa / (double)(na - 1) + sb * sb / (double)(nb - 1));
-	*ret_t = t;
-	*ret_df = df;
-	*ret_p = stats_t_p2(t, df);
-	return 0;
-}
-
 /* ---- bootstrap ---- */
 
 uint64_t stats_splitmix64(uint64_t *x)
@@ -775,16 +728,6 @@ out:
 	free(ca);
 	free(cb);
 	return r;
-}
-
-int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
-			     int resamples, double level, uint64_t seed,
-			     double *ret_lo, double *ret_hi)
-{
-	int r = stats_bootstrap_ci(a, na, b, nb, STATS_BOOT_RATIO, resamples, seed, &level, 1,
-				   ret_lo, ret_hi);
-
-	return r == -EDOM ? -EINVAL : r;
 }
 
 /* ---- outliers ---- */

@@ -22,10 +22,6 @@ double stats_median(const double *v, size_t n);
 /* Sample standard deviation (n - 1 denominator), exactly 0 for a constant
  * sample; NAN when n < 2. */
 double stats_stddev(const double *v, size_t n);
-/* Coefficient of variation: stddev / |mean|; NAN when n < 2 or mean == 0. */
-double stats_cv(const double *v, size_t n);
-/* Geometric mean of positive values; NAN if any value <= 0 or n == 0. */
-double stats_geomean(const double *v, size_t n);
 
 /*
  * Two-sided Mann-Whitney U test of a against b. When n_a, n_b <= 50 the
@@ -59,17 +55,6 @@ double stats_mwu_min_p(size_t na, size_t nb);
 int stats_mann_whitney_method(const double *a, size_t na, const double *b, size_t nb);
 
 /*
- * Welch's unequal-variance t test: t = (mean(a) - mean(b)) /
- * sqrt(var(a)/n_a + var(b)/n_b) (the sign of scipy.stats.ttest_ind(a, b,
- * equal_var=False): negative when b is larger), Welch-Satterthwaite degrees
- * of freedom, and the two-sided p-value. -EINVAL when a side has fewer than
- * 2 values or a value that is not finite, or when both variances are zero
- * (a constant sample has variance exactly 0).
- */
-int stats_welch(const double *a, size_t na, const double *b, size_t nb,
-		double *ret_t, double *ret_df, double *ret_p);
-
-/*
  * The bootstrap's random stream, for anyone who needs a reproducible one:
  * xoshiro256** (Blackman and Vigna) seeded through splitmix64, so a seed
  * gives the same stream on every platform.
@@ -83,28 +68,19 @@ void stats_rng_seed(struct stats_rng *r, uint64_t seed);
 uint64_t stats_rng_next(struct stats_rng *r);
 
 /*
- * Bootstrap confidence interval of median(b) / median(a): `resamples`
- * resamplings of each side with replacement, the percentile interval at
- * `level` (e.g. 0.95), quantiles interpolated linearly between order
+ * Bootstrap confidence intervals at several levels from one set of
+ * resamples: of median(b) / median(a) (STATS_BOOT_RATIO; -EDOM when a
+ * resample of a has median 0, so the caller can fall back to the
+ * difference) or of median(b) - median(a) (STATS_BOOT_DIFF, defined
+ * whatever the values). `resamples` resamplings of each side with
+ * replacement; ret_lo[i] and ret_hi[i] get the percentile interval at
+ * levels[i] (e.g. 0.95), quantiles interpolated linearly between order
  * statistics (numpy's default). The random stream is a xoshiro256** seeded
  * from `seed` with integer-only bounded draws, so the same inputs and seed
- * give the same interval on every platform with IEEE 754 double arithmetic
- * (no x87 excess precision). -EINVAL when a side is empty or has a value
- * that is not finite, resamples < 1, a resample of a has median 0, or level
- * is not in (0, 1); -ENOMEM.
- */
-int stats_bootstrap_ratio_ci(const double *a, size_t na, const double *b, size_t nb,
-			     int resamples, double level, uint64_t seed,
-			     double *ret_lo, double *ret_hi);
-
-/*
- * Bootstrap confidence intervals at several levels from one set of
- * resamples (same stream as stats_bootstrap_ratio_ci): of median(b) /
- * median(a) (STATS_BOOT_RATIO; -EDOM when a resample of a has median 0, so
- * the caller can fall back to the difference) or of median(b) - median(a)
- * (STATS_BOOT_DIFF, defined whatever the values). levels[i] in (0, 1);
- * ret_lo[i] and ret_hi[i] get the percentile interval at levels[i].
- * -EINVAL as stats_bootstrap_ratio_ci, -ENOMEM.
+ * give the same intervals on every platform with IEEE 754 double
+ * arithmetic (no x87 excess precision). -EINVAL when a side is empty or
+ * has a value that is not finite, resamples < 1, or a level is not in
+ * (0, 1); -ENOMEM.
  */
 enum stats_boot_kind {
 	STATS_BOOT_RATIO,

@@ -8,9 +8,8 @@
  * Each input line is {"id": ID, "a": [numbers], "b": [numbers]}; each output
  * line is
  *   {"id": ID,
- *    "a": {"n", "mean", "median", "std", "cv", "gmean"}, "b": {...},
+ *    "a": {"n", "mean", "median", "std"}, "b": {...},
  *    "mw": {"u", "p", "method": "exact"|"asymptotic"} or {"error": "EINVAL"},
- *    "welch": {"t", "df", "p"} or {"error": ...},
  *    "boot": {"lo", "hi"} or {"error": ...}}
  * with null where a function returned NAN. Exit status 0, or 2 on input
  * that is not such a line (longer than 1 MiB, more than 100000 values).
@@ -67,17 +66,16 @@ static int read_vector(json_t *obj, const char *key, double **ret, size_t *ret_n
 
 static json_t *describe(const double *v, size_t n)
 {
-	return json_pack("{s:I s:o s:o s:o s:o s:o}", "n", (json_int_t)n,
+	return json_pack("{s:I s:o s:o s:o}", "n", (json_int_t)n,
 			 "mean", num(stats_mean(v, n)), "median", num(stats_median(v, n)),
-			 "std", num(stats_stddev(v, n)), "cv", num(stats_cv(v, n)),
-			 "gmean", num(stats_geomean(v, n)));
+			 "std", num(stats_stddev(v, n)));
 }
 
 static json_t *compute(const double *a, size_t na, const double *b, size_t nb,
 		       int resamples, uint64_t seed)
 {
-	json_t *out = json_object(), *mw, *welch, *boot;
-	double u, p, t, df, lo, hi;
+	json_t *out = json_object(), *mw, *boot;
+	double u, p, lo, hi, level = 0.95;
 	int r, m;
 
 	r = stats_mann_whitney(a, na, b, nb, &u, &p);
@@ -89,15 +87,11 @@ static json_t *compute(const double *a, size_t na, const double *b, size_t nb,
 			       m == STATS_MWU_EXACT ? "exact" :
 			       m == STATS_MWU_ASYMPTOTIC ? "asymptotic" :
 			       m == STATS_MWU_PERMUTATION ? "permutation" : "?");
-	r = stats_welch(a, na, b, nb, &t, &df, &p);
-	welch = r < 0 ? error(r) :
-		json_pack("{s:o s:o s:o}", "t", num(t), "df", num(df), "p", num(p));
-	r = stats_bootstrap_ratio_ci(a, na, b, nb, resamples, 0.95, seed, &lo, &hi);
+	r = stats_bootstrap_ci(a, na, b, nb, STATS_BOOT_RATIO, resamples, seed, &level, 1, &lo, &hi);
 	boot = r < 0 ? error(r) : json_pack("{s:o s:o}", "lo", num(lo), "hi", num(hi));
 	json_object_set_new(out, "a", describe(a, na));
 	json_object_set_new(out, "b", describe(b, nb));
 	json_object_set_new(out, "mw", mw);
-	json_object_set_new(out, "welch", welch);
 	json_object_set_new(out, "boot", boot);
 	return out;
 }

@@ -1,0 +1,330 @@
+/*
+ * daemon/sched: the extra-boot rule of an A/B job, as the scheduler applies
+ * it (sched_record.c: maybe_more_boots, finish_bootrun's step before a run
+ * is marked done). A job is walked stage by stage on a real SQLite file, as
+ * the scheduler records it: a boot done, its run's iteration stored, the
+ * rule asked, the run finished. What the test checks is what the store then
+ * holds: the job's boots and the stages added (kind, side, boot index,
+ * order, timeouts), so a change to the rule, to the comparison's "wants
+ * more boots", or to the store's growing of a job shows here.
+ */
+#include "testlib.h"
+
+
+#include "compare.h"
+#include "config.h"
+#include "sched_int.h"
+#include "store.h"
+#include "banned.h"
+
+#define STAGE_TIMEOUT 77.0	/* the lab's stage_timeout: a run's, with no suite */
+
+struct fixture {
+	char dir[64];
+	struct store *st;
+	struct lab_config cfg;
+	struct sched sc;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+
+	assert_non_null(f);
+	snprintf(f->dir, sizeof(f->dir), "/tmp/tlblab-sched.XXXXXX");
+	assert_non_null(mkdtemp(f->dir));
+	strbuf_addf(&path, "%s/t.db", f->dir);
+	if (store_open(path.buf, &f->st, &err) < 0)
+		fail_msg("store_open: %s", err.buf);
+	strbuf_release(&path);
+	strbuf_release(&err);
+	/* no suites: the job's suite falls back to the default rules and the
+	 * lab's stage timeout, as when a reload dropped it */
+	f->cfg.stage_timeout = STAGE_TIMEOUT;
+	f->sc.st = f->st;
+	f->sc.cfg = &f->cfg;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+	char cmd[128];
+
+	store_close(f->st);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
+	assert_int_equal(system(cmd), 0);
+	free(f);
+	return 0;
+}
+
+/* An A/B job of `boots` boots per side that may grow to max_boots (0: as
+ * the API stores a job that may not grow), one spec, as submit plans it:
+ * two builds, then per boot index base boot, base run, patched boot,
+ * patched run. */
+static int64_t ab_job(struct store *st, int boots, int max_boots)
+{
+	struct stage_plan plan[2 + 4 * 16];
+	json_t *suite = json_pack("[{s:s}]", "workload", "mprotect");
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = "patch",
+				   .patch = "diff", .suite = "tlb", .suite_json = suite, .boots = boots,
+				   .max_boots = max_boots };
+	struct strbuf err = STRBUF_INIT;
+	size_t n = 0;
+	int64_t id = 0;
+	int i;
+
+	assert_true(boots <= 16);
+	plan[n++] = (struct stage_plan){ "build", "base", 0, 60 };
+	plan[n++] = (struct stage_plan){ "build", "patched", 0, 60 };
+	for (i = 0; i < boots; i++) {
+		plan[n++] = (struct stage_plan){ "boot", "base", i, 60 };
+		plan[n++] = (struct stage_plan){ "run", "base", i, 60 };
+		plan[n++] = (struct stage_plan){ "boot", "patched", i, 60 };
+		plan[n++] = (struct stage_plan){ "run", "patched", i, 60 };
+	}
+	if (store_job_create(st, &req, plan, n, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref(suite);
+	strbuf_release(&err);
+	return id;
+}
+
+/* The job's next runnable stage, moved into *ret (caller releases). */
+static void next_stage(struct store *st, int64_t job, struct stage_info *ret)
+{
+	struct stage_info *v;
+	size_t n, i;
+	int found = 0;
+
+	assert_int_equal(store_runnable_stages(st, &v, &n), 0);
+	for (i = 0; i < n && !found; i++)
+		if (v[i].job_id == job) {
+			*ret = v[i];
+			memset(&v[i], 0, sizeof(v[i]));
+			found = 1;
+		}
+	stage_infos_free(v, n);
+	if (!found)
+		fail_msg("job %lld has no runnable stage", (long long)job);
+}
+
+/* One measured iteration of the run stage, as ingest stores it. */
+static void add_run(struct store *st, int64_t job, int64_t stage, const char *side, double value)
+{
+	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", value);
+	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
+	json_t *params = json_object();
+	struct run_row r = { .job_id = job, .stage_id = stage, .machine = "m1", .side = side,
+			     .workload = "mprotect", .params = params, .duration = 1 };
+
+	assert_int_equal(store_run_add(st, &r, metrics, info, NULL, NULL), 0);
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(params);
+}
+
+static json_t *job_json(struct store *st, int64_t job)
+{
+	json_t *j = store_job_json(st, job);
+
+	assert_non_null(j);
+	return j;
+}
+
+static int job_int(struct store *st, int64_t job, const char *key)
+{
+	json_t *j = job_json(st, job);
+	int v = (int)json_integer_value(json_object_get(j, key));
+
+	json_decref(j);
+	return v;
+}
+
+/*
+ * Walks the job to its end. The run of boot index i on side S measures
+ * vals[S][i % nvals]. Before each run is finished, maybe_more_boots is
+ * asked with the task the scheduler would hold (the boot's stage info);
+ * grew[k] is set to the boots added per side at the k-th run stage
+ * (counting both sides). The stages of boot index `first` on were added
+ * by the rule: their timeouts are 600 s for a boot and the lab's stage
+ * timeout for a run (the planned ones have 60 s). Returns the number of
+ * run stages.
+ */
+static int drive(struct fixture *f, int64_t job, const double *base, const double *patched, size_t nvals,
+		 int first, int *grew, int max_runs)
+{
+	int runs = 0, guard;
+
+	for (guard = 0; guard < 200; guard++) {
+		json_t *j = job_json(f->st, job);
+		const char *state = json_string_value(json_object_get(j, "state")) ?: "";
+		int running = !strcmp(state, "queued") || !strcmp(state, "running");
+		struct task t = { .sc = &f->sc, .cfg = &f->cfg };
+		struct stage_info run;
+		const double *vals;
+		int before;
+
+		json_decref(j);
+		if (!running)
+			return runs;
+		next_stage(f->st, job, &t.si);
+		assert_int_equal(store_stage_begin(f->st, t.si.id, "m1"), 0);
+		assert_int_equal(store_stage_finish(f->st, t.si.id, "done", NULL, NULL), 0);
+		if (strcmp(t.si.kind, "boot")) {	/* a build */
+			stage_info_release(&t.si);
+			continue;
+		}
+		next_stage(f->st, job, &run);
+		assert_string_equal(run.kind, "run");
+		assert_string_equal(run.side, t.si.side);
+		assert_int_equal(run.seq, t.si.seq + 1);
+		assert_int_equal(run.boot_index, t.si.boot_index);
+		assert_true(t.si.timeout == (t.si.boot_index >= first ? 600 : 60));
+		assert_true(run.timeout == (run.boot_index >= first ? STAGE_TIMEOUT : 60));
+		assert_int_equal(store_stage_begin(f->st, run.id, "m1"), 0);
+		vals = !strcmp(run.side, "base") ? base : patched;
+		add_run(f->st, job, run.id, run.side, vals[(size_t)run.boot_index % nvals]);
+		before = job_int(f->st, job, "boots");
+		assert_int_equal(maybe_more_boots(&f->sc, &t), 0);
+		assert_true(runs < max_runs);
+		grew[runs++] = job_int(f->st, job, "boots") - before;
+		assert_int_equal(store_stage_finish(f->st, run.id, "done", NULL, NULL), 0);
+		stage_info_release(&run);
+		stage_info_release(&t.si);
+	}
+	fail_msg("job %lld did not end", (long long)job);
+	return runs;
+}
+
+/* The job's stages after the builds: interleaved boot, run of base, boot,
+ * run of patched for boot indexes 0 .. boots - 1, seq in order. */
+static void assert_stages(struct store *st, int64_t job, int boots)
+{
+	static const char *const kinds[] = { "boot", "run", "boot", "run" };
+	static const char *const sides[] = { "base", "base", "patched", "patched" };
+	json_t *j = job_json(st, job), *stages = json_object_get(j, "stages"), *s;
+	size_t i;
+
+	assert_int_equal(json_array_size(stages), 2 + 4 * (size_t)boots);
+	json_array_foreach(stages, i, s) {
+		size_t k = (i - 2) % 4;
+		int index = (int)(i - 2) / 4;
+
+		assert_int_equal(json_integer_value(json_object_get(s, "seq")), (json_int_t)i);
+		if (i < 2) {
+			assert_string_equal(json_string_value(json_object_get(s, "kind")), "build");
+			continue;
+		}
+		assert_string_equal(json_string_value(json_object_get(s, "kind")), kinds[k]);
+		assert_string_equal(json_string_value(json_object_get(s, "side")), sides[k]);
+		assert_int_equal(json_integer_value(json_object_get(s, "boot_index")), index);
+	}
+	json_decref(j);
+}
+
+/* The verdict of the job's headline row, as the comparison calls it from
+ * what the store holds now (default rules: the job's suite is not
+ * configured). */
+static void assert_headline(struct store *st, int64_t job, const char *want)
+{
+	json_t *doc = store_compare_doc(st, job), *cmp, *row;
+	struct compare_rules rules;
+	struct strbuf err = STRBUF_INIT;
+	size_t i;
+	int seen = 0;
+
+	assert_non_null(doc);
+	compare_rules_default(&rules);
+	cmp = compare_sides(doc, "base", doc, "patched", &rules, &err);
+	if (!cmp)
+		fail_msg("compare_sides: %s", err.buf);
+	json_array_foreach(json_object_get(cmp, "rows"), i, row)
+		if (json_is_true(json_object_get(row, "headline"))) {
+			assert_string_equal(json_string_value(json_object_get(row, "verdict")), want);
+			seen++;
+		}
+	assert_int_equal(seen, 1);
+	json_decref(cmp);
+	json_decref(doc);
+	strbuf_release(&err);
+}
+
+/* Per-boot medians 20% apart and overlapping: no call is possible. */
+static const double noisy_base[] = { 1000, 1300, 800, 1200, 900 };
+static const double noisy_patched[] = { 1100, 850, 1250, 950, 1150 };
+
+/*
+ * An inconclusive headline at the first look: at the first look's last
+ * run, and only there, the job grows to max_boots at once (one more look,
+ * not a boot pair per look); the boots are added after its last stage,
+ * base and patched interleaved; at the second look's last run, inconclusive
+ * still, it does not grow again.
+ */
+static void test_inconclusive_grows_once_to_max(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 3, 7);
+	int grew[64] = { 0 }, runs, i;
+
+	runs = drive(f, job, noisy_base, noisy_patched, 5, 3, grew, 64);
+	assert_int_equal(runs, 2 * 7);
+	for (i = 0; i < runs; i++)
+		if (i == 2 * 3 - 1)
+			assert_int_equal(grew[i], 4);	/* max_boots - boots, at once */
+		else if (grew[i])
+			fail_msg("boots added at run %d of %d: %d", i + 1, runs, grew[i]);
+	assert_int_equal(job_int(f->st, job, "boots"), 7);
+	assert_int_equal(job_int(f->st, job, "max_boots"), 7);
+	assert_stages(f->st, job, 7);
+	assert_headline(f->st, job, "inconclusive");
+}
+
+/* The limit: a job that may not grow (max_boots = boots) never gets
+ * boots, however inconclusive. */
+static void test_no_growth_at_the_limit(void **state)
+{
+	struct fixture *f = *state;
+	int64_t job = ab_job(f->st, 4, 4);
+	int grew[64] = { 0 }, runs, i;
+
+	runs = drive(f, job, noisy_base, noisy_patched, 5, 4, grew, 64);
+	assert_int_equal(runs, 2 * 4);
+	for (i = 0; i < runs; i++)
+		assert_int_equal(grew[i], 0);
+	assert_int_equal(job_int(f->st, job, "boots"), 4);
+	assert_stages(f->st, job, 4);
+	assert_headline(f->st, job, "inconclusive");
+}
+
+/* A headline decided at the first look (the same kernel twice, noise well
+ * inside the least change a row would call): no second look. */
+static void test_decided_first_look_stops(void **state)
+{
+	struct fixture *f = *state;
+	static const double base[] = { 1000.0, 1000.2, 999.9, 1000.1, 999.8 };
+	static const double patched[] = { 1000.1, 999.9, 1000.2, 999.8, 1000.0 };
+	int64_t job = ab_job(f->st, 5, 9);
+	int grew[64] = { 0 }, runs, i;
+
+	runs = drive(f, job, base, patched, 5, 5, grew, 64);
+	assert_int_equal(runs, 2 * 5);
+	for (i = 0; i < runs; i++)
+		assert_int_equal(grew[i], 0);
+	assert_int_equal(job_int(f->st, job, "boots"), 5);
+	assert_stages(f->st, job, 5);
+	assert_headline(f->st, job, "same");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_inconclusive_grows_once_to_max, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_no_growth_at_the_limit, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_decided_first_look_stops, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
