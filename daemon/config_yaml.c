@@ -46,10 +46,8 @@ void cfg_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
 	}
 	if (c->nerrs == c->alloc_errs) {
 		size_t n = c->alloc_errs ? 2 * c->alloc_errs : 8;
-		struct cfg_error *p = realloc(c->errs, n * sizeof(*p));
+		struct cfg_error *p = xrealloc(c->errs, n * sizeof(*p));
 
-		if (!p)
-			abort();
 		c->errs = p;
 		c->alloc_errs = n;
 	}

@@ -426,13 +426,11 @@ struct sample_row {
 json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
 			   int64_t after, int limit)
 {
-	struct sample_row *rows = calloc((size_t)limit + 1, sizeof(*rows));
+	struct sample_row *rows = xcalloc((size_t)limit + 1, sizeof(*rows));
 	json_t *arr = json_array(), *next = json_null();
 	sqlite3_stmt *s;
 	int i, n = 0, rc = SQLITE_DONE;
 
-	if (!rows)
-		abort();
 	db_lock(st);
 	s = db_prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
 		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
@@ -458,8 +456,8 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 		r->iteration = sqlite3_column_int64(s, 6);
 		r->warmup = sqlite3_column_int(s, 7);
 		r->window = sqlite3_column_int(s, 8);
-		if (v && !(r->vals = strdup(v)))
-			abort();
+		if (v)
+			r->vals = xstrdup(v);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);

@@ -19,6 +19,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 #define FLOPS_PER_POINT 34.0
@@ -140,9 +142,7 @@ static int st_alloc(const struct wl_params *p, struct strbuf *err)
 			return strbuf_seterr(err, "grid %dx%dx%d: out of memory", p->nx, p->ny, p->nz);
 		}
 	}
-	st.gosa = calloc((size_t)p->workers, sizeof(double));
-	if (!st.gosa)
-		abort();
+	st.gosa = xcalloc((size_t)p->workers, sizeof(double));
 	/* Himeno's initial state: unit coefficients, a pressure that grows
 	 * quadratically along the outer axis, boundary mask and source zero-free */
 	for (i = 0; i < st.nx; i++)
