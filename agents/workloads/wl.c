@@ -295,6 +295,21 @@ void wl_window(struct wl_ctx *ctx)
 	wl_end(ctx);
 }
 
+int wl_run_workers(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int *give_up, struct strbuf *err)
+{
+	int i, r = 0;
+
+	for (i = 0; i < ctx->p->workers && r == 0; i++)
+		r = wl_spawn(ctx, mode, fn, i, err);
+	if (r == 0)
+		wl_window(ctx);
+	else if (give_up)
+		*give_up = 1;
+	if (wl_join(ctx, err) < 0)
+		r = -1;
+	return r;
+}
+
 void wl_fail(struct wl_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
