@@ -750,9 +750,8 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 	api->cfg = cfg;
 	api->st = st;
 	api->sc = sc;
-	if (web_dir) {
+	if (web_dir)
 		api->web_dir = xstrdup(web_dir);
-	}
 	pthread_mutex_init(&api->cache.lock, NULL);
 	pthread_mutex_init(&api->submit_lock, NULL);
 	pthread_mutex_init(&api->conns_lock, NULL);

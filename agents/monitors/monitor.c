@@ -46,8 +46,7 @@ static void *grow(void *p, size_t *alloc, size_t need, size_t size)
 	*alloc = *alloc ? *alloc * 2 : 16;
 	if (*alloc < need)
 		*alloc = need;
-	p = xrealloc(p, *alloc * size);
-	return p;
+	return xrealloc(p, *alloc * size);
 }
 
 size_t counter_set_add(struct counter_set *cs, const char *name, const char *unit,
