@@ -112,12 +112,10 @@ static int add_value(json_t *spec, const char *key, const char *opt, const char 
 
 static int parse_neighbour(json_t *spec, const char *arg)
 {
-	char *copy = strdup(arg), *workers, *mode;
+	char *copy = xstrdup(arg), *workers, *mode;
 	json_t *n = json_object();
 	uint64_t w;
 
-	if (!copy)
-		abort();
 	workers = strchr(copy, ':');
 	if (workers)
 		*workers++ = '\0';

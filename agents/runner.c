@@ -439,10 +439,8 @@ static void summarise(json_t *iters, json_t *ret_median, json_t *ret_min, json_t
 
 	json_object_foreach(json_object_get(first, "metrics"), name, v) {
 		size_t n = json_array_size(iters), k, m = 0;
-		double *vals = calloc(n ? n : 1, sizeof(double));
+		double *vals = xcalloc(n ? n : 1, sizeof(double));
 
-		if (!vals)
-			abort();
 		for (k = 0; k < n; k++) {
 			json_t *x = json_object_get(json_object_get(json_array_get(iters, k), "metrics"), name);
 
@@ -663,7 +661,7 @@ static void print_table(FILE *out, const struct spec *s, json_t *cases, json_t *
 
 int runner_run(const struct spec *s, FILE *out, int table)
 {
-	struct runner *r = calloc(1, sizeof(*r));
+	struct runner *r = xcalloc(1, sizeof(*r));
 	struct strbuf err = STRBUF_INIT;
 	pthread_condattr_t ca;
 	json_t *cases = json_array(), *unavailable;
@@ -691,13 +689,11 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	emit(r, facts_hello());
 	monitor_set_open(&r->ms, s->monitors);
 	r->nc = r->ms.cs.n;
-	r->v_begin = calloc(r->nc + 1, sizeof(uint64_t));
-	r->v_end = calloc(r->nc + 1, sizeof(uint64_t));
-	r->v_prev = calloc(r->nc + 1, sizeof(uint64_t));
-	r->v_now = calloc(r->nc + 1, sizeof(uint64_t));
-	r->peak = calloc(r->nc + 1, sizeof(double));
-	if (!r->v_begin || !r->v_end || !r->v_prev || !r->v_now || !r->peak)
-		abort();
+	r->v_begin = xcalloc(r->nc + 1, sizeof(uint64_t));
+	r->v_end = xcalloc(r->nc + 1, sizeof(uint64_t));
+	r->v_prev = xcalloc(r->nc + 1, sizeof(uint64_t));
+	r->v_now = xcalloc(r->nc + 1, sizeof(uint64_t));
+	r->peak = xcalloc(r->nc + 1, sizeof(double));
 	read_counters(r, r->v_prev);
 	r->t_prev = r->next_tick = mono_now();
 	r->next_tick += s->interval;

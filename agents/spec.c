@@ -418,9 +418,7 @@ static int set_param(struct wl_params *wp, struct spec *s, const char *key, json
 		if (!json_is_array(v) || n == 0 || n > 256)
 			return strbuf_seterr(err, "%s: must be a list of 1 to 256 strings", field);
 		if (!s->argv) {
-			s->argv = calloc(n + 1, sizeof(char *));
-			if (!s->argv)
-				abort();
+			s->argv = xcalloc(n + 1, sizeof(char *));
 			for (i = 0; i < n; i++) {
 				json_t *a = json_array_get(v, i);
 
@@ -430,7 +428,7 @@ static int set_param(struct wl_params *wp, struct spec *s, const char *key, json
 					return strbuf_seterr(err, "%s[%zu]: must be a string of at most 4096 bytes "
 							     "without NUL%s", field, i,
 							     i == 0 ? ", and not empty" : "");
-				s->argv[i] = strdup(json_string_value(a));
+				s->argv[i] = xstrdup(json_string_value(a));
 			}
 		}
 		wp->argv = s->argv;
@@ -624,9 +622,7 @@ int spec_from_json(struct spec *s, json_t *root, struct strbuf *err)
 		}
 		nm++;
 	}
-	s->cases = calloc(total, sizeof(*s->cases));
-	if (!s->cases)
-		abort();
+	s->cases = xcalloc(total, sizeof(*s->cases));
 	for (c = 0; c < total; c++) {
 		struct chosen ch[ARRAY_SIZE(params)];
 		json_t *obj = json_object();

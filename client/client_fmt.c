@@ -62,11 +62,9 @@ void table_add_row(struct table *t, const char *const *cells)
 		t->alloc = n;
 	}
 	for (i = 0; i < t->ncols; i++) {
-		char *s = strdup(fmt_clean(clean, sizeof(clean),
+		char *s = xstrdup(fmt_clean(clean, sizeof(clean),
 					   cells[i] && *cells[i] ? cells[i] : "-"));
 
-		if (!s)
-			abort();
 		t->cells[t->nrows * t->ncols + i] = s;
 	}
 	t->nrows++;
@@ -85,11 +83,9 @@ static size_t text_width(const char *s)
 
 void table_print(const struct table *t, FILE *out, const char *indent)
 {
-	size_t *width = calloc(t->ncols ? t->ncols : 1, sizeof(*width));
+	size_t *width = xcalloc(t->ncols ? t->ncols : 1, sizeof(*width));
 	size_t r, i;
 
-	if (!width)
-		abort();
 	for (i = 0; i < t->ncols; i++)
 		width[i] = text_width(t->heads[i]);
 	for (r = 0; r < t->nrows; r++)

@@ -80,11 +80,9 @@ static void order_groups(struct group *groups, size_t ngroups, struct run_ref *r
 
 	if (!ngroups)
 		return;		/* groups may be NULL then: nothing to sort */
-	order = calloc(ngroups, sizeof(*order));
-	sorted = calloc(ngroups, sizeof(*sorted));
-	renum = calloc(ngroups, sizeof(*renum));
-	if (!order || !sorted || !renum)
-		abort();
+	order = xcalloc(ngroups, sizeof(*order));
+	sorted = xcalloc(ngroups, sizeof(*sorted));
+	renum = xcalloc(ngroups, sizeof(*renum));
 	for (i = 0; i < ngroups; i++) {
 		order[i].rank = side_rank(groups[i].side);
 		order[i].index = i;
@@ -209,11 +207,9 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		strbuf_seterr(err, "the server's runs or metrics are not lists");
 		goto out;
 	}
-	refs = calloc(json_array_size(rarr) + 1, sizeof(*refs));
-	ents = calloc(json_array_size(marr) + 1, sizeof(*ents));
-	hidden = calloc(json_array_size(marr) + 1, sizeof(*hidden));
-	if (!refs || !ents || !hidden)
-		abort();
+	refs = xcalloc(json_array_size(rarr) + 1, sizeof(*refs));
+	ents = xcalloc(json_array_size(marr) + 1, sizeof(*ents));
+	hidden = xcalloc(json_array_size(marr) + 1, sizeof(*hidden));
 
 	json_array_foreach(rarr, i, v) {
 		json_t *w = json_object_get(v, "warmup");

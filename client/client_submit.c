@@ -275,9 +275,7 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 		snprintf(s->state, sizeof(s->state), "%s", state);
 		s->attempt = attempt;
 		free(s->note);
-		s->note = note ? strdup(note) : NULL;
-		if (note && !s->note)
-			abort();
+		s->note = note ? xstrdup(note) : NULL;
 
 		strbuf_reset(&line);
 		strbuf_addf(&line, "job %lld: ", id);
@@ -293,8 +291,7 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 			}
 			cancel_group_flush(&group, out);
 			strbuf_add(&group.first, line.buf, line.len);
-			if (!(group.why = strdup(why)))
-				abort();
+			group.why = xstrdup(why);
 			continue;
 		}
 		cancel_group_flush(&group, out);

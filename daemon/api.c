@@ -761,23 +761,18 @@ static unsigned api_threads(void)
 int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
 	      struct api **ret, struct strbuf *err)
 {
-	struct api *api = calloc(1, sizeof(*api));
+	struct api *api = xcalloc(1, sizeof(*api));
 	struct sockaddr_storage ss = { 0 };
 	struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
 	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL;
 	int rc;
 
-	if (!api)
-		abort();
 	api->cfg = cfg;		/* its reference is taken once the API runs */
 	api->st = st;
 	api->sc = sc;
-	if (web_dir) {
-		api->web_dir = strdup(web_dir);
-		if (!api->web_dir)
-			abort();
-	}
+	if (web_dir)
+		api->web_dir = xstrdup(web_dir);
 	pthread_mutex_init(&api->cache.lock, NULL);
 	pthread_mutex_init(&api->submit_lock, NULL);
 	pthread_mutex_init(&api->conns_lock, NULL);

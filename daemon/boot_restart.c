@@ -583,9 +583,7 @@ static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const c
 	guest->kexec = NULL;
 	guest->reboot = NULL;
 	guest->qemu = NULL;
-	*ret = calloc(1, sizeof(**ret));
-	if (!*ret)
-		abort();
+	*ret = xcalloc(1, sizeof(**ret));
 	(*ret)->m = m;
 out:
 	transport_free(t);

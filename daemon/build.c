@@ -352,9 +352,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 			goto out;
 		}
 	}
-	frag_remote = calloc(tree->nfragments + 2, sizeof(char *));
-	if (!frag_remote)
-		abort();
+	frag_remote = xcalloc(tree->nfragments + 2, sizeof(char *));
 	for (i = 0; i < tree->nfragments; i++) {
 		struct strbuf dst = STRBUF_INIT;
 

@@ -161,9 +161,22 @@ json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth);
 
 /* The first line of a mapping, for the `line` fields. */
 int node_line(const yaml_node_t *n);
-/* "machine 'm1'", or "machines[2]" when the item has no valid name. */
-void item_label(struct cfg_ctx *c, yaml_node_t *map, const char *kind,
-		const char *section, size_t index, char *buf, size_t size);
+/* An item of a top-level list (a tree, suite, machine, builder) being
+ * parsed: its keys, and what messages call it ("machine 'm1'", or
+ * "machines[2]" when it has no valid name). */
+struct cfg_item {
+	struct keyset ks;
+	char what[96];
+};
+/*
+ * Starts item `index` of section, a list of kind: labels it, checks its
+ * keys against keys (keys[name_key] being "name") into it, sets *ret_line,
+ * and records its name in seen (get_name). The name, or NULL when missing
+ * or invalid (reported).
+ */
+char *item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, const char *section,
+		 size_t index, const char *const *keys, int name_key, json_t *seen,
+		 struct cfg_item *it, int *ret_line);
 /* Reports "missing key 'key' in what" followed by why. */
 void missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
 		 const char *what, const char *why);

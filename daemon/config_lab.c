@@ -20,10 +20,8 @@
 /* Appends the NULL-terminated add[0..nadd) to cfg->tokens, taking the strings. */
 static void tokens_append(struct lab_config *cfg, char **add, size_t nadd)
 {
-	char **v = realloc(cfg->tokens, (cfg->ntokens + nadd + 1) * sizeof(*v));
+	char **v = xrealloc(cfg->tokens, (cfg->ntokens + nadd + 1) * sizeof(*v));
 
-	if (!v)
-		abort();
 	memcpy(v + cfg->ntokens, add, nadd * sizeof(*v));
 	cfg->ntokens += nadd;
 	v[cfg->ntokens] = NULL;

@@ -344,71 +344,67 @@ KEYS_MATCH(machine_keys, MK_MAX);
 void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_machine *m)
 {
-	struct keyset ks;
-	char what[96];
+	struct cfg_item it;
 	long v;
 	int b;
 
-	item_label(c, map, "machine", "machines", index, what, sizeof(what));
-	map_keys(c, map, machine_keys, what, "key", &ks);
-	m->line = node_line(map);
-	m->name = get_name(c, map, ks.val[EK_NAME], "machine", what, seen);
-	parse_endpoint(c, map, &ks, what, &m->ep);
+	m->name = item_start(c, map, "machine", "machines", index, machine_keys, EK_NAME, seen, &it, &m->line);
+	parse_endpoint(c, map, &it.ks, it.what, &m->ep);
 
-	m->arch = ks.val[MK_ARCH] ? get_str(c, "arch", ks.val[MK_ARCH], config_valid_name,
+	m->arch = it.ks.val[MK_ARCH] ? get_str(c, "arch", it.ks.val[MK_ARCH], config_valid_name,
 					    MUST_NAME)
 				  : xstrdup("x86_64");
-	if (ks.val[MK_CPUS] && get_int(c, "cpus", ks.val[MK_CPUS], 0, 4096, &v) == 0)
+	if (it.ks.val[MK_CPUS] && get_int(c, "cpus", it.ks.val[MK_CPUS], 0, 4096, &v) == 0)
 		m->cpus = (int)v;
-	if (ks.val[MK_TAGS])
-		m->tags = get_list(c, "tags", ks.val[MK_TAGS], config_valid_name, MUST_NAME,
+	if (it.ks.val[MK_TAGS])
+		m->tags = get_list(c, "tags", it.ks.val[MK_TAGS], config_valid_name, MUST_NAME,
 				   &m->ntags);
 	if (!m->tags)
 		m->tags = xcalloc(1, sizeof(*m->tags));
 	m->boot = BOOT_NONE;
 	b = BOOT_NONE;
-	if (ks.val[MK_BOOT]) {
-		b = get_enum(c, "boot", ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
+	if (it.ks.val[MK_BOOT]) {
+		b = get_enum(c, "boot", it.ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
 		if (b >= 0)
 			m->boot = (enum boot_method)b;
 	}
 	/* with an unknown boot method (b < 0, reported) neither section can be judged */
-	if (ks.val[MK_QEMU] && b == BOOT_QEMU)
-		m->qemu = parse_qemu(c, ks.val[MK_QEMU], what);
-	else if (ks.val[MK_QEMU] && b >= 0)
-		node_error(c, ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", what);
+	if (it.ks.val[MK_QEMU] && b == BOOT_QEMU)
+		m->qemu = parse_qemu(c, it.ks.val[MK_QEMU], it.what);
+	else if (it.ks.val[MK_QEMU] && b >= 0)
+		node_error(c, it.ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", it.what);
 	else if (b == BOOT_QEMU)
-		missing_key(c, map, "qemu", what, " (required with boot: qemu)");
+		missing_key(c, map, "qemu", it.what, " (required with boot: qemu)");
 	/* kexec: ~ is no section, as it would be for any optional key */
-	if (ks.val[MK_KEXEC] && b == BOOT_KEXEC && !is_null(ks.val[MK_KEXEC]))
-		m->kexec = parse_kexec(c, ks.val[MK_KEXEC], what);
-	else if (ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
-		node_error(c, ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", what);
+	if (it.ks.val[MK_KEXEC] && b == BOOT_KEXEC && !is_null(it.ks.val[MK_KEXEC]))
+		m->kexec = parse_kexec(c, it.ks.val[MK_KEXEC], it.what);
+	else if (it.ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
+		node_error(c, it.ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", it.what);
 	if (b == BOOT_REBOOT)
-		m->reboot = parse_reboot(c, ks.val[MK_REBOOT] && !is_null(ks.val[MK_REBOOT])
-					 ? ks.val[MK_REBOOT] : NULL, what);
-	else if (ks.val[MK_REBOOT] && b >= 0)
-		node_error(c, ks.key[MK_REBOOT], "reboot: only for boot: reboot (in %s)", what);
-	if (ks.val[MK_POWER_CYCLE] && !is_null(ks.val[MK_POWER_CYCLE])) {
+		m->reboot = parse_reboot(c, it.ks.val[MK_REBOOT] && !is_null(it.ks.val[MK_REBOOT])
+					 ? it.ks.val[MK_REBOOT] : NULL, it.what);
+	else if (it.ks.val[MK_REBOOT] && b >= 0)
+		node_error(c, it.ks.key[MK_REBOOT], "reboot: only for boot: reboot (in %s)", it.what);
+	if (it.ks.val[MK_POWER_CYCLE] && !is_null(it.ks.val[MK_POWER_CYCLE])) {
 		size_t n = 0;
 
-		m->power_cycle = get_list(c, "power_cycle", ks.val[MK_POWER_CYCLE], valid_arg,
+		m->power_cycle = get_list(c, "power_cycle", it.ks.val[MK_POWER_CYCLE], valid_arg,
 					  MUST_ARG, &n);
 		/* bad items were reported by get_list: only an empty command is left */
-		if (m->power_cycle && (ks.val[MK_POWER_CYCLE]->data.sequence.items.top ==
-				       ks.val[MK_POWER_CYCLE]->data.sequence.items.start ||
+		if (m->power_cycle && (it.ks.val[MK_POWER_CYCLE]->data.sequence.items.top ==
+				       it.ks.val[MK_POWER_CYCLE]->data.sequence.items.start ||
 				       (n > 0 && !*m->power_cycle[0])))
-			node_error(c, ks.val[MK_POWER_CYCLE],
+			node_error(c, it.ks.val[MK_POWER_CYCLE],
 				   "power_cycle: must be a command as a list of strings (argv), "
 				   "with a non-empty program name first");
 	}
-	m->agent_path = ks.val[MK_AGENT_PATH]
-		? get_str(c, "agent_path", ks.val[MK_AGENT_PATH], valid_path, MUST_PATH)
+	m->agent_path = it.ks.val[MK_AGENT_PATH]
+		? get_str(c, "agent_path", it.ks.val[MK_AGENT_PATH], valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab-agent");
-	if (ks.val[MK_BOOT_TIMEOUT])
-		get_seconds(c, "boot_timeout", ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
-	m->workdir = ks.val[MK_WORKDIR]
-		? get_str(c, "workdir", ks.val[MK_WORKDIR], valid_path, MUST_PATH)
+	if (it.ks.val[MK_BOOT_TIMEOUT])
+		get_seconds(c, "boot_timeout", it.ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
+	m->workdir = it.ks.val[MK_WORKDIR]
+		? get_str(c, "workdir", it.ks.val[MK_WORKDIR], valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab");
 }
 
@@ -419,21 +415,17 @@ KEYS_MATCH(builder_keys, BK_MAX);
 void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_builder *b)
 {
-	struct keyset ks;
-	char what[96];
+	struct cfg_item it;
 	long v;
 
-	item_label(c, map, "builder", "builders", index, what, sizeof(what));
-	map_keys(c, map, builder_keys, what, "key", &ks);
-	b->line = node_line(map);
-	b->name = get_name(c, map, ks.val[EK_NAME], "builder", what, seen);
-	parse_endpoint(c, map, &ks, what, &b->ep);
+	b->name = item_start(c, map, "builder", "builders", index, builder_keys, EK_NAME, seen, &it, &b->line);
+	parse_endpoint(c, map, &it.ks, it.what, &b->ep);
 	b->jobs = 2;
-	if (ks.val[BK_JOBS] && get_int(c, "jobs", ks.val[BK_JOBS], 1, 256, &v) == 0)
+	if (it.ks.val[BK_JOBS] && get_int(c, "jobs", it.ks.val[BK_JOBS], 1, 256, &v) == 0)
 		b->jobs = (int)v;
-	b->workdir = ks.val[BK_WORKDIR]
-		? get_str(c, "workdir", ks.val[BK_WORKDIR], valid_path, MUST_PATH)
+	b->workdir = it.ks.val[BK_WORKDIR]
+		? get_str(c, "workdir", it.ks.val[BK_WORKDIR], valid_path, MUST_PATH)
 		: xstrdup("/var/cache/tlblab");
-	if (ks.val[BK_CCACHE])
-		b->ccache = get_str(c, "ccache", ks.val[BK_CCACHE], valid_path, MUST_PATH);
+	if (it.ks.val[BK_CCACHE])
+		b->ccache = get_str(c, "ccache", it.ks.val[BK_CCACHE], valid_path, MUST_PATH);
 }

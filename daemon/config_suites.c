@@ -25,31 +25,27 @@ KEYS_MATCH(tree_keys, TK_MAX);
 void parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		struct cfg_tree *t)
 {
-	struct keyset ks;
-	char what[96];
+	struct cfg_item it;
 
-	item_label(c, map, "tree", "trees", index, what, sizeof(what));
-	map_keys(c, map, tree_keys, what, "key", &ks);
-	t->line = node_line(map);
-	t->name = get_name(c, map, ks.val[TK_NAME], "tree", what, seen);
-	if (ks.val[TK_URL])
-		t->url = get_str(c, "url", ks.val[TK_URL], valid_path, MUST_URL);
+	t->name = item_start(c, map, "tree", "trees", index, tree_keys, TK_NAME, seen, &it, &t->line);
+	if (it.ks.val[TK_URL])
+		t->url = get_str(c, "url", it.ks.val[TK_URL], valid_path, MUST_URL);
 	else
-		missing_key(c, map, "url", what, " (a path or git URL)");
-	if (ks.val[TK_BUILDER]) {
-		t->builder = get_str(c, "builder", ks.val[TK_BUILDER], config_valid_name,
+		missing_key(c, map, "url", it.what, " (a path or git URL)");
+	if (it.ks.val[TK_BUILDER]) {
+		t->builder = get_str(c, "builder", it.ks.val[TK_BUILDER], config_valid_name,
 				     MUST_NAME);
 		if (t->builder && !config_builder(c->cfg, t->builder))
-			node_error(c, ks.val[TK_BUILDER], "builder: no builder named '%s'",
+			node_error(c, it.ks.val[TK_BUILDER], "builder: no builder named '%s'",
 				   t->builder);
 	} else {
-		missing_key(c, map, "builder", what, "");
+		missing_key(c, map, "builder", it.what, "");
 	}
-	t->config_base = ks.val[TK_CONFIG_BASE]
-		? get_str(c, "config_base", ks.val[TK_CONFIG_BASE], valid_path, MUST_CONFIG_BASE)
+	t->config_base = it.ks.val[TK_CONFIG_BASE]
+		? get_str(c, "config_base", it.ks.val[TK_CONFIG_BASE], valid_path, MUST_CONFIG_BASE)
 		: xstrdup("tinyconfig");
-	if (ks.val[TK_FRAGMENTS])
-		t->fragments = get_list(c, "fragments", ks.val[TK_FRAGMENTS], valid_path,
+	if (it.ks.val[TK_FRAGMENTS])
+		t->fragments = get_list(c, "fragments", it.ks.val[TK_FRAGMENTS], valid_path,
 					MUST_PATH, &t->nfragments);
 	if (!t->fragments)
 		t->fragments = xcalloc(1, sizeof(*t->fragments));
@@ -331,21 +327,17 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s)
 {
-	struct keyset ks;
-	char what[96];
+	struct cfg_item it;
 
-	item_label(c, map, "suite", "suites", index, what, sizeof(what));
-	map_keys(c, map, suite_keys, what, "key", &ks);
-	s->line = node_line(map);
-	s->name = get_name(c, map, ks.val[SK_NAME], "suite", what, seen);
+	s->name = item_start(c, map, "suite", "suites", index, suite_keys, SK_NAME, seen, &it, &s->line);
 	s->timeout = c->cfg->stage_timeout;
-	if (ks.val[SK_TIMEOUT])
-		get_seconds(c, "timeout", ks.val[SK_TIMEOUT], &s->timeout);
-	if (ks.val[SK_WORKLOADS])
-		parse_workloads(c, ks.val[SK_WORKLOADS], s);
+	if (it.ks.val[SK_TIMEOUT])
+		get_seconds(c, "timeout", it.ks.val[SK_TIMEOUT], &s->timeout);
+	if (it.ks.val[SK_WORKLOADS])
+		parse_workloads(c, it.ks.val[SK_WORKLOADS], s);
 	else
-		missing_key(c, map, "workloads", what, "");
+		missing_key(c, map, "workloads", it.what, "");
 	compare_rules_default(&s->rules);
-	if (ks.val[SK_COMPARE])
-		parse_compare(c, ks.val[SK_COMPARE], s, what);
+	if (it.ks.val[SK_COMPARE])
+		parse_compare(c, it.ks.val[SK_COMPARE], s, it.what);
 }

@@ -46,10 +46,8 @@ void cfg_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
 	}
 	if (c->nerrs == c->alloc_errs) {
 		size_t n = c->alloc_errs ? 2 * c->alloc_errs : 8;
-		struct cfg_error *p = realloc(c->errs, n * sizeof(*p));
+		struct cfg_error *p = xrealloc(c->errs, n * sizeof(*p));
 
-		if (!p)
-			abort();
 		c->errs = p;
 		c->alloc_errs = n;
 	}
@@ -511,8 +509,8 @@ int node_line(const yaml_node_t *n)
 }
 
 /* "machine 'm1'", or "machines[2]" when the item has no valid name. */
-void item_label(struct cfg_ctx *c, yaml_node_t *map, const char *kind,
-		const char *section, size_t index, char *buf, size_t size)
+static void item_label(struct cfg_ctx *c, yaml_node_t *map, const char *kind,
+		       const char *section, size_t index, char *buf, size_t size)
 {
 	const char *name = scalar(map_find(c, map, "name"));
 
@@ -552,4 +550,14 @@ char *get_name(struct cfg_ctx *c, yaml_node_t *map, yaml_node_t *n, const char *
 	else
 		json_object_set_new(seen, name, json_integer(node_line(n)));
 	return name;
+}
+
+char *item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, const char *section,
+		 size_t index, const char *const *keys, int name_key, json_t *seen,
+		 struct cfg_item *it, int *ret_line)
+{
+	item_label(c, map, kind, section, index, it->what, sizeof(it->what));
+	map_keys(c, map, keys, it->what, "key", &it->ks);
+	*ret_line = node_line(map);
+	return get_name(c, map, it->ks.val[name_key], kind, it->what, seen);
 }

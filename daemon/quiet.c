@@ -20,10 +20,8 @@ struct quiet {
 
 struct quiet *quiet_new(void)
 {
-	struct quiet *q = calloc(1, sizeof(*q));
+	struct quiet *q = xcalloc(1, sizeof(*q));
 
-	if (!q)
-		abort();
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->changed, NULL);
 	return q;

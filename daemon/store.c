@@ -263,8 +263,7 @@ sqlite3_stmt *db_prep_text(struct store *st, const char *sql)
 			return st->cache[i].s;
 	s = db_prep_once(st, sql);
 	if (s && st->ncache < STMT_CACHE) {
-		if (!(text = strdup(sql)))
-			abort();
+		text = xstrdup(sql);
 		st->cache[st->ncache].sql = text;
 		st->cache[st->ncache].text = text;
 		st->cache[st->ncache++].s = s;
@@ -371,9 +370,7 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
-			v = realloc(v, alloc * sizeof(*v));
-			if (!v)
-				abort();
+			v = xrealloc(v, alloc * sizeof(*v));
 		}
 		v[n++] = sqlite3_column_int64(s, 0);
 	}
@@ -497,10 +494,8 @@ static void conn_close(struct store *st)
 
 static struct store *conn_new(void)
 {
-	struct store *st = calloc(1, sizeof(*st));
+	struct store *st = xcalloc(1, sizeof(*st));
 
-	if (!st)
-		abort();
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->fault_lock, NULL);
 	pthread_mutex_init(&st->count_lock, NULL);

@@ -181,10 +181,8 @@ static void count_put(struct store *w, const char *key, int64_t gen, int64_t tot
 {
 	struct count_slot *c = NULL;
 	size_t i;
-	char *k = strdup(key);
+	char *k = xstrdup(key);
 
-	if (!k)
-		abort();
 	pthread_mutex_lock(&w->count_lock);
 	for (i = 0; i < COUNT_SLOTS && !c; i++)
 		if (w->counts[i].key && !strcmp(w->counts[i].key, key))

@@ -206,32 +206,52 @@ static void mark_failed_runs(const json_t *job, json_t *runs)
 	}
 }
 
-json_t *store_runs_json(struct store *st, int64_t job_id)
+/*
+ * The rows of s, a query on st that the caller prepared and bound under
+ * st's lock: each made JSON by row, in an array, returned as {key: [...]}
+ * (the array itself when key is NULL). Hands s back and unlocks st. NULL
+ * with errno the store's error when a step fails: never part of the rows.
+ */
+static json_t *rows_json(struct store *st, sqlite3_stmt *s, const char *key,
+			 json_t *(*row)(sqlite3_stmt *s))
 {
-	sqlite3_stmt *s;
-	json_t *arr = json_array(), *job;
+	json_t *arr = json_array();
+	int rc;
+
+	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		json_array_append_new(arr, row(s));
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc != SQLITE_DONE || !key)
+		return db_read_end(arr, rc);
+	return json_pack("{s:o}", key, arr);
+}
+
+static json_t *run_row(sqlite3_stmt *s)
+{
 	static const char *const names[] = { "id", "stage", "machine", "side", "spec", "case",
 					     "iteration", "warmup", "workload", "params", "duration_s",
 					     "build_id", "boot_id" };
-	int rc;
+	json_t *r = json_object();
+	int i;
+
+	for (i = 0; i < (int)ARRAY_SIZE(names); i++)
+		json_object_set_new(r, names[i], i == 9 ? db_col_parsed(s, i) :
+				    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : db_col_json(s, i));
+	return r;
+}
+
+json_t *store_runs_json(struct store *st, int64_t job_id)
+{
+	sqlite3_stmt *s;
+	json_t *arr, *job;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
 		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
-		json_t *r = json_object();
-		int i;
-
-		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(r, names[i], i == 9 ? db_col_parsed(s, i) :
-					    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : db_col_json(s, i));
-		json_array_append_new(arr, r);
-	}
-	db_stmt_done(st, s);
-	db_unlock(st);
-	if (rc != SQLITE_DONE)
-		return db_read_end(arr, rc);
+	if (!(arr = rows_json(st, s, NULL, run_row)))
+		return NULL;
 	job = store_job_json(st, job_id);
 	/* without its stages, the runs of failed specs would pass as samples */
 	if (!job && errno != ENOENT) {
@@ -348,53 +368,51 @@ out:
 	return doc;
 }
 
+static json_t *profile_row(sqlite3_stmt *s)
+{
+	return json_pack("{s:o,s:o}", "run", db_col_json(s, 0), "profile", db_col_parsed(s, 1));
+}
+
 json_t *store_profiles_json(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
-	json_t *arr = json_array();
-	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
 		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o}", "run", db_col_json(s, 0), "profile", db_col_parsed(s, 1)));
-	db_stmt_done(st, s);
-	db_unlock(st);
-	if (rc != SQLITE_DONE)
-		return db_read_end(arr, rc);
-	return json_pack("{s:o}", "profiles", arr);
+	return rows_json(st, s, "profiles", profile_row);
+}
+
+static json_t *build_row(sqlite3_stmt *s)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", db_col_json(s, 0),
+			 "build_id", db_col_json(s, 1), "commit", db_col_json(s, 2),
+			 "config_hash", db_col_json(s, 3), "compiler", db_col_json(s, 4),
+			 "duration_s", db_col_json(s, 5), "meta", db_col_parsed(s, 6));
 }
 
 json_t *store_job_builds_json(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
-	json_t *arr = json_array();
-	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
 		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
 		     "ORDER BY g.seq");
 	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", db_col_json(s, 0),
-						     "build_id", db_col_json(s, 1), "commit", db_col_json(s, 2),
-						     "config_hash", db_col_json(s, 3), "compiler", db_col_json(s, 4),
-						     "duration_s", db_col_json(s, 5), "meta", db_col_parsed(s, 6)));
-	db_stmt_done(st, s);
-	db_unlock(st);
-	if (rc != SQLITE_DONE)
-		return db_read_end(arr, rc);
-	return json_pack("{s:o}", "builds", arr);
+	return rows_json(st, s, "builds", build_row);
+}
+
+static json_t *metric_row(sqlite3_stmt *s)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", db_col_json(s, 0), "name", db_col_json(s, 1),
+			 "value", db_col_json(s, 2), "unit", db_col_json(s, 3), "direction", db_col_json(s, 4));
 }
 
 json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup)
 {
 	sqlite3_stmt *s;
-	json_t *arr = json_array();
-	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
@@ -404,15 +422,7 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 	sqlite3_bind_int64(s, 1, job_id);
 	sqlite3_bind_int(s, 2, include_warmup);
 	db_bind_text(s, 3, prefix);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-		json_array_append_new(arr, json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", db_col_json(s, 0),
-						     "name", db_col_json(s, 1), "value", db_col_json(s, 2),
-						     "unit", db_col_json(s, 3), "direction", db_col_json(s, 4)));
-	db_stmt_done(st, s);
-	db_unlock(st);
-	if (rc != SQLITE_DONE)
-		return db_read_end(arr, rc);
-	return json_pack("{s:o}", "metrics", arr);
+	return rows_json(st, s, "metrics", metric_row);
 }
 
 /* One sample row, copied out of the store so that JSON is built unlocked. */
@@ -426,13 +436,11 @@ struct sample_row {
 json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
 			   int64_t after, int limit)
 {
-	struct sample_row *rows = calloc((size_t)limit + 1, sizeof(*rows));
+	struct sample_row *rows = xcalloc((size_t)limit + 1, sizeof(*rows));
 	json_t *arr = json_array(), *next = json_null();
 	sqlite3_stmt *s;
 	int i, n = 0, rc = SQLITE_DONE;
 
-	if (!rows)
-		abort();
 	db_lock(st);
 	s = db_prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
 		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
@@ -458,8 +466,8 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 		r->iteration = sqlite3_column_int64(s, 6);
 		r->warmup = sqlite3_column_int(s, 7);
 		r->window = sqlite3_column_int(s, 8);
-		if (v && !(r->vals = strdup(v)))
-			abort();
+		if (v)
+			r->vals = xstrdup(v);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);

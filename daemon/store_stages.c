@@ -66,9 +66,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
-			v = realloc(v, alloc * sizeof(*v));
-			if (!v)
-				abort();
+			v = xrealloc(v, alloc * sizeof(*v));
 		}
 		si = &v[n++];
 		memset(si, 0, sizeof(*si));
@@ -279,9 +277,7 @@ static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite
 
 	if (*n == *cap) {
 		*cap = *cap ? 2 * *cap : 8;
-		*v = realloc(*v, *cap * sizeof(**v));
-		if (!*v)
-			abort();
+		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
 	f = &(*v)[(*n)++];
 	f->stage = sqlite3_column_int64(s, 0);

@@ -190,12 +190,10 @@ size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, 
 {
 	double run_timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
 	size_t n = 0, cap = strcmp(req->kind, "ab") ? (size_t)req->boots : 2 + 4 * (size_t)req->boots;
-	struct stage_plan *p = calloc(cap, sizeof(*p));
+	struct stage_plan *p = xcalloc(cap, sizeof(*p));
 	static const char *const sides[] = { "base", "patched" };
 	int i, k;
 
-	if (!p)
-		abort();
 	if (strcmp(req->kind, "ab")) {
 		for (i = 0; i < req->boots; i++)
 			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout };

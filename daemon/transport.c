@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "transport_backend.h"
+#include "util.h"
 #include "banned.h"
 
 #define DEFAULT_MAX_LINE	(64u << 10)
@@ -42,9 +43,7 @@ int transport_open(const struct cfg_endpoint *ep, double connect_timeout,
 		return -EINVAL;
 	}
 
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		abort();
+	t = xcalloc(1, sizeof(*t));
 	t->ops = ops;
 	t->ep = ep;
 	t->connect_timeout = connect_timeout > 0 ? connect_timeout : DEFAULT_CONNECT_TIMEOUT;

@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "util.h"
 #include "banned.h"
 
 /* Mann-Whitney against the t test under normal noise */
@@ -108,11 +109,9 @@ static void row_rule(const struct compare_rules *r, const struct verdict_design 
 /* Adjusts one family (headline or counter rows) in place. */
 static void adjust_family(struct verdict_row *rows, size_t n, int headline)
 {
-	double *p = calloc(n + 1, sizeof(*p)), *adj = calloc(n + 1, sizeof(*adj));
-	size_t i, m = 0, *idx = calloc(n + 1, sizeof(*idx));
+	double *p = xcalloc(n + 1, sizeof(*p)), *adj = xcalloc(n + 1, sizeof(*adj));
+	size_t i, m = 0, *idx = xcalloc(n + 1, sizeof(*idx));
 
-	if (!p || !adj || !idx)
-		abort();
 	for (i = 0; i < n; i++)
 		if (rows[i].testable && rows[i].headline == headline)
 			p[m] = rows[i].p, idx[m++] = i;

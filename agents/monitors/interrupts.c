@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 #define IRQ_PATH "/proc/interrupts"
@@ -58,11 +60,9 @@ static int irq_load(struct irq_priv *p, struct strbuf *err)
 
 static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *err)
 {
-	struct irq_priv *p = calloc(1, sizeof(*p));
+	struct irq_priv *p = xcalloc(1, sizeof(*p));
 	size_t r, i;
 
-	if (!p)
-		abort();
 	strbuf_init(&p->text, 0);
 	if (irq_load(p, err) < 0 ||
 	    (p->ncols = procparse_irq_header(p->text.buf, p->cpu_ids, PROC_MAX_CPUS)) < 0) {
@@ -94,10 +94,8 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 			continue;
 		}
 		p->present[r] = 1;
-		p->prev[r] = calloc((size_t)p->ncols, sizeof(uint64_t));
-		p->totals[r] = calloc((size_t)p->ncols, sizeof(uint64_t));
-		if (!p->prev[r] || !p->totals[r])
-			abort();
+		p->prev[r] = xcalloc((size_t)p->ncols, sizeof(uint64_t));
+		p->totals[r] = xcalloc((size_t)p->ncols, sizeof(uint64_t));
 		memcpy(p->prev[r], p->counts, sizeof(uint64_t) * (size_t)p->ncols);
 		memcpy(p->totals[r], p->counts, sizeof(uint64_t) * (size_t)p->ncols);
 		counter_set_add(cs, name, "interrupts", DIR_LOWER, 0);

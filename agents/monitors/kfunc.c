@@ -124,14 +124,12 @@ static void kfunc_free(struct kfunc *k)
 
 struct kfunc *kfunc_start(const char *const *names, struct strbuf *err)
 {
-	struct kfunc *k = calloc(1, sizeof(*k));
+	struct kfunc *k = xcalloc(1, sizeof(*k));
 	struct strbuf sb = STRBUF_INIT;
 	size_t i, traced = 0;
 	char probe[128];
 	int rc;
 
-	if (!k)
-		abort();
 	strbuf_init(&k->old_filter, 0);
 	k->missing = json_array();
 	if (find_tracefs(k, err) < 0)

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 static const struct monitor_ops *const counter_monitors[] = {
@@ -44,10 +46,7 @@ static void *grow(void *p, size_t *alloc, size_t need, size_t size)
 	*alloc = *alloc ? *alloc * 2 : 16;
 	if (*alloc < need)
 		*alloc = need;
-	p = realloc(p, *alloc * size);
-	if (!p)
-		abort();
-	return p;
+	return xrealloc(p, *alloc * size);
 }
 
 size_t counter_set_add(struct counter_set *cs, const char *name, const char *unit,
@@ -117,9 +116,7 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask)
 	size_t i, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
 
 	memset(ms, 0, sizeof(*ms));
-	ms->m = calloc(n, sizeof(*ms->m));
-	if (!ms->m)
-		abort();
+	ms->m = xcalloc(n, sizeof(*ms->m));
 	for (i = 0; i < n; i++) {
 		struct monitor *m = &ms->m[ms->n];
 		struct strbuf err = STRBUF_INIT;

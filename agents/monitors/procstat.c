@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 #define STAT_PATH "/proc/stat"
@@ -27,11 +29,9 @@ static int stat_load(struct strbuf *text, uint64_t *busy, uint64_t *total, struc
 
 static int procstat_open(struct monitor *m, struct counter_set *cs, struct strbuf *err)
 {
-	struct strbuf *text = malloc(sizeof(*text));
+	struct strbuf *text = xmalloc(sizeof(*text));
 	uint64_t busy, total;
 
-	if (!text)
-		abort();
 	strbuf_init(text, 0);
 	if (stat_load(text, &busy, &total, err) < 0) {
 		counter_set_unavailable(cs, "procstat.busy_ticks", "%s", err->buf);

@@ -95,9 +95,7 @@ static int open_event(struct tp_priv *p, struct perf_event_attr *attr, const cha
 	struct tp_event *ev = &p->ev[p->nevents];
 	int c, opened = 0, first_err = 0;
 
-	ev->fds = malloc(sizeof(int) * (size_t)p->ncpu);
-	if (!ev->fds)
-		abort();
+	ev->fds = xmalloc(sizeof(int) * (size_t)p->ncpu);
 	for (c = 0; c < p->ncpu; c++) {
 		int fd = perf_open(attr, c);
 
@@ -138,7 +136,7 @@ static const char *perf_hint(int e)
 
 static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err)
 {
-	struct tp_priv *p = calloc(1, sizeof(*p));
+	struct tp_priv *p = xcalloc(1, sizeof(*p));
 	struct strbuf dir = STRBUF_INIT, text = STRBUF_INIT;
 	char rnames[MAX_REASONS][48];
 	int rids[MAX_REASONS], nr = 0, i;
@@ -149,8 +147,6 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 		{ "perf_stat.page_faults", "faults", PERF_COUNT_SW_PAGE_FAULTS },
 	};
 
-	if (!p)
-		abort();
 	p->ncpu = ncpu > 0 ? (int)ncpu : 1;
 
 	if (find_tlb_flush(&dir) < 0) {

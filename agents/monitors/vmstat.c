@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 #define VMSTAT_PATH "/proc/vmstat"
@@ -29,12 +31,10 @@ struct vmstat_priv {
 
 static int vmstat_open(struct monitor *m, struct counter_set *cs, struct strbuf *err)
 {
-	struct vmstat_priv *p = calloc(1, sizeof(*p));
+	struct vmstat_priv *p = xcalloc(1, sizeof(*p));
 	size_t i, found = 0;
 	int r;
 
-	if (!p)
-		abort();
 	strbuf_init(&p->text, 0);
 	r = strbuf_read_file(&p->text, VMSTAT_PATH, 1u << 20);
 	for (i = 0; i < NNAMES; i++) {

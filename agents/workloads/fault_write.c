@@ -192,7 +192,7 @@ static int fw_check(const struct wl_params *p, struct strbuf *err)
 static int fw_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
-	int i, r = 0;
+	int r;
 
 	memset(&fw, 0, sizeof(fw));
 	fw.seed = 0x9e3779b97f4a7c15ull ^ (uint64_t)p->workers;
@@ -208,14 +208,7 @@ static int fw_run(struct wl_ctx *ctx, struct strbuf *err)
 	/* workers touch the barriers only after go, which follows every spawn */
 	pthread_barrier_init(&fw.start, NULL, (unsigned)p->workers);
 	pthread_barrier_init(&fw.end, NULL, (unsigned)p->workers);
-	for (i = 0; i < p->workers && r == 0; i++)
-		r = wl_spawn(ctx, WL_THREADS, fw_worker, i, err);
-	if (r == 0)
-		wl_window(ctx);
-	else
-		fw.abort = 1;
-	if (wl_join(ctx, err) < 0)
-		r = -1;
+	r = wl_run_workers(ctx, WL_THREADS, fw_worker, &fw.abort, err);
 	if (r == 0 && p->vma == WL_VMA_ONE && fw.rounds_done < p->rounds)
 		r = strbuf_seterr(err, "duration: the %g s window ended after %llu of %llu rounds "
 				  "(raise duration or lower rounds)", p->duration,

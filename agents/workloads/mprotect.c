@@ -40,19 +40,14 @@ static void mp_worker(struct wl_ctx *ctx, int i)
 static int mp_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
-	int i, r = 0;
+	int r;
 
 	mp.pagesz = (size_t)sysconf(_SC_PAGESIZE);
 	mp.region = mmap(NULL, mp.pagesz * (size_t)p->workers, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mp.region == MAP_FAILED)
 		return strbuf_seterr(err, "mmap of %d pages: %s", p->workers, strerror(errno));
-	for (i = 0; i < p->workers && r == 0; i++)
-		r = wl_spawn(ctx, p->mode, mp_worker, i, err);
-	if (r == 0)
-		wl_window(ctx);
-	if (wl_join(ctx, err) < 0)
-		r = -1;
+	r = wl_run_workers(ctx, p->mode, mp_worker, NULL, err);
 	munmap(mp.region, mp.pagesz * (size_t)p->workers);
 	return r;
 }

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "monitors/procparse.h"
+#include "util.h"
 #include "banned.h"
 
 #ifndef MREMAP_DONTUNMAP
@@ -192,9 +193,7 @@ static int mr_setup(const struct wl_params *p, struct strbuf *err)
 		mr.touch = NULL;
 		return strbuf_seterr(err, "mmap of touch buffers: %s", strerror(errno));
 	}
-	mr.touched = calloc((size_t)p->workers, sizeof(*mr.touched));
-	if (!mr.touched)
-		abort();
+	mr.touched = xcalloc((size_t)p->workers, sizeof(*mr.touched));
 	return 0;
 }
 

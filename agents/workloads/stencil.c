@@ -19,6 +19,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 #define FLOPS_PER_POINT 34.0
@@ -140,9 +142,7 @@ static int st_alloc(const struct wl_params *p, struct strbuf *err)
 			return strbuf_seterr(err, "grid %dx%dx%d: out of memory", p->nx, p->ny, p->nz);
 		}
 	}
-	st.gosa = calloc((size_t)p->workers, sizeof(double));
-	if (!st.gosa)
-		abort();
+	st.gosa = xcalloc((size_t)p->workers, sizeof(double));
 	/* Himeno's initial state: unit coefficients, a pressure that grows
 	 * quadratically along the outer axis, boundary mask and source zero-free */
 	for (i = 0; i < st.nx; i++)
@@ -168,20 +168,13 @@ static int st_check(const struct wl_params *p, struct strbuf *err)
 static int st_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
-	int i, r = 0;
+	int r;
 
 	if (st_alloc(p, err) < 0)
 		return -1;
 	/* workers touch the barrier only after go, which follows every spawn */
 	pthread_barrier_init(&st.bar, NULL, (unsigned)p->workers);
-	for (i = 0; i < p->workers && r == 0; i++)
-		r = wl_spawn(ctx, WL_THREADS, st_worker, i, err);
-	if (r == 0)
-		wl_window(ctx);
-	else
-		st.abort = 1;
-	if (wl_join(ctx, err) < 0)
-		r = -1;
+	r = wl_run_workers(ctx, WL_THREADS, st_worker, &st.abort, err);
 	pthread_barrier_destroy(&st.bar);
 	st_free();
 	return r;

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "util.h"
 #include "banned.h"
 
 struct rr_state {
@@ -159,10 +161,8 @@ static int rr_run(struct wl_ctx *ctx, struct strbuf *err)
 
 	rr.pairs = p->workers;
 	ctx->proc_init = rr_proc_init;
-	rr.client_fd = calloc((size_t)p->workers, sizeof(int));
-	rr.server_fd = calloc((size_t)p->workers, sizeof(int));
-	if (!rr.client_fd || !rr.server_fd)
-		abort();
+	rr.client_fd = xcalloc((size_t)p->workers, sizeof(int));
+	rr.server_fd = xcalloc((size_t)p->workers, sizeof(int));
 	addr.sin_family = AF_INET;
 	addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

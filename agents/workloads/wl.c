@@ -65,10 +65,8 @@ int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *er
 		return strbuf_seterr(err, "pipe: %s", strerror(e));
 	}
 	ctx->sh = sh;
-	ctx->threads = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->threads));
-	ctx->pids = calloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->pids));
-	if (!ctx->threads || !ctx->pids)
-		abort();
+	ctx->threads = xcalloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->threads));
+	ctx->pids = xcalloc(2 * WL_MAX_WORKERS + 1, sizeof(*ctx->pids));
 	return 0;
 }
 
@@ -123,11 +121,9 @@ int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strb
 	if (slot >= 2 * WL_MAX_WORKERS + 1)
 		return strbuf_seterr(err, "too many workers");
 	if (mode == WL_THREADS) {
-		struct tramp *t = malloc(sizeof(*t));
+		struct tramp *t = xmalloc(sizeof(*t));
 		int r;
 
-		if (!t)
-			abort();
 		t->ctx = ctx;
 		t->fn = fn;
 		t->i = i;
@@ -297,6 +293,21 @@ void wl_window(struct wl_ctx *ctx)
 				;
 	}
 	wl_end(ctx);
+}
+
+int wl_run_workers(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int *give_up, struct strbuf *err)
+{
+	int i, r = 0;
+
+	for (i = 0; i < ctx->p->workers && r == 0; i++)
+		r = wl_spawn(ctx, mode, fn, i, err);
+	if (r == 0)
+		wl_window(ctx);
+	else if (give_up)
+		*give_up = 1;
+	if (wl_join(ctx, err) < 0)
+		r = -1;
+	return r;
 }
 
 void wl_fail(struct wl_ctx *ctx, const char *fmt, ...)

@@ -78,9 +78,7 @@ static json_t *message_string(const struct strbuf *msg)
 
 	if (s)
 		return s;
-	ascii = malloc(len + 1);
-	if (!ascii)
-		abort();
+	ascii = xmalloc(len + 1);
 	for (i = 0; i < len; i++)
 		ascii[i] = (unsigned char)msg->buf[i] < 0x80 ? msg->buf[i] : '?';
 	s = json_stringn(ascii, len);

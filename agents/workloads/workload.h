@@ -151,6 +151,15 @@ void wl_stop(struct wl_ctx *ctx);
 
 /* Opens the window, waits duration (or until done/failed), closes it. */
 void wl_window(struct wl_ctx *ctx);
+
+/*
+ * The run of a workload whose workers are all alike: workers 0 to
+ * p->workers - 1 of fn started in mode, the window measured once every one
+ * has started, then all joined. When a start fails, *give_up (unless NULL)
+ * is set before the join, so workers already waiting for their peers give
+ * up. 0, or -1 with err (the first failure).
+ */
+int wl_run_workers(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int *give_up, struct strbuf *err);
 void wl_begin(struct wl_ctx *ctx);
 void wl_end(struct wl_ctx *ctx);
 
