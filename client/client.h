@@ -18,7 +18,7 @@
  * stripped of control characters before they reach the terminal.
  */
 
-#define TLBLAB_VERSION "0.1.0"
+#include "version.h"
 
 #define CLIENT_CONNECT_TIMEOUT 5L	/* seconds */
 #define CLIENT_TOTAL_TIMEOUT 30L	/* seconds, whole request */
