@@ -260,3 +260,26 @@ char *xstrdup(const char *s)
 		abort();
 	return p;
 }
+
+char *hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+	return out;
+}
+
+int hex_valid(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}

@@ -62,6 +62,15 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
 
+/*
+ * Lower-case hex of in[0..n): writes 2n digits and a NUL to out, which
+ * holds 2n + 1 bytes. Returns out. Every hash and random id the binaries
+ * print goes through it, so they all read the same way.
+ */
+char *hex_encode(const unsigned char *in, size_t n, char *out);
+/* 1 when s is exactly n lower-case hex digits (what hex_encode writes). */
+int hex_valid(const char *s, size_t n);
+
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
 #endif
