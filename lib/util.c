@@ -128,6 +128,29 @@ double median_inplace(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+int word_valid(const char *s, size_t max, const char *not_first)
+{
+	size_t n;
+
+	if (!s || !*s || strchr(not_first, *s))
+		return 0;
+	for (n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (n >= max)
+			return 0;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int name_valid(const char *s)
+{
+	return word_valid(s, NAME_VALID_MAX, "-.");
+}
+
 int ref_valid(const char *ref)
 {
 	size_t n, i;

@@ -35,6 +35,17 @@ int cmp_double(const void *a, const void *b);
 double median_inplace(double *v, size_t n);
 
 /*
+ * A name of the lab (suites, machines, builders, tags, submitters), as the
+ * configuration and the API take it: [A-Za-z0-9._-]{1,NAME_VALID_MAX}, not
+ * starting with '-' or '.', so it is safe as an argument, a path element
+ * and in a log line. NULL is not a name.
+ */
+#define NAME_VALID_MAX 64
+int name_valid(const char *s);
+/* 1 when s is 1 to max characters of [A-Za-z0-9._-] and does not start
+ * with one of not_first: the alphabet of name_valid and of user names. */
+int word_valid(const char *s, size_t max, const char *not_first);
+/*
  * A git ref a user may name (git check-ref-format --allow-onelevel rules:
  * no "..", "@{", control characters, space, ~^:?*[\, no leading '-' or
  * '.', no trailing '/', '.' or ".lock", at most 255 bytes) or a 7..40

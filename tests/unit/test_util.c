@@ -291,6 +291,20 @@ static void test_parse_double(void **state)
 	assert_int_equal(parse_double(NULL, &v), -1);
 }
 
+/* Names and user names share an alphabet; only what may come first and
+ * the length differ (test_config holds names to the whole rule). */
+static void test_word_valid(void **state)
+{
+	(void)state;
+	assert_true(word_valid(".profile-user", 64, "-"));
+	assert_false(name_valid(".profile-user"));
+	assert_false(word_valid("-x", 64, "-"));
+	assert_false(word_valid("abc", 2, ""));
+	assert_true(word_valid("ab", 2, ""));
+	assert_false(word_valid("a:b", 64, ""));
+	assert_false(word_valid(NULL, 64, ""));
+}
+
 static void test_hex(void **state)
 {
 	const unsigned char b[] = { 0x00, 0x01, 0x7f, 0x80, 0xab, 0xff };
@@ -493,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_parse_int_range),
 		cmocka_unit_test(test_parse_double),
+		cmocka_unit_test(test_word_valid),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_web_resolve),
