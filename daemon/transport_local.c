@@ -103,15 +103,9 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0, stopped = 0;
 	double stopped_at = 0;
 
-	exec_sink_init(&sink, req, res);
-	if (!req->argv || !req->argv[0]) {
-		strbuf_seterr(err, "%s: empty command", t->label);
-		r = -EINVAL;
+	r = exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	if (r < 0)
 		goto out;
-	}
-	transport_cmd_short(&cmd, req->argv);
-	if (req->timeout > 0)
-		deadline = start + req->timeout;
 
 	child.argv = req->argv;
 	child.in = input ? RUN_FD_PIPE : RUN_FD_NULL;
@@ -255,16 +249,12 @@ timed_out:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
 	exec_sink_finish(&sink);
-	strbuf_seterr(err, "%s: `%s` timed out after %.1f s", t->label, cmd.buf,
-		      mono_now() - start);
-	r = -ETIMEDOUT;
+	r = exec_timed_out(t, cmd.buf, start, err);
 	goto out_mask;
 cancelled:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
-	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd.buf,
-		      req->cancel && *req->cancel ? "cancelled" : "stopped by its output reader");
-	r = -ECANCELED;
+	r = exec_cancelled(t, req, cmd.buf, err);
 	goto out_mask;
 sys_fail_kill:
 	r = -errno;
