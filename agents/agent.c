@@ -22,6 +22,7 @@
 #include "spec.h"
 #include "strbuf.h"
 #include "util.h"
+#include "version.h"
 #include "banned.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
@@ -313,7 +314,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "version")) {
-		printf("tlblab-agent %s (protocol %d)\n", AGENT_VERSION, AGENT_PROTOCOL);
+		printf("tlblab-agent %s (protocol %d)\n", TLBLAB_VERSION, AGENT_PROTOCOL);
 		return 0;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {

@@ -123,7 +123,7 @@ json_t *facts_hello(void)
 
 	json_object_set_new(o, "type", json_string("hello"));
 	json_object_set_new(o, "protocol", json_integer(AGENT_PROTOCOL));
-	json_object_set_new(o, "agent_version", json_string(AGENT_VERSION));
+	json_object_set_new(o, "agent_version", json_string(TLBLAB_VERSION));
 	json_object_set_new(o, "host", facts_collect());
 	return o;
 }

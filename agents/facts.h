@@ -3,8 +3,9 @@
 
 #include <jansson.h>
 
+#include "version.h"
+
 #define AGENT_PROTOCOL 1
-#define AGENT_VERSION "0.1.0"
 
 /*
  * The host facts of the hello line: kernel release and /proc/version, the

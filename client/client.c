@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util.h"
 #include "banned.h"
 
 struct body_sink {
@@ -225,20 +227,7 @@ out:
 
 int client_valid_name(const char *s)
 {
-	size_t n = 0;
-
-	if (!s || !*s || *s == '-' || *s == '.')
-		return 0;
-	for (; s[n]; n++) {
-		char ch = s[n];
-
-		if (n >= 64)
-			return 0;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
-			return 0;
-	}
-	return 1;
+	return name_valid(s);
 }
 
 const char *jstr(const json_t *obj, const char *key)

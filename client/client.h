@@ -18,7 +18,7 @@
  * stripped of control characters before they reach the terminal.
  */
 
-#define TLBLAB_VERSION "0.1.0"
+#include "version.h"
 
 #define CLIENT_CONNECT_TIMEOUT 5L	/* seconds */
 #define CLIENT_TOTAL_TIMEOUT 30L	/* seconds, whole request */
@@ -70,9 +70,7 @@ void client_add_query(struct client *c, struct strbuf *path, const char *name,
 
 /*
  * Names the API accepts for suites, machines, tags and submitters:
- * [A-Za-z0-9._-]{1,64}, not starting with '-' or '.'. The same rule as the
- * daemon's config_valid_name(), repeated here because the client does not
- * link the daemon's config module (and its libyaml).
+ * util.h's name_valid(), the rule the daemon's config_valid_name() is too.
  */
 int client_valid_name(const char *s);
 

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "util.h"
+#include "version.h"
 #include "banned.h"
 
 #define MAX_LIST_LIMIT 500

@@ -48,6 +48,7 @@
 #include "sched.h"
 #include "store.h"
 #include "util.h"
+#include "version.h"
 #include "web.h"
 #include "banned.h"
 
@@ -56,7 +57,6 @@
  * list's p99 under 32 clients (b0002). */
 #define API_THREADS_MIN 2
 #define API_THREADS_MAX 8
-#define VERSION "0.1.0"
 #define CACHE_MAX_BODY (1u << 20)
 #define CONNECTION_LIMIT 512u	/* all clients together */
 #define MAX_QUERY_ARGS 64	/* past it, 414: no route takes more than a few */
@@ -411,7 +411,7 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 		/* it answers when the store cannot: 503 or 500, saying why */
 		h = store_health_json(api->st);
 		if (h)
-			json_object_set_new(h, "version", json_string(VERSION));
+			json_object_set_new(h, "version", json_string(TLBLAB_VERSION));
 		return send_read(rc->conn, h, errno, "health");
 	}
 	if (rc->nseg == 5 && !strcmp(rc->seg[2], "machines") && !strcmp(rc->seg[4], "health"))

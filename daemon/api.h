@@ -24,7 +24,7 @@
  * lab.header_timeout is closed without an answer.
  *
  *   GET  /api/v1/health
- *        {"status": "ok", "version": "0.1.0", "jobs": {"queued": N, "running": N},
+ *        {"status": "ok", "version": TLBLAB_VERSION (lib/version.h), "jobs": {"queued": N, "running": N},
  *         "machines": {"good": N, "unknown": N, "bad": N, "maintenance": N}}
  *   GET  /api/v1/suites    {"suites": [{"name", "timeout", "workloads": [SPEC..],
  *          "rules": {..} (the comparison's "rules")}]}

@@ -45,7 +45,7 @@ void bootrun_outcome_release(struct bootrun_outcome *o)
 static void random_id(char out[33])
 {
 	unsigned char b[16];
-	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC), i;
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || read(fd, b, sizeof(b)) != (ssize_t)sizeof(b)) {
 		double t = wall_now();
@@ -55,8 +55,7 @@ static void random_id(char out[33])
 	}
 	if (fd >= 0)
 		close(fd);
-	for (i = 0; i < 16; i++)
-		snprintf(out + 2 * i, 3, "%02x", b[i]);
+	hex_encode(b, sizeof(b), out);
 }
 
 /* Reads a small file on the booted machine. */

@@ -129,18 +129,6 @@ static int on_build_line(void *arg, const char *line, size_t len, int truncated)
 	return 0;
 }
 
-static int is_hex(const char *s, size_t n)
-{
-	size_t i;
-
-	if (strlen(s) != n)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!strchr("0123456789abcdef", s[i]))
-			return 0;
-	return 1;
-}
-
 /* Writes text to a fresh local temporary file; its path into path. */
 static int write_temp(const struct lab_config *cfg, const char *text, struct strbuf *path, struct strbuf *err)
 {
@@ -446,11 +434,11 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		}
 		goto out;
 	}
-	if (strcmp(bl.status, "ok") || !is_hex(bl.build_id, 64) || !bl.dir[0]) {
+	if (strcmp(bl.status, "ok") || !hex_valid(bl.build_id, 64) || !bl.dir[0]) {
 		fail(out, BUILD_INFRA, "build %s: build.sh ended without a build id", req->side);
 		goto out;
 	}
-	if (!is_hex(bl.bzimage_sha256, 64)) {
+	if (!hex_valid(bl.bzimage_sha256, 64)) {
 		fail(out, BUILD_INFRA, "build %s: build.sh ended without the bzImage's hash (an old build.sh on %s?)",
 		     req->side, b->name);
 		goto out;

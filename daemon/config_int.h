@@ -23,7 +23,6 @@
 #define CONFIG_MAX_BYTES	(4u << 20)
 #define TOKEN_FILE_MAX_BYTES	(1u << 20)
 #define CONFIG_MAX_ERRORS	100
-#define NAME_MAX_LEN		64
 #define USER_MAX_LEN		64
 #define HOST_MAX_LEN		253
 #define PATH_MAX_LEN		4096

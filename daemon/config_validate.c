@@ -11,44 +11,19 @@
 #include <string.h>
 
 #include "config_int.h"
+#include "util.h"
 #include "banned.h"
 
 /* ---- validators: 1 when s is acceptable ---- */
 
 int config_valid_name(const char *s)
 {
-	size_t n;
-
-	if (!s || !*s || *s == '-' || *s == '.')
-		return 0;
-	for (n = 0; s[n]; n++) {
-		char ch = s[n];
-
-		if (n >= NAME_MAX_LEN)
-			return 0;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
-			return 0;
-	}
-	return 1;
+	return name_valid(s);
 }
 
 int valid_user(const char *s)
 {
-	size_t n;
-
-	if (!*s || *s == '-')
-		return 0;
-	for (n = 0; s[n]; n++) {
-		char ch = s[n];
-
-		if (n >= USER_MAX_LEN)
-			return 0;
-		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
-			return 0;
-	}
-	return 1;
+	return word_valid(s, USER_MAX_LEN, "-");
 }
 
 /* An IP literal, IPv6 without brackets. */

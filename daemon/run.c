@@ -39,7 +39,7 @@ int file_sha256(const char *path, char out[65], struct strbuf *err)
 	struct strbuf sb = STRBUF_INIT;
 	unsigned char md[32];
 	unsigned int len = 0;
-	int r, i;
+	int r;
 
 	r = strbuf_read_file(&sb, path, 256u << 20);
 	if (r < 0) {
@@ -47,8 +47,7 @@ int file_sha256(const char *path, char out[65], struct strbuf *err)
 		return strbuf_seterr(err, "%s: %s", path, strerror(-r));
 	}
 	EVP_Digest(sb.buf, sb.len, md, &len, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, sizeof(md), out);
 	strbuf_release(&sb);
 	return 0;
 }

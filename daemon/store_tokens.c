@@ -10,17 +10,16 @@
 #include <string.h>
 
 #include "store_int.h"
+#include "util.h"
 #include "banned.h"
 
 static void sha256_hex(const char *s, char out[65])
 {
 	unsigned char md[32];
 	unsigned int len = 0;
-	int i;
 
 	EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
-	for (i = 0; i < 32; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
+	hex_encode(md, sizeof(md), out);
 }
 
 int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)

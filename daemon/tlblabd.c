@@ -28,6 +28,7 @@
 #include "sched.h"
 #include "store.h"
 #include "util.h"
+#include "version.h"
 #include "banned.h"
 
 
@@ -238,8 +239,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (api_start(cfg, st, sc, web, &api, &err) < 0)
 		fatalx("api: %s", err.buf);
-	log_info("listening on %s:%d, store %s (schema %d), %zu machines, agent %s, dashboard %s",
-		 cfg->listen_host, cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent, web);
+	log_info("tlblabd %s listening on %s:%d, store %s (schema %d), %zu machines, agent %s, dashboard %s",
+		 TLBLAB_VERSION, cfg->listen_host, cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent, web);
 
 	while (!stop_flag) {
 		sched_run(sc, &stop_flag, &reload_flag);

@@ -280,3 +280,31 @@ void exec_sink_release(struct exec_sink *s)
 {
 	strbuf_release(&s->line);
 }
+
+int exec_begin(struct transport *t, const struct exec_req *req, struct exec_result *res,
+	       struct exec_sink *sink, struct strbuf *cmd, double start,
+	       double *ret_deadline, struct strbuf *err)
+{
+	exec_sink_init(sink, req, res);
+	if (!req->argv || !req->argv[0]) {
+		strbuf_seterr(err, "%s: empty command", t->label);
+		return -EINVAL;
+	}
+	transport_cmd_short(cmd, req->argv);
+	*ret_deadline = req->timeout > 0 ? start + req->timeout : 0;
+	return 0;
+}
+
+int exec_cancelled(struct transport *t, const struct exec_req *req, const char *cmd,
+		   struct strbuf *err)
+{
+	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd,
+		      req->cancel && *req->cancel ? "cancelled" : "stopped by its output reader");
+	return -ECANCELED;
+}
+
+int exec_timed_out(struct transport *t, const char *cmd, double start, struct strbuf *err)
+{
+	strbuf_seterr(err, "%s: `%s` timed out after %.1f s", t->label, cmd, mono_now() - start);
+	return -ETIMEDOUT;
+}

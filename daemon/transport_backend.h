@@ -38,6 +38,23 @@ void exec_sink_err(struct exec_sink *s, const void *data, size_t len);
 int exec_sink_finish(struct exec_sink *s);
 void exec_sink_release(struct exec_sink *s);
 
+/*
+ * What every backend's exec does first: prepares sink for req and res,
+ * puts the short form of argv (for messages) in cmd and the deadline
+ * (start + req->timeout, or 0 for none) in *ret_deadline. 0, or -EINVAL
+ * with a message when there is no command; sink is ready to release
+ * either way.
+ */
+int exec_begin(struct transport *t, const struct exec_req *req, struct exec_result *res,
+	       struct exec_sink *sink, struct strbuf *cmd, double start,
+	       double *ret_deadline, struct strbuf *err);
+/* The message of a command cancelled by req->cancel or stopped by its
+ * on_line; returns -ECANCELED. */
+int exec_cancelled(struct transport *t, const struct exec_req *req, const char *cmd,
+		   struct strbuf *err);
+/* The message of a command that ran past its deadline; returns -ETIMEDOUT. */
+int exec_timed_out(struct transport *t, const char *cmd, double start, struct strbuf *err);
+
 /* Appends argv as one POSIX shell command line, every element quoted. */
 void transport_cmdline(struct strbuf *sb, const char *const *argv);
 /* A short form of argv for messages: the command line, cut at 160 bytes. */

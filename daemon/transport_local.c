@@ -1,7 +1,7 @@
 /*
  * The `local` transport: commands run on the daemon's own host.
  *
- * exec forks a child that becomes the leader of a new process group, so a
+ * exec starts a child (run_command, util.h) that leads a new process group, so a
  * timeout or a cancel can kill the whole tree it started (kill(-pid)), not
  * only the direct child. The parent runs one poll() loop over three pipes:
  * it writes stdin as the child makes room and reads stdout and stderr as
@@ -54,41 +54,6 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Only async-signal-safe calls between fork and exec: the daemon has
- * threads, and another one may hold the malloc lock. */
-static void __attribute__((noreturn))
-child_exec(const char *const *argv, int in_fd, int out_fd, int err_fd)
-{
-	struct sigaction sa;
-	sigset_t none;
-	const char *msg;
-	int a, b, c, e;
-
-	setpgid(0, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_DFL;
-	sigaction(SIGPIPE, &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-
-	/* move the pipes above 2 first so no dup2 clobbers another */
-	a = fcntl(in_fd, F_DUPFD_CLOEXEC, 3);
-	b = fcntl(out_fd, F_DUPFD_CLOEXEC, 3);
-	c = fcntl(err_fd, F_DUPFD_CLOEXEC, 3);
-	if (a < 0 || b < 0 || c < 0 || dup2(a, 0) < 0 || dup2(b, 1) < 0 || dup2(c, 2) < 0)
-		_exit(126);
-
-	execvp(argv[0], (char *const *)argv);
-	e = errno;
-	msg = strerrordesc_np(e);
-	if (write(2, "tlblab: cannot execute ", 23) < 0 ||
-	    write(2, argv[0], strlen(argv[0])) < 0 || write(2, ": ", 2) < 0 ||
-	    write(2, msg ? msg : "error", strlen(msg ? msg : "error")) < 0 ||
-	    write(2, "\n", 1) < 0)
-		_exit(e == ENOENT ? 127 : 126);
-	_exit(e == ENOENT ? 127 : 126);
-}
-
 static int set_nonblock(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
@@ -125,7 +90,8 @@ static int ms_until(double deadline)
 static int local_exec(struct transport *t, const struct exec_req *req,
 		      struct exec_result *res, struct strbuf *err)
 {
-	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 };
+	struct run_command child = RUN_COMMAND_INIT;
+	int in_w = -1, out_r = -1, err_r = -1;	/* our ends of its stdin, stdout, stderr */
 	sigset_t pipe_set, old_set;
 	struct exec_sink sink;
 	struct strbuf cmd = STRBUF_INIT;
@@ -137,26 +103,16 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0, stopped = 0;
 	double stopped_at = 0;
 
-	exec_sink_init(&sink, req, res);
-	if (!req->argv || !req->argv[0]) {
-		strbuf_seterr(err, "%s: empty command", t->label);
-		r = -EINVAL;
+	r = exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	if (r < 0)
 		goto out;
-	}
-	transport_cmd_short(&cmd, req->argv);
-	if (req->timeout > 0)
-		deadline = start + req->timeout;
 
-	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0)
-		goto sys_fail;
-	if (input) {
-		if (pipe2(in, O_CLOEXEC) < 0)
-			goto sys_fail;
-	} else {
-		in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (in[0] < 0)
-			goto sys_fail;
-	}
+	child.argv = req->argv;
+	child.in = input ? RUN_FD_PIPE : RUN_FD_NULL;
+	child.out = RUN_FD_PIPE;
+	child.err = RUN_FD_PIPE;
+	child.new_group = 1;
+	child.default_signals = 1;
 	buf = malloc(IO_CHUNK);
 	if (!buf)
 		abort();
@@ -165,38 +121,35 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	sigaddset(&pipe_set, SIGPIPE);
 	pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
 
-	pid = fork();
-	if (pid < 0) {
+	r = run_command_start(&child);
+	if (r < 0) {
 		pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+		errno = -r;
 		goto sys_fail;
 	}
-	if (pid == 0)
-		child_exec(req->argv, in[0], out[1], errp[1]);
-	/* both sides set the group, so a kill(-pid) right after fork cannot
-	 * miss it; EACCES once the child has exec'd is fine */
-	setpgid(pid, pid);
-	close_fd(&in[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[1]);
-	if (in[1] >= 0 && (set_nonblock(in[1]) < 0 || req->input_len == 0))
-		close_fd(&in[1]);
-	set_nonblock(out[0]);
-	set_nonblock(errp[0]);
+	pid = child.pid;
+	in_w = child.in_fd;
+	out_r = child.out_fd;
+	err_r = child.err_fd;
+	if (in_w >= 0 && (set_nonblock(in_w) < 0 || req->input_len == 0))
+		close_fd(&in_w);
+	set_nonblock(out_r);
+	set_nonblock(err_r);
 
-	while (in[1] >= 0 || out[0] >= 0 || errp[0] >= 0) {
+	while (in_w >= 0 || out_r >= 0 || err_r >= 0) {
 		struct pollfd pfd[3];
 		int nfd = 0, ms, i_in = -1, i_out = -1, i_err = -1, n;
 
-		if (in[1] >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = in[1], .events = POLLOUT };
+		if (in_w >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = in_w, .events = POLLOUT };
 			i_in = nfd++;
 		}
-		if (out[0] >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = out[0], .events = POLLIN };
+		if (out_r >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = out_r, .events = POLLIN };
 			i_out = nfd++;
 		}
-		if (errp[0] >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = errp[0], .events = POLLIN };
+		if (err_r >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = err_r, .events = POLLIN };
 			i_err = nfd++;
 		}
 		if (req->pause && *req->pause && !stopped) {
@@ -233,35 +186,35 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 
 			if (want > IO_CHUNK)
 				want = IO_CHUNK;
-			w = write(in[1], input + in_off, want);
+			w = write(in_w, input + in_off, want);
 			if (w < 0 && errno == EPIPE) {
 				saw_epipe = 1;
-				close_fd(&in[1]);
+				close_fd(&in_w);
 			} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-				close_fd(&in[1]);
+				close_fd(&in_w);
 			} else if (w > 0) {
 				in_off += (size_t)w;
 				if (in_off == req->input_len)
-					close_fd(&in[1]);
+					close_fd(&in_w);
 			}
 		}
 		if (i_out >= 0 && pfd[i_out].revents) {
-			ssize_t rd = read(out[0], buf, IO_CHUNK);
+			ssize_t rd = read(out_r, buf, IO_CHUNK);
 
 			if (rd > 0) {
 				if (exec_sink_out(&sink, buf, (size_t)rd) < 0)
 					goto cancelled;
 			} else if (rd == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close_fd(&out[0]);
+				close_fd(&out_r);
 			}
 		}
 		if (i_err >= 0 && pfd[i_err].revents) {
-			ssize_t rd = read(errp[0], buf, IO_CHUNK);
+			ssize_t rd = read(err_r, buf, IO_CHUNK);
 
 			if (rd > 0)
 				exec_sink_err(&sink, buf, (size_t)rd);
 			else if (rd == 0 || (errno != EAGAIN && errno != EINTR))
-				close_fd(&errp[0]);
+				close_fd(&err_r);
 		}
 	}
 
@@ -296,16 +249,12 @@ timed_out:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
 	exec_sink_finish(&sink);
-	strbuf_seterr(err, "%s: `%s` timed out after %.1f s", t->label, cmd.buf,
-		      mono_now() - start);
-	r = -ETIMEDOUT;
+	r = exec_timed_out(t, cmd.buf, start, err);
 	goto out_mask;
 cancelled:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
-	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd.buf,
-		      req->cancel && *req->cancel ? "cancelled" : "stopped by its output reader");
-	r = -ECANCELED;
+	r = exec_cancelled(t, req, cmd.buf, err);
 	goto out_mask;
 sys_fail_kill:
 	r = -errno;
@@ -328,12 +277,9 @@ sys_fail:
 out:
 	if (pid > 0 && !reaped)
 		kill_and_reap(pid, &wstatus);
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&out[0]);
-	close_fd(&out[1]);
-	close_fd(&errp[0]);
-	close_fd(&errp[1]);
+	close_fd(&in_w);
+	close_fd(&out_r);
+	close_fd(&err_r);
 	free(buf);
 	exec_sink_release(&sink);
 	strbuf_release(&cmd);

@@ -471,18 +471,12 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 	int pid_state = want_pid ? 0 : 1;
 	long pid = 0;
 
-	exec_sink_init(&sink, req, res);
-	if (!req->argv || !req->argv[0]) {
-		strbuf_seterr(err, "%s: empty command", t->label);
-		r = -EINVAL;
+	r = exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	if (r < 0)
 		goto out;
-	}
-	transport_cmd_short(&cmd, req->argv);
 	if (want_pid)
 		strbuf_addstr(&line, "printf '%s\\n' \"$$\" && exec ");
 	transport_cmdline(&line, req->argv);
-	if (req->timeout > 0)
-		deadline = start + req->timeout;
 	buf = malloc(IO_CHUNK);
 	if (!buf)
 		abort();
@@ -612,21 +606,17 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 	goto out;
 
 timed_out:
-	strbuf_seterr(err, "%s: `%s` timed out after %.1f s", t->label, cmd.buf,
-		      mono_now() - start);
+	r = exec_timed_out(t, cmd.buf, start, err);
 	if (want_pid && pid_state == 1 && ssh_is_connected(s))
 		remote_kill(t, pid);
 	channel_abort(ch);
 	exec_sink_finish(&sink);
-	r = -ETIMEDOUT;
 	goto out;
 cancelled:
 	if (want_pid && pid_state == 1 && ssh_is_connected(s))
 		remote_kill(t, pid);
 	channel_abort(ch);
-	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd.buf,
-		      req->cancel && *req->cancel ? "cancelled" : "stopped by its output reader");
-	r = -ECANCELED;
+	r = exec_cancelled(t, req, cmd.buf, err);
 	goto out;
 ssh_fail:
 	r = ssh_code(s, -EIO);

@@ -1,11 +1,15 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include "banned.h"
@@ -126,6 +130,29 @@ double median_inplace(double *v, size_t n)
 		return NAN;
 	qsort(v, n, sizeof(*v), cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int word_valid(const char *s, size_t max, const char *not_first)
+{
+	size_t n;
+
+	if (!s || !*s || strchr(not_first, *s))
+		return 0;
+	for (n = 0; s[n]; n++) {
+		char ch = s[n];
+
+		if (n >= max)
+			return 0;
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		      (ch >= '0' && ch <= '9') || ch == '.' || ch == '_' || ch == '-'))
+			return 0;
+	}
+	return 1;
+}
+
+int name_valid(const char *s)
+{
+	return word_valid(s, NAME_VALID_MAX, "-.");
 }
 
 int ref_valid(const char *ref)
@@ -259,4 +286,194 @@ char *xstrdup(const char *s)
 	if (!p)
 		abort();
 	return p;
+}
+
+char *hex_encode(const unsigned char *in, size_t n, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[in[i] >> 4];
+		out[2 * i + 1] = digits[in[i] & 0xf];
+	}
+	out[2 * n] = '\0';
+	return out;
+}
+
+int hex_valid(const char *s, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	return s[n] == '\0';
+}
+
+/*
+ * ---- run_command ----
+ *
+ * The descriptors are all made in the parent, before the fork,
+ * close-on-exec; the child only moves them into place and execs.
+ * Moving is two steps, all sources above the highest target first and then
+ * dup2 onto the targets, so no dup2 clobbers a source another one needs
+ * (a pipe may well have been given descriptor 1 or 3). dup2 clears
+ * close-on-exec on its target, and only on it: nothing else gets through.
+ */
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void run_command_close_pipes(struct run_command *cmd)
+{
+	if (cmd->in == RUN_FD_PIPE)
+		close_fd(&cmd->in_fd);
+	if (cmd->out == RUN_FD_PIPE)
+		close_fd(&cmd->out_fd);
+	if (cmd->err == RUN_FD_PIPE && !cmd->err_to_out)
+		close_fd(&cmd->err_fd);
+}
+
+static void __attribute__((noreturn)) child_fail(const char *argv0, int e)
+{
+	const char *msg = strerrordesc_np(e);
+
+	if (!msg)
+		msg = "error";
+	/* nothing to do if these fail: the exit status says it */
+	if (write(2, "tlblab: cannot execute ", 23) < 0 ||
+	    write(2, argv0, strlen(argv0)) < 0 || write(2, ": ", 2) < 0 ||
+	    write(2, msg, strlen(msg)) < 0 || write(2, "\n", 1) < 0)
+		_exit(e == ENOENT ? 127 : 126);
+	_exit(e == ENOENT ? 127 : 126);
+}
+
+/* Only async-signal-safe calls from here to exec. src[i] < 0: leave
+ * descriptor i as it is. */
+static void __attribute__((noreturn))
+child_exec(const struct run_command *cmd, const int *src, int nsrc)
+{
+	int moved[3 + RUN_PASS_FDS_MAX], i;
+
+	if (cmd->new_group)
+		setpgid(0, 0);
+	if (cmd->kill_with_parent)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (cmd->default_signals) {
+		struct sigaction sa;
+		sigset_t none;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGPIPE, &sa, NULL);
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+	}
+	for (i = 0; i < nsrc; i++) {
+		moved[i] = -1;
+		if (src[i] >= 0 && (moved[i] = fcntl(src[i], F_DUPFD_CLOEXEC, nsrc)) < 0)
+			child_fail(cmd->argv[0], errno);
+	}
+	for (i = 0; i < nsrc; i++)
+		if (moved[i] >= 0 && dup2(moved[i], i) < 0)
+			child_fail(cmd->argv[0], errno);
+	execvp(cmd->argv[0], (char *const *)cmd->argv);
+	child_fail(cmd->argv[0], errno);
+}
+
+/* Prepares one of stdin/stdout/stderr: *child the child's descriptor (or
+ * -1 to inherit), *mine ours to close after the fork (-1 for none). */
+static int setup_fd(enum run_fd how, int *fd, int reading, int *child, int *mine)
+{
+	int p[2];
+
+	*child = *mine = -1;
+	switch (how) {
+	case RUN_FD_INHERIT:
+		return 0;
+	case RUN_FD_NULL:
+		*child = *mine = open("/dev/null", (reading ? O_RDONLY : O_WRONLY) | O_CLOEXEC);
+		return *child < 0 ? -errno : 0;
+	case RUN_FD_PIPE:
+		if (pipe2(p, O_CLOEXEC) < 0)
+			return -errno;
+		*child = *mine = reading ? p[0] : p[1];
+		*fd = reading ? p[1] : p[0];
+		return 0;
+	case RUN_FD_GIVEN:
+		*child = *fd;
+		return *child < 0 ? -EBADF : 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int run_command_start(struct run_command *cmd)
+{
+	int src[3 + RUN_PASS_FDS_MAX], mine[3] = { -1, -1, -1 }, nsrc, i, r;
+
+	if (!cmd->argv || !cmd->argv[0] || cmd->npass_fds < 0 || cmd->npass_fds > RUN_PASS_FDS_MAX)
+		return -EINVAL;
+	if (cmd->in == RUN_FD_PIPE)
+		cmd->in_fd = -1;
+	if (cmd->out == RUN_FD_PIPE)
+		cmd->out_fd = -1;
+	if (cmd->err == RUN_FD_PIPE)
+		cmd->err_fd = -1;
+	if ((r = setup_fd(cmd->in, &cmd->in_fd, 1, &src[0], &mine[0])) < 0 ||
+	    (r = setup_fd(cmd->out, &cmd->out_fd, 0, &src[1], &mine[1])) < 0)
+		goto fail;
+	if (cmd->err_to_out)
+		src[2] = src[1] >= 0 ? src[1] : 1;
+	else if ((r = setup_fd(cmd->err, &cmd->err_fd, 0, &src[2], &mine[2])) < 0)
+		goto fail;
+	nsrc = 3 + cmd->npass_fds;
+	for (i = 0; i < cmd->npass_fds; i++) {
+		if (cmd->pass_fds[i] < 0) {
+			r = -EBADF;
+			goto fail;
+		}
+		src[3 + i] = cmd->pass_fds[i];
+	}
+
+	cmd->pid = fork();
+	if (cmd->pid < 0) {
+		r = -errno;
+		goto fail;
+	}
+	if (cmd->pid == 0)
+		child_exec(cmd, src, nsrc);
+	/* EACCES once the child has exec'd is fine: it did it itself */
+	if (cmd->new_group)
+		setpgid(cmd->pid, cmd->pid);
+	for (i = 0; i < 3; i++)
+		close_fd(&mine[i]);
+	return 0;
+
+fail:
+	for (i = 0; i < 3; i++)
+		close_fd(&mine[i]);
+	run_command_close_pipes(cmd);
+	cmd->pid = -1;
+	return r;
+}
+
+int run_command_wait(struct run_command *cmd, int *ret_wstatus)
+{
+	int wstatus;
+
+	if (cmd->pid <= 0)
+		return -ECHILD;
+	while (waitpid(cmd->pid, &wstatus, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	cmd->pid = -1;
+	if (ret_wstatus)
+		*ret_wstatus = wstatus;
+	return 0;
 }

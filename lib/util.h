@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Checked number parsing and small helpers shared by every binary.
@@ -35,6 +36,17 @@ int cmp_double(const void *a, const void *b);
 double median_inplace(double *v, size_t n);
 
 /*
+ * A name of the lab (suites, machines, builders, tags, submitters), as the
+ * configuration and the API take it: [A-Za-z0-9._-]{1,NAME_VALID_MAX}, not
+ * starting with '-' or '.', so it is safe as an argument, a path element
+ * and in a log line. NULL is not a name.
+ */
+#define NAME_VALID_MAX 64
+int name_valid(const char *s);
+/* 1 when s is 1 to max characters of [A-Za-z0-9._-] and does not start
+ * with one of not_first: the alphabet of name_valid and of user names. */
+int word_valid(const char *s, size_t max, const char *not_first);
+/*
  * A git ref a user may name (git check-ref-format --allow-onelevel rules:
  * no "..", "@{", control characters, space, ~^:?*[\, no leading '-' or
  * '.', no trailing '/', '.' or ".lock", at most 255 bytes) or a 7..40
@@ -61,6 +73,96 @@ void *xmalloc(size_t size);
 void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t size);
 char *xstrdup(const char *s);
+
+/*
+ * Lower-case hex of in[0..n): writes 2n digits and a NUL to out, which
+ * holds 2n + 1 bytes. Returns out. Every hash and random id the binaries
+ * print goes through it, so they all read the same way.
+ */
+char *hex_encode(const unsigned char *in, size_t n, char *out);
+/* 1 when s is exactly n lower-case hex digits (what hex_encode writes). */
+int hex_valid(const char *s, size_t n);
+
+/* ---- run_command ---- */
+
+/*
+ * One way to start a child process, in the manner of git's run-command:
+ * argv (never a shell line), what its stdin, stdout and stderr are, an
+ * optional process group of its own, and descriptors handed over at fixed
+ * numbers. Every descriptor this module creates is close-on-exec until the
+ * child's dup2 puts it where it belongs, so a child inherits nothing it was
+ * not given, whatever other threads open meanwhile.
+ *
+ * What to do while it runs stays with the caller: timeouts, killing the
+ * group, caps on output, polling. The module starts and reaps; the caller
+ * owns the policy in between.
+ *
+ *	struct run_command cmd = RUN_COMMAND_INIT;
+ *
+ *	cmd.argv = argv;
+ *	cmd.out = RUN_FD_PIPE;
+ *	if (run_command_start(&cmd) < 0) ...
+ *	... read cmd.out_fd, close it ...
+ *	run_command_wait(&cmd, &wstatus);
+ */
+
+enum run_fd {
+	RUN_FD_INHERIT,		/* the child gets ours */
+	RUN_FD_NULL,		/* /dev/null */
+	RUN_FD_PIPE,		/* a pipe; our end in *_fd after start */
+	RUN_FD_GIVEN,		/* *_fd, a descriptor the caller keeps and closes */
+	RUN_FD_MAX
+};
+
+/* Descriptors a child may be handed besides 0, 1 and 2 (pass_fds). */
+#define RUN_PASS_FDS_MAX 4
+
+struct run_command {
+	const char *const *argv;	/* argv[0] is looked up in PATH */
+	enum run_fd in, out, err;
+	/*
+	 * RUN_FD_GIVEN: set by the caller, the child's descriptor. RUN_FD_PIPE:
+	 * set by run_command_start, our end (close-on-exec, blocking), which
+	 * the caller reads or writes and closes. Otherwise -1.
+	 */
+	int in_fd, out_fd, err_fd;
+	/* stderr goes where stdout goes (err is then ignored) */
+	unsigned err_to_out : 1;
+	/* the child leads a new process group (its pid), set on both sides
+	 * of the fork so that kill(-pid) right after start cannot miss it */
+	unsigned new_group : 1;
+	/* the child is killed (SIGKILL) when the thread that started it dies */
+	unsigned kill_with_parent : 1;
+	/* the child starts with SIGPIPE at its default disposition and an
+	 * empty signal mask, whatever this process or thread set */
+	unsigned default_signals : 1;
+	/* pass_fds[i] becomes the child's descriptor 3 + i; ours stay open */
+	int pass_fds[RUN_PASS_FDS_MAX];
+	int npass_fds;
+	/* after start: the child, until run_command_wait reaps it (a caller
+	 * that polls with waitpid(WNOHANG) or kills it reaps it itself) */
+	pid_t pid;
+};
+
+#define RUN_COMMAND_INIT { .in_fd = -1, .out_fd = -1, .err_fd = -1, .pid = -1 }
+
+/*
+ * Starts cmd. 0, or a negative errno (nothing started, nothing left open).
+ * Between fork and exec the child makes only async-signal-safe calls, as
+ * the daemon and the agent have threads. When exec fails the child writes
+ * "tlblab: cannot execute ARGV0: REASON" on its stderr and exits 127 (not
+ * found) or 126.
+ */
+int run_command_start(struct run_command *cmd);
+
+/*
+ * Waits for the child (retrying EINTR) and stores its wait status in
+ * *ret_wstatus. 0 or a negative errno. cmd->pid is -1 afterwards.
+ */
+int run_command_wait(struct run_command *cmd, int *ret_wstatus);
+
+/* Closes the parent's ends of the pipes that are still open. */
+void run_command_close_pipes(struct run_command *cmd);
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 

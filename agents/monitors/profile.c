@@ -21,6 +21,8 @@
 /* the control descriptors as perf record sees them */
 #define PERF_CTL_FD 3
 #define PERF_ACK_FD 4
+_Static_assert(PERF_CTL_FD == 3 && PERF_ACK_FD == 4,
+	       "run_command hands pass_fds over from 3 on, in order");
 
 struct profile {
 	pid_t pid;
@@ -32,37 +34,29 @@ struct profile {
 };
 
 /* Runs argv with stdout into out (bounded), stderr into the log file. */
-static int run_capture(char *const argv[], const char *log, struct strbuf *out, struct strbuf *err)
+static int run_capture(const char *const argv[], const char *log, struct strbuf *out,
+		       struct strbuf *err)
 {
-	int pipefd[2], status;
-	pid_t pid;
-	int r;
+	struct run_command cmd = RUN_COMMAND_INIT;
+	int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	int status = 0, r;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return strbuf_seterr(err, "pipe: %s", strerror(errno));
-	pid = fork();
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return strbuf_seterr(err, "fork: %s", strerror(errno));
+	cmd.argv = argv;
+	cmd.out = RUN_FD_PIPE;
+	if (logfd >= 0) {
+		cmd.err = RUN_FD_GIVEN;
+		cmd.err_fd = logfd;
 	}
-	if (pid == 0) {
-		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-
-		dup2(pipefd[1], 1);
-		if (fd >= 0)
-			dup2(fd, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(pipefd[1]);
-	r = strbuf_read_fd(out, pipefd[0], PERF_OUTPUT_MAX);
-	close(pipefd[0]);
-	if (r == -EFBIG) {
-		kill(pid, SIGKILL);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	r = run_command_start(&cmd);
+	if (logfd >= 0)
+		close(logfd);
+	if (r < 0)
+		return strbuf_seterr(err, "%s %s: cannot start: %s", argv[0], argv[1], strerror(-r));
+	r = strbuf_read_fd(out, cmd.out_fd, PERF_OUTPUT_MAX);
+	run_command_close_pipes(&cmd);
+	if (r == -EFBIG)
+		kill(cmd.pid, SIGKILL);
+	run_command_wait(&cmd, &status);
 	if (r < 0)
 		return strbuf_seterr(err, "%s %s: output: %s", argv[0], argv[1], strerror(-r));
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
@@ -123,7 +117,8 @@ static int wait_ack(int fd, double timeout)
 
 struct profile *profile_start(int frequency, struct strbuf *err)
 {
-	int ctl[2] = { -1, -1 }, ack[2] = { -1, -1 }, i, e;
+	int ctl[2] = { -1, -1 }, ack[2] = { -1, -1 }, i, e, logfd;
+	struct run_command cmd = RUN_COMMAND_INIT;
 	struct profile *p;
 	char freq[16];
 
@@ -148,33 +143,33 @@ struct profile *profile_start(int frequency, struct strbuf *err)
 		strbuf_seterr(err, "pipe: %s", strerror(errno));
 		goto fail;
 	}
-	p->pid = fork();
-	if (p->pid < 0) {
-		strbuf_seterr(err, "fork: %s", strerror(errno));
+	{
+		const char *argv[] = { "perf", "record", "-a", "-g", "-e", "cpu-clock", "-F", freq,
+				       "-D", "-1", "--control",
+				       "fd:" STR(PERF_CTL_FD) "," STR(PERF_ACK_FD), "-o", p->data,
+				       NULL };
+
+		logfd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		cmd.argv = argv;
+		cmd.in = RUN_FD_NULL;
+		cmd.out = RUN_FD_NULL;
+		if (logfd >= 0) {
+			cmd.err = RUN_FD_GIVEN;
+			cmd.err_fd = logfd;
+		}
+		/* perf gets exactly these two, at the numbers --control names */
+		cmd.pass_fds[PERF_CTL_FD - 3] = ctl[0];
+		cmd.pass_fds[PERF_ACK_FD - 3] = ack[1];
+		cmd.npass_fds = 2;
+		e = run_command_start(&cmd);
+		if (logfd >= 0)
+			close(logfd);
+	}
+	if (e < 0) {
+		strbuf_seterr(err, "perf record: cannot start: %s", strerror(-e));
 		goto fail;
 	}
-	if (p->pid == 0) {
-		int fd = open(p->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		if (null >= 0) {
-			dup2(null, 0);
-			dup2(null, 1);
-		}
-		if (fd >= 0)
-			dup2(fd, 2);
-		/* dup2 onto another descriptor clears close-on-exec: perf gets
-		 * exactly these two (moved up first, as either may be 3 or 4) */
-		ctl[0] = fcntl(ctl[0], F_DUPFD, 10);
-		ack[1] = fcntl(ack[1], F_DUPFD, 10);
-		if (ctl[0] < 0 || ack[1] < 0 || dup2(ctl[0], PERF_CTL_FD) < 0 ||
-		    dup2(ack[1], PERF_ACK_FD) < 0)
-			_exit(127);
-		execlp("perf", "perf", "record", "-a", "-g", "-e", "cpu-clock", "-F", freq,
-		       "-D", "-1", "--control", "fd:" STR(PERF_CTL_FD) "," STR(PERF_ACK_FD),
-		       "-o", p->data, (char *)NULL);
-		_exit(127);
-	}
+	p->pid = cmd.pid;
 	close(ctl[0]);
 	close(ack[1]);
 	ctl[0] = ack[1] = -1;
@@ -301,10 +296,10 @@ json_t *profile_stop(struct profile *p, struct strbuf *err)
 	symbols = json_array();
 	folded = json_array();
 	{
-		char *report[] = { "perf", "report", "-i", p->data, "--stdio", "--children",
-				   "--sort", "symbol", "-g", "none", "--percent-limit", "0.1",
-				   "-q", NULL };
-		char *script[] = { "perf", "script", "-i", p->data, "-F", "comm,ip,sym", NULL };
+		const char *report[] = { "perf", "report", "-i", p->data, "--stdio", "--children",
+					 "--sort", "symbol", "-g", "none", "--percent-limit", "0.1",
+					 "-q", NULL };
+		const char *script[] = { "perf", "script", "-i", p->data, "-F", "comm,ip,sym", NULL };
 
 		if (run_capture(report, p->log, &out, err) < 0) {
 			log_excerpt(p, err);

@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -252,36 +251,24 @@ static int ex_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
 	struct strbuf out = STRBUF_INIT;
-	int pipefd[2], status = 0, r = 0, timed_out;
-	pid_t pid;
+	struct run_command cmd = RUN_COMMAND_INIT;
+	int status = 0, r = 0, timed_out;
 
 	memset(&ex, 0, sizeof(ex));
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return strbuf_seterr(err, "pipe: %s", strerror(errno));
+	cmd.argv = (const char *const *)p->argv;
+	cmd.out = RUN_FD_PIPE;
+	cmd.err_to_out = 1;
+	cmd.new_group = 1;	/* so that ex_wait can end what it leaves behind */
+	cmd.kill_with_parent = 1;
 	wl_begin(ctx);
-	pid = fork();
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
+	r = run_command_start(&cmd);
+	if (r < 0) {
 		wl_end(ctx);
-		return strbuf_seterr(err, "fork: %s", strerror(errno));
+		return strbuf_seterr(err, "%s: cannot start: %s", p->argv[0], strerror(-r));
 	}
-	if (pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		setpgid(0, 0);
-		dup2(pipefd[1], 1);
-		dup2(pipefd[1], 2);
-		execvp(p->argv[0], p->argv);
-		dprintf(2, "exec %s: %s\n", p->argv[0], strerror(errno));
-		_exit(127);
-	}
-	/* both sides set the group, so a kill of it never misses the command */
-	setpgid(pid, pid);
-	close(pipefd[1]);
-	timed_out = ex_wait(pid, pipefd[0], p->timeout, &out);
-	close(pipefd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	timed_out = ex_wait(cmd.pid, cmd.out_fd, p->timeout, &out);
+	run_command_close_pipes(&cmd);
+	run_command_wait(&cmd, &status);
 	wl_end(ctx);
 
 	if (timed_out) {

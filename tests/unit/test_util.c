@@ -291,6 +291,39 @@ static void test_parse_double(void **state)
 	assert_int_equal(parse_double(NULL, &v), -1);
 }
 
+/* Names and user names share an alphabet; only what may come first and
+ * the length differ (test_config holds names to the whole rule). */
+static void test_word_valid(void **state)
+{
+	(void)state;
+	assert_true(word_valid(".profile-user", 64, "-"));
+	assert_false(name_valid(".profile-user"));
+	assert_false(word_valid("-x", 64, "-"));
+	assert_false(word_valid("abc", 2, ""));
+	assert_true(word_valid("ab", 2, ""));
+	assert_false(word_valid("a:b", 64, ""));
+	assert_false(word_valid(NULL, 64, ""));
+}
+
+static void test_hex(void **state)
+{
+	const unsigned char b[] = { 0x00, 0x01, 0x7f, 0x80, 0xab, 0xff };
+	char out[2 * sizeof(b) + 1];
+
+	(void)state;
+	memset(out, 'x', sizeof(out));
+	assert_ptr_equal(hex_encode(b, sizeof(b), out), out);
+	assert_string_equal(out, "00017f80abff");
+	assert_true(hex_valid(out, 12));
+	hex_encode(b, 0, out);
+	assert_string_equal(out, "");
+
+	assert_false(hex_valid("00017f80abff", 11));	/* longer than n */
+	assert_false(hex_valid("00017f80abf", 12));	/* shorter */
+	assert_false(hex_valid("00017F80abff", 12));	/* upper case is not ours */
+	assert_false(hex_valid("00017g80abff", 12));
+}
+
 static void test_median(void **state)
 {
 	double odd[] = { 5, 1, 3 };
@@ -474,6 +507,8 @@ int main(void)
 		cmocka_unit_test(test_parse_u64),
 		cmocka_unit_test(test_parse_int_range),
 		cmocka_unit_test(test_parse_double),
+		cmocka_unit_test(test_word_valid),
+		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_median),
 		cmocka_unit_test(test_web_resolve),
 		cmocka_unit_test(test_web_open),
