@@ -37,15 +37,8 @@ machine() { # NAME ADDR PORT KNOWN_HOSTS
 EOM
 }
 {
-	cat <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  max_body: 65536
-  workers: 4
-machines:
-EOC
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "max_body: 65536" "workers: 4"
+	echo machines:
 	machine m1 127.0.0.2 "$P1" "$KH1"
 	machine m2 127.0.0.3 "$P2" "$KH2"
 	machine m3 127.0.0.2 "$P1" "$TMP/empty_known_hosts"
