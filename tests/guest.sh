@@ -187,6 +187,13 @@ EOC
 
 # lab_tail: the builders, trees and suites sections of the guest tests' lab.yaml
 lab_tail() {
+	lab_guest_builder
+	lab_quick_suite
+}
+
+# lab_guest_builder: the builders and trees sections: the local builder on
+# the warm tree of $CACHE, the tree linux with the guests' fragments
+lab_guest_builder() {
 	cat <<EOC
 builders:
   - name: local
@@ -198,6 +205,13 @@ trees:
     url: $CACHE/linux
     builder: local
     fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+EOC
+}
+
+# lab_quick_suite: the suites section with one suite, quick (mprotect, two
+# modes, 2 iterations of 1 s)
+lab_quick_suite() {
+	cat <<EOC
 suites:
   - name: quick
     timeout: 600
