@@ -6,6 +6,7 @@
 # tests/daemon.sh (TMP is tmp, DAEMON_PORT port, the log $DAEMON_LOG), and:
 #   start   starts the daemon (serving web/) and waits for it
 #   stop    stops it
+#   fill COMMAND...   the daemon makes the store, then COMMAND fills it
 # $pid is the running daemon's.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -39,6 +40,15 @@ start() {
 stop() {
 	daemon_stop
 	pid=
+}
+
+# fill COMMAND...: the daemon makes its store (started, stopped), then
+# COMMAND (reading this function's stdin) fills it; the bench ends when it
+# fails
+fill() {
+	start
+	stop
+	"$@" || { echo "bench: cannot fill the store"; exit 1; }
 }
 
 # fresh_patch CACHE OUT: the demo patch to arch/x86/mm/tlb.c plus a comment
