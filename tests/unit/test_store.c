@@ -446,10 +446,35 @@ static long long q_int(sqlite3 *db, const char *sql, long long arg)
 	return v;
 }
 
+/* What a store call must not leave half made, whatever failed: each a
+ * count over the job (bound to ?) that must be 0, and what it counts. A run
+ * is done with all its results, and a pending one has none. */
+static const struct {
+	const char *count;
+	const char *what;
+} half_made[] = {
+	{ "SELECT count(*) FROM stages WHERE job_id = ? AND ((state = 'done' AND finished IS NULL) "
+	  "OR (state = 'running' AND (started IS NULL OR machine IS NULL)))",
+	  "a stage half-started or half-finished" },
+	{ "SELECT count(*) FROM stages g WHERE job_id = ? AND kind = 'run' AND state = 'done' AND "
+	  "(specs IS NULL OR (SELECT count(*) FROM runs r WHERE r.stage_id = g.id) != 2 OR "
+	  "(SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.stage_id = g.id) != 2 OR "
+	  "(SELECT count(*) FROM samples p WHERE p.stage_id = g.id) != 1 OR "
+	  "(SELECT count(*) FROM unavailable u WHERE u.stage_id = g.id) != 1)",
+	  "a run stage is done without all its results" },
+	{ "SELECT count(*) FROM runs r JOIN stages g ON g.id = r.stage_id WHERE g.job_id = ? "
+	  "AND g.state = 'pending'",
+	  "a pending stage has runs" },
+	{ "SELECT count(*) FROM runs r WHERE job_id = ? AND NOT EXISTS "
+	  "(SELECT 1 FROM metrics m WHERE m.run_id = r.id)",
+	  "a run without its metrics" },
+};
+
 /* What must hold between any two store calls, whatever failed. */
 static void check_invariants(struct life *l, const char *after)
 {
 	sqlite3 *db = l->db;
+	size_t i;
 	long long jobs = q_int(db, "SELECT count(*) FROM jobs WHERE ?1 >= 0", 0);
 	long long n, done, running, started;
 	char state[16] = "";
@@ -475,22 +500,9 @@ static void check_invariants(struct life *l, const char *after)
 				 "AND a.seq < b.seq WHERE a.job_id = ? AND a.state != 'done' AND b.state != 'pending'",
 				 l->job))
 		fail_msg("after %s: stages out of order", after);
-	if (q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND ((state = 'done' AND finished IS NULL) "
-		  "OR (state = 'running' AND (started IS NULL OR machine IS NULL)))", l->job))
-		fail_msg("after %s: a stage half-started or half-finished", after);
-	/* a run is done with all its results, and a pending one has none */
-	if (q_int(db, "SELECT count(*) FROM stages g WHERE job_id = ? AND kind = 'run' AND state = 'done' AND "
-		  "(specs IS NULL OR (SELECT count(*) FROM runs r WHERE r.stage_id = g.id) != 2 OR "
-		  "(SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.stage_id = g.id) != 2 OR "
-		  "(SELECT count(*) FROM samples p WHERE p.stage_id = g.id) != 1 OR "
-		  "(SELECT count(*) FROM unavailable u WHERE u.stage_id = g.id) != 1)", l->job))
-		fail_msg("after %s: a run stage is done without all its results", after);
-	if (q_int(db, "SELECT count(*) FROM runs r JOIN stages g ON g.id = r.stage_id WHERE g.job_id = ? "
-		  "AND g.state = 'pending'", l->job))
-		fail_msg("after %s: a pending stage has runs", after);
-	if (q_int(db, "SELECT count(*) FROM runs r WHERE job_id = ? AND NOT EXISTS "
-		  "(SELECT 1 FROM metrics m WHERE m.run_id = r.id)", l->job))
-		fail_msg("after %s: a run without its metrics", after);
+	for (i = 0; i < ARRAY_SIZE(half_made); i++)
+		if (q_int(db, half_made[i].count, l->job))
+			fail_msg("after %s: %s", after, half_made[i].what);
 	/* the machine is leased by the boot or run that runs on it, else free */
 	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS NOT "
 		  "(SELECT id FROM stages WHERE state = 'running' AND kind IN ('boot', 'run')) OR "
