@@ -16,6 +16,7 @@
 #   lab_yaml_machine_dirs NAME [KEY: VALUE]...   one with its own dirs
 #   lab_yaml_builder [KEY: VALUE]...   builders: and trees: (b1, linux)
 #   lab_yaml_builder_unreachable PORT   the same, b1 reached over SSH
+#   lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...   a suite entry
 #   lab_yaml_hold_suite   a suite entry that holds its machine
 # A test writes its lab.yaml from these and appends what is its own:
 #   { lab_yaml "$TMP/data" "tokens: [$TOKEN]"; echo machines:
@@ -147,6 +148,17 @@ lab_yaml_builder_unreachable() {
 	lab_yaml_builder "transport: ssh" "host: 127.0.0.1" "port: $1" "user: nobody" \
 		"identity: $TMP/no-such-key" "host_key: SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" \
 		"workdir: $TMP/b1"
+}
+
+# lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...: an entry of suites:,
+# NAME (with the suite's timeout TIMEOUT, "" for the default), of one
+# mprotect workload with the given keys
+lab_yaml_mprotect_suite() {
+	printf '  - name: %s\n' "$1"
+	if [ -n "$2" ]; then printf '    timeout: %s\n' "$2"; fi
+	printf '    workloads:\n      - workload: mprotect\n'
+	shift 2
+	for _kv; do printf '        %s\n' "$_kv"; done
 }
 
 # lab_yaml_hold_suite: an entry of suites:, 'hold', whose one run holds its

@@ -23,13 +23,8 @@ TMP=$tmp DAEMON_PORT=$port
 	echo machines:
 	lab_yaml_machine m1
 	lab_yaml_builder
-	cat <<EOC
-suites:
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        workers: 2
-EOC
+	echo suites:
+	lab_yaml_mprotect_suite tlb "" "workers: 2"
 } >"$tmp/lab.yaml"
 
 start() {

@@ -39,17 +39,11 @@ export TLBLAB_SERVER TLBLAB_TOKEN USER
 	lab_yaml_machine_dirs m1 "tags: [local, small]"
 	lab_yaml_machine_dirs m2 "tags: [spare]"
 	lab_yaml_builder_unreachable "$DEAD"
+	echo suites:
+	# 2 cases x (a warm-up and 2 iterations) x 0.3 s: longer than the
+	# client's 1 s between polls, so submit --wait sees the stage running
+	lab_yaml_mprotect_suite tlb "" "mode: [threads, processes]" "workers: 2" "duration: 0.3" "iterations: 2"
 	cat <<EOC
-suites:
-  # 2 cases x (a warm-up and 2 iterations) x 0.3 s: longer than the
-  # client's 1 s between polls, so submit --wait sees the stage running
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        mode: [threads, processes]
-        workers: 2
-        duration: 0.3
-        iterations: 2
   - name: broken
     workloads:
       - workload: mprotect

@@ -26,14 +26,8 @@ mkdir -m 755 "$TMP/data"
 	echo machines:
 	lab_yaml_machine m1
 	lab_yaml_builder "transport: local" "workdir: $TMP/builder"
-	cat <<EOC
-suites:
-  - name: quick
-    workloads:
-      - workload: mprotect
-        workers: 1
-        duration: 0.2
-EOC
+	echo suites:
+	lab_yaml_mprotect_suite quick "" "workers: 1" "duration: 0.2"
 } >"$TMP/lab.yaml"
 
 # 1. the example token is refused, inline or in the token file, at its line;

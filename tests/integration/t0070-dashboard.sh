@@ -28,14 +28,8 @@ fi
 	lab_yaml_machine m1 "tags: [local]"
 	lab_yaml_machine m2
 	lab_yaml_builder
-	cat <<EOC
-suites:
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        workers: 2
-        duration: 0.5
-EOC
+	echo suites:
+	lab_yaml_mprotect_suite tlb "" "workers: 2" "duration: 0.5"
 	# holds a machine: the job that runs it stays running, the next one queued
 	lab_yaml_hold_suite
 } >"$TMP/lab.yaml"

@@ -23,17 +23,8 @@ lab() { # DATA_DIR
 	lab_yaml "$1" "tokens: [$TOKEN]"
 	echo machines:
 	lab_yaml_machine_dirs m1
-	cat <<EOC
-suites:
-  - name: quick
-    timeout: 120
-    workloads:
-      - workload: mprotect
-        mode: [threads, processes]
-        workers: 2
-        duration: 0.2
-        iterations: 2
-EOC
+	echo suites:
+	lab_yaml_mprotect_suite quick 120 "mode: [threads, processes]" "workers: 2" "duration: 0.2" "iterations: 2"
 }
 lab "$DATA" >"$TMP/lab.yaml"
 
