@@ -55,6 +55,16 @@ check() {
 	fi
 }
 
+# check_status NAME WANT STATUS LOG: passes when the exit status STATUS (of
+# a command already run) is WANT; on failure shows the end of LOG.
+check_status() {
+	if [ "$3" = "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "exit $3: $(tail -c 400 "$4")"
+	fi
+}
+
 # check_fails NAME EXPECTED_STATUS PATTERN COMMAND...: passes when COMMAND
 # exits with EXPECTED_STATUS and its stderr+stdout match PATTERN (grep -E).
 check_fails() {
