@@ -9,6 +9,18 @@
 #                         STATES (space-separated); prints it
 #   jq_py EXPR            evaluates a Python expression over J, the JSON
 #                         read from stdin, and prints it
+#   daemon_seed CONFIG COMMAND...   the daemon makes its store (started
+#                         once, stopped), then COMMAND fills it
+#   lab_yaml DATA_DIR [KEY: VALUE]...   the lab: section of a lab.yaml
+#   lab_yaml_machine NAME [KEY: VALUE]...   one local machine
+#   lab_yaml_machine_dirs NAME [KEY: VALUE]...   one with its own dirs
+#   lab_yaml_builder [KEY: VALUE]...   builders: and trees: (b1, linux)
+#   lab_yaml_builder_unreachable PORT   the same, b1 reached over SSH
+#   lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...   a suite entry
+#   lab_yaml_hold_suite   a suite entry that holds its machine
+# A test writes its lab.yaml from these and appends what is its own:
+#   { lab_yaml "$TMP/data" "tokens: [$TOKEN]"; echo machines:
+#     lab_yaml_machine m1; lab_yaml_builder; echo suites:; ...; } >lab.yaml
 # Needs DAEMON_PORT set (the listen port of the config); DAEMON_AGENT, when
 # set, is the agent the daemon uploads (tests with QEMU guests set it to the
 # static $GUEST_AGENT); DAEMON_ARGS, more options for it (split on spaces).
@@ -79,6 +91,89 @@ job_wait() {
 		[ "$(date +%s)" -ge $_end ] && { echo "${_st:-unreachable}"; return 1; }
 		sleep 0.3
 	done
+}
+
+# daemon_seed CONFIG COMMAND...: the daemon makes the store of CONFIG, then
+# COMMAND (its output in $TMP/seed.out) fills it while no daemon runs. When
+# either does not work the test fails ("tlblabd starts", "the store is
+# seeded") and ends here.
+daemon_seed() {
+	_cfg=$1
+	shift
+	daemon_start "$_cfg" || { fail "tlblabd starts" "see log"; exit 0; }
+	daemon_stop
+	if ! "$@" >"$TMP/seed.out" 2>&1; then
+		fail "the store is seeded" "$(tail -n 3 "$TMP/seed.out")"
+		exit 0
+	fi
+}
+
+# The parts of a lab.yaml that tests share. Each KEY: VALUE argument is one
+# more line of the entry, written as given (quote it in YAML if need be).
+
+# lab_yaml DATA_DIR [KEY: VALUE]...: the lab: section, listening on
+# 127.0.0.1:$DAEMON_PORT
+lab_yaml() {
+	printf 'lab:\n  data_dir: %s\n  listen: 127.0.0.1:%s\n' "$1" "$DAEMON_PORT"
+	shift
+	for _kv; do printf '  %s\n' "$_kv"; done
+}
+
+# lab_yaml_machine NAME [KEY: VALUE]...: an entry of machines:, transport local
+lab_yaml_machine() {
+	printf '  - name: %s\n    transport: local\n' "$1"
+	shift
+	for _kv; do printf '    %s\n' "$_kv"; done
+}
+
+# lab_yaml_machine_dirs NAME [KEY: VALUE]...: the same, with the agent and
+# its work directory under $TMP/NAME
+lab_yaml_machine_dirs() {
+	lab_yaml_machine "$@" "agent_path: $TMP/$1/tlblab-agent" "workdir: $TMP/$1/work"
+}
+
+# lab_yaml_builder [KEY: VALUE]...: builders: b1 (by default local), and
+# trees: linux, which b1 builds and which does not exist
+lab_yaml_builder() {
+	[ $# -gt 0 ] || set -- "transport: local"
+	printf 'builders:\n  - name: b1\n'
+	for _kv; do printf '    %s\n' "$_kv"; done
+	printf 'trees:\n  - name: linux\n    url: %s\n    builder: b1\n' "$TMP/no-such-tree"
+}
+
+# lab_yaml_builder_unreachable PORT: the same with b1 reached over SSH at
+# 127.0.0.1:PORT, where nobody listens: A/B jobs fail fast, as the lab's
+# problem
+lab_yaml_builder_unreachable() {
+	lab_yaml_builder "transport: ssh" "host: 127.0.0.1" "port: $1" "user: nobody" \
+		"identity: $TMP/no-such-key" "host_key: SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" \
+		"workdir: $TMP/b1"
+}
+
+# lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...: an entry of suites:,
+# NAME (with the suite's timeout TIMEOUT, "" for the default), of one
+# mprotect workload with the given keys
+lab_yaml_mprotect_suite() {
+	printf '  - name: %s\n' "$1"
+	if [ -n "$2" ]; then printf '    timeout: %s\n' "$2"; fi
+	printf '    workloads:\n      - workload: mprotect\n'
+	shift 2
+	for _kv; do printf '        %s\n' "$_kv"; done
+}
+
+# lab_yaml_hold_suite: an entry of suites:, 'hold', whose one run holds its
+# machine (sleep 900) until the job is cancelled or the daemon stops
+lab_yaml_hold_suite() {
+	cat <<EOC
+  - name: hold
+    timeout: 1200
+    workloads:
+      - workload: exec
+        command: [sleep, "900"]
+        parser: none
+        iterations: 1
+        warmup: 0
+EOC
 }
 
 # Stops the daemon at exit too (composes with sshd.sh's trap).

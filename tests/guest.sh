@@ -1,6 +1,7 @@
 # Shared by the tests whose lab machine is a QEMU guest started by the test
 # itself and reached over SSH (t0051 kexec, t0052 reboot, t0053 workloads,
-# bench b0006). Source after lib.sh (and daemon.sh for the job helpers); set
+# bench b0006). Source after lib.sh (and daemon.sh for the job helpers and
+# the lab.yaml writers); set
 # CACHE, GUEST_PORT, CLIENT and MACHINE first. GUEST_DIR, when set, is the
 # directory of the guests' initramfs and keys (default $CACHE/guest).
 
@@ -147,12 +148,8 @@ guest_wait_ready() {
 # lab_qemu_head: the lab section and a machines section with one 2-vCPU
 # QEMU machine vm1 booted by the daemon (for $DAEMON_PORT, $TOKEN, $GUEST_PORT)
 lab_qemu_head() {
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 3600"
 	cat <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  stage_timeout: 3600
 machines:
   - name: vm1
     transport: local
@@ -169,8 +166,34 @@ machines:
 EOC
 }
 
+# lab_ssh_guest_head BOOT: the lab section and a machines section with one
+# machine, $MACHINE, the guest reached over SSH on $GUEST_PORT and booted by
+# the method BOOT (for $DAEMON_PORT, $TOKEN); the caller appends the rest of
+# the machine's keys
+lab_ssh_guest_head() {
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 1200"
+	cat <<EOC
+machines:
+  - name: $MACHINE
+    transport: ssh
+    host: 127.0.0.1
+    port: $GUEST_PORT
+    user: root
+    identity: $CACHE/guest/lab_key
+    known_hosts: $CACHE/guest/known_hosts
+    boot: $1
+EOC
+}
+
 # lab_tail: the builders, trees and suites sections of the guest tests' lab.yaml
 lab_tail() {
+	lab_guest_builder
+	lab_quick_suite
+}
+
+# lab_guest_builder: the builders and trees sections: the local builder on
+# the warm tree of $CACHE, the tree linux with the guests' fragments
+lab_guest_builder() {
 	cat <<EOC
 builders:
   - name: local
@@ -182,6 +205,13 @@ trees:
     url: $CACHE/linux
     builder: local
     fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+EOC
+}
+
+# lab_quick_suite: the suites section with one suite, quick (mprotect, two
+# modes, 2 iterations of 1 s)
+lab_quick_suite() {
+	cat <<EOC
 suites:
   - name: quick
     timeout: 600

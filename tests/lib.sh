@@ -55,6 +55,16 @@ check() {
 	fi
 }
 
+# check_status NAME WANT STATUS LOG: passes when the exit status STATUS (of
+# a command already run) is WANT; on failure shows the end of LOG.
+check_status() {
+	if [ "$3" = "$2" ]; then
+		pass "$1"
+	else
+		fail "$1" "exit $3: $(tail -c 400 "$4")"
+	fi
+}
+
 # check_fails NAME EXPECTED_STATUS PATTERN COMMAND...: passes when COMMAND
 # exits with EXPECTED_STATUS and its stderr+stdout match PATTERN (grep -E).
 check_fails() {
@@ -82,4 +92,32 @@ ok = eval(sys.argv[2], {"L": L, "by": lambda t: [o for o in L if o.get("type") =
 if not ok:
     sys.exit(1)
 PYEOF
+}
+
+# build_tool NAME OUT SOURCE... [-lLIB...]: compiles a test's driver (from
+# tests/tools and the modules it drives, paths relative to TOP) into OUT,
+# here so the Makefile need not know about it; under make check
+# (BUILD=build/check) with the same sanitizers as the suite. On failure the
+# check "build NAME" fails with the compiler's last lines, and it returns 1.
+build_tool() {
+	_bt_name=$1 _bt_out=$2
+	shift 2
+	_bt_san=
+	case "$BUILD" in */check) _bt_san="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
+	# shellcheck disable=SC2086
+	if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $_bt_san -iquote lib -iquote daemon \
+		"$@" -o "$_bt_out") >"$TMP/cc.out" 2>&1; then
+		fail "build $_bt_name" "$(tail -n 5 "$TMP/cc.out")"
+		return 1
+	fi
+}
+
+# py_has NAME MODULES PACKAGE: $PY can import MODULES (comma-separated);
+# when it cannot, the check "NAME for $PY" fails, naming the Debian PACKAGE
+# to install, and it returns 1.
+py_has() {
+	if ! $PY -c "import $2" 2>"$TMP/py.out"; then
+		fail "$1 for $PY" "$(tail -n 1 "$TMP/py.out") (apt-get install $3)"
+		return 1
+	fi
 }

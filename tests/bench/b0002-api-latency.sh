@@ -14,10 +14,8 @@ DURATION=${DURATION:-10}
 PORT_BASE=20000
 . "$(dirname "$0")/lib.sh"
 
-start
-stop
 echo "filling the store: $JOBS jobs, $((JOBS * PER_JOB)) metric rows"
-/usr/bin/python3 - "$tmp/data/tlblab.db" "$JOBS" "$PER_JOB" <<'PYEOF'
+fill /usr/bin/python3 - "$tmp/data/tlblab.db" "$JOBS" "$PER_JOB" <<'PYEOF'
 import json, random, sqlite3, sys, time
 db, jobs, per = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 c = sqlite3.connect(db)

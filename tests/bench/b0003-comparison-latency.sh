@@ -9,9 +9,7 @@
 set -u
 PORT_BASE=25000
 . "$(dirname "$0")/lib.sh"
-start
-stop
-/usr/bin/python3 - "$tmp/data/tlblab.db" <<'PYEOF'
+fill /usr/bin/python3 - "$tmp/data/tlblab.db" <<'PYEOF'
 import json, random, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1])
 random.seed(3)

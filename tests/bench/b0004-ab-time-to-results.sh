@@ -30,9 +30,7 @@ suites:
         warmup: 0
 EOC
 } >"$tmp/lab.yaml"
-"$BUILD/tlblabd" -c "$tmp/lab.yaml" >"$tmp/daemon.log" 2>&1 &
-pid=$!
-sleep 1
+start
 export TLBLAB_SERVER="http://127.0.0.1:$port" TLBLAB_TOKEN=bench-token-0123456789
 t0=$(date +%s.%N)
 "$BUILD/tlblab" submit --suite thirty --tree linux --base v6.1-debian --patch "$tmp/patch.diff" --boots 1 \

@@ -7,9 +7,7 @@
 set -u
 PORT_BASE=30000
 . "$(dirname "$0")/lib.sh"
-start
-stop
-/usr/bin/python3 "$TOP/tests/web/seed.py" "$tmp/data/tlblab.db" bench 500 || exit 1
+fill /usr/bin/python3 "$TOP/tests/web/seed.py" "$tmp/data/tlblab.db" bench 500
 start
 # the comparison is computed once and kept: the scheduler does it for a
 # done A/B job without a verdict, as at the end of a real job
@@ -17,7 +15,7 @@ i=0
 until curl -s "http://127.0.0.1:$port/api/v1/jobs/1" | /usr/bin/python3 -c \
 	'import json,sys; sys.exit(json.load(sys.stdin)["job"]["verdict"] is None)' 2>/dev/null; do
 	i=$((i + 1))
-	[ $i -gt 600 ] && { echo "bench: job 1 has no verdict after 60 s"; tail -n 5 "$tmp/daemon.log"; exit 1; }
+	[ $i -gt 600 ] && { echo "bench: job 1 has no verdict after 60 s"; tail -n 5 "$DAEMON_LOG"; exit 1; }
 	sleep 0.1
 done
 node "$TOP/tests/web/render.bench.mjs" "http://127.0.0.1:$port/jobs/1" 10

@@ -19,9 +19,7 @@ CLIENT_SECS=${CLIENT_SECS:-60}
 PORT_BASE=11000
 . "$(dirname "$0")/lib.sh"
 
-start
-stop
-/usr/bin/python3 - "$tmp/data/tlblab.db" <<'PYEOF'
+fill /usr/bin/python3 - "$tmp/data/tlblab.db" <<'PYEOF'
 import json, sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1])
 now = time.time()

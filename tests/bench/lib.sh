@@ -1,9 +1,12 @@
 # Shared by the benches that measure a real tlblabd on a store they fill
-# themselves (b0002, b0003, b0005). Source it with PORT_BASE set; it gives
-# TOP, BUILD (absolute), tmp (removed at exit), port, a lab.yaml in $tmp
-# (one local machine m1, a local builder, a tree, suite tlb), and:
+# themselves (b0002, b0003, b0005, b0010) or on the embedded lab (b0004,
+# b0007, b0009). Source it with PORT_BASE set; it gives TOP, BUILD
+# (absolute), tmp (removed at exit), port, a lab.yaml in $tmp (one local
+# machine m1, a local builder, a tree, suite tlb), the helpers of
+# tests/daemon.sh (TMP is tmp, DAEMON_PORT port, the log $DAEMON_LOG), and:
 #   start   starts the daemon (serving web/) and waits for it
 #   stop    stops it
+#   fill COMMAND...   the daemon makes the store, then COMMAND fills it
 # $pid is the running daemon's.
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
@@ -13,43 +16,34 @@ pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
 port=$((${PORT_BASE:-20000} + $$ % 5000))
-cat >"$tmp/lab.yaml" <<EOC
-lab:
-  data_dir: $tmp/data
-  listen: 127.0.0.1:$port
-  tokens: [bench-token-0123456789]
-machines:
-  - name: m1
-    transport: local
-builders:
-  - name: b1
-    transport: local
-trees:
-  - name: linux
-    url: /nonexistent
-    builder: b1
-suites:
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        workers: 2
-EOC
+TMP=$tmp DAEMON_PORT=$port
+. "$TOP/tests/daemon.sh"
+{
+	lab_yaml "$tmp/data" "tokens: [bench-token-0123456789]"
+	echo machines:
+	lab_yaml_machine m1
+	lab_yaml_builder
+	echo suites:
+	lab_yaml_mprotect_suite tlb "" "workers: 2"
+} >"$tmp/lab.yaml"
 
 start() {
-	"$BUILD/tlblabd" -c "$tmp/lab.yaml" -w "$TOP/web" >>"$tmp/daemon.log" 2>&1 &
-	pid=$!
-	_i=0
-	until curl -fs "http://127.0.0.1:$port/api/v1/health" >/dev/null 2>&1; do
-		_i=$((_i + 1))
-		[ $_i -gt 100 ] && { echo "bench: the daemon did not start"; cat "$tmp/daemon.log"; exit 1; }
-		sleep 0.1
-	done
+	DAEMON_ARGS="-w $TOP/web" daemon_start "$tmp/lab.yaml" || { echo "bench: the daemon did not start"; exit 1; }
+	pid=$DAEMON_PID
 }
 
 stop() {
-	kill "$pid"
-	wait "$pid" 2>/dev/null
+	daemon_stop
 	pid=
+}
+
+# fill COMMAND...: the daemon makes its store (started, stopped), then
+# COMMAND (reading this function's stdin) fills it; the bench ends when it
+# fails
+fill() {
+	start
+	stop
+	"$@" || { echo "bench: cannot fill the store"; exit 1; }
 }
 
 # fresh_patch CACHE OUT: the demo patch to arch/x86/mm/tlb.c plus a comment
@@ -79,13 +73,7 @@ lab_cache_ready() {
 embedded_lab() {
 	_cache=$1 _ssh=$2
 	shift 2
-	cat <<EOC
-lab:
-  data_dir: $tmp/data
-  listen: 127.0.0.1:$port
-  tokens: [bench-token-0123456789]
-EOC
-	for _kv in "$@"; do echo "  $_kv"; done
+	lab_yaml "$tmp/data" "tokens: [bench-token-0123456789]" "$@"
 	cat <<EOC
 machines:
   - name: vm1

@@ -50,12 +50,7 @@ fi
 # shellcheck disable=SC2086
 "$AGENT" run --workload mprotect --workers 2 --duration 0.5 --iterations 2 $profile \
 	>"$TMP/mp.out" 2>"$TMP/mp.err"
-st=$?
-if [ $st = 0 ]; then
-	pass "mprotect run exits 0"
-else
-	fail "mprotect run exits 0" "exit $st: $(tail -c 400 "$TMP/mp.err")"
-fi
+check_status "mprotect run exits 0" 0 $? "$TMP/mp.err"
 check "mprotect run: every line matches the schema" validate "$TMP/mp.out"
 if pyjson "$TMP/mp.out" "L[0]['type'] == 'hello' and L[-1]['type'] == 'result' and len(by('result')) == 1 and len(by('iteration')) == 3 and len(by('sample')) >= 3 and not by('error')"; then
 	pass "mprotect run: hello first, result last, 1 warm-up + 2 iterations, samples"
@@ -79,12 +74,7 @@ fi
 # ---- a failing command ----
 "$AGENT" run --workload exec --parser last-number -- sh -c 'echo partial output; exit 3' \
 	>"$TMP/ex.out" 2>"$TMP/ex.err"
-st=$?
-if [ $st = 1 ]; then
-	pass "failing exec exits 1"
-else
-	fail "failing exec exits 1" "exit $st: $(tail -c 400 "$TMP/ex.err")"
-fi
+check_status "failing exec exits 1" 1 $? "$TMP/ex.err"
 check "failing exec: every line matches the schema" validate "$TMP/ex.out"
 if pyjson "$TMP/ex.out" "len(by('error')) == 1 and by('error')[0]['stage'] == 'workload' and 'exit status 3' in by('error')[0]['message'] and 'partial output' in by('error')[0]['message'] and by('error')[0]['params']['command'] == ['sh', '-c', 'echo partial output; exit 3'] and L[-1]['type'] == 'result' and L[-1]['status'] == 'failed'"; then
 	pass "failing exec: an error line naming the exit status, then result failed"

@@ -11,18 +11,9 @@
 # ms: monotonic-enough milliseconds for elapsed-time checks
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# the tool is built here so the Makefile need not know about it; under
-# make check (BUILD=build/check) it gets the same sanitizers as the suite
 CLI=$TMP/transport-cli
-SAN=
-case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-# shellcheck disable=SC2086
-if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $SAN -iquote lib -iquote daemon \
-	tests/tools/transport-cli.c daemon/transport.c daemon/transport_local.c \
-	daemon/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm -o "$CLI") >"$TMP/cc.out" 2>&1; then
-	fail "build transport-cli" "$(tail -n 5 "$TMP/cc.out")"
-	exit 1
-fi
+build_tool transport-cli "$CLI" tests/tools/transport-cli.c daemon/transport.c daemon/transport_local.c \
+	daemon/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm || exit 1
 
 sshd_keys "$TMP/keys" || { fail "ssh-keygen" "cannot make keys"; exit 1; }
 PA=$(sshd_port 0)

@@ -33,46 +33,17 @@ TLBLAB_TOKEN=$TOKEN
 USER=alice
 export TLBLAB_SERVER TLBLAB_TOKEN USER
 
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  max_body: 16777216
-machines:
-  - name: m1
-    transport: local
-    tags: [local, small]
-    agent_path: $TMP/m1/tlblab-agent
-    workdir: $TMP/m1/work
-  - name: m2
-    transport: local
-    tags: [spare]
-    agent_path: $TMP/m2/tlblab-agent
-    workdir: $TMP/m2/work
-builders:
-  - name: b1
-    transport: ssh
-    host: 127.0.0.1
-    port: $DEAD
-    user: nobody
-    identity: $TMP/no-such-key
-    host_key: SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
-    workdir: $TMP/b1
-trees:
-  - name: linux
-    url: $TMP/no-such-tree
-    builder: b1
-suites:
-  # 2 cases x (a warm-up and 2 iterations) x 0.3 s: longer than the
-  # client's 1 s between polls, so submit --wait sees the stage running
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        mode: [threads, processes]
-        workers: 2
-        duration: 0.3
-        iterations: 2
+{
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "max_body: 16777216"
+	echo machines:
+	lab_yaml_machine_dirs m1 "tags: [local, small]"
+	lab_yaml_machine_dirs m2 "tags: [spare]"
+	lab_yaml_builder_unreachable "$DEAD"
+	echo suites:
+	# 2 cases x (a warm-up and 2 iterations) x 0.3 s: longer than the
+	# client's 1 s between polls, so submit --wait sees the stage running
+	lab_yaml_mprotect_suite tlb "" "mode: [threads, processes]" "workers: 2" "duration: 0.3" "iterations: 2"
+	cat <<EOC
   - name: broken
     workloads:
       - workload: mprotect
@@ -84,24 +55,12 @@ suites:
         parser: none
         iterations: 1
         warmup: 0
-  # holds m1 until cancelled
-  - name: hold
-    timeout: 1200
-    workloads:
-      - workload: exec
-        command: [sleep, "900"]
-        parser: none
-        iterations: 1
-        warmup: 0
 EOC
+	lab_yaml_hold_suite	# holds m1 until cancelled
+} >"$TMP/lab.yaml"
 
 # the daemon makes the store, the seed fills it, the daemon serves it
-daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
-daemon_stop
-if ! $PY "$TOP/tests/web/seed.py" "$DB" client >"$TMP/seed.out" 2>&1; then
-	fail "the store is seeded" "$(tail -n 3 "$TMP/seed.out")"
-	exit 0
-fi
+daemon_seed "$TMP/lab.yaml" $PY "$TOP/tests/web/seed.py" "$DB" client
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd serves the seeded store" "see log"; exit 0; }
 pass "tlblabd serves a store seeded with jobs 1 to 4"
 

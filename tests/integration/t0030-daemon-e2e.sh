@@ -37,37 +37,14 @@ machine() { # NAME ADDR PORT KNOWN_HOSTS
 EOM
 }
 {
-	cat <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  max_body: 65536
-  workers: 4
-machines:
-EOC
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "max_body: 65536" "workers: 4"
+	echo machines:
 	machine m1 127.0.0.2 "$P1" "$KH1"
 	machine m2 127.0.0.3 "$P2" "$KH2"
 	machine m3 127.0.0.2 "$P1" "$TMP/empty_known_hosts"
-	cat <<EOC
-suites:
-  - name: quick
-    timeout: 120
-    workloads:
-      - workload: mprotect
-        mode: [threads, processes]
-        workers: 2
-        duration: 0.5
-        iterations: 2
-  - name: long
-    timeout: 120
-    workloads:
-      - workload: mprotect
-        workers: 2
-        duration: 1.5
-        iterations: 6
-        warmup: 0
-EOC
+	echo suites:
+	lab_yaml_mprotect_suite quick 120 "mode: [threads, processes]" "workers: 2" "duration: 0.5" "iterations: 2"
+	lab_yaml_mprotect_suite long 120 "workers: 2" "duration: 1.5" "iterations: 6" "warmup: 0"
 } >"$TMP/lab.yaml"
 
 # 1. configuration checks

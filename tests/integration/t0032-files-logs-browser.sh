@@ -21,30 +21,14 @@ mode() { stat -c %a "$1" 2>/dev/null || echo missing; }
 # an older lab's leftovers: a data_dir and a token file anyone could read
 mkdir -m 755 "$TMP/data"
 (umask 022; echo "$TOKEN" >"$TMP/tokens")
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  token_file: $TMP/tokens
-  allowed_hosts: [tlblab.lab.example.org]
-machines:
-  - name: m1
-    transport: local
-builders:
-  - name: b1
-    transport: local
-    workdir: $TMP/builder
-trees:
-  - name: linux
-    url: $TMP/no-such-tree
-    builder: b1
-suites:
-  - name: quick
-    workloads:
-      - workload: mprotect
-        workers: 1
-        duration: 0.2
-EOC
+{
+	lab_yaml "$TMP/data" "token_file: $TMP/tokens" "allowed_hosts: [tlblab.lab.example.org]"
+	echo machines:
+	lab_yaml_machine m1
+	lab_yaml_builder "transport: local" "workdir: $TMP/builder"
+	echo suites:
+	lab_yaml_mprotect_suite quick "" "workers: 1" "duration: 0.2"
+} >"$TMP/lab.yaml"
 
 # 1. the example token is refused, inline or in the token file, at its line;
 # the daemon does not start with it (timeout: a daemon that did would stay)

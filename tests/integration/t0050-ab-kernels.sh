@@ -48,15 +48,9 @@ trees:
     builder: remote
     fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config,
                 $TOP/tests/fixtures/fragments/dropped-option.config]
-suites:
-  - name: quick
-    timeout: 600
-    workloads:
-      - workload: mprotect
-        mode: [threads, processes]
-        workers: 2
-        duration: 1
-        iterations: 2
+EOC
+	lab_quick_suite
+	cat <<EOC
     compare:
       metrics:
         "tlb_flush.*": {alpha: 0.001, min_change: 10%}

@@ -57,27 +57,16 @@ else
 	exit 0
 fi
 
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  stage_timeout: 1200
-machines:
-  - name: kx1
-    transport: ssh
-    host: 127.0.0.1
-    port: $GUEST_PORT
-    user: root
-    identity: $CACHE/guest/lab_key
-    known_hosts: $CACHE/guest/known_hosts
-    boot: kexec
+{
+	lab_ssh_guest_head kexec
+	cat <<EOC
     cpus: 2
     workdir: /tmp/tlblab
     kexec:
       initrd: /tmp/initrd.cpio
-$(lab_tail)
 EOC
+	lab_tail
+} >"$TMP/lab.yaml"
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
 
 # 1. the demo patch, both sides kexec'd on the guest

@@ -58,21 +58,9 @@ else
 fi
 
 write_config() { # MACHINE_LINES BOOT_TIMEOUT REBOOT_LINES: rb1's extra lines
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  stage_timeout: 1200
-machines:
-  - name: rb1
-    transport: ssh
-    host: 127.0.0.1
-    port: $GUEST_PORT
-    user: root
-    identity: $CACHE/guest/lab_key
-    known_hosts: $CACHE/guest/known_hosts
-    boot: reboot
+	{
+		lab_ssh_guest_head reboot
+		cat <<EOC
     boot_timeout: $2
     cpus: 2
 $1
@@ -80,8 +68,9 @@ $1
       grub_dir: /
       initrd: initramfs.cpio
 $3
-$(lab_tail)
 EOC
+		lab_tail
+	} >"$TMP/lab.yaml"
 }
 write_config "" 120 ""
 DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }

@@ -22,8 +22,7 @@ export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 
 guest_prepare usr/sbin/sshd
 
-{ lab_qemu_head; cat <<EOC
-$(lab_tail | sed '/^suites:/,$d')
+{ lab_qemu_head; lab_guest_builder; cat <<EOC
 suites:
   - name: crashy
     timeout: 600

@@ -10,19 +10,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 CLI=$TMP/stats-cli
-SAN=
-case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-# shellcheck disable=SC2086
-if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote lib -iquote daemon \
-	tests/tools/stats-cli.c daemon/stats.c lib/strbuf.c lib/util.c \
-	-ljansson -lm -o "$CLI") >"$TMP/cc.out" 2>&1; then
-	fail "build stats-cli" "$(tail -n 5 "$TMP/cc.out")"
-	exit 1
-fi
-if ! $PY -c 'import scipy, numpy' 2>"$TMP/py.out"; then
-	fail "scipy for $PY" "$(tail -n 1 "$TMP/py.out") (apt-get install python3-scipy)"
-	exit 1
-fi
+build_tool stats-cli "$CLI" tests/tools/stats-cli.c daemon/stats.c lib/strbuf.c lib/util.c -ljansson -lm || exit 1
+py_has scipy "scipy, numpy" python3-scipy || exit 1
 
 REF="$PY $TOP/tests/tools/stats-ref.py"
 if ! $REF gen "$TMP/cases.jsonl" 2>"$TMP/gen.out"; then

@@ -6,19 +6,9 @@
 # unavailable counter, a side with fewer boots).
 . "$(dirname "$0")/../lib.sh"
 
-SAN=
-case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-# shellcheck disable=SC2086
-if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote lib -iquote daemon \
-	tests/tools/compare-cli.c daemon/compare*.c daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c \
-	-ljansson -lm -o "$TMP/driver") >"$TMP/cc.out" 2>&1; then
-	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
-	exit 1
-fi
-if ! $PY -c 'import jsonschema' 2>"$TMP/py.out"; then
-	fail "jsonschema for $PY" "$(tail -n 1 "$TMP/py.out") (apt-get install python3-jsonschema)"
-	exit 1
-fi
+build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/compare*.c) \
+	daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c -ljansson -lm || exit 1
+py_has jsonschema jsonschema python3-jsonschema || exit 1
 
 # two inputs: one A/B job (a single document, side filters) and two jobs
 $PY - "$TMP" <<'PYEOF'

@@ -8,15 +8,8 @@
 # test to the normal approximation, where 5 against 5 cannot reach p < 0.01.
 . "$(dirname "$0")/../lib.sh"
 
-SAN=
-case "$BUILD" in */check) SAN="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
-# shellcheck disable=SC2086
-if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -Wall -Wextra $SAN -iquote lib -iquote daemon \
-	tests/tools/compare-cli.c daemon/compare*.c daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c \
-	-ljansson -lm -o "$TMP/compare-cli") >"$TMP/cc.out" 2>&1; then
-	fail "build the compare driver" "$(tail -n 5 "$TMP/cc.out")"
-	exit 0
-fi
+build_tool "the compare driver" "$TMP/compare-cli" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/compare*.c) \
+	daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c -ljansson -lm || exit 0
 
 for boot in 1 2 3 4 5 6; do
 	for mode in threads processes; do

@@ -22,40 +22,17 @@ if ! command -v node >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || [ ! -f "$T
 	exit 0
 fi
 
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-machines:
-  - name: m1
-    transport: local
-    tags: [local]
-  - name: m2
-    transport: local
-builders:
-  - name: b1
-    transport: local
-trees:
-  - name: linux
-    url: /nonexistent
-    builder: b1
-suites:
-  - name: tlb
-    workloads:
-      - workload: mprotect
-        workers: 2
-        duration: 0.5
-  # holds a machine: the job that runs it stays running, the next one queued
-  - name: hold
-    timeout: 1200
-    workloads:
-      - workload: exec
-        command: [sleep, "900"]
-        parser: none
-        iterations: 1
-        warmup: 0
-EOC
+{
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]"
+	echo machines:
+	lab_yaml_machine m1 "tags: [local]"
+	lab_yaml_machine m2
+	lab_yaml_builder
+	echo suites:
+	lab_yaml_mprotect_suite tlb "" "workers: 2" "duration: 0.5"
+	# holds a machine: the job that runs it stays running, the next one queued
+	lab_yaml_hold_suite
+} >"$TMP/lab.yaml"
 
 # the daemon makes the store, then the seed fills it
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
@@ -63,17 +40,8 @@ daemon_stop
 check "the store is seeded with the dashboard's jobs" $PY "$TOP/tests/web/seed.py" "$TMP/data/tlblab.db" dashboard
 # -w: the web/ of this tree, whichever build directory the binary is in
 DAEMON_WEB="$TOP/web"
-"$BUILD/tlblabd" -c "$TMP/lab.yaml" -w "$DAEMON_WEB" >>"$DAEMON_LOG" 2>&1 &
-DAEMON_PID=$!
-i=0
-until curl -fs -m 2 "$URL/api/v1/health" >/dev/null 2>&1; do
-	i=$((i + 1))
-	if [ $i -gt 100 ] || ! kill -0 "$DAEMON_PID" 2>/dev/null; then
-		fail "tlblabd serves web/" "did not start: $(tail -n 5 "$DAEMON_LOG")"
-		exit 0
-	fi
-	sleep 0.1
-done
+DAEMON_ARGS="-w $DAEMON_WEB" daemon_start "$TMP/lab.yaml" ||
+	{ fail "tlblabd serves web/" "did not start: $(tail -n 5 "$DAEMON_LOG")"; exit 0; }
 
 # a running job holds m1, the next one waits for it
 for who in dave erin; do

@@ -20,51 +20,19 @@ DB=$TMP/data/tlblab.db
 DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 NSAMPLES=12000
 
-cat >"$TMP/lab.yaml" <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN, $OTHER]
-  max_body: 1048576
-  header_timeout: 2
-  max_connections_per_address: 16
-  max_jobs_per_token: 2
-  max_boots_per_token: 9
-machines:
-  - name: m1
-    transport: local
-    agent_path: $TMP/m1/tlblab-agent
-    workdir: $TMP/m1/work
-builders:
-  - name: b1
-    transport: ssh
-    host: 127.0.0.1
-    port: $DEAD
-    user: nobody
-    identity: $TMP/no-such-key
-    host_key: SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
-    workdir: $TMP/b1
-trees:
-  - name: linux
-    url: $TMP/no-such-tree
-    builder: b1
-suites:
-  # holds m1 until the daemon stops
-  - name: hold
-    timeout: 1200
-    workloads:
-      - workload: exec
-        command: [sleep, "900"]
-        parser: none
-        iterations: 1
-        warmup: 0
-EOC
+{
+	lab_yaml "$TMP/data" "tokens: [$TOKEN, $OTHER]" "max_body: 1048576" "header_timeout: 2" \
+		"max_connections_per_address: 16" "max_jobs_per_token: 2" "max_boots_per_token: 9"
+	echo machines:
+	lab_yaml_machine_dirs m1
+	lab_yaml_builder_unreachable "$DEAD"
+	echo suites:
+	lab_yaml_hold_suite	# holds m1 until the daemon stops
+} >"$TMP/lab.yaml"
 
 # the daemon makes the store; job 1 (by mallory) and job 2 (NSAMPLES
 # per-second samples) are written into it while it is stopped
-daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
-daemon_stop
-if ! $PY - "$DB" "$NSAMPLES" >"$TMP/seed.out" 2>&1 <<'PYEOF'
+daemon_seed "$TMP/lab.yaml" $PY - "$DB" "$NSAMPLES" <<'PYEOF'
 import json, sqlite3, sys, time
 db = sqlite3.connect(sys.argv[1])
 now = time.time()
@@ -79,10 +47,6 @@ db.executemany("INSERT INTO samples (stage_id, spec_index, case_index, iteration
                "VALUES (2, 0, 0, 0, 0, 1, ?, 1.0, ?)", ((float(i), vals) for i in range(int(sys.argv[2]))))
 db.commit()
 PYEOF
-then
-	fail "the store is seeded" "$(tail -n 3 "$TMP/seed.out")"
-	exit 0
-fi
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd serves the seeded store" "see log"; exit 0; }
 
 $PY "$TOP/tests/tools/api-attacks.py" "$DAEMON_PORT" "$DAEMON_PID" "$TOKEN" "$OTHER" 2 "$NSAMPLES"

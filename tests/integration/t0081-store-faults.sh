@@ -20,26 +20,11 @@ DAEMON_PORT=$((23000 + $$ % 3000))	# below the ephemeral range (32768-)
 DATA=$TMP/data
 
 lab() { # DATA_DIR
-	cat <<EOC
-lab:
-  data_dir: $1
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-machines:
-  - name: m1
-    transport: local
-    agent_path: $TMP/m1/tlblab-agent
-    workdir: $TMP/m1/work
-suites:
-  - name: quick
-    timeout: 120
-    workloads:
-      - workload: mprotect
-        mode: [threads, processes]
-        workers: 2
-        duration: 0.2
-        iterations: 2
-EOC
+	lab_yaml "$1" "tokens: [$TOKEN]"
+	echo machines:
+	lab_yaml_machine_dirs m1
+	echo suites:
+	lab_yaml_mprotect_suite quick 120 "mode: [threads, processes]" "workers: 2" "duration: 0.2" "iterations: 2"
 }
 lab "$DATA" >"$TMP/lab.yaml"
 
@@ -71,12 +56,7 @@ runs() {
 
 # 1. the seeded A/B job 1 (done, no verdict yet) keeps its comparison
 #    though the store fails to take it the first time
-start "" || { fail "tlblabd starts" "see log"; exit 0; }
-daemon_stop
-if ! $PY "$TOP/tests/web/seed.py" "$DATA/tlblab.db" dashboard >"$TMP/seed.out" 2>&1; then
-	fail "the store is seeded" "$(tail -n 3 "$TMP/seed.out")"
-	exit 0
-fi
+daemon_seed "$TMP/lab.yaml" $PY "$TOP/tests/web/seed.py" "$DATA/tlblab.db" dashboard
 start "1:INSERT INTO comparisons" || { fail "tlblabd starts with a fault" "see log"; exit 0; }
 v=
 i=0

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "util.h"
 #include "banned.h"
 
 #define L(s) s "\n"
@@ -66,6 +67,695 @@ static struct lab_config *expect_ok(const char *name, const char *text)
 
 #define KEY1 "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s"
 #define KEY2 "SHA256:+/0123456789abcdefghijklmnopqrstuvwxyzABCDE="
+
+/*
+ * Every load that must fail with nothing but a fixed text: one row each,
+ * in the order of the tests that run them (the first field, the test's
+ * name without test_). The loads whose text is made at run time stay in
+ * their tests.
+ */
+struct error_case {
+	const char *test;
+	const char *name;	/* the file name the messages carry */
+	const char *text;
+	const char *expected;	/* the whole of err */
+};
+
+static const struct error_case error_cases[] = {
+	/* test_compare_rules */
+	{ "compare_rules", "c.yaml",
+	  L("lab:")						/* 1 */
+	  L("  data_dir: /d")				/* 2 */
+	  L("suites:")					/* 3 */
+	  L("  - name: s")					/* 4 */
+	  L("    workloads: [{workload: mprotect}]")	/* 5 */
+	  L("    compare:")					/* 6 */
+	  L("      alpha: 1.5")				/* 7 */
+	  L("      min_change: 150%")			/* 8 */
+	  L("      same_band: two")				/* 9 */
+	  L("      typo: 1")				/* 10 */
+	  L("      metrics:")				/* 11 */
+	  L("        'a;b': {alpha: 0.1}")			/* 12 */
+	  L("        x.y: {min_change: 3%, bogus: 1}")	/* 13 */
+	  L("        z: 5"),	/* 14 */
+	  "c.yaml:7:14: alpha: must be a significance level above 0 and below 1, like 0.01\n"
+	  "c.yaml:8:19: min_change: must be a percentage like 2% or a fraction from 0 to 1\n"
+	  "c.yaml:9:18: same_band: must be a percentage like 2% or a fraction from 0 to 1\n"
+	  "c.yaml:10:7: unknown key 'typo' in the compare section of suite 's'\n"
+	  "c.yaml:12:9: metrics: must be a metric name or pattern of 1 to 128 letters, "
+	  "digits and '._-*?[]'\n"
+	  "c.yaml:13:31: unknown key 'bogus' in the rule for 'x.y' in the compare section of "
+	  "suite 's'\n"
+	  "c.yaml:14:12: metrics: 'z': must be a mapping with alpha, min_change or same_band" },
+	/* test_reboot_section */
+	{ "reboot_section", "r.yaml",
+	  L("lab: {data_dir: /d}")					/* 1 */
+	  L("machines:")						/* 2 */
+	  L("  - {name: k, transport: local, boot: kexec, reboot: {}}")	/* 3 */
+	  L("  - name: r")						/* 4 */
+	  L("    transport: local")					/* 5 */
+	  L("    boot: reboot")					/* 6 */
+	  L("    reboot:")						/* 7 */
+	  L("      grub_dir: /boot dir")				/* 8 */
+	  L("      initrd: ../initrd")				/* 9 */
+	  L("      once: []")					/* 10 */
+	  L("      bogus: 1"),	/* 11 */
+	  "r.yaml:3:46: reboot: only for boot: reboot (in machine 'k')\n"
+	  "r.yaml:8:17: grub_dir: must be an absolute path of letters, digits and '._/-'\n"
+	  "r.yaml:9:15: initrd: must be a file name of 1 to 64 letters, digits, '.', '_' or '-'\n"
+	  "r.yaml:10:13: once: must be a command as a list of strings (argv), with a non-empty "
+	  "program name first\n"
+	  "r.yaml:11:7: unknown key 'bogus' in the reboot section of machine 'r'" },
+	/* test_unknown_key */
+	{ "unknown_key", "lab.yaml",
+	  L("lab:")					/* 1 */
+	  L("  data_dir: /d")			/* 2 */
+	  L("  listen_on: 127.0.0.1:80")		/* 3 */
+	  L("machines:")				/* 4 */
+	  L("  - name: m1")				/* 5 */
+	  L("    transport: local")			/* 6 */
+	  L("    hots: 127.0.0.2")			/* 7 */
+	  L("  - transport: local")			/* 8 */
+	  L("    bogus: 1")				/* 9 */
+	  L("    name: -bad")			/* 10 */
+	  L("machine: []"),	/* 11 */
+	  "lab.yaml:3:3: unknown key 'listen_on' in lab\n"
+	  "lab.yaml:7:5: unknown key 'hots' in machine 'm1'\n"
+	  /* without a valid name, the item is named by its index */
+	  "lab.yaml:9:5: unknown key 'bogus' in machines[1]\n"
+	  "lab.yaml:10:11: name: must be a name of 1 to 64 letters, digits, '.', '_' "
+	  "or '-', not starting with '-' or '.'\n"
+	  "lab.yaml:11:1: unknown section 'machine' in the configuration (sections: "
+	  "lab, machines, builders, trees, suites)" },
+	/*
+	 * test_many_errors: One load reports every error, sorted by position,
+	 * whatever the section order.
+	 */
+	{ "many_errors", "t.yaml",
+	  L("trees:")				/* 1 */
+	  L("  - name: linux")			/* 2 */
+	  L("    url: /src/linux")			/* 3 */
+	  L("    builder: nope")			/* 4: value col 14 */
+	  L("lab:")					/* 5 */
+	  L("  data_dir: /var/lib/tlblab")		/* 6 */
+	  L("  workers: 0")				/* 7: value col 12 */
+	  L("machines:")				/* 8 */
+	  L("    - name: m1")			/* 9: mapping col 7 */
+	  L("      transport: ssh")			/* 10 */
+	  L("      port: abc")			/* 11: value col 13 */
+	  L("      hots: 127.0.0.2")		/* 12 */
+	  L("      identity: /k")			/* 13 */
+	  L("      known_hosts: /kh")		/* 14 */
+	  L("    - name: m1")			/* 15: name value col 13 */
+	  L("      transport: local")		/* 16 */
+	  L("      host: 127.0.0.1;reboot")		/* 17: key col 7, value col 13 */
+	  L("      cpus: 5000")			/* 18: value col 13 */
+	  L("      boot: pxe")			/* 19: value col 13 */
+	  L("      tags: [ok, 'bad tag']")		/* 20: item col 18 */
+	  L("builders:")				/* 21 */
+	  L("  - name: b")				/* 22: mapping col 5 */
+	  L("    transport: ftp")			/* 23: value col 16 */
+	  L("    jobs: 0")				/* 24: value col 11 */
+	  L("suites:")				/* 25 */
+	  L("  - name: s")				/* 26 */
+	  L("    timeout: 0")			/* 27: value col 14 */
+	  L("    workloads:")			/* 28 */
+	  L("      - duration: 5")			/* 29: item col 9 */
+	  L("      - workload: mprotect"),	/* 30 */
+	  "t.yaml:4:14: builder: no builder named 'nope'\n"
+	  "t.yaml:7:12: workers: must be an integer from 1 to 64\n"
+	  "t.yaml:9:7: missing key 'host' in machine 'm1' (required with transport ssh)\n"
+	  "t.yaml:11:13: port: must be an integer from 1 to 65535\n"
+	  "t.yaml:12:7: unknown key 'hots' in machine 'm1'\n"
+	  "t.yaml:15:13: duplicate machine name 'm1' (first defined at line 9)\n"
+	  "t.yaml:17:7: host: only used with transport ssh (in machine 'm1')\n"
+	  "t.yaml:17:13: host: must be an IP address or a host name of letters, "
+	  "digits, '.' and '-'\n"
+	  "t.yaml:18:13: cpus: must be an integer from 0 to 4096\n"
+	  "t.yaml:19:13: boot: must be none, qemu, kexec or reboot\n"
+	  "t.yaml:20:18: tags[1]: must be a name of 1 to 64 letters, digits, '.', '_' "
+	  "or '-', not starting with '-' or '.'\n"
+	  "t.yaml:23:16: transport: must be local or ssh\n"
+	  "t.yaml:24:11: jobs: must be an integer from 1 to 256\n"
+	  "t.yaml:27:14: timeout: must be a number from 1 to 604800 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m\n"
+	  "t.yaml:29:9: workloads[0]: missing key 'workload' (the name of the "
+	  "workload to run)" },
+	/*
+	 * test_yaml_syntax: libyaml's own problem text, at its problem mark; a
+	 * parser error carries its context too; the reader's errors have only
+	 * an offset: still a line and column.
+	 */
+	{ "yaml_syntax", "lab.yaml",
+	  L("lab:")
+	  L("  data_dir: /d")
+	  L("a: b: c"),
+	  "lab.yaml:3:5: mapping values are not allowed in this context" },
+	{ "yaml_syntax", "lab.yaml",
+	  L("lab:")
+	  L("  data_dir: /d")
+	  L(" workers: 2"),
+	  "lab.yaml:3:2: did not find expected key (while parsing a block mapping "
+	  "at line 1, column 1)" },
+	{ "yaml_syntax", "lab.yaml",
+	  L("lab:")
+	  L("  data_dir: \"/d"),
+	  "lab.yaml:3:1: found unexpected end of stream (while scanning a quoted "
+	  "scalar at line 2, column 13)" },
+	{ "yaml_syntax", "lab.yaml",
+	  L("lab: *nothing"),
+	  "lab.yaml:1:6: found undefined alias" },
+	{ "yaml_syntax", "bin.yaml",
+	  "lab:\n  data_dir: /d\xff\n",
+	  "bin.yaml:2:15: invalid leading UTF-8 octet (byte 0xff)" },
+	/* test_document_shape */
+	{ "document_shape", "e.yaml",
+	  "",
+	  "e.yaml:1:1: empty configuration (lab.data_dir is required)" },
+	{ "document_shape", "e.yaml",
+	  L("# nothing but a comment"),
+	  "e.yaml:1:1: empty configuration (lab.data_dir is required)" },
+	{ "document_shape", "e.yaml",
+	  L("- lab"),
+	  "e.yaml:1:1: the configuration must be a mapping with the sections lab, "
+	  "machines, builders, trees and suites" },
+	{ "document_shape", "e.yaml",
+	  L("machines: []"),
+	  "e.yaml:1:1: missing section 'lab' (lab.data_dir is required)" },
+	{ "document_shape", "e.yaml",
+	  L("lab:"),
+	  "e.yaml:1:5: lab: must be a mapping (lab.data_dir is required)" },
+	{ "document_shape", "e.yaml",
+	  L("lab:")
+	  L("  workers: 2"),
+	  "e.yaml:2:3: missing key 'data_dir' in lab (where the store and artifacts live)" },
+	{ "document_shape", "e.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("---")
+	  L("lab: {data_dir: /e}"),
+	  "e.yaml:3:1: only one YAML document is allowed" },
+	{ "document_shape", "e.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("lab: {data_dir: /e}"),
+	  "e.yaml:2:1: duplicate key 'lab' in the configuration (sections: lab, "
+	  "machines, builders, trees, suites) (first at line 1)" },
+	{ "document_shape", "e.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("machines: {name: m1}")
+	  L("builders: [m1]"),
+	  "e.yaml:2:11: machines: must be a list of mappings\n"
+	  "e.yaml:3:12: builders[0]: must be a mapping" },
+	{ "document_shape", "e.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("suites:")
+	  L("  - name: s"),
+	  "e.yaml:3:5: missing key 'workloads' in suite 's'" },
+	{ "document_shape", "e.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("suites:")
+	  L("  - {name: s, workloads: []}")
+	  L("  - {name: t, workloads: [mprotect, {workload: [a]}]}"),
+	  "e.yaml:3:26: workloads: must be a non-empty list of workload specs "
+	  "(mappings with a 'workload' key)\n"
+	  "e.yaml:4:27: workloads[0]: must be a mapping with a 'workload' key\n"
+	  "e.yaml:4:48: workload: must be the name of a workload" },
+	/* test_required_keys */
+	{ "required_keys", "r.yaml",
+	  L("lab: {data_dir: /d}")			/* 1 */
+	  L("machines:")				/* 2 */
+	  L("  - transport: ssh")			/* 3: mapping col 5 */
+	  L("  - name: m2")				/* 4 */
+	  L("    host: h")				/* 5 */
+	  L("builders:")				/* 6 */
+	  L("  - name: b")				/* 7 */
+	  L("    transport: ssh")			/* 8 */
+	  L("    host: b.example.org")		/* 9 */
+	  L("    identity: /k")			/* 10 */
+	  L("trees:")				/* 11 */
+	  L("  - name: t"),	/* 12 */
+	  "r.yaml:3:5: missing key 'name' in machines[0]\n"
+	  "r.yaml:3:5: missing key 'host' in machines[0] (required with transport ssh)\n"
+	  "r.yaml:3:5: missing key 'identity' in machines[0] (required with transport ssh)\n"
+	  "r.yaml:3:5: missing key 'known_hosts' or 'host_key' in machines[0] "
+	  "(transport ssh checks the host key strictly)\n"
+	  "r.yaml:4:5: missing key 'transport' in machine 'm2' (local or ssh)\n"
+	  "r.yaml:7:5: missing key 'known_hosts' or 'host_key' in builder 'b' "
+	  "(transport ssh checks the host key strictly)\n"
+	  "r.yaml:12:5: missing key 'url' in tree 't' (a path or git URL)\n"
+	  "r.yaml:12:5: missing key 'builder' in tree 't'" },
+	/*
+	 * test_injection: Values that reach commands: no shell metacharacters,
+	 * no options.
+	 */
+	{ "injection", "i.yaml",
+	  L("lab: {data_dir: /d}")			/* 1 */
+	  L("machines:")				/* 2 */
+	  L("  - name: m1;reboot")			/* 3: value col 11 */
+	  L("    transport: ssh")			/* 4 */
+	  L("    host: 127.0.0.1;reboot")		/* 5: value col 11 */
+	  L("    user: root$(id)")			/* 6: value col 11 */
+	  L("    identity: -oProxyCommand=x")	/* 7: value col 15 */
+	  L("    host_key: SHA256:short")		/* 8: value col 15 */
+	  L("  - name: m2")				/* 9 */
+	  L("    transport: ssh")			/* 10 */
+	  L("    host: -oProxyCommand=x")		/* 11: value col 11 */
+	  L("    identity: \"/k\\nx\"")		/* 12: value col 15 */
+	  L("    known_hosts: \"\"")			/* 13: value col 18 */
+	  L("    workdir: \"/a\\0b\"")		/* 14: value col 14 */
+	  L("builders:")				/* 15 */
+	  L("  - {name: .hidden, transport: local}")	/* 16: value col 12 */
+	  L("trees:")				/* 17 */
+	  L("  - {name: t, url: --upload-pack=x, builder: x}"),
+	  /* 18: 20, 46 */
+	  "i.yaml:3:11: name: must be a name of 1 to 64 letters, digits, '.', '_' or "
+	  "'-', not starting with '-' or '.'\n"
+	  "i.yaml:5:11: host: must be an IP address or a host name of letters, digits, "
+	  "'.' and '-'\n"
+	  "i.yaml:6:11: user: must be a user name of letters, digits, '.', '_' and '-', "
+	  "not starting with '-'\n"
+	  "i.yaml:7:15: identity: must be a non-empty path without control characters, "
+	  "not starting with '-'\n"
+	  "i.yaml:8:15: host_key: must be SHA256: followed by 43 base64 characters "
+	  "(as ssh-keygen -lf prints)\n"
+	  "i.yaml:11:11: host: must be an IP address or a host name of letters, digits, "
+	  "'.' and '-'\n"
+	  "i.yaml:12:15: identity: must be a non-empty path without control characters, "
+	  "not starting with '-'\n"
+	  "i.yaml:13:18: known_hosts: must be a non-empty path without control "
+	  "characters, not starting with '-'\n"
+	  "i.yaml:14:14: workdir: must be a non-empty path without control characters, "
+	  "not starting with '-'\n"
+	  "i.yaml:16:12: name: must be a name of 1 to 64 letters, digits, '.', '_' or "
+	  "'-', not starting with '-' or '.'\n"
+	  "i.yaml:18:20: url: must be a path or git URL without control characters, "
+	  "not starting with '-'\n"
+	  "i.yaml:18:46: builder: no builder named 'x'" },
+	/* test_values */
+	{ "values", "v.yaml",
+	  L("lab:")
+	  L("  data_dir: /d")
+	  L("  listen: localhost:8080"),
+	  "v.yaml:3:11: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+	  "port from 1 to 65535)" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, listen: 127.0.0.1}"),
+	  "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+	  "port from 1 to 65535)" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, listen: '127.0.0.1:0'}"),
+	  "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+	  "port from 1 to 65535)" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, listen: '::1:80'}"),
+	  "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
+	  "port from 1 to 65535)" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, max_body: 1023, workers: 65, stage_timeout: 604801}"),
+	  "v.yaml:1:31: max_body: must be a number of bytes from 1K to 1G: an integer, or "
+	  "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M\n"
+	  "v.yaml:1:46: workers: must be an integer from 1 to 64\n"
+	  "v.yaml:1:65: stage_timeout: must be a number from 1 to 604800 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, read_requires_token: maybe, workers: [1], stage_timeout: nan}"),
+	  "v.yaml:1:42: read_requires_token: must be true or false\n"
+	  "v.yaml:1:58: workers: must be an integer from 1 to 64\n"
+	  "v.yaml:1:78: stage_timeout: must be a number from 1 to 604800 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, max_body: 2G, stage_timeout: 8d}"),
+	  "v.yaml:1:31: max_body: must be a number of bytes from 1K to 1G: an integer, or "
+	  "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M\n"
+	  "v.yaml:1:50: stage_timeout: must be a number from 1 to 604800 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m" },
+	{ "values", "v.yaml",
+	  L("lab:")
+	  L("  data_dir: /d")
+	  L("  tokens: [0123456789abcdef, short-secret]"),
+	  "v.yaml:3:30: tokens[1]: must be a token of 16 to 4096 printable characters "
+	  "without spaces" },
+	{ "values", "v.yaml",
+	  L("lab: {data_dir: /d, tokens: 0123456789abcdef}"),
+	  "v.yaml:1:29: tokens: must be a list, each item a token of 16 to 4096 "
+	  "printable characters without spaces" },
+	/* test_client_limits */
+	{ "client_limits", "v.yaml",
+	  L("lab: {data_dir: /d, max_connections_per_address: 0, header_timeout: 301,")
+	  L("      max_jobs_per_token: 100001, max_boots_per_token: 0}"),
+	  "v.yaml:1:50: max_connections_per_address: must be an integer from 1 to 512\n"
+	  "v.yaml:1:69: header_timeout: must be a number from 1 to 300 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m\n"
+	  "v.yaml:2:27: max_jobs_per_token: must be an integer from 1 to 100000\n"
+	  "v.yaml:2:56: max_boots_per_token: must be an integer from 1 to 1000000" },
+	{ "client_limits", "v.yaml",
+	  L("lab: {data_dir: /d, max_connections_per_address: 513, header_timeout: 0.5s}"),
+	  "v.yaml:1:50: max_connections_per_address: must be an integer from 1 to 512\n"
+	  "v.yaml:1:71: header_timeout: must be a number from 1 to 300 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m" },
+	/* test_fetch_allow */
+	{ "fetch_allow", "f.yaml",
+	  L("lab: {data_dir: /d, fetch_allow: [127.0.0.0/33, 'x y', '-h', 'fd00::/129', 1.2.3.4/]}"),
+	  "f.yaml:1:35: fetch_allow[0]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+	  "host name of letters, digits, '.' and '-'\n"
+	  "f.yaml:1:49: fetch_allow[1]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+	  "host name of letters, digits, '.' and '-'\n"
+	  "f.yaml:1:56: fetch_allow[2]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+	  "host name of letters, digits, '.' and '-'\n"
+	  "f.yaml:1:62: fetch_allow[3]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+	  "host name of letters, digits, '.' and '-'\n"
+	  "f.yaml:1:76: fetch_allow[4]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
+	  "host name of letters, digits, '.' and '-'" },
+	{ "fetch_allow", "f.yaml",
+	  L("lab: {data_dir: /d, fetch_allow: 127.0.0.1}"),
+	  "f.yaml:1:34: fetch_allow: must be a list, each item an IP address, a CIDR (10.0.0.0/8, "
+	  "fd00::/8) or a host name of letters, digits, '.' and '-'" },
+	/*
+	 * test_boot_section_errors: a section that is not a mapping; binaries
+	 * that are neither a name nor absolute; kexec's initrd is a path on
+	 * the machine, judged like any other path.
+	 */
+	{ "boot_section_errors", "q.yaml",
+	  L("lab: {data_dir: /d}")			/* 1 */
+	  L("machines:")				/* 2 */
+	  L("  - name: q1")				/* 3 */
+	  L("    transport: local")			/* 4 */
+	  L("    boot: qemu")			/* 5 */
+	  L("    qemu:")				/* 6 */
+	  L("      binary: qemu;reboot")		/* 7: mapping col 7, value col 15 */
+	  L("      memory: 63")			/* 8: value col 15 */
+	  L("      accel: hvf")			/* 9: value col 14 */
+	  L("      guest_host: localhost")		/* 10: value col 19 */
+	  L("      ssh_port: 0")			/* 11: value col 17 */
+	  L("      append: \"root='x'\"")		/* 12: value col 15 */
+	  L("      memroy: 2048")			/* 13: key col 7 */
+	  L("  - name: q2")				/* 14: mapping col 5 */
+	  L("    transport: local")			/* 15 */
+	  L("    boot: qemu")			/* 16 */
+	  L("  - name: k1")				/* 17 */
+	  L("    transport: local")			/* 18 */
+	  L("    boot: kexec")			/* 19 */
+	  L("    qemu: {ssh_port: 1}")		/* 20: key col 5 */
+	  L("    kexec: {append: '', extra: 1}")	/* 21: value col 21, key col 25 */
+	  L("  - name: n1")				/* 22 */
+	  L("    transport: local")			/* 23 */
+	  L("    kexec: {}"),
+	  /* 24: key col 5 */
+	  "q.yaml:7:7: missing key 'initrd' in the qemu section of machine 'q1' "
+	  "(the guest's initramfs)\n"
+	  "q.yaml:7:7: missing key 'identity' in the qemu section of machine 'q1' "
+	  "(the private key for root on the guest)\n"
+	  "q.yaml:7:7: missing key 'known_hosts' or 'host_key' in the qemu section of "
+	  "machine 'q1' (the guest's host key is checked strictly)\n"
+	  "q.yaml:7:15: binary: must be a program name or an absolute path of letters, "
+	  "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
+	  "q.yaml:8:15: memory: must be an integer from 64 to 1048576\n"
+	  "q.yaml:9:14: accel: must be auto, kvm or tcg\n"
+	  "q.yaml:10:19: guest_host: must be an IPv4 or IPv6 address (without brackets)\n"
+	  "q.yaml:11:17: ssh_port: must be an integer from 1 to 65535\n"
+	  "q.yaml:12:15: append: must be a kernel command line of at most 1024 "
+	  "characters: words of letters, digits and '._,=:/+-' separated by spaces\n"
+	  "q.yaml:13:7: unknown key 'memroy' in the qemu section of machine 'q1'\n"
+	  "q.yaml:14:5: missing key 'qemu' in machine 'q2' (required with boot: qemu)\n"
+	  "q.yaml:20:5: qemu: only for boot: qemu (in machine 'k1')\n"
+	  "q.yaml:21:21: append: must be a kernel command line of at most 1024 "
+	  "characters: words of letters, digits and '._,=:/+-' separated by spaces\n"
+	  "q.yaml:21:25: unknown key 'extra' in the kexec section of machine 'k1'\n"
+	  "q.yaml:24:5: kexec: only for boot: kexec (in machine 'n1')" },
+	{ "boot_section_errors", "q.yaml",
+	  L("lab: {data_dir: /d}")			/* 1 */
+	  L("machines:")				/* 2 */
+	  L("  - {name: a, transport: local, boot: qemu, qemu: ~}")		/* 3: col 51 */
+	  L("  - {name: b, transport: local, boot: kexec, kexec: [x]}")	/* 4: col 53 */
+	  L("  - name: c")				/* 5 */
+	  L("    transport: local")			/* 6 */
+	  L("    boot: qemu")			/* 7 */
+	  L("    qemu:")				/* 8 */
+	  L("      binary: bin/qemu")		/* 9: value col 15 */
+	  L("      initrd: -i")			/* 10: value col 15 */
+	  L("      ssh_port: 22")			/* 11 */
+	  L("      identity: /k")			/* 12 */
+	  L("      host_key: SHA256:x")		/* 13: value col 17 */
+	  L("  - {name: d, transport: local, boot: qemu, qemu: {binary: /usr/bin/,")	/* 14: col 60 */
+	  L("     initrd: /i, ssh_port: 22, identity: /k, known_hosts: /kh}}")	/* 15 */
+	  L("  - {name: e, transport: local, boot: pxe, qemu: {}}"),
+	  /* 16: col 39 */
+	  "q.yaml:3:51: qemu: must be a mapping (initrd, ssh_port, identity, and "
+	  "host_key or known_hosts are required)\n"
+	  "q.yaml:4:53: kexec: must be a mapping (with the optional keys append and "
+	  "initrd)\n"
+	  "q.yaml:9:15: binary: must be a program name or an absolute path of letters, "
+	  "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
+	  "q.yaml:10:15: initrd: must be a non-empty path without control characters, "
+	  "not starting with '-'\n"
+	  "q.yaml:13:17: host_key: must be SHA256: followed by 43 base64 characters "
+	  "(as ssh-keygen -lf prints)\n"
+	  "q.yaml:14:60: binary: must be a program name or an absolute path of letters, "
+	  "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
+	  /* an unknown boot method: its section is not judged */
+	  "q.yaml:16:39: boot: must be none, qemu, kexec or reboot" },
+	{ "boot_section_errors", "q.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("machines:")
+	  L("  - {name: k, transport: local, boot: kexec, kexec: {initrd: -i}}")	/* 3: col 62 */
+	  L("  - {name: k2, transport: local, boot: kexec, kexec: {initrd: ''}}"),
+	  /* 4: col 63 */
+	  "q.yaml:3:62: initrd: must be a non-empty path without control characters, "
+	  "not starting with '-'\n"
+	  "q.yaml:4:63: initrd: must be a non-empty path without control characters, "
+	  "not starting with '-'" },
+	/* test_power_cycle_and_local */
+	{ "power_cycle_and_local", "p.yaml",
+	  L("lab: {data_dir: /d}")				/* 1 */
+	  L("machines:")					/* 2 */
+	  L("  - name: m")					/* 3 */
+	  L("    transport: local")				/* 4 */
+	  L("    power_cycle: reboot")			/* 5: col 18 */
+	  L("    port: 22")					/* 6: col 5 */
+	  L("  - name: n")					/* 7 */
+	  L("    transport: local")				/* 8 */
+	  L("    power_cycle: []")				/* 9: col 18 */
+	  L("  - name: o")					/* 10 */
+	  L("    transport: local")				/* 11 */
+	  L("    power_cycle: [[x]]"),
+	  /* 12: item col 19 */
+	  "p.yaml:5:18: power_cycle: must be a list, each item a string of at most 4096 bytes\n"
+	  "p.yaml:6:5: port: only used with transport ssh (in machine 'm')\n"
+	  "p.yaml:9:18: power_cycle: must be a command as a list of strings (argv), "
+	  "with a non-empty program name first\n"
+	  "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes" },
+	/* test_builder_ccache */
+	{ "builder_ccache", "c.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("builders:")
+	  L("  - {name: b, transport: local, ccache: [a]}"),
+	  "c.yaml:3:41: ccache: must be a non-empty path without control characters, "
+	  "not starting with '-'" },
+	/* test_host_groups */
+	{ "host_groups", "h.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("builders:")
+	  L("  - {name: b, transport: local, host_group: 'a b'}"),
+	  "h.yaml:3:45: host_group: must be a name of 1 to 64 letters, digits, '.', '_' or '-', "
+	  "not starting with '-' or '.'" },
+	/* test_pin_vcpus */
+	{ "pin_vcpus", "p.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("machines:")
+	  L("  - name: vm")
+	  L("    transport: local")
+	  L("    boot: qemu")
+	  L("    qemu: {initrd: /i, identity: /k, ssh_port: 2222, known_hosts: /h, pin_vcpus: yes}"),
+	  "p.yaml:6:82: pin_vcpus: must be auto, on or off" },
+	/* test_token_file */
+	{ "token_file", "tok.yaml",
+	  L("lab: {data_dir: /d, token_file: /tmp}"),
+	  "tok.yaml:1:33: token_file: cannot read /tmp: Is a directory" },
+	/* test_workload_conversion */
+	{ "workload_conversion", "w.yaml",
+	  L("lab: {data_dir: /d}")				/* 1 */
+	  L("suites:")					/* 2 */
+	  L("  - name: s")					/* 3 */
+	  L("    workloads:")				/* 4 */
+	  L("      - workload: fault-write")		/* 5 */
+	  L("        rounds: 99999999999999999999")		/* 6: col 17 */
+	  L("      - workload: mprotect")			/* 7 */
+	  L("        profile: yes")				/* 8: col 18 */
+	  L("      - workload: mprotect")			/* 9 */
+	  L("        duration: .inf")			/* 10: col 19 */
+	  L("      - workload: mprotect")			/* 11 */
+	  L("        id: ~")				/* 12: col 13 */
+	  L("      - workload: mprotect")			/* 13 */
+	  L("        workers: '4'"),
+	  /* 14: col 18 */
+	  "w.yaml:6:17: rounds: must be an integer from 0 to 1000000000000\n"
+	  "w.yaml:8:18: profile: must be true or false\n"
+	  "w.yaml:10:19: duration: must be a number from 0.1 to 86400 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m (got '.inf')\n"
+	  "w.yaml:12:13: id: must be a string of at most 128 bytes\n"
+	  "w.yaml:14:18: workers: must be an integer from 1 to 1024" },
+	{ "workload_conversion", "w.yaml",
+	  L("lab: {data_dir: /d}")				/* 1 */
+	  L("suites:")					/* 2 */
+	  L("  - name: s")					/* 3 */
+	  L("    workloads:")				/* 4 */
+	  L("      - workload: mprotect")			/* 5 */
+	  L("        workers: 1")				/* 6 */
+	  L("        workers: 2")				/* 7: col 9 */
+	  L("        ? [a]")					/* 8: complex key col 11 */
+	  L("        : b")					/* 9 */
+	  L("  - name: s")					/* 10: col 11 */
+	  L("    workloads: [{workload: ~}]"),
+	  /* 11: col 28 */
+	  "w.yaml:7:9: duplicate key 'workers'\n"
+	  "w.yaml:8:11: keys must be strings\n"
+	  "w.yaml:10:11: duplicate suite name 's' (first defined at line 3)\n"
+	  "w.yaml:11:28: workload: must be the name of a workload" },
+	/* test_suite_specs */
+	{ "suite_specs", "u.yaml",
+	  L("lab: {data_dir: /d}")				/* 1 */
+	  L("suites:")					/* 2 */
+	  L("  - name: s")					/* 3 */
+	  L("    workloads:")				/* 4 */
+	  L("      - workload: fault-write")		/* 5 */
+	  L("        size: 8Q"),
+	  /* 6: col 15 */
+	  "u.yaml:6:15: size: must be a number of bytes from 4K to 64G: an integer, or one "
+	  "followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M "
+	  "(got '8Q')" },
+	{ "suite_specs", "u.yaml",
+	  L("lab: {data_dir: /d}")				/* 1 */
+	  L("suites:")					/* 2 */
+	  L("  - name: s")					/* 3 */
+	  L("    workloads:")				/* 4 */
+	  L("      - workload: mprotect")			/* 5 */
+	  L("        workers: 2")				/* 6 */
+	  L("        sise: 8M")				/* 7: col 9 */
+	  L("      - {workload: mprotect, request_size: 1K}")	/* 8: col 30 */
+	  L("      - workload: mremap")			/* 9 */
+	  L("        size: [4M, 8M, 2x]")			/* 10: col 24 */
+	  L("      - workload: tcp-rr")			/* 11 */
+	  L("        request_size:")			/* 12 */
+	  L("          - 1K")				/* 13 */
+	  L("          - 2M")				/* 14: col 13 */
+	  L("      - workload: mprotect")			/* 15 */
+	  L("        monitors: [vmstat, dmesg]"),
+	  /* 16: col 28 */
+	  "u.yaml:7:9: sise: unknown field\n"
+	  "u.yaml:8:30: request_size: not a parameter of mprotect\n"
+	  "u.yaml:10:24: size[2]: must be a number of bytes from 4K to 64G: an integer, or "
+	  "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M "
+	  "(got '2x')\n"
+	  "u.yaml:14:13: request_size[1]: must be a number of bytes from 1 to 1M: an "
+	  "integer, or one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like "
+	  "64K or 8M (got '2M')\n"
+	  "u.yaml:16:28: monitors[1]: unknown monitor (one of interrupts, vmstat, "
+	  "tracepoints, procstat, profile)" },
+	{ "suite_specs", "u.yaml",
+	  L("lab: {data_dir: /d}")				/* 1 */
+	  L("suites:")					/* 2 */
+	  L("  - name: s")					/* 3 */
+	  L("    workloads:")				/* 4 */
+	  L("      - workload: mprotect")			/* 5 */
+	  L("        neighbour:")				/* 6 */
+	  L("          workload: mremap")			/* 7 */
+	  L("          workers: 0")				/* 8: col 20 */
+	  L("      - workload: mprotect")			/* 9 */
+	  L("        neighbour: {workers: 2}")		/* 10: col 20 */
+	  L("      - {workload: mprotect, neighbour: mremap}")	/* 11: col 41 */
+	  L("      - workload: mprotect")			/* 12 */
+	  L("        neighbour: {workload: mremap}")	/* 13 */
+	  L("        neighbour.workers: 2")			/* 14: col 9 */
+	  L("  - name: t")					/* 15 */
+	  L("    workloads:")				/* 16 */
+	  L("      - workload: mprotect")			/* 17 */
+	  L("        neighbour: {workload: stencil, grid: 5x9x9, workers: 4}"),
+	  /* 18: grid value col 46 */
+	  "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024\n"
+	  "u.yaml:10:20: neighbour.workload: missing (one of mprotect, mremap, fault-write, "
+	  "tcp-rr, stencil, exec)\n"
+	  "u.yaml:11:41: neighbour: must be an object with a workload\n"
+	  "u.yaml:14:9: neighbour.workers: unknown field\n"
+	  "u.yaml:18:46: neighbour.grid: 4 workers need at least 6 points along x" },
+	{ "suite_specs", "u.yaml",
+	  L("lab: {data_dir: /d, workers: 0}")		/* 1: col 30 */
+	  L("suites:")					/* 2 */
+	  L("  - name: s")					/* 3 */
+	  L("    workloads:")				/* 4 */
+	  L("      - workload: exec")			/* 5: col 9 */
+	  L("        parser: none")				/* 6 */
+	  L("      - workload: mprotect")			/* 7 */
+	  L("        duration: 0.01")			/* 8: col 19 */
+	  L("        workers: 0"),	/* 9 */
+	  "u.yaml:1:30: workers: must be an integer from 1 to 64\n"
+	  "u.yaml:5:9: command: missing (exec needs the command to run)\n"
+	  "u.yaml:8:19: duration: must be a number from 0.1 to 86400 seconds, or one "
+	  "followed by ms, s, m or h like 500ms, 2s or 10m" },
+	/*
+	 * test_alias_bomb: Aliases are expanded into JSON: a "billion laughs"
+	 * must hit the limit; the 33rd '[' (col 47) is one level too deep.
+	 */
+	{ "alias_bomb", "b.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"),
+	  "b.yaml:2:1: unknown section 'x' in the configuration (sections: lab, "
+	  "machines, builders, trees, suites)" },
+	{ "alias_bomb", "b.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("suites:")
+	  L("  - name: s")
+	  L("    workloads:")
+	  L("      - workload: exec")
+	  L("        a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]")
+	  L("        b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]")
+	  L("        c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]")
+	  L("        d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]")
+	  L("        e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]")
+	  L("        f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]"),
+	  "b.yaml:6:40: workload spec too large or nested deeper than 32 levels" },
+	{ "alias_bomb", "b.yaml",
+	  L("lab: {data_dir: /d}")
+	  L("suites:")
+	  L("  - name: s")
+	  L("    workloads:")
+	  L("      - workload: exec")
+	  L("        deep: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"),
+	  "b.yaml:6:47: workload spec too large or nested deeper than 32 levels" },
+	/* test_allowed_hosts */
+	{ "allowed_hosts", "h.yaml",
+	  L("lab:") L("  data_dir: /d") L("  allowed_hosts: [ok.example, \"bad name\", a/b]"),
+	  "h.yaml:3:31: allowed_hosts[1]: must be an IP address or a host name of letters, "
+	  "digits, '.' and '-'\n"
+	  "h.yaml:3:43: allowed_hosts[2]: must be an IP address or a host name of letters, "
+	  "digits, '.' and '-'" },
+	{ "allowed_hosts", "h.yaml",
+	  L("lab:") L("  data_dir: /d") L("  allowed_hosts: lab.example"),
+	  "h.yaml:3:18: allowed_hosts: must be a list, each item an IP address or a host "
+	  "name of letters, digits, '.' and '-'" },
+};
+
+/* Loads each row of error_cases[] whose test is `test`; there must be one. */
+static void expect_table_errors(const char *test)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(error_cases); i++) {
+		if (strcmp(error_cases[i].test, test) != 0)
+			continue;
+		expect_errors(error_cases[i].name, error_cases[i].text, error_cases[i].expected);
+		n++;
+	}
+	assert_true(n > 0);
+}
+
+/* A test that is nothing but its rows of error_cases[]: named test_NAME,
+ * its state the rows' NAME. */
+static void test_error_table(void **state)
+{
+	expect_table_errors(*state);
+}
+
+#define error_table_test(name) \
+	{ "test_" #name, test_error_table, NULL, NULL, (void *)#name }
 
 static const char full_fmt[] =
 	L("lab:")						/*  1 */
@@ -419,30 +1109,7 @@ static void test_compare_rules(void **state)
 	assert_true(isnan(s->rules.overrides[1].min_change));
 	config_free(cfg);
 
-	expect_errors("c.yaml",
-		      L("lab:")						/* 1 */
-		      L("  data_dir: /d")				/* 2 */
-		      L("suites:")					/* 3 */
-		      L("  - name: s")					/* 4 */
-		      L("    workloads: [{workload: mprotect}]")	/* 5 */
-		      L("    compare:")					/* 6 */
-		      L("      alpha: 1.5")				/* 7 */
-		      L("      min_change: 150%")			/* 8 */
-		      L("      same_band: two")				/* 9 */
-		      L("      typo: 1")				/* 10 */
-		      L("      metrics:")				/* 11 */
-		      L("        'a;b': {alpha: 0.1}")			/* 12 */
-		      L("        x.y: {min_change: 3%, bogus: 1}")	/* 13 */
-		      L("        z: 5"),				/* 14 */
-		      "c.yaml:7:14: alpha: must be a significance level above 0 and below 1, like 0.01\n"
-		      "c.yaml:8:19: min_change: must be a percentage like 2% or a fraction from 0 to 1\n"
-		      "c.yaml:9:18: same_band: must be a percentage like 2% or a fraction from 0 to 1\n"
-		      "c.yaml:10:7: unknown key 'typo' in the compare section of suite 's'\n"
-		      "c.yaml:12:9: metrics: must be a metric name or pattern of 1 to 128 letters, "
-		      "digits and '._-*?[]'\n"
-		      "c.yaml:13:31: unknown key 'bogus' in the rule for 'x.y' in the compare section of "
-		      "suite 's'\n"
-		      "c.yaml:14:12: metrics: 'z': must be a mapping with alpha, min_change or same_band");
+	expect_table_errors("compare_rules");
 }
 
 /* boot: reboot takes an optional reboot: section; every default filled in. */
@@ -491,259 +1158,7 @@ static void test_reboot_section(void **state)
 	assert_null(config_machine(cfg, "r2")->kexec);
 	config_free(cfg);
 
-	expect_errors("r.yaml",
-		      L("lab: {data_dir: /d}")					/* 1 */
-		      L("machines:")						/* 2 */
-		      L("  - {name: k, transport: local, boot: kexec, reboot: {}}")	/* 3 */
-		      L("  - name: r")						/* 4 */
-		      L("    transport: local")					/* 5 */
-		      L("    boot: reboot")					/* 6 */
-		      L("    reboot:")						/* 7 */
-		      L("      grub_dir: /boot dir")				/* 8 */
-		      L("      initrd: ../initrd")				/* 9 */
-		      L("      once: []")					/* 10 */
-		      L("      bogus: 1"),					/* 11 */
-		      "r.yaml:3:46: reboot: only for boot: reboot (in machine 'k')\n"
-		      "r.yaml:8:17: grub_dir: must be an absolute path of letters, digits and '._/-'\n"
-		      "r.yaml:9:15: initrd: must be a file name of 1 to 64 letters, digits, '.', '_' or '-'\n"
-		      "r.yaml:10:13: once: must be a command as a list of strings (argv), with a non-empty "
-		      "program name first\n"
-		      "r.yaml:11:7: unknown key 'bogus' in the reboot section of machine 'r'");
-}
-
-static void test_unknown_key(void **state)
-{
-	(void)state;
-	expect_errors("lab.yaml",
-		      L("lab:")					/* 1 */
-		      L("  data_dir: /d")			/* 2 */
-		      L("  listen_on: 127.0.0.1:80")		/* 3 */
-		      L("machines:")				/* 4 */
-		      L("  - name: m1")				/* 5 */
-		      L("    transport: local")			/* 6 */
-		      L("    hots: 127.0.0.2")			/* 7 */
-		      L("  - transport: local")			/* 8 */
-		      L("    bogus: 1")				/* 9 */
-		      L("    name: -bad")			/* 10 */
-		      L("machine: []"),				/* 11 */
-		      "lab.yaml:3:3: unknown key 'listen_on' in lab\n"
-		      "lab.yaml:7:5: unknown key 'hots' in machine 'm1'\n"
-		      /* without a valid name, the item is named by its index */
-		      "lab.yaml:9:5: unknown key 'bogus' in machines[1]\n"
-		      "lab.yaml:10:11: name: must be a name of 1 to 64 letters, digits, '.', '_' "
-		      "or '-', not starting with '-' or '.'\n"
-		      "lab.yaml:11:1: unknown section 'machine' in the configuration (sections: "
-		      "lab, machines, builders, trees, suites)");
-}
-
-/* One load reports every error, sorted by position, whatever the section order. */
-static void test_many_errors(void **state)
-{
-	(void)state;
-	expect_errors("t.yaml",
-		      L("trees:")				/* 1 */
-		      L("  - name: linux")			/* 2 */
-		      L("    url: /src/linux")			/* 3 */
-		      L("    builder: nope")			/* 4: value col 14 */
-		      L("lab:")					/* 5 */
-		      L("  data_dir: /var/lib/tlblab")		/* 6 */
-		      L("  workers: 0")				/* 7: value col 12 */
-		      L("machines:")				/* 8 */
-		      L("    - name: m1")			/* 9: mapping col 7 */
-		      L("      transport: ssh")			/* 10 */
-		      L("      port: abc")			/* 11: value col 13 */
-		      L("      hots: 127.0.0.2")		/* 12 */
-		      L("      identity: /k")			/* 13 */
-		      L("      known_hosts: /kh")		/* 14 */
-		      L("    - name: m1")			/* 15: name value col 13 */
-		      L("      transport: local")		/* 16 */
-		      L("      host: 127.0.0.1;reboot")		/* 17: key col 7, value col 13 */
-		      L("      cpus: 5000")			/* 18: value col 13 */
-		      L("      boot: pxe")			/* 19: value col 13 */
-		      L("      tags: [ok, 'bad tag']")		/* 20: item col 18 */
-		      L("builders:")				/* 21 */
-		      L("  - name: b")				/* 22: mapping col 5 */
-		      L("    transport: ftp")			/* 23: value col 16 */
-		      L("    jobs: 0")				/* 24: value col 11 */
-		      L("suites:")				/* 25 */
-		      L("  - name: s")				/* 26 */
-		      L("    timeout: 0")			/* 27: value col 14 */
-		      L("    workloads:")			/* 28 */
-		      L("      - duration: 5")			/* 29: item col 9 */
-		      L("      - workload: mprotect"),		/* 30 */
-		      "t.yaml:4:14: builder: no builder named 'nope'\n"
-		      "t.yaml:7:12: workers: must be an integer from 1 to 64\n"
-		      "t.yaml:9:7: missing key 'host' in machine 'm1' (required with transport ssh)\n"
-		      "t.yaml:11:13: port: must be an integer from 1 to 65535\n"
-		      "t.yaml:12:7: unknown key 'hots' in machine 'm1'\n"
-		      "t.yaml:15:13: duplicate machine name 'm1' (first defined at line 9)\n"
-		      "t.yaml:17:7: host: only used with transport ssh (in machine 'm1')\n"
-		      "t.yaml:17:13: host: must be an IP address or a host name of letters, "
-		      "digits, '.' and '-'\n"
-		      "t.yaml:18:13: cpus: must be an integer from 0 to 4096\n"
-		      "t.yaml:19:13: boot: must be none, qemu, kexec or reboot\n"
-		      "t.yaml:20:18: tags[1]: must be a name of 1 to 64 letters, digits, '.', '_' "
-		      "or '-', not starting with '-' or '.'\n"
-		      "t.yaml:23:16: transport: must be local or ssh\n"
-		      "t.yaml:24:11: jobs: must be an integer from 1 to 256\n"
-		      "t.yaml:27:14: timeout: must be a number from 1 to 604800 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m\n"
-		      "t.yaml:29:9: workloads[0]: missing key 'workload' (the name of the "
-		      "workload to run)");
-}
-
-static void test_yaml_syntax(void **state)
-{
-	(void)state;
-	/* libyaml's own problem text, at its problem mark */
-	expect_errors("lab.yaml",
-		      L("lab:")
-		      L("  data_dir: /d")
-		      L("a: b: c"),
-		      "lab.yaml:3:5: mapping values are not allowed in this context");
-	/* a parser error carries its context too */
-	expect_errors("lab.yaml",
-		      L("lab:")
-		      L("  data_dir: /d")
-		      L(" workers: 2"),
-		      "lab.yaml:3:2: did not find expected key (while parsing a block mapping "
-		      "at line 1, column 1)");
-	expect_errors("lab.yaml",
-		      L("lab:")
-		      L("  data_dir: \"/d"),
-		      "lab.yaml:3:1: found unexpected end of stream (while scanning a quoted "
-		      "scalar at line 2, column 13)");
-	expect_errors("lab.yaml",
-		      L("lab: *nothing"),
-		      "lab.yaml:1:6: found undefined alias");
-	/* the reader's errors have only an offset: still a line and column */
-	expect_errors("bin.yaml", "lab:\n  data_dir: /d\xff\n",
-		      "bin.yaml:2:15: invalid leading UTF-8 octet (byte 0xff)");
-}
-
-static void test_document_shape(void **state)
-{
-	(void)state;
-	expect_errors("e.yaml", "", "e.yaml:1:1: empty configuration (lab.data_dir is required)");
-	expect_errors("e.yaml", L("# nothing but a comment"),
-		      "e.yaml:1:1: empty configuration (lab.data_dir is required)");
-	expect_errors("e.yaml", L("- lab"),
-		      "e.yaml:1:1: the configuration must be a mapping with the sections lab, "
-		      "machines, builders, trees and suites");
-	expect_errors("e.yaml", L("machines: []"),
-		      "e.yaml:1:1: missing section 'lab' (lab.data_dir is required)");
-	expect_errors("e.yaml", L("lab:"),
-		      "e.yaml:1:5: lab: must be a mapping (lab.data_dir is required)");
-	expect_errors("e.yaml",
-		      L("lab:")
-		      L("  workers: 2"),
-		      "e.yaml:2:3: missing key 'data_dir' in lab (where the store and artifacts live)");
-	expect_errors("e.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("---")
-		      L("lab: {data_dir: /e}"),
-		      "e.yaml:3:1: only one YAML document is allowed");
-	expect_errors("e.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("lab: {data_dir: /e}"),
-		      "e.yaml:2:1: duplicate key 'lab' in the configuration (sections: lab, "
-		      "machines, builders, trees, suites) (first at line 1)");
-	expect_errors("e.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("machines: {name: m1}")
-		      L("builders: [m1]"),
-		      "e.yaml:2:11: machines: must be a list of mappings\n"
-		      "e.yaml:3:12: builders[0]: must be a mapping");
-	expect_errors("e.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("suites:")
-		      L("  - name: s"),
-		      "e.yaml:3:5: missing key 'workloads' in suite 's'");
-	expect_errors("e.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("suites:")
-		      L("  - {name: s, workloads: []}")
-		      L("  - {name: t, workloads: [mprotect, {workload: [a]}]}"),
-		      "e.yaml:3:26: workloads: must be a non-empty list of workload specs "
-		      "(mappings with a 'workload' key)\n"
-		      "e.yaml:4:27: workloads[0]: must be a mapping with a 'workload' key\n"
-		      "e.yaml:4:48: workload: must be the name of a workload");
-}
-
-static void test_required_keys(void **state)
-{
-	(void)state;
-	expect_errors("r.yaml",
-		      L("lab: {data_dir: /d}")			/* 1 */
-		      L("machines:")				/* 2 */
-		      L("  - transport: ssh")			/* 3: mapping col 5 */
-		      L("  - name: m2")				/* 4 */
-		      L("    host: h")				/* 5 */
-		      L("builders:")				/* 6 */
-		      L("  - name: b")				/* 7 */
-		      L("    transport: ssh")			/* 8 */
-		      L("    host: b.example.org")		/* 9 */
-		      L("    identity: /k")			/* 10 */
-		      L("trees:")				/* 11 */
-		      L("  - name: t"),				/* 12 */
-		      "r.yaml:3:5: missing key 'name' in machines[0]\n"
-		      "r.yaml:3:5: missing key 'host' in machines[0] (required with transport ssh)\n"
-		      "r.yaml:3:5: missing key 'identity' in machines[0] (required with transport ssh)\n"
-		      "r.yaml:3:5: missing key 'known_hosts' or 'host_key' in machines[0] "
-		      "(transport ssh checks the host key strictly)\n"
-		      "r.yaml:4:5: missing key 'transport' in machine 'm2' (local or ssh)\n"
-		      "r.yaml:7:5: missing key 'known_hosts' or 'host_key' in builder 'b' "
-		      "(transport ssh checks the host key strictly)\n"
-		      "r.yaml:12:5: missing key 'url' in tree 't' (a path or git URL)\n"
-		      "r.yaml:12:5: missing key 'builder' in tree 't'");
-}
-
-/* Values that reach commands: no shell metacharacters, no options. */
-static void test_injection(void **state)
-{
-	(void)state;
-	expect_errors("i.yaml",
-		      L("lab: {data_dir: /d}")			/* 1 */
-		      L("machines:")				/* 2 */
-		      L("  - name: m1;reboot")			/* 3: value col 11 */
-		      L("    transport: ssh")			/* 4 */
-		      L("    host: 127.0.0.1;reboot")		/* 5: value col 11 */
-		      L("    user: root$(id)")			/* 6: value col 11 */
-		      L("    identity: -oProxyCommand=x")	/* 7: value col 15 */
-		      L("    host_key: SHA256:short")		/* 8: value col 15 */
-		      L("  - name: m2")				/* 9 */
-		      L("    transport: ssh")			/* 10 */
-		      L("    host: -oProxyCommand=x")		/* 11: value col 11 */
-		      L("    identity: \"/k\\nx\"")		/* 12: value col 15 */
-		      L("    known_hosts: \"\"")			/* 13: value col 18 */
-		      L("    workdir: \"/a\\0b\"")		/* 14: value col 14 */
-		      L("builders:")				/* 15 */
-		      L("  - {name: .hidden, transport: local}")	/* 16: value col 12 */
-		      L("trees:")				/* 17 */
-		      L("  - {name: t, url: --upload-pack=x, builder: x}"),	/* 18: 20, 46 */
-		      "i.yaml:3:11: name: must be a name of 1 to 64 letters, digits, '.', '_' or "
-		      "'-', not starting with '-' or '.'\n"
-		      "i.yaml:5:11: host: must be an IP address or a host name of letters, digits, "
-		      "'.' and '-'\n"
-		      "i.yaml:6:11: user: must be a user name of letters, digits, '.', '_' and '-', "
-		      "not starting with '-'\n"
-		      "i.yaml:7:15: identity: must be a non-empty path without control characters, "
-		      "not starting with '-'\n"
-		      "i.yaml:8:15: host_key: must be SHA256: followed by 43 base64 characters "
-		      "(as ssh-keygen -lf prints)\n"
-		      "i.yaml:11:11: host: must be an IP address or a host name of letters, digits, "
-		      "'.' and '-'\n"
-		      "i.yaml:12:15: identity: must be a non-empty path without control characters, "
-		      "not starting with '-'\n"
-		      "i.yaml:13:18: known_hosts: must be a non-empty path without control "
-		      "characters, not starting with '-'\n"
-		      "i.yaml:14:14: workdir: must be a non-empty path without control characters, "
-		      "not starting with '-'\n"
-		      "i.yaml:16:12: name: must be a name of 1 to 64 letters, digits, '.', '_' or "
-		      "'-', not starting with '-' or '.'\n"
-		      "i.yaml:18:20: url: must be a path or git URL without control characters, "
-		      "not starting with '-'\n"
-		      "i.yaml:18:46: builder: no builder named 'x'");
+	expect_table_errors("reboot_section");
 }
 
 static void test_values(void **state)
@@ -760,21 +1175,7 @@ static void test_values(void **state)
 	assert_string_equal(cfg->listen_host, "fe80::1");
 	assert_int_equal(cfg->listen_port, 65535);
 	config_free(cfg);
-	expect_errors("v.yaml",
-		      L("lab:")
-		      L("  data_dir: /d")
-		      L("  listen: localhost:8080"),
-		      "v.yaml:3:11: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
-		      "port from 1 to 65535)");
-	expect_errors("v.yaml", L("lab: {data_dir: /d, listen: 127.0.0.1}"),
-		      "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
-		      "port from 1 to 65535)");
-	expect_errors("v.yaml", L("lab: {data_dir: /d, listen: '127.0.0.1:0'}"),
-		      "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
-		      "port from 1 to 65535)");
-	expect_errors("v.yaml", L("lab: {data_dir: /d, listen: '::1:80'}"),
-		      "v.yaml:1:29: listen: must be IPV4:PORT or [IPV6]:PORT (an IP literal and a "
-		      "port from 1 to 65535)");
+	expect_table_errors("values");
 
 	/* numeric ranges at their edges */
 	cfg = expect_ok("v.yaml",
@@ -782,40 +1183,13 @@ static void test_values(void **state)
 	assert_int_equal(cfg->max_body, 1u << 30);
 	assert_int_equal(cfg->workers, 64);
 	config_free(cfg);
-	expect_errors("v.yaml",
-		      L("lab: {data_dir: /d, max_body: 1023, workers: 65, stage_timeout: 604801}"),
-		      "v.yaml:1:31: max_body: must be a number of bytes from 1K to 1G: an integer, or "
-		      "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M\n"
-		      "v.yaml:1:46: workers: must be an integer from 1 to 64\n"
-		      "v.yaml:1:65: stage_timeout: must be a number from 1 to 604800 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m");
-	expect_errors("v.yaml",
-		      L("lab: {data_dir: /d, read_requires_token: maybe, workers: [1], stage_timeout: nan}"),
-		      "v.yaml:1:42: read_requires_token: must be true or false\n"
-		      "v.yaml:1:58: workers: must be an integer from 1 to 64\n"
-		      "v.yaml:1:78: stage_timeout: must be a number from 1 to 604800 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m");
 	/* the lab's sizes and times take the units suites take */
 	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, max_body: 64K, stage_timeout: 45m}"));
 	assert_int_equal(cfg->max_body, 64u << 10);
 	assert_true(cfg->stage_timeout == 2700);
 	config_free(cfg);
-	expect_errors("v.yaml", L("lab: {data_dir: /d, max_body: 2G, stage_timeout: 8d}"),
-		      "v.yaml:1:31: max_body: must be a number of bytes from 1K to 1G: an integer, or "
-		      "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M\n"
-		      "v.yaml:1:50: stage_timeout: must be a number from 1 to 604800 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m");
 
 	/* inline tokens: at least 16 characters, never echoed */
-	expect_errors("v.yaml",
-		      L("lab:")
-		      L("  data_dir: /d")
-		      L("  tokens: [0123456789abcdef, short-secret]"),
-		      "v.yaml:3:30: tokens[1]: must be a token of 16 to 4096 printable characters "
-		      "without spaces");
-	expect_errors("v.yaml", L("lab: {data_dir: /d, tokens: 0123456789abcdef}"),
-		      "v.yaml:1:29: tokens: must be a list, each item a token of 16 to 4096 "
-		      "printable characters without spaces");
 }
 
 /* boot: qemu takes a qemu: section with its defaults; boot: kexec an optional kexec:. */
@@ -839,18 +1213,7 @@ static void test_client_limits(void **state)
 	assert_int_equal(cfg->max_jobs_per_token, 100000);
 	assert_int_equal(cfg->max_boots_per_token, 1);
 	config_free(cfg);
-	expect_errors("v.yaml",
-		      L("lab: {data_dir: /d, max_connections_per_address: 0, header_timeout: 301,")
-		      L("      max_jobs_per_token: 100001, max_boots_per_token: 0}"),
-		      "v.yaml:1:50: max_connections_per_address: must be an integer from 1 to 512\n"
-		      "v.yaml:1:69: header_timeout: must be a number from 1 to 300 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m\n"
-		      "v.yaml:2:27: max_jobs_per_token: must be an integer from 1 to 100000\n"
-		      "v.yaml:2:56: max_boots_per_token: must be an integer from 1 to 1000000");
-	expect_errors("v.yaml", L("lab: {data_dir: /d, max_connections_per_address: 513, header_timeout: 0.5s}"),
-		      "v.yaml:1:50: max_connections_per_address: must be an integer from 1 to 512\n"
-		      "v.yaml:1:71: header_timeout: must be a number from 1 to 300 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m");
+	expect_table_errors("client_limits");
 }
 
 static void test_fetch_allow(void **state)
@@ -871,20 +1234,7 @@ static void test_fetch_allow(void **state)
 	assert_string_equal(cfg->fetch_allow[4], "lore.lab.internal");
 	assert_null(cfg->fetch_allow[5]);
 	config_free(cfg);
-	expect_errors("f.yaml", L("lab: {data_dir: /d, fetch_allow: [127.0.0.0/33, 'x y', '-h', 'fd00::/129', 1.2.3.4/]}"),
-		      "f.yaml:1:35: fetch_allow[0]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
-		      "host name of letters, digits, '.' and '-'\n"
-		      "f.yaml:1:49: fetch_allow[1]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
-		      "host name of letters, digits, '.' and '-'\n"
-		      "f.yaml:1:56: fetch_allow[2]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
-		      "host name of letters, digits, '.' and '-'\n"
-		      "f.yaml:1:62: fetch_allow[3]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
-		      "host name of letters, digits, '.' and '-'\n"
-		      "f.yaml:1:76: fetch_allow[4]: must be an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a "
-		      "host name of letters, digits, '.' and '-'");
-	expect_errors("f.yaml", L("lab: {data_dir: /d, fetch_allow: 127.0.0.1}"),
-		      "f.yaml:1:34: fetch_allow: must be a list, each item an IP address, a CIDR (10.0.0.0/8, "
-		      "fd00::/8) or a host name of letters, digits, '.' and '-'");
+	expect_table_errors("fetch_allow");
 }
 
 static void test_boot_sections(void **state)
@@ -996,101 +1346,6 @@ static void test_boot_sections(void **state)
 	}
 }
 
-static void test_boot_section_errors(void **state)
-{
-	(void)state;
-	expect_errors("q.yaml",
-		      L("lab: {data_dir: /d}")			/* 1 */
-		      L("machines:")				/* 2 */
-		      L("  - name: q1")				/* 3 */
-		      L("    transport: local")			/* 4 */
-		      L("    boot: qemu")			/* 5 */
-		      L("    qemu:")				/* 6 */
-		      L("      binary: qemu;reboot")		/* 7: mapping col 7, value col 15 */
-		      L("      memory: 63")			/* 8: value col 15 */
-		      L("      accel: hvf")			/* 9: value col 14 */
-		      L("      guest_host: localhost")		/* 10: value col 19 */
-		      L("      ssh_port: 0")			/* 11: value col 17 */
-		      L("      append: \"root='x'\"")		/* 12: value col 15 */
-		      L("      memroy: 2048")			/* 13: key col 7 */
-		      L("  - name: q2")				/* 14: mapping col 5 */
-		      L("    transport: local")			/* 15 */
-		      L("    boot: qemu")			/* 16 */
-		      L("  - name: k1")				/* 17 */
-		      L("    transport: local")			/* 18 */
-		      L("    boot: kexec")			/* 19 */
-		      L("    qemu: {ssh_port: 1}")		/* 20: key col 5 */
-		      L("    kexec: {append: '', extra: 1}")	/* 21: value col 21, key col 25 */
-		      L("  - name: n1")				/* 22 */
-		      L("    transport: local")			/* 23 */
-		      L("    kexec: {}"),			/* 24: key col 5 */
-		      "q.yaml:7:7: missing key 'initrd' in the qemu section of machine 'q1' "
-		      "(the guest's initramfs)\n"
-		      "q.yaml:7:7: missing key 'identity' in the qemu section of machine 'q1' "
-		      "(the private key for root on the guest)\n"
-		      "q.yaml:7:7: missing key 'known_hosts' or 'host_key' in the qemu section of "
-		      "machine 'q1' (the guest's host key is checked strictly)\n"
-		      "q.yaml:7:15: binary: must be a program name or an absolute path of letters, "
-		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
-		      "q.yaml:8:15: memory: must be an integer from 64 to 1048576\n"
-		      "q.yaml:9:14: accel: must be auto, kvm or tcg\n"
-		      "q.yaml:10:19: guest_host: must be an IPv4 or IPv6 address (without brackets)\n"
-		      "q.yaml:11:17: ssh_port: must be an integer from 1 to 65535\n"
-		      "q.yaml:12:15: append: must be a kernel command line of at most 1024 "
-		      "characters: words of letters, digits and '._,=:/+-' separated by spaces\n"
-		      "q.yaml:13:7: unknown key 'memroy' in the qemu section of machine 'q1'\n"
-		      "q.yaml:14:5: missing key 'qemu' in machine 'q2' (required with boot: qemu)\n"
-		      "q.yaml:20:5: qemu: only for boot: qemu (in machine 'k1')\n"
-		      "q.yaml:21:21: append: must be a kernel command line of at most 1024 "
-		      "characters: words of letters, digits and '._,=:/+-' separated by spaces\n"
-		      "q.yaml:21:25: unknown key 'extra' in the kexec section of machine 'k1'\n"
-		      "q.yaml:24:5: kexec: only for boot: kexec (in machine 'n1')");
-
-	/* a section that is not a mapping; binaries that are neither a name nor absolute */
-	expect_errors("q.yaml",
-		      L("lab: {data_dir: /d}")			/* 1 */
-		      L("machines:")				/* 2 */
-		      L("  - {name: a, transport: local, boot: qemu, qemu: ~}")		/* 3: col 51 */
-		      L("  - {name: b, transport: local, boot: kexec, kexec: [x]}")	/* 4: col 53 */
-		      L("  - name: c")				/* 5 */
-		      L("    transport: local")			/* 6 */
-		      L("    boot: qemu")			/* 7 */
-		      L("    qemu:")				/* 8 */
-		      L("      binary: bin/qemu")		/* 9: value col 15 */
-		      L("      initrd: -i")			/* 10: value col 15 */
-		      L("      ssh_port: 22")			/* 11 */
-		      L("      identity: /k")			/* 12 */
-		      L("      host_key: SHA256:x")		/* 13: value col 17 */
-		      L("  - {name: d, transport: local, boot: qemu, qemu: {binary: /usr/bin/,")	/* 14: col 60 */
-		      L("     initrd: /i, ssh_port: 22, identity: /k, known_hosts: /kh}}")	/* 15 */
-		      L("  - {name: e, transport: local, boot: pxe, qemu: {}}"),	/* 16: col 39 */
-		      "q.yaml:3:51: qemu: must be a mapping (initrd, ssh_port, identity, and "
-		      "host_key or known_hosts are required)\n"
-		      "q.yaml:4:53: kexec: must be a mapping (with the optional keys append and "
-		      "initrd)\n"
-		      "q.yaml:9:15: binary: must be a program name or an absolute path of letters, "
-		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
-		      "q.yaml:10:15: initrd: must be a non-empty path without control characters, "
-		      "not starting with '-'\n"
-		      "q.yaml:13:17: host_key: must be SHA256: followed by 43 base64 characters "
-		      "(as ssh-keygen -lf prints)\n"
-		      "q.yaml:14:60: binary: must be a program name or an absolute path of letters, "
-		      "digits, '.', '_', '+', '-' and '/', not starting with '-' or '.'\n"
-		      /* an unknown boot method: its section is not judged */
-		      "q.yaml:16:39: boot: must be none, qemu, kexec or reboot");
-
-	/* kexec's initrd is a path on the machine, judged like any other path */
-	expect_errors("q.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("machines:")
-		      L("  - {name: k, transport: local, boot: kexec, kexec: {initrd: -i}}")	/* 3: col 62 */
-		      L("  - {name: k2, transport: local, boot: kexec, kexec: {initrd: ''}}"),	/* 4: col 63 */
-		      "q.yaml:3:62: initrd: must be a non-empty path without control characters, "
-		      "not starting with '-'\n"
-		      "q.yaml:4:63: initrd: must be a non-empty path without control characters, "
-		      "not starting with '-'");
-}
-
 static void test_power_cycle_and_local(void **state)
 {
 	struct lab_config *cfg;
@@ -1108,24 +1363,7 @@ static void test_power_cycle_and_local(void **state)
 	assert_null(cfg->machines[0].power_cycle[3]);
 	assert_int_equal(cfg->machines[0].ntags, 0);
 	config_free(cfg);
-	expect_errors("p.yaml",
-		      L("lab: {data_dir: /d}")				/* 1 */
-		      L("machines:")					/* 2 */
-		      L("  - name: m")					/* 3 */
-		      L("    transport: local")				/* 4 */
-		      L("    power_cycle: reboot")			/* 5: col 18 */
-		      L("    port: 22")					/* 6: col 5 */
-		      L("  - name: n")					/* 7 */
-		      L("    transport: local")				/* 8 */
-		      L("    power_cycle: []")				/* 9: col 18 */
-		      L("  - name: o")					/* 10 */
-		      L("    transport: local")				/* 11 */
-		      L("    power_cycle: [[x]]"),			/* 12: item col 19 */
-		      "p.yaml:5:18: power_cycle: must be a list, each item a string of at most 4096 bytes\n"
-		      "p.yaml:6:5: port: only used with transport ssh (in machine 'm')\n"
-		      "p.yaml:9:18: power_cycle: must be a command as a list of strings (argv), "
-		      "with a non-empty program name first\n"
-		      "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes");
+	expect_table_errors("power_cycle_and_local");
 }
 
 /* A builder's ccache: a path passed to build.sh, or NULL for its default. */
@@ -1142,12 +1380,7 @@ static void test_builder_ccache(void **state)
 	assert_null(config_builder(cfg, "local")->ccache);
 	assert_string_equal(config_builder(cfg, "shared")->ccache, "/var/cache/ccache");
 	config_free(cfg);
-	expect_errors("c.yaml",
-		     L("lab: {data_dir: /d}")
-		     L("builders:")
-		     L("  - {name: b, transport: local, ccache: [a]}"),
-		     "c.yaml:3:41: ccache: must be a non-empty path without control characters, "
-		     "not starting with '-'");
+	expect_table_errors("builder_ccache");
 }
 
 /* Which machines and builders share a host's CPUs (the quiet-host rule). */
@@ -1177,12 +1410,7 @@ static void test_host_groups(void **state)
 	assert_true(config_same_host(&config_machine(cfg, "rack")->ep, &b->ep));
 	assert_false(config_same_host(&config_machine(cfg, "far")->ep, &b->ep));
 	config_free(cfg);
-	expect_errors("h.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("builders:")
-		      L("  - {name: b, transport: local, host_group: 'a b'}"),
-		      "h.yaml:3:45: host_group: must be a name of 1 to 64 letters, digits, '.', '_' or '-', "
-		      "not starting with '-' or '.'");
+	expect_table_errors("host_groups");
 }
 
 static void test_pin_vcpus(void **state)
@@ -1193,14 +1421,7 @@ static void test_pin_vcpus(void **state)
 	cfg = expect_ok("q.yaml", L("lab: {data_dir: /d, quiet_host: false}"));
 	assert_int_equal(cfg->quiet_host, 0);
 	config_free(cfg);
-	expect_errors("p.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("machines:")
-		      L("  - name: vm")
-		      L("    transport: local")
-		      L("    boot: qemu")
-		      L("    qemu: {initrd: /i, identity: /k, ssh_port: 2222, known_hosts: /h, pin_vcpus: yes}"),
-		      "p.yaml:6:82: pin_vcpus: must be auto, on or off");
+	expect_table_errors("pin_vcpus");
 }
 
 static void test_token_file(void **state)
@@ -1239,8 +1460,7 @@ static void test_token_file(void **state)
 	expect_errors("tok.yaml", text.buf,
 		      "tok.yaml:3:15: token_file: cannot read /nonexistent/tokens: No such file "
 		      "or directory");
-	expect_errors("tok.yaml", L("lab: {data_dir: /d, token_file: /tmp}"),
-		      "tok.yaml:1:33: token_file: cannot read /tmp: Is a directory");
+	expect_table_errors("token_file");
 
 	strbuf_release(&text);
 	strbuf_release(&want);
@@ -1287,44 +1507,8 @@ static void test_workload_conversion(void **state)
 	/* what YAML 1.1 would read as numbers or booleans stays text, and the
 	 * agent's parser says so at load: a number too big for an integer is a
 	 * real, "yes" and ".inf" are strings, ~ is null, a quoted number a string */
-	expect_errors("w.yaml",
-		      L("lab: {data_dir: /d}")				/* 1 */
-		      L("suites:")					/* 2 */
-		      L("  - name: s")					/* 3 */
-		      L("    workloads:")				/* 4 */
-		      L("      - workload: fault-write")		/* 5 */
-		      L("        rounds: 99999999999999999999")		/* 6: col 17 */
-		      L("      - workload: mprotect")			/* 7 */
-		      L("        profile: yes")				/* 8: col 18 */
-		      L("      - workload: mprotect")			/* 9 */
-		      L("        duration: .inf")			/* 10: col 19 */
-		      L("      - workload: mprotect")			/* 11 */
-		      L("        id: ~")				/* 12: col 13 */
-		      L("      - workload: mprotect")			/* 13 */
-		      L("        workers: '4'"),			/* 14: col 18 */
-		      "w.yaml:6:17: rounds: must be an integer from 0 to 1000000000000\n"
-		      "w.yaml:8:18: profile: must be true or false\n"
-		      "w.yaml:10:19: duration: must be a number from 0.1 to 86400 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m (got '.inf')\n"
-		      "w.yaml:12:13: id: must be a string of at most 128 bytes\n"
-		      "w.yaml:14:18: workers: must be an integer from 1 to 1024");
+	expect_table_errors("workload_conversion");
 
-	expect_errors("w.yaml",
-		      L("lab: {data_dir: /d}")				/* 1 */
-		      L("suites:")					/* 2 */
-		      L("  - name: s")					/* 3 */
-		      L("    workloads:")				/* 4 */
-		      L("      - workload: mprotect")			/* 5 */
-		      L("        workers: 1")				/* 6 */
-		      L("        workers: 2")				/* 7: col 9 */
-		      L("        ? [a]")					/* 8: complex key col 11 */
-		      L("        : b")					/* 9 */
-		      L("  - name: s")					/* 10: col 11 */
-		      L("    workloads: [{workload: ~}]"),		/* 11: col 28 */
-		      "w.yaml:7:9: duplicate key 'workers'\n"
-		      "w.yaml:8:11: keys must be strings\n"
-		      "w.yaml:10:11: duplicate suite name 's' (first defined at line 3)\n"
-		      "w.yaml:11:28: workload: must be the name of a workload");
 }
 
 /*
@@ -1364,125 +1548,16 @@ static void test_suite_specs(void **state)
 	config_free(cfg);
 
 	/* a bad value: its own position */
-	expect_errors("u.yaml",
-		      L("lab: {data_dir: /d}")				/* 1 */
-		      L("suites:")					/* 2 */
-		      L("  - name: s")					/* 3 */
-		      L("    workloads:")				/* 4 */
-		      L("      - workload: fault-write")		/* 5 */
-		      L("        size: 8Q"),				/* 6: col 15 */
-		      "u.yaml:6:15: size: must be a number of bytes from 4K to 64G: an integer, or one "
-		      "followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M "
-		      "(got '8Q')");
+	expect_table_errors("suite_specs");
 
 	/* an unknown parameter, or one of another workload: the key's position;
 	 * a matrix list: the bad element's, in flow and in block style */
-	expect_errors("u.yaml",
-		      L("lab: {data_dir: /d}")				/* 1 */
-		      L("suites:")					/* 2 */
-		      L("  - name: s")					/* 3 */
-		      L("    workloads:")				/* 4 */
-		      L("      - workload: mprotect")			/* 5 */
-		      L("        workers: 2")				/* 6 */
-		      L("        sise: 8M")				/* 7: col 9 */
-		      L("      - {workload: mprotect, request_size: 1K}")	/* 8: col 30 */
-		      L("      - workload: mremap")			/* 9 */
-		      L("        size: [4M, 8M, 2x]")			/* 10: col 24 */
-		      L("      - workload: tcp-rr")			/* 11 */
-		      L("        request_size:")			/* 12 */
-		      L("          - 1K")				/* 13 */
-		      L("          - 2M")				/* 14: col 13 */
-		      L("      - workload: mprotect")			/* 15 */
-		      L("        monitors: [vmstat, dmesg]"),		/* 16: col 28 */
-		      "u.yaml:7:9: sise: unknown field\n"
-		      "u.yaml:8:30: request_size: not a parameter of mprotect\n"
-		      "u.yaml:10:24: size[2]: must be a number of bytes from 4K to 64G: an integer, or "
-		      "one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like 64K or 8M "
-		      "(got '2x')\n"
-		      "u.yaml:14:13: request_size[1]: must be a number of bytes from 1 to 1M: an "
-		      "integer, or one followed by K, M or G (powers of 1024; KiB, MiB, GiB also) like "
-		      "64K or 8M (got '2M')\n"
-		      "u.yaml:16:28: monitors[1]: unknown monitor (one of interrupts, vmstat, "
-		      "tracepoints, procstat, profile)");
 
 	/* neighbours: a bad value inside, a missing workload (the neighbour's
 	 * mapping), not a mapping at all; a key with a dot is not a path */
-	expect_errors("u.yaml",
-		      L("lab: {data_dir: /d}")				/* 1 */
-		      L("suites:")					/* 2 */
-		      L("  - name: s")					/* 3 */
-		      L("    workloads:")				/* 4 */
-		      L("      - workload: mprotect")			/* 5 */
-		      L("        neighbour:")				/* 6 */
-		      L("          workload: mremap")			/* 7 */
-		      L("          workers: 0")				/* 8: col 20 */
-		      L("      - workload: mprotect")			/* 9 */
-		      L("        neighbour: {workers: 2}")		/* 10: col 20 */
-		      L("      - {workload: mprotect, neighbour: mremap}")	/* 11: col 41 */
-		      L("      - workload: mprotect")			/* 12 */
-		      L("        neighbour: {workload: mremap}")	/* 13 */
-		      L("        neighbour.workers: 2")			/* 14: col 9 */
-		      L("  - name: t")					/* 15 */
-		      L("    workloads:")				/* 16 */
-		      L("      - workload: mprotect")			/* 17 */
-		      L("        neighbour: {workload: stencil, grid: 5x9x9, workers: 4}"),
-		      /* 18: grid value col 46 */
-		      "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024\n"
-		      "u.yaml:10:20: neighbour.workload: missing (one of mprotect, mremap, fault-write, "
-		      "tcp-rr, stencil, exec)\n"
-		      "u.yaml:11:41: neighbour: must be an object with a workload\n"
-		      "u.yaml:14:9: neighbour.workers: unknown field\n"
-		      "u.yaml:18:46: neighbour.grid: 4 workers need at least 6 points along x");
 
 	/* a field that is missing: the workload's mapping; one error per spec,
 	 * sorted with the others of the file */
-	expect_errors("u.yaml",
-		      L("lab: {data_dir: /d, workers: 0}")		/* 1: col 30 */
-		      L("suites:")					/* 2 */
-		      L("  - name: s")					/* 3 */
-		      L("    workloads:")				/* 4 */
-		      L("      - workload: exec")			/* 5: col 9 */
-		      L("        parser: none")				/* 6 */
-		      L("      - workload: mprotect")			/* 7 */
-		      L("        duration: 0.01")			/* 8: col 19 */
-		      L("        workers: 0"),				/* 9 */
-		      "u.yaml:1:30: workers: must be an integer from 1 to 64\n"
-		      "u.yaml:5:9: command: missing (exec needs the command to run)\n"
-		      "u.yaml:8:19: duration: must be a number from 0.1 to 86400 seconds, or one "
-		      "followed by ms, s, m or h like 500ms, 2s or 10m");
-}
-
-/* Aliases are expanded into JSON: a "billion laughs" must hit the limit. */
-static void test_alias_bomb(void **state)
-{
-	(void)state;
-	expect_errors("b.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("x: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]"),
-		      "b.yaml:2:1: unknown section 'x' in the configuration (sections: lab, "
-		      "machines, builders, trees, suites)");
-	expect_errors("b.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("suites:")
-		      L("  - name: s")
-		      L("    workloads:")
-		      L("      - workload: exec")
-		      L("        a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]")
-		      L("        b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]")
-		      L("        c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]")
-		      L("        d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]")
-		      L("        e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]")
-		      L("        f: [*e, *e, *e, *e, *e, *e, *e, *e, *e, *e]"),
-		      "b.yaml:6:40: workload spec too large or nested deeper than 32 levels");
-	/* the 33rd '[' (col 47) is one level too deep */
-	expect_errors("b.yaml",
-		      L("lab: {data_dir: /d}")
-		      L("suites:")
-		      L("  - name: s")
-		      L("    workloads:")
-		      L("      - workload: exec")
-		      L("        deep: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]"),
-		      "b.yaml:6:47: workload spec too large or nested deeper than 32 levels");
 }
 
 /* The token everyone has read in configs/lab.example.yaml opens nothing:
@@ -1557,14 +1632,7 @@ static void test_allowed_hosts(void **state)
 	assert_false(config_host_allowed(cfg, "192.0.2.8"));
 	config_free(cfg);
 
-	expect_errors("h.yaml", L("lab:") L("  data_dir: /d") L("  allowed_hosts: [ok.example, \"bad name\", a/b]"),
-		      "h.yaml:3:31: allowed_hosts[1]: must be an IP address or a host name of letters, "
-		      "digits, '.' and '-'\n"
-		      "h.yaml:3:43: allowed_hosts[2]: must be an IP address or a host name of letters, "
-		      "digits, '.' and '-'");
-	expect_errors("h.yaml", L("lab:") L("  data_dir: /d") L("  allowed_hosts: lab.example"),
-		      "h.yaml:3:18: allowed_hosts: must be a list, each item an IP address or a host "
-		      "name of letters, digits, '.' and '-'");
+	expect_table_errors("allowed_hosts");
 }
 
 static void test_example_file(void **state)
@@ -1716,17 +1784,17 @@ int main(void)
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_bad_port_position),
-		cmocka_unit_test(test_unknown_key),
-		cmocka_unit_test(test_many_errors),
-		cmocka_unit_test(test_yaml_syntax),
-		cmocka_unit_test(test_document_shape),
-		cmocka_unit_test(test_required_keys),
-		cmocka_unit_test(test_injection),
+		error_table_test(unknown_key),
+		error_table_test(many_errors),
+		error_table_test(yaml_syntax),
+		error_table_test(document_shape),
+		error_table_test(required_keys),
+		error_table_test(injection),
 		cmocka_unit_test(test_values),
 		cmocka_unit_test(test_client_limits),
 		cmocka_unit_test(test_fetch_allow),
 		cmocka_unit_test(test_boot_sections),
-		cmocka_unit_test(test_boot_section_errors),
+		error_table_test(boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),
 		cmocka_unit_test(test_host_groups),
 		cmocka_unit_test(test_pin_vcpus),
@@ -1734,7 +1802,7 @@ int main(void)
 		cmocka_unit_test(test_token_file),
 		cmocka_unit_test(test_workload_conversion),
 		cmocka_unit_test(test_suite_specs),
-		cmocka_unit_test(test_alias_bomb),
+		error_table_test(alias_bomb),
 		cmocka_unit_test(test_example_token),
 		cmocka_unit_test(test_allowed_hosts),
 		cmocka_unit_test(test_example_file),

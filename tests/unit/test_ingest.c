@@ -13,13 +13,13 @@
 #include "ingest.h"
 #include "store.h"
 #include "util.h"
+#include "fixture_store.h"
 #include "banned.h"
 
 #define BAD_EXCERPT 400		/* ingest.c: how much of a refused line is kept */
 
 struct fixture {
-	char dir[64];
-	struct store *st;
+	struct store_fixture sf;
 	int64_t job, stage;
 	struct ingest ig;
 };
@@ -27,29 +27,25 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	struct stage_plan plan = { "run", NULL, 0, 60 };
 	json_t *suite = json_pack("[{s:s}]", "workload", "mprotect");
 	struct job_request req = { .kind = "run", .suite = "tlb", .suite_json = suite, .boots = 1 };
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tlblab-ingest.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	strbuf_addf(&path, "%s/t.db", f->dir);
-	if (store_open(path.buf, &f->st, &err) < 0 ||
-	    store_job_create(f->st, &req, &plan, 1, &f->job, &err) < 0)
+	store_fixture_open(&f->sf, "ingest");
+	if (store_job_create(f->sf.st, &req, &plan, 1, &f->job, &err) < 0)
 		fail_msg("store: %s", err.buf);
-	f->stage = store_stage_next(f->st, f->job, -1);
+	f->stage = store_stage_next(f->sf.st, f->job, -1);
 	assert_true(f->stage > 0);
-	assert_int_equal(store_stage_begin(f->st, f->stage, "m1"), 0);
+	assert_int_equal(store_stage_begin(f->sf.st, f->stage, "m1"), 0);
 	ingest_init(&f->ig);
-	f->ig.st = f->st;
+	f->ig.st = f->sf.st;
 	f->ig.job_id = f->job;
 	f->ig.stage_id = f->stage;
 	f->ig.machine = "m1";
 	f->ig.side = "base";
 	json_decref(suite);
-	strbuf_release(&path);
 	strbuf_release(&err);
 	*state = f;
 	return 0;
@@ -58,12 +54,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	char cmd[128];
 
 	ingest_release(&f->ig);
-	store_close(f->st);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
+	store_fixture_close(&f->sf);
 	free(f);
 	return 0;
 }
@@ -72,35 +65,17 @@ static int teardown(void **state)
  * holds for the fixture's job, read back as the API reads them. */
 static size_t stored_runs(struct fixture *f)
 {
-	json_t *j = store_runs_json(f->st, f->job);
-	size_t n;
-
-	assert_non_null(j);
-	n = json_array_size(json_object_get(j, "runs"));
-	json_decref(j);
-	return n;
+	return store_json_count(store_runs_json(f->sf.st, f->job), "runs");
 }
 
 static size_t stored_metrics(struct fixture *f)
 {
-	json_t *j = store_metrics_json(f->st, f->job, NULL, 1);
-	size_t n;
-
-	assert_non_null(j);
-	n = json_array_size(json_object_get(j, "metrics"));
-	json_decref(j);
-	return n;
+	return store_json_count(store_metrics_json(f->sf.st, f->job, NULL, 1), "metrics");
 }
 
 static size_t stored_samples(struct fixture *f)
 {
-	json_t *j = store_samples_json(f->st, f->job, 0, NULL, 0, 1000);
-	size_t n;
-
-	assert_non_null(j);
-	n = json_array_size(json_object_get(j, "samples"));
-	json_decref(j);
-	return n;
+	return store_json_count(store_samples_json(f->sf.st, f->job, 0, NULL, 0, 1000), "samples");
 }
 
 static int feed(struct fixture *f, const char *line)

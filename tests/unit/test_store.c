@@ -16,41 +16,8 @@
 #include "migrations.h"
 #include "store.h"
 #include "util.h"
+#include "fixture_store.h"
 #include "banned.h"
-
-struct fixture {
-	char dir[64];
-	struct store *st;
-};
-
-static int setup(void **state)
-{
-	struct fixture *f = calloc(1, sizeof(*f));
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-
-	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tlblab-store.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	strbuf_addf(&path, "%s/t.db", f->dir);
-	if (store_open(path.buf, &f->st, &err) < 0)
-		fail_msg("store_open: %s", err.buf);
-	strbuf_release(&path);
-	strbuf_release(&err);
-	*state = f;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct fixture *f = *state;
-	char cmd[128];
-
-	store_close(f->st);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
-	free(f);
-	return 0;
-}
 
 /* An A/B job of `boots` boots per side, suite of two specs. */
 static int64_t ab_job(struct store *st, int boots)
@@ -101,8 +68,9 @@ static int64_t next_stage(struct store *st, int64_t job, char kind[8], char side
 	return id;
 }
 
-/* One run of a stage's spec with a metric, as ingest stores it. */
-static void add_run(struct store *st, int64_t job, int64_t stage, const char *side, int spec)
+/* One run of a stage's spec with a metric, as ingest stores it: 0, or the
+ * store's error. */
+static int run_add(struct store *st, int64_t job, int64_t stage, const char *side, int spec)
 {
 	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", 1000.0 + spec);
 	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
@@ -110,12 +78,17 @@ static void add_run(struct store *st, int64_t job, int64_t stage, const char *si
 	struct run_row r = { .job_id = job, .stage_id = stage, .machine = "m1", .side = side,
 			     .spec_index = spec, .workload = spec ? "mremap" : "mprotect", .params = params,
 			     .duration = 1 };
-	int64_t id;
+	int rc = store_run_add(st, &r, metrics, info, NULL, NULL);
 
-	assert_int_equal(store_run_add(st, &r, metrics, info, NULL, &id), 0);
 	json_decref(metrics);
 	json_decref(info);
 	json_decref(params);
+	return rc;
+}
+
+static void add_run(struct store *st, int64_t job, int64_t stage, const char *side, int spec)
+{
+	assert_int_equal(run_add(st, job, stage, side, spec), 0);
 }
 
 /* The specs outcome of a run stage: spec `bad` failed (-1: none). */
@@ -193,7 +166,7 @@ static const char *job_str(struct store *st, int64_t job, const char *key, const
  * once, fails again, and the job is a workload result of the patch. */
 static void test_patched_crash_is_a_result(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	int64_t job = ab_job(f->st, 2);
 	const int base[] = { -1, -1, -1, -1 }, patched[] = { 1, 1, 1, 1 };
 	char buf[1024];
@@ -220,7 +193,7 @@ static void test_patched_crash_is_a_result(void **state)
 /* The base kernel fails the spec too: the suite is broken, not the patch. */
 static void test_base_crash_is_the_suite(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	int64_t job = ab_job(f->st, 1);
 	const int base[] = { 1, 1 }, patched[] = { 1, 1 };
 	char buf[1024];
@@ -237,7 +210,7 @@ static void test_base_crash_is_the_suite(void **state)
 /* A failure that does not repeat is kept, and the job is done. */
 static void test_transient_failure(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	int64_t job = ab_job(f->st, 1);
 	const int base[] = { -1 }, patched[] = { 0, -1 };
 	char buf[256];
@@ -267,7 +240,7 @@ static void test_transient_failure(void **state)
 /* A kept failure does not hold the stages after it back. */
 static void test_failure_does_not_block(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	int64_t job = ab_job(f->st, 1), id;
 	char kind[8], side[16];
 	int repeated = -1, i;
@@ -302,7 +275,7 @@ static void test_failure_does_not_block(void **state)
 /* A machine that booted a kernel says so: its kernel and when. */
 static void test_machine_last_boot(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT;
 	json_t *ms, *m;
@@ -365,7 +338,7 @@ static void assert_subject(struct store *st, int64_t job, const char *want)
  */
 static void test_patch_subject(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	int64_t now, url;
 
 	(void)state;
@@ -400,7 +373,7 @@ static int64_t old_job(sqlite3 *db, const char *kind, const char *patch, const c
  */
 static void test_patch_subject_migration(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT, mail = STRBUF_INIT;
 	const char *diff = "--- a/mm/mremap.c\n+++ b/mm/mremap.c\n@@ -1 +1 @@\n-a\n+b\n";
 	int64_t pasted, plain, branch, url, fetched;
@@ -453,7 +426,7 @@ static void test_patch_subject_migration(void **state)
  * own and must hold no half-made change.
  */
 struct life {
-	struct fixture *f;
+	struct store_fixture *f;
 	sqlite3 *db;		/* the test's own connection, for the invariants */
 	int64_t job;
 	int faults;		/* calls that failed (each on the armed fault) */
@@ -473,10 +446,35 @@ static long long q_int(sqlite3 *db, const char *sql, long long arg)
 	return v;
 }
 
+/* What a store call must not leave half made, whatever failed: each a
+ * count over the job (bound to ?) that must be 0, and what it counts. A run
+ * is done with all its results, and a pending one has none. */
+static const struct {
+	const char *count;
+	const char *what;
+} half_made[] = {
+	{ "SELECT count(*) FROM stages WHERE job_id = ? AND ((state = 'done' AND finished IS NULL) "
+	  "OR (state = 'running' AND (started IS NULL OR machine IS NULL)))",
+	  "a stage half-started or half-finished" },
+	{ "SELECT count(*) FROM stages g WHERE job_id = ? AND kind = 'run' AND state = 'done' AND "
+	  "(specs IS NULL OR (SELECT count(*) FROM runs r WHERE r.stage_id = g.id) != 2 OR "
+	  "(SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.stage_id = g.id) != 2 OR "
+	  "(SELECT count(*) FROM samples p WHERE p.stage_id = g.id) != 1 OR "
+	  "(SELECT count(*) FROM unavailable u WHERE u.stage_id = g.id) != 1)",
+	  "a run stage is done without all its results" },
+	{ "SELECT count(*) FROM runs r JOIN stages g ON g.id = r.stage_id WHERE g.job_id = ? "
+	  "AND g.state = 'pending'",
+	  "a pending stage has runs" },
+	{ "SELECT count(*) FROM runs r WHERE job_id = ? AND NOT EXISTS "
+	  "(SELECT 1 FROM metrics m WHERE m.run_id = r.id)",
+	  "a run without its metrics" },
+};
+
 /* What must hold between any two store calls, whatever failed. */
 static void check_invariants(struct life *l, const char *after)
 {
 	sqlite3 *db = l->db;
+	size_t i;
 	long long jobs = q_int(db, "SELECT count(*) FROM jobs WHERE ?1 >= 0", 0);
 	long long n, done, running, started;
 	char state[16] = "";
@@ -502,22 +500,9 @@ static void check_invariants(struct life *l, const char *after)
 				 "AND a.seq < b.seq WHERE a.job_id = ? AND a.state != 'done' AND b.state != 'pending'",
 				 l->job))
 		fail_msg("after %s: stages out of order", after);
-	if (q_int(db, "SELECT count(*) FROM stages WHERE job_id = ? AND ((state = 'done' AND finished IS NULL) "
-		  "OR (state = 'running' AND (started IS NULL OR machine IS NULL)))", l->job))
-		fail_msg("after %s: a stage half-started or half-finished", after);
-	/* a run is done with all its results, and a pending one has none */
-	if (q_int(db, "SELECT count(*) FROM stages g WHERE job_id = ? AND kind = 'run' AND state = 'done' AND "
-		  "(specs IS NULL OR (SELECT count(*) FROM runs r WHERE r.stage_id = g.id) != 2 OR "
-		  "(SELECT count(*) FROM metrics m JOIN runs r ON r.id = m.run_id WHERE r.stage_id = g.id) != 2 OR "
-		  "(SELECT count(*) FROM samples p WHERE p.stage_id = g.id) != 1 OR "
-		  "(SELECT count(*) FROM unavailable u WHERE u.stage_id = g.id) != 1)", l->job))
-		fail_msg("after %s: a run stage is done without all its results", after);
-	if (q_int(db, "SELECT count(*) FROM runs r JOIN stages g ON g.id = r.stage_id WHERE g.job_id = ? "
-		  "AND g.state = 'pending'", l->job))
-		fail_msg("after %s: a pending stage has runs", after);
-	if (q_int(db, "SELECT count(*) FROM runs r WHERE job_id = ? AND NOT EXISTS "
-		  "(SELECT 1 FROM metrics m WHERE m.run_id = r.id)", l->job))
-		fail_msg("after %s: a run without its metrics", after);
+	for (i = 0; i < ARRAY_SIZE(half_made); i++)
+		if (q_int(db, half_made[i].count, l->job))
+			fail_msg("after %s: %s", after, half_made[i].what);
 	/* the machine is leased by the boot or run that runs on it, else free */
 	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS NOT "
 		  "(SELECT id FROM stages WHERE state = 'running' AND kind IN ('boot', 'run')) OR "
@@ -592,21 +577,6 @@ static int runnable(struct store *st, int64_t job, struct stage_info *ret)
 	return 0;
 }
 
-static int run_add(struct store *st, int64_t job, int64_t stage, const char *side, int spec)
-{
-	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", 1000.0 + spec);
-	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
-	json_t *params = json_pack("{s:i}", "workers", 2);
-	struct run_row r = { .job_id = job, .stage_id = stage, .machine = "m1", .side = side,
-			     .spec_index = spec, .workload = spec ? "mremap" : "mprotect", .params = params,
-			     .duration = 1 };
-	int rc = store_run_add(st, &r, metrics, info, NULL, NULL);
-
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(params);
-	return rc;
-}
 
 /* Drives the life; returns how many calls failed on the fault. */
 static int job_life(struct life *l)
@@ -658,7 +628,7 @@ static int job_life(struct life *l)
 	return l->faults;
 }
 
-static void open_lab(struct fixture *f, sqlite3 **ret_db)
+static void open_lab(struct store_fixture *f, sqlite3 **ret_db)
 {
 	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
@@ -692,7 +662,7 @@ static void open_lab(struct fixture *f, sqlite3 **ret_db)
  */
 static void test_fault_at_each_statement(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	long n;
 	int lives = 0;
 
@@ -700,8 +670,8 @@ static void test_fault_at_each_statement(void **state)
 		struct life l = { .f = f };
 		int faults;
 
-		teardown((void **)&f);
-		setup((void **)&f);
+		store_fixture_teardown((void **)&f);
+		store_fixture_setup((void **)&f);
 		l.f = f;
 		open_lab(f, &l.db);
 		store_fault_after(f->st, n, n % 2 ? SQLITE_FULL : SQLITE_IOERR);
@@ -731,7 +701,7 @@ static void test_fault_at_each_statement(void **state)
  * is gone. */
 static void test_locked_database(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct life l = { .f = f };
 	struct stage_info si;
 	char buf[64];
@@ -761,7 +731,7 @@ static void test_locked_database(void **state)
  */
 static void test_reads_report_store_errors(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct job_filter jf = { 0 };
 	struct strbuf log = STRBUF_INIT;
 	char kind[8], side[16];
@@ -841,7 +811,7 @@ static void test_ingest_store_error(void **state)
 	};
 	static const char *const faults[] = { "INTO samples", "INTO runs", "INTO unavailable", "INTO unavailable" };
 	static const char *const lost[] = { "a sample", "an iteration", "unavailable counters", "unavailable counters" };
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	char kind[8], side[16];
 	int64_t job = ab_job(f->st, 1), stage;
 	size_t i;
@@ -884,7 +854,7 @@ static void test_ingest_store_error(void **state)
  * ends it cancelled instead, and the job with it. */
 static void test_no_retry_after_cancel(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	int64_t job = ab_job(f->st, 1), stage, other = ab_job(f->st, 1);
 	struct stage_info *v;
 	struct strbuf log = STRBUF_INIT;
@@ -926,7 +896,7 @@ static void test_no_retry_after_cancel(void **state)
  * that fails is reported and not kept. */
 static void test_job_list_total_follows_changes(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct job_filter all = { 0 }, queued = { .state = "queued" }, cancelled = { .state = "cancelled" };
 	int64_t a, b;
 	json_t *j;
@@ -967,7 +937,7 @@ static void test_job_list_total_follows_changes(void **state)
  * included, and its page fields; a failed read is an error, not a page. */
 static void test_job_list_text(void **state)
 {
-	struct fixture *f = *state;
+	struct store_fixture *f = *state;
 	struct job_filter all = { .limit = 2 }, failed = { .state = "failed" };
 	static const char msg[] = "tab\there\nnl \x01 \x1f \"q\" \\ / \xc3\xa9 \xe4\xb8\xad \xe2\x80\xa8 end";
 	struct strbuf text = STRBUF_INIT;
@@ -1032,20 +1002,20 @@ static void test_job_list_text(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_patched_crash_is_a_result, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_base_crash_is_the_suite, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_transient_failure, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_failure_does_not_block, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_machine_last_boot, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_patch_subject, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_patch_subject_migration, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_fault_at_each_statement, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_locked_database, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_reads_report_store_errors, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_job_list_total_follows_changes, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_job_list_text, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_ingest_store_error, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_no_retry_after_cancel, setup, teardown),
+		store_fixture_test(test_patched_crash_is_a_result),
+		store_fixture_test(test_base_crash_is_the_suite),
+		store_fixture_test(test_transient_failure),
+		store_fixture_test(test_failure_does_not_block),
+		store_fixture_test(test_machine_last_boot),
+		store_fixture_test(test_patch_subject),
+		store_fixture_test(test_patch_subject_migration),
+		store_fixture_test(test_fault_at_each_statement),
+		store_fixture_test(test_locked_database),
+		store_fixture_test(test_reads_report_store_errors),
+		store_fixture_test(test_job_list_total_follows_changes),
+		store_fixture_test(test_job_list_text),
+		store_fixture_test(test_ingest_store_error),
+		store_fixture_test(test_no_retry_after_cancel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
