@@ -1,4 +1,8 @@
 /*
+ * (Over 800 lines on purpose: the server's own parts, intake, limits,
+ * routing, cache and answers, share the request state; the job routes are
+ * in api_jobs.c and the request checks in submit.c.)
+ *
  * The HTTP API. libmicrohttpd runs a small thread pool; each request is
  * handled start to finish on one of its threads: the body is collected (up
  * to lab.max_body, past which the answer is 413 before the rest is read),

@@ -1,5 +1,6 @@
 /*
- * The `ssh` transport, on libssh.
+ * The `ssh` transport, on libssh. (Over 800 lines on purpose: one backend,
+ * a session's connect, host-key check, exec and SFTP share its state.)
  *
  * Trust: the host key is checked before anything else is sent, against the
  * endpoint's own known_hosts file (never ~/.ssh/known_hosts nor the global
