@@ -114,8 +114,8 @@ static int read_counters(struct runner *r, uint64_t *vals)
 
 static double busy_pct(const struct runner *r, const uint64_t *a, const uint64_t *b)
 {
-	long busy = counter_set_find(&r->ms.cs, "procstat.busy_ticks");
-	long total = counter_set_find(&r->ms.cs, "procstat.total_ticks");
+	long busy = monitor_counter_set_find(&r->ms.cs, "procstat.busy_ticks");
+	long total = monitor_counter_set_find(&r->ms.cs, "procstat.total_ticks");
 	uint64_t dt;
 
 	if (busy < 0 || total < 0)
@@ -270,7 +270,7 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 	for (i = 0; i < r->nc; i++) {
 		const struct counter *c = &r->ms.cs.c[i];
 		double d = (double)(r->v_end[i] - r->v_begin[i]);
-		const char *dir = metric_dir_name(c->dir);
+		const char *dir = monitor_metric_dir_name(c->dir);
 		char name[COUNTER_NAME_MAX + 16], unit[64];
 
 		if (is_procstat_tick(c))
@@ -289,7 +289,7 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 	bp = busy_pct(r, r->v_begin, r->v_end);
 	if (!isnan(bp))
 		set_metric(w->metrics, w->info, "procstat.busy_pct", bp, "%", "neutral");
-	else if (counter_set_find(&r->ms.cs, "procstat.total_ticks") >= 0)
+	else if (monitor_counter_set_find(&r->ms.cs, "procstat.total_ticks") >= 0)
 		json_object_set_new(unavailable, "procstat.busy_pct",
 				    json_string("the window was shorter than a /proc/stat tick"));
 
@@ -304,7 +304,7 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 		return;
 	}
 	for (i = 0; i < ARRAY_SIZE(shootdown_sources); i++) {
-		long k = counter_set_find(&r->ms.cs, shootdown_sources[i]);
+		long k = monitor_counter_set_find(&r->ms.cs, shootdown_sources[i]);
 
 		if (k < 0)
 			continue;
@@ -462,7 +462,7 @@ static json_t *case_params(const struct spec_case *c)
 {
 	json_t *p = json_deep_copy(c->params);
 
-	json_object_set_new(p, "mode", json_string(wl_mode_name(c->p.mode)));
+	json_object_set_new(p, "mode", json_string(spec_mode_name(c->p.mode)));
 	return p;
 }
 

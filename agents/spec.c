@@ -82,7 +82,7 @@ static int applies(const struct param *p, const char *workload)
 	return 0;
 }
 
-const char *wl_mode_name(enum wl_mode m)
+const char *spec_mode_name(enum wl_mode m)
 {
 	return m == WL_PROCESSES ? "processes" : "threads";
 }

@@ -55,7 +55,7 @@ int spec_from_json(struct spec *s, json_t *root, struct strbuf *err);
 int spec_parse(struct spec *s, const char *text, size_t len, struct strbuf *err);
 void spec_release(struct spec *s);
 
-const char *wl_mode_name(enum wl_mode m);
+const char *spec_mode_name(enum wl_mode m);
 
 /*
  * Numbers with units, read the same way in a spec, on the agent's command

@@ -86,13 +86,13 @@ static void http_error(struct strbuf *err, long status, const struct strbuf *bod
 {
 	json_t *root = json_loadb(body->buf, body->len, 0, NULL);
 	json_t *e = root ? json_object_get(root, "error") : NULL;
-	const char *code = jstr(e, "code"), *msg = jstr(e, "message");
+	const char *code = client_jstr(e, "code"), *msg = client_jstr(e, "message");
 	char clean[512];
 
 	if (code || msg) {
 		strbuf_seterr(err, "HTTP %ld %s: ", status,
-			      fmt_clean(clean, sizeof(clean), code ? code : "error"));
-		strbuf_addstr(err, fmt_clean(clean, sizeof(clean), msg ? msg : "(no message)"));
+			      client_fmt_clean(clean, sizeof(clean), code ? code : "error"));
+		strbuf_addstr(err, client_fmt_clean(clean, sizeof(clean), msg ? msg : "(no message)"));
 	} else {
 		size_t n = body->len < 200 ? body->len : 200;
 		char *first = strndup(body->buf, n);
@@ -101,7 +101,7 @@ static void http_error(struct strbuf *err, long status, const struct strbuf *bod
 			abort();
 		first[strcspn(first, "\r\n")] = '\0';
 		strbuf_seterr(err, "HTTP %ld%s%s", status, *first ? ": " : "",
-			      fmt_clean(clean, sizeof(clean), first));
+			      client_fmt_clean(clean, sizeof(clean), first));
 		free(first);
 	}
 	json_decref(root);
@@ -194,7 +194,7 @@ int client_request(struct client *c, const char *method, const char *path,
 			c->last_error = CLIENT_ERR_RESPONSE;
 			strbuf_seterr(err, "%s %s: the answer is not a JSON object%s%s", method,
 				      url.buf, root ? "" : ": ",
-				      root ? "" : fmt_clean(clean, sizeof(clean), jerr.text));
+				      root ? "" : client_fmt_clean(clean, sizeof(clean), jerr.text));
 			goto out;
 		}
 		*ret_json = root;
@@ -230,14 +230,14 @@ int client_valid_name(const char *s)
 	return name_valid(s);
 }
 
-const char *jstr(const json_t *obj, const char *key)
+const char *client_jstr(const json_t *obj, const char *key)
 {
 	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
 
 	return json_is_string(v) ? json_string_value(v) : NULL;
 }
 
-int jint(const json_t *obj, const char *key, long long *ret)
+int client_jint(const json_t *obj, const char *key, long long *ret)
 {
 	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
 
@@ -247,7 +247,7 @@ int jint(const json_t *obj, const char *key, long long *ret)
 	return 0;
 }
 
-int jnum(const json_t *obj, const char *key, double *ret)
+int client_jnum(const json_t *obj, const char *key, double *ret)
 {
 	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
 

@@ -76,9 +76,9 @@ int client_valid_name(const char *s);
 
 /* Field accessors tolerant of a server that sends the wrong type: they
  * return NULL / the fallback when key is absent, null, or not that type. */
-const char *jstr(const json_t *obj, const char *key);
-int jint(const json_t *obj, const char *key, long long *ret);
-int jnum(const json_t *obj, const char *key, double *ret);
+const char *client_jstr(const json_t *obj, const char *key);
+int client_jint(const json_t *obj, const char *key, long long *ret);
+int client_jnum(const json_t *obj, const char *key, double *ret);
 
 /*
  * A table of text cells printed with aligned columns. Cells are copied,
@@ -93,60 +93,56 @@ struct table {
 	char **cells;			/* nrows * ncols, owned */
 };
 
-void table_init(struct table *t, size_t ncols, const char *const *heads,
+void client_table_init(struct table *t, size_t ncols, const char *const *heads,
 		const char *align);
 /* Adds a row of ncols cells; NULL prints as "-". */
-void table_add_row(struct table *t, const char *const *cells);
-void table_print(const struct table *t, FILE *out, const char *indent);
-void table_release(struct table *t);
+void client_table_add_row(struct table *t, const char *const *cells);
+void client_table_print(const struct table *t, FILE *out, const char *indent);
+void client_table_release(struct table *t);
 
-/* jstr(), or fallback when the string is absent or empty. */
-const char *jstr_or(const json_t *obj, const char *key, const char *fallback);
+/* client_jstr(), or fallback when the string is absent or empty. */
+const char *client_jstr_or(const json_t *obj, const char *key, const char *fallback);
 /* Appends the strings of the JSON array arr to sb, sep between them. */
-void join_strings(struct strbuf *sb, const json_t *arr, const char *sep);
-/* A JSON value for a person: strings bare, numbers by fmt_number(), "-"
+void client_join_strings(struct strbuf *sb, const json_t *arr, const char *sep);
+/* A JSON value for a person: strings bare, numbers by client_fmt_number(), "-"
  * for null or absent, anything else as compact JSON. Not cleaned. */
-void add_json_value(struct strbuf *sb, const json_t *v);
+void client_add_json_value(struct strbuf *sb, const json_t *v);
 /* "mode=threads workers=2": the members of a parameters object, in its
  * order, leaving out the member named skip (may be NULL). Not cleaned. */
-void add_params(struct strbuf *sb, const json_t *params, const char *skip);
+void client_add_params(struct strbuf *sb, const json_t *params, const char *skip);
 
 /* Formatting into a caller's buffer of at least FMT_SIZE bytes; each
  * returns buf. */
 #define FMT_SIZE 64
 /* "2024-05-01 12:03:04" in local time, or "-" when absent. */
-char *fmt_time(char *buf, const json_t *obj, const char *key);
-/* "42s", "3m05s", "2h01m", "3d04h". */
-char *fmt_duration(char *buf, double seconds);
+char *client_fmt_time(char *buf, const json_t *obj, const char *key);
 /* A metric value: integers exactly, others with sensible precision. */
-char *fmt_number(char *buf, double v);
+char *client_fmt_number(char *buf, double v);
 /* Copies s into buf (size n) with control characters made harmless. */
-char *fmt_clean(char *buf, size_t n, const char *s);
+char *client_fmt_clean(char *buf, size_t n, const char *s);
 /* How long obj ("started", "finished") took, or so far when it has not
  * finished; "-" when it has not started. */
-char *fmt_span(char *buf, const json_t *obj);
+char *client_fmt_span(char *buf, const json_t *obj);
 /* The integer at key, or "-". */
-char *fmt_id(char *buf, const json_t *obj, const char *key);
+char *client_fmt_id(char *buf, const json_t *obj, const char *key);
 
 /*
  * Jobs and their stages as the API's JOB (api.h) has them, for status,
  * submit --wait and cancel (client_status.c).
  */
 /* done, failed and cancelled: states a job does not leave */
-int job_is_final(const char *state);
+int client_job_is_final(const char *state);
 /* "running", or "running, cancel requested" while a cancel is on its way */
-void job_state_text(struct strbuf *sb, const json_t *job);
+void client_job_state_text(struct strbuf *sb, const json_t *job);
 /* "build base on builder b1", "run patched #2 on m1", "run on m1" (boots
  * counted from 1). Not cleaned. */
-void stage_name(struct strbuf *sb, const json_t *stage);
-/* The stage of job whose "id" is stage_id, or NULL. */
-const json_t *job_find_stage(const json_t *job, long long stage_id);
+void client_stage_name(struct strbuf *sb, const json_t *stage);
 /* Whose failure the job's error is, in words ("a result of the patch, not
  * a lab problem"); NULL for infra, cancelled, unknown classes or no error. */
-const char *job_error_blame(const json_t *job);
+const char *client_job_error_blame(const json_t *job);
 /* "failed: infra: ssh: connection refused", with the blame when there is
  * one; "done" for a job that ended well. Cleaned. */
-void job_outcome(struct strbuf *sb, const json_t *job);
+void client_job_outcome(struct strbuf *sb, const json_t *job);
 
 /* The specs of run stages ("specs": [{"spec", "workload", "params",
  * "state": done|failed|not_run, "class", "message"}]); a spec that ran
@@ -154,17 +150,15 @@ void job_outcome(struct strbuf *sb, const json_t *job);
 struct spec_counts {
 	size_t ran, failed, not_run;
 };
-/* Adds the stage's specs to c (absent "specs" adds nothing). */
-void stage_spec_counts(const json_t *stage, struct spec_counts *c);
 /* Prints indent + "spec 1 mremap workers=2: failed (workload): message"
  * for each spec of stage that failed or did not run; returns how many. */
-size_t stage_spec_problems_print(FILE *out, const json_t *stage, const char *indent);
+size_t client_stage_spec_problems_print(FILE *out, const json_t *stage, const char *indent);
 /*
  * The `tlblab status` view of job id: its summary (with the verdict of an
  * A/B job, whose failure an error is, and how many specs ran and failed),
  * a table of its stages, and per run stage what became of its specs.
  */
-void status_print(FILE *out, long long id, const json_t *job);
+void client_status_print(FILE *out, long long id, const json_t *job);
 
 /*
  * Prints the `tlblab results` view of a job: runs and metrics are the
@@ -177,7 +171,7 @@ void status_print(FILE *out, long long id, const json_t *job);
  * that failed in its stage) are left out and counted. Returns 0, or -1 with
  * err when the bodies do not have the documented shape.
  */
-int results_print(FILE *out, const json_t *runs, const json_t *metrics,
+int client_results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		  int all, struct strbuf *err);
 
 /*
@@ -189,6 +183,6 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
  * thread-sweep tables, the TLB block, the profile diff, provenance, failed
  * runs and notes. Returns 0, or -1 with err when cmp lacks rows or summary.
  */
-int compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *err);
+int client_compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *err);
 
 #endif

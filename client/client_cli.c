@@ -77,7 +77,7 @@ int cli_check_name(struct cli *cli, const char *option, const char *value,
 		return cli_usage_error(cli, err, "%s: empty name", option);
 	return cli_usage_error(cli, err, "%s: invalid name '%s': names are 1 to 64 of "
 			       "A-Z a-z 0-9 . _ - and do not start with '-' or '.'",
-			       option, fmt_clean(clean, sizeof(clean), value));
+			       option, client_fmt_clean(clean, sizeof(clean), value));
 }
 
 
@@ -156,7 +156,7 @@ int cli_show_results(struct cli *cli, long long id, int all, struct strbuf *err)
 		json_decref(both);
 		goto out;
 	}
-	if (results_print(stdout, runs, metrics, all, err) < 0) {
+	if (client_results_print(stdout, runs, metrics, all, err) < 0) {
 		strbuf_addf(err, " (job %lld)", id);
 		r = EXIT_FAIL;
 	}
@@ -176,7 +176,7 @@ int cli_job_id(struct cli *cli, const char *option, const char *value, long long
 
 	if (parse_u64(value, &id) < 0 || !id || id > LLONG_MAX)
 		return cli_usage_error(cli, err, "%s: '%s' is not a job id (a positive integer)", option,
-				       fmt_clean(clean, sizeof(clean), value));
+				       client_fmt_clean(clean, sizeof(clean), value));
 	*ret = (long long)id;
 	return 0;
 }

@@ -5,7 +5,7 @@
  * sure (rows), how does it scale (thread sweeps), what did the TLB do, where
  * did the time go (profile diff), and what exactly ran (provenance). Every
  * string comes from the server and goes through the table's cleaning or
- * fmt_clean before it reaches the terminal.
+ * client_fmt_clean before it reaches the terminal.
  */
 #include "client.h"
 
@@ -20,7 +20,7 @@
 
 static const char *str_or_dash(const json_t *o, const char *k)
 {
-	const char *s = jstr(o, k);
+	const char *s = client_jstr(o, k);
 
 	return s && *s ? s : "-";
 }
@@ -32,7 +32,7 @@ static const char *str_or_dash(const json_t *o, const char *k)
  */
 static void add_params_text(struct strbuf *sb, const json_t *entry)
 {
-	const char *text = jstr_or(entry, "params_text", ""), *wl = jstr(entry, "workload");
+	const char *text = client_jstr_or(entry, "params_text", ""), *wl = client_jstr(entry, "workload");
 	struct strbuf skip = STRBUF_INIT;
 	size_t start = sb->len;
 
@@ -64,7 +64,7 @@ static char *fmt_num_json(char *buf, const json_t *v)
 	if (!json_is_number(v))
 		snprintf(buf, FMT_SIZE, "-");
 	else
-		fmt_number(buf, json_number_value(v));
+		client_fmt_number(buf, json_number_value(v));
 	return buf;
 }
 
@@ -75,7 +75,7 @@ static char *fmt_center(char *buf, const json_t *side)
 	size_t n;
 
 	fmt_num_json(buf, json_object_get(side, "center"));
-	if (jnum(side, "spread_pct", &spread) == 0 && spread > SPREAD_SHOWN_PCT) {
+	if (client_jnum(side, "spread_pct", &spread) == 0 && spread > SPREAD_SHOWN_PCT) {
 		n = strlen(buf);
 		snprintf(buf + n, FMT_SIZE - n, " ±%.1f%%", spread);
 	}
@@ -87,9 +87,9 @@ static char *fmt_p(char *buf, const json_t *row)
 {
 	double p, adj;
 
-	if (jnum(row, "p", &p) < 0)
+	if (client_jnum(row, "p", &p) < 0)
 		snprintf(buf, FMT_SIZE, "-");
-	else if (jnum(row, "p_adj", &adj) == 0)
+	else if (client_jnum(row, "p_adj", &adj) == 0)
 		snprintf(buf, FMT_SIZE, "%.2g/%.2g", p, adj);
 	else
 		snprintf(buf, FMT_SIZE, "%.2g", p);
@@ -123,7 +123,7 @@ static void print_summary(FILE *out, const json_t *s)
 	size_t k, i;
 	json_t *e;
 
-	fprintf(out, "summary: %s\n", fmt_clean(clean, sizeof(clean), str_or_dash(s, "text")));
+	fprintf(out, "summary: %s\n", client_fmt_clean(clean, sizeof(clean), str_or_dash(s, "text")));
 	for (k = 0; k < ARRAY_SIZE(lists); k++)
 		json_array_foreach(json_object_get(s, lists[k]), i, e) {
 			struct strbuf label = STRBUF_INIT;
@@ -133,11 +133,11 @@ static void print_summary(FILE *out, const json_t *s)
 			/* the metric's name already says the workload */
 			if (json_object_size(params)) {
 				strbuf_addstr(&label, " (");
-				add_params(&label, params, "workload");
+				client_add_params(&label, params, "workload");
 				strbuf_addch(&label, ')');
 			}
-			fprintf(out, "  %-12s %s  %s  p=%s  CI %s\n", fmt_clean(vd, sizeof(vd), str_or_dash(e, "verdict")),
-				fmt_clean(clean, sizeof(clean), label.buf), fmt_pct(ch, json_object_get(e, "change_pct")),
+			fprintf(out, "  %-12s %s  %s  p=%s  CI %s\n", client_fmt_clean(vd, sizeof(vd), str_or_dash(e, "verdict")),
+				client_fmt_clean(clean, sizeof(clean), label.buf), fmt_pct(ch, json_object_get(e, "change_pct")),
 				fmt_p(p, e), fmt_ci(ci, json_object_get(e, "ci")));
 			strbuf_release(&label);
 		}
@@ -154,7 +154,7 @@ static int folded(const json_t *row, double counter_pct)
 		return 1;
 	if (json_is_true(json_object_get(row, "headline")) || strcmp(v, "inconclusive"))
 		return 0;
-	return jnum(row, "change_pct", &ch) == 0 && fabs(ch) < counter_pct;
+	return client_jnum(row, "change_pct", &ch) == 0 && fabs(ch) < counter_pct;
 }
 
 static void print_rows(FILE *out, const json_t *cmp, int all)
@@ -169,9 +169,9 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 	struct table tab;
 	json_t *r;
 
-	if (jnum(json_object_get(cmp, "rules"), "min_change_counter", &counter_pct) == 0)
+	if (client_jnum(json_object_get(cmp, "rules"), "min_change_counter", &counter_pct) == 0)
 		counter_pct *= 100;
-	table_init(&tab, ARRAY_SIZE(heads), heads, "lllrrrrrrl");
+	client_table_init(&tab, ARRAY_SIZE(heads), heads, "lllrrrrrrl");
 	json_array_foreach(rows, i, r) {
 		char b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE], pv[FMT_SIZE], ci[FMT_SIZE], mde[FMT_SIZE];
 		struct strbuf verdict = STRBUF_INIT, params = STRBUF_INIT;
@@ -182,36 +182,36 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 			continue;
 		}
 		add_params_text(&params, r);
-		if (jnum(r, "mde_pct", &m) == 0)
+		if (client_jnum(r, "mde_pct", &m) == 0)
 			snprintf(mde, sizeof(mde), "%.1f", m);
 		else
 			snprintf(mde, sizeof(mde), "-");
 		strbuf_addstr(&verdict, str_or_dash(r, "verdict"));
-		if (jstr(r, "reason"))
-			strbuf_addf(&verdict, " (%s)", jstr(r, "reason"));
+		if (client_jstr(r, "reason"))
+			strbuf_addf(&verdict, " (%s)", client_jstr(r, "reason"));
 		{
 			const char *row[] = {
-				jstr(r, "workload"), params.buf, jstr(r, "metric"),
+				client_jstr(r, "workload"), params.buf, client_jstr(r, "metric"),
 				fmt_center(b, json_object_get(r, "base")),
 				fmt_center(p, json_object_get(r, "patched")),
 				fmt_pct(ch, json_object_get(r, "change_pct")), fmt_p(pv, r),
 				fmt_ci(ci, json_object_get(r, "ci")), mde, verdict.buf,
 			};
 
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
 		strbuf_release(&verdict);
 		strbuf_release(&params);
 	}
 	fputc('\n', out);
 	if (tab.nrows)
-		table_print(&tab, out, NULL);
+		client_table_print(&tab, out, NULL);
 	else
 		fprintf(out, "no rows\n");
 	if (nfolded)
 		fprintf(out, "(%zu rows folded: same, or counters that moved less than %g%%; --all shows them)\n",
 			nfolded, counter_pct);
-	table_release(&tab);
+	client_table_release(&tab);
 }
 
 static void print_sweeps(FILE *out, const json_t *cmp)
@@ -225,27 +225,27 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 	json_array_foreach(json_object_get(cmp, "sweeps"), i, sw) {
 		struct table tab;
 
-		fprintf(out, "\nthread sweep: %s", fmt_clean(clean, sizeof(clean), str_or_dash(sw, "metric")));
+		fprintf(out, "\nthread sweep: %s", client_fmt_clean(clean, sizeof(clean), str_or_dash(sw, "metric")));
 		strbuf_reset(&params);
 		add_params_text(&params, sw);
 		if (params.len)
-			fprintf(out, " (%s)", fmt_clean(clean, sizeof(clean), params.buf));
-		fprintf(out, ", %s, %s\n", fmt_clean(unit, sizeof(unit), str_or_dash(sw, "unit")),
-			direction_text(jstr(sw, "direction")));
-		table_init(&tab, ARRAY_SIZE(heads), heads, "rrrrl");
+			fprintf(out, " (%s)", client_fmt_clean(clean, sizeof(clean), params.buf));
+		fprintf(out, ", %s, %s\n", client_fmt_clean(unit, sizeof(unit), str_or_dash(sw, "unit")),
+			direction_text(client_jstr(sw, "direction")));
+		client_table_init(&tab, ARRAY_SIZE(heads), heads, "rrrrl");
 		json_array_foreach(json_object_get(sw, "rows"), j, r) {
 			char w[FMT_SIZE], b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE];
 			const char *row[] = {
 				fmt_num_json(w, json_object_get(r, "workers")),
 				fmt_num_json(b, json_object_get(r, "base")),
 				fmt_num_json(p, json_object_get(r, "patched")),
-				fmt_pct(ch, json_object_get(r, "change_pct")), jstr(r, "verdict"),
+				fmt_pct(ch, json_object_get(r, "change_pct")), client_jstr(r, "verdict"),
 			};
 
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
-		table_print(&tab, out, "  ");
-		table_release(&tab);
+		client_table_print(&tab, out, "  ");
+		client_table_release(&tab);
 	}
 	strbuf_release(&params);
 }
@@ -264,13 +264,13 @@ static void print_tlb(FILE *out, const json_t *cmp)
 		return;
 	fprintf(out, "\nTLB shootdowns (medians over boots; AVG per second over the window, PEAK the "
 		"busiest sampling interval)\n");
-	table_init(&tab, ARRAY_SIZE(heads), heads, "llrrrrrl");
+	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llrrrrrl");
 	json_array_foreach(tlb, i, t) {
 		const json_t *spk = json_object_get(t, "shootdowns_per_kop");
 		struct strbuf label = STRBUF_INIT;
 
 		strbuf_addstr(&label, str_or_dash(t, "workload"));
-		if (jstr(t, "params_text") && *jstr(t, "params_text")) {
+		if (client_jstr(t, "params_text") && *client_jstr(t, "params_text")) {
 			strbuf_addch(&label, ' ');
 			add_params_text(&label, t);
 		}
@@ -279,10 +279,10 @@ static void print_tlb(FILE *out, const json_t *cmp)
 			const char *row[] = {
 				label.buf, "shootdowns/kop", fmt_num_json(b, json_object_get(spk, "base")), NULL,
 				fmt_num_json(p, json_object_get(spk, "patched")), NULL,
-				fmt_pct(ch, json_object_get(spk, "change_pct")), jstr(spk, "verdict"),
+				fmt_pct(ch, json_object_get(spk, "change_pct")), client_jstr(spk, "verdict"),
 			};
 
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
 		json_array_foreach(json_object_get(t, "counters"), j, c) {
 			const json_t *b = json_object_get(c, "base"), *p = json_object_get(c, "patched");
@@ -293,16 +293,16 @@ static void print_tlb(FILE *out, const json_t *cmp)
 				fmt_num_json(ba, json_object_get(b, "per_sec")),
 				fmt_num_json(bp, json_object_get(b, "peak_per_sec")),
 				fmt_num_json(pa, json_object_get(p, "per_sec")),
-				fmt_num_json(pp, json_object_get(p, "peak_per_sec")), NULL, jstr(c, "verdict"),
+				fmt_num_json(pp, json_object_get(p, "peak_per_sec")), NULL, client_jstr(c, "verdict"),
 			};
 
 			snprintf(name, sizeof(name), "%s/s", str_or_dash(c, "name"));
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
 		strbuf_release(&label);
 	}
-	table_print(&tab, out, "  ");
-	table_release(&tab);
+	client_table_print(&tab, out, "  ");
+	client_table_release(&tab);
 }
 
 static void print_profile(FILE *out, const json_t *cmp)
@@ -317,28 +317,28 @@ static void print_profile(FILE *out, const json_t *cmp)
 
 	if (!json_array_size(syms))
 		return;
-	jint(counts, "base", &nb);
-	jint(counts, "patched", &np);
+	client_jint(counts, "base", &nb);
+	client_jint(counts, "patched", &np);
 	fprintf(out, "\nprofile diff (average self %% over %lld base and %lld patched profiles)\n", nb, np);
-	table_init(&tab, ARRAY_SIZE(heads), heads, "lrrr");
+	client_table_init(&tab, ARRAY_SIZE(heads), heads, "lrrr");
 	json_array_foreach(syms, i, s) {
 		char b[FMT_SIZE], p[FMT_SIZE], d[FMT_SIZE];
 		double vb = 0, vp = 0, vd = 0;
 
-		jnum(s, "base_self", &vb);
-		jnum(s, "patched_self", &vp);
-		jnum(s, "delta", &vd);
+		client_jnum(s, "base_self", &vb);
+		client_jnum(s, "patched_self", &vp);
+		client_jnum(s, "delta", &vd);
 		snprintf(b, sizeof(b), "%.2f", vb);
 		snprintf(p, sizeof(p), "%.2f", vp);
 		snprintf(d, sizeof(d), "%+.2f", vd);
 		{
-			const char *row[] = { jstr(s, "symbol"), b, p, d };
+			const char *row[] = { client_jstr(s, "symbol"), b, p, d };
 
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
 	}
-	table_print(&tab, out, "  ");
-	table_release(&tab);
+	client_table_print(&tab, out, "  ");
+	client_table_release(&tab);
 }
 
 /* "job=12 kernel=6.1.0" from the scalar fields of a provenance object of
@@ -352,7 +352,7 @@ static void add_scalars(struct strbuf *sb, const json_t *o)
 		if (json_is_object(v) || json_is_array(v) || json_is_null(v))
 			continue;
 		strbuf_addf(sb, "%s%s=", sb->len ? " " : "", k);
-		add_json_value(sb, v);
+		client_add_json_value(sb, v);
 	}
 }
 
@@ -360,17 +360,17 @@ static void add_scalars(struct strbuf *sb, const json_t *o)
 static void add_build(struct strbuf *sb, const json_t *b)
 {
 	static const char *const hashes[][2] = { { "commit", "commit" }, { "config_hash", "config" } };
-	const char *release = jstr(json_object_get(b, "meta"), "kernel_release");
+	const char *release = client_jstr(json_object_get(b, "meta"), "kernel_release");
 	size_t k, n = 0;
 
-	strbuf_addf(sb, "build %.12s", jstr_or(b, "build_id", "-"));
+	strbuf_addf(sb, "build %.12s", client_jstr_or(b, "build_id", "-"));
 	if (release)
 		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", release);
 	for (k = 0; k < ARRAY_SIZE(hashes); k++)
-		if (jstr(b, hashes[k][0]))
-			strbuf_addf(sb, "%s%s %.12s", n++ ? ", " : " (", hashes[k][1], jstr(b, hashes[k][0]));
-	if (jstr(b, "compiler"))
-		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", jstr(b, "compiler"));
+		if (client_jstr(b, hashes[k][0]))
+			strbuf_addf(sb, "%s%s %.12s", n++ ? ", " : " (", hashes[k][1], client_jstr(b, hashes[k][0]));
+	if (client_jstr(b, "compiler"))
+		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", client_jstr(b, "compiler"));
 	if (n)
 		strbuf_addch(sb, ')');
 }
@@ -394,12 +394,12 @@ static int add_side_provenance(struct strbuf *sb, const json_t *pv, const char *
 		add_scalars(sb, p);
 		return 0;
 	}
-	one_job = jint(job, "id", &id) == 0 &&
-		  jint(json_object_get(json_object_get(pv, strcmp(side, "base") ? "base" : "patched"), "job"),
+	one_job = client_jint(job, "id", &id) == 0 &&
+		  client_jint(json_object_get(json_object_get(pv, strcmp(side, "base") ? "base" : "patched"), "job"),
 		       "id", &other) == 0 && id == other;
-	strbuf_addf(sb, "job %s", fmt_id(idbuf, job, "id"));
+	strbuf_addf(sb, "job %s", client_fmt_id(idbuf, job, "id"));
 	json_array_foreach(json_object_get(p, "builds"), i, b) {
-		if (one_job && jstr(b, "side") && strcmp(jstr(b, "side"), side))
+		if (one_job && client_jstr(b, "side") && strcmp(client_jstr(b, "side"), side))
 			continue;
 		strbuf_addstr(sb, named++ ? ", " : ": ");
 		add_build(sb, b);
@@ -412,7 +412,7 @@ static void add_list(struct strbuf *sb, const json_t *arr)
 	size_t i;
 	json_t *v;
 
-	join_strings(sb, arr, ",");
+	client_join_strings(sb, arr, ",");
 	json_array_foreach(arr, i, v)
 		if (json_is_string(v))
 			return;
@@ -433,14 +433,14 @@ static void print_provenance(FILE *out, const json_t *cmp)
 		long long boots = 0;
 		int builds_named = add_side_provenance(&sb, pv, sides[k]);
 
-		jint(json_object_get(pv, "boots"), sides[k], &boots);
+		client_jint(json_object_get(pv, "boots"), sides[k], &boots);
 		strbuf_addf(&sb, "%s%lld boot%s on ", sb.len ? "; " : "", boots, boots == 1 ? "" : "s");
 		add_list(&sb, json_object_get(json_object_get(pv, "machines"), sides[k]));
 		if (!builds_named && json_array_size(json_object_get(json_object_get(pv, "builds"), sides[k]))) {
 			strbuf_addstr(&sb, "; builds ");
 			add_list(&sb, json_object_get(json_object_get(pv, "builds"), sides[k]));
 		}
-		fprintf(out, "  %-8s %s\n", sides[k], fmt_clean(clean, sizeof(clean), sb.buf));
+		fprintf(out, "  %-8s %s\n", sides[k], client_fmt_clean(clean, sizeof(clean), sb.buf));
 		strbuf_release(&sb);
 	}
 	if (json_array_size(json_object_get(cmp, "failed"))) {
@@ -452,11 +452,11 @@ static void print_provenance(FILE *out, const json_t *cmp)
 				json_dumps(json_object_get(f, "reason"), JSON_ENCODE_ANY | JSON_COMPACT);
 
 			strbuf_addstr(&sb, str_or_dash(f, "side"));
-			if (jint(f, "run", &run) == 0)
+			if (client_jint(f, "run", &run) == 0)
 				strbuf_addf(&sb, " run %lld", run);
-			strbuf_addf(&sb, ": %s", txt ? txt : jstr(f, "reason"));
+			strbuf_addf(&sb, ": %s", txt ? txt : client_jstr(f, "reason"));
 			free(txt);
-			fprintf(out, "  %s\n", fmt_clean(clean, sizeof(clean), sb.buf));
+			fprintf(out, "  %s\n", client_fmt_clean(clean, sizeof(clean), sb.buf));
 			strbuf_release(&sb);
 		}
 	}
@@ -464,11 +464,11 @@ static void print_provenance(FILE *out, const json_t *cmp)
 		fprintf(out, "\nnotes:\n");
 		json_array_foreach(json_object_get(cmp, "notes"), i, n)
 			if (json_is_string(n))
-				fprintf(out, "  %s\n", fmt_clean(clean, sizeof(clean), json_string_value(n)));
+				fprintf(out, "  %s\n", client_fmt_clean(clean, sizeof(clean), json_string_value(n)));
 	}
 }
 
-int compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *err)
+int client_compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *err)
 {
 	if (!json_is_object(cmp) || !json_is_array(json_object_get(cmp, "rows")) ||
 	    !json_is_object(json_object_get(cmp, "summary")))

@@ -11,7 +11,7 @@
 /* A cell wider than this is cut: a table is for reading, --json has it all. */
 #define TABLE_MAX_CELL 160
 
-char *fmt_clean(char *buf, size_t n, const char *s)
+char *client_fmt_clean(char *buf, size_t n, const char *s)
 {
 	size_t i = 0;
 
@@ -38,7 +38,7 @@ char *fmt_clean(char *buf, size_t n, const char *s)
 	return buf;
 }
 
-void table_init(struct table *t, size_t ncols, const char *const *heads,
+void client_table_init(struct table *t, size_t ncols, const char *const *heads,
 		const char *align)
 {
 	memset(t, 0, sizeof(*t));
@@ -47,7 +47,7 @@ void table_init(struct table *t, size_t ncols, const char *const *heads,
 	t->align = align;
 }
 
-void table_add_row(struct table *t, const char *const *cells)
+void client_table_add_row(struct table *t, const char *const *cells)
 {
 	char clean[TABLE_MAX_CELL + 1];
 	size_t i;
@@ -62,7 +62,7 @@ void table_add_row(struct table *t, const char *const *cells)
 		t->alloc = n;
 	}
 	for (i = 0; i < t->ncols; i++) {
-		char *s = xstrdup(fmt_clean(clean, sizeof(clean),
+		char *s = xstrdup(client_fmt_clean(clean, sizeof(clean),
 					   cells[i] && *cells[i] ? cells[i] : "-"));
 
 		t->cells[t->nrows * t->ncols + i] = s;
@@ -81,7 +81,7 @@ static size_t text_width(const char *s)
 	return w;
 }
 
-void table_print(const struct table *t, FILE *out, const char *indent)
+void client_table_print(const struct table *t, FILE *out, const char *indent)
 {
 	size_t *width = xcalloc(t->ncols ? t->ncols : 1, sizeof(*width));
 	size_t r, i;
@@ -114,7 +114,7 @@ void table_print(const struct table *t, FILE *out, const char *indent)
 	free(width);
 }
 
-void table_release(struct table *t)
+void client_table_release(struct table *t)
 {
 	size_t i;
 
@@ -127,13 +127,13 @@ void table_release(struct table *t)
 	t->nrows = t->alloc = 0;
 }
 
-char *fmt_time(char *buf, const json_t *obj, const char *key)
+char *client_fmt_time(char *buf, const json_t *obj, const char *key)
 {
 	struct tm tm;
 	double v;
 	time_t tt;
 
-	if (jnum(obj, key, &v) < 0 || v < 0 || v > 1e12) {
+	if (client_jnum(obj, key, &v) < 0 || v < 0 || v > 1e12) {
 		snprintf(buf, FMT_SIZE, "-");
 		return buf;
 	}
@@ -143,7 +143,8 @@ char *fmt_time(char *buf, const json_t *obj, const char *key)
 	return buf;
 }
 
-char *fmt_duration(char *buf, double seconds)
+/* "42s", "3m05s", "2h01m", "3d04h". */
+static char *fmt_duration(char *buf, double seconds)
 {
 	long long s;
 
@@ -163,7 +164,7 @@ char *fmt_duration(char *buf, double seconds)
 	return buf;
 }
 
-char *fmt_number(char *buf, double v)
+char *client_fmt_number(char *buf, double v)
 {
 	double a = fabs(v);
 
@@ -180,14 +181,14 @@ char *fmt_number(char *buf, double v)
 	return buf;
 }
 
-const char *jstr_or(const json_t *obj, const char *key, const char *fallback)
+const char *client_jstr_or(const json_t *obj, const char *key, const char *fallback)
 {
-	const char *s = jstr(obj, key);
+	const char *s = client_jstr(obj, key);
 
 	return s && *s ? s : fallback;
 }
 
-void join_strings(struct strbuf *sb, const json_t *arr, const char *sep)
+void client_join_strings(struct strbuf *sb, const json_t *arr, const char *sep)
 {
 	size_t i, n = 0;
 	json_t *v;
@@ -197,31 +198,31 @@ void join_strings(struct strbuf *sb, const json_t *arr, const char *sep)
 			strbuf_addf(sb, "%s%s", n++ ? sep : "", json_string_value(v));
 }
 
-char *fmt_span(char *buf, const json_t *obj)
+char *client_fmt_span(char *buf, const json_t *obj)
 {
 	double start, end;
 
-	if (jnum(obj, "started", &start) < 0) {
+	if (client_jnum(obj, "started", &start) < 0) {
 		snprintf(buf, FMT_SIZE, "-");
 		return buf;
 	}
-	if (jnum(obj, "finished", &end) < 0)
+	if (client_jnum(obj, "finished", &end) < 0)
 		end = wall_now();
 	return fmt_duration(buf, end - start);
 }
 
-char *fmt_id(char *buf, const json_t *obj, const char *key)
+char *client_fmt_id(char *buf, const json_t *obj, const char *key)
 {
 	long long v;
 
-	if (jint(obj, key, &v) < 0)
+	if (client_jint(obj, key, &v) < 0)
 		snprintf(buf, FMT_SIZE, "-");
 	else
 		snprintf(buf, FMT_SIZE, "%lld", v);
 	return buf;
 }
 
-void add_json_value(struct strbuf *sb, const json_t *v)
+void client_add_json_value(struct strbuf *sb, const json_t *v)
 {
 	char num[FMT_SIZE], *s;
 
@@ -231,14 +232,14 @@ void add_json_value(struct strbuf *sb, const json_t *v)
 		strbuf_addstr(sb, json_string_value(v));
 	} else if (json_is_number(v)) {
 		/* 0.2, not the 0.20000000000000001 of a double's full precision */
-		strbuf_addstr(sb, fmt_number(num, json_number_value(v)));
+		strbuf_addstr(sb, client_fmt_number(num, json_number_value(v)));
 	} else if ((s = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT))) {
 		strbuf_addstr(sb, s);
 		free(s);
 	}
 }
 
-void add_params(struct strbuf *sb, const json_t *params, const char *skip)
+void client_add_params(struct strbuf *sb, const json_t *params, const char *skip)
 {
 	const char *key;
 	json_t *v;
@@ -248,7 +249,7 @@ void add_params(struct strbuf *sb, const json_t *params, const char *skip)
 		if (skip && !strcmp(key, skip))
 			continue;
 		strbuf_addf(sb, "%s%s=", first ? "" : " ", key);
-		add_json_value(sb, v);
+		client_add_json_value(sb, v);
 		first = 0;
 	}
 }

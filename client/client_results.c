@@ -144,7 +144,7 @@ static size_t group_of(struct group **groups, size_t *ngroups, const json_t *run
 	struct group g = {
 		json_object_get(run, "machine"), json_object_get(run, "side"),
 		json_object_get(run, "spec"), json_object_get(run, "case"),
-		jstr(run, "workload"), json_object_get(run, "params"),
+		client_jstr(run, "workload"), json_object_get(run, "params"),
 	};
 	size_t i;
 	struct group *p;
@@ -170,26 +170,26 @@ static void print_header(FILE *out, const struct group *g)
 	char clean[1024];
 
 	strbuf_addstr(&sb, "spec ");
-	add_json_value(&sb, g->spec);
+	client_add_json_value(&sb, g->spec);
 	strbuf_addstr(&sb, ", case ");
-	add_json_value(&sb, g->kase);
+	client_add_json_value(&sb, g->kase);
 	if (g->workload)
 		strbuf_addf(&sb, ": %s", g->workload);
 	if (json_is_string(g->machine))
 		strbuf_addf(&sb, " on %s", json_string_value(g->machine));
 	if (json_is_string(g->side) && *json_string_value(g->side))
 		strbuf_addf(&sb, " (%s)", json_string_value(g->side));
-	fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), sb.buf));
+	fprintf(out, "%s\n", client_fmt_clean(clean, sizeof(clean), sb.buf));
 
 	/* the header names the workload; a spec lists it among its params too */
 	strbuf_reset(&sb);
-	add_params(&sb, g->params, "workload");
+	client_add_params(&sb, g->params, "workload");
 	if (sb.len)
-		fprintf(out, "  params: %s\n", fmt_clean(clean, sizeof(clean), sb.buf));
+		fprintf(out, "  params: %s\n", client_fmt_clean(clean, sizeof(clean), sb.buf));
 	strbuf_release(&sb);
 }
 
-int results_print(FILE *out, const json_t *runs, const json_t *metrics,
+int client_results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		  int all, struct strbuf *err)
 {
 	static const char *const heads[] = { "METRIC", "MEDIAN", "MIN", "MAX", "N", "UNIT" };
@@ -215,10 +215,10 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		json_t *w = json_object_get(v, "warmup");
 		long long id;
 
-		if (jint(v, "id", &id) < 0 || json_is_true(w))
+		if (client_jint(v, "id", &id) < 0 || json_is_true(w))
 			continue;
 		/* a spec cut short by its failure is no sample of its side */
-		if (jstr(v, "error")) {
+		if (client_jstr(v, "error")) {
 			nfailed++;
 			continue;
 		}
@@ -231,9 +231,9 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 
 	json_array_foreach(marr, i, v) {
 		struct run_ref key, *r;
-		const char *name = jstr(v, "name");
+		const char *name = client_jstr(v, "name");
 
-		if (jint(v, "run", &key.id) < 0 || !name)
+		if (client_jint(v, "run", &key.id) < 0 || !name)
 			continue;
 		r = bsearch(&key, refs, nrefs, sizeof(*refs), cmp_run_ref);
 		if (!r)
@@ -244,8 +244,8 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		}
 		ents[nents].group = r->group;
 		ents[nents].name = name;
-		ents[nents].unit = jstr(v, "unit");
-		ents[nents].has_value = jnum(v, "value", &ents[nents].value) == 0 &&
+		ents[nents].unit = client_jstr(v, "unit");
+		ents[nents].has_value = client_jnum(v, "value", &ents[nents].value) == 0 &&
 					isfinite(ents[nents].value);
 		nents++;
 	}
@@ -259,7 +259,7 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		if (g)
 			fputc('\n', out);
 		print_header(out, &groups[g]);
-		table_init(&t, ARRAY_SIZE(heads), heads, "lrrrrl");
+		client_table_init(&t, ARRAY_SIZE(heads), heads, "lrrrrl");
 		while (e < nents && ents[e].group == g) {
 			size_t start = e, n = 0;
 			char med[FMT_SIZE], lo[FMT_SIZE], hi[FMT_SIZE], cnt[FMT_SIZE];
@@ -279,9 +279,9 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 				double m = n % 2 ? s[n / 2].value
 						 : (s[n / 2 - 1].value + s[n / 2].value) / 2;
 
-				fmt_number(med, m);
-				fmt_number(lo, s[0].value);
-				fmt_number(hi, s[n - 1].value);
+				client_fmt_number(med, m);
+				client_fmt_number(lo, s[0].value);
+				client_fmt_number(hi, s[n - 1].value);
 			} else {
 				snprintf(med, sizeof(med), "unavailable");
 				lo[0] = hi[0] = '\0';
@@ -289,14 +289,14 @@ int results_print(FILE *out, const json_t *runs, const json_t *metrics,
 			{
 				const char *row[] = { ents[start].name, med, lo, hi, cnt, unit };
 
-				table_add_row(&t, row);
+				client_table_add_row(&t, row);
 			}
 		}
 		if (t.nrows)
-			table_print(&t, out, "  ");
+			client_table_print(&t, out, "  ");
 		else
 			fprintf(out, "  no metrics\n");
-		table_release(&t);
+		client_table_release(&t);
 	}
 	if (nfailed)
 		fprintf(out, "\n(%zu run%s of specs that failed in their stage left out; --json has them)\n",

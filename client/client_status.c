@@ -8,7 +8,7 @@
  *
  * Fields a daemon does not send (an older one has no "specs", "repeat_of"
  * or "note") are simply not shown. Every server string goes through
- * fmt_clean or the table's cleaning before it reaches the terminal.
+ * client_fmt_clean or the table's cleaning before it reaches the terminal.
  */
 #include "client.h"
 
@@ -22,16 +22,16 @@
  * on, --json has the rest. */
 #define SPEC_MESSAGE_MAX 400
 
-int job_is_final(const char *state)
+int client_job_is_final(const char *state)
 {
 	return state && (!strcmp(state, "done") || !strcmp(state, "failed") ||
 			 !strcmp(state, "cancelled"));
 }
 
-void stage_name(struct strbuf *sb, const json_t *st)
+void client_stage_name(struct strbuf *sb, const json_t *st)
 {
-	const char *kind = jstr_or(st, "kind", "stage"), *side = jstr(st, "side");
-	const char *where = jstr_or(st, "machine", jstr(st, "host"));
+	const char *kind = client_jstr_or(st, "kind", "stage"), *side = client_jstr(st, "side");
+	const char *where = client_jstr_or(st, "machine", client_jstr(st, "host"));
 	long long boot;
 
 	strbuf_addstr(sb, kind);
@@ -39,7 +39,7 @@ void stage_name(struct strbuf *sb, const json_t *st)
 	 * run job's stages differ by machine */
 	if (side && *side) {
 		strbuf_addf(sb, " %s", side);
-		if (strcmp(kind, "build") && jint(st, "boot_index", &boot) == 0 &&
+		if (strcmp(kind, "build") && client_jint(st, "boot_index", &boot) == 0 &&
 		    boot >= 0 && boot < LLONG_MAX)
 			strbuf_addf(sb, " #%lld", boot + 1);
 	}
@@ -47,14 +47,15 @@ void stage_name(struct strbuf *sb, const json_t *st)
 		strbuf_addf(sb, " on %s", where);
 }
 
-const json_t *job_find_stage(const json_t *job, long long stage_id)
+/* The stage of job whose "id" is stage_id, or NULL. */
+static const json_t *job_find_stage(const json_t *job, long long stage_id)
 {
 	size_t i;
 	json_t *st;
 	long long v;
 
 	json_array_foreach(json_object_get(job, "stages"), i, st)
-		if (jint(st, "id", &v) == 0 && v == stage_id)
+		if (client_jint(st, "id", &v) == 0 && v == stage_id)
 			return st;
 	return NULL;
 }
@@ -66,11 +67,11 @@ const json_t *job_find_stage(const json_t *job, long long stage_id)
  * the lab. A suite that fails on the base kernel too is neither the patch's
  * nor the lab's.
  */
-const char *job_error_blame(const json_t *job)
+const char *client_job_error_blame(const json_t *job)
 {
 	static const char *const result_classes[] = { "patch", "build", "boot", "workload" };
 	const json_t *e = json_object_get(job, "error"), *st;
-	const char *class = jstr(e, "class"), *kind = jstr(job, "kind");
+	const char *class = client_jstr(e, "class"), *kind = client_jstr(job, "kind");
 	long long sid;
 	size_t i;
 
@@ -86,39 +87,40 @@ const char *job_error_blame(const json_t *job)
 		return NULL;
 	if (!kind || strcmp(kind, "ab"))
 		return "a result of the kernel or workload under test, not a lab problem";
-	st = jint(e, "stage", &sid) == 0 ? job_find_stage(job, sid) : NULL;
-	if (strcmp(class, "patch") && st && jstr(st, "side") && !strcmp(jstr(st, "side"), "base"))
+	st = client_jint(e, "stage", &sid) == 0 ? job_find_stage(job, sid) : NULL;
+	if (strcmp(class, "patch") && st && client_jstr(st, "side") && !strcmp(client_jstr(st, "side"), "base"))
 		return "a result of the base kernel, not of the patch or the lab";
 	return "a result of the patch, not a lab problem";
 }
 
-void job_outcome(struct strbuf *sb, const json_t *job)
+void client_job_outcome(struct strbuf *sb, const json_t *job)
 {
 	const json_t *e = json_object_get(job, "error");
-	const char *state = jstr_or(job, "state", "unknown");
+	const char *state = client_jstr_or(job, "state", "unknown");
 	char clean[512];
 
-	strbuf_addstr(sb, fmt_clean(clean, sizeof(clean), state));
+	strbuf_addstr(sb, client_fmt_clean(clean, sizeof(clean), state));
 	if (json_is_object(e) && strcmp(state, "done")) {
-		const char *class = jstr_or(e, "class", "error");
+		const char *class = client_jstr_or(e, "class", "error");
 
 		/* "cancelled: cancelled: ..." says nothing twice */
 		if (strcmp(class, state))
-			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), class));
-		if (jstr(e, "message"))
-			strbuf_addf(sb, ": %s", fmt_clean(clean, sizeof(clean), jstr(e, "message")));
-		if (job_error_blame(job))
-			strbuf_addf(sb, " (%s)", job_error_blame(job));
+			strbuf_addf(sb, ": %s", client_fmt_clean(clean, sizeof(clean), class));
+		if (client_jstr(e, "message"))
+			strbuf_addf(sb, ": %s", client_fmt_clean(clean, sizeof(clean), client_jstr(e, "message")));
+		if (client_job_error_blame(job))
+			strbuf_addf(sb, " (%s)", client_job_error_blame(job));
 	}
 }
 
-void stage_spec_counts(const json_t *st, struct spec_counts *c)
+/* Adds the stage's specs to c (absent "specs" adds nothing). */
+static void stage_spec_counts(const json_t *st, struct spec_counts *c)
 {
 	size_t i;
 	json_t *sp;
 
 	json_array_foreach(json_object_get(st, "specs"), i, sp) {
-		const char *state = jstr_or(sp, "state", "");
+		const char *state = client_jstr_or(sp, "state", "");
 
 		if (!strcmp(state, "done") || !strcmp(state, "failed"))
 			c->ran++;
@@ -142,11 +144,11 @@ static void add_counts(struct strbuf *sb, const struct spec_counts *c)
 /* "spec 1 mremap workers=2" */
 static void add_spec_label(struct strbuf *sb, const json_t *sp)
 {
-	const char *workload = jstr(sp, "workload");
+	const char *workload = client_jstr(sp, "workload");
 	long long n;
 
 	strbuf_addstr(sb, "spec ");
-	if (jint(sp, "spec", &n) == 0)
+	if (client_jint(sp, "spec", &n) == 0)
 		strbuf_addf(sb, "%lld", n);
 	else
 		strbuf_addch(sb, '?');
@@ -154,18 +156,18 @@ static void add_spec_label(struct strbuf *sb, const json_t *sp)
 		strbuf_addf(sb, " %s", workload);
 	if (json_object_size(json_object_get(sp, "params"))) {
 		strbuf_addch(sb, ' ');
-		add_params(sb, json_object_get(sp, "params"), "workload");
+		client_add_params(sb, json_object_get(sp, "params"), "workload");
 	}
 }
 
-size_t stage_spec_problems_print(FILE *out, const json_t *st, const char *indent)
+size_t client_stage_spec_problems_print(FILE *out, const json_t *st, const char *indent)
 {
 	char clean[SPEC_MESSAGE_MAX + 64];
 	size_t i, n = 0;
 	json_t *sp;
 
 	json_array_foreach(json_object_get(st, "specs"), i, sp) {
-		const char *state = jstr_or(sp, "state", "unknown"), *class = jstr(sp, "class");
+		const char *state = client_jstr_or(sp, "state", "unknown"), *class = client_jstr(sp, "class");
 		struct strbuf line = STRBUF_INIT;
 
 		if (!strcmp(state, "done"))
@@ -174,9 +176,9 @@ size_t stage_spec_problems_print(FILE *out, const json_t *st, const char *indent
 		strbuf_addf(&line, ": %s", !strcmp(state, "not_run") ? "not run" : state);
 		if (class && *class)
 			strbuf_addf(&line, " (%s)", class);
-		if (jstr(sp, "message") && *jstr(sp, "message"))
-			strbuf_addf(&line, ": %s", jstr(sp, "message"));
-		fprintf(out, "%s%s\n", indent, fmt_clean(clean, sizeof(clean), line.buf));
+		if (client_jstr(sp, "message") && *client_jstr(sp, "message"))
+			strbuf_addf(&line, ": %s", client_jstr(sp, "message"));
+		fprintf(out, "%s%s\n", indent, client_fmt_clean(clean, sizeof(clean), line.buf));
 		strbuf_release(&line);
 		n++;
 	}
@@ -187,32 +189,32 @@ static void print_field(FILE *out, const char *name, const char *value)
 {
 	char clean[1024];
 
-	fprintf(out, "%-10s %s\n", name, fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
+	fprintf(out, "%-10s %s\n", name, client_fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
 }
 
 /* "branch https://git.example.org/linux.git tlb-fix", "url https://lore...",
  * "patch": where the patched side came from, as the job says it. */
 static void add_source(struct strbuf *sb, const json_t *job)
 {
-	const char *kind = jstr(job, "patch_kind"), *url = jstr(job, "patch_url");
+	const char *kind = client_jstr(job, "patch_kind"), *url = client_jstr(job, "patch_url");
 
 	if (!kind || !*kind)
 		return;
 	strbuf_addstr(sb, kind);
 	if (url && *url)
 		strbuf_addf(sb, " %s", url);
-	if (jstr(job, "patch_ref") && *jstr(job, "patch_ref"))
-		strbuf_addf(sb, " %s", jstr(job, "patch_ref"));
+	if (client_jstr(job, "patch_ref") && *client_jstr(job, "patch_ref"))
+		strbuf_addf(sb, " %s", client_jstr(job, "patch_ref"));
 }
 
 /* A cancel reaches a running stage on the scheduler's next pass; until
  * then the job is still running, and saying so avoids a second cancel. */
-void job_state_text(struct strbuf *sb, const json_t *job)
+void client_job_state_text(struct strbuf *sb, const json_t *job)
 {
-	const char *state = jstr_or(job, "state", "unknown");
+	const char *state = client_jstr_or(job, "state", "unknown");
 
 	strbuf_addstr(sb, state);
-	if (json_is_true(json_object_get(job, "cancel_requested")) && !job_is_final(state))
+	if (json_is_true(json_object_get(job, "cancel_requested")) && !client_job_is_final(state))
 		strbuf_addstr(sb, ", cancel requested");
 }
 
@@ -243,11 +245,11 @@ static void print_stages(FILE *out, const json_t *stages)
 	json_array_foreach(stages, i, st) {
 		long long v;
 
-		if (jstr(st, "side") && jint(st, "boot_index", &v) == 0)
+		if (client_jstr(st, "side") && client_jint(st, "boot_index", &v) == 0)
 			show[COL_BOOT] = 1;
-		if (jstr(st, "build_id") && *jstr(st, "build_id"))
+		if (client_jstr(st, "build_id") && *client_jstr(st, "build_id"))
 			show[COL_BUILD] = 1;
-		if (jint(st, "repeat_of", &v) == 0)
+		if (client_jint(st, "repeat_of", &v) == 0)
 			show[COL_REPEATS] = 1;
 	}
 	for (k = 0; k < COL_MAX; k++)
@@ -257,7 +259,7 @@ static void print_stages(FILE *out, const json_t *stages)
 		}
 	align[ncols] = '\0';
 
-	table_init(&tab, ncols, heads, align);
+	client_table_init(&tab, ncols, heads, align);
 	json_array_foreach(stages, i, st) {
 		char seq[FMT_SIZE], att[FMT_SIZE] = "-", started[FMT_SIZE], dur[FMT_SIZE];
 		char boot[FMT_SIZE] = "", rep[FMT_SIZE];
@@ -265,38 +267,38 @@ static void print_stages(FILE *out, const json_t *stages)
 		const char *cells[COL_MAX], *row[COL_MAX];
 		long long b;
 
-		if (jstr(st, "error_class") || jstr(st, "error_message"))
-			strbuf_addf(&error, "%s: %s", jstr_or(st, "error_class", "error"),
-				    jstr_or(st, "error_message", ""));
-		else if (jstr(st, "note") && *jstr(st, "note"))
-			strbuf_addf(&error, "(%s)", jstr(st, "note"));
-		if (jstr(st, "side") && strcmp(jstr_or(st, "kind", ""), "build") &&
-		    jint(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
+		if (client_jstr(st, "error_class") || client_jstr(st, "error_message"))
+			strbuf_addf(&error, "%s: %s", client_jstr_or(st, "error_class", "error"),
+				    client_jstr_or(st, "error_message", ""));
+		else if (client_jstr(st, "note") && *client_jstr(st, "note"))
+			strbuf_addf(&error, "(%s)", client_jstr(st, "note"));
+		if (client_jstr(st, "side") && strcmp(client_jstr_or(st, "kind", ""), "build") &&
+		    client_jint(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
 			snprintf(boot, sizeof(boot), "#%lld", b + 1);
 		/* the API counts attempts from 0, people from 1 */
-		if (jint(st, "attempt", &b) == 0 && b >= 0 && b < LLONG_MAX)
+		if (client_jint(st, "attempt", &b) == 0 && b >= 0 && b < LLONG_MAX)
 			snprintf(att, sizeof(att), "%lld", b + 1);
-		cells[COL_SEQ] = fmt_id(seq, st, "seq");
-		cells[COL_KIND] = jstr(st, "kind");
-		cells[COL_SIDE] = jstr(st, "side");
+		cells[COL_SEQ] = client_fmt_id(seq, st, "seq");
+		cells[COL_KIND] = client_jstr(st, "kind");
+		cells[COL_SIDE] = client_jstr(st, "side");
 		cells[COL_BOOT] = boot;
-		cells[COL_MACHINE] = jstr_or(st, "machine", jstr(st, "host"));
-		cells[COL_STATE] = jstr(st, "state");
+		cells[COL_MACHINE] = client_jstr_or(st, "machine", client_jstr(st, "host"));
+		cells[COL_STATE] = client_jstr(st, "state");
 		cells[COL_ATTEMPT] = att;
-		cells[COL_STARTED] = fmt_time(started, st, "started");
-		cells[COL_DURATION] = fmt_span(dur, st);
-		cells[COL_BUILD] = jstr(st, "build_id");
-		cells[COL_REPEATS] = jint(st, "repeat_of", &b) == 0 ? fmt_id(rep, st, "repeat_of") : NULL;
+		cells[COL_STARTED] = client_fmt_time(started, st, "started");
+		cells[COL_DURATION] = client_fmt_span(dur, st);
+		cells[COL_BUILD] = client_jstr(st, "build_id");
+		cells[COL_REPEATS] = client_jint(st, "repeat_of", &b) == 0 ? client_fmt_id(rep, st, "repeat_of") : NULL;
 		cells[COL_ERROR] = error.buf;
 		for (k = 0, ncols = 0; k < COL_MAX; k++)
 			if (show[k])
 				row[ncols++] = cells[k];
-		table_add_row(&tab, row);
+		client_table_add_row(&tab, row);
 		strbuf_release(&error);
 	}
 	fputc('\n', out);
-	table_print(&tab, out, NULL);
-	table_release(&tab);
+	client_table_print(&tab, out, NULL);
+	client_table_release(&tab);
 }
 
 /*
@@ -323,10 +325,10 @@ static void print_specs(FILE *out, const json_t *stages)
 			header = 1;
 		}
 		stage_spec_counts(st, &c);
-		if (jint(st, "seq", &v) == 0)
+		if (client_jint(st, "seq", &v) == 0)
 			strbuf_addf(&line, "seq %lld ", v);
-		stage_name(&line, st);
-		if (jint(st, "repeat_of", &v) == 0)
+		client_stage_name(&line, st);
+		if (client_jint(st, "repeat_of", &v) == 0)
 			strbuf_addf(&line, " (repeats seq %lld)", v);
 		strbuf_addstr(&line, ": ");
 		add_counts(&line, &c);
@@ -337,19 +339,19 @@ static void print_specs(FILE *out, const json_t *stages)
 
 				if (j)
 					strbuf_addstr(&line, ", ");
-				if (jint(sp, "spec", &n) == 0)
+				if (client_jint(sp, "spec", &n) == 0)
 					strbuf_addf(&line, "%lld ", n);
-				strbuf_addstr(&line, jstr_or(sp, "workload", "?"));
+				strbuf_addstr(&line, client_jstr_or(sp, "workload", "?"));
 			}
 			strbuf_addch(&line, ')');
 		}
-		fprintf(out, "  %s\n", fmt_clean(clean, sizeof(clean), line.buf));
-		stage_spec_problems_print(out, st, "    ");
+		fprintf(out, "  %s\n", client_fmt_clean(clean, sizeof(clean), line.buf));
+		client_stage_spec_problems_print(out, st, "    ");
 		strbuf_release(&line);
 	}
 }
 
-void status_print(FILE *out, long long id, const json_t *job)
+void client_status_print(FILE *out, long long id, const json_t *job)
 {
 	const json_t *e = json_object_get(job, "error"), *stages = json_object_get(job, "stages");
 	struct strbuf sb = STRBUF_INIT;
@@ -358,56 +360,56 @@ void status_print(FILE *out, long long id, const json_t *job)
 	size_t i, nreported = 0;
 	json_t *st;
 
-	job_state_text(&sb, job);
-	fprintf(out, "job %lld: %s (%s)\n", id, fmt_clean(clean, sizeof(clean), sb.buf),
-		fmt_clean(kind, sizeof(kind), jstr_or(job, "kind", "run")));
+	client_job_state_text(&sb, job);
+	fprintf(out, "job %lld: %s (%s)\n", id, client_fmt_clean(clean, sizeof(clean), sb.buf),
+		client_fmt_clean(kind, sizeof(kind), client_jstr_or(job, "kind", "run")));
 	strbuf_reset(&sb);
-	print_field(out, "suite", jstr(job, "suite"));
-	if (jstr(job, "tree") || jstr(job, "base")) {
-		print_field(out, "tree", jstr(job, "tree"));
-		print_field(out, "base", jstr(job, "base"));
-		if (jstr(job, "patch_subject"))
-			print_field(out, "patch", jstr(job, "patch_subject"));
+	print_field(out, "suite", client_jstr(job, "suite"));
+	if (client_jstr(job, "tree") || client_jstr(job, "base")) {
+		print_field(out, "tree", client_jstr(job, "tree"));
+		print_field(out, "base", client_jstr(job, "base"));
+		if (client_jstr(job, "patch_subject"))
+			print_field(out, "patch", client_jstr(job, "patch_subject"));
 		add_source(&sb, job);
 		if (sb.len)
 			print_field(out, "source", sb.buf);
 		strbuf_reset(&sb);
 	}
-	join_strings(&sb, json_object_get(job, "machines"), ", ");
+	client_join_strings(&sb, json_object_get(job, "machines"), ", ");
 	print_field(out, "machines", sb.buf);
 	strbuf_reset(&sb);
-	join_strings(&sb, json_object_get(job, "tags"), ", ");
+	client_join_strings(&sb, json_object_get(job, "tags"), ", ");
 	print_field(out, "tags", sb.buf);
-	print_field(out, "submitter", jstr(job, "submitter"));
-	print_field(out, "created", fmt_time(t, job, "created"));
-	print_field(out, "started", fmt_time(t, job, "started"));
-	print_field(out, "finished", fmt_time(t, job, "finished"));
-	print_field(out, "duration", fmt_span(t, job));
-	if (jstr(job, "verdict"))
-		print_field(out, "verdict", jstr(job, "verdict"));
+	print_field(out, "submitter", client_jstr(job, "submitter"));
+	print_field(out, "created", client_fmt_time(t, job, "created"));
+	print_field(out, "started", client_fmt_time(t, job, "started"));
+	print_field(out, "finished", client_fmt_time(t, job, "finished"));
+	print_field(out, "duration", client_fmt_span(t, job));
+	if (client_jstr(job, "verdict"))
+		print_field(out, "verdict", client_jstr(job, "verdict"));
 	if (json_is_object(e)) {
 		const json_t *es = NULL;
 		long long sid, seq;
 
 		strbuf_reset(&sb);
-		strbuf_addf(&sb, "%s: %s", jstr_or(e, "class", "error"), jstr_or(e, "message", ""));
+		strbuf_addf(&sb, "%s: %s", client_jstr_or(e, "class", "error"), client_jstr_or(e, "message", ""));
 		/* the error names the stage by id; the table shows seq */
-		if (jint(e, "stage", &sid) == 0) {
+		if (client_jint(e, "stage", &sid) == 0) {
 			if ((es = job_find_stage(job, sid))) {
 				strbuf_addstr(&sb, " (");
-				stage_name(&sb, es);
-				if (jint(es, "seq", &seq) == 0)
+				client_stage_name(&sb, es);
+				if (client_jint(es, "seq", &seq) == 0)
 					strbuf_addf(&sb, ", seq %lld", seq);
 				strbuf_addch(&sb, ')');
 			} else {
 				strbuf_addf(&sb, " (stage id %lld)", sid);
 			}
-		} else if (jstr(e, "stage")) {
-			strbuf_addf(&sb, " (%s stage)", jstr(e, "stage"));
+		} else if (client_jstr(e, "stage")) {
+			strbuf_addf(&sb, " (%s stage)", client_jstr(e, "stage"));
 		}
 		print_field(out, "error", sb.buf);
-		if (job_error_blame(job))
-			print_field(out, "", job_error_blame(job));
+		if (client_job_error_blame(job))
+			print_field(out, "", client_job_error_blame(job));
 	}
 	json_array_foreach(stages, i, st)
 		if (json_array_size(json_object_get(st, "specs"))) {

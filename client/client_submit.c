@@ -39,13 +39,13 @@ static int check_ref(struct cli *cli, const char *option, const char *value,
 		if (utf8)
 			return 0;
 		return cli_usage_error(cli, err, "%s: '%s' is not UTF-8", option,
-				       fmt_clean(clean, sizeof(clean), value));
+				       client_fmt_clean(clean, sizeof(clean), value));
 	}
 	return cli_usage_error(cli, err, "%s: '%s' is not a git ref or commit id: refs follow "
 			       "`git check-ref-format` (no \"..\", \"@{\", spaces, control characters "
 			       "or ~^:?*[\\, no leading '-' or '.', no trailing '/', '.' or \".lock\", "
 			       "at most 255 characters)", option,
-			       fmt_clean(clean, sizeof(clean), value));
+			       client_fmt_clean(clean, sizeof(clean), value));
 }
 
 static int check_url(struct cli *cli, const char *option, const char *value,
@@ -57,7 +57,7 @@ static int check_url(struct cli *cli, const char *option, const char *value,
 		return 0;
 	return cli_usage_error(cli, err, "%s: '%s' is not an %s URL of at most 2048 characters "
 			       "without spaces, quotes or control characters", option,
-			       fmt_clean(clean, sizeof(clean), value),
+			       client_fmt_clean(clean, sizeof(clean), value),
 			       allow_git ? "https:// or git://" : "http:// or https://");
 }
 
@@ -74,7 +74,7 @@ static int read_patch(struct cli *cli, const char *path, json_t **ret, struct st
 	struct stat sb;
 	int r = 0, e;
 
-	fmt_clean(clean, sizeof(clean), path);
+	client_fmt_clean(clean, sizeof(clean), path);
 	if (stat(path, &sb) < 0) {
 		e = errno;
 		return cli_usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(e));
@@ -234,7 +234,7 @@ static void cancel_group_flush(struct cancel_group *g, FILE *out)
 	strbuf_addstr(&g->first, ": cancelled");
 	if (g->why && *g->why)
 		strbuf_addf(&g->first, " (%s)", g->why);
-	fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), g->first.buf));
+	fprintf(out, "%s\n", client_fmt_clean(clean, sizeof(clean), g->first.buf));
 	strbuf_reset(&g->first);
 	free(g->why);
 	g->why = NULL;
@@ -258,14 +258,14 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 
 	strbuf_addf(&indent, "job %lld:   ", id);
 	json_array_foreach(stages, i, st) {
-		const char *state = jstr_or(st, "state", "unknown"), *note = jstr(st, "note");
-		const char *why = jstr_or(st, "error_message", "");
+		const char *state = client_jstr_or(st, "state", "unknown"), *note = client_jstr(st, "note");
+		const char *why = client_jstr_or(st, "error_message", "");
 		long long key, attempt = 0, rep;
 		struct stage_seen *s;
 
-		if (jint(st, "id", &key) < 0 && jint(st, "seq", &key) < 0)
+		if (client_jint(st, "id", &key) < 0 && client_jint(st, "seq", &key) < 0)
 			key = (long long)i;
-		jint(st, "attempt", &attempt);	/* the API counts from 0 */
+		client_jint(st, "attempt", &attempt);	/* the API counts from 0 */
 		if (note && !*note)
 			note = NULL;
 		s = stage_seen_get(ws, key);
@@ -279,8 +279,8 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 
 		strbuf_reset(&line);
 		strbuf_addf(&line, "job %lld: ", id);
-		stage_name(&line, st);
-		if (jint(st, "repeat_of", &rep) == 0)
+		client_stage_name(&line, st);
+		if (client_jint(st, "repeat_of", &rep) == 0)
 			strbuf_addf(&line, " (repeats seq %lld)", rep);
 		if (attempt > 0 && attempt < LLONG_MAX)
 			strbuf_addf(&line, " (attempt %lld)", attempt + 1);
@@ -296,17 +296,17 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 		}
 		cancel_group_flush(&group, out);
 		strbuf_addf(&line, ": %s", state);
-		if (jstr(st, "error_class") || jstr(st, "error_message")) {
-			strbuf_addf(&line, " (%s", jstr_or(st, "error_class", "error"));
-			if (jstr(st, "error_message"))
-				strbuf_addf(&line, ": %s", jstr(st, "error_message"));
+		if (client_jstr(st, "error_class") || client_jstr(st, "error_message")) {
+			strbuf_addf(&line, " (%s", client_jstr_or(st, "error_class", "error"));
+			if (client_jstr(st, "error_message"))
+				strbuf_addf(&line, ": %s", client_jstr(st, "error_message"));
 			strbuf_addch(&line, ')');
 		} else if (note) {
 			strbuf_addf(&line, " (%s)", note);
 		}
-		fprintf(out, "%s\n", fmt_clean(clean, sizeof(clean), line.buf));
-		if (job_is_final(state))
-			stage_spec_problems_print(out, st, indent.buf);
+		fprintf(out, "%s\n", client_fmt_clean(clean, sizeof(clean), line.buf));
+		if (client_job_is_final(state))
+			client_stage_spec_problems_print(out, st, indent.buf);
 	}
 	cancel_group_flush(&group, out);
 	fflush(out);
@@ -369,8 +369,8 @@ static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *
 			goto out;
 		}
 		report_stages(&ws, progress, id, job);
-		state = jstr(job, "state");
-		if (job_is_final(state))
+		state = client_jstr(job, "state");
+		if (client_job_is_final(state))
 			break;
 		if (mono_now() >= deadline) {
 			strbuf_seterr(err, "job %lld: still %s after %ld s; `tlblab status %lld` "
@@ -393,7 +393,7 @@ static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *
 		/* results only when some run stage got going: a job that died in
 		 * its build, or found no machine, has none to show */
 		json_array_foreach(stages, i, st)
-			if (!strcmp(jstr_or(st, "kind", ""), "run") && json_is_number(json_object_get(st, "started")))
+			if (!strcmp(client_jstr_or(st, "kind", ""), "run") && json_is_number(json_object_get(st, "started")))
 				ran = 1;
 		if (ran) {
 			fputc('\n', stdout);
@@ -403,7 +403,7 @@ static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *
 		}
 		strbuf_release(&rerr);
 	}
-	job_outcome(&line, job);
+	client_job_outcome(&line, job);
 	fprintf(progress, "job %lld: %s\n", id, line.buf);
 	r = !strcmp(state, "done") ? 0 : EXIT_FAIL;
 out:
@@ -616,7 +616,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		goto out;
 	}
 	job = json_object_get(resp, "job");
-	if (jint(job, "id", &id) < 0) {
+	if (client_jint(job, "id", &id) < 0) {
 		strbuf_seterr(err, "the server accepted the job but did not say its id");
 		r = EXIT_FAIL;
 		goto out;
@@ -627,7 +627,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		char clean[64];
 
 		fprintf(cli->json ? stderr : stdout, "job %lld %s\n", id,
-			fmt_clean(clean, sizeof(clean), jstr_or(job, "state", "queued")));
+			client_fmt_clean(clean, sizeof(clean), client_jstr_or(job, "state", "queued")));
 		fflush(cli->json ? stderr : stdout);
 	}
 	if (wait)

@@ -127,15 +127,15 @@ static const char compare_usage[] =
  */
 static void print_verdict(const json_t *cmp, const json_t *job)
 {
-	const char *v = jstr(cmp, "verdict"), *state = jstr(job, "state");
+	const char *v = client_jstr(cmp, "verdict"), *state = client_jstr(job, "state");
 	char clean[64];
 
-	if (state && job_is_final(state) && strcmp(state, "done"))
+	if (state && client_job_is_final(state) && strcmp(state, "done"))
 		printf("\nverdict: none (the job %s)\n", !strcmp(state, "failed") ? "failed" : "was cancelled");
-	else if (state && !job_is_final(state))
-		printf("\nverdict: none yet (the job is %s)\n", fmt_clean(clean, sizeof(clean), state));
-	else if ((v = jstr(job, "verdict") ?: v))
-		printf("\nverdict: %s\n", fmt_clean(clean, sizeof(clean), v));
+	else if (state && !client_job_is_final(state))
+		printf("\nverdict: none yet (the job is %s)\n", client_fmt_clean(clean, sizeof(clean), state));
+	else if ((v = client_jstr(job, "verdict") ?: v))
+		printf("\nverdict: %s\n", client_fmt_clean(clean, sizeof(clean), v));
 }
 
 /*
@@ -157,10 +157,10 @@ static int print_job_comparison(struct cli *cli, long long id, const json_t *cmp
 	strbuf_addf(&path, "/api/v1/jobs/%lld", id);
 	if (client_request(&cli->client, "GET", path.buf, NULL, NULL, &root, &jerr) == 0)
 		job = json_object_get(root, "job");
-	state = jstr(job, "state");
+	state = client_jstr(job, "state");
 	if (state && strcmp(state, "done")) {
-		job_outcome(&outcome, job);
-		if (!json_array_size(json_object_get(cmp, "rows")) && job_is_final(state)) {
+		client_job_outcome(&outcome, job);
+		if (!json_array_size(json_object_get(cmp, "rows")) && client_job_is_final(state)) {
 			strbuf_seterr(err, "job %lld: nothing to compare: no spec ran on both sides "
 				      "before the job ended (%s); `tlblab status %lld` shows its stages",
 				      id, outcome.buf, id);
@@ -169,9 +169,9 @@ static int print_job_comparison(struct cli *cli, long long id, const json_t *cmp
 		}
 		printf("job %lld: %s\n", id, outcome.buf);
 		printf("(the rows compare what ran on both sides %s)\n\n",
-		       job_is_final(state) ? "before the job ended" : "so far");
+		       client_job_is_final(state) ? "before the job ended" : "so far");
 	}
-	if (compare_print(stdout, cmp, all, err) < 0) {
+	if (client_compare_print(stdout, cmp, all, err) < 0) {
 		strbuf_addf(err, " (job %lld)", id);
 		r = EXIT_FAIL;
 		goto out;
@@ -240,7 +240,7 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 		r = EXIT_FAIL;
 	} else if (id) {
 		r = print_job_comparison(cli, id, cmp, all, err);
-	} else if (compare_print(stdout, cmp, all, err) < 0) {
+	} else if (client_compare_print(stdout, cmp, all, err) < 0) {
 		strbuf_addf(err, " (jobs %lld and %lld)", base, patched);
 		r = EXIT_FAIL;
 	} else {
@@ -291,7 +291,7 @@ static int cmd_status(struct cli *cli, int argc, char **argv, struct strbuf *err
 		strbuf_seterr(err, "job %lld: the server's answer has no \"job\"", id);
 		r = EXIT_FAIL;
 	} else {
-		status_print(stdout, id, job);
+		client_status_print(stdout, id, job);
 	}
 out:
 	json_decref(root);
@@ -437,37 +437,37 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		printf("no jobs\n");
 		goto out;
 	}
-	table_init(&tab, ARRAY_SIZE(heads), heads, "rllllllrll");
+	client_table_init(&tab, ARRAY_SIZE(heads), heads, "rllllllrll");
 	json_array_foreach(jobs, i, job) {
 		char id[FMT_SIZE], created[FMT_SIZE], dur[FMT_SIZE];
 		struct strbuf machines = STRBUF_INIT, stxt = STRBUF_INIT;
 		const json_t *e = json_object_get(job, "error");
 
-		join_strings(&machines, json_object_get(job, "machines"), ",");
-		job_state_text(&stxt, job);
+		client_join_strings(&machines, json_object_get(job, "machines"), ",");
+		client_job_state_text(&stxt, job);
 		{
 			const char *row[] = {
-				fmt_id(id, job, "id"), stxt.buf, jstr(job, "suite"),
-				jstr(job, "submitter"), machines.buf, jstr(job, "stage"),
-				fmt_time(created, job, "created"), fmt_span(dur, job),
-				jstr(job, "verdict"), json_is_object(e) ? jstr(e, "class") : NULL,
+				client_fmt_id(id, job, "id"), stxt.buf, client_jstr(job, "suite"),
+				client_jstr(job, "submitter"), machines.buf, client_jstr(job, "stage"),
+				client_fmt_time(created, job, "created"), client_fmt_span(dur, job),
+				client_jstr(job, "verdict"), json_is_object(e) ? client_jstr(e, "class") : NULL,
 			};
 
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
 		strbuf_release(&machines);
 		strbuf_release(&stxt);
 	}
-	table_print(&tab, stdout, NULL);
+	client_table_print(&tab, stdout, NULL);
 	{
 		long long total, off = 0;
 
-		jint(root, "offset", &off);
-		if (jint(root, "total", &total) == 0 && total > (long long)tab.nrows)
+		client_jint(root, "offset", &off);
+		if (client_jint(root, "total", &total) == 0 && total > (long long)tab.nrows)
 			printf("(jobs %lld-%lld of %lld; --offset pages)\n", off + 1,
 			       off + (long long)tab.nrows, total);
 	}
-	table_release(&tab);
+	client_table_release(&tab);
 out:
 	json_decref(root);
 	strbuf_release(&raw);
@@ -512,9 +512,9 @@ static int cmd_cancel(struct cli *cli, int argc, char **argv, struct strbuf *err
 
 		/* a queued job is cancelled at once; a running one when the
 		 * scheduler stops its stage */
-		job_state_text(&state, job);
-		printf("job %lld: %s\n", id, fmt_clean(clean, sizeof(clean), state.buf));
-		if (!job_is_final(jstr(job, "state")))
+		client_job_state_text(&state, job);
+		printf("job %lld: %s\n", id, client_fmt_clean(clean, sizeof(clean), state.buf));
+		if (!client_job_is_final(client_jstr(job, "state")))
 			printf("(its running stage is being stopped; `tlblab status %lld` follows it)\n", id);
 		strbuf_release(&state);
 	}
@@ -568,30 +568,30 @@ static int cmd_machines(struct cli *cli, int argc, char **argv, struct strbuf *e
 		printf("no machines\n");
 		goto out;
 	}
-	table_init(&tab, ARRAY_SIZE(heads), heads, "llllllll");
+	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llllllll");
 	json_array_foreach(list, i, m) {
 		char lease[FMT_SIZE];
 		struct strbuf tags = STRBUF_INIT, health = STRBUF_INIT;
 
-		join_strings(&tags, json_object_get(m, "tags"), ",");
-		strbuf_addstr(&health, jstr_or(m, "health", ""));
-		if (jstr(m, "health_reason") && *jstr(m, "health_reason") &&
+		client_join_strings(&tags, json_object_get(m, "tags"), ",");
+		strbuf_addstr(&health, client_jstr_or(m, "health", ""));
+		if (client_jstr(m, "health_reason") && *client_jstr(m, "health_reason") &&
 		    strcmp(health.buf, "good"))
-			strbuf_addf(&health, " (%s)", jstr(m, "health_reason"));
+			strbuf_addf(&health, " (%s)", client_jstr(m, "health_reason"));
 		{
 			const char *row[] = {
-				jstr(m, "name"), jstr(m, "transport"), jstr(m, "host"),
-				jstr(m, "boot"), health.buf, fmt_id(lease, m, "leased_by"),
-				jstr(m, "kernel"), tags.buf,
+				client_jstr(m, "name"), client_jstr(m, "transport"), client_jstr(m, "host"),
+				client_jstr(m, "boot"), health.buf, client_fmt_id(lease, m, "leased_by"),
+				client_jstr(m, "kernel"), tags.buf,
 			};
 
-			table_add_row(&tab, row);
+			client_table_add_row(&tab, row);
 		}
 		strbuf_release(&tags);
 		strbuf_release(&health);
 	}
-	table_print(&tab, stdout, NULL);
-	table_release(&tab);
+	client_table_print(&tab, stdout, NULL);
+	client_table_release(&tab);
 out:
 	json_decref(root);
 	strbuf_release(&raw);

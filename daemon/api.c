@@ -90,7 +90,7 @@ struct request {
 	int query_args;		/* past MAX_QUERY_ARGS: how many it had (the query is dropped) */
 };
 
-enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+enum MHD_Result api_send_text(struct MHD_Connection *conn, unsigned status, const char *type,
 			  const char *text, size_t len)
 {
 	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
@@ -104,25 +104,25 @@ enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const ch
 }
 
 /* Sends doc (stolen) as JSON. */
-enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *doc)
+enum MHD_Result api_send_json(struct MHD_Connection *conn, unsigned status, json_t *doc)
 {
 	char *txt = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	enum MHD_Result ret;
 
 	json_decref(doc);
 	if (!txt)
-		return send_text(conn, 500, "application/json",
+		return api_send_text(conn, 500, "application/json",
 				 "{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode\"}}", 55);
 	if (capture && status == 200)
 		strbuf_addstr(capture, txt);
-	ret = send_text(conn, status, "application/json", txt, strlen(txt));
+	ret = api_send_text(conn, status, "application/json", txt, strlen(txt));
 	free(txt);
 	return ret;
 }
 
 /* Sends 200 with body, JSON text already (the response cache keeps a
  * copy); body is handed to the response, not copied, and left empty. */
-enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body)
+enum MHD_Result api_send_json_text(struct MHD_Connection *conn, struct strbuf *body)
 {
 	struct MHD_Response *r;
 	enum MHD_Result ret;
@@ -144,7 +144,7 @@ enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body)
 	return ret;
 }
 
-enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+enum MHD_Result api_send_error(struct MHD_Connection *conn, unsigned status, const char *code,
 			   const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
@@ -156,13 +156,13 @@ enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const c
 	va_end(ap);
 	doc = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg.buf);
 	strbuf_release(&msg);
-	return send_json(conn, status, doc);
+	return api_send_json(conn, status, doc);
 }
 
 /* A store call failed (store.h): 503 when the database is locked by
  * another writer (try again), else 500; the message says what could not
  * be done and why. The failed call changed nothing. */
-enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
+enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	enum MHD_Result ret;
@@ -172,7 +172,7 @@ enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char 
 	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
 	log_warnx("api: %s: store: %s", msg.buf, store_strerror(r));
-	ret = send_error(conn, r == -EAGAIN ? 503 : 500, r == -EAGAIN ? "store_busy" : "store_error",
+	ret = api_send_error(conn, r == -EAGAIN ? 503 : 500, r == -EAGAIN ? "store_busy" : "store_error",
 			 "%s: store: %s", msg.buf, store_strerror(r));
 	strbuf_release(&msg);
 	return ret;
@@ -184,27 +184,27 @@ enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char 
  * names does not exist, else the store's error (503 or 500), never a
  * partial document. `what` names the thing in either answer.
  */
-enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
+enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
 {
 	struct strbuf what = STRBUF_INIT;
 	enum MHD_Result ret;
 	va_list ap;
 
 	if (doc)
-		return send_json(conn, 200, doc);
+		return api_send_json(conn, 200, doc);
 	va_start(ap, fmt);
 	strbuf_vaddf(&what, fmt, ap);
 	va_end(ap);
 	if (err == ENOENT)
-		ret = send_error(conn, 404, "not_found", "no %s", what.buf);
+		ret = api_send_error(conn, 404, "not_found", "no %s", what.buf);
 	else
-		ret = send_store_error(conn, -(err ? err : EIO), "could not read %s", what.buf);
+		ret = api_send_store_error(conn, -(err ? err : EIO), "could not read %s", what.buf);
 	strbuf_release(&what);
 	return ret;
 }
 
 /* The token of "Authorization: Bearer TOKEN", or NULL. */
-const char *bearer(struct MHD_Connection *conn)
+const char *api_bearer(struct MHD_Connection *conn)
 {
 	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
 
@@ -213,23 +213,23 @@ const char *bearer(struct MHD_Connection *conn)
 	return h + 7;
 }
 
-int authorized(struct api *api, struct MHD_Connection *conn)
+int api_authorized(struct api *api, struct MHD_Connection *conn)
 {
-	const char *token = bearer(conn);
+	const char *token = api_bearer(conn);
 
 	return token && store_token_valid(api->st, token);
 }
 
-const char *query(struct MHD_Connection *conn, const char *key)
+const char *api_query(struct MHD_Connection *conn, const char *key)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
 
 	return v && *v ? v : NULL;
 }
 
-int query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret)
+int api_query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret)
 {
-	const char *v = query(conn, key);
+	const char *v = api_query(conn, key);
 
 	*ret = def;
 	if (!v)
@@ -237,7 +237,7 @@ int query_int(struct MHD_Connection *conn, const char *key, long min, long max, 
 	return parse_int_range(v, min, max, ret);
 }
 
-int parse_id(const char *s, int64_t *ret)
+int api_parse_id(const char *s, int64_t *ret)
 {
 	uint64_t v;
 
@@ -257,25 +257,25 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 	int r;
 
 	if (strcmp(rc->method, "POST"))
-		return send_error(rc->conn, 405, "method_not_allowed", "use POST");
-	if (!authorized(rc->api, rc->conn))
-		return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+		return api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
+	if (!api_authorized(rc->api, rc->conn))
+		return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
 	if (!config_valid_name(name) || !config_machine(rc->cfg, name))
-		return send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
+		return api_send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
 	health = json_string_value(json_object_get(body, "health"));
 	reason = json_string_value(json_object_get(body, "reason"));
 	if (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown"))) {
-		ret = send_error(rc->conn, 400, "bad_request", "health: must be maintenance or unknown");
+		ret = api_send_error(rc->conn, 400, "bad_request", "health: must be maintenance or unknown");
 	} else if (reason && strlen(reason) > 500) {
-		ret = send_error(rc->conn, 400, "bad_request", "reason: at most 500 characters");
+		ret = api_send_error(rc->conn, 400, "bad_request", "reason: at most 500 characters");
 	} else if ((r = store_machine_health(rc->api->st, name, health, reason ? reason : "set by an operator")) < 0) {
-		ret = send_store_error(rc->conn, r, "machine %s: could not set its health", name);
+		ret = api_send_store_error(rc->conn, r, "machine %s: could not set its health", name);
 	} else {
 		log_info("machine %s: %s (%s)", name, health, reason ? reason : "set by an operator");
 		sched_wake(rc->api->sc);
 		body2 = store_machines_json(rc->api->st);
-		ret = send_read(rc->conn, body2, errno, "machine list (machine %s is %s)", name, health);
+		ret = api_send_read(rc->conn, body2, errno, "machine list (machine %s is %s)", name, health);
 	}
 	json_decref(body);
 	return ret;
@@ -349,14 +349,14 @@ static enum MHD_Result route(struct route_ctx *rc)
 	int i;
 
 	if (rc->api->cache_off || strcmp(rc->method, "GET") || rc->nseg < 3 || strcmp(rc->seg[2], "jobs") ||
-	    (rc->cfg->read_requires_token && !authorized(rc->api, rc->conn)))
+	    (rc->cfg->read_requires_token && !api_authorized(rc->api, rc->conn)))
 		return route_uncached(rc);
 	for (i = 0; i < rc->nseg; i++)
 		strbuf_addf(&key, "/%s", rc->seg[i]);
 	MHD_get_connection_values(rc->conn, MHD_GET_ARGUMENT_KIND, add_arg, &key);
 	gen = store_generation(rc->api->st);
 	if (cache_get(rc->api, key.buf, gen, &body)) {
-		ret = send_text(rc->conn, 200, "application/json", body.buf, body.len);
+		ret = api_send_text(rc->conn, 200, "application/json", body.buf, body.len);
 	} else {
 		capture = &body;
 		ret = route_uncached(rc);
@@ -404,55 +404,55 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 	int is_get = !strcmp(rc->method, "GET"), is_post = !strcmp(rc->method, "POST");
 
 	if (rc->nseg < 2 || strcmp(rc->seg[0], "api") || strcmp(rc->seg[1], "v1"))
-		return send_error(rc->conn, 404, "not_found", "no such resource");
-	if (is_get && rc->cfg->read_requires_token && !authorized(api, rc->conn))
-		return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+		return api_send_error(rc->conn, 404, "not_found", "no such resource");
+	if (is_get && rc->cfg->read_requires_token && !api_authorized(api, rc->conn))
+		return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "health")) {
 		json_t *h;
 
 		if (!is_get)
-			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+			return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
 		/* it answers when the store cannot: 503 or 500, saying why */
 		h = store_health_json(api->st);
 		if (h)
 			json_object_set_new(h, "version", json_string(TLBLAB_VERSION));
-		return send_read(rc->conn, h, errno, "health");
+		return api_send_read(rc->conn, h, errno, "health");
 	}
 	if (rc->nseg == 5 && !strcmp(rc->seg[2], "machines") && !strcmp(rc->seg[4], "health"))
 		return set_health(rc);
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "compare"))
-		return compare_jobs(rc);
+		return api_compare_jobs(rc);
 	if (rc->nseg == 3 && (!strcmp(rc->seg[2], "suites") || !strcmp(rc->seg[2], "trees"))) {
 		if (!is_get)
-			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-		return send_json(rc->conn, 200, !strcmp(rc->seg[2], "suites") ? suites_json(rc->cfg)
+			return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		return api_send_json(rc->conn, 200, !strcmp(rc->seg[2], "suites") ? suites_json(rc->cfg)
 									       : trees_json(rc->cfg));
 	}
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "machines")) {
 		json_t *ms;
 
 		if (!is_get)
-			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+			return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
 		ms = store_machines_json(api->st);
-		return send_read(rc->conn, ms, errno, "machine list");
+		return api_send_read(rc->conn, ms, errno, "machine list");
 	}
 	if (rc->nseg >= 3 && !strcmp(rc->seg[2], "jobs")) {
 		int64_t id;
 
 		if (rc->nseg == 3) {
 			if (is_get)
-				return list_jobs(rc);
+				return api_list_jobs(rc);
 			if (!is_post)
-				return send_error(rc->conn, 405, "method_not_allowed", "use GET or POST");
-			if (!authorized(api, rc->conn))
-				return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
-			return create_job(rc);
+				return api_send_error(rc->conn, 405, "method_not_allowed", "use GET or POST");
+			if (!api_authorized(api, rc->conn))
+				return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+			return api_create_job(rc);
 		}
-		if (parse_id(rc->seg[3], &id) < 0)
-			return send_error(rc->conn, 400, "bad_request", "job: must be a job id");
-		return job_routes(rc, id);
+		if (api_parse_id(rc->seg[3], &id) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "job: must be a job id");
+		return api_job_routes(rc, id);
 	}
-	return send_error(rc->conn, 404, "not_found", "no such resource");
+	return api_send_error(rc->conn, 404, "not_found", "no such resource");
 }
 
 /* GET of anything outside /api/: the dashboard's files. */
@@ -469,16 +469,16 @@ static enum MHD_Result serve_static(struct api *api, struct MHD_Connection *conn
 	int fd;
 
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return send_error(conn, 405, "method_not_allowed", "use GET");
+		return api_send_error(conn, 405, "method_not_allowed", "use GET");
 	if (!api->web_dir)
-		return send_error(conn, 404, "not_found", "this daemon serves no dashboard (no web/ directory)");
+		return api_send_error(conn, 404, "not_found", "this daemon serves no dashboard (no web/ directory)");
 	if (web_resolve(api->web_dir, url, path, sizeof(path)) < 0)
-		return send_error(conn, 404, "not_found", "no such resource");
+		return api_send_error(conn, 404, "not_found", "no such resource");
 	fd = web_open(api->web_dir, path);
 	if (fd < 0 || fstat(fd, &sb) < 0 || !S_ISREG(sb.st_mode)) {
 		if (fd >= 0)
 			close(fd);
-		return send_error(conn, 404, "not_found", "no such resource");
+		return api_send_error(conn, 404, "not_found", "no such resource");
 	}
 	/* the browser revalidates every load; an unchanged file is a 304 */
 	gmtime_r(&sb.st_mtime, &tm);
@@ -546,18 +546,18 @@ static int request_first_look(struct api *api, struct MHD_Connection *conn, cons
 	if (req->query_args)
 		nargs = req->query_args;
 	if (nargs > MAX_QUERY_ARGS) {
-		*ret = send_error(conn, 414, "uri_too_long", "%d query arguments: at most %d", nargs,
+		*ret = api_send_error(conn, 414, "uri_too_long", "%d query arguments: at most %d", nargs,
 				  MAX_QUERY_ARGS);
 		return 1;
 	}
 	if (strcmp(method, "POST") || (strncmp(url, "/api/", 5) && strcmp(url, "/api")))
 		return 0;	/* any body is dropped unread; routing answers */
-	if (!authorized(api, conn)) {
-		*ret = send_error(conn, 401, "unauthorized", "missing or invalid token");
+	if (!api_authorized(api, conn)) {
+		*ret = api_send_error(conn, 401, "unauthorized", "missing or invalid token");
 		return 1;
 	}
 	if (len && (parse_u64(len, &n) < 0 || n > req->body.max)) {
-		*ret = send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
+		*ret = api_send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
 				  req->body.max);
 		return 1;
 	}
@@ -629,12 +629,12 @@ static enum MHD_Result handle(struct route_ctx *rc, const char *url, struct requ
 	}
 	/* DNS rebinding: a page of another name must not reach this lab */
 	if (!config_host_allowed(rc->cfg, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
-		return send_error(conn, 421, "misdirected", "this lab does not answer to that Host name "
+		return api_send_error(conn, 421, "misdirected", "this lab does not answer to that Host name "
 				  "(lab.allowed_hosts lists the names it answers to)");
 	if (strncmp(url, "/api/", 5) && strcmp(url, "/api"))
 		return serve_static(api, conn, url, method);
 	if (req->too_large)
-		return send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
+		return api_send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
 				  req->body.max);
 	path = strdup(url);
 	if (!path)
@@ -643,7 +643,7 @@ static enum MHD_Result handle(struct route_ctx *rc, const char *url, struct requ
 		rc->seg[rc->nseg++] = p;
 	rc->body = &req->body;
 	if (p)
-		ret = send_error(conn, 404, "not_found", "no such resource");
+		ret = api_send_error(conn, 404, "not_found", "no such resource");
 	else
 		ret = route(rc);
 	free(path);

@@ -82,44 +82,44 @@ struct route_ctx {
  * returns to libmicrohttpd. A JSON 200 is kept by the response cache when
  * the route is cached.
  */
-enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+enum MHD_Result api_send_text(struct MHD_Connection *conn, unsigned status, const char *type,
 			  const char *text, size_t len);
 /* Sends doc (stolen) as JSON. */
-enum MHD_Result send_json(struct MHD_Connection *conn, unsigned status, json_t *doc);
+enum MHD_Result api_send_json(struct MHD_Connection *conn, unsigned status, json_t *doc);
 /* Sends 200 with body, JSON text already; body is handed to the response,
  * not copied, and left empty. */
-enum MHD_Result send_json_text(struct MHD_Connection *conn, struct strbuf *body);
+enum MHD_Result api_send_json_text(struct MHD_Connection *conn, struct strbuf *body);
 /* {"error": {"code": code, "message": ...}} with status. */
-enum MHD_Result send_error(struct MHD_Connection *conn, unsigned status, const char *code,
+enum MHD_Result api_send_error(struct MHD_Connection *conn, unsigned status, const char *code,
 			   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A store call failed with r (store.h): 503 store_busy when the database
  * is locked by another writer, else 500 store_error; logged. */
-enum MHD_Result send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
+enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* A document a store read returned: 200 with it; without one, 404 when
  * err is ENOENT, else the store's error. The format names the thing. */
-enum MHD_Result send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
+enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
 /* What a request carries (api.c). */
 /* The token of "Authorization: Bearer TOKEN", or NULL. */
-const char *bearer(struct MHD_Connection *conn);
+const char *api_bearer(struct MHD_Connection *conn);
 /* The request has a token the store knows. */
-int authorized(struct api *api, struct MHD_Connection *conn);
+int api_authorized(struct api *api, struct MHD_Connection *conn);
 /* A query argument's value, NULL when it is absent or empty. */
-const char *query(struct MHD_Connection *conn, const char *key);
+const char *api_query(struct MHD_Connection *conn, const char *key);
 /* A query argument as an integer in [min, max] into *ret (def when
  * absent): 0, or -1 when it is not one. */
-int query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret);
+int api_query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret);
 /* A job or stage id (1 to INT64_MAX): 0, or -1. */
-int parse_id(const char *s, int64_t *ret);
+int api_parse_id(const char *s, int64_t *ret);
 
 /* The job routes (api_jobs.c), which api.c's routing calls once the path
- * matches; create_job after the token is checked. */
-enum MHD_Result create_job(struct route_ctx *rc);
-enum MHD_Result list_jobs(struct route_ctx *rc);
-enum MHD_Result compare_jobs(struct route_ctx *rc);
+ * matches; api_create_job after the token is checked. */
+enum MHD_Result api_create_job(struct route_ctx *rc);
+enum MHD_Result api_list_jobs(struct route_ctx *rc);
+enum MHD_Result api_compare_jobs(struct route_ctx *rc);
 /* Everything under /api/v1/jobs/ID. */
-enum MHD_Result job_routes(struct route_ctx *rc, int64_t id);
+enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id);
 
 #endif

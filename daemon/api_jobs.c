@@ -38,13 +38,13 @@ static int within_token_limits(struct route_ctx *rc, const struct stage_plan *pl
 	struct strbuf why = STRBUF_INIT;
 	int jobs, boots;
 
-	if (store_token_work(rc->api->st, bearer(rc->conn), &jobs, &boots) < 0) {
+	if (store_token_work(rc->api->st, api_bearer(rc->conn), &jobs, &boots) < 0) {
 		log_warnx("api: create job: cannot count the token's queued jobs");
-		*ret = send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
+		*ret = api_send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
 		return -1;
 	}
 	if (submit_within_limits(rc->cfg, jobs, boots, plan, nplan, &why) < 0) {
-		*ret = send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
+		*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
 		strbuf_release(&why);
 		return -1;
 	}
@@ -52,7 +52,7 @@ static int within_token_limits(struct route_ctx *rc, const struct stage_plan *pl
 }
 
 /* POST /api/v1/jobs, its token already checked. */
-enum MHD_Result create_job(struct route_ctx *rc)
+enum MHD_Result api_create_job(struct route_ctx *rc)
 {
 	const struct lab_config *cfg = rc->cfg;
 	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
@@ -66,7 +66,7 @@ enum MHD_Result create_job(struct route_ctx *rc)
 	int r;
 
 	if (submit_request_parse(cfg, rc->body->buf, rc->body->len, &body, &req, &subject, &err) < 0) {
-		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
 		goto out;
 	}
 	suite = config_suite(cfg, req.suite);
@@ -79,10 +79,10 @@ enum MHD_Result create_job(struct route_ctx *rc)
 	if ((r = store_job_create(rc->api->st, &req, plan, nplan, &id, &err)) < 0) {
 		pthread_mutex_unlock(&rc->api->submit_lock);
 		log_warnx("api: create job: %s", err.buf);
-		ret = send_store_error(rc->conn, r, "could not store the job");
+		ret = api_send_store_error(rc->conn, r, "could not store the job");
 		goto out;
 	}
-	if (store_job_set_token(rc->api->st, id, bearer(rc->conn)) < 0)
+	if (store_job_set_token(rc->api->st, id, api_bearer(rc->conn)) < 0)
 		log_warnx("job %lld: cannot record its token: it does not count towards the token's limits",
 			  (long long)id);
 	pthread_mutex_unlock(&rc->api->submit_lock);
@@ -95,7 +95,7 @@ enum MHD_Result create_job(struct route_ctx *rc)
 		log_warnx("job %lld: store: cannot read it back: %s", (long long)id, store_strerror(-errno));
 		job = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued");
 	}
-	ret = send_json(rc->conn, 201, json_pack("{s:o}", "job", job));
+	ret = api_send_json(rc->conn, 201, json_pack("{s:o}", "job", job));
 out:
 	free(plan);
 	json_decref(body);
@@ -137,10 +137,10 @@ int api_job_filter_parse(const char *(*get)(void *ctx, const char *key), void *c
 
 static const char *query_get(void *conn, const char *key)
 {
-	return query(conn, key);
+	return api_query(conn, key);
 }
 
-enum MHD_Result list_jobs(struct route_ctx *rc)
+enum MHD_Result api_list_jobs(struct route_ctx *rc)
 {
 	struct strbuf err = STRBUF_INIT, body = STRBUF_INIT;
 	struct job_filter f;
@@ -149,11 +149,11 @@ enum MHD_Result list_jobs(struct route_ctx *rc)
 
 	strbuf_init(&body, 32768);	/* a page of 50 jobs, without regrowing */
 	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
-		ret = send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
 	else if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
-		ret = send_read(rc->conn, NULL, -r, "job list");
+		ret = api_send_read(rc->conn, NULL, -r, "job list");
 	else
-		ret = send_json_text(rc->conn, &body);
+		ret = api_send_json_text(rc->conn, &body);
 	strbuf_release(&err);
 	strbuf_release(&body);
 	return ret;
@@ -168,15 +168,15 @@ static enum MHD_Result send_comparison_text(struct route_ctx *rc, const struct s
 	strbuf_addstr(&body, "{\"comparison\":");
 	strbuf_add(&body, doc->buf, doc->len);
 	strbuf_addstr(&body, "}");
-	ret = send_json_text(rc->conn, &body);
+	ret = api_send_json_text(rc->conn, &body);
 	strbuf_release(&body);
 	return ret;
 }
 
 /* GET /api/v1/compare?base=A&patched=B: two jobs that ran the same suite. */
-enum MHD_Result compare_jobs(struct route_ctx *rc)
+enum MHD_Result api_compare_jobs(struct route_ctx *rc)
 {
-	const char *bv = query(rc->conn, "base"), *pv = query(rc->conn, "patched");
+	const char *bv = api_query(rc->conn, "base"), *pv = api_query(rc->conn, "patched");
 	int64_t a, b;
 	json_t *ja, *jb, *da, *db, *cmp;
 	const struct cfg_suite *suite;
@@ -185,19 +185,19 @@ enum MHD_Result compare_jobs(struct route_ctx *rc)
 	enum MHD_Result ret;
 
 	if (strcmp(rc->method, "GET"))
-		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
-	if (!bv || !pv || parse_id(bv, &a) < 0 || parse_id(pv, &b) < 0)
-		return send_error(rc->conn, 400, "bad_request", "base, patched: give two job ids");
+		return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
+	if (!bv || !pv || api_parse_id(bv, &a) < 0 || api_parse_id(pv, &b) < 0)
+		return api_send_error(rc->conn, 400, "bad_request", "base, patched: give two job ids");
 	ja = store_job_json(rc->api->st, a);
 	if (!ja)
-		return send_read(rc->conn, NULL, errno, "job %lld", (long long)a);
+		return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)a);
 	jb = store_job_json(rc->api->st, b);
 	if (!jb) {
 		json_decref(ja);
-		return send_read(rc->conn, NULL, errno, "job %lld", (long long)b);
+		return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)b);
 	}
 	if (!json_equal(json_object_get(ja, "suite"), json_object_get(jb, "suite"))) {
-		ret = send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
+		ret = api_send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
 				 (long long)a, (long long)b, json_string_value(json_object_get(ja, "suite")),
 				 json_string_value(json_object_get(jb, "suite")));
 		json_decref(ja);
@@ -212,16 +212,16 @@ enum MHD_Result compare_jobs(struct route_ctx *rc)
 	db = da ? store_compare_doc(rc->api->st, b) : NULL;
 	if (!da || !db) {
 		/* both exist: a missing document is the store's failure */
-		ret = send_store_error(rc->conn, errno == ENOENT || !errno ? -EIO : -errno,
+		ret = api_send_store_error(rc->conn, errno == ENOENT || !errno ? -EIO : -errno,
 				       "could not read the runs of job %lld", (long long)(da ? b : a));
 		json_decref(da);
 		return ret;
 	}
 	cmp = compare_sides(da, NULL, db, NULL, suite ? &suite->rules : &defaults, &err);
 	if (cmp)
-		ret = send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
+		ret = api_send_json(rc->conn, 200, json_pack("{s:o}", "comparison", cmp));
 	else
-		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+		ret = api_send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
 	strbuf_release(&err);
 	json_decref(da);
 	json_decref(db);
@@ -241,28 +241,28 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	int r;
 
 	if (!job)
-		return send_read(rc->conn, NULL, read_err, "job %lld", (long long)id);
+		return api_send_read(rc->conn, NULL, read_err, "job %lld", (long long)id);
 	if (strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "ab")) {
-		ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
+		ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
 				 "base and a patched kernel", (long long)id);
 		goto out;
 	}
 	if (strcmp(state, "done") && strcmp(state, "failed") && strcmp(state, "cancelled")) {
-		ret = send_error(rc->conn, 409, "conflict", "job %lld is %s: its report is ready once it ends",
+		ret = api_send_error(rc->conn, 409, "conflict", "job %lld is %s: its report is ready once it ends",
 				 (long long)id, state);
 		goto out;
 	}
-	r = results_comparison(api->st, rc->cfg, id, &doc, &err);
+	r = comparison_cache_get(api->st, rc->cfg, id, &doc, &err);
 	if (r == -ENOENT) {
-		ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
 		goto out;
 	}
 	if (store_failed(r)) {
-		ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
+		ret = api_send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
 		goto out;
 	}
 	if (r < 0) {
-		ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+		ret = api_send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
 		goto out;
 	}
 	cmp = json_loadb(doc.buf, doc.len, 0, NULL);
@@ -270,16 +270,16 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	json_decref(job);
 	job = store_job_json(api->st, id);
 	if (!job) {
-		ret = send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
+		ret = api_send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
 				       "for its report", (long long)id);
 		goto out;
 	}
 	if (!cmp || report_text(job, cmp, &text, &err) < 0) {
 		log_warnx("job %lld: report: %s", (long long)id, err.len ? err.buf : "cannot read the comparison");
-		ret = send_error(rc->conn, 500, "internal", "job %lld: cannot write the report", (long long)id);
+		ret = api_send_error(rc->conn, 500, "internal", "job %lld: cannot write the report", (long long)id);
 		goto out;
 	}
-	ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
+	ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
 out:
 	json_decref(cmp);
 	json_decref(job);
@@ -289,7 +289,7 @@ out:
 	return ret;
 }
 
-enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
+enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 {
 	struct api *api = rc->api;
 	const char *sub = rc->nseg > 4 ? rc->seg[4] : NULL;
@@ -297,57 +297,57 @@ enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 
 	if (!sub) {
 		if (strcmp(rc->method, "GET"))
-			return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+			return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
 		job = store_job_json(api->st, id);
 		if (!job)
-			return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
-		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
+			return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+		return api_send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
 	}
 	if (!strcmp(sub, "cancel") && rc->nseg == 5) {
 		int r;
 
 		if (strcmp(rc->method, "POST"))
-			return send_error(rc->conn, 405, "method_not_allowed", "use POST");
-		if (!authorized(api, rc->conn))
-			return send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+			return api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
+		if (!api_authorized(api, rc->conn))
+			return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
 		r = store_job_cancel(api->st, id);
 		if (r == -ENOENT)
-			return send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+			return api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
 		if (r == -EALREADY)
-			return send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
+			return api_send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
 		if (r < 0)
-			return send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
+			return api_send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
 		log_info("job %lld: cancel requested", (long long)id);
 		sched_wake(api->sc);
 		job = store_job_json(api->st, id);
 		if (!job)
-			return send_read(rc->conn, NULL, errno, "job %lld (its cancel is requested)", (long long)id);
-		return send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
+			return api_send_read(rc->conn, NULL, errno, "job %lld (its cancel is requested)", (long long)id);
+		return api_send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
 	}
 	if (strcmp(rc->method, "GET"))
-		return send_error(rc->conn, 405, "method_not_allowed", "use GET");
+		return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
 	job = store_job_json(api->st, id);
 	if (!job)
-		return send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+		return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 	json_decref(job);
 	if (!strcmp(sub, "runs") && rc->nseg == 5) {
 		job = store_runs_json(api->st, id);
-		return send_read(rc->conn, job, errno, "runs of job %lld", (long long)id);
+		return api_send_read(rc->conn, job, errno, "runs of job %lld", (long long)id);
 	}
 	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
 		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
 		enum MHD_Result ret;
-		int r = results_comparison(api->st, rc->cfg, id, &doc, &err);
+		int r = comparison_cache_get(api->st, rc->cfg, id, &doc, &err);
 
 		if (r == -EINVAL)
-			ret = send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
+			ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
 					 "with /api/v1/compare?base=A&patched=B", (long long)id);
 		else if (r == -ENOENT)
-			ret = send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+			ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
 		else if (store_failed(r))
-			ret = send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
+			ret = api_send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
 		else if (r < 0)
-			ret = send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+			ret = api_send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
 		else
 			ret = send_comparison_text(rc, &doc);
 		strbuf_release(&doc);
@@ -358,29 +358,29 @@ enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		return send_report(rc, id);
 	if (!strcmp(sub, "profiles") && rc->nseg == 5) {
 		job = store_profiles_json(api->st, id);
-		return send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);
+		return api_send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);
 	}
 	if (!strcmp(sub, "metrics") && rc->nseg == 5) {
-		const char *w = query(rc->conn, "include_warmup"), *name = query(rc->conn, "name");
+		const char *w = api_query(rc->conn, "include_warmup"), *name = api_query(rc->conn, "name");
 
 		job = store_metrics_json(api->st, id, name, w && !strcmp(w, "1"));
-		return send_read(rc->conn, job, errno, "metrics of job %lld", (long long)id);
+		return api_send_read(rc->conn, job, errno, "metrics of job %lld", (long long)id);
 	}
 	if (!strcmp(sub, "samples") && rc->nseg == 5) {
-		const char *sv = query(rc->conn, "stage"), *name = query(rc->conn, "name");
+		const char *sv = api_query(rc->conn, "stage"), *name = api_query(rc->conn, "name");
 		int64_t stage = 0;
 		long limit, after;
 
-		if (sv && parse_id(sv, &stage) < 0)
-			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
-		if (query_int(rc->conn, "limit", 1, SAMPLES_PAGE, SAMPLES_PAGE, &limit) < 0)
-			return send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to %d",
+		if (sv && api_parse_id(sv, &stage) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		if (api_query_int(rc->conn, "limit", 1, SAMPLES_PAGE, SAMPLES_PAGE, &limit) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "limit: must be an integer from 1 to %d",
 					  SAMPLES_PAGE);
-		if (query_int(rc->conn, "after", 0, LONG_MAX, 0, &after) < 0)
-			return send_error(rc->conn, 400, "bad_request", "after: must be the \"next\" of the "
+		if (api_query_int(rc->conn, "after", 0, LONG_MAX, 0, &after) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "after: must be the \"next\" of the "
 					  "previous page");
 		job = store_samples_json(api->st, id, stage, name, after, (int)limit);
-		return send_read(rc->conn, job, errno, "samples of job %lld", (long long)id);
+		return api_send_read(rc->conn, job, errno, "samples of job %lld", (long long)id);
 	}
 	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
 		struct strbuf log = STRBUF_INIT;
@@ -391,17 +391,17 @@ enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		long tail;
 		size_t from;
 
-		if (parse_id(rc->seg[5], &stage) < 0)
-			return send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
-		if (query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
-			return send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
+		if (api_parse_id(rc->seg[5], &stage) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+		if (api_query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
 					  "to 1000000");
 		if ((r = store_stage_log(api->st, id, stage, &log)) < 0) {
 			strbuf_release(&log);
 			if (r != -ENOENT)
-				return send_store_error(rc->conn, r, "could not read the log of stage %lld",
+				return api_send_store_error(rc->conn, r, "could not read the log of stage %lld",
 							(long long)stage);
-			return send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
+			return api_send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
 					  (long long)stage, (long long)id);
 		}
 		/* ?tail=N: the last N lines only */
@@ -411,11 +411,11 @@ enum MHD_Result job_routes(struct route_ctx *rc, int64_t id)
 		while (tail > 0 && from > 0)
 			if (log.buf[--from] == '\n' && --tail == 0)
 				from++;
-		if (!query(rc->conn, "tail"))
+		if (!api_query(rc->conn, "tail"))
 			from = 0;
-		ret = send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
+		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
 		strbuf_release(&log);
 		return ret;
 	}
-	return send_error(rc->conn, 404, "not_found", "no such resource");
+	return api_send_error(rc->conn, 404, "not_found", "no such resource");
 }

@@ -66,13 +66,13 @@ static int guest_read(struct transport *t, const char *path, struct strbuf *out,
 	struct exec_result res;
 	int r;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = transport_exec(t, &er, &res, err);
 	if (r == 0 && res.status != 0)
 		r = strbuf_seterr(err, "cat %s: exit %d", path, res.status) ? -EIO : -EIO;
 	if (r == 0)
 		strbuf_addstr(out, res.out.buf);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	return r;
 }
 
@@ -140,7 +140,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	if (!ops) {
 		out->boot = BOOT_INFRA;
 		strbuf_addf(&out->boot_message, "boot: %s cannot boot kernels (boot: %s)", req->machine->name,
-			    boot_method_name(req->machine->boot));
+			    config_boot_method_name(req->machine->boot));
 		goto out;
 	}
 	build_dir(req->cfg, req->build_id, &kernel);

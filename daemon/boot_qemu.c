@@ -109,8 +109,8 @@ static int run_simple(struct transport *t, const char *const *argv, double timeo
 {
 	struct exec_req er = { .argv = argv, .timeout = timeout };
 
-	exec_result_release(res);
-	exec_result_init(res);
+	transport_exec_result_release(res);
+	transport_exec_result_init(res);
 	return transport_exec(t, &er, res, err);
 }
 
@@ -127,7 +127,7 @@ static int accel_from_host(struct transport *t, const struct boot_session *s, st
 	struct exec_result res;
 	int r = -1;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	if (run_simple(t, uname, 30, &res, &err) < 0 || res.status != 0)
 		goto out;
 	strbuf_trim(&res.out);
@@ -146,7 +146,7 @@ static int accel_from_host(struct transport *t, const struct boot_session *s, st
 		r = !strcmp(v, "kvm") ? 1 : !strcmp(v, "tcg") ? 0 : -1;
 	}
 out:
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 	strbuf_release(&path);
 	return r;
@@ -157,7 +157,7 @@ static void accel_to_host(struct transport *t, const struct boot_session *s, con
 	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT, text = STRBUF_INIT;
 	struct exec_result res;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	strbuf_addf(&path, "%s/accel", s->dir.buf);
 	strbuf_addf(&text, "%s%s\n", key, kvm ? "kvm" : "tcg");
 	{
@@ -166,7 +166,7 @@ static void accel_to_host(struct transport *t, const struct boot_session *s, con
 
 		transport_exec(t, &er, &res, &err);
 	}
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 	strbuf_release(&path);
 	strbuf_release(&text);
@@ -179,10 +179,10 @@ static void read_console(struct boot_session *s, struct strbuf *out)
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	if (transport_exec(s->t, &er, &res, &err) == 0)
 		strbuf_add(out, res.out.buf, res.out.len);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 }
 
@@ -193,9 +193,9 @@ static int vm_alive(struct boot_session *s)
 	struct strbuf err = STRBUF_INIT;
 	int alive;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	alive = run_simple(s->t, argv, 10, &res, &err) == 0 && res.status == 0;
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 	return alive;
 }
@@ -222,9 +222,9 @@ static void vm_kill(struct boot_session *s)
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	run_simple(s->t, argv, 15, &res, &err);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 }
 
@@ -255,14 +255,14 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 			"-daemonize", "-pidfile", s->pidfile.buf, NULL,
 		};
 
-		exec_result_init(&res);
+		transport_exec_result_init(&res);
 		run_simple(s->t, rm, 10, &res, &err);
 		r = run_simple(s->t, argv, 60, &res, &err);
 		if (r < 0 || res.status != 0)
 			strbuf_addf(message, "boot: qemu did not start on %s: %s%.500s", s->m->name, err.buf,
 				    res.err.buf);
 	}
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&netdev);
 	strbuf_release(&serial);
 	strbuf_release(&err);
@@ -331,14 +331,14 @@ static int pin_thread(struct boot_session *s, long tid, const char *list, struct
 	int r;
 
 	snprintf(tidbuf, sizeof(tidbuf), "%ld", tid);
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = run_simple(s->t, argv, 10, &res, err);
 	if (r == 0 && res.status != 0) {
 		strbuf_trim(&res.err);
 		strbuf_addf(err, "taskset -p -c %s %ld: exit %d: %.200s", list, tid, res.status, res.err.buf);
 		r = -1;
 	}
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	return r;
 }
 
@@ -358,7 +358,7 @@ static void vm_pin(struct boot_session *s, struct strbuf *console)
 	int ncpus = 0, nthreads = 0, nvcpus = 0, i, failed = 0;
 	const char *line;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	if (mode == QEMU_PIN_OFF) {
 		strbuf_addstr(&note, "vCPU threads not pinned (pin_vcpus: off)");
 		goto out;
@@ -439,7 +439,7 @@ out:
 	if (note.len && note.buf[note.len - 1] == ';')
 		strbuf_setlen(&note, note.len - 1);
 	strbuf_addf(console, "[tlblab: %s]\n", note.buf);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 	strbuf_release(&note);
 	strbuf_release(&spare);
@@ -461,7 +461,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	strbuf_init(&s->dir, 0);
 	strbuf_init(&s->pidfile, 0);
 	strbuf_init(&s->console, 0);
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	s->m = m;
 	if (!m->qemu) {
 		strbuf_addf(message, "boot: machine %s has no qemu settings", m->name);
@@ -594,7 +594,7 @@ fail:
 	session_free(s);
 	*ret = NULL;
 out:
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 	strbuf_release(&cmdline);
 	strbuf_release(&kernel);

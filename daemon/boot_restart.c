@@ -94,8 +94,8 @@ static int run_cmd(struct transport *t, const char *const *argv, double timeout,
 {
 	struct exec_req er = { .argv = argv, .timeout = timeout, .max_output = max_output };
 
-	exec_result_release(res);
-	exec_result_init(res);
+	transport_exec_result_release(res);
+	transport_exec_result_init(res);
 	return transport_exec(t, &er, res, err);
 }
 
@@ -121,7 +121,7 @@ static int identity_read(struct transport *t, struct identity *id, struct strbuf
 	const char *p;
 	int r;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = run_cmd(t, argv, 15, IDENTITY_MAX, &res, err);
 	if (r == 0 && !strchr(res.out.buf, '\n')) {
 		strbuf_seterr(err, "%s: cannot read /proc/cmdline: exit %d: %.200s", t->label, res.status,
@@ -135,7 +135,7 @@ static int identity_read(struct transport *t, struct identity *id, struct strbuf
 		take_line(&p, &id->boot_id);
 		strbuf_trim(&id->boot_id);
 	}
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	return r;
 }
 
@@ -284,7 +284,7 @@ static int power_cycle(const struct cfg_machine *m, struct strbuf *err)
 	struct exec_result res;
 	int r;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = transport_open(&local, 0, &t, err);
 	if (r == 0)
 		r = run_cmd(t, (const char *const *)m->power_cycle, POWER_CYCLE_TIMEOUT, 64u << 10, &res, err);
@@ -293,7 +293,7 @@ static int power_cycle(const struct cfg_machine *m, struct strbuf *err)
 		r = -1;
 	}
 	transport_free(t);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	return r < 0 ? -1 : 0;
 }
 
@@ -306,7 +306,7 @@ static void read_dmesg(const struct cfg_machine *m, struct strbuf *out)
 	struct strbuf err = STRBUF_INIT;
 	int r;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = transport_open(&m->ep, POLL_CONNECT_TIMEOUT, &t, &err);
 	if (r == 0)
 		r = run_cmd(t, argv, DMESG_TIMEOUT, DMESG_MAX, &res, &err);
@@ -316,7 +316,7 @@ static void read_dmesg(const struct cfg_machine *m, struct strbuf *out)
 		strbuf_addf(out, "\n[tlblab: cannot read dmesg on %s: %s%.200s]\n", m->name,
 			    r < 0 ? err.buf : "", r < 0 ? "" : res.err.buf);
 	transport_free(t);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 }
 
@@ -328,7 +328,7 @@ static int kexec_load(struct transport *t, const struct cfg_machine *m, const ch
 	struct exec_result res;
 	int r = 0;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	strbuf_addf(&cmdarg, "--command-line=%s", cmdline);
 	if (m->kexec && m->kexec->initrd)
 		strbuf_addf(&initrdarg, "--initrd=%s", m->kexec->initrd);
@@ -345,7 +345,7 @@ static int kexec_load(struct transport *t, const struct cfg_machine *m, const ch
 				    initrdarg.len ? " " : "", initrdarg.buf);
 		}
 	}
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&cmdarg);
 	strbuf_release(&initrdarg);
 	strbuf_release(&err);
@@ -369,7 +369,7 @@ static int grub_once(struct transport *t, const struct cfg_machine *m, const cha
 	size_t i, n = 0;
 	int fd, r = -1;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	/* GRUB paths: grub_dir without a trailing slash ("/" becomes "") */
 	strbuf_addstr(&gdir, rb->grub_dir);
 	while (gdir.len && gdir.buf[gdir.len - 1] == '/')
@@ -407,7 +407,7 @@ static int grub_once(struct transport *t, const struct cfg_machine *m, const cha
 	r = 0;
 out:
 	unlink(local);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&entry);
 	strbuf_release(&err);
 	strbuf_release(&gdir);
@@ -437,7 +437,7 @@ static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const c
 	*ret = NULL;
 	identity_init(&before);
 	identity_init(&after);
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	if (m->ep.transport != TRANSPORT_SSH) {
 		/* a local machine would restart the daemon's own host */
 		strbuf_addf(message, "boot: %s: boot %s needs transport ssh", m->name, reboot ? "reboot" : "kexec");
@@ -589,7 +589,7 @@ out:
 	transport_free(t);
 	identity_release(&before);
 	identity_release(&after);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 	strbuf_release(&image);
 	strbuf_release(&cmdline);

@@ -180,7 +180,7 @@ static int bzimage_matches(const char *dir, const char *sha256)
 	if (lstat(path.buf, &stbuf) < 0)
 		r = 0;
 	else
-		r = S_ISREG(stbuf.st_mode) && file_sha256(path.buf, have, &err) == 0 && !strcmp(have, sha256) ? 1 : -1;
+		r = S_ISREG(stbuf.st_mode) && run_file_sha256(path.buf, have, &err) == 0 && !strcmp(have, sha256) ? 1 : -1;
 	strbuf_release(&path);
 	strbuf_release(&err);
 	return r;
@@ -259,7 +259,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	bl.job = req->job_id;
 	bl.stage = req->stage_id;
 	bl.cancel = req->cancel;
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	out->kind = BUILD_DONE;
 	out->store_error = 0;
 
@@ -495,8 +495,8 @@ out:
 		struct exec_req er = { .argv = rm, .timeout = 30 };
 
 		strbuf_reset(&err);
-		exec_result_release(&res);
-		exec_result_init(&res);
+		transport_exec_result_release(&res);
+		transport_exec_result_init(&res);
 		if (transport_exec(t, &er, &res, &err) < 0 || res.status != 0)
 			log_warnx("job %lld: build %s: cannot remove %s on %s: %s%s", (long long)req->job_id,
 				  req->side, remote_patch.buf, b->name, err.buf, res.err.buf);
@@ -507,7 +507,7 @@ out:
 		free(frag_remote);
 	}
 	transport_free(t);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&bl.pending);
 	strbuf_release(&bl.message);
 	strbuf_release(&bl.excerpt);

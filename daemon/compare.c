@@ -89,7 +89,7 @@ json_t *compare_rules_json(const struct compare_rules *r)
 
 /* Parameters as sorted compact JSON: the same case in two jobs gets the
  * same key whatever order its parameters were written in. */
-char *params_canon(const json_t *params)
+char *compare_params_canon(const json_t *params)
 {
 	json_t *empty = NULL;
 	char *s;
@@ -104,7 +104,7 @@ char *params_canon(const json_t *params)
 }
 
 /* "mode=threads workers=2", keys sorted */
-void params_text(struct strbuf *sb, const json_t *params)
+void compare_params_text(struct strbuf *sb, const json_t *params)
 {
 	const char **keys;
 	const char *k;
@@ -140,14 +140,14 @@ void params_text(struct strbuf *sb, const json_t *params)
 	free(keys);
 }
 
-void row_key(struct strbuf *sb, long long spec, const char *workload, const char *pcanon,
+void compare_row_key(struct strbuf *sb, long long spec, const char *workload, const char *pcanon,
 	     const char *metric)
 {
 	strbuf_reset(sb);
 	strbuf_addf(sb, "%lld" KEY_SEP "%s" KEY_SEP "%s" KEY_SEP "%s", spec, workload, pcanon, metric);
 }
 
-void sort_array(json_t *arr, int (*cmp)(const void *, const void *))
+void compare_sort_array(json_t *arr, int (*cmp)(const void *, const void *))
 {
 	size_t n = json_array_size(arr), i;
 	json_t **v = calloc(n + 1, sizeof(*v));
@@ -267,13 +267,13 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 			goto out;
 		}
 	}
-	if (side_load(&sb, "base", base, base_side, failed, err) < 0 ||
-	    side_load(&sp, "patched", patched, patched_side, failed, err) < 0)
+	if (compare_side_load(&sb, "base", base, base_side, failed, err) < 0 ||
+	    compare_side_load(&sp, "patched", patched, patched_side, failed, err) < 0)
 		goto out;
 	/* one job's two sides follow its sequential design; two jobs compared
 	 * afterwards are one look */
 	verdict_design_init(&design, rules, base == patched ? json_object_get(base, "design") : NULL);
-	rows = build_rows(&sb, &sp, rules, &design, &n);
+	rows = compare_build_rows(&sb, &sp, rules, &design, &n);
 	add_notes(notes, &sb, &sp, rules, &design, rows, n);
 	jrows = json_array();
 	for (i = 0; i < n; i++)
@@ -285,9 +285,9 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		if (!json_object_get(sb.per_cpu, name))
 			json_array_append_new(per_cpu, json_string(name));
 	out = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-			"summary", build_summary(rows, n), "rows", jrows,
-			"sweeps", build_sweeps(rows, n), "tlb", build_tlb(rows, n),
-			"profile_diff", build_profile_diff(&sb, &sp),
+			"summary", compare_build_summary(rows, n), "rows", jrows,
+			"sweeps", compare_build_sweeps(rows, n), "tlb", compare_build_tlb(rows, n),
+			"profile_diff", compare_build_profile_diff(&sb, &sp),
 			"provenance", provenance(&sb, &sp), "failed", failed, "notes", notes,
 			"per_cpu_excluded", per_cpu, "ci_kind", json_string("percent"),
 			"rules", compare_rules_json(rules));
@@ -304,7 +304,7 @@ out:
 	free(rows);
 	json_decref(failed);
 	json_decref(notes);
-	side_release(&sb);
-	side_release(&sp);
+	compare_side_release(&sb);
+	compare_side_release(&sp);
 	return out;
 }

@@ -97,7 +97,7 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
  * reaches beyond the least change the row would call (the margin may be
  * wider than a change worth finding): the scheduler then adds boots up to
  * the job's max_boots. 0 otherwise. (verdict.c) */
-int compare_wants_more_boots(const json_t *comparison);
+int verdict_wants_more_boots(const json_t *comparison);
 
 /* The one-word verdict of a comparison document (its "verdict"):
  * regression when any headline metric regressed, else improvement,

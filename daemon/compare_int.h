@@ -42,15 +42,15 @@ static inline int getint(const json_t *o, const char *k, long long *ret)
 /* Parameters as sorted compact JSON: the same case in two jobs gets the
  * same key whatever order its parameters were written in. The caller
  * frees the string. */
-char *params_canon(const json_t *params);
+char *compare_params_canon(const json_t *params);
 /* "mode=threads workers=2", keys sorted, appended to sb */
-void params_text(struct strbuf *sb, const json_t *params);
+void compare_params_text(struct strbuf *sb, const json_t *params);
 /* Resets sb to the row key of (spec, workload, canonical parameters,
  * metric): the key of a side's groups and of the views' indexes. */
-void row_key(struct strbuf *sb, long long spec, const char *workload, const char *pcanon,
+void compare_row_key(struct strbuf *sb, long long spec, const char *workload, const char *pcanon,
 	     const char *metric);
 /* Sorts a JSON array in place with qsort's cmp over json_t * elements. */
-void sort_array(json_t *arr, int (*cmp)(const void *, const void *));
+void compare_sort_array(json_t *arr, int (*cmp)(const void *, const void *));
 
 /* ---- one side (compare_side.c) ---- */
 
@@ -69,18 +69,18 @@ struct side {
 
 /* Indexes doc as side `name` (runs whose "side" is filter, or all when
  * NULL), appending its failed runs and stages to failed (borrowed). The
- * side owns what it indexed until side_release, also after an error:
+ * side owns what it indexed until compare_side_release, also after an error:
  * returns 0, or -1 with err when doc is not a side document. */
-int side_load(struct side *s, const char *name, const json_t *doc, const char *filter,
+int compare_side_load(struct side *s, const char *name, const json_t *doc, const char *filter,
 	      json_t *failed, struct strbuf *err);
-void side_release(struct side *s);
+void compare_side_release(struct side *s);
 /* The per-boot samples of a group: the median of each boot's iterations,
  * in boot order, into out (room for one per boot of the side). Returns
  * how many (boots without a value are skipped). */
-size_t group_samples(const json_t *g, double *out);
+size_t compare_group_samples(const json_t *g, double *out);
 /* Why the side lacks metric, as its agent said, or NULL. Borrowed from
  * the side's document. */
-const char *side_unavailable(const struct side *s, const char *metric);
+const char *compare_side_unavailable(const struct side *s, const char *metric);
 
 /* ---- rows (compare_rows.c) ---- */
 
@@ -96,22 +96,22 @@ struct row {
  * parameters, headline first, metric), with its statistics and the
  * verdict the rows reach together (verdict_decide). Sets *ret_n; the
  * caller owns the array and each row's obj. */
-struct row *build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
+struct row *compare_build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
 		       const struct verdict_design *d, size_t *ret_n);
 
 /* ---- views over rows (compare_views.c) ---- */
 
 /* "summary": headline changes largest first, counts, one line of text */
-json_t *build_summary(const struct row *rows, size_t n);
+json_t *compare_build_summary(const struct row *rows, size_t n);
 /* "sweeps": headline rows whose cases differ only in "workers" */
-json_t *build_sweeps(const struct row *rows, size_t n);
+json_t *compare_build_sweeps(const struct row *rows, size_t n);
 /* "tlb": shootdowns per kop and shootdown counters beside each headline case */
-json_t *build_tlb(const struct row *rows, size_t n);
+json_t *compare_build_tlb(const struct row *rows, size_t n);
 
 /* ---- profiles (compare_profile.c) ---- */
 
 /* "profile_diff": the symbols whose self share moved most between the
  * sides' profiles, and why there is no diff when a side has none */
-json_t *build_profile_diff(const struct side *sb, const struct side *sp);
+json_t *compare_build_profile_diff(const struct side *sb, const struct side *sp);
 
 #endif

@@ -83,7 +83,7 @@ static json_t *profile_missing(const struct side *b, const struct side *p)
 
 		if (!sides[i])
 			continue;
-		reason = side_unavailable(sides[i], "profile");
+		reason = compare_side_unavailable(sides[i], "profile");
 		strbuf_addf(&why, "%sno profile on %s: %s", why.len ? "; " : "", sides[i]->name,
 			    reason ? reason : "none was taken (a suite asks for one with monitors: [..., profile] "
 			    "or profile: true)");
@@ -113,7 +113,7 @@ static const char *profile_blind_spot(const struct side *s)
 	return NULL;
 }
 
-json_t *build_profile_diff(const struct side *sb, const struct side *sp)
+json_t *compare_build_profile_diff(const struct side *sb, const struct side *sp)
 {
 	json_t *sum_b = json_object(), *sum_p = json_object(), *kernel = json_object(), *timed = json_object();
 	json_t *syms = json_array(), *kept = json_array(), *v, *out;
@@ -138,7 +138,7 @@ json_t *build_profile_diff(const struct side *sb, const struct side *sp)
 				json_object_set_new(e, "source", json_string("ftrace"));
 			json_array_append_new(syms, e);
 		}
-	sort_array(syms, by_abs_delta);
+	compare_sort_array(syms, by_abs_delta);
 	/* the top changes, and every function the agent timed on purpose
 	 * (switch_mm_irqs_off...) whatever its change */
 	json_array_foreach(syms, i, v)

@@ -173,7 +173,7 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	struct verdict_row *v = &row->v;
 	size_t nb_boots = json_object_size(sb->boots), np_boots = json_object_size(sp->boots);
 	double *b = calloc(nb_boots + 1, sizeof(double)), *p = calloc(np_boots + 1, sizeof(double));
-	size_t nb = gb ? group_samples(gb, b) : 0, np = gp ? group_samples(gp, p) : 0;
+	size_t nb = gb ? compare_group_samples(gb, b) : 0, np = gp ? compare_group_samples(gp, p) : 0;
 	double cb, cp, change, pval = NAN, u;
 	struct strbuf why = STRBUF_INIT, note = STRBUF_INIT;
 
@@ -191,7 +191,7 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	if (!nb || !np) {
 		const struct side *missing = !nb ? sb : sp;
 		const json_t *g = !nb ? gb : gp, *other = !nb ? gp : gb;
-		const char *side_why = side_unavailable(missing, getstr(obj, "metric"));
+		const char *side_why = compare_side_unavailable(missing, getstr(obj, "metric"));
 
 		if (g && getstr(g, "unavailable"))
 			strbuf_addf(&why, "unavailable on %s: %s", missing->name, getstr(g, "unavailable"));
@@ -322,7 +322,7 @@ static json_t *row_from_group(const json_t *g)
 	int headline = is_headline(wl, metric);
 	json_t *obj;
 
-	params_text(&pt, json_object_get(g, "params"));
+	compare_params_text(&pt, json_object_get(g, "params"));
 	obj = json_pack("{s:O,s:O,s:s,s:O,s:s,s:s,s:s,s:s,s:b,s:b}",
 			"spec", json_object_get(g, "spec"), "case", json_object_get(g, "case"),
 			"workload", wl, "params", json_object_get(g, "params"), "params_text", pt.buf,
@@ -332,7 +332,7 @@ static json_t *row_from_group(const json_t *g)
 	return obj;
 }
 
-struct row *build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
+struct row *compare_build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
 		       const struct verdict_design *d, size_t *ret_n)
 {
 	struct verdict_row *vr;

@@ -177,8 +177,8 @@ static int side_load_metrics(struct side *s, struct strbuf *err)
 			continue;
 		}
 		getint(run, "spec", &spec);
-		pc = params_canon(json_object_get(run, "params"));
-		row_key(&key, spec, getstr(run, "workload"), pc, name);
+		pc = compare_params_canon(json_object_get(run, "params"));
+		compare_row_key(&key, spec, getstr(run, "workload"), pc, name);
 		free(pc);
 		g = json_object_get(s->groups, key.buf);
 		if (!g) {
@@ -206,7 +206,7 @@ static int side_load_metrics(struct side *s, struct strbuf *err)
 
 /* The per-boot samples of a group: the median of each boot's iterations,
  * in boot order. Returns how many (boots without a value are skipped). */
-size_t group_samples(const json_t *g, double *out)
+size_t compare_group_samples(const json_t *g, double *out)
 {
 	const json_t *boots = json_object_get(g, "boots"), *vals;
 	size_t i, j, n = 0;
@@ -235,7 +235,7 @@ size_t group_samples(const json_t *g, double *out)
  * the side's filter. A derived metric (X.per_sec, X.peak_per_sec) is
  * unavailable for the reason its counter X is.
  */
-const char *side_unavailable(const struct side *s, const char *metric)
+const char *compare_side_unavailable(const struct side *s, const char *metric)
 {
 	const json_t *u = json_object_get(s->doc, "unavailable");
 	const json_t *by = json_object_get(s->doc, "unavailable_by_side");
@@ -263,7 +263,7 @@ const char *side_unavailable(const struct side *s, const char *metric)
 	return NULL;
 }
 
-void side_release(struct side *s)
+void compare_side_release(struct side *s)
 {
 	json_decref(s->runs);
 	json_decref(s->boots);
@@ -273,7 +273,7 @@ void side_release(struct side *s)
 	json_decref(s->per_cpu);
 }
 
-int side_load(struct side *s, const char *name, const json_t *doc, const char *filter,
+int compare_side_load(struct side *s, const char *name, const json_t *doc, const char *filter,
 	      json_t *failed, struct strbuf *err)
 {
 	const json_t *f;

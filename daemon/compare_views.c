@@ -42,7 +42,7 @@ static int by_abs_change(const void *x, const void *y)
 	return ca > cb ? -1 : ca < cb;
 }
 
-json_t *build_summary(const struct row *rows, size_t n)
+json_t *compare_build_summary(const struct row *rows, size_t n)
 {
 	json_t *reg = json_array(), *imp = json_array(), *chg = json_array();
 	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0;
@@ -72,16 +72,16 @@ json_t *build_summary(const struct row *rows, size_t n)
 		else
 			unav++;
 	}
-	sort_array(reg, by_abs_change);
-	sort_array(imp, by_abs_change);
-	sort_array(chg, by_abs_change);
+	compare_sort_array(reg, by_abs_change);
+	compare_sort_array(imp, by_abs_change);
+	compare_sort_array(chg, by_abs_change);
 	lists[0] = reg, lists[1] = imp, lists[2] = chg;
 	for (k = 0; k < 3; k++)
 		json_array_foreach(lists[k], i, e) {
 			struct strbuf pt = STRBUF_INIT;
 			const json_t *c = json_object_get(e, "change_pct");
 
-			params_text(&pt, json_object_get(e, "params"));
+			compare_params_text(&pt, json_object_get(e, "params"));
 			if (text.len)
 				strbuf_addstr(&text, "; ");
 			strbuf_addstr(&text, getstr(e, "metric"));
@@ -116,7 +116,7 @@ static int by_workers(const void *x, const void *y)
 }
 
 /* Headline rows whose cases differ only in "workers": one table each. */
-json_t *build_sweeps(const struct row *rows, size_t n)
+json_t *compare_build_sweeps(const struct row *rows, size_t n)
 {
 	json_t *groups = json_object(), *sweeps = json_array(), *g;
 	struct strbuf key = STRBUF_INIT;
@@ -133,14 +133,14 @@ json_t *build_sweeps(const struct row *rows, size_t n)
 			continue;
 		rest = json_deep_copy(params);
 		json_object_del(rest, "workers");
-		pc = params_canon(rest);
-		row_key(&key, rows[i].spec, getstr(row, "workload"), pc, rows[i].metric);
+		pc = compare_params_canon(rest);
+		compare_row_key(&key, rows[i].spec, getstr(row, "workload"), pc, rows[i].metric);
 		free(pc);
 		g = json_object_get(groups, key.buf);
 		if (!g) {
 			struct strbuf pt = STRBUF_INIT;
 
-			params_text(&pt, rest);
+			compare_params_text(&pt, rest);
 			g = json_pack("{s:O,s:s,s:s,s:O,s:s,s:s,s:s,s:[]}", "spec", json_object_get(row, "spec"),
 				      "workload", getstr(row, "workload"), "metric", rows[i].metric,
 				      "params", rest, "params_text", pt.buf, "unit", getstr(row, "unit"),
@@ -158,7 +158,7 @@ json_t *build_sweeps(const struct row *rows, size_t n)
 	}
 	json_object_foreach(groups, k, g)
 		if (json_array_size(json_object_get(g, "rows")) >= 2) {
-			sort_array(json_object_get(g, "rows"), by_workers);
+			compare_sort_array(json_object_get(g, "rows"), by_workers);
 			json_array_append(sweeps, g);
 		}
 	json_decref(groups);
@@ -169,11 +169,11 @@ json_t *build_sweeps(const struct row *rows, size_t n)
 static const json_t *find_row(const json_t *index, const json_t *row, const char *metric,
 			      struct strbuf *key)
 {
-	char *pc = params_canon(json_object_get(row, "params"));
+	char *pc = compare_params_canon(json_object_get(row, "params"));
 	long long spec = 0;
 
 	getint(row, "spec", &spec);
-	row_key(key, spec, getstr(row, "workload"), pc, metric);
+	compare_row_key(key, spec, getstr(row, "workload"), pc, metric);
 	free(pc);
 	return json_object_get(index, key->buf);
 }
@@ -183,16 +183,16 @@ static json_t *center_of(const json_t *row, const char *side)
 	return row ? json_incref(json_object_get(json_object_get(row, side), "center")) : json_null();
 }
 
-json_t *build_tlb(const struct row *rows, size_t n)
+json_t *compare_build_tlb(const struct row *rows, size_t n)
 {
 	json_t *index = json_object(), *seen = json_object(), *out = json_array();
 	struct strbuf key = STRBUF_INIT;
 	size_t i, k;
 
 	for (i = 0; i < n; i++) {
-		char *pc = params_canon(json_object_get(rows[i].obj, "params"));
+		char *pc = compare_params_canon(json_object_get(rows[i].obj, "params"));
 
-		row_key(&key, rows[i].spec, getstr(rows[i].obj, "workload"), pc, rows[i].metric);
+		compare_row_key(&key, rows[i].spec, getstr(rows[i].obj, "workload"), pc, rows[i].metric);
 		free(pc);
 		json_object_set(index, key.buf, rows[i].obj);
 	}

@@ -17,7 +17,7 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
+int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t job,
 		       struct strbuf *ret_doc, struct strbuf *err)
 {
 	json_t *j = store_job_json(st, job), *doc = NULL, *cmp = NULL, *rules_doc;

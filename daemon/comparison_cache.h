@@ -15,9 +15,8 @@
  * whose suite's rules changed since, is computed on request (and stored
  * again once finished).
  *
- * (The file was results.h; its function keeps the name results_comparison
- * so that its callers did not change. client/client_results.c is another
- * thing: the client's aggregation of a job's metrics.)
+ * (The file was results.h. client/client_results.c is another thing: the
+ * client's aggregation of a job's metrics.)
  */
 
 struct store;
@@ -30,7 +29,7 @@ struct lab_config;
  * (store_failed) with err when the job or its runs could not be read, or
  * when it was computed (into ret_doc) but could not be kept with the job's
  * verdict. */
-int results_comparison(struct store *st, const struct lab_config *cfg, int64_t job,
+int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t job,
 		       struct strbuf *ret_doc, struct strbuf *err);
 
 

@@ -54,7 +54,7 @@
  * Reads a whole regular file of at most max bytes into sb. Returns 0 or a
  * negative errno (-EFBIG when larger, -EINVAL when not a regular file).
  */
-int read_regular_file(const char *path, struct strbuf *sb, size_t max)
+int config_read_regular_file(const char *path, struct strbuf *sb, size_t max)
 {
 	struct stat st;
 	int fd, r;
@@ -81,7 +81,7 @@ out:
 	return r;
 }
 
-const char *read_error_text(int r, size_t max, char *buf, size_t size)
+const char *config_read_error_text(int r, size_t max, char *buf, size_t size)
 {
 	if (r == -EFBIG)
 		snprintf(buf, size, "larger than %zu KiB", max >> 10);
@@ -105,7 +105,7 @@ static void *parse_section(struct cfg_ctx *c, yaml_node_t *n, const char *sectio
 	size_t count, i = 0;
 
 	*ret_n = 0;
-	if (is_null(n))
+	if (config_is_null(n))
 		return NULL;
 	if (n->type != YAML_SEQUENCE_NODE) {
 		node_error(c, n, "%s: must be a list of mappings", section);
@@ -118,10 +118,10 @@ static void *parse_section(struct cfg_ctx *c, yaml_node_t *n, const char *sectio
 	seen = json_object();
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
 	     it < n->data.sequence.items.top; it++) {
-		yaml_node_t *item = node_get(c, *it);
+		yaml_node_t *item = config_node_get(c, *it);
 		size_t index = (size_t)(it - n->data.sequence.items.start);
 
-		if (!is_mapping(item)) {
+		if (!config_is_mapping(item)) {
 			node_error(c, item, "%s[%zu]: must be a mapping", section, index);
 			continue;
 		}
@@ -137,22 +137,22 @@ static void *parse_section(struct cfg_ctx *c, yaml_node_t *n, const char *sectio
 /* Adapters from the generic section walker to each item type. */
 static void parse_machine_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
 {
-	parse_machine(c, m, i, s, o);
+	config_parse_machine(c, m, i, s, o);
 }
 
 static void parse_builder_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
 {
-	parse_builder(c, m, i, s, o);
+	config_parse_builder(c, m, i, s, o);
 }
 
 static void parse_tree_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
 {
-	parse_tree(c, m, i, s, o);
+	config_parse_tree(c, m, i, s, o);
 }
 
 static void parse_suite_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
 {
-	parse_suite(c, m, i, s, o);
+	config_parse_suite(c, m, i, s, o);
 }
 
 static const char *const top_keys[] = {
@@ -167,18 +167,18 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 	struct keyset ks;
 
 	if (!root) {
-		cfg_error(c, 1, 1, "empty configuration (lab.data_dir is required)");
+		config_error(c, 1, 1, "empty configuration (lab.data_dir is required)");
 		return;
 	}
-	if (!is_mapping(root)) {
+	if (!config_is_mapping(root)) {
 		node_error(c, root, "the configuration must be a mapping with the sections "
 			   "lab, machines, builders, trees and suites");
 		return;
 	}
-	map_keys(c, root, top_keys, "the configuration (sections: lab, machines, builders, "
+	config_map_keys(c, root, top_keys, "the configuration (sections: lab, machines, builders, "
 		 "trees, suites)", "section", &ks);
 	if (ks.val[TOP_LAB])
-		parse_lab(c, ks.val[TOP_LAB]);
+		config_parse_lab(c, ks.val[TOP_LAB]);
 	else
 		node_error(c, root, "missing section 'lab' (lab.data_dir is required)");
 	if (ks.val[TOP_BUILDERS])
@@ -227,19 +227,19 @@ int config_load_string(const char *name, const char *text, size_t len,
 	c.cfg->tokens = xcalloc(1, sizeof(*c.cfg->tokens));
 
 	if (len > CONFIG_MAX_BYTES) {
-		cfg_error(&c, 0, 0, "larger than %u KiB", CONFIG_MAX_BYTES >> 10);
+		config_error(&c, 0, 0, "larger than %u KiB", CONFIG_MAX_BYTES >> 10);
 		goto out;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
 	if (!yaml_parser_load(&parser, &doc)) {
-		yaml_syntax_error(&c, &parser, text, len);
+		config_yaml_syntax_error(&c, &parser, text, len);
 		goto out;
 	}
 	have_doc = 1;
 	c.doc = &doc;
 	/* a second document would be silently ignored: refuse it */
 	if (!yaml_parser_load(&parser, &extra)) {
-		yaml_syntax_error(&c, &parser, text, len);
+		config_yaml_syntax_error(&c, &parser, text, len);
 		goto out;
 	}
 	if (yaml_document_get_root_node(&extra)) {
@@ -258,8 +258,8 @@ int config_load_string(const char *name, const char *text, size_t len,
 	c.cfg = NULL;
 	r = 0;
 out:
-	cfg_errors_flush(&c, err);
-	cfg_ctx_release(&c);
+	config_errors_flush(&c, err);
+	config_ctx_release(&c);
 	config_free(c.cfg);
 	if (have_doc)
 		yaml_document_delete(&doc);
@@ -273,12 +273,12 @@ int config_load(const char *path, struct lab_config **ret, struct strbuf *err)
 	char why[128];
 	int r;
 
-	r = read_regular_file(path, &text, CONFIG_MAX_BYTES);
+	r = config_read_regular_file(path, &text, CONFIG_MAX_BYTES);
 	if (r < 0) {
 		if (err) {
 			strbuf_reset(err);
 			strbuf_addf(err, "%s: cannot read: %s", path,
-				    read_error_text(r, CONFIG_MAX_BYTES, why, sizeof(why)));
+				    config_read_error_text(r, CONFIG_MAX_BYTES, why, sizeof(why)));
 		}
 		r = -1;
 		goto out;
@@ -319,13 +319,13 @@ void config_free(const struct lab_config *shared)
 		free(m->name);
 		endpoint_release(&m->ep);
 		free(m->arch);
-		strv_free(m->tags);
-		strv_free(m->power_cycle);
+		config_strv_free(m->tags);
+		config_strv_free(m->power_cycle);
 		free(m->agent_path);
 		free(m->workdir);
-		qemu_free(m->qemu);
-		kexec_free(m->kexec);
-		reboot_free(m->reboot);
+		config_qemu_free(m->qemu);
+		config_kexec_free(m->kexec);
+		config_reboot_free(m->reboot);
 	}
 	free(cfg->machines);
 	for (size_t i = 0; i < cfg->nbuilders; i++) {
@@ -340,7 +340,7 @@ void config_free(const struct lab_config *shared)
 		free(cfg->trees[i].url);
 		free(cfg->trees[i].builder);
 		free(cfg->trees[i].config_base);
-		strv_free(cfg->trees[i].fragments);
+		config_strv_free(cfg->trees[i].fragments);
 	}
 	free(cfg->trees);
 	for (size_t i = 0; i < cfg->nsuites; i++) {
@@ -351,10 +351,10 @@ void config_free(const struct lab_config *shared)
 		free(cfg->suites[i].overrides);
 	}
 	free(cfg->suites);
-	strv_free(cfg->tokens);
+	config_strv_free(cfg->tokens);
 	free(cfg->token_file);
-	strv_free(cfg->allowed_hosts);
-	strv_free(cfg->fetch_allow);
+	config_strv_free(cfg->allowed_hosts);
+	config_strv_free(cfg->fetch_allow);
 	free(cfg->path);
 	free(cfg->data_dir);
 	free(cfg->listen_host);
@@ -424,7 +424,7 @@ int config_machine_has_tag(const struct cfg_machine *m, const char *tag)
 	return 0;
 }
 
-const char *transport_kind_name(enum transport_kind k)
+const char *config_transport_kind_name(enum transport_kind k)
 {
 	static const char *const names[TRANSPORT_KIND_MAX] = {
 		[TRANSPORT_LOCAL] = "local",
@@ -434,7 +434,7 @@ const char *transport_kind_name(enum transport_kind k)
 	return (unsigned)k < TRANSPORT_KIND_MAX ? names[k] : "unknown";
 }
 
-const char *boot_method_name(enum boot_method b)
+const char *config_boot_method_name(enum boot_method b)
 {
 	static const char *const names[BOOT_METHOD_MAX] = {
 		[BOOT_NONE] = "none",

@@ -326,7 +326,7 @@ int config_valid_name(const char *s);
  */
 int config_host_allowed(const struct lab_config *cfg, const char *host);
 
-const char *transport_kind_name(enum transport_kind k);
-const char *boot_method_name(enum boot_method b);
+const char *config_transport_kind_name(enum transport_kind k);
+const char *config_boot_method_name(enum boot_method b);
 
 #endif

@@ -16,7 +16,7 @@
  * only config.h.
  *
  * Every function here that takes a node reports its own errors at that
- * node's position (cfg_error) and lets the walk go on.
+ * node's position (config_error) and lets the walk go on.
  */
 
 /* The bounds on everything a user controls, in one place. */
@@ -59,7 +59,7 @@ struct cfg_ctx {
 
 /* An error at node n (libyaml marks are 0-based, messages 1-based). */
 #define node_error(c, n, ...) \
-	cfg_error((c), (unsigned long)(n)->start_mark.line + 1, \
+	config_error((c), (unsigned long)(n)->start_mark.line + 1, \
 		  (unsigned long)(n)->start_mark.column + 1, __VA_ARGS__)
 
 #define MAX_KEYS 32
@@ -68,7 +68,7 @@ struct cfg_ctx {
 	_Static_assert(ARRAY_SIZE(table) == (max) + 1 && (max) <= MAX_KEYS, \
 		       #table " does not match its enum")
 
-/* The known keys of one mapping, found by map_keys(). */
+/* The known keys of one mapping, found by config_map_keys(). */
 struct keyset {
 	yaml_node_t *key[MAX_KEYS];
 	yaml_node_t *val[MAX_KEYS];
@@ -101,65 +101,63 @@ struct keyset {
 /* ---- config_yaml.c: errors, nodes, typed getters ---- */
 
 /* Frees a NULL-terminated array of strings and the array; NULL is fine. */
-void strv_free(char **v);
+void config_strv_free(char **v);
 
 /* Records an error at line:col (1-based; 0, 0: no position) of the file. */
 __attribute__((format(printf, 4, 5)))
-void cfg_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
+void config_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
 	       const char *fmt, ...);
 /* Writes the errors to err, sorted by position, one per line (no final newline). */
-void cfg_errors_flush(struct cfg_ctx *c, struct strbuf *err);
+void config_errors_flush(struct cfg_ctx *c, struct strbuf *err);
 /* Reports a libyaml error: one message at the problem's position. */
-void yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
+void config_yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
 		       size_t len);
 /* Frees the errors recorded in c. */
-void cfg_ctx_release(struct cfg_ctx *c);
+void config_ctx_release(struct cfg_ctx *c);
 
 /* The node of the document at index. */
-yaml_node_t *node_get(struct cfg_ctx *c, int index);
+yaml_node_t *config_node_get(struct cfg_ctx *c, int index);
 /* The text of a scalar node, or NULL when n is not a scalar or holds a NUL. */
-const char *scalar(const yaml_node_t *n);
+const char *config_scalar(const yaml_node_t *n);
 /* A plain empty, "~" or "null" scalar: YAML's null. */
-int is_null(const yaml_node_t *n);
+int config_is_null(const yaml_node_t *n);
 /* 1 when n is a mapping (NULL is not). */
-int is_mapping(const yaml_node_t *n);
+int config_is_mapping(const yaml_node_t *n);
 /* The value of key in mapping map, or NULL. No error reported. */
-yaml_node_t *map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key);
+yaml_node_t *config_map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key);
 /* Sorts the pairs of map into ks by keys[]; reports unknown, duplicate and
  * non-string keys, naming `what`. */
-void map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
+void config_map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
 	      const char *what, const char *unknown_word, struct keyset *ks);
 
 /* The getters report an error at n (naming key) and return -1 (or NULL);
  * on success they write *ret (or return a new string or array). */
 
 /* An integer from min to max. */
-int get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min, long max,
+int config_get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min, long max,
 	    long *ret);
 /* A time from TIMEOUT_MIN to TIMEOUT_MAX seconds, in the spec's units. */
-int get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret);
+int config_get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret);
 /* A byte count from min to max; lo and hi are the bounds as messages show them. */
-int get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
+int config_get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
 	      uint64_t max, const char *lo, const char *hi, uint64_t *ret);
 /* true or false. */
-int get_bool(struct cfg_ctx *c, const char *key, yaml_node_t *n, int *ret);
+int config_get_bool(struct cfg_ctx *c, const char *key, yaml_node_t *n, int *ret);
 /* A copy of the string value of n when valid(s), else NULL with an error. */
-char *get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+char *config_get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 	      int (*valid)(const char *), const char *must);
 /* Index of n's value in names[0..count), or -1 with an error listing them. */
-int get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+int config_get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 	     const char *(*name_of)(int), int count);
 /* A NULL-terminated copy of the list of strings n, bad items reported and
  * left out; *ret_n gets the count. NULL, with an error, when not a list. */
-char **get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+char **config_get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 		int (*valid)(const char *), const char *must, size_t *ret_n);
 
 /* The JSON form of n, or NULL after reporting every error in it; bounded by
  * c->json_budget nodes and JSON_MAX_DEPTH levels. */
-json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth);
+json_t *config_node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth);
 
-/* The first line of a mapping, for the `line` fields. */
-int node_line(const yaml_node_t *n);
 /* An item of a top-level list (a tree, suite, machine, builder) being
  * parsed: its keys, and what messages call it ("machine 'm1'", or
  * "machines[2]" when it has no valid name). */
@@ -173,69 +171,65 @@ struct cfg_item {
  * and records its name in seen (get_name). The name, or NULL when missing
  * or invalid (reported).
  */
-char *item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, const char *section,
+char *config_item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, const char *section,
 		 size_t index, const char *const *keys, int name_key, json_t *seen,
 		 struct cfg_item *it, int *ret_line);
 /* Reports "missing key 'key' in what" followed by why. */
-void missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
+void config_missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
 		 const char *what, const char *why);
-/* Records the name n of an item in the section's set `seen`, reporting a
- * duplicate. The name, or NULL when missing or invalid. */
-char *get_name(struct cfg_ctx *c, yaml_node_t *map, yaml_node_t *n, const char *kind,
-	       const char *what, json_t *seen);
 
 /* ---- config_validate.c: 1 when s is acceptable (MUST_* above say what is) ---- */
 
 /* A user name on a lab host. */
-int valid_user(const char *s);
+int config_valid_user(const char *s);
 /* An IP literal, IPv6 without brackets. */
-int valid_ip(const char *s);
+int config_valid_ip(const char *s);
 /* An IP literal or a DNS name of [A-Za-z0-9.-] labels. */
-int valid_host(const char *s);
+int config_valid_host(const char *s);
 /* A path or URL that reaches a command's arguments. */
-int valid_path(const char *s);
+int config_valid_path(const char *s);
 /* An argv element run without a shell. */
-int valid_arg(const char *s);
+int config_valid_arg(const char *s);
 /* A pinned host key: SHA256: and 43 base64 characters. */
-int valid_host_key(const char *s);
+int config_valid_host_key(const char *s);
 /* [A-Za-z0-9]. */
-int is_alnum(char ch);
+int config_is_alnum(char ch);
 /* A program name looked up in PATH, or an absolute path. */
-int valid_program(const char *s);
+int config_valid_program(const char *s);
 /* A kernel command line of words of a shell-safe set. */
-int valid_cmdline(const char *s);
+int config_valid_cmdline(const char *s);
 /* A bearer token of len bytes. */
-int valid_token_n(const char *s, size_t len);
+int config_valid_token_n(const char *s, size_t len);
 /* A bearer token. */
-int valid_token(const char *s);
+int config_valid_token(const char *s);
 
 /* ---- config.c ---- */
 
 /* Reads a whole regular file of at most max bytes into sb. 0 or a negative
  * errno (-EFBIG when larger, -EINVAL when not a regular file). */
-int read_regular_file(const char *path, struct strbuf *sb, size_t max);
-/* The text of an error of read_regular_file(), written in buf. */
-const char *read_error_text(int r, size_t max, char *buf, size_t size);
+int config_read_regular_file(const char *path, struct strbuf *sb, size_t max);
+/* The text of an error of config_read_regular_file(), written in buf. */
+const char *config_read_error_text(int r, size_t max, char *buf, size_t size);
 
 /* ---- one section each: config_lab.c, config_machines.c, config_suites.c ---- */
 
 /* The lab: mapping into c->cfg, over the defaults config_load_string() set. */
-void parse_lab(struct cfg_ctx *c, yaml_node_t *map);
+void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map);
 /* Item index of machines: into m (seen: the names so far). */
-void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_machine *m);
 /* Item index of builders: into b. */
-void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_builder *b);
 /* Frees a machine's boot method section; NULL is fine. */
-void qemu_free(struct cfg_qemu *q);
-void kexec_free(struct cfg_kexec *k);
-void reboot_free(struct cfg_reboot *r);
+void config_qemu_free(struct cfg_qemu *q);
+void config_kexec_free(struct cfg_kexec *k);
+void config_reboot_free(struct cfg_reboot *r);
 /* Item index of trees: into t; its builder must be parsed already. */
-void parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		struct cfg_tree *t);
 /* Item index of suites: into s; the lab's stage_timeout must be parsed already. */
-void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s);
 
 #endif

@@ -40,10 +40,10 @@ static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
 	size_t lineno = 0, pos = 0;
 	int r;
 
-	r = read_regular_file(path, &text, TOKEN_FILE_MAX_BYTES);
+	r = config_read_regular_file(path, &text, TOKEN_FILE_MAX_BYTES);
 	if (r < 0) {
 		node_error(c, n, "token_file: cannot read %s: %s", path,
-			   read_error_text(r, TOKEN_FILE_MAX_BYTES, why, sizeof(why)));
+			   config_read_error_text(r, TOKEN_FILE_MAX_BYTES, why, sizeof(why)));
 		goto out;
 	}
 	while (pos < text.len) {
@@ -61,7 +61,7 @@ static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
 			end--;
 		if (start == end || line[start] == '#')
 			continue;
-		if (!valid_token_n(line + start, end - start)) {
+		if (!config_valid_token_n(line + start, end - start)) {
 			node_error(c, n, "token_file: %s:%zu: must be %s", path, lineno,
 				   MUST_TOKEN);
 			continue;
@@ -126,8 +126,8 @@ static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
 {
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++) {
-		yaml_node_t *item = node_get(c, *it);
-		const char *s = scalar(item);
+		yaml_node_t *item = config_node_get(c, *it);
+		const char *s = config_scalar(item);
 
 		if (s && !strcmp(s, CONFIG_EXAMPLE_TOKEN))
 			node_error(c, item, "tokens[%td]: %s", it - seq->data.sequence.items.start,
@@ -145,24 +145,24 @@ enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
        LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_ALLOWED_HOSTS, LK_FETCH_ALLOW, LK_MAX };
 KEYS_MATCH(lab_keys, LK_MAX);
 
-void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
+void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 {
 	struct lab_config *cfg = c->cfg;
 	struct keyset ks;
 	uint64_t bytes;
 	long v;
 
-	if (!is_mapping(map)) {
+	if (!config_is_mapping(map)) {
 		node_error(c, map, "lab: must be a mapping (lab.data_dir is required)");
 		return;
 	}
-	map_keys(c, map, lab_keys, "lab", "key", &ks);
+	config_map_keys(c, map, lab_keys, "lab", "key", &ks);
 	if (ks.val[LK_DATA_DIR])
-		cfg->data_dir = get_str(c, "data_dir", ks.val[LK_DATA_DIR], valid_path, MUST_PATH);
+		cfg->data_dir = config_get_str(c, "data_dir", ks.val[LK_DATA_DIR], config_valid_path, MUST_PATH);
 	else
-		missing_key(c, map, "data_dir", "lab", " (where the store and artifacts live)");
+		config_missing_key(c, map, "data_dir", "lab", " (where the store and artifacts live)");
 	if (ks.val[LK_LISTEN]) {
-		const char *s = scalar(ks.val[LK_LISTEN]);
+		const char *s = config_scalar(ks.val[LK_LISTEN]);
 
 		free(cfg->listen_host);
 		cfg->listen_host = NULL;
@@ -172,7 +172,7 @@ void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 	}
 	if (ks.val[LK_TOKENS]) {
 		size_t n = 0;
-		char **t = get_list(c, "tokens", ks.val[LK_TOKENS], valid_token, MUST_TOKEN, &n);
+		char **t = config_get_list(c, "tokens", ks.val[LK_TOKENS], config_valid_token, MUST_TOKEN, &n);
 
 		if (t)
 			tokens_append(cfg, t, n);
@@ -181,7 +181,7 @@ void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 			refuse_example_tokens(c, ks.val[LK_TOKENS]);
 	}
 	if (ks.val[LK_TOKEN_FILE]) {
-		char *path = get_str(c, "token_file", ks.val[LK_TOKEN_FILE], valid_path, MUST_PATH);
+		char *path = config_get_str(c, "token_file", ks.val[LK_TOKEN_FILE], config_valid_path, MUST_PATH);
 
 		if (path)
 			load_token_file(c, ks.val[LK_TOKEN_FILE], path);
@@ -190,47 +190,47 @@ void parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 	if (ks.val[LK_ALLOWED_HOSTS]) {
 		size_t n = 0;
 
-		cfg->allowed_hosts = get_list(c, "allowed_hosts", ks.val[LK_ALLOWED_HOSTS], valid_host,
+		cfg->allowed_hosts = config_get_list(c, "allowed_hosts", ks.val[LK_ALLOWED_HOSTS], config_valid_host,
 					      MUST_HOST, &n);
 	}
 	if (ks.val[LK_READ_REQUIRES_TOKEN])
-		get_bool(c, "read_requires_token", ks.val[LK_READ_REQUIRES_TOKEN],
+		config_get_bool(c, "read_requires_token", ks.val[LK_READ_REQUIRES_TOKEN],
 			 &cfg->read_requires_token);
 	if (ks.val[LK_MAX_BODY] &&
-	    get_bytes(c, "max_body", ks.val[LK_MAX_BODY], 1024, 1u << 30, "1K", "1G", &bytes) == 0)
+	    config_get_bytes(c, "max_body", ks.val[LK_MAX_BODY], 1024, 1u << 30, "1K", "1G", &bytes) == 0)
 		cfg->max_body = (size_t)bytes;
-	if (ks.val[LK_WORKERS] && get_int(c, "workers", ks.val[LK_WORKERS], 1, 64, &v) == 0)
+	if (ks.val[LK_WORKERS] && config_get_int(c, "workers", ks.val[LK_WORKERS], 1, 64, &v) == 0)
 		cfg->workers = (int)v;
 	if (ks.val[LK_STAGE_TIMEOUT])
-		get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
+		config_get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
 	if (ks.val[LK_QUIET_HOST])
-		get_bool(c, "quiet_host", ks.val[LK_QUIET_HOST], &cfg->quiet_host);
+		config_get_bool(c, "quiet_host", ks.val[LK_QUIET_HOST], &cfg->quiet_host);
 	/* 512 is the server's limit on all connections together (api.c) */
 	if (ks.val[LK_CONNS_PER_ADDRESS] &&
-	    get_int(c, "max_connections_per_address", ks.val[LK_CONNS_PER_ADDRESS], 1, 512, &v) == 0)
+	    config_get_int(c, "max_connections_per_address", ks.val[LK_CONNS_PER_ADDRESS], 1, 512, &v) == 0)
 		cfg->max_connections_per_address = (int)v;
 	if (ks.val[LK_HEADER_TIMEOUT]) {
 		double t;
 
-		if (spec_parse_seconds(scalar(ks.val[LK_HEADER_TIMEOUT]), &t) < 0 || t < 1 || t > 300)
+		if (spec_parse_seconds(config_scalar(ks.val[LK_HEADER_TIMEOUT]), &t) < 0 || t < 1 || t > 300)
 			node_error(c, ks.val[LK_HEADER_TIMEOUT], "header_timeout: must be a number from 1 "
 				   "to 300 seconds, " SPEC_SECONDS_FORMS);
 		else
 			cfg->header_timeout = t;
 	}
 	if (ks.val[LK_JOBS_PER_TOKEN] &&
-	    get_int(c, "max_jobs_per_token", ks.val[LK_JOBS_PER_TOKEN], 1, 100000, &v) == 0)
+	    config_get_int(c, "max_jobs_per_token", ks.val[LK_JOBS_PER_TOKEN], 1, 100000, &v) == 0)
 		cfg->max_jobs_per_token = (int)v;
 	if (ks.val[LK_BOOTS_PER_TOKEN] &&
-	    get_int(c, "max_boots_per_token", ks.val[LK_BOOTS_PER_TOKEN], 1, 1000000, &v) == 0)
+	    config_get_int(c, "max_boots_per_token", ks.val[LK_BOOTS_PER_TOKEN], 1, 1000000, &v) == 0)
 		cfg->max_boots_per_token = (int)v;
 	if (ks.val[LK_FETCH_ALLOW]) {
 		size_t n = 0;
-		char **a = get_list(c, "fetch_allow", ks.val[LK_FETCH_ALLOW], fetch_allow_entry_valid,
+		char **a = config_get_list(c, "fetch_allow", ks.val[LK_FETCH_ALLOW], fetch_allow_entry_valid,
 				    MUST_FETCH_ALLOW, &n);
 
 		if (a) {
-			strv_free(cfg->fetch_allow);
+			config_strv_free(cfg->fetch_allow);
 			cfg->fetch_allow = a;
 		}
 	}

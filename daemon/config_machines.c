@@ -16,12 +16,12 @@
 
 static const char *transport_name_int(int i)
 {
-	return transport_kind_name((enum transport_kind)i);
+	return config_transport_kind_name((enum transport_kind)i);
 }
 
 static const char *boot_name_int(int i)
 {
-	return boot_method_name((enum boot_method)i);
+	return config_boot_method_name((enum boot_method)i);
 }
 
 /* Keys shared by machines and builders, in this order at the start of both tables. */
@@ -40,38 +40,38 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 
 	ep->port = 22;
 	if (!ks->val[EK_TRANSPORT])
-		missing_key(c, map, "transport", what, " (local or ssh)");
+		config_missing_key(c, map, "transport", what, " (local or ssh)");
 	else
-		kind = get_enum(c, "transport", ks->val[EK_TRANSPORT], transport_name_int,
+		kind = config_get_enum(c, "transport", ks->val[EK_TRANSPORT], transport_name_int,
 				TRANSPORT_KIND_MAX);
 	if (kind >= 0)
 		ep->transport = (enum transport_kind)kind;
 
 	if (ks->val[EK_HOST_GROUP])
-		ep->host_group = get_str(c, "host_group", ks->val[EK_HOST_GROUP], config_valid_name,
+		ep->host_group = config_get_str(c, "host_group", ks->val[EK_HOST_GROUP], config_valid_name,
 					 MUST_NAME);
 	if (ks->val[EK_HOST])
-		ep->host = get_str(c, "host", ks->val[EK_HOST], valid_host, MUST_HOST);
-	if (ks->val[EK_PORT] && get_int(c, "port", ks->val[EK_PORT], 1, 65535, &port) == 0)
+		ep->host = config_get_str(c, "host", ks->val[EK_HOST], config_valid_host, MUST_HOST);
+	if (ks->val[EK_PORT] && config_get_int(c, "port", ks->val[EK_PORT], 1, 65535, &port) == 0)
 		ep->port = (int)port;
 	if (ks->val[EK_USER])
-		ep->user = get_str(c, "user", ks->val[EK_USER], valid_user, MUST_USER);
+		ep->user = config_get_str(c, "user", ks->val[EK_USER], config_valid_user, MUST_USER);
 	else
 		ep->user = xstrdup("root");
 	if (ks->val[EK_IDENTITY])
-		ep->identity = get_str(c, "identity", ks->val[EK_IDENTITY], valid_path, MUST_PATH);
+		ep->identity = config_get_str(c, "identity", ks->val[EK_IDENTITY], config_valid_path, MUST_PATH);
 	if (ks->val[EK_KNOWN_HOSTS])
-		ep->known_hosts = get_str(c, "known_hosts", ks->val[EK_KNOWN_HOSTS], valid_path,
+		ep->known_hosts = config_get_str(c, "known_hosts", ks->val[EK_KNOWN_HOSTS], config_valid_path,
 					  MUST_PATH);
 	if (ks->val[EK_HOST_KEY])
-		ep->host_key = get_str(c, "host_key", ks->val[EK_HOST_KEY], valid_host_key,
+		ep->host_key = config_get_str(c, "host_key", ks->val[EK_HOST_KEY], config_valid_host_key,
 				       MUST_HOST_KEY);
 
 	if (kind == TRANSPORT_SSH) {
 		if (!ks->val[EK_HOST])
-			missing_key(c, map, "host", what, " (required with transport ssh)");
+			config_missing_key(c, map, "host", what, " (required with transport ssh)");
 		if (!ks->val[EK_IDENTITY])
-			missing_key(c, map, "identity", what, " (required with transport ssh)");
+			config_missing_key(c, map, "identity", what, " (required with transport ssh)");
 		if (!ks->val[EK_KNOWN_HOSTS] && !ks->val[EK_HOST_KEY])
 			node_error(c, map, "missing key 'known_hosts' or 'host_key' in %s "
 				   "(transport ssh checks the host key strictly)", what);
@@ -80,7 +80,7 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 		for (int i = EK_HOST; i < EK_MAX; i++)
 			if (ks->key[i])
 				node_error(c, ks->key[i], "%s: only used with transport ssh (in %s)",
-					   scalar(ks->key[i]), what);
+					   config_scalar(ks->key[i]), what);
 	}
 }
 
@@ -117,57 +117,57 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 	long v;
 	int accel = 0;
 
-	if (!is_mapping(n)) {
+	if (!config_is_mapping(n)) {
 		node_error(c, n, "qemu: must be a mapping (initrd, ssh_port, identity, and "
 			   "host_key or known_hosts are required)");
 		return NULL;
 	}
 	snprintf(what, sizeof(what), "the qemu section of %s", machine);
-	map_keys(c, n, qemu_keys, what, "key", &ks);
+	config_map_keys(c, n, qemu_keys, what, "key", &ks);
 	q = xcalloc(1, sizeof(*q));
 	q->binary = ks.val[QK_BINARY]
-		? get_str(c, "binary", ks.val[QK_BINARY], valid_program, MUST_PROGRAM)
+		? config_get_str(c, "binary", ks.val[QK_BINARY], config_valid_program, MUST_PROGRAM)
 		: xstrdup("qemu-system-x86_64");
 	q->memory = 1024;
-	if (ks.val[QK_MEMORY] && get_int(c, "memory", ks.val[QK_MEMORY], QEMU_MEMORY_MIN,
+	if (ks.val[QK_MEMORY] && config_get_int(c, "memory", ks.val[QK_MEMORY], QEMU_MEMORY_MIN,
 					 QEMU_MEMORY_MAX, &v) == 0)
 		q->memory = (int)v;
 	if (ks.val[QK_ACCEL])
-		accel = get_enum(c, "accel", ks.val[QK_ACCEL], qemu_accel_name_int,
+		accel = config_get_enum(c, "accel", ks.val[QK_ACCEL], qemu_accel_name_int,
 				 (int)ARRAY_SIZE(qemu_accels));
 	if (accel >= 0)
 		q->accel = xstrdup(qemu_accels[accel]);
 	if (ks.val[QK_INITRD])
-		q->initrd = get_str(c, "initrd", ks.val[QK_INITRD], valid_path, MUST_PATH);
+		q->initrd = config_get_str(c, "initrd", ks.val[QK_INITRD], config_valid_path, MUST_PATH);
 	else
-		missing_key(c, n, "initrd", what, " (the guest's initramfs)");
+		config_missing_key(c, n, "initrd", what, " (the guest's initramfs)");
 	q->guest_host = ks.val[QK_GUEST_HOST]
-		? get_str(c, "guest_host", ks.val[QK_GUEST_HOST], valid_ip, MUST_IP)
+		? config_get_str(c, "guest_host", ks.val[QK_GUEST_HOST], config_valid_ip, MUST_IP)
 		: xstrdup("127.0.0.1");
 	if (ks.val[QK_SSH_PORT]) {
-		if (get_int(c, "ssh_port", ks.val[QK_SSH_PORT], 1, 65535, &v) == 0)
+		if (config_get_int(c, "ssh_port", ks.val[QK_SSH_PORT], 1, 65535, &v) == 0)
 			q->ssh_port = (int)v;
 	} else {
-		missing_key(c, n, "ssh_port", what, " (the host port forwarded to the guest's "
+		config_missing_key(c, n, "ssh_port", what, " (the host port forwarded to the guest's "
 			    "SSH)");
 	}
 	if (ks.val[QK_IDENTITY])
-		q->identity = get_str(c, "identity", ks.val[QK_IDENTITY], valid_path, MUST_PATH);
+		q->identity = config_get_str(c, "identity", ks.val[QK_IDENTITY], config_valid_path, MUST_PATH);
 	else
-		missing_key(c, n, "identity", what, " (the private key for root on the guest)");
+		config_missing_key(c, n, "identity", what, " (the private key for root on the guest)");
 	if (ks.val[QK_HOST_KEY])
-		q->host_key = get_str(c, "host_key", ks.val[QK_HOST_KEY], valid_host_key,
+		q->host_key = config_get_str(c, "host_key", ks.val[QK_HOST_KEY], config_valid_host_key,
 				      MUST_HOST_KEY);
 	if (ks.val[QK_KNOWN_HOSTS])
-		q->known_hosts = get_str(c, "known_hosts", ks.val[QK_KNOWN_HOSTS], valid_path,
+		q->known_hosts = config_get_str(c, "known_hosts", ks.val[QK_KNOWN_HOSTS], config_valid_path,
 					 MUST_PATH);
 	if (!ks.val[QK_HOST_KEY] && !ks.val[QK_KNOWN_HOSTS])
 		node_error(c, n, "missing key 'known_hosts' or 'host_key' in %s "
 			   "(the guest's host key is checked strictly)", what);
 	if (ks.val[QK_APPEND])
-		q->append = get_str(c, "append", ks.val[QK_APPEND], valid_cmdline, MUST_CMDLINE);
+		q->append = config_get_str(c, "append", ks.val[QK_APPEND], config_valid_cmdline, MUST_CMDLINE);
 	if (ks.val[QK_PIN_VCPUS]) {
-		int pin = get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
+		int pin = config_get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
 
 		if (pin >= 0)
 			q->pin_vcpus = (enum qemu_pin)pin;
@@ -175,7 +175,7 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 	return q;
 }
 
-void qemu_free(struct cfg_qemu *q)
+void config_qemu_free(struct cfg_qemu *q)
 {
 	if (!q)
 		return;
@@ -201,22 +201,22 @@ static struct cfg_kexec *parse_kexec(struct cfg_ctx *c, yaml_node_t *n, const ch
 	struct keyset ks;
 	char what[128];
 
-	if (!is_mapping(n)) {
+	if (!config_is_mapping(n)) {
 		node_error(c, n, "kexec: must be a mapping (with the optional keys append and "
 			   "initrd)");
 		return NULL;
 	}
 	snprintf(what, sizeof(what), "the kexec section of %s", machine);
-	map_keys(c, n, kexec_keys, what, "key", &ks);
+	config_map_keys(c, n, kexec_keys, what, "key", &ks);
 	k = xcalloc(1, sizeof(*k));
 	if (ks.val[XK_APPEND])
-		k->append = get_str(c, "append", ks.val[XK_APPEND], valid_cmdline, MUST_CMDLINE);
+		k->append = config_get_str(c, "append", ks.val[XK_APPEND], config_valid_cmdline, MUST_CMDLINE);
 	if (ks.val[XK_INITRD])
-		k->initrd = get_str(c, "initrd", ks.val[XK_INITRD], valid_path, MUST_PATH);
+		k->initrd = config_get_str(c, "initrd", ks.val[XK_INITRD], config_valid_path, MUST_PATH);
 	return k;
 }
 
-void kexec_free(struct cfg_kexec *k)
+void config_kexec_free(struct cfg_kexec *k)
 {
 	if (!k)
 		return;
@@ -249,7 +249,7 @@ static int valid_grub_path(const char *s)
 	if (*s != '/')
 		return 0;
 	for (n = 0; s[n]; n++)
-		if (n >= PATH_MAX_LEN || (!is_alnum(s[n]) && !strchr("._/-", s[n])))
+		if (n >= PATH_MAX_LEN || (!config_is_alnum(s[n]) && !strchr("._/-", s[n])))
 			return 0;
 	return 1;
 }
@@ -258,12 +258,12 @@ static int valid_grub_path(const char *s)
 static char **get_argv(struct cfg_ctx *c, const char *key, yaml_node_t *n)
 {
 	size_t count = 0;
-	char **v = get_list(c, key, n, valid_arg, MUST_ARG, &count);
+	char **v = config_get_list(c, key, n, config_valid_arg, MUST_ARG, &count);
 
 	if (v && (count == 0 || !*v[0])) {
 		node_error(c, n, "%s: must be a command as a list of strings (argv), with a non-empty "
 			   "program name first", key);
-		strv_free(v);
+		config_strv_free(v);
 		return NULL;
 	}
 	return v;
@@ -292,26 +292,26 @@ static struct cfg_reboot *parse_reboot(struct cfg_ctx *c, yaml_node_t *n, const 
 	char what[128];
 
 	memset(&ks, 0, sizeof(ks));
-	if (n && !is_mapping(n)) {
+	if (n && !config_is_mapping(n)) {
 		node_error(c, n, "reboot: must be a mapping (append, kernel_dir, grub_dir, initrd, "
 			   "entry_file, once, command)");
 	} else if (n) {
 		snprintf(what, sizeof(what), "the reboot section of %s", machine);
-		map_keys(c, n, reboot_keys, what, "key", &ks);
+		config_map_keys(c, n, reboot_keys, what, "key", &ks);
 	}
 	if (ks.val[RB_APPEND])
-		r->append = get_str(c, "append", ks.val[RB_APPEND], valid_cmdline, MUST_CMDLINE);
+		r->append = config_get_str(c, "append", ks.val[RB_APPEND], config_valid_cmdline, MUST_CMDLINE);
 	r->kernel_dir = ks.val[RB_KERNEL_DIR]
-		? get_str(c, "kernel_dir", ks.val[RB_KERNEL_DIR], valid_grub_path, MUST_GRUB_PATH)
+		? config_get_str(c, "kernel_dir", ks.val[RB_KERNEL_DIR], valid_grub_path, MUST_GRUB_PATH)
 		: xstrdup("/boot");
 	if (ks.val[RB_GRUB_DIR])
-		r->grub_dir = get_str(c, "grub_dir", ks.val[RB_GRUB_DIR], valid_grub_path, MUST_GRUB_PATH);
+		r->grub_dir = config_get_str(c, "grub_dir", ks.val[RB_GRUB_DIR], valid_grub_path, MUST_GRUB_PATH);
 	else if (r->kernel_dir)
 		r->grub_dir = xstrdup(r->kernel_dir);
 	if (ks.val[RB_INITRD])
-		r->initrd = get_str(c, "initrd", ks.val[RB_INITRD], valid_file_name, MUST_FILE_NAME);
+		r->initrd = config_get_str(c, "initrd", ks.val[RB_INITRD], valid_file_name, MUST_FILE_NAME);
 	r->entry_file = ks.val[RB_ENTRY_FILE]
-		? get_str(c, "entry_file", ks.val[RB_ENTRY_FILE], valid_path, MUST_PATH)
+		? config_get_str(c, "entry_file", ks.val[RB_ENTRY_FILE], config_valid_path, MUST_PATH)
 		: xstrdup("/boot/grub/custom.cfg");
 	r->once = ks.val[RB_ONCE] ? get_argv(c, "once", ks.val[RB_ONCE]) : argv_of(once_default);
 	r->command = ks.val[RB_COMMAND] ? get_argv(c, "command", ks.val[RB_COMMAND])
@@ -319,7 +319,7 @@ static struct cfg_reboot *parse_reboot(struct cfg_ctx *c, yaml_node_t *n, const 
 	return r;
 }
 
-void reboot_free(struct cfg_reboot *r)
+void config_reboot_free(struct cfg_reboot *r)
 {
 	if (!r)
 		return;
@@ -328,8 +328,8 @@ void reboot_free(struct cfg_reboot *r)
 	free(r->grub_dir);
 	free(r->initrd);
 	free(r->entry_file);
-	strv_free(r->once);
-	strv_free(r->command);
+	config_strv_free(r->once);
+	config_strv_free(r->command);
 	free(r);
 }
 
@@ -341,30 +341,30 @@ enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PAT
        MK_QEMU, MK_KEXEC, MK_REBOOT, MK_BOOT_TIMEOUT, MK_MAX };
 KEYS_MATCH(machine_keys, MK_MAX);
 
-void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_machine *m)
 {
 	struct cfg_item it;
 	long v;
 	int b;
 
-	m->name = item_start(c, map, "machine", "machines", index, machine_keys, EK_NAME, seen, &it, &m->line);
+	m->name = config_item_start(c, map, "machine", "machines", index, machine_keys, EK_NAME, seen, &it, &m->line);
 	parse_endpoint(c, map, &it.ks, it.what, &m->ep);
 
-	m->arch = it.ks.val[MK_ARCH] ? get_str(c, "arch", it.ks.val[MK_ARCH], config_valid_name,
+	m->arch = it.ks.val[MK_ARCH] ? config_get_str(c, "arch", it.ks.val[MK_ARCH], config_valid_name,
 					    MUST_NAME)
 				  : xstrdup("x86_64");
-	if (it.ks.val[MK_CPUS] && get_int(c, "cpus", it.ks.val[MK_CPUS], 0, 4096, &v) == 0)
+	if (it.ks.val[MK_CPUS] && config_get_int(c, "cpus", it.ks.val[MK_CPUS], 0, 4096, &v) == 0)
 		m->cpus = (int)v;
 	if (it.ks.val[MK_TAGS])
-		m->tags = get_list(c, "tags", it.ks.val[MK_TAGS], config_valid_name, MUST_NAME,
+		m->tags = config_get_list(c, "tags", it.ks.val[MK_TAGS], config_valid_name, MUST_NAME,
 				   &m->ntags);
 	if (!m->tags)
 		m->tags = xcalloc(1, sizeof(*m->tags));
 	m->boot = BOOT_NONE;
 	b = BOOT_NONE;
 	if (it.ks.val[MK_BOOT]) {
-		b = get_enum(c, "boot", it.ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
+		b = config_get_enum(c, "boot", it.ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
 		if (b >= 0)
 			m->boot = (enum boot_method)b;
 	}
@@ -374,23 +374,23 @@ void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *se
 	else if (it.ks.val[MK_QEMU] && b >= 0)
 		node_error(c, it.ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", it.what);
 	else if (b == BOOT_QEMU)
-		missing_key(c, map, "qemu", it.what, " (required with boot: qemu)");
+		config_missing_key(c, map, "qemu", it.what, " (required with boot: qemu)");
 	/* kexec: ~ is no section, as it would be for any optional key */
-	if (it.ks.val[MK_KEXEC] && b == BOOT_KEXEC && !is_null(it.ks.val[MK_KEXEC]))
+	if (it.ks.val[MK_KEXEC] && b == BOOT_KEXEC && !config_is_null(it.ks.val[MK_KEXEC]))
 		m->kexec = parse_kexec(c, it.ks.val[MK_KEXEC], it.what);
 	else if (it.ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
 		node_error(c, it.ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", it.what);
 	if (b == BOOT_REBOOT)
-		m->reboot = parse_reboot(c, it.ks.val[MK_REBOOT] && !is_null(it.ks.val[MK_REBOOT])
+		m->reboot = parse_reboot(c, it.ks.val[MK_REBOOT] && !config_is_null(it.ks.val[MK_REBOOT])
 					 ? it.ks.val[MK_REBOOT] : NULL, it.what);
 	else if (it.ks.val[MK_REBOOT] && b >= 0)
 		node_error(c, it.ks.key[MK_REBOOT], "reboot: only for boot: reboot (in %s)", it.what);
-	if (it.ks.val[MK_POWER_CYCLE] && !is_null(it.ks.val[MK_POWER_CYCLE])) {
+	if (it.ks.val[MK_POWER_CYCLE] && !config_is_null(it.ks.val[MK_POWER_CYCLE])) {
 		size_t n = 0;
 
-		m->power_cycle = get_list(c, "power_cycle", it.ks.val[MK_POWER_CYCLE], valid_arg,
+		m->power_cycle = config_get_list(c, "power_cycle", it.ks.val[MK_POWER_CYCLE], config_valid_arg,
 					  MUST_ARG, &n);
-		/* bad items were reported by get_list: only an empty command is left */
+		/* bad items were reported by config_get_list: only an empty command is left */
 		if (m->power_cycle && (it.ks.val[MK_POWER_CYCLE]->data.sequence.items.top ==
 				       it.ks.val[MK_POWER_CYCLE]->data.sequence.items.start ||
 				       (n > 0 && !*m->power_cycle[0])))
@@ -399,12 +399,12 @@ void parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *se
 				   "with a non-empty program name first");
 	}
 	m->agent_path = it.ks.val[MK_AGENT_PATH]
-		? get_str(c, "agent_path", it.ks.val[MK_AGENT_PATH], valid_path, MUST_PATH)
+		? config_get_str(c, "agent_path", it.ks.val[MK_AGENT_PATH], config_valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab-agent");
 	if (it.ks.val[MK_BOOT_TIMEOUT])
-		get_seconds(c, "boot_timeout", it.ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
+		config_get_seconds(c, "boot_timeout", it.ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
 	m->workdir = it.ks.val[MK_WORKDIR]
-		? get_str(c, "workdir", it.ks.val[MK_WORKDIR], valid_path, MUST_PATH)
+		? config_get_str(c, "workdir", it.ks.val[MK_WORKDIR], config_valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab");
 }
 
@@ -412,20 +412,20 @@ static const char *const builder_keys[] = { ENDPOINT_KEYS, "jobs", "workdir", "c
 enum { BK_JOBS = EK_MAX, BK_WORKDIR, BK_CCACHE, BK_MAX };
 KEYS_MATCH(builder_keys, BK_MAX);
 
-void parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_builder *b)
 {
 	struct cfg_item it;
 	long v;
 
-	b->name = item_start(c, map, "builder", "builders", index, builder_keys, EK_NAME, seen, &it, &b->line);
+	b->name = config_item_start(c, map, "builder", "builders", index, builder_keys, EK_NAME, seen, &it, &b->line);
 	parse_endpoint(c, map, &it.ks, it.what, &b->ep);
 	b->jobs = 2;
-	if (it.ks.val[BK_JOBS] && get_int(c, "jobs", it.ks.val[BK_JOBS], 1, 256, &v) == 0)
+	if (it.ks.val[BK_JOBS] && config_get_int(c, "jobs", it.ks.val[BK_JOBS], 1, 256, &v) == 0)
 		b->jobs = (int)v;
 	b->workdir = it.ks.val[BK_WORKDIR]
-		? get_str(c, "workdir", it.ks.val[BK_WORKDIR], valid_path, MUST_PATH)
+		? config_get_str(c, "workdir", it.ks.val[BK_WORKDIR], config_valid_path, MUST_PATH)
 		: xstrdup("/var/cache/tlblab");
 	if (it.ks.val[BK_CCACHE])
-		b->ccache = get_str(c, "ccache", it.ks.val[BK_CCACHE], valid_path, MUST_PATH);
+		b->ccache = config_get_str(c, "ccache", it.ks.val[BK_CCACHE], config_valid_path, MUST_PATH);
 }

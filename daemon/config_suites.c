@@ -22,30 +22,30 @@ static const char *const tree_keys[] = {
 enum { TK_NAME, TK_URL, TK_BUILDER, TK_CONFIG_BASE, TK_FRAGMENTS, TK_MAX };
 KEYS_MATCH(tree_keys, TK_MAX);
 
-void parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		struct cfg_tree *t)
 {
 	struct cfg_item it;
 
-	t->name = item_start(c, map, "tree", "trees", index, tree_keys, TK_NAME, seen, &it, &t->line);
+	t->name = config_item_start(c, map, "tree", "trees", index, tree_keys, TK_NAME, seen, &it, &t->line);
 	if (it.ks.val[TK_URL])
-		t->url = get_str(c, "url", it.ks.val[TK_URL], valid_path, MUST_URL);
+		t->url = config_get_str(c, "url", it.ks.val[TK_URL], config_valid_path, MUST_URL);
 	else
-		missing_key(c, map, "url", it.what, " (a path or git URL)");
+		config_missing_key(c, map, "url", it.what, " (a path or git URL)");
 	if (it.ks.val[TK_BUILDER]) {
-		t->builder = get_str(c, "builder", it.ks.val[TK_BUILDER], config_valid_name,
+		t->builder = config_get_str(c, "builder", it.ks.val[TK_BUILDER], config_valid_name,
 				     MUST_NAME);
 		if (t->builder && !config_builder(c->cfg, t->builder))
 			node_error(c, it.ks.val[TK_BUILDER], "builder: no builder named '%s'",
 				   t->builder);
 	} else {
-		missing_key(c, map, "builder", it.what, "");
+		config_missing_key(c, map, "builder", it.what, "");
 	}
 	t->config_base = it.ks.val[TK_CONFIG_BASE]
-		? get_str(c, "config_base", it.ks.val[TK_CONFIG_BASE], valid_path, MUST_CONFIG_BASE)
+		? config_get_str(c, "config_base", it.ks.val[TK_CONFIG_BASE], config_valid_path, MUST_CONFIG_BASE)
 		: xstrdup("tinyconfig");
 	if (it.ks.val[TK_FRAGMENTS])
-		t->fragments = get_list(c, "fragments", it.ks.val[TK_FRAGMENTS], valid_path,
+		t->fragments = config_get_list(c, "fragments", it.ks.val[TK_FRAGMENTS], config_valid_path,
 					MUST_PATH, &t->nfragments);
 	if (!t->fragments)
 		t->fragments = xcalloc(1, sizeof(*t->fragments));
@@ -63,7 +63,7 @@ KEYS_MATCH(suite_keys, SK_MAX);
 /* A share: "2%" or 0.02, from 0 to 1. */
 static int get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 	char num[64];
 	size_t len = s ? strlen(s) : 0;
 	double v, scale = 1;
@@ -85,7 +85,7 @@ static int get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, doub
 
 static int get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 	double v;
 
 	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 || !(v > 0 && v < 1)) {
@@ -101,7 +101,7 @@ static int valid_pattern(const char *s)
 	size_t n;
 
 	for (n = 0; s[n]; n++)
-		if (n >= 128 || (!is_alnum(s[n]) && !strchr("._-*?[]", s[n])))
+		if (n >= 128 || (!config_is_alnum(s[n]) && !strchr("._-*?[]", s[n])))
 			return 0;
 	return n > 0;
 }
@@ -121,14 +121,14 @@ static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 {
 	size_t count = 0;
 
-	if (!is_mapping(n)) {
+	if (!config_is_mapping(n)) {
 		node_error(c, n, "metrics: must be a mapping of metric patterns to rules "
 			   "(alpha, min_change, same_band)");
 		return;
 	}
 	s->overrides = xcalloc(MAX_OVERRIDES, sizeof(*s->overrides));
 	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = node_get(c, p->key), *vn = node_get(c, p->value);
+		yaml_node_t *kn = config_node_get(c, p->key), *vn = config_node_get(c, p->value);
 		struct compare_override *ov;
 		struct keyset ks;
 		char label[192];
@@ -138,17 +138,17 @@ static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 			node_error(c, kn, "metrics: at most %d patterns", MAX_OVERRIDES);
 			break;
 		}
-		pattern = get_str(c, "metrics", kn, valid_pattern, MUST_PATTERN);
+		pattern = config_get_str(c, "metrics", kn, valid_pattern, MUST_PATTERN);
 		if (!pattern)
 			continue;
-		if (!is_mapping(vn)) {
+		if (!config_is_mapping(vn)) {
 			node_error(c, vn, "metrics: '%s': must be a mapping with alpha, min_change or "
 				   "same_band", pattern);
 			free(pattern);
 			continue;
 		}
 		snprintf(label, sizeof(label), "the rule for '%.64s' in %.100s", pattern, what);
-		map_keys(c, vn, rule_keys, label, "key", &ks);
+		config_map_keys(c, vn, rule_keys, label, "key", &ks);
 		ov = &s->overrides[count++];
 		ov->metric = pattern;
 		ov->alpha = ov->min_change = ov->same_band = NAN;
@@ -168,13 +168,13 @@ static void parse_compare(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s
 	struct keyset ks;
 	char label[128];
 
-	if (!is_mapping(n)) {
+	if (!config_is_mapping(n)) {
 		node_error(c, n, "compare: must be a mapping (alpha, min_change, "
 			   "min_change_counter, same_band, metrics)");
 		return;
 	}
 	snprintf(label, sizeof(label), "the compare section of %.100s", what);
-	map_keys(c, n, compare_keys, label, "key", &ks);
+	config_map_keys(c, n, compare_keys, label, "key", &ks);
 	if (ks.val[CK_ALPHA])
 		get_alpha(c, "alpha", ks.val[CK_ALPHA], &s->rules.alpha);
 	if (ks.val[CK_MIN_CHANGE])
@@ -219,9 +219,9 @@ static yaml_node_t *spec_error_node(struct cfg_ctx *c, yaml_node_t *item, const 
 				idx = idx * 10 + (size_t)(*q - '0');
 			if (q == p + 1 || *q != ']' || idx >= count)
 				break;
-			n = node_get(c, n->data.sequence.items.start[idx]);
+			n = config_node_get(c, n->data.sequence.items.start[idx]);
 			p = q + 1;
-		} else if (is_mapping(n) && (p == msg || *p == '.')) {
+		} else if (config_is_mapping(n) && (p == msg || *p == '.')) {
 			yaml_node_pair_t *best = NULL;
 			size_t best_len = 0;
 
@@ -229,7 +229,7 @@ static yaml_node_t *spec_error_node(struct cfg_ctx *c, yaml_node_t *item, const 
 				p++;
 			for (yaml_node_pair_t *pr = n->data.mapping.pairs.start;
 			     pr < n->data.mapping.pairs.top; pr++) {
-				const char *k = scalar(node_get(c, pr->key));
+				const char *k = config_scalar(config_node_get(c, pr->key));
 				size_t len = k ? strlen(k) : 0;
 
 				if (len > best_len && p + len <= end && !strncmp(p, k, len) &&
@@ -240,8 +240,8 @@ static yaml_node_t *spec_error_node(struct cfg_ctx *c, yaml_node_t *item, const 
 			}
 			if (!best)
 				break;
-			key = node_get(c, best->key);
-			n = node_get(c, best->value);
+			key = config_node_get(c, best->key);
+			n = config_node_get(c, best->value);
 			p += best_len;
 		} else {
 			break;
@@ -287,28 +287,28 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 	c->json_limit_reported = 0;
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
 	     it < n->data.sequence.items.top; it++) {
-		yaml_node_t *item = node_get(c, *it);
+		yaml_node_t *item = config_node_get(c, *it);
 		ptrdiff_t i = it - n->data.sequence.items.start;
 		yaml_node_t *w;
 		json_t *j;
 		int item_ok = 1;
 
-		if (!is_mapping(item)) {
+		if (!config_is_mapping(item)) {
 			node_error(c, item, "workloads[%td]: must be a mapping with a 'workload' key",
 				   i);
 			failed = 1;
 			continue;
 		}
-		w = map_find(c, item, "workload");
+		w = config_map_find(c, item, "workload");
 		if (!w) {
 			node_error(c, item, "workloads[%td]: missing key 'workload' "
 				   "(the name of the workload to run)", i);
 			item_ok = 0;
-		} else if (!scalar(w) || is_null(w)) {
+		} else if (!config_scalar(w) || config_is_null(w)) {
 			node_error(c, w, "workload: must be the name of a workload");
 			item_ok = 0;
 		}
-		j = node_to_json(c, item, 0);
+		j = config_node_to_json(c, item, 0);
 		if (!j)
 			item_ok = 0;
 		else if (item_ok && check_spec(c, item, j) < 0)
@@ -324,19 +324,19 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 		s->workloads = arr;
 }
 
-void parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s)
 {
 	struct cfg_item it;
 
-	s->name = item_start(c, map, "suite", "suites", index, suite_keys, SK_NAME, seen, &it, &s->line);
+	s->name = config_item_start(c, map, "suite", "suites", index, suite_keys, SK_NAME, seen, &it, &s->line);
 	s->timeout = c->cfg->stage_timeout;
 	if (it.ks.val[SK_TIMEOUT])
-		get_seconds(c, "timeout", it.ks.val[SK_TIMEOUT], &s->timeout);
+		config_get_seconds(c, "timeout", it.ks.val[SK_TIMEOUT], &s->timeout);
 	if (it.ks.val[SK_WORKLOADS])
 		parse_workloads(c, it.ks.val[SK_WORKLOADS], s);
 	else
-		missing_key(c, map, "workloads", it.what, "");
+		config_missing_key(c, map, "workloads", it.what, "");
 	compare_rules_default(&s->rules);
 	if (it.ks.val[SK_COMPARE])
 		parse_compare(c, it.ks.val[SK_COMPARE], s, it.what);

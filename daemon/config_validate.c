@@ -21,13 +21,13 @@ int config_valid_name(const char *s)
 	return name_valid(s);
 }
 
-int valid_user(const char *s)
+int config_valid_user(const char *s)
 {
 	return word_valid(s, USER_MAX_LEN, "-");
 }
 
 /* An IP literal, IPv6 without brackets. */
-int valid_ip(const char *s)
+int config_valid_ip(const char *s)
 {
 	unsigned char addr[sizeof(struct in6_addr)];
 
@@ -36,11 +36,11 @@ int valid_ip(const char *s)
 
 /* An IP literal or a DNS name: it reaches ssh arguments and log lines, so
  * nothing but [A-Za-z0-9.-] in labels. */
-int valid_host(const char *s)
+int config_valid_host(const char *s)
 {
 	size_t n, label = 0;
 
-	if (valid_ip(s))
+	if (config_valid_ip(s))
 		return 1;
 	n = strlen(s);
 	if (!n || n > HOST_MAX_LEN)
@@ -67,7 +67,7 @@ int valid_host(const char *s)
 
 /* Paths and URLs end up as arguments of ssh, git, make: no control
  * characters, and no leading '-' that a command would read as an option. */
-int valid_path(const char *s)
+int config_valid_path(const char *s)
 {
 	size_t n;
 
@@ -83,12 +83,12 @@ int valid_path(const char *s)
 }
 
 /* An argv element run without a shell: anything but NUL, bounded. */
-int valid_arg(const char *s)
+int config_valid_arg(const char *s)
 {
 	return strlen(s) <= ARG_MAX_LEN;
 }
 
-int valid_host_key(const char *s)
+int config_valid_host_key(const char *s)
 {
 	static const char prefix[] = "SHA256:";
 	size_t n;
@@ -107,7 +107,7 @@ int valid_host_key(const char *s)
 	return n == HOST_KEY_B64_LEN && (!s[n] || (s[n] == '=' && !s[n + 1]));
 }
 
-int is_alnum(char ch)
+int config_is_alnum(char ch)
 {
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
@@ -117,7 +117,7 @@ int is_alnum(char ch)
  * remote shell, so it is a bare name looked up in PATH or an absolute path,
  * of characters no shell treats specially.
  */
-int valid_program(const char *s)
+int config_valid_program(const char *s)
 {
 	size_t n;
 
@@ -128,7 +128,7 @@ int valid_program(const char *s)
 
 		if (n >= PATH_MAX_LEN)
 			return 0;
-		if (!is_alnum(ch) && ch != '.' && ch != '_' && ch != '+' && ch != '-' && ch != '/')
+		if (!config_is_alnum(ch) && ch != '.' && ch != '_' && ch != '+' && ch != '-' && ch != '/')
 			return 0;
 		if (ch == '/' && *s != '/')
 			return 0;	/* relative to what? neither a name nor absolute */
@@ -142,7 +142,7 @@ int valid_program(const char *s)
  * characters, separated by spaces; at least one word (to keep the running
  * kernel's command line, leave the key out).
  */
-int valid_cmdline(const char *s)
+int config_valid_cmdline(const char *s)
 {
 	int words = 0;
 
@@ -153,7 +153,7 @@ int valid_cmdline(const char *s)
 			return 0;
 		if (ch == ' ')
 			continue;
-		if (!is_alnum(ch) && !strchr("._,=:/+-", ch))
+		if (!config_is_alnum(ch) && !strchr("._,=:/+-", ch))
 			return 0;
 		if (n == 0 || s[n - 1] == ' ')
 			words++;
@@ -162,7 +162,7 @@ int valid_cmdline(const char *s)
 }
 
 /* Bearer tokens: printable ASCII without spaces, so they survive headers. */
-int valid_token_n(const char *s, size_t len)
+int config_valid_token_n(const char *s, size_t len)
 {
 	if (len < TOKEN_MIN_LEN || len > TOKEN_MAX_LEN)
 		return 0;
@@ -172,7 +172,7 @@ int valid_token_n(const char *s, size_t len)
 	return 1;
 }
 
-int valid_token(const char *s)
+int config_valid_token(const char *s)
 {
-	return valid_token_n(s, strlen(s));
+	return config_valid_token_n(s, strlen(s));
 }

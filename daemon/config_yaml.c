@@ -21,7 +21,7 @@
 
 /* ---- small helpers ---- */
 
-void strv_free(char **v)
+void config_strv_free(char **v)
 {
 	if (!v)
 		return;
@@ -33,7 +33,7 @@ void strv_free(char **v)
 /* ---- errors, at a position of the file ---- */
 
 __attribute__((format(printf, 4, 5)))
-void cfg_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
+void config_error(struct cfg_ctx *c, unsigned long line, unsigned long col,
 	       const char *fmt, ...)
 {
 	struct strbuf sb = STRBUF_INIT;
@@ -74,7 +74,7 @@ static int cfg_error_cmp(const void *a, const void *b)
 }
 
 /* Writes the errors to err, sorted by position, one per line (no final newline). */
-void cfg_errors_flush(struct cfg_ctx *c, struct strbuf *err)
+void config_errors_flush(struct cfg_ctx *c, struct strbuf *err)
 {
 	if (!c->nerrs || !err)
 		return;
@@ -93,13 +93,13 @@ void cfg_errors_flush(struct cfg_ctx *c, struct strbuf *err)
 }
 
 /* Reports a libyaml error: one message at the problem's position. */
-void yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
+void config_yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *text,
 		       size_t len)
 {
 	const char *problem = p->problem ? p->problem : "cannot parse";
 
 	if (p->error == YAML_MEMORY_ERROR) {
-		cfg_error(c, 0, 0, "out of memory while parsing");
+		config_error(c, 0, 0, "out of memory while parsing");
 	} else if (p->error == YAML_READER_ERROR) {
 		/* the reader knows only a byte offset */
 		unsigned long line = 1, col = 1;
@@ -113,21 +113,21 @@ void yaml_syntax_error(struct cfg_ctx *c, const yaml_parser_t *p, const char *te
 			}
 		}
 		if (p->problem_value != -1)
-			cfg_error(c, line, col, "%s (byte 0x%02x)", problem, p->problem_value);
+			config_error(c, line, col, "%s (byte 0x%02x)", problem, p->problem_value);
 		else
-			cfg_error(c, line, col, "%s", problem);
+			config_error(c, line, col, "%s", problem);
 	} else if (p->context) {
-		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
+		config_error(c, (unsigned long)p->problem_mark.line + 1,
 			  (unsigned long)p->problem_mark.column + 1, "%s (%s at line %lu, column %lu)",
 			  problem, p->context, (unsigned long)p->context_mark.line + 1,
 			  (unsigned long)p->context_mark.column + 1);
 	} else {
-		cfg_error(c, (unsigned long)p->problem_mark.line + 1,
+		config_error(c, (unsigned long)p->problem_mark.line + 1,
 			  (unsigned long)p->problem_mark.column + 1, "%s", problem);
 	}
 }
 
-void cfg_ctx_release(struct cfg_ctx *c)
+void config_ctx_release(struct cfg_ctx *c)
 {
 	for (size_t i = 0; i < c->nerrs; i++)
 		free(c->errs[i].msg);
@@ -136,13 +136,13 @@ void cfg_ctx_release(struct cfg_ctx *c)
 
 /* ---- nodes ---- */
 
-yaml_node_t *node_get(struct cfg_ctx *c, int index)
+yaml_node_t *config_node_get(struct cfg_ctx *c, int index)
 {
 	return yaml_document_get_node(c->doc, index);
 }
 
 /* The text of a scalar node, or NULL when n is not a scalar or holds a NUL. */
-const char *scalar(const yaml_node_t *n)
+const char *config_scalar(const yaml_node_t *n)
 {
 	const char *s;
 
@@ -155,9 +155,9 @@ const char *scalar(const yaml_node_t *n)
 }
 
 /* A plain empty, "~" or "null" scalar: YAML's null. */
-int is_null(const yaml_node_t *n)
+int config_is_null(const yaml_node_t *n)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 
 	if (!s || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return 0;
@@ -165,23 +165,23 @@ int is_null(const yaml_node_t *n)
 	       !strcmp(s, "NULL");
 }
 
-int is_mapping(const yaml_node_t *n)
+int config_is_mapping(const yaml_node_t *n)
 {
 	return n && n->type == YAML_MAPPING_NODE;
 }
 
 /* The value of key in mapping map, or NULL. No error reported. */
-yaml_node_t *map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key)
+yaml_node_t *config_map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key)
 {
 	yaml_node_pair_t *p;
 
-	if (!is_mapping(map))
+	if (!config_is_mapping(map))
 		return NULL;
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		const char *k = scalar(node_get(c, p->key));
+		const char *k = config_scalar(config_node_get(c, p->key));
 
 		if (k && !strcmp(k, key))
-			return node_get(c, p->value);
+			return config_node_get(c, p->value);
 	}
 	return NULL;
 }
@@ -191,15 +191,15 @@ yaml_node_t *map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key)
  * MAX_KEYS). ks->val[i] and ks->key[i] get the nodes of keys[i], or NULL.
  * Reports unknown, duplicate and non-string keys, naming `what`.
  */
-void map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
+void config_map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
 	      const char *what, const char *unknown_word, struct keyset *ks)
 {
 	yaml_node_pair_t *p;
 
 	memset(ks, 0, sizeof(*ks));
 	for (p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
-		yaml_node_t *kn = node_get(c, p->key);
-		const char *k = scalar(kn);
+		yaml_node_t *kn = config_node_get(c, p->key);
+		const char *k = config_scalar(kn);
 		size_t i;
 
 		if (!k) {
@@ -218,16 +218,16 @@ void map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
 			continue;
 		}
 		ks->key[i] = kn;
-		ks->val[i] = node_get(c, p->value);
+		ks->val[i] = config_node_get(c, p->value);
 	}
 }
 
 /* ---- value getters: report an error and return -1 (or NULL) ---- */
 
-int get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min, long max,
+int config_get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min, long max,
 	    long *ret)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 
 	if (!s || parse_int_range(s, min, max, ret) < 0) {
 		node_error(c, n, "%s: must be an integer from %ld to %ld", key, min, max);
@@ -236,11 +236,11 @@ int get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min, long m
 	return 0;
 }
 
-int get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+int config_get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 {
 	double v;
 
-	if (spec_parse_seconds(scalar(n), &v) < 0 || v < TIMEOUT_MIN || v > TIMEOUT_MAX) {
+	if (spec_parse_seconds(config_scalar(n), &v) < 0 || v < TIMEOUT_MIN || v > TIMEOUT_MAX) {
 		node_error(c, n, "%s: must be a number from %d to %d seconds, " SPEC_SECONDS_FORMS,
 			   key, TIMEOUT_MIN, TIMEOUT_MAX);
 		return -1;
@@ -250,12 +250,12 @@ int get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 }
 
 /* A byte count from min to max; lo and hi are the bounds as messages show them. */
-int get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
+int config_get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
 	      uint64_t max, const char *lo, const char *hi, uint64_t *ret)
 {
 	uint64_t v;
 
-	if (spec_parse_bytes(scalar(n), &v) < 0 || v < min || v > max) {
+	if (spec_parse_bytes(config_scalar(n), &v) < 0 || v < min || v > max) {
 		node_error(c, n, "%s: must be a number of bytes from %s to %s: " SPEC_BYTES_FORMS,
 			   key, lo, hi);
 		return -1;
@@ -264,9 +264,9 @@ int get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
 	return 0;
 }
 
-int get_bool(struct cfg_ctx *c, const char *key, yaml_node_t *n, int *ret)
+int config_get_bool(struct cfg_ctx *c, const char *key, yaml_node_t *n, int *ret)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 
 	if (s && (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE"))) {
 		*ret = 1;
@@ -281,12 +281,12 @@ int get_bool(struct cfg_ctx *c, const char *key, yaml_node_t *n, int *ret)
 }
 
 /* A copy of the string value of n when valid(s), else NULL with an error. */
-char *get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+char *config_get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 	      int (*valid)(const char *), const char *must)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 
-	if (!s || is_null(n) || !valid(s)) {
+	if (!s || config_is_null(n) || !valid(s)) {
 		node_error(c, n, "%s: must be %s", key, must);
 		return NULL;
 	}
@@ -294,10 +294,10 @@ char *get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 }
 
 /* Index of n's value in names[0..count), or -1 with an error listing them. */
-int get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+int config_get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 	     const char *(*name_of)(int), int count)
 {
-	const char *s = scalar(n);
+	const char *s = config_scalar(n);
 	struct strbuf list = STRBUF_INIT;
 
 	for (int i = 0; s && i < count; i++)
@@ -315,13 +315,13 @@ int get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
  * each checked with valid(); bad items are reported and left out. *ret_n
  * gets the count. Returns NULL, with an error, when n is not a list.
  */
-char **get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
+char **config_get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 		int (*valid)(const char *), const char *must, size_t *ret_n)
 {
 	char **v;
 	size_t count = 0, i = 0;
 
-	if (is_null(n)) {
+	if (config_is_null(n)) {
 		*ret_n = 0;
 		return xcalloc(1, sizeof(*v));
 	}
@@ -337,10 +337,10 @@ char **get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 	v = xcalloc(count + 1, sizeof(*v));
 	for (yaml_node_item_t *it = n->data.sequence.items.start;
 	     it < n->data.sequence.items.top; it++) {
-		yaml_node_t *item = node_get(c, *it);
-		const char *s = scalar(item);
+		yaml_node_t *item = config_node_get(c, *it);
+		const char *s = config_scalar(item);
 
-		if (!s || is_null(item) || !valid(s)) {
+		if (!s || config_is_null(item) || !valid(s)) {
 			node_error(c, item, "%s[%td]: must be %s", key,
 				   it - n->data.sequence.items.start, must);
 			continue;
@@ -400,7 +400,7 @@ static json_t *scalar_to_json(const yaml_node_t *n)
 
 	if (n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
 		return json_stringn(s, len);
-	if (is_null(n))
+	if (config_is_null(n))
 		return json_null();
 	if (!strcmp(s, "true"))
 		return json_true();
@@ -429,7 +429,7 @@ static json_t *scalar_to_json(const yaml_node_t *n)
 }
 
 /* The JSON form of n, or NULL after reporting every error in it. */
-json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
+json_t *config_node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
 {
 	json_t *j = NULL;
 	int failed = 0;
@@ -453,7 +453,7 @@ json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
 		j = json_array();
 		for (yaml_node_item_t *it = n->data.sequence.items.start;
 		     it < n->data.sequence.items.top; it++) {
-			json_t *v = node_to_json(c, node_get(c, *it), depth + 1);
+			json_t *v = config_node_to_json(c, config_node_get(c, *it), depth + 1);
 
 			if (!v)
 				failed = 1;
@@ -465,8 +465,8 @@ json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
 		j = json_object();
 		for (yaml_node_pair_t *p = n->data.mapping.pairs.start;
 		     p < n->data.mapping.pairs.top; p++) {
-			yaml_node_t *kn = node_get(c, p->key);
-			const char *k = scalar(kn);
+			yaml_node_t *kn = config_node_get(c, p->key);
+			const char *k = config_scalar(kn);
 			json_t *v;
 
 			if (!k) {
@@ -479,7 +479,7 @@ json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
 				failed = 1;
 				continue;
 			}
-			v = node_to_json(c, node_get(c, p->value), depth + 1);
+			v = config_node_to_json(c, config_node_get(c, p->value), depth + 1);
 			if (!v || json_object_set_new(j, k, v) < 0) {
 				if (v) {
 					node_error(c, kn, "key is not valid UTF-8 text");
@@ -503,7 +503,7 @@ json_t *node_to_json(struct cfg_ctx *c, yaml_node_t *n, int depth)
 /* ---- what the items of every section share ---- */
 
 /* The first line of a mapping, for the `line` fields. */
-int node_line(const yaml_node_t *n)
+static int node_line(const yaml_node_t *n)
 {
 	return (int)n->start_mark.line + 1;
 }
@@ -512,7 +512,7 @@ int node_line(const yaml_node_t *n)
 static void item_label(struct cfg_ctx *c, yaml_node_t *map, const char *kind,
 		       const char *section, size_t index, char *buf, size_t size)
 {
-	const char *name = scalar(map_find(c, map, "name"));
+	const char *name = config_scalar(config_map_find(c, map, "name"));
 
 	if (name && config_valid_name(name))
 		snprintf(buf, size, "%s '%s'", kind, name);
@@ -520,7 +520,7 @@ static void item_label(struct cfg_ctx *c, yaml_node_t *map, const char *kind,
 		snprintf(buf, size, "%s[%zu]", section, index);
 }
 
-void missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
+void config_missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
 		 const char *what, const char *why)
 {
 	node_error(c, map, "missing key '%s' in %s%s", key, what, why);
@@ -530,17 +530,17 @@ void missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
  * Records name (the value node n) in the set `seen` of one section and
  * reports a duplicate. Returns the name, or NULL when missing or invalid.
  */
-char *get_name(struct cfg_ctx *c, yaml_node_t *map, yaml_node_t *n, const char *kind,
+static char *get_name(struct cfg_ctx *c, yaml_node_t *map, yaml_node_t *n, const char *kind,
 	       const char *what, json_t *seen)
 {
 	json_t *first;
 	char *name;
 
 	if (!n) {
-		missing_key(c, map, "name", what, "");
+		config_missing_key(c, map, "name", what, "");
 		return NULL;
 	}
-	name = get_str(c, "name", n, config_valid_name, MUST_NAME);
+	name = config_get_str(c, "name", n, config_valid_name, MUST_NAME);
 	if (!name)
 		return NULL;
 	first = json_object_get(seen, name);
@@ -552,12 +552,12 @@ char *get_name(struct cfg_ctx *c, yaml_node_t *map, yaml_node_t *n, const char *
 	return name;
 }
 
-char *item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, const char *section,
+char *config_item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, const char *section,
 		 size_t index, const char *const *keys, int name_key, json_t *seen,
 		 struct cfg_item *it, int *ret_line)
 {
 	item_label(c, map, kind, section, index, it->what, sizeof(it->what));
-	map_keys(c, map, keys, it->what, "key", &it->ks);
+	config_map_keys(c, map, keys, it->what, "key", &it->ks);
 	*ret_line = node_line(map);
 	return get_name(c, map, it->ks.val[name_key], kind, it->what, seen);
 }

@@ -104,7 +104,7 @@ static int valid_utf8(const char *s, size_t n)
 	int k;
 
 	while (i < n) {
-		if ((k = utf8_decode(s + i, n - i, &cp)) < 0)
+		if ((k = strbuf_utf8_decode(s + i, n - i, &cp)) < 0)
 			return 0;
 		i += (size_t)k;
 	}

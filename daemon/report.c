@@ -69,7 +69,7 @@ static void add_source(struct strbuf *sb, const json_t *job)
 		strbuf_addstr(&raw, "a patch pasted with the job");
 	else
 		strbuf_addstr(&raw, kind ? kind : "unknown");
-	add_clean(sb, raw.buf);
+	report_add_clean(sb, raw.buf);
 	strbuf_release(&raw);
 }
 
@@ -102,7 +102,7 @@ static void add_kernel(struct strbuf *sb, const json_t *cmp, const char *side)
 			strbuf_addf(&raw, "build %.12s", json_string_value(json_array_get(ids, 0)));
 		else
 			strbuf_addstr(&raw, "no build");
-		add_clean(sb, raw.buf);
+		report_add_clean(sb, raw.buf);
 		strbuf_release(&raw);
 		return;
 	}
@@ -115,7 +115,7 @@ static void add_kernel(struct strbuf *sb, const json_t *cmp, const char *side)
 		strbuf_addf(&raw, ", config %.12s", str(b, "config_hash"));
 	if (str(b, "compiler"))
 		strbuf_addf(&raw, ", %s", str(b, "compiler"));
-	add_clean(sb, raw.buf);
+	report_add_clean(sb, raw.buf);
 	strbuf_release(&raw);
 }
 
@@ -181,9 +181,9 @@ static void opening(struct report *r)
 	strbuf_addf(r->out, "tlblab report of job %lld\n\n", r->id);
 	if (!strcmp(state, "failed")) {
 		strbuf_addf(&s, "tlblab job %lld failed: ", r->id);
-		add_clean(&s, str(e, "class") ?: "error");
+		report_add_clean(&s, str(e, "class") ?: "error");
 		strbuf_addstr(&s, ": ");
-		add_clean(&s, str(e, "message") ?: "no message");
+		report_add_clean(&s, str(e, "message") ?: "no message");
 		if (blame(job))
 			strbuf_addf(&s, " (%s)", blame(job));
 		strbuf_addstr(&s, nrows ? ". The tables below compare what ran on both sides before it ended. "
@@ -194,20 +194,20 @@ static void opening(struct report *r)
 			    "nothing ran on both sides.");
 	} else if (strcmp(state, "done")) {
 		strbuf_addf(&s, "tlblab job %lld is ", r->id);
-		add_clean(&s, state);
+		report_add_clean(&s, state);
 		strbuf_addstr(&s, "; the tables below compare what ran on both sides so far. It tests:");
 	} else if ((!strcmp(verdict, "regression") || !strcmp(verdict, "improvement") ||
 		    !strcmp(verdict, "changed")) && (row = top_row(cmp, verdict, &n))) {
 		if (num(row, "change_pct", &c) == 0) {
-			fmt_pct(pct, sizeof(pct), c);
+			report_fmt_pct(pct, sizeof(pct), c);
 			strbuf_addf(&s, "tlblab noticed a %s %s of ", pct,
 				    !strcmp(verdict, "changed") ? "change" : verdict);
 		} else {
 			strbuf_addf(&s, "tlblab noticed a %s of ", !strcmp(verdict, "changed") ? "change" : verdict);
 		}
-		add_clean(&s, str(row, "metric") ?: "?");
+		report_add_clean(&s, str(row, "metric") ?: "?");
 		strbuf_addstr(&s, " (");
-		add_case(&s, row);
+		report_add_case(&s, row);
 		strbuf_addch(&s, ')');
 		if (!strcmp(verdict, "changed"))
 			strbuf_addstr(&s, ", a metric with no better or worse,");
@@ -228,45 +228,45 @@ static void opening(struct report *r)
 	} else {
 		strbuf_addstr(&s, "tlblab could compare none of the headline metrics on:");
 	}
-	para(r->out, "", 0, s.buf);
+	report_para(r->out, "", 0, s.buf);
 	strbuf_addch(r->out, '\n');
 
 	strbuf_reset(&s);
-	add_clean(&s, str(job, "patch_subject") ?: "(no subject)");
-	kv(r->out, "patch", s.buf);
+	report_add_clean(&s, str(job, "patch_subject") ?: "(no subject)");
+	report_kv(r->out, "patch", s.buf);
 	strbuf_reset(&s);
 	add_source(&s, job);
-	kv(r->out, "source", s.buf);
+	report_kv(r->out, "source", s.buf);
 	strbuf_reset(&s);
-	add_clean(&s, str(job, "base") ?: "?");
+	report_add_clean(&s, str(job, "base") ?: "?");
 	strbuf_addstr(&s, " of tree ");
-	add_clean(&s, str(job, "tree") ?: "?");
+	report_add_clean(&s, str(job, "tree") ?: "?");
 	if (side_build(cmp, "base") && str(side_build(cmp, "base"), "commit")) {
 		strbuf_addstr(&s, ", commit ");
 		strbuf_addf(&v, "%.12s", str(side_build(cmp, "base"), "commit"));
-		add_clean(&s, v.buf);
+		report_add_clean(&s, v.buf);
 	}
-	kv(r->out, "base", s.buf);
+	report_kv(r->out, "base", s.buf);
 	strbuf_reset(&s);
 	strbuf_addf(&s, "%lld, suite ", r->id);
-	add_clean(&s, str(job, "suite") ?: "?");
+	report_add_clean(&s, str(job, "suite") ?: "?");
 	if (str(job, "submitter")) {
 		strbuf_addstr(&s, ", submitted by ");
-		add_clean(&s, str(job, "submitter"));
+		report_add_clean(&s, str(job, "submitter"));
 	}
 	strbuf_addstr(&s, "; ");
-	add_clean(&s, state);
+	report_add_clean(&s, state);
 	if (json_is_number(json_object_get(job, "finished"))) {
 		strbuf_addch(&s, ' ');
-		add_time(&s, job, "finished");
+		report_add_time(&s, job, "finished");
 	}
-	kv(r->out, "job", s.buf);
+	report_kv(r->out, "job", s.buf);
 	strbuf_reset(&s);
 	if (r->failed || strcmp(state, "done")) {
 		strbuf_addstr(&s, !strcmp(state, "failed") ? "none (the job failed)" :
 			      !strcmp(state, "cancelled") ? "none (the job was cancelled)" : "none yet");
 	} else {
-		add_clean(&s, verdict);
+		report_add_clean(&s, verdict);
 	}
 	if (nrows) {
 		strbuf_addstr(&s, "; headline: ");
@@ -274,7 +274,7 @@ static void opening(struct report *r)
 		strbuf_addstr(&s, "; other metrics: ");
 		add_counts(&s, cmp, 0);
 	}
-	kv(r->out, "verdict", s.buf);
+	report_kv(r->out, "verdict", s.buf);
 	strbuf_release(&s);
 	strbuf_release(&v);
 }
@@ -294,18 +294,18 @@ static void machine_facts(struct report *r)
 	double a, x, y;
 	size_t i, k;
 
-	heading(r->out, "machine and kernels");
+	report_heading(r->out, "machine and kernels");
 	if (json_equal((json_t *)mb, (json_t *)mp) || !json_array_size(mp)) {
-		add_strings(&s, mb, ", ");
+		report_add_strings(&s, mb, ", ");
 	} else if (!json_array_size(mb)) {
-		add_strings(&s, mp, ", ");
+		report_add_strings(&s, mp, ", ");
 	} else {
-		add_strings(&s, mb, ", ");
+		report_add_strings(&s, mb, ", ");
 		strbuf_addstr(&s, " (base); ");
-		add_strings(&s, mp, ", ");
+		report_add_strings(&s, mp, ", ");
 		strbuf_addstr(&s, " (patched)");
 	}
-	kv(r->out, "machines", s.len ? s.buf : "none: nothing ran");
+	report_kv(r->out, "machines", s.len ? s.buf : "none: nothing ran");
 	strbuf_reset(&s);
 	if (!bb && !bp)
 		strbuf_addstr(&s, "none ran on either side");
@@ -316,15 +316,15 @@ static void machine_facts(struct report *r)
 	if (bb || bp)
 		strbuf_addstr(&s, ", base and patched interleaved; one sample per boot, the median of its "
 			      "measured iterations");
-	kv(r->out, "boots", s.buf);
+	report_kv(r->out, "boots", s.buf);
 	strbuf_reset(&s);
 	add_kernel(&s, r->cmp, "base");
-	kv(r->out, "base", s.buf);
+	report_kv(r->out, "base", s.buf);
 	strbuf_reset(&s);
 	add_kernel(&s, r->cmp, "patched");
-	kv(r->out, "patched", s.buf);
+	report_kv(r->out, "patched", s.buf);
 	strbuf_reset(&s);
-	add_clean(&s, str(r->job, "suite") ?: "?");
+	report_add_clean(&s, str(r->job, "suite") ?: "?");
 	/* the workloads it ran, in order */
 	k = 0;
 	json_array_foreach(arr(r->cmp, "rows"), i, row) {
@@ -341,9 +341,9 @@ static void machine_facts(struct report *r)
 		if (seen)
 			continue;
 		strbuf_addstr(&s, k++ ? ", " : ": ");
-		add_clean(&s, str(row, "workload"));
+		report_add_clean(&s, str(row, "workload"));
 	}
-	kv(r->out, "suite", s.buf);
+	report_kv(r->out, "suite", s.buf);
 	if (json_is_object(design)) {
 		strbuf_reset(&s);
 		strbuf_addf(&s, "%lld boots per side", integer(design, "boots", bb));
@@ -359,10 +359,10 @@ static void machine_facts(struct report *r)
 		}
 		if (str(design, "spending")) {
 			strbuf_addstr(&s, " (");
-			add_clean(&s, str(design, "spending"));
+			report_add_clean(&s, str(design, "spending"));
 			strbuf_addch(&s, ')');
 		}
-		kv(r->out, "design", s.buf);
+		report_kv(r->out, "design", s.buf);
 	}
 	if (json_is_object(rules) && num(rules, "alpha", &a) == 0 && num(rules, "min_change_headline", &x) == 0 &&
 	    num(rules, "min_change_counter", &y) == 0) {
@@ -371,21 +371,21 @@ static void machine_facts(struct report *r)
 		json_t *ov;
 
 		strbuf_reset(&s);
-		fmt_fraction_pct(f1, sizeof(f1), x);
-		fmt_fraction_pct(f2, sizeof(f2), y);
+		report_fmt_fraction_pct(f1, sizeof(f1), x);
+		report_fmt_fraction_pct(f2, sizeof(f2), y);
 		strbuf_addf(&s, "a change needs %s below %.3g, a CI that excludes 0 and at least %s (headline) "
-			    "or %s (other metrics)", any_padj(arr(r->cmp, "rows"), 1) ? "the adjusted p" : "p",
+			    "or %s (other metrics)", report_any_padj(arr(r->cmp, "rows"), 1) ? "the adjusted p" : "p",
 			    a, f1, f2);
 		if (num(rules, "same_band", &band) == 0) {
-			fmt_fraction_pct(f3, sizeof(f3), band);
+			report_fmt_fraction_pct(f3, sizeof(f3), band);
 			strbuf_addf(&s, "; the same when the equivalence interval is within +-%s", f3);
 		}
 		k = 0;
 		json_object_foreach(json_object_get(rules, "metrics"), pat, ov) {
 			strbuf_addstr(&s, k++ ? ", " : "; own rules for ");
-			add_clean(&s, pat);
+			report_add_clean(&s, pat);
 		}
-		kv(r->out, "rules", s.buf);
+		report_kv(r->out, "rules", s.buf);
 	}
 	strbuf_release(&s);
 }
@@ -407,13 +407,13 @@ static void failures(struct report *r)
 
 	if (!json_array_size(failed) && !json_is_object(e))
 		return;
-	heading(r->out, "what failed (never averaged in)");
+	report_heading(r->out, "what failed (never averaged in)");
 	if (json_is_object(e)) {
 		strbuf_addstr(&s, "the job: ");
-		add_clean(&s, str(e, "class") ?: "error");
+		report_add_clean(&s, str(e, "class") ?: "error");
 		strbuf_addstr(&s, ": ");
-		add_clean(&s, str(e, "message") ?: "no message");
-		para(r->out, "  ", 4, s.buf);
+		report_add_clean(&s, str(e, "message") ?: "no message");
+		report_para(r->out, "  ", 4, s.buf);
 	}
 	for (i = 0; i < json_array_size(failed); i = j) {
 		size_t k, nstages = 0;
@@ -423,12 +423,12 @@ static void failures(struct report *r)
 			;
 		strbuf_reset(&s);
 		strbuf_reset(&where);
-		add_clean(&s, str(f, "side") ?: "?");
+		report_add_clean(&s, str(f, "side") ?: "?");
 		if (integer(f, "spec", -1) >= 0)
 			strbuf_addf(&s, " spec %lld", integer(f, "spec", -1));
 		if (str(f, "workload")) {
 			strbuf_addstr(&s, " (");
-			add_clean(&s, str(f, "workload"));
+			report_add_clean(&s, str(f, "workload"));
 			strbuf_addch(&s, ')');
 		}
 		if (integer(f, "case", -1) >= 0)
@@ -444,8 +444,8 @@ static void failures(struct report *r)
 		if (j - i > 1)
 			strbuf_addf(&s, " (%zu times)", j - i);
 		strbuf_addstr(&s, ": ");
-		add_clean_json(&s, json_object_get(f, "reason"));
-		para(r->out, "  ", 4, s.buf);
+		report_add_clean_json(&s, json_object_get(f, "reason"));
+		report_para(r->out, "  ", 4, s.buf);
 	}
 	strbuf_release(&s);
 	strbuf_release(&where);
@@ -459,13 +459,13 @@ static void notes(struct report *r)
 
 	if (!json_array_size(arr(r->cmp, "notes")))
 		return;
-	heading(r->out, "notes");
+	report_heading(r->out, "notes");
 	json_array_foreach(arr(r->cmp, "notes"), i, n) {
 		if (!json_is_string(n))
 			continue;
 		strbuf_reset(&s);
-		add_clean(&s, json_string_value(n));
-		para(r->out, "  - ", 4, s.buf);
+		report_add_clean(&s, json_string_value(n));
+		report_para(r->out, "  - ", 4, s.buf);
 	}
 	strbuf_release(&s);
 }
@@ -482,7 +482,7 @@ static void add_shell_word(struct strbuf *sb, const char *word)
 	struct strbuf clean = STRBUF_INIT;
 	size_t i;
 
-	add_clean(&clean, word);
+	report_add_clean(&clean, word);
 	if (clean.len && strspn(clean.buf, safe) == clean.len) {
 		strbuf_addstr(sb, clean.buf);
 	} else {
@@ -565,7 +565,7 @@ static void reproduce(struct report *r)
 		boots = integer(design, "boots", boots);
 		max = integer(design, "max_boots", max);
 	}
-	heading(r->out, "to reproduce");
+	report_heading(r->out, "to reproduce");
 	strbuf_addstr(r->out, "  tlblab submit");
 	col = 15;
 	cmd_option(r->out, &col, "--suite", str(job, "suite") ?: "?");
@@ -594,19 +594,19 @@ static void reproduce(struct report *r)
 	}
 	if (json_array_size(arr(job, "machines"))) {
 		strbuf_reset(&w);
-		add_strings(&w, arr(job, "machines"), ",");
+		report_add_strings(&w, arr(job, "machines"), ",");
 		cmd_option(r->out, &col, "--machines", w.buf);
 	}
 	if (json_array_size(arr(job, "tags"))) {
 		strbuf_reset(&w);
-		add_strings(&w, arr(job, "tags"), ",");
+		report_add_strings(&w, arr(job, "tags"), ",");
 		cmd_option(r->out, &col, "--tags", w.buf);
 	}
 	cmd_word(r->out, &col, "--wait");
 	strbuf_addf(r->out, "\n  tlblab compare %lld\n", r->id);
 	if (strcmp(kind, "branch") && strcmp(kind, "url")) {
 		strbuf_addch(r->out, '\n');
-		para(r->out, "  ", 2, "where the --patch file is the patch as it was submitted with the job");
+		report_para(r->out, "  ", 2, "where the --patch file is the patch as it was submitted with the job");
 	}
 	strbuf_release(&w);
 }
@@ -625,13 +625,13 @@ int report_text(const json_t *job, const json_t *comparison, struct strbuf *out,
 	r.failed = state && (!strcmp(state, "failed") || !strcmp(state, "cancelled"));
 	opening(&r);
 	machine_facts(&r);
-	headline_table(&r);
-	counter_table(&r);
-	tlb_block(&r);
-	profile_block(&r);
+	report_headline_table(&r);
+	report_counter_table(&r);
+	report_tlb_block(&r);
+	report_profile_block(&r);
 	failures(&r);
 	notes(&r);
 	reproduce(&r);
-	text_fit(out, from, REPORT_WIDTH);
+	textwrap_fit(out, from, REPORT_WIDTH);
 	return 0;
 }

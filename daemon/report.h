@@ -28,7 +28,7 @@
 /*
  * Appends the report of `job` (api.h's JOB, as store_job_json gives it)
  * whose comparison is `comparison` (schemas/comparison.schema.json, as
- * results_comparison makes it; its "provenance" has the machine and
+ * comparison_cache_get makes it; its "provenance" has the machine and
  * kernel facts) to out. A pure function of its input: the same documents
  * give the same text (times are printed in UTC). Fields the comparison
  * does not have (an older daemon's, or rows without p_adj) are left out,

@@ -22,23 +22,23 @@
 /* ---- reading the documents ---- */
 
 /* s, cleaned, appended to sb ("" for NULL). */
-void add_clean(struct strbuf *sb, const char *s)
+void report_add_clean(struct strbuf *sb, const char *s)
 {
 	if (s)
 		strbuf_add_line_clean(sb, s, strlen(s), CLEAN_MAX);
 }
 
 /* Any JSON value as one clean line: strings bare, the rest compact. */
-void add_clean_json(struct strbuf *sb, const json_t *v)
+void report_add_clean_json(struct strbuf *sb, const json_t *v)
 {
 	char *t;
 
 	if (json_is_string(v)) {
-		add_clean(sb, json_string_value(v));
+		report_add_clean(sb, json_string_value(v));
 		return;
 	}
 	t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
-	add_clean(sb, t ? t : "?");
+	report_add_clean(sb, t ? t : "?");
 	free(t);
 }
 
@@ -46,7 +46,7 @@ void add_clean_json(struct strbuf *sb, const json_t *v)
 
 /* A value in at most 9 columns: integers in full up to 10^7, else three
  * significant digits. */
-void fmt_value(char *buf, size_t n, double v)
+void report_fmt_value(char *buf, size_t n, double v)
 {
 	double a = fabs(v);
 
@@ -65,7 +65,7 @@ void fmt_value(char *buf, size_t n, double v)
 }
 
 /* "+1.5%", "-15.4%", "+364%" */
-void fmt_pct(char *buf, size_t n, double v)
+void report_fmt_pct(char *buf, size_t n, double v)
 {
 	if (fabs(v) >= 100)
 		snprintf(buf, n, "%+.0f%%", v);
@@ -73,7 +73,7 @@ void fmt_pct(char *buf, size_t n, double v)
 		snprintf(buf, n, "%+.1f%%", v);
 }
 
-void fmt_p(char *buf, size_t n, double p)
+void report_fmt_p(char *buf, size_t n, double p)
 {
 	if (p >= 0.001)
 		snprintf(buf, n, "%.2g", p);
@@ -82,12 +82,12 @@ void fmt_p(char *buf, size_t n, double p)
 }
 
 /* "2%" from the fraction 0.02, with no trailing zeros */
-void fmt_fraction_pct(char *buf, size_t n, double f)
+void report_fmt_fraction_pct(char *buf, size_t n, double f)
 {
 	snprintf(buf, n, "%.4g%%", f * 100);
 }
 
-void add_time(struct strbuf *sb, const json_t *o, const char *key)
+void report_add_time(struct strbuf *sb, const json_t *o, const char *key)
 {
 	double t;
 	time_t tt;
@@ -104,27 +104,27 @@ void add_time(struct strbuf *sb, const json_t *o, const char *key)
 
 /* ---- layout (textwrap.h), at the report's width ---- */
 
-void para(struct strbuf *out, const char *first, size_t indent, const char *text)
+void report_para(struct strbuf *out, const char *first, size_t indent, const char *text)
 {
-	text_para(out, first, indent, text, REPORT_WIDTH);
+	textwrap_para(out, first, indent, text, REPORT_WIDTH);
 }
 
 /* "  key:      value", the value wrapped under itself. */
-void kv(struct strbuf *out, const char *key, const char *value)
+void report_kv(struct strbuf *out, const char *key, const char *value)
 {
 	struct strbuf first = STRBUF_INIT;
 
 	strbuf_addf(&first, "  %s:", key);
 	while (first.len < KEY_INDENT)
 		strbuf_addch(&first, ' ');
-	para(out, first.buf, KEY_INDENT, value);
+	report_para(out, first.buf, KEY_INDENT, value);
 	strbuf_release(&first);
 }
 
-void heading(struct strbuf *out, const char *text)
+void report_heading(struct strbuf *out, const char *text)
 {
 	strbuf_addch(out, '\n');
-	para(out, "", 0, text);
+	report_para(out, "", 0, text);
 	strbuf_addch(out, '\n');
 }
 
@@ -132,7 +132,7 @@ void heading(struct strbuf *out, const char *text)
 
 /* "mprotect mode=threads size=64K workers=4": the row's workload and its
  * parameters (params_text, without the workload's own name in it). */
-void add_case(struct strbuf *sb, const json_t *row)
+void report_add_case(struct strbuf *sb, const json_t *row)
 {
 	struct strbuf raw = STRBUF_INIT;
 	const char *wl = str(row, "workload"), *pt = str(row, "params_text");
@@ -147,11 +147,11 @@ void add_case(struct strbuf *sb, const json_t *row)
 		while (*pt == ' ')
 			pt++;
 	}
-	add_clean(sb, raw.buf);
+	report_add_clean(sb, raw.buf);
 	strbuf_release(&raw);
 }
 
-void add_strings(struct strbuf *sb, const json_t *list, const char *sep)
+void report_add_strings(struct strbuf *sb, const json_t *list, const char *sep)
 {
 	const json_t *v;
 	size_t i, n = 0;
@@ -159,6 +159,6 @@ void add_strings(struct strbuf *sb, const json_t *list, const char *sep)
 	json_array_foreach(list, i, v)
 		if (json_is_string(v)) {
 			strbuf_addstr(sb, n++ ? sep : "");
-			add_clean(sb, json_string_value(v));
+			report_add_clean(sb, json_string_value(v));
 		}
 }

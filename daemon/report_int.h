@@ -25,8 +25,8 @@ struct report {
 
 /* ---- reading the documents ----
  * A member of o, or NULL, -1 or def when o is not an object or the member
- * is missing or of another type (num: or not a finite number). add_clean
- * and add_clean_json are in report_format.c. */
+ * is missing or of another type (num: or not a finite number). report_add_clean
+ * and report_add_clean_json are in report_format.c. */
 
 static inline const char *str(const json_t *o, const char *key)
 {
@@ -60,45 +60,45 @@ static inline const json_t *arr(const json_t *o, const char *key)
 }
 
 /* s, cleaned, appended to sb ("" for NULL). */
-void add_clean(struct strbuf *sb, const char *s);
+void report_add_clean(struct strbuf *sb, const char *s);
 /* Any JSON value as one clean line: strings bare, the rest compact. */
-void add_clean_json(struct strbuf *sb, const json_t *v);
+void report_add_clean_json(struct strbuf *sb, const json_t *v);
 
 /* ---- numbers (report_format.c), into buf of n bytes ---- */
 
 /* A value in at most 9 columns: integers in full up to 10^7, else three
  * significant digits. */
-void fmt_value(char *buf, size_t n, double v);
+void report_fmt_value(char *buf, size_t n, double v);
 /* "+1.5%", "-15.4%", "+364%" */
-void fmt_pct(char *buf, size_t n, double v);
+void report_fmt_pct(char *buf, size_t n, double v);
 /* "0.0079", "3e-05" */
-void fmt_p(char *buf, size_t n, double p);
+void report_fmt_p(char *buf, size_t n, double p);
 /* "2%" from the fraction 0.02, with no trailing zeros */
-void fmt_fraction_pct(char *buf, size_t n, double f);
+void report_fmt_fraction_pct(char *buf, size_t n, double f);
 /* The time o[key] (seconds since the epoch) as "2026-12-01 03:42 UTC";
  * nothing when it is not a number. */
-void add_time(struct strbuf *sb, const json_t *o, const char *key);
+void report_add_time(struct strbuf *sb, const json_t *o, const char *key);
 
 /* ---- layout (report_format.c), at the report's width ---- */
 
 static inline size_t width(const char *s, size_t n)
 {
-	return utf8_width(s, n);
+	return strbuf_utf8_width(s, n);
 }
 
 /* text wrapped at REPORT_WIDTH, its first line after first, the others
  * indented by indent columns */
-void para(struct strbuf *out, const char *first, size_t indent, const char *text);
+void report_para(struct strbuf *out, const char *first, size_t indent, const char *text);
 /* "  key:      value", the value wrapped under itself. */
-void kv(struct strbuf *out, const char *key, const char *value);
+void report_kv(struct strbuf *out, const char *key, const char *value);
 /* a blank line, text, a blank line */
-void heading(struct strbuf *out, const char *text);
+void report_heading(struct strbuf *out, const char *text);
 
 /* ---- pieces of text (report_format.c) ---- */
 
 /* "mprotect mode=threads size=64K workers=4": the row's workload and its
  * parameters (params_text, without the workload's own name in it). */
-void add_case(struct strbuf *sb, const json_t *row);
+void report_add_case(struct strbuf *sb, const json_t *row);
 
 static inline int verdict_is(const json_t *row, const char *v)
 {
@@ -113,17 +113,17 @@ static inline int is_headline(const json_t *row)
 }
 
 /* The strings of list, cleaned, with sep between them. */
-void add_strings(struct strbuf *sb, const json_t *list, const char *sep);
+void report_add_strings(struct strbuf *sb, const json_t *list, const char *sep);
 
 /* ---- the sections that are tables (report_tables.c), in the order
  * they print ---- */
 
-void headline_table(struct report *r);
+void report_headline_table(struct report *r);
 /* The other metrics (counters, derived) that moved, largest first. */
-void counter_table(struct report *r);
-void tlb_block(struct report *r);
-void profile_block(struct report *r);
+void report_counter_table(struct report *r);
+void report_tlb_block(struct report *r);
+void report_profile_block(struct report *r);
 /* 1 when a headline (or, headline 0, another) row has a p_adj */
-int any_padj(const json_t *rows, int headline);
+int report_any_padj(const json_t *rows, int headline);
 
 #endif

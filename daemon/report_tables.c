@@ -30,7 +30,7 @@ static void side_cell(char *buf, size_t n, const json_t *side)
 		snprintf(buf, n, "-%8s", "");
 		return;
 	}
-	fmt_value(v, sizeof(v), c);
+	report_fmt_value(v, sizeof(v), c);
 	/* no spread (one boot): the value stays in line with the others */
 	if (num(side, "spread_pct", &s) == 0)
 		snprintf(sp, sizeof(sp), s >= 99.95 ? " +-%.0f%%" : " +-%4.1f%%", s);
@@ -64,15 +64,15 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 	}
 	if (verdict_is(row, "unavailable")) {
 		strbuf_addstr(s, "unavailable: ");
-		add_clean(s, str(row, "reason") ?: "no value on one side");
+		report_add_clean(s, str(row, "reason") ?: "no value on one side");
 	} else if (verdict_is(row, "same")) {
 		if (json_array_size(eq) == 2 && json_is_number(json_array_get(eq, 0)))
 			ci = eq;
 		snprintf(m, sizeof(m), "%.3g%%", margin);
 		strbuf_addf(s, "the same within +-%s", isnan(margin) ? "its margin" : m);
 		if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
-			fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
-			fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
+			report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
+			report_fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
 			strbuf_addf(s, " (equivalence interval %s to %s)", lo, hi);
 		}
 		if (num(row, "mde_pct", &y) == 0)
@@ -83,8 +83,8 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 		if (num(row, "ruled_out_pct", &x) == 0) {
 			strbuf_addf(s, "changes beyond +-%.3g%% ruled out", x);
 		} else if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
-			fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
-			fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
+			report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
+			report_fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
 			strbuf_addf(s, "%.0f%% CI %s to %s: neither a clear change nor within +-%.3g%%",
 				    level * 100, lo, hi, margin);
 		} else {
@@ -94,29 +94,29 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 			strbuf_addf(s, "; could detect +-%.3g%%", y);
 		} else if (str(row, "mde_note")) {
 			strbuf_addstr(s, "; ");
-			add_clean(s, str(row, "mde_note"));
+			report_add_clean(s, str(row, "mde_note"));
 		} else if (mde_known) {
 			strbuf_addstr(s, "; could detect no change at this noise");
 		}
 	} else if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
-		fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
-		fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
+		report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
+		report_fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
 		strbuf_addf(s, "%.0f%% CI of the change %s to %s", level * 100, lo, hi);
 	}
 	if (json_array_size(ci_abs) == 2 && json_is_number(json_array_get(ci_abs, 0))) {
-		fmt_value(lo, sizeof(lo), json_number_value(json_array_get(ci_abs, 0)));
-		fmt_value(hi, sizeof(hi), json_number_value(json_array_get(ci_abs, 1)));
+		report_fmt_value(lo, sizeof(lo), json_number_value(json_array_get(ci_abs, 0)));
+		report_fmt_value(hi, sizeof(hi), json_number_value(json_array_get(ci_abs, 1)));
 		strbuf_addf(s, "%sbase 0: patched - base in [%s, %s]", s->len ? "; " : "", lo, hi);
 		if (str(row, "unit")) {
 			strbuf_addch(s, ' ');
-			add_clean(s, str(row, "unit"));
+			report_add_clean(s, str(row, "unit"));
 		}
 	}
 	if (outl > 0)
 		strbuf_addf(s, "%s%lld outlying boot%s flagged", s->len ? "; " : "", outl, outl == 1 ? "" : "s");
 	if (str(row, "note")) {
 		strbuf_addstr(s, s->len ? "; " : "");
-		add_clean(s, str(row, "note"));
+		report_add_clean(s, str(row, "note"));
 	}
 }
 
@@ -127,33 +127,33 @@ static void table_row(struct strbuf *out, const json_t *row, const json_t *rules
 	char b[48], p[48], ch[32] = "-", pv[32] = "-", pa[32] = "-";
 	double x;
 
-	add_clean(&s, str(row, "metric") ?: "?");
+	report_add_clean(&s, str(row, "metric") ?: "?");
 	if (str(row, "unit") && *str(row, "unit")) {
 		strbuf_addstr(&s, " [");
-		add_clean(&s, str(row, "unit"));
+		report_add_clean(&s, str(row, "unit"));
 		strbuf_addch(&s, ']');
 	}
 	strbuf_addstr(&s, ", ");
-	add_case(&s, row);
-	para(out, "  ", 6, s.buf);
+	report_add_case(&s, row);
+	report_para(out, "  ", 6, s.buf);
 	side_cell(b, sizeof(b), json_object_get(row, "base"));
 	side_cell(p, sizeof(p), json_object_get(row, "patched"));
 	if (num(row, "change_pct", &x) == 0)
-		fmt_pct(ch, sizeof(ch), x);
+		report_fmt_pct(ch, sizeof(ch), x);
 	if (num(row, "p", &x) == 0)
-		fmt_p(pv, sizeof(pv), x);
+		report_fmt_p(pv, sizeof(pv), x);
 	if (num(row, "p_adj", &x) == 0)
-		fmt_p(pa, sizeof(pa), x);
+		report_fmt_p(pa, sizeof(pa), x);
 	strbuf_addf(out, "  %16s  %16s %7s %6s", b, p, ch, pv);
 	if (with_padj)
 		strbuf_addf(out, " %6s", pa);
 	strbuf_addstr(out, "  ");
-	add_clean(out, str(row, "verdict") ?: "?");
+	report_add_clean(out, str(row, "verdict") ?: "?");
 	strbuf_addch(out, '\n');
 	strbuf_reset(&s);
 	row_note(&s, row, rules);
 	if (s.len)
-		para(out, "    ", 4, s.buf);
+		report_para(out, "    ", 4, s.buf);
 	strbuf_release(&s);
 }
 
@@ -175,7 +175,7 @@ static const char *padj_method(const json_t *rows, int headline)
 	return NULL;
 }
 
-int any_padj(const json_t *rows, int headline)
+int report_any_padj(const json_t *rows, int headline)
 {
 	const json_t *row;
 	size_t i;
@@ -186,19 +186,19 @@ int any_padj(const json_t *rows, int headline)
 	return 0;
 }
 
-void headline_table(struct report *r)
+void report_headline_table(struct report *r)
 {
 	const json_t *rows = arr(r->cmp, "rows"), *row, *rules = json_object_get(r->cmp, "rules");
 	struct strbuf s = STRBUF_INIT;
-	int padj = any_padj(rows, 1);
+	int padj = report_any_padj(rows, 1);
 	const char *m = padj_method(rows, 1);
 	size_t i, n = 0;
 
 	json_array_foreach(rows, i, row)
 		n += is_headline(row);
-	heading(r->out, "headline metrics");
+	report_heading(r->out, "headline metrics");
 	if (!n) {
-		para(r->out, "  ", 2, "no headline metric was compared");
+		report_para(r->out, "  ", 2, "no headline metric was compared");
 		return;
 	}
 	strbuf_addstr(&s, "median over boots +- stddev/mean of the per-boot samples; %change of the medians; "
@@ -208,7 +208,7 @@ void headline_table(struct report *r)
 		if (m)
 			strbuf_addf(&s, " by %s", m);
 	}
-	para(r->out, "  ", 2, s.buf);
+	report_para(r->out, "  ", 2, s.buf);
 	strbuf_addch(r->out, '\n');
 	table_head(r->out, padj);
 	json_array_foreach(rows, i, row)
@@ -229,7 +229,7 @@ static int by_change(const void *a, const void *b)
 }
 
 /* The other metrics (counters, derived) that moved, largest first. */
-void counter_table(struct report *r)
+void report_counter_table(struct report *r)
 {
 	const json_t *rows = arr(r->cmp, "rows"), *row, *rules = json_object_get(r->cmp, "rules");
 	const json_t **moved = calloc(json_array_size(rows) + 1, sizeof(*moved));
@@ -250,15 +250,15 @@ void counter_table(struct report *r)
 	if (!n)
 		goto out;
 	qsort(moved, n, sizeof(*moved), by_change);
-	padj = any_padj(rows, 0);
-	heading(r->out, "other metrics that moved");
+	padj = report_any_padj(rows, 0);
+	report_heading(r->out, "other metrics that moved");
 	strbuf_addf(&s, "%zu of %zu rows of counters and derived metrics, largest change first", n, total);
 	if (padj) {
 		strbuf_addstr(&s, "; p_adj: p adjusted over those rows");
 		if (m)
 			strbuf_addf(&s, " by %s", m);
 	}
-	para(r->out, "  ", 2, s.buf);
+	report_para(r->out, "  ", 2, s.buf);
 	strbuf_addch(r->out, '\n');
 	table_head(r->out, padj);
 	for (i = 0; i < n && i < MAX_COUNTER_ROWS; i++)
@@ -282,11 +282,11 @@ static void tlb_line(struct strbuf *out, const char *name, const double *b, cons
 		name = "";
 	}
 	if (b)
-		fmt_value(vb, sizeof(vb), *b);
+		report_fmt_value(vb, sizeof(vb), *b);
 	if (p)
-		fmt_value(vp, sizeof(vp), *p);
+		report_fmt_value(vp, sizeof(vp), *p);
 	if (b && p && *b != 0)
-		fmt_pct(ch, sizeof(ch), (*p / *b - 1) * 100);
+		report_fmt_pct(ch, sizeof(ch), (*p / *b - 1) * 100);
 	else if (b && p)
 		snprintf(ch, sizeof(ch), "-");
 	strbuf_addf(out, "    %-22s %10s %10s %8s", name, vb, vp, ch);
@@ -297,13 +297,13 @@ static void tlb_line(struct strbuf *out, const char *name, const double *b, cons
 	strbuf_addch(out, '\n');
 }
 
-void tlb_block(struct report *r)
+void report_tlb_block(struct report *r)
 {
 	const json_t *e, *c;
 	struct strbuf s = STRBUF_INIT, name = STRBUF_INIT, v = STRBUF_INIT;
 	size_t i, k, shown = 0;
 
-	heading(r->out, "TLB shootdowns");
+	report_heading(r->out, "TLB shootdowns");
 	json_array_foreach(arr(r->cmp, "tlb"), i, e) {
 		const json_t *spk = json_object_get(e, "shootdowns_per_kop");
 		double b, p;
@@ -312,28 +312,28 @@ void tlb_block(struct report *r)
 		if (!json_is_object(spk) && !json_array_size(arr(e, "counters")))
 			continue;
 		if (!shown)
-			para(r->out, "  ", 2, "medians over boots; shootdowns per thousand operations, and the "
+			report_para(r->out, "  ", 2, "medians over boots; shootdowns per thousand operations, and the "
 			     "counters per second of the measured windows: the average, then the busiest second");
 		strbuf_addch(r->out, '\n');
 		strbuf_reset(&s);
-		add_case(&s, e);
-		para(r->out, "  ", 4, s.buf);
+		report_add_case(&s, e);
+		report_para(r->out, "  ", 4, s.buf);
 		strbuf_addf(r->out, "    %-22s %10s %10s %8s  %s\n", "", "base", "patched", "%change", "verdict");
 		if (json_is_object(spk)) {
 			hb = num(spk, "base", &b) == 0;
 			hp = num(spk, "patched", &p) == 0;
 			strbuf_reset(&v);
-			add_clean(&v, str(spk, "verdict") ?: "");
+			report_add_clean(&v, str(spk, "verdict") ?: "");
 			tlb_line(r->out, "shootdowns/kop", hb ? &b : NULL, hp ? &p : NULL, v.buf);
 		}
 		json_array_foreach(arr(e, "counters"), k, c) {
 			const json_t *cb = json_object_get(c, "base"), *cp = json_object_get(c, "patched");
 
 			strbuf_reset(&name);
-			add_clean(&name, str(c, "name") ?: "?");
+			report_add_clean(&name, str(c, "name") ?: "?");
 			strbuf_addstr(&name, "/s");
 			strbuf_reset(&v);
-			add_clean(&v, str(c, "verdict") ?: "");
+			report_add_clean(&v, str(c, "verdict") ?: "");
 			hb = num(cb, "per_sec", &b) == 0;
 			hp = num(cp, "per_sec", &p) == 0;
 			tlb_line(r->out, name.buf, hb ? &b : NULL, hp ? &p : NULL, v.buf);
@@ -345,7 +345,7 @@ void tlb_block(struct report *r)
 		shown++;
 	}
 	if (!shown)
-		para(r->out, "  ", 2, "no TLB counters in this comparison (none of its workloads had them)");
+		report_para(r->out, "  ", 2, "no TLB counters in this comparison (none of its workloads had them)");
 	strbuf_release(&s);
 	strbuf_release(&name);
 	strbuf_release(&v);
@@ -353,7 +353,7 @@ void tlb_block(struct report *r)
 
 /* ---- profile ---- */
 
-void profile_block(struct report *r)
+void report_profile_block(struct report *r)
 {
 	const json_t *pd = json_object_get(r->cmp, "profile_diff"), *sym;
 	long long nb = integer(json_object_get(pd, "profiles"), "base", 0);
@@ -363,21 +363,21 @@ void profile_block(struct report *r)
 
 	if (!json_is_object(pd))
 		return;
-	heading(r->out, "profile");
+	report_heading(r->out, "profile");
 	if (nb || np) {
 		strbuf_addf(&s, "self %% of the samples, averaged over %lld base and %lld patched profiles; "
 			    "the symbols that moved by %.1f points or more", nb, np, SYMBOL_MOVED);
-		para(r->out, "  ", 2, s.buf);
+		report_para(r->out, "  ", 2, s.buf);
 	}
 	if (str(pd, "reason")) {
 		strbuf_reset(&s);
-		add_clean(&s, str(pd, "reason"));
-		para(r->out, "  ", 2, s.buf);
+		report_add_clean(&s, str(pd, "reason"));
+		report_para(r->out, "  ", 2, s.buf);
 	}
 	if (str(pd, "blind_spot")) {
 		strbuf_reset(&s);
-		add_clean(&s, str(pd, "blind_spot"));
-		para(r->out, "  ", 2, s.buf);
+		report_add_clean(&s, str(pd, "blind_spot"));
+		report_para(r->out, "  ", 2, s.buf);
 	}
 	json_array_foreach(arr(pd, "symbols"), i, sym) {
 		double b, p, d;
@@ -391,7 +391,7 @@ void profile_block(struct report *r)
 		if (!shown++)
 			strbuf_addf(r->out, "\n    %-34s %7s %8s %8s\n", "symbol", "base", "patched", "delta");
 		strbuf_reset(&s);
-		add_clean(&s, str(sym, "symbol") ?: "?");
+		report_add_clean(&s, str(sym, "symbol") ?: "?");
 		if (str(sym, "source") && !strcmp(str(sym, "source"), "ftrace"))
 			strbuf_addstr(&s, " (ftrace)");
 		if (width(s.buf, s.len) > 34) {
@@ -406,6 +406,6 @@ void profile_block(struct report *r)
 	if (moved > MAX_SYMBOLS)
 		strbuf_addf(r->out, "    (%zu more)\n", moved - MAX_SYMBOLS);
 	if (!moved && (nb || np))
-		para(r->out, "  ", 2, "no symbol moved that much");
+		report_para(r->out, "  ", 2, "no symbol moved that much");
 	strbuf_release(&s);
 }

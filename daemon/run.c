@@ -34,7 +34,7 @@ void run_outcome_release(struct run_outcome *o)
 	o->specs = NULL;
 }
 
-int file_sha256(const char *path, char out[65], struct strbuf *err)
+int run_file_sha256(const char *path, char out[65], struct strbuf *err)
 {
 	struct strbuf sb = STRBUF_INIT;
 	unsigned char md[32];
@@ -100,7 +100,7 @@ static int ensure_agent(struct transport *t, const struct cfg_machine *m, const 
 	int r;
 
 	*ret_uploaded = 0;
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = transport_exec(t, &req, &res, err);
 	if (r < 0)
 		goto out;
@@ -111,8 +111,8 @@ static int ensure_agent(struct transport *t, const struct cfg_machine *m, const 
 		const char *mk[] = { "mkdir", "-p", dir.buf, NULL };
 		struct exec_req mreq = { .argv = mk, .timeout = SHORT_TIMEOUT };
 
-		exec_result_release(&res);
-		exec_result_init(&res);
+		transport_exec_result_release(&res);
+		transport_exec_result_init(&res);
 		r = transport_exec(t, &mreq, &res, err);
 		if (r < 0)
 			goto out;
@@ -126,7 +126,7 @@ static int ensure_agent(struct transport *t, const struct cfg_machine *m, const 
 	if (r == 0)
 		*ret_uploaded = 1;
 out:
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&dir);
 	return r;
 }
@@ -141,7 +141,7 @@ static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t 
 	json_t *h = NULL;
 	int r;
 
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	r = transport_exec(t, &req, &res, err);
 	if (r < 0)
 		goto out;
@@ -160,7 +160,7 @@ static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t 
 	}
 	*ret_hello = h;
 out:
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	return r;
 }
 
@@ -331,7 +331,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 	lc.ig = &ig;
 	lc.cancel = req->cancel;
 	lc.failed = 0;
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	if (left <= 1) {
 		k = RUN_INFRA;
 		strbuf_addf(msg, "run: the stage timed out before spec %d (%s)", index, input);
@@ -399,7 +399,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 	k = RUN_DONE;
 out:
 	free(input);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	ingest_release(&ig);
 	strbuf_release(&err);
 	return k;
@@ -422,7 +422,7 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 	out->nfailed = 0;
 	json_array_foreach(req->workloads, i, spec)
 		json_array_append_new(out->specs, spec_entry((int)i, spec));
-	logf_stage(req, "== run on %s (%s)", m->name, transport_kind_name(m->ep.transport));
+	logf_stage(req, "== run on %s (%s)", m->name, config_transport_kind_name(m->ep.transport));
 	r = transport_open(&m->ep, CONNECT_TIMEOUT, &t, &err);
 	if (r < 0) {
 		fail(out, RUN_INFRA, "run: cannot reach %s: %s", m->name, err.buf);

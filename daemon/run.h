@@ -91,6 +91,6 @@ int run_health_check(const struct cfg_machine *m, const char *agent_local,
 		     struct strbuf *err);
 
 /* SHA-256 of a file as 64 hex characters. 0 or -1 with err. */
-int file_sha256(const char *path, char out[65], struct strbuf *err);
+int run_file_sha256(const char *path, char out[65], struct strbuf *err);
 
 #endif

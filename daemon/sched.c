@@ -44,7 +44,7 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 	sc->backfill_below = INT64_MAX;
 	snprintf(sc->agent_path, sizeof(sc->agent_path), "%s", agent_path);
 	snprintf(sc->kernels_dir, sizeof(sc->kernels_dir), "%s", kernels_dir);
-	if (file_sha256(agent_path, sc->agent_sha, err) < 0) {
+	if (run_file_sha256(agent_path, sc->agent_sha, err) < 0) {
 		free(sc);
 		return -1;
 	}
@@ -61,7 +61,7 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 	if (!sc->workers)
 		abort();
 	for (i = 0; i < sc->nworkers; i++)
-		if (pthread_create(&sc->workers[i], NULL, worker_main, sc)) {
+		if (pthread_create(&sc->workers[i], NULL, sched_worker_main, sc)) {
 			strbuf_seterr(err, "cannot start worker threads");
 			sc->nworkers = i;
 			sched_free(sc);
@@ -186,7 +186,7 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	}
 	if (builder_busy(sc, b->name))
 		return;
-	t = task_new(TASK_BUILD, sc->cfg, NULL);
+	t = sched_task_new(TASK_BUILD, sc->cfg, NULL);
 	t->qe.ep = &b->ep;
 	t->qe.pausable = transport_pausable(b->ep.transport);
 	snprintf(t->qe.label, sizeof(t->qe.label), "build %s of job %lld on builder %s", si->side,
@@ -198,13 +198,13 @@ static void start_build(struct sched *sc, struct stage_info *si)
 			store_stage_set_note(sc->st, si->id, note.buf);
 			log_info("job %lld: build %s waits: %s", (long long)si->job_id, si->side, note.buf);
 		}
-		task_free(t);
+		sched_task_free(t);
 		goto out;
 	}
 	snprintf(where, sizeof(where), "builder %s", b->name);
 	if (store_stage_begin(sc->st, si->id, where) < 0) {
 		quiet_build_end(sc->quiet, &t->qe);
-		task_free(t);
+		sched_task_free(t);
 		goto out;
 	}
 	if (si->note[0])
@@ -216,7 +216,7 @@ static void start_build(struct sched *sc, struct stage_info *si)
 	t->deadline = mono_now() + (t->si.timeout > 0 ? t->si.timeout : sc->cfg->stage_timeout);
 	log_info("job %lld: build %s on %s: started%s", (long long)t->si.job_id, t->si.side, b->name,
 		 t->qe.pause ? " (paused: a run on this host measures)" : "");
-	enqueue(sc, t);
+	sched_enqueue(sc, t);
 out:
 	strbuf_release(&note);
 }
@@ -280,7 +280,7 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 					goto out;
 				continue;
 			}
-			t = task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, cfg, m);
+			t = sched_task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, cfg, m);
 			t->run_stage = run_stage;
 			t->si = *si;
 			memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
@@ -289,7 +289,7 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 						    suite && suite->timeout > 0 ? suite->timeout : cfg->stage_timeout);
 			log_info("job %lld: run on %s: started (attempt %d)", (long long)t->si.job_id, m->name,
 				 t->si.attempt + 1);
-			enqueue(sc, t);
+			sched_enqueue(sc, t);
 			goto out;
 		}
 	}
@@ -324,7 +324,7 @@ static void dispatch(struct sched *sc)
 		return;
 	for (i = 0; i < n; i++)
 		start_stage(sc, &v[i]);
-	stage_infos_free(v, n);
+	store_stage_infos_free(v, n);
 }
 
 /* Bad machines get a health check now and then; one that passes is good. */
@@ -345,7 +345,7 @@ static void recheck(struct sched *sc)
 		if (!cm || !health || strcmp(health, "bad") || !json_is_null(json_object_get(m, "leased_by")) ||
 		    machine_busy_with_health(sc, name))
 			continue;
-		enqueue(sc, task_new(TASK_HEALTH, sc->cfg, cm));
+		sched_enqueue(sc, sched_task_new(TASK_HEALTH, sc->cfg, cm));
 	}
 	json_decref(ms);
 }
@@ -363,7 +363,7 @@ static void backfill(struct sched *sc)
 		return;			/* a store error: the next pass looks again */
 	sc->backfill_below = id;	/* 0: nothing left */
 	if (id)
-		keep_results(sc, id);
+		sched_keep_results(sc, id);
 }
 
 int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
@@ -373,7 +373,7 @@ int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic
 		struct pollfd pfd = { .fd = sc->wake[0], .events = POLLIN };
 		char buf[256];
 
-		collect(sc);
+		sched_collect(sc);
 		pass_cancels(sc);
 		dispatch(sc);
 		recheck(sc);
@@ -402,7 +402,7 @@ void sched_free(struct sched *sc)
 		for (i = 0; i < sc->nrunning; i++)
 			if (sc->running[i] == t)
 				sc->running[i] = sc->running[--sc->nrunning];
-		task_free(t);
+		sched_task_free(t);
 	}
 	for (i = 0; i < sc->nrunning; i++)
 		sc->running[i]->cancel = 1;
@@ -414,14 +414,14 @@ void sched_free(struct sched *sc)
 		struct task *t = sc->done;
 
 		sc->done = t->next;
-		task_free(t);
+		sched_task_free(t);
 	}
 	/* outcomes never stored: their stages stay running, for store_recover */
 	while (sc->unrecorded) {
 		struct task *t = sc->unrecorded;
 
 		sc->unrecorded = t->next;
-		task_free(t);
+		sched_task_free(t);
 	}
 	free(sc->workers);
 	close(sc->wake[0]);

@@ -15,7 +15,7 @@
 
 /*
  * What the files of the scheduler share. Not for use outside them (but for
- * tests/unit/test_sched.c, which drives maybe_more_boots): the rest of the
+ * tests/unit/test_sched.c, which drives sched_maybe_more_boots): the rest of the
  * daemon sees only sched.h.
  *
  * sched.c         the pass loop (sched_run), cancels, dispatch and
@@ -94,28 +94,28 @@ struct sched {
 
 /* A worker thread: takes tasks off sc->queue, runs each and puts it on
  * sc->done, then wakes the scheduler. */
-void *worker_main(void *arg);
+void *sched_worker_main(void *arg);
 /* Queues t for the workers and counts it running; t belongs to sc now. */
-void enqueue(struct sched *sc, struct task *t);
+void sched_enqueue(struct sched *sc, struct task *t);
 /* A task of kind on machine m (may be NULL), which points into cfg; the
- * task holds a reference to cfg until task_free. */
-struct task *task_new(enum task_kind kind, const struct lab_config *cfg, const struct cfg_machine *m);
-void task_free(struct task *t);
+ * task holds a reference to cfg until sched_task_free. */
+struct task *sched_task_new(enum task_kind kind, const struct lab_config *cfg, const struct cfg_machine *m);
+void sched_task_free(struct task *t);
 
 /* ---- sched_record.c ---- */
 
 /* Records the outcome of every finished task (those a store error left
  * unrecorded on an earlier pass first) and frees it, or keeps it in
  * sc->unrecorded for the next pass. */
-void collect(struct sched *sc);
+void sched_collect(struct sched *sc);
 /* Computes and stores the comparison of job when it is an A/B job that
  * ended (done, or failed on a workload or suite); on a store error
  * backfill() looks again. */
-void keep_results(struct sched *sc, int64_t job);
+void sched_keep_results(struct sched *sc, int64_t job);
 /* After t's run (the stage at t->si.seq + 1) of an A/B job: when it was
  * the last stage and the comparison wants a second look, adds the boots
  * per side up to the job's max_boots. 0 (also when nothing was added), or
  * a negative errno from the store. */
-int maybe_more_boots(struct sched *sc, struct task *t);
+int sched_maybe_more_boots(struct sched *sc, struct task *t);
 
 #endif

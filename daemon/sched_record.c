@@ -147,7 +147,7 @@ static int finish_build(struct sched *sc, struct task *t)
  * alpha by look (verdict.c), so a look is paid for, not free.
  */
 #define MORE_BOOTS 100
-int maybe_more_boots(struct sched *sc, struct task *t)
+int sched_maybe_more_boots(struct sched *sc, struct task *t)
 {
 	const struct cfg_suite *suite;
 	struct compare_rules rules;
@@ -164,7 +164,7 @@ int maybe_more_boots(struct sched *sc, struct task *t)
 	suite = config_suite(sc->cfg, t->si.suite);
 	compare_rules_default(&rules);
 	cmp = compare_sides(doc, "base", doc, "patched", suite ? &suite->rules : &rules, &err);
-	if (cmp && compare_wants_more_boots(cmp)) {
+	if (cmp && verdict_wants_more_boots(cmp)) {
 		added = store_job_add_boots(sc->st, t->si.job_id, MORE_BOOTS, 600,
 					    suite && suite->timeout > 0 ? suite->timeout : sc->cfg->stage_timeout);
 		if (added > 0)
@@ -179,7 +179,7 @@ int maybe_more_boots(struct sched *sc, struct task *t)
 
 /* An A/B job that just finished gets its comparison computed and stored
  * now, so nobody waits for it later. */
-void keep_results(struct sched *sc, int64_t job)
+void sched_keep_results(struct sched *sc, int64_t job)
 {
 	json_t *j = store_job_json(sc->st, job);
 	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
@@ -198,7 +198,7 @@ void keep_results(struct sched *sc, int64_t job)
 	if (j && !strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab") &&
 	    (!strcmp(state, "done") || (!strcmp(state, "failed") && (!strcmp(cls, "workload") ||
 								   !strcmp(cls, "suite"))))) {
-		int r = results_comparison(sc->st, sc->cfg, job, &doc, &err);
+		int r = comparison_cache_get(sc->st, sc->cfg, job, &doc, &err);
 
 		if (store_failed(r))
 			/* its verdict is not stored: backfill() looks again */
@@ -243,7 +243,7 @@ static int run_failed(struct sched *sc, struct task *t, int k, int64_t stage, co
 		if (cls)
 			log_info("job %lld: failed (%s): %s", (long long)job, cls,
 				 json_string_value(json_object_get(json_object_get(j, "error"), "message")) ?: "");
-		keep_results(sc, job);
+		sched_keep_results(sc, job);
 	}
 	json_decref(j);
 	return 0;
@@ -291,11 +291,11 @@ static int finish_bootrun(struct sched *sc, struct task *t)
 	switch (t->brout.run.kind) {
 	case RUN_DONE:
 		if (RECORD(t, 1, store_machine_health(sc->st, m, "good", NULL)) < 0 ||
-		    RECORD(t, 2, maybe_more_boots(sc, t)) < 0 ||
+		    RECORD(t, 2, sched_maybe_more_boots(sc, t)) < 0 ||
 		    RECORD(t, 3, store_stage_finish(sc->st, run, "done", NULL, NULL)) < 0)
 			return -1;
 		log_info("job %lld: boot+run %s #%d on %s: done", (long long)job, t->si.side, t->si.boot_index, m);
-		keep_results(sc, job);
+		sched_keep_results(sc, job);
 		return 0;
 	case RUN_WORKLOAD:
 		if (RECORD(t, 1, store_machine_health(sc->st, m, "good", NULL)) < 0)
@@ -350,7 +350,7 @@ static void cancelled_outcome(struct task *t)
 	}
 }
 
-void collect(struct sched *sc)
+void sched_collect(struct sched *sc)
 {
 	struct task *t, *next;
 	size_t i;
@@ -404,6 +404,6 @@ void collect(struct sched *sc)
 			*tail = t;
 			continue;
 		}
-		task_free(t);
+		sched_task_free(t);
 	}
 }

@@ -66,7 +66,7 @@ static void measure_end(void *arg)
 		quiet_measure_end(t->sc->quiet, &t->qe);
 }
 
-void *worker_main(void *arg)
+void *sched_worker_main(void *arg)
 {
 	struct sched *sc = arg;
 
@@ -134,7 +134,7 @@ void *worker_main(void *arg)
 	}
 }
 
-void enqueue(struct sched *sc, struct task *t)
+void sched_enqueue(struct sched *sc, struct task *t)
 {
 	struct task **p;
 
@@ -150,9 +150,9 @@ void enqueue(struct sched *sc, struct task *t)
 	pthread_mutex_unlock(&sc->lock);
 }
 
-void task_free(struct task *t)
+void sched_task_free(struct task *t)
 {
-	stage_info_release(&t->si);
+	store_stage_info_release(&t->si);
 	run_outcome_release(&t->out);
 	build_outcome_release(&t->bout);
 	bootrun_outcome_release(&t->brout);
@@ -162,7 +162,7 @@ void task_free(struct task *t)
 }
 
 /* m points into cfg, of which the task takes a reference. */
-struct task *task_new(enum task_kind kind, const struct lab_config *cfg, const struct cfg_machine *m)
+struct task *sched_task_new(enum task_kind kind, const struct lab_config *cfg, const struct cfg_machine *m)
 {
 	struct task *t = calloc(1, sizeof(*t));
 

@@ -187,13 +187,13 @@ struct stage_info {
 	char boot_id[40];
 	char note[300];		/* what the stage waits for, or "" */
 };
-void stage_info_release(struct stage_info *si);
+void store_stage_info_release(struct stage_info *si);
 
 /* Pending stages that may start now (every earlier stage of their job done,
- * no cancel request), oldest job first. Caller frees with stage_infos_free;
+ * no cancel request), oldest job first. Caller frees with store_stage_infos_free;
  * on a store error *ret is left alone. */
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n);
-void stage_infos_free(struct stage_info *v, size_t n);
+void store_stage_infos_free(struct stage_info *v, size_t n);
 
 /* Starts a stage that needs no machine (a build on a builder): running,
  * with `where` (e.g. "builder local") in its machine column. */

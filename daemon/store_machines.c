@@ -41,9 +41,9 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 		json_t *tags = string_list(m->tags);
 
 		db_bind_text(s, 1, m->name);
-		db_bind_text(s, 2, transport_kind_name(m->ep.transport));
+		db_bind_text(s, 2, config_transport_kind_name(m->ep.transport));
 		db_bind_text(s, 3, m->ep.host);
-		db_bind_text(s, 4, boot_method_name(m->boot));
+		db_bind_text(s, 4, config_boot_method_name(m->boot));
 		db_bind_text(s, 5, m->arch);
 		sqlite3_bind_int(s, 6, m->cpus);
 		db_bind_json(s, 7, tags);

@@ -23,7 +23,7 @@
  * (settle_job). SQL condition on stage alias A. */
 #define KEPT_FAILURE(a) "(" a ".kind = 'run' AND " a ".state = 'failed' AND " a ".error_class = 'workload')"
 
-void stage_info_release(struct stage_info *si)
+void store_stage_info_release(struct stage_info *si)
 {
 	if (!si)
 		return;
@@ -34,12 +34,12 @@ void stage_info_release(struct stage_info *si)
 	memset(si, 0, sizeof(*si));
 }
 
-void stage_infos_free(struct stage_info *v, size_t n)
+void store_stage_infos_free(struct stage_info *v, size_t n)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		stage_info_release(&v[i]);
+		store_stage_info_release(&v[i]);
 	free(v);
 }
 
@@ -94,7 +94,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	db_stmt_done(st, s);
 	db_unlock(st);
 	if (rc != SQLITE_DONE) {
-		stage_infos_free(v, n);
+		store_stage_infos_free(v, n);
 		return db_sqlite_errno(rc);
 	}
 	*ret = v;

@@ -2,7 +2,7 @@
  * Submitting a job (submit.h): a JOB_REQUEST body is read and checked
  * against the configuration before anything is stored, planned into the
  * stages the job will run, and weighed against its token's limits. The
- * HTTP handler (create_job in api_jobs.c) reads the body, counts the
+ * HTTP handler (api_create_job in api_jobs.c) reads the body, counts the
  * token's work in the store, stores the job and answers; what it may
  * store is decided here.
  */

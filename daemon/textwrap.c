@@ -7,14 +7,14 @@
 
 #include "banned.h"
 
-void text_para(struct strbuf *out, const char *first, size_t indent, const char *text, size_t width)
+void textwrap_para(struct strbuf *out, const char *first, size_t indent, const char *text, size_t width)
 {
-	size_t col = utf8_width(first, strlen(first)), i = 0, n = strlen(text);
+	size_t col = strbuf_utf8_width(first, strlen(first)), i = 0, n = strlen(text);
 	int empty = 1;
 
 	strbuf_addstr(out, first);
 	while (i < n) {
-		size_t w = strcspn(text + i, " "), ww = utf8_width(text + i, w);
+		size_t w = strcspn(text + i, " "), ww = strbuf_utf8_width(text + i, w);
 
 		if (!w) {
 			i++;
@@ -48,7 +48,7 @@ static void fit_line(struct strbuf *out, const char *l, size_t n, size_t width)
 	for (;;) {
 		size_t avail = width - indent, cols = 0, k, sp = 0, cut;
 
-		if (utf8_width(l, n) <= avail) {
+		if (strbuf_utf8_width(l, n) <= avail) {
 			strbuf_addf(out, "%*s", (int)indent, "");
 			strbuf_add(out, l, n);
 			return;
@@ -72,7 +72,7 @@ static void fit_line(struct strbuf *out, const char *l, size_t n, size_t width)
 	}
 }
 
-void text_fit(struct strbuf *text, size_t from, size_t width)
+void textwrap_fit(struct strbuf *text, size_t from, size_t width)
 {
 	struct strbuf out = STRBUF_INIT;
 	size_t i = from;

@@ -8,17 +8,17 @@
 /*
  * Plain text of a fixed width, for what is read in a mail client or a
  * terminal (report.h). Widths are in columns: one per UTF-8 character
- * (utf8_width). The text given is one line, already cleaned
+ * (strbuf_utf8_width). The text given is one line, already cleaned
  * (strbuf_add_line_clean).
  */
 
 /*
  * Appends text as a paragraph: its first line starts with `first` (whose
  * width counts), the others with `indent` spaces; words wrap at `width`,
- * and a word longer than a line stands on a line of its own (text_fit
+ * and a word longer than a line stands on a line of its own (textwrap_fit
  * cuts it). Ends with a newline.
  */
-void text_para(struct strbuf *out, const char *first, size_t indent, const char *text, size_t width);
+void textwrap_para(struct strbuf *out, const char *first, size_t indent, const char *text, size_t width);
 
 /*
  * The last pass over text[from..]: a line wider than `width` (a long URL
@@ -26,6 +26,6 @@ void text_para(struct strbuf *out, const char *first, size_t indent, const char 
  * leaves a word or more on the left, else at the width, and continues
  * four columns further in than it began (at most 24).
  */
-void text_fit(struct strbuf *text, size_t from, size_t width);
+void textwrap_fit(struct strbuf *text, size_t from, size_t width);
 
 #endif

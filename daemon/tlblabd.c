@@ -155,7 +155,7 @@ static void arm_store_fault(struct store *st)
 	memcpy(num, v, (size_t)(colon - v));
 	num[colon - v] = '\0';
 	if (parse_int_range(num, 1, 1000, &times) < 0)
-		fatalx("TLBLAB_STORE_FAULT: TIMES:SQL, TIMES from 1 to 1000");
+		log_fatalx("TLBLAB_STORE_FAULT: TIMES:SQL, TIMES from 1 to 1000");
 	store_fault_match(st, colon + 1, (int)times, 10 /* SQLITE_IOERR */);
 	log_warnx("store: the next %ld statements with \"%s\" will fail (TLBLAB_STORE_FAULT)", times, colon + 1);
 }
@@ -215,20 +215,20 @@ int main(int argc, char **argv)
 		*strrchr(web, '/') = '\0';
 	}
 	if (mkdir_p(cfg->data_dir) < 0)
-		fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
+		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
 	secure_files(cfg, dbpath);
 	if (store_open(dbpath, &st, &err) < 0)
-		fatalx("%s", err.buf);
+		log_fatalx("%s", err.buf);
 	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, &err) < 0)
-		fatalx("%s", err.buf);
+		log_fatalx("%s", err.buf);
 	if ((r = store_recover(st, &log)) < 0)
-		fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
+		log_fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
 	if (log.len)
 		log_lines(log_info, "recovered after a restart: ", log.buf);
 	arm_store_fault(st);
 	if (sched_create(cfg, st, agent, kernels, &sc, &err) < 0)
-		fatalx("scheduler: %s", err.buf);
+		log_fatalx("scheduler: %s", err.buf);
 	sched_for_signal = sc;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -238,7 +238,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	if (api_start(cfg, st, sc, web, &api, &err) < 0)
-		fatalx("api: %s", err.buf);
+		log_fatalx("api: %s", err.buf);
 	log_info("tlblabd %s listening on %s:%d, store %s (schema %d), %zu machines, agent %s, dashboard %s",
 		 TLBLAB_VERSION, cfg->listen_host, cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent, web);
 

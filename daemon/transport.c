@@ -75,7 +75,7 @@ void transport_free(struct transport *t)
 	free(t);
 }
 
-void exec_result_init(struct exec_result *r)
+void transport_exec_result_init(struct exec_result *r)
 {
 	r->status = 0;
 	r->signal = 0;
@@ -83,7 +83,7 @@ void exec_result_init(struct exec_result *r)
 	strbuf_init(&r->err, 0);
 }
 
-void exec_result_release(struct exec_result *r)
+void transport_exec_result_release(struct exec_result *r)
 {
 	if (!r)
 		return;
@@ -91,7 +91,7 @@ void exec_result_release(struct exec_result *r)
 	strbuf_release(&r->err);
 }
 
-void shell_quote(struct strbuf *sb, const char *arg)
+void transport_shell_quote(struct strbuf *sb, const char *arg)
 {
 	const char *p;
 
@@ -135,7 +135,7 @@ void transport_cmdline(struct strbuf *sb, const char *const *argv)
 	for (i = 0; argv && argv[i]; i++) {
 		if (i)
 			strbuf_addch(sb, ' ');
-		shell_quote(sb, argv[i]);
+		transport_shell_quote(sb, argv[i]);
 	}
 }
 
@@ -151,7 +151,7 @@ void transport_cmd_short(struct strbuf *sb, const char *const *argv)
 		if (*argv[i] && !argv[i][strcspn(argv[i], " \t\n'\"\\$`;&|<>()*?[]{}~#!")])
 			strbuf_addstr(&full, argv[i]);
 		else
-			shell_quote(&full, argv[i]);
+			transport_shell_quote(&full, argv[i]);
 	}
 	if (full.len > 160) {
 		strbuf_setlen(&full, 157);
@@ -202,7 +202,8 @@ static void tail_trim(struct strbuf *sb, size_t cap)
 	}
 }
 
-void exec_sink_init(struct exec_sink *s, const struct exec_req *req, struct exec_result *res)
+/* Resets res (status 0, empty out and err) and prepares s. */
+static void exec_sink_init(struct exec_sink *s, const struct exec_req *req, struct exec_result *res)
 {
 	s->req = req;
 	s->res = res;
@@ -232,7 +233,7 @@ static int sink_emit_line(struct exec_sink *s)
 	return r < 0 ? -ECANCELED : 0;
 }
 
-int exec_sink_out(struct exec_sink *s, const void *data, size_t len)
+int transport_exec_sink_out(struct exec_sink *s, const void *data, size_t len)
 {
 	const char *p = data, *end = p + len;
 
@@ -260,12 +261,12 @@ int exec_sink_out(struct exec_sink *s, const void *data, size_t len)
 	return 0;
 }
 
-void exec_sink_err(struct exec_sink *s, const void *data, size_t len)
+void transport_exec_sink_err(struct exec_sink *s, const void *data, size_t len)
 {
 	tail_add(&s->res->err, s->max_output, data, len);
 }
 
-int exec_sink_finish(struct exec_sink *s)
+int transport_exec_sink_finish(struct exec_sink *s)
 {
 	int r = 0;
 
@@ -276,12 +277,12 @@ int exec_sink_finish(struct exec_sink *s)
 	return r;
 }
 
-void exec_sink_release(struct exec_sink *s)
+void transport_exec_sink_release(struct exec_sink *s)
 {
 	strbuf_release(&s->line);
 }
 
-int exec_begin(struct transport *t, const struct exec_req *req, struct exec_result *res,
+int transport_exec_begin(struct transport *t, const struct exec_req *req, struct exec_result *res,
 	       struct exec_sink *sink, struct strbuf *cmd, double start,
 	       double *ret_deadline, struct strbuf *err)
 {
@@ -295,7 +296,7 @@ int exec_begin(struct transport *t, const struct exec_req *req, struct exec_resu
 	return 0;
 }
 
-int exec_cancelled(struct transport *t, const struct exec_req *req, const char *cmd,
+int transport_exec_cancelled(struct transport *t, const struct exec_req *req, const char *cmd,
 		   struct strbuf *err)
 {
 	strbuf_seterr(err, "%s: `%s` %s", t->label, cmd,
@@ -303,7 +304,7 @@ int exec_cancelled(struct transport *t, const struct exec_req *req, const char *
 	return -ECANCELED;
 }
 
-int exec_timed_out(struct transport *t, const char *cmd, double start, struct strbuf *err)
+int transport_exec_timed_out(struct transport *t, const char *cmd, double start, struct strbuf *err)
 {
 	strbuf_seterr(err, "%s: `%s` timed out after %.1f s", t->label, cmd, mono_now() - start);
 	return -ETIMEDOUT;

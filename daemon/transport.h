@@ -72,8 +72,8 @@ struct exec_result {
 	struct strbuf err;	/* stderr (tail, capped) */
 };
 
-void exec_result_init(struct exec_result *r);
-void exec_result_release(struct exec_result *r);
+void transport_exec_result_init(struct exec_result *r);
+void transport_exec_result_release(struct exec_result *r);
 
 struct transport_ops {
 	const char *name;
@@ -126,7 +126,7 @@ static inline int transport_download(struct transport *t, const char *remote_pat
 }
 
 /* Quotes one argument for a POSIX shell into sb (appends). */
-void shell_quote(struct strbuf *sb, const char *arg);
+void transport_shell_quote(struct strbuf *sb, const char *arg);
 
 /* True when err code means the host is unreachable or went away (infra). */
 int transport_error_is_infra(int code);

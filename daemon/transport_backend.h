@@ -27,16 +27,14 @@ struct exec_sink {
 	int line_truncated;
 };
 
-/* Resets res (status 0, empty out and err) and prepares s. */
-void exec_sink_init(struct exec_sink *s, const struct exec_req *req, struct exec_result *res);
 /* Feeds stdout bytes. Returns 0, or -ECANCELED when on_line asked to stop. */
-int exec_sink_out(struct exec_sink *s, const void *data, size_t len);
+int transport_exec_sink_out(struct exec_sink *s, const void *data, size_t len);
 /* Feeds stderr bytes. */
-void exec_sink_err(struct exec_sink *s, const void *data, size_t len);
+void transport_exec_sink_err(struct exec_sink *s, const void *data, size_t len);
 /* At end of output: hands a last unterminated line to on_line and trims
  * the kept buffers to max_output. 0 or -ECANCELED. */
-int exec_sink_finish(struct exec_sink *s);
-void exec_sink_release(struct exec_sink *s);
+int transport_exec_sink_finish(struct exec_sink *s);
+void transport_exec_sink_release(struct exec_sink *s);
 
 /*
  * What every backend's exec does first: prepares sink for req and res,
@@ -45,15 +43,15 @@ void exec_sink_release(struct exec_sink *s);
  * with a message when there is no command; sink is ready to release
  * either way.
  */
-int exec_begin(struct transport *t, const struct exec_req *req, struct exec_result *res,
+int transport_exec_begin(struct transport *t, const struct exec_req *req, struct exec_result *res,
 	       struct exec_sink *sink, struct strbuf *cmd, double start,
 	       double *ret_deadline, struct strbuf *err);
 /* The message of a command cancelled by req->cancel or stopped by its
  * on_line; returns -ECANCELED. */
-int exec_cancelled(struct transport *t, const struct exec_req *req, const char *cmd,
+int transport_exec_cancelled(struct transport *t, const struct exec_req *req, const char *cmd,
 		   struct strbuf *err);
 /* The message of a command that ran past its deadline; returns -ETIMEDOUT. */
-int exec_timed_out(struct transport *t, const char *cmd, double start, struct strbuf *err);
+int transport_exec_timed_out(struct transport *t, const char *cmd, double start, struct strbuf *err);
 
 /* Appends argv as one POSIX shell command line, every element quoted. */
 void transport_cmdline(struct strbuf *sb, const char *const *argv);

@@ -103,7 +103,7 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0, stopped = 0;
 	double stopped_at = 0;
 
-	r = exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
 	if (r < 0)
 		goto out;
 
@@ -202,7 +202,7 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 			ssize_t rd = read(out_r, buf, IO_CHUNK);
 
 			if (rd > 0) {
-				if (exec_sink_out(&sink, buf, (size_t)rd) < 0)
+				if (transport_exec_sink_out(&sink, buf, (size_t)rd) < 0)
 					goto cancelled;
 			} else if (rd == 0 || (errno != EAGAIN && errno != EINTR)) {
 				close_fd(&out_r);
@@ -212,7 +212,7 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 			ssize_t rd = read(err_r, buf, IO_CHUNK);
 
 			if (rd > 0)
-				exec_sink_err(&sink, buf, (size_t)rd);
+				transport_exec_sink_err(&sink, buf, (size_t)rd);
 			else if (rd == 0 || (errno != EAGAIN && errno != EINTR))
 				close_fd(&err_r);
 		}
@@ -240,7 +240,7 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 		res->status = -1;
 		res->signal = WTERMSIG(wstatus);
 	}
-	if (exec_sink_finish(&sink) < 0)
+	if (transport_exec_sink_finish(&sink) < 0)
 		goto cancelled;
 	r = 0;
 	goto out_mask;
@@ -248,13 +248,13 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 timed_out:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
-	exec_sink_finish(&sink);
-	r = exec_timed_out(t, cmd.buf, start, err);
+	transport_exec_sink_finish(&sink);
+	r = transport_exec_timed_out(t, cmd.buf, start, err);
 	goto out_mask;
 cancelled:
 	kill_and_reap(pid, &wstatus);
 	reaped = 1;
-	r = exec_cancelled(t, req, cmd.buf, err);
+	r = transport_exec_cancelled(t, req, cmd.buf, err);
 	goto out_mask;
 sys_fail_kill:
 	r = -errno;
@@ -281,7 +281,7 @@ out:
 	close_fd(&out_r);
 	close_fd(&err_r);
 	free(buf);
-	exec_sink_release(&sink);
+	transport_exec_sink_release(&sink);
 	strbuf_release(&cmd);
 	return r;
 }

@@ -434,9 +434,9 @@ static void remote_kill(struct transport *t, long pid)
 	struct strbuf err = STRBUF_INIT;
 
 	snprintf(target, sizeof(target), "-%ld", pid);
-	exec_result_init(&res);
+	transport_exec_result_init(&res);
 	exec_channel(t, &req, &res, &err, 0);
-	exec_result_release(&res);
+	transport_exec_result_release(&res);
 	strbuf_release(&err);
 }
 
@@ -472,7 +472,7 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 	int pid_state = want_pid ? 0 : 1;
 	long pid = 0;
 
-	r = exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
 	if (r < 0)
 		goto out;
 	if (want_pid)
@@ -546,16 +546,16 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 
 				progress = 1;
 				if (i == 1) {
-					exec_sink_err(&sink, buf, (size_t)rc);
+					transport_exec_sink_err(&sink, buf, (size_t)rc);
 					continue;
 				}
 				if (pid_state == 0) {
 					skip = pid_feed(&pid_buf, &pid, &pid_state, buf, (size_t)rc);
 					if (pid_state < 0 &&
-					    exec_sink_out(&sink, pid_buf.buf, pid_buf.len) < 0)
+					    transport_exec_sink_out(&sink, pid_buf.buf, pid_buf.len) < 0)
 						goto cancelled;
 				}
-				if (exec_sink_out(&sink, buf + skip, (size_t)rc - skip) < 0)
+				if (transport_exec_sink_out(&sink, buf + skip, (size_t)rc - skip) < 0)
 					goto cancelled;
 			}
 		}
@@ -573,9 +573,9 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 		if (rc == SSH_ERROR)
 			goto ssh_fail;
 	}
-	if (pid_state == 0 && exec_sink_out(&sink, pid_buf.buf, pid_buf.len) < 0)
+	if (pid_state == 0 && transport_exec_sink_out(&sink, pid_buf.buf, pid_buf.len) < 0)
 		goto cancelled;
-	if (exec_sink_finish(&sink) < 0)
+	if (transport_exec_sink_finish(&sink) < 0)
 		goto cancelled;
 
 	/* the exit status follows EOF; wait for it within the deadline */
@@ -607,17 +607,17 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 	goto out;
 
 timed_out:
-	r = exec_timed_out(t, cmd.buf, start, err);
+	r = transport_exec_timed_out(t, cmd.buf, start, err);
 	if (want_pid && pid_state == 1 && ssh_is_connected(s))
 		remote_kill(t, pid);
 	channel_abort(ch);
-	exec_sink_finish(&sink);
+	transport_exec_sink_finish(&sink);
 	goto out;
 cancelled:
 	if (want_pid && pid_state == 1 && ssh_is_connected(s))
 		remote_kill(t, pid);
 	channel_abort(ch);
-	r = exec_cancelled(t, req, cmd.buf, err);
+	r = transport_exec_cancelled(t, req, cmd.buf, err);
 	goto out;
 ssh_fail:
 	r = ssh_code(s, -EIO);
@@ -629,7 +629,7 @@ out:
 	if (ch)
 		ssh_channel_free(ch);
 	free(buf);
-	exec_sink_release(&sink);
+	transport_exec_sink_release(&sink);
 	strbuf_release(&cmd);
 	strbuf_release(&line);
 	strbuf_release(&pid_buf);

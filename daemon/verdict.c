@@ -192,7 +192,7 @@ void verdict_decide(const struct compare_rules *r, const struct verdict_design *
 	}
 }
 
-int compare_wants_more_boots(const json_t *comparison)
+int verdict_wants_more_boots(const json_t *comparison)
 {
 	const json_t *design = json_object_get(comparison, "design"), *row;
 	size_t i;

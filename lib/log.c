@@ -108,7 +108,7 @@ void log_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-void fatalx(const char *fmt, ...)
+void log_fatalx(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -25,6 +25,6 @@ void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+void log_fatalx(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
 #endif

@@ -227,7 +227,7 @@ void strbuf_add_last_lines(struct strbuf *sb, const char *text, size_t len, int 
 	strbuf_add(sb, text + i, len - i);
 }
 
-int utf8_decode(const char *s, size_t len, unsigned *ret_cp)
+int strbuf_utf8_decode(const char *s, size_t len, unsigned *ret_cp)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	unsigned cp, min;
@@ -304,7 +304,7 @@ void strbuf_add_line_clean(struct strbuf *sb, const char *s, size_t len, size_t 
 
 	while (i < len && (!max || t.len <= max)) {
 		unsigned cp;
-		int n = utf8_decode(s + i, len - i, &cp);
+		int n = strbuf_utf8_decode(s + i, len - i, &cp);
 
 		if (n > 0 && (cp == ' ' || is_control(cp))) {
 			space = t.len > 0;
@@ -332,7 +332,7 @@ void strbuf_add_line_clean(struct strbuf *sb, const char *s, size_t len, size_t 
 	strbuf_release(&t);
 }
 
-size_t utf8_width(const char *s, size_t len)
+size_t strbuf_utf8_width(const char *s, size_t len)
 {
 	size_t i, w = 0;
 
@@ -363,7 +363,7 @@ void strbuf_add_json_string(struct strbuf *sb, const char *s, size_t len)
 		if (i == len)
 			break;
 		if ((unsigned char)s[i] >= 0x80) {
-			n = utf8_decode(s + i, len - i, &cp);
+			n = strbuf_utf8_decode(s + i, len - i, &cp);
 			if (n < 0) {
 				strbuf_addstr(sb, "\xef\xbf\xbd");
 				i++;

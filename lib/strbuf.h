@@ -75,11 +75,11 @@ void strbuf_add_last_lines(struct strbuf *sb, const char *text, size_t len, int 
 void strbuf_add_line_clean(struct strbuf *sb, const char *s, size_t len, size_t max);
 /* Columns of UTF-8 text s[0..len): one per character (continuation bytes
  * take none). */
-size_t utf8_width(const char *s, size_t len);
+size_t strbuf_utf8_width(const char *s, size_t len);
 /* Decodes the UTF-8 character at s (len bytes available) into *ret_cp;
  * returns its length in bytes, or -1 when the bytes there are not valid
  * UTF-8 (overlong, surrogate, past U+10FFFF, cut short). */
-int utf8_decode(const char *s, size_t len, unsigned *ret_cp);
+int strbuf_utf8_decode(const char *s, size_t len, unsigned *ret_cp);
 /* Appends code point cp (at most U+10FFFF, not a surrogate) as UTF-8. */
 void strbuf_add_utf8(struct strbuf *sb, unsigned cp);
 

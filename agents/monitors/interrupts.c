@@ -72,7 +72,7 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 			char name[64];
 
 			snprintf(name, sizeof(name), "interrupts.%s", rows[r]);
-			counter_set_unavailable(cs, name, "%s", err->buf);
+			monitor_counter_set_unavailable(cs, name, "%s", err->buf);
 		}
 		irq_free(p);
 		return -1;
@@ -84,12 +84,12 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 
 		snprintf(name, sizeof(name), "interrupts.%s", rows[r]);
 		if (e == -ENOENT) {
-			counter_set_unavailable(cs, name, "no %s row in %s on this kernel",
+			monitor_counter_set_unavailable(cs, name, "no %s row in %s on this kernel",
 						rows[r], IRQ_PATH);
 			continue;
 		}
 		if (e < 0) {
-			counter_set_unavailable(cs, name, "malformed %s row in %s",
+			monitor_counter_set_unavailable(cs, name, "malformed %s row in %s",
 						rows[r], IRQ_PATH);
 			continue;
 		}
@@ -98,10 +98,10 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 		p->totals[r] = xcalloc((size_t)p->ncols, sizeof(uint64_t));
 		memcpy(p->prev[r], p->counts, sizeof(uint64_t) * (size_t)p->ncols);
 		memcpy(p->totals[r], p->counts, sizeof(uint64_t) * (size_t)p->ncols);
-		counter_set_add(cs, name, "interrupts", DIR_LOWER, 0);
+		monitor_counter_set_add(cs, name, "interrupts", DIR_LOWER, 0);
 		for (i = 0; i < (size_t)p->ncols; i++) {
 			snprintf(name, sizeof(name), "interrupts.%s.cpu%d", rows[r], p->cpu_ids[i]);
-			counter_set_add(cs, name, "interrupts", DIR_NEUTRAL, 1);
+			monitor_counter_set_add(cs, name, "interrupts", DIR_NEUTRAL, 1);
 		}
 	}
 	m->priv = p;

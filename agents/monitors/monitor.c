@@ -21,7 +21,7 @@ static const char *const all_names[] = {
 	"interrupts", "vmstat", "tracepoints", "procstat", "profile",
 };
 
-const char *metric_dir_name(enum metric_dir d)
+const char *monitor_metric_dir_name(enum metric_dir d)
 {
 	switch (d) {
 	case DIR_HIGHER: return "higher";
@@ -30,7 +30,7 @@ const char *metric_dir_name(enum metric_dir d)
 	}
 }
 
-void counter_set_release(struct counter_set *cs)
+static void counter_set_release(struct counter_set *cs)
 {
 	if (!cs)
 		return;
@@ -49,7 +49,7 @@ static void *grow(void *p, size_t *alloc, size_t need, size_t size)
 	return xrealloc(p, *alloc * size);
 }
 
-size_t counter_set_add(struct counter_set *cs, const char *name, const char *unit,
+size_t monitor_counter_set_add(struct counter_set *cs, const char *name, const char *unit,
 		       enum metric_dir dir, int per_cpu)
 {
 	struct counter *c;
@@ -63,7 +63,7 @@ size_t counter_set_add(struct counter_set *cs, const char *name, const char *uni
 	return cs->n++;
 }
 
-void counter_set_unavailable(struct counter_set *cs, const char *name, const char *fmt, ...)
+void monitor_counter_set_unavailable(struct counter_set *cs, const char *name, const char *fmt, ...)
 {
 	struct unavailable *u;
 	va_list ap;
@@ -76,7 +76,7 @@ void counter_set_unavailable(struct counter_set *cs, const char *name, const cha
 	va_end(ap);
 }
 
-long counter_set_find(const struct counter_set *cs, const char *name)
+long monitor_counter_set_find(const struct counter_set *cs, const char *name)
 {
 	size_t i;
 

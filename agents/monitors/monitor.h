@@ -26,7 +26,7 @@ enum metric_dir {
 	DIR_MAX
 };
 
-const char *metric_dir_name(enum metric_dir d);
+const char *monitor_metric_dir_name(enum metric_dir d);
 
 #define COUNTER_NAME_MAX 96
 
@@ -49,14 +49,13 @@ struct counter_set {
 	size_t nu, ualloc;
 };
 
-void counter_set_release(struct counter_set *cs);
 /* Registers a counter; returns its index. */
-size_t counter_set_add(struct counter_set *cs, const char *name, const char *unit,
+size_t monitor_counter_set_add(struct counter_set *cs, const char *name, const char *unit,
 		       enum metric_dir dir, int per_cpu);
-void counter_set_unavailable(struct counter_set *cs, const char *name,
+void monitor_counter_set_unavailable(struct counter_set *cs, const char *name,
 			     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Index of the counter called name, or -1. */
-long counter_set_find(const struct counter_set *cs, const char *name);
+long monitor_counter_set_find(const struct counter_set *cs, const char *name);
 
 struct monitor;
 

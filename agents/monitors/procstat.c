@@ -34,14 +34,14 @@ static int procstat_open(struct monitor *m, struct counter_set *cs, struct strbu
 
 	strbuf_init(text, 0);
 	if (stat_load(text, &busy, &total, err) < 0) {
-		counter_set_unavailable(cs, "procstat.busy_ticks", "%s", err->buf);
-		counter_set_unavailable(cs, "procstat.total_ticks", "%s", err->buf);
+		monitor_counter_set_unavailable(cs, "procstat.busy_ticks", "%s", err->buf);
+		monitor_counter_set_unavailable(cs, "procstat.total_ticks", "%s", err->buf);
 		strbuf_release(text);
 		free(text);
 		return -1;
 	}
-	counter_set_add(cs, "procstat.busy_ticks", "ticks", DIR_NEUTRAL, 0);
-	counter_set_add(cs, "procstat.total_ticks", "ticks", DIR_NEUTRAL, 0);
+	monitor_counter_set_add(cs, "procstat.busy_ticks", "ticks", DIR_NEUTRAL, 0);
+	monitor_counter_set_add(cs, "procstat.total_ticks", "ticks", DIR_NEUTRAL, 0);
 	m->priv = text;
 	return 0;
 }

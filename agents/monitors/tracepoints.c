@@ -150,7 +150,7 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 	p->ncpu = ncpu > 0 ? (int)ncpu : 1;
 
 	if (find_tlb_flush(&dir) < 0) {
-		counter_set_unavailable(cs, "tlb_flush.*",
+		monitor_counter_set_unavailable(cs, "tlb_flush.*",
 					"no tlb/tlb_flush tracepoint in tracefs (needs CONFIG_TRACEPOINTS and tracefs)");
 	} else {
 		size_t dlen = dir.len;
@@ -158,7 +158,7 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 		strbuf_addstr(&dir, "/id");
 		if (strbuf_read_file(&text, dir.buf, 64) < 0 ||
 		    (strbuf_trim(&text), parse_u64(text.buf, &tp_id) < 0)) {
-			counter_set_unavailable(cs, "tlb_flush.*", "%s unreadable", dir.buf);
+			monitor_counter_set_unavailable(cs, "tlb_flush.*", "%s unreadable", dir.buf);
 			tp_id = 0;
 		}
 		strbuf_setlen(&dir, dlen);
@@ -167,7 +167,7 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 		if (tp_id && strbuf_read_file(&text, dir.buf, 1u << 16) == 0)
 			nr = procparse_tlb_flush_reasons(text.buf, rids, rnames, MAX_REASONS);
 		if (tp_id && !nr)
-			counter_set_unavailable(cs, "tlb_flush.*", "%s: no reason table", dir.buf);
+			monitor_counter_set_unavailable(cs, "tlb_flush.*", "%s: no reason table", dir.buf);
 	}
 	for (i = 0; i < nr; i++) {
 		struct perf_event_attr attr = { 0 };
@@ -181,9 +181,9 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 		snprintf(name, sizeof(name), "tlb_flush.%.47s", rnames[i]);
 		e = open_event(p, &attr, filter);
 		if (e < 0)
-			counter_set_unavailable(cs, name, "perf_event_open: %s%s", strerror(-e), perf_hint(e));
+			monitor_counter_set_unavailable(cs, name, "perf_event_open: %s%s", strerror(-e), perf_hint(e));
 		else
-			counter_set_add(cs, name, "events", DIR_LOWER, 0);
+			monitor_counter_set_add(cs, name, "events", DIR_LOWER, 0);
 	}
 	for (i = 0; i < (int)ARRAY_SIZE(sw); i++) {
 		struct perf_event_attr attr = { 0 };
@@ -194,9 +194,9 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 		attr.config = sw[i].config;
 		e = open_event(p, &attr, NULL);
 		if (e < 0)
-			counter_set_unavailable(cs, sw[i].name, "perf_event_open: %s%s", strerror(-e), perf_hint(e));
+			monitor_counter_set_unavailable(cs, sw[i].name, "perf_event_open: %s%s", strerror(-e), perf_hint(e));
 		else
-			counter_set_add(cs, sw[i].name, sw[i].unit, DIR_NEUTRAL, 0);
+			monitor_counter_set_add(cs, sw[i].name, sw[i].unit, DIR_NEUTRAL, 0);
 	}
 	strbuf_release(&dir);
 	strbuf_release(&text);

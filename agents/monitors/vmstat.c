@@ -44,15 +44,15 @@ static int vmstat_open(struct monitor *m, struct counter_set *cs, struct strbuf 
 
 		snprintf(name, sizeof(name), "vmstat.%s", names[i]);
 		if (r < 0)
-			counter_set_unavailable(cs, name, "%s: %s", VMSTAT_PATH, strerror(-r));
+			monitor_counter_set_unavailable(cs, name, "%s: %s", VMSTAT_PATH, strerror(-r));
 		else if (e == -ENOENT)
-			counter_set_unavailable(cs, name, "not in %s (kernel built without CONFIG_DEBUG_TLBFLUSH)",
+			monitor_counter_set_unavailable(cs, name, "not in %s (kernel built without CONFIG_DEBUG_TLBFLUSH)",
 						VMSTAT_PATH);
 		else if (e < 0)
-			counter_set_unavailable(cs, name, "malformed row in %s", VMSTAT_PATH);
+			monitor_counter_set_unavailable(cs, name, "malformed row in %s", VMSTAT_PATH);
 		else {
 			p->present[i] = 1;
-			counter_set_add(cs, name, "events", DIR_LOWER, 0);
+			monitor_counter_set_add(cs, name, "events", DIR_LOWER, 0);
 			found++;
 		}
 	}

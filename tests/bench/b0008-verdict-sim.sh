@@ -5,7 +5,7 @@
 # every case with its headline and the counter rows its monitors give),
 # with correlated rows, at per-boot CV 1, 2, 5, 10 and 20%, go through the
 # real compare_sides() and the scheduler's second look
-# (compare_wants_more_boots(): 5 boots per side, 9 when it says so). No
+# (verdict_wants_more_boots(): 5 boots per side, 9 when it says so). No
 # verdict logic lives in the tool (tests/tools/verdict-sim.c); it counts
 # the verdicts compare gives.
 #

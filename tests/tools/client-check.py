@@ -24,7 +24,7 @@ import sys
 
 
 def fmt_number(v):
-    """The client's fmt_number(): what a value looks like in a table."""
+    """The client's client_fmt_number(): what a value looks like in a table."""
     a = abs(v)
     if not math.isfinite(v):
         return "%g" % v

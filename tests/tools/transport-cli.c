@@ -149,7 +149,7 @@ int main(int argc, char **argv)
 		}
 		req.argv = (const char *const *)&argv[i + 1];
 		req.max_output = 64u << 20;
-		exec_result_init(&res);
+		transport_exec_result_init(&res);
 		r = transport_exec(t, &req, &res, &err);
 		fwrite(res.out.buf, 1, res.out.len, stdout);
 		fflush(stdout);
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "transport-cli: status=%d signal=%d\n", res.status, res.signal);
 			ret = 0;
 		}
-		exec_result_release(&res);
+		transport_exec_result_release(&res);
 	} else if (!strcmp(argv[i], "upload") && i + 3 < argc) {
 		char *end;
 

@@ -2,7 +2,7 @@
  * verdict-sim: the shipped verdict rule, measured end to end (make bench,
  * tests/bench/b0008-verdict-sim.sh). Nothing of the rule is copied here:
  * every verdict comes from compare_sides() and every decision to add boots
- * from compare_wants_more_boots(), on documents shaped like the ones
+ * from verdict_wants_more_boots(), on documents shaped like the ones
  * store_compare_doc() gives them (with "design": {"boots", "max_boots",
  * "look"} for the issue-11 compare, and the job in the provenance);
  * this file only reads a row's "verdict" and "headline" (and its spec,
@@ -30,7 +30,7 @@
  * the documents (marked) and must be dropped by compare.
  *
  * The sequential design is the scheduler's: `boots` per side, compare,
- * and when compare_wants_more_boots() says so, boots up to `max_boots`
+ * and when verdict_wants_more_boots() says so, boots up to `max_boots`
  * (all at once, as sched.c adds them) and compare again; the second
  * comparison is the job's result. --fixed N runs N boots and looks once.
  * The power conditions make the first case's headline worse by the shift
@@ -346,7 +346,7 @@ static int shape_from_suite(struct shape *sh, const struct cfg_suite *suite, str
 			snprintf(c->workload, sizeof(c->workload), "%s", p->ops->name);
 			/* runner.c's case_params: the case's params and its mode */
 			c->params = json_deep_copy(sp.cases[ci].params);
-			json_object_set_new(c->params, "mode", json_string(wl_mode_name(p->mode)));
+			json_object_set_new(c->params, "mode", json_string(spec_mode_name(p->mode)));
 			c->duration = p->duration > 0 ? p->duration : 1;
 			c->iterations = sp.iterations;
 			c->warmup = sp.warmup;
@@ -627,7 +627,7 @@ struct look {
 	signed char verdict;	/* the job's, enum verdict */
 	signed char shifted;	/* the first headline row's verdict */
 	unsigned char boots;	/* per side, in the comparison that decided */
-	unsigned char more;	/* compare_wants_more_boots said yes after look 1 */
+	unsigned char more;	/* verdict_wants_more_boots said yes after look 1 */
 	unsigned short hl_rows, hl_called, ct_rows, ct_called;
 };
 
@@ -686,7 +686,7 @@ static json_t *compare_timed(const json_t *doc, const struct compare_rules *rule
 }
 
 /* One job, the scheduler's way: compare the first boots; when
- * compare_wants_more_boots says so, add the boots up to max_boots and
+ * verdict_wants_more_boots says so, add the boots up to max_boots and
  * compare again. */
 static void run_job(const struct shape *sh, const struct sim_opts *o, const struct cond *c, int job,
 		    struct job_result *res)
@@ -703,7 +703,7 @@ static void run_job(const struct shape *sh, const struct sim_opts *o, const stru
 	cmp = compare_timed(g.doc, &c->rules, &res->ms[0]);
 	read_comparison(cmp, &sh->cases[0], &res->look);
 	res->look.boots = (unsigned char)o->boots;
-	if (compare_wants_more_boots(cmp)) {
+	if (verdict_wants_more_boots(cmp)) {
 		json_decref(cmp);
 		gen_boots(&g, o->boots, o->max_boots);
 		/* as the store says once boots were added (job_design): the
@@ -1335,7 +1335,7 @@ int main(int argc, char **argv)
 		gen_boots(&g, 0, o.boots);
 		cmp = compare_timed(g.doc, &c.rules, NULL);
 		out = json_pack("{s:O,s:O,s:b}", "input", g.doc, "comparison", cmp, "wants_more_boots",
-				compare_wants_more_boots(cmp));
+				verdict_wants_more_boots(cmp));
 		json_dumpf(out, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(8));
 		putchar('\n');
 		json_decref(out);
@@ -1359,7 +1359,7 @@ int main(int argc, char **argv)
 	} else {
 		printf("suite %s of %s: %zu cases; ", suite->name, config, sh.ncases);
 		if (o.max_boots > o.boots)
-			printf("%d boots per side, %d when compare_wants_more_boots() says so\n", o.boots,
+			printf("%d boots per side, %d when verdict_wants_more_boots() says so\n", o.boots,
 			       o.max_boots);
 		else
 			printf("%d boots per side, one look\n", o.boots);

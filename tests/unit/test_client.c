@@ -27,7 +27,7 @@ static char *render_status(const char *text)
 		fail_msg("bad test JSON at %d:%d: %s", jerr.line, jerr.column, jerr.text);
 	f = open_memstream(&out, &len);
 	assert_non_null(f);
-	status_print(f, 4, job);
+	client_status_print(f, 4, job);
 	fclose(f);
 	json_decref(job);
 	return out;
@@ -197,7 +197,7 @@ static void test_blame(void **state)
 		const char *b;
 
 		assert_non_null(job);
-		b = job_error_blame(job);
+		b = client_job_error_blame(job);
 		if (cases[i].blame)
 			assert_string_equal(b, cases[i].blame);
 		else
@@ -215,11 +215,11 @@ static void test_outcome_and_names(void **state)
 	struct strbuf sb = STRBUF_INIT;
 
 	(void)state;
-	job_outcome(&sb, job);
+	client_job_outcome(&sb, job);
 	assert_string_equal(sb.buf, "failed: suite: spec 1 fails on base (the suite fails on the base "
 			    "kernel too: a problem of the suite on this tree, not of the patch or the lab)");
 	strbuf_reset(&sb);
-	stage_name(&sb, st);
+	client_stage_name(&sb, st);
 	assert_string_equal(sb.buf, "boot patched #3 on q1");
 	json_decref(job);
 	json_decref(st);
@@ -233,17 +233,17 @@ static void test_params(void **state)
 	struct strbuf sb = STRBUF_INIT;
 
 	(void)state;
-	add_params(&sb, p, "workload");
+	client_add_params(&sb, p, "workload");
 	/* 0.2, not the double's 0.20000000000000001 */
 	assert_string_equal(sb.buf, "duration=0.2 workers=2 mode=threads cpus=[0,1] size=-");
 	strbuf_reset(&sb);
-	add_params(&sb, json_object_get(p, "workers"), NULL);	/* not an object */
+	client_add_params(&sb, json_object_get(p, "workers"), NULL);	/* not an object */
 	assert_string_equal(sb.buf, "");
 	json_decref(p);
 	strbuf_release(&sb);
 }
 
-/* results_print: medians per block; a run of a spec that failed in its
+/* client_results_print: medians per block; a run of a spec that failed in its
  * stage is left out and counted, a warm-up is not counted at all */
 static void test_results_failed_runs(void **state)
 {
@@ -273,7 +273,7 @@ static void test_results_failed_runs(void **state)
 	(void)state;
 	assert_non_null(runs);
 	assert_non_null(metrics);
-	assert_int_equal(results_print(f, runs, metrics, 0, &err), 0);
+	assert_int_equal(client_results_print(f, runs, metrics, 0, &err), 0);
 	fclose(f);
 	assert_line(out, "spec 1, case 0: mremap on m1");
 	assert_line(out, "  params: duration=0.2");
@@ -285,7 +285,7 @@ static void test_results_failed_runs(void **state)
 	strbuf_release(&err);
 }
 
-/* compare_print reads the document, not the API's wrapper around it. */
+/* client_compare_print reads the document, not the API's wrapper around it. */
 static void test_compare_needs_document(void **state)
 {
 	json_t *wrapped = json_loads("{\"comparison\": {\"rows\": [], \"summary\": {}}}", 0, NULL);
@@ -295,9 +295,9 @@ static void test_compare_needs_document(void **state)
 	FILE *f = open_memstream(&out, &len);
 
 	(void)state;
-	assert_int_equal(compare_print(f, wrapped, 0, &err), -1);
+	assert_int_equal(client_compare_print(f, wrapped, 0, &err), -1);
 	assert_string_equal(err.buf, "the server's comparison has no \"rows\" or \"summary\"");
-	assert_int_equal(compare_print(f, json_object_get(wrapped, "comparison"), 0, &err), 0);
+	assert_int_equal(client_compare_print(f, json_object_get(wrapped, "comparison"), 0, &err), 0);
 	fclose(f);
 	assert_non_null(strstr(out, "no rows"));
 	free(out);

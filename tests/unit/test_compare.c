@@ -187,7 +187,7 @@ static void test_sequential_looks(void **state)
 	assert_int_equal((int)design_num(c, "look"), 1);
 	assert_int_equal((int)design_num(c, "looks"), 2);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
-	assert_int_equal(compare_wants_more_boots(c), 1);
+	assert_int_equal(verdict_wants_more_boots(c), 1);
 	json_decref(c);
 	json_decref(doc);
 
@@ -197,7 +197,7 @@ static void test_sequential_looks(void **state)
 	a2 = design_num(c, "alpha");
 	assert_true(fabs(a1 + a2 - 0.01) < 1e-15);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "regression");
-	assert_int_equal(compare_wants_more_boots(c), 0);
+	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
 	json_decref(doc);
 
@@ -207,7 +207,7 @@ static void test_sequential_looks(void **state)
 	doc = ab_doc(5, 2, 0, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	c = compare_ab(doc);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
-	assert_int_equal(compare_wants_more_boots(c), 0);
+	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
 	json_decref(doc);
 	/* a 5% drop at 1% noise is inside the 10% margin at 5 boots, but the
@@ -216,7 +216,7 @@ static void test_sequential_looks(void **state)
 	doc = ab_doc(5, 1, -0.05, 0.01, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	c = compare_ab(doc);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
-	assert_int_equal(compare_wants_more_boots(c), 1);
+	assert_int_equal(verdict_wants_more_boots(c), 1);
 	json_decref(c);
 	json_decref(doc);
 
@@ -225,7 +225,7 @@ static void test_sequential_looks(void **state)
 	c = compare_ab(doc);
 	assert_true(design_num(c, "alpha") == 0.01);
 	assert_int_equal((int)design_num(c, "looks"), 1);
-	assert_int_equal(compare_wants_more_boots(c), 0);
+	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
 	json_decref(doc);
 
@@ -233,7 +233,7 @@ static void test_sequential_looks(void **state)
 	doc = ab_doc(5, 1, 0, 0.02, NULL);
 	c = compare_ab(doc);
 	assert_true(design_num(c, "alpha") == 0.01);
-	assert_int_equal(compare_wants_more_boots(c), 0);
+	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
 	json_decref(doc);
 }

@@ -1768,12 +1768,12 @@ static void test_names(void **state)
 	name64[65] = '\0';
 	assert_false(config_valid_name(name64));
 
-	assert_string_equal(transport_kind_name(TRANSPORT_LOCAL), "local");
-	assert_string_equal(transport_kind_name(TRANSPORT_SSH), "ssh");
-	assert_string_equal(boot_method_name(BOOT_NONE), "none");
-	assert_string_equal(boot_method_name(BOOT_QEMU), "qemu");
-	assert_string_equal(boot_method_name(BOOT_KEXEC), "kexec");
-	assert_string_equal(boot_method_name(BOOT_REBOOT), "reboot");
+	assert_string_equal(config_transport_kind_name(TRANSPORT_LOCAL), "local");
+	assert_string_equal(config_transport_kind_name(TRANSPORT_SSH), "ssh");
+	assert_string_equal(config_boot_method_name(BOOT_NONE), "none");
+	assert_string_equal(config_boot_method_name(BOOT_QEMU), "qemu");
+	assert_string_equal(config_boot_method_name(BOOT_KEXEC), "kexec");
+	assert_string_equal(config_boot_method_name(BOOT_REBOOT), "reboot");
 	assert_false(config_machine_has_tag(NULL, "x"));
 	config_free(NULL);
 }

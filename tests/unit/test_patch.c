@@ -161,7 +161,7 @@ static void test_clean_line(void **state)
 	/* overlong encodings and surrogates are not UTF-8 */
 	strbuf_add_line_clean(&s, "\xc0\xaf \xed\xa0\x80 ok", 10, 0);
 	assert_string_equal(s.buf, "?? ??? ok");
-	assert_int_equal(utf8_width("R\xc3\xa9" "e", 4), 3);
+	assert_int_equal(strbuf_utf8_width("R\xc3\xa9" "e", 4), 3);
 	strbuf_release(&s);
 }
 

@@ -58,14 +58,14 @@ static void assert_shape(const char *text)
 	assert_int_equal(text[len - 1], '\n');
 	while (i < len) {
 		unsigned cp;
-		int n = utf8_decode(text + i, len - i, &cp);
+		int n = strbuf_utf8_decode(text + i, len - i, &cp);
 
 		if (n < 0)
 			fail_msg("line %zu: not UTF-8 at byte %zu:\n%s", line, i, text);
 		if (cp == '\n') {
-			if (utf8_width(text + start, i - start) > REPORT_WIDTH)
+			if (strbuf_utf8_width(text + start, i - start) > REPORT_WIDTH)
 				fail_msg("line %zu is %zu columns wide:\n%.*s", line,
-					 utf8_width(text + start, i - start), (int)(i - start), text + start);
+					 strbuf_utf8_width(text + start, i - start), (int)(i - start), text + start);
 			if (i > start && text[i - 1] == ' ')
 				fail_msg("line %zu ends with a space: \"%.*s\"", line, (int)(i - start), text + start);
 			line++;

@@ -1,6 +1,6 @@
 /*
  * daemon/sched: the extra-boot rule of an A/B job, as the scheduler applies
- * it (sched_record.c: maybe_more_boots, finish_bootrun's step before a run
+ * it (sched_record.c: sched_maybe_more_boots, finish_bootrun's step before a run
  * is marked done). A job is walked stage by stage on a real SQLite file, as
  * the scheduler records it: a boot done, its run's iteration stored, the
  * rule asked, the run finished. What the test checks is what the store then
@@ -106,7 +106,7 @@ static void next_stage(struct store *st, int64_t job, struct stage_info *ret)
 			memset(&v[i], 0, sizeof(v[i]));
 			found = 1;
 		}
-	stage_infos_free(v, n);
+	store_stage_infos_free(v, n);
 	if (!found)
 		fail_msg("job %lld has no runnable stage", (long long)job);
 }
@@ -145,7 +145,7 @@ static int job_int(struct store *st, int64_t job, const char *key)
 
 /*
  * Walks the job to its end. The run of boot index i on side S measures
- * vals[S][i % nvals]. Before each run is finished, maybe_more_boots is
+ * vals[S][i % nvals]. Before each run is finished, sched_maybe_more_boots is
  * asked with the task the scheduler would hold (the boot's stage info);
  * grew[k] is set to the boots added per side at the k-th run stage
  * (counting both sides). The stages of boot index `first` on were added
@@ -174,7 +174,7 @@ static int drive(struct fixture *f, int64_t job, const double *base, const doubl
 		assert_int_equal(store_stage_begin(f->st, t.si.id, "m1"), 0);
 		assert_int_equal(store_stage_finish(f->st, t.si.id, "done", NULL, NULL), 0);
 		if (strcmp(t.si.kind, "boot")) {	/* a build */
-			stage_info_release(&t.si);
+			store_stage_info_release(&t.si);
 			continue;
 		}
 		next_stage(f->st, job, &run);
@@ -188,12 +188,12 @@ static int drive(struct fixture *f, int64_t job, const double *base, const doubl
 		vals = !strcmp(run.side, "base") ? base : patched;
 		add_run(f->st, job, run.id, run.side, vals[(size_t)run.boot_index % nvals]);
 		before = job_int(f->st, job, "boots");
-		assert_int_equal(maybe_more_boots(&f->sc, &t), 0);
+		assert_int_equal(sched_maybe_more_boots(&f->sc, &t), 0);
 		assert_true(runs < max_runs);
 		grew[runs++] = job_int(f->st, job, "boots") - before;
 		assert_int_equal(store_stage_finish(f->st, run.id, "done", NULL, NULL), 0);
-		stage_info_release(&run);
-		stage_info_release(&t.si);
+		store_stage_info_release(&run);
+		store_stage_info_release(&t.si);
 	}
 	fail_msg("job %lld did not end", (long long)job);
 	return runs;

@@ -118,7 +118,7 @@ static void test_matrix_order(void **state)
 	for (i = 0; i < 6; i++) {
 		json_t *p = s.cases[i].params;
 
-		assert_string_equal(wl_mode_name(s.cases[i].p.mode), want[i].mode);
+		assert_string_equal(spec_mode_name(s.cases[i].p.mode), want[i].mode);
 		assert_int_equal(s.cases[i].p.workers, want[i].workers);
 		/* each case's params hold its own scalars, for the output lines */
 		assert_string_equal(json_string_value(json_object_get(p, "mode")), want[i].mode);

@@ -62,7 +62,7 @@ static int64_t next_stage(struct store *st, int64_t job, char kind[8], char side
 			snprintf(kind, 8, "%s", v[i].kind);
 			snprintf(side, 16, "%s", v[i].side);
 		}
-	stage_infos_free(v, n);
+	store_stage_infos_free(v, n);
 	if (!id)
 		fail_msg("job %lld has no runnable stage", (long long)job);
 	return id;
@@ -573,7 +573,7 @@ static int runnable(struct store *st, int64_t job, struct stage_info *ret)
 			snprintf(ret->kind, sizeof(ret->kind), "%s", v[i].kind);
 			snprintf(ret->side, sizeof(ret->side), "%s", v[i].side);
 		}
-	stage_infos_free(v, n);
+	store_stage_infos_free(v, n);
 	return 0;
 }
 
@@ -879,7 +879,7 @@ static void test_no_retry_after_cancel(void **state)
 	assert_int_equal(store_runnable_stages(f->st, &v, &n), 0);
 	for (i = 0; i < n; i++)
 		assert_int_not_equal(v[i].job_id, job);
-	stage_infos_free(v, n);
+	store_stage_infos_free(v, n);
 
 	/* a restart finds another cancelled job's stage running */
 	stage = next_stage(f->st, other, kind, side);

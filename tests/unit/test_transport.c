@@ -36,7 +36,7 @@ static int setup(void **state)
 	assert_non_null(f);
 	f->ep.transport = TRANSPORT_LOCAL;
 	strbuf_init(&f->err, 0);
-	exec_result_init(&f->res);
+	transport_exec_result_init(&f->res);
 	r = transport_open(&f->ep, 5, &f->t, &f->err);
 	assert_int_equal(r, 0);
 	snprintf(f->dir, sizeof(f->dir), "/tmp/tlblab-transport.XXXXXX");
@@ -54,7 +54,7 @@ static int teardown(void **state)
 	if (system(cmd) != 0)
 		fprintf(stderr, "# cannot remove %s\n", f->dir);
 	transport_free(f->t);
-	exec_result_release(&f->res);
+	transport_exec_result_release(&f->res);
 	strbuf_release(&f->err);
 	free(f);
 	return 0;
@@ -83,7 +83,7 @@ static void test_shell_quote(void **state)
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct strbuf sb = STRBUF_INIT;
 
-		shell_quote(&sb, cases[i].in);
+		transport_shell_quote(&sb, cases[i].in);
 		assert_string_equal(sb.buf, cases[i].out);
 		strbuf_release(&sb);
 	}
@@ -105,7 +105,7 @@ static void test_shell_quote_roundtrip(void **state)
 		struct exec_req req = { .argv = argv, .timeout = 10 };
 
 		strbuf_addstr(&script, "printf %s ");
-		shell_quote(&script, words[i]);
+		transport_shell_quote(&script, words[i]);
 		argv[2] = script.buf;
 		assert_int_equal(run(f, &req), 0);
 		assert_int_equal(f->res.status, 0);
