@@ -6,7 +6,7 @@
  * with regressions, TLB counters and profiles; 2 one whose patched build
  * failed before anything ran; 4 one that failed with a spec failing on the
  * patched side), read as GET /api/v1/jobs/N/report.txt reads them: the
- * comparison (results_comparison, under the default rules, those of
+ * comparison (comparison_cache_get, under the default rules, those of
  * t0020's suite tlb), then the job (store_job_json). Job 1 is compared
  * once more under a suite whose alpha none of its p-values reaches once
  * Holm has adjusted them, for an inconclusive verdict. What a check
@@ -99,11 +99,11 @@ static int read_docs(struct store *st, const struct lab_config *cfg, int64_t id,
 {
 	struct strbuf text = STRBUF_INIT;
 	json_error_t jerr;
-	int r = results_comparison(st, cfg, id, &text, err);
+	int r = comparison_cache_get(st, cfg, id, &text, err);
 
 	if (r < 0) {
 		if (!err->len)
-			strbuf_seterr(err, "results_comparison: %d", r);
+			strbuf_seterr(err, "comparison_cache_get: %d", r);
 		goto out;
 	}
 	*ret_cmp = json_loadb(text.buf, text.len, 0, &jerr);
