@@ -87,7 +87,9 @@ $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS_DAEMON)
+# verdict-sim's other files (verdict-sim.h says which does what)
+$(BUILD)/tests/verdict-sim: tests/tools/verdict-sim-gen.c tests/tools/verdict-sim-jobs.c tests/tools/verdict-sim.h
 
 # the fuzzers (tests/fuzz/NAME/fuzz_NAME.c, one per parser of outside input):
 # `make fuzz` links each with libFuzzer (clang) as $(BUILD)/fuzzer-NAME; every

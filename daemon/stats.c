@@ -145,38 +145,38 @@ static double lgamma_pos(double x)
 	return lgamma_r(x, &sign);
 }
 
+#define LENTZ_TINY 1e-300
+
+/* One term of the modified Lentz recurrence, of coefficient aa: d and c
+ * updated (kept off 0), and the factor the fraction takes from them. */
+static double lentz_term(double aa, double *d, double *c)
+{
+	*d = 1 + aa * *d;
+	if (fabs(*d) < LENTZ_TINY)
+		*d = LENTZ_TINY;
+	*c = 1 + aa / *c;
+	if (fabs(*c) < LENTZ_TINY)
+		*c = LENTZ_TINY;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* Continued fraction of I_x(a, b), modified Lentz; converges quickly when
  * x < (a + 1) / (a + b + 2). */
 static double beta_cf(double a, double b, double x)
 {
-	const double tiny = 1e-300;
-	double c = 1, d, h, aa, del;
+	double c = 1, d, h, del;
 	int m;
 
 	d = 1 - (a + b) * x / (a + 1);
-	if (fabs(d) < tiny)
-		d = tiny;
+	if (fabs(d) < LENTZ_TINY)
+		d = LENTZ_TINY;
 	d = 1 / d;
 	h = d;
 	for (m = 1; m <= 100000; m++) {
-		aa = m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		h *= d * c;
-		aa = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m));
-		d = 1 + aa * d;
-		if (fabs(d) < tiny)
-			d = tiny;
-		c = 1 + aa / c;
-		if (fabs(c) < tiny)
-			c = tiny;
-		d = 1 / d;
-		del = d * c;
+		/* the even term, then the odd one */
+		h *= lentz_term(m * (b - m) * x / ((a - 1 + 2 * m) * (a + 2 * m)), &d, &c);
+		del = lentz_term(-(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 1 + 2 * m)), &d, &c);
 		h *= del;
 		if (fabs(del - 1) < DBL_EPSILON)
 			break;
@@ -795,39 +795,41 @@ static struct ranked_p *sorted_family(const double *p, size_t n, size_t *ret_m, 
 	return f;
 }
 
-int stats_holm(const double *p, size_t n, double *adj)
+/*
+ * Holm's step-down adjustment, or Benjamini-Hochberg's step-up (bh): the
+ * k-th smallest of the m finite p-values (k from 0) is multiplied by m - k
+ * (Holm, at most 1) or by m / (k + 1) (BH), and a running max from the
+ * smallest up (Holm) or a running min from the largest down (BH) keeps
+ * the adjusted values in the p-values' order.
+ */
+static int adjust_family(const double *p, size_t n, double *adj, int bh)
 {
-	size_t m, k;
+	size_t m, j, k;
 	struct ranked_p *f = sorted_family(p, n, &m, adj);
-	double run = 0;
+	double run = bh ? 1 : 0;
 
 	if (!f)
 		return -ENOMEM;
-	/* the k-th smallest is multiplied by m - k; a running max keeps the
-	 * step-down order */
-	for (k = 0; k < m; k++) {
-		run = fmax(run, fmin(1, (double)(m - k) * f[k].p));
+	for (j = 0; j < m; j++) {
+		k = bh ? m - 1 - j : j;
+		if (bh)
+			run = fmin(run, (double)m / (double)(k + 1) * f[k].p);
+		else
+			run = fmax(run, fmin(1, (double)(m - k) * f[k].p));
 		adj[f[k].i] = run;
 	}
 	free(f);
 	return 0;
 }
 
+int stats_holm(const double *p, size_t n, double *adj)
+{
+	return adjust_family(p, n, adj, 0);
+}
+
 int stats_bh(const double *p, size_t n, double *adj)
 {
-	size_t m, k;
-	struct ranked_p *f = sorted_family(p, n, &m, adj);
-	double run = 1;
-
-	if (!f)
-		return -ENOMEM;
-	/* from the largest down: p_(k) m / k, a running min keeps the order */
-	for (k = m; k-- > 0;) {
-		run = fmin(run, (double)m / (double)(k + 1) * f[k].p);
-		adj[f[k].i] = run;
-	}
-	free(f);
-	return 0;
+	return adjust_family(p, n, adj, 1);
 }
 
 double stats_obf_spent(double alpha, double t)

@@ -304,6 +304,60 @@ void db_bind_json(sqlite3_stmt *s, int i, const json_t *v)
 		sqlite3_bind_null(s, i);
 }
 
+void db_bind_args(sqlite3_stmt *s, const struct db_arg *args)
+{
+	int i;
+
+	for (i = 0; s && args[i].kind != DB_ARG_MAX; i++) {
+		switch (args[i].kind) {
+		case DB_ARG_INT:
+			sqlite3_bind_int64(s, i + 1, args[i].v.i);
+			break;
+		case DB_ARG_REAL:
+			sqlite3_bind_double(s, i + 1, args[i].v.d);
+			break;
+		case DB_ARG_TEXT:
+			db_bind_text(s, i + 1, args[i].v.t);
+			break;
+		case DB_ARG_JSON:
+			db_bind_json(s, i + 1, args[i].v.j);
+			break;
+		case DB_ARG_MAX:
+			break;
+		}
+	}
+}
+
+int db_run_args(struct store *st, const char *sql, const struct db_arg *args)
+{
+	sqlite3_stmt *s = db_prep(st, sql);
+
+	db_bind_args(s, args);
+	return db_step_done(s);
+}
+
+int db_row_args(struct store *st, sqlite3_stmt **ret_s, const char *sql, const struct db_arg *args)
+{
+	sqlite3_stmt *s = db_prep(st, sql);
+	int rc;
+
+	db_bind_args(s, args);
+	rc = db_step_row(st, s);
+	if (rc == 1)
+		*ret_s = s;
+	return rc;
+}
+
+int db_write_args(struct store *st, const char *sql, const struct db_arg *args)
+{
+	int rc;
+
+	db_lock(st);
+	rc = db_run_args(st, sql, args);
+	db_unlock(st);
+	return rc;
+}
+
 int db_step_done_st(struct store *st, sqlite3_stmt *s)
 {
 	int rc;
@@ -346,6 +400,11 @@ json_t *db_col_parsed(sqlite3_stmt *s, int i)
 	return v ? v : json_null();
 }
 
+void db_col_copy(char *buf, size_t len, sqlite3_stmt *s, int i)
+{
+	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, i));
+}
+
 json_t *db_read_end(json_t *doc, int rc)
 {
 	if (rc == SQLITE_DONE && doc)
@@ -384,19 +443,6 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 	return 0;
 }
 
-int db_update_id_text(struct store *st, const char *sql, int64_t id, const char *text)
-{
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, sql);
-	sqlite3_bind_int64(s, 1, id);
-	db_bind_text(s, 2, text);
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
-}
 
 /* ---- open, migrate ---- */
 
@@ -410,7 +456,7 @@ int db_update_id_text(struct store *st, const char *sql, int64_t id, const char 
 static int backfill_subjects(struct store *st)
 {
 	struct strbuf subj = STRBUF_INIT;
-	sqlite3_stmt *s, *u;
+	sqlite3_stmt *s;
 	int rc = 0;
 
 	s = db_prep_once(st, "SELECT id, patch_kind, patch FROM jobs WHERE kind = 'ab' AND patch IS NOT NULL "
@@ -422,10 +468,8 @@ static int backfill_subjects(struct store *st)
 
 		if (k == PATCH_SUBJECT_NONE || (!strcmp(kind ? kind : "", "url") && k == PATCH_SUBJECT_FILES))
 			continue;
-		u = db_prep(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1");
-		sqlite3_bind_int64(u, 1, sqlite3_column_int64(s, 0));
-		db_bind_text(u, 2, subj.buf);
-		rc = db_step_done(u);
+		rc = db_run(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1",
+			    DB_INT(sqlite3_column_int64(s, 0)), DB_TEXT(subj.buf));
 	}
 	if (s)
 		sqlite3_finalize(s);

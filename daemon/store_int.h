@@ -32,7 +32,7 @@
  * Locking: a function of store.h holds the writer's lock (db_lock), or a
  * reader's (db_reader_get), for its whole call; the helpers below expect
  * their caller to hold the lock of the connection they are given, except
- * db_update_id_text, which takes it.
+ * db_write, which takes it.
  */
 
 #define STMT_CACHE 96
@@ -129,6 +129,54 @@ void db_bind_text(sqlite3_stmt *s, int i, const char *v);
 void db_bind_json(sqlite3_stmt *s, int i, const json_t *v);
 
 /*
+ * A statement's parameters as one list, ?1 first: each a DB_INT (any
+ * integer, bound as SQLite's 64-bit integer), DB_REAL, DB_TEXT or DB_JSON
+ * (db_bind_text, db_bind_json: NULL binds NULL). The macros below end the
+ * list, so a call reads as the statement does:
+ *
+ *	rc = db_run(st, "UPDATE stages SET note = ?2 WHERE id = ?1",
+ *		    DB_INT(stage_id), DB_TEXT(note));
+ */
+enum db_arg_kind { DB_ARG_INT, DB_ARG_REAL, DB_ARG_TEXT, DB_ARG_JSON, DB_ARG_MAX };
+
+struct db_arg {
+	enum db_arg_kind kind;	/* DB_ARG_MAX ends a list */
+	union {
+		int64_t i;
+		double d;
+		const char *t;
+		const json_t *j;
+	} v;
+};
+
+#define DB_INT(x) ((struct db_arg){ .kind = DB_ARG_INT, .v.i = (x) })
+#define DB_REAL(x) ((struct db_arg){ .kind = DB_ARG_REAL, .v.d = (x) })
+#define DB_TEXT(x) ((struct db_arg){ .kind = DB_ARG_TEXT, .v.t = (x) })
+#define DB_JSON(x) ((struct db_arg){ .kind = DB_ARG_JSON, .v.j = (x) })
+#define DB_ARGS(...) ((const struct db_arg[]){ __VA_ARGS__, { .kind = DB_ARG_MAX } })
+
+/* Binds args, up to the one of kind DB_ARG_MAX, to parameters 1, 2, ...
+ * of s (nothing when s is NULL). */
+void db_bind_args(sqlite3_stmt *s, const struct db_arg *args);
+#define db_bind(s, ...) db_bind_args((s), DB_ARGS(__VA_ARGS__))
+
+/* A statement of fixed text (db_prep) that returns no rows, with its
+ * parameters, run and handed back: 0 or the store's negative errno. */
+int db_run_args(struct store *st, const char *sql, const struct db_arg *args);
+#define db_run(st, sql, ...) db_run_args((st), (sql), DB_ARGS(__VA_ARGS__))
+
+/* A query of at most one row (db_step_row), with its parameters: 1 with
+ * the row in *ret_s (read it, then db_stmt_done), 0 with none, or the
+ * store's negative errno (the statement handed back in both). */
+int db_row_args(struct store *st, sqlite3_stmt **ret_s, const char *sql, const struct db_arg *args);
+#define db_row(st, ret_s, sql, ...) db_row_args((st), (ret_s), (sql), DB_ARGS(__VA_ARGS__))
+
+/* db_run under the writer's lock, which it takes (the caller holds none):
+ * a change of one statement. */
+int db_write_args(struct store *st, const char *sql, const struct db_arg *args);
+#define db_write(st, sql, ...) db_write_args((st), (sql), DB_ARGS(__VA_ARGS__))
+
+/*
  * Every statement the store runs goes through here: it starts (or goes on
  * with) s, unless the fault hook fails it first. Returns SQLite's code.
  */
@@ -150,9 +198,6 @@ int db_step_row(struct store *st, sqlite3_stmt *s);
 /* The first column of every row of sql, as ids. Caller holds the lock and
  * frees *ret (set on success only). 0 or a store error. */
 int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n);
-/* Runs an UPDATE whose parameters are ?1 = id and ?2 = text, under the
- * writer's lock, which it takes (the caller holds none). */
-int db_update_id_text(struct store *st, const char *sql, int64_t id, const char *text);
 
 /*
  * Transactions: every change of more than one statement is
@@ -172,6 +217,9 @@ json_t *db_col_json(sqlite3_stmt *s, int i);
 
 /* A column holding JSON text, parsed (null if absent or unparsable). */
 json_t *db_col_parsed(sqlite3_stmt *s, int i);
+
+/* Column i's text into buf (len bytes), cut to fit. */
+void db_col_copy(char *buf, size_t len, sqlite3_stmt *s, int i);
 
 /*
  * The end of a read that builds JSON (store.h): rc is the last step's

@@ -17,11 +17,14 @@
 #include "util.h"
 #include "banned.h"
 
+/* a stage of a job's plan: job_id, seq, kind, side, boot_index, timeout */
+static const char STAGE_INSERT[] =
+	"INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)";
+
 int store_job_create(struct store *st, const struct job_request *req,
 		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
 		     struct strbuf *err)
 {
-	sqlite3_stmt *s;
 	int64_t id = 0;
 	size_t i;
 	int rc = 0;
@@ -29,39 +32,22 @@ int store_job_create(struct store *st, const struct job_request *req,
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto fail;
-	s = db_prep(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
-		     "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
-		     "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	db_bind_text(s, 1, req->kind);
-	db_bind_text(s, 2, req->suite);
-	db_bind_json(s, 3, req->suite_json);
-	db_bind_json(s, 4, req->machines);
-	db_bind_json(s, 5, req->tags);
-	db_bind_text(s, 6, req->submitter);
-	sqlite3_bind_int(s, 7, req->boots);
-	sqlite3_bind_double(s, 8, db_now());
-	db_bind_text(s, 9, req->tree);
-	db_bind_text(s, 10, req->base);
-	db_bind_text(s, 11, req->patch_kind);
-	db_bind_text(s, 12, req->patch);
-	db_bind_text(s, 13, req->patch_url);
-	db_bind_text(s, 14, req->patch_ref);
-	sqlite3_bind_int(s, 15, req->max_boots > req->boots ? req->max_boots : req->boots);
-	db_bind_text(s, 16, req->patch_subject);
-	if ((rc = db_step_done(s)) < 0)
+	rc = db_run(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
+		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
+		    "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    DB_TEXT(req->kind), DB_TEXT(req->suite), DB_JSON(req->suite_json), DB_JSON(req->machines),
+		    DB_JSON(req->tags), DB_TEXT(req->submitter), DB_INT(req->boots), DB_REAL(db_now()),
+		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_TEXT(req->patch),
+		    DB_TEXT(req->patch_url), DB_TEXT(req->patch_ref),
+		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject));
+	if (rc < 0)
 		goto fail;
 	id = sqlite3_last_insert_rowid(st->db);
-	for (i = 0; i < nstages; i++) {
-		s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
-		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_int(s, 2, (int)i);
-		db_bind_text(s, 3, stages[i].kind);
-		db_bind_text(s, 4, stages[i].side);
-		sqlite3_bind_int(s, 5, stages[i].boot_index);
-		sqlite3_bind_double(s, 6, stages[i].timeout);
-		if ((rc = db_step_done(s)) < 0)
+	for (i = 0; i < nstages; i++)
+		if ((rc = db_run(st, STAGE_INSERT, DB_INT(id), DB_INT((int)i), DB_TEXT(stages[i].kind),
+				 DB_TEXT(stages[i].side), DB_INT(stages[i].boot_index),
+				 DB_REAL(stages[i].timeout))) < 0)
 			goto fail;
-	}
 fail:
 	if ((rc = db_txn_end(st, rc)) < 0)
 		db_sql_err(st, err, "create job");
@@ -371,15 +357,13 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
  * or a store error. Caller holds the lock. */
 static int job_state(struct store *st, int64_t id, char *buf, size_t len, int *ret_running)
 {
-	sqlite3_stmt *s = db_prep(st, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
-			       "AND state = 'running') FROM jobs WHERE id = ?1");
-	int rc;
+	sqlite3_stmt *s;
+	int rc = db_row(st, &s, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
+			"AND state = 'running') FROM jobs WHERE id = ?1", DB_INT(id));
 
-	sqlite3_bind_int64(s, 1, id);
-	rc = db_step_row(st, s);
 	if (rc <= 0)
 		return rc < 0 ? rc : -ENOENT;
-	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+	db_col_copy(buf, len, s, 0);
 	*ret_running = sqlite3_column_int(s, 1);
 	db_stmt_done(st, s);
 	return 0;
@@ -393,7 +377,6 @@ static int finished_state(const char *state)
 int store_job_cancel(struct store *st, int64_t id)
 {
 	char state[16];
-	sqlite3_stmt *s;
 	int rc, running = 0;
 
 	db_lock(st);
@@ -404,23 +387,15 @@ int store_job_cancel(struct store *st, int64_t id)
 		rc = -EALREADY;
 		goto out;
 	}
-	s = db_prep(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?");
-	sqlite3_bind_int64(s, 1, id);
-	if ((rc = db_step_done(s)) < 0)
+	if ((rc = db_run(st, "UPDATE jobs SET cancel_requested = 1 WHERE id = ?", DB_INT(id))) < 0)
 		goto out;
 	if (!running) {
-		s = db_prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
-			     "error_message = 'cancelled before it started', finished = ?2 "
-			     "WHERE job_id = ?1 AND state = 'pending'");
-		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_double(s, 2, db_now());
-		if ((rc = db_step_done(s)) < 0)
+		if ((rc = db_run(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+				 "error_message = 'cancelled before it started', finished = ?2 "
+				 "WHERE job_id = ?1 AND state = 'pending'", DB_INT(id), DB_REAL(db_now()))) < 0)
 			goto out;
-		s = db_prep(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
-			     "error_message = 'cancelled' WHERE id = ?1");
-		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_double(s, 2, db_now());
-		rc = db_step_done(s);
+		rc = db_run(st, "UPDATE jobs SET state = 'cancelled', finished = ?2, error_class = 'cancelled', "
+			    "error_message = 'cancelled' WHERE id = ?1", DB_INT(id), DB_REAL(db_now()));
 	}
 out:
 	/* -EALREADY and -ENOENT changed nothing: rolled back all the same */
@@ -468,12 +443,12 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
 {
-	return db_update_id_text(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", job_id, text);
+	return db_write(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", DB_INT(job_id), DB_TEXT(text));
 }
 
 int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject)
 {
-	return db_update_id_text(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1", job_id, subject);
+	return db_write(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1", DB_INT(job_id), DB_TEXT(subject));
 }
 
 int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_timeout,
@@ -484,10 +459,9 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 	int boots = 0, max = 0, seq = 0, added = 0, i, k, rc = 0;
 
 	db_lock(st);
-	s = db_prep(st, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages WHERE job_id = ?1) "
-		     "FROM jobs WHERE id = ?1 AND kind = 'ab'");
-	sqlite3_bind_int64(s, 1, job_id);
-	if ((rc = db_step_row(st, s)) <= 0) {
+	rc = db_row(st, &s, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages "
+		    "WHERE job_id = ?1) FROM jobs WHERE id = ?1 AND kind = 'ab'", DB_INT(job_id));
+	if (rc <= 0) {
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
@@ -502,24 +476,13 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 		more = max - boots;
 	rc = db_txn_begin(st);
 	for (i = 0; i < more && rc == 0; i++)
-		for (k = 0; k < 4 && rc == 0; k++) {
-			s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)");
-			sqlite3_bind_int64(s, 1, job_id);
-			sqlite3_bind_int(s, 2, seq++);
-			db_bind_text(s, 3, k % 2 ? "run" : "boot");
-			db_bind_text(s, 4, sides[k / 2]);
-			sqlite3_bind_int(s, 5, boots + i);
-			sqlite3_bind_double(s, 6, k % 2 ? run_timeout : boot_timeout);
-			rc = db_step_done(s);
-		}
-	s = db_prep(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
-		     "WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int(s, 2, more);
+		for (k = 0; k < 4 && rc == 0; k++)
+			rc = db_run(st, STAGE_INSERT, DB_INT(job_id), DB_INT(seq++), DB_TEXT(k % 2 ? "run" : "boot"),
+				    DB_TEXT(sides[k / 2]), DB_INT(boots + i),
+				    DB_REAL(k % 2 ? run_timeout : boot_timeout));
 	if (rc == 0)
-		rc = db_step_done(s);
-	else
-		db_stmt_done(st, s);
+		rc = db_run(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
+			    "WHERE id = ?1", DB_INT(job_id), DB_INT(more));
 	rc = db_txn_end(st, rc);
 	if (rc == 0)
 		added = more;

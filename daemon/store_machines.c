@@ -34,21 +34,14 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 		rc = db_exec(st, "UPDATE machines SET in_config = 0");
 	for (i = 0; rc == 0 && i < cfg->nmachines; i++) {
 		const struct cfg_machine *m = &cfg->machines[i];
-		sqlite3_stmt *s = db_prep(st,
-			"INSERT INTO machines (name, transport, host, boot, arch, cpus, tags, in_config) "
-			"VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT (name) DO UPDATE SET "
-			"transport = ?2, host = ?3, boot = ?4, arch = ?5, cpus = ?6, tags = ?7, in_config = 1");
 		json_t *tags = string_list(m->tags);
 
-		db_bind_text(s, 1, m->name);
-		db_bind_text(s, 2, config_transport_kind_name(m->ep.transport));
-		db_bind_text(s, 3, m->ep.host);
-		db_bind_text(s, 4, config_boot_method_name(m->boot));
-		db_bind_text(s, 5, m->arch);
-		sqlite3_bind_int(s, 6, m->cpus);
-		db_bind_json(s, 7, tags);
+		rc = db_run(st, "INSERT INTO machines (name, transport, host, boot, arch, cpus, tags, in_config) "
+			    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT (name) DO UPDATE SET "
+			    "transport = ?2, host = ?3, boot = ?4, arch = ?5, cpus = ?6, tags = ?7, in_config = 1",
+			    DB_TEXT(m->name), DB_TEXT(config_transport_kind_name(m->ep.transport)), DB_TEXT(m->ep.host),
+			    DB_TEXT(config_boot_method_name(m->boot)), DB_TEXT(m->arch), DB_INT(m->cpus), DB_JSON(tags));
 		json_decref(tags);
-		rc = db_step_done(s);
 	}
 	if (db_txn_end(st, rc) < 0)
 		rc = db_sql_err(st, err, "sync machines");
@@ -58,34 +51,15 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 
 int store_machine_health(struct store *st, const char *name, const char *health, const char *reason)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, "UPDATE machines SET health = ?2, health_reason = ?3, health_changed = ?4 WHERE name = ?1");
-	db_bind_text(s, 1, name);
-	db_bind_text(s, 2, health);
-	db_bind_text(s, 3, reason);
-	sqlite3_bind_double(s, 4, db_now());
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
+	return db_write(st, "UPDATE machines SET health = ?2, health_reason = ?3, health_changed = ?4 WHERE name = ?1",
+			DB_TEXT(name), DB_TEXT(health), DB_TEXT(reason), DB_REAL(db_now()));
 }
 
 int store_machine_kernel(struct store *st, const char *name, const char *kernel, double booted)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, "UPDATE machines SET kernel = coalesce(?2, kernel), "
-		     "last_boot = CASE WHEN ?3 > 0 THEN ?3 ELSE last_boot END WHERE name = ?1");
-	db_bind_text(s, 1, name);
-	db_bind_text(s, 2, kernel && *kernel ? kernel : NULL);
-	sqlite3_bind_double(s, 3, booted);
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
+	return db_write(st, "UPDATE machines SET kernel = coalesce(?2, kernel), "
+			"last_boot = CASE WHEN ?3 > 0 THEN ?3 ELSE last_boot END WHERE name = ?1",
+			DB_TEXT(name), DB_TEXT(kernel && *kernel ? kernel : NULL), DB_REAL(booted));
 }
 
 int store_machine_get_health(struct store *st, const char *name, char *buf, size_t len)
@@ -97,7 +71,7 @@ int store_machine_get_health(struct store *st, const char *name, char *buf, size
 	s = db_prep(st, "SELECT health FROM machines WHERE name = ?");
 	db_bind_text(s, 1, name);
 	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
-		snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		db_col_copy(buf, len, s, 0);
 		rc = 0;
 	}
 	db_stmt_done(st, s);
@@ -108,20 +82,9 @@ int store_machine_get_health(struct store *st, const char *name, char *buf, size
 int store_failure_add(struct store *st, const char *machine, int64_t job, int64_t stage,
 		      const char *cls, const char *message)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, "INSERT INTO failures (machine, job_id, stage_id, class, message, at) VALUES (?, ?, ?, ?, ?, ?)");
-	db_bind_text(s, 1, machine);
-	sqlite3_bind_int64(s, 2, job);
-	sqlite3_bind_int64(s, 3, stage);
-	db_bind_text(s, 4, cls);
-	db_bind_text(s, 5, message);
-	sqlite3_bind_double(s, 6, db_now());
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
+	return db_write(st, "INSERT INTO failures (machine, job_id, stage_id, class, message, at) "
+			"VALUES (?, ?, ?, ?, ?, ?)", DB_TEXT(machine), DB_INT(job), DB_INT(stage), DB_TEXT(cls),
+			DB_TEXT(message), DB_REAL(db_now()));
 }
 
 json_t *store_machines_json(struct store *st)

@@ -18,30 +18,16 @@
 
 int store_build_add(struct store *st, const struct build_row *b)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, path, "
-		     "created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)");
-	db_bind_text(s, 1, b->id);
-	db_bind_text(s, 2, b->tree);
-	db_bind_text(s, 3, b->commit_id);
-	db_bind_text(s, 4, b->config_hash);
-	db_bind_text(s, 5, b->compiler);
-	db_bind_text(s, 6, b->path);
-	sqlite3_bind_double(s, 7, db_now());
-	sqlite3_bind_double(s, 8, b->duration);
-	db_bind_json(s, 9, b->meta);
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
+	return db_write(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, "
+			"path, created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)",
+			DB_TEXT(b->id), DB_TEXT(b->tree), DB_TEXT(b->commit_id), DB_TEXT(b->config_hash),
+			DB_TEXT(b->compiler), DB_TEXT(b->path), DB_REAL(db_now()), DB_REAL(b->duration),
+			DB_JSON(b->meta));
 }
 
 int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
 		  const json_t *info, const json_t *profile, int64_t *ret_id)
 {
-	sqlite3_stmt *s;
 	const char *name;
 	json_t *v;
 	int64_t id = 0;
@@ -50,72 +36,36 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = db_prep(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
-		     "case_index, iteration, warmup, workload, params, duration) "
-		     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	sqlite3_bind_int64(s, 1, r->job_id);
-	sqlite3_bind_int64(s, 2, r->stage_id);
-	db_bind_text(s, 3, r->machine);
-	db_bind_text(s, 4, r->side);
-	db_bind_text(s, 5, r->build_id);
-	db_bind_text(s, 6, r->boot_id);
-	sqlite3_bind_int(s, 7, r->spec_index);
-	sqlite3_bind_int(s, 8, r->case_index);
-	sqlite3_bind_int(s, 9, r->iteration);
-	sqlite3_bind_int(s, 10, r->warmup);
-	db_bind_text(s, 11, r->workload);
-	db_bind_json(s, 12, r->params);
-	sqlite3_bind_double(s, 13, r->duration);
-	if ((rc = db_step_done(s)) < 0)
+	rc = db_run(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+		    "case_index, iteration, warmup, workload, params, duration) "
+		    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    DB_INT(r->job_id), DB_INT(r->stage_id), DB_TEXT(r->machine), DB_TEXT(r->side),
+		    DB_TEXT(r->build_id), DB_TEXT(r->boot_id), DB_INT(r->spec_index), DB_INT(r->case_index),
+		    DB_INT(r->iteration), DB_INT(r->warmup), DB_TEXT(r->workload), DB_JSON(r->params),
+		    DB_REAL(r->duration));
+	if (rc < 0)
 		goto out;
 	id = sqlite3_last_insert_rowid(st->db);
-	rc = -EIO;
-	s = db_prep(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)");
-	if (!s)
-		goto out;
 	json_object_foreach((json_t *)metrics, name, v) {
 		if (!json_is_number(v))
 			continue;
-		sqlite3_reset(s);
-		sqlite3_bind_int64(s, 1, id);
-		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		sqlite3_bind_double(s, 3, json_number_value(v));
-		if ((rc = db_stmt_step(st, s)) != SQLITE_DONE) {
-			db_stmt_done(st, s);
-			rc = db_sqlite_errno(rc);
+		if ((rc = db_run(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+				 DB_INT(id), DB_TEXT(name), DB_REAL(json_number_value(v)))) < 0)
 			goto out;
-		}
 	}
-	db_stmt_done(st, s);
-	rc = -EIO;
-	s = db_prep(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
-		     "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
-		     "WHERE unit IS NOT ?2 OR direction IS NOT ?3");
-	if (!s)
-		goto out;
 	json_object_foreach((json_t *)info, name, v) {
 		const char *dir = json_string_value(json_object_get(v, "direction"));
 
 		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
 			dir = "neutral";
-		sqlite3_reset(s);
-		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-		db_bind_text(s, 2, json_string_value(json_object_get(v, "unit")));
-		db_bind_text(s, 3, dir);
-		if ((rc = db_stmt_step(st, s)) != SQLITE_DONE) {
-			db_stmt_done(st, s);
-			rc = db_sqlite_errno(rc);
+		if ((rc = db_run(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
+				 "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
+				 "WHERE unit IS NOT ?2 OR direction IS NOT ?3", DB_TEXT(name),
+				 DB_TEXT(json_string_value(json_object_get(v, "unit"))), DB_TEXT(dir))) < 0)
 			goto out;
-		}
 	}
-	db_stmt_done(st, s);
-	rc = 0;
-	if (profile) {
-		s = db_prep(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)");
-		sqlite3_bind_int64(s, 1, id);
-		db_bind_json(s, 2, profile);
-		rc = db_step_done(s);
-	}
+	if (profile)
+		rc = db_run(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)", DB_INT(id), DB_JSON(profile));
 out:
 	rc = db_txn_end(st, rc);
 	if (rc == 0 && ret_id)
@@ -126,49 +76,31 @@ out:
 
 int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const json_t *sample)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
-		     "t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
-	sqlite3_bind_int64(s, 1, stage_id);
-	sqlite3_bind_int(s, 2, spec_index);
-	sqlite3_bind_int64(s, 3, json_integer_value(json_object_get(sample, "case")));
-	sqlite3_bind_int64(s, 4, json_integer_value(json_object_get(sample, "iteration")));
-	sqlite3_bind_int(s, 5, json_is_true(json_object_get(sample, "warmup")));
-	sqlite3_bind_int(s, 6, json_is_true(json_object_get(sample, "window")));
-	sqlite3_bind_double(s, 7, json_number_value(json_object_get(sample, "t")));
-	sqlite3_bind_double(s, 8, json_number_value(json_object_get(sample, "dt")));
-	db_bind_json(s, 9, json_object_get(sample, "values"));
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
+	return db_write(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
+			"t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", DB_INT(stage_id), DB_INT(spec_index),
+			DB_INT(json_integer_value(json_object_get(sample, "case"))),
+			DB_INT(json_integer_value(json_object_get(sample, "iteration"))),
+			DB_INT(json_is_true(json_object_get(sample, "warmup"))),
+			DB_INT(json_is_true(json_object_get(sample, "window"))),
+			DB_REAL(json_number_value(json_object_get(sample, "t"))),
+			DB_REAL(json_number_value(json_object_get(sample, "dt"))),
+			DB_JSON(json_object_get(sample, "values")));
 }
 
 int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable)
 {
-	sqlite3_stmt *s;
 	const char *name;
 	json_t *v;
 	int rc = 0;
 
 	db_lock(st);
 	rc = db_txn_begin(st);
-	s = db_prep(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)");
 	json_object_foreach((json_t *)unavailable, name, v) {
-		int r;
-
 		if (rc < 0)
 			break;
-		sqlite3_reset(s);
-		sqlite3_bind_int64(s, 1, stage_id);
-		sqlite3_bind_text(s, 2, name, -1, SQLITE_STATIC);
-		db_bind_text(s, 3, json_string_value(v));
-		if ((r = db_stmt_step(st, s)) != SQLITE_DONE)
-			rc = db_sqlite_errno(r);
+		rc = db_run(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)",
+			    DB_INT(stage_id), DB_TEXT(name), DB_TEXT(json_string_value(v)));
 	}
-	db_stmt_done(st, s);
 	rc = db_txn_end(st, rc);
 	db_unlock(st);
 	return rc;
@@ -419,9 +351,7 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 		     "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
 		     "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
 		     "ORDER BY m.run_id, m.name");
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int(s, 2, include_warmup);
-	db_bind_text(s, 3, prefix);
+	db_bind(s, DB_INT(job_id), DB_INT(include_warmup), DB_TEXT(prefix));
 	return rows_json(st, s, "metrics", metric_row);
 }
 
@@ -448,11 +378,8 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 		     "FROM samples p JOIN stages g ON g.id = p.stage_id "
 		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) AND p.id > ?4 "
 		     "ORDER BY p.id LIMIT ?5");
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int64(s, 2, stage_id);
-	db_bind_text(s, 3, name);
-	sqlite3_bind_int64(s, 4, after);
-	sqlite3_bind_int(s, 5, limit + 1);	/* one more: whether there is a next page */
+	/* one more than the limit: whether there is a next page */
+	db_bind(s, DB_INT(job_id), DB_INT(stage_id), DB_TEXT(name), DB_INT(after), DB_INT(limit + 1));
 	while (n <= limit && (rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		struct sample_row *r = &rows[n++];
 		const char *v = (const char *)sqlite3_column_text(s, 9);
@@ -507,8 +434,7 @@ int store_comparison_get(struct store *st, int64_t job, const char *rules, struc
 
 	db_lock(st);
 	s = db_prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
-	sqlite3_bind_int64(s, 1, job);
-	db_bind_text(s, 2, rules);
+	db_bind(s, DB_INT(job), DB_TEXT(rules));
 	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
 		strbuf_reset(ret_doc);
 		strbuf_add(ret_doc, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
@@ -522,33 +448,23 @@ int store_comparison_get(struct store *st, int64_t job, const char *rules, struc
 int store_comparison_put(struct store *st, int64_t job, const char *rules, const char *doc,
 			 const char *verdict, double compute_ms)
 {
-	sqlite3_stmt *s;
 	int rc;
 
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = db_prep(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
-		     "SELECT id, ?2, ?3, ?4, ?5 FROM jobs WHERE id = ?1 "
-		     "AND state IN ('done', 'failed', 'cancelled') "
-		     "ON CONFLICT (job_id) DO UPDATE SET rules = excluded.rules, doc = excluded.doc, "
-		     "computed = excluded.computed, compute_ms = excluded.compute_ms");
-	sqlite3_bind_int64(s, 1, job);
-	db_bind_text(s, 2, rules);
-	db_bind_text(s, 3, doc);
-	sqlite3_bind_double(s, 4, db_now());
-	sqlite3_bind_double(s, 5, compute_ms);
-	rc = db_step_done(s);
+	rc = db_run(st, "INSERT INTO comparisons (job_id, rules, doc, computed, compute_ms) "
+		    "SELECT id, ?2, ?3, ?4, ?5 FROM jobs WHERE id = ?1 "
+		    "AND state IN ('done', 'failed', 'cancelled') "
+		    "ON CONFLICT (job_id) DO UPDATE SET rules = excluded.rules, doc = excluded.doc, "
+		    "computed = excluded.computed, compute_ms = excluded.compute_ms",
+		    DB_INT(job), DB_TEXT(rules), DB_TEXT(doc), DB_REAL(db_now()), DB_REAL(compute_ms));
 	if (rc == 0 && !sqlite3_changes(st->db))
 		rc = -ENOENT;
 	/* a failed job's partial comparison is kept, but gives it no verdict */
-	s = db_prep(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'");
-	sqlite3_bind_int64(s, 1, job);
-	db_bind_text(s, 2, verdict);
 	if (rc == 0)
-		rc = db_step_done(s);
-	else
-		db_stmt_done(st, s);
+		rc = db_run(st, "UPDATE jobs SET verdict = ?2 WHERE id = ?1 AND state = 'done'",
+			    DB_INT(job), DB_TEXT(verdict));
 	rc = db_txn_end(st, rc);
 out:
 	db_unlock(st);

@@ -76,20 +76,20 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		si->attempt = sqlite3_column_int(s, 3);
 		si->boot_index = sqlite3_column_int(s, 4);
 		si->boots = sqlite3_column_int(s, 5);
-		snprintf(si->kind, sizeof(si->kind), "%s", (const char *)sqlite3_column_text(s, 6));
-		snprintf(si->side, sizeof(si->side), "%s", (const char *)sqlite3_column_text(s, 7));
-		snprintf(si->suite, sizeof(si->suite), "%s", (const char *)sqlite3_column_text(s, 8));
 		si->timeout = sqlite3_column_double(s, 9);
 		si->suite_json = db_col_parsed(s, 10);
 		si->machines = db_col_parsed(s, 11);
 		si->tags = db_col_parsed(s, 12);
 		si->excluded = db_col_parsed(s, 13);
-		snprintf(si->last_error, sizeof(si->last_error), "%s", (const char *)sqlite3_column_text(s, 14));
-		snprintf(si->tree, sizeof(si->tree), "%s", (const char *)sqlite3_column_text(s, 15));
-		snprintf(si->base, sizeof(si->base), "%s", (const char *)sqlite3_column_text(s, 16));
-		snprintf(si->patch_kind, sizeof(si->patch_kind), "%s", (const char *)sqlite3_column_text(s, 17));
-		snprintf(si->build_id, sizeof(si->build_id), "%s", (const char *)sqlite3_column_text(s, 18));
-		snprintf(si->note, sizeof(si->note), "%s", (const char *)sqlite3_column_text(s, 19));
+		db_col_copy(si->kind, sizeof(si->kind), s, 6);
+		db_col_copy(si->side, sizeof(si->side), s, 7);
+		db_col_copy(si->suite, sizeof(si->suite), s, 8);
+		db_col_copy(si->last_error, sizeof(si->last_error), s, 14);
+		db_col_copy(si->tree, sizeof(si->tree), s, 15);
+		db_col_copy(si->base, sizeof(si->base), s, 16);
+		db_col_copy(si->patch_kind, sizeof(si->patch_kind), s, 17);
+		db_col_copy(si->build_id, sizeof(si->build_id), s, 18);
+		db_col_copy(si->note, sizeof(si->note), s, 19);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
@@ -105,40 +105,29 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 /* Inside a transaction: a pending stage starts on `where`; its job runs. */
 static int mark_running(struct store *st, int64_t stage_id, const char *where)
 {
-	sqlite3_stmt *s;
-	int rc;
+	int rc = db_run(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
+			"error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'",
+			DB_INT(stage_id), DB_TEXT(where), DB_REAL(db_now()));
 
-	s = db_prep(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
-		     "error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'");
-	sqlite3_bind_int64(s, 1, stage_id);
-	db_bind_text(s, 2, where);
-	sqlite3_bind_double(s, 3, db_now());
-	if ((rc = db_step_done(s)) < 0)
+	if (rc < 0)
 		return rc;
 	if (sqlite3_changes(st->db) != 1)
 		return -EBUSY;
-	s = db_prep(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
-		     "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)");
-	sqlite3_bind_int64(s, 1, stage_id);
-	sqlite3_bind_double(s, 2, db_now());
-	return db_step_done(s);
+	return db_run(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
+		      "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)", DB_INT(stage_id), DB_REAL(db_now()));
 }
 
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 {
-	sqlite3_stmt *s;
 	int rc = 0;
 
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = db_prep(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
-		     "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
-		     "AND health IN ('good', 'unknown') AND in_config = 1");
-	sqlite3_bind_int64(s, 1, stage_id);
-	db_bind_text(s, 2, machine);
-	sqlite3_bind_double(s, 3, db_now());
-	rc = db_step_done(s);
+	rc = db_run(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+		    "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
+		    "AND health IN ('good', 'unknown') AND in_config = 1",
+		    DB_INT(stage_id), DB_TEXT(machine), DB_REAL(db_now()));
 	if (rc == 0 && sqlite3_changes(st->db) != 1)
 		rc = -EBUSY;
 	if (rc == 0)
@@ -164,29 +153,23 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 
 int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 {
-	sqlite3_stmt *s;
 	int rc = 0;
 
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = db_prep(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'");
-	sqlite3_bind_int64(s, 1, boot_stage);
-	sqlite3_bind_double(s, 2, db_now());
-	if ((rc = db_step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+	rc = db_run(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'",
+		    DB_INT(boot_stage), DB_REAL(db_now()));
+	if (rc < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
 		goto out;
-	s = db_prep(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
-		     "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
-		     "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'");
-	sqlite3_bind_int64(s, 1, run_stage);
-	sqlite3_bind_int64(s, 2, boot_stage);
-	sqlite3_bind_double(s, 3, db_now());
-	if ((rc = db_step_done(s)) < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+	rc = db_run(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
+		    "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
+		    "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'",
+		    DB_INT(run_stage), DB_INT(boot_stage), DB_REAL(db_now()));
+	if (rc < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
 		goto out;
-	s = db_prep(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1");
-	sqlite3_bind_int64(s, 1, boot_stage);
-	sqlite3_bind_int64(s, 2, run_stage);
-	rc = db_step_done(s);
+	rc = db_run(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1",
+		    DB_INT(boot_stage), DB_INT(run_stage));
 out:
 	rc = db_txn_end(st, rc);
 	db_unlock(st);
@@ -195,18 +178,8 @@ out:
 
 int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id)
 {
-	sqlite3_stmt *s;
-	int rc;
-
-	db_lock(st);
-	s = db_prep(st, "UPDATE stages SET build_id = coalesce(?2, build_id), boot_id = coalesce(?3, boot_id) "
-		     "WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, stage_id);
-	db_bind_text(s, 2, build_id);
-	db_bind_text(s, 3, boot_id);
-	rc = db_step_done(s);
-	db_unlock(st);
-	return rc;
+	return db_write(st, "UPDATE stages SET build_id = coalesce(?2, build_id), boot_id = coalesce(?3, boot_id) "
+			"WHERE id = ?1", DB_INT(stage_id), DB_TEXT(build_id), DB_TEXT(boot_id));
 }
 
 static int64_t stage_at(struct store *st, int64_t job_id, int seq)
@@ -216,10 +189,8 @@ static int64_t stage_at(struct store *st, int64_t job_id, int seq)
 	int rc;
 
 	db_lock(st);
-	s = db_prep(st, "SELECT id FROM stages WHERE job_id = ? AND seq = ?");
-	sqlite3_bind_int64(s, 1, job_id);
-	sqlite3_bind_int(s, 2, seq);
-	if ((rc = db_step_row(st, s)) > 0) {
+	rc = db_row(st, &s, "SELECT id FROM stages WHERE job_id = ? AND seq = ?", DB_INT(job_id), DB_INT(seq));
+	if (rc > 0) {
 		id = sqlite3_column_int64(s, 0);
 		db_stmt_done(st, s);
 	}
@@ -239,11 +210,8 @@ int64_t store_stage_prev(struct store *st, int64_t job_id, int seq)
 
 static int release_lease(struct store *st, int64_t stage_id)
 {
-	sqlite3_stmt *s = db_prep(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
-				   "lease_since = NULL WHERE lease_stage = ?");
-
-	sqlite3_bind_int64(s, 1, stage_id);
-	return db_step_done(s);
+	return db_run(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, "
+		      "lease_since = NULL WHERE lease_stage = ?", DB_INT(stage_id));
 }
 
 /*
@@ -282,7 +250,7 @@ static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite
 	f = &(*v)[(*n)++];
 	f->stage = sqlite3_column_int64(s, 0);
 	f->seq = sqlite3_column_int(s, 1);
-	snprintf(f->side, sizeof(f->side), "%s", (const char *)sqlite3_column_text(s, 2));
+	db_col_copy(f->side, sizeof(f->side), s, 2);
 	f->repeat_of = sqlite3_column_int(s, 3);
 	f->spec = spec;
 	snprintf(f->message, sizeof(f->message), "%s", message ? message : "");
@@ -347,11 +315,10 @@ static int settle_job(struct store *st, int64_t job)
 	sqlite3_stmt *s;
 	int open = 0, rc = 0;
 	size_t n = 0;
-	int64_t stage = 0;
 
-	s = db_prep(st, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')");
-	sqlite3_bind_int64(s, 1, job);
-	if ((rc = db_step_row(st, s)) <= 0)
+	rc = db_row(st, &s, "SELECT count(*) FROM stages WHERE job_id = ? AND state IN ('pending', 'running')",
+		    DB_INT(job));
+	if (rc <= 0)
 		return rc < 0 ? rc : -EIO;
 	open = sqlite3_column_int(s, 0);
 	db_stmt_done(st, s);
@@ -372,22 +339,13 @@ static int settle_job(struct store *st, int64_t job)
 		cls = "workload";
 		strbuf_addstr(&msg, f->message);
 	}
-	if (cls) {
-		stage = f->stage;
-		s = db_prep(st, "UPDATE jobs SET state = 'failed', finished = ?2, error_class = ?3, "
-			     "error_message = ?4, error_stage = ?5 WHERE id = ?1 AND state IN ('queued', 'running')");
-	} else {
-		s = db_prep(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1 "
-			     "AND state IN ('queued', 'running')");
-	}
-	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_double(s, 2, db_now());
-	if (cls) {
-		db_bind_text(s, 3, cls);
-		db_bind_text(s, 4, msg.buf);
-		sqlite3_bind_int64(s, 5, stage);
-	}
-	rc = db_step_done(s);
+	if (cls)
+		rc = db_run(st, "UPDATE jobs SET state = 'failed', finished = ?2, error_class = ?3, "
+			    "error_message = ?4, error_stage = ?5 WHERE id = ?1 AND state IN ('queued', 'running')",
+			    DB_INT(job), DB_REAL(db_now()), DB_TEXT(cls), DB_TEXT(msg.buf), DB_INT(f->stage));
+	else
+		rc = db_run(st, "UPDATE jobs SET state = 'done', finished = ?2 WHERE id = ?1 "
+			    "AND state IN ('queued', 'running')", DB_INT(job), DB_REAL(db_now()));
 	free(v);
 	strbuf_release(&msg);
 	return rc;
@@ -406,17 +364,16 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	char side[16] = "";
 	size_t n = 0;
 
-	s = db_prep(st, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
-		     "g.repeat_of IS NOT NULL, coalesce(g.timeout, 0), j.kind = 'ab', "
-		     "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
-		     "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?");
-	sqlite3_bind_int64(s, 1, run_stage);
-	if ((rc = db_step_row(st, s)) < 0)
+	rc = db_row(st, &s, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
+		    "g.repeat_of IS NOT NULL, coalesce(g.timeout, 0), j.kind = 'ab', "
+		    "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
+		    "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?", DB_INT(run_stage));
+	if (rc < 0)
 		return rc;
 	if (rc) {
 		job = sqlite3_column_int64(s, 0);
 		seq = sqlite3_column_int(s, 1);
-		snprintf(side, sizeof(side), "%s", (const char *)sqlite3_column_text(s, 2));
+		db_col_copy(side, sizeof(side), s, 2);
 		boot_index = sqlite3_column_int(s, 3);
 		is_repeat = sqlite3_column_int(s, 4);
 		run_timeout = sqlite3_column_double(s, 5);
@@ -437,29 +394,14 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	free(v);
 	/* right after the failed run, so a failure that repeats is known
 	 * before the side's later boots fail and would be repeated too */
-	s = db_prep(st, "UPDATE stages SET seq = -seq WHERE job_id = ? AND seq > ?");
-	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_int(s, 2, seq);
-	rc = db_step_done(s);
-	s = db_prep(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0");
-	sqlite3_bind_int64(s, 1, job);
+	rc = db_run(st, "UPDATE stages SET seq = -seq WHERE job_id = ? AND seq > ?", DB_INT(job), DB_INT(seq));
 	if (rc == 0)
-		rc = db_step_done(s);
-	else
-		db_stmt_done(st, s);
+		rc = db_run(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0", DB_INT(job));
 	next = seq + 1;
-	for (int k = 0; k < 2 && rc == 0; k++) {
-		s = db_prep(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
-			     "VALUES (?, ?, ?, ?, ?, ?, ?)");
-		sqlite3_bind_int64(s, 1, job);
-		sqlite3_bind_int(s, 2, next + k);
-		db_bind_text(s, 3, k ? "run" : "boot");
-		db_bind_text(s, 4, side);
-		sqlite3_bind_int(s, 5, boot_index);
-		sqlite3_bind_double(s, 6, k ? run_timeout : boot_timeout);
-		sqlite3_bind_int(s, 7, seq);
-		rc = db_step_done(s);
-	}
+	for (int k = 0; k < 2 && rc == 0; k++)
+		rc = db_run(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
+			    "VALUES (?, ?, ?, ?, ?, ?, ?)", DB_INT(job), DB_INT(next + k), DB_TEXT(k ? "run" : "boot"),
+			    DB_TEXT(side), DB_INT(boot_index), DB_REAL(k ? run_timeout : boot_timeout), DB_INT(seq));
 	return rc < 0 ? rc : 1;
 }
 
@@ -469,17 +411,12 @@ static int add_repeat(struct store *st, int64_t run_stage)
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
 			 const char *message)
 {
-	sqlite3_stmt *s = db_prep(st, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
-				   "finished = ?5 WHERE id = ?1 RETURNING job_id");
+	sqlite3_stmt *s;
 	int64_t job = 0;
-	int rc;
+	int rc = db_row(st, &s, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
+			"finished = ?5 WHERE id = ?1 RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
+			DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()));
 
-	sqlite3_bind_int64(s, 1, stage_id);
-	db_bind_text(s, 2, state);
-	db_bind_text(s, 3, error_class);
-	db_bind_text(s, 4, message);
-	sqlite3_bind_double(s, 5, db_now());
-	rc = db_step_row(st, s);
 	if (rc <= 0)
 		return rc < 0 ? rc : -ENOENT;
 	job = sqlite3_column_int64(s, 0);
@@ -517,7 +454,7 @@ out:
 int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *specs)
 {
 	char *text = json_dumps(specs, JSON_COMPACT);
-	int rc = db_update_id_text(st, "UPDATE stages SET specs = ?2 WHERE id = ?1", stage_id, text);
+	int rc = db_write(st, "UPDATE stages SET specs = ?2 WHERE id = ?1", DB_INT(stage_id), DB_TEXT(text));
 
 	free(text);
 	return rc;
@@ -525,7 +462,7 @@ int store_stage_set_specs(struct store *st, int64_t stage_id, const json_t *spec
 
 int store_stage_set_note(struct store *st, int64_t stage_id, const char *note)
 {
-	return db_update_id_text(st, "UPDATE stages SET note = ?2 WHERE id = ?1", stage_id, note);
+	return db_write(st, "UPDATE stages SET note = ?2 WHERE id = ?1", DB_INT(stage_id), DB_TEXT(note));
 }
 
 /* A stage of job ended failed or cancelled: the stages still pending are
@@ -534,25 +471,16 @@ int store_stage_set_note(struct store *st, int64_t stage_id, const char *note)
 static int end_job(struct store *st, int64_t job, int64_t stage_id, const char *state,
 		   const char *error_class, const char *message)
 {
-	sqlite3_stmt *s;
-	int rc;
+	int rc = db_run(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
+			"error_message = 'an earlier stage did not finish', finished = ?2 "
+			"WHERE job_id = ?1 AND state = 'pending'", DB_INT(job), DB_REAL(db_now()));
 
-	s = db_prep(st, "UPDATE stages SET state = 'cancelled', error_class = 'cancelled', "
-		     "error_message = 'an earlier stage did not finish', finished = ?2 "
-		     "WHERE job_id = ?1 AND state = 'pending'");
-	sqlite3_bind_int64(s, 1, job);
-	sqlite3_bind_double(s, 2, db_now());
-	if ((rc = db_step_done(s)) < 0)
+	if (rc < 0)
 		return rc;
-	s = db_prep(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
-		     "error_stage = ?6 WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, job);
-	db_bind_text(s, 2, !strcmp(state, "cancelled") ? "cancelled" : "failed");
-	sqlite3_bind_double(s, 3, db_now());
-	db_bind_text(s, 4, error_class);
-	db_bind_text(s, 5, message);
-	sqlite3_bind_int64(s, 6, stage_id);
-	return db_step_done(s);
+	return db_run(st, "UPDATE jobs SET state = ?2, finished = ?3, error_class = ?4, error_message = ?5, "
+		      "error_stage = ?6 WHERE id = ?1", DB_INT(job),
+		      DB_TEXT(!strcmp(state, "cancelled") ? "cancelled" : "failed"), DB_REAL(db_now()),
+		      DB_TEXT(error_class), DB_TEXT(message), DB_INT(stage_id));
 }
 
 int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
@@ -582,31 +510,27 @@ static int drop_stage_results(struct store *st, int64_t stage_id)
 	static const char *const sql[] = { "DELETE FROM runs WHERE stage_id = ?",
 					   "DELETE FROM samples WHERE stage_id = ?",
 					   "DELETE FROM unavailable WHERE stage_id = ?" };
-	sqlite3_stmt *s;
 	size_t i;
 	int rc = 0;
 
-	for (i = 0; i < ARRAY_SIZE(sql) && rc == 0; i++) {
-		s = db_prep(st, sql[i]);
-		sqlite3_bind_int64(s, 1, stage_id);
-		rc = db_step_done(s);
-	}
+	for (i = 0; i < ARRAY_SIZE(sql) && rc == 0; i++)
+		rc = db_run(st, sql[i], DB_INT(stage_id));
 	return rc;
 }
 
 int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, const char *message)
 {
 	sqlite3_stmt *s;
+	char line[600];
 	int64_t job;
 	int attempt = -1, cancelling = 0, rc;
 
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	s = db_prep(st, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j ON j.id = g.job_id "
-		     "WHERE g.id = ?");
-	sqlite3_bind_int64(s, 1, stage_id);
-	if ((rc = db_step_row(st, s)) <= 0) {
+	rc = db_row(st, &s, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j "
+		    "ON j.id = g.job_id WHERE g.id = ?", DB_INT(stage_id));
+	if (rc <= 0) {
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
@@ -626,21 +550,13 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 	}
 	if ((rc = release_lease(st, stage_id)) < 0 || (rc = drop_stage_results(st, stage_id)) < 0)
 		goto out;
-	s = db_prep(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
-		     "started = NULL, error_class = 'infra', error_message = ?2, "
-		     "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
-		     "log = log || ?4 WHERE id = ?1");
-	sqlite3_bind_int64(s, 1, stage_id);
-	db_bind_text(s, 2, message);
-	db_bind_text(s, 3, machine);
-	{
-		char line[600];
-
-		snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
-			 attempt + 1, machine ? machine : "?", message ? message : "");
-		db_bind_text(s, 4, line);
-	}
-	rc = db_step_done(s);
+	snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
+		 attempt + 1, machine ? machine : "?", message ? message : "");
+	rc = db_run(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
+		    "started = NULL, error_class = 'infra', error_message = ?2, "
+		    "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
+		    "log = log || ?4 WHERE id = ?1", DB_INT(stage_id), DB_TEXT(message), DB_TEXT(machine),
+		    DB_TEXT(line));
 out:
 	rc = db_txn_end(st, rc);
 	db_unlock(st);
@@ -651,15 +567,15 @@ out:
 int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
 {
 	/* a stage log is bounded: past 4 MiB only the tail is kept */
-	return db_update_id_text(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
-			      "THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1",
-			      stage_id, text);
+	return db_write(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
+			"THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1",
+			DB_INT(stage_id), DB_TEXT(text));
 }
 
 int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello)
 {
 	char *text = json_dumps(hello, JSON_COMPACT);
-	int rc = db_update_id_text(st, "UPDATE stages SET host = ?2 WHERE id = ?1", stage_id, text);
+	int rc = db_write(st, "UPDATE stages SET host = ?2 WHERE id = ?1", DB_INT(stage_id), DB_TEXT(text));
 
 	free(text);
 	return rc;
@@ -671,10 +587,8 @@ int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct s
 	int rc = -ENOENT;
 
 	db_lock(st);
-	s = db_prep(st, "SELECT log FROM stages WHERE id = ? AND job_id = ?");
-	sqlite3_bind_int64(s, 1, stage_id);
-	sqlite3_bind_int64(s, 2, job_id);
-	if ((rc = db_step_row(st, s)) == 1) {
+	rc = db_row(st, &s, "SELECT log FROM stages WHERE id = ? AND job_id = ?", DB_INT(stage_id), DB_INT(job_id));
+	if (rc == 1) {
 		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
 		db_stmt_done(st, s);
 		rc = 0;

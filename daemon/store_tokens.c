@@ -31,13 +31,11 @@ int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)
 	if (rc == 0)
 		rc = db_exec(st, "DELETE FROM tokens WHERE source = 'config'");
 	for (; rc == 0 && tokens && *tokens; tokens++) {
-		sqlite3_stmt *s = db_prep(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)");
 		char hex[65];
 
 		sha256_hex(*tokens, hex);
-		db_bind_text(s, 1, hex);
-		sqlite3_bind_double(s, 2, db_now());
-		rc = db_step_done(s);
+		rc = db_run(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)",
+			    DB_TEXT(hex), DB_REAL(db_now()));
 	}
 	if (db_txn_end(st, rc) < 0)
 		rc = db_sql_err(st, err, "sync tokens");
@@ -65,19 +63,10 @@ int store_token_valid(struct store *st, const char *token)
 
 int store_job_set_token(struct store *st, int64_t job_id, const char *token)
 {
-	sqlite3_stmt *s;
 	char hex[65];
-	int ok;
 
 	sha256_hex(token, hex);
-	db_lock(st);
-	s = db_prep(st, "UPDATE jobs SET token_hash = ? WHERE id = ?");
-	db_bind_text(s, 1, hex);
-	sqlite3_bind_int64(s, 2, job_id);
-	ok = s && db_stmt_step(st, s) == SQLITE_DONE;
-	db_stmt_done(st, s);
-	db_unlock(st);
-	return ok ? 0 : -1;
+	return db_write(st, "UPDATE jobs SET token_hash = ? WHERE id = ?", DB_TEXT(hex), DB_INT(job_id)) < 0 ? -1 : 0;
 }
 
 int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots)

@@ -69,51 +69,41 @@ static void vlog(const char *level, const char *fmt, va_list ap, const char *suf
 	strbuf_release(&line);
 }
 
+/* The body of each log function below: its arguments after fmt, to vlog. */
+#define VLOG(level, suffix) do {		\
+	va_list ap;				\
+						\
+	va_start(ap, fmt);			\
+	vlog((level), fmt, ap, (suffix));	\
+	va_end(ap);				\
+} while (0)
+
 void log_info(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog("", fmt, ap, NULL);
-	va_end(ap);
+	VLOG("", NULL);
 }
 
 void log_warn(const char *fmt, ...)
 {
-	va_list ap;
+	/* before anything else can change errno */
 	const char *e = strerror(errno);
 
-	va_start(ap, fmt);
-	vlog("warning: ", fmt, ap, e);
-	va_end(ap);
+	VLOG("warning: ", e);
 }
 
 void log_warnx(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog("warning: ", fmt, ap, NULL);
-	va_end(ap);
+	VLOG("warning: ", NULL);
 }
 
 void log_debug(const char *fmt, ...)
 {
-	va_list ap;
-
-	if (!verbose)
-		return;
-	va_start(ap, fmt);
-	vlog("debug: ", fmt, ap, NULL);
-	va_end(ap);
+	if (verbose)
+		VLOG("debug: ", NULL);
 }
 
 void log_fatalx(const char *fmt, ...)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	vlog("fatal: ", fmt, ap, NULL);
-	va_end(ap);
+	VLOG("fatal: ", NULL);
 	exit(1);
 }
