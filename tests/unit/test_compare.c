@@ -298,59 +298,68 @@ static void test_multiplicity(void **state)
 	json_decref(doc);
 }
 
+/* The headline row of ab_doc(boots, 1, shift, cv, NULL) compared, from
+ * the random numbers of seed; c is the comparison, which the caller frees. */
+static const json_t *ab_headline(uint64_t seed, int boots, double shift, double cv, json_t **c)
+{
+	json_t *doc;
+
+	rng_state = seed;
+	doc = ab_doc(boots, 1, shift, cv, NULL);
+	*c = compare_ab(doc);
+	json_decref(doc);
+	return row_of(*c, "mprotect.ops_per_sec", NULL);
+}
+
+static double row_num(const json_t *r, const char *key)
+{
+	return json_number_value(json_object_get(r, key));
+}
+
+static const char *row_reason(const json_t *r)
+{
+	return json_string_value(json_object_get(r, "reason"));
+}
+
 /* `same` is reachable when the noise is small for the margin; otherwise
  * the row says what it rules out and what the job could have seen. */
 static void test_same_and_detectable(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r;
-	double mde, lo, hi, m;
+	double lo, hi, m;
 
 	(void)state;
-	rng_state = 24;
-	doc = ab_doc(9, 1, 0, 0.002, NULL);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = ab_headline(24, 9, 0, 0.002, &c);
 	assert_string_equal(verdict(r), "same");
 	lo = json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 0));
 	hi = json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 1));
-	m = json_number_value(json_object_get(r, "margin_pct"));
+	m = row_num(r, "margin_pct");
 	assert_true(lo >= -m && hi <= m && lo < hi);
-	mde = json_number_value(json_object_get(r, "mde_pct"));
 	/* at 0.2% noise the detectable change is the 2% floor of a call */
-	assert_true(mde == 2);
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
+	assert_true(row_num(r, "mde_pct") == 2);
+	assert_string_equal(verdict(c), "same");
 	json_decref(c);
-	json_decref(doc);
 
 	/* two boots agree closely, but no 90% interval exists from 2 and 2 */
-	rng_state = 26;
-	doc = ab_doc(2, 1, 0, 0.002, NULL);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = ab_headline(26, 2, 0, 0.002, &c);
 	assert_string_equal(verdict(r), "inconclusive");
 	assert_true(json_is_null(json_object_get(r, "equiv_ci")));
-	assert_contains(json_string_value(json_object_get(r, "reason")), "too few boots for an equivalence");
+	assert_contains(row_reason(r), "too few boots for an equivalence");
 	json_decref(c);
-	json_decref(doc);
 
 	/* 15% noise: neither a change nor within the 10% margin (the 90%
 	 * interval alone is about +-12% wide): inconclusive, with what the
 	 * interval rules out and what this job could detect */
-	rng_state = 25;
-	doc = ab_doc(9, 1, 0, 0.15, NULL);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = ab_headline(25, 9, 0, 0.15, &c);
 	assert_string_equal(verdict(r), "inconclusive");
-	mde = json_number_value(json_object_get(r, "mde_pct"));
 	/* (t(0.01, 16) + t(0.4, 16)) * 15% * sqrt(2/9) / sqrt(3/pi), with the
 	 * sample sd instead of 15%: around 27%, far from the 2% floor */
-	assert_true(mde > 15 && mde < 45);
-	assert_true(json_number_value(json_object_get(r, "ruled_out_pct")) > 2);
-	assert_contains(json_string_value(json_object_get(r, "reason")), "ruled out");
-	assert_contains(json_string_value(json_object_get(r, "reason")), "could detect");
+	assert_true(row_num(r, "mde_pct") > 15 && row_num(r, "mde_pct") < 45);
+	assert_true(row_num(r, "ruled_out_pct") > 2);
+	assert_contains(row_reason(r), "ruled out");
+	assert_contains(row_reason(r), "could detect");
 	json_decref(c);
-	json_decref(doc);
 }
 
 static void add_values(json_t *doc, const char *side, const char *metric, const double *v, int n,
