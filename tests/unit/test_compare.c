@@ -163,6 +163,15 @@ static json_t *compare_ab(json_t *doc)
 	return c;
 }
 
+/* ab_doc(...) compared; the document is freed, the comparison returned. */
+static json_t *ab_compared(int boots, int nrows, double shift, double cv, const char *design)
+{
+	json_t *doc = ab_doc(boots, nrows, shift, cv, design), *c = compare_ab(doc);
+
+	json_decref(doc);
+	return c;
+}
+
 static double design_num(const json_t *c, const char *k)
 {
 	return json_number_value(json_object_get(json_object_get(c, "design"), k));
@@ -173,15 +182,14 @@ static double design_num(const json_t *c, const char *k)
  * is undecided at the first. */
 static void test_sequential_looks(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	double a1, a2;
 
 	(void)state;
 	rng_state = 21;
 	/* 5 of 9 boots: 2 - 2 Phi(2.5758 / sqrt(5/9)) = 5.49e-4; at 15% noise
 	 * neither a change nor same */
-	doc = ab_doc(5, 2, 0, 0.15, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 2, 0, 0.15, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	a1 = design_num(c, "alpha");
 	assert_true(a1 > 5.4e-4 && a1 < 5.6e-4);
 	assert_int_equal((int)design_num(c, "look"), 1);
@@ -189,53 +197,42 @@ static void test_sequential_looks(void **state)
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
 	assert_int_equal(compare_wants_more_boots(c), 1);
 	json_decref(c);
-	json_decref(doc);
 
 	/* the second look, 9 boots, a clear 10% drop: called, at the rest of alpha */
-	doc = ab_doc(9, 2, -0.10, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":2}");
-	c = compare_ab(doc);
+	c = ab_compared(9, 2, -0.10, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":2}");
 	a2 = design_num(c, "alpha");
 	assert_true(fabs(a1 + a2 - 0.01) < 1e-15);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "regression");
 	assert_int_equal(compare_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 
 	/* a quiet A/A job is same at its first look, within the 2% a change
 	 * needs, and stops there */
 	rng_state = 27;
-	doc = ab_doc(5, 2, 0, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 2, 0, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
 	assert_int_equal(compare_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 	/* a 5% drop at 1% noise is inside the 10% margin at 5 boots, but the
 	 * interval reaches past 2%: the second look, which can call it */
 	rng_state = 28;
-	doc = ab_doc(5, 1, -0.05, 0.01, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 1, -0.05, 0.01, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
 	assert_int_equal(compare_wants_more_boots(c), 1);
 	json_decref(c);
-	json_decref(doc);
 
 	/* a job that may not grow: one look, all of alpha, no second look */
-	doc = ab_doc(5, 1, 0, 0.02, "{\"boots\":5,\"max_boots\":5,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 1, 0, 0.02, "{\"boots\":5,\"max_boots\":5,\"look\":1}");
 	assert_true(design_num(c, "alpha") == 0.01);
 	assert_int_equal((int)design_num(c, "looks"), 1);
 	assert_int_equal(compare_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 
 	/* no design (two jobs compared): one look */
-	doc = ab_doc(5, 1, 0, 0.02, NULL);
-	c = compare_ab(doc);
+	c = ab_compared(5, 1, 0, 0.02, NULL);
 	assert_true(design_num(c, "alpha") == 0.01);
 	assert_int_equal(compare_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 }
 
 /* Headline rows are adjusted by Holm, counters by Benjamini-Hochberg. */
@@ -285,8 +282,7 @@ static void test_multiplicity(void **state)
 	/* 5 boots and 3 headline rows: 2/252 cannot beat 0.01 / 3, and the
 	 * comparison says so rather than calling anything */
 	rng_state = 23;
-	doc = ab_doc(5, 3, -0.10, 0.001, NULL);
-	c = compare_ab(doc);
+	c = ab_compared(5, 3, -0.10, 0.001, NULL);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
 	{
 		char *notes = json_dumps(json_object_get(c, "notes"), 0);
@@ -295,19 +291,14 @@ static void test_multiplicity(void **state)
 		free(notes);
 	}
 	json_decref(c);
-	json_decref(doc);
 }
 
 /* The headline row of ab_doc(boots, 1, shift, cv, NULL) compared, from
  * the random numbers of seed; c is the comparison, which the caller frees. */
 static const json_t *ab_headline(uint64_t seed, int boots, double shift, double cv, json_t **c)
 {
-	json_t *doc;
-
 	rng_state = seed;
-	doc = ab_doc(boots, 1, shift, cv, NULL);
-	*c = compare_ab(doc);
-	json_decref(doc);
+	*c = ab_compared(boots, 1, shift, cv, NULL);
 	return row_of(*c, "mprotect.ops_per_sec", NULL);
 }
 
