@@ -163,6 +163,15 @@ static json_t *compare_ab(json_t *doc)
 	return c;
 }
 
+/* ab_doc(...) compared; the document is freed, the comparison returned. */
+static json_t *ab_compared(int boots, int nrows, double shift, double cv, const char *design)
+{
+	json_t *doc = ab_doc(boots, nrows, shift, cv, design), *c = compare_ab(doc);
+
+	json_decref(doc);
+	return c;
+}
+
 static double design_num(const json_t *c, const char *k)
 {
 	return json_number_value(json_object_get(json_object_get(c, "design"), k));
@@ -173,15 +182,14 @@ static double design_num(const json_t *c, const char *k)
  * is undecided at the first. */
 static void test_sequential_looks(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	double a1, a2;
 
 	(void)state;
 	rng_state = 21;
 	/* 5 of 9 boots: 2 - 2 Phi(2.5758 / sqrt(5/9)) = 5.49e-4; at 15% noise
 	 * neither a change nor same */
-	doc = ab_doc(5, 2, 0, 0.15, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 2, 0, 0.15, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	a1 = design_num(c, "alpha");
 	assert_true(a1 > 5.4e-4 && a1 < 5.6e-4);
 	assert_int_equal((int)design_num(c, "look"), 1);
@@ -189,53 +197,42 @@ static void test_sequential_looks(void **state)
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
 	assert_int_equal(verdict_wants_more_boots(c), 1);
 	json_decref(c);
-	json_decref(doc);
 
 	/* the second look, 9 boots, a clear 10% drop: called, at the rest of alpha */
-	doc = ab_doc(9, 2, -0.10, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":2}");
-	c = compare_ab(doc);
+	c = ab_compared(9, 2, -0.10, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":2}");
 	a2 = design_num(c, "alpha");
 	assert_true(fabs(a1 + a2 - 0.01) < 1e-15);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "regression");
 	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 
 	/* a quiet A/A job is same at its first look, within the 2% a change
 	 * needs, and stops there */
 	rng_state = 27;
-	doc = ab_doc(5, 2, 0, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 2, 0, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
 	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 	/* a 5% drop at 1% noise is inside the 10% margin at 5 boots, but the
 	 * interval reaches past 2%: the second look, which can call it */
 	rng_state = 28;
-	doc = ab_doc(5, 1, -0.05, 0.01, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 1, -0.05, 0.01, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
 	assert_int_equal(verdict_wants_more_boots(c), 1);
 	json_decref(c);
-	json_decref(doc);
 
 	/* a job that may not grow: one look, all of alpha, no second look */
-	doc = ab_doc(5, 1, 0, 0.02, "{\"boots\":5,\"max_boots\":5,\"look\":1}");
-	c = compare_ab(doc);
+	c = ab_compared(5, 1, 0, 0.02, "{\"boots\":5,\"max_boots\":5,\"look\":1}");
 	assert_true(design_num(c, "alpha") == 0.01);
 	assert_int_equal((int)design_num(c, "looks"), 1);
 	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 
 	/* no design (two jobs compared): one look */
-	doc = ab_doc(5, 1, 0, 0.02, NULL);
-	c = compare_ab(doc);
+	c = ab_compared(5, 1, 0, 0.02, NULL);
 	assert_true(design_num(c, "alpha") == 0.01);
 	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
-	json_decref(doc);
 }
 
 /* Headline rows are adjusted by Holm, counters by Benjamini-Hochberg. */
@@ -285,8 +282,7 @@ static void test_multiplicity(void **state)
 	/* 5 boots and 3 headline rows: 2/252 cannot beat 0.01 / 3, and the
 	 * comparison says so rather than calling anything */
 	rng_state = 23;
-	doc = ab_doc(5, 3, -0.10, 0.001, NULL);
-	c = compare_ab(doc);
+	c = ab_compared(5, 3, -0.10, 0.001, NULL);
 	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
 	{
 		char *notes = json_dumps(json_object_get(c, "notes"), 0);
@@ -295,62 +291,66 @@ static void test_multiplicity(void **state)
 		free(notes);
 	}
 	json_decref(c);
-	json_decref(doc);
+}
+
+/* The headline row of ab_doc(boots, 1, shift, cv, NULL) compared, from
+ * the random numbers of seed; c is the comparison, which the caller frees. */
+static const json_t *ab_headline(uint64_t seed, int boots, double shift, double cv, json_t **c)
+{
+	rng_state = seed;
+	*c = ab_compared(boots, 1, shift, cv, NULL);
+	return row_of(*c, "mprotect.ops_per_sec", NULL);
+}
+
+static double row_num(const json_t *r, const char *key)
+{
+	return json_number_value(json_object_get(r, key));
+}
+
+static const char *row_reason(const json_t *r)
+{
+	return json_string_value(json_object_get(r, "reason"));
 }
 
 /* `same` is reachable when the noise is small for the margin; otherwise
  * the row says what it rules out and what the job could have seen. */
 static void test_same_and_detectable(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r;
-	double mde, lo, hi, m;
+	double lo, hi, m;
 
 	(void)state;
-	rng_state = 24;
-	doc = ab_doc(9, 1, 0, 0.002, NULL);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = ab_headline(24, 9, 0, 0.002, &c);
 	assert_string_equal(verdict(r), "same");
 	lo = json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 0));
 	hi = json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 1));
-	m = json_number_value(json_object_get(r, "margin_pct"));
+	m = row_num(r, "margin_pct");
 	assert_true(lo >= -m && hi <= m && lo < hi);
-	mde = json_number_value(json_object_get(r, "mde_pct"));
 	/* at 0.2% noise the detectable change is the 2% floor of a call */
-	assert_true(mde == 2);
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
+	assert_true(row_num(r, "mde_pct") == 2);
+	assert_string_equal(verdict(c), "same");
 	json_decref(c);
-	json_decref(doc);
 
 	/* two boots agree closely, but no 90% interval exists from 2 and 2 */
-	rng_state = 26;
-	doc = ab_doc(2, 1, 0, 0.002, NULL);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = ab_headline(26, 2, 0, 0.002, &c);
 	assert_string_equal(verdict(r), "inconclusive");
 	assert_true(json_is_null(json_object_get(r, "equiv_ci")));
-	assert_contains(json_string_value(json_object_get(r, "reason")), "too few boots for an equivalence");
+	assert_contains(row_reason(r), "too few boots for an equivalence");
 	json_decref(c);
-	json_decref(doc);
 
 	/* 15% noise: neither a change nor within the 10% margin (the 90%
 	 * interval alone is about +-12% wide): inconclusive, with what the
 	 * interval rules out and what this job could detect */
-	rng_state = 25;
-	doc = ab_doc(9, 1, 0, 0.15, NULL);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = ab_headline(25, 9, 0, 0.15, &c);
 	assert_string_equal(verdict(r), "inconclusive");
-	mde = json_number_value(json_object_get(r, "mde_pct"));
 	/* (t(0.01, 16) + t(0.4, 16)) * 15% * sqrt(2/9) / sqrt(3/pi), with the
 	 * sample sd instead of 15%: around 27%, far from the 2% floor */
-	assert_true(mde > 15 && mde < 45);
-	assert_true(json_number_value(json_object_get(r, "ruled_out_pct")) > 2);
-	assert_contains(json_string_value(json_object_get(r, "reason")), "ruled out");
-	assert_contains(json_string_value(json_object_get(r, "reason")), "could detect");
+	assert_true(row_num(r, "mde_pct") > 15 && row_num(r, "mde_pct") < 45);
+	assert_true(row_num(r, "ruled_out_pct") > 2);
+	assert_contains(row_reason(r), "ruled out");
+	assert_contains(row_reason(r), "could detect");
 	json_decref(c);
-	json_decref(doc);
 }
 
 static void add_values(json_t *doc, const char *side, const char *metric, const double *v, int n,

@@ -1,6 +1,6 @@
 /*
  * daemon/sched: the extra-boot rule of an A/B job, as the scheduler applies
- * it (sched_record.c: sched_maybe_more_boots, finish_bootrun's step before a run
+ * it (sched_record.c: maybe_more_boots, finish_bootrun's step before a run
  * is marked done). A job is walked stage by stage on a real SQLite file, as
  * the scheduler records it: a boot done, its run's iteration stored, the
  * rule asked, the run finished. What the test checks is what the store then
@@ -10,18 +10,19 @@
  */
 #include "testlib.h"
 
-
 #include "compare.h"
 #include "config.h"
 #include "sched_int.h"
 #include "store.h"
+#include "fixture_store.h"
 #include "banned.h"
 
 #define STAGE_TIMEOUT 77.0	/* the lab's stage_timeout: a run's, with no suite */
 
+#define PLANNED_TIMEOUT 60.0	/* the run timeout of the suite the job was planned with */
+
 struct fixture {
-	char dir[64];
-	struct store *st;
+	struct store_fixture sf;
 	struct lab_config cfg;
 	struct sched sc;
 };
@@ -29,20 +30,13 @@ struct fixture {
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
 
 	assert_non_null(f);
-	snprintf(f->dir, sizeof(f->dir), "/tmp/tlblab-sched.XXXXXX");
-	assert_non_null(mkdtemp(f->dir));
-	strbuf_addf(&path, "%s/t.db", f->dir);
-	if (store_open(path.buf, &f->st, &err) < 0)
-		fail_msg("store_open: %s", err.buf);
-	strbuf_release(&path);
-	strbuf_release(&err);
+	store_fixture_open(&f->sf, "sched");
 	/* no suites: the job's suite falls back to the default rules and the
 	 * lab's stage timeout, as when a reload dropped it */
 	f->cfg.stage_timeout = STAGE_TIMEOUT;
-	f->sc.st = f->st;
+	f->sc.st = f->sf.st;
 	f->sc.cfg = &f->cfg;
 	*state = f;
 	return 0;
@@ -50,80 +44,19 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	struct fixture *f = *state;
-	char cmd[128];
-
-	store_close(f->st);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", f->dir);
-	assert_int_equal(system(cmd), 0);
-	free(f);
+	store_fixture_close(&((struct fixture *)*state)->sf);
+	free(*state);
 	return 0;
 }
 
 /* An A/B job of `boots` boots per side that may grow to max_boots (0: as
- * the API stores a job that may not grow), one spec, as submit plans it:
- * two builds, then per boot index base boot, base run, patched boot,
- * patched run. */
+ * the API stores a job that may not grow), one spec, as submit plans it
+ * with a suite whose runs take PLANNED_TIMEOUT: two builds, then per boot
+ * index base boot, base run, patched boot, patched run. */
 static int64_t ab_job(struct store *st, int boots, int max_boots)
 {
-	struct stage_plan plan[2 + 4 * 16];
-	json_t *suite = json_pack("[{s:s}]", "workload", "mprotect");
-	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = "patch",
-				   .patch = "diff", .suite = "tlb", .suite_json = suite, .boots = boots,
-				   .max_boots = max_boots };
-	struct strbuf err = STRBUF_INIT;
-	size_t n = 0;
-	int64_t id = 0;
-	int i;
-
-	assert_true(boots <= 16);
-	plan[n++] = (struct stage_plan){ "build", "base", 0, 60 };
-	plan[n++] = (struct stage_plan){ "build", "patched", 0, 60 };
-	for (i = 0; i < boots; i++) {
-		plan[n++] = (struct stage_plan){ "boot", "base", i, 60 };
-		plan[n++] = (struct stage_plan){ "run", "base", i, 60 };
-		plan[n++] = (struct stage_plan){ "boot", "patched", i, 60 };
-		plan[n++] = (struct stage_plan){ "run", "patched", i, 60 };
-	}
-	if (store_job_create(st, &req, plan, n, &id, &err) < 0)
-		fail_msg("store_job_create: %s", err.buf);
-	json_decref(suite);
-	strbuf_release(&err);
-	return id;
-}
-
-/* The job's next runnable stage, moved into *ret (caller releases). */
-static void next_stage(struct store *st, int64_t job, struct stage_info *ret)
-{
-	struct stage_info *v;
-	size_t n, i;
-	int found = 0;
-
-	assert_int_equal(store_runnable_stages(st, &v, &n), 0);
-	for (i = 0; i < n && !found; i++)
-		if (v[i].job_id == job) {
-			*ret = v[i];
-			memset(&v[i], 0, sizeof(v[i]));
-			found = 1;
-		}
-	store_stage_infos_free(v, n);
-	if (!found)
-		fail_msg("job %lld has no runnable stage", (long long)job);
-}
-
-/* One measured iteration of the run stage, as ingest stores it. */
-static void add_run(struct store *st, int64_t job, int64_t stage, const char *side, double value)
-{
-	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", value);
-	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
-	json_t *params = json_object();
-	struct run_row r = { .job_id = job, .stage_id = stage, .machine = "m1", .side = side,
-			     .workload = "mprotect", .params = params, .duration = 1 };
-
-	assert_int_equal(store_run_add(st, &r, metrics, info, NULL, NULL), 0);
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(params);
+	return store_fixture_ab_job(st, json_pack("[{s:s}]", "workload", "mprotect"), boots, max_boots,
+				    PLANNED_TIMEOUT);
 }
 
 static json_t *job_json(struct store *st, int64_t job)
@@ -145,13 +78,13 @@ static int job_int(struct store *st, int64_t job, const char *key)
 
 /*
  * Walks the job to its end. The run of boot index i on side S measures
- * vals[S][i % nvals]. Before each run is finished, sched_maybe_more_boots is
+ * vals[S][i % nvals]. Before each run is finished, maybe_more_boots is
  * asked with the task the scheduler would hold (the boot's stage info);
  * grew[k] is set to the boots added per side at the k-th run stage
  * (counting both sides). The stages of boot index `first` on were added
- * by the rule: their timeouts are 600 s for a boot and the lab's stage
- * timeout for a run (the planned ones have 60 s). Returns the number of
- * run stages.
+ * by the rule: their runs take the lab's stage timeout, as the job's suite
+ * is no longer configured (the planned ones have PLANNED_TIMEOUT); every
+ * boot, planned or added, takes 600 s. Returns the number of run stages.
  */
 static int drive(struct fixture *f, int64_t job, const double *base, const double *patched, size_t nvals,
 		 int first, int *grew, int max_runs)
@@ -159,7 +92,7 @@ static int drive(struct fixture *f, int64_t job, const double *base, const doubl
 	int runs = 0, guard;
 
 	for (guard = 0; guard < 200; guard++) {
-		json_t *j = job_json(f->st, job);
+		json_t *j = job_json(f->sf.st, job);
 		const char *state = json_string_value(json_object_get(j, "state")) ?: "";
 		int running = !strcmp(state, "queued") || !strcmp(state, "running");
 		struct task t = { .sc = &f->sc, .cfg = &f->cfg };
@@ -170,28 +103,29 @@ static int drive(struct fixture *f, int64_t job, const double *base, const doubl
 		json_decref(j);
 		if (!running)
 			return runs;
-		next_stage(f->st, job, &t.si);
-		assert_int_equal(store_stage_begin(f->st, t.si.id, "m1"), 0);
-		assert_int_equal(store_stage_finish(f->st, t.si.id, "done", NULL, NULL), 0);
+		store_fixture_next_stage(f->sf.st, job, &t.si);
+		assert_int_equal(store_stage_begin(f->sf.st, t.si.id, "m1"), 0);
+		assert_int_equal(store_stage_finish(f->sf.st, t.si.id, "done", NULL, NULL), 0);
 		if (strcmp(t.si.kind, "boot")) {	/* a build */
 			store_stage_info_release(&t.si);
 			continue;
 		}
-		next_stage(f->st, job, &run);
+		store_fixture_next_stage(f->sf.st, job, &run);
 		assert_string_equal(run.kind, "run");
 		assert_string_equal(run.side, t.si.side);
 		assert_int_equal(run.seq, t.si.seq + 1);
 		assert_int_equal(run.boot_index, t.si.boot_index);
-		assert_true(t.si.timeout == (t.si.boot_index >= first ? 600 : 60));
-		assert_true(run.timeout == (run.boot_index >= first ? STAGE_TIMEOUT : 60));
-		assert_int_equal(store_stage_begin(f->st, run.id, "m1"), 0);
+		assert_true(t.si.timeout == 600);
+		assert_true(run.timeout == (run.boot_index >= first ? STAGE_TIMEOUT : PLANNED_TIMEOUT));
+		assert_int_equal(store_stage_begin(f->sf.st, run.id, "m1"), 0);
 		vals = !strcmp(run.side, "base") ? base : patched;
-		add_run(f->st, job, run.id, run.side, vals[(size_t)run.boot_index % nvals]);
-		before = job_int(f->st, job, "boots");
+		assert_int_equal(store_fixture_run_add(f->sf.st, job, run.id, run.side, 0,
+						       vals[(size_t)run.boot_index % nvals]), 0);
+		before = job_int(f->sf.st, job, "boots");
 		assert_int_equal(sched_maybe_more_boots(&f->sc, &t), 0);
 		assert_true(runs < max_runs);
-		grew[runs++] = job_int(f->st, job, "boots") - before;
-		assert_int_equal(store_stage_finish(f->st, run.id, "done", NULL, NULL), 0);
+		grew[runs++] = job_int(f->sf.st, job, "boots") - before;
+		assert_int_equal(store_stage_finish(f->sf.st, run.id, "done", NULL, NULL), 0);
 		store_stage_info_release(&run);
 		store_stage_info_release(&t.si);
 	}
@@ -266,7 +200,7 @@ static const double noisy_patched[] = { 1100, 850, 1250, 950, 1150 };
 static void test_inconclusive_grows_once_to_max(void **state)
 {
 	struct fixture *f = *state;
-	int64_t job = ab_job(f->st, 3, 7);
+	int64_t job = ab_job(f->sf.st, 3, 7);
 	int grew[64] = { 0 }, runs, i;
 
 	runs = drive(f, job, noisy_base, noisy_patched, 5, 3, grew, 64);
@@ -276,10 +210,27 @@ static void test_inconclusive_grows_once_to_max(void **state)
 			assert_int_equal(grew[i], 4);	/* max_boots - boots, at once */
 		else if (grew[i])
 			fail_msg("boots added at run %d of %d: %d", i + 1, runs, grew[i]);
-	assert_int_equal(job_int(f->st, job, "boots"), 7);
-	assert_int_equal(job_int(f->st, job, "max_boots"), 7);
-	assert_stages(f->st, job, 7);
-	assert_headline(f->st, job, "inconclusive");
+	assert_int_equal(job_int(f->sf.st, job, "boots"), 7);
+	assert_int_equal(job_int(f->sf.st, job, "max_boots"), 7);
+	assert_stages(f->sf.st, job, 7);
+	assert_headline(f->sf.st, job, "inconclusive");
+}
+
+/* Drives the job of `boots` boots per side, its runs measuring base and
+ * patched (5 values each), to its end, which it must reach as planned:
+ * never grown, with the headline verdict `want`. */
+static void assert_never_grows(struct fixture *f, int64_t job, const double *base, const double *patched,
+			       int boots, const char *want)
+{
+	int grew[64] = { 0 }, runs, i;
+
+	runs = drive(f, job, base, patched, 5, boots, grew, 64);
+	assert_int_equal(runs, 2 * boots);
+	for (i = 0; i < runs; i++)
+		assert_int_equal(grew[i], 0);
+	assert_int_equal(job_int(f->sf.st, job, "boots"), boots);
+	assert_stages(f->sf.st, job, boots);
+	assert_headline(f->sf.st, job, want);
 }
 
 /* The limit: a job that may not grow (max_boots = boots) never gets
@@ -287,16 +238,8 @@ static void test_inconclusive_grows_once_to_max(void **state)
 static void test_no_growth_at_the_limit(void **state)
 {
 	struct fixture *f = *state;
-	int64_t job = ab_job(f->st, 4, 4);
-	int grew[64] = { 0 }, runs, i;
 
-	runs = drive(f, job, noisy_base, noisy_patched, 5, 4, grew, 64);
-	assert_int_equal(runs, 2 * 4);
-	for (i = 0; i < runs; i++)
-		assert_int_equal(grew[i], 0);
-	assert_int_equal(job_int(f->st, job, "boots"), 4);
-	assert_stages(f->st, job, 4);
-	assert_headline(f->st, job, "inconclusive");
+	assert_never_grows(f, ab_job(f->sf.st, 4, 4), noisy_base, noisy_patched, 4, "inconclusive");
 }
 
 /* A headline decided at the first look (the same kernel twice, noise well
@@ -306,16 +249,8 @@ static void test_decided_first_look_stops(void **state)
 	struct fixture *f = *state;
 	static const double base[] = { 1000.0, 1000.2, 999.9, 1000.1, 999.8 };
 	static const double patched[] = { 1000.1, 999.9, 1000.2, 999.8, 1000.0 };
-	int64_t job = ab_job(f->st, 5, 9);
-	int grew[64] = { 0 }, runs, i;
 
-	runs = drive(f, job, base, patched, 5, 5, grew, 64);
-	assert_int_equal(runs, 2 * 5);
-	for (i = 0; i < runs; i++)
-		assert_int_equal(grew[i], 0);
-	assert_int_equal(job_int(f->st, job, "boots"), 5);
-	assert_stages(f->st, job, 5);
-	assert_headline(f->st, job, "same");
+	assert_never_grows(f, ab_job(f->sf.st, 5, 9), base, patched, 5, "same");
 }
 
 int main(void)

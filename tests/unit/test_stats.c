@@ -21,6 +21,17 @@
 		fail_msg("%s = %.17g, want %.17g", #x, x_, w_);			\
 } while (0)
 
+/* Mann-Whitney of a[0..na) against b[0..nb) must succeed with U = want_u
+ * (NAN: not checked) and p within rel of want_p. */
+#define assert_mwu(a, na, b, nb, want_u, want_p, rel) do {			\
+	double u_, p_, wu_ = (want_u);						\
+										\
+	assert_int_equal(stats_mann_whitney((a), (na), (b), (nb), &u_, &p_), 0);	\
+	if (!isnan(wu_))							\
+		assert_close(u_, wu_, 0);					\
+	assert_close(p_, (want_p), (rel));					\
+} while (0)
+
 /* ---- descriptive ---- */
 
 static void test_descriptive(void **state)
@@ -91,39 +102,27 @@ static void test_mwu_exact_small(void **state)
 	const double a3[] = { 1, 2, 3 }, b3[] = { 4, 5, 6 };
 	const double a5[] = { 1, 2, 3, 4, 5 }, b5[] = { 6, 7, 8, 9, 10 };
 	const double x[] = { 1, 4 }, y[] = { 2, 3 }, w[] = { 1, 2.5 };
-	double u, p;
 
 	(void)state;
 	/* 2 vs 2: 6 orderings, U = 0 in one of them: p = 2 / 6 */
-	assert_int_equal(stats_mann_whitney(a2, 2, b2, 2, &u, &p), 0);
-	assert_close(u, 0, 0);
-	assert_close(p, 1.0 / 3, 1e-15);
+	assert_mwu(a2, 2, b2, 2, 0, 1.0 / 3, 1e-15);
 	assert_int_equal(stats_mann_whitney_method(a2, 2, b2, 2), STATS_MWU_EXACT);
 	/* swapped sides: U of a counts the pairs a > b */
-	assert_int_equal(stats_mann_whitney(b2, 2, a2, 2, &u, &p), 0);
-	assert_close(u, 4, 0);
-	assert_close(p, 1.0 / 3, 1e-15);
+	assert_mwu(b2, 2, a2, 2, 4, 1.0 / 3, 1e-15);
 	/* 3 vs 3: 20 orderings; 5 vs 5: 252 */
-	assert_int_equal(stats_mann_whitney(a3, 3, b3, 3, &u, &p), 0);
-	assert_close(p, 2.0 / 20, 1e-15);
-	assert_int_equal(stats_mann_whitney(a5, 5, b5, 5, &u, &p), 0);
-	assert_close(p, 2.0 / 252, 1e-15);
+	assert_mwu(a3, 3, b3, 3, 0, 2.0 / 20, 1e-15);
+	assert_mwu(a5, 5, b5, 5, 0, 2.0 / 252, 1e-15);
 	/* U = 2 of 4 is the centre: p = 1 */
-	assert_int_equal(stats_mann_whitney(x, 2, y, 2, &u, &p), 0);
-	assert_close(u, 2, 0);
-	assert_close(p, 1, 0);
+	assert_mwu(x, 2, y, 2, 2, 1, 0);
 	/* U = 1 with 2 vs 2: counts 1 1 2 1 1, P(U <= 1) = 2 / 6 */
-	assert_int_equal(stats_mann_whitney(w, 2, y, 2, &u, &p), 0);
-	assert_close(u, 1, 0);
-	assert_close(p, 4.0 / 6, 1e-15);
+	assert_mwu(w, 2, y, 2, 1, 4.0 / 6, 1e-15);
 	/* n = 1 each: never significant */
-	assert_int_equal(stats_mann_whitney(a2, 1, b2, 1, &u, &p), 0);
-	assert_close(p, 1, 0);
+	assert_mwu(a2, 1, b2, 1, 0, 1, 0);
 }
 
 static void test_mwu_exact_large(void **state)
 {
-	double a[50], b[50], u, p;
+	double a[50], b[50];
 	int i;
 
 	(void)state;
@@ -133,16 +132,12 @@ static void test_mwu_exact_large(void **state)
 		b[i] = 100 + i;
 	}
 	assert_int_equal(stats_mann_whitney_method(a, 50, b, 50), STATS_MWU_EXACT);
-	assert_int_equal(stats_mann_whitney(a, 50, b, 50, &u, &p), 0);
-	assert_close(u, 0, 0);
-	assert_close(p, 2 / 1.0089134454556419e29, 1e-12);
+	assert_mwu(a, 50, b, 50, 0, 2 / 1.0089134454556419e29, 1e-12);
 	/* interleaved, each a just below its b: U = 0 + 1 + ... + 49 = 1225,
 	 * 25 below the centre */
 	for (i = 0; i < 50; i++)
 		b[i] = i + 0.5;
-	assert_int_equal(stats_mann_whitney(a, 50, b, 50, &u, &p), 0);
-	assert_close(u, 1225, 0);
-	assert_close(p, 0.8664717523984105, 1e-12); /* scipy 1.10 */
+	assert_mwu(a, 50, b, 50, 1225, 0.8664717523984105, 1e-12); /* scipy 1.10 */
 	/* 51 values leave the exact range */
 	{
 		double c[51];
@@ -198,27 +193,20 @@ static void test_mwu_ties(void **state)
 	const double e[] = { 5, 5, 5 }, f[] = { 5, 5 };
 	const double g[] = { 1, 1, 2 }, h[] = { 3, 4 };
 	const double ta[] = { 3, 3, 4, 3, 4 }, tb[] = { 8, 9, 8, 8, 9 };
-	double u, p, x[7], y[7];
+	double x[7], y[7];
 	int trial, i;
 
 	(void)state;
 	/* ranks 1, 3, 3, 5 | 3, 6, 7: R_a = 12, U = 12 - 10 = 2 */
 	assert_int_equal(stats_mann_whitney_method(a, 4, b, 3), STATS_MWU_PERMUTATION);
-	assert_int_equal(stats_mann_whitney(a, 4, b, 3, &u, &p), 0);
-	assert_close(u, 2, 0);
-	assert_close(p, brute_perm_p(a, 4, b, 3), 1e-14);
+	assert_mwu(a, 4, b, 3, 2, brute_perm_p(a, 4, b, 3), 1e-14);
 	/* every value equal: no evidence at all */
-	assert_int_equal(stats_mann_whitney(e, 3, f, 2, &u, &p), 0);
-	assert_close(u, 3, 0);
-	assert_close(p, 1, 0);
+	assert_mwu(e, 3, f, 2, 3, 1, 0);
 	/* a tie inside one side is a tie too */
 	assert_int_equal(stats_mann_whitney_method(g, 3, h, 2), STATS_MWU_PERMUTATION);
-	assert_int_equal(stats_mann_whitney(g, 3, h, 2, &u, &p), 0);
-	assert_close(u, 0, 0);
-	assert_close(p, 2.0 / 10, 1e-15);
+	assert_mwu(g, 3, h, 2, 0, 2.0 / 10, 1e-15);
 	/* integer counters, completely separated: the two extreme splits */
-	assert_int_equal(stats_mann_whitney(ta, 5, tb, 5, &u, &p), 0);
-	assert_close(p, 2.0 / 252, 1e-14);
+	assert_mwu(ta, 5, tb, 5, 0, 2.0 / 252, 1e-14);
 	/* small integer samples with many ties against the brute force */
 	for (trial = 0; trial < 200; trial++) {
 		unsigned r = 2463534242u + (unsigned)trial * 2654435761u;
@@ -229,8 +217,18 @@ static void test_mwu_ties(void **state)
 			r ^= r << 13, r ^= r >> 17, r ^= r << 5;
 			y[i] = r % 6;
 		}
-		assert_int_equal(stats_mann_whitney(x, 6, y, 7, &u, &p), 0);
-		assert_close(p, brute_perm_p(x, 6, y, 7), 1e-12);
+		assert_mwu(x, 6, y, 7, NAN, brute_perm_p(x, 6, y, 7), 1e-12);
+	}
+}
+
+/* Adjusted p-values adj[0..n) as want[] has them (NAN: adj is NaN too). */
+static void assert_adjusted(const double *adj, const double *want, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (isnan(want[i]) ? !isnan(adj[i]) : !(fabs(adj[i] - want[i]) <= 1e-15 * fabs(want[i])))
+			fail_msg("adj[%zu] = %.17g, want %.17g", i, adj[i], want[i]);
 	}
 }
 
@@ -243,18 +241,10 @@ static void test_multiplicity(void **state)
 	(void)state;
 	assert_int_equal(stats_holm(p, 5, adj), 0);
 	/* 4 * 0.01, max(3 * 0.02, .04), max(2 * 0.03, .06), max(0.04, .06) */
-	assert_close(adj[1], 0.04, 1e-15);
-	assert_close(adj[4], 0.06, 1e-15);
-	assert_close(adj[0], 0.06, 1e-15);
-	assert_close(adj[3], 0.06, 1e-15);
-	assert_true(isnan(adj[2]));
+	assert_adjusted(adj, ((const double[]){ 0.06, 0.04, NAN, 0.06, 0.06 }), 5);
 	assert_int_equal(stats_bh(p, 5, adj), 0);
 	/* 0.04 * 4/4, min(0.03 * 4/3, .04), ...: all 0.04 */
-	assert_close(adj[1], 0.04, 1e-15);
-	assert_close(adj[4], 0.04, 1e-15);
-	assert_close(adj[0], 0.04, 1e-15);
-	assert_close(adj[3], 0.04, 1e-15);
-	assert_true(isnan(adj[2]));
+	assert_adjusted(adj, ((const double[]){ 0.04, 0.04, NAN, 0.04, 0.04 }), 5);
 	assert_int_equal(stats_holm(p, 0, adj), 0);
 }
 

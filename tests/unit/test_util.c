@@ -348,41 +348,53 @@ static void test_median(void **state)
 
 static void test_web_resolve(void **state)
 {
+	/* each URL path and the file it maps to in /w, or NULL: refused */
+	static const struct {
+		const char *url, *file;
+	} cases[] = {
+		{ "/app.js", "/w/app.js" },
+		/* of node_modules/, only what the pages load (web/js/charts.js) */
+		{ "/node_modules/uplot/dist/uPlot.esm.js", "/w/node_modules/uplot/dist/uPlot.esm.js" },
+		{ "//node_modules/uplot/dist/uPlot.min.css", "/w/node_modules/uplot/dist/uPlot.min.css" },
+		{ "/node_modules/uplot/dist/uPlot.iife.min.js", NULL },
+		{ "/node_modules/uplot/package.json", NULL },
+		{ "//node_modules/uplot/package.json", NULL },
+		{ "/node_modules/.package-lock.json", NULL },
+		/* nor what builds the dashboard */
+		{ "/package.json", NULL },
+		{ "/package-lock.json", NULL },
+		{ "/js/package.json", NULL },
+		/* pages of the app: stable URLs that all load index.html */
+		{ "/", "/w/index.html" },
+		{ "/jobs/12", "/w/index.html" },
+		{ "/machines/", "/w/index.html" },
+		/* never outside the directory, never a dotfile */
+		{ "/../etc/passwd", NULL },
+		{ "/a/../../x.js", NULL },
+		{ "/.git/config", NULL },
+		{ "/.env.js", NULL },
+		{ "/js/.hidden.js", NULL },
+		{ "/a//b.js", NULL },
+		{ "/a b.js", NULL },
+		{ "/%2e%2e/x.js", NULL },
+		{ "relative.js", NULL },
+	};
 	char buf[256];
+	size_t i;
 
 	(void)state;
-	assert_int_equal(web_resolve("/w", "/app.js", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/app.js");
-	/* of node_modules/, only what the pages load (web/js/charts.js) */
-	assert_int_equal(web_resolve("/w", "/node_modules/uplot/dist/uPlot.esm.js", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/node_modules/uplot/dist/uPlot.esm.js");
-	assert_int_equal(web_resolve("/w", "//node_modules/uplot/dist/uPlot.min.css", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/node_modules/uplot/dist/uPlot.min.css");
-	assert_int_equal(web_resolve("/w", "/node_modules/uplot/dist/uPlot.iife.min.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/node_modules/uplot/package.json", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "//node_modules/uplot/package.json", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/node_modules/.package-lock.json", buf, sizeof(buf)), -1);
-	/* nor what builds the dashboard */
-	assert_int_equal(web_resolve("/w", "/package.json", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/package-lock.json", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/js/package.json", buf, sizeof(buf)), -1);
-	/* pages of the app: stable URLs that all load index.html */
-	assert_int_equal(web_resolve("/w", "/", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/index.html");
-	assert_int_equal(web_resolve("/w", "/jobs/12", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/index.html");
-	assert_int_equal(web_resolve("/w", "/machines/", buf, sizeof(buf)), 0);
-	assert_string_equal(buf, "/w/index.html");
-	/* never outside the directory, never a dotfile */
-	assert_int_equal(web_resolve("/w", "/../etc/passwd", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/a/../../x.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/.git/config", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/.env.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/js/.hidden.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/a//b.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/a b.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "/%2e%2e/x.js", buf, sizeof(buf)), -1);
-	assert_int_equal(web_resolve("/w", "relative.js", buf, sizeof(buf)), -1);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		int rc = web_resolve("/w", cases[i].url, buf, sizeof(buf));
+
+		if (!cases[i].file) {
+			if (rc != -1)
+				fail_msg("%s: resolved to %s, expected refused", cases[i].url, buf);
+			continue;
+		}
+		if (rc != 0)
+			fail_msg("%s: refused (%d), expected %s", cases[i].url, rc, cases[i].file);
+		assert_string_equal(buf, cases[i].file);
+	}
 	/* too long for the buffer */
 	assert_int_equal(web_resolve("/w", "/0123456789.js", buf, 8), -1);
 	assert_string_equal(web_content_type("/w/app.js"), "text/javascript; charset=utf-8");
@@ -391,55 +403,48 @@ static void test_web_resolve(void **state)
 	assert_string_equal(web_content_type("/w.d/noext"), "application/octet-stream");
 }
 
+/* dir/rel, in a buffer of the caller's. */
+static const char *in_dir(char *buf, size_t len, const char *dir, const char *rel)
+{
+	snprintf(buf, len, "%s/%s", dir, rel);
+	return buf;
+}
+
 /* A symbolic link under web/ leads nowhere, in or out of it. */
 static void test_web_open(void **state)
 {
+	/* what the test makes under dir, removed in reverse order */
+	static const char *const made[] = { "js", "js/app.js", "js/link.js", "up", "inside.js" };
 	char dir[] = "/tmp/tlblab-test-web-XXXXXX", path[512], outside[600];
+	size_t i;
 	int fd;
 
 	(void)state;
 	assert_non_null(mkdtemp(dir));
-	snprintf(path, sizeof(path), "%s/js", dir);
-	assert_int_equal(mkdir(path, 0755), 0);
-	snprintf(path, sizeof(path), "%s/js/app.js", dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_int_equal(mkdir(in_dir(path, sizeof(path), dir, "js"), 0755), 0);
+	fd = open(in_dir(path, sizeof(path), dir, "js/app.js"), O_WRONLY | O_CREAT | O_EXCL, 0644);
 	assert_true(fd >= 0);
 	close(fd);
 	snprintf(outside, sizeof(outside), "%s.secret", dir);
 	fd = open(outside, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(path, sizeof(path), "%s/js/link.js", dir);
-	assert_int_equal(symlink(outside, path), 0);
-	snprintf(path, sizeof(path), "%s/up", dir);
-	assert_int_equal(symlink("/tmp", path), 0);
-	snprintf(path, sizeof(path), "%s/inside.js", dir);
-	assert_int_equal(symlink("js/app.js", path), 0);
+	assert_int_equal(symlink(outside, in_dir(path, sizeof(path), dir, "js/link.js")), 0);
+	assert_int_equal(symlink("/tmp", in_dir(path, sizeof(path), dir, "up")), 0);
+	assert_int_equal(symlink("js/app.js", in_dir(path, sizeof(path), dir, "inside.js")), 0);
 
-	snprintf(path, sizeof(path), "%s/js/app.js", dir);
-	fd = web_open(dir, path);
+	fd = web_open(dir, in_dir(path, sizeof(path), dir, "js/app.js"));
 	assert_true(fd >= 0);
 	close(fd);
-	snprintf(path, sizeof(path), "%s/js/link.js", dir);
-	assert_int_equal(web_open(dir, path), -ELOOP);
+	assert_int_equal(web_open(dir, in_dir(path, sizeof(path), dir, "js/link.js")), -ELOOP);
 	snprintf(path, sizeof(path), "%s/up/%s", dir, strrchr(outside, '/') + 1);
 	assert_int_equal(web_open(dir, path), -ELOOP);
-	snprintf(path, sizeof(path), "%s/inside.js", dir);
-	assert_int_equal(web_open(dir, path), -ELOOP);
-	snprintf(path, sizeof(path), "%s/js/none.js", dir);
-	assert_int_equal(web_open(dir, path), -ENOENT);
+	assert_int_equal(web_open(dir, in_dir(path, sizeof(path), dir, "inside.js")), -ELOOP);
+	assert_int_equal(web_open(dir, in_dir(path, sizeof(path), dir, "js/none.js")), -ENOENT);
 	assert_int_equal(web_open(dir, "/etc/passwd"), -EINVAL);
 
-	snprintf(path, sizeof(path), "%s/js/link.js", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/js/app.js", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/up", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/inside.js", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/js", dir);
-	rmdir(path);
+	for (i = ARRAY_SIZE(made); i-- > 0;)
+		remove(in_dir(path, sizeof(path), dir, made[i]));
 	rmdir(dir);
 	unlink(outside);
 }

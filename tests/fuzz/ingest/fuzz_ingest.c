@@ -24,17 +24,18 @@ static struct store *st;
 static int64_t job_id, stage_id;
 static char dir[64];
 
+/* The store's file and SQLite's beside it, then their directory. */
 static void cleanup(void)
 {
+	static const char *const files[] = { "f.db", "f.db-wal", "f.db-shm" };
 	char path[128];
+	size_t i;
 
 	store_close(st);
-	snprintf(path, sizeof(path), "%s/f.db", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/f.db-wal", dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/f.db-shm", dir);
-	unlink(path);
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
 	rmdir(dir);
 }
 
