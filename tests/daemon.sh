@@ -11,9 +11,11 @@
 #                         read from stdin, and prints it
 #   daemon_seed CONFIG COMMAND...   the daemon makes its store (started
 #                         once, stopped), then COMMAND fills it
+#   daemon_test PORT_BASE   the test's TOKEN, DAEMON_PORT and URL
 #   lab_yaml DATA_DIR [KEY: VALUE]...   the lab: section of a lab.yaml
 #   lab_yaml_machine NAME [KEY: VALUE]...   one local machine
 #   lab_yaml_machine_dirs NAME [KEY: VALUE]...   one with its own dirs
+#   lab_yaml_qemu_machine GUEST_DIR SSH_PORT [KEY: VALUE]...   one QEMU machine
 #   lab_yaml_builder [KEY: VALUE]...   builders: and trees: (b1, linux)
 #   lab_yaml_builder_unreachable PORT   the same, b1 reached over SSH
 #   lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...   a suite entry
@@ -28,6 +30,15 @@
 
 DAEMON_PID=
 DAEMON_LOG=$TMP/tlblabd.log
+
+# daemon_test PORT_BASE: sets TOKEN (the test's own, named after its
+# script), DAEMON_PORT (PORT_BASE plus the pid modulo 3000: keep it below
+# the ephemeral range, 32768-) and URL, the daemon's address
+daemon_test() {
+	TOKEN=$(basename "$0" .sh | cut -d- -f1)-token-0123456789abcdef
+	DAEMON_PORT=$(($1 + $$ % 3000))
+	URL=http://127.0.0.1:$DAEMON_PORT
+}
 
 daemon_start() {
 	# shellcheck disable=SC2086
@@ -130,6 +141,27 @@ lab_yaml_machine() {
 # its work directory under $TMP/NAME
 lab_yaml_machine_dirs() {
 	lab_yaml_machine "$@" "agent_path: $TMP/$1/tlblab-agent" "workdir: $TMP/$1/work"
+}
+
+# lab_yaml_qemu_machine GUEST_DIR SSH_PORT [KEY: VALUE]...: an entry of
+# machines:, vm1, a 2-vCPU QEMU machine the daemon boots (its files in
+# $TMP/vm) with the initramfs and keys of GUEST_DIR and SSH forwarded from
+# SSH_PORT; each KEY: VALUE is one more line of its qemu: section
+lab_yaml_qemu_machine() {
+	cat <<EOC
+  - name: vm1
+    transport: local
+    boot: qemu
+    cpus: 2
+    workdir: $TMP/vm
+    qemu:
+      initrd: $1/initramfs.cpio
+      ssh_port: $2
+      identity: $1/lab_key
+      known_hosts: $1/known_hosts
+EOC
+	shift 2
+	for _kv; do printf '      %s\n' "$_kv"; done
 }
 
 # lab_yaml_builder [KEY: VALUE]...: builders: b1 (by default local), and

@@ -1,9 +1,37 @@
 # Shared by the tests whose lab machine is a QEMU guest started by the test
 # itself and reached over SSH (t0051 kexec, t0052 reboot, t0053 workloads,
-# bench b0006). Source after lib.sh (and daemon.sh for the job helpers and
-# the lab.yaml writers); set
-# CACHE, GUEST_PORT, CLIENT and MACHINE first. GUEST_DIR, when set, is the
-# directory of the guests' initramfs and keys (default $CACHE/guest).
+# bench b0006), or booted by the daemon (t0050, t0054). Source after lib.sh
+# (and daemon.sh for the job helpers and the lab.yaml writers); set
+# GUEST_PORT, CLIENT and MACHINE first (guest_lab or qemu_guest does).
+# GUEST_DIR, when set, is the directory of the guests' initramfs and keys
+# (default $CACHE/guest).
+
+# guest_lab DAEMON_PORT_BASE GUEST_PORT MACHINE: for a test whose daemon
+# drives the guest: daemon_test's TOKEN, DAEMON_PORT and URL, GUEST_PORT and
+# MACHINE, and CLIENT, the client, set to reach that daemon with that token
+guest_lab() {
+	daemon_test "$1"
+	GUEST_PORT=$2 MACHINE=$3 CLIENT=$BUILD/tlblab
+	export TLBLAB_SERVER="$URL" TLBLAB_TOKEN="$TOKEN"
+}
+
+# qemu_guest PORT MACHINE: the test's own guest booted by qemu-boot, SSH on
+# PORT, named MACHINE: makes its initramfs and keys in GUEST_DIR, $TMP/guest
+# (with the agent TLBLAB_GUEST_AGENT, default $GUEST_AGENT: the shared one
+# of $CACHE is neither needed nor rewritten), and qemu-boot
+# (qemu_boot_build); when either fails, returns 1, what failed in
+# $TMP/guest.why
+qemu_guest() {
+	GUEST_PORT=$1 MACHINE=$2 GUEST_DIR=$TMP/guest
+	if ! sh "$TOP/kernels/mkinitramfs.sh" "$GUEST_DIR" "${TLBLAB_GUEST_AGENT:-$GUEST_AGENT}" >"$TMP/initramfs.log" 2>&1; then
+		echo "the guest initramfs: $(tail -n 3 "$TMP/initramfs.log")" >"$TMP/guest.why"
+		return 1
+	fi
+	if ! qemu_boot_build; then
+		echo "tests/tools/qemu-boot: $(tail -n 5 "$TMP/qemu-boot.cc")" >"$TMP/guest.why"
+		return 1
+	fi
+}
 
 # guest ARGS...: runs a command on the guest as root
 guest() {
@@ -125,14 +153,35 @@ lab_kernel() {
 	echo "$(sed -n 's/^TLBLAB dir //p' "$TMP/build.log" | head -n 1)/bzImage"
 }
 
+# guest_kernel WHAT CONFIG_LINE...: sets kernel to lab_kernel's bzImage;
+# when there is none the test fails ("WHAT is built") and ends
+guest_kernel() {
+	_what=$1
+	shift
+	if ! kernel=$(lab_kernel "$@"); then
+		fail "$_what is built" "$(tail -n 5 "$TMP/build.log")"
+		exit 0
+	fi
+}
+
 # build_host BZIMAGE: the build's host tag (b-...), as /proc/version shows it
 build_host() {
 	sed -n 's/.*"build_host": "\(b-[0-9a-f]*\)".*/\1/p' "$(dirname "$1")/meta.json"
 }
 
-# guest_wait_ready: waits for the guest started with -pidfile $TMP/qemu.pid
-# and the serial console in $TMP/console.log to say it is ready
-guest_wait_ready() {
+# guest_start QEMU_ARG...: starts the test's own guest (QEMU under TCG, 2
+# vCPUs, 1024 MiB, SSH forwarded from $GUEST_PORT, the serial console in
+# $TMP/console.log) with the given boot arguments, and waits until it says
+# it is ready; QEMU_PID is its pid (guest_stop). When it does not start or
+# get ready, the test fails and ends.
+guest_start() {
+	if ! qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 "$@" \
+		-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
+		-serial "file:$TMP/console.log" -display none -daemonize -pidfile "$TMP/qemu.pid" \
+		>"$TMP/qemu.out" 2>&1; then
+		fail "the guest starts" "$(cat "$TMP/qemu.out")"
+		exit 0
+	fi
 	QEMU_PID=$(cat "$TMP/qemu.pid")
 	_i=0
 	until grep -q 'tlblab-guest: ready' "$TMP/console.log" 2>/dev/null; do
@@ -145,25 +194,18 @@ guest_wait_ready() {
 	done
 }
 
+# guest_stop: kills the guest guest_start started, if any (for the EXIT trap)
+guest_stop() {
+	[ -n "${QEMU_PID:-}" ] && kill "$QEMU_PID" 2>/dev/null
+	return 0
+}
+
 # lab_qemu_head: the lab section and a machines section with one 2-vCPU
 # QEMU machine vm1 booted by the daemon (for $DAEMON_PORT, $TOKEN, $GUEST_PORT)
 lab_qemu_head() {
 	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 3600"
-	cat <<EOC
-machines:
-  - name: vm1
-    transport: local
-    boot: qemu
-    cpus: 2
-    workdir: $TMP/vm
-    qemu:
-      memory: 1024
-      accel: auto
-      initrd: $CACHE/guest/initramfs.cpio
-      ssh_port: $GUEST_PORT
-      identity: $CACHE/guest/lab_key
-      known_hosts: $CACHE/guest/known_hosts
-EOC
+	echo machines:
+	lab_yaml_qemu_machine "$CACHE/guest" "$GUEST_PORT" "memory: 1024" "accel: auto"
 }
 
 # lab_ssh_guest_head BOOT: the lab section and a machines section with one
@@ -257,21 +299,41 @@ expect_fallback() {
 	fi
 }
 
+# job_done NAME PATCHFILE: an A/B job of the patch (submit), which must end
+# done: passes "NAME is done in N s", else shows its state, its error and the
+# end of the guest's console; sets id
+job_done() {
+	_t0=$(date +%s)
+	id=$(submit "$2")
+	_state=$(job_wait "$id" "done failed cancelled" 1500)
+	if [ "$_state" = done ]; then
+		pass "$1 is done in $(($(date +%s) - _t0)) s"
+	else
+		fail "$1 is done" "$_state: $(api GET "/jobs/$id" | jq_py 'J["job"]["error"]'); console: $(tail -n 12 "$TMP/console.log" 2>/dev/null)"
+	fi
+}
+
 # demo_job WHAT GUEST_COMMAND: an A/B job of the demo patch, both sides
 # booted on $MACHINE; sets id and leaves $TMP/job.json, $TMP/runs.json and
 # what GUEST_COMMAND printed on the guest afterwards in $TMP/now.txt
 demo_job() {
-	_t0=$(date +%s)
-	id=$(submit "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
-	_state=$(job_wait "$id" "done failed cancelled" 1500)
-	if [ "$_state" = done ]; then
-		pass "A/B job with the demo patch on $1 is done in $(($(date +%s) - _t0)) s"
-	else
-		fail "A/B job with the demo patch on $1" "$_state: $(api GET "/jobs/$id" | head -c 1200)"
-	fi
+	job_done "A/B job with the demo patch on $1" "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch"
 	api GET "/jobs/$id" >"$TMP/job.json"
 	api GET "/jobs/$id/runs" >"$TMP/runs.json"
 	guest "$2" >"$TMP/now.txt" 2>&1
+}
+
+# console_boots WHAT PATTERN: the serial console of the test's own guest
+# shows the demo job's two boots: PATTERN (grep) at least twice, and at
+# least 3 kernels (the first one's and each side's 'Linux version' line)
+console_boots() {
+	_n=$(grep -c "$2" "$TMP/console.log")
+	_nlinux=$(grep -c 'Linux version' "$TMP/console.log")
+	if [ "$_nlinux" -ge 3 ] && [ "$_n" -ge 2 ]; then
+		pass "the serial console shows $1 ($_n times '$2', $_nlinux kernels in all)"
+	else
+		fail "the serial console shows $1" "$_n times '$2', $_nlinux 'Linux version' lines"
+	fi
 }
 
 # boot_log_has WHAT PATTERN...: the first boot stage of job $id logged every

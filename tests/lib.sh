@@ -6,6 +6,9 @@
 #   AGENT   the tlblab-agent binary under test
 #   GUEST_AGENT  the static agent (build/tlblab-agent) for QEMU guests
 #   TMP     a scratch directory removed at exit
+#   CACHE   the lab's cache the kernel and QEMU tests share (the kernel
+#           tree, builds, ccache, the guests' initramfs): TLBLAB_CACHE or
+#           /var/cache/tlblab
 # shellcheck shell=sh
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -18,6 +21,7 @@ GUEST_AGENT=$TOP/build/tlblab-agent
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tlblab-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 PY=/usr/bin/python3
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 
 pass() { echo "ok - $1"; }
 fail() { echo "not ok - $1 # $2"; }
@@ -120,4 +124,34 @@ py_has() {
 		fail "$1 for $PY" "$(tail -n 1 "$TMP/py.out") (apt-get install $3)"
 		return 1
 	fi
+}
+
+# kernel_tree: for the tests that run kernels/build.sh: LINUX, the lab's
+# tree ($CACHE/linux, imported by kernels/import-tree.sh unless it has
+# v6.1-debian), WORK and OUT, the test builds' ($CACHE/work-test, shared by
+# t0040, t0041 and lab_kernel), and BUILD_SH. When the tree cannot be
+# imported the test fails and ends.
+kernel_tree() {
+	LINUX=$CACHE/linux WORK=$CACHE/work-test OUT=$CACHE/work-test/out BUILD_SH=$TOP/kernels/build.sh
+	git -C "$LINUX" rev-parse -q --verify refs/tags/v6.1-debian >/dev/null 2>&1 && return 0
+	if ! sh "$TOP/kernels/import-tree.sh" "$LINUX" >"$TMP/import.out" 2>&1; then
+		fail "import the kernel tree" "kernels/import-tree.sh $LINUX failed (apt-get install linux-source-6.1)"
+		sed 's/^/#   /' "$TMP/import.out" | tail -n 5
+		exit 0
+	fi
+}
+
+# kbuild NAME ARG...: build.sh (after kernel_tree) with the lab's tree,
+# WORK, OUT and config, and ARGs; output in $TMP/NAME.out, exit status in
+# $ST. NO_CONFIG_CACHE=1 makes it run kconfig even when an earlier build had
+# the same kconfig inputs.
+kbuild() {
+	_n=$1
+	shift
+	ST=0
+	env TLBLAB_NO_CONFIG_CACHE="${NO_CONFIG_CACHE:-0}" sh "$BUILD_SH" --tree "$LINUX" --work "$WORK" --out "$OUT" \
+		--config-base tinyconfig \
+		--fragment "$TOP/kernels/fragments/lab-required.config" \
+		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
+		"$@" >"$TMP/$_n.out" 2>&1 || ST=$?
 }

@@ -11,9 +11,7 @@
 set -u
 PORT_BASE=26000
 . "$(dirname "$0")/lib.sh"
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >/dev/null || exit 1
-sh "$TOP/kernels/mkinitramfs.sh" "$CACHE/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
+lab_cache_ready "$CACHE"
 
 # a patch that is new every time: the demo patch and a dated comment
 fresh_patch "$CACHE" "$tmp/patch.diff" || { echo "bench: cannot make the patch"; exit 1; }

@@ -21,10 +21,6 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/guest.sh"
 
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-GUEST_PORT=10027
-GUEST_DIR=$TMP/guest
-MACHINE=b06
 BOOTS=${NOISE_BOOTS:-5}
 PINS=${NOISE_PIN:-on off}
 trap 'qemu_boot_end; [ -n "${NOISE_KEEP:-}" ] && cp -r "$TMP" "$NOISE_KEEP"; rm -rf "$TMP"' EXIT
@@ -34,11 +30,7 @@ if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_EVENTFD=y); then
 	say "no lab kernel: $(tail -n 5 "$TMP/build.log")"
 	exit 1
 fi
-if ! sh "$TOP/kernels/mkinitramfs.sh" "$GUEST_DIR" "${TLBLAB_GUEST_AGENT:-$GUEST_AGENT}" >"$TMP/initramfs.log" 2>&1; then
-	say "initramfs: $(tail -n 3 "$TMP/initramfs.log")"
-	exit 1
-fi
-qemu_boot_build || { say "qemu-boot: $(tail -n 5 "$TMP/qemu-boot.cc")"; exit 1; }
+qemu_guest 10027 b06 || { say "$(cat "$TMP/guest.why")"; exit 1; }
 {
 	qemu_machine_yaml
 	sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"

@@ -13,7 +13,6 @@
 set -u
 PORT_BASE=27000
 . "$(dirname "$0")/lib.sh"
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 export TLBLAB_TOKEN=bench-token-0123456789
 lab_cache_ready "$CACHE"
 

@@ -16,7 +16,6 @@
 set -u
 PORT_BASE=27200
 . "$(dirname "$0")/lib.sh"
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 export TLBLAB_TOKEN=bench-token-0123456789
 lab_cache_ready "$CACHE"
 { embedded_lab "$CACHE" 10028; sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"; } >"$tmp/lab.yaml"

@@ -1,8 +1,9 @@
 # Shared by the benches that measure a real tlblabd on a store they fill
 # themselves (b0002, b0003, b0005, b0010) or on the embedded lab (b0004,
 # b0007, b0009). Source it with PORT_BASE set; it gives TOP, BUILD
-# (absolute), tmp (removed at exit), port, a lab.yaml in $tmp (one local
-# machine m1, a local builder, a tree, suite tlb), the helpers of
+# (absolute), CACHE (the embedded lab's: TLBLAB_CACHE or /var/cache/tlblab),
+# tmp (removed at exit), port, a lab.yaml in $tmp (one local machine m1, a
+# local builder, a tree, suite tlb), the helpers of
 # tests/daemon.sh (TMP is tmp, DAEMON_PORT port, the log $DAEMON_LOG), and:
 #   start   starts the daemon (serving web/) and waits for it
 #   stop    stops it
@@ -11,6 +12,7 @@
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 tmp=$(mktemp -d)
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -74,19 +76,9 @@ embedded_lab() {
 	_cache=$1 _ssh=$2
 	shift 2
 	lab_yaml "$tmp/data" "tokens: [bench-token-0123456789]" "$@"
+	echo machines:
+	lab_yaml_qemu_machine "$_cache/guest" "$_ssh" "accel: tcg"
 	cat <<EOC
-machines:
-  - name: vm1
-    transport: local
-    boot: qemu
-    cpus: 2
-    workdir: $tmp/vm
-    qemu:
-      accel: tcg
-      initrd: $_cache/guest/initramfs.cpio
-      ssh_port: $_ssh
-      identity: $_cache/guest/lab_key
-      known_hosts: $_cache/guest/known_hosts
 builders:
   - name: local
     transport: local

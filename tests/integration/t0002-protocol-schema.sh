@@ -34,6 +34,17 @@ sys.exit(1 if bad or n == 0 else 0)
 PYEOF
 }
 
+# agent_run NAME STATUS OUT ARG...: runs the agent with ARGs (stdout in
+# $TMP/OUT.out, stderr in $TMP/OUT.err); checks "NAME exits STATUS" and
+# "NAME: every line matches the schema"
+agent_run() {
+	_ar_name=$1 _ar_want=$2 _ar_out=$TMP/$3
+	shift 3
+	"$AGENT" "$@" >"$_ar_out.out" 2>"$_ar_out.err"
+	check_status "$_ar_name exits $_ar_want" "$_ar_want" $? "$_ar_out.err"
+	check "$_ar_name: every line matches the schema" validate "$_ar_out.out"
+}
+
 check "schema is a valid draft 2020-12 schema" $PY -c '
 import json, sys
 from jsonschema import Draft202012Validator
@@ -48,10 +59,7 @@ elif ! command -v perf >/dev/null 2>&1; then
 	profile= why_no_profile="perf not installed"
 fi
 # shellcheck disable=SC2086
-"$AGENT" run --workload mprotect --workers 2 --duration 0.5 --iterations 2 $profile \
-	>"$TMP/mp.out" 2>"$TMP/mp.err"
-check_status "mprotect run exits 0" 0 $? "$TMP/mp.err"
-check "mprotect run: every line matches the schema" validate "$TMP/mp.out"
+agent_run "mprotect run" 0 mp run --workload mprotect --workers 2 --duration 0.5 --iterations 2 $profile
 if pyjson "$TMP/mp.out" "L[0]['type'] == 'hello' and L[-1]['type'] == 'result' and len(by('result')) == 1 and len(by('iteration')) == 3 and len(by('sample')) >= 3 and not by('error')"; then
 	pass "mprotect run: hello first, result last, 1 warm-up + 2 iterations, samples"
 else
@@ -72,10 +80,7 @@ else
 fi
 
 # ---- a failing command ----
-"$AGENT" run --workload exec --parser last-number -- sh -c 'echo partial output; exit 3' \
-	>"$TMP/ex.out" 2>"$TMP/ex.err"
-check_status "failing exec exits 1" 1 $? "$TMP/ex.err"
-check "failing exec: every line matches the schema" validate "$TMP/ex.out"
+agent_run "failing exec" 1 ex run --workload exec --parser last-number -- sh -c 'echo partial output; exit 3'
 if pyjson "$TMP/ex.out" "len(by('error')) == 1 and by('error')[0]['stage'] == 'workload' and 'exit status 3' in by('error')[0]['message'] and 'partial output' in by('error')[0]['message'] and by('error')[0]['params']['command'] == ['sh', '-c', 'echo partial output; exit 3'] and L[-1]['type'] == 'result' and L[-1]['status'] == 'failed'"; then
 	pass "failing exec: an error line naming the exit status, then result failed"
 else
@@ -84,9 +89,8 @@ else
 fi
 
 # ---- fault-write: its shape and rounds in the params ----
-"$AGENT" run --workload fault-write --vma one,per-round --workers 2 --rounds 100 --duration 10 \
-	--iterations 1 --warmup 0 >"$TMP/fw.out" 2>"$TMP/fw.err"
-check "fault-write run: every line matches the schema" validate "$TMP/fw.out"
+agent_run "fault-write run" 0 fw run --workload fault-write --vma one,per-round --workers 2 --rounds 100 \
+	--duration 10 --iterations 1 --warmup 0
 if pyjson "$TMP/fw.out" "[i['params']['vma'] for i in by('iteration')] == ['one', 'per-round'] and all(i['params']['rounds'] == 100 and i['info']['fault-write.total_sec']['direction'] == 'lower' for i in by('iteration'))"; then
 	pass "fault-write run: params name the shape and rounds; total_sec is lower-is-better"
 else
@@ -98,8 +102,7 @@ fi
 "$AGENT" hello >"$TMP/hello.out" 2>&1
 check "hello command: its line matches the schema" validate "$TMP/hello.out"
 echo '{"workload":"mprotect","duration":0.2,"iterations":1,"warmup":0,"id":"job-7","monitors":[]}' |
-	"$AGENT" run --spec - >"$TMP/id.out" 2>"$TMP/id.err"
-check "spec run with an id and no monitors: every line matches the schema" validate "$TMP/id.out"
+	agent_run "spec run with an id and no monitors" 0 id run --spec -
 if pyjson "$TMP/id.out" "L[-1]['type'] == 'result' and L[-1]['id'] == 'job-7'"; then
 	pass "spec run: the result echoes the id"
 else

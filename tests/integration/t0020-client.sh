@@ -22,9 +22,7 @@ if [ ! -x "$TLBLAB" ] || [ ! -x "$BUILD/tlblabd" ]; then
 	exit 0
 fi
 
-TOKEN=t0020-token-0123456789abcdef
-DAEMON_PORT=$((17000 + $$ % 3000))	# below the ephemeral range (32768-)
-URL=http://127.0.0.1:$DAEMON_PORT
+daemon_test 17000
 DB=$TMP/data/tlblab.db
 # a port nobody listens on: the unreachable builder and server
 DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -77,6 +75,39 @@ for want in sys.argv[2:]:
         print("missing, or out of order: %r" % want)
         sys.exit(1)
 PYEOF
+}
+# status_has NAME JOB LINE...: `tlblab status JOB` exits 0 and prints each
+# LINE, an extended regular expression for a whole line (grep -Ex)
+status_has() {
+	_sh_name=$1 _sh_out=$TMP/status-$2.out
+	"$TLBLAB" status "$2" >"$_sh_out" 2>&1
+	_sh_st=$?
+	shift 2
+	_sh_missing=
+	for _sh_line; do
+		grep -Eqx -- "$_sh_line" "$_sh_out" || { _sh_missing=$_sh_line; break; }
+	done
+	if [ "$_sh_st" = 0 ] && [ -z "$_sh_missing" ]; then
+		pass "$_sh_name"
+	else
+		fail "$_sh_name" "exit $_sh_st${_sh_missing:+, no line /$_sh_missing/}"
+		sed 's/^/#   /' "$_sh_out"
+	fi
+}
+# wait_failed NAME STATUS OUT JOB LINE...: a `submit --wait` that exited
+# STATUS, printed OUT and named JOB failed as it should: exit 1, a job, each
+# LINE whole and in order, the last one last, and no results
+wait_failed() {
+	_wf_name=$1 _wf_st=$2 _wf_out=$3 _wf_job=$4
+	shift 4
+	for _wf_last; do :; done
+	if [ "$_wf_st" = 1 ] && [ -n "$_wf_job" ] && in_order "$_wf_out" "$@" >"$TMP/order" &&
+		[ "$(tail -n 1 "$_wf_out")" = "$_wf_last" ] && ! grep -q 'measured' "$_wf_out"; then
+		pass "$_wf_name"
+	else
+		fail "$_wf_name" "exit $_wf_st, $(cat "$TMP/order" 2>/dev/null)"
+		sed 's/^/#   /' "$_wf_out"
+	fi
 }
 # same_json A B: the two files hold equal JSON
 same_json() {
@@ -161,15 +192,8 @@ check "submit --wait's results hold 2 measured iterations of ops/s per case" \
 st=$?
 id=$(job_of "$TMP/wfail.out")
 why="infra: no healthy machine fits: m2 is maintenance"
-if [ $st = 1 ] && [ -n "$id" ] && in_order "$TMP/wfail.out" "job $id: run: failed ($why)" \
-	"job $id: failed: $why" >"$TMP/order" && [ "$(tail -n 1 "$TMP/wfail.out")" = "job $id: failed: $why" ] &&
-	! grep -q 'measured' "$TMP/wfail.out"; then
-	pass "submit --wait on a job the lab cannot run shows why, no results, exit 1"
-else
-	fail "submit --wait on a job the lab cannot run shows why, no results, exit 1" \
-		"exit $st, $(cat "$TMP/order" 2>/dev/null)"
-	sed 's/^/#   /' "$TMP/wfail.out"
-fi
+wait_failed "submit --wait on a job the lab cannot run shows why, no results, exit 1" "$st" "$TMP/wfail.out" "$id" \
+	"job $id: run: failed ($why)" "job $id: failed: $why"
 
 "$TLBLAB" submit --suite broken --machines m1 --wait >"$TMP/wbroken.out" 2>&1
 st=$?
@@ -400,56 +424,29 @@ check "a URL of 2048 characters is sent whole" pyjson "$TMP/daemon.json" 'len(L[
 st=$?
 abw=$(job_of "$TMP/abw.out")
 why="infra: build: cannot reach builder b1: ssh nobody@127.0.0.1:$DEAD: cannot connect: Connection refused"
-if [ $st = 1 ] && [ -n "$abw" ] && in_order "$TMP/abw.out" \
+wait_failed "submit --wait over an A/B job: the build's last attempt, the cancelled rest, a lab failure, exit 1" \
+	"$st" "$TMP/abw.out" "$abw" \
 	"job $abw: build base on builder b1 (attempt 3): failed ($why)" \
 	"job $abw: build patched and 4 more stages: cancelled (an earlier stage did not finish)" \
-	"job $abw: failed: $why" >"$TMP/order" && [ "$(tail -n 1 "$TMP/abw.out")" = "job $abw: failed: $why" ] &&
-	! grep -q 'measured' "$TMP/abw.out"; then
-	pass "submit --wait over an A/B job: the build's last attempt, the cancelled rest, a lab failure, exit 1"
-else
-	fail "submit --wait over an A/B job: the build's last attempt, the cancelled rest, a lab failure, exit 1" \
-		"exit $st, $(cat "$TMP/order" 2>/dev/null)"
-	sed 's/^/#   /' "$TMP/abw.out"
-fi
+	"job $abw: failed: $why"
 
 # --- status -------------------------------------------------------------------------
 
-"$TLBLAB" status "$run1" >"$TMP/status.out" 2>&1
-st=$?
-if [ $st = 0 ] && grep -qx "job $run1: done (run)" "$TMP/status.out" &&
-	grep -Eqx 'suite +tlb' "$TMP/status.out" && grep -Eqx 'machines +m1' "$TMP/status.out" &&
-	grep -Eqx 'submitter +alice' "$TMP/status.out" &&
-	grep -Eqx 'SEQ +KIND +SIDE +MACHINE +STATE +ATTEMPT +STARTED +DURATION +ERROR' "$TMP/status.out" &&
-	grep -Eqx ' +0 +run +- +m1 +done +1 +[0-9-]+ [0-9:]+ +[0-9]+s +-' "$TMP/status.out"; then
-	pass "status: the job and a table of its stages, attempts counted from 1"
-else
-	fail "status: the job and a table of its stages, attempts counted from 1" "exit $st"
-	sed 's/^/#   /' "$TMP/status.out"
-fi
+status_has "status: the job and a table of its stages, attempts counted from 1" "$run1" \
+	"job $run1: done \\(run\\)" 'suite +tlb' 'machines +m1' 'submitter +alice' \
+	'SEQ +KIND +SIDE +MACHINE +STATE +ATTEMPT +STARTED +DURATION +ERROR' \
+	' +0 +run +- +m1 +done +1 +[0-9-]+ [0-9:]+ +[0-9]+s +-'
 
-"$TLBLAB" status 2 >"$TMP/s2.out" 2>&1
-st=$?
 msg="make exited 2: arch/x86/mm/tlb.c:912: 'info_batch' undeclared"
-if [ $st = 0 ] && grep -qx "job 2: failed (ab)" "$TMP/s2.out" &&
-	grep -Eqx 'tree +linux' "$TMP/s2.out" && grep -Eqx 'base +v6\.1-debian' "$TMP/s2.out" &&
-	grep -Eqx 'source +patch' "$TMP/s2.out" &&
-	grep -qx "error      build: $msg (build patched, seq 1)" "$TMP/s2.out" &&
-	grep -Eqx ' +a result of the patch, not a lab problem' "$TMP/s2.out" &&
-	grep -Eqx 'SEQ +KIND +SIDE +BOOT +MACHINE +STATE +ATTEMPT +STARTED +DURATION +BUILD +ERROR' "$TMP/s2.out" &&
-	grep -Eqx " +0 +build +base +- +- +done +1 .* b0{39}2 +-" "$TMP/s2.out" &&
-	grep -Eqx " +1 +build +patched +- +- +failed +1 .* - +build: $msg" "$TMP/s2.out"; then
-	pass "status of a failed A/B job: tree, base, source, the failed stage by name and seq, whose failure it is"
-else
-	fail "status of a failed A/B job: tree, base, source, the failed stage by name and seq, whose failure it is" "exit $st"
-	sed 's/^/#   /' "$TMP/s2.out"
-fi
-"$TLBLAB" status 3 >"$TMP/s3.out" 2>&1
-check "status of a job whose patched kernel panicked names the boot" grep -qx \
-	"error      boot: kernel panic at boot: Fatal exception in interrupt (boot patched #1 on m1, seq 3)" "$TMP/s3.out"
-"$TLBLAB" status 1 >"$TMP/s1.out" 2>&1
-check "status of a done A/B job: its verdict, boots numbered per side from #1" sh -c '
-	grep -Eqx "verdict +regression" "$1" && grep -Eq "^ +6 +boot +base +#2 +m1 +done +1 " "$1" &&
-	grep -Eq "^ +21 +run +patched +#5 +m1 +done +1 " "$1"' sh "$TMP/s1.out"
+status_has "status of a failed A/B job: tree, base, source, the failed stage by name and seq, whose failure it is" 2 \
+	'job 2: failed \(ab\)' 'tree +linux' 'base +v6\.1-debian' 'source +patch' \
+	"error      build: $msg \\(build patched, seq 1\\)" ' +a result of the patch, not a lab problem' \
+	'SEQ +KIND +SIDE +BOOT +MACHINE +STATE +ATTEMPT +STARTED +DURATION +BUILD +ERROR' \
+	" +0 +build +base +- +- +done +1 .* b0{39}2 +-" " +1 +build +patched +- +- +failed +1 .* - +build: $msg"
+status_has "status of a job whose patched kernel panicked names the boot" 3 \
+	'error      boot: kernel panic at boot: Fatal exception in interrupt \(boot patched #1 on m1, seq 3\)'
+status_has "status of a done A/B job: its verdict, boots numbered per side from #1" 1 \
+	'verdict +regression' ' +6 +boot +base +#2 +m1 +done +1 .*' ' +21 +run +patched +#5 +m1 +done +1 .*'
 
 # spec outcomes: where the store keeps them, status shows each failed spec
 # the daemon reports; a daemon without them gets the view without

@@ -9,8 +9,7 @@
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; sshd_cleanup; rm -rf "$TMP"' EXIT
 
-TOKEN=t0030-token-0123456789abcdef
-DAEMON_PORT=$((20000 + $$ % 3000))	# below the ephemeral range (32768-)
+daemon_test 20000
 CLIENT=$BUILD/tlblab
 export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT"
 

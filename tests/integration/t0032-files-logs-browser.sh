@@ -13,9 +13,7 @@
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
-TOKEN=t0032-token-0123456789abcdef
-DAEMON_PORT=$((20000 + $$ % 3000))	# below the ephemeral range (32768-)
-URL=http://127.0.0.1:$DAEMON_PORT
+daemon_test 20000
 mode() { stat -c %a "$1" 2>/dev/null || echo missing; }
 
 # an older lab's leftovers: a data_dir and a token file anyone could read

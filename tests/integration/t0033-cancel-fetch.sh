@@ -12,8 +12,7 @@
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; stop_helpers; rm -rf "$TMP"' EXIT
 
-TOKEN=t0033-token-0123456789abcdef
-DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
+daemon_test 26000
 CANCEL_BOUND=10				# seconds from the cancel to "cancelled"
 HELPERS=
 
@@ -142,6 +141,22 @@ stage() { # JOB INDEX FIELD
 	api GET "/jobs/$1" | jq_py "J['job']['stages'][$2]['$3']"
 }
 stage_is() { [ "$(stage "$1" "$2" state)" = "$3" ]; }
+# patch_fails FRAGMENT NAME SHORT GREP_ARG...: the job of FRAGMENT (as for
+# submit) fails in its first stage as the submitter's: class patch, attempt
+# 0 (not retried as infra), a message grep GREP_ARG... matches; passes
+# "NAME: MESSAGE", else fails SHORT. Sets id.
+patch_fails() {
+	_pf_name=$2 _pf_short=$3
+	id=$(submit "$1")
+	shift 3
+	_pf_st=$(job_wait "$id" "failed done cancelled" 60)
+	_pf_cls=$(stage "$id" 1 error_class) _pf_att=$(stage "$id" 1 attempt) _pf_msg=$(stage "$id" 1 error_message)
+	if [ "$_pf_st/$_pf_cls/$_pf_att" = failed/patch/0 ] && printf '%s\n' "$_pf_msg" | grep -q "$@"; then
+		pass "$_pf_name: $_pf_msg"
+	else
+		fail "$_pf_short" "$_pf_st/$_pf_cls/attempt $_pf_att: $_pf_msg"
+	fi
+}
 # cancel_within NAME JOB: cancels JOB, passes when it is cancelled within
 # CANCEL_BOUND seconds; leaves the seconds it took in $took
 cancel_within() {
@@ -222,23 +237,15 @@ fi
 
 # the same fetch left alone: bounded by TLBLAB_FETCH_TIMEOUT, the submitter's
 echo 2 >"$TMP/fetch-timeout"
-id=$(submit "\"branch\":{\"url\":\"git://127.0.0.1:$SILENT/linux.git\",\"ref\":\"tlb-fix\"}")
-st=$(job_wait "$id" "failed done cancelled" 60)
-cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
-if [ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -q "did not finish within 2 s"; then
-	pass "a git fetch that never answers fails after its timeout, class patch, not retried: $msg"
-else
-	fail "a silent fetch times out as the submitter's" "$st/$cls/attempt $att: $msg"
-fi
+patch_fails "\"branch\":{\"url\":\"git://127.0.0.1:$SILENT/linux.git\",\"ref\":\"tlb-fix\"}" \
+	"a git fetch that never answers fails after its timeout, class patch, not retried" \
+	"a silent fetch times out as the submitter's" "did not finish within 2 s"
 echo 600 >"$TMP/fetch-timeout"
 
 # a branch that does not exist: class patch with git's message
-id=$(submit "\"branch\":{\"url\":\"git://127.0.0.1:1/nothing.git\",\"ref\":\"main\"}")
-st=$(job_wait "$id" "failed done cancelled" 60)
-cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
-[ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -q "cannot fetch main from git://127.0.0.1:1/nothing.git" &&
-	pass "a branch that cannot be fetched is class patch, not infra retried: $msg" ||
-	fail "an unfetchable branch" "$st/$cls/attempt $att: $msg"
+patch_fails "\"branch\":{\"url\":\"git://127.0.0.1:1/nothing.git\",\"ref\":\"main\"}" \
+	"a branch that cannot be fetched is class patch, not infra retried" "an unfetchable branch" \
+	"cannot fetch main from git://127.0.0.1:1/nothing.git"
 
 # a pack over TLBLAB_FETCH_MAX_KB: build.sh stops it at the limit, says so
 # (class ref), and leaves no partial pack; under the limit the same fetch works
@@ -322,15 +329,10 @@ wait_for "the patch server" 10 test -s "$TMP/www.port"
 WWW=$(cat "$TMP/www.port")
 
 rm -f "$TMP/got-patch"
-id=$(submit "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"")
-st=$(job_wait "$id" "failed done cancelled" 60)
-cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
-if [ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -q "127.0.0.1 is a loopback address (not in lab.fetch_allow)" &&
-	[ ! -e "$TMP/got-patch" ]; then
-	pass "a patch URL on loopback is refused without lab.fetch_allow (class patch): $msg"
-else
-	fail "loopback patch URL refused" "$st/$cls/attempt $att: $msg"
-fi
+patch_fails "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"" \
+	"a patch URL on loopback is refused without lab.fetch_allow (class patch)" "loopback patch URL refused" \
+	"127.0.0.1 is a loopback address (not in lab.fetch_allow)"
+check "a patch URL on loopback is not fetched without lab.fetch_allow" test ! -e "$TMP/got-patch"
 id=$(submit "\"url\":\"http://localhost:$WWW/fix.patch\"")
 st=$(job_wait "$id" "failed done cancelled" 60)
 msg=$(stage "$id" 1 error_message)
@@ -353,10 +355,6 @@ job_wait "$id" "cancelled done failed" 30 >/dev/null
 
 for what in "http://127.0.0.1:$WWW/no-such.patch|HTTP 404" "http://127.0.0.1:1/fix.patch|connect"; do
 	url=${what%%|*} want=${what#*|}
-	id=$(submit "\"url\":\"$url\"")
-	st=$(job_wait "$id" "failed done cancelled" 60)
-	cls=$(stage "$id" 1 error_class) att=$(stage "$id" 1 attempt) msg=$(stage "$id" 1 error_message)
-	[ "$st/$cls/$att" = failed/patch/0 ] && echo "$msg" | grep -qi "$want" &&
-		pass "a patch URL that fails ($want) is class patch, not infra retried: $msg" ||
-		fail "failed patch fetch ($want)" "$st/$cls/attempt $att: $msg"
+	patch_fails "\"url\":\"$url\"" "a patch URL that fails ($want) is class patch, not infra retried" \
+		"failed patch fetch ($want)" -i "$want"
 done

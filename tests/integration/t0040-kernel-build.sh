@@ -13,11 +13,6 @@
 # so that path is always exercised) and two kconfig runs.
 . "$(dirname "$0")/../lib.sh"
 
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-LINUX=$CACHE/linux
-WORK=$CACHE/work-test
-OUT=$WORK/out
-BUILD_SH=$TOP/kernels/build.sh
 PATCHES=$TOP/kernels/patches
 FIX=$TOP/tests/fixtures
 
@@ -27,30 +22,10 @@ for tool in git make gcc ccache flock flex bison bc; do
 		exit 0
 	fi
 done
-if ! git -C "$LINUX" rev-parse -q --verify refs/tags/v6.1-debian >/dev/null 2>&1; then
-	if ! sh "$TOP/kernels/import-tree.sh" "$LINUX" >"$TMP/import.out" 2>&1; then
-		fail "import the kernel tree" "kernels/import-tree.sh $LINUX failed (apt-get install linux-source-6.1)"
-		sed 's/^/#   /' "$TMP/import.out" | tail -n 5
-		exit 0
-	fi
-fi
+kernel_tree
 BASE_COMMIT=$(git -C "$LINUX" rev-parse 'v6.1-debian^{commit}')
 COMPILER=$(gcc --version | head -n 1)
 
-# kbuild NAME ARG...: build.sh with the lab's tree, WORK, OUT and config;
-# output in $TMP/NAME.out, exit status in $ST. NO_CONFIG_CACHE=1 makes it
-# run kconfig even when an earlier build had the same kconfig inputs.
-NO_CONFIG_CACHE=0
-kbuild() {
-	_n=$1
-	shift
-	ST=0
-	env TLBLAB_NO_CONFIG_CACHE="$NO_CONFIG_CACHE" sh "$BUILD_SH" --tree "$LINUX" --work "$WORK" --out "$OUT" \
-		--config-base tinyconfig \
-		--fragment "$TOP/kernels/fragments/lab-required.config" \
-		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
-		"$@" >"$TMP/$_n.out" 2>&1 || ST=$?
-}
 # fact NAME KEY: the value of the "TLBLAB KEY value" line of build NAME.
 fact() { sed -n "s/^TLBLAB $2 //p" "$TMP/$1.out" | head -n 1; }
 # show NAME: the end of build NAME's output, for a failed check.

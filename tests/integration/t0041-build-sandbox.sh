@@ -15,32 +15,12 @@
 # object directory, the bzImage link).
 . "$(dirname "$0")/../lib.sh"
 
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-LINUX=$CACHE/linux
-WORK=$CACHE/work-test
-OUT=$WORK/out
-BUILD_SH=$TOP/kernels/build.sh
-
 if ! command -v bwrap >/dev/null 2>&1; then
 	fail "bubblewrap is installed" "apt-get install bubblewrap"
 	exit 0
 fi
-if ! git -C "$LINUX" rev-parse -q --verify refs/tags/v6.1-debian >/dev/null 2>&1; then
-	if ! sh "$TOP/kernels/import-tree.sh" "$LINUX" >"$TMP/import.out" 2>&1; then
-		fail "import the kernel tree" "kernels/import-tree.sh $LINUX failed (apt-get install linux-source-6.1)"
-		exit 0
-	fi
-fi
+kernel_tree
 
-kbuild() {
-	_n=$1
-	shift
-	ST=0
-	sh "$BUILD_SH" --tree "$LINUX" --work "$WORK" --out "$OUT" --config-base tinyconfig \
-		--fragment "$TOP/kernels/fragments/lab-required.config" \
-		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
-		"$@" >"$TMP/$_n.out" 2>&1 || ST=$?
-}
 fact() { sed -n "s/^TLBLAB $2 //p" "$TMP/$1.out" | head -n 1; }
 show() { sed 's/^/#   /' "$TMP/$1.out" | tail -n "${2:-15}"; }
 

@@ -10,16 +10,9 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/sshd.sh"
-trap 'daemon_cleanup; sshd_cleanup; rm -rf "$TMP"' EXIT
-
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-TOKEN=t0050-token-0123456789abcdef
-DAEMON_PORT=$((23000 + $$ % 3000))	# below the ephemeral range (32768-)
-GUEST_PORT=10023
-CLIENT=$BUILD/tlblab
-MACHINE=vm1
-export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 . "$TOP/tests/guest.sh"
+trap 'daemon_cleanup; sshd_cleanup; rm -rf "$TMP"' EXIT
+guest_lab 23000 10023 vm1
 
 guest_prepare usr/sbin/sshd
 # the builder is reached over SSH, as a real lab's is: an sshd on 127.0.0.7

@@ -17,39 +17,20 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/guest.sh"
-
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-TOKEN=t0051-token-0123456789abcdef
-DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
-GUEST_PORT=10024
-CLIENT=$BUILD/tlblab
-QEMU_PID=
-MACHINE=kx1
-export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
-trap 'daemon_cleanup; [ -n "$QEMU_PID" ] && kill "$QEMU_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+trap 'daemon_cleanup; guest_stop; rm -rf "$TMP"' EXIT
+guest_lab 26000 10024 kx1
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	fail "qemu-system-x86_64 is installed" "apt-get install qemu-system-x86"
 	exit 0
 fi
 guest_prepare sbin/kexec
-if ! kernel=$(lab_kernel CONFIG_KEXEC=y); then
-	fail "a first kernel for the guest is built" "$(tail -n 5 "$TMP/build.log")"
-	exit 0
-fi
+guest_kernel "a first kernel for the guest" CONFIG_KEXEC=y
 first_host=$(build_host "$kernel")
 
 t0=$(date +%s)
-if ! qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 \
-	-kernel "$kernel" -initrd "$CACHE/guest/initramfs.cpio" \
-	-append "console=ttyS0 panic=-1 tlblab.kexec_initrd=/tmp/initrd.cpio" \
-	-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
-	-serial "file:$TMP/console.log" -display none -monitor none -daemonize -pidfile "$TMP/qemu.pid" \
-	>"$TMP/qemu.out" 2>&1; then
-	fail "the guest starts" "$(cat "$TMP/qemu.out")"
-	exit 0
-fi
-guest_wait_ready
+guest_start -kernel "$kernel" -initrd "$CACHE/guest/initramfs.cpio" -monitor none \
+	-append "console=ttyS0 panic=-1 tlblab.kexec_initrd=/tmp/initrd.cpio"
 if guest 'test -s /tmp/initrd.cpio && command -v kexec' >"$TMP/guest.out" 2>&1; then
 	pass "the guest is up in $(($(date +%s) - t0)) s, with kexec and an initrd to kexec with"
 else
@@ -93,13 +74,7 @@ patched = {r["build_id"] for r in runs if r["side"] == "patched"}
 tag = "tlblab@b-%s)" % (next(iter(patched)) or "")[:12] if len(patched) == 1 else "?"
 ok(tag in version, "the guest runs the patched build (%s)" % tag.rstrip(")"), "%s not in %r" % (tag, version))
 PYEOF
-nlinux=$(grep -c 'Linux version' "$TMP/console.log")
-nkexec=$(grep -c 'kexec_core: Starting new kernel' "$TMP/console.log")
-if [ "$nlinux" -ge 3 ] && [ "$nkexec" -ge 2 ]; then
-	pass "the serial console shows the kexec'd kernels booting ($nkexec kexecs, $nlinux 'Linux version' lines)"
-else
-	fail "the serial console shows the kexec'd kernels" "$nkexec kexecs, $nlinux Linux version lines"
-fi
+console_boots "the kexec'd kernels" 'kexec_core: Starting new kernel'
 boot_log_has "the kexec, the kernel's dmesg and the identity check" 'back on the new kernel' 'Linux version' \
 	'identity checked'
 machine_good "after the demo patch"

@@ -20,12 +20,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/guest.sh"
 
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-GUEST_PORT=10026
-GUEST_DIR=$TMP/guest
-MACHINE=g53
 RUNS=${T0053_RUNS:-3}
-agent=${TLBLAB_GUEST_AGENT:-$GUEST_AGENT}
 trap 'qemu_boot_end; rm -rf "$TMP"' EXIT
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
@@ -34,16 +29,9 @@ if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 fi
 # what the profile needs: perf events, kernel symbols, and eventfd (perf
 # record's wakeup; the agent's own window waiter too)
-if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_KALLSYMS=y CONFIG_EVENTFD=y CONFIG_FUNCTION_PROFILER=y); then
-	fail "a lab kernel is built" "$(tail -n 5 "$TMP/build.log")"
-	exit 0
-fi
-if ! sh "$TOP/kernels/mkinitramfs.sh" "$GUEST_DIR" "$agent" >"$TMP/initramfs.log" 2>&1; then
-	fail "the guest initramfs is built" "$(tail -n 3 "$TMP/initramfs.log")"
-	exit 0
-fi
-if ! qemu_boot_build; then
-	fail "tests/tools/qemu-boot builds" "$(tail -n 5 "$TMP/qemu-boot.cc")"
+guest_kernel "a lab kernel" CONFIG_PERF_EVENTS=y CONFIG_KALLSYMS=y CONFIG_EVENTFD=y CONFIG_FUNCTION_PROFILER=y
+if ! qemu_guest 10026 g53; then
+	fail "the guest initramfs and tests/tools/qemu-boot are built" "$(cat "$TMP/guest.why")"
 	exit 0
 fi
 qemu_machine_yaml >"$TMP/lab.yaml"

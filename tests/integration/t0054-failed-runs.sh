@@ -9,16 +9,9 @@
 # good afterwards and remembers what it booted.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
-trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
-
-CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
-TOKEN=t0054-token-0123456789abcdef
-DAEMON_PORT=$((26000 + $$ % 3000))	# below the ephemeral range (32768-)
-GUEST_PORT=10029
-CLIENT=$BUILD/tlblab
-MACHINE=vm1
-export TLBLAB_SERVER="http://127.0.0.1:$DAEMON_PORT" TLBLAB_TOKEN=$TOKEN
 . "$TOP/tests/guest.sh"
+trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+guest_lab 26000 10029 vm1
 
 guest_prepare usr/sbin/sshd
 

@@ -11,9 +11,7 @@
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
-TOKEN=t0070-token-0123456789abcdef
-DAEMON_PORT=$((20000 + $$ % 3000))	# below the ephemeral range (32768-)
-URL=http://127.0.0.1:$DAEMON_PORT
+daemon_test 20000
 ART=$BUILD/artifacts/web
 
 if ! command -v node >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || [ ! -f "$TOP/web/node_modules/uplot/dist/uPlot.esm.js" ] ||

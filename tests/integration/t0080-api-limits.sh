@@ -13,9 +13,8 @@ if [ ! -x "$BUILD/tlblabd" ]; then
 	fail "tlblabd is built" "no $BUILD/tlblabd (make)"
 	exit 0
 fi
-TOKEN=t0080-token-0123456789abcdef
+daemon_test 14000
 OTHER=t0080-other-0123456789abcdef
-DAEMON_PORT=$((14000 + $$ % 3000))	# below the ephemeral range (32768-)
 DB=$TMP/data/tlblab.db
 DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 NSAMPLES=12000

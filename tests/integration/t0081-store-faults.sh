@@ -15,8 +15,7 @@
 MNT=
 trap 'daemon_cleanup; [ -n "$MNT" ] && umount "$MNT" 2>/dev/null; rm -rf "$TMP"' EXIT
 
-TOKEN=t0081-token-0123456789abcdef
-DAEMON_PORT=$((23000 + $$ % 3000))	# below the ephemeral range (32768-)
+daemon_test 23000
 DATA=$TMP/data
 
 lab() { # DATA_DIR
