@@ -92,6 +92,19 @@ json_t *compare_rules_json(const struct compare_rules *r);
 json_t *compare_sides(const json_t *base, const char *base_side, const json_t *patched,
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err);
 
+/*
+ * The values one job's runs give the nightly series: for each (spec,
+ * workload, case parameters, metric) of doc (a side document as above;
+ * runs whose "side" is filter, or all when NULL), per-CPU metrics left
+ * out, one object {"key", "spec", "workload", "params", "params_key" (the
+ * parameters as sorted compact JSON), "metric", "unit", "direction",
+ * "samples" (each boot's median of its measured iterations, in boot
+ * order), "value" (their median), "lo", "hi" (the smallest and largest),
+ * "boots"}, sorted by key; groups without a measured value are left out.
+ * NULL with err when doc is not a side document. Caller owns the array.
+ */
+json_t *compare_point_values(const json_t *doc, const char *filter, struct strbuf *err);
+
 /* 1 when a comparison is the first of two looks its job planned and a
  * headline row is inconclusive, or same with an equivalence interval that
  * reaches beyond the least change the row would call (the margin may be
