@@ -155,10 +155,20 @@ static void parse_suite_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s
 	config_parse_suite(c, m, i, s, o);
 }
 
+static void parse_hook_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
+{
+	config_parse_hook(c, m, i, s, o);
+}
+
+static void parse_track_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
+{
+	config_parse_track(c, m, i, s, o);
+}
+
 static const char *const top_keys[] = {
-	"lab", "machines", "builders", "trees", "suites", NULL
+	"lab", "machines", "builders", "trees", "suites", "notify", "tracks", NULL
 };
-enum { TOP_LAB, TOP_MACHINES, TOP_BUILDERS, TOP_TREES, TOP_SUITES, TOP_MAX };
+enum { TOP_LAB, TOP_MACHINES, TOP_BUILDERS, TOP_TREES, TOP_SUITES, TOP_NOTIFY, TOP_TRACKS, TOP_MAX };
 KEYS_MATCH(top_keys, TOP_MAX);
 
 static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
@@ -172,11 +182,11 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 	}
 	if (!config_is_mapping(root)) {
 		node_error(c, root, "the configuration must be a mapping with the sections "
-			   "lab, machines, builders, trees and suites");
+			   "lab, machines, builders, trees, suites, notify and tracks");
 		return;
 	}
 	config_map_keys(c, root, top_keys, "the configuration (sections: lab, machines, builders, "
-		 "trees, suites)", "section", &ks);
+		 "trees, suites, notify, tracks)", "section", &ks);
 	if (ks.val[TOP_LAB])
 		config_parse_lab(c, ks.val[TOP_LAB]);
 	else
@@ -195,6 +205,12 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 	if (ks.val[TOP_SUITES])
 		cfg->suites = parse_section(c, ks.val[TOP_SUITES], "suites", sizeof(*cfg->suites),
 					    &cfg->nsuites, parse_suite_v);
+	if (ks.val[TOP_NOTIFY])
+		cfg->hooks = parse_section(c, ks.val[TOP_NOTIFY], "notify", sizeof(*cfg->hooks),
+					   &cfg->nhooks, parse_hook_v);
+	if (ks.val[TOP_TRACKS])
+		cfg->tracks = parse_section(c, ks.val[TOP_TRACKS], "tracks", sizeof(*cfg->tracks),
+					    &cfg->ntracks, parse_track_v);
 }
 
 /* ---- public API ---- */
@@ -351,6 +367,12 @@ void config_free(const struct lab_config *shared)
 		free(cfg->suites[i].overrides);
 	}
 	free(cfg->suites);
+	for (size_t i = 0; i < cfg->nhooks; i++)
+		config_hook_release(&cfg->hooks[i]);
+	free(cfg->hooks);
+	for (size_t i = 0; i < cfg->ntracks; i++)
+		config_track_release(&cfg->tracks[i]);
+	free(cfg->tracks);
 	config_strv_free(cfg->tokens);
 	free(cfg->token_file);
 	config_strv_free(cfg->allowed_hosts);
@@ -411,6 +433,14 @@ const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *n
 	for (size_t i = 0; cfg && name && i < cfg->nsuites; i++)
 		if (cfg->suites[i].name && !strcmp(cfg->suites[i].name, name))
 			return &cfg->suites[i];
+	return NULL;
+}
+
+const struct cfg_track *config_track(const struct lab_config *cfg, const char *name)
+{
+	for (size_t i = 0; cfg && name && i < cfg->ntracks; i++)
+		if (cfg->tracks[i].name && !strcmp(cfg->tracks[i].name, name))
+			return &cfg->tracks[i];
 	return NULL;
 }
 

@@ -5,12 +5,14 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "changepoint.h"
 #include "compare.h"
+#include "cron.h"
 #include "strbuf.h"
 
 /*
  * The lab's configuration: one YAML file (libyaml) with the sections lab:,
- * machines:, builders:, trees: and suites:. config_load() reads and
+ * machines:, builders:, trees:, suites:, notify: and tracks:. config_load() reads and
  * validates the whole file and reports every error it finds, one per line,
  * as "FILE:LINE:COL: message" (line and column 1-based, pointing at the
  * offending key or value), so `tlblabd -n -c FILE` can show them all at once.
@@ -109,6 +111,28 @@
  *         same_band: 2%                 # CI within +-this: same
  *         metrics:                      # per metric (fnmatch pattern), first match wins
  *           "interrupts.*": {min_change: 10%, alpha: 0.001}
+ *   notify:                             # webhooks (notify.h), optional
+ *     - name: ops
+ *       url: http://127.0.0.1:9000/hook # http or https
+ *       secret_file: /etc/tlblab/hook.secret   # or secret: ...; signs the body
+ *       events: [change_point, bisection, job]  # default: all three
+ *       max_attempts: 8                 # 1..50, back-off from 10 s to an hour
+ *       timeout: 10s                    # one attempt
+ *   tracks:                             # nightly tracking, optional
+ *     - name: mainline
+ *       tree: linux                     # a configured tree
+ *       branch: master                  # the ref to follow (a branch, tag or commit)
+ *       url: /path/or/git/url           # where the builder fetches it (default: the tree's)
+ *       schedule: "0 2 * * *"           # cron (cron.h), the daemon's local time
+ *       suite: tlb
+ *       machines: [qemu1]               # one run job per machine and point
+ *       boots: 3                        # per point (1..20)
+ *       bisect: true                    # bisect a confirmed regression
+ *       detect:                         # the change-point detector (DESIGN.md defaults)
+ *         window: 50                    # points a window holds (6..500)
+ *         max_p: 0.001                  # significance of a change point
+ *         min_change: 2%                # smallest change reported
+ *         confirm_after: 6              # points after a change that confirm it
  *
  * Unknown keys are errors (a typo must not silently change a lab). All
  * strings are owned by the lab_config; config_free releases everything.
@@ -235,6 +259,41 @@ struct cfg_suite {
 	int line;
 };
 
+enum notify_event {
+	NOTIFY_CHANGE_POINT,
+	NOTIFY_BISECTION,
+	NOTIFY_JOB,
+	NOTIFY_EVENT_MAX
+};
+
+struct cfg_hook {
+	char *name;
+	char *url;
+	char *secret;		/* from secret: or secret_file:, or NULL */
+	char *secret_file;	/* or NULL */
+	unsigned events;	/* bit (1 << enum notify_event) */
+	int max_attempts;	/* default 8 */
+	double timeout;		/* seconds, default 10 */
+	int line;
+};
+
+struct cfg_track {
+	char *name;
+	char *tree;		/* a configured tree */
+	char *branch;		/* a valid ref */
+	char *url;		/* or NULL: the tree's */
+	char *schedule;		/* as written */
+	struct cron cron;
+	char *suite;
+	char **machines;	/* NULL-terminated, at least one */
+	size_t nmachines;
+	int boots;		/* default 3 */
+	int bisect;		/* default 1 */
+	struct changepoint_opts detect;	/* DESIGN.md defaults */
+	int confirm_after;	/* default 6 */
+	int line;
+};
+
 struct lab_config {
 	char *path;
 	char *data_dir;
@@ -273,6 +332,10 @@ struct lab_config {
 	size_t ntrees;
 	struct cfg_suite *suites;
 	size_t nsuites;
+	struct cfg_hook *hooks;
+	size_t nhooks;
+	struct cfg_track *tracks;
+	size_t ntracks;
 	atomic_int refs;	/* config_ref / config_free */
 };
 
@@ -305,6 +368,10 @@ const struct cfg_tree *config_tree(const struct lab_config *cfg, const char *nam
  * host_group, or both local, or both SSH to the same host. */
 int config_same_host(const struct cfg_endpoint *a, const struct cfg_endpoint *b);
 const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *name);
+const struct cfg_track *config_track(const struct lab_config *cfg, const char *name);
+/* The name of a notify event ("change_point", "bisection", "job"), NULL
+ * past the end. */
+const char *config_notify_event_name(int e);
 
 /* True when machine m has tag. */
 int config_machine_has_tag(const struct cfg_machine *m, const char *tag);

@@ -88,6 +88,8 @@ struct keyset {
 #define MUST_URL	"a path or git URL without control characters, not starting with '-'"
 #define MUST_CONFIG_BASE "tinyconfig, defconfig or a config file path without control " \
 			"characters, not starting with '-'"
+#define MUST_FRACTION	"a percentage like 2% or a fraction from 0 to 1"
+#define MUST_ALPHA	"a significance level above 0 and below 1, like 0.01"
 #define MUST_ARG	"a string of at most 4096 bytes"
 #define MUST_PROGRAM	"a program name or an absolute path of letters, digits, '.', '_', " \
 			"'+', '-' and '/', not starting with '-' or '.'"
@@ -149,6 +151,10 @@ char *config_get_str(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 /* Index of n's value in names[0..count), or -1 with an error listing them. */
 int config_get_enum(struct cfg_ctx *c, const char *key, yaml_node_t *n,
 	     const char *(*name_of)(int), int count);
+/* A share: "2%" or 0.02, from 0 to 1. */
+int config_get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret);
+/* A significance level: above 0 and below 1. */
+int config_get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret);
 /* A NULL-terminated copy of the list of strings n, bad items reported and
  * left out; *ret_n gets the count. NULL, with an error, when not a list. */
 char **config_get_list(struct cfg_ctx *c, const char *key, yaml_node_t *n,
@@ -228,6 +234,16 @@ void config_reboot_free(struct cfg_reboot *r);
 /* Item index of trees: into t; its builder must be parsed already. */
 void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		struct cfg_tree *t);
+/* Item index of notify: into h (config_tracks.c). */
+void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+		       struct cfg_hook *h);
+/* Item index of tracks: into t; trees, suites, machines and hooks parsed
+ * already (config_tracks.c). */
+void config_parse_track(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
+			struct cfg_track *t);
+/* Frees what a track and a hook own (not the struct). */
+void config_track_release(struct cfg_track *t);
+void config_hook_release(struct cfg_hook *h);
 /* Item index of suites: into s; the lab's stage_timeout must be parsed already. */
 void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s);

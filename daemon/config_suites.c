@@ -55,13 +55,10 @@ static const char *const suite_keys[] = { "name", "timeout", "workloads", "compa
 enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_MAX };
 KEYS_MATCH(suite_keys, SK_MAX);
 
-#define MUST_FRACTION	"a percentage like 2% or a fraction from 0 to 1"
-#define MUST_ALPHA	"a significance level above 0 and below 1, like 0.01"
 #define MUST_PATTERN	"a metric name or pattern of 1 to 128 letters, digits and '._-*?[]'"
 #define MAX_OVERRIDES	256
 
-/* A share: "2%" or 0.02, from 0 to 1. */
-static int get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+int config_get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 {
 	const char *s = config_scalar(n);
 	char num[64];
@@ -83,7 +80,7 @@ static int get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, doub
 	return 0;
 }
 
-static int get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+int config_get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
 {
 	const char *s = config_scalar(n);
 	double v;
@@ -153,11 +150,11 @@ static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 		ov->metric = pattern;
 		ov->alpha = ov->min_change = ov->same_band = NAN;
 		if (ks.val[RK_ALPHA])
-			get_alpha(c, "alpha", ks.val[RK_ALPHA], &ov->alpha);
+			config_get_alpha(c, "alpha", ks.val[RK_ALPHA], &ov->alpha);
 		if (ks.val[RK_MIN_CHANGE])
-			get_fraction(c, "min_change", ks.val[RK_MIN_CHANGE], &ov->min_change);
+			config_get_fraction(c, "min_change", ks.val[RK_MIN_CHANGE], &ov->min_change);
 		if (ks.val[RK_SAME_BAND])
-			get_fraction(c, "same_band", ks.val[RK_SAME_BAND], &ov->same_band);
+			config_get_fraction(c, "same_band", ks.val[RK_SAME_BAND], &ov->same_band);
 	}
 	s->rules.overrides = s->overrides;
 	s->rules.noverrides = count;
@@ -176,14 +173,14 @@ static void parse_compare(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s
 	snprintf(label, sizeof(label), "the compare section of %.100s", what);
 	config_map_keys(c, n, compare_keys, label, "key", &ks);
 	if (ks.val[CK_ALPHA])
-		get_alpha(c, "alpha", ks.val[CK_ALPHA], &s->rules.alpha);
+		config_get_alpha(c, "alpha", ks.val[CK_ALPHA], &s->rules.alpha);
 	if (ks.val[CK_MIN_CHANGE])
-		get_fraction(c, "min_change", ks.val[CK_MIN_CHANGE], &s->rules.min_change_headline);
+		config_get_fraction(c, "min_change", ks.val[CK_MIN_CHANGE], &s->rules.min_change_headline);
 	if (ks.val[CK_MIN_CHANGE_COUNTER])
-		get_fraction(c, "min_change_counter", ks.val[CK_MIN_CHANGE_COUNTER],
+		config_get_fraction(c, "min_change_counter", ks.val[CK_MIN_CHANGE_COUNTER],
 			     &s->rules.min_change_counter);
 	if (ks.val[CK_SAME_BAND])
-		get_fraction(c, "same_band", ks.val[CK_SAME_BAND], &s->rules.same_band);
+		config_get_fraction(c, "same_band", ks.val[CK_SAME_BAND], &s->rules.same_band);
 	if (ks.val[CK_METRICS])
 		parse_overrides(c, ks.val[CK_METRICS], s, label);
 }
