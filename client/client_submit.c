@@ -141,12 +141,14 @@ static const char submit_usage[] =
 	"                     [--submitter NAME] [--boots N] [--max-boots N] [--wait [--timeout S]]\n"
 	"                     [--json] [--server URL]\n"
 	"       tlblab submit --suite NAME --tree NAME --base REF\n"
-	"                     (--patch FILE | --branch URL REF | --url URL) [...]\n"
+	"                     [--patch FILE | --branch URL REF | --url URL] [...]\n"
 	"\n"
-	"Queues a job that runs the suite and prints \"job N queued\". With --tree,\n"
-	"an A/B job: the base and the patched kernel are built, each booted --boots\n"
-	"times (interleaved) and the suite run on every boot. Names are 1 to 64 of\n"
-	"A-Z a-z 0-9 . _ - and do not start with '-' or '.'.\n"
+	"Queues a job that runs the suite and prints \"job N queued\". With --tree\n"
+	"and a patch, an A/B job: the base and the patched kernel are built, each\n"
+	"booted --boots times (interleaved) and the suite run on every boot; with\n"
+	"--tree alone, the base kernel is built, booted --boots times (default 1)\n"
+	"and measured. Names are 1 to 64 of A-Z a-z 0-9 . _ - and do not start\n"
+	"with '-' or '.'.\n"
 	"\n"
 	"  --suite NAME       a suite of the lab's configuration (required)\n"
 	"  --machines a,b     run only on these machines\n"
@@ -155,9 +157,8 @@ static const char submit_usage[] =
 	"  --boots N          boots per side (1..100; default 5, and then up to 9 while\n"
 	"                     a headline metric is inconclusive)\n"
 	"  --max-boots N      add boots per side up to N while inconclusive\n"
-	"  --tree NAME        the lab's kernel tree to build (needs --base and one of\n"
-	"                     --patch, --branch, --url)\n"
-	"  --base REF         the git ref or commit id the patch applies to\n"
+	"  --tree NAME        the lab's kernel tree to build (needs --base)\n"
+	"  --base REF         the git ref or commit id to build (the patch applies to it)\n"
 	"  --patch FILE       a patch or mbox (UTF-8 text, at most 4 MiB), sent inline\n"
 	"  --branch URL REF   a git branch to compare with the base (http, https, git)\n"
 	"  --url URL          a raw patch or mbox the daemon fetches (lore, patchwork)\n"
@@ -462,8 +463,6 @@ static int check_ab_options(struct cli *cli, const char *tree, const char *base,
 		return cli_usage_error(cli, err, "--tree needs --base (the ref the patch applies to)");
 	if (base && !tree)
 		return cli_usage_error(cli, err, "--base needs --tree (the tree the ref is in)");
-	if (tree && !src->option)
-		return cli_usage_error(cli, err, "--tree needs one of --patch, --branch or --url");
 	if (src->option && !tree)
 		return cli_usage_error(cli, err, "%s needs --tree and --base", src->option);
 	return 0;
@@ -567,8 +566,8 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	if ((r = check_ab_options(cli, tree, base, &src, err)))
 		goto out;
 	/* more boots are added only to compare sides: an A/B job's */
-	if (max_boots && !tree) {
-		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with --tree)");
+	if (max_boots && !src.option) {
+		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with --tree and a patch)");
 		goto out;
 	}
 	if (max_boots && boots && max_boots < boots) {

@@ -40,9 +40,10 @@ static int check_names(const json_t *arr, const char *field, const struct lab_co
 	return 0;
 }
 
-/* Reads the A/B fields of a job request (tree, base and one patch source)
- * into req, and what to call the patch into subject (req points at it).
- * 0, or -1 with err naming the field. */
+/* Reads the kernel fields of a job request into req: tree and base, and
+ * for an A/B job one patch source, with what to call the patch in subject
+ * (req points at it). Without a patch source the job is a run of the base
+ * kernel, built and booted (kind run). 0, or -1 with err naming the field. */
 static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_request *req,
 		    struct strbuf *subject, struct strbuf *err)
 {
@@ -59,6 +60,10 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 				     req->tree ? req->tree : "(not a string)");
 	if (!req->base || !ref_valid(req->base))
 		return strbuf_seterr(err, "base: not a valid git ref or commit id");
+	if (sources == 0) {
+		req->kind = "run";
+		return 0;
+	}
 	if (sources != 1)
 		return strbuf_seterr(err, "patch: give exactly one of patch, branch or url");
 	if (patch) {
@@ -155,8 +160,10 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 		/* DESIGN.md: 5 boots per side; an inconclusive headline metric
 		 * adds boots, up to 9 (at 2% noise that takes a 5% change from
 		 * 60% to about 97% detected; test_compare measures it) */
-		req->boots = DEFAULT_BOOTS;
-		req->max_boots = DEFAULT_MAX_BOOTS;
+		if (!strcmp(req->kind, "ab")) {
+			req->boots = DEFAULT_BOOTS;
+			req->max_boots = DEFAULT_MAX_BOOTS;
+		}
 	}
 	if ((v = json_object_get(body, "boots"))) {
 		if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 100) {
@@ -189,14 +196,23 @@ size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, 
 		   struct stage_plan **ret)
 {
 	double run_timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
-	size_t n = 0, cap = strcmp(req->kind, "ab") ? (size_t)req->boots : 2 + 4 * (size_t)req->boots;
+	size_t n = 0, cap = 2 + 4 * (size_t)req->boots;
 	struct stage_plan *p = xcalloc(cap, sizeof(*p));
 	static const char *const sides[] = { "base", "patched" };
 	int i, k;
 
-	if (strcmp(req->kind, "ab")) {
+	if (strcmp(req->kind, "ab") && !req->tree) {
 		for (i = 0; i < req->boots; i++)
 			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout };
+		*ret = p;
+		return n;
+	}
+	if (strcmp(req->kind, "ab")) {	/* one kernel: its build, then boot and run */
+		p[n++] = (struct stage_plan){ "build", "base", 0, cfg->stage_timeout };
+		for (i = 0; i < req->boots; i++) {
+			p[n++] = (struct stage_plan){ "boot", "base", i, 600 };
+			p[n++] = (struct stage_plan){ "run", "base", i, run_timeout };
+		}
 		*ret = p;
 		return n;
 	}

@@ -23,7 +23,8 @@ struct stage_plan;
  * Reads the JOB_REQUEST body buf[0..len) against cfg into req: only known
  * fields; a configured suite; machines and tags valid names (machines
  * configured ones); for an A/B job a configured tree, a valid base ref and
- * exactly one patch source; boots and max_boots in range, with their
+ * exactly one patch source (with a tree and base but no patch source, a
+ * run job of that kernel); boots and max_boots in range, with their
  * defaults (1 for a run job; 5, growing up to 9, for an A/B job). req's
  * strings point into *ret_body, which the caller then owns and frees with
  * json_decref; req->patch_subject into subject. Returns 0, or -1 with err:
@@ -35,9 +36,10 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 
 /*
  * The stages of req's job, in the order they run, into *ret (the caller
- * frees it): for a run job, one run per boot; for an A/B job, both builds,
- * then base and patched boots interleaved (ABAB...), each followed by its
- * run. Timeouts come from suite (its run timeout) and cfg. Returns how
+ * frees it): for a run job, one run per boot; for a run job of a kernel
+ * (tree and base, no patch), its build on side base, then each boot
+ * followed by its run; for an A/B job, both builds, then base and patched
+ * boots interleaved (ABAB...), each followed by its run. Timeouts come from suite (its run timeout) and cfg. Returns how
  * many.
  */
 size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, const struct job_request *req,

@@ -393,7 +393,7 @@ done <<END_OF_CASES
 --url|--url and --branch: give only one|$AB --base v6.1 --url https://x.org/p --branch https://x.org/l.git main
 --tree|--tree needs --base|$AB --patch $TMP/fix.patch
 --base|--base needs --tree|--suite tlb --base v6.1 --url https://x.org/p
---tree|--tree needs one of --patch, --branch or --url|$AB --base v6.1
+--max-boots|--max-boots is for A/B jobs \(with --tree and a patch\)|$AB --base v6.1 --max-boots 3
 --patch|--patch needs --tree and --base|--suite tlb --patch $TMP/fix.patch
 --tree|--tree: invalid name 'a;b'|--suite tlb --tree a;b --base v6.1 --url https://x.org/p
 --patch|--patch: '.*/5mib\.patch' is larger than 4 MiB|$AB --base v6.1 --patch $TMP/5mib.patch

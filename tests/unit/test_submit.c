@@ -95,8 +95,11 @@ static void test_refusals(void **state)
 		"tree: no tree 'bsd' in the configuration");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6..1\",\"patch\":\"" DIFF "\"}",
 		"base: not a valid git ref or commit id");
-	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\"}",
-		"patch: give exactly one of patch, branch or url");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"url\":\"https://x/y\","
+		"\"patch\":\"" DIFF "\"}", "patch: give exactly one of patch, branch or url");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"max_boots\":3}",
+		"max_boots: an integer from boots (1) to 100, for A/B jobs");
+	refused("{\"suite\":\"tlb\",\"base\":\"v6.1\"}", "tree: no tree '(not a string)' in the configuration");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"patch\":\"hello\\n\"}",
 		"patch: no diff in it (no '+++' line)");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"url\":\"ftp://x/y\"}",
@@ -131,6 +134,17 @@ static void test_defaults(void **state)
 	assert_int_equal(req.boots, 5);
 	assert_int_equal(req.max_boots, 9);
 	assert_string_equal(req.patch_subject, "branch tlb-fix of https://git.example.org/linux.git");
+	json_decref(doc);
+
+	/* a tree and a base without a patch: that kernel, built and run */
+	doc = NULL;
+	run = "{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\"}";
+	assert_int_equal(submit_request_parse(cfg, run, strlen(run), &doc, &req, &subject, &err), 0);
+	assert_string_equal(req.kind, "run");
+	assert_string_equal(req.tree, "linux");
+	assert_string_equal(req.base, "v6.1");
+	assert_null(req.patch_kind);
+	assert_int_equal(req.boots, 1);
 	json_decref(doc);
 	strbuf_release(&err);
 	strbuf_release(&subject);
@@ -170,6 +184,10 @@ static void test_plan(void **state)
 	assert_string_equal(p.buf, "build/base/0/100 build/patched/0/100 "
 			    "boot/base/0/600 run/base/0/60 boot/patched/0/600 run/patched/0/60 "
 			    "boot/base/1/600 run/base/1/60 boot/patched/1/600 run/patched/1/60");
+	strbuf_reset(&p);
+	/* one kernel: its build, then each boot with its run */
+	plan_of("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"boots\":2}", &p);
+	assert_string_equal(p.buf, "build/base/0/100 boot/base/0/600 run/base/0/60 boot/base/1/600 run/base/1/60");
 	strbuf_release(&p);
 }
 
