@@ -333,4 +333,106 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
 			   int64_t after, int limit);
 
+/* ---- nightly tracks (store_tracks.c; schemas/0009-tracks.sql) ---- */
+
+/* Every track of cfg gets its row (others stay, marked not in config). */
+int store_tracks_sync(struct store *st, const struct lab_config *cfg);
+/* The next due time kept for a track, 0 when none (a new track), into
+ * *ret_due; -ENOENT when the track has no row. */
+int store_track_next_due(struct store *st, const char *track, double *ret_due);
+int store_track_set_next_due(struct store *st, const char *track, double due);
+/* What a run of the track found: the head and a line saying what it did. */
+int store_track_ran(struct store *st, const char *track, const char *head, const char *result);
+
+/* A commit a track measures, with the facts git gave about it. */
+struct point_commit {
+	const char *track, *commit;
+	double time;		/* committer date, epoch seconds (0: unknown) */
+	const char *author, *subject;
+};
+/*
+ * Creates the point of c on machine: its run job (req, plan as
+ * store_job_create takes them) and the point row, in one transaction.
+ * -EEXIST when the track already has that commit on that machine.
+ */
+int store_point_create(struct store *st, const struct point_commit *c, const char *machine,
+		       const struct job_request *req, const struct stage_plan *plan, size_t nplan,
+		       int64_t *ret_job, struct strbuf *err);
+/*
+ * A point's job ended: the point gets its state ("done" or "failed"), and,
+ * when values is an array (compare_point_values of the job), each value
+ * its series (made on first sight) and its row of series_values, all in
+ * one transaction. *ret_track (when not NULL) gets the point's track.
+ * -ENOENT when the job is no point's.
+ */
+int store_point_finish(struct store *st, int64_t job_id, const char *state, const json_t *values,
+		       char *ret_track, size_t track_len);
+/* The ids of a track's series into *ret (caller frees). */
+int store_track_series(struct store *st, const char *track, int64_t **ret, size_t *ret_n);
+
+/* A series in the order its points were made, from the track's baseline
+ * point on: values, their point ids, and the series' facts. */
+struct series_data {
+	int64_t id;
+	char track[72], machine[72], workload[72], metric[160], direction[16];
+	char *params;		/* canonical JSON (owned) */
+	size_t n;
+	double *values;		/* owned */
+	int64_t *points;	/* owned */
+	char (*commits)[41];	/* owned */
+};
+int store_series_data(struct store *st, int64_t series_id, struct series_data *ret);
+void store_series_data_release(struct series_data *d);
+
+/* A change point found (or seen again) in a series at point_id: inserted,
+ * or its status, p, levels and magnitude updated; a rejected one stays
+ * rejected. *ret_id gets its id. */
+struct change_point_row {
+	int64_t series_id, point_id;
+	const char *status;	/* provisional | confirmed | rejected */
+	double p, before, after, magnitude;
+	const char *direction;	/* regression | improvement | neutral */
+};
+int store_change_point_put(struct store *st, const struct change_point_row *c, int64_t *ret_id);
+/* The change points of a series no longer found are dropped, unless
+ * confirmed: keep_points[0..n) are the points still found. */
+int store_change_points_prune(struct store *st, int64_t series_id, const int64_t *keep_points,
+			      size_t n);
+/* The alert of track's commit (made when new, kind regression,
+ * improvement, mixed or neutral from its change points), and the change
+ * point put under it. *ret_alert, *ret_new (1 when made now). */
+int store_alert_attach(struct store *st, const char *track, const char *good_commit,
+		       const char *bad_commit, int64_t change_point, int64_t *ret_alert, int *ret_new);
+/* Triage: new, acknowledged, ignored, fixed or intended, by whom. An
+ * intended change moves the track's baseline to the alert's first point.
+ * -ENOENT, -EINVAL (not a state). */
+int store_alert_set_state(struct store *st, int64_t alert, const char *state, const char *by);
+
+/* Reads for the API: {"tracks": [...]}, {"points": [...], "total"} of a
+ * track (newest first, a page), {"series": [...]} of a track, one series
+ * with its values and change points, {"alerts": [...], "total"} (a page,
+ * newest first, of one track unless NULL), one alert with its change
+ * points. NULL with errno (ENOENT for a missing one). */
+json_t *store_tracks_json(struct store *st);
+json_t *store_points_json(struct store *st, const char *track, int limit, int offset);
+json_t *store_series_list_json(struct store *st, const char *track);
+json_t *store_series_json(struct store *st, int64_t series_id);
+json_t *store_alerts_json(struct store *st, const char *track, int limit, int offset);
+json_t *store_alert_json(struct store *st, int64_t alert);
+
+/* ---- webhook deliveries (store_tracks.c) ---- */
+
+/* A delivery to make: its body, to the hook's URL, first attempt now. */
+int store_delivery_add(struct store *st, const char *hook, const char *event, const char *url,
+		       const char *body, int64_t *ret_id);
+/* The pending deliveries due at `now`, oldest first, at most max, as
+ * {"id", "hook", "event", "url", "body", "attempts"} objects. */
+json_t *store_deliveries_due(struct store *st, double now, int max);
+/* An attempt's outcome: delivered, or failed with its status and error and
+ * the next attempt at next_attempt (0: no more, the delivery failed). */
+int store_delivery_attempt(struct store *st, int64_t id, int delivered, long http,
+			   const char *error, double next_attempt);
+/* {"deliveries": [...], "total"}, newest first, a page. */
+json_t *store_deliveries_json(struct store *st, int limit, int offset);
+
 #endif

@@ -25,6 +25,8 @@
  *   store_results.c   builds, runs, metrics, samples, profiles, comparisons
  *   store_machines.c  machines from the config, health, failures
  *   store_tokens.c    API tokens and what each has queued
+ *   store_tracks.c    nightly tracks: points, series, change points,
+ *                     alerts; webhook deliveries
  *
  * The helpers are named db_*: each works on one connection, a struct store
  * (the writer, or one of its readers), and its prepared statements.
@@ -211,6 +213,11 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
  */
 int db_txn_begin(struct store *st);
 int db_txn_end(struct store *st, int rc);
+
+/* Inserts a job and its stages (store_job_create's rows) inside the
+ * caller's transaction. */
+int db_job_insert(struct store *st, const struct job_request *req, const struct stage_plan *stages,
+		  size_t nstages, int64_t *ret_id);
 
 /* Column i as JSON of its SQLite type (NULL as null). */
 json_t *db_col_json(sqlite3_stmt *s, int i);

@@ -21,17 +21,13 @@
 static const char STAGE_INSERT[] =
 	"INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)";
 
-int store_job_create(struct store *st, const struct job_request *req,
-		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
-		     struct strbuf *err)
+int db_job_insert(struct store *st, const struct job_request *req, const struct stage_plan *stages,
+		  size_t nstages, int64_t *ret_id)
 {
-	int64_t id = 0;
+	int64_t id;
 	size_t i;
-	int rc = 0;
+	int rc;
 
-	db_lock(st);
-	if ((rc = db_txn_begin(st)) < 0)
-		goto fail;
 	rc = db_run(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
 		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
 		    "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -41,14 +37,27 @@ int store_job_create(struct store *st, const struct job_request *req,
 		    DB_TEXT(req->patch_url), DB_TEXT(req->patch_ref),
 		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject));
 	if (rc < 0)
-		goto fail;
+		return rc;
 	id = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < nstages; i++)
 		if ((rc = db_run(st, STAGE_INSERT, DB_INT(id), DB_INT((int)i), DB_TEXT(stages[i].kind),
 				 DB_TEXT(stages[i].side), DB_INT(stages[i].boot_index),
 				 DB_REAL(stages[i].timeout))) < 0)
-			goto fail;
-fail:
+			return rc;
+	*ret_id = id;
+	return 0;
+}
+
+int store_job_create(struct store *st, const struct job_request *req,
+		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
+		     struct strbuf *err)
+{
+	int64_t id = 0;
+	int rc;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) == 0)
+		rc = db_job_insert(st, req, stages, nstages, &id);
 	if ((rc = db_txn_end(st, rc)) < 0)
 		db_sql_err(st, err, "create job");
 	else
