@@ -234,6 +234,52 @@ out:
 	return r < 0 ? -1 : 0;
 }
 
+int build_builder_open(const struct cfg_builder *b, const struct cfg_tree *tree, const char *scripts_dir,
+		       struct transport **ret_t, struct strbuf *scripts, struct strbuf *work,
+		       struct strbuf *outdir, struct strbuf *err)
+{
+	struct strbuf buf = STRBUF_INIT, dst = STRBUF_INIT, why = STRBUF_INIT;
+	struct transport *t = NULL;
+	struct exec_result res;
+	int r;
+
+	transport_exec_result_init(&res);
+	r = transport_open(&b->ep, 10, &t, &why);
+	if (r < 0) {
+		strbuf_addf(err, "cannot reach builder %s: %s", b->name, why.buf);
+		goto out;
+	}
+	strbuf_addf(scripts, "%s/tlblab/scripts", b->workdir);
+	strbuf_addf(work, "%s/tlblab/work-%s", b->workdir, tree->name);
+	strbuf_addf(outdir, "%s/tlblab/out", b->workdir);
+	{
+		const char *mk[] = { "mkdir", "-p", scripts->buf, work->buf, outdir->buf, NULL };
+		struct exec_req er = { .argv = mk, .timeout = 30 };
+
+		r = transport_exec(t, &er, &res, &why);
+		if (r < 0 || res.status != 0) {
+			strbuf_addf(err, "mkdir on %s failed: %s%s", b->name, why.buf, res.err.buf);
+			r = r < 0 ? r : -EIO;
+			goto out;
+		}
+	}
+	strbuf_addf(&buf, "%s/build.sh", scripts_dir);
+	strbuf_addf(&dst, "%s/build.sh", scripts->buf);
+	r = transport_upload(t, buf.buf, dst.buf, 0755, &why);
+	if (r < 0)
+		strbuf_addf(err, "uploading build.sh to %s: %s", b->name, why.buf);
+out:
+	if (r < 0)
+		transport_free(t);
+	else
+		*ret_t = t;
+	transport_exec_result_release(&res);
+	strbuf_release(&buf);
+	strbuf_release(&dst);
+	strbuf_release(&why);
+	return r;
+}
+
 void build_stage(const struct build_request *req, struct build_outcome *out)
 {
 	const struct lab_config *cfg = req->cfg;
@@ -241,7 +287,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	const struct cfg_tree *tree = req->tree;
 	int patched = !strcmp(req->side, "patched");
 	struct strbuf err = STRBUF_INIT, kind = STRBUF_INIT, text = STRBUF_INIT, url = STRBUF_INIT;
-	struct strbuf ref = STRBUF_INIT, w = STRBUF_INIT, patch_local = STRBUF_INIT, buf = STRBUF_INIT;
+	struct strbuf ref = STRBUF_INIT, patch_local = STRBUF_INIT, buf = STRBUF_INIT;
 	struct strbuf scripts = STRBUF_INIT, work = STRBUF_INIT, outdir = STRBUF_INIT, remote_patch = STRBUF_INIT;
 	const char *argv[64];
 	char **frag_remote = NULL;
@@ -308,37 +354,10 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		fail(out, BUILD_CANCELLED, "build: cancelled");
 		goto out;
 	}
-	r = transport_open(&b->ep, 10, &t, &err);
-	if (r < 0) {
-		fail(out, BUILD_INFRA, "build: cannot reach builder %s: %s", b->name, err.buf);
-		goto out;
-	}
-	strbuf_addf(&w, "%s/tlblab", b->workdir);
-	strbuf_addf(&scripts, "%s/scripts", w.buf);
-	strbuf_addf(&work, "%s/work-%s", w.buf, tree->name);
-	strbuf_addf(&outdir, "%s/out", w.buf);
-	{
-		const char *mk[] = { "mkdir", "-p", scripts.buf, work.buf, outdir.buf, NULL };
-		struct exec_req er = { .argv = mk, .timeout = 30 };
-
-		r = transport_exec(t, &er, &res, &err);
-		if (r < 0 || res.status != 0) {
-			fail(out, BUILD_INFRA, "build: mkdir on %s failed: %s%s", b->name, err.buf, res.err.buf);
-			goto out;
-		}
-	}
-	strbuf_addf(&buf, "%s/build.sh", req->scripts_dir);
 	strbuf_addf(&bl.pending, "== build %s on %s (tree %s, base %s)\n", req->side, b->name, tree->name, req->base);
-	{
-		struct strbuf dst = STRBUF_INIT;
-
-		strbuf_addf(&dst, "%s/build.sh", scripts.buf);
-		r = transport_upload(t, buf.buf, dst.buf, 0755, &err);
-		strbuf_release(&dst);
-		if (r < 0) {
-			fail(out, BUILD_INFRA, "build: uploading build.sh to %s: %s", b->name, err.buf);
-			goto out;
-		}
+	if (build_builder_open(b, tree, req->scripts_dir, &t, &scripts, &work, &outdir, &err) < 0) {
+		fail(out, BUILD_INFRA, "build: %s", err.buf);
+		goto out;
 	}
 	frag_remote = xcalloc(tree->nfragments + 2, sizeof(char *));
 	for (i = 0; i < tree->nfragments; i++) {
@@ -516,7 +535,6 @@ out:
 	strbuf_release(&text);
 	strbuf_release(&url);
 	strbuf_release(&ref);
-	strbuf_release(&w);
 	strbuf_release(&patch_local);
 	strbuf_release(&buf);
 	strbuf_release(&scripts);

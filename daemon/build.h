@@ -66,6 +66,49 @@ void build_outcome_init(struct build_outcome *o);
 void build_outcome_release(struct build_outcome *o);
 void build_stage(const struct build_request *req, struct build_outcome *out);
 
+/*
+ * Connects to builder b and uploads kernels/build.sh (from scripts_dir)
+ * for tree: *ret_t (transport_free it) and, on the builder, the scripts
+ * directory, the tree's work directory (its checkout) and the output
+ * directory. 0, or a negative errno with err.
+ */
+struct transport;
+int build_builder_open(const struct cfg_builder *b, const struct cfg_tree *tree, const char *scripts_dir,
+		       struct transport **ret_t, struct strbuf *scripts, struct strbuf *work,
+		       struct strbuf *outdir, struct strbuf *err);
+
+/* A commit a resolve found, with its committer date and subject. */
+struct build_commit {
+	char sha[41];
+	double time;
+	char *subject;
+};
+
+/* What build.sh --resolve says: the commit a ref names now, its facts,
+ * and (asked with a since) the commits after since up to it. */
+struct build_resolved {
+	char commit[41];
+	double time;
+	struct strbuf author, subject;
+	struct build_commit *between;	/* oldest first */
+	size_t nbetween;
+};
+
+void build_resolved_init(struct build_resolved *r);
+void build_resolved_release(struct build_resolved *r);
+
+/*
+ * Brings the builder's checkout of tree up to date and resolves ref (of
+ * url when not NULL, else of the tree's own URL), with the commits after
+ * since (NULL: none) up to it: build.sh --resolve over the builder's
+ * transport, at most timeout seconds. 0; or -ENOENT with err when the ref
+ * or since is not there (build.sh's class ref), -ECANCELED, or another
+ * negative errno with err (the builder's trouble).
+ */
+int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, const char *url,
+		  const char *ref, const char *since, const char *scripts_dir, double timeout,
+		  volatile sig_atomic_t *cancel, struct build_resolved *out, struct strbuf *err);
+
 /* DATA_DIR/builds/BUILD_ID into out. */
 void build_dir(const struct lab_config *cfg, const char *build_id, struct strbuf *out);
 

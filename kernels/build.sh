@@ -8,6 +8,8 @@
 #                 [--patch FILE | --fetch URL --fetch-ref REF2]
 #                 --config-base tinyconfig|defconfig|FILE [--fragment FILE]...
 #                 [--jobs N] --out OUT [--vmlinux] [--ccache DIR]
+#        build.sh --resolve --tree TREE --work WORK --ref REF
+#                 [--fetch URL --fetch-ref REF2] [--since GOOD]
 #
 # Why it is shaped this way:
 # - A builder keeps warm state per tree in WORK, so the patched build that
@@ -46,6 +48,11 @@
 # the base. The fetch is bounded: TLBLAB_FETCH_TIMEOUT seconds (default 600)
 # and a pack of TLBLAB_FETCH_MAX_KB (default 2097152, 2 GiB); a fetch that
 # fails for any reason is class ref (the submitter's), not infra.
+# --resolve (the nightly tracker's): only brings the checkout up to date
+# and says what REF (or REF2 of URL) is now, in TLBLAB lines commit,
+# commit_time (committer date, epoch seconds), author and subject; with
+# --since GOOD, also one "TLBLAB between SHA TIME SUBJECT" line per commit
+# after GOOD up to it, oldest first (at most 100000; a bisection's range).
 # exit: 0 ok, 10 patch, 11 build, 12 config, 13 ref, 1 infra (tools, disk,
 # git or network trouble, a bad invocation: the only class worth a retry).
 # shellcheck disable=SC2317 # on_exit and kmake are called indirectly
@@ -207,8 +214,9 @@ abs_file() {
 	printf '%s/%s\n' "${_d%/}" "$(basename -- "$1")"
 }
 
-tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out='' ccache=''
+tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out='' ccache='' since=''
 want_vmlinux=0
+resolve_only=0
 nfrag=0
 fragments=		# newline-separated absolute paths (none contains a newline)
 while [ $# -gt 0 ]; do
@@ -216,8 +224,9 @@ while [ $# -gt 0 ]; do
 	shift
 	case $opt in
 	--vmlinux) want_vmlinux=1; continue ;;
+	--resolve) resolve_only=1; continue ;;
 	-h | --help) sed -n '2,9p' "$0" 2>/dev/null || true; finished=1; exit 0 ;;
-	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out | --ccache) ;;
+	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out | --ccache | --since) ;;
 	*) usage "unknown argument '$(oneline "$opt")'" ;;
 	esac
 	[ $# -gt 0 ] || usage "$opt needs a value"
@@ -225,7 +234,7 @@ while [ $# -gt 0 ]; do
 	shift
 	if ! plain_value "$val"; then
 		case $opt in
-		--ref | --fetch | --fetch-ref) fail ref "$opt: refused value '$(oneline "$val")' (empty, starts with '-' or has a newline)" ;;
+		--ref | --fetch | --fetch-ref | --since) fail ref "$opt: refused value '$(oneline "$val")' (empty, starts with '-' or has a newline)" ;;
 		*) usage "$opt: refused value '$(oneline "$val")' (empty, starts with '-' or has a newline)" ;;
 		esac
 	fi
@@ -239,6 +248,7 @@ while [ $# -gt 0 ]; do
 	--config-base) [ -z "$base" ] || usage "--config-base given twice"; base=$val ;;
 	--jobs) [ -z "$jobs" ] || usage "--jobs given twice"; jobs=$val ;;
 	--out) [ -z "$out" ] || usage "--out given twice"; out=$val ;;
+	--since) [ -z "$since" ] || usage "--since given twice"; since=$val ;;
 	--ccache)
 		[ -z "$ccache" ] || usage "--ccache given twice"
 		case $val in /*) ccache=$val ;; *) usage "--ccache must be an absolute path" ;; esac
@@ -255,8 +265,15 @@ done
 [ -n "$tree" ] || usage "--tree is required"
 [ -n "$work" ] || usage "--work is required"
 [ -n "$ref" ] || usage "--ref is required"
-[ -n "$base" ] || usage "--config-base is required"
-[ -n "$out" ] || usage "--out is required"
+if [ "$resolve_only" = 1 ]; then
+	[ -z "$patch$base$out" ] || usage "--resolve takes no --patch, --config-base or --out"
+	base=tinyconfig
+else
+	[ -n "$base" ] || usage "--config-base is required"
+	[ -n "$out" ] || usage "--out is required"
+	[ -z "$since" ] || usage "--since goes with --resolve"
+fi
+[ -z "$since" ] || valid_ref "$since" || fail ref "--since '$(oneline "$since")' is not a valid ref nor a commit id"
 valid_ref "$ref" || fail ref "--ref '$(oneline "$ref")' is not a valid ref (git check-ref-format, characters [A-Za-z0-9._/@-]) nor a 7..40 digit hex commit id"
 if [ -n "$patch" ] && [ -n "$fetch_url$fetch_ref" ]; then
 	usage "--patch and --fetch exclude each other"
@@ -313,9 +330,10 @@ done
 [ -z "$missing" ] || fail infra "missing tools on the builder:$missing (apt-get install git make gcc ccache util-linux flex bison bc perl libelf-dev libssl-dev bubblewrap)"
 
 step="preparing $work"
-mkdir -p -- "$work" "$out" || fail infra "cannot create $work or $out"
+mkdir -p -- "$work" ${out:+"$out"} || fail infra "cannot create $work or $out"
 WORK=$(abs_dir "$work")
-OUT=$(abs_dir "$out")
+OUT=
+[ -z "$out" ] || OUT=$(abs_dir "$out")
 SRC=$WORK/src
 
 # One build at a time per WORK: they share the checkout and object dirs.
@@ -331,7 +349,7 @@ say "build of $ref in $WORK (tree $tree), started $(date -u '+%Y-%m-%d %H:%M:%S 
 
 # Leftovers of builds killed before their rename (the lock is ours, and each
 # temp dir names the pid that made it).
-for d in "$OUT"/.tmp-*; do
+for d in ${OUT:+"$OUT"/.tmp-*}; do
 	[ -d "$d" ] || continue
 	pid=$(basename -- "$d" | sed -n 's/^\.tmp-\([0-9][0-9]*\)-.*/\1/p')
 	if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
@@ -578,6 +596,28 @@ if [ -n "$fetch_url" ]; then
 	commit=$(g rev-parse -q --verify 'FETCH_HEAD^{commit}') ||
 		fail ref "$fetch_ref at $fetch_url is not a commit"
 	say "$fetch_ref at $fetch_url is $commit"
+fi
+
+if [ "$resolve_only" = 1 ]; then
+	step="reading the facts of $commit"
+	good=
+	if [ -n "$since" ]; then
+		good=$(resolve "$since") || fail ref "--since '$since' is not a commit of $tree"
+	fi
+	facts=$(g log -1 --format='%ct%x01%an%x01%s' "$commit") || fail infra "git log of $commit failed"
+	SOH=$(printf '\001')
+	rest=${facts#*"$SOH"}
+	finished=1
+	printf 'TLBLAB status ok\n'
+	printf 'TLBLAB commit %s\n' "$commit"
+	printf 'TLBLAB commit_time %s\n' "${facts%%"$SOH"*}"
+	printf 'TLBLAB author %s\n' "$(oneline "${rest%%"$SOH"*}")"
+	printf 'TLBLAB subject %s\n' "$(oneline "${rest#*"$SOH"}")"
+	if [ -n "$good" ]; then
+		g rev-list --reverse --topo-order --max-count=100000 --format='%ct %s' "$good..$commit" |
+			awk '/^commit [0-9a-f]+$/ { sha = $2; next } { gsub(/[\001-\037\177]/, " "); printf "TLBLAB between %s %s\n", sha, substr($0, 1, 400) }'
+	fi
+	exit 0
 fi
 
 step="checking out $commit"
