@@ -436,6 +436,9 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 		ms = store_machines_json(api->st);
 		return api_send_read(rc->conn, ms, errno, "machine list");
 	}
+	if (rc->nseg >= 3 && (!strcmp(rc->seg[2], "tracks") || !strcmp(rc->seg[2], "series") ||
+			      !strcmp(rc->seg[2], "alerts") || !strcmp(rc->seg[2], "deliveries")))
+		return api_track_routes(rc);
 	if (rc->nseg >= 3 && !strcmp(rc->seg[2], "jobs")) {
 		int64_t id;
 
@@ -762,8 +765,8 @@ static unsigned api_threads(void)
 	return n < API_THREADS_MIN ? API_THREADS_MIN : n > API_THREADS_MAX ? API_THREADS_MAX : (unsigned)n;
 }
 
-int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
-	      struct api **ret, struct strbuf *err)
+int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, struct tracker *tr,
+	      const char *web_dir, struct api **ret, struct strbuf *err)
 {
 	struct api *api = xcalloc(1, sizeof(*api));
 	struct sockaddr_storage ss = { 0 };
@@ -775,6 +778,7 @@ int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, 
 	api->cfg = cfg;		/* its reference is taken once the API runs */
 	api->st = st;
 	api->sc = sc;
+	api->tracker = tr;
 	if (web_dir)
 		api->web_dir = xstrdup(web_dir);
 	pthread_mutex_init(&api->cache.lock, NULL);

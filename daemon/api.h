@@ -74,6 +74,29 @@
  *        still queued or running
  *   GET  /api/v1/compare?base=A&patched=B  {"comparison": ...} of two jobs that
  *        ran the same suite
+ * Nightly tracking (track.h, store.h):
+ *   GET  /api/v1/tracks    {"tracks": [{"name", "in_config", "next_due", "last_run",
+ *          "last_head", "last_result", "baseline_point", "points", "alerts_open",
+ *          "config": {"tree", "branch", "url", "schedule", "suite", "machines",
+ *          "boots", "bisect", "detect": {..}}}]}
+ *   POST /api/v1/tracks/NAME/run     -> 202: the tracker runs it now; needs a token
+ *   GET  /api/v1/tracks/NAME/points?limit=N&offset=N  {"points": [{"id", "commit",
+ *          "commit_time", "subject", "author", "machine", "job", "state"}], "total"}
+ *   GET  /api/v1/tracks/NAME/series  {"series": [{"id", "machine", "workload",
+ *          "params", "metric", "points", "change_points"}]}
+ *   GET  /api/v1/series/ID   {"id", ..., "unit", "direction", "values": [{"point",
+ *          "commit", "commit_time", "subject", "job", "value", "lo", "hi",
+ *          "boots"}], "change_points": [{"id", "point", "commit", "alert",
+ *          "status", "p", "before", "after", "magnitude", "direction"}]}
+ *   GET  /api/v1/alerts?track=NAME&limit=N&offset=N  {"alerts": [{"id", "track",
+ *          "good_commit", "bad_commit", "subject", "kind", "state", "state_by",
+ *          "state_at", "created", "change_points": N}], "total"}
+ *   GET  /api/v1/alerts/ID   the alert with its "change_points" (and their series)
+ *   POST /api/v1/alerts/ID/state  body {"state": "new|acknowledged|ignored|fixed|
+ *          intended", "by": NAME}; intended moves the track's baseline; needs a token
+ *   GET  /api/v1/deliveries?limit=N&offset=N  {"deliveries": [{"id", "hook",
+ *          "event", "url", "state", "attempts", "last_status", "last_error",
+ *          "log": [{"at", "status", "error"}], "body"}], "total"}
  *
  * JOB_REQUEST: {"suite": "tlb", "machines": ["m1"], "tags": ["qemu"],
  *   "submitter": "alice", "boots": 1}. "suite" is required and must name a
@@ -127,12 +150,14 @@ struct api;
 
 /* Starts the HTTP server on cfg's listen address. Paths outside /api/ are
  * the dashboard, served from web_dir (web.h; NULL serves none). The api
- * borrows st and sc (they must outlive it) and takes a reference to cfg;
+ * borrows st, sc and tr, the tracker POST /tracks/NAME/run asks (NULL:
+ * those answer 404); they must outlive it and takes a reference to cfg;
  * api_set_config takes one to the next after a reload and drops the old,
  * which lives on while a request that began under it runs (config_ref).
  * Returns 0 and *ret, or -1 with err (e.g. the port is taken). */
-int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, const char *web_dir,
-	      struct api **ret, struct strbuf *err);
+struct tracker;
+int api_start(const struct lab_config *cfg, struct store *st, struct sched *sc, struct tracker *tr,
+	      const char *web_dir, struct api **ret, struct strbuf *err);
 void api_set_config(struct api *api, const struct lab_config *cfg);
 /* Stops the server and frees api (NULL accepted). */
 void api_stop(struct api *api);

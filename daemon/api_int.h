@@ -22,6 +22,7 @@ struct lab_config;
 struct store;
 struct sched;
 struct conn_track;
+struct tracker;
 
 /*
  * GET responses are cached by URL and query, tagged with the store's
@@ -52,6 +53,7 @@ struct api {
 	pthread_mutex_t cfg_lock;
 	struct store *st;
 	struct sched *sc;
+	struct tracker *tracker;	/* api_set_tracker, or NULL */
 	/* every open connection, for the reaper (api.c) */
 	pthread_mutex_t conns_lock;
 	pthread_cond_t reaper_wake;
@@ -121,5 +123,10 @@ enum MHD_Result api_list_jobs(struct route_ctx *rc);
 enum MHD_Result api_compare_jobs(struct route_ctx *rc);
 /* Everything under /api/v1/jobs/ID. */
 enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id);
+
+/* ---- api_tracks.c ---- */
+
+/* /api/v1/tracks..., /series/ID, /alerts..., /deliveries (api.h) */
+enum MHD_Result api_track_routes(struct route_ctx *rc);
 
 #endif

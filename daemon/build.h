@@ -101,13 +101,15 @@ void build_resolved_release(struct build_resolved *r);
  * Brings the builder's checkout of tree up to date and resolves ref (of
  * url when not NULL, else of the tree's own URL), with the commits after
  * since (NULL: none) up to it: build.sh --resolve over the builder's
- * transport, at most timeout seconds. 0; or -ENOENT with err when the ref
+ * transport, at most timeout seconds, stopped while *pause is set (the
+ * quiet-host rule; NULL: never). 0; or -ENOENT with err when the ref
  * or since is not there (build.sh's class ref), -ECANCELED, or another
  * negative errno with err (the builder's trouble).
  */
 int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, const char *url,
 		  const char *ref, const char *since, const char *scripts_dir, double timeout,
-		  volatile sig_atomic_t *cancel, struct build_resolved *out, struct strbuf *err);
+		  volatile sig_atomic_t *cancel, volatile sig_atomic_t *pause, struct build_resolved *out,
+		  struct strbuf *err);
 
 /* DATA_DIR/builds/BUILD_ID into out. */
 void build_dir(const struct lab_config *cfg, const char *build_id, struct strbuf *out);

@@ -130,7 +130,8 @@ static int on_resolve_line(void *arg, const char *line, size_t len, int truncate
 
 int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, const char *url,
 		  const char *ref, const char *since, const char *scripts_dir, double timeout,
-		  volatile sig_atomic_t *cancel, struct build_resolved *out, struct strbuf *err)
+		  volatile sig_atomic_t *cancel, volatile sig_atomic_t *pause, struct build_resolved *out,
+		  struct strbuf *err)
 {
 	const struct cfg_builder *b = config_builder(cfg, tree->builder);
 	struct strbuf scripts = STRBUF_INIT, work = STRBUF_INIT, outdir = STRBUF_INIT, script = STRBUF_INIT;
@@ -179,7 +180,7 @@ int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, con
 	{
 		struct exec_req er = { .argv = argv, .timeout = timeout > 0 ? timeout : 600,
 				       .on_line = on_resolve_line, .arg = &rl, .max_line = 1024,
-				       .cancel = cancel };
+				       .cancel = cancel, .pause = pause };
 
 		r = transport_exec(t, &er, &res, err);
 	}

@@ -23,6 +23,11 @@
 #define PASS_INTERVAL_MS 1000
 #define RECHECK_INTERVAL 60.0
 
+struct quiet *sched_quiet(struct sched *sc)
+{
+	return sc->quiet;
+}
+
 void sched_wake(struct sched *sc)
 {
 	char c = 1;

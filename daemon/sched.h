@@ -30,6 +30,10 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 /* A new configuration after a reload; the old one must stay valid until
  * sched_free (running work may still use it). */
 void sched_set_config(struct sched *sc, const struct lab_config *cfg);
+/* The scheduler's quiet-host gate (quiet.h), for other builder work (the
+ * tracker's resolves) to wait on as builds do; lives as long as sc. */
+struct quiet;
+struct quiet *sched_quiet(struct sched *sc);
 /* Makes sched_run look at the store now. Thread- and signal-safe. */
 void sched_wake(struct sched *sc);
 /* Runs passes until *stop or *reload becomes non-zero (set them from a

@@ -386,14 +386,16 @@ void store_series_data_release(struct series_data *d);
 
 /* A change point found (or seen again) in a series at point_id: inserted,
  * or its status, p, levels and magnitude updated; a rejected one stays
- * rejected. *ret_id gets its id. */
+ * rejected. *ret_id gets its id, *ret_confirmed_now (when not NULL) 1 when
+ * it is confirmed by this call (was new or provisional). */
 struct change_point_row {
 	int64_t series_id, point_id;
 	const char *status;	/* provisional | confirmed | rejected */
 	double p, before, after, magnitude;
 	const char *direction;	/* regression | improvement | neutral */
 };
-int store_change_point_put(struct store *st, const struct change_point_row *c, int64_t *ret_id);
+int store_change_point_put(struct store *st, const struct change_point_row *c, int64_t *ret_id,
+			   int *ret_confirmed_now);
 /* The change points of a series no longer found are dropped, unless
  * confirmed: keep_points[0..n) are the points still found. */
 int store_change_points_prune(struct store *st, int64_t series_id, const int64_t *keep_points,
@@ -419,6 +421,14 @@ json_t *store_series_list_json(struct store *st, const char *track);
 json_t *store_series_json(struct store *st, int64_t series_id);
 json_t *store_alerts_json(struct store *st, const char *track, int limit, int offset);
 json_t *store_alert_json(struct store *st, int64_t alert);
+
+/* Points whose job ended but that are still queued: [{"job", "state"}]
+ * (the job's state), oldest first, at most max. */
+json_t *store_points_ended(struct store *st, int max);
+/* Finished jobs the webhooks were not told of yet, oldest first, at most
+ * max: their ids into *ret (caller frees); and marking one told. */
+int store_jobs_to_notify(struct store *st, int max, int64_t **ret, size_t *ret_n);
+int store_job_notified(struct store *st, int64_t job);
 
 /* ---- webhook deliveries (store_tracks.c) ---- */
 

@@ -334,13 +334,23 @@ void store_series_data_release(struct series_data *d)
 
 /* ---- change points and alerts ---- */
 
-int store_change_point_put(struct store *st, const struct change_point_row *c, int64_t *ret_id)
+int store_change_point_put(struct store *st, const struct change_point_row *c, int64_t *ret_id,
+			   int *ret_confirmed_now)
 {
+	char prev[16] = "";
 	sqlite3_stmt *s;
 	int rc;
 
 	db_lock(st);
-	rc = db_run(st, "INSERT INTO change_points (series_id, point_id, status, p, before, after, magnitude, "
+	rc = db_row(st, &s, "SELECT status FROM change_points WHERE series_id = ? AND point_id = ?",
+		    DB_INT(c->series_id), DB_INT(c->point_id));
+	if (rc == 1) {
+		db_col_copy(prev, sizeof(prev), s, 0);
+		db_stmt_done(st, s);
+		rc = 0;
+	}
+	if (rc == 0)
+		rc = db_run(st, "INSERT INTO change_points (series_id, point_id, status, p, before, after, magnitude, "
 		    "direction, detected) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (series_id, "
 		    "point_id) DO UPDATE SET status = CASE WHEN status = 'rejected' THEN status ELSE ?3 END, "
 		    "p = ?4, before = ?5, after = ?6, magnitude = ?7, direction = ?8, updated = ?9",
@@ -359,6 +369,9 @@ int store_change_point_put(struct store *st, const struct change_point_row *c, i
 		}
 	}
 	db_unlock(st);
+	if (rc == 0 && ret_confirmed_now)
+		*ret_confirmed_now = !strcmp(c->status, "confirmed") && strcmp(prev, "confirmed") &&
+				     strcmp(prev, "rejected");
 	return rc;
 }
 
@@ -584,6 +597,38 @@ json_t *store_alert_json(struct store *st, int64_t alert)
 	}
 	json_object_set_new(one, "change_points", c);
 	return one;
+}
+
+json_t *store_points_ended(struct store *st, int max)
+{
+	static const char *const names[] = { "job", "state", NULL };
+
+	return rows_json(st, "SELECT p.job_id, j.state FROM points p JOIN jobs j ON j.id = p.job_id "
+			 "WHERE p.state = 'queued' AND j.state IN ('done', 'failed', 'cancelled') ORDER BY p.id LIMIT ?",
+			 DB_ARGS(DB_INT(max)), names);
+}
+
+int store_jobs_to_notify(struct store *st, int max, int64_t **ret, size_t *ret_n)
+{
+	json_t *rows = rows_json(st, "SELECT id FROM jobs WHERE notified = 0 AND state IN ('done', 'failed', "
+				 "'cancelled') ORDER BY finished, id LIMIT ?", DB_ARGS(DB_INT(max)),
+				 (const char *const[]){ "id", NULL });
+	size_t i, n;
+
+	if (!rows)
+		return -errno;
+	n = json_array_size(rows);
+	*ret = xcalloc(n ? n : 1, sizeof(**ret));
+	for (i = 0; i < n; i++)
+		(*ret)[i] = json_integer_value(json_object_get(json_array_get(rows, i), "id"));
+	*ret_n = n;
+	json_decref(rows);
+	return 0;
+}
+
+int store_job_notified(struct store *st, int64_t job)
+{
+	return db_write(st, "UPDATE jobs SET notified = 1 WHERE id = ?", DB_INT(job));
 }
 
 /* ---- webhook deliveries ---- */

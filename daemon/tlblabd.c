@@ -27,6 +27,7 @@
 #include "log.h"
 #include "sched.h"
 #include "store.h"
+#include "track.h"
 #include "util.h"
 #include "version.h"
 #include "banned.h"
@@ -34,6 +35,12 @@
 
 static volatile sig_atomic_t stop_flag, reload_flag;
 static struct sched *sched_for_signal;
+
+/* the tracker's new jobs: the scheduler looks at the store now */
+static void wake_sched(void *sc)
+{
+	sched_wake(sc);
+}
 
 static void on_signal(int sig)
 {
@@ -169,6 +176,7 @@ int main(int argc, char **argv)
 	struct store *st = NULL;
 	struct sched *sc = NULL;
 	struct api *api = NULL;
+	struct tracker *tr = NULL;
 	struct sigaction sa;
 	int check_only = 0, c, rc = 1, r;
 
@@ -237,7 +245,9 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (api_start(cfg, st, sc, web, &api, &err) < 0)
+	if (track_start(cfg, st, kernels, sched_quiet(sc), wake_sched, sc, &tr, &err) < 0)
+		log_fatalx("%s", err.buf);
+	if (api_start(cfg, st, sc, tr, web, &api, &err) < 0)
 		log_fatalx("api: %s", err.buf);
 	log_info("tlblabd %s listening on %s:%d, store %s (schema %d), %zu machines, agent %s, dashboard %s",
 		 TLBLAB_VERSION, cfg->listen_host, cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent, web);
@@ -265,6 +275,7 @@ int main(int argc, char **argv)
 			 * one; running tasks and requests keep theirs to the old one,
 			 * which is freed when the last of them ends */
 			sched_set_config(sc, next);
+			track_set_config(tr, next);
 			api_set_config(api, next);
 			config_free(cfg);
 			cfg = next;
@@ -274,6 +285,7 @@ int main(int argc, char **argv)
 	log_info("stopping");
 	rc = 0;
 	api_stop(api);
+	track_stop(tr);
 	sched_free(sc);
 	store_close(st);
 	config_free(cfg);

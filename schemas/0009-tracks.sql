@@ -142,3 +142,8 @@ CREATE TABLE deliveries (
 	delivered REAL
 );
 CREATE INDEX deliveries_due ON deliveries (state, next_attempt);
+
+-- which finished jobs the webhooks were told of (event job); those that
+-- finished before this version are not announced now
+ALTER TABLE jobs ADD COLUMN notified INTEGER NOT NULL DEFAULT 0;
+UPDATE jobs SET notified = 1 WHERE state IN ('done', 'failed', 'cancelled');

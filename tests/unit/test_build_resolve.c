@@ -73,7 +73,7 @@ static void test_resolve(void **state)
 	make_repo("next", 6);
 	cfg = lab();
 	build_resolved_init(&r);
-	if (build_resolve(cfg, &cfg->trees[0], NULL, "master", NULL, "kernels", 60, NULL, &r, &err) < 0)
+	if (build_resolve(cfg, &cfg->trees[0], NULL, "master", NULL, "kernels", 60, NULL, NULL, &r, &err) < 0)
 		fail_msg("build_resolve: %s", err.buf);
 	assert_true(hex_valid(r.commit, 40));
 	assert_float_equal(r.time, 1700000004, 0);
@@ -88,7 +88,7 @@ static void test_resolve(void **state)
 	assert_non_null(f);
 	assert_non_null(fgets(first, sizeof(first), f));
 	pclose(f);
-	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "master", first, "kernels", 60, NULL, &r, &err), 0);
+	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "master", first, "kernels", 60, NULL, NULL, &r, &err), 0);
 	assert_int_equal(r.nbetween, 3);
 	for (i = 0; i < 3; i++) {
 		char want[16];
@@ -102,7 +102,7 @@ static void test_resolve(void **state)
 
 	/* the branch moves: asked again, the new head */
 	sh("cd %s/linux && echo 5 >f && git -c user.name=B -c user.email=b@x commit -qam 'change 5'", dir);
-	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "master", NULL, "kernels", 60, NULL, &r, &err), 0);
+	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "master", NULL, "kernels", 60, NULL, NULL, &r, &err), 0);
 	assert_string_equal(r.subject.buf, "change 5");
 	assert_string_equal(r.author.buf, "B");
 	build_resolved_release(&r);
@@ -110,18 +110,18 @@ static void test_resolve(void **state)
 	/* a track's own URL: the branch of another repository */
 	strbuf_reset(&url);
 	strbuf_addf(&url, "%s/next", dir);
-	assert_int_equal(build_resolve(cfg, &cfg->trees[0], url.buf, "master", NULL, "kernels", 60, NULL, &r, &err), 0);
+	assert_int_equal(build_resolve(cfg, &cfg->trees[0], url.buf, "master", NULL, "kernels", 60, NULL, NULL, &r, &err), 0);
 	assert_string_equal(r.subject.buf, "change 6");
 	build_resolved_release(&r);
 
 	/* not there: the track's to fix, said as build.sh says it */
 	strbuf_reset(&err);
-	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "no-such-branch", NULL, "kernels", 60, NULL, &r,
+	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "no-such-branch", NULL, "kernels", 60, NULL, NULL, &r,
 				       &err), -ENOENT);
 	assert_contains(err.buf, "no-such-branch");
 	assert_int_equal(r.nbetween, 0);
 	strbuf_reset(&err);
-	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "ma..ster", NULL, "kernels", 60, NULL, &r, &err),
+	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, "ma..ster", NULL, "kernels", 60, NULL, NULL, &r, &err),
 			 -EINVAL);
 
 	config_free(cfg);

@@ -115,7 +115,7 @@ static void test_change_points_and_alerts(void **state)
 	size_t n = 0;
 	struct cfg_track track = { .name = "mainline" };
 	struct lab_config cfg = { .tracks = &track, .ntracks = 1 };
-	int made = 0, i;
+	int made = 0, now = -1, i;
 	json_t *j;
 
 	assert_int_equal(store_tracks_sync(st, &cfg), 0);
@@ -125,11 +125,15 @@ static void test_change_points_and_alerts(void **state)
 	assert_int_equal(store_series_data(st, series[0], &d), 0);
 	c.series_id = series[0];
 	c.point_id = d.points[3];
-	assert_int_equal(store_change_point_put(st, &c, &cp), 0);
-	/* seen again: the same row */
+	assert_int_equal(store_change_point_put(st, &c, &cp, &now), 0);
+	assert_int_equal(now, 0);
+	/* seen again: the same row, confirmed now, and once */
 	c.status = "confirmed";
-	assert_int_equal(store_change_point_put(st, &c, &cp2), 0);
+	assert_int_equal(store_change_point_put(st, &c, &cp2, &now), 0);
 	assert_int_equal(cp, cp2);
+	assert_int_equal(now, 1);
+	assert_int_equal(store_change_point_put(st, &c, &cp2, &now), 0);
+	assert_int_equal(now, 0);
 	assert_int_equal(store_alert_attach(st, "mainline", d.commits[2], d.commits[3], cp, &alert, &made), 0);
 	assert_int_equal(made, 1);
 	assert_int_equal(store_alert_attach(st, "mainline", d.commits[2], d.commits[3], cp, &alert2, &made), 0);
@@ -146,7 +150,7 @@ static void test_change_points_and_alerts(void **state)
 	/* a provisional change point no longer found goes; a confirmed one stays */
 	c.point_id = d.points[1];
 	c.status = "provisional";
-	assert_int_equal(store_change_point_put(st, &c, &cp2), 0);
+	assert_int_equal(store_change_point_put(st, &c, &cp2, NULL), 0);
 	keep = d.points[4];
 	assert_int_equal(store_change_points_prune(st, series[0], &keep, 1), 0);
 	j = store_series_json(st, series[0]);

@@ -1,0 +1,545 @@
+/*
+ * The tracker thread (track.h). One pass: due tracks run, ended points
+ * become series values and change points, finished jobs are announced,
+ * and due webhook deliveries are attempted. Every decision is read from
+ * and written to the store first, so a pass cut short by a crash is taken
+ * up again by the next daemon's first pass.
+ */
+#include "track.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "build.h"
+#include "changepoint.h"
+#include "compare.h"
+#include "config.h"
+#include "log.h"
+#include "notify.h"
+#include "quiet.h"
+#include "store.h"
+#include "submit.h"
+#include "transport.h"
+#include "util.h"
+#include "banned.h"
+
+#define RESOLVE_TIMEOUT_S 1800
+#define POINTS_PER_PASS 16
+#define JOBS_PER_PASS 32
+#define DELIVERIES_PER_PASS 8
+
+struct tracker {
+	pthread_t thread;
+	pthread_mutex_t lock;		/* cfg, run_now, woken, stop */
+	pthread_cond_t cond;
+	int stop, woken;
+	const struct lab_config *cfg;	/* a reference */
+	json_t *run_now;		/* names asked for */
+	struct store *st;
+	struct quiet *quiet;
+	char *kernels_dir;
+	void (*wake_sched)(void *);
+	void *wake_arg;
+	volatile sig_atomic_t cancel;	/* set by track_stop: a resolve stops */
+	long passes;			/* under lock */
+};
+
+const char *track_change_direction(const char *direction, double magnitude)
+{
+	if (!direction || magnitude == 0 || isnan(magnitude))
+		return "neutral";
+	if (!strcmp(direction, "higher"))
+		return magnitude < 0 ? "regression" : "improvement";
+	if (!strcmp(direction, "lower"))
+		return magnitude > 0 ? "regression" : "improvement";
+	return "neutral";
+}
+
+/* ---- webhooks ---- */
+
+/* Queues body for every hook that wants event. */
+static void announce(struct tracker *tr, const struct lab_config *cfg, enum notify_event ev, json_t *body)
+{
+	const char *name = config_notify_event_name(ev);
+	char *text;
+	size_t i;
+
+	json_object_set_new(body, "event", json_string(name));
+	text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
+	for (i = 0; text && i < cfg->nhooks; i++) {
+		const struct cfg_hook *h = &cfg->hooks[i];
+		int r;
+
+		if (!(h->events & (1u << ev)))
+			continue;
+		if ((r = store_delivery_add(tr->st, h->name, name, h->url, text, NULL)) < 0)
+			log_warnx("webhook %s: store: the %s delivery is lost: %s", h->name, name, store_strerror(r));
+	}
+	free(text);
+}
+
+static void deliver(struct tracker *tr, const struct lab_config *cfg)
+{
+	json_t *due = store_deliveries_due(tr->st, wall_now(), DELIVERIES_PER_PASS), *d;
+	size_t i;
+
+	json_array_foreach(due, i, d) {
+		const char *hook = json_string_value(json_object_get(d, "hook"));
+		const char *body = json_string_value(json_object_get(d, "body")) ?: "";
+		const struct cfg_hook *h = NULL;
+		struct strbuf err = STRBUF_INIT;
+		int64_t id = json_integer_value(json_object_get(d, "id"));
+		int attempts = (int)json_integer_value(json_object_get(d, "attempts")) + 1, r;
+		long http = 0;
+		size_t k;
+
+		for (k = 0; k < cfg->nhooks; k++)
+			if (!strcmp(cfg->hooks[k].name, hook ?: ""))
+				h = &cfg->hooks[k];
+		if (!h) {	/* the hook went from the configuration */
+			store_delivery_attempt(tr->st, id, 0, 0, "the webhook is no longer configured", 0);
+			continue;
+		}
+		{
+			struct notify_attempt a = { .url = h->url,
+						    .event = json_string_value(json_object_get(d, "event")) ?: "",
+						    .delivery = id, .secret = h->secret, .timeout = h->timeout };
+
+			r = notify_post(&a, body, strlen(body), &http, &err);
+		}
+		if (r == 0) {
+			store_delivery_attempt(tr->st, id, 1, http, NULL, 0);
+			log_info("webhook %s: delivery %lld delivered (attempt %d)", h->name, (long long)id, attempts);
+		} else {
+			double next = attempts >= h->max_attempts ? 0 : wall_now() + notify_backoff(attempts);
+
+			store_delivery_attempt(tr->st, id, 0, http, err.buf, next);
+			log_warnx("webhook %s: delivery %lld, attempt %d of %d: %s%s", h->name, (long long)id, attempts,
+				  h->max_attempts, err.buf, next ? "" : "; given up");
+		}
+		strbuf_release(&err);
+	}
+	json_decref(due);
+}
+
+static void announce_jobs(struct tracker *tr, const struct lab_config *cfg)
+{
+	int64_t *ids = NULL;
+	size_t i, n = 0;
+
+	if (store_jobs_to_notify(tr->st, JOBS_PER_PASS, &ids, &n) < 0)
+		return;
+	for (i = 0; i < n; i++) {
+		json_t *j = store_job_json(tr->st, ids[i]);
+
+		if (!j)
+			break;	/* the next pass looks again */
+		if (cfg->nhooks)
+			announce(tr, cfg, NOTIFY_JOB, json_pack("{s:o}", "job", j));
+		else
+			json_decref(j);
+		if (store_job_notified(tr->st, ids[i]) < 0)
+			break;
+	}
+	free(ids);
+}
+
+/* ---- change points ---- */
+
+/* The change points of one series, kept and grouped; confirmed ones are
+ * announced once. */
+static void search_series(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
+			  int64_t series)
+{
+	struct series_data d;
+	struct changepoint *cp = NULL;
+	int64_t *keep = NULL;
+	size_t i, n = 0, nkeep = 0;
+	int r;
+
+	if (store_series_data(tr->st, series, &d) < 0)
+		return;
+	r = changepoint_detect(d.values, d.n, &t->detect, &cp, &n);
+	if (r < 0) {
+		log_warnx("track %s: series %lld: change points: %s", t->name, (long long)series, strerror(-r));
+		goto out;
+	}
+	keep = xcalloc(n ? n : 1, sizeof(*keep));
+	for (i = 0; i < n; i++) {
+		size_t after = d.n - 1 - cp[i].index;
+		struct change_point_row row = {
+			.series_id = series, .point_id = d.points[cp[i].index],
+			.status = after >= (size_t)t->confirm_after ? "confirmed" : "provisional",
+			.p = cp[i].p, .before = cp[i].before, .after = cp[i].after,
+			.magnitude = cp[i].magnitude,
+			.direction = track_change_direction(d.direction, cp[i].magnitude),
+		};
+		int64_t id = 0, alert = 0;
+		int confirmed_now = 0, made = 0;
+
+		keep[nkeep++] = row.point_id;
+		if (store_change_point_put(tr->st, &row, &id, &confirmed_now) < 0 ||
+		    store_alert_attach(tr->st, t->name, cp[i].index ? d.commits[cp[i].index - 1] : NULL,
+				       d.commits[cp[i].index], id, &alert, &made) < 0)
+			continue;
+		if (made)
+			log_info("track %s: alert %lld: %s moved %+.1f%% at %.12s (%s, p %.2g)", t->name,
+				 (long long)alert, d.metric, 100 * row.magnitude, d.commits[cp[i].index],
+				 row.direction, row.p);
+		if (confirmed_now)
+			announce(tr, cfg, NOTIFY_CHANGE_POINT,
+				 json_pack("{s:s,s:I,s:I,s:s,s:s?,s:{s:I,s:s,s:s,s:o,s:s},s:f,s:f,s:f,s:f,s:s,s:s}",
+					   "track", t->name, "alert", (json_int_t)alert, "change_point", (json_int_t)id,
+					   "commit", d.commits[cp[i].index],
+					   "good_commit", cp[i].index ? d.commits[cp[i].index - 1] : NULL,
+					   "series", "id", (json_int_t)series, "machine", d.machine,
+					   "workload", d.workload, "params", json_loads(d.params, 0, NULL) ?: json_object(),
+					   "metric", d.metric,
+					   "before", row.before, "after", row.after, "change_pct", 100 * row.magnitude,
+					   "p", row.p, "direction", row.direction, "status", "confirmed"));
+	}
+	store_change_points_prune(tr->st, series, keep, nkeep);
+out:
+	free(keep);
+	free(cp);
+	store_series_data_release(&d);
+}
+
+static void search_track(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t)
+{
+	int64_t *series = NULL;
+	size_t i, n = 0;
+
+	if (store_track_series(tr->st, t->name, &series, &n) < 0)
+		return;
+	for (i = 0; i < n; i++)
+		search_series(tr, cfg, t, series[i]);
+	free(series);
+}
+
+/* Points whose job ended: their values, then the track's change points. */
+static void points_ended(struct tracker *tr, const struct lab_config *cfg)
+{
+	json_t *ended = store_points_ended(tr->st, POINTS_PER_PASS), *e;
+	size_t i;
+
+	json_array_foreach(ended, i, e) {
+		int64_t job = json_integer_value(json_object_get(e, "job"));
+		const char *state = json_string_value(json_object_get(e, "state")) ?: "failed";
+		struct strbuf err = STRBUF_INIT;
+		json_t *doc = NULL, *values = NULL;
+		char track[72] = "";
+		const struct cfg_track *t;
+		int r;
+
+		if (!strcmp(state, "done")) {
+			doc = store_compare_doc(tr->st, job);
+			values = doc ? compare_point_values(doc, "base", &err) : NULL;
+			if (!values) {
+				log_warnx("job %lld: its point has no values: %s", (long long)job,
+					  doc ? err.buf : "the store could not read its runs");
+				json_decref(doc);
+				strbuf_release(&err);
+				if (!doc)
+					break;	/* the store's trouble: the next pass */
+				doc = NULL;
+			}
+		}
+		r = store_point_finish(tr->st, job, values ? "done" : "failed", values, track, sizeof(track));
+		if (r < 0)
+			log_warnx("job %lld: store: its point is not finished: %s", (long long)job, store_strerror(r));
+		else
+			log_info("track %s: point of job %lld %s, %zu values", track, (long long)job,
+				 values ? "done" : "failed", json_array_size(values));
+		t = r == 0 ? config_track(cfg, track) : NULL;
+		if (t && values)
+			search_track(tr, cfg, t);
+		json_decref(values);
+		json_decref(doc);
+		strbuf_release(&err);
+	}
+	json_decref(ended);
+}
+
+/* ---- runs of a track ---- */
+
+/* The builder's answer about the branch, waiting while its host measures. */
+static int resolve_head(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
+			struct build_resolved *r, struct strbuf *err)
+{
+	const struct cfg_tree *tree = config_tree(cfg, t->tree);
+	const struct cfg_builder *b = tree ? config_builder(cfg, tree->builder) : NULL;
+	struct quiet_entry qe = { 0 };
+	int rc, gated = 0;
+
+	if (!tree || !b) {
+		strbuf_addf(err, "tree %s or its builder is not configured", t->tree);
+		return -EINVAL;
+	}
+	qe.ep = &b->ep;
+	qe.pausable = transport_pausable(b->ep.transport);
+	snprintf(qe.label, sizeof(qe.label), "resolve of track %s on builder %s", t->name, b->name);
+	while (tr->quiet && cfg->quiet_host && !tr->cancel) {
+		struct strbuf why = STRBUF_INIT;
+
+		rc = quiet_build_begin(tr->quiet, &qe, &why);
+		strbuf_release(&why);
+		if (rc == 0) {
+			gated = 1;
+			break;
+		}
+		/* a run measures there and the resolve cannot pause: wait */
+		nanosleep(&(struct timespec){ 0, 500 * 1000 * 1000 }, NULL);
+	}
+	rc = build_resolve(cfg, tree, t->url, t->branch, NULL, tr->kernels_dir, RESOLVE_TIMEOUT_S, &tr->cancel,
+			   &qe.pause, r, err);
+	if (gated)
+		quiet_build_end(tr->quiet, &qe);
+	return rc;
+}
+
+static void run_track(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
+		      const char *why)
+{
+	const struct cfg_suite *suite = config_suite(cfg, t->suite);
+	struct strbuf err = STRBUF_INIT, result = STRBUF_INIT, subject = STRBUF_INIT;
+	struct build_resolved r;
+	size_t i, made = 0, had = 0;
+
+	build_resolved_init(&r);
+	if (!suite) {
+		strbuf_addf(&result, "suite %s is not configured", t->suite);
+		goto out;
+	}
+	if (resolve_head(tr, cfg, t, &r, &err) < 0) {
+		strbuf_addf(&result, "cannot resolve %s: %s", t->branch, err.buf);
+		goto out;
+	}
+	strbuf_addf(&subject, "%.12s %s", r.commit, r.subject.buf);
+	for (i = 0; i < t->nmachines; i++) {
+		json_t *machines = json_pack("[s]", t->machines[i]);
+		struct job_request req = { .kind = "run", .tree = t->tree, .base = r.commit, .suite = t->suite,
+					   .suite_json = suite->workloads, .machines = machines,
+					   .submitter = "tracker", .boots = t->boots, .max_boots = t->boots,
+					   .patch_subject = subject.buf };
+		struct point_commit pc = { .track = t->name, .commit = r.commit, .time = r.time,
+					   .author = r.author.buf, .subject = r.subject.buf };
+		struct stage_plan *plan = NULL;
+		size_t nplan = submit_plan(cfg, suite, &req, &plan);
+		int64_t job = 0;
+		int rc;
+
+		strbuf_reset(&err);
+		rc = store_point_create(tr->st, &pc, t->machines[i], &req, plan, nplan, &job, &err);
+		if (rc == -EEXIST) {
+			had++;
+		} else if (rc < 0) {
+			strbuf_addf(&result, "%sthe point on %s is not stored: %s", result.len ? "; " : "",
+				    t->machines[i], err.buf);
+		} else {
+			strbuf_addf(&result, "%sjob %lld on %s", made ? ", " : "new head: ", (long long)job,
+				    t->machines[i]);
+			made++;
+		}
+		free(plan);
+		json_decref(machines);
+	}
+	if (!made && had == t->nmachines)
+		strbuf_addstr(&result, "unchanged: measured already");
+	if (made && tr->wake_sched)
+		tr->wake_sched(tr->wake_arg);
+out:
+	log_info("track %s (%s): %.12s %s", t->name, why, r.commit[0] ? r.commit : "-", result.buf);
+	store_track_ran(tr->st, t->name, r.commit[0] ? r.commit : NULL, result.buf);
+	build_resolved_release(&r);
+	strbuf_release(&err);
+	strbuf_release(&result);
+	strbuf_release(&subject);
+}
+
+/* Due tracks and those asked for run; each due time moves first. */
+static void due_tracks(struct tracker *tr, const struct lab_config *cfg, json_t *asked)
+{
+	time_t now = (time_t)wall_now();
+	size_t i;
+
+	for (i = 0; i < cfg->ntracks && !tr->cancel; i++) {
+		const struct cfg_track *t = &cfg->tracks[i];
+		double due = 0;
+		time_t next;
+		int asked_now = json_object_get(asked, t->name) != NULL;
+
+		if (store_track_next_due(tr->st, t->name, &due) < 0)
+			continue;
+		if (due > 0 && due <= now) {
+			/* the next one is set before this one runs: a crash
+			 * during the run does not run it twice */
+			if (cron_next(&t->cron, now, &next) < 0 || store_track_set_next_due(tr->st, t->name, (double)next) < 0)
+				continue;
+			run_track(tr, cfg, t, due < now - 60 ? "due while the daemon was down" : "scheduled");
+		} else {
+			if (due == 0 && cron_next(&t->cron, now, &next) == 0)
+				store_track_set_next_due(tr->st, t->name, (double)next);
+			if (asked_now)
+				run_track(tr, cfg, t, "asked for");
+		}
+	}
+}
+
+/* ---- the thread ---- */
+
+static void *track_main(void *arg)
+{
+	struct tracker *tr = arg;
+
+	for (;;) {
+		const struct lab_config *cfg;
+		json_t *asked;
+		struct timespec until;
+
+		pthread_mutex_lock(&tr->lock);
+		if (tr->stop) {
+			pthread_mutex_unlock(&tr->lock);
+			break;
+		}
+		cfg = config_ref(tr->cfg);
+		asked = tr->run_now;
+		tr->run_now = json_object();
+		tr->woken = 0;
+		pthread_mutex_unlock(&tr->lock);
+
+		if (store_tracks_sync(tr->st, cfg) == 0)
+			due_tracks(tr, cfg, asked);
+		points_ended(tr, cfg);
+		announce_jobs(tr, cfg);
+		deliver(tr, cfg);
+		json_decref(asked);
+		config_free(cfg);
+
+		pthread_mutex_lock(&tr->lock);
+		tr->passes++;
+		pthread_cond_broadcast(&tr->cond);
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += TRACK_POLL_S;
+		while (!tr->stop && !tr->woken)
+			if (pthread_cond_timedwait(&tr->cond, &tr->lock, &until) == ETIMEDOUT)
+				break;
+		pthread_mutex_unlock(&tr->lock);
+	}
+	return NULL;
+}
+
+int track_start(const struct lab_config *cfg, struct store *st, const char *kernels_dir,
+		struct quiet *quiet, void (*wake)(void *), void *arg, struct tracker **ret,
+		struct strbuf *err)
+{
+	struct tracker *tr = xcalloc(1, sizeof(*tr));
+	int r;
+
+	pthread_mutex_init(&tr->lock, NULL);
+	pthread_cond_init(&tr->cond, NULL);
+	tr->cfg = config_ref(cfg);
+	tr->st = st;
+	tr->quiet = quiet;
+	tr->kernels_dir = xstrdup(kernels_dir);
+	tr->wake_sched = wake;
+	tr->wake_arg = arg;
+	tr->run_now = json_object();
+	r = pthread_create(&tr->thread, NULL, track_main, tr);
+	if (r) {
+		strbuf_addf(err, "tracker: cannot start its thread: %s", strerror(r));
+		config_free(tr->cfg);
+		json_decref(tr->run_now);
+		free(tr->kernels_dir);
+		free(tr);
+		return -1;
+	}
+	*ret = tr;
+	return 0;
+}
+
+void track_set_config(struct tracker *tr, const struct lab_config *cfg)
+{
+	const struct lab_config *old;
+
+	pthread_mutex_lock(&tr->lock);
+	old = tr->cfg;
+	tr->cfg = config_ref(cfg);
+	tr->woken = 1;
+	pthread_cond_broadcast(&tr->cond);
+	pthread_mutex_unlock(&tr->lock);
+	config_free(old);
+}
+
+int track_run_now(struct tracker *tr, const char *name)
+{
+	int r = -ENOENT;
+
+	pthread_mutex_lock(&tr->lock);
+	if (config_track(tr->cfg, name)) {
+		json_object_set_new(tr->run_now, name, json_true());
+		tr->woken = 1;
+		pthread_cond_broadcast(&tr->cond);
+		r = 0;
+	}
+	pthread_mutex_unlock(&tr->lock);
+	return r;
+}
+
+long track_passes(struct tracker *tr)
+{
+	long n;
+
+	pthread_mutex_lock(&tr->lock);
+	n = tr->passes;
+	pthread_mutex_unlock(&tr->lock);
+	return n;
+}
+
+int track_wait_pass(struct tracker *tr, long after, double timeout)
+{
+	struct timespec until;
+	int r = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += (time_t)timeout;
+	pthread_mutex_lock(&tr->lock);
+	tr->woken = 1;
+	pthread_cond_broadcast(&tr->cond);
+	while (tr->passes <= after && r == 0)
+		if (pthread_cond_timedwait(&tr->cond, &tr->lock, &until) == ETIMEDOUT)
+			r = -ETIMEDOUT;
+	pthread_mutex_unlock(&tr->lock);
+	return r;
+}
+
+void track_wake(struct tracker *tr)
+{
+	pthread_mutex_lock(&tr->lock);
+	tr->woken = 1;
+	pthread_cond_broadcast(&tr->cond);
+	pthread_mutex_unlock(&tr->lock);
+}
+
+void track_stop(struct tracker *tr)
+{
+	if (!tr)
+		return;
+	pthread_mutex_lock(&tr->lock);
+	tr->stop = 1;
+	tr->cancel = 1;
+	pthread_cond_broadcast(&tr->cond);
+	pthread_mutex_unlock(&tr->lock);
+	pthread_join(tr->thread, NULL);
+	config_free(tr->cfg);
+	json_decref(tr->run_now);
+	free(tr->kernels_dir);
+	pthread_mutex_destroy(&tr->lock);
+	pthread_cond_destroy(&tr->cond);
+	free(tr);
+}

@@ -1,0 +1,249 @@
+/*
+ * daemon/track: the tracker thread against a real store, a local builder
+ * and a git repository made here (no scheduler runs, so the point jobs it
+ * makes stay queued unless the test ends them). A run asked for makes a
+ * point and its job per machine; an unchanged head is skipped and said
+ * so; a new commit is a new point; a run that fell due while the daemon
+ * was down runs once at start, and a restart neither loses nor doubles
+ * one; a point whose job ended without values is failed; a finished job
+ * is announced to a webhook receiver on loopback.
+ */
+#include "testlib.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "fixture_store.h"
+#include "track.h"
+#include "util.h"
+#include "banned.h"
+
+static char dir[64];
+static int hook_port, hook_fd, hook_requests;
+static char hook_last[4096];
+static pthread_t hook_thread;
+
+static void *hook_main(void *arg)
+{
+	int c;
+
+	(void)arg;
+	while ((c = accept(hook_fd, NULL, NULL)) >= 0) {
+		ssize_t n = read(c, hook_last, sizeof(hook_last) - 1);
+		const char ok[] = "HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n";
+
+		hook_last[n > 0 ? n : 0] = 0;
+		__atomic_add_fetch(&hook_requests, 1, __ATOMIC_SEQ_CST);
+		if (write(c, ok, sizeof(ok) - 1) < 0)
+			fprintf(stderr, "# hook: short write\n");
+		close(c);
+	}
+	return NULL;
+}
+
+static void hook_start(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t len = sizeof(a);
+
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	hook_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_int_equal(bind(hook_fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(hook_fd, 8), 0);
+	assert_int_equal(getsockname(hook_fd, (struct sockaddr *)&a, &len), 0);
+	hook_port = ntohs(a.sin_port);
+	assert_int_equal(pthread_create(&hook_thread, NULL, hook_main, NULL), 0);
+}
+
+static void sh(const char *cmd)
+{
+	if (system(cmd) != 0)
+		fail_msg("failed: %s", cmd);
+}
+
+static void commit(int k)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "cd %s/linux && echo %d >f && git add f && git -c user.name='A U Thor' "
+		 "-c user.email=a@example.org commit -qm 'change %d'", dir, k, k);
+	sh(cmd);
+}
+
+static struct lab_config *lab(void)
+{
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	struct lab_config *cfg = NULL;
+
+	strbuf_addf(&text, "lab: {data_dir: %s/data}\n"
+		    "machines:\n  - {name: q1, transport: local}\n  - {name: q2, transport: local}\n"
+		    "builders:\n  - {name: local, transport: local, workdir: %s/builder}\n"
+		    "trees:\n  - {name: linux, url: %s/linux, builder: local}\n"
+		    "suites:\n  - {name: tlb, workloads: [{workload: mprotect}]}\n"
+		    "notify:\n  - {name: ops, url: 'http://127.0.0.1:%d/hook', events: [job]}\n"
+		    "tracks:\n  - {name: main, tree: linux, branch: master, schedule: '0 3 * * *', suite: tlb,"
+		    " machines: [q1, q2], boots: 2}\n", dir, dir, dir, hook_port);
+	if (config_load_string("t.yaml", text.buf, text.len, &cfg, &err) < 0)
+		fail_msg("%s", err.buf);
+	strbuf_release(&text);
+	strbuf_release(&err);
+	return cfg;
+}
+
+/* a member of the track's row in the store */
+static json_t *track_row(struct store *st, const char *key)
+{
+	json_t *j = store_tracks_json(st), *v;
+
+	assert_non_null(j);
+	v = json_incref(json_object_get(json_array_get(json_object_get(j, "tracks"), 0), key));
+	json_decref(j);
+	return v;
+}
+
+static size_t points(struct store *st)
+{
+	json_t *j = store_points_json(st, "main", 50, 0);
+	size_t n;
+
+	assert_non_null(j);
+	n = (size_t)json_integer_value(json_object_get(j, "total"));
+	json_decref(j);
+	return n;
+}
+
+/* one whole pass that started after now */
+static void pass(struct tracker *tr)
+{
+	assert_int_equal(track_wait_pass(tr, track_passes(tr) + 1, 60), 0);
+}
+
+static void test_tracker(void **state)
+{
+	struct store_fixture sf;
+	struct lab_config *cfg;
+	struct tracker *tr = NULL;
+	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT;
+	json_t *v, *j;
+	double due = 0, due2 = 0;
+	int i;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/tlblab-track.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
+	sh(cmd.buf);
+	commit(1);
+	hook_start();
+	cfg = lab();
+	store_fixture_open(&sf, "track");
+	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
+
+	/* a new track gets its next due time, and does not run yet */
+	pass(tr);
+	assert_int_equal(store_track_next_due(sf.st, "main", &due), 0);
+	assert_true(due > wall_now() && due <= wall_now() + 86400);
+	assert_int_equal(points(sf.st), 0);
+
+	/* asked for: a point and its job on each machine */
+	assert_int_equal(track_run_now(tr, "main"), 0);
+	assert_int_equal(track_run_now(tr, "nope"), -ENOENT);
+	pass(tr);
+	assert_int_equal(points(sf.st), 2);
+	v = track_row(sf.st, "last_result");
+	assert_contains(json_string_value(v), "new head: job 1 on q1, job 2 on q2");
+	json_decref(v);
+	j = store_job_json(sf.st, 1);
+	assert_string_equal(json_string_value(json_object_get(j, "kind")), "run");
+	assert_string_equal(json_string_value(json_object_get(j, "tree")), "linux");
+	assert_int_equal(json_array_size(json_object_get(j, "stages")), 5);	/* build, 2 x boot+run */
+	assert_contains(json_string_value(json_object_get(j, "patch_subject")), "change 1");
+	json_decref(j);
+
+	/* the same head again: skipped, and said so */
+	assert_int_equal(track_run_now(tr, "main"), 0);
+	pass(tr);
+	assert_int_equal(points(sf.st), 2);
+	v = track_row(sf.st, "last_result");
+	assert_string_equal(json_string_value(v), "unchanged: measured already");
+	json_decref(v);
+
+	/* due while the daemon was down: runs once at the next start */
+	commit(2);
+	track_stop(tr);
+	tr = NULL;
+	assert_int_equal(store_track_set_next_due(sf.st, "main", wall_now() - 3600), 0);
+	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
+	pass(tr);
+	assert_int_equal(points(sf.st), 4);
+	assert_int_equal(store_track_next_due(sf.st, "main", &due), 0);
+	assert_true(due > wall_now());
+	/* a restart does not run it again */
+	commit(3);
+	track_stop(tr);
+	tr = NULL;
+	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
+	for (i = 0; i < 2; i++)
+		pass(tr);
+	assert_int_equal(points(sf.st), 4);
+	assert_int_equal(store_track_next_due(sf.st, "main", &due2), 0);
+	assert_float_equal(due, due2, 0);
+
+	/* a point whose job ended without values is failed; the job is
+	 * announced to the webhook, once */
+	assert_int_equal(store_job_cancel(sf.st, 1), 0);
+	pass(tr);
+	pass(tr);
+	j = store_points_json(sf.st, "main", 50, 0);
+	v = json_array_get(json_object_get(j, "points"), 3);	/* newest first: job 1 is last */
+	assert_int_equal(json_integer_value(json_object_get(v, "job")), 1);
+	assert_string_equal(json_string_value(json_object_get(v, "state")), "failed");
+	json_decref(j);
+	for (i = 0; i < 100 && !__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST); i++)
+		pass(tr);
+	assert_int_equal(__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST), 1);
+	assert_contains(hook_last, "X-Tlblab-Event: job");
+	assert_contains(hook_last, "\"state\":\"cancelled\"");
+	j = store_deliveries_json(sf.st, 10, 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "total")), 1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "deliveries"), 0),
+							      "state")), "delivered");
+	json_decref(j);
+
+	track_stop(tr);
+	config_free(cfg);
+	store_fixture_close(&sf);
+	shutdown(hook_fd, SHUT_RDWR);
+	pthread_join(hook_thread, NULL);
+	close(hook_fd);
+	strbuf_reset(&cmd);
+	strbuf_addf(&cmd, "rm -rf %s", dir);
+	sh(cmd.buf);
+	strbuf_release(&cmd);
+	strbuf_release(&err);
+}
+
+static void test_direction(void **state)
+{
+	(void)state;
+	assert_string_equal(track_change_direction("higher", -0.05), "regression");
+	assert_string_equal(track_change_direction("higher", 0.05), "improvement");
+	assert_string_equal(track_change_direction("lower", 0.05), "regression");
+	assert_string_equal(track_change_direction("lower", -0.05), "improvement");
+	assert_string_equal(track_change_direction("neutral", 0.5), "neutral");
+	assert_string_equal(track_change_direction(NULL, 0.5), "neutral");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_direction),
+		cmocka_unit_test(test_tracker),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
