@@ -112,5 +112,10 @@ int cli_show_results(struct cli *cli, long long id, int all, struct strbuf *err)
 int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err);
 /* client_report.c */
 int cmd_report(struct cli *cli, int argc, char **argv, struct strbuf *err);
+/* client_tracks.c: nightly tracking */
+int cmd_tracks(struct cli *cli, int argc, char **argv, struct strbuf *err);
+int cmd_series(struct cli *cli, int argc, char **argv, struct strbuf *err);
+int cmd_alerts(struct cli *cli, int argc, char **argv, struct strbuf *err);
+int cmd_deliveries(struct cli *cli, int argc, char **argv, struct strbuf *err);
 
 #endif

@@ -45,6 +45,10 @@ static const char main_usage[] =
 	"  results   show a job's measured metrics\n"
 	"  compare   compare base and patched: verdicts, sweeps, TLB, profiles\n"
 	"  report    an A/B job's report, 72 columns, to paste into a mail\n"
+	"  tracks    nightly tracks (`tracks run NAME` runs one now)\n"
+	"  series    a track's series and their change points\n"
+	"  alerts    change points grouped per commit, and their triage\n"
+	"  deliveries  webhook deliveries and their attempts\n"
 	"  version   print the client's version\n"
 	"\n"
 	"common options:\n"
@@ -628,6 +632,10 @@ static const struct command commands[] = {
 	{ "results", cmd_results },
 	{ "compare", cmd_compare },
 	{ "report", cmd_report },
+	{ "tracks", cmd_tracks },
+	{ "series", cmd_series },
+	{ "alerts", cmd_alerts },
+	{ "deliveries", cmd_deliveries },
 	{ "version", cmd_version },
 };
 

@@ -116,7 +116,9 @@
  *       url: http://127.0.0.1:9000/hook # http or https
  *       secret_file: /etc/tlblab/hook.secret   # or secret: ...; signs the body
  *       events: [change_point, bisection, job]  # default: all three
- *       max_attempts: 8                 # 1..50, back-off from 10 s to an hour
+ *       max_attempts: 8                 # 1..50
+ *       retry: 10s                      # wait before the second attempt, doubling
+ *                                       # after each failure, at most an hour
  *       timeout: 10s                    # one attempt
  *   tracks:                             # nightly tracking, optional
  *     - name: mainline
@@ -274,6 +276,7 @@ struct cfg_hook {
 	unsigned events;	/* bit (1 << enum notify_event) */
 	int max_attempts;	/* default 8 */
 	double timeout;		/* seconds, default 10 */
+	double retry;		/* seconds before the second attempt, doubling; default 10 */
 	int line;
 };
 

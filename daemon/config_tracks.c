@@ -79,9 +79,11 @@ static char *load_secret_file(struct cfg_ctx *c, yaml_node_t *n, const char *pat
 }
 
 static const char *const hook_keys[] = {
-	"name", "url", "secret", "secret_file", "events", "max_attempts", "timeout", NULL
+	"name", "url", "secret", "secret_file", "events", "max_attempts", "timeout", "retry", NULL
 };
-enum { HK_NAME, HK_URL, HK_SECRET, HK_SECRET_FILE, HK_EVENTS, HK_MAX_ATTEMPTS, HK_TIMEOUT, HK_MAX };
+enum {
+	HK_NAME, HK_URL, HK_SECRET, HK_SECRET_FILE, HK_EVENTS, HK_MAX_ATTEMPTS, HK_TIMEOUT, HK_RETRY, HK_MAX
+};
 KEYS_MATCH(hook_keys, HK_MAX);
 
 void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
@@ -92,6 +94,7 @@ void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t
 
 	h->max_attempts = 8;
 	h->timeout = 10;
+	h->retry = 10;
 	h->events = (1u << NOTIFY_EVENT_MAX) - 1;
 	h->name = config_item_start(c, map, "webhook", "notify", index, hook_keys, HK_NAME, seen, &it,
 				    &h->line);
@@ -133,6 +136,8 @@ void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t
 		h->max_attempts = (int)v;
 	if (it.ks.val[HK_TIMEOUT])
 		config_get_seconds(c, "timeout", it.ks.val[HK_TIMEOUT], &h->timeout);
+	if (it.ks.val[HK_RETRY])
+		config_get_seconds(c, "retry", it.ks.val[HK_RETRY], &h->retry);
 }
 
 void config_hook_release(struct cfg_hook *h)

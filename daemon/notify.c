@@ -113,9 +113,9 @@ out:
 	return r;
 }
 
-double notify_backoff(int attempt)
+double notify_backoff(int attempt, double first)
 {
-	double s = 10;
+	double s = first > 0 ? first : 10;
 	int i;
 
 	for (i = 1; i < attempt && s < 3600; i++)

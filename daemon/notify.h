@@ -47,8 +47,8 @@ struct notify_attempt {
 int notify_post(const struct notify_attempt *a, const void *body, size_t len, long *ret_http,
 		struct strbuf *err);
 
-/* Seconds to wait after failed attempt number `attempt` (1-based): 10 s,
- * doubling, at most an hour. */
-double notify_backoff(int attempt);
+/* Seconds to wait after failed attempt number `attempt` (1-based): first
+ * (a hook's retry:, 10 s by default), doubling, at most an hour. */
+double notify_backoff(int attempt, double first);
 
 #endif

@@ -116,7 +116,7 @@ static void deliver(struct tracker *tr, const struct lab_config *cfg)
 			store_delivery_attempt(tr->st, id, 1, http, NULL, 0);
 			log_info("webhook %s: delivery %lld delivered (attempt %d)", h->name, (long long)id, attempts);
 		} else {
-			double next = attempts >= h->max_attempts ? 0 : wall_now() + notify_backoff(attempts);
+			double next = attempts >= h->max_attempts ? 0 : wall_now() + notify_backoff(attempts, h->retry);
 
 			store_delivery_attempt(tr->st, id, 0, http, err.buf, next);
 			log_warnx("webhook %s: delivery %lld, attempt %d of %d: %s%s", h->name, (long long)id, attempts,

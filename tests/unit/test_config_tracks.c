@@ -158,6 +158,7 @@ static void test_hooks(void **state)
 		    L("    events: [bisection, change_point]")
 		    L("    max_attempts: 3")
 		    L("    timeout: 2s")
+		    L("    retry: 1s")
 		    L("  - {name: plain, url: 'https://hooks.example.org/x'}"), secret);
 	cfg = expect_ok("h.yaml", text.buf);
 	assert_int_equal(cfg->nhooks, 2);
@@ -166,6 +167,8 @@ static void test_hooks(void **state)
 	assert_int_equal(cfg->hooks[0].events, (1u << NOTIFY_CHANGE_POINT) | (1u << NOTIFY_BISECTION));
 	assert_int_equal(cfg->hooks[0].max_attempts, 3);
 	assert_float_equal(cfg->hooks[0].timeout, 2, 0);
+	assert_float_equal(cfg->hooks[0].retry, 1, 0);
+	assert_float_equal(cfg->hooks[1].retry, 10, 0);
 	assert_null(cfg->hooks[1].secret);
 	assert_int_equal(cfg->hooks[1].events, 7);
 	assert_int_equal(cfg->hooks[1].max_attempts, 8);

@@ -227,12 +227,14 @@ static void test_unsigned_and_failures(void **state)
 static void test_backoff(void **state)
 {
 	(void)state;
-	assert_float_equal(notify_backoff(1), 10, 0);
-	assert_float_equal(notify_backoff(2), 20, 0);
-	assert_float_equal(notify_backoff(3), 40, 0);
-	assert_float_equal(notify_backoff(9), 2560, 0);
-	assert_float_equal(notify_backoff(10), 3600, 0);
-	assert_float_equal(notify_backoff(1000), 3600, 0);
+	assert_float_equal(notify_backoff(1, 10), 10, 0);
+	assert_float_equal(notify_backoff(2, 10), 20, 0);
+	assert_float_equal(notify_backoff(3, 10), 40, 0);
+	assert_float_equal(notify_backoff(9, 10), 2560, 0);
+	assert_float_equal(notify_backoff(10, 10), 3600, 0);
+	assert_float_equal(notify_backoff(1000, 10), 3600, 0);
+	assert_float_equal(notify_backoff(1, 0.5), 0.5, 0);
+	assert_float_equal(notify_backoff(3, 0.5), 2, 0);
 }
 
 int main(void)
