@@ -47,6 +47,8 @@ struct tracker {
 	void *wake_arg;
 	volatile sig_atomic_t cancel;	/* set by track_stop: a resolve stops */
 	long passes;			/* under lock */
+	long cfg_gen;			/* under lock: moves with each configuration */
+	long synced_gen;		/* the one whose tracks the store has, +1 */
 };
 
 const char *track_change_direction(const char *direction, double magnitude)
@@ -401,6 +403,7 @@ static void *track_main(void *arg)
 		const struct lab_config *cfg;
 		json_t *asked;
 		struct timespec until;
+		long gen;
 
 		pthread_mutex_lock(&tr->lock);
 		if (tr->stop) {
@@ -408,12 +411,16 @@ static void *track_main(void *arg)
 			break;
 		}
 		cfg = config_ref(tr->cfg);
+		gen = tr->cfg_gen + 1;
 		asked = tr->run_now;
 		tr->run_now = json_object();
 		tr->woken = 0;
 		pthread_mutex_unlock(&tr->lock);
 
-		if (store_tracks_sync(tr->st, cfg) == 0)
+		/* the store learns the tracks once per configuration */
+		if (tr->synced_gen != gen && store_tracks_sync(tr->st, cfg) == 0)
+			tr->synced_gen = gen;
+		if (tr->synced_gen == gen && cfg->ntracks)
 			due_tracks(tr, cfg, asked);
 		points_ended(tr, cfg);
 		announce_jobs(tr, cfg);
@@ -470,6 +477,7 @@ void track_set_config(struct tracker *tr, const struct lab_config *cfg)
 	pthread_mutex_lock(&tr->lock);
 	old = tr->cfg;
 	tr->cfg = config_ref(cfg);
+	tr->cfg_gen++;
 	tr->woken = 1;
 	pthread_cond_broadcast(&tr->cond);
 	pthread_mutex_unlock(&tr->lock);
