@@ -379,6 +379,7 @@ struct series_data {
 	size_t n;
 	double *values;		/* owned */
 	int64_t *points;	/* owned */
+	int64_t *jobs;		/* owned: each point's job (0 when gone) */
 	char (*commits)[41];	/* owned */
 };
 int store_series_data(struct store *st, int64_t series_id, struct series_data *ret);
@@ -396,6 +397,9 @@ struct change_point_row {
 };
 int store_change_point_put(struct store *st, const struct change_point_row *c, int64_t *ret_id,
 			   int *ret_confirmed_now);
+/* The A/B rule's word on a change point (its raw runs either side) and p. */
+int store_change_point_checked(struct store *st, int64_t id, const char *verdict, double p,
+			       const char *status);
 /* The change points of a series no longer found are dropped, unless
  * confirmed: keep_points[0..n) are the points still found. */
 int store_change_points_prune(struct store *st, int64_t series_id, const int64_t *keep_points,

@@ -297,7 +297,7 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 	db_col_copy(d.direction, sizeof(d.direction), s, 5);
 	db_stmt_done(r, s);
 	/* from the track's baseline on (an intended change), in point order */
-	s = db_prep(r, "SELECT v.value, p.id, p.commit_id FROM series_values v JOIN points p ON p.id = v.point_id "
+	s = db_prep(r, "SELECT v.value, p.id, p.commit_id, coalesce(p.job_id, 0) FROM series_values v JOIN points p ON p.id = v.point_id "
 		    "LEFT JOIN tracks t ON t.name = p.track WHERE v.series_id = ? AND p.id >= coalesce(t.baseline_point, 0) "
 		    "ORDER BY p.id");
 	db_bind(s, DB_INT(series_id));
@@ -306,11 +306,13 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 			cap = cap ? 2 * cap : 64;
 			d.values = xrealloc(d.values, cap * sizeof(*d.values));
 			d.points = xrealloc(d.points, cap * sizeof(*d.points));
+			d.jobs = xrealloc(d.jobs, cap * sizeof(*d.jobs));
 			d.commits = xrealloc(d.commits, cap * sizeof(*d.commits));
 		}
 		d.values[d.n] = sqlite3_column_double(s, 0);
 		d.points[d.n] = sqlite3_column_int64(s, 1);
 		db_col_copy(d.commits[d.n], sizeof(d.commits[0]), s, 2);
+		d.jobs[d.n] = sqlite3_column_int64(s, 3);
 		d.n++;
 	}
 	db_stmt_done(r, s);
@@ -328,6 +330,7 @@ void store_series_data_release(struct series_data *d)
 	free(d->params);
 	free(d->values);
 	free(d->points);
+	free(d->jobs);
 	free(d->commits);
 	memset(d, 0, sizeof(*d));
 }
@@ -373,6 +376,13 @@ int store_change_point_put(struct store *st, const struct change_point_row *c, i
 		*ret_confirmed_now = !strcmp(c->status, "confirmed") && strcmp(prev, "confirmed") &&
 				     strcmp(prev, "rejected");
 	return rc;
+}
+
+int store_change_point_checked(struct store *st, int64_t id, const char *verdict, double p,
+			       const char *status)
+{
+	return db_write(st, "UPDATE change_points SET ab_verdict = ?2, ab_p = ?3, status = ?4, updated = ?5 "
+			"WHERE id = ?1", DB_INT(id), DB_TEXT(verdict), DB_REAL(p), DB_TEXT(status), DB_REAL(db_now()));
 }
 
 int store_change_points_prune(struct store *st, int64_t series_id, const int64_t *keep_points, size_t n)

@@ -153,8 +153,75 @@ static void announce_jobs(struct tracker *tr, const struct lab_config *cfg)
 
 /* ---- change points ---- */
 
-/* The change points of one series, kept and grouped; confirmed ones are
- * announced once. */
+#define RECHECK_POINTS 5
+
+/* the runs and metrics of jobs[from..to) as one side document */
+static json_t *side_of(struct tracker *tr, const int64_t *jobs, size_t from, size_t to)
+{
+	json_t *side = json_pack("{s:[],s:[],s:[],s:{}}", "runs", "metrics", "profiles", "provenance");
+	size_t i;
+
+	for (i = from; i < to; i++) {
+		json_t *doc = jobs[i] ? store_compare_doc(tr->st, jobs[i]) : NULL;
+
+		if (!doc)
+			continue;
+		json_array_extend(json_object_get(side, "runs"), json_object_get(doc, "runs"));
+		json_array_extend(json_object_get(side, "metrics"), json_object_get(doc, "metrics"));
+		json_decref(doc);
+	}
+	return side;
+}
+
+/*
+ * The A/B rule on the raw runs of the points either side of a change
+ * (at most RECHECK_POINTS a side, within the change's segment): the
+ * verdict of the row of the series' workload, parameters and metric, and
+ * its p, into ret_verdict and *ret_p. 0, or -1 when there is no such row.
+ */
+static int recheck(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
+		   const struct series_data *d, const struct changepoint *cp, char *ret_verdict, size_t len,
+		   double *ret_p)
+{
+	const struct cfg_suite *suite = config_suite(cfg, t->suite);
+	struct compare_rules defaults;
+	struct strbuf err = STRBUF_INIT;
+	size_t lo = cp->seg_start, hi = cp->seg_end;
+	json_t *before, *after, *cmp, *params = json_loads(d->params, 0, NULL), *row;
+	int r = -1;
+	size_t i;
+
+	compare_rules_default(&defaults);
+	if (cp->index - lo > RECHECK_POINTS)
+		lo = cp->index - RECHECK_POINTS;
+	if (hi - cp->index > RECHECK_POINTS)
+		hi = cp->index + RECHECK_POINTS;
+	before = side_of(tr, d->jobs, lo, cp->index);
+	after = side_of(tr, d->jobs, cp->index, hi);
+	cmp = compare_sides(before, NULL, after, NULL, suite ? &suite->rules : &defaults, &err);
+	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
+		if (strcmp(json_string_value(json_object_get(row, "metric")) ?: "", d->metric) ||
+		    strcmp(json_string_value(json_object_get(row, "workload")) ?: "", d->workload) ||
+		    !json_equal(json_object_get(row, "params"), params))
+			continue;
+		snprintf(ret_verdict, len, "%s", json_string_value(json_object_get(row, "verdict")) ?: "?");
+		*ret_p = json_number_value(json_object_get(row, "p"));
+		r = 0;
+		break;
+	}
+	if (!cmp)
+		log_warnx("track %s: series of %s: the A/B check could not compare: %s", t->name, d->metric, err.buf);
+	json_decref(cmp);
+	json_decref(before);
+	json_decref(after);
+	json_decref(params);
+	strbuf_release(&err);
+	return r;
+}
+
+/* The change points of one series, kept and grouped; a change point that
+ * becomes confirmed is checked with the A/B rule on its raw runs, then
+ * announced (or rejected when that rule calls the two sides the same). */
 static void search_series(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
 			  int64_t series)
 {
@@ -193,17 +260,35 @@ static void search_series(struct tracker *tr, const struct lab_config *cfg, cons
 			log_info("track %s: alert %lld: %s moved %+.1f%% at %.12s (%s, p %.2g)", t->name,
 				 (long long)alert, d.metric, 100 * row.magnitude, d.commits[cp[i].index],
 				 row.direction, row.p);
-		if (confirmed_now)
-			announce(tr, cfg, NOTIFY_CHANGE_POINT,
-				 json_pack("{s:s,s:I,s:I,s:s,s:s?,s:{s:I,s:s,s:s,s:o,s:s},s:f,s:f,s:f,s:f,s:s,s:s}",
-					   "track", t->name, "alert", (json_int_t)alert, "change_point", (json_int_t)id,
-					   "commit", d.commits[cp[i].index],
-					   "good_commit", cp[i].index ? d.commits[cp[i].index - 1] : NULL,
-					   "series", "id", (json_int_t)series, "machine", d.machine,
-					   "workload", d.workload, "params", json_loads(d.params, 0, NULL) ?: json_object(),
-					   "metric", d.metric,
-					   "before", row.before, "after", row.after, "change_pct", 100 * row.magnitude,
-					   "p", row.p, "direction", row.direction, "status", "confirmed"));
+		if (confirmed_now) {
+			char verdict[32] = "";
+			double ab_p = NAN;
+			json_t *body;
+
+			if (recheck(tr, cfg, t, &d, &cp[i], verdict, sizeof(verdict), &ab_p) == 0) {
+				int same = !strcmp(verdict, "same");
+
+				store_change_point_checked(tr->st, id, verdict, ab_p, same ? "rejected" : "confirmed");
+				log_info("track %s: change point at %.12s in %s: the A/B rule on its runs says %s "
+					 "(p %.2g)%s", t->name, d.commits[cp[i].index], d.metric, verdict, ab_p,
+					 same ? "; rejected" : "");
+				if (same)
+					continue;
+			}
+			body = json_pack("{s:s,s:I,s:I,s:s,s:s?,s:{s:I,s:s,s:s,s:o,s:s},s:f,s:f,s:f,s:f,s:s,s:s,"
+					 "s:s?,s:o}",
+					 "track", t->name, "alert", (json_int_t)alert, "change_point", (json_int_t)id,
+					 "commit", d.commits[cp[i].index],
+					 "good_commit", cp[i].index ? d.commits[cp[i].index - 1] : NULL,
+					 "series", "id", (json_int_t)series, "machine", d.machine, "workload", d.workload,
+					 "params", json_loads(d.params, 0, NULL) ?: json_object(), "metric", d.metric,
+					 "before", row.before, "after", row.after, "change_pct", 100 * row.magnitude,
+					 "p", row.p, "direction", row.direction, "status", "confirmed",
+					 "ab_verdict", verdict[0] ? verdict : NULL,
+					 "ab_p", isfinite(ab_p) ? json_real(ab_p) : json_null());
+			if (body)
+				announce(tr, cfg, NOTIFY_CHANGE_POINT, body);
+		}
 	}
 	store_change_points_prune(tr->st, series, keep, nkeep);
 out:
@@ -517,11 +602,13 @@ int track_wait_pass(struct tracker *tr, long after, double timeout)
 	clock_gettime(CLOCK_REALTIME, &until);
 	until.tv_sec += (time_t)timeout;
 	pthread_mutex_lock(&tr->lock);
-	tr->woken = 1;
-	pthread_cond_broadcast(&tr->cond);
-	while (tr->passes <= after && r == 0)
+	while (tr->passes <= after && r == 0) {
+		/* each pass that ends wakes the next at once */
+		tr->woken = 1;
+		pthread_cond_broadcast(&tr->cond);
 		if (pthread_cond_timedwait(&tr->cond, &tr->lock, &until) == ETIMEDOUT)
 			r = -ETIMEDOUT;
+	}
 	pthread_mutex_unlock(&tr->lock);
 	return r;
 }

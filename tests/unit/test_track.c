@@ -74,6 +74,30 @@ static void commit(int k)
 	sh(cmd);
 }
 
+/* drives job to done as the scheduler would, each run measuring value */
+static void job_done(struct store *st, int64_t job, double value)
+{
+	int guard;
+
+	for (guard = 0; guard < 16; guard++) {
+		json_t *j = store_job_json(st, job);
+		const char *state = json_string_value(json_object_get(j, "state"));
+		int open = state && (!strcmp(state, "queued") || !strcmp(state, "running"));
+		char kind[8], side[16];
+		int64_t id;
+
+		json_decref(j);
+		if (!open)
+			return;
+		id = store_fixture_next_id(st, job, kind, side);
+		assert_int_equal(store_stage_begin(st, id, "q1"), 0);
+		if (!strcmp(kind, "run"))
+			assert_int_equal(store_fixture_run_add(st, job, id, side, 0, value), 0);
+		assert_int_equal(store_stage_finish(st, id, "done", NULL, NULL), 0);
+	}
+	fail_msg("job %lld did not end", (long long)job);
+}
+
 static struct lab_config *lab(void)
 {
 	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
@@ -138,7 +162,6 @@ static void test_tracker(void **state)
 	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
 	sh(cmd.buf);
 	commit(1);
-	hook_start();
 	cfg = lab();
 	store_fixture_open(&sf, "track");
 	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
@@ -217,13 +240,90 @@ static void test_tracker(void **state)
 	track_stop(tr);
 	config_free(cfg);
 	store_fixture_close(&sf);
-	shutdown(hook_fd, SHUT_RDWR);
-	pthread_join(hook_thread, NULL);
-	close(hook_fd);
 	strbuf_reset(&cmd);
 	strbuf_addf(&cmd, "rm -rf %s", dir);
 	sh(cmd.buf);
 	strbuf_release(&cmd);
+	strbuf_release(&err);
+}
+
+/*
+ * Twelve nightly points, the last six 20% slower: the change point at the
+ * seventh is found, confirmed once three points follow it, checked with
+ * the A/B rule on the runs either side (a regression), grouped into an
+ * alert and announced to the webhook with both verdicts.
+ */
+static void test_change_found(void **state)
+{
+	struct store_fixture sf;
+	struct lab_config *cfg = NULL;
+	struct tracker *tr = NULL;
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, cmd = STRBUF_INIT;
+	json_t *j, *a, *cp;
+	int i, k;
+
+	(void)state;
+	snprintf(dir, sizeof(dir), "/tmp/tlblab-track.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
+	sh(cmd.buf);
+	strbuf_addf(&text, "lab: {data_dir: %s/data}\n"
+		    "machines:\n  - {name: q1, transport: local}\n"
+		    "builders:\n  - {name: local, transport: local, workdir: %s/builder}\n"
+		    "trees:\n  - {name: linux, url: %s/linux, builder: local}\n"
+		    "suites:\n  - {name: tlb, workloads: [{workload: mprotect}]}\n"
+		    "notify:\n  - {name: ops, url: 'http://127.0.0.1:%d/hook', events: [change_point]}\n"
+		    "tracks:\n  - {name: main, tree: linux, branch: master, schedule: '0 3 * * *', suite: tlb,"
+		    " machines: [q1], boots: 2, detect: {max_p: 0.01, confirm_after: 3}}\n", dir, dir, dir, hook_port);
+	if (config_load_string("c.yaml", text.buf, text.len, &cfg, &err) < 0)
+		fail_msg("%s", err.buf);
+	store_fixture_open(&sf, "track-change");
+	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
+	__atomic_store_n(&hook_requests, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < 12; i++) {
+		commit(100 + i);
+		assert_int_equal(track_run_now(tr, "main"), 0);
+		pass(tr);
+		assert_int_equal(points(sf.st), (size_t)i + 1);
+		/* the point's job, measured: 1000 ops/s, 800 from the seventh on */
+		j = store_points_json(sf.st, "main", 1, 0);
+		job_done(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "points"), 0),
+								   "job")), (i < 6 ? 1000 : 800) + (i % 3));
+		json_decref(j);
+		pass(tr);
+		pass(tr);
+	}
+	/* one alert: the seventh commit, a regression, its change point confirmed and checked */
+	j = store_alerts_json(sf.st, "main", 10, 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "total")), 1);
+	a = store_alert_json(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "alerts"), 0),
+									  "id")));
+	json_decref(j);
+	assert_string_equal(json_string_value(json_object_get(a, "kind")), "regression");
+	assert_string_equal(json_string_value(json_object_get(a, "subject")), "change 106");
+	cp = json_array_get(json_object_get(a, "change_points"), 0);
+	assert_string_equal(json_string_value(json_object_get(cp, "status")), "confirmed");
+	assert_string_equal(json_string_value(json_object_get(cp, "metric")), "mprotect.ops_per_sec");
+	assert_string_equal(json_string_value(json_object_get(cp, "ab_verdict")), "regression");
+	assert_true(json_number_value(json_object_get(cp, "magnitude")) < -0.19);
+	assert_true(json_number_value(json_object_get(cp, "p")) <= 0.01);
+	json_decref(a);
+	/* announced once, with both verdicts */
+	for (k = 0; k < 100 && !__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST); k++)
+		pass(tr);
+	assert_int_equal(__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST), 1);
+	assert_contains(hook_last, "X-Tlblab-Event: change_point");
+	assert_contains(hook_last, "\"direction\":\"regression\"");
+	assert_contains(hook_last, "\"ab_verdict\":\"regression\"");
+
+	track_stop(tr);
+	config_free(cfg);
+	store_fixture_close(&sf);
+	strbuf_reset(&cmd);
+	strbuf_addf(&cmd, "rm -rf %s", dir);
+	sh(cmd.buf);
+	strbuf_release(&cmd);
+	strbuf_release(&text);
 	strbuf_release(&err);
 }
 
@@ -238,12 +338,29 @@ static void test_direction(void **state)
 	assert_string_equal(track_change_direction(NULL, 0.5), "neutral");
 }
 
+static int hook_up(void **state)
+{
+	(void)state;
+	hook_start();
+	return 0;
+}
+
+static int hook_down(void **state)
+{
+	(void)state;
+	shutdown(hook_fd, SHUT_RDWR);
+	pthread_join(hook_thread, NULL);
+	close(hook_fd);
+	return 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_direction),
 		cmocka_unit_test(test_tracker),
+		cmocka_unit_test(test_change_found),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, hook_up, hook_down);
 }
