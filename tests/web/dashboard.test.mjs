@@ -558,12 +558,39 @@ await step('API errors are shown: a bad filter in the URL gives the 400 and its 
 	expectedHttpErrors.delete('/api/v1/jobs?');
 });
 
-await step('the tracks page says tracking is not there yet and shows nothing made up', async () => {
+await step('the tracks page: the track and its alert as the API gives them; triage goes through the API', async () => {
+	const tr = (await apiGet('/tracks')).tracks;
 	await page.goto(URL_ + '/tracks');
-	const t = await page.textContent('#tracks-missing');
-	expect(t.includes('not in tlblabd yet'), t);
-	eq(await page.$$eval('main table, main canvas', (e) => e.length), 0, 'tables and charts on the tracks page');
+	await page.waitForSelector('#tracks-table tbody tr[data-track]');
+	eq(await page.$$eval('#tracks-table tbody tr[data-track]', (e) => e.map((r) => r.dataset.track)), tr.map((t) => t.name), 'track rows');
+	const row = await page.textContent('#tracks-table tr[data-track="nightly"]');
+	expect(row.includes('master') && row.includes('0 3 1 1 *') && row.includes('unchanged: measured already') &&
+		row.includes('000000000000'), `track row: ${row}`);
+	const al = await page.textContent('#alerts-table tr[data-alert-row="1"]');
+	expect(al.includes('regression') && al.includes('mm: change 8') && al.includes('new'), `alert row: ${al}`);
+	await page.click('#alerts-table button[data-alert="1"][data-state="acknowledged"]');
+	await page.waitForFunction(() => document.querySelector('#alerts-table tr[data-alert-row="1"]')?.textContent.includes('by dashboard'));
+	const a = (await apiGet('/alerts/1'));
+	eq([a.state, a.state_by], ['acknowledged', 'dashboard'], 'the alert through the API');
+	eq(await page.$$eval('main canvas', (e) => e.length), 0, 'charts on the tracks page');
 });
+await shot(page, 'tracks');
+
+await step('a series page charts its points with the change point marked, and lists both', async () => {
+	const s = await apiGet('/series/1');
+	await page.goto(URL_ + '/tracks/nightly');
+	await page.waitForSelector('#series-table a[href="/series/1"]');
+	await page.click('#series-table a[href="/series/1"]');
+	await page.waitForSelector('#series-chart canvas');
+	eq(await page.getAttribute('#series-chart', 'data-change-points'), '1', 'change points marked');
+	eq(await page.$$eval('#values-table tbody tr', (e) => e.length), s.values.length, 'point rows');
+	const cp = await page.textContent('#cp-table tbody tr');
+	expect(cp.includes('confirmed') && cp.includes('regression') && cp.includes('-15.0%'), `change point row: ${cp}`);
+	const box = await page.locator('#series-chart canvas').boundingBox();
+	await page.mouse.move(box.x + box.width * 0.6, box.y + box.height / 2);
+	await page.waitForFunction(() => /mm: change \d+/.test(document.querySelector('.series-hover')?.textContent || ''));
+});
+await shot(page, 'series');
 
 await step('an unknown page says so, with a way back', async () => {
 	await page.goto(URL_ + '/no/such/page');

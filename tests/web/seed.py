@@ -234,6 +234,31 @@ def dashboard(c):
                   (jid, sid, cls, msg, NOW - 4000 + k))
 
 
+def nightly(c):
+    """Track "nightly" (t0070's lab configures it): 14 points of one series,
+    the last 7 15% slower, the change at the 8th confirmed and checked, in
+    alert 1."""
+    # the daemon that made the store has the track's row already
+    c.execute("INSERT OR IGNORE INTO tracks (name) VALUES ('nightly')")
+    c.execute("UPDATE tracks SET next_due = ?, last_run = ?, last_head = ?, last_result = 'unchanged: measured "
+              "already' WHERE name = 'nightly'", (NOW + 3600, NOW - 60, "%040x" % 14))
+    c.execute("INSERT INTO series (id, track, machine, workload, params, metric) VALUES "
+              "(1, 'nightly', 'm1', 'mprotect', '{\"workers\":2}', 'mprotect.ops_per_sec')")
+    for i in range(14):
+        pid = 100 + i
+        c.execute("INSERT INTO points (id, track, commit_id, commit_time, subject, author, machine, state, created) "
+                  "VALUES (?, 'nightly', ?, ?, ?, 'A U Thor', 'm1', 'done', ?)",
+                  (pid, "%040x" % (i + 1), NOW - 86400 * (14 - i), "mm: change %d" % (i + 1), NOW - 86400 * (14 - i)))
+        v = (1000.0 if i < 7 else 850.0) + (i % 3)
+        c.execute("INSERT INTO series_values (series_id, point_id, value, lo, hi, boots) VALUES (1, ?, ?, ?, ?, 3)",
+                  (pid, v, v - 5, v + 5))
+    c.execute("INSERT INTO alerts (id, track, good_commit, bad_commit, kind, created) VALUES "
+              "(1, 'nightly', ?, ?, 'regression', ?)", ("%040x" % 7, "%040x" % 8, NOW - 3600))
+    c.execute("INSERT INTO change_points (series_id, point_id, alert_id, status, p, before, after, magnitude, "
+              "direction, ab_verdict, ab_p, detected) VALUES (1, 107, 1, 'confirmed', 0.0005, 1001, 851, -0.15, "
+              "'regression', 'regression', 0.0002, ?)", (NOW - 3600,))
+
+
 def columns(c, table):
     return {r[1] for r in c.execute("PRAGMA table_info(%s)" % table)}
 
@@ -319,6 +344,7 @@ def main():
     c.execute("PRAGMA foreign_keys = ON")
     with c:
         if sys.argv[2] == "dashboard":
+            nightly(c)
             dashboard(c)
         elif sys.argv[2] == "client":
             client(c)

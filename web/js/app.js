@@ -13,6 +13,8 @@ const routes = [
 	[/^\/machines\/?$/, () => import('./machines.js'), 'machines'],
 	[/^\/submit\/?$/, () => import('./submit.js'), 'submit'],
 	[/^\/tracks\/?$/, () => import('./tracks.js'), 'tracks'],
+	[/^\/tracks\/([A-Za-z0-9._-]+)\/?$/, () => import('./tracks.js'), 'tracks'],
+	[/^\/series\/()(\d+)\/?$/, () => import('./tracks.js'), 'tracks'],
 ];
 
 const main = document.getElementById('main');

@@ -187,3 +187,52 @@ export async function shootdownChart(el, sd, caption) {
 	el.dataset.series = String(sides.length);
 	return fit(u, el, height);
 }
+
+// A nightly series: x = the points in order, the value (median of the
+// point's boots) with its boots' range as a band, and its change points as
+// rings (confirmed filled). Drag to zoom; hovering a point names its
+// commit and subject in the caption's first line.
+export async function seriesChart(el, s) {
+	const uPlot = await loadUPlot();
+	const c = palette();
+	const vals = s.values;
+	const x = vals.map((_, i) => i);
+	const at = new Map(vals.map((v, i) => [v.point, i]));
+	const cps = new Map(s.change_points.filter((p) => p.status !== 'rejected').map((p) => [at.get(p.point), p]));
+	const data = [x, vals.map((v) => v.value), vals.map((v) => v.lo), vals.map((v) => v.hi),
+		x.map((i) => (cps.has(i) ? vals[i].value : null))];
+	const hover = document.createElement('div');
+	hover.className = 'small series-hover';
+	hover.textContent = '\u00a0';
+	el.before(hover);
+	const height = 280;
+	const hidden = { stroke: 'transparent', width: 0, points: { show: false } };
+	const u = new uPlot({
+		width: Math.max(280, el.clientWidth || 800),
+		height,
+		legend: { show: false },
+		cursor: { drag: { x: true, y: false } },
+		scales: { x: { time: false } },
+		axes: axes(c, 'points (commits, oldest first)', s.unit || s.metric),
+		series: [
+			{ label: 'point' },
+			{ label: s.metric, stroke: c.base, width: 2, points: { show: true, size: 5, fill: c.base } },
+			{ label: 'lo', ...hidden }, { label: 'hi', ...hidden },
+			{ label: 'change point', stroke: c.patched, width: 0, points: { show: true, size: 13, width: 2, stroke: c.patched, fill: 'transparent' } },
+		],
+		bands: [{ series: [3, 2], fill: c.baseBand }],
+		hooks: {
+			setCursor: [(uu) => {
+				const i = uu.cursor.idx;
+				if (i === null || i === undefined || !vals[i]) return;
+				const v = vals[i], cp = cps.get(i);
+				hover.textContent = `${(v.commit || '').slice(0, 12)} ${v.subject || ''}: ${num(v.value)} (${num(v.lo)} \u2013 ${num(v.hi)}, ${v.boots} boots)` +
+					(cp ? ` \u00b7 change point: ${num(cp.before)} \u2192 ${num(cp.after)}, ${cp.direction}, ${cp.status}` : '');
+			}],
+		},
+	}, data, el);
+	legend(el, [[s.metric, c.base, false], ['boots\u2019 range', c.baseBand, false], ['\u25cb change point', c.patched, false]]);
+	el.dataset.series = '1';
+	el.dataset.changePoints = String(cps.size);
+	return fit(u, el, height);
+}
