@@ -64,7 +64,7 @@ const char *track_change_direction(const char *direction, double magnitude)
 
 /* ---- webhooks ---- */
 
-/* Queues body for every hook that wants event. */
+/* Queues body (taken) for every hook that wants event. */
 static void announce(struct tracker *tr, const struct lab_config *cfg, enum notify_event ev, json_t *body)
 {
 	const char *name = config_notify_event_name(ev);
@@ -83,6 +83,7 @@ static void announce(struct tracker *tr, const struct lab_config *cfg, enum noti
 			log_warnx("webhook %s: store: the %s delivery is lost: %s", h->name, name, store_strerror(r));
 	}
 	free(text);
+	json_decref(body);
 }
 
 static void deliver(struct tracker *tr, const struct lab_config *cfg)

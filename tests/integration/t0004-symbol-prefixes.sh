@@ -44,12 +44,15 @@ allowed() {
 	return 1
 }
 
-# unprefixed DIR: prints "OBJECT SYMBOL" for each global symbol defined in
-# the daemon, client, lib and agent objects under DIR that allowed() refuses,
-# then "# checked N symbols of M objects"; false when nm fails
+# unprefixed DIR [SRC]: prints "OBJECT SYMBOL" for each global symbol
+# defined in the daemon, client, lib and agent objects under DIR that
+# allowed() refuses, then "# checked N symbols of M objects"; false when nm
+# fails. With SRC, an object whose source SRC/OBJECT.c is gone (a build
+# directory older than a move) is not this tree's and is left out.
 unprefixed() {
 	_n=0 _m=0
 	for _o in $(cd "$1" && find daemon client lib agents -name '*.o' 2>/dev/null | sort); do
+		[ -z "${2:-}" ] || [ -f "$2/${_o%.o}.c" ] || continue
 		_syms=$(nm -g --defined-only "$1/$_o" | awk 'NF >= 2 { print $NF }') || return 1
 		_m=$((_m + 1))
 		for _s in $_syms; do
@@ -83,7 +86,7 @@ if ! [ -d "$BUILD/obj/daemon" ] || ! [ -d "$BUILD/obj/agents" ]; then
 	fail "objects under $BUILD/obj" "none: run make first"
 	exit 1
 fi
-if ! unprefixed "$BUILD/obj" >"$TMP/bad.out" 2>"$TMP/nm.err"; then
+if ! unprefixed "$BUILD/obj" "$TOP" >"$TMP/bad.out" 2>"$TMP/nm.err"; then
 	fail "nm -g --defined-only on $BUILD/obj" "$(tail -n 3 "$TMP/nm.err")"
 	exit 1
 fi
