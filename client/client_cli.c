@@ -127,6 +127,45 @@ int cli_get_json(struct cli *cli, const char *path, struct strbuf *raw,
 	return 0;
 }
 
+int cli_show(struct cli *cli, const char *path, void (*one)(const json_t *), const struct cli_list *l,
+	     struct strbuf *err)
+{
+	struct strbuf raw = STRBUF_INIT;
+	json_t *root = NULL, *list, *item;
+	struct table tab;
+	size_t i;
+	int r;
+
+	if ((r = cli_get_json(cli, path, &raw, &root, err)))
+		goto out;
+	if (cli->json) {
+		cli_print_raw(&raw);
+		goto out;
+	}
+	if (one) {
+		one(root);
+		goto out;
+	}
+	list = json_object_get(root, l->key);
+	if (!json_is_array(list)) {
+		strbuf_seterr(err, "the server's answer has no list of %s", l->key);
+		r = EXIT_FAIL;
+		goto out;
+	}
+	if (!json_array_size(list)) {
+		printf("%s\n", l->empty);
+		goto out;
+	}
+	client_table_init(&tab, l->ncols, l->heads, l->align);
+	json_array_foreach(list, i, item)
+		l->row(&tab, item);
+	client_table_print(&tab, stdout, NULL);
+	client_table_release(&tab);
+out:
+	json_decref(root);
+	strbuf_release(&raw);
+	return r;
+}
 
 int cli_show_results(struct cli *cli, long long id, int all, struct strbuf *err)
 {

@@ -104,6 +104,24 @@ void cli_print_raw(const struct strbuf *raw);
  * status with err. */
 int cli_get_json(struct cli *cli, const char *path, struct strbuf *raw,
 		 json_t **ret, struct strbuf *err);
+/*
+ * What a listing command shows of the answer to a GET: the list `key`, a
+ * row of the table (heads, align as client_table_init takes them) per
+ * element by row(), or `empty` when the list is empty.
+ */
+struct cli_list {
+	const char *key;
+	const char *const *heads;
+	size_t ncols;
+	const char *align;
+	void (*row)(struct table *t, const json_t *item);
+	const char *empty;
+};
+/* GET path and show it: as the server sent it with --json; else by one()
+ * when it is not NULL (a single object), else as the list l. 0 or an exit
+ * status with err. */
+int cli_show(struct cli *cli, const char *path, void (*one)(const json_t *), const struct cli_list *l,
+	     struct strbuf *err);
 /* The `tlblab results` view of job id (--json: both lists as sent);
  * shared by results and submit --wait. 0 or an exit status. */
 int cli_show_results(struct cli *cli, long long id, int all, struct strbuf *err);

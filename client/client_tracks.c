@@ -15,17 +15,6 @@
 #include "util.h"
 #include "banned.h"
 
-/* the list `key` of root, or an exit status with err */
-static int list_of(const json_t *root, const char *key, json_t **ret, struct strbuf *err)
-{
-	*ret = json_object_get(root, key);
-	if (!json_is_array(*ret)) {
-		strbuf_seterr(err, "the server's answer has no list of %s", key);
-		return EXIT_FAIL;
-	}
-	return 0;
-}
-
 /* --- tracks and track run -------------------------------------------------- */
 
 static const char tracks_usage[] =
@@ -63,16 +52,38 @@ out:
 	return r;
 }
 
+static void track_row(struct table *tab, const json_t *t)
+{
+	const json_t *cf = json_object_get(t, "config");
+	char next[FMT_SIZE], points[FMT_SIZE], alerts[FMT_SIZE], head[16];
+	struct strbuf branch = STRBUF_INIT;
+
+	strbuf_addstr(&branch, client_jstr_or(cf, "branch", "-"));
+	if (client_jstr(cf, "url"))
+		strbuf_addf(&branch, " of %s", client_jstr(cf, "url"));
+	snprintf(head, sizeof(head), "%.12s", client_jstr_or(t, "last_head", "-"));
+	{
+		const char *row[] = {
+			client_jstr(t, "name"), branch.buf, client_jstr_or(cf, "schedule", "(not configured)"),
+			client_fmt_time(next, t, "next_due"), head, client_fmt_id(points, t, "points"),
+			client_fmt_id(alerts, t, "alerts_open"), client_jstr_or(t, "last_result", "-"),
+		};
+
+		client_table_add_row(tab, row);
+	}
+	strbuf_release(&branch);
+}
+
 int cmd_tracks(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = { COMMON_OPTIONS, { NULL, 0, NULL, 0 } };
 	static const char *const heads[] = {
 		"NAME", "BRANCH", "SCHEDULE", "NEXT", "HEAD", "POINTS", "ALERTS", "LAST RESULT",
 	};
-	struct strbuf raw = STRBUF_INIT;
-	json_t *root = NULL, *list, *t;
-	struct table tab;
-	size_t i;
+	static const struct cli_list view = {
+		"tracks", heads, ARRAY_SIZE(heads), "llllrrrl", track_row,
+		"no tracks (a tracks: section in the lab's configuration makes one)",
+	};
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1)
@@ -85,45 +96,7 @@ int cmd_tracks(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	}
 	if ((r = cli_no_args(cli, argc, argv, err)))
 		return r;
-	if ((r = cli_get_json(cli, "/api/v1/tracks", &raw, &root, err)))
-		goto out;
-	if (cli->json) {
-		cli_print_raw(&raw);
-		goto out;
-	}
-	if ((r = list_of(root, "tracks", &list, err)))
-		goto out;
-	if (!json_array_size(list)) {
-		printf("no tracks (a tracks: section in the lab's configuration makes one)\n");
-		goto out;
-	}
-	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llllrrrl");
-	json_array_foreach(list, i, t) {
-		const json_t *cf = json_object_get(t, "config");
-		char next[FMT_SIZE], points[FMT_SIZE], alerts[FMT_SIZE], head[16];
-		struct strbuf branch = STRBUF_INIT;
-
-		strbuf_addstr(&branch, client_jstr_or(cf, "branch", "-"));
-		if (client_jstr(cf, "url"))
-			strbuf_addf(&branch, " of %s", client_jstr(cf, "url"));
-		snprintf(head, sizeof(head), "%.12s", client_jstr_or(t, "last_head", "-"));
-		{
-			const char *row[] = {
-				client_jstr(t, "name"), branch.buf, client_jstr_or(cf, "schedule", "(not configured)"),
-				client_fmt_time(next, t, "next_due"), head, client_fmt_id(points, t, "points"),
-				client_fmt_id(alerts, t, "alerts_open"), client_jstr_or(t, "last_result", "-"),
-			};
-
-			client_table_add_row(&tab, row);
-		}
-		strbuf_release(&branch);
-	}
-	client_table_print(&tab, stdout, NULL);
-	client_table_release(&tab);
-out:
-	json_decref(root);
-	strbuf_release(&raw);
-	return r;
+	return cli_show(cli, "/api/v1/tracks", NULL, &view, err);
 }
 
 /* --- series ------------------------------------------------------------- */
@@ -187,17 +160,36 @@ static void print_series_values(const json_t *s)
 	}
 }
 
+static void series_row(struct table *tab, const json_t *s)
+{
+	char sid[FMT_SIZE], points[FMT_SIZE], changes[FMT_SIZE];
+	struct strbuf p = STRBUF_INIT;
+
+	client_add_params(&p, json_object_get(s, "params"), NULL);
+	{
+		const char *row[] = {
+			client_fmt_id(sid, s, "id"), client_jstr(s, "machine"), client_jstr(s, "workload"), p.buf,
+			client_jstr(s, "metric"), client_fmt_id(points, s, "points"),
+			client_fmt_id(changes, s, "change_points"),
+		};
+
+		client_table_add_row(tab, row);
+	}
+	strbuf_release(&p);
+}
+
 int cmd_series(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	enum { OPT_ID = 0x300 };
 	static const struct option opts[] = { COMMON_OPTIONS, { "id", required_argument, NULL, OPT_ID },
 					      { NULL, 0, NULL, 0 } };
 	static const char *const heads[] = { "ID", "MACHINE", "WORKLOAD", "PARAMETERS", "METRIC", "POINTS", "CHANGES" };
-	struct strbuf raw = STRBUF_INIT, path = STRBUF_INIT;
-	json_t *root = NULL, *list, *s;
-	struct table tab;
+	static const struct cli_list view = {
+		"series", heads, ARRAY_SIZE(heads), "rllllrr", series_row,
+		"no series yet (a point makes them when its job is done)",
+	};
+	struct strbuf path = STRBUF_INIT;
 	long id = 0;
-	size_t i;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -217,44 +209,7 @@ int cmd_series(struct cli *cli, int argc, char **argv, struct strbuf *err)
 			return r;
 		strbuf_addf(&path, "/api/v1/tracks/%s/series", argv[optind]);
 	}
-	if ((r = cli_get_json(cli, path.buf, &raw, &root, err)))
-		goto out;
-	if (cli->json) {
-		cli_print_raw(&raw);
-		goto out;
-	}
-	if (id) {
-		print_series_values(root);
-		goto out;
-	}
-	if ((r = list_of(root, "series", &list, err)))
-		goto out;
-	if (!json_array_size(list)) {
-		printf("no series yet (a point makes them when its job is done)\n");
-		goto out;
-	}
-	client_table_init(&tab, ARRAY_SIZE(heads), heads, "rllllrr");
-	json_array_foreach(list, i, s) {
-		char sid[FMT_SIZE], points[FMT_SIZE], changes[FMT_SIZE];
-		struct strbuf p = STRBUF_INIT;
-
-		client_add_params(&p, json_object_get(s, "params"), NULL);
-		{
-			const char *row[] = {
-				client_fmt_id(sid, s, "id"), client_jstr(s, "machine"), client_jstr(s, "workload"),
-				p.buf, client_jstr(s, "metric"), client_fmt_id(points, s, "points"),
-				client_fmt_id(changes, s, "change_points"),
-			};
-
-			client_table_add_row(&tab, row);
-		}
-		strbuf_release(&p);
-	}
-	client_table_print(&tab, stdout, NULL);
-	client_table_release(&tab);
-out:
-	json_decref(root);
-	strbuf_release(&raw);
+	r = cli_show(cli, path.buf, id ? print_series_values : NULL, &view, err);
 	strbuf_release(&path);
 	return r;
 }
@@ -328,6 +283,18 @@ out:
 	return r;
 }
 
+static void alert_row(struct table *tab, const json_t *a)
+{
+	char aid[FMT_SIZE], changes[FMT_SIZE], commit[16];
+	const char *row[] = {
+		client_fmt_id(aid, a, "id"), client_jstr(a, "track"), client_jstr(a, "kind"), client_jstr(a, "state"),
+		commit, client_fmt_id(changes, a, "change_points"), client_jstr_or(a, "subject", "-"),
+	};
+
+	snprintf(commit, sizeof(commit), "%.12s", client_jstr_or(a, "bad_commit", "-"));
+	client_table_add_row(tab, row);
+}
+
 int cmd_alerts(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	enum { OPT_TRACK = 0x300, OPT_BY };
@@ -337,13 +304,11 @@ int cmd_alerts(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		{ "by", required_argument, NULL, OPT_BY }, { NULL, 0, NULL, 0 }
 	};
 	static const char *const heads[] = { "ID", "TRACK", "KIND", "STATE", "COMMIT", "CHANGES", "SUBJECT" };
+	static const struct cli_list view = { "alerts", heads, ARRAY_SIZE(heads), "rllllrl", alert_row, "no alerts" };
 	const char *track = NULL, *state = NULL, *by = getenv("USER");
-	struct strbuf raw = STRBUF_INIT, path = STRBUF_INIT;
-	json_t *root = NULL, *list, *a;
-	struct table tab;
+	struct strbuf path = STRBUF_INIT;
 	long limit = 50;
 	long long id = 0;
-	size_t i;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -374,39 +339,7 @@ int cmd_alerts(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		strbuf_addf(&path, "/api/v1/alerts/%lld", id);
 	else
 		strbuf_addf(&path, "/api/v1/alerts?limit=%ld%s%s", limit, track ? "&track=" : "", track ? track : "");
-	if ((r = cli_get_json(cli, path.buf, &raw, &root, err)))
-		goto out;
-	if (cli->json) {
-		cli_print_raw(&raw);
-		goto out;
-	}
-	if (id) {
-		print_alert(root);
-		goto out;
-	}
-	if ((r = list_of(root, "alerts", &list, err)))
-		goto out;
-	if (!json_array_size(list)) {
-		printf("no alerts\n");
-		goto out;
-	}
-	client_table_init(&tab, ARRAY_SIZE(heads), heads, "rlllrrl");
-	json_array_foreach(list, i, a) {
-		char aid[FMT_SIZE], changes[FMT_SIZE], commit[16];
-		const char *row[] = {
-			client_fmt_id(aid, a, "id"), client_jstr(a, "track"), client_jstr(a, "kind"),
-			client_jstr(a, "state"), commit, client_fmt_id(changes, a, "change_points"),
-			client_jstr_or(a, "subject", "-"),
-		};
-
-		snprintf(commit, sizeof(commit), "%.12s", client_jstr_or(a, "bad_commit", "-"));
-		client_table_add_row(&tab, row);
-	}
-	client_table_print(&tab, stdout, NULL);
-	client_table_release(&tab);
-out:
-	json_decref(root);
-	strbuf_release(&raw);
+	r = cli_show(cli, path.buf, id ? print_alert : NULL, &view, err);
 	strbuf_release(&path);
 	return r;
 }
@@ -422,17 +355,38 @@ static const char deliveries_usage[] =
 	"  --limit N      at most N (1..500, default 50)\n"
 	COMMON_HELP;
 
+static void delivery_row(struct table *tab, const json_t *d)
+{
+	char did[FMT_SIZE], attempts[FMT_SIZE], created[FMT_SIZE];
+	struct strbuf last = STRBUF_INIT;
+
+	if (json_integer_value(json_object_get(d, "last_status")))
+		strbuf_addf(&last, "HTTP %lld", (long long)json_integer_value(json_object_get(d, "last_status")));
+	if (client_jstr(d, "last_error"))
+		strbuf_addf(&last, "%s%s", last.len ? ": " : "", client_jstr(d, "last_error"));
+	{
+		const char *row[] = {
+			client_fmt_id(did, d, "id"), client_jstr(d, "event"), client_jstr(d, "hook"), client_jstr(d, "state"),
+			client_fmt_id(attempts, d, "attempts"), last.len ? last.buf : "-",
+			client_fmt_time(created, d, "created"),
+		};
+
+		client_table_add_row(tab, row);
+	}
+	strbuf_release(&last);
+}
+
 int cmd_deliveries(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = {
 		COMMON_OPTIONS, { "limit", required_argument, NULL, OPT_LIMIT }, { NULL, 0, NULL, 0 }
 	};
 	static const char *const heads[] = { "ID", "EVENT", "HOOK", "STATE", "ATTEMPTS", "LAST", "CREATED" };
-	struct strbuf raw = STRBUF_INIT, path = STRBUF_INIT;
-	json_t *root = NULL, *list, *d;
-	struct table tab;
+	static const struct cli_list view = {
+		"deliveries", heads, ARRAY_SIZE(heads), "rlllrll", delivery_row, "no deliveries",
+	};
+	struct strbuf path = STRBUF_INIT;
 	long limit = 50;
-	size_t i;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
@@ -444,43 +398,7 @@ int cmd_deliveries(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	if ((r = cli_no_args(cli, argc, argv, err)))
 		return r;
 	strbuf_addf(&path, "/api/v1/deliveries?limit=%ld", limit);
-	if ((r = cli_get_json(cli, path.buf, &raw, &root, err)))
-		goto out;
-	if (cli->json) {
-		cli_print_raw(&raw);
-		goto out;
-	}
-	if ((r = list_of(root, "deliveries", &list, err)))
-		goto out;
-	if (!json_array_size(list)) {
-		printf("no deliveries\n");
-		goto out;
-	}
-	client_table_init(&tab, ARRAY_SIZE(heads), heads, "rlllrll");
-	json_array_foreach(list, i, d) {
-		char did[FMT_SIZE], attempts[FMT_SIZE], created[FMT_SIZE];
-		struct strbuf last = STRBUF_INIT;
-
-		if (json_integer_value(json_object_get(d, "last_status")))
-			strbuf_addf(&last, "HTTP %lld", (long long)json_integer_value(json_object_get(d, "last_status")));
-		if (client_jstr(d, "last_error"))
-			strbuf_addf(&last, "%s%s", last.len ? ": " : "", client_jstr(d, "last_error"));
-		{
-			const char *row[] = {
-				client_fmt_id(did, d, "id"), client_jstr(d, "event"), client_jstr(d, "hook"),
-				client_jstr(d, "state"), client_fmt_id(attempts, d, "attempts"),
-				last.len ? last.buf : "-", client_fmt_time(created, d, "created"),
-			};
-
-			client_table_add_row(&tab, row);
-		}
-		strbuf_release(&last);
-	}
-	client_table_print(&tab, stdout, NULL);
-	client_table_release(&tab);
-out:
-	json_decref(root);
-	strbuf_release(&raw);
+	r = cli_show(cli, path.buf, NULL, &view, err);
 	strbuf_release(&path);
 	return r;
 }

@@ -539,16 +539,38 @@ static const char machines_usage[] =
 	"\n"
 	COMMON_HELP;
 
+static void machine_row(struct table *tab, const json_t *m)
+{
+	char lease[FMT_SIZE];
+	struct strbuf tags = STRBUF_INIT, health = STRBUF_INIT;
+
+	client_join_strings(&tags, json_object_get(m, "tags"), ",");
+	strbuf_addstr(&health, client_jstr_or(m, "health", ""));
+	if (client_jstr(m, "health_reason") && *client_jstr(m, "health_reason") &&
+	    strcmp(health.buf, "good"))
+		strbuf_addf(&health, " (%s)", client_jstr(m, "health_reason"));
+	{
+		const char *row[] = {
+			client_jstr(m, "name"), client_jstr(m, "transport"), client_jstr(m, "host"),
+			client_jstr(m, "boot"), health.buf, client_fmt_id(lease, m, "leased_by"),
+			client_jstr(m, "kernel"), tags.buf,
+		};
+
+		client_table_add_row(tab, row);
+	}
+	strbuf_release(&tags);
+	strbuf_release(&health);
+}
+
 static int cmd_machines(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = { COMMON_OPTIONS, { NULL, 0, NULL, 0 } };
 	static const char *const heads[] = {
 		"NAME", "TRANSPORT", "HOST", "BOOT", "HEALTH", "LEASED_BY", "KERNEL", "TAGS",
 	};
-	struct strbuf raw = STRBUF_INIT;
-	json_t *root = NULL, *list, *m;
-	struct table tab;
-	size_t i;
+	static const struct cli_list view = {
+		"machines", heads, ARRAY_SIZE(heads), "llllllll", machine_row, "no machines",
+	};
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1)
@@ -556,50 +578,7 @@ static int cmd_machines(struct cli *cli, int argc, char **argv, struct strbuf *e
 			return r;
 	if ((r = cli_no_args(cli, argc, argv, err)))
 		return r;
-	if ((r = cli_get_json(cli, "/api/v1/machines", &raw, &root, err)))
-		goto out;
-	if (cli->json) {
-		cli_print_raw(&raw);
-		goto out;
-	}
-	list = json_object_get(root, "machines");
-	if (!json_is_array(list)) {
-		strbuf_seterr(err, "the server's answer has no list of machines");
-		r = EXIT_FAIL;
-		goto out;
-	}
-	if (!json_array_size(list)) {
-		printf("no machines\n");
-		goto out;
-	}
-	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llllllll");
-	json_array_foreach(list, i, m) {
-		char lease[FMT_SIZE];
-		struct strbuf tags = STRBUF_INIT, health = STRBUF_INIT;
-
-		client_join_strings(&tags, json_object_get(m, "tags"), ",");
-		strbuf_addstr(&health, client_jstr_or(m, "health", ""));
-		if (client_jstr(m, "health_reason") && *client_jstr(m, "health_reason") &&
-		    strcmp(health.buf, "good"))
-			strbuf_addf(&health, " (%s)", client_jstr(m, "health_reason"));
-		{
-			const char *row[] = {
-				client_jstr(m, "name"), client_jstr(m, "transport"), client_jstr(m, "host"),
-				client_jstr(m, "boot"), health.buf, client_fmt_id(lease, m, "leased_by"),
-				client_jstr(m, "kernel"), tags.buf,
-			};
-
-			client_table_add_row(&tab, row);
-		}
-		strbuf_release(&tags);
-		strbuf_release(&health);
-	}
-	client_table_print(&tab, stdout, NULL);
-	client_table_release(&tab);
-out:
-	json_decref(root);
-	strbuf_release(&raw);
-	return r;
+	return cli_show(cli, "/api/v1/machines", NULL, &view, err);
 }
 
 /* --- version and dispatch ------------------------------------------------- */

@@ -55,6 +55,8 @@ export TLBLAB_SERVER TLBLAB_TOKEN USER
         warmup: 0
 EOC
 	lab_yaml_hold_suite	# holds m1 until cancelled
+	# the seed gives it points, a series and an alert; due once a year
+	printf 'tracks:\n  - {name: nightly, tree: linux, branch: master, schedule: "0 3 1 1 *", suite: tlb, machines: [m1]}\n'
 } >"$TMP/lab.yaml"
 
 # the daemon makes the store, the seed fills it, the daemon serves it
@@ -776,10 +778,51 @@ check_fails "an answer that is not JSON is reported as such" 1 \
 check_fails "an error page that is not JSON is reported with its status" 1 \
 	'^tlblab: HTTP 404: <!DOCTYPE HTML>' "$TLBLAB" --server "http://127.0.0.1:$WWW" status 2
 
+# --- nightly tracking ------------------------------------------------------------------
+
+"$TLBLAB" tracks >"$TMP/tracks.out" 2>&1
+check "tracks: the seeded track's branch, schedule, head, points, open alert and last result" grep -Eq \
+	'^nightly +master +0 3 1 1 \* +.* 000000000000 +14 +1 +unchanged: measured already$' "$TMP/tracks.out"
+"$TLBLAB" tracks --json >"$TMP/tracks.json"
+daemon_get /tracks
+check "tracks --json is the daemon's answer" same_json "$TMP/tracks.json" "$TMP/daemon.json"
+"$TLBLAB" series nightly >"$TMP/series.out" 2>&1
+check "series TRACK lists the series with its points and change points" grep -Eq \
+	'^ *1 +m1 +mprotect +workers=2 +mprotect\.ops_per_sec +14 +1$' "$TMP/series.out"
+"$TLBLAB" series --id 1 >"$TMP/series1.out" 2>&1
+check "series --id: every point, then the change point with its p, status and alert" sh -c '
+	[ "$(grep -c "mm: change" "$1")" = 14 ] &&
+	grep -q "^change point at 000000000000: 1001 -> 851 (-15.0%, p 0.0005), regression, confirmed, alert 1$" "$1"' \
+	sh "$TMP/series1.out"
+"$TLBLAB" alerts >"$TMP/alerts.out" 2>&1
+check "alerts lists the alert: kind, state, commit, subject" grep -Eq \
+	'^ *1 +nightly +regression +new +000000000000 +1 +mm: change 8$' "$TMP/alerts.out"
+"$TLBLAB" alerts 1 --state acknowledged --by alice >"$TMP/ack.out" 2>&1
+daemon_get /alerts/1
+check "alerts ID --state triages it through the API, by whom" sh -c '
+	grep -q "^state: acknowledged by alice$" "$1" && grep -q "\"state_by\": *\"alice\"" "$2"' \
+	sh "$TMP/ack.out" "$TMP/daemon.json"
+check_fails "alerts --state needs an ID" 2 "--state needs an alert ID" "$TLBLAB" alerts --state fixed
+check_fails "alerts ID --state with a word the API refuses: its 400" 1 "HTTP 400.*state: must be new" \
+	"$TLBLAB" alerts 1 --state sideways
+check_fails "series of a track that is not configured: the 404" 1 "HTTP 404.*no track 'nope'" \
+	"$TLBLAB" series nope
+# a run asked for: the builder cannot be reached, and the track says so
+check "tracks run NAME asks the daemon" sh -c '"$1" tracks run nightly | grep -q "^track nightly: asked to run now"' \
+	sh "$TLBLAB"
+tracks_result() {
+	"$TLBLAB" tracks --json | $PY -c 'import json, sys; print(json.load(sys.stdin)["tracks"][0]["last_result"])' |
+		grep -q "cannot resolve master: cannot reach builder"
+}
+check "the run's result is kept with the track: the builder could not be reached" wait_until 30 tracks_result
+check_fails "tracks run of a track that is not configured: the 404" 1 "HTTP 404.*no track 'nope'" \
+	"$TLBLAB" tracks run nope
+check "deliveries: none without webhooks" sh -c '"$1" deliveries | grep -qx "no deliveries"' sh "$TLBLAB"
+
 # --- help and version ------------------------------------------------------------------
 
 check "--help lists the commands" sh -c '"$1" --help | grep -q "^  results "' sh "$TLBLAB"
-for cmd in submit status jobs cancel machines results compare report; do
+for cmd in submit status jobs cancel machines results compare report tracks series alerts deliveries; do
 	check "$cmd --help shows its usage" \
 		sh -c '"$1" "$2" --help | grep -q "^usage: tlblab $2"' sh "$TLBLAB" "$cmd"
 done

@@ -347,6 +347,7 @@ def main():
             nightly(c)
             dashboard(c)
         elif sys.argv[2] == "client":
+            nightly(c)
             client(c)
         elif sys.argv[2] == "bench":
             bench(c, int(sys.argv[3]))
