@@ -220,6 +220,17 @@ int api_authorized(struct api *api, struct MHD_Connection *conn)
 	return token && store_token_valid(api->st, token);
 }
 
+int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret)
+{
+	if (strcmp(rc->method, "POST"))
+		*ret = api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
+	else if (!api_authorized(rc->api, rc->conn))
+		*ret = api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+	else
+		return 0;
+	return 1;
+}
+
 const char *api_query(struct MHD_Connection *conn, const char *key)
 {
 	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
@@ -256,10 +267,8 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 	enum MHD_Result ret;
 	int r;
 
-	if (strcmp(rc->method, "POST"))
-		return api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
-	if (!api_authorized(rc->api, rc->conn))
-		return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+	if (api_post_refused(rc, &ret))
+		return ret;
 	if (!config_valid_name(name) || !config_machine(rc->cfg, name))
 		return api_send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);

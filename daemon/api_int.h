@@ -109,6 +109,9 @@ const char *api_bearer(struct MHD_Connection *conn);
 /* The request has a token the store knows. */
 int api_authorized(struct api *api, struct MHD_Connection *conn);
 /* A query argument's value, NULL when it is absent or empty. */
+/* 0 when rc is a POST with a valid token; else 1, the 405 or 401 sent
+ * and what the handler returns in *ret. */
+int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret);
 const char *api_query(struct MHD_Connection *conn, const char *key);
 /* A query argument as an integer in [min, max] into *ret (def when
  * absent): 0, or -1 when it is not one. */

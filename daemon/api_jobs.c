@@ -304,12 +304,11 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 		return api_send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
 	}
 	if (!strcmp(sub, "cancel") && rc->nseg == 5) {
+		enum MHD_Result refused;
 		int r;
 
-		if (strcmp(rc->method, "POST"))
-			return api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
-		if (!api_authorized(api, rc->conn))
-			return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+		if (api_post_refused(rc, &refused))
+			return refused;
 		r = store_job_cancel(api->st, id);
 		if (r == -ENOENT)
 			return api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);

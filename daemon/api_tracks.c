@@ -61,10 +61,10 @@ static enum MHD_Result track_routes(struct route_ctx *rc, int is_get)
 	if (!config_valid_name(name) || rc->nseg != 5)
 		return api_send_error(rc->conn, 404, "not_found", "no such resource");
 	if (!strcmp(rc->seg[4], "run")) {
-		if (strcmp(rc->method, "POST"))
-			return api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
-		if (!api_authorized(rc->api, rc->conn))
-			return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+		enum MHD_Result refused;
+
+		if (api_post_refused(rc, &refused))
+			return refused;
 		if (!rc->api->tracker || track_run_now(rc->api->tracker, name) < 0)
 			return api_send_error(rc->conn, 404, "not_found", "no track '%.64s'", name);
 		log_info("track %s: a run asked for through the API", name);
@@ -94,10 +94,8 @@ static enum MHD_Result alert_state(struct route_ctx *rc, int64_t id)
 	enum MHD_Result ret;
 	int r;
 
-	if (strcmp(rc->method, "POST"))
-		return api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
-	if (!api_authorized(rc->api, rc->conn))
-		return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+	if (api_post_refused(rc, &ret))
+		return ret;
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
 	state = json_string_value(json_object_get(body, "state"));
 	by = json_string_value(json_object_get(body, "by"));

@@ -98,7 +98,9 @@ static void job_done(struct store *st, int64_t job, double value)
 	fail_msg("job %lld did not end", (long long)job);
 }
 
-static struct lab_config *lab(void)
+/* the lab of the tests: machines, a local builder over DIR/linux, one
+ * suite, a webhook to the receiver for events, and track main over them */
+static struct lab_config *lab(const char *machines, const char *events, const char *more)
 {
 	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
 	struct lab_config *cfg = NULL;
@@ -108,9 +110,9 @@ static struct lab_config *lab(void)
 		    "builders:\n  - {name: local, transport: local, workdir: %s/builder}\n"
 		    "trees:\n  - {name: linux, url: %s/linux, builder: local}\n"
 		    "suites:\n  - {name: tlb, workloads: [{workload: mprotect}]}\n"
-		    "notify:\n  - {name: ops, url: 'http://127.0.0.1:%d/hook', events: [job]}\n"
+		    "notify:\n  - {name: ops, url: 'http://127.0.0.1:%d/hook', events: [%s]}\n"
 		    "tracks:\n  - {name: main, tree: linux, branch: master, schedule: '0 3 * * *', suite: tlb,"
-		    " machines: [q1, q2], boots: 2}\n", dir, dir, dir, hook_port);
+		    " machines: [%s], boots: 2%s}\n", dir, dir, dir, hook_port, events, machines, more);
 	if (config_load_string("t.yaml", text.buf, text.len, &cfg, &err) < 0)
 		fail_msg("%s", err.buf);
 	strbuf_release(&text);
@@ -162,7 +164,7 @@ static void test_tracker(void **state)
 	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
 	sh(cmd.buf);
 	commit(1);
-	cfg = lab();
+	cfg = lab("q1, q2", "job", "");
 	store_fixture_open(&sf, "track");
 	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
 
@@ -258,7 +260,7 @@ static void test_change_found(void **state)
 	struct store_fixture sf;
 	struct lab_config *cfg = NULL;
 	struct tracker *tr = NULL;
-	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT, cmd = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT;
 	json_t *j, *a, *cp;
 	int i, k;
 
@@ -267,16 +269,7 @@ static void test_change_found(void **state)
 	assert_non_null(mkdtemp(dir));
 	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
 	sh(cmd.buf);
-	strbuf_addf(&text, "lab: {data_dir: %s/data}\n"
-		    "machines:\n  - {name: q1, transport: local}\n"
-		    "builders:\n  - {name: local, transport: local, workdir: %s/builder}\n"
-		    "trees:\n  - {name: linux, url: %s/linux, builder: local}\n"
-		    "suites:\n  - {name: tlb, workloads: [{workload: mprotect}]}\n"
-		    "notify:\n  - {name: ops, url: 'http://127.0.0.1:%d/hook', events: [change_point]}\n"
-		    "tracks:\n  - {name: main, tree: linux, branch: master, schedule: '0 3 * * *', suite: tlb,"
-		    " machines: [q1], boots: 2, detect: {max_p: 0.01, confirm_after: 3}}\n", dir, dir, dir, hook_port);
-	if (config_load_string("c.yaml", text.buf, text.len, &cfg, &err) < 0)
-		fail_msg("%s", err.buf);
+	cfg = lab("q1", "change_point", ", detect: {max_p: 0.01, confirm_after: 3}");
 	store_fixture_open(&sf, "track-change");
 	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
 	__atomic_store_n(&hook_requests, 0, __ATOMIC_SEQ_CST);
@@ -323,7 +316,6 @@ static void test_change_found(void **state)
 	strbuf_addf(&cmd, "rm -rf %s", dir);
 	sh(cmd.buf);
 	strbuf_release(&cmd);
-	strbuf_release(&text);
 	strbuf_release(&err);
 }
 

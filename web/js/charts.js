@@ -62,6 +62,15 @@ function fit(u, el, height) {
 	return u;
 }
 
+// A series drawn but not shown: the edge of a band.
+const HIDDEN = { stroke: 'transparent', width: 0, points: { show: false } };
+
+// What every chart's options share: as wide as its box, without uPlot's
+// own legend (legend() draws one below).
+function frame(el, height, width, rest) {
+	return { width: Math.max(280, el.clientWidth || width), height, legend: { show: false }, ...rest };
+}
+
 function legend(el, items) {
 	const div = document.createElement('div');
 	div.className = 'chart-legend small';
@@ -103,11 +112,7 @@ export async function sweepChart(el, sweep, rows) {
 		ph.push(hi2);
 	}
 	const height = 240;
-	const hidden = { stroke: 'transparent', width: 0, points: { show: false } };
-	const u = new uPlot({
-		width: Math.max(280, el.clientWidth || 520),
-		height,
-		legend: { show: false },
+	const u = new uPlot(frame(el, height, 520, {
 		cursor: { drag: { x: false, y: false } },
 		scales: { x: { time: false, distr: x[0] > 0 ? 3 : 1, log: 2 } },
 		axes: axes(c, 'workers', sweep.unit || sweep.metric),
@@ -115,11 +120,11 @@ export async function sweepChart(el, sweep, rows) {
 			{ label: 'workers' },
 			{ label: 'base', stroke: c.base, width: 2, points: { show: true, size: 6, fill: c.base } },
 			{ label: 'patched', stroke: c.patched, width: 2, dash: [6, 4], points: { show: true, size: 6, fill: c.patched } },
-			{ label: 'base lo', ...hidden }, { label: 'base hi', ...hidden },
-			{ label: 'patched lo', ...hidden }, { label: 'patched hi', ...hidden },
+			{ label: 'base lo', ...HIDDEN }, { label: 'base hi', ...HIDDEN },
+			{ label: 'patched lo', ...HIDDEN }, { label: 'patched hi', ...HIDDEN },
 		],
 		bands: [{ series: [4, 3], fill: c.baseBand }, { series: [6, 5], fill: c.patchedBand }],
-	}, [x, b, p, bl, bh, pl, ph], el);
+	}), [x, b, p, bl, bh, pl, ph], el);
 	legend(el, [['base', c.base, false], ['patched', c.patched, true], ['\u00b1 spread', c.baseBand, false]]);
 	el.dataset.series = '2';
 	return fit(u, el, height);
@@ -172,15 +177,12 @@ export async function shootdownChart(el, sd, caption) {
 	rest.textContent = ` over each run stage (seconds since its first sample, warm-up included). ${words.join('; ')}.`;
 	caption.append(strong, rest);
 	const height = 260;
-	const u = new uPlot({
-		width: Math.max(280, el.clientWidth || 800),
-		height,
-		legend: { show: false },
+	const u = new uPlot(frame(el, height, 800, {
 		cursor: { drag: { x: true, y: false } },
 		scales: { x: { time: false } },
 		axes: axes(c, 'seconds into the run', 'shootdowns/s'),
 		series,
-	}, data, el);
+	}), data, el);
 	const items = [];
 	for (const s of sides) items.push([s, color(s), s === 'patched'], [`${s} average`, color(s), true]);
 	legend(el, items.concat([['\u25cb peak', c.axis, false]]));
@@ -206,18 +208,14 @@ export async function seriesChart(el, s) {
 	hover.textContent = '\u00a0';
 	el.before(hover);
 	const height = 280;
-	const hidden = { stroke: 'transparent', width: 0, points: { show: false } };
-	const u = new uPlot({
-		width: Math.max(280, el.clientWidth || 800),
-		height,
-		legend: { show: false },
+	const u = new uPlot(frame(el, height, 800, {
 		cursor: { drag: { x: true, y: false } },
 		scales: { x: { time: false } },
 		axes: axes(c, 'points (commits, oldest first)', s.unit || s.metric),
 		series: [
 			{ label: 'point' },
 			{ label: s.metric, stroke: c.base, width: 2, points: { show: true, size: 5, fill: c.base } },
-			{ label: 'lo', ...hidden }, { label: 'hi', ...hidden },
+			{ label: 'lo', ...HIDDEN }, { label: 'hi', ...HIDDEN },
 			{ label: 'change point', stroke: c.patched, width: 0, points: { show: true, size: 13, width: 2, stroke: c.patched, fill: 'transparent' } },
 		],
 		bands: [{ series: [3, 2], fill: c.baseBand }],
@@ -230,7 +228,7 @@ export async function seriesChart(el, s) {
 					(cp ? ` \u00b7 change point: ${num(cp.before)} \u2192 ${num(cp.after)}, ${cp.direction}, ${cp.status}` : '');
 			}],
 		},
-	}, data, el);
+	}), data, el);
 	legend(el, [[s.metric, c.base, false], ['boots\u2019 range', c.baseBand, false], ['\u25cb change point', c.patched, false]]);
 	el.dataset.series = '1';
 	el.dataset.changePoints = String(cps.size);
