@@ -433,6 +433,8 @@ json_t *store_points_ended(struct store *st, int max);
  * max: their ids into *ret (caller frees); and marking one told. */
 int store_jobs_to_notify(struct store *st, int max, int64_t **ret, size_t *ret_n);
 int store_job_notified(struct store *st, int64_t job);
+/* Every finished job told at once (no webhook wants them). */
+int store_jobs_notified_all(struct store *st);
 
 /* ---- webhook deliveries (store_tracks.c) ---- */
 

@@ -641,6 +641,12 @@ int store_job_notified(struct store *st, int64_t job)
 	return db_write(st, "UPDATE jobs SET notified = 1 WHERE id = ?", DB_INT(job));
 }
 
+int store_jobs_notified_all(struct store *st)
+{
+	return db_write(st, "UPDATE jobs SET notified = 1 WHERE notified = 0 AND state IN ('done', 'failed', "
+			"'cancelled')", DB_INT(0));
+}
+
 /* ---- webhook deliveries ---- */
 
 int store_delivery_add(struct store *st, const char *hook, const char *event, const char *url,

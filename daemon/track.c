@@ -134,18 +134,22 @@ static void announce_jobs(struct tracker *tr, const struct lab_config *cfg)
 {
 	int64_t *ids = NULL;
 	size_t i, n = 0;
+	int wanted = 0;
 
-	if (store_jobs_to_notify(tr->st, JOBS_PER_PASS, &ids, &n) < 0)
+	for (i = 0; i < cfg->nhooks; i++)
+		wanted |= (cfg->hooks[i].events & (1u << NOTIFY_JOB)) != 0;
+	if (store_jobs_to_notify(tr->st, wanted ? JOBS_PER_PASS : 1, &ids, &n) < 0)
 		return;
-	for (i = 0; i < n; i++) {
+	/* nobody listens: they are told, in one write (none when there are
+	 * none, so a quiet store's generation and the API's cache stay) */
+	if (!wanted && n)
+		store_jobs_notified_all(tr->st);
+	for (i = 0; wanted && i < n; i++) {
 		json_t *j = store_job_json(tr->st, ids[i]);
 
 		if (!j)
 			break;	/* the next pass looks again */
-		if (cfg->nhooks)
-			announce(tr, cfg, NOTIFY_JOB, json_pack("{s:o}", "job", j));
-		else
-			json_decref(j);
+		announce(tr, cfg, NOTIFY_JOB, json_pack("{s:o}", "job", j));
 		if (store_job_notified(tr->st, ids[i]) < 0)
 			break;
 	}
