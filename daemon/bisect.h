@@ -1,0 +1,64 @@
+#ifndef TLBLAB_BISECT_H
+#define TLBLAB_BISECT_H
+
+#include <stddef.h>
+
+/*
+ * Bisection's decisions, as pure functions (no I/O): which commit to
+ * measure next, what a measured step says, and when it is over. The range
+ * is the commits after the good end, oldest first, up to the bad end,
+ * which is the last of them (c[n - 1], known bad); the good end is before
+ * c[0]. A commit that does not build or boot is skipped, as `git bisect
+ * skip` does: the next one tried is the untested commit nearest the
+ * middle. A step the A/B rule cannot call is inconclusive: measured again
+ * with more boots by the caller, or, when that is spent, treated like a
+ * skip.
+ */
+
+enum bisect_mark {
+	BISECT_UNTESTED,
+	BISECT_GOOD,
+	BISECT_BAD,
+	BISECT_SKIP,		/* does not build or boot */
+	BISECT_INCONCLUSIVE,	/* measured, and the rule could not tell */
+	BISECT_MARK_MAX
+};
+
+enum bisect_state {
+	BISECT_NEXT,		/* measure *ret_index next */
+	BISECT_FOUND,		/* *ret_first_bad is the first bad commit */
+	BISECT_STUCK,		/* only skipped or inconclusive commits lie between
+				 * the last good and the first bad: the range
+				 * (*ret_lo, *ret_first_bad] is as narrow as it gets */
+	BISECT_STATE_MAX
+};
+
+struct bisect_answer {
+	enum bisect_state state;
+	size_t index;		/* BISECT_NEXT: the commit to measure */
+	size_t first_bad;	/* BISECT_FOUND, BISECT_STUCK */
+	long lo;		/* the last good commit (-1: the good end) */
+	unsigned steps_left;	/* at most this many more steps, without skips */
+};
+
+/* The next move over marks[0..n) (marks[n - 1] must be BISECT_BAD: the
+ * bad end). -1 when n is 0 or the bad end is not marked bad, else 0. */
+int bisect_next(const enum bisect_mark *marks, size_t n, struct bisect_answer *ret);
+
+/*
+ * What a measured step is, from the one-word verdicts (compare.h) of the
+ * row being chased: good_to_step (the good end as base, the step as
+ * patched), bad_to_step (the bad end as base), and change (the good end
+ * against the bad end: "regression" or "improvement", or "changed" for a
+ * metric without a better side). The step is good when it is the same as
+ * the good end and not as the bad one, or shows the change the other way
+ * against the bad end; bad when it is the same as the bad end and not the
+ * good one, or shows the change against the good end; inconclusive
+ * otherwise.
+ */
+enum bisect_mark bisect_classify(const char *good_to_step, const char *bad_to_step, const char *change);
+
+/* "untested", "good", "bad", "skip", "inconclusive"; NULL past the end. */
+const char *bisect_mark_name(int m);
+
+#endif
