@@ -1,4 +1,7 @@
 #!/bin/sh
+# (Over 800 lines on purpose: every client command against one daemon and
+# one seeded store; split, each part would start and seed its own.)
+#
 # The command-line client, every command, against a real tlblabd: its store
 # seeded with finished jobs (tests/web/seed.py client: an A/B job with
 # regressions, one whose patched build failed, one whose patched kernel

@@ -1,4 +1,7 @@
 /*
+ * (A little over 800 lines on purpose: one program of the comparison's
+ * verdicts, whose checks all use the synthetic sides built at its top.)
+ *
  * daemon/compare: the verdicts a maintainer reads. Inputs are synthetic
  * runs and metrics built here from a fixed-seed generator, so the error
  * rates below are measured on the same numbers every time: an A/A rate of
