@@ -11,6 +11,7 @@
 
 #include "bisect.h"
 #include "stats.h"
+#include "util.h"
 #include "banned.h"
 
 /* bisects a range of n commits whose first bad one is f; skip[i]: commit i
@@ -120,27 +121,41 @@ static void test_ends(void **state)
 
 static void test_classify(void **state)
 {
+	/* good -> step, bad -> step, good -> bad: what the step is */
+	static const struct {
+		const char *g, *b, *change;
+		enum bisect_mark want;
+	} cases[] = {
+		/* chasing a regression */
+		{ "same", "improvement", "regression", BISECT_GOOD },
+		{ "same", "inconclusive", "regression", BISECT_GOOD },
+		{ "regression", "same", "regression", BISECT_BAD },
+		{ "inconclusive", "same", "regression", BISECT_BAD },
+		/* not the same as either, but moved as the bad end did: bad */
+		{ "regression", "inconclusive", "regression", BISECT_BAD },
+		/* better than the bad end and not worse than good: good */
+		{ "inconclusive", "improvement", "regression", BISECT_GOOD },
+		/* same as both, or neither, or halfway: the rule cannot tell */
+		{ "same", "same", "regression", BISECT_INCONCLUSIVE },
+		{ "inconclusive", "inconclusive", "regression", BISECT_INCONCLUSIVE },
+		{ "regression", "improvement", "regression", BISECT_INCONCLUSIVE },
+		/* chasing an improvement, and a metric without a better side */
+		{ "improvement", "same", "improvement", BISECT_BAD },
+		{ "same", "regression", "improvement", BISECT_GOOD },
+		{ "changed", "same", "changed", BISECT_BAD },
+		{ "changed", "changed", "changed", BISECT_INCONCLUSIVE },
+		{ NULL, NULL, "regression", BISECT_INCONCLUSIVE },
+	};
+	size_t i;
+
 	(void)state;
-	/* chasing a regression: good -> bad is "regression" */
-	assert_int_equal(bisect_classify("same", "improvement", "regression"), BISECT_GOOD);
-	assert_int_equal(bisect_classify("same", "inconclusive", "regression"), BISECT_GOOD);
-	assert_int_equal(bisect_classify("regression", "same", "regression"), BISECT_BAD);
-	assert_int_equal(bisect_classify("inconclusive", "same", "regression"), BISECT_BAD);
-	/* not the same as either, but moved as the bad end did: bad */
-	assert_int_equal(bisect_classify("regression", "inconclusive", "regression"), BISECT_BAD);
-	/* better than the bad end and not worse than good: good */
-	assert_int_equal(bisect_classify("inconclusive", "improvement", "regression"), BISECT_GOOD);
-	/* same as both, or neither: the rule cannot tell */
-	assert_int_equal(bisect_classify("same", "same", "regression"), BISECT_INCONCLUSIVE);
-	assert_int_equal(bisect_classify("inconclusive", "inconclusive", "regression"), BISECT_INCONCLUSIVE);
-	/* halfway: worse than good and better than bad */
-	assert_int_equal(bisect_classify("regression", "improvement", "regression"), BISECT_INCONCLUSIVE);
-	/* chasing an improvement, and a metric without a better side */
-	assert_int_equal(bisect_classify("improvement", "same", "improvement"), BISECT_BAD);
-	assert_int_equal(bisect_classify("same", "regression", "improvement"), BISECT_GOOD);
-	assert_int_equal(bisect_classify("changed", "same", "changed"), BISECT_BAD);
-	assert_int_equal(bisect_classify("changed", "changed", "changed"), BISECT_INCONCLUSIVE);
-	assert_int_equal(bisect_classify(NULL, NULL, "regression"), BISECT_INCONCLUSIVE);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		enum bisect_mark got = bisect_classify(cases[i].g, cases[i].b, cases[i].change);
+
+		if (got != cases[i].want)
+			fail_msg("good->step %s, bad->step %s, chasing %s: %s, not %s", cases[i].g, cases[i].b,
+				 cases[i].change, bisect_mark_name(got), bisect_mark_name(cases[i].want));
+	}
 }
 
 int main(void)

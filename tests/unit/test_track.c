@@ -120,6 +120,27 @@ static struct lab_config *lab(const char *machines, const char *events, const ch
 	return cfg;
 }
 
+/* DIR, a new temporary directory, with an empty repository DIR/linux */
+static void repo_make(void)
+{
+	struct strbuf cmd = STRBUF_INIT;
+
+	snprintf(dir, sizeof(dir), "/tmp/tlblab-track.XXXXXX");
+	assert_non_null(mkdtemp(dir));
+	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
+	sh(cmd.buf);
+	strbuf_release(&cmd);
+}
+
+static void repo_remove(void)
+{
+	struct strbuf cmd = STRBUF_INIT;
+
+	strbuf_addf(&cmd, "rm -rf %s", dir);
+	sh(cmd.buf);
+	strbuf_release(&cmd);
+}
+
 /* a member of the track's row in the store */
 static json_t *track_row(struct store *st, const char *key)
 {
@@ -153,16 +174,13 @@ static void test_tracker(void **state)
 	struct store_fixture sf;
 	struct lab_config *cfg;
 	struct tracker *tr = NULL;
-	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	json_t *v, *j;
 	double due = 0, due2 = 0;
 	int i;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/tlblab-track.XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
-	sh(cmd.buf);
+	repo_make();
 	commit(1);
 	cfg = lab("q1, q2", "job", "");
 	store_fixture_open(&sf, "track");
@@ -242,10 +260,7 @@ static void test_tracker(void **state)
 	track_stop(tr);
 	config_free(cfg);
 	store_fixture_close(&sf);
-	strbuf_reset(&cmd);
-	strbuf_addf(&cmd, "rm -rf %s", dir);
-	sh(cmd.buf);
-	strbuf_release(&cmd);
+	repo_remove();
 	strbuf_release(&err);
 }
 
@@ -260,15 +275,12 @@ static void test_change_found(void **state)
 	struct store_fixture sf;
 	struct lab_config *cfg = NULL;
 	struct tracker *tr = NULL;
-	struct strbuf err = STRBUF_INIT, cmd = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 	json_t *j, *a, *cp;
 	int i, k;
 
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/tlblab-track.XXXXXX");
-	assert_non_null(mkdtemp(dir));
-	strbuf_addf(&cmd, "git init -q -b master %s/linux", dir);
-	sh(cmd.buf);
+	repo_make();
 	cfg = lab("q1", "change_point", ", detect: {max_p: 0.01, confirm_after: 3}");
 	store_fixture_open(&sf, "track-change");
 	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
@@ -312,10 +324,7 @@ static void test_change_found(void **state)
 	track_stop(tr);
 	config_free(cfg);
 	store_fixture_close(&sf);
-	strbuf_reset(&cmd);
-	strbuf_addf(&cmd, "rm -rf %s", dir);
-	sh(cmd.buf);
-	strbuf_release(&cmd);
+	repo_remove();
 	strbuf_release(&err);
 }
 
