@@ -40,6 +40,8 @@ struct tracker {
 	int stop, woken;
 	const struct lab_config *cfg;	/* a reference */
 	json_t *run_now;		/* names asked for */
+	json_t *to_search;		/* the thread's: tracks whose series changed, or
+					 * all of them after a start or a reload */
 	struct store *st;
 	struct quiet *quiet;
 	char *kernels_dir;
@@ -314,8 +316,44 @@ static void search_track(struct tracker *tr, const struct lab_config *cfg, const
 	free(series);
 }
 
-/* Points whose job ended: their values, then the track's change points. */
-static void points_ended(struct tracker *tr, const struct lab_config *cfg)
+/*
+ * The change points of the tracks whose series changed. The search is work
+ * on the daemon's own host (a few million distance evaluations a series
+ * with a change): it waits, as a build does, while a run measures on a
+ * local machine (quiet.h), and a run that is about to measure waits for it.
+ */
+static void search_pending(struct tracker *tr, const struct lab_config *cfg)
+{
+	static const struct cfg_endpoint here = { .transport = TRANSPORT_LOCAL };
+	struct quiet_entry qe = { .ep = &here, .pausable = 0 };
+	const char *name;
+	json_t *v;
+	void *tmp;
+
+	if (!json_object_size(tr->to_search))
+		return;
+	snprintf(qe.label, sizeof(qe.label), "the tracker's change-point search");
+	if (tr->quiet && cfg->quiet_host) {
+		struct strbuf why = STRBUF_INIT;
+		int busy = quiet_build_begin(tr->quiet, &qe, &why) < 0;
+
+		strbuf_release(&why);
+		if (busy)
+			return;	/* a run measures here: the next pass */
+	}
+	json_object_foreach_safe(tr->to_search, tmp, name, v) {
+		const struct cfg_track *t = config_track(cfg, name);
+
+		if (t)
+			search_track(tr, cfg, t);
+		json_object_del(tr->to_search, name);
+	}
+	if (tr->quiet && cfg->quiet_host)
+		quiet_build_end(tr->quiet, &qe);
+}
+
+/* Points whose job ended: their values, and their track to search. */
+static void points_ended(struct tracker *tr)
 {
 	json_t *ended = store_points_ended(tr->st, POINTS_PER_PASS), *e;
 	size_t i;
@@ -326,7 +364,6 @@ static void points_ended(struct tracker *tr, const struct lab_config *cfg)
 		struct strbuf err = STRBUF_INIT;
 		json_t *doc = NULL, *values = NULL;
 		char track[72] = "";
-		const struct cfg_track *t;
 		int r;
 
 		if (!strcmp(state, "done")) {
@@ -348,9 +385,8 @@ static void points_ended(struct tracker *tr, const struct lab_config *cfg)
 		else
 			log_info("track %s: point of job %lld %s, %zu values", track, (long long)job,
 				 values ? "done" : "failed", json_array_size(values));
-		t = r == 0 ? config_track(cfg, track) : NULL;
-		if (t && values)
-			search_track(tr, cfg, t);
+		if (r == 0 && values)
+			json_object_set_new(tr->to_search, track, json_true());
 		json_decref(values);
 		json_decref(doc);
 		strbuf_release(&err);
@@ -507,12 +543,19 @@ static void *track_main(void *arg)
 		tr->woken = 0;
 		pthread_mutex_unlock(&tr->lock);
 
-		/* the store learns the tracks once per configuration */
-		if (tr->synced_gen != gen && store_tracks_sync(tr->st, cfg) == 0)
+		/* the store learns the tracks once per configuration, and
+		 * their series are searched again under it */
+		if (tr->synced_gen != gen && store_tracks_sync(tr->st, cfg) == 0) {
+			size_t i;
+
 			tr->synced_gen = gen;
+			for (i = 0; i < cfg->ntracks; i++)
+				json_object_set_new(tr->to_search, cfg->tracks[i].name, json_true());
+		}
 		if (tr->synced_gen == gen && cfg->ntracks)
 			due_tracks(tr, cfg, asked);
-		points_ended(tr, cfg);
+		points_ended(tr);
+		search_pending(tr, cfg);
 		announce_jobs(tr, cfg);
 		deliver(tr, cfg);
 		json_decref(asked);
@@ -547,11 +590,13 @@ int track_start(const struct lab_config *cfg, struct store *st, const char *kern
 	tr->wake_sched = wake;
 	tr->wake_arg = arg;
 	tr->run_now = json_object();
+	tr->to_search = json_object();
 	r = pthread_create(&tr->thread, NULL, track_main, tr);
 	if (r) {
 		strbuf_addf(err, "tracker: cannot start its thread: %s", strerror(r));
 		config_free(tr->cfg);
 		json_decref(tr->run_now);
+		json_decref(tr->to_search);
 		free(tr->kernels_dir);
 		free(tr);
 		return -1;
@@ -638,6 +683,7 @@ void track_stop(struct tracker *tr)
 	pthread_join(tr->thread, NULL);
 	config_free(tr->cfg);
 	json_decref(tr->run_now);
+	json_decref(tr->to_search);
 	free(tr->kernels_dir);
 	pthread_mutex_destroy(&tr->lock);
 	pthread_cond_destroy(&tr->cond);

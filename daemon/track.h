@@ -22,7 +22,10 @@
  *   deliveries are kept in the store and retried with back-off from here.
  *
  * The resolve is builder work: it waits while a run measures on the
- * builder's host (quiet.h), as builds do. The store is the only shared
+ * builder's host (quiet.h), as builds do; the search for change points is
+ * work on the daemon's host, and waits while a run measures on a local
+ * machine (then on the next pass; after a start or a reload every track is
+ * searched once). The store is the only shared
  * state; the thread looks at it every TRACK_POLL_S seconds and at once
  * when woken.
  */
