@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fixture_store.h"
+#include "quiet.h"
 #include "track.h"
 #include "util.h"
 #include "banned.h"
@@ -266,12 +267,16 @@ static void test_tracker(void **state)
 
 /*
  * Twelve nightly points, the last six 20% slower: the change point at the
- * seventh is found, confirmed once three points follow it, checked with
+ * seventh is found, confirmed once five points follow it, checked with
  * the A/B rule on the runs either side (a regression), grouped into an
- * alert and announced to the webhook with both verdicts.
+ * alert and announced to the webhook with both verdicts. While a run
+ * measures on a local machine the search waits, and runs once it ends.
  */
 static void test_change_found(void **state)
 {
+	static const struct cfg_endpoint here = { .transport = TRANSPORT_LOCAL };
+	struct quiet_entry run = { .ep = &here, .label = "a run on q1" };
+	struct quiet *q;
 	struct store_fixture sf;
 	struct lab_config *cfg = NULL;
 	struct tracker *tr = NULL;
@@ -281,15 +286,20 @@ static void test_change_found(void **state)
 
 	(void)state;
 	repo_make();
-	cfg = lab("q1", "change_point", ", detect: {max_p: 0.01, confirm_after: 3}");
+	cfg = lab("q1", "change_point", ", detect: {max_p: 0.01, confirm_after: 5}");
 	store_fixture_open(&sf, "track-change");
-	assert_int_equal(track_start(cfg, sf.st, "kernels", NULL, NULL, NULL, &tr, &err), 0);
+	q = quiet_new();
+	assert_int_equal(track_start(cfg, sf.st, "kernels", q, NULL, NULL, &tr, &err), 0);
+
 	__atomic_store_n(&hook_requests, 0, __ATOMIC_SEQ_CST);
 	for (i = 0; i < 12; i++) {
 		commit(100 + i);
 		assert_int_equal(track_run_now(tr, "main"), 0);
 		pass(tr);
 		assert_int_equal(points(sf.st), (size_t)i + 1);
+		/* the last point ends while a run measures on this host */
+		if (i == 11)
+			assert_int_equal(quiet_measure_begin(q, &run, NULL, mono_now() + 10, &err), 0);
 		/* the point's job, measured: 1000 ops/s, 800 from the seventh on */
 		j = store_points_json(sf.st, "main", 1, 0);
 		job_done(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "points"), 0),
@@ -298,6 +308,16 @@ static void test_change_found(void **state)
 		pass(tr);
 		pass(tr);
 	}
+	/* the change is 5 points old only with the twelfth: not searched yet,
+	 * so not confirmed nor announced */
+	j = store_series_json(sf.st, 1);
+	assert_int_equal(json_array_size(json_object_get(j, "values")), 12);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "change_points"), 0),
+							      "status")), "provisional");
+	json_decref(j);
+	assert_int_equal(__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST), 0);
+	quiet_measure_end(q, &run);
+	pass(tr);
 	/* one alert: the seventh commit, a regression, its change point confirmed and checked */
 	j = store_alerts_json(sf.st, "main", 10, 0);
 	assert_int_equal(json_integer_value(json_object_get(j, "total")), 1);
@@ -322,6 +342,7 @@ static void test_change_found(void **state)
 	assert_contains(hook_last, "\"ab_verdict\":\"regression\"");
 
 	track_stop(tr);
+	quiet_free(q);
 	config_free(cfg);
 	store_fixture_close(&sf);
 	repo_remove();
