@@ -103,6 +103,9 @@
  *   configured suite; machines and tags restrict where it runs (names must
  *   be configured machines; no shell metacharacters anywhere: names follow
  *   config_valid_name). Such a job runs the suite on machines as they are.
+ *   With "tree" and "base" but no patch, it is a run of that kernel: built,
+ *   booted "boots" times (default 1), the suite run after every boot (what
+ *   a nightly point is).
  *   An A/B job adds "tree" (a configured tree), "base" (a git ref) and one of
  *   "patch" (the text of a diff or a format-patch mbox), "branch" ({"url",
  *   "ref"}: the patched side is that branch) or "url" (a raw mbox to fetch):
