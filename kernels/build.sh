@@ -1,4 +1,8 @@
 #!/bin/sh
+# (Just over 1000 lines on purpose: one protocol a builder runs, argument
+# checks, checkout, patch, config, sandboxed build and artifacts, whose
+# steps share its state and its TLBLAB result lines.)
+#
 # Builds one kernel for a tlblab job on a builder; the daemon runs it as root,
 # locally or over SSH, and reads the result from the last lines of stdout.
 # The tree's own code (kconfig, make) runs in a bubblewrap sandbox as the
@@ -225,7 +229,7 @@ while [ $# -gt 0 ]; do
 	case $opt in
 	--vmlinux) want_vmlinux=1; continue ;;
 	--resolve) resolve_only=1; continue ;;
-	-h | --help) sed -n '2,9p' "$0" 2>/dev/null || true; finished=1; exit 0 ;;
+	-h | --help) sed -n '6,16p' "$0" 2>/dev/null || true; finished=1; exit 0 ;;
 	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out | --ccache | --since) ;;
 	*) usage "unknown argument '$(oneline "$opt")'" ;;
 	esac
