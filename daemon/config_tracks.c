@@ -9,6 +9,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "config_int.h"
 #include "util.h"
@@ -265,8 +266,13 @@ void config_parse_track(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 		if (t->schedule) {
 			struct strbuf why = STRBUF_INIT;
 
+			time_t next;
+
 			if (cron_parse(t->schedule, &t->cron, &why) < 0)
 				node_error(c, it.ks.val[TRK_SCHEDULE], "schedule: %s", why.buf);
+			else if (cron_next(&t->cron, time(NULL), &next) < 0)
+				node_error(c, it.ks.val[TRK_SCHEDULE], "schedule: \"%s\" is never due (not "
+					   "within 5 years)", t->schedule);
 			strbuf_release(&why);
 		}
 	} else {

@@ -43,7 +43,8 @@ static const struct error_case error_cases[] = {
 	  L("    branch: main")				/* 26 */
 	  L("    schedule: '@daily'")			/* 27 */
 	  L("    machines: [q2]")			/* 28 */
-	  L("    bisect: maybe"),			/* 29 */
+	  L("    bisect: maybe")			/* 29 */
+	  L("  - {name: c, tree: linux, branch: main, suite: tlb, machines: [q1], schedule: '0 0 31 2 *'}"), /* 30 */
 	  "t.yaml:13:11: tree: no tree named 'nope'\n"
 	  "t.yaml:14:13: branch: must be a git ref (a branch or tag name, or a commit id)\n"
 	  "t.yaml:15:15: schedule: the minute field \"61\" is not a cron field of 0-59\n"
@@ -60,7 +61,8 @@ static const struct error_case error_cases[] = {
 	  "t.yaml:22:15: machines: track 'b' needs at least one\n"
 	  "t.yaml:23:11: duplicate track name 'a' (first defined at line 12)\n"
 	  "t.yaml:25:12: suite: no suite named 'nosuch'\n"
-	  "t.yaml:29:13: bisect: must be true or false" },
+	  "t.yaml:29:13: bisect: must be true or false\n"
+	  "t.yaml:30:80: schedule: \"0 0 31 2 *\" is never due (not within 5 years)" },
 	{ "hooks", "h.yaml",
 	  TRACK_LAB					/* 1-10 */
 	  L("notify:")					/* 11 */
