@@ -446,7 +446,8 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 		return api_send_read(rc->conn, ms, errno, "machine list");
 	}
 	if (rc->nseg >= 3 && (!strcmp(rc->seg[2], "tracks") || !strcmp(rc->seg[2], "series") ||
-			      !strcmp(rc->seg[2], "alerts") || !strcmp(rc->seg[2], "deliveries")))
+			      !strcmp(rc->seg[2], "alerts") || !strcmp(rc->seg[2], "deliveries") ||
+			      !strcmp(rc->seg[2], "bisections")))
 		return api_track_routes(rc);
 	if (rc->nseg >= 3 && !strcmp(rc->seg[2], "jobs")) {
 		int64_t id;

@@ -94,6 +94,19 @@
  *   GET  /api/v1/alerts/ID   the alert with its "change_points" (and their series)
  *   POST /api/v1/alerts/ID/state  body {"state": "new|acknowledged|ignored|fixed|
  *          intended", "by": NAME}; intended moves the track's baseline; needs a token
+ *   POST /api/v1/bisections  body {"tree", "good", "bad", "suite", "metric",
+ *          "machine" (default: the first configured), "workload" (default: the
+ *          row of metric that moved most), "boots" (per step, default 2),
+ *          "submitter"} -> 201 {"bisection": ..}: the tracker drives it; needs a token
+ *   GET  /api/v1/bisections?alert=ID&limit=N&offset=N  {"bisections": [{"id",
+ *          "alert", "track", "tree", "good", "bad", "suite", "machine", "metric",
+ *          "workload", "params", "boots", "state", "change", "status",
+ *          "steps_left", "eta_s", "first_bad", "result", "steps_measured", ..}],
+ *          "total"}, newest first
+ *   GET  /api/v1/bisections/ID   the bisection with its "commits" and "steps"
+ *          ({"commit", "role", "job", "outcome", "evidence", "job_state", ..})
+ *   GET  /api/v1/bisections/ID/report.txt  text/plain: its report (bisect.h)
+ *   POST /api/v1/bisections/ID/cancel  -> 200; 409 when it has ended; needs a token
  *   GET  /api/v1/deliveries?limit=N&offset=N  {"deliveries": [{"id", "hook",
  *          "event", "url", "state", "attempts", "last_status", "last_error",
  *          "log": [{"at", "status", "error"}], "body"}], "total"}

@@ -1,14 +1,17 @@
 /*
  * The API of nightly tracking (api.h lists the routes): tracks and their
- * points, series, alerts and their triage, webhook deliveries. Reads come
+ * points, series, alerts and their triage, bisections, webhook deliveries. Reads come
  * from the store (store_tracks.c); a run asked for goes to the tracker
  * thread (track.h), which answers by changing the store.
  */
 #include "api_int.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "bisect.h"
 #include "config.h"
 #include "log.h"
 #include "store.h"
@@ -123,6 +126,174 @@ static enum MHD_Result alert_state(struct route_ctx *rc, int64_t id)
 	return ret;
 }
 
+/* running at once: each holds a lab machine for hours */
+#define API_MAX_BISECTIONS 8
+
+/* a metric's name as the agent writes them: letters, digits, '.', '_', ':', '-' */
+static int metric_valid(const char *m)
+{
+	size_t i, n = m ? strlen(m) : 0;
+
+	if (!n || n > 150)
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((m[i] >= 'a' && m[i] <= 'z') || (m[i] >= 'A' && m[i] <= 'Z') || (m[i] >= '0' && m[i] <= '9') ||
+		      strchr("._:-", m[i])))
+			return 0;
+	return 1;
+}
+
+/* POST /bisections: {"tree", "good", "bad", "suite", "metric", "machine",
+ * "workload", "boots", "submitter"}, each checked against the lab */
+static enum MHD_Result bisection_create(struct route_ctx *rc)
+{
+	static const char *const keys[] = { "tree", "good", "bad", "suite", "metric", "machine", "workload", "boots",
+					    "submitter", NULL };
+	struct bisection_request req = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	json_t *body, *v, *doc;
+	const char *key, *bad_field = NULL, *why = "";
+	enum MHD_Result ret;
+	int64_t id = 0;
+	size_t i;
+	int r;
+
+	if (api_post_refused(rc, &ret))
+		return ret;
+	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
+	if (!json_is_object(body)) {
+		json_decref(body);
+		return api_send_error(rc->conn, 400, "bad_request", "the body must be a JSON object");
+	}
+	json_object_foreach(body, key, v) {
+		for (i = 0; keys[i] && strcmp(keys[i], key); i++)
+			;
+		if (!keys[i]) {
+			bad_field = key;
+			why = "not a field of a bisection (tree, good, bad, suite, metric, machine, workload, boots, "
+			      "submitter)";
+		}
+	}
+	req.tree = json_string_value(json_object_get(body, "tree"));
+	req.good = json_string_value(json_object_get(body, "good"));
+	req.bad = json_string_value(json_object_get(body, "bad"));
+	req.suite = json_string_value(json_object_get(body, "suite"));
+	req.metric = json_string_value(json_object_get(body, "metric"));
+	req.machine = json_string_value(json_object_get(body, "machine"));
+	req.workload = json_string_value(json_object_get(body, "workload"));
+	req.submitter = json_string_value(json_object_get(body, "submitter"));
+	v = json_object_get(body, "boots");
+	req.boots = v ? (int)json_integer_value(v) : 2;
+	if (bad_field)
+		;
+	else if (!req.tree || !config_tree(rc->cfg, req.tree))
+		bad_field = "tree", why = "must name a configured tree";
+	else if (!ref_valid(req.good))
+		bad_field = "good", why = "must be a git ref or commit id";
+	else if (!ref_valid(req.bad))
+		bad_field = "bad", why = "must be a git ref or commit id";
+	else if (!req.suite || !config_suite(rc->cfg, req.suite))
+		bad_field = "suite", why = "must name a configured suite";
+	else if (!metric_valid(req.metric))
+		bad_field = "metric", why = "must be a metric's name, such as mprotect.ops_per_sec";
+	else if (req.machine && !config_machine(rc->cfg, req.machine))
+		bad_field = "machine", why = "must name a configured machine";
+	else if (!req.machine && !rc->cfg->nmachines)
+		bad_field = "machine", why = "the lab has no machine";
+	else if (json_object_get(body, "workload") && !config_valid_name(req.workload))
+		bad_field = "workload", why = "not a valid name";
+	else if (v && (!json_is_integer(v) || req.boots < 1 || req.boots > 20))
+		bad_field = "boots", why = "must be an integer from 1 to 20";
+	else if (json_object_get(body, "submitter") && !config_valid_name(req.submitter))
+		bad_field = "submitter", why = "not a valid name (letters, digits, '.', '_', '-')";
+	if (bad_field) {
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s: %s", bad_field, why);
+		json_decref(body);
+		return ret;
+	}
+	if (!req.machine)
+		req.machine = rc->cfg->machines[0].name;
+	{
+		int64_t *running = NULL;
+		size_t n = 0;
+
+		r = store_bisections_running(rc->api->st, &running, &n);
+		free(running);
+		if (r == 0 && n >= API_MAX_BISECTIONS) {
+			json_decref(body);
+			return api_send_error(rc->conn, 429, "too_many", "%zu bisections are running already (at most "
+					      "%d): cancel one or wait", n, API_MAX_BISECTIONS);
+		}
+	}
+	r = store_bisection_create(rc->api->st, &req, NULL, 0, NULL, 0, &id, &err);
+	if (r < 0) {
+		ret = api_send_store_error(rc->conn, r, "bisection: not stored: %s", err.buf);
+	} else {
+		log_info("bisection %lld: %s..%s in %s of tree %s on %s, asked for through the API", (long long)id,
+			 req.good, req.bad, req.metric, req.tree, req.machine);
+		if (rc->api->tracker)
+			track_wake(rc->api->tracker);
+		doc = store_bisection_json(rc->api->st, id);
+		ret = doc ? api_send_json(rc->conn, 201, json_pack("{s:o}", "bisection", doc))
+			  : api_send_store_error(rc->conn, -errno, "bisection %lld", (long long)id);
+	}
+	strbuf_release(&err);
+	json_decref(body);
+	return ret;
+}
+
+static enum MHD_Result bisection_routes(struct route_ctx *rc, int is_get)
+{
+	long limit, offset, alert;
+	enum MHD_Result ret;
+	int64_t id;
+	json_t *doc;
+	int r;
+
+	if (rc->nseg == 3) {
+		if (!is_get)
+			return bisection_create(rc);
+		if (page(rc, &limit, &offset) < 0 || api_query_int(rc->conn, "alert", 0, INT64_MAX / 2, 0, &alert) < 0)
+			return api_send_error(rc->conn, 400, "bad_request", "limit, offset, alert: must be integers "
+					      "(limit 1..500)");
+		return api_send_read(rc->conn, store_bisections_json(rc->api->st, alert, (int)limit, (int)offset),
+				     errno, "bisections");
+	}
+	if (api_parse_id(rc->seg[3], &id) < 0)
+		return api_send_error(rc->conn, 400, "bad_request", "bisection: must be a bisection id");
+	if (rc->nseg == 5 && !strcmp(rc->seg[4], "cancel")) {
+		if (api_post_refused(rc, &ret))
+			return ret;
+		r = store_bisection_cancel(rc->api->st, id);
+		if (r == -ENOENT)
+			return api_send_error(rc->conn, 404, "not_found", "no bisection %lld", (long long)id);
+		if (r == -EALREADY)
+			return api_send_error(rc->conn, 409, "conflict", "bisection %lld has ended", (long long)id);
+		if (r < 0)
+			return api_send_store_error(rc->conn, r, "bisection %lld: not cancelled", (long long)id);
+		log_info("bisection %lld: cancelled through the API", (long long)id);
+		return api_send_read(rc->conn, store_bisection_json(rc->api->st, id), errno, "bisection %lld",
+				     (long long)id);
+	}
+	if (!is_get)
+		return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
+	if (rc->nseg == 4)
+		return api_send_read(rc->conn, store_bisection_json(rc->api->st, id), errno, "bisection %lld",
+				     (long long)id);
+	if (rc->nseg == 5 && !strcmp(rc->seg[4], "report.txt")) {
+		struct strbuf text = STRBUF_INIT;
+
+		if (!(doc = store_bisection_json(rc->api->st, id)))
+			return api_send_read(rc->conn, NULL, errno, "bisection %lld", (long long)id);
+		bisect_report(doc, &text);
+		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
+		strbuf_release(&text);
+		json_decref(doc);
+		return ret;
+	}
+	return api_send_error(rc->conn, 404, "not_found", "no such resource");
+}
+
 enum MHD_Result api_track_routes(struct route_ctx *rc)
 {
 	int is_get = !strcmp(rc->method, "GET");
@@ -132,6 +303,8 @@ enum MHD_Result api_track_routes(struct route_ctx *rc)
 
 	if (!strcmp(what, "tracks"))
 		return track_routes(rc, is_get);
+	if (!strcmp(what, "bisections"))
+		return bisection_routes(rc, is_get);
 	if (rc->nseg == 5 && !strcmp(what, "alerts") && !strcmp(rc->seg[4], "state")) {
 		if (api_parse_id(rc->seg[3], &id) < 0)
 			return api_send_error(rc->conn, 400, "bad_request", "alert: must be an alert id");

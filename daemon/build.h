@@ -88,6 +88,7 @@ struct build_commit {
  * and (asked with a since) the commits after since up to it. */
 struct build_resolved {
 	char commit[41];
+	char since[41];		/* the commit since names (asked with one) */
 	double time;
 	struct strbuf author, subject;
 	struct build_commit *between;	/* oldest first */

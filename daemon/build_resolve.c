@@ -104,6 +104,11 @@ static int on_resolve_line(void *arg, const char *line, size_t len, int truncate
 			rl->bad = 1;
 		else
 			snprintf(o->commit, sizeof(o->commit), "%.*s", (int)vlen, v);
+	} else if (KEY("since")) {
+		if (vlen != 40 || truncated)
+			rl->bad = 1;
+		else
+			snprintf(o->since, sizeof(o->since), "%.*s", (int)vlen, v);
 	} else if (KEY("commit_time")) {
 		snprintf(num, sizeof(num), "%.*s", (int)(vlen < 31 ? vlen : 31), v);
 		if (parse_double(num, &o->time) < 0)

@@ -625,3 +625,71 @@ int64_t store_generation(struct store *st)
 	db_unlock(st);
 	return g;
 }
+
+/* ---- reads as JSON, for the tracks and bisections (store_int.h) ---- */
+
+/*
+ * The rows of a query as objects, one member a column, named by names[]
+ * (a name ending in "_json" holds JSON text, parsed, and loses the
+ * suffix). On a reader. NULL with errno on a store error.
+ */
+json_t *db_rows_json(struct store *st, const char *sql, const struct db_arg *args,
+			 const char *const *names)
+{
+	struct store *r = db_reader_get(st);
+	sqlite3_stmt *s = db_prep(r, sql);
+	json_t *rows = json_array();
+	int rc;
+
+	db_bind_args(s, args);
+	while ((rc = db_stmt_step(r, s)) == SQLITE_ROW) {
+		json_t *o = json_object();
+		int i;
+
+		for (i = 0; names[i]; i++) {
+			size_t len = strlen(names[i]);
+
+			if (len > 5 && !strcmp(names[i] + len - 5, "_json")) {
+				char key[64];
+
+				snprintf(key, sizeof(key), "%.*s", (int)(len - 5), names[i]);
+				json_object_set_new(o, key, db_col_parsed(s, i));
+			} else {
+				json_object_set_new(o, names[i], db_col_json(s, i));
+			}
+		}
+		json_array_append_new(rows, o);
+	}
+	db_stmt_done(r, s);
+	db_unlock(r);
+	return db_read_end(rows, rc);
+}
+
+/* one integer of a query on a reader, or -1 on a store error */
+int64_t db_count(struct store *st, const char *sql, const struct db_arg *args)
+{
+	struct store *r = db_reader_get(st);
+	sqlite3_stmt *s;
+	int64_t n = -1;
+
+	if (db_row_args(r, &s, sql, args) == 1) {
+		n = sqlite3_column_int64(s, 0);
+		db_stmt_done(r, s);
+	}
+	db_unlock(r);
+	return n;
+}
+
+/* {member: rows, "total": n, "limit", "offset"} or NULL with errno */
+json_t *db_page_json(const char *member, json_t *rows, int64_t total, int limit, int offset)
+{
+	if (!rows)
+		return NULL;
+	if (total < 0) {
+		json_decref(rows);
+		errno = EIO;
+		return NULL;
+	}
+	return json_pack("{s:o,s:I,s:i,s:i}", member, rows, "total", (json_int_t)total, "limit", limit,
+			 "offset", offset);
+}

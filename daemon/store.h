@@ -451,4 +451,59 @@ int store_delivery_attempt(struct store *st, int64_t id, int delivered, long htt
 /* {"deliveries": [...], "total"}, newest first, a page. */
 json_t *store_deliveries_json(struct store *st, int limit, int offset);
 
+/* ---- bisections (store_bisect.c; schemas/0009-tracks.sql, 0010) ---- */
+
+/* What a bisection looks for: the first commit after good up to bad
+ * whose metric is like bad's, on one machine, with a suite. */
+struct bisection_request {
+	int64_t alert;		/* the alert it explains, 0: none */
+	const char *track;	/* the track that found it, NULL: by hand */
+	const char *tree, *good, *bad, *suite, *machine, *metric;
+	const char *workload;	/* NULL: the row of metric that moved most */
+	const char *params;	/* its case parameters (canonical JSON), or NULL */
+	int boots;		/* per step */
+	const char *submitter;
+};
+/*
+ * Creates a bisection (state running), with the jobs that measured its
+ * ends already (points' jobs, whose commits the points give) as its good
+ * and its bad steps. -EEXIST when the alert has one already; -ENOENT when
+ * a job is no point's.
+ */
+int store_bisection_create(struct store *st, const struct bisection_request *b, const int64_t *good_jobs,
+			   size_t ngood, const int64_t *bad_jobs, size_t nbad, int64_t *ret_id,
+			   struct strbuf *err);
+/* The ids of the running bisections, oldest first (caller frees). */
+int store_bisections_running(struct store *st, int64_t **ret, size_t *ret_n);
+/* One bisection with its steps, oldest first, each with its job's state,
+ * boots, times and error ("error_stage" is the failed stage's kind); and
+ * a page of them, newest first, of one alert unless 0. NULL with errno
+ * (ENOENT for a missing one). */
+json_t *store_bisection_json(struct store *st, int64_t id);
+json_t *store_bisections_json(struct store *st, int64_t alert, int limit, int offset);
+/* The commits after good up to bad, oldest first: [{"commit", "time",
+ * "subject"}]. */
+int store_bisection_set_commits(struct store *st, int64_t id, const json_t *commits);
+/* The row the bisection chases (workload, parameters) and the change its
+ * ends show there ("regression", "improvement" or "changed"). */
+int store_bisection_set_row(struct store *st, int64_t id, const char *workload, const char *params,
+			    const char *change);
+/* What it does now, the steps left (-1: unknown) and their time (NAN). */
+int store_bisection_progress(struct store *st, int64_t id, const char *status, int steps_left, double eta_s);
+/* A step of role "good", "bad" (more boots of an end) or "step" (a commit
+ * in between): its run job (req, plan as store_job_create takes them) and
+ * its row, in one transaction. */
+int store_bisection_step_add(struct store *st, int64_t id, const char *commit, const char *role,
+			     const struct job_request *req, const struct stage_plan *plan, size_t nplan,
+			     int64_t *ret_job, struct strbuf *err);
+/* A step's outcome (good, bad, skip, inconclusive) and its evidence. */
+int store_bisection_step_done(struct store *st, int64_t step, const char *outcome, const json_t *evidence);
+/* The end: state done or failed, the first bad commit (NULL: none found)
+ * and what it found in words. Only a running bisection ends. */
+int store_bisection_finish(struct store *st, int64_t id, const char *state, const char *first_bad,
+			   const char *result);
+/* Cancels a running bisection and its steps' jobs. -ENOENT, -EALREADY
+ * (it has ended). */
+int store_bisection_cancel(struct store *st, int64_t id);
+
 #endif

@@ -238,4 +238,16 @@ json_t *db_read_end(json_t *doc, int rc);
 /* The time every timestamp column holds: seconds since the epoch. */
 double db_now(void);
 
+/*
+ * Reads for the API's documents, each on a reader: the rows of sql as
+ * objects, one member a column named by names[] (NULL-terminated; a name
+ * ending in "_json" holds JSON text, parsed, and loses the suffix), NULL
+ * with errno on a store error; one integer (a count), -1 on a store
+ * error; and a page, {member: rows, "total", "limit", "offset"}, NULL with
+ * errno when rows is NULL or total is -1 (rows is taken).
+ */
+json_t *db_rows_json(struct store *st, const char *sql, const struct db_arg *args, const char *const *names);
+int64_t db_count(struct store *st, const char *sql, const struct db_arg *args);
+json_t *db_page_json(const char *member, json_t *rows, int64_t total, int limit, int offset);
+
 #endif

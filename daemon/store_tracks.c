@@ -18,74 +18,6 @@
 #include "util.h"
 #include "banned.h"
 
-/* ---- reads as JSON ---- */
-
-/*
- * The rows of a query as objects, one member a column, named by names[]
- * (a name ending in "_json" holds JSON text, parsed, and loses the
- * suffix). On a reader. NULL with errno on a store error.
- */
-static json_t *rows_json(struct store *st, const char *sql, const struct db_arg *args,
-			 const char *const *names)
-{
-	struct store *r = db_reader_get(st);
-	sqlite3_stmt *s = db_prep(r, sql);
-	json_t *rows = json_array();
-	int rc;
-
-	db_bind_args(s, args);
-	while ((rc = db_stmt_step(r, s)) == SQLITE_ROW) {
-		json_t *o = json_object();
-		int i;
-
-		for (i = 0; names[i]; i++) {
-			size_t len = strlen(names[i]);
-
-			if (len > 5 && !strcmp(names[i] + len - 5, "_json")) {
-				char key[64];
-
-				snprintf(key, sizeof(key), "%.*s", (int)(len - 5), names[i]);
-				json_object_set_new(o, key, db_col_parsed(s, i));
-			} else {
-				json_object_set_new(o, names[i], db_col_json(s, i));
-			}
-		}
-		json_array_append_new(rows, o);
-	}
-	db_stmt_done(r, s);
-	db_unlock(r);
-	return db_read_end(rows, rc);
-}
-
-/* one integer of a query on a reader, or -1 on a store error */
-static int64_t count_of(struct store *st, const char *sql, const struct db_arg *args)
-{
-	struct store *r = db_reader_get(st);
-	sqlite3_stmt *s;
-	int64_t n = -1;
-
-	if (db_row_args(r, &s, sql, args) == 1) {
-		n = sqlite3_column_int64(s, 0);
-		db_stmt_done(r, s);
-	}
-	db_unlock(r);
-	return n;
-}
-
-/* {member: rows, "total": n, "limit", "offset"} or NULL with errno */
-static json_t *page_json(const char *member, json_t *rows, int64_t total, int limit, int offset)
-{
-	if (!rows)
-		return NULL;
-	if (total < 0) {
-		json_decref(rows);
-		errno = EIO;
-		return NULL;
-	}
-	return json_pack("{s:o,s:I,s:i,s:i}", member, rows, "total", (json_int_t)total, "limit", limit,
-			 "offset", offset);
-}
-
 /* ---- tracks ---- */
 
 int store_tracks_sync(struct store *st, const struct lab_config *cfg)
@@ -479,7 +411,7 @@ json_t *store_tracks_json(struct store *st)
 		"name", "in_config", "next_due", "last_run", "last_head", "last_result", "baseline_point",
 		"points", "alerts_open", NULL
 	};
-	json_t *rows = rows_json(st, "SELECT name, in_config, next_due, last_run, last_head, last_result, "
+	json_t *rows = db_rows_json(st, "SELECT name, in_config, next_due, last_run, last_head, last_result, "
 				 "baseline_point, (SELECT count(*) FROM points p WHERE p.track = t.name), "
 				 "(SELECT count(*) FROM alerts a WHERE a.track = t.name AND a.state = 'new') "
 				 "FROM tracks t ORDER BY name", DB_ARGS(DB_INT(0)), names);
@@ -494,11 +426,11 @@ json_t *store_points_json(struct store *st, const char *track, int limit, int of
 		"created", NULL
 	};
 
-	return page_json("points",
-			 rows_json(st, "SELECT id, track, commit_id, commit_time, subject, author, machine, job_id, "
+	return db_page_json("points",
+			 db_rows_json(st, "SELECT id, track, commit_id, commit_time, subject, author, machine, job_id, "
 				   "state, created FROM points WHERE track = ? ORDER BY id DESC LIMIT ? OFFSET ?",
 				   DB_ARGS(DB_TEXT(track), DB_INT(limit), DB_INT(offset)), names),
-			 count_of(st, "SELECT count(*) FROM points WHERE track = ?", DB_ARGS(DB_TEXT(track))),
+			 db_count(st, "SELECT count(*) FROM points WHERE track = ?", DB_ARGS(DB_TEXT(track))),
 			 limit, offset);
 }
 
@@ -507,7 +439,7 @@ json_t *store_series_list_json(struct store *st, const char *track)
 	static const char *const names[] = {
 		"id", "track", "machine", "workload", "params_json", "metric", "points", "change_points", NULL
 	};
-	json_t *rows = rows_json(st, "SELECT id, track, machine, workload, params, metric, "
+	json_t *rows = db_rows_json(st, "SELECT id, track, machine, workload, params, metric, "
 				 "(SELECT count(*) FROM series_values v WHERE v.series_id = s.id), "
 				 "(SELECT count(*) FROM change_points c WHERE c.series_id = s.id AND c.status != 'rejected') "
 				 "FROM series s WHERE track = ? ORDER BY workload, params, metric, machine",
@@ -531,7 +463,7 @@ json_t *store_series_json(struct store *st, int64_t series_id)
 	static const char *const vals[] = {
 		"point", "commit", "commit_time", "subject", "job", "value", "lo", "hi", "boots", NULL
 	};
-	json_t *h = rows_json(st, "SELECT s.id, s.track, s.machine, s.workload, s.params, s.metric, mi.unit, "
+	json_t *h = db_rows_json(st, "SELECT s.id, s.track, s.machine, s.workload, s.params, s.metric, mi.unit, "
 			      "coalesce(mi.direction, 'neutral') FROM series s LEFT JOIN metric_info mi "
 			      "ON mi.name = s.metric WHERE s.id = ?", DB_ARGS(DB_INT(series_id)), head);
 	json_t *one, *v, *c;
@@ -545,10 +477,10 @@ json_t *store_series_json(struct store *st, int64_t series_id)
 	}
 	one = json_incref(json_array_get(h, 0));
 	json_decref(h);
-	v = rows_json(st, "SELECT p.id, p.commit_id, p.commit_time, p.subject, p.job_id, v.value, v.lo, v.hi, "
+	v = db_rows_json(st, "SELECT p.id, p.commit_id, p.commit_time, p.subject, p.job_id, v.value, v.lo, v.hi, "
 		      "v.boots FROM series_values v JOIN points p ON p.id = v.point_id WHERE v.series_id = ? "
 		      "ORDER BY p.id", DB_ARGS(DB_INT(series_id)), vals);
-	c = v ? rows_json(st, "SELECT " CP_COLS " FROM change_points c JOIN points p ON p.id = c.point_id "
+	c = v ? db_rows_json(st, "SELECT " CP_COLS " FROM change_points c JOIN points p ON p.id = c.point_id "
 			  "WHERE c.series_id = ? ORDER BY c.point_id", DB_ARGS(DB_INT(series_id)), cp_names) : NULL;
 	if (!c) {
 		json_decref(v);
@@ -570,11 +502,11 @@ static const char *const alert_names[] = {
 
 json_t *store_alerts_json(struct store *st, const char *track, int limit, int offset)
 {
-	return page_json("alerts",
-			 rows_json(st, "SELECT " ALERT_COLS " FROM alerts a WHERE ?1 IS NULL OR a.track = ?1 "
+	return db_page_json("alerts",
+			 db_rows_json(st, "SELECT " ALERT_COLS " FROM alerts a WHERE ?1 IS NULL OR a.track = ?1 "
 				   "ORDER BY a.id DESC LIMIT ?2 OFFSET ?3",
 				   DB_ARGS(DB_TEXT(track), DB_INT(limit), DB_INT(offset)), alert_names),
-			 count_of(st, "SELECT count(*) FROM alerts WHERE ?1 IS NULL OR track = ?1",
+			 db_count(st, "SELECT count(*) FROM alerts WHERE ?1 IS NULL OR track = ?1",
 				  DB_ARGS(DB_TEXT(track))),
 			 limit, offset);
 }
@@ -585,7 +517,7 @@ json_t *store_alert_json(struct store *st, int64_t alert)
 		"id", "series", "point", "commit", "alert", "status", "p", "before", "after", "magnitude",
 		"direction", "ab_verdict", "ab_p", "detected", "machine", "workload", "params_json", "metric", NULL
 	};
-	json_t *a = rows_json(st, "SELECT " ALERT_COLS " FROM alerts a WHERE a.id = ?", DB_ARGS(DB_INT(alert)),
+	json_t *a = db_rows_json(st, "SELECT " ALERT_COLS " FROM alerts a WHERE a.id = ?", DB_ARGS(DB_INT(alert)),
 			      alert_names);
 	json_t *one, *c;
 
@@ -598,7 +530,7 @@ json_t *store_alert_json(struct store *st, int64_t alert)
 	}
 	one = json_incref(json_array_get(a, 0));
 	json_decref(a);
-	c = rows_json(st, "SELECT " CP_COLS ", s.machine, s.workload, s.params, s.metric FROM change_points c "
+	c = db_rows_json(st, "SELECT " CP_COLS ", s.machine, s.workload, s.params, s.metric FROM change_points c "
 		      "JOIN points p ON p.id = c.point_id JOIN series s ON s.id = c.series_id WHERE c.alert_id = ? "
 		      "ORDER BY abs(c.magnitude) DESC", DB_ARGS(DB_INT(alert)), cps);
 	if (!c) {
@@ -613,14 +545,14 @@ json_t *store_points_ended(struct store *st, int max)
 {
 	static const char *const names[] = { "job", "state", NULL };
 
-	return rows_json(st, "SELECT p.job_id, j.state FROM points p JOIN jobs j ON j.id = p.job_id "
+	return db_rows_json(st, "SELECT p.job_id, j.state FROM points p JOIN jobs j ON j.id = p.job_id "
 			 "WHERE p.state = 'queued' AND j.state IN ('done', 'failed', 'cancelled') ORDER BY p.id LIMIT ?",
 			 DB_ARGS(DB_INT(max)), names);
 }
 
 int store_jobs_to_notify(struct store *st, int max, int64_t **ret, size_t *ret_n)
 {
-	json_t *rows = rows_json(st, "SELECT id FROM jobs WHERE notified = 0 AND state IN ('done', 'failed', "
+	json_t *rows = db_rows_json(st, "SELECT id FROM jobs WHERE notified = 0 AND state IN ('done', 'failed', "
 				 "'cancelled') ORDER BY finished, id LIMIT ?", DB_ARGS(DB_INT(max)),
 				 (const char *const[]){ "id", NULL });
 	size_t i, n;
@@ -669,7 +601,7 @@ json_t *store_deliveries_due(struct store *st, double now, int max)
 {
 	static const char *const names[] = { "id", "hook", "event", "url", "body", "attempts", NULL };
 
-	return rows_json(st, "SELECT id, hook, event, url, body, attempts FROM deliveries WHERE state = 'pending' "
+	return db_rows_json(st, "SELECT id, hook, event, url, body, attempts FROM deliveries WHERE state = 'pending' "
 			 "AND next_attempt <= ? ORDER BY next_attempt, id LIMIT ?",
 			 DB_ARGS(DB_REAL(now), DB_INT(max)), names);
 }
@@ -698,9 +630,9 @@ json_t *store_deliveries_json(struct store *st, int limit, int offset)
 		"created", "delivered", "next_attempt", "body_json", NULL
 	};
 
-	return page_json("deliveries",
-			 rows_json(st, "SELECT id, hook, event, url, state, attempts, last_status, last_error, log, "
+	return db_page_json("deliveries",
+			 db_rows_json(st, "SELECT id, hook, event, url, state, attempts, last_status, last_error, log, "
 				   "created, delivered, next_attempt, body FROM deliveries ORDER BY id DESC LIMIT ? OFFSET ?",
 				   DB_ARGS(DB_INT(limit), DB_INT(offset)), names),
-			 count_of(st, "SELECT count(*) FROM deliveries", DB_ARGS(DB_INT(0))), limit, offset);
+			 db_count(st, "SELECT count(*) FROM deliveries", DB_ARGS(DB_INT(0))), limit, offset);
 }

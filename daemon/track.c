@@ -6,6 +6,7 @@
  * up again by the next daemon's first pass.
  */
 #include "track.h"
+#include "track_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -33,25 +34,6 @@
 #define JOBS_PER_PASS 32
 #define DELIVERIES_PER_PASS 8
 
-struct tracker {
-	pthread_t thread;
-	pthread_mutex_t lock;		/* cfg, run_now, woken, stop */
-	pthread_cond_t cond;
-	int stop, woken;
-	const struct lab_config *cfg;	/* a reference */
-	json_t *run_now;		/* names asked for */
-	json_t *to_search;		/* the thread's: tracks whose series changed, or
-					 * all of them after a start or a reload */
-	struct store *st;
-	struct quiet *quiet;
-	char *kernels_dir;
-	void (*wake_sched)(void *);
-	void *wake_arg;
-	volatile sig_atomic_t cancel;	/* set by track_stop: a resolve stops */
-	long passes;			/* under lock */
-	long cfg_gen;			/* under lock: moves with each configuration */
-	long synced_gen;		/* the one whose tracks the store has, +1 */
-};
 
 const char *track_change_direction(const char *direction, double magnitude)
 {
@@ -66,8 +48,7 @@ const char *track_change_direction(const char *direction, double magnitude)
 
 /* ---- webhooks ---- */
 
-/* Queues body (taken) for every hook that wants event. */
-static void announce(struct tracker *tr, const struct lab_config *cfg, enum notify_event ev, json_t *body)
+void track_announce(struct tracker *tr, const struct lab_config *cfg, enum notify_event ev, json_t *body)
 {
 	const char *name = config_notify_event_name(ev);
 	char *text;
@@ -151,7 +132,7 @@ static void announce_jobs(struct tracker *tr, const struct lab_config *cfg)
 
 		if (!j)
 			break;	/* the next pass looks again */
-		announce(tr, cfg, NOTIFY_JOB, json_pack("{s:o}", "job", j));
+		track_announce(tr, cfg, NOTIFY_JOB, json_pack("{s:o}", "job", j));
 		if (store_job_notified(tr->st, ids[i]) < 0)
 			break;
 	}
@@ -160,10 +141,7 @@ static void announce_jobs(struct tracker *tr, const struct lab_config *cfg)
 
 /* ---- change points ---- */
 
-#define RECHECK_POINTS 5
-
-/* the runs and metrics of jobs[from..to) as one side document */
-static json_t *side_of(struct tracker *tr, const int64_t *jobs, size_t from, size_t to)
+json_t *track_jobs_side(struct tracker *tr, const int64_t *jobs, size_t from, size_t to)
 {
 	json_t *side = json_pack("{s:[],s:[],s:[],s:{}}", "runs", "metrics", "profiles", "provenance");
 	size_t i;
@@ -180,9 +158,22 @@ static json_t *side_of(struct tracker *tr, const int64_t *jobs, size_t from, siz
 	return side;
 }
 
+const json_t *track_row_of(const json_t *cmp, const char *workload, const json_t *params, const char *metric)
+{
+	const json_t *row;
+	size_t i;
+
+	json_array_foreach(json_object_get(cmp, "rows"), i, row)
+		if (!strcmp(json_string_value(json_object_get(row, "metric")) ?: "", metric) &&
+		    !strcmp(json_string_value(json_object_get(row, "workload")) ?: "", workload) &&
+		    json_equal(json_object_get(row, "params"), params))
+			return row;
+	return NULL;
+}
+
 /*
  * The A/B rule on the raw runs of the points either side of a change
- * (at most RECHECK_POINTS a side, within the change's segment): the
+ * (at most TRACK_SIDE_POINTS a side, within the change's segment): the
  * verdict of the row of the series' workload, parameters and metric, and
  * its p, into ret_verdict and *ret_p. 0, or -1 when there is no such row.
  */
@@ -194,27 +185,23 @@ static int recheck(struct tracker *tr, const struct lab_config *cfg, const struc
 	struct compare_rules defaults;
 	struct strbuf err = STRBUF_INIT;
 	size_t lo = cp->seg_start, hi = cp->seg_end;
-	json_t *before, *after, *cmp, *params = json_loads(d->params, 0, NULL), *row;
+	json_t *before, *after, *cmp, *params = json_loads(d->params, 0, NULL);
+	const json_t *row;
 	int r = -1;
-	size_t i;
 
 	compare_rules_default(&defaults);
-	if (cp->index - lo > RECHECK_POINTS)
-		lo = cp->index - RECHECK_POINTS;
-	if (hi - cp->index > RECHECK_POINTS)
-		hi = cp->index + RECHECK_POINTS;
-	before = side_of(tr, d->jobs, lo, cp->index);
-	after = side_of(tr, d->jobs, cp->index, hi);
+	if (cp->index - lo > TRACK_SIDE_POINTS)
+		lo = cp->index - TRACK_SIDE_POINTS;
+	if (hi - cp->index > TRACK_SIDE_POINTS)
+		hi = cp->index + TRACK_SIDE_POINTS;
+	before = track_jobs_side(tr, d->jobs, lo, cp->index);
+	after = track_jobs_side(tr, d->jobs, cp->index, hi);
 	cmp = compare_sides(before, NULL, after, NULL, suite ? &suite->rules : &defaults, &err);
-	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
-		if (strcmp(json_string_value(json_object_get(row, "metric")) ?: "", d->metric) ||
-		    strcmp(json_string_value(json_object_get(row, "workload")) ?: "", d->workload) ||
-		    !json_equal(json_object_get(row, "params"), params))
-			continue;
+	row = track_row_of(cmp, d->workload, params, d->metric);
+	if (row) {
 		snprintf(ret_verdict, len, "%s", json_string_value(json_object_get(row, "verdict")) ?: "?");
 		*ret_p = json_number_value(json_object_get(row, "p"));
 		r = 0;
-		break;
 	}
 	if (!cmp)
 		log_warnx("track %s: series of %s: the A/B check could not compare: %s", t->name, d->metric, err.buf);
@@ -294,7 +281,9 @@ static void search_series(struct tracker *tr, const struct lab_config *cfg, cons
 					 "ab_verdict", verdict[0] ? verdict : NULL,
 					 "ab_p", isfinite(ab_p) ? json_real(ab_p) : json_null());
 			if (body)
-				announce(tr, cfg, NOTIFY_CHANGE_POINT, body);
+				track_announce(tr, cfg, NOTIFY_CHANGE_POINT, body);
+			if (t->bisect && !strcmp(row.direction, "regression"))
+				track_bisect_regression(tr, cfg, t, &d, &cp[i], alert);
 		}
 	}
 	store_change_points_prune(tr->st, series, keep, nkeep);
@@ -396,22 +385,21 @@ static void points_ended(struct tracker *tr)
 
 /* ---- runs of a track ---- */
 
-/* The builder's answer about the branch, waiting while its host measures. */
-static int resolve_head(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
-			struct build_resolved *r, struct strbuf *err)
+int track_resolve(struct tracker *tr, const struct lab_config *cfg, const char *tree_name, const char *url,
+		  const char *ref, const char *since, struct build_resolved *r, struct strbuf *err)
 {
-	const struct cfg_tree *tree = config_tree(cfg, t->tree);
+	const struct cfg_tree *tree = config_tree(cfg, tree_name);
 	const struct cfg_builder *b = tree ? config_builder(cfg, tree->builder) : NULL;
 	struct quiet_entry qe = { 0 };
 	int rc, gated = 0;
 
 	if (!tree || !b) {
-		strbuf_addf(err, "tree %s or its builder is not configured", t->tree);
+		strbuf_addf(err, "tree %s or its builder is not configured", tree_name);
 		return -EINVAL;
 	}
 	qe.ep = &b->ep;
 	qe.pausable = transport_pausable(b->ep.transport);
-	snprintf(qe.label, sizeof(qe.label), "resolve of track %s on builder %s", t->name, b->name);
+	snprintf(qe.label, sizeof(qe.label), "resolve of %s on builder %s", ref, b->name);
 	while (tr->quiet && cfg->quiet_host && !tr->cancel) {
 		struct strbuf why = STRBUF_INIT;
 
@@ -424,8 +412,8 @@ static int resolve_head(struct tracker *tr, const struct lab_config *cfg, const 
 		/* a run measures there and the resolve cannot pause: wait */
 		nanosleep(&(struct timespec){ 0, 500 * 1000 * 1000 }, NULL);
 	}
-	rc = build_resolve(cfg, tree, t->url, t->branch, NULL, tr->kernels_dir, RESOLVE_TIMEOUT_S, &tr->cancel,
-			   &qe.pause, r, err);
+	rc = build_resolve(cfg, tree, url, ref, since, tr->kernels_dir, RESOLVE_TIMEOUT_S, &tr->cancel, &qe.pause,
+			   r, err);
 	if (gated)
 		quiet_build_end(tr->quiet, &qe);
 	return rc;
@@ -444,7 +432,7 @@ static void run_track(struct tracker *tr, const struct lab_config *cfg, const st
 		strbuf_addf(&result, "suite %s is not configured", t->suite);
 		goto out;
 	}
-	if (resolve_head(tr, cfg, t, &r, &err) < 0) {
+	if (track_resolve(tr, cfg, t->tree, t->url, t->branch, NULL, &r, &err) < 0) {
 		strbuf_addf(&result, "cannot resolve %s: %s", t->branch, err.buf);
 		goto out;
 	}
@@ -556,6 +544,7 @@ static void *track_main(void *arg)
 			due_tracks(tr, cfg, asked);
 		points_ended(tr);
 		search_pending(tr, cfg);
+		track_bisect_pass(tr, cfg);
 		announce_jobs(tr, cfg);
 		deliver(tr, cfg);
 		json_decref(asked);

@@ -55,7 +55,8 @@
 # --resolve (the nightly tracker's): only brings the checkout up to date
 # and says what REF (or REF2 of URL) is now, in TLBLAB lines commit,
 # commit_time (committer date, epoch seconds), author and subject; with
-# --since GOOD, also one "TLBLAB between SHA TIME SUBJECT" line per commit
+# --since GOOD, also "TLBLAB since SHA" (GOOD's commit) and one
+# "TLBLAB between SHA TIME SUBJECT" line per commit
 # after GOOD up to it, oldest first (at most 100000; a bisection's range).
 # exit: 0 ok, 10 patch, 11 build, 12 config, 13 ref, 1 infra (tools, disk,
 # git or network trouble, a bad invocation: the only class worth a retry).
@@ -607,6 +608,8 @@ if [ "$resolve_only" = 1 ]; then
 	good=
 	if [ -n "$since" ]; then
 		good=$(resolve "$since") || fail ref "--since '$since' is not a commit of $tree"
+		g merge-base --is-ancestor "$good" "$commit" ||
+			fail ref "--since '$since' ($good) is not an ancestor of $commit: there is no range between them"
 	fi
 	facts=$(g log -1 --format='%ct%x01%an%x01%s' "$commit") || fail infra "git log of $commit failed"
 	SOH=$(printf '\001')
@@ -618,6 +621,7 @@ if [ "$resolve_only" = 1 ]; then
 	printf 'TLBLAB author %s\n' "$(oneline "${rest%%"$SOH"*}")"
 	printf 'TLBLAB subject %s\n' "$(oneline "${rest#*"$SOH"}")"
 	if [ -n "$good" ]; then
+		printf 'TLBLAB since %s\n' "$good"
 		g rev-list --reverse --topo-order --max-count=100000 --format='%ct %s' "$good..$commit" |
 			awk '/^commit [0-9a-f]+$/ { sha = $2; next } { gsub(/[\001-\037\177]/, " "); printf "TLBLAB between %s %s\n", sha, substr($0, 1, 400) }'
 	fi

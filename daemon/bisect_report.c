@@ -1,0 +1,167 @@
+/*
+ * A bisection's report (bisect.h): plain text a kernel developer can paste
+ * into a reply on the list. It says what was found first, then the
+ * numbers it rests on (each end and the first bad commit with their
+ * spread and boots, and the A/B verdict between the ends), then every
+ * step with its two verdicts, then how to measure it again with tlblab.
+ * Made from the stored document alone, so the API and the webhook give
+ * the same text.
+ */
+#include "bisect.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "banned.h"
+
+static const char *str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static double num(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* "1234.5 (spread 2.1%, 4 boots)" of a side of a row's evidence */
+static void level(struct strbuf *out, const json_t *side)
+{
+	double c = num(side, "center"), sp = num(side, "spread_pct");
+
+	if (isnan(c)) {
+		strbuf_addstr(out, "-");
+		return;
+	}
+	strbuf_addf(out, "%.6g", c);
+	if (!isnan(sp))
+		strbuf_addf(out, " (spread %.1f%%, %g boots)", sp, num(side, "n"));
+	else
+		strbuf_addf(out, " (%g boot%s)", num(side, "n"), num(side, "n") == 1 ? "" : "s");
+}
+
+/* "regression, +12.3% (p 0.004)" of a row's evidence */
+static void verdict(struct strbuf *out, const json_t *ev)
+{
+	double ch = num(ev, "change_pct"), p = num(ev, "p"), mde = num(ev, "mde_pct");
+
+	strbuf_addstr(out, str(ev, "verdict") ?: "?");
+	if (!isnan(ch))
+		strbuf_addf(out, " %+.1f%%", ch);
+	if (!isnan(p))
+		strbuf_addf(out, " (p %.2g)", p);
+	if (str(ev, "verdict") && !strcmp(str(ev, "verdict"), "inconclusive") && !isnan(mde))
+		strbuf_addf(out, ", could detect %.1f%%", mde);
+}
+
+/* the commit sha of the range, and the one before it (or the good end) */
+static const json_t *commit_of(const json_t *doc, const char *sha, const char **ret_before)
+{
+	const json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "commits"), i, c)
+		if (sha && !strcmp(str(c, "commit") ?: "", sha)) {
+			if (ret_before)
+				*ret_before = i ? str(json_array_get(json_object_get(doc, "commits"), i - 1), "commit")
+						: str(doc, "good");
+			return c;
+		}
+	return NULL;
+}
+
+/* the evidence of the last step of commit with an outcome, or NULL */
+static const json_t *evidence_of(const json_t *doc, const char *sha)
+{
+	const json_t *s, *ev = NULL;
+	size_t i;
+
+	json_array_foreach(json_object_get(doc, "steps"), i, s)
+		if (sha && !strcmp(str(s, "commit") ?: "", sha) && !strcmp(str(s, "role") ?: "", "step") &&
+		    json_object_get(s, "evidence") && !json_is_null(json_object_get(s, "evidence")))
+			ev = json_object_get(s, "evidence");
+	return ev;
+}
+
+void bisect_report(const json_t *doc, struct strbuf *out)
+{
+	const char *first = str(doc, "first_bad"), *state = str(doc, "state") ?: "?";
+	const char *before = NULL;
+	const json_t *fc = commit_of(doc, first, &before), *s, *ends = NULL, *fev = evidence_of(doc, first);
+	char *params = json_dumps(json_object_get(doc, "params"), JSON_COMPACT | JSON_SORT_KEYS);
+	size_t i, k = 0;
+
+	json_array_foreach(json_object_get(doc, "steps"), i, s)
+		if (json_object_get(json_object_get(s, "evidence"), "good_to_bad"))
+			ends = json_object_get(json_object_get(s, "evidence"), "good_to_bad");
+	strbuf_addf(out, "tlblab bisection %lld", (long long)json_integer_value(json_object_get(doc, "id")));
+	if (str(doc, "track"))
+		strbuf_addf(out, " (track %s, alert %lld)", str(doc, "track"),
+			    (long long)json_integer_value(json_object_get(doc, "alert")));
+	if (first)
+		strbuf_addstr(out, ": first bad commit found\n\n");
+	else
+		strbuf_addf(out, ": %s, no first bad commit\n\n", state);
+	if (first) {
+		strbuf_addf(out, "  first bad commit: %s\n", first);
+		strbuf_addf(out, "  subject:          %s\n", fc && str(fc, "subject") ? str(fc, "subject") : "-");
+		strbuf_addf(out, "  author:           %s\n", fc && str(fc, "author") ? str(fc, "author") : "-");
+	}
+	if (str(doc, "result"))
+		strbuf_addf(out, "  result:           %s\n", str(doc, "result"));
+	strbuf_addf(out, "  range:            %s..%s in tree %s (%zu commits)\n", str(doc, "good") ?: "?",
+		    str(doc, "bad") ?: "?", str(doc, "tree") ?: "?", json_array_size(json_object_get(doc, "commits")));
+	strbuf_addf(out, "  metric:           %s of %s %s on %s, suite %s\n", str(doc, "metric") ?: "?",
+		    str(doc, "workload") ?: "-", params && strcmp(params, "null") ? params : "",
+		    str(doc, "machine") ?: "?", str(doc, "suite") ?: "?");
+	if (ends) {
+		strbuf_addstr(out, "\n  good end:         ");
+		level(out, json_object_get(ends, "base"));
+		strbuf_addstr(out, "\n  bad end:          ");
+		level(out, json_object_get(ends, "patched"));
+		if (fev && json_object_get(fev, "vs_good")) {
+			strbuf_addstr(out, "\n  first bad:        ");
+			level(out, json_object_get(json_object_get(fev, "vs_good"), "patched"));
+		}
+		strbuf_addstr(out, "\n  good -> bad:      ");
+		verdict(out, ends);
+		strbuf_addstr(out, "\n");
+	}
+	strbuf_addstr(out, "\n  steps (each compared with both ends by the A/B rule):\n");
+	json_array_foreach(json_object_get(doc, "steps"), i, s) {
+		const json_t *ev = json_object_get(s, "evidence");
+		const json_t *c = commit_of(doc, str(s, "commit"), NULL);
+
+		if (strcmp(str(s, "role") ?: "", "step"))
+			continue;
+		strbuf_addf(out, "  %2zu. %.12s %-12s %s\n", ++k, str(s, "commit") ?: "?",
+			    str(s, "outcome") ?: "(measuring)", c && str(c, "subject") ? str(c, "subject") : "");
+		if (str(ev, "failed")) {
+			strbuf_addf(out, "      %s\n", str(ev, "failed"));
+		} else if (json_object_get(ev, "vs_good")) {
+			strbuf_addstr(out, "      ");
+			level(out, json_object_get(json_object_get(ev, "vs_good"), "patched"));
+			strbuf_addstr(out, "; vs good: ");
+			verdict(out, json_object_get(ev, "vs_good"));
+			strbuf_addstr(out, "; vs bad: ");
+			verdict(out, json_object_get(ev, "vs_bad"));
+			strbuf_addstr(out, "\n");
+		}
+	}
+	if (!k)
+		strbuf_addstr(out, "      (none)\n");
+	strbuf_addf(out, "\n  reproduce:\n    tlblab bisect %s %s %s --suite %s --metric %s --machine %s --boots %lld\n",
+		    str(doc, "tree") ?: "?", str(doc, "good") ?: "?", str(doc, "bad") ?: "?", str(doc, "suite") ?: "?",
+		    str(doc, "metric") ?: "?", str(doc, "machine") ?: "?",
+		    (long long)json_integer_value(json_object_get(doc, "boots")));
+	if (first && before)
+		strbuf_addf(out, "    # the first bad commit alone, as an A/B job on the commit before it:\n"
+			    "    git format-patch -1 --stdout %s >first-bad.patch\n"
+			    "    tlblab submit --tree %s --base %s --patch first-bad.patch --suite %s --boots %lld\n",
+			    first, str(doc, "tree") ?: "?", before, str(doc, "suite") ?: "?",
+			    (long long)json_integer_value(json_object_get(doc, "boots")));
+	free(params);
+}

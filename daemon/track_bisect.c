@@ -1,0 +1,640 @@
+/*
+ * Bisections, driven by the tracker thread (track_int.h). Every decision
+ * is read back from the store on each pass (store_bisect.c), so a
+ * bisection goes on where it was after a restart, and bisect.c makes the
+ * choices (which commit next, what a step says, when it is over):
+ *
+ * 1. The builder lists the commits after good up to bad (build.sh
+ *    --resolve --since).
+ * 2. The ends are measured: run jobs of the good and the bad commit, or,
+ *    for a track's regression, the points' jobs either side of it. The
+ *    A/B rule on the two must call the chased metric changed; when it
+ *    cannot, each end gets more boots, up to BISECT_ROUNDS jobs, and then
+ *    the bisection fails saying what the lab could have detected.
+ * 3. Steps, one at a time: a run job of the commit bisect_next names.
+ *    Compared with both ends by the A/B rule it is good, bad or
+ *    inconclusive; an inconclusive one is measured again (more boots,
+ *    the jobs' runs pooled), up to BISECT_ROUNDS jobs. A commit whose job
+ *    fails (it does not build, boot or run) is skipped.
+ * 4. The end: the first bad commit, or the range it could not narrow and
+ *    why; the report (bisect_report.c) goes to the webhooks.
+ *
+ * A step's build is the build cache's (build.sh): a commit built before,
+ * by a track or an earlier step, is not built again.
+ */
+#include "track_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bisect.h"
+#include "changepoint.h"
+#include "compare.h"
+#include "config.h"
+#include "log.h"
+#include "stats.h"
+#include "store.h"
+#include "submit.h"
+#include "util.h"
+#include "banned.h"
+
+#define BISECT_ROUNDS 3		/* jobs a commit (or an end) gets at most */
+
+static const char *str(const json_t *o, const char *key)
+{
+	return json_string_value(json_object_get(o, key));
+}
+
+static int job_open(const json_t *step)
+{
+	const char *s = str(step, "job_state");
+
+	return s && (!strcmp(s, "queued") || !strcmp(s, "running"));
+}
+
+/* A compact account of a comparison row: what a step's evidence keeps. */
+static json_t *row_evidence(const json_t *row)
+{
+	const json_t *b = json_object_get(row, "base"), *p = json_object_get(row, "patched");
+
+	return json_pack("{s:O,s:O,s:O,s:O,s:{s:O,s:O,s:O},s:{s:O,s:O,s:O}}",
+			 "verdict", json_object_get(row, "verdict") ?: json_null(),
+			 "p", json_object_get(row, "p") ?: json_null(),
+			 "change_pct", json_object_get(row, "change_pct") ?: json_null(),
+			 "mde_pct", json_object_get(row, "mde_pct") ?: json_null(),
+			 "base", "center", json_object_get(b, "center") ?: json_null(),
+			 "spread_pct", json_object_get(b, "spread_pct") ?: json_null(),
+			 "n", json_object_get(b, "n") ?: json_null(),
+			 "patched", "center", json_object_get(p, "center") ?: json_null(),
+			 "spread_pct", json_object_get(p, "spread_pct") ?: json_null(),
+			 "n", json_object_get(p, "n") ?: json_null());
+}
+
+/* a bisection as the driver sees it on one pass */
+struct bis {
+	int64_t id;
+	json_t *doc;			/* store_bisection_json */
+	const struct cfg_suite *suite;
+	struct compare_rules rules;
+	json_t *params;			/* the chased row's, or NULL before it is chosen */
+	json_t *good_side, *bad_side;	/* the ends' runs, once measured */
+};
+
+static void finish(struct tracker *tr, const struct lab_config *cfg, struct bis *b, const char *state,
+		   const char *first_bad, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void finish(struct tracker *tr, const struct lab_config *cfg, struct bis *b, const char *state,
+		   const char *first_bad, const char *fmt, ...)
+{
+	struct strbuf result = STRBUF_INIT, report = STRBUF_INIT;
+	json_t *doc, *body;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&result, fmt, ap);
+	va_end(ap);
+	if (store_bisection_finish(tr->st, b->id, state, first_bad, result.buf) < 0) {
+		log_warnx("bisection %lld: store: its end is not kept; the next pass tries again", (long long)b->id);
+		strbuf_release(&result);
+		return;
+	}
+	log_info("bisection %lld: %s: %s", (long long)b->id, state, result.buf);
+	doc = store_bisection_json(tr->st, b->id);
+	if (doc) {
+		bisect_report(doc, &report);
+		body = json_pack("{s:I,s:s?,s:O,s:s,s:s?,s:O,s:O,s:O,s:O,s:s,s:s}", "bisection", (json_int_t)b->id,
+				 "track", str(doc, "track"), "alert", json_object_get(doc, "alert"), "state", state,
+				 "first_bad", first_bad, "tree", json_object_get(doc, "tree"),
+				 "metric", json_object_get(doc, "metric"), "workload", json_object_get(doc, "workload"),
+				 "params", json_object_get(doc, "params"), "result", result.buf, "report", report.buf);
+		if (body)
+			track_announce(tr, cfg, NOTIFY_BISECTION, body);
+		json_decref(doc);
+	}
+	strbuf_release(&result);
+	strbuf_release(&report);
+}
+
+/* A new run job of commit for the bisection, as a step of role. */
+static int add_step(struct tracker *tr, const struct lab_config *cfg, struct bis *b, const char *commit,
+		    const char *role, const char *subject)
+{
+	struct strbuf err = STRBUF_INIT, title = STRBUF_INIT, who = STRBUF_INIT;
+	json_t *machines = json_pack("[s]", str(b->doc, "machine"));
+	int boots = (int)json_integer_value(json_object_get(b->doc, "boots"));
+	struct job_request req = { .kind = "run", .tree = str(b->doc, "tree"), .base = commit,
+				   .suite = b->suite->name, .suite_json = b->suite->workloads, .machines = machines,
+				   .boots = boots, .max_boots = boots };
+	struct stage_plan *plan = NULL;
+	size_t nplan;
+	int64_t job = 0;
+	int rc;
+
+	strbuf_addf(&who, "bisection-%lld", (long long)b->id);
+	strbuf_addf(&title, "bisection %lld, %s: %.12s%s%s", (long long)b->id, role, commit, subject ? " " : "",
+		    subject ?: "");
+	req.submitter = who.buf;
+	req.patch_subject = title.buf;
+	nplan = submit_plan(cfg, b->suite, &req, &plan);
+	rc = store_bisection_step_add(tr->st, b->id, commit, role, &req, plan, nplan, &job, &err);
+	if (rc < 0)
+		log_warnx("bisection %lld: store: the %s step of %.12s is not made: %s", (long long)b->id, role,
+			  commit, err.buf);
+	else
+		log_info("bisection %lld: %s step: job %lld measures %.12s", (long long)b->id, role, (long long)job,
+			 commit);
+	if (rc == 0 && tr->wake_sched)
+		tr->wake_sched(tr->wake_arg);
+	free(plan);
+	json_decref(machines);
+	strbuf_release(&err);
+	strbuf_release(&title);
+	strbuf_release(&who);
+	return rc;
+}
+
+/* The done jobs of the steps of role (and commit, unless NULL) as one side;
+ * *ret_jobs gets how many jobs it pools. */
+static json_t *side(struct tracker *tr, struct bis *b, const char *role, const char *commit, size_t *ret_jobs)
+{
+	const json_t *steps = json_object_get(b->doc, "steps"), *s;
+	int64_t *jobs = xcalloc(json_array_size(steps) + 1, sizeof(*jobs));
+	size_t i, n = 0;
+	json_t *doc;
+
+	json_array_foreach(steps, i, s)
+		if (!strcmp(str(s, "role") ?: "", role) && (!commit || !strcmp(str(s, "commit") ?: "", commit)) &&
+		    !strcmp(str(s, "job_state") ?: "", "done"))
+			jobs[n++] = json_integer_value(json_object_get(s, "job"));
+	doc = track_jobs_side(tr, jobs, 0, n);
+	free(jobs);
+	if (ret_jobs)
+		*ret_jobs = n;
+	return doc;
+}
+
+/* The chased row of base vs patched (a new reference), or NULL with err. */
+static json_t *compare_row(struct bis *b, const json_t *base, const json_t *patched, struct strbuf *err)
+{
+	json_t *cmp = compare_sides(base, NULL, patched, NULL, &b->rules, err), *row = NULL;
+
+	if (cmp) {
+		row = json_incref((json_t *)track_row_of(cmp, str(b->doc, "workload"), b->params,
+							  str(b->doc, "metric")));
+		if (!row)
+			strbuf_addf(err, "no row of %s in %s", str(b->doc, "metric"), str(b->doc, "workload"));
+	}
+	json_decref(cmp);
+	return row;
+}
+
+/* Of the rows of metric in the ends' comparison (of workload when the
+ * bisection names one), the one that moved most: changed rows first. */
+static const json_t *choose_row(struct bis *b, const json_t *cmp)
+{
+	const char *metric = str(b->doc, "metric"), *workload = str(b->doc, "workload");
+	const json_t *row, *best = NULL;
+	double best_score = -1;
+	size_t i;
+
+	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
+		const char *v = str(row, "verdict") ?: "";
+		int moved = !strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed");
+		double score = fabs(json_number_value(json_object_get(row, "change_pct")));
+
+		if (strcmp(str(row, "metric") ?: "", metric) || (workload && strcmp(str(row, "workload") ?: "", workload)))
+			continue;
+		if (b->params && !json_equal(json_object_get(row, "params"), b->params))
+			continue;
+		if (isnan(score))
+			score = 0;
+		score += moved ? 1e12 : 0;
+		if (score > best_score) {
+			best = row;
+			best_score = score;
+		}
+	}
+	return best;
+}
+
+/* How many steps of role (and commit) there are, and whether one is open. */
+static size_t rounds(const struct bis *b, const char *role, const char *commit, int *ret_open)
+{
+	const json_t *s;
+	size_t i, n = 0;
+
+	*ret_open = 0;
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
+		if (!strcmp(str(s, "role") ?: "", role) && (!commit || !strcmp(str(s, "commit") ?: "", commit))) {
+			n++;
+			*ret_open |= job_open(s);
+		}
+	return n;
+}
+
+/* The failed job of an end or a step, in words: "job 12 failed at build (build): ..." */
+static void job_failure(const json_t *s, struct strbuf *out)
+{
+	strbuf_addf(out, "job %lld %s", (long long)json_integer_value(json_object_get(s, "job")),
+		    str(s, "job_state") ?: "is gone");
+	if (str(s, "error_stage"))
+		strbuf_addf(out, " at its %s stage", str(s, "error_stage"));
+	if (str(s, "error_class"))
+		strbuf_addf(out, " (%s)", str(s, "error_class"));
+	if (str(s, "error_message"))
+		strbuf_addf(out, ": %.300s", str(s, "error_message"));
+}
+
+/*
+ * The ends: measured (1), still measuring or measuring more (0), or the
+ * bisection is over (-1). Sets b->good_side and b->bad_side, and the
+ * chased row and the change once the ends show one.
+ */
+static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b, const char *bad_sha)
+{
+	static const char *const roles[] = { "good", "bad" };
+	struct strbuf err = STRBUF_INIT;
+	json_t *cmp;
+	const json_t *row, *s;
+	size_t i, k, ngood, nbad;
+	int open = 0, o, r = 0;
+
+	/* each end's steps that ended: a failed one ends the bisection */
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
+		const char *role = str(s, "role") ?: "";
+
+		if (!strcmp(role, "step") || job_open(s) || str(s, "outcome"))
+			continue;
+		if (!strcmp(str(s, "job_state") ?: "", "done")) {
+			store_bisection_step_done(tr->st, json_integer_value(json_object_get(s, "id")), role, NULL);
+			continue;
+		}
+		job_failure(s, &err);
+		store_bisection_step_done(tr->st, json_integer_value(json_object_get(s, "id")), "skip", NULL);
+		finish(tr, cfg, b, "failed", NULL, "the %s end %.12s could not be measured: %s", role,
+		       str(s, "commit"), err.buf);
+		strbuf_release(&err);
+		return -1;
+	}
+	for (k = 0; k < 2; k++) {
+		if (rounds(b, roles[k], NULL, &o) == 0) {
+			add_step(tr, cfg, b, k ? bad_sha : str(b->doc, "good"), roles[k], NULL);
+			o = 1;
+		}
+		open |= o;
+	}
+	if (open) {
+		store_bisection_progress(tr->st, b->id, "measuring the good and the bad end", -1, NAN);
+		return 0;
+	}
+	b->good_side = side(tr, b, "good", NULL, &ngood);
+	b->bad_side = side(tr, b, "bad", NULL, &nbad);
+	if (str(b->doc, "change"))
+		return 1;	/* chosen on an earlier pass */
+	cmp = compare_sides(b->good_side, NULL, b->bad_side, NULL, &b->rules, &err);
+	row = cmp ? choose_row(b, cmp) : NULL;
+	if (!row) {
+		finish(tr, cfg, b, "failed", NULL, "the ends have no %s to compare%s%s", str(b->doc, "metric"),
+		       cmp ? "" : ": ", cmp ? "" : err.buf);
+		r = -1;
+	} else {
+		const char *v = str(row, "verdict") ?: "";
+		json_t *ev = json_pack("{s:o}", "good_to_bad", row_evidence(row));
+		char *params = json_dumps(json_object_get(row, "params"), JSON_COMPACT | JSON_SORT_KEYS);
+		const json_t *last_bad = NULL;
+
+		json_array_foreach(json_object_get(b->doc, "steps"), i, s)
+			if (!strcmp(str(s, "role") ?: "", "bad"))
+				last_bad = s;
+		store_bisection_step_done(tr->st, json_integer_value(json_object_get(last_bad, "id")), "bad", ev);
+		if (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed")) {
+			store_bisection_set_row(tr->st, b->id, str(row, "workload"), params, v);
+			json_object_set_new(b->doc, "change", json_string(v));
+			json_object_set_new(b->doc, "workload", json_incref(json_object_get(row, "workload")));
+			json_decref(b->params);
+			b->params = json_incref(json_object_get(row, "params"));
+			log_info("bisection %lld: the ends differ in %s of %s: %s %+.1f%% (p %.2g)", (long long)b->id,
+				 str(b->doc, "metric"), str(row, "workload"), v,
+				 json_number_value(json_object_get(row, "change_pct")),
+				 json_number_value(json_object_get(row, "p")));
+			r = 1;
+		} else if (ngood < BISECT_ROUNDS || nbad < BISECT_ROUNDS) {
+			/* inconclusive, or same within what these boots resolve: more */
+			if (ngood < BISECT_ROUNDS)
+				add_step(tr, cfg, b, str(b->doc, "good"), "good", NULL);
+			if (nbad < BISECT_ROUNDS)
+				add_step(tr, cfg, b, bad_sha, "bad", NULL);
+			store_bisection_progress(tr->st, b->id, "the ends are not told apart yet: more boots of each",
+						 -1, NAN);
+		} else {
+			double mde = json_number_value(json_object_get(row, "mde_pct"));
+
+			finish(tr, cfg, b, "failed", NULL, "the A/B rule does not tell the ends apart in %s of %s: %s, "
+			       "%+.1f%% (p %.2g) after %zu and %zu jobs%s%.1f%%", str(b->doc, "metric"),
+			       str(row, "workload"), v, json_number_value(json_object_get(row, "change_pct")),
+			       json_number_value(json_object_get(row, "p")), ngood, nbad,
+			       isfinite(mde) ? "; the least change it could have detected: " : "", isfinite(mde) ? mde : 0);
+			r = -1;
+		}
+		json_decref(ev);
+		free(params);
+	}
+	json_decref(cmp);
+	strbuf_release(&err);
+	return r;
+}
+
+/* Classifies the steps that ended and have no outcome yet. */
+static void classify(struct tracker *tr, struct bis *b)
+{
+	const json_t *s;
+	size_t i;
+
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
+		const char *commit = str(s, "commit") ?: "";
+		int64_t id = json_integer_value(json_object_get(s, "id"));
+		struct strbuf err = STRBUF_INIT;
+		json_t *ev = NULL, *step_side, *vg = NULL, *vb = NULL;
+		enum bisect_mark m;
+		size_t njobs;
+
+		if (strcmp(str(s, "role") ?: "", "step") || job_open(s) || str(s, "outcome"))
+			continue;
+		if (strcmp(str(s, "job_state") ?: "", "done")) {
+			job_failure(s, &err);
+			ev = json_pack("{s:s}", "failed", err.buf);
+			store_bisection_step_done(tr->st, id, "skip", ev);
+			json_object_set_new((json_t *)s, "outcome", json_string("skip"));
+			log_info("bisection %lld: %.12s is skipped: %s", (long long)b->id, commit, err.buf);
+			json_decref(ev);
+			strbuf_release(&err);
+			continue;
+		}
+		step_side = side(tr, b, "step", commit, &njobs);
+		vg = compare_row(b, b->good_side, step_side, &err);
+		vb = vg ? compare_row(b, b->bad_side, step_side, &err) : NULL;
+		if (!vg || !vb) {
+			struct strbuf why = STRBUF_INIT;
+
+			m = BISECT_SKIP;
+			strbuf_addf(&why, "its runs have no value to compare: %s", err.buf);
+			ev = json_pack("{s:s}", "failed", why.buf);
+			strbuf_release(&why);
+		} else {
+			m = bisect_classify(str(vg, "verdict"), str(vb, "verdict"), str(b->doc, "change"));
+			ev = json_pack("{s:o,s:o,s:I}", "vs_good", row_evidence(vg), "vs_bad", row_evidence(vb), "jobs",
+				       (json_int_t)njobs);
+		}
+		store_bisection_step_done(tr->st, id, bisect_mark_name(m), ev);
+		json_object_set_new((json_t *)s, "outcome", json_string(bisect_mark_name(m)));
+		log_info("bisection %lld: %.12s is %s (against good: %s, against bad: %s)", (long long)b->id, commit,
+			 bisect_mark_name(m), vg ? str(vg, "verdict") : "-", vb ? str(vb, "verdict") : "-");
+		json_decref(ev);
+		json_decref(vg);
+		json_decref(vb);
+		json_decref(step_side);
+		strbuf_release(&err);
+	}
+}
+
+/* The mark of commit: its latest step's outcome; *ret_more when it is
+ * inconclusive and may be measured again. */
+static enum bisect_mark mark_of(const struct bis *b, const char *commit, int *ret_more)
+{
+	const json_t *s, *last = NULL;
+	size_t i, n = 0;
+	const char *o;
+
+	*ret_more = 0;
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
+		if (!strcmp(str(s, "role") ?: "", "step") && !strcmp(str(s, "commit") ?: "", commit)) {
+			last = s;
+			n++;
+		}
+	o = last ? str(last, "outcome") : NULL;
+	if (!o)
+		return BISECT_UNTESTED;
+	if (!strcmp(o, "good"))
+		return BISECT_GOOD;
+	if (!strcmp(o, "bad"))
+		return BISECT_BAD;
+	if (!strcmp(o, "skip"))
+		return BISECT_SKIP;
+	*ret_more = n < BISECT_ROUNDS;
+	return BISECT_INCONCLUSIVE;
+}
+
+/* the median time a step's job took, NAN before one ended */
+static double step_time(const struct bis *b)
+{
+	const json_t *s;
+	double t[64];
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
+		double a = json_number_value(json_object_get(s, "job_started")),
+		       z = json_number_value(json_object_get(s, "job_finished"));
+
+		if (n < 64 && a > 0 && z >= a && !strcmp(str(s, "job_state") ?: "", "done"))
+			t[n++] = z - a;
+	}
+	return n ? stats_median(t, n) : NAN;
+}
+
+/* The first bad commit's author, from the builder (NULL when it cannot say). */
+static char *author_of(struct tracker *tr, const struct lab_config *cfg, struct bis *b, const char *sha)
+{
+	struct build_resolved r;
+	struct strbuf err = STRBUF_INIT;
+	char *a = NULL;
+
+	build_resolved_init(&r);
+	if (track_resolve(tr, cfg, str(b->doc, "tree"), NULL, sha, NULL, &r, &err) == 0 && r.author.len)
+		a = xstrdup(r.author.buf);
+	build_resolved_release(&r);
+	strbuf_release(&err);
+	return a;
+}
+
+/* The next move once the ends are measured and the steps classified. */
+static void next_move(struct tracker *tr, const struct lab_config *cfg, struct bis *b, json_t *commits)
+{
+	size_t n = json_array_size(commits), i, nskip = 0, ninc = 0;
+	enum bisect_mark *marks = xcalloc(n, sizeof(*marks));
+	struct bisect_answer ans;
+	const json_t *s;
+	int more;
+
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
+		if (!strcmp(str(s, "role") ?: "", "step") && job_open(s))
+			goto out;	/* one step at a time: it measures */
+	for (i = 0; i + 1 < n; i++) {
+		const char *c = str(json_array_get(commits, i), "commit");
+
+		marks[i] = mark_of(b, c, &more);
+		if (more) {
+			add_step(tr, cfg, b, c, "step", str(json_array_get(commits, i), "subject"));
+			store_bisection_progress(tr->st, b->id, "more boots of an inconclusive step", -1, NAN);
+			goto out;
+		}
+		nskip += marks[i] == BISECT_SKIP;
+		ninc += marks[i] == BISECT_INCONCLUSIVE;
+	}
+	marks[n - 1] = BISECT_BAD;
+	if (bisect_next(marks, n, &ans) < 0)
+		goto out;
+	if (ans.state == BISECT_NEXT) {
+		const json_t *c = json_array_get(commits, ans.index);
+		struct strbuf status = STRBUF_INIT;
+		double per = step_time(b);
+
+		if (add_step(tr, cfg, b, str(c, "commit"), "step", str(c, "subject")) == 0) {
+			strbuf_addf(&status, "measuring %.12s %s; at most %u steps left", str(c, "commit"),
+				    str(c, "subject") ?: "", ans.steps_left);
+			store_bisection_progress(tr->st, b->id, status.buf, (int)ans.steps_left,
+						 isfinite(per) ? per * ans.steps_left : NAN);
+		}
+		strbuf_release(&status);
+	} else if (ans.state == BISECT_FOUND) {
+		json_t *c = json_array_get(commits, ans.first_bad);
+		char *author = author_of(tr, cfg, b, str(c, "commit"));
+
+		if (author) {
+			json_object_set_new(c, "author", json_string(author));
+			store_bisection_set_commits(tr->st, b->id, commits);
+		}
+		finish(tr, cfg, b, "done", str(c, "commit"), "first bad commit %.12s (%s)%s%s; %zu commits, %zu steps "
+		       "measured, %zu skipped", str(c, "commit"), str(c, "subject") ?: "", author ? " by " : "",
+		       author ?: "", n, (size_t)json_integer_value(json_object_get(b->doc, "steps_measured")), nskip);
+		free(author);
+	} else {
+		const char *lo = ans.lo < 0 ? str(b->doc, "good") : str(json_array_get(commits, (size_t)ans.lo), "commit");
+
+		finish(tr, cfg, b, "done", NULL, "could not narrow it below %zu commits: the first bad commit is after "
+		       "%.12s and at most %.12s; the commits between were skipped (%zu: they did not build, boot or "
+		       "run) or stayed inconclusive (%zu) after %d jobs each", ans.first_bad - (size_t)(ans.lo + 1) + 1,
+		       lo, str(json_array_get(commits, ans.first_bad), "commit"), nskip, ninc, BISECT_ROUNDS);
+	}
+out:
+	free(marks);
+}
+
+/* The range, from the builder: 0 when known, else the bisection is over. */
+static int range(struct tracker *tr, const struct lab_config *cfg, struct bis *b, json_t **ret)
+{
+	struct build_resolved r;
+	struct strbuf err = STRBUF_INIT;
+	json_t *commits;
+	size_t i;
+	int rc;
+
+	if ((*ret = json_object_get(b->doc, "commits")) && json_array_size(*ret))
+		return 0;
+	build_resolved_init(&r);
+	rc = track_resolve(tr, cfg, str(b->doc, "tree"), NULL, str(b->doc, "bad"), str(b->doc, "good"), &r, &err);
+	if (rc == -ECANCELED) {
+		build_resolved_release(&r);
+		strbuf_release(&err);
+		return -1;
+	}
+	if (rc < 0 || !r.nbetween) {
+		finish(tr, cfg, b, "failed", NULL, "no commits to bisect between %s and %s: %s", str(b->doc, "good"),
+		       str(b->doc, "bad"), rc < 0 ? err.buf : "the bad commit is the good one");
+		build_resolved_release(&r);
+		strbuf_release(&err);
+		return -1;
+	}
+	commits = json_array();
+	for (i = 0; i < r.nbetween; i++)
+		json_array_append_new(commits, json_pack("{s:s,s:f,s:s}", "commit", r.between[i].sha, "time",
+							 r.between[i].time, "subject", r.between[i].subject));
+	store_bisection_set_commits(tr->st, b->id, commits);
+	log_info("bisection %lld: %zu commits after %.12s up to %.12s", (long long)b->id, r.nbetween, r.since,
+		 r.commit);
+	json_object_set_new(b->doc, "commits", commits);
+	*ret = commits;
+	build_resolved_release(&r);
+	strbuf_release(&err);
+	return 0;
+}
+
+static void drive(struct tracker *tr, const struct lab_config *cfg, int64_t id)
+{
+	struct bis b = { .id = id };
+	json_t *commits;
+	const char *bad;
+
+	if (!(b.doc = store_bisection_json(tr->st, id)))
+		return;
+	b.suite = config_suite(cfg, str(b.doc, "suite"));
+	b.params = json_incref(json_object_get(b.doc, "params"));
+	if (json_is_null(b.params)) {
+		json_decref(b.params);
+		b.params = NULL;
+	}
+	if (!b.suite || !config_tree(cfg, str(b.doc, "tree")) || !config_machine(cfg, str(b.doc, "machine"))) {
+		finish(tr, cfg, &b, "failed", NULL, "its suite %s, tree %s or machine %s is no longer configured",
+		       str(b.doc, "suite"), str(b.doc, "tree"), str(b.doc, "machine"));
+		goto out;
+	}
+	b.rules = b.suite->rules;
+	if (range(tr, cfg, &b, &commits) < 0)
+		goto out;
+	bad = str(json_array_get(commits, json_array_size(commits) - 1), "commit");
+	if (ends(tr, cfg, &b, bad) <= 0)
+		goto out;
+	classify(tr, &b);
+	next_move(tr, cfg, &b, commits);
+out:
+	json_decref(b.doc);
+	json_decref(b.params);
+	json_decref(b.good_side);
+	json_decref(b.bad_side);
+}
+
+void track_bisect_pass(struct tracker *tr, const struct lab_config *cfg)
+{
+	int64_t *ids = NULL;
+	size_t i, n = 0;
+
+	if (store_bisections_running(tr->st, &ids, &n) < 0)
+		return;
+	for (i = 0; i < n && !tr->cancel; i++)
+		drive(tr, cfg, ids[i]);
+	free(ids);
+}
+
+void track_bisect_regression(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
+			     const struct series_data *d, const struct changepoint *cp, int64_t alert)
+{
+	size_t lo = cp->index - cp->seg_start > TRACK_SIDE_POINTS ? cp->index - TRACK_SIDE_POINTS : cp->seg_start;
+	size_t hi = cp->seg_end - cp->index > TRACK_SIDE_POINTS ? cp->index + TRACK_SIDE_POINTS : cp->seg_end;
+	struct bisection_request req = { .alert = alert, .track = t->name, .tree = t->tree,
+					 .good = d->commits[cp->index - 1], .bad = d->commits[cp->index],
+					 .suite = t->suite, .machine = d->machine, .metric = d->metric,
+					 .workload = d->workload, .params = d->params, .boots = t->boots,
+					 .submitter = "tracker" };
+	int64_t good[TRACK_SIDE_POINTS], bad[TRACK_SIDE_POINTS], id = 0;
+	struct strbuf err = STRBUF_INIT;
+	size_t i, ng = 0, nb = 0;
+	int rc;
+
+	(void)cfg;
+	if (!cp->index)
+		return;
+	for (i = lo; i < cp->index && ng < TRACK_SIDE_POINTS; i++)
+		if (d->jobs[i])
+			good[ng++] = d->jobs[i];
+	for (i = cp->index; i < hi && nb < TRACK_SIDE_POINTS; i++)
+		if (d->jobs[i])
+			bad[nb++] = d->jobs[i];
+	rc = store_bisection_create(tr->st, &req, good, ng, bad, nb, &id, &err);
+	if (rc == 0)
+		log_info("track %s: alert %lld: bisection %lld between %.12s and %.12s in %s", t->name,
+			 (long long)alert, (long long)id, req.good, req.bad, d->metric);
+	else if (rc != -EEXIST)
+		log_warnx("track %s: alert %lld: the bisection is not stored: %s", t->name, (long long)alert, err.buf);
+	strbuf_release(&err);
+}
