@@ -219,3 +219,18 @@ int cli_job_id(struct cli *cli, const char *option, const char *value, long long
 	*ret = (long long)id;
 	return 0;
 }
+
+/* The text as sent, but for bytes that would drive a terminal: a report
+ * has only newlines and printable text. */
+void cli_print_text(const struct strbuf *text)
+{
+	size_t i;
+
+	for (i = 0; i < text->len; i++) {
+		unsigned char c = (unsigned char)text->buf[i];
+
+		putchar(c == '\n' || (c >= ' ' && c != 0x7f) ? c : '?');
+	}
+	if (!text->len || text->buf[text->len - 1] != '\n')
+		putchar('\n');
+}

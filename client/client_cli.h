@@ -100,6 +100,9 @@ int cli_connect(struct cli *cli, struct strbuf *err);
 int cli_request_failed(const struct cli *cli, struct strbuf *err);
 /* The server's answer as it came, newline-terminated, for --json. */
 void cli_print_raw(const struct strbuf *raw);
+/* Text as the server sent it (a report), newline-terminated, with bytes
+ * that would drive a terminal shown as '?'. */
+void cli_print_text(const struct strbuf *text);
 /* GET path; 0 with the body in raw (may be NULL) and *ret, or an exit
  * status with err. */
 int cli_get_json(struct cli *cli, const char *path, struct strbuf *raw,
@@ -135,5 +138,8 @@ int cmd_tracks(struct cli *cli, int argc, char **argv, struct strbuf *err);
 int cmd_series(struct cli *cli, int argc, char **argv, struct strbuf *err);
 int cmd_alerts(struct cli *cli, int argc, char **argv, struct strbuf *err);
 int cmd_deliveries(struct cli *cli, int argc, char **argv, struct strbuf *err);
+/* client_bisect.c */
+int cmd_bisect(struct cli *cli, int argc, char **argv, struct strbuf *err);
+int cmd_bisections(struct cli *cli, int argc, char **argv, struct strbuf *err);
 
 #endif

@@ -28,21 +28,6 @@ static const char report_usage[] =
 	"\n"
 	"  --server URL   tlblabd's address (default $TLBLAB_SERVER, else " DEFAULT_SERVER ")\n";
 
-/* The text as sent, but for bytes that would drive a terminal: a report
- * has only newlines and printable text. */
-static void print_text(const struct strbuf *text)
-{
-	size_t i;
-
-	for (i = 0; i < text->len; i++) {
-		unsigned char c = (unsigned char)text->buf[i];
-
-		putchar(c == '\n' || (c >= ' ' && c != 0x7f) ? c : '?');
-	}
-	if (!text->len || text->buf[text->len - 1] != '\n')
-		putchar('\n');
-}
-
 int cmd_report(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = {
@@ -66,7 +51,7 @@ int cmd_report(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		if (cli->client.last_status == 409)
 			strbuf_addf(err, " (`tlblab status %lld` shows the job)", id);
 	} else {
-		print_text(&text);
+		cli_print_text(&text);
 	}
 	strbuf_release(&path);
 	strbuf_release(&text);

@@ -48,6 +48,8 @@ static const char main_usage[] =
 	"  tracks    nightly tracks (`tracks run NAME` runs one now)\n"
 	"  series    a track's series and their change points\n"
 	"  alerts    change points grouped per commit, and their triage\n"
+	"  bisect    find the commit that changed a metric (`bisect ID` reports one)\n"
+	"  bisections  bisections, their steps and results\n"
 	"  deliveries  webhook deliveries and their attempts\n"
 	"  version   print the client's version\n"
 	"\n"
@@ -615,6 +617,8 @@ static const struct command commands[] = {
 	{ "series", cmd_series },
 	{ "alerts", cmd_alerts },
 	{ "deliveries", cmd_deliveries },
+	{ "bisect", cmd_bisect },
+	{ "bisections", cmd_bisections },
 	{ "version", cmd_version },
 };
 

@@ -182,6 +182,10 @@ static enum MHD_Result bisection_create(struct route_ctx *rc)
 	req.machine = json_string_value(json_object_get(body, "machine"));
 	req.workload = json_string_value(json_object_get(body, "workload"));
 	req.submitter = json_string_value(json_object_get(body, "submitter"));
+	/* an optional field sent as null is not there */
+	for (i = 0; keys[i]; i++)
+		if (json_is_null(json_object_get(body, keys[i])))
+			json_object_del(body, keys[i]);
 	v = json_object_get(body, "boots");
 	req.boots = v ? (int)json_integer_value(v) : 2;
 	if (bad_field)

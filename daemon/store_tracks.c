@@ -450,10 +450,11 @@ json_t *store_series_list_json(struct store *st, const char *track)
 
 static const char *const cp_names[] = {
 	"id", "series", "point", "commit", "alert", "status", "p", "before", "after", "magnitude",
-	"direction", "ab_verdict", "ab_p", "detected", NULL
+	"direction", "ab_verdict", "ab_p", "detected", "job", "bisection", NULL
 };
 #define CP_COLS "c.id, c.series_id, c.point_id, p.commit_id, c.alert_id, c.status, c.p, c.before, c.after, " \
-	"c.magnitude, c.direction, c.ab_verdict, c.ab_p, c.detected"
+	"c.magnitude, c.direction, c.ab_verdict, c.ab_p, c.detected, p.job_id, (SELECT max(b.id) FROM " \
+	"bisections b WHERE b.alert_id = c.alert_id AND c.alert_id IS NOT NULL)"
 
 json_t *store_series_json(struct store *st, int64_t series_id)
 {
@@ -494,11 +495,12 @@ json_t *store_series_json(struct store *st, int64_t series_id)
 
 static const char *const alert_names[] = {
 	"id", "track", "good_commit", "bad_commit", "subject", "kind", "state", "state_by", "state_at",
-	"created", "change_points", NULL
+	"created", "change_points", "bisection", NULL
 };
 #define ALERT_COLS "a.id, a.track, a.good_commit, a.bad_commit, (SELECT subject FROM points p WHERE " \
 	"p.track = a.track AND p.commit_id = a.bad_commit LIMIT 1), a.kind, a.state, a.state_by, a.state_at, " \
-	"a.created, (SELECT count(*) FROM change_points c WHERE c.alert_id = a.id)"
+	"a.created, (SELECT count(*) FROM change_points c WHERE c.alert_id = a.id), (SELECT max(b.id) FROM " \
+	"bisections b WHERE b.alert_id = a.id)"
 
 json_t *store_alerts_json(struct store *st, const char *track, int limit, int offset)
 {
@@ -515,7 +517,8 @@ json_t *store_alert_json(struct store *st, int64_t alert)
 {
 	static const char *const cps[] = {
 		"id", "series", "point", "commit", "alert", "status", "p", "before", "after", "magnitude",
-		"direction", "ab_verdict", "ab_p", "detected", "machine", "workload", "params_json", "metric", NULL
+		"direction", "ab_verdict", "ab_p", "detected", "job", "bisection", "machine", "workload",
+		"params_json", "metric", NULL
 	};
 	json_t *a = db_rows_json(st, "SELECT " ALERT_COLS " FROM alerts a WHERE a.id = ?", DB_ARGS(DB_INT(alert)),
 			      alert_names);

@@ -823,10 +823,47 @@ check_fails "tracks run of a track that is not configured: the 404" 1 "HTTP 404.
 	"$TLBLAB" tracks run nope
 check "deliveries: none without webhooks" sh -c '"$1" deliveries | grep -qx "no deliveries"' sh "$TLBLAB"
 
+# --- bisections ------------------------------------------------------------------------
+
+"$TLBLAB" bisections >"$TMP/bisections.out" 2>&1
+check "bisections lists the seeded one: state, range, metric, steps, first bad" grep -Eq \
+	'^ *1 +done +linux +000000000000\.\.000000000000 +mprotect\.ops_per_sec +2 +0 +first bad commit 7b0000000000' \
+	"$TMP/bisections.out"
+"$TLBLAB" bisect 1 >"$TMP/bisect1.out" 2>&1
+daemon_get /bisections/1/report.txt
+check "bisect ID prints the daemon's report as it is" cmp "$TMP/bisect1.out" "$TMP/daemon.json"
+check "the report names the first bad commit, its subject and author, and each step's two verdicts" sh -c '
+	grep -q "first bad commit: 7b00000000000000000000000000000000000000" "$1" &&
+	grep -q "subject:          mm: flush every CPU" "$1" && grep -q "author:           A U Thor" "$1" &&
+	grep -q "good -> bad:      regression -15.0% (p 0.0004)" "$1" &&
+	grep -Eq "vs good: regression -15.1% \(p 0.004\); vs bad: same \+0.1% \(p 0.8\)" "$1" &&
+	grep -q "tlblab submit --tree linux --base 7a00000000000000000000000000000000000000 --patch first-bad.patch" "$1"' \
+	sh "$TMP/bisect1.out"
+"$TLBLAB" bisect 1 --json >"$TMP/bisect1.json"
+daemon_get /bisections/1
+check "bisect ID --json is the daemon's answer" same_json "$TMP/bisect1.json" "$TMP/daemon.json"
+check_fails "bisect ID --cancel of one that ended: the 409" 1 "HTTP 409.*bisection 1 has ended" \
+	"$TLBLAB" bisect 1 --cancel
+check_fails "bisect without --metric is a usage error" 2 "--suite and --metric are required" \
+	"$TLBLAB" bisect linux v6.0 v6.1 --suite tlb
+check_fails "bisect with a ref git refuses is a usage error" 2 "GOOD and BAD must be git refs" \
+	"$TLBLAB" bisect linux 'v6.0~1' v6.1 --suite tlb --metric mprotect.ops_per_sec
+check_fails "bisect of a suite the lab has not: the daemon's 400 names the field" 1 "HTTP 400.*suite: must name a configured suite" \
+	"$TLBLAB" bisect linux v6.0 v6.1 --suite nope --metric mprotect.ops_per_sec
+check_fails "bisect without a token: the 401" 1 "HTTP 401" \
+	env TLBLAB_TOKEN= "$TLBLAB" bisect linux v6.0 v6.1 --suite tlb --metric mprotect.ops_per_sec
+out=$("$TLBLAB" bisect linux v6.0 v6.1 --suite tlb --metric mprotect.ops_per_sec --boots 3 2>&1)
+check "bisect TREE GOOD BAD starts one" sh -c 'printf "%s\n" "$1" | grep -Eq "^bisection 2: running, v6.0..v6.1 in mprotect.ops_per_sec on m1"' \
+	sh "$out"
+bisection_failed() {
+	"$TLBLAB" bisect 2 --json | $PY -c 'import json, sys; b = json.load(sys.stdin); sys.exit(not (b["state"] == "failed" and "no commits to bisect between v6.0 and v6.1: cannot reach builder" in b["result"]))'
+}
+check "a bisection whose builder cannot be reached fails, saying so" wait_until 30 bisection_failed
+
 # --- help and version ------------------------------------------------------------------
 
 check "--help lists the commands" sh -c '"$1" --help | grep -q "^  results "' sh "$TLBLAB"
-for cmd in submit status jobs cancel machines results compare report tracks series alerts deliveries; do
+for cmd in submit status jobs cancel machines results compare report tracks series alerts deliveries bisect bisections; do
 	check "$cmd --help shows its usage" \
 		sh -c '"$1" "$2" --help | grep -q "^usage: tlblab $2"' sh "$TLBLAB" "$cmd"
 done

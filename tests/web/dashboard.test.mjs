@@ -592,6 +592,29 @@ await step('a series page charts its points with the change point marked, and li
 });
 await shot(page, 'series');
 
+await step('an alert links its bisection; the bisection page shows its steps, result and report as the API gives them', async () => {
+	const b = await apiGet('/bisections/1');
+	const report = await (await fetch(URL_ + '/api/v1/bisections/1/report.txt')).text();
+	await page.goto(URL_ + '/tracks');
+	await page.waitForSelector('#alerts-table a[href="/bisections/1"]');
+	await page.click('#alerts-table a[href="/bisections/1"]');
+	await page.waitForSelector('#steps-table tbody tr[data-step]');
+	eq(await page.$$eval('#steps-table tbody tr[data-step]', (e) => e.length), b.steps.length, 'step rows');
+	const first = await page.textContent('#b-result');
+	expect(first.includes(b.first_bad.slice(0, 12)) && first.includes('mm: flush every CPU'), `result: ${first}`);
+	const bad = await page.textContent(`#steps-table tr[data-step="${b.steps[2].id}"]`);
+	expect(bad.includes('bad') && bad.includes('regression') && bad.includes('-15.1%') && bad.includes('same'), `step row: ${bad}`);
+	eq(await page.textContent('#b-report'), report, 'the report is the API\'s text');
+	expect(!(await page.$('#b-cancel')), 'a bisection that ended has no cancel button');
+	await page.goto(URL_ + '/bisections');
+	await page.waitForSelector('#bisections-table tr[data-bisection="1"]');
+	const row = await page.textContent('#bisections-table tr[data-bisection="1"]');
+	expect(row.includes('done') && row.includes('mprotect.ops_per_sec') && row.includes('first bad'), `list row: ${row}`);
+	await page.goto(URL_ + '/series/1');
+	await page.waitForSelector('#cp-table a[href="/bisections/1"]');
+});
+await shot(page, 'bisection');
+
 await step('an unknown page says so, with a way back', async () => {
 	await page.goto(URL_ + '/no/such/page');
 	expect((await page.textContent('h1')).includes('No such page'), 'heading');

@@ -257,6 +257,36 @@ def nightly(c):
     c.execute("INSERT INTO change_points (series_id, point_id, alert_id, status, p, before, after, magnitude, "
               "direction, ab_verdict, ab_p, detected) VALUES (1, 107, 1, 'confirmed', 0.0005, 1001, 851, -0.15, "
               "'regression', 'regression', 0.0002, ?)", (NOW - 3600,))
+    bisection(c)
+
+
+def bisection(c):
+    """Bisection 1 of alert 1, done: two commits lie between the points of
+    changes 7 and 8; the first of them (7a) is good, the second (7b) the
+    first bad commit; 8 is the bad end."""
+    good, bad = "%040x" % 7, "%040x" % 8
+    a, b = "7a" + "0" * 38, "7b" + "0" * 38
+    commits = [{"commit": a, "time": NOW - 86400 * 7, "subject": "mm: tidy the flush batch"},
+               {"commit": b, "time": NOW - 86400 * 7 + 60, "subject": "mm: flush every CPU", "author": "A U Thor"},
+               {"commit": bad, "time": NOW - 86400 * 6, "subject": "mm: change 8"}]
+    level = lambda c, n: {"center": c, "spread_pct": 0.4, "n": n}
+    ab = lambda v, ch, p, c0, c1: {"verdict": v, "p": p, "change_pct": ch, "mde_pct": None,
+                                   "base": level(c0, 5), "patched": level(c1, 3)}
+    c.execute("INSERT INTO bisections (id, alert_id, track, tree, good, bad, suite, machine, metric, workload, params, "
+              "boots, state, change, status, steps_left, commits, first_bad, result, submitter, created, finished) "
+              "VALUES (1, 1, 'nightly', 'linux', ?, ?, 'tlb', 'm1', 'mprotect.ops_per_sec', 'mprotect', "
+              "'{\"workers\":2}', 3, 'done', 'regression', 'done', 0, ?, ?, ?, 'tracker', ?, ?)",
+              (good, bad, json.dumps(commits), b, "first bad commit %s (mm: flush every CPU) by A U Thor; "
+               "3 commits, 2 steps measured, 0 skipped" % b[:12], NOW - 3500, NOW - 1800))
+    steps = [(good, "good", "good", None), (bad, "bad", "bad", {"good_to_bad": ab("regression", -15.0, 0.0004, 1001, 851)}),
+             (b, "step", "bad", {"vs_good": ab("regression", -15.1, 0.004, 1001, 850),
+                                 "vs_bad": ab("same", 0.1, 0.8, 851, 850), "jobs": 1}),
+             (a, "step", "good", {"vs_good": ab("same", 0.2, 0.7, 1001, 1003),
+                                  "vs_bad": ab("improvement", 17.8, 0.004, 851, 1003), "jobs": 1})]
+    for i, (commit, role, outcome, ev) in enumerate(steps):
+        c.execute("INSERT INTO bisection_steps (bisection_id, commit_id, role, outcome, evidence, created, finished) "
+                  "VALUES (1, ?, ?, ?, ?, ?, ?)", (commit, role, outcome, json.dumps(ev) if ev else None,
+                                                   NOW - 3500 + 60 * i, NOW - 3400 + 60 * i))
 
 
 def columns(c, table):

@@ -1,5 +1,5 @@
 // The dashboard's shell: a router over stable URLs (/jobs, /jobs/12,
-// /machines, /submit, /tracks; tlblabd serves index.html for each), the
+// /machines, /submit, /tracks, /bisections; tlblabd serves index.html for each), the
 // error banner, and the keyboard shortcuts. Each page is a module whose
 // render(ctx) fills ctx.main; a navigation aborts the previous page's
 // requests and timers through ctx.signal and ctx.cleanup.
@@ -15,6 +15,8 @@ const routes = [
 	[/^\/tracks\/?$/, () => import('./tracks.js'), 'tracks'],
 	[/^\/tracks\/([A-Za-z0-9._-]+)\/?$/, () => import('./tracks.js'), 'tracks'],
 	[/^\/series\/()(\d+)\/?$/, () => import('./tracks.js'), 'tracks'],
+	[/^\/bisections\/?$/, () => import('./bisect.js'), 'bisections'],
+	[/^\/bisections\/(\d+)\/?$/, () => import('./bisect.js'), 'bisections'],
 ];
 
 const main = document.getElementById('main');
@@ -185,7 +187,7 @@ document.addEventListener('keydown', (ev) => {
 	const now = Date.now();
 	if (pendingG && now - pendingG < 1500) {
 		pendingG = 0;
-		const to = { j: '/jobs', m: '/machines', s: '/submit', t: '/tracks' }[ev.key];
+		const to = { j: '/jobs', m: '/machines', s: '/submit', t: '/tracks', b: '/bisections' }[ev.key];
 		if (to) {
 			ev.preventDefault();
 			navigate(to);

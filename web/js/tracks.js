@@ -1,6 +1,6 @@
 // Tracks: the lab's nightly tracks (their branch, schedule, next run, the
 // head last found and what came of it), a run asked for now, and the
-// alerts (change points of one commit) with their triage. /tracks/NAME
+// alerts (change points of one commit) with their triage and bisection. /tracks/NAME
 // lists a track's series; /series/ID charts one (charts.js, seriesChart),
 // its change points marked.
 import { api, storedToken } from './api.js';
@@ -29,10 +29,11 @@ function trackRow(t) {
 function alertRow(a) {
 	const buttons = STATES.filter((s) => s !== a.state).map((s) =>
 		`<button type="button" data-alert="${esc(a.id)}" data-state="${s}">${s === 'acknowledged' ? 'ack' : s}</button>`).join(' ');
-	return `<tr data-alert-row="${esc(a.id)}"><td class="num">${esc(a.id)}</td><td>${esc(a.track)}</td>` +
+	return `<tr data-alert-row="${esc(a.id)}" id="alert-${esc(a.id)}"><td class="num">${esc(a.id)}</td><td>${esc(a.track)}</td>` +
 		`<td><span class="badge k-${esc(a.kind)}">${esc(a.kind)}</span></td><td>${short(a.bad_commit)} ${esc(a.subject || '')}` +
 		`<div class="small muted">after ${short(a.good_commit)}</div></td>` +
 		`<td class="num">${esc(a.change_points)}</td>` +
+		`<td>${a.bisection ? `<a href="/bisections/${esc(a.bisection)}">#${esc(a.bisection)}</a>` : DASH}</td>` +
 		`<td>${esc(a.state)}${a.state_by ? `<div class="small muted">by ${esc(a.state_by)}, ${timeHtml(a.state_at)}</div>` : ''}</td>` +
 		`<td>${buttons}</td></tr>`;
 }
@@ -47,7 +48,7 @@ async function listPage(ctx) {
 <h2>Alerts</h2>
 <div class="table-wrap"><table class="data" id="alerts-table">
 <thead><tr><th scope="col">Alert</th><th scope="col">Track</th><th scope="col">Kind</th><th scope="col">Commit</th>
-<th scope="col">Changes</th><th scope="col">State</th><th scope="col"><span class="sr-only">Triage</span></th></tr></thead>
+<th scope="col">Changes</th><th scope="col">Bisection</th><th scope="col">State</th><th scope="col"><span class="sr-only">Triage</span></th></tr></thead>
 <tbody></tbody></table></div>
 <p class="small muted">A track builds each new head of its branch on its schedule and measures it; each series is searched for
 change points (E-Divisive means with a permutation test). Running a track now and triage need a token (set on the Submit page);
@@ -58,7 +59,7 @@ change points (E-Divisive means with a permutation test). Running a track now an
 		tbody.innerHTML = tr.tracks.length ? tr.tracks.map(trackRow).join('')
 			: '<tr><td colspan="8" class="empty" id="tracks-none">No tracks: a <code>tracks:</code> section in the lab\'s configuration makes one.</td></tr>';
 		abody.innerHTML = al.alerts.length ? al.alerts.map(alertRow).join('')
-			: '<tr><td colspan="7" class="empty">No alerts.</td></tr>';
+			: '<tr><td colspan="8" class="empty">No alerts.</td></tr>';
 		ctx.main.querySelector('#t-count').textContent = `${tr.tracks.length} tracks, ${al.total} alerts \u00b7 refreshed every ${REFRESH_MS / 1000} s`;
 	};
 	const load = async () => draw(await api('/tracks', { signal: ctx.signal }), await api('/alerts?limit=100', { signal: ctx.signal }));
@@ -107,11 +108,12 @@ Each point is one commit: the median of its boots' medians, the band their range
 Drag to zoom, double-click to reset; hover for the commit.</figcaption></figure>
 <h2>Change points</h2>
 <div class="table-wrap"><table class="data" id="cp-table"><thead><tr><th scope="col">Commit</th><th scope="col">Before</th><th scope="col">After</th>
-<th scope="col">Change</th><th scope="col">p</th><th scope="col">Direction</th><th scope="col">Status</th><th scope="col">A/B check</th><th scope="col">Alert</th></tr></thead>
-<tbody>${s.change_points.length ? s.change_points.map((c) => `<tr><td>${short(c.commit)}</td><td class="num">${num(c.before)}</td>` +
+<th scope="col">Change</th><th scope="col">p</th><th scope="col">Direction</th><th scope="col">Status</th><th scope="col">A/B check</th><th scope="col">Alert</th><th scope="col">Bisection</th></tr></thead>
+<tbody>${s.change_points.length ? s.change_points.map((c) => `<tr data-cp="${esc(c.id)}"><td>${short(c.commit)} ${jobLink(c.job)}</td><td class="num">${num(c.before)}</td>` +
 		`<td class="num">${num(c.after)}</td><td class="num">${pct(100 * c.magnitude)}</td><td class="num">${pval(c.p)}</td>` +
 		`<td>${esc(c.direction)}</td><td>${esc(c.status)}</td><td>${esc(c.ab_verdict || DASH)}${c.ab_p !== null && c.ab_p !== undefined ? ` (p ${pval(c.ab_p)})` : ''}</td>` +
-		`<td class="num">${esc(c.alert ?? DASH)}</td></tr>`).join('') : '<tr><td colspan="9" class="empty">None found.</td></tr>'}</tbody></table></div>
+		`<td class="num">${c.alert ? `<a href="/tracks#alert-${esc(c.alert)}">${esc(c.alert)}</a>` : DASH}</td>` +
+		`<td>${c.bisection ? `<a href="/bisections/${esc(c.bisection)}">#${esc(c.bisection)}</a>` : DASH}</td></tr>`).join('') : '<tr><td colspan="10" class="empty">None found.</td></tr>'}</tbody></table></div>
 <h2>Points</h2>
 <div class="table-wrap"><table class="data" id="values-table"><thead><tr><th scope="col">Commit</th><th scope="col">Subject</th>
 <th scope="col">Value</th><th scope="col">Range</th><th scope="col">Boots</th><th scope="col">Job</th></tr></thead>
