@@ -11,7 +11,8 @@
  *    A/B rule on the two must call the chased metric changed; when it
  *    cannot, each end gets more boots, up to BISECT_ROUNDS jobs, and then
  *    the bisection fails saying what the lab could have detected.
- * 3. Steps, one at a time: a run job of the commit bisect_next names.
+ * 3. Steps, one at a time: a run job of the commit bisect_next names,
+ *    of at least the boots the rule needs to call it against the ends.
  *    Compared with both ends by the A/B rule it is good, bad or
  *    inconclusive; an inconclusive one is measured again (more boots,
  *    the jobs' runs pooled), up to BISECT_ROUNDS jobs. A commit whose job
@@ -41,6 +42,7 @@
 #include "banned.h"
 
 #define BISECT_ROUNDS 3		/* jobs a commit (or an end) gets at most */
+#define BISECT_MAX_BOOTS 20	/* a step's job, at most (as the API allows) */
 
 static const char *str(const json_t *o, const char *key)
 {
@@ -117,13 +119,43 @@ static void finish(struct tracker *tr, const struct lab_config *cfg, struct bis 
 	strbuf_release(&report);
 }
 
+/* The boots measured of the steps of role that are done. */
+static size_t boots_of(const struct bis *b, const char *role)
+{
+	const json_t *s;
+	size_t i, n = 0;
+
+	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
+		if (!strcmp(str(s, "role") ?: "", role) && !strcmp(str(s, "job_state") ?: "", "done"))
+			n += (size_t)json_integer_value(json_object_get(s, "job_boots"));
+	return n;
+}
+
+/*
+ * The boots of a step's job: the bisection's, or more when the A/B rule
+ * (a rank test at the suite's alpha) could never call a step of that many
+ * boots against the ends as they are measured: a step that can only be
+ * inconclusive is a wasted build and boot.
+ */
+static int step_boots(const struct bis *b, const char *role)
+{
+	int boots = (int)json_integer_value(json_object_get(b->doc, "boots"));
+	size_t good = boots_of(b, "good"), bad = boots_of(b, "bad"), ends = good < bad ? good : bad;
+
+	if (strcmp(role, "step") || !ends)
+		return boots;
+	while (boots < BISECT_MAX_BOOTS && stats_mwu_min_p(ends, (size_t)boots) >= b->rules.alpha)
+		boots++;
+	return boots;
+}
+
 /* A new run job of commit for the bisection, as a step of role. */
 static int add_step(struct tracker *tr, const struct lab_config *cfg, struct bis *b, const char *commit,
 		    const char *role, const char *subject)
 {
 	struct strbuf err = STRBUF_INIT, title = STRBUF_INIT, who = STRBUF_INIT;
 	json_t *machines = json_pack("[s]", str(b->doc, "machine"));
-	int boots = (int)json_integer_value(json_object_get(b->doc, "boots"));
+	int boots = step_boots(b, role);
 	struct job_request req = { .kind = "run", .tree = str(b->doc, "tree"), .base = commit,
 				   .suite = b->suite->name, .suite_json = b->suite->workloads, .machines = machines,
 				   .boots = boots, .max_boots = boots };

@@ -203,7 +203,10 @@ static void test_found(void **state)
 	assert_contains(report.buf, "good -> bad:      regression -20.0%");
 	assert_contains(report.buf, "skip");
 	assert_contains(report.buf, "at its build stage (build): build failed (make exit 2)");
-	assert_contains(report.buf, "vs good: same +0.0%");
+	/* each step has the boots the rank test needs against 6 a side (4) */
+	assert_contains(report.buf, "(spread 0.2%, 4 boots); vs good: same");
+	assert_contains(report.buf, "vs bad: improvement +24.9% (p 0.0095)");
+	assert_contains(report.buf, "vs good: regression -20.0%");
 	assert_contains(report.buf, "vs bad: same");
 	assert_contains(report.buf, "tlblab bisect linux");
 	assert_contains(report.buf, "--base ");
