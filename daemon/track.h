@@ -18,8 +18,13 @@
  *   (compare_point_values), and every series of the track is searched
  *   for change points (changepoint.h): provisional until confirm_after
  *   points follow, confirmed then; those of one commit are one alert.
- * - Webhooks (notify.h): a confirmed change point, a finished job; the
- *   deliveries are kept in the store and retried with back-off from here.
+ * - A confirmed regression starts a bisection (with the track's bisect:
+ *   on), and every running bisection, by hand too, takes its next step
+ *   here (track_bisect.c): a run job of one commit at a time, classified
+ *   against both ends by the A/B rule (bisect.h).
+ * - Webhooks (notify.h): a confirmed change point, a bisection's result, a
+ *   finished job; the deliveries are kept in the store and retried with
+ *   back-off from here.
  *
  * The resolve is builder work: it waits while a run measures on the
  * builder's host (quiet.h), as builds do; the search for change points is

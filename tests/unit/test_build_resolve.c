@@ -62,7 +62,7 @@ static void test_resolve(void **state)
 	struct lab_config *cfg;
 	struct build_resolved r;
 	struct strbuf err = STRBUF_INIT, url = STRBUF_INIT;
-	char first[41];
+	char first[41], head[41];
 	FILE *f;
 	size_t i;
 
@@ -98,6 +98,16 @@ static void test_resolve(void **state)
 		assert_float_equal(r.between[i].time, 1700000002 + (double)i, 0);
 	}
 	assert_string_equal(r.between[2].sha, r.commit);
+	first[40] = 0;
+	assert_string_equal(r.since, first);
+	snprintf(head, sizeof(head), "%s", r.commit);
+	build_resolved_release(&r);
+
+	/* a "good" end that is not an ancestor of the bad one has no range */
+	strbuf_reset(&err);
+	assert_int_equal(build_resolve(cfg, &cfg->trees[0], NULL, first, head, "kernels", 60, NULL, NULL, &r, &err),
+			 -ENOENT);
+	assert_contains(err.buf, "is not an ancestor of");
 	build_resolved_release(&r);
 
 	/* the branch moves: asked again, the new head */

@@ -1,0 +1,233 @@
+#!/bin/sh
+# Nightly tracking and bisection end to end, with really built kernels and
+# real QEMU boots. The test makes eleven commits on top of the imported
+# v6.1-debian tree, on the branch tlblab-bisect-test of $CACHE/linux, with
+# fixed dates and identity, so their ids (and the builds cached under them)
+# are the same on every run:
+#   1-5    a line in Documentation/tlblab-test.txt each
+#   6      arch/x86/mm/tlb.c gets an #error: it does not build
+#   7      the #error goes again
+#   8      the demo patch: flush_tlb_mm_range() shoots down every online CPU
+#   9-11   a line in Documentation/tlblab-test.txt each
+# A track follows the branch; the test moves the branch and asks for a run
+# six times (heads 1, 2, 3, then 9, 10, 11), the way a nightly schedule
+# would meet them. Each head's point is a run job (build, 2 boots of
+# mprotect in 2 processes). The track's detector must find the drop at 9,
+# confirm it, check it by the A/B rule on the raw runs, group it into an
+# alert and bisect 4..9 by itself: 6 does not build and is skipped, and the
+# bisection names 8, with its evidence, in a report that goes to a webhook
+# receiver on loopback. (The client's `tlblab bisect` and a bisection by
+# hand are t0020's and test_track_bisect's: here every boot counts.)
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+. "$TOP/tests/guest.sh"
+trap 'daemon_cleanup; [ -n "${HOOK_PID:-}" ] && kill "$HOOK_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+guest_lab 31000 10030 vm1
+T0=$(date +%s)
+
+guest_prepare usr/sbin/sshd
+LINUX=$CACHE/linux
+BRANCH=tlblab-bisect-test
+
+# --- the commits -----------------------------------------------------------
+
+# commit PARENT SUBJECT: a commit of the index $TMP/index (made from PARENT
+# and changed by the caller) on PARENT; prints its id
+commit() {
+	_tree=$(GIT_INDEX_FILE=$TMP/index git -C "$LINUX" write-tree) &&
+		env GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.org GIT_COMMITTER_NAME='C O Mitter' \
+			GIT_COMMITTER_EMAIL=committer@example.org GIT_AUTHOR_DATE="$DATE +0000" \
+			GIT_COMMITTER_DATE="$DATE +0000" git -C "$LINUX" commit-tree "$_tree" -p "$1" -m "$2"
+}
+# put PATH CONTENT-FILE: PATH in the index gets the file's content
+put() {
+	_blob=$(git -C "$LINUX" hash-object -w "$2") &&
+		GIT_INDEX_FILE=$TMP/index git -C "$LINUX" update-index --add --cacheinfo "100644,$_blob,$1"
+}
+base=$(git -C "$LINUX" rev-parse 'v6.1-debian^{commit}')
+git -C "$LINUX" cat-file blob "$base:arch/x86/mm/tlb.c" >"$TMP/tlb.c"
+c=$base
+: >"$TMP/note"
+DATE=1767225600	# 2026-01-01, a day a commit
+made=0
+for k in 1 2 3 4 5 6 7 8 9 10 11; do
+	DATE=$((DATE + 86400))
+	GIT_INDEX_FILE=$TMP/index git -C "$LINUX" read-tree "$c" || break
+	case $k in
+	6)
+		{ echo '#error "tlblab test: this commit does not build"'; cat "$TMP/tlb.c"; } >"$TMP/tlb-broken.c"
+		put arch/x86/mm/tlb.c "$TMP/tlb-broken.c" && c=$(commit "$c" "x86/mm: a change that does not build") ;;
+	7) put arch/x86/mm/tlb.c "$TMP/tlb.c" && c=$(commit "$c" "x86/mm: build again") ;;
+	8)
+		GIT_INDEX_FILE=$TMP/index git -C "$LINUX" apply --cached \
+			"$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch" &&
+			c=$(commit "$c" "x86/mm/tlb: flush every online CPU in flush_tlb_mm_range()") ;;
+	*)
+		echo "note $k" >>"$TMP/note"
+		put Documentation/tlblab-test.txt "$TMP/note" && c=$(commit "$c" "Documentation: tlblab test note $k") ;;
+	esac || break
+	eval "c$k=\$c"
+	made=$k
+done
+if [ "$made" = 11 ]; then
+	pass "eleven commits on v6.1-debian (the same ids on every run: 8 is $(echo "$c8" | cut -c1-12))"
+else
+	fail "the test's commits are made" "stopped at commit $((made + 1))"
+	exit 0
+fi
+
+# --- a webhook receiver on loopback --------------------------------------------
+
+HOOK_PORT=$((DAEMON_PORT + 1))
+mkdir -p "$TMP/hook"
+$PY - "$HOOK_PORT" "$TMP/hook" <<'PYEOF' >"$TMP/hook.log" 2>&1 &
+import http.server, sys, os
+port, out = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n = len(os.listdir(out))
+        with open(os.path.join(out, "%03d-%s.json" % (n, self.headers.get("X-Tlblab-Event", "none"))), "wb") as f:
+            f.write(body)
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PYEOF
+HOOK_PID=$!
+
+# --- the lab ---------------------------------------------------------------
+
+{ lab_qemu_head; lab_guest_builder; cat <<EOC
+suites:
+  - name: flush
+    timeout: 600
+    compare: {alpha: 0.05}
+    workloads:
+      - workload: mprotect
+        mode: processes
+        workers: 2
+        duration: 1
+        iterations: 2
+        monitors: []
+tracks:
+  - name: mainline
+    tree: linux
+    branch: $BRANCH
+    schedule: "0 3 1 1 *"
+    suite: flush
+    machines: [vm1]
+    boots: 2
+    bisect: true
+    detect: {max_p: 0.15, min_change: 0.2, confirm_after: 2}
+notify:
+  - name: list
+    url: http://127.0.0.1:$HOOK_PORT/hook
+    secret: t0055-secret
+    events: [change_point, bisection]
+EOC
+} >"$TMP/lab.yaml"
+DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
+
+# point K: the branch at commit K, a run asked for, its point's job done
+point() {
+	eval "_sha=\$c$1"
+	git -C "$LINUX" update-ref "refs/heads/$BRANCH" "$_sha"
+	"$CLIENT" tracks run mainline >/dev/null 2>&1 || return 1
+	_end=$(($(date +%s) + 120))
+	until _job=$(api GET "/tracks/mainline/points?limit=50" |
+		jq_py "([p['job'] for p in J['points'] if p['commit'] == '$_sha'] + [''])[0]") && [ -n "$_job" ]; do
+		[ "$(date +%s)" -ge $_end ] && return 1
+		sleep 0.5
+	done
+	[ "$(job_wait "$_job" "done failed cancelled" 1500)" = done ]
+}
+for k in 1 2 3 9 10 11; do
+	_t=$(date +%s)
+	if point $k; then
+		pass "the track measures head $k (job $_job, $(($(date +%s) - _t)) s)"
+	else
+		fail "the track measures head $k" "job ${_job:-none}: $(api GET "/jobs/${_job:-0}" | jq_py 'J["job"]["error"]' 2>/dev/null)"
+		exit 0
+	fi
+done
+
+# --- the change point, its alert, the bisection ------------------------------------
+
+bisection_ended() {
+	_b=$(api GET /bisections | jq_py '([b for b in J["bisections"] if b["state"] != "running"] + [None])[0]')
+	[ "$_b" != None ]
+}
+_t=$(date +%s)
+wait_until 2400 bisection_ended
+echo "# the bisection ended $(($(date +%s) - _t)) s after the last point"
+api GET /alerts >"$TMP/alerts.json"
+api GET /bisections >"$TMP/bisections.json"
+bid=$(jq_py '(J["bisections"] + [{"id": 0}])[-1]["id"]' <"$TMP/bisections.json")
+api GET "/bisections/$bid" >"$TMP/bisection.json"
+api GET "/bisections/$bid/report.txt" >"$TMP/report.txt"
+api GET /series/1 >/dev/null
+$PY - "$TMP/alerts.json" "$TMP/bisections.json" "$TMP/bisection.json" "$TMP/report.txt" \
+	"$c3" "$c4" "$c5" "$c6" "$c7" "$c8" "$c9" <<'PYEOF'
+import json, sys
+alerts = json.load(open(sys.argv[1]))["alerts"]
+allb = json.load(open(sys.argv[2]))["bisections"]
+b = json.load(open(sys.argv[3]))
+report = open(sys.argv[4]).read()
+c3, c4, c5, c6, c7, c8, c9 = sys.argv[5:12]
+def ok(cond, name, why=""):
+    print(("ok - " if cond else "not ok - ") + name + ("" if cond else " # " + str(why)[:700]))
+ok(len(alerts) == 1 and alerts[0]["bad_commit"] == c9 and alerts[0]["good_commit"] == c3 and alerts[0]["kind"] == "regression",
+   "one alert: a regression at head 9, after head 3", alerts)
+ok(len(allb) == 1 and b["alert"] == (alerts[0]["id"] if alerts else None) and b["track"] == "mainline",
+   "the alert started one bisection by itself", allb)
+ok([c["commit"] for c in b.get("commits") or []] == [c4, c5, c6, c7, c8, c9],
+   "its range is the six commits after head 3 up to head 9", [c["commit"][:12] for c in b.get("commits") or []])
+ok(b["state"] == "done" and b["first_bad"] == c8,
+   "the bisection names commit 8 (%s): %s" % (c8[:12], b.get("result")), b.get("result"))
+steps = {}
+for s in b["steps"]:
+    if s["role"] == "step":
+        steps.setdefault(s["commit"], []).append(s)
+ok(set(steps) == {c5, c6, c7, c8}, "it measured 5, 6, 7 and 8 (6 first: the middle)",
+   [(c[:12], [s["outcome"] for s in v]) for c, v in steps.items()])
+s6 = (steps.get(c6) or [{}])[-1]
+ok(s6.get("outcome") == "skip" and "build" in ((s6.get("evidence") or {}).get("failed") or ""),
+   "commit 6, which does not build, is skipped with its build's error", s6)
+ok([s["outcome"] for s in steps.get(c5, [])][-1:] == ["good"] and [s["outcome"] for s in steps.get(c7, [])][-1:] == ["good"],
+   "5 and 7 are good", steps)
+ev8 = (steps.get(c8) or [{}])[-1].get("evidence") or {}
+ok((steps.get(c8) or [{}])[-1].get("outcome") == "bad" and (ev8.get("vs_good") or {}).get("verdict") == "regression",
+   "8 is bad: a regression against the good end (%s %.1f%%)" % ((ev8.get("vs_good") or {}).get("verdict"),
+                                                              (ev8.get("vs_good") or {}).get("change_pct") or 0), ev8)
+ends = [s for s in b["steps"] if s["role"] != "step"]
+ok(len(ends) >= 2 and all(s["job"] for s in ends) and {s["role"] for s in ends} == {"good", "bad"},
+   "its ends are the track's own point jobs: no end measured again (%d jobs)" % len(ends), ends)
+ok("first bad commit: " + c8 in report and "x86/mm/tlb: flush every online CPU" in report and "A U Thor" in report
+   and "good -> bad:      regression" in report and "tlblab bisect linux" in report,
+   "the report names the commit, its subject and author, the change, and how to reproduce", report[:900])
+PYEOF
+sed 's/^/# /' "$TMP/report.txt" | head -n 30
+
+# the webhooks: the change point and the bisection, signed
+hooks_seen() { ls "$TMP/hook" | grep -q bisection; }
+check "the webhook receiver got the bisection's result" wait_until 60 hooks_seen
+$PY - "$TMP/hook" "$c8" <<'PYEOF'
+import json, os, sys
+d, c8 = sys.argv[1], sys.argv[2]
+got = {}
+for f in sorted(os.listdir(d)):
+    got.setdefault(f.split("-", 1)[1][:-5], []).append(json.load(open(os.path.join(d, f))))
+def ok(cond, name, why=""):
+    print(("ok - " if cond else "not ok - ") + name + ("" if cond else " # " + str(why)[:500]))
+cps = got.get("change_point", [])
+ok(any(c["direction"] == "regression" and c["metric"] == "mprotect.ops_per_sec" for c in cps),
+   "a confirmed change point of mprotect.ops_per_sec was announced", cps)
+bs = got.get("bisection", [])
+ok(len(bs) == 1 and bs[0]["first_bad"] == c8 and "first bad commit found" in bs[0]["report"],
+   "the bisection's webhook carries the first bad commit and the report", bs)
+PYEOF
+
+echo "# t0055 took $(($(date +%s) - T0)) s"
+exit 0
