@@ -44,7 +44,7 @@ CLIENT     = $(BUILD)/tlblab
 BINARIES   = $(AGENT) $(if $(wildcard $(DAEMON_MAIN)),$(DAEMON)) $(if $(wildcard $(CLIENT_MAIN)),$(CLIENT))
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps-build test check bench demo fuzz clean
+.PHONY: all deps-build agent-arm64 lab-arm64 test check bench demo fuzz clean
 
 all: deps-build $(BINARIES)
 
@@ -57,6 +57,42 @@ $(BUILD)/obj/%.o: %.c
 
 $(AGENT): $(call obj,$(AGENT_SRCS))
 	$(CC) $(ALL_CFLAGS) $(STATIC) -o $@ $^ $(LDLIBS_AGENT)
+
+# The agent of the arm64 lab machines: cross-compiled and static like the
+# host's, its objects apart from the host's. libc comes from the cross
+# toolchain (libc6-dev-arm64-cross) and libjansson.a from the Debian arm64
+# sysroot that kernels/arm64-sysroot.sh makes, linked by path so that nothing
+# else is taken from there; its headers come after the toolchain's own.
+# `make agent-arm64` makes (or checks) the sysroot, then the agent.
+ARM64_CC      ?= aarch64-linux-gnu-gcc
+ARM64_OUT     ?= /var/cache/tlblab/arm64
+ARM64_SYSROOT  = $(ARM64_OUT)/sysroot
+ARM64_JANSSON  = $(ARM64_SYSROOT)/usr/lib/aarch64-linux-gnu/libjansson.a
+ARM64_AGENT    = $(BUILD)/aarch64/tlblab-agent
+ARM64_CFLAGS   = $(ALL_CFLAGS) -idirafter $(ARM64_SYSROOT)/usr/include
+
+$(BUILD)/aarch64/obj/%.o: %.c | $(ARM64_JANSSON)
+	@mkdir -p $(dir $@)
+	$(ARM64_CC) $(ARM64_CFLAGS) -c -o $@ $<
+
+$(ARM64_AGENT): $(patsubst %.c,$(BUILD)/aarch64/obj/%.o,$(AGENT_SRCS)) $(ARM64_JANSSON)
+	$(ARM64_CC) $(ARM64_CFLAGS) -static -o $@ $^ $(filter-out -ljansson,$(LDLIBS_AGENT))
+
+$(ARM64_JANSSON):
+	sh kernels/arm64-sysroot.sh $(ARM64_OUT)
+
+agent-arm64:
+	@sh scripts/deps.sh agent-arm64
+	sh kernels/arm64-sysroot.sh $(ARM64_OUT)
+	@$(MAKE) --no-print-directory $(ARM64_AGENT)
+
+# qemu-arm1 of configs/local.yaml: the kernel tree (as make demo imports it),
+# the aarch64 agent and the arm64 guests' initramfs and keys; tlblabd finds
+# the agent beside its own (build/aarch64/) when it starts
+lab-arm64: agent-arm64
+	@sh scripts/deps.sh demo
+	sh kernels/import-tree.sh /var/cache/tlblab/linux
+	sh kernels/mkinitramfs.sh /var/cache/tlblab/guest-arm64 $(ARM64_AGENT) --arch arm64 --sysroot $(ARM64_SYSROOT)
 
 $(BUILD)/obj/$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
@@ -147,4 +183,4 @@ demo:
 clean:
 	rm -rf build
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/aarch64/obj -name '*.d' 2>/dev/null)

@@ -33,7 +33,7 @@ static const struct param params[] = {
 	{ "workers", "mprotect mremap fault-write tcp-rr stencil", 1 },
 	{ "duration", "mprotect mremap fault-write tcp-rr stencil", 0 },
 	{ "size", "mremap fault-write", 1 },
-	{ "rounds", "fault-write", 1 },
+	{ "rounds", "fault-write mprotect", 1 },
 	{ "vma", "fault-write", 1 },
 	{ "request_size", "tcp-rr", 1 },
 	{ "response_size", "tcp-rr", 1 },

@@ -51,6 +51,7 @@ enum {
 	OPT_URL,
 	OPT_PATCHED,
 	OPT_VERDICT,
+	OPT_ARCH,
 };
 
 struct cli {

@@ -380,6 +380,8 @@ void client_status_print(FILE *out, long long id, const json_t *job)
 	strbuf_reset(&sb);
 	client_join_strings(&sb, json_object_get(job, "tags"), ", ");
 	print_field(out, "tags", sb.buf);
+	if (client_jstr(job, "arch"))
+		print_field(out, "arch", client_jstr(job, "arch"));
 	print_field(out, "submitter", client_jstr(job, "submitter"));
 	print_field(out, "created", client_fmt_time(t, job, "created"));
 	print_field(out, "started", client_fmt_time(t, job, "started"));

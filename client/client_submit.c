@@ -137,7 +137,7 @@ static int parse_name_list(struct cli *cli, const char *option, const char *valu
 /* --- submit ------------------------------------------------------------- */
 
 static const char submit_usage[] =
-	"usage: tlblab submit --suite NAME [--machines a,b] [--tags t1,t2]\n"
+	"usage: tlblab submit --suite NAME [--machines a,b] [--tags t1,t2] [--arch ARCH]\n"
 	"                     [--submitter NAME] [--boots N] [--max-boots N] [--wait [--timeout S]]\n"
 	"                     [--json] [--server URL]\n"
 	"       tlblab submit --suite NAME --tree NAME --base REF\n"
@@ -153,6 +153,8 @@ static const char submit_usage[] =
 	"  --suite NAME       a suite of the lab's configuration (required)\n"
 	"  --machines a,b     run only on these machines\n"
 	"  --tags t1,t2       run only on machines with these tags\n"
+	"  --arch ARCH        x86_64 or arm64: only machines of that arch, kernels built\n"
+	"                     for it (default: the arch of the first machine that fits)\n"
 	"  --submitter NAME   who asks (default $USER, else \"unknown\")\n"
 	"  --boots N          boots per side (1..100; default 5, and then up to 9 while\n"
 	"                     a headline metric is inconclusive)\n"
@@ -474,6 +476,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		{ "suite", required_argument, NULL, OPT_SUITE },
 		{ "machines", required_argument, NULL, OPT_MACHINES },
 		{ "tags", required_argument, NULL, OPT_TAGS },
+		{ "arch", required_argument, NULL, OPT_ARCH },
 		{ "submitter", required_argument, NULL, OPT_SUBMITTER },
 		{ "boots", required_argument, NULL, OPT_BOOTS },
 		{ "max-boots", required_argument, NULL, OPT_MAX_BOOTS },
@@ -487,7 +490,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *suite = NULL, *submitter = NULL, *tree = NULL, *base = NULL;
+	const char *suite = NULL, *submitter = NULL, *tree = NULL, *base = NULL, *arch = NULL;
 	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL, *patch = NULL;
 	struct patch_source src = { NULL, NULL, NULL, NULL };
 	struct strbuf raw = STRBUF_INIT;
@@ -510,6 +513,11 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 			break;
 		case OPT_TAGS:
 			r = parse_name_list(cli, "--tags", optarg, &tags, err);
+			break;
+		case OPT_ARCH:
+			/* the daemon knows the arches; the client checks the shape */
+			arch = optarg;
+			r = cli_check_name(cli, "--arch", arch, err);
 			break;
 		case OPT_SUBMITTER:
 			submitter = optarg;
@@ -608,6 +616,8 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		json_object_set(body, "machines", machines);
 	if (tags)
 		json_object_set(body, "tags", tags);
+	if (arch)
+		json_object_set_new(body, "arch", json_string(arch));
 	json_object_set_new(body, "submitter", json_string(submitter));
 
 	if (client_request(&cli->client, "POST", "/api/v1/jobs", body, &raw, &resp, err) < 0) {

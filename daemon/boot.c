@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "build.h"
 #include "console.h"
 #include "store.h"
@@ -144,7 +145,8 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		goto out;
 	}
 	build_dir(req->cfg, req->build_id, &kernel);
-	strbuf_addstr(&kernel, "/bzImage");
+	/* the job's kernels are built for its arch, which is the machine's */
+	strbuf_addf(&kernel, "/%s", arch_get(req->machine->arch)->image);
 	strbuf_addf(&log, "== boot %s build %.12s on %s (%s), boot id %s\n", req->side, req->build_id,
 		    req->machine->name, ops->name, boot_id);
 	run_stage_log(req->st, req->job_id, req->boot_stage, log.buf);
@@ -210,6 +212,9 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	if (console_scan(console.buf, &trouble, 20)) {
 		strbuf_reset(&log);
 		strbuf_addf(&log, "== console trouble during the run:\n%s", trouble.buf);
+		strbuf_addstr(&log, "== the kernel's report:\n");
+		if (!console_oops(console.buf, &log, 80))
+			strbuf_addstr(&log, "(none: only processes died)\n");
 		run_stage_log(req->st, req->job_id, req->run_stage, log.buf);
 		if (console_scan(console.buf, NULL, 0) == 2 && out->run.kind != RUN_DONE) {
 			out->boot = BOOT_KERNEL;

@@ -24,6 +24,7 @@
  * "CPU <n>/KVM"), which needs no QMP client on the host; taskset binds them.
  * What was done, or why nothing was, goes into the boot log.
  */
+#include "arch.h"
 #include "boot.h"
 #include "console.h"
 
@@ -233,6 +234,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 		    struct strbuf *message)
 {
 	const struct cfg_qemu *q = s->m->qemu;
+	const struct arch *arch = arch_get(s->m->arch);
 	char mem[16], smp[16], name[96];
 	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT;
 	const char *rm[] = { "rm", "-f", s->console.buf, NULL };
@@ -247,8 +249,9 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
 	{
 		const char *argv[] = {
-			q->binary, "-name", name, "-machine", "q35", "-accel", kvm ? "kvm" : "tcg,thread=multi",
-			"-cpu", kvm ? "qemu64" : "max", "-smp", smp, "-m", mem,
+			q->binary, "-name", name, "-machine", arch->qemu_machine,
+			"-accel", kvm ? "kvm" : "tcg,thread=multi",
+			"-cpu", kvm ? arch->qemu_cpu_kvm : arch->qemu_cpu_tcg, "-smp", smp, "-m", mem,
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
 			"-serial", serial.buf, "-monitor", "none", "-display", "none",
@@ -456,6 +459,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	enum boot_outcome_kind k = BOOT_OK;
 	double until;
 	char probe_note[96] = "";	/* console is re-read while waiting: kept apart */
+	const struct arch *arch = arch_get(m->arch);
 	int kvm, w;
 
 	strbuf_init(&s->dir, 0);
@@ -486,13 +490,13 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		}
 	}
 	vm_kill(s);	/* a VM left over from an interrupted boot */
-	strbuf_addf(&kernel, "%s/bzImage", s->dir.buf);
+	strbuf_addf(&kernel, "%s/%s", s->dir.buf, arch->image);
 	if (transport_upload(s->t, kernel_path, kernel.buf, 0644, &err) < 0) {
 		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
 		k = BOOT_INFRA;
 		goto fail;
 	}
-	strbuf_addf(&cmdline, "console=ttyS0 panic=-1 tlblab.boot=%s", boot_id);
+	strbuf_addf(&cmdline, "console=%s panic=-1 tlblab.boot=%s", arch->console, boot_id);
 	if (m->qemu->append)
 		strbuf_addf(&cmdline, " %s", m->qemu->append);
 	until = mono_now() + (m->boot_timeout > 0 ? m->boot_timeout : BOOT_TIMEOUT);

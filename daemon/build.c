@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "fetch.h"
 #include "log.h"
 #include "patch.h"
@@ -45,7 +46,7 @@ struct build_lines {
 	volatile sig_atomic_t *cancel;
 	/* TLBLAB facts */
 	char status[16], cls[16], build_id[72], commit[72], config_hash[72], dir[1024];
-	char compiler[200], kernelrelease[128], build_host[32], bzimage_sha256[72];
+	char compiler[200], kernelrelease[128], build_host[32], image_sha256[72], image[16], arch[16];
 	double duration;
 	long warnings;
 	int cached;
@@ -110,8 +111,12 @@ static int on_build_line(void *arg, const char *line, size_t len, int truncated)
 			fact(bl->kernelrelease, sizeof(bl->kernelrelease), v, vlen);
 		else if (KEY("build_host"))
 			fact(bl->build_host, sizeof(bl->build_host), v, vlen);
-		else if (KEY("bzimage_sha256"))
-			fact(bl->bzimage_sha256, sizeof(bl->bzimage_sha256), v, vlen);
+		else if (KEY("image_sha256"))
+			fact(bl->image_sha256, sizeof(bl->image_sha256), v, vlen);
+		else if (KEY("image"))
+			fact(bl->image, sizeof(bl->image), v, vlen);
+		else if (KEY("arch"))
+			fact(bl->arch, sizeof(bl->arch), v, vlen);
 		else if (KEY("cached"))
 			bl->cached = vlen == 1 && v[0] == '1';
 		else if (KEY("duration")) {
@@ -167,16 +172,16 @@ static void fail_store(struct build_outcome *out, int rc, const char *what)
 	fail(out, BUILD_INFRA, "build: store: %s: %s", what, store_strerror(rc));
 }
 
-/* 1 when DIR/bzImage is there with the hash sha256, 0 when it is not there,
+/* 1 when DIR/IMAGE is there with the hash sha256, 0 when it is not there,
  * -1 when it is there with another. */
-static int bzimage_matches(const char *dir, const char *sha256)
+static int image_matches(const char *dir, const char *image, const char *sha256)
 {
 	struct strbuf path = STRBUF_INIT, err = STRBUF_INIT;
 	struct stat stbuf;
 	char have[65];
 	int r;
 
-	strbuf_addf(&path, "%s/bzImage", dir);
+	strbuf_addf(&path, "%s/%s", dir, image);
 	if (lstat(path.buf, &stbuf) < 0)
 		r = 0;
 	else
@@ -188,20 +193,20 @@ static int bzimage_matches(const char *dir, const char *sha256)
 
 /*
  * Copies the artifacts of dir on the builder to DATA_DIR/builds/ID/, and
- * checks that the bzImage has the hash the build recorded (sha256). A copy
- * already here is reused only while its bzImage still has that hash;
- * otherwise it is replaced.
+ * checks that the kernel image (bzImage, Image: arch.h) has the hash the
+ * build recorded (sha256). A copy already here is reused only while its
+ * image still has that hash; otherwise it is replaced.
  */
 static int fetch_artifacts(struct transport *t, const struct lab_config *cfg, const char *dir,
-			   const char *id, const char *sha256, struct strbuf *err)
+			   const char *id, const char *image, const char *sha256, struct strbuf *err)
 {
-	static const char *const files[] = { "bzImage", "config", "System.map", "build.log", "meta.json" };
+	const char *const files[] = { image, "config", "System.map", "build.log", "meta.json" };
 	struct strbuf local = STRBUF_INIT, tmp = STRBUF_INIT, remote = STRBUF_INIT, path = STRBUF_INIT;
 	size_t i;
 	int r = 0;
 
 	build_dir(cfg, id, &local);
-	if (bzimage_matches(local.buf, sha256) == 1)
+	if (image_matches(local.buf, image, sha256) == 1)
 		goto out;
 	strbuf_addf(&tmp, "%s/builds", cfg->data_dir);
 	mkdir(tmp.buf, 0755);
@@ -215,9 +220,9 @@ static int fetch_artifacts(struct transport *t, const struct lab_config *cfg, co
 		strbuf_addf(&path, "%s/%s", tmp.buf, files[i]);
 		r = transport_download(t, remote.buf, path.buf, 256u << 20, err);
 	}
-	if (r == 0 && bzimage_matches(tmp.buf, sha256) != 1)
-		r = strbuf_seterr(err, "the bzImage copied from %s does not have the hash its build recorded "
-				  "(%.16s...)", dir, sha256);
+	if (r == 0 && image_matches(tmp.buf, image, sha256) != 1)
+		r = strbuf_seterr(err, "the %s copied from %s does not have the hash its build recorded "
+				  "(%.16s...)", image, dir, sha256);
 	if (r == 0) {
 		/* a stale copy with another hash goes first */
 		remove_tree(local.buf);
@@ -285,6 +290,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	const struct lab_config *cfg = req->cfg;
 	const struct cfg_builder *b = req->builder;
 	const struct cfg_tree *tree = req->tree;
+	const struct arch *arch = arch_get(req->arch);
 	int patched = !strcmp(req->side, "patched");
 	struct strbuf err = STRBUF_INIT, kind = STRBUF_INIT, text = STRBUF_INIT, url = STRBUF_INIT;
 	struct strbuf ref = STRBUF_INIT, patch_local = STRBUF_INIT, buf = STRBUF_INIT;
@@ -354,7 +360,8 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		fail(out, BUILD_CANCELLED, "build: cancelled");
 		goto out;
 	}
-	strbuf_addf(&bl.pending, "== build %s on %s (tree %s, base %s)\n", req->side, b->name, tree->name, req->base);
+	strbuf_addf(&bl.pending, "== build %s on %s (tree %s, base %s, arch %s)\n", req->side, b->name, tree->name,
+		    req->base, arch->name);
 	if (build_builder_open(b, tree, req->scripts_dir, &t, &scripts, &work, &outdir, &err) < 0) {
 		fail(out, BUILD_INFRA, "build: %s", err.buf);
 		goto out;
@@ -364,12 +371,16 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		struct strbuf dst = STRBUF_INIT;
 
 		strbuf_addf(&dst, "%s/%s-frag%zu.config", scripts.buf, tree->name, i);
-		r = transport_upload(t, tree->fragments[i], dst.buf, 0644, &err);
+		char *frag = arch_expand(tree->fragments[i], arch);
+
+		strbuf_addf(&dst, "%s/%s-frag%zu.config", scripts.buf, tree->name, i);
+		r = transport_upload(t, frag, dst.buf, 0644, &err);
 		frag_remote[i] = strbuf_detach(&dst, NULL);
-		if (r < 0) {
-			fail(out, BUILD_INFRA, "build: uploading fragment %s: %s", tree->fragments[i], err.buf);
+		if (r < 0)
+			fail(out, BUILD_INFRA, "build: uploading fragment %s: %s", frag, err.buf);
+		free(frag);
+		if (r < 0)
 			goto out;
-		}
 	}
 	argv[argc++] = "sh";
 	argv[argc++] = NULL; /* build.sh, below */
@@ -383,6 +394,8 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	argv[argc++] = tree->config_base;
 	argv[argc++] = "--out";
 	argv[argc++] = outdir.buf;
+	argv[argc++] = "--arch";
+	argv[argc++] = arch->name;
 	for (i = 0; i < tree->nfragments && argc < 54; i++) {
 		argv[argc++] = "--fragment";
 		argv[argc++] = frag_remote[i];
@@ -457,20 +470,22 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		fail(out, BUILD_INFRA, "build %s: build.sh ended without a build id", req->side);
 		goto out;
 	}
-	if (!hex_valid(bl.bzimage_sha256, 64)) {
-		fail(out, BUILD_INFRA, "build %s: build.sh ended without the bzImage's hash (an old build.sh on %s?)",
-		     req->side, b->name);
+	/* the image's name becomes a file name here: only the arch's own */
+	if (!hex_valid(bl.image_sha256, 64) || strcmp(bl.image, arch->image) || strcmp(bl.arch, arch->name)) {
+		fail(out, BUILD_INFRA, "build %s: build.sh ended without the %s kernel's image and its hash "
+		     "(said arch '%s', image '%s'; an old build.sh on %s?)", req->side, arch->name, bl.arch,
+		     bl.image, b->name);
 		goto out;
 	}
-	if (fetch_artifacts(t, cfg, bl.dir, bl.build_id, bl.bzimage_sha256, &err) < 0) {
+	if (fetch_artifacts(t, cfg, bl.dir, bl.build_id, bl.image, bl.image_sha256, &err) < 0) {
 		fail(out, BUILD_INFRA, "build %s: copying the artifacts from %s: %s", req->side, b->name, err.buf);
 		goto out;
 	}
 	{
-		json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl.commit,
+		json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl.commit,
 					 "config_hash", bl.config_hash, "compiler", bl.compiler,
 					 "kernelrelease", bl.kernelrelease, "build_host", bl.build_host,
-					 "bzimage_sha256", bl.bzimage_sha256,
+					 "arch", bl.arch, "image", bl.image, "image_sha256", bl.image_sha256,
 					 "duration_s", bl.duration, "warnings", (json_int_t)bl.warnings,
 					 "cached", bl.cached);
 		struct build_row row = { .id = bl.build_id, .tree = tree->name, .commit_id = bl.commit,

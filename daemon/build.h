@@ -47,6 +47,7 @@ struct build_request {
 	const struct cfg_builder *builder;
 	const char *side;		/* "base" | "patched" */
 	const char *base;		/* the base ref */
+	const char *arch;		/* arch.h's name (NULL: x86_64): build.sh --arch */
 	const char *scripts_dir;	/* the local kernels/ directory (build.sh) */
 	double deadline;		/* mono_now() seconds */
 	volatile sig_atomic_t *cancel;

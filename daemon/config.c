@@ -454,6 +454,23 @@ int config_machine_has_tag(const struct cfg_machine *m, const char *tag)
 	return 0;
 }
 
+int config_machine_allowed(const struct cfg_machine *m, const json_t *machines, const json_t *tags)
+{
+	size_t i;
+	json_t *v;
+	int named = json_array_size(machines) == 0;
+
+	json_array_foreach(machines, i, v)
+		if (json_is_string(v) && !strcmp(json_string_value(v), m->name))
+			named = 1;
+	if (!named)
+		return 0;
+	json_array_foreach(tags, i, v)
+		if (!json_is_string(v) || !config_machine_has_tag(m, json_string_value(v)))
+			return 0;
+	return 1;
+}
+
 const char *config_transport_kind_name(enum transport_kind k)
 {
 	static const char *const names[TRANSPORT_KIND_MAX] = {

@@ -214,7 +214,7 @@ struct cfg_reboot {
 struct cfg_machine {
 	char *name;
 	struct cfg_endpoint ep;
-	char *arch;		/* default "x86_64" */
+	char *arch;		/* an arch.h name: "x86_64" (the default), "arm64" */
 	int cpus;		/* 0: unknown */
 	char **tags;		/* NULL-terminated */
 	size_t ntags;
@@ -378,6 +378,9 @@ const char *config_notify_event_name(int e);
 
 /* True when machine m has tag. */
 int config_machine_has_tag(const struct cfg_machine *m, const char *tag);
+/* Whether a job of these machines (names; empty or NULL: any) and tags
+ * (every one needed) may use m. */
+int config_machine_allowed(const struct cfg_machine *m, const json_t *machines, const json_t *tags);
 
 /* Names used in configs and APIs: [A-Za-z0-9._-]{1,64}, not starting with
  * '-' or '.'. Safe to pass as an argument anywhere. */

@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include "config_int.h"
+
+#include "arch.h"
 #include "util.h"
 #include "banned.h"
 
@@ -109,7 +111,8 @@ static const char *qemu_pin_name_int(int i)
 }
 
 /* The qemu: section n of machine `machine` (boot: qemu), or NULL after an error. */
-static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char *machine,
+				   const struct arch *arch)
 {
 	struct cfg_qemu *q;
 	struct keyset ks;
@@ -127,7 +130,7 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 	q = xcalloc(1, sizeof(*q));
 	q->binary = ks.val[QK_BINARY]
 		? config_get_str(c, "binary", ks.val[QK_BINARY], config_valid_program, MUST_PROGRAM)
-		: xstrdup("qemu-system-x86_64");
+		: xstrdup(arch->qemu);
 	q->memory = 1024;
 	if (ks.val[QK_MEMORY] && config_get_int(c, "memory", ks.val[QK_MEMORY], QEMU_MEMORY_MIN,
 					 QEMU_MEMORY_MAX, &v) == 0)
@@ -351,9 +354,20 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 	m->name = config_item_start(c, map, "machine", "machines", index, machine_keys, EK_NAME, seen, &it, &m->line);
 	parse_endpoint(c, map, &it.ks, it.what, &m->ep);
 
-	m->arch = it.ks.val[MK_ARCH] ? config_get_str(c, "arch", it.ks.val[MK_ARCH], config_valid_name,
-					    MUST_NAME)
-				  : xstrdup("x86_64");
+	m->arch = xstrdup("x86_64");
+	if (it.ks.val[MK_ARCH]) {
+		char *a = config_get_str(c, "arch", it.ks.val[MK_ARCH], config_valid_name, MUST_NAME);
+
+		/* kept as the arch's own name: aarch64 is arm64 */
+		if (a && arch_lookup(a)) {
+			free(m->arch);
+			m->arch = xstrdup(arch_lookup(a)->name);
+		} else if (a) {
+			node_error(c, it.ks.val[MK_ARCH], "arch: '%.64s' is not one of %s (in %s)", a, arch_names(),
+				   it.what);
+		}
+		free(a);
+	}
 	if (it.ks.val[MK_CPUS] && config_get_int(c, "cpus", it.ks.val[MK_CPUS], 0, 4096, &v) == 0)
 		m->cpus = (int)v;
 	if (it.ks.val[MK_TAGS])
@@ -370,7 +384,7 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 	}
 	/* with an unknown boot method (b < 0, reported) neither section can be judged */
 	if (it.ks.val[MK_QEMU] && b == BOOT_QEMU)
-		m->qemu = parse_qemu(c, it.ks.val[MK_QEMU], it.what);
+		m->qemu = parse_qemu(c, it.ks.val[MK_QEMU], it.what, arch_get(m->arch));
 	else if (it.ks.val[MK_QEMU] && b >= 0)
 		node_error(c, it.ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", it.what);
 	else if (b == BOOT_QEMU)

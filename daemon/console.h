@@ -10,4 +10,10 @@
  * none. */
 int console_scan(const char *text, struct strbuf *out, int max);
 
+/* The kernel's own report, for a log: from the first line of a panic, BUG,
+ * Oops, WARNING or fault (not a process the kernel killed) on, at most max
+ * lines (each cut at 300 bytes), call trace and all. Returns the lines
+ * appended to out: 0 when the kernel reported nothing. */
+int console_oops(const char *text, struct strbuf *out, int max);
+
 #endif

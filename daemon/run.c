@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "console.h"
 #include "ingest.h"
 #include "log.h"
@@ -138,6 +139,7 @@ static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t 
 	const char *argv[] = { m->agent_path, "hello", NULL };
 	struct exec_req req = { .argv = argv, .timeout = SHORT_TIMEOUT };
 	struct exec_result res;
+	const char *machine;
 	json_t *h = NULL;
 	int r;
 
@@ -154,6 +156,17 @@ static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t 
 	if (!json_is_object(h) || !json_is_object(json_object_get(h, "host"))) {
 		r = -EIO;
 		strbuf_seterr(err, "%s: tlblab-agent hello printed no hello line: %.200s", t->label, res.out.buf);
+		json_decref(h);
+		h = NULL;
+		goto out;
+	}
+	/* a machine that is not the arch it is configured as would be given
+	 * kernels it cannot boot, and its numbers filed under another arch */
+	machine = json_string_value(json_object_get(json_object_get(h, "host"), "machine"));
+	if (machine && arch_get(m->arch) != arch_lookup(machine)) {
+		r = -EIO;
+		strbuf_seterr(err, "%s: the machine is %s (uname -m), configured as arch %s", t->label, machine,
+			      m->arch);
 		json_decref(h);
 		h = NULL;
 		goto out;
@@ -442,8 +455,9 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 		fail(out, RUN_INFRA, "run: store: could not keep %s's hello: %s", m->name, store_strerror(r));
 		goto out;
 	}
-	logf_stage(req, "agent %s on %s, kernel %s", uploaded ? "uploaded" : "up to date",
-		   m->name, out->kernel);
+	logf_stage(req, "agent %s on %s, kernel %s, %s", uploaded ? "uploaded" : "up to date",
+		   m->name, out->kernel,
+		   json_string_value(json_object_get(json_object_get(hello, "host"), "machine")) ?: "?");
 	json_array_foreach(req->workloads, i, spec) {
 		json_t *e = json_array_get(out->specs, i);
 		enum run_outcome_kind k;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "boot.h"
 #include "config.h"
 #include "log.h"
@@ -36,7 +37,47 @@ void sched_wake(struct sched *sc)
 	(void)n; /* a full pipe already means "wake up" */
 }
 
-int sched_create(const struct lab_config *cfg, struct store *st, const char *agent_path,
+/* The agents of the other arches: given, or in the arch's folder beside
+ * the host's (build/aarch64/tlblab-agent). One that is missing is noted,
+ * and logged when a configured machine would need it. */
+static void find_agents(struct sched *sc, const char *const agents[])
+{
+	const char *host = sc->agents[0].path, *slash = strrchr(host, '/');
+	size_t i, k;
+
+	for (i = 1; i < ARCH_MAX; i++) {
+		struct sched_agent *ag = &sc->agents[i];
+		const struct arch *a = arch_at(i);
+		struct strbuf err = STRBUF_INIT;
+
+		if (agents[i])
+			snprintf(ag->path, sizeof(ag->path), "%s", agents[i]);
+		else
+			snprintf(ag->path, sizeof(ag->path), "%.*s%s/tlblab-agent", slash ? (int)(slash - host + 1) : 0,
+				 host, a->agent_dir);
+		if (run_file_sha256(ag->path, ag->sha, &err) < 0) {
+			ag->sha[0] = 0;
+			snprintf(ag->why, sizeof(ag->why), "no tlblab-agent for %s machines: %s (make agent-arm64 "
+				 "builds it)", a->name, err.buf);
+			for (k = 0; k < sc->cfg->nmachines; k++)
+				if (!strcmp(sc->cfg->machines[k].arch, a->name)) {
+					log_warnx("%s: %s", sc->cfg->machines[k].name, ag->why);
+					break;
+				}
+		}
+		strbuf_release(&err);
+	}
+}
+
+const struct sched_agent *sched_agent_for(const struct sched *sc, const char *arch, const char **why)
+{
+	const struct sched_agent *ag = &sc->agents[arch_index(arch_get(arch))];
+
+	*why = ag->why;
+	return ag->sha[0] ? ag : NULL;
+}
+
+int sched_create(const struct lab_config *cfg, struct store *st, const char *const agents[],
 		 const char *kernels_dir, struct sched **ret, struct strbuf *err)
 {
 	struct sched *sc = calloc(1, sizeof(*sc));
@@ -47,12 +88,13 @@ int sched_create(const struct lab_config *cfg, struct store *st, const char *age
 	sc->st = st;
 	sc->cfg = cfg;
 	sc->backfill_below = INT64_MAX;
-	snprintf(sc->agent_path, sizeof(sc->agent_path), "%s", agent_path);
+	snprintf(sc->agents[0].path, sizeof(sc->agents[0].path), "%s", agents[0]);
 	snprintf(sc->kernels_dir, sizeof(sc->kernels_dir), "%s", kernels_dir);
-	if (run_file_sha256(agent_path, sc->agent_sha, err) < 0) {
+	if (run_file_sha256(agents[0], sc->agents[0].sha, err) < 0) {
 		free(sc);
 		return -1;
 	}
+	find_agents(sc, agents);
 	if (pipe2(sc->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
 		strbuf_seterr(err, "pipe: %s", strerror(errno));
 		free(sc);
@@ -137,17 +179,12 @@ static int json_has_string(const json_t *arr, const char *s)
 	return 0;
 }
 
+/* A machine of another arch never takes a job's stage: its kernels are
+ * built for the job's arch, and a run measures on the arch asked for. */
 static int machine_fits(const struct cfg_machine *m, const struct stage_info *si)
 {
-	size_t i;
-	json_t *tag;
-
-	if (json_array_size(si->machines) && !json_has_string(si->machines, m->name))
-		return 0;
-	json_array_foreach(si->tags, i, tag)
-		if (!json_is_string(tag) || !config_machine_has_tag(m, json_string_value(tag)))
-			return 0;
-	return !json_has_string(si->excluded, m->name);
+	return !strcmp(m->arch, si->arch[0] ? si->arch : "x86_64") &&
+	       config_machine_allowed(m, si->machines, si->tags) && !json_has_string(si->excluded, m->name);
 }
 
 static int builder_busy(struct sched *sc, const char *name)
@@ -305,7 +342,8 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 			strbuf_addf(&msg, "no machine left to retry on (every fitting machine failed this stage); "
 				    "last failure: %s", si->last_error);
 		else
-			strbuf_addstr(&msg, "no configured machine fits the job's machines and tags");
+			strbuf_addf(&msg, "no configured machine of arch %s fits the job's machines and tags",
+				    si->arch[0] ? si->arch : "x86_64");
 		fail_unplaced(sc, si, msg.buf);
 		strbuf_release(&msg);
 	} else if (!healthy) {

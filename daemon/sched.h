@@ -23,10 +23,15 @@ struct sched;
 struct store;
 struct lab_config;
 
-/* agent_path: the tlblab-agent binary uploaded to machines; kernels_dir:
- * the kernels/ directory (build.sh) uploaded to builders. */
-int sched_create(const struct lab_config *cfg, struct store *st, const char *agent_path,
+/* agents: the tlblab-agent binary uploaded to machines, one per arch
+ * (arch_index; agents[0], x86_64's, is required; NULL for another arch:
+ * the aarch64/ folder beside agents[0], as the Makefile builds it); a
+ * missing one fails the work of that arch's machines only, saying so.
+ * kernels_dir: the kernels/ directory (build.sh) uploaded to builders. */
+int sched_create(const struct lab_config *cfg, struct store *st, const char *const agents[],
 		 const char *kernels_dir, struct sched **ret, struct strbuf *err);
+/* The agent for machines of arch (a name), or NULL with why set. */
+const struct sched_agent *sched_agent_for(const struct sched *sc, const char *arch, const char **why);
 /* A new configuration after a reload; the old one must stay valid until
  * sched_free (running work may still use it). */
 void sched_set_config(struct sched *sc, const struct lab_config *cfg);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
 #include "boot.h"
 #include "build.h"
 #include "quiet.h"
@@ -72,8 +73,12 @@ struct task {
 struct sched {
 	struct store *st;
 	const struct lab_config *cfg;
-	char agent_path[4096];
-	char agent_sha[65];
+	/* tlblab-agent per arch (arch_index): the one machines of that arch get */
+	struct sched_agent {
+		char path[4096];
+		char sha[65];		/* "" when missing: why says why */
+		char why[512];
+	} agents[ARCH_MAX];
 	char kernels_dir[4096];
 
 	int wake[2];

@@ -71,6 +71,8 @@ void *sched_worker_main(void *arg)
 	struct sched *sc = arg;
 
 	for (;;) {
+		const struct sched_agent *ag;
+		const char *no_agent;
 		struct task *t;
 
 		pthread_mutex_lock(&sc->lock);
@@ -88,18 +90,27 @@ void *sched_worker_main(void *arg)
 			struct build_request req = {
 				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .stage_id = t->si.id,
 				.tree = t->tree, .builder = t->builder, .side = t->si.side, .base = t->si.base,
+				.arch = t->si.arch,
 				.scripts_dir = sc->kernels_dir, .deadline = t->deadline, .cancel = &t->cancel,
 				.pause = t->qe.pausable ? &t->qe.pause : NULL,
 			};
 
 			build_stage(&req, &t->bout);
 			quiet_build_end(sc->quiet, &t->qe);
+		} else if (!(ag = sched_agent_for(sc, t->machine->arch, &no_agent))) {
+			/* nothing to run on this machine: its arch's agent is missing */
+			t->brout.boot = BOOT_INFRA;
+			strbuf_addf(&t->brout.boot_message, "boot: %s", no_agent);
+			t->out.kind = RUN_INFRA;
+			strbuf_addf(&t->out.message, "run: %s", no_agent);
+			t->health_ok = 0;
+			strbuf_addstr(&t->health_err, no_agent);
 		} else if (t->kind == TASK_BOOTRUN) {
 			struct bootrun_request req = {
 				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .boot_stage = t->si.id,
 				.run_stage = t->run_stage, .machine = t->machine, .side = t->si.side,
 				.build_id = t->si.build_id, .workloads = t->si.suite_json,
-				.agent_local = sc->agent_path, .agent_sha256 = sc->agent_sha,
+				.agent_local = ag->path, .agent_sha256 = ag->sha,
 				.deadline = t->deadline, .cancel = &t->cancel,
 				.measure_begin = measure_begin, .measure_end = measure_end, .measure_arg = t,
 			};
@@ -110,7 +121,7 @@ void *sched_worker_main(void *arg)
 				.st = sc->st, .job_id = t->si.job_id, .stage_id = t->si.id,
 				.machine = t->machine, .workloads = t->si.suite_json,
 				.side = t->si.side[0] ? t->si.side : NULL, .deadline = t->deadline,
-				.agent_local = sc->agent_path, .agent_sha256 = sc->agent_sha,
+				.agent_local = ag->path, .agent_sha256 = ag->sha,
 				.cancel = &t->cancel,
 			};
 
@@ -122,7 +133,7 @@ void *sched_worker_main(void *arg)
 				strbuf_addstr(&t->out.message, "run: cancelled while waiting for a quiet host");
 			}
 		} else {
-			t->health_ok = run_health_check(t->machine, sc->agent_path, sc->agent_sha,
+			t->health_ok = run_health_check(t->machine, ag->path, ag->sha,
 							t->health_kernel, sizeof(t->health_kernel),
 							&t->health_err) == 0;
 		}

@@ -114,6 +114,7 @@ struct job_request {
 	const json_t *machines;		/* array of names, may be NULL */
 	const json_t *tags;		/* array of tags, may be NULL */
 	const char *submitter;
+	const char *arch;		/* arch.h's name; NULL: x86_64 */
 	int boots;
 	int max_boots;		/* ab: grow up to this many boots per side while
 				 * a headline metric is inconclusive (0: boots) */
@@ -186,6 +187,7 @@ struct stage_info {
 	char build_id[72];	/* of this stage's side, once built ("" before) */
 	char boot_id[40];
 	char note[300];		/* what the stage waits for, or "" */
+	char arch[16];		/* the job's (arch.h) */
 };
 void store_stage_info_release(struct stage_info *si);
 

@@ -29,13 +29,15 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 	int rc;
 
 	rc = db_run(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
-		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject) "
-		    "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject, arch) "
+		    "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "coalesce(?, 'x86_64'))",
 		    DB_TEXT(req->kind), DB_TEXT(req->suite), DB_JSON(req->suite_json), DB_JSON(req->machines),
 		    DB_JSON(req->tags), DB_TEXT(req->submitter), DB_INT(req->boots), DB_REAL(db_now()),
 		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_TEXT(req->patch),
 		    DB_TEXT(req->patch_url), DB_TEXT(req->patch_ref),
-		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject));
+		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject),
+		    DB_TEXT(req->arch));
 	if (rc < 0)
 		return rc;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -72,7 +74,7 @@ int store_job_create(struct store *st, const struct job_request *req,
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
-	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject"
+	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject, arch"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -104,6 +106,7 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "max_boots", db_col_json(s, 21));
 	json_object_set_new(j, "verdict", db_col_json(s, 22));
 	json_object_set_new(j, "patch_subject", db_col_json(s, 23));
+	json_object_set_new(j, "arch", db_col_json(s, 24));
 	return j;
 }
 
@@ -130,19 +133,19 @@ json_t *store_job_json(struct store *w, int64_t id)
 	}
 	stages = json_array();
 	s = db_prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
-		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs "
-		     "FROM stages WHERE job_id = ? ORDER BY seq");
+		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs, "
+		     "CASE WHEN json_valid(host) THEN json_extract(host, '$.host') END FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
 	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
 						     "error_message", "boot_index", "build_id", "boot_id",
-						     "repeat_of", "note", "specs" };
+						     "repeat_of", "note", "specs", "host" };
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(g, names[i], i == 16 ? db_col_parsed(s, i) : db_col_json(s, i));
+			json_object_set_new(g, names[i], i >= 16 ? db_col_parsed(s, i) : db_col_json(s, i));
 		if (json_is_null(json_object_get(g, "specs")))
 			json_object_set_new(g, "specs", json_array());
 		json_array_append_new(stages, g);
@@ -236,6 +239,7 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
 		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
 		"started", "finished", "cancel_requested", "error", NULL, NULL, "tree", "base",
 		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
+		"arch",
 	};
 	int i;
 

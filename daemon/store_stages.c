@@ -56,7 +56,8 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
 		 "g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), "
 		 "coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id "
-		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, '') "
+		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, ''), "
+		 "j.arch "
 		 "FROM stages g JOIN jobs j ON j.id = g.job_id "
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
@@ -90,6 +91,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		db_col_copy(si->patch_kind, sizeof(si->patch_kind), s, 17);
 		db_col_copy(si->build_id, sizeof(si->build_id), s, 18);
 		db_col_copy(si->note, sizeof(si->note), s, 19);
+		db_col_copy(si->arch, sizeof(si->arch), s, 20);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);

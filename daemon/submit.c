@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "config.h"
 #include "patch.h"
 #include "store.h"
@@ -38,6 +39,31 @@ static int check_names(const json_t *arr, const char *field, const struct lab_co
 			return strbuf_seterr(err, "%s[%zu]: no machine '%s' in the configuration", field, i, s);
 	}
 	return 0;
+}
+
+const char *submit_job_arch(const struct lab_config *cfg, const json_t *machines, const json_t *tags,
+			    const char *asked, struct strbuf *err)
+{
+	const struct arch *a = asked ? arch_lookup(asked) : NULL;
+	size_t i;
+
+	if (asked && !a) {
+		strbuf_seterr(err, "arch: '%.32s' is not one of %s", asked, arch_names());
+		return NULL;
+	}
+	for (i = 0; i < cfg->nmachines; i++) {
+		const struct cfg_machine *m = &cfg->machines[i];
+
+		if (config_machine_allowed(m, machines, tags) && (!a || !strcmp(m->arch, a->name)))
+			return a ? a->name : arch_get(m->arch)->name;
+	}
+	if (a) {
+		strbuf_seterr(err, "arch: no configured machine of arch %s fits the job's machines and tags",
+			      a->name);
+		return NULL;
+	}
+	/* no machine fits at all: the scheduler says so when it places the job */
+	return arch_get(NULL)->name;
 }
 
 /* Reads the kernel fields of a job request into req: tree and base, and
@@ -108,7 +134,7 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 	const char *key;
 	int rc = -1;
 	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
-					      "base", "patch", "branch", "url", "max_boots" };
+					      "base", "patch", "branch", "url", "max_boots", "arch" };
 
 	*req = (struct job_request){ .kind = "run", .boots = 1 };
 	body = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -146,6 +172,13 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 	if ((v = json_object_get(body, "tags")) && check_names(v, "tags", cfg, 0, err) < 0)
 		goto out;
 	req->tags = v;
+	if ((v = json_object_get(body, "arch")) && !json_is_string(v)) {
+		strbuf_seterr(err, "arch: must be a string (%s)", arch_names());
+		goto out;
+	}
+	req->arch = submit_job_arch(cfg, req->machines, req->tags, json_string_value(v), err);
+	if (!req->arch)
+		goto out;
 	if ((v = json_object_get(body, "submitter"))) {
 		req->submitter = json_string_value(v);
 		if (!req->submitter || !config_valid_name(req->submitter)) {

@@ -35,6 +35,17 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 			 struct job_request *req, struct strbuf *subject, struct strbuf *err);
 
 /*
+ * The arch of a job that may use these machines (names; NULL or empty: any)
+ * and tags: asked, when given (an arch.h name or uname, as "aarch64"), else
+ * that of the first configured machine the job may use, else x86_64. Only
+ * machines of that arch take the job's stages, and its kernels are built
+ * for it. NULL with err (naming the field arch) when asked is no arch, or
+ * no machine the job may use has it. The returned name is static.
+ */
+const char *submit_job_arch(const struct lab_config *cfg, const json_t *machines, const json_t *tags,
+			    const char *asked, struct strbuf *err);
+
+/*
  * The stages of req's job, in the order they run, into *ret (the caller
  * frees it): for a run job, one run per boot; for a run job of a kernel
  * (tree and base, no patch), its build on side base, then each boot

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arch.h"
 #include "api.h"
 #include "config.h"
 #include "log.h"
@@ -54,7 +55,8 @@ static void on_signal(int sig)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT] [-k KERNELS_DIR] [-w WEB_DIR]\n       tlblabd -n -c FILE\n");
+	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT] [-a ARCH=AGENT]... [-k KERNELS_DIR] [-w WEB_DIR]\n"
+		"       tlblabd -n -c FILE\n");
 }
 
 /* A path next to this binary (build/tlblab-agent, build/../kernels). */
@@ -171,6 +173,7 @@ int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
 	char agent[PATH_MAX] = "", kernels[PATH_MAX] = "", web[PATH_MAX] = "", dbpath[PATH_MAX];
+	const char *agents[ARCH_MAX] = { agent };
 	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
 	struct store *st = NULL;
@@ -185,7 +188,22 @@ int main(int argc, char **argv)
 		case 'c': config_path = optarg; break;
 		case 'd': log_verbose(1); break;
 		case 'n': check_only = 1; break;
-		case 'a': snprintf(agent, sizeof(agent), "%s", optarg); break;
+		case 'a': {
+			/* -a arm64=PATH: another arch's agent; -a PATH: the host's */
+			const char *eq = strchr(optarg, '=');
+			char name[16];
+			const struct arch *a = NULL;
+
+			if (eq && (size_t)(eq - optarg) < sizeof(name)) {
+				snprintf(name, sizeof(name), "%.*s", (int)(eq - optarg), optarg);
+				a = arch_lookup(name);
+			}
+			if (a && arch_index(a) > 0)
+				agents[arch_index(a)] = eq + 1;
+			else
+				snprintf(agent, sizeof(agent), "%s", optarg);
+			break;
+		}
 		case 'k': snprintf(kernels, sizeof(kernels), "%s", optarg); break;
 		case 'w': snprintf(web, sizeof(web), "%s", optarg); break;
 		default: usage(); return 2;
@@ -235,7 +253,7 @@ int main(int argc, char **argv)
 	if (log.len)
 		log_lines(log_info, "recovered after a restart: ", log.buf);
 	arm_store_fault(st);
-	if (sched_create(cfg, st, agent, kernels, &sc, &err) < 0)
+	if (sched_create(cfg, st, agents, kernels, &sc, &err) < 0)
 		log_fatalx("scheduler: %s", err.buf);
 	sched_for_signal = sc;
 	memset(&sa, 0, sizeof(sa));

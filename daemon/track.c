@@ -442,7 +442,8 @@ static void run_track(struct tracker *tr, const struct lab_config *cfg, const st
 		struct job_request req = { .kind = "run", .tree = t->tree, .base = r.commit, .suite = t->suite,
 					   .suite_json = suite->workloads, .machines = machines,
 					   .submitter = "tracker", .boots = t->boots, .max_boots = t->boots,
-					   .patch_subject = subject.buf };
+					   .patch_subject = subject.buf,
+					   .arch = submit_job_arch(cfg, machines, NULL, NULL, NULL) };
 		struct point_commit pc = { .track = t->name, .commit = r.commit, .time = r.time,
 					   .author = r.author.buf, .subject = r.subject.buf };
 		struct stage_plan *plan = NULL;

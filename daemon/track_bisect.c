@@ -158,7 +158,8 @@ static int add_step(struct tracker *tr, const struct lab_config *cfg, struct bis
 	int boots = step_boots(b, role);
 	struct job_request req = { .kind = "run", .tree = str(b->doc, "tree"), .base = commit,
 				   .suite = b->suite->name, .suite_json = b->suite->workloads, .machines = machines,
-				   .boots = boots, .max_boots = boots };
+				   .boots = boots, .max_boots = boots,
+				   .arch = submit_job_arch(cfg, machines, NULL, NULL, NULL) };
 	struct stage_plan *plan = NULL;
 	size_t nplan;
 	int64_t job = 0;

@@ -12,6 +12,7 @@
 #                 [--patch FILE | --fetch URL --fetch-ref REF2]
 #                 --config-base tinyconfig|defconfig|FILE [--fragment FILE]...
 #                 [--jobs N] --out OUT [--vmlinux] [--ccache DIR]
+#                 [--arch x86_64|arm64]
 #        build.sh --resolve --tree TREE --work WORK --ref REF
 #                 [--fetch URL --fetch-ref REF2] [--since GOOD]
 #
@@ -36,6 +37,12 @@
 # - Every option a fragment sets must survive olddefconfig, or the build
 #   fails with class config and the names: a silently dropped option would
 #   make the measurement meaningless.
+# - --arch arm64 cross-builds with Debian's gcc-aarch64-linux-gnu
+#   (ARCH=arm64, CROSS_COMPILE=aarch64-linux-gnu-) from the same checkout,
+#   into object directories of its own; its image is OUT/<id>/Image where
+#   x86_64's is OUT/<id>/bzImage. The arch and the cross compiler are in
+#   the build id (x86_64 ids hash no arch line: they predate --arch, and
+#   the .config names the arch anyway).
 # - Every argument is checked here as well as in the daemon, and passed to
 #   git and make as a quoted argument, never through eval or a built string.
 #
@@ -43,10 +50,11 @@
 # to OUT/<build_id>/build.log), then one line per fact, each "TLBLAB KEY
 # VALUE": status ok|failed; on failure class, message and 0..30 excerpt
 # lines; on success build_id, commit, config_hash, compiler, cached, dir,
-# duration (of this run), warnings, kernelrelease, build_host,
-# bzimage_sha256 (a line the sandbox prints starting with TLBLAB is defused
-# to "tlblab-build: TLBLAB ...", so every fact is this script's). OUT/<id>/
-# holds bzImage, config, System.map, build.log, meta.json (+ vmlinux).
+# duration (of this run), warnings, kernelrelease, build_host, arch, image
+# (the file name: bzImage or Image), image_sha256 (a line the sandbox prints
+# starting with TLBLAB is defused to "tlblab-build: TLBLAB ...", so every
+# fact is this script's). OUT/<id>/
+# holds the image, config, System.map, build.log, meta.json (+ vmlinux).
 # --fetch takes an https:// or git:// URL or the absolute path of a local
 # repository; the commit built is then the fetched one, and REF only names
 # the base. The fetch is bounded: TLBLAB_FETCH_TIMEOUT seconds (default 600)
@@ -219,7 +227,7 @@ abs_file() {
 	printf '%s/%s\n' "${_d%/}" "$(basename -- "$1")"
 }
 
-tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out='' ccache='' since=''
+tree='' work='' ref='' patch='' fetch_url='' fetch_ref='' base='' jobs='' out='' ccache='' since='' arch=''
 want_vmlinux=0
 resolve_only=0
 nfrag=0
@@ -231,7 +239,7 @@ while [ $# -gt 0 ]; do
 	--vmlinux) want_vmlinux=1; continue ;;
 	--resolve) resolve_only=1; continue ;;
 	-h | --help) sed -n '6,16p' "$0" 2>/dev/null || true; finished=1; exit 0 ;;
-	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out | --ccache | --since) ;;
+	--tree | --work | --ref | --patch | --fetch | --fetch-ref | --config-base | --fragment | --jobs | --out | --ccache | --since | --arch) ;;
 	*) usage "unknown argument '$(oneline "$opt")'" ;;
 	esac
 	[ $# -gt 0 ] || usage "$opt needs a value"
@@ -254,6 +262,7 @@ while [ $# -gt 0 ]; do
 	--jobs) [ -z "$jobs" ] || usage "--jobs given twice"; jobs=$val ;;
 	--out) [ -z "$out" ] || usage "--out given twice"; out=$val ;;
 	--since) [ -z "$since" ] || usage "--since given twice"; since=$val ;;
+	--arch) [ -z "$arch" ] || usage "--arch given twice"; arch=$val ;;
 	--ccache)
 		[ -z "$ccache" ] || usage "--ccache given twice"
 		case $val in /*) ccache=$val ;; *) usage "--ccache must be an absolute path" ;; esac
@@ -268,6 +277,14 @@ while [ $# -gt 0 ]; do
 done
 
 [ -n "$tree" ] || usage "--tree is required"
+# karch: the kernel's ARCH; cross: CROSS_COMPILE; image: the file make
+# leaves in arch/$karch/boot/ and the name it is published under
+case ${arch:=x86_64} in
+x86_64) karch=x86 cross='' image=bzImage ;;
+arm64) karch=arm64 cross=aarch64-linux-gnu- image=Image ;;
+*) usage "--arch: '$(oneline "$arch")' is not one of x86_64, arm64" ;;
+esac
+kcc="${cross}gcc"
 [ -n "$work" ] || usage "--work is required"
 [ -n "$ref" ] || usage "--ref is required"
 if [ "$resolve_only" = 1 ]; then
@@ -329,10 +346,10 @@ fi
 
 step="checking tools"
 missing=
-for tool in git make gcc ccache flock sha256sum awk sed tee cmp df flex bison bc perl bwrap; do
+for tool in git make gcc "$kcc" ccache flock sha256sum awk sed tee cmp df flex bison bc perl bwrap; do
 	command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
-[ -z "$missing" ] || fail infra "missing tools on the builder:$missing (apt-get install git make gcc ccache util-linux flex bison bc perl libelf-dev libssl-dev bubblewrap)"
+[ -z "$missing" ] || fail infra "missing tools on the builder:$missing (apt-get install git make gcc ccache util-linux flex bison bc perl libelf-dev libssl-dev bubblewrap${cross:+ gcc-aarch64-linux-gnu})"
 
 step="preparing $work"
 mkdir -p -- "$work" ${out:+"$out"} || fail infra "cannot create $work or $out"
@@ -706,12 +723,17 @@ fi
 
 # ---- the config ------------------------------------------------------------
 
-# kmake DIR TARGET...: make in the checkout with objects in DIR, with the
-# compiler the build uses (kconfig records it in the .config).
+# kmake DIR TARGET...: make in the checkout with objects in DIR, for the
+# arch, with the compiler the build uses (kconfig records it in the .config).
+# x86_64 is built natively, without ARCH=: its configs stay as they were.
 kmake() {
 	_o=$1
 	shift
-	sb make -C "$SRC" O="$_o" CC="ccache gcc" "$@"
+	if [ -n "$cross" ]; then
+		sb make -C "$SRC" O="$_o" ARCH="$karch" CROSS_COMPILE="$cross" CC="ccache $kcc" "$@"
+	else
+		sb make -C "$SRC" O="$_o" CC="ccache gcc" "$@"
+	fi
 }
 
 step="generating the config"
@@ -748,10 +770,11 @@ cfgkey=$({
 	if [ -n "$base_file" ]; then cat -- "$base_file"; fi
 	cat "$REQ"
 	uname -m
-	gcc --version
-	ld --version | head -n 1
+	[ -z "$cross" ] || printf 'arch %s\n' "$arch"
+	"$kcc" --version
+	"${cross}ld" --version | head -n 1
 	rustc --version 2>/dev/null || true
-	g ls-tree HEAD -- Makefile scripts arch/x86/Makefile arch/x86/configs kernel/configs
+	g ls-tree HEAD -- Makefile scripts "arch/$karch/Makefile" "arch/$karch/configs" kernel/configs
 	g ls-tree -r HEAD | awk -F '\t' '$2 ~ /(^|\/)Kconfig[^\/]*$/'
 } | sha256sum | cut -c1-64)
 CFGCACHE=$WORK/config-cache
@@ -842,8 +865,9 @@ if [ -s "$WORK/.dropped" ]; then
 fi
 
 config_hash=$(sha256sum <"$final" | cut -c1-64)
-compiler=$(gcc --version | head -n 1)
+compiler=$("$kcc" --version | head -n 1)
 build_id=$({
+	[ -z "$cross" ] || printf 'arch %s\n' "$arch"
 	printf '%s\n' "$commit"
 	cat "$final"
 	printf '\n%s' "$compiler"
@@ -856,6 +880,7 @@ say "build id $build_id (config $config_hash)"
 # base build is incremental. The .config is copied only when it differs: a
 # new mtime alone makes kconfig and kbuild redo work.
 objkey=$({
+	[ -z "$cross" ] || printf 'arch %s\n' "$arch"
 	printf 'base %s\n' "$base"
 	if [ -n "$base_file" ]; then cat -- "$base_file"; fi
 	cat "$REQ"
@@ -890,7 +915,9 @@ emit_ok() {
 	printf 'TLBLAB warnings %s\n' "$2"
 	printf 'TLBLAB kernelrelease %s\n' "$(oneline "$3")"
 	printf 'TLBLAB build_host %s\n' "$build_host"
-	printf 'TLBLAB bzimage_sha256 %s\n' "$bzimage_sha256"
+	printf 'TLBLAB arch %s\n' "$arch"
+	printf 'TLBLAB image %s\n' "$image"
+	printf 'TLBLAB image_sha256 %s\n' "$image_sha256"
 	exit 0
 }
 
@@ -899,28 +926,30 @@ meta_field() {
 	sed -n "/^  \"$1\": /{s/^  \"$1\": //; s/,\$//; s/^\"//; s/\"\$//; p; q}" "$dest/meta.json" 2>/dev/null
 }
 
-# A cached kernel is reused only while its bzImage still has the hash its
-# build recorded; one without a recorded hash predates the sandbox.
-if [ -f "$dest/bzImage" ] && { [ "$want_vmlinux" = 0 ] || [ -f "$dest/vmlinux" ]; }; then
-	bzimage_sha256=$(sha256sum <"$dest/bzImage" | cut -c1-64)
-	recorded=$(meta_field bzimage_sha256)
-	if [ "$recorded" = "$bzimage_sha256" ]; then
+# A cached kernel is reused only while its image still has the hash its
+# build recorded; one without a recorded hash predates the sandbox (x86_64
+# kernels built before --arch recorded it as bzimage_sha256).
+if [ -f "$dest/$image" ] && { [ "$want_vmlinux" = 0 ] || [ -f "$dest/vmlinux" ]; }; then
+	image_sha256=$(sha256sum <"$dest/$image" | cut -c1-64)
+	recorded=$(meta_field image_sha256)
+	[ -n "$recorded" ] || recorded=$(meta_field bzimage_sha256)
+	if [ "$recorded" = "$image_sha256" ]; then
 		say "$dest exists: cached"
 		emit_ok 1 "$(meta_field warnings)" "$(meta_field kernelrelease)"
 	fi
-	say "$dest exists but its bzImage ${recorded:+does not match its recorded hash}${recorded:-has no recorded hash}: building again"
+	say "$dest exists but its $image ${recorded:+does not match its recorded hash}${recorded:-has no recorded hash}: building again"
 fi
 
 # ---- the build -------------------------------------------------------------
 
 step="building"
-say "make -j$jobs bzImage in $OBJ${private_obj:+ (a private copy)} (ccache $CCACHE_DIR)"
+say "make -j$jobs $image${cross:+ (ARCH=$karch CROSS_COMPILE=$cross)} in $OBJ${private_obj:+ (a private copy)} (ccache $CCACHE_DIR)"
 make_from=$(($(wc -l <"$LOG") + 1))
 build_rc=0
-run sb make -C "$SRC" O="$OBJ" -j"$jobs" CC="ccache gcc" \
+run kmake "$OBJ" -j"$jobs" \
 	KBUILD_BUILD_USER=tlblab KBUILD_BUILD_HOST="$build_host" \
 	KBUILD_BUILD_TIMESTAMP="$BUILD_TIMESTAMP" KBUILD_BUILD_VERSION=1 \
-	bzImage || build_rc=$?
+	"$image" || build_rc=$?
 tail -n +"$make_from" "$LOG" >"$WORK/.make.out"
 warnings=$(grep -c 'warning:' "$WORK/.make.out" || true)
 
@@ -964,12 +993,12 @@ if [ "$build_rc" != 0 ]; then
 fi
 
 step="collecting the artifacts"
-kernelrelease=$(sb make -s -C "$SRC" O="$OBJ" CC="ccache gcc" kernelrelease 2>/dev/null | tail -n 1)
+kernelrelease=$(kmake "$OBJ" -s kernelrelease 2>/dev/null | tail -n 1)
 [ -n "$kernelrelease" ] || fail infra "make kernelrelease printed nothing"
 tmpout=$OUT/.tmp-$$-$build_id
 rm -rf -- "$tmpout"
 mkdir -- "$tmpout"
-sb_cat "$OBJ/arch/x86/boot/bzImage" >"$tmpout/bzImage" || fail infra "the build left no bzImage"
+sb_cat "$OBJ/arch/$karch/boot/$image" >"$tmpout/$image" || fail infra "the build left no arch/$karch/boot/$image"
 cp -- "$final" "$tmpout/config"
 sb_cat "$OBJ/System.map" >"$tmpout/System.map" || fail infra "the build left no System.map"
 if [ "$want_vmlinux" = 1 ]; then
@@ -981,7 +1010,7 @@ if [ -n "$private_obj" ]; then
 	rm -rf -- "$private_obj"
 	private_obj=
 fi
-bzimage_sha256=$(sha256sum <"$tmpout/bzImage" | cut -c1-64)
+image_sha256=$(sha256sum <"$tmpout/$image" | cut -c1-64)
 
 json_str() {
 	printf '"%s"' "$(oneline "$1" | sed 's/\\/\\\\/g; s/"/\\"/g')"
@@ -1001,7 +1030,9 @@ cp -- "$LOG" "$tmpout/build.log"
 	printf '  "warnings": %s,\n' "$warnings"
 	printf '  "kernelrelease": %s,\n' "$(json_str "$kernelrelease")"
 	printf '  "build_host": %s,\n' "$(json_str "$build_host")"
-	printf '  "bzimage_sha256": %s,\n' "$(json_str "$bzimage_sha256")"
+	printf '  "arch": %s,\n' "$(json_str "$arch")"
+	printf '  "image": %s,\n' "$(json_str "$image")"
+	printf '  "image_sha256": %s,\n' "$(json_str "$image_sha256")"
 	printf '  "cached": 0\n'
 	printf '}\n'
 } >"$tmpout/meta.json"
@@ -1013,7 +1044,7 @@ if [ -d "$dest" ]; then
 	rm -rf -- "$OUT/.tmp-$$-old"
 fi
 if ! mv -T -- "$tmpout" "$dest" 2>/dev/null; then
-	[ -f "$dest/bzImage" ] || fail infra "cannot publish $dest"
+	[ -f "$dest/$image" ] || fail infra "cannot publish $dest"
 fi
 tmpout=
 emit_ok 0 "$warnings" "$kernelrelease"

@@ -24,8 +24,9 @@ done < "$list"
 # every target serves or tests the dashboard, so every one needs its npm packages,
 web="$top/web"
 npm_needed=
-# but make fuzz, which runs no daemon
-if [ "$target" != fuzz ] && [ -f "$web/package-lock.json" ] && { [ ! -f "$web/node_modules/.package-lock.json" ] ||
+# but make fuzz, which runs no daemon, and make agent-arm64, which builds the agent only
+if [ "$target" != fuzz ] && [ "$target" != agent-arm64 ] && [ -f "$web/package-lock.json" ] &&
+	{ [ ! -f "$web/node_modules/.package-lock.json" ] ||
 	[ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; }; then
 	npm_needed=1
 fi

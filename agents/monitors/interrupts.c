@@ -84,8 +84,14 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 
 		snprintf(name, sizeof(name), "interrupts.%s", rows[r]);
 		if (e == -ENOENT) {
+#ifdef __aarch64__
+			/* said where it is looked for: the TLB row is x86's */
+			monitor_counter_set_unavailable(cs, name, "no %s row in %s: arm64 flushes TLBs with "
+						"broadcast TLBI instructions, not IPIs", rows[r], IRQ_PATH);
+#else
 			monitor_counter_set_unavailable(cs, name, "no %s row in %s on this kernel",
 						rows[r], IRQ_PATH);
+#endif
 			continue;
 		}
 		if (e < 0) {

@@ -150,8 +150,13 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 	p->ncpu = ncpu > 0 ? (int)ncpu : 1;
 
 	if (find_tlb_flush(&dir) < 0) {
+#ifdef __aarch64__
+		monitor_counter_set_unavailable(cs, "tlb_flush.*",
+					"no tlb/tlb_flush tracepoint: it is x86's; arm64 flushes with TLBI instructions");
+#else
 		monitor_counter_set_unavailable(cs, "tlb_flush.*",
 					"no tlb/tlb_flush tracepoint in tracefs (needs CONFIG_TRACEPOINTS and tracefs)");
+#endif
 	} else {
 		size_t dlen = dir.len;
 

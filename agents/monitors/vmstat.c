@@ -46,8 +46,13 @@ static int vmstat_open(struct monitor *m, struct counter_set *cs, struct strbuf 
 		if (r < 0)
 			monitor_counter_set_unavailable(cs, name, "%s: %s", VMSTAT_PATH, strerror(-r));
 		else if (e == -ENOENT)
+#ifdef __aarch64__
+			monitor_counter_set_unavailable(cs, name, "not in %s: the nr_tlb_* counters are x86's "
+						"(CONFIG_DEBUG_TLBFLUSH)", VMSTAT_PATH);
+#else
 			monitor_counter_set_unavailable(cs, name, "not in %s (kernel built without CONFIG_DEBUG_TLBFLUSH)",
 						VMSTAT_PATH);
+#endif
 		else if (e < 0)
 			monitor_counter_set_unavailable(cs, name, "malformed row in %s", VMSTAT_PATH);
 		else {

@@ -150,7 +150,9 @@ for f in bzImage config System.map build.log meta.json; do echo fake >"\$out/\$i
 echo "TLBLAB status ok"
 echo "TLBLAB build_id \$id"
 echo "TLBLAB dir \$out/\$id"
-echo "TLBLAB bzimage_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
+echo "TLBLAB arch x86_64"
+echo "TLBLAB image bzImage"
+echo "TLBLAB image_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
 EOB
 DAEMON_ARGS="-k $TMP/kernels" daemon_start "$TMP/lab.yaml" || { fail "tlblabd restarts with a test build.sh" "see log"; exit 0; }
 patch='--- a/mm/x.c

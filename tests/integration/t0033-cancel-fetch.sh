@@ -62,7 +62,9 @@ echo "TLBLAB build_id \$id"
 echo "TLBLAB commit \$id"
 echo "TLBLAB config_hash \$id"
 echo "TLBLAB dir \$out/\$id"
-echo "TLBLAB bzimage_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
+echo "TLBLAB arch x86_64"
+echo "TLBLAB image bzImage"
+echo "TLBLAB image_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
 EOF
 # qemu: -daemonize with a pidfile, then no console output ever
 cat >"$TMP/fake-qemu" <<'EOF'

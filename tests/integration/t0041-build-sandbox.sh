@@ -34,7 +34,7 @@ fi
 pass "the base kernel builds in the sandbox"
 BASE_DIR=$(fact base dir)
 BASE_SUM=$(sha256sum <"$BASE_DIR/bzImage" | cut -c1-64)
-check "the base build reports its bzImage's hash" [ "$(fact base bzimage_sha256)" = "$BASE_SUM" ]
+check "the base build reports its bzImage's hash" [ "$(fact base image_sha256)" = "$BASE_SUM" ]
 grep -q "sandbox: tlblab-build .*the tree's own: shared objects" "$TMP/base.out" &&
 	pass "the base commit is the tree's own (shared objects and ccache)" ||
 	fail "the base commit is the tree's own (shared objects and ccache)" "$(grep 'sandbox:' "$TMP/base.out")"
@@ -162,7 +162,7 @@ else
 	fail "the facts are build.sh's: the build's fake TLBLAB lines are defused" "build_id $ID, dir $(fact attack dir)"
 fi
 if [ -n "$ID" ] && [ -f "$OUT/$ID/bzImage" ] &&
-	[ "$(sha256sum <"$OUT/$ID/bzImage" | cut -c1-64)" = "$(fact attack bzimage_sha256)" ]; then
+	[ "$(sha256sum <"$OUT/$ID/bzImage" | cut -c1-64)" = "$(fact attack image_sha256)" ]; then
 	pass "the patched kernel is published with its hash"
 else
 	fail "the patched kernel is published with its hash" "$OUT/$ID"

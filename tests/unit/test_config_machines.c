@@ -253,6 +253,29 @@ static void test_boot_sections(void **state)
 	}
 }
 
+/* arch: one the lab can build and boot for, named as the kernel or as
+ * uname -m names it; it chooses a qemu machine's default binary. */
+static void test_arch(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("a.yaml", MACHINES
+			L("  - {name: x, transport: local}")
+			L("  - {name: a, transport: local, arch: aarch64}")
+			L("  - name: q")
+			L("    transport: local")
+			L("    arch: arm64")
+			L("    boot: qemu")
+			L("    qemu: {initrd: /i, ssh_port: 10032, identity: /k, host_key: " KEY1 "}"));
+	assert_string_equal(config_machine(cfg, "x")->arch, "x86_64");
+	assert_string_equal(config_machine(cfg, "a")->arch, "arm64");
+	assert_string_equal(config_machine(cfg, "q")->qemu->binary, "qemu-system-aarch64");
+	config_free(cfg);
+	expect_errors("a.yaml", MACHINES L("  - {name: r, transport: local, arch: riscv64}"),
+		      "a.yaml:3:39: arch: 'riscv64' is not one of x86_64, arm64 (in machine 'r')");
+}
+
 CONFIG_TEST(power_cycle_and_local, "p.yaml",
 	    MACHINES
 	    L("  - name: m")
@@ -351,6 +374,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_boot_sections),
+		cmocka_unit_test(test_arch),
 		error_table_test(boot_section_errors),
 		cmocka_unit_test(test_power_cycle_and_local),
 		cmocka_unit_test(test_host_groups),

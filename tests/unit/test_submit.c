@@ -24,6 +24,10 @@ static const char lab_yaml[] =
 	L("machines:")
 	L("  - name: m1")
 	L("    transport: local")
+	L("  - name: a1")
+	L("    transport: local")
+	L("    arch: arm64")
+	L("    tags: [arm]")
 	L("builders:")
 	L("  - name: local")
 	L("    transport: local")
@@ -106,6 +110,34 @@ static void test_refusals(void **state)
 		"url: must be an http(s) URL without spaces or quotes");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"boots\":4,\"max_boots\":3,"
 		"\"patch\":\"" DIFF "\"}", "max_boots: an integer from boots (4) to 100, for A/B jobs");
+	refused("{\"suite\":\"tlb\",\"arch\":\"mips\"}", "arch: 'mips' is not one of x86_64, arm64");
+	refused("{\"suite\":\"tlb\",\"arch\":64}", "arch: must be a string (x86_64, arm64)");
+	refused("{\"suite\":\"tlb\",\"machines\":[\"m1\"],\"arch\":\"arm64\"}",
+		"arch: no configured machine of arch arm64 fits the job's machines and tags");
+}
+
+/* A job's arch: asked for, or its first allowed machine's; x86_64 when no
+ * machine fits at all (the scheduler then says that none does). */
+static void test_arch(void **state)
+{
+	json_t *m1 = json_pack("[s]", "m1"), *a1 = json_pack("[s]", "a1"), *arm = json_pack("[s]", "arm");
+	json_t *none = json_pack("[s]", "gpu");
+	struct strbuf err = STRBUF_INIT;
+
+	(void)state;
+	assert_string_equal(submit_job_arch(cfg, NULL, NULL, NULL, &err), "x86_64");
+	assert_string_equal(submit_job_arch(cfg, m1, NULL, NULL, &err), "x86_64");
+	assert_string_equal(submit_job_arch(cfg, a1, NULL, NULL, &err), "arm64");
+	assert_string_equal(submit_job_arch(cfg, NULL, arm, NULL, &err), "arm64");
+	assert_string_equal(submit_job_arch(cfg, NULL, NULL, "aarch64", &err), "arm64");
+	assert_string_equal(submit_job_arch(cfg, NULL, none, NULL, &err), "x86_64");
+	assert_null(submit_job_arch(cfg, NULL, arm, "x86_64", &err));
+	assert_string_equal(err.buf, "arch: no configured machine of arch x86_64 fits the job's machines and tags");
+	json_decref(m1);
+	json_decref(a1);
+	json_decref(arm);
+	json_decref(none);
+	strbuf_release(&err);
 }
 
 static void test_defaults(void **state)
@@ -214,6 +246,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refusals),
+		cmocka_unit_test(test_arch),
 		cmocka_unit_test(test_defaults),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_limits),
