@@ -369,8 +369,6 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	frag_remote = xcalloc(tree->nfragments + 2, sizeof(char *));
 	for (i = 0; i < tree->nfragments; i++) {
 		struct strbuf dst = STRBUF_INIT;
-
-		strbuf_addf(&dst, "%s/%s-frag%zu.config", scripts.buf, tree->name, i);
 		char *frag = arch_expand(tree->fragments[i], arch);
 
 		strbuf_addf(&dst, "%s/%s-frag%zu.config", scripts.buf, tree->name, i);

@@ -32,11 +32,6 @@
 
 #define MAX_REASONS 16
 
-static const char *const tracefs_dirs[] = {
-	"/sys/kernel/tracing",
-	"/sys/kernel/debug/tracing",
-};
-
 struct tp_event {
 	int *fds;	/* one per CPU slot, -1 where the CPU is offline */
 };
@@ -51,6 +46,12 @@ static int perf_open(struct perf_event_attr *attr, int cpu)
 {
 	return (int)syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
+
+#ifndef __aarch64__
+static const char *const tracefs_dirs[] = {
+	"/sys/kernel/tracing",
+	"/sys/kernel/debug/tracing",
+};
 
 /* Finds tlb/tlb_flush in tracefs, mounting tracefs once if we may. */
 static int find_tlb_flush(struct strbuf *dir)
@@ -73,6 +74,23 @@ again:
 			goto again;
 	}
 	return -1;
+}
+#endif
+
+/* Why the tlb_flush.* counters cannot be had here (dir: the tracepoint's
+ * directory when they can), or NULL. */
+static const char *tlb_flush_unavailable(struct strbuf *dir)
+{
+#ifdef __aarch64__
+	/* tracefs has tlb:tlb_flush on arm64 too, but only x86's flush code
+	 * emits it: counted, it would read 0 whatever the kernel flushed */
+	(void)dir;
+	return "tlb:tlb_flush is emitted by x86's flush code only; arm64 flushes with broadcast TLBI "
+	       "instructions, which no tracepoint counts";
+#else
+	return find_tlb_flush(dir) < 0 ? "no tlb/tlb_flush tracepoint in tracefs (needs CONFIG_TRACEPOINTS and tracefs)"
+				       : NULL;
+#endif
 }
 
 static void close_events(struct tp_priv *p)
@@ -138,6 +156,7 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 {
 	struct tp_priv *p = xcalloc(1, sizeof(*p));
 	struct strbuf dir = STRBUF_INIT, text = STRBUF_INIT;
+	const char *why;
 	char rnames[MAX_REASONS][48];
 	int rids[MAX_REASONS], nr = 0, i;
 	uint64_t tp_id = 0;
@@ -149,14 +168,8 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 
 	p->ncpu = ncpu > 0 ? (int)ncpu : 1;
 
-	if (find_tlb_flush(&dir) < 0) {
-#ifdef __aarch64__
-		monitor_counter_set_unavailable(cs, "tlb_flush.*",
-					"no tlb/tlb_flush tracepoint: it is x86's; arm64 flushes with TLBI instructions");
-#else
-		monitor_counter_set_unavailable(cs, "tlb_flush.*",
-					"no tlb/tlb_flush tracepoint in tracefs (needs CONFIG_TRACEPOINTS and tracefs)");
-#endif
+	if ((why = tlb_flush_unavailable(&dir))) {
+		monitor_counter_set_unavailable(cs, "tlb_flush.*", "%s", why);
 	} else {
 		size_t dlen = dir.len;
 

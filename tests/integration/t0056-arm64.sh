@@ -107,7 +107,7 @@ t0=$(date +%s)
 id=$("$CLIENT" submit --json --suite tlbi-quick --tree linux --base v6.1-debian --boots 1 --submitter t0056 \
 	--patch "$TOP/kernels/patches/0003-arm64-mm-flush-locally-single-cpu-mm.patch" | jq_py 'J["job"]["id"]')
 # an x86_64 run job meanwhile: it must go to x1, never to arm1
-hid=$("$CLIENT" submit --json --suite host-quick --submitter t0056 | jq_py 'J["job"]["id"]')
+hid=$("$CLIENT" submit --json --suite host-quick --arch x86_64 --submitter t0056 | jq_py 'J["job"]["id"]')
 state=$(job_wait "$id" "done failed cancelled" 3500)
 hstate=$(job_wait "$hid" "done failed cancelled" 600)
 echo "# arm64 A/B job $id ended $state in $(($(date +%s) - t0)) s"
