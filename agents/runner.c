@@ -563,7 +563,7 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 	if (w.window && w.t_end > w.t_begin) {
 		double secs = w.t_end - w.t_begin;
 
-		if (!ops->score_fn) {
+		if (!ops->score_fn || ops->score_is_rate) {
 			char name[96];
 
 			snprintf(name, sizeof(name), "%s.%s", ops->name, ops->score);

@@ -115,7 +115,10 @@
  *   "submitter": "alice", "boots": 1}. "suite" is required and must name a
  *   configured suite; machines and tags restrict where it runs (names must
  *   be configured machines; no shell metacharacters anywhere: names follow
- *   config_valid_name). Such a job runs the suite on machines as they are.
+ *   config_valid_name). "arch" ("x86_64", "arm64"; default: the arch of the
+ *   first configured machine the job may use) keeps it on machines of that
+ *   arch, and its kernels are built for it. Such a job runs the suite on
+ *   machines as they are.
  *   With "tree" and "base" but no patch, it is a run of that kernel: built,
  *   booted "boots" times (default 1), the suite run after every boot (what
  *   a nightly point is).
@@ -138,7 +141,7 @@
  *   Subject: without "[PATCH ...]", else the first line of the text before
  *   the diff, else "diff touching FILE"; "branch REF of URL"; a URL until the
  *   mbox is fetched), at most 200 bytes of UTF-8 without control characters;
- *   null for run jobs and jobs stored before it existed,
+ *   null for run jobs and jobs stored before it existed, "arch": the job's,
  *   "verdict": the comparison's one word once an A/B job is done (regression,
  *   improvement, changed, inconclusive, same, unavailable), else null,
  *   "stages": [{"id", "seq" (from 0, the order they run in), "kind":
@@ -150,7 +153,9 @@
  *   quiet-host rule did (builds paused while it measured), or null,
  *   "specs": [{"spec", "workload", "params", "state": "done|failed|
  *   cancelled|not_run", "class": null|"workload"|"infra"|"cancelled",
- *   "message"}] for run stages that started]}
+ *   "message"}] for run stages that started, "host": what the agent's
+ *   hello said of the machine of a run stage (kernel_release, machine: its
+ *   uname -m, ...) or null]}
  *   A run that fails as a workload does not end the job: it is kept, its
  *   other specs still run, and its boot is repeated once. The job's error
  *   class is then "suite" when a spec's failure repeated on the base side

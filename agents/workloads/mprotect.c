@@ -78,14 +78,11 @@ static int mp_run(struct wl_ctx *ctx, struct strbuf *err)
 	return r;
 }
 
+/* beside ops_per_sec (score_is_rate): the time of the rounds */
 static void mp_score(struct wl_ctx *ctx)
 {
-	double secs = ctx->t_end - ctx->t_begin;
-	double ops = (double)(ctx->ops_end - ctx->ops_begin);
-
-	wl_metric(ctx, "ops_per_sec", secs > 0 ? ops / secs : 0, "ops/s", "higher");
 	if (ctx->p->rounds)
-		wl_metric(ctx, "elapsed_sec", secs, "s", "lower");
+		wl_metric(ctx, "elapsed_sec", ctx->t_end - ctx->t_begin, "s", "lower");
 }
 
 const struct workload_ops workload_mprotect = {
@@ -96,4 +93,5 @@ const struct workload_ops workload_mprotect = {
 	.pin = 1,
 	.run = mp_run,
 	.score_fn = mp_score,
+	.score_is_rate = 1,
 };

@@ -125,6 +125,10 @@ struct workload_ops {
 	/* Adds the headline and other metrics from the window; NULL means
 	 * score = operations per second over the window. */
 	void (*score_fn)(struct wl_ctx *ctx);
+	/* With score_fn: the score is still operations per second, counted by
+	 * the agent (so a window whose workload process dies keeps it), and
+	 * score_fn only adds metrics beside it. */
+	int score_is_rate;
 };
 
 const struct workload_ops *workload_lookup(const char *name);

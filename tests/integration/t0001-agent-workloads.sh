@@ -66,6 +66,23 @@ run mprotect-both --workload mprotect --mode threads,processes --workers 2 --dur
 positive mprotect-both mprotect.ops_per_sec
 iterations mprotect-both 4
 
+# a fixed amount of work: 2 workers x 3000 rounds = 12000 mprotect calls,
+# the window ending when the last is done, long before the 60 s duration
+run mprotect-rounds --workload mprotect --mode processes,threads --workers 2 --rounds 3000 --duration 60 --iterations 2
+positive mprotect-rounds mprotect.elapsed_sec
+iterations mprotect-rounds 4
+if pyjson "$TMP/mprotect-rounds.out" "all(abs(i['metrics']['mprotect.ops_per_sec'] * i['metrics']['mprotect.elapsed_sec'] - 12000) < 12000 * 0.02 and i['metrics']['mprotect.elapsed_sec'] < 30 for i in by('iteration'))"; then
+	pass "mprotect-rounds: ops/s x elapsed is the 12000 calls of the rounds, and the window ended with them"
+else
+	fail "mprotect-rounds: fixed work" "$(grep -h '"type":"iteration"' "$TMP/mprotect-rounds.out" | cut -c1-400)"
+fi
+run mprotect-short --workload mprotect --workers 2 --rounds 100000000 --duration 0.3
+if pyjson "$TMP/mprotect-short.out" "by('error') and 'before every worker did its' in by('error')[0]['message']"; then
+	pass "mprotect rounds that do not fit the duration: an error that says so"
+else
+	fail "mprotect rounds that do not fit the duration" "$(cut -c1-400 "$TMP/mprotect-short.out")"
+fi
+
 run mremap-sweep --workload mremap --workers 1,2,4 --size 8M --duration 0.3 --iterations 3
 positive mremap-sweep mremap.moves_per_sec
 if pyjson "$TMP/mremap-sweep.out" "[i['params']['workers'] for i in by('iteration')] == [1, 1, 1, 2, 2, 2, 4, 4, 4]"; then

@@ -469,7 +469,7 @@ function provenanceSection(job, cmp) {
 <dt>job</dt><dd>#${job.id} (${esc(job.kind)}), suite <code>${esc(job.suite)}</code>, submitted by ${esc(job.submitter || DASH)}</dd>
 ${job.kind === 'ab' ? `<dt>tree</dt><dd><code>${esc(job.tree)}</code> at <code>${esc(job.base)}</code></dd><dt>patch</dt><dd>${esc(patchName(job))}</dd><dt>source</dt><dd>${esc(patchSource(job))}</dd>` : ''}
 <dt>boots</dt><dd>${job.boots}${job.max_boots && job.max_boots > job.boots ? ` (up to ${job.max_boots} while inconclusive)` : ''}</dd>
-<dt>machines</dt><dd>${esc((job.machines || []).join(', ') || 'any')}${job.tags && job.tags.length ? ` \u00b7 tags ${esc(job.tags.join(', '))}` : ''}</dd>
+<dt>machines</dt><dd>${esc((job.machines || []).join(', ') || 'any')}${job.tags && job.tags.length ? ` \u00b7 tags ${esc(job.tags.join(', '))}` : ''}${job.arch ? ` \u00b7 ${esc(job.arch)}` : ''}</dd>
 <dt>created</dt><dd>${timeHtml(job.created)}</dd><dt>started</dt><dd>${timeHtml(job.started)}</dd><dt>finished</dt><dd>${timeHtml(job.finished)}</dd>
 </dl>${body}</section>`;
 }
