@@ -371,7 +371,9 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 		struct strbuf dst = STRBUF_INIT;
 		char *frag = arch_expand(tree->fragments[i], arch);
 
-		strbuf_addf(&dst, "%s/%s-frag%zu.config", scripts.buf, tree->name, i);
+		/* named by arch too: an x86_64 and an arm64 build of the tree
+		 * upload their own qemu-{arch}.config under their own name */
+		strbuf_addf(&dst, "%s/%s-%s-frag%zu.config", scripts.buf, tree->name, arch->name, i);
 		r = transport_upload(t, frag, dst.buf, 0644, &err);
 		frag_remote[i] = strbuf_detach(&dst, NULL);
 		if (r < 0)
