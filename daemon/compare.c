@@ -296,6 +296,8 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		strbuf_seterr(err, "compare: out of memory");
 	else {
 		json_object_set_new(out, "design", verdict_design_json(&design, rules));
+		json_object_set_new(out, "unavailable", json_pack("{s:o,s:o}", "base", compare_side_unavailable_all(&sb),
+								  "patched", compare_side_unavailable_all(&sp)));
 		json_object_set_new(out, "verdict", json_string(compare_verdict(out)));
 	}
 out:

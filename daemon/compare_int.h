@@ -81,6 +81,9 @@ size_t compare_group_samples(const json_t *g, double *out);
 /* Why the side lacks metric, as its agent said, or NULL. Borrowed from
  * the side's document. */
 const char *compare_side_unavailable(const struct side *s, const char *metric);
+/* Every counter the side's kernels could not give, {name: the agent's reason}
+ * (new reference): one that neither side has makes no row, and is said here. */
+json_t *compare_side_unavailable_all(const struct side *s);
 
 /* ---- rows (compare_rows.c) ---- */
 

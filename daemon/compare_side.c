@@ -229,6 +229,23 @@ size_t compare_group_samples(const json_t *g, double *out)
 	return n;
 }
 
+/* The side's unavailable counters, as the document keeps them (below). */
+static const json_t *side_unavailable(const struct side *s)
+{
+	const json_t *by = json_object_get(s->doc, "unavailable_by_side");
+
+	if (json_is_object(by))
+		return json_object_get(by, s->filter ? s->filter : "");
+	return json_object_get(s->doc, "unavailable");
+}
+
+json_t *compare_side_unavailable_all(const struct side *s)
+{
+	const json_t *u = side_unavailable(s);
+
+	return json_is_object(u) ? json_deep_copy(u) : json_object();
+}
+
 /*
  * Why a side lacks a metric, as its agent said: from the document's
  * "unavailable" (one side per document) or its "unavailable_by_side" under
@@ -237,8 +254,7 @@ size_t compare_group_samples(const json_t *g, double *out)
  */
 const char *compare_side_unavailable(const struct side *s, const char *metric)
 {
-	const json_t *u = json_object_get(s->doc, "unavailable");
-	const json_t *by = json_object_get(s->doc, "unavailable_by_side");
+	const json_t *u = side_unavailable(s);
 	static const char *const derived[] = { ".peak_per_sec", ".per_sec" };
 	char base[256];
 	const char *why;
@@ -246,8 +262,6 @@ const char *compare_side_unavailable(const struct side *s, const char *metric)
 
 	if (!metric)
 		return NULL;
-	if (json_is_object(by))
-		u = json_object_get(by, s->filter ? s->filter : "");
 	if ((why = getstr(u, metric)))
 		return why;
 	n = strlen(metric);

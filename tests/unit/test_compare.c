@@ -536,6 +536,36 @@ static void test_unavailable(void **state)
 	json_decref(c);
 }
 
+/* A counter neither side's kernel has (arm64: no TLB interrupts, no
+ * tlb_flush tracepoint) makes no row; the comparison says it, per side,
+ * with the agent's reason. */
+static void test_unavailable_both(void **state)
+{
+	json_t *b = doc_new(), *p = doc_new(), *c, *u, *r;
+	static const char why[] = "no TLB row in /proc/interrupts: arm64 flushes TLBs with broadcast TLBI";
+	size_t i;
+
+	(void)state;
+	rng_state = 9;
+	add_boots(b, NULL, 5, 0, "{}", "mprotect.elapsed_sec", 2.0, 0.01, "lower");
+	add_boots(p, NULL, 5, 0, "{}", "mprotect.elapsed_sec", 1.0, 0.01, "lower");
+	json_object_set_new(b, "unavailable", json_pack("{s:s}", "interrupts.TLB", why));
+	json_object_set_new(p, "unavailable", json_pack("{s:s,s:s}", "interrupts.TLB", why, "tlb_flush.*",
+							"tlb:tlb_flush is emitted by x86's flush code only"));
+	c = compare(b, p);
+	json_array_foreach(json_object_get(c, "rows"), i, r)
+		assert_false(strncmp(json_string_value(json_object_get(r, "metric")), "interrupts.", 11) == 0);
+	u = json_object_get(c, "unavailable");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(u, "base"), "interrupts.TLB")), why);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(u, "patched"), "interrupts.TLB")), why);
+	assert_contains(json_string_value(json_object_get(json_object_get(u, "patched"), "tlb_flush.*")), "x86");
+	assert_null(json_object_get(json_object_get(u, "base"), "tlb_flush.*"));
+	assert_string_equal(verdict(row_of(c, "mprotect.elapsed_sec", NULL)), "improvement");
+	json_decref(b);
+	json_decref(p);
+	json_decref(c);
+}
+
 static void test_sweep_and_tlb(void **state)
 {
 	json_t *b = doc_new(), *p = doc_new(), *c, *sw, *rows;
@@ -814,6 +844,7 @@ int main(void)
 		cmocka_unit_test(test_directions),
 		cmocka_unit_test(test_summary_and_side_filters),
 		cmocka_unit_test(test_unavailable),
+		cmocka_unit_test(test_unavailable_both),
 		cmocka_unit_test(test_sweep_and_tlb),
 		cmocka_unit_test(test_profile_diff),
 		cmocka_unit_test(test_profile_diff_missing),
