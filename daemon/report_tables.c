@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "report_int.h"
+#include "util.h"
 #include "banned.h"
 
 #define MAX_COUNTER_ROWS 20	/* other metrics that moved, largest first */
@@ -297,6 +298,38 @@ static void tlb_line(struct strbuf *out, const char *name, const double *b, cons
 	strbuf_addch(out, '\n');
 }
 
+/* The shootdown counters a side's kernels could not give, with the agent's
+ * reason (arm64: a flush is a TLBI instruction, which nothing counts). */
+static void tlb_unavailable_line(struct report *r, struct strbuf *s, const char *name, const char *where,
+				 const char *why)
+{
+	strbuf_reset(s);
+	strbuf_addf(s, "%s unavailable on %s: ", name, where);
+	report_add_clean(s, why);
+	report_para(r->out, "  ", 2, s->buf);
+}
+
+static void tlb_unavailable(struct report *r, struct strbuf *s)
+{
+	static const char *const names[] = { "interrupts.TLB", "tlb_flush.*", "vmstat.nr_tlb_remote_flush" };
+	const json_t *u = json_object_get(r->cmp, "unavailable");
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		const char *wb = str(json_object_get(u, "base"), names[i]);
+		const char *wp = str(json_object_get(u, "patched"), names[i]);
+
+		if (wb && wp && !strcmp(wb, wp)) {
+			tlb_unavailable_line(r, s, names[i], "both sides", wb);
+			continue;
+		}
+		if (wb)
+			tlb_unavailable_line(r, s, names[i], "base", wb);
+		if (wp)
+			tlb_unavailable_line(r, s, names[i], "patched", wp);
+	}
+}
+
 void report_tlb_block(struct report *r)
 {
 	const json_t *e, *c;
@@ -346,6 +379,7 @@ void report_tlb_block(struct report *r)
 	}
 	if (!shown)
 		report_para(r->out, "  ", 2, "no TLB counters in this comparison (none of its workloads had them)");
+	tlb_unavailable(r, &s);
 	strbuf_release(&s);
 	strbuf_release(&name);
 	strbuf_release(&v);

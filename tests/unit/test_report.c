@@ -337,6 +337,30 @@ static void test_unavailable_rows(void **state)
 	json_decref(cmp);
 }
 
+/* A counter a side's kernel could not give (arm64's TLB interrupts and
+ * tlb_flush tracepoint) is said under the TLB heading, with its reason. */
+static void test_unavailable_counters(void **state)
+{
+	json_t *job = job_doc(DOC_JOB1), *cmp = cmp_doc(DOC_JOB1);
+	char *text;
+
+	(void)state;
+	json_object_set_new(cmp, "unavailable", json_pack(
+		"{s:{s:s,s:s},s:{s:s,s:s}}",
+		"base", "interrupts.TLB", "no TLB row in /proc/interrupts: arm64 flushes TLBs with TLBI",
+		"vmstat.nr_tlb_remote_flush", "not in /proc/vmstat",
+		"patched", "interrupts.TLB", "no TLB row in /proc/interrupts: arm64 flushes TLBs with TLBI",
+		"tlb_flush.*", "tlb:tlb_flush is x86's"));
+	text = report(job, cmp);
+	assert_says(text, "interrupts.TLB unavailable on both sides: no TLB row in /proc/interrupts: arm64 flushes "
+		    "TLBs with TLBI");
+	assert_says(text, "tlb_flush.* unavailable on patched: tlb:tlb_flush is x86's");
+	assert_says(text, "vmstat.nr_tlb_remote_flush unavailable on base: not in /proc/vmstat");
+	free(text);
+	json_decref(job);
+	json_decref(cmp);
+}
+
 /* The fields the comparison gained for issue 11 (notes/api11.md), as the
  * report reads them: each row's own p_adj, margin and detectable change,
  * and a design of two looks. */
@@ -530,6 +554,7 @@ int main(void)
 		cmocka_unit_test(test_failed_before_anything_ran),
 		cmocka_unit_test(test_failed_with_rows),
 		cmocka_unit_test(test_unavailable_rows),
+		cmocka_unit_test(test_unavailable_counters),
 		cmocka_unit_test(test_adjusted_p_and_detectable_change),
 		cmocka_unit_test(test_inconclusive),
 		cmocka_unit_test(test_hostile_strings),
