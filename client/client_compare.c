@@ -250,6 +250,30 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 	strbuf_release(&params);
 }
 
+/* The shootdown counters a side's kernels could not give, and why (arm64
+ * has no TLB interrupts and no tlb_flush tracepoint: its flushes are TLBI
+ * instructions). */
+static void print_tlb_unavailable(FILE *out, const json_t *cmp, const char *heading)
+{
+	static const char *const names[] = { "interrupts.TLB", "tlb_flush.*", "vmstat.nr_tlb_remote_flush" };
+	const json_t *u = json_object_get(cmp, "unavailable");
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		const char *wb = client_jstr(json_object_get(u, "base"), names[i]);
+		const char *wp = client_jstr(json_object_get(u, "patched"), names[i]);
+
+		if ((wb || wp) && heading) {
+			fprintf(out, "%s", heading);
+			heading = NULL;
+		}
+		if (wb && wp && !strcmp(wb, wp))
+			fprintf(out, "  %s unavailable on both sides: %s\n", names[i], wb);
+		else if (wb || wp)
+			fprintf(out, "  %s unavailable on %s: %s\n", names[i], wb ? "base" : "patched", wb ? wb : wp);
+	}
+}
+
 static void print_tlb(FILE *out, const json_t *cmp)
 {
 	static const char *const heads[] = {
@@ -260,8 +284,10 @@ static void print_tlb(FILE *out, const json_t *cmp)
 	size_t i, j;
 	json_t *t, *c;
 
-	if (!json_array_size(tlb))
+	if (!json_array_size(tlb)) {
+		print_tlb_unavailable(out, cmp, "\nTLB shootdowns\n");
 		return;
+	}
 	fprintf(out, "\nTLB shootdowns (medians over boots; AVG per second over the window, PEAK the "
 		"busiest sampling interval)\n");
 	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llrrrrrl");
@@ -303,6 +329,7 @@ static void print_tlb(FILE *out, const json_t *cmp)
 	}
 	client_table_print(&tab, out, "  ");
 	client_table_release(&tab);
+	print_tlb_unavailable(out, cmp, NULL);
 }
 
 static void print_profile(FILE *out, const json_t *cmp)
