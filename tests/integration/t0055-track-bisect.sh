@@ -124,7 +124,7 @@ tracks:
 notify:
   - name: list
     url: http://127.0.0.1:$HOOK_PORT/hook
-    secret: t0055-secret
+    secret: t0055-webhook-secret-0001
     events: [change_point, bisection]
 EOC
 } >"$TMP/lab.yaml"
