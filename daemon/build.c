@@ -414,7 +414,10 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 			fail(out, BUILD_INFRA, "build: %s", err.buf);
 			goto out;
 		}
-		strbuf_addf(&remote_patch, "%s/job-%lld.patch", scripts.buf, (long long)req->job_id);
+		/* with this daemon's pid: two daemons sharing a builder both
+		 * have a job 1, and neither may build the other's patch */
+		strbuf_addf(&remote_patch, "%s/job-%lld-%ld.patch", scripts.buf, (long long)req->job_id,
+			    (long)getpid());
 		if (transport_upload(t, patch_local.buf, remote_patch.buf, 0600, &err) < 0) {
 			fail(out, BUILD_INFRA, "build: uploading the patch: %s", err.buf);
 			goto out;

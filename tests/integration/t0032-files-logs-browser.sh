@@ -166,8 +166,10 @@ id=$(api POST /jobs "$($PY -c 'import json,sys; print(json.dumps({"suite":"quick
 state=$(job_wait "$id" "failed done cancelled" 120)
 scripts=$TMP/builder/tlblab/scripts
 seen=$(cat "$TMP/patch-seen" 2>/dev/null)
-if [ "$state" = failed ] && [ "$seen" = "600 $scripts/job-$id.patch" ] && [ ! -e "$scripts/job-$id.patch" ]; then
-	pass "build.sh read $scripts/job-$id.patch (mode 600); once the build failed, it is gone"
+# job-ID-PID.patch: the daemon's pid keeps two daemons on one builder apart
+pf=$scripts/job-$id-$DAEMON_PID.patch
+if [ "$state" = failed ] && [ "$seen" = "600 $pf" ] && [ ! -e "$pf" ]; then
+	pass "build.sh read $pf (mode 600); once the build failed, it is gone"
 else
 	fail "the patch file is removed after the build" "job ${id:-?} $state; build.sh saw '$seen'; $scripts: $(ls "$scripts" 2>&1 | tr '\n' ' ')"
 fi
