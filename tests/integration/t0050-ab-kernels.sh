@@ -98,7 +98,7 @@ else
 fi
 api GET "/jobs/$id/runs" >"$TMP/runs.json"
 api GET "/jobs/$id/metrics?name=interrupts.TLB" >"$TMP/tlb.json"
-$PY - "$TMP/runs.json" "$TMP/tlb.json" <<'PYEOF'
+$PY - "$TMP/runs.json" "$TMP/tlb.json" <<'PYEOF' || fail "the checks of line 101 ran to their end" "python exited $?"
 import json, sys, statistics
 runs = {r["id"]: r for r in json.load(open(sys.argv[1]))["runs"]}
 m = [x for x in json.load(open(sys.argv[2]))["metrics"] if x["name"] == "interrupts.TLB"]
@@ -123,7 +123,7 @@ ab="boot base done run base done boot patched done run patched done"
 	pass "stages ran in order: builds, then base and patched boots (ABAB), one more pair added while inconclusive" ||
 	fail "stage order" "$(tr '\n' ' ' <"$TMP/stages.txt")"
 api GET "/jobs/$id/comparison" >"$TMP/cmp.json"
-$PY - "$TMP/cmp.json" <<'PYEOF'
+$PY - "$TMP/cmp.json" <<'PYEOF' || fail "the checks of line 126 ran to their end" "python exited $?"
 import json, sys
 c = json.load(open(sys.argv[1]))["comparison"]
 def ok(cond, name, why):

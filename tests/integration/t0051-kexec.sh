@@ -52,7 +52,7 @@ DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts
 
 # 1. the demo patch, both sides kexec'd on the guest
 demo_job "a kexec machine" 'cat /proc/cmdline; cat /proc/version'
-$PY - "$TMP/job.json" "$TMP/runs.json" "$TMP/now.txt" <<'PYEOF'
+$PY - "$TMP/job.json" "$TMP/runs.json" "$TMP/now.txt" <<'PYEOF' || fail "the checks of line 55 ran to their end" "python exited $?"
 import json, sys
 stages = json.load(open(sys.argv[1]))["job"]["stages"]
 runs = json.load(open(sys.argv[2]))["runs"]

@@ -59,7 +59,7 @@ DAEMON_AGENT=$GUEST_AGENT daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts
 # 1. the demo patch, both sides booted once through GRUB
 demo_job "a reboot machine" \
 	'cat /proc/cmdline; cat /proc/version; grub-editenv /boot/grub/grubenv list; cat /boot/grub/custom.cfg'
-$PY - "$TMP/job.json" "$TMP/runs.json" "$TMP/now.txt" <<'PYEOF'
+$PY - "$TMP/job.json" "$TMP/runs.json" "$TMP/now.txt" <<'PYEOF' || fail "the checks of line 62 ran to their end" "python exited $?"
 import json, sys
 stages = json.load(open(sys.argv[1]))["job"]["stages"]
 runs = json.load(open(sys.argv[2]))["runs"]

@@ -53,7 +53,7 @@ for t in /proc/"$pid"/task/*; do
 	esac
 done >"$TMP/vcpus"
 host_cpus=$(nproc)
-$PY - "$TMP/vcpus" "$TMP/boot.notes" "$host_cpus" <<'PYEOF'
+$PY - "$TMP/vcpus" "$TMP/boot.notes" "$host_cpus" <<'PYEOF' || fail "the checks of line 56 ran to their end" "python exited $?"
 import sys
 vcpus = [l.split() for l in open(sys.argv[1]) if l.strip()]
 notes = open(sys.argv[2]).read()
@@ -169,7 +169,7 @@ fi
 printf '%s\n' '{"workload": "tcp-rr", "mode": ["threads", "processes"], "workers": 1, "duration": 2,
 	"iterations": 1, "monitors": ["interrupts", "vmstat", "procstat", "profile"]}' >"$TMP/prof.json"
 guest 'tlblab-agent run --spec -' <"$TMP/prof.json" >"$TMP/prof.out" 2>"$TMP/prof.err"
-$PY - "$TMP/prof.out" "$?" "$guest_perf" "$guest_pmu" <<'PYEOF'
+$PY - "$TMP/prof.out" "$?" "$guest_perf" "$guest_pmu" <<'PYEOF' || fail "the checks of line 172 ran to their end" "python exited $?"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 rc, perf, pmu = sys.argv[2], sys.argv[3], sys.argv[4]

@@ -61,7 +61,7 @@ state=$(job_wait "$id" "done failed cancelled" 3000)
 api GET "/jobs/$id" >"$TMP/job1.json"
 api GET "/jobs/$id/comparison" >"$TMP/cmp1.json"
 echo "# job $id ended $state in $(($(date +%s) - t0)) s"
-$PY - "$TMP/job1.json" "$TMP/cmp1.json" <<'PYEOF'
+$PY - "$TMP/job1.json" "$TMP/cmp1.json" <<'PYEOF' || fail "the checks of line 64 ran to their end" "python exited $?"
 import json, sys
 j = json.load(open(sys.argv[1]))["job"]
 try:
@@ -123,7 +123,7 @@ grep -q "job $id: failed (workload); the specs that ran on both sides are compar
 grep -q "mremap" "$TMP/status.txt" && grep -qi "failed" "$TMP/status.txt" &&
 	pass "tlblab status shows which spec failed" || fail "tlblab status" "$(head -c 800 "$TMP/status.txt")"
 api GET /machines >"$TMP/machines.json"
-$PY - "$TMP/machines.json" <<'PYEOF'
+$PY - "$TMP/machines.json" <<'PYEOF' || fail "the checks of line 126 ran to their end" "python exited $?"
 import json, sys, time
 m = [x for x in json.load(open(sys.argv[1]))["machines"] if x["name"] == "vm1"][0]
 def ok(cond, name, why=""):
@@ -137,7 +137,7 @@ PYEOF
 id=$(job broken "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
 state=$(job_wait "$id" "done failed cancelled" 3000)
 api GET "/jobs/$id" >"$TMP/job2.json"
-$PY - "$TMP/job2.json" <<'PYEOF'
+$PY - "$TMP/job2.json" <<'PYEOF' || fail "the checks of line 140 ran to their end" "python exited $?"
 import json, sys
 j = json.load(open(sys.argv[1]))["job"]
 def ok(cond, name, why=""):

@@ -164,12 +164,12 @@ wait_until 2400 bisection_ended
 echo "# the bisection ended $(($(date +%s) - _t)) s after the last point"
 api GET /alerts >"$TMP/alerts.json"
 api GET /bisections >"$TMP/bisections.json"
-bid=$(jq_py '(J["bisections"] + [{"id": 0}])[-1]["id"]' <"$TMP/bisections.json")
+bid=$(jq_py '(J["bisections"] + [{"id": 0}])[0]["id"]' <"$TMP/bisections.json")
 api GET "/bisections/$bid" >"$TMP/bisection.json"
 api GET "/bisections/$bid/report.txt" >"$TMP/report.txt"
 api GET /series/1 >/dev/null
 $PY - "$TMP/alerts.json" "$TMP/bisections.json" "$TMP/bisection.json" "$TMP/report.txt" \
-	"$c3" "$c4" "$c5" "$c6" "$c7" "$c8" "$c9" <<'PYEOF'
+	"$c3" "$c4" "$c5" "$c6" "$c7" "$c8" "$c9" <<'PYEOF' || fail "the bisection's checks ran to their end" "python exited $?"
 import json, sys
 alerts = json.load(open(sys.argv[1]))["alerts"]
 allb = json.load(open(sys.argv[2]))["bisections"]
@@ -213,7 +213,7 @@ sed 's/^/# /' "$TMP/report.txt" | head -n 30
 # the webhooks: the change point and the bisection, signed
 hooks_seen() { ls "$TMP/hook" | grep -q bisection; }
 check "the webhook receiver got the bisection's result" wait_until 60 hooks_seen
-$PY - "$TMP/hook" "$c8" <<'PYEOF'
+$PY - "$TMP/hook" "$c8" <<'PYEOF' || fail "the webhooks' checks ran to their end" "python exited $?"
 import json, os, sys
 d, c8 = sys.argv[1], sys.argv[2]
 got = {}

@@ -118,7 +118,7 @@ for sid in $($PY -c 'import json,sys; j=json.load(open(sys.argv[1]))["job"]; pri
 	api GET "/jobs/$id/stages/$sid/log" >>"$TMP/build.logs"
 done
 [ "$state" = done ] || sed -n '/TLBLAB message\|error\|console trouble\|kernel.s report/,+8p' "$TMP/build.logs" | head -n 30 | sed 's/^/#   /'
-$PY - "$TMP/job.json" "$TMP/cmp.json" "$TMP/hjob.json" "$TMP/build.logs" "$state" "$hstate" <<'PYEOF'
+$PY - "$TMP/job.json" "$TMP/cmp.json" "$TMP/hjob.json" "$TMP/build.logs" "$state" "$hstate" <<'PYEOF' || fail "the checks of line 121 ran to their end" "python exited $?"
 import json, sys
 j = json.load(open(sys.argv[1]))["job"]
 try:

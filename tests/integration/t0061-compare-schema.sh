@@ -11,7 +11,7 @@ build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$T
 py_has jsonschema jsonschema python3-jsonschema || exit 1
 
 # two inputs: one A/B job (a single document, side filters) and two jobs
-$PY - "$TMP" <<'PYEOF'
+$PY - "$TMP" <<'PYEOF' || fail "the checks of line 14 ran to their end" "python exited $?"
 import json, random, sys
 tmp = sys.argv[1]
 rnd = random.Random(61)

@@ -31,7 +31,7 @@ if ! "$TMP/compare-cli" <"$TMP/in.json" >"$TMP/cmp.json" 2>"$TMP/cmp.err"; then
 	fail "compare threads vs processes" "$(cat "$TMP/cmp.err")"
 	exit 0
 fi
-$PY - "$TMP/cmp.json" <<'PYEOF'
+$PY - "$TMP/cmp.json" <<'PYEOF' || fail "the checks of line 34 ran to their end" "python exited $?"
 import json, sys
 c = json.load(open(sys.argv[1]))
 rows = {r["metric"]: r for r in c["rows"]}
@@ -76,7 +76,7 @@ if ! "$TMP/compare-cli" <"$TMP/aa.json" >"$TMP/aa-cmp.json" 2>"$TMP/aa.err"; the
 	fail "compare A/A" "$(cat "$TMP/aa.err")"
 	exit 0
 fi
-$PY - "$TMP/aa-cmp.json" <<'PYEOF'
+$PY - "$TMP/aa-cmp.json" <<'PYEOF' || fail "the checks of line 79 ran to their end" "python exited $?"
 import json, sys
 c = json.load(open(sys.argv[1]))
 def ok(cond, name, why=""):
