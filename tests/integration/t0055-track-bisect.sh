@@ -222,7 +222,7 @@ for f in sorted(os.listdir(d)):
 def ok(cond, name, why=""):
     print(("ok - " if cond else "not ok - ") + name + ("" if cond else " # " + str(why)[:500]))
 cps = got.get("change_point", [])
-ok(any(c["direction"] == "regression" and c["metric"] == "mprotect.ops_per_sec" for c in cps),
+ok(any(c["direction"] == "regression" and c["series"]["metric"] == "mprotect.ops_per_sec" for c in cps),
    "a confirmed change point of mprotect.ops_per_sec was announced", cps)
 bs = got.get("bisection", [])
 ok(len(bs) == 1 and bs[0]["first_bad"] == c8 and "first bad commit found" in bs[0]["report"],
