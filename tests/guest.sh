@@ -234,7 +234,8 @@ lab_tail() {
 }
 
 # lab_guest_builder: the builders and trees sections: the local builder on
-# the warm tree of $CACHE, the tree linux with the guests' fragments
+# the warm tree of $CACHE, the tree linux with the guests' fragments (the
+# qemu one of the job's arch)
 lab_guest_builder() {
 	cat <<EOC
 builders:
@@ -246,7 +247,7 @@ trees:
   - name: linux
     url: $CACHE/linux
     builder: local
-    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+    fragments: [$TOP/kernels/fragments/lab-required.config, "$TOP/kernels/fragments/qemu-{arch}.config"]
 EOC
 }
 

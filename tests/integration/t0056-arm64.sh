@@ -57,16 +57,9 @@ machines:
   - name: x1
     transport: local
     workdir: $TMP/x1
-builders:
-  - name: local
-    transport: local
-    jobs: 2
-    workdir: $CACHE
-trees:
-  - name: linux
-    url: $CACHE/linux
-    builder: local
-    fragments: [$TOP/kernels/fragments/lab-required.config, "$TOP/kernels/fragments/qemu-{arch}.config"]
+EOC
+	lab_guest_builder
+	cat <<EOC
 suites:
   - name: tlbi-quick
     timeout: 1200
