@@ -58,7 +58,7 @@ static void find_agents(struct sched *sc, const char *const agents[])
 		if (run_file_sha256(ag->path, ag->sha, &err) < 0) {
 			ag->sha[0] = 0;
 			snprintf(ag->why, sizeof(ag->why), "no tlblab-agent for %s machines: %s (make agent-arm64 "
-				 "builds it)", a->name, err.buf);
+				 "builds it; tlblabd looks for it when it starts)", a->name, err.buf);
 			for (k = 0; k < sc->cfg->nmachines; k++)
 				if (!strcmp(sc->cfg->machines[k].arch, a->name)) {
 					log_warnx("%s: %s", sc->cfg->machines[k].name, ag->why);
@@ -183,8 +183,7 @@ static int json_has_string(const json_t *arr, const char *s)
  * built for the job's arch, and a run measures on the arch asked for. */
 static int machine_fits(const struct cfg_machine *m, const struct stage_info *si)
 {
-	return !strcmp(m->arch, si->arch[0] ? si->arch : "x86_64") &&
-	       config_machine_allowed(m, si->machines, si->tags) && !json_has_string(si->excluded, m->name);
+	return arch_get(m->arch) == arch_get(si->arch) && config_machine_allowed(m, si->machines, si->tags) && !json_has_string(si->excluded, m->name);
 }
 
 static int builder_busy(struct sched *sc, const char *name)
@@ -343,7 +342,7 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				    "last failure: %s", si->last_error);
 		else
 			strbuf_addf(&msg, "no configured machine of arch %s fits the job's machines and tags",
-				    si->arch[0] ? si->arch : "x86_64");
+				    arch_get(si->arch)->name);
 		fail_unplaced(sc, si, msg.buf);
 		strbuf_release(&msg);
 	} else if (!healthy) {
