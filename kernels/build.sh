@@ -933,11 +933,18 @@ if [ -f "$dest/$image" ] && { [ "$want_vmlinux" = 0 ] || [ -f "$dest/vmlinux" ];
 	image_sha256=$(sha256sum <"$dest/$image" | cut -c1-64)
 	recorded=$(meta_field image_sha256)
 	[ -n "$recorded" ] || recorded=$(meta_field bzimage_sha256)
-	if [ "$recorded" = "$image_sha256" ]; then
+	# A tree's own kernel is reused only once its object directory has been
+	# built too: the patched builds that follow copy it to be incremental,
+	# and a recipe whose fragments were reorganised (same .config, new
+	# object directory) would otherwise leave every one of them a full build.
+	if [ "$recorded" = "$image_sha256" ] && { [ "$trusted" = 0 ] || [ -f "$OBJ/vmlinux" ]; }; then
 		say "$dest exists: cached"
 		emit_ok 1 "$(meta_field warnings)" "$(meta_field kernelrelease)"
+	elif [ "$recorded" = "$image_sha256" ]; then
+		say "$dest exists, but $OBJ was never built: building it (ccache) for the patched builds that follow"
+	else
+		say "$dest exists but its $image ${recorded:+does not match its recorded hash}${recorded:-has no recorded hash}: building again"
 	fi
-	say "$dest exists but its $image ${recorded:+does not match its recorded hash}${recorded:-has no recorded hash}: building again"
 fi
 
 # ---- the build -------------------------------------------------------------
