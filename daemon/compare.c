@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_class.h"
 #include "compare_int.h"
 #include "stats.h"
 #include "verdict.h"
@@ -38,7 +39,10 @@ void compare_rules_default(struct compare_rules *r)
 	r->alpha = 0.01;
 	r->min_change_headline = 0.02;
 	r->min_change_counter = 0.05;
-	r->same_band = 0.10;	/* b0008: 80% of A/A jobs same at 5% per-boot noise */
+	r->same_band = 0.10;
+	r->min_change_work = 0.01;
+	r->same_band_work = 0.01;
+	r->noise_floor = 0.001;
 	r->equiv_alpha = 0.05;
 	r->power = 0.8;
 	r->resamples = 2000;
@@ -51,19 +55,27 @@ void compare_rules_default(struct compare_rules *r)
 
 json_t *compare_rules_json(const struct compare_rules *r)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s}", "alpha", r->alpha,
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
+			      "alpha", r->alpha,
 			      "min_change_headline", r->min_change_headline, "min_change_counter",
 			      r->min_change_counter, "same_band", r->same_band,
+			      "min_change_work", r->min_change_work, "same_band_work", r->same_band_work,
+			      "noise_floor", r->noise_floor,
 			      "equiv_alpha", r->equiv_alpha, "power", r->power, "resamples", r->resamples,
 			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,
 			      "test", "Mann-Whitney U, two-sided, on per-boot medians (exact; with ties, "
-			      "exact permutation)",
+			      "exact permutation); work and wait rows: Welch's t on log per-boot medians, "
+			      "each side's sd at least the noise floor",
 			      "ci", "bootstrap percentile interval of median(patched)/median(base), as % "
-			      "change (the difference of medians when a base resample's median is 0)",
-			      "multiplicity", "Holm over headline rows (the job's verdict), "
-			      "Benjamini-Hochberg over counter rows",
-			      "same", "equivalence: the 1 - 2 equiv_alpha Hodges-Lehmann/Moses interval of the "
-			      "shift of log values within +-same_band");
+			      "change (the difference of medians when a base resample's median is 0); "
+			      "work and wait rows: the Welch t interval",
+			      "multiplicity", "Holm over headline rows (the job's verdict) and over the time "
+			      "scores of workloads whose headline is their instruction rows; "
+			      "Benjamini-Hochberg over the secondary rows of each class; context rows untested",
+			      "same", "equivalence: the 1 - 2 equiv_alpha interval (Hodges-Lehmann/Moses of the "
+			      "shift of log values; Welch t for work and wait rows) within the least change "
+			      "the row would call; within only +-same_band it says no change beyond it",
+			      "classes", compare_class_legend());
 	json_t *m;
 	size_t i;
 
@@ -182,12 +194,14 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 		      const struct compare_rules *r, const struct verdict_design *d,
 		      const struct row *rows, size_t n)
 {
-	size_t bb = json_object_size(sb->boots), bp = json_object_size(sp->boots), i, m = 0;
-	double alpha = verdict_look_alpha(d, r->alpha);
+	size_t bb = json_object_size(sb->boots), bp = json_object_size(sp->boots), i, m = 0, welch = 0;
+	double alpha = d->alpha_headline;
 	struct strbuf sb_ = STRBUF_INIT;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		m += rows[i].headline && rows[i].v.testable && !isnan(rows[i].v.p);
+		welch += rows[i].headline && rows[i].v.testable && rows[i].v.rule == VERDICT_RULE_WELCH;
+	}
 	if (bb != bp) {
 		strbuf_addf(&sb_, "base has %zu boots, patched %zu: each side is compared with the "
 			    "boots it has; the missing ones failed or did not run", bb, bp);
@@ -196,11 +210,15 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 	}
 	if (d->looks == 2) {
 		strbuf_addf(&sb_, "look %d of 2 (%d boots per side, up to %d): this look spends "
-			    "alpha %.3g of %g", d->look, d->boots, d->max_boots, alpha, r->alpha);
+			    "alpha %.3g of %g on the headline rows", d->look, d->boots, d->max_boots,
+			    alpha, r->alpha);
+		if (d->spend_headline == VERDICT_SPEND_SECOND)
+			strbuf_addf(&sb_, " (%d boots a side cannot give a Mann-Whitney p below the "
+				    "first look's share, so the second look spends all of it)", d->boots);
 		json_array_append_new(notes, json_string(sb_.buf));
 		strbuf_reset(&sb_);
 	}
-	if (bb && bp && m && stats_mwu_min_p(bb, bp) >= alpha / (double)m) {
+	if (bb && bp && m && !welch && alpha > 0 && stats_mwu_min_p(bb, bp) >= alpha / (double)m) {
 		strbuf_addf(&sb_, "with %zu and %zu boots no Mann-Whitney p can go below %.3g, and "
 			    "%zu headline rows at alpha %.3g need %.3g (Holm): no headline row can "
 			    "be called a change at this look", bb, bp, stats_mwu_min_p(bb, bp), m,
@@ -239,7 +257,7 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	struct compare_rules defaults;
 	struct verdict_design design;
 	struct side sb = { 0 }, sp = { 0 };
-	json_t *failed = json_array(), *notes = json_array(), *out = NULL, *jrows, *per_cpu;
+	json_t *failed = json_array(), *notes = json_array(), *out = NULL, *jrows, *per_cpu, *by_class;
 	struct row *rows = NULL;
 	size_t n = 0, i;
 	const char *name;
@@ -254,7 +272,8 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	    !(rules->power > 0.5 && rules->power < 1) ||
 	    !(rules->ci_level > 0 && rules->ci_level < 1) || !(rules->same_band >= 0) ||
 	    !(rules->min_change_headline >= 0) || !(rules->min_change_counter >= 0) ||
-	    !(rules->outlier_z >= 0)) {
+	    !(rules->min_change_work >= 0) || !(rules->same_band_work >= 0) ||
+	    !(rules->noise_floor >= 0 && rules->noise_floor < 1) || !(rules->outlier_z >= 0)) {
 		strbuf_seterr(err, "compare: invalid rules");
 		goto out;
 	}
@@ -284,13 +303,16 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	json_object_foreach(sp.per_cpu, name, v)
 		if (!json_object_get(sb.per_cpu, name))
 			json_array_append_new(per_cpu, json_string(name));
-	out = json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-			"summary", compare_build_summary(rows, n), "rows", jrows,
+	by_class = compare_build_by_class(rows, n);
+	out = json_pack("{s:o,s:O,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+			"summary", compare_build_summary(rows, n, by_class), "by_class", by_class,
+			"rows", jrows,
 			"sweeps", compare_build_sweeps(rows, n), "tlb", compare_build_tlb(rows, n),
 			"profile_diff", compare_build_profile_diff(&sb, &sp),
 			"provenance", provenance(&sb, &sp), "failed", failed, "notes", notes,
 			"per_cpu_excluded", per_cpu, "ci_kind", json_string("percent"),
 			"rules", compare_rules_json(rules));
+	json_decref(by_class);
 	failed = notes = NULL;
 	if (!out)
 		strbuf_seterr(err, "compare: out of memory");

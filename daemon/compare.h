@@ -29,9 +29,10 @@
 
 /*
  * A rule for some metrics: the first override whose pattern (fnmatch(3),
- * e.g. "interrupts.*") matches a row's metric replaces the suite's alpha,
- * minimum change (headline and counter alike) and same band where they are
- * set; NAN keeps the suite's value. Patterns are borrowed from the caller.
+ * e.g. "interrupts.*" or "*.kernel_insn_per_op") matches a row's metric
+ * replaces the suite's alpha, minimum change (of any class) and same band
+ * where they are set; NAN keeps the suite's (or the row's class's) value.
+ * Patterns are borrowed from the caller.
  */
 struct compare_override {
 	const char *metric;
@@ -44,8 +45,12 @@ struct compare_rules {
 	double alpha;			/* p below this counts (default 0.01) */
 	double min_change_headline;	/* |change| at least this (0.02) */
 	double min_change_counter;	/* for counters (0.05) */
-	double same_band;		/* equivalence margin (0.10): same when the
-					 * equivalence interval is within +-this */
+	double same_band;		/* equivalence margin (0.10): within it, "no
+					 * change beyond" it; same needs min_change */
+	double min_change_work;		/* work and wait rows (0.01) */
+	double same_band_work;		/* their margin (0.01) */
+	double noise_floor;		/* work and wait rows: the least per-boot sd
+					 * of a log value (0.001, 0.1%) */
 	double equiv_alpha;		/* each one-sided test of equivalence (0.05) */
 	double power;			/* for the detectable effect (0.8) */
 	int resamples;			/* bootstrap (2000) */

@@ -90,7 +90,8 @@ json_t *compare_side_unavailable_all(const struct side *s);
 struct row {
 	json_t *obj;		/* owned until put into the output */
 	long long spec, cas;
-	int headline;
+	int headline;		/* role headline: makes the job's verdict */
+	char *key_case;		/* while roles are assigned */
 	const char *metric;	/* inside obj */
 	struct verdict_row v;	/* its numbers, then its decision */
 };
@@ -100,12 +101,17 @@ struct row {
  * verdict the rows reach together (verdict_decide). Sets *ret_n; the
  * caller owns the array and each row's obj. */
 struct row *compare_build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
-		       const struct verdict_design *d, size_t *ret_n);
+		       struct verdict_design *d, size_t *ret_n);
 
 /* ---- views over rows (compare_views.c) ---- */
 
-/* "summary": headline changes largest first, counts, one line of text */
-json_t *compare_build_summary(const struct row *rows, size_t n);
+/* "by_class": per tested class (work, wait, time), the verdict of its lead
+ * rows (headline rows; for time also the scores that are not), their
+ * counts and what they saw in words */
+json_t *compare_build_by_class(const struct row *rows, size_t n);
+/* "summary": headline changes largest first, counts, one line of text
+ * (ending with by_class's words) */
+json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class);
 /* "sweeps": headline rows whose cases differ only in "workers" */
 json_t *compare_build_sweeps(const struct row *rows, size_t n);
 /* "tlb": shootdowns per kop and shootdown counters beside each headline case */

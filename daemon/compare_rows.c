@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "compare_int.h"
+#include "compare_class.h"
 #include "stats.h"
+#include "util.h"
 #include "verdict.h"
 #include "banned.h"
 
-static int is_headline(const char *workload, const char *metric)
+static int is_own(const char *workload, const char *metric)
 {
 	size_t n = strlen(workload);
 
@@ -129,6 +131,102 @@ static void row_equivalence(struct verdict_row *v, const double *b, size_t nb, c
 	}
 }
 
+/* The variance of the median of k normal values, in units of one's
+ * (exact for k <= 2, tabulated to 5, pi / 2k beyond). */
+static double median_var_factor(size_t k)
+{
+	static const double f[] = { 1, 1, 0.5, 0.4487, 0.3433, 0.2868 };
+
+	return k < ARRAY_SIZE(f) ? f[k] : M_PI / (2.0 * (double)k);
+}
+
+/*
+ * The noise floor a row's iterations give: the pooled spread of log values
+ * within boots, scaled to what it alone would make of a boot's median. A
+ * boot's median varies at least that much (the boot's own effect comes on
+ * top), so a per-boot sd below it is luck, not quiet. 0 when no boot has
+ * two positive iterations.
+ */
+static double within_floor(const json_t *g)
+{
+	const json_t *vals;
+	double ss = 0, df = 0, kf = 0;
+	size_t i, j, nb = 0;
+
+	json_array_foreach(json_object_get(g, "boots"), i, vals) {
+		size_t k = json_array_size(vals);
+		double mean = 0, x;
+		json_t *v;
+
+		if (k < 2)
+			continue;
+		json_array_foreach(vals, j, v) {
+			if (!(json_number_value(v) > 0))
+				return 0;
+			mean += log(json_number_value(v)) / (double)k;
+		}
+		json_array_foreach(vals, j, v) {
+			x = log(json_number_value(v)) - mean;
+			ss += x * x;
+		}
+		df += (double)(k - 1);
+		kf += median_var_factor(k);
+		nb++;
+	}
+	return df > 0 ? sqrt(ss / df * kf / (double)nb) : 0;
+}
+
+static void logs_of(const double *v, size_t n, double *out)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		out[i] = log(v[i]);
+}
+
+/*
+ * Work and wait rows (near-deterministic: instruction counts per op): a
+ * rank test at 5 boots a side cannot give a p below 0.008, which Holm over
+ * the headline rows cannot use. Welch's t on the log per-boot values can,
+ * with each side's sd floored by the noise the row is known to have (the
+ * rules' noise_floor, or its iterations' spread within boots, whichever is
+ * larger), so boots that happen to agree do not make a 0.1% change look
+ * certain. The 95% interval (ci) and the equivalence interval are the t
+ * intervals of the same difference of mean logs, as ratios.
+ */
+static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p,
+		     size_t np, const json_t *gb, const json_t *gp, const struct compare_rules *r,
+		     const struct verdict_design *d)
+{
+	double *lb = xcalloc(nb, sizeof(*lb)), *lp = xcalloc(np, sizeof(*lp));
+	double floor = fmax(r->noise_floor, fmax(within_floor(gb), within_floor(gp))), q;
+	struct stats_welch w;
+	int rc;
+
+	logs_of(b, nb, lb);
+	logs_of(p, np, lp);
+	rc = stats_welch(lb, nb, lp, np, floor, &w);
+	if (rc == 0) {
+		v->p = w.p;
+		q = stats_t_quantile(1 - r->ci_level, w.df) * w.se;
+		v->have_ci = 1;
+		v->lo = 100 * expm1(w.diff - q);
+		v->hi = 100 * expm1(w.diff + q);
+		q = stats_t_quantile(1 - d->eq_level_welch, w.df) * w.se;
+		v->have_eq = 1;
+		v->elo = 100 * expm1(w.diff - q);
+		v->ehi = 100 * expm1(w.diff + q);
+		/* the sd the test used, of a side of one boot */
+		v->sd_pct = 100 * w.se / sqrt(1 / (double)nb + 1 / (double)np);
+		json_object_set_new(obj, "noise_floor_pct", json_real(100 * floor));
+		json_object_set_new(obj, "ci_kind", json_string("Welch t interval of the ratio of "
+								"geometric means"));
+	}
+	free(lb);
+	free(lp);
+	return rc;
+}
+
 /*
  * The 95% interval reported (ci), as % change: a bootstrap of the ratio of
  * medians where the base's resampled median is never 0; else of the
@@ -182,7 +280,8 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	memset(v, 0, sizeof(*v));
 	v->metric = getstr(obj, "metric");
 	v->direction = getstr(obj, "direction");
-	v->headline = json_is_true(json_object_get(obj, "headline"));
+	v->cls = compare_class_from_name(getstr(obj, "class"));
+	v->own = is_own(getstr(obj, "workload"), v->metric);
 	v->p = v->change = v->sd_pct = NAN;
 	json_object_set_new(obj, "base", side_stats(b, nb));
 	json_object_set_new(obj, "patched", side_stats(p, np));
@@ -219,24 +318,42 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	else
 		change = 0;
 	v->change = change;
-	if (stats_mann_whitney(b, nb, p, np, &u, &pval) == 0)
-		v->p = pval;
 	v->identical = all_equal(b, nb, p, np);
 	v->sd_pct = pooled_sd_pct(b, nb, p, np, cb);
-	row_interval(obj, v, b, nb, p, np, cb, r);
-	row_equivalence(v, b, nb, p, np, cb, d);
+	/* a base median below its own per-boot sd: a % change means nothing */
+	v->near_zero = cb == 0 || (!isnan(v->sd_pct) && v->sd_pct > 100);
 	json_object_set_new(obj, "change_pct", isinf(change) ? json_null() : jreal(change));
-	json_object_set_new(obj, "p", jreal(v->p));
-	switch (stats_mann_whitney_method(b, nb, p, np)) {
-	case STATS_MWU_EXACT:
-		json_object_set_new(obj, "p_method", json_string("exact"));
-		break;
-	case STATS_MWU_PERMUTATION:
-		json_object_set_new(obj, "p_method", json_string("permutation"));
-		break;
-	default:
-		json_object_set_new(obj, "p_method", json_string("approximate"));
+	if (v->cls == COMPARE_CLASS_CONTEXT) {
+		/* shown, not tested: no p, no interval */
+		json_object_set_new(obj, "p", json_null());
+		json_object_set_new(obj, "ci", json_null());
+		json_object_set_new(obj, "reason", json_string("context: a count or a rate over the "
+			"window's wall-clock time, shown beside the tested rows, not tested"));
+		goto out;
 	}
+	if ((v->cls == COMPARE_CLASS_WORK || v->cls == COMPARE_CLASS_WAIT) && nb >= 2 && np >= 2 &&
+	    all_positive(b, nb) && all_positive(p, np) &&
+	    row_welch(obj, v, b, nb, p, np, gb, gp, r, d) == 0) {
+		v->rule = VERDICT_RULE_WELCH;
+		json_object_set_new(obj, "p_method", json_string("welch"));
+	} else {
+		v->rule = VERDICT_RULE_RANK;
+		if (stats_mann_whitney(b, nb, p, np, &u, &pval) == 0)
+			v->p = pval;
+		row_interval(obj, v, b, nb, p, np, cb, r);
+		row_equivalence(v, b, nb, p, np, cb, d);
+		switch (stats_mann_whitney_method(b, nb, p, np)) {
+		case STATS_MWU_EXACT:
+			json_object_set_new(obj, "p_method", json_string("exact"));
+			break;
+		case STATS_MWU_PERMUTATION:
+			json_object_set_new(obj, "p_method", json_string("permutation"));
+			break;
+		default:
+			json_object_set_new(obj, "p_method", json_string("approximate"));
+		}
+	}
+	json_object_set_new(obj, "p", jreal(v->p));
 	json_object_set_new(obj, "ci", v->have_ci ? json_pack("[f,f]", v->lo, v->hi) : json_null());
 	json_object_set_new(obj, "equiv_ci", v->have_eq ? json_pack("[f,f]", v->elo, v->ehi) : json_null());
 	if (cb == 0 && cp != 0)
@@ -262,6 +379,9 @@ static void row_decision(struct row *row)
 	if (!v->testable)
 		return;
 	json_object_set_new(obj, "verdict", json_string(v->verdict));
+	if (!strcmp(v->verdict, "context"))
+		return;
+	json_object_set_new(obj, "family", json_string(v->family ?: "none"));
 	json_object_set_new(obj, "p_adj", jreal(v->p_adj));
 	json_object_set_new(obj, "p_adj_method", v->p_adj_method ? json_string(v->p_adj_method) : json_null());
 	json_object_set_new(obj, "alpha", json_real(v->alpha));
@@ -269,18 +389,27 @@ static void row_decision(struct row *row)
 	json_object_set_new(obj, "margin_pct", json_real(v->margin));
 	json_object_set_new(obj, "mde_pct", jreal(v->mde));
 	json_object_set_new(obj, "ruled_out_pct", jreal(v->ruled_out));
+	json_object_set_new(obj, "no_change_beyond_pct", jreal(v->beyond));
 	if (isnan(v->mde)) {
-		strbuf_addf(&sb, "with %zu and %zu boots no change can be detected here", v->nb, v->np);
+		if (v->near_zero)
+			strbuf_addstr(&sb, "the base median is near 0 (below its per-boot spread): "
+				      "no change in % can be stated");
+		else
+			strbuf_addf(&sb, "with %zu and %zu boots no change can be detected here", v->nb, v->np);
 		json_object_set_new(obj, "mde_note", json_string(sb.buf));
 		strbuf_reset(&sb);
 	}
 	if (!strcmp(v->verdict, "same") && v->have_eq) {
-		strbuf_addf(&sb, "the change lies in %+.1f%%..%+.1f%% (equivalence interval), within +-%.1f%%",
-			    v->elo, v->ehi, v->margin);
+		strbuf_addf(&sb, "the change lies in %+.2f%%..%+.2f%% (equivalence interval), within "
+			    "+-%.1f%%", v->elo, v->ehi, fmin(v->min_change, v->margin));
 		json_object_set_new(obj, "reason", json_string(sb.buf));
 	}
 	if (!strcmp(v->verdict, "inconclusive")) {
-		if (!isnan(v->ruled_out))
+		if (!isnan(v->beyond))
+			strbuf_addf(&sb, "no change beyond %.1f%% (equivalence interval %+.1f%%..%+.1f%%); "
+				    "same needs it within +-%.1f%%", v->beyond, v->elo, v->ehi,
+				    fmin(v->min_change, v->margin));
+		else if (!isnan(v->ruled_out))
 			strbuf_addf(&sb, "changes larger than %.1f%% ruled out (95%% interval)", v->ruled_out);
 		else
 			strbuf_addstr(&sb, "no interval: no change ruled out");
@@ -288,8 +417,9 @@ static void row_decision(struct row *row)
 			strbuf_addf(&sb, "; this job could detect %.1f%%", v->mde);
 		if (!v->have_eq)
 			strbuf_addstr(&sb, "; too few boots for an equivalence interval");
-		else
-			strbuf_addf(&sb, "; same needs the interval within +-%.1f%%", v->margin);
+		else if (isnan(v->beyond))
+			strbuf_addf(&sb, "; same needs the interval within +-%.1f%%",
+				    fmin(v->min_change, v->margin));
 		json_object_set_new(obj, "reason", json_string(sb.buf));
 	}
 	strbuf_release(&sb);
@@ -319,21 +449,58 @@ static json_t *row_from_group(const json_t *g)
 {
 	struct strbuf pt = STRBUF_INIT;
 	const char *wl = getstr(g, "workload"), *metric = getstr(g, "metric");
-	int headline = is_headline(wl, metric);
+	enum compare_class cls = compare_class_of(wl, metric, getstr(g, "unit"), getstr(g, "direction"));
 	json_t *obj;
 
 	compare_params_text(&pt, json_object_get(g, "params"));
-	obj = json_pack("{s:O,s:O,s:s,s:O,s:s,s:s,s:s,s:s,s:b,s:b}",
+	obj = json_pack("{s:O,s:O,s:s,s:O,s:s,s:s,s:s,s:s,s:s,s:b}",
 			"spec", json_object_get(g, "spec"), "case", json_object_get(g, "case"),
 			"workload", wl, "params", json_object_get(g, "params"), "params_text", pt.buf,
 			"metric", metric, "unit", getstr(g, "unit"), "direction", getstr(g, "direction"),
-			"headline", headline, "counter", !headline);
+			"class", compare_class_name(cls), "counter", !is_own(wl, metric));
 	strbuf_release(&pt);
 	return obj;
 }
 
+/*
+ * Each row's role (compare_class.h): a case whose rows include the
+ * workload's kernel_insn_per_op (on either side) has its instruction rows
+ * as its headline; otherwise its score is.
+ */
+static void assign_roles(struct row *rows, size_t n)
+{
+	json_t *insn = json_object();
+	struct strbuf key = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *wl = getstr(rows[i].obj, "workload");
+		char *pc = compare_params_canon(json_object_get(rows[i].obj, "params"));
+
+		compare_row_key(&key, rows[i].spec, wl, pc, "");
+		free(pc);
+		if (compare_is_insn_marker(wl, rows[i].metric))
+			json_object_set_new(insn, key.buf, json_true());
+		rows[i].key_case = xstrdup(key.buf);
+	}
+	for (i = 0; i < n; i++) {
+		const char *wl = getstr(rows[i].obj, "workload");
+		enum compare_role role = compare_role_of(wl, rows[i].metric, rows[i].v.cls,
+							 json_object_get(insn, rows[i].key_case) != NULL);
+
+		rows[i].v.role = role;
+		rows[i].headline = role == COMPARE_ROLE_HEADLINE;
+		json_object_set_new(rows[i].obj, "role", json_string(compare_role_name(role)));
+		json_object_set_new(rows[i].obj, "headline", json_boolean(rows[i].headline));
+		free(rows[i].key_case);
+		rows[i].key_case = NULL;
+	}
+	json_decref(insn);
+	strbuf_release(&key);
+}
+
 struct row *compare_build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
-		       const struct verdict_design *d, size_t *ret_n)
+		       struct verdict_design *d, size_t *ret_n)
 {
 	struct verdict_row *vr;
 	size_t n = 0, i, alloc = json_object_size(sb->groups) + json_object_size(sp->groups) + 1;
@@ -359,11 +526,11 @@ struct row *compare_build_rows(struct side *sb, struct side *sp, const struct co
 			rows[n].spec = v;
 			getint(rows[n].obj, "case", &v);
 			rows[n].cas = v;
-			rows[n].headline = json_is_true(json_object_get(rows[n].obj, "headline"));
 			rows[n].metric = getstr(rows[n].obj, "metric");
 			n++;
 		}
 	}
+	assign_roles(rows, n);
 	qsort(rows, n, sizeof(*rows), row_cmp);
 	/* the rows decide together: their p-values are adjusted as families */
 	vr = calloc(n + 1, sizeof(*vr));

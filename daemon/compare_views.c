@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_class.h"
 #include "compare_int.h"
 #include "util.h"
 #include "banned.h"
@@ -42,7 +43,127 @@ static int by_abs_change(const void *x, const void *y)
 	return ca > cb ? -1 : ca < cb;
 }
 
-json_t *compare_build_summary(const struct row *rows, size_t n)
+/* ---- by class ---- */
+
+static const char *const class_verdicts[] = {
+	"regression", "improvement", "changed", "inconclusive", "same", "unavailable",
+};
+
+/* a class's lead rows: its headline rows, and for time the scores that
+ * lost the headline to instruction rows */
+static int leads_class(const struct row *row, enum compare_class cls)
+{
+	return row->v.cls == cls && (row->v.role == COMPARE_ROLE_HEADLINE ||
+				     (cls == COMPARE_CLASS_TIME && row->v.role == COMPARE_ROLE_SCORE));
+}
+
+/* "kernel instructions per op" for the instruction rows, else the metric */
+static void row_label(struct strbuf *sb, const json_t *row)
+{
+	static const char *const insn[][2] = {
+		{ "kernel_insn_per_op", "kernel instructions per op" },
+		{ "user_insn_per_op", "user instructions per op" },
+		{ "spin_insn_per_op", "spin-wait instructions per op" },
+	};
+	const char *wl = getstr(row, "workload"), *metric = getstr(row, "metric");
+	size_t i, n = strlen(wl);
+
+	for (i = 0; i < ARRAY_SIZE(insn); i++)
+		if (!strncmp(metric, wl, n) && metric[n] == '.' && !strcmp(metric + n + 1, insn[i][0])) {
+			strbuf_addf(sb, "%s %s", wl, insn[i][1]);
+			return;
+		}
+	strbuf_addstr(sb, metric);
+}
+
+/* What a class's lead rows saw, in words, and its one verdict. */
+static json_t *class_verdict(const struct row *rows, size_t n, enum compare_class cls)
+{
+	long long count[ARRAY_SIZE(class_verdicts)] = { 0 };
+	double mde = NAN, least = 0, beyond = NAN;
+	int headline = 0, shown = 0, called = 0, all_beyond = 1;
+	struct strbuf text = STRBUF_INIT;
+	const char *verdict = "unavailable";
+	size_t i, k;
+	json_t *o;
+
+	for (i = 0; i < n; i++) {
+		const char *v = getstr(rows[i].obj, "verdict");
+
+		if (!leads_class(&rows[i], cls))
+			continue;
+		headline |= rows[i].headline;
+		for (k = 0; k < ARRAY_SIZE(class_verdicts); k++)
+			count[k] += !strcmp(v, class_verdicts[k]);
+		if (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed"))
+			called++;
+		if (!strcmp(v, "same"))
+			least = fmax(least, fmin(rows[i].v.min_change, rows[i].v.margin));
+		if (!strcmp(v, "inconclusive")) {
+			if (!isnan(rows[i].v.mde))
+				mde = isnan(mde) ? rows[i].v.mde : fmax(mde, rows[i].v.mde);
+			if (isnan(rows[i].v.beyond))
+				all_beyond = 0;
+			else
+				beyond = isnan(beyond) ? rows[i].v.beyond : fmax(beyond, rows[i].v.beyond);
+		}
+	}
+	/* the class's word: the first kind of verdict any lead row has */
+	for (k = 0; k < ARRAY_SIZE(class_verdicts); k++)
+		if (count[k]) {
+			verdict = class_verdicts[k];
+			break;
+		}
+	for (k = 0; k < 3 && called; k++)	/* regressions, improvements, changes */
+		for (i = 0; i < n; i++) {
+			const json_t *c = json_object_get(rows[i].obj, "change_pct");
+
+			if (!leads_class(&rows[i], cls) || strcmp(getstr(rows[i].obj, "verdict"), class_verdicts[k]))
+				continue;
+			if (shown++ == 3)
+				continue;
+			if (text.len)
+				strbuf_addstr(&text, ", ");
+			if (json_is_number(c))
+				strbuf_addf(&text, "%+.1f%% ", json_number_value(c));
+			row_label(&text, rows[i].obj);
+			strbuf_addf(&text, " (%s)", class_verdicts[k]);
+		}
+	if (shown > 3)
+		strbuf_addf(&text, " and %d more", shown - 3);
+	if (!called) {
+		if (!strcmp(verdict, "same"))
+			strbuf_addf(&text, "same (within +-%.1f%%)", least);
+		else if (!strcmp(verdict, "inconclusive") && all_beyond && !isnan(beyond))
+			strbuf_addf(&text, "inconclusive, no change beyond %.0f%%", beyond);
+		else if (!strcmp(verdict, "inconclusive") && !isnan(mde))
+			strbuf_addf(&text, "inconclusive, could have seen %.0f%%", mde);
+		else if (!strcmp(verdict, "inconclusive"))
+			strbuf_addstr(&text, "inconclusive");
+		else
+			strbuf_addstr(&text, "not measured");
+	}
+	if (!headline && strcmp(verdict, "unavailable"))
+		strbuf_addstr(&text, " (shown, not the job's verdict)");
+	o = json_pack("{s:s,s:b,s:I,s:I,s:I,s:I,s:I,s:I,s:s}", "verdict", verdict, "makes_job_verdict", headline,
+		      "regressions", count[0], "improvements", count[1], "changed", count[2],
+		      "inconclusive", count[3], "same", count[4], "unavailable", count[5], "text", text.buf);
+	strbuf_release(&text);
+	return o;
+}
+
+json_t *compare_build_by_class(const struct row *rows, size_t n)
+{
+	static const enum compare_class tested[] = { COMPARE_CLASS_WORK, COMPARE_CLASS_WAIT, COMPARE_CLASS_TIME };
+	json_t *o = json_object();
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(tested); k++)
+		json_object_set_new(o, compare_class_name(tested[k]), class_verdict(rows, n, tested[k]));
+	return o;
+}
+
+json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class)
 {
 	json_t *reg = json_array(), *imp = json_array(), *chg = json_array();
 	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0;
@@ -53,6 +174,8 @@ json_t *compare_build_summary(const struct row *rows, size_t n)
 	for (i = 0; i < n; i++) {
 		const char *v = getstr(rows[i].obj, "verdict");
 
+		if (!strcmp(v, "context"))
+			continue;
 		if (!rows[i].headline) {
 			creg += !strcmp(v, "regression");
 			cimp += !strcmp(v, "improvement");
@@ -97,6 +220,18 @@ json_t *compare_build_summary(const struct row *rows, size_t n)
 	strbuf_addf(&text, "; %lld same, %lld inconclusive", same, inc);
 	if (unav)
 		strbuf_addf(&text, ", %lld unavailable", unav);
+	{
+		const char *cname;
+		const json_t *cv;
+		int first = 1;
+
+		json_object_foreach((json_t *)by_class, cname, cv) {
+			if (!strcmp(getstr(cv, "verdict"), "unavailable"))
+				continue;
+			strbuf_addf(&text, "%s%s: %s", first ? ". By class: " : "; ", cname, getstr(cv, "text"));
+			first = 0;
+		}
+	}
 	e = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:s}", "regressions", reg,
 		      "improvements", imp, "changed", chg, "same", (json_int_t)same,
 		      "inconclusive", (json_int_t)inc, "unavailable", (json_int_t)unav,

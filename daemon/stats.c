@@ -235,6 +235,31 @@ double stats_t_quantile(double p2, double df)
 	return (lo + hi) / 2;
 }
 
+/* ---- Welch's t ---- */
+
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, double sd_floor,
+		struct stats_welch *ret)
+{
+	double va, vb, qa, qb, se2;
+
+	if (na < 2 || nb < 2 || !all_finite(a, na) || !all_finite(b, nb) || !(sd_floor >= 0) ||
+	    isinf(sd_floor))
+		return -EINVAL;
+	va = fmax(variance(a, na), sd_floor * sd_floor);
+	vb = fmax(variance(b, nb), sd_floor * sd_floor);
+	qa = va / (double)na;
+	qb = vb / (double)nb;
+	se2 = qa + qb;
+	if (!(se2 > 0))
+		return -EDOM;
+	ret->diff = stats_mean(b, nb) - stats_mean(a, na);
+	ret->se = sqrt(se2);
+	ret->df = se2 * se2 / (qa * qa / (double)(na - 1) + qb * qb / (double)(nb - 1));
+	ret->t = ret->diff / ret->se;
+	ret->p = stats_t_p2(ret->t, ret->df);
+	return 0;
+}
+
 /* ---- Mann-Whitney U ---- */
 
 struct mwu_obs {
@@ -839,6 +864,15 @@ double stats_obf_spent(double alpha, double t)
 	if (t == 1)
 		return alpha;
 	return stats_normal_p2(stats_t_quantile(alpha, INFINITY) / sqrt(t));
+}
+
+double stats_pocock_spent(double alpha, double t)
+{
+	if (!(alpha > 0 && alpha < 1) || !(t > 0 && t <= 1))
+		return NAN;
+	if (t == 1)
+		return alpha;
+	return alpha * log1p((M_E - 1) * t);
 }
 
 double stats_detectable_shift(double sd, size_t na, size_t nb, double alpha, double power,

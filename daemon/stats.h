@@ -122,6 +122,24 @@ double stats_t_p2(double t, double df);
 double stats_t_quantile(double p2, double df);
 
 /*
+ * Welch's two-sample t test of mean(b) - mean(a), for near-deterministic
+ * rows: each side's standard deviation is taken as at least sd_floor (>= 0,
+ * in the values' unit), so boots that agree by chance, or exactly, cannot
+ * make the p-value smaller than the noise the caller knows is there. The
+ * degrees of freedom are Welch-Satterthwaite's, of the floored variances.
+ * ret gets the difference, its standard error, the degrees of freedom, t
+ * and the two-sided p. -EINVAL (a side below 2 values, a value not finite,
+ * sd_floor negative or NaN), -EDOM when the standard error is 0 (every
+ * value of each side equal and no floor).
+ */
+struct stats_welch {
+	double diff, se, df, t, p;
+};
+
+int stats_welch(const double *a, size_t na, const double *b, size_t nb, double sd_floor,
+		struct stats_welch *ret);
+
+/*
  * Multiplicity. adj[i] gets p[i] adjusted over the n values (NaN entries are
  * left out of the family and stay NaN): Holm's step-down (family-wise
  * error), or Benjamini-Hochberg's step-up (false discovery rate). Adjusted
@@ -137,6 +155,10 @@ int stats_bh(const double *p, size_t n, double *adj);
  * t = 1. NAN for arguments out of range.
  */
 double stats_obf_spent(double alpha, double t);
+/* Pocock-like (Lan and DeMets): alpha ln(1 + (e - 1) t), a larger share
+ * early, for rows whose first look is nearly as informative as the last
+ * (near-deterministic ones). NAN for arguments out of range. */
+double stats_pocock_spent(double alpha, double t);
 
 /*
  * The smallest shift between two means that a two-sided test at alpha

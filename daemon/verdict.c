@@ -48,34 +48,106 @@ void verdict_design_init(struct verdict_design *d, const struct compare_rules *r
 		d->looks = max > boots ? 2 : 1;
 		d->look = d->looks == 2 && look == 2 ? 2 : 1;
 	}
-	d->eq_level = 1 - 2 * verdict_look_alpha(d, r->equiv_alpha);
+	d->eq_level = 1 - 2 * verdict_spend(d, r->equiv_alpha, VERDICT_SPEND_OBF);
+	d->eq_level_welch = 1 - 2 * verdict_spend(d, r->equiv_alpha, VERDICT_SPEND_POCOCK);
+	d->alpha_headline = verdict_look_alpha(d, r->alpha);
+}
+
+double verdict_spend(const struct verdict_design *d, double alpha, enum verdict_spending how)
+{
+	double t, first;
+
+	if (d->looks < 2)
+		return alpha;
+	t = (double)d->boots / (double)d->max_boots;
+	first = how == VERDICT_SPEND_POCOCK ? stats_pocock_spent(alpha, t) :
+		how == VERDICT_SPEND_SECOND ? 0 : stats_obf_spent(alpha, t);
+	return d->look == 1 ? first : alpha - first;
 }
 
 double verdict_look_alpha(const struct verdict_design *d, double alpha)
 {
-	double first;
-
-	if (d->looks < 2)
-		return alpha;
-	first = stats_obf_spent(alpha, (double)d->boots / (double)d->max_boots);
-	return d->look == 1 ? first : alpha - first;
+	return verdict_spend(d, alpha, VERDICT_SPEND_OBF);
 }
+
+static const char *const spending_names[VERDICT_SPEND_MAX] = {
+	"O'Brien-Fleming-like (Lan-DeMets), the looks' alphas summed",
+	"all at the second look: the first look's boots cannot give a p below the "
+	"O'Brien-Fleming-like share (Mann-Whitney)",
+	"Pocock-like (Lan-DeMets), the looks' alphas summed: near-deterministic rows "
+	"(Welch) decide at the first look",
+};
 
 json_t *verdict_design_json(const struct verdict_design *d, const struct compare_rules *r)
 {
 	json_t *o = json_pack("{s:i,s:i,s:f,s:f,s:f,s:s}", "look", d->look, "looks", d->looks,
-			      "alpha", verdict_look_alpha(d, r->alpha), "alpha_total", r->alpha,
+			      "alpha", d->alpha_headline, "alpha_total", r->alpha,
 			      "equiv_level", d->eq_level,
-			      "spending", d->looks > 1 ? "O'Brien-Fleming-like (Lan-DeMets), "
-			      "the looks' alphas summed" : "one look: all of alpha");
+			      "spending", d->looks > 1 ? spending_names[d->spend_headline]
+			      : "one look: all of alpha");
 
 	if (!o)
 		abort();
 	if (d->boots) {
+		struct verdict_design first = *d;
+
+		first.look = 1;
 		json_object_set_new(o, "boots", json_integer(d->boots));
 		json_object_set_new(o, "max_boots", json_integer(d->max_boots));
+		json_object_set_new(o, "first_look_alpha",
+				    json_real(verdict_spend(&first, r->alpha,
+							    (enum verdict_spending)d->spend_headline)));
+		json_object_set_new(o, "equiv_level_welch", json_real(d->eq_level_welch));
 	}
 	return o;
+}
+
+/* The families of rows whose p-values are adjusted together. */
+enum family {
+	FAM_HEADLINE,		/* the job's verdict: Holm */
+	FAM_SCORE,		/* scores of workloads with instruction rows: Holm */
+	FAM_WORK,		/* secondary rows of each class: Benjamini-Hochberg */
+	FAM_WAIT,
+	FAM_TIME,
+	FAM_NONE,		/* context: untested */
+	FAM_MAX
+};
+
+static const char *const family_names[FAM_MAX] = {
+	"headline", "time score", "work", "wait", "time", NULL,
+};
+
+static enum family family_of(const struct verdict_row *row)
+{
+	switch (row->role) {
+	case COMPARE_ROLE_HEADLINE:
+		return FAM_HEADLINE;
+	case COMPARE_ROLE_SCORE:
+		return FAM_SCORE;
+	case COMPARE_ROLE_SECONDARY:
+		return row->cls == COMPARE_CLASS_WORK ? FAM_WORK :
+		       row->cls == COMPARE_CLASS_WAIT ? FAM_WAIT : FAM_TIME;
+	default:
+		return FAM_NONE;
+	}
+}
+
+static int family_holm(enum family f)
+{
+	return f == FAM_HEADLINE || f == FAM_SCORE;
+}
+
+double verdict_class_min_change(const struct compare_rules *r, enum compare_class cls, int own)
+{
+	if (cls == COMPARE_CLASS_WORK || cls == COMPARE_CLASS_WAIT)
+		return 100 * r->min_change_work;
+	return 100 * (own ? r->min_change_headline : r->min_change_counter);
+}
+
+double verdict_class_margin(const struct compare_rules *r, enum compare_class cls)
+{
+	return 100 * (cls == COMPARE_CLASS_WORK || cls == COMPARE_CLASS_WAIT ? r->same_band_work
+									      : r->same_band);
 }
 
 static const struct compare_override *override_for(const struct compare_rules *r, const char *metric)
@@ -88,58 +160,95 @@ static const struct compare_override *override_for(const struct compare_rules *r
 	return NULL;
 }
 
+/*
+ * How each family spends its alpha over the looks. A family with a Welch
+ * row spends most at the first look (Pocock-like): its rows are
+ * near-deterministic, so waiting buys little and costs boots. A family of
+ * rank-tested rows spends O'Brien-Fleming-like, unless the smallest p the
+ * first look's boots can give (two complete separations) is above that
+ * share: then the share goes to the second look, so the looks still sum to
+ * alpha and none of it is spent where it cannot buy anything. Decided from
+ * the design and the rows' rules, never from the data's p-values.
+ */
+static void family_spending(const struct compare_rules *r, const struct verdict_design *d,
+			    const struct verdict_row *rows, size_t n, enum verdict_spending *how)
+{
+	struct verdict_design first = *d;
+	size_t i;
+	int f;
+
+	first.look = 1;
+	for (f = 0; f < FAM_MAX; f++)
+		how[f] = d->looks == 2 && stats_mwu_min_p((size_t)d->boots, (size_t)d->boots) >
+			 verdict_look_alpha(&first, r->alpha) ? VERDICT_SPEND_SECOND : VERDICT_SPEND_OBF;
+	for (i = 0; i < n; i++)
+		if (rows[i].testable && rows[i].rule == VERDICT_RULE_WELCH)
+			how[family_of(&rows[i])] = VERDICT_SPEND_POCOCK;
+}
+
 /* The row's own rule (an override's where it sets one) and its look's alpha. */
 static void row_rule(const struct compare_rules *r, const struct verdict_design *d,
-		     struct verdict_row *row)
+		     const enum verdict_spending *how, struct verdict_row *row)
 {
 	const struct compare_override *ov = override_for(r, row->metric);
 	double alpha = r->alpha;
 
-	row->min_change = 100 * (row->headline ? r->min_change_headline : r->min_change_counter);
-	row->margin = 100 * r->same_band;
+	row->min_change = verdict_class_min_change(r, row->cls, row->own);
+	row->margin = verdict_class_margin(r, row->cls);
 	if (ov && !isnan(ov->alpha))
 		alpha = ov->alpha;
 	if (ov && !isnan(ov->min_change))
 		row->min_change = 100 * ov->min_change;
 	if (ov && !isnan(ov->same_band))
 		row->margin = 100 * ov->same_band;
-	row->alpha = verdict_look_alpha(d, alpha);
+	row->alpha = verdict_spend(d, alpha, how[family_of(row)]);
 }
 
-/* Adjusts one family (headline or counter rows) in place. */
-static void adjust_family(struct verdict_row *rows, size_t n, int headline)
+/* Adjusts one family in place. */
+static void adjust_family(struct verdict_row *rows, size_t n, enum family fam)
 {
 	double *p = xcalloc(n + 1, sizeof(*p)), *adj = xcalloc(n + 1, sizeof(*adj));
 	size_t i, m = 0, *idx = xcalloc(n + 1, sizeof(*idx));
 
 	for (i = 0; i < n; i++)
-		if (rows[i].testable && rows[i].headline == headline)
+		if (rows[i].testable && family_of(&rows[i]) == fam)
 			p[m] = rows[i].p, idx[m++] = i;
-	if ((headline ? stats_holm(p, m, adj) : stats_bh(p, m, adj)) < 0)
+	if ((family_holm(fam) ? stats_holm(p, m, adj) : stats_bh(p, m, adj)) < 0)
 		abort();
 	for (i = 0; i < m; i++) {
 		rows[idx[i]].p_adj = adj[i];
-		rows[idx[i]].p_adj_method = headline ? "holm" : "bh";
+		rows[idx[i]].p_adj_method = family_holm(fam) ? "holm" : "bh";
+		rows[idx[i]].family = family_names[fam];
 	}
 	free(p);
 	free(adj);
 	free(idx);
 }
 
-/* How many rows of a family were tested: the Holm (and first BH) step
+/* How many rows of each family were tested: the Holm (and first BH) step
  * holds a lone change against alpha / m. */
-static size_t family_size(const struct verdict_row *rows, size_t n, int headline)
+static void family_sizes(const struct verdict_row *rows, size_t n, size_t *m)
 {
-	size_t i, m = 0;
+	size_t i;
+	int f;
 
+	for (f = 0; f < FAM_MAX; f++)
+		m[f] = 0;
 	for (i = 0; i < n; i++)
-		m += rows[i].testable && !isnan(rows[i].p) && rows[i].headline == headline;
-	return m ? m : 1;
+		m[family_of(&rows[i])] += rows[i].testable && !isnan(rows[i].p);
+	for (f = 0; f < FAM_MAX; f++)
+		m[f] = m[f] ? m[f] : 1;
 }
 
-static const char *call(const struct verdict_row *row)
+static int within(double lo, double hi, double bound)
+{
+	return lo >= -bound && hi <= bound;
+}
+
+static const char *call(struct verdict_row *row)
 {
 	int excludes = row->have_ci ? (row->lo > 0 || row->hi < 0) : isinf(row->change);
+	double least = fmin(row->min_change, row->margin);
 
 	if (!isnan(row->p_adj) && row->p_adj < row->alpha && excludes && !isnan(row->change) &&
 	    fabs(row->change) >= row->min_change) {
@@ -149,44 +258,60 @@ static const char *call(const struct verdict_row *row)
 	}
 	if (row->identical)
 		return "same";
-	if (row->have_eq && row->elo >= -row->margin && row->ehi <= row->margin)
+	/* same promises no change the row would call: an interval that fits
+	 * only the wider margin leaves room for one (a true 5% change fits a
+	 * 10% margin) */
+	if (row->have_eq && within(row->elo, row->ehi, least))
 		return "same";
+	if (row->have_eq && within(row->elo, row->ehi, row->margin))
+		row->beyond = row->margin;
 	return "inconclusive";
 }
 
 /* The change this row would have caught with the power asked, were it the
  * only one in its family: at alpha / m, the Holm step a lone change meets.
- * NAN when the boots cannot give a p that small at all. */
+ * NAN when the boots cannot give a p that small at all, or when the base
+ * is near 0 and a % change means nothing. */
 static double detectable(const struct compare_rules *r, const struct verdict_row *row, size_t m)
 {
 	double a = row->alpha / (double)m, shift;
+	int rank = row->rule == VERDICT_RULE_RANK;
 
-	if (row->nb < 2 || row->np < 2 || isnan(row->sd_pct) || stats_mwu_min_p(row->nb, row->np) >= a)
+	if (row->nb < 2 || row->np < 2 || isnan(row->sd_pct) || row->near_zero || !(a > 0) ||
+	    (rank && stats_mwu_min_p(row->nb, row->np) >= a))
 		return NAN;
-	shift = stats_detectable_shift(row->sd_pct, row->nb, row->np, a, r->power, MWU_EFFICIENCY);
+	shift = stats_detectable_shift(row->sd_pct, row->nb, row->np, a, r->power,
+				       rank ? MWU_EFFICIENCY : 1);
 	return fmax(shift, row->min_change);
 }
 
-void verdict_decide(const struct compare_rules *r, const struct verdict_design *d,
+void verdict_decide(const struct compare_rules *r, struct verdict_design *d,
 		    struct verdict_row *rows, size_t n)
 {
-	size_t i, m[2];
+	enum verdict_spending how[FAM_MAX];
+	size_t i, m[FAM_MAX];
 
+	family_spending(r, d, rows, n, how);
+	d->spend_headline = how[FAM_HEADLINE];
+	d->alpha_headline = verdict_spend(d, r->alpha, how[FAM_HEADLINE]);
 	for (i = 0; i < n; i++) {
-		rows[i].p_adj = rows[i].mde = rows[i].ruled_out = NAN;
-		rows[i].p_adj_method = NULL;
+		rows[i].p_adj = rows[i].mde = rows[i].ruled_out = rows[i].beyond = NAN;
+		rows[i].p_adj_method = rows[i].family = NULL;
 		rows[i].verdict = NULL;
-		row_rule(r, d, &rows[i]);
+		row_rule(r, d, how, &rows[i]);
 	}
-	adjust_family(rows, n, 1);
-	adjust_family(rows, n, 0);
-	m[0] = family_size(rows, n, 0);
-	m[1] = family_size(rows, n, 1);
+	for (i = 0; i < FAM_NONE; i++)
+		adjust_family(rows, n, (enum family)i);
+	family_sizes(rows, n, m);
 	for (i = 0; i < n; i++) {
 		if (!rows[i].testable)
 			continue;
+		if (family_of(&rows[i]) == FAM_NONE) {
+			rows[i].verdict = "context";
+			continue;
+		}
 		rows[i].verdict = call(&rows[i]);
-		rows[i].mde = detectable(r, &rows[i], m[rows[i].headline ? 1 : 0]);
+		rows[i].mde = detectable(r, &rows[i], m[family_of(&rows[i])]);
 		if (!strcmp(rows[i].verdict, "inconclusive") && rows[i].have_ci)
 			rows[i].ruled_out = fmax(fabs(rows[i].lo), fabs(rows[i].hi));
 	}

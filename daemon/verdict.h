@@ -5,6 +5,7 @@
 #include <stddef.h>
 
 #include "compare.h"
+#include "compare_class.h"
 
 /*
  * The decision rule of a comparison, apart from how its numbers are
@@ -20,7 +21,21 @@ struct verdict_design {
 	int max_boots;		/* the most a job may grow to (>= boots) */
 	int look;		/* 1, or 2 once boots were added */
 	int looks;		/* 2 when max_boots > boots, else 1 */
-	double eq_level;	/* the level of the equivalence interval at this look */
+	double eq_level;	/* the level of a rank row's equivalence interval at this look */
+	double eq_level_welch;	/* a Welch row's (VERDICT_SPEND_POCOCK) */
+	/* set by verdict_decide, for the "design" object: */
+	double alpha_headline;	/* what the headline family spends at this look */
+	int spend_headline;	/* its enum verdict_spending */
+};
+
+/* How a family of rows spends its alpha over the looks. */
+enum verdict_spending {
+	VERDICT_SPEND_OBF,	/* O'Brien-Fleming-like: little at the first look */
+	VERDICT_SPEND_SECOND,	/* rank rows whose first look cannot reach the
+				 * OBF share (the smallest p its boots can
+				 * give is above it): all of alpha at the second */
+	VERDICT_SPEND_POCOCK,	/* Pocock-like: most at the first (Welch rows) */
+	VERDICT_SPEND_MAX
 };
 
 /* From a compare input's "design" ({"boots", "max_boots", "look"}); NULL
@@ -28,49 +43,74 @@ struct verdict_design {
 void verdict_design_init(struct verdict_design *d, const struct compare_rules *r,
 			 const json_t *design);
 /* The part of a two-sided alpha this look may spend: all of it with one
- * look; with two, the O'Brien-Fleming-like share at the first
+ * look; with two, the spending function's share at the first
  * (information fraction boots / max_boots) and the rest at the second. */
+double verdict_spend(const struct verdict_design *d, double alpha, enum verdict_spending how);
+/* verdict_spend(d, alpha, VERDICT_SPEND_OBF) */
 double verdict_look_alpha(const struct verdict_design *d, double alpha);
 /* The comparison's "design" object. The caller owns it. */
 json_t *verdict_design_json(const struct verdict_design *d, const struct compare_rules *r);
+
+/* How a row's p-value and intervals were made (compare_rows.c) */
+enum verdict_rule {
+	VERDICT_RULE_RANK,	/* Mann-Whitney, bootstrap and Moses intervals */
+	VERDICT_RULE_WELCH,	/* work and wait: Welch's t on logs, sd floored */
+	VERDICT_RULE_MAX
+};
 
 /* One row's numbers in, its decision out. */
 struct verdict_row {
 	/* in */
 	const char *metric;
 	const char *direction;	/* higher, lower or neutral */
-	int headline;
+	enum compare_class cls;
+	enum compare_role role;
+	int own;		/* the workload's own metric ("<wl>.") */
 	int testable;		/* both sides measured; p may still be NAN */
+	enum verdict_rule rule;
 	double change;		/* % change of the medians (may be +-inf) */
-	double p;		/* raw Mann-Whitney p, NAN when none */
+	double p;		/* raw p (the rule's), NAN when none */
 	int have_ci;		/* 95% interval of the change, % */
 	double lo, hi;
 	int have_eq;		/* the equivalence interval (eq_level), % */
 	double elo, ehi;
 	int identical;		/* every value on both sides equal */
-	double sd_pct;		/* pooled per-boot sd, % of the base median; NAN */
+	int near_zero;		/* the base median is near 0 against the noise: no % effect */
+	double sd_pct;		/* per-boot sd (the rule's), % of the base median; NAN */
 	size_t nb, np;		/* boots per side */
 	/* out */
 	double p_adj;		/* NAN when untested */
 	const char *p_adj_method;	/* "holm" or "bh" */
+	const char *family;	/* the family p_adj was adjusted in */
 	double alpha;		/* what p_adj is held against at this look */
 	double min_change;	/* %, the least change called */
 	double margin;		/* %, the equivalence margin */
 	double mde;		/* %, detectable with the power asked; NAN: none */
 	double ruled_out;	/* %, inconclusive: changes beyond it ruled out */
+	double beyond;		/* %, inconclusive, but the equivalence interval fits
+				 * the margin: no change beyond it; NAN otherwise */
 	const char *verdict;
 };
 
+/* The class's least change and margin, in % (before metric overrides). */
+double verdict_class_min_change(const struct compare_rules *r, enum compare_class cls, int own);
+double verdict_class_margin(const struct compare_rules *r, enum compare_class cls);
+
 /*
- * Decides every row: Holm over the headline rows, Benjamini-Hochberg over
- * the counter rows (each family with the look's alpha); a row changed when
- * its adjusted p is below alpha, its 95% interval excludes 0 and the change
- * is at least min_change; same when its equivalence interval lies within
- * +-margin; inconclusive otherwise, with its detectable effect and the
- * changes its interval rules out. Rows that are not testable are left
- * alone (verdict NULL).
+ * Decides every row. Families, each with its own alpha spending over the
+ * looks: the headline rows (Holm: the job's verdict), the scores of
+ * workloads whose headline is their instruction rows (Holm), and the
+ * secondary rows of each class (Benjamini-Hochberg); context rows are not
+ * tested (verdict "context"). A row changed when its adjusted p is below
+ * alpha, its 95% interval excludes 0 and the change is at least
+ * min_change; same when its equivalence interval lies within the least
+ * change (min_change, or the margin when that is narrower); inconclusive
+ * otherwise, with its detectable effect, the changes its interval rules out
+ * and, when the interval fits the margin, the change beyond which there is
+ * none. Rows that are not testable are left alone (verdict NULL). Records
+ * the headline family's alpha in d.
  */
-void verdict_decide(const struct compare_rules *r, const struct verdict_design *d,
+void verdict_decide(const struct compare_rules *r, struct verdict_design *d,
 		    struct verdict_row *rows, size_t n);
 
 #endif
