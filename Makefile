@@ -41,7 +41,11 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 AGENT      = $(BUILD)/tlblab-agent
 DAEMON     = $(BUILD)/tlblabd
 CLIENT     = $(BUILD)/tlblab
-BINARIES   = $(AGENT) $(if $(wildcard $(DAEMON_MAIN)),$(DAEMON)) $(if $(wildcard $(CLIENT_MAIN)),$(CLIENT))
+# the QEMU TCG plugin that counts the guests' instructions per window
+# (agents/qemu-plugin/insn.c): loaded by QEMU on the VM host, so shared,
+# position-independent and never sanitized (QEMU is not)
+PLUGIN     = $(BUILD)/tlblab-insn.so
+BINARIES   = $(AGENT) $(PLUGIN) $(if $(wildcard $(DAEMON_MAIN)),$(DAEMON)) $(if $(wildcard $(CLIENT_MAIN)),$(CLIENT))
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
 .PHONY: all deps-build agent-arm64 lab-arm64 test check bench demo fuzz clean
@@ -54,6 +58,11 @@ deps-build:
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(PLUGIN): agents/qemu-plugin/insn.c agents/qemu-plugin/qemu_abi.h agents/insn_marker.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fPIC -shared -fvisibility=hidden -pthread \
+		-iquote agents -o $@ agents/qemu-plugin/insn.c
 
 $(AGENT): $(call obj,$(AGENT_SRCS))
 	$(CC) $(ALL_CFLAGS) $(STATIC) -o $@ $^ $(LDLIBS_AGENT)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "facts.h"
+#include "insn_marker.h"
 #include "monitors/monitor.h"
 #include "monitors/kfunc.h"
 #include "monitors/profile.h"
@@ -61,6 +62,9 @@ struct runner {
 	struct strbuf monitor_err;
 	double t0, t_prev, next_tick;
 	int in_window, case_i, iter_i, warm;
+	/* windows opened by this process: the n-th pair of instruction
+	 * markers the QEMU plugin sees from this agent is window n */
+	int windows;
 
 	/* the neighbour runs in a child process with its own shared counters */
 	struct wl_ctx nctx;
@@ -211,6 +215,9 @@ static void on_begin(void *arg)
 	pthread_mutex_lock(&r->lock);
 	now = mono_now();
 	read_counters(r, r->v_begin);
+	/* the instruction counts of an emulated machine start here too */
+	insn_marker_begin();
+	r->windows++;
 	memcpy(r->v_prev, r->v_begin, r->nc * sizeof(uint64_t));
 	for (i = 0; i < r->nc; i++)
 		r->peak[i] = -1;
@@ -229,6 +236,7 @@ static void on_end(void *arg)
 	double now;
 
 	pthread_mutex_lock(&r->lock);
+	insn_marker_end();
 	now = mono_now();
 	take_sample(r, now);
 	memcpy(r->v_end, r->v_prev, r->nc * sizeof(uint64_t));
@@ -254,14 +262,22 @@ static void set_metric(json_t *metrics, json_t *info, const char *name, double v
 	json_object_set_new(info, name, json_pack("{s:s,s:s}", "unit", unit, "direction", dir));
 }
 
+/* The operations of a window: the workload's count, or for exec what the
+ * command reported, when it did. */
+static double window_ops(const struct wlproc_result *w)
+{
+	json_t *bops = json_object_get(w->metrics, "exec.bogo_ops");
+
+	return bops ? json_number_value(bops) : (double)(w->ops_end - w->ops_begin);
+}
+
 static void counter_metrics(struct runner *r, const struct wlproc_result *w, json_t *unavailable)
 {
 	double secs = w->t_end - w->t_begin;
 	static const char *const shootdown_sources[] = {
 		"interrupts.TLB", "vmstat.nr_tlb_remote_flush_received", "tlb_flush.remote_shootdown",
 	};
-	double ops = (double)(w->ops_end - w->ops_begin);
-	json_t *bops;
+	double ops = window_ops(w);
 	size_t i;
 	double bp;
 
@@ -285,6 +301,13 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 			snprintf(name, sizeof(name), "%s.peak_per_sec", c->name);
 			set_metric(w->metrics, w->info, name, r->peak[i], unit, dir);
 		}
+		/* per operation: what the comparison tests, since a slower
+		 * kernel also lowers every count over a fixed window */
+		if (ops > 0) {
+			snprintf(unit, sizeof(unit), "%s/kop", c->unit);
+			snprintf(name, sizeof(name), "%s.per_kop", c->name);
+			set_metric(w->metrics, w->info, name, 1000.0 * d / ops, unit, dir);
+		}
 	}
 	bp = busy_pct(r, r->v_begin, r->v_end);
 	if (!isnan(bp))
@@ -293,10 +316,6 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 		json_object_set_new(unavailable, "procstat.busy_pct",
 				    json_string("the window was shorter than a /proc/stat tick"));
 
-	/* exec's operations are what the command reported, when it did */
-	bops = json_object_get(w->metrics, "exec.bogo_ops");
-	if (bops)
-		ops = json_number_value(bops);
 	if (ops <= 0) {
 		/* exec counts operations only when its parser reads them */
 		json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
@@ -605,6 +624,12 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 			 "metrics", w.metrics, "info", w.info, "unavailable", unavailable);
 	if (prof)
 		json_object_set_new(line, "profile", prof);
+	/* which pair of instruction markers was this window's, and its
+	 * operations: the daemon turns the QEMU plugin's counts into per-op
+	 * rows with them */
+	if (w.window)
+		json_object_set_new(line, "window", json_pack("{s:i,s:f}", "index", r->windows,
+								"ops", window_ops(&w)));
 	if (!r->warm) {
 		json_array_append(cr->iters, line);
 		json_object_update(cr->info, w.info);

@@ -1,0 +1,57 @@
+#ifndef TLBLAB_INSN_H
+#define TLBLAB_INSN_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/*
+ * Instruction counts per operation from the QEMU plugin
+ * (agents/qemu-plugin/insn.c). The plugin writes a line at each of the
+ * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN", every vCPU's
+ * counts so far; the agent numbers the windows it opened from 1 in each
+ * of its runs and says each iteration's window and operations. The run
+ * stage reads the plugin's file before and after a spec: the markers after
+ * the first read are that spec's, pair k is its window k.
+ *
+ * The rows: <workload>.kernel_insn_per_op, .user_insn_per_op (class work:
+ * emulated instructions, not hardware cycles) and .spin_insn_per_op (class
+ * wait: instructions in blocks with a spin-wait hint). All lower is better.
+ */
+
+enum insn_class { INSN_KERNEL, INSN_USER, INSN_SPIN, INSN_CLASS_MAX };
+
+struct insn_window {
+	uint64_t begin[INSN_CLASS_MAX], end[INSN_CLASS_MAX];
+};
+
+/*
+ * The plugin's file: ret_markers gets how many marker lines it has. Lines
+ * are checked: a malformed one is an error (err names the line).
+ */
+int insn_count_markers(const char *text, size_t *ret_markers, struct strbuf *err);
+
+/*
+ * The windows whose markers come after the first `skip` markers of text:
+ * B then E, in order. *ret (owned by the caller, free()) gets *ret_n
+ * windows. -1 with err when a line is malformed, a B is not followed by
+ * an E, or a count went backwards (a counter wrapped or the plugin
+ * restarted): nothing of that spec is then trusted.
+ */
+int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t *ret_n,
+		 struct strbuf *err);
+
+/*
+ * Adds the three per-op rows of window w with ops operations to metrics
+ * and their unit/direction to info, named after workload. -1 with err when
+ * ops is not above 0.
+ */
+int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics,
+		 json_t *info, struct strbuf *err);
+
+/* Adds "<workload>.<row>": why to unavailable, for the three rows. */
+void insn_unavailable(const char *workload, const char *why, json_t *unavailable);
+
+#endif

@@ -1,0 +1,140 @@
+/*
+ * daemon/insn: the QEMU plugin's marker file turned into instruction
+ * counts per operation. The file is shaped as agents/qemu-plugin/insn.c
+ * writes it: a header, then "B|E SEQ VCPU KERNEL USER SPIN" per marker,
+ * counts summed over the vCPUs and only growing.
+ */
+#include "testlib.h"
+
+#include "insn.h"
+#include "util.h"
+#include "banned.h"
+
+static const char two_specs[] =
+	"# tlblab-insn 1 target=x86_64 vcpus=2\n"
+	/* spec 1: one window */
+	"B 1 0 1000 500 10\n"
+	"E 2 0 3000 700 30\n"
+	/* spec 2: two windows */
+	"B 3 1 4000 800 30\n"
+	"E 4 0 6000 900 50\n"
+	"B 5 0 7000 1000 50\n"
+	"E 6 1 10000 1300 80\n";
+
+/* The markers of earlier specs are counted, so a spec's window 1 is the
+ * first pair after them. */
+static void test_windows_after_skip(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	size_t nmark = 0, n = 0;
+
+	(void)state;
+	assert_int_equal(insn_count_markers(two_specs, &nmark, &err), 0);
+	assert_int_equal(nmark, 6);
+	assert_int_equal(insn_windows(two_specs, 2, &w, &n, &err), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(w[0].end[INSN_KERNEL] - w[0].begin[INSN_KERNEL], 2000);
+	assert_int_equal(w[1].end[INSN_USER] - w[1].begin[INSN_USER], 300);
+	assert_int_equal(w[1].end[INSN_SPIN] - w[1].begin[INSN_SPIN], 30);
+	free(w);
+	strbuf_release(&err);
+}
+
+/* Per operation, three rows named after the workload, lower is better. */
+static void test_metrics_per_op(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	json_t *metrics = json_object(), *info = json_object();
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(insn_windows(two_specs, 0, &w, &n, &err), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", metrics, info, &err), 0);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.user_insn_per_op")), 50, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 5, 1e-9);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.kernel_insn_per_op"),
+							      "direction")), "lower");
+	/* a window without operations has no per-op rows */
+	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", metrics, info, &err), -1);
+	assert_non_null(strstr(err.buf, "no operations"));
+	json_decref(metrics);
+	json_decref(info);
+	free(w);
+	strbuf_release(&err);
+}
+
+/* A count that falls wrapped (or the plugin restarted): said, not used. */
+static void test_wrap_caught(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(insn_windows("B 1 0 18446744073709551000 5 0\nE 2 0 200 6 0\n", 0, &w, &n, &err), -1);
+	assert_null(w);
+	assert_non_null(strstr(err.buf, "went backwards"));
+	assert_non_null(strstr(err.buf, "kernel_insn_per_op"));
+	strbuf_release(&err);
+}
+
+/* Markers out of order, and lines that are not markers. */
+static void test_bad_files(void **state)
+{
+	static const char *const bad[] = {
+		"B 1 0 1 1 1\nB 2 0 2 2 2\n",		/* opened twice */
+		"E 1 0 1 1 1\n",			/* closed, never opened */
+		"B 1 0 1 1\n",				/* a count missing */
+		"B 1 0 1 1 1 junk\n",
+		"X 1 0 1 1 1\n",
+		"B 1 0 99999999999999999999 1 1\n",	/* over 64 bits */
+	};
+	size_t i, n, nmark;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		struct strbuf err = STRBUF_INIT;
+		struct insn_window *w = NULL;
+
+		assert_int_equal(insn_windows(bad[i], 0, &w, &n, &err), -1);
+		assert_true(err.len > 0);
+		strbuf_release(&err);
+	}
+	{
+		struct strbuf err = STRBUF_INIT;
+
+		assert_int_equal(insn_count_markers("# header\nB 1 0 1 1 1\nbad line\n", &nmark, &err), -1);
+		assert_non_null(strstr(err.buf, "line 3"));
+		strbuf_release(&err);
+	}
+}
+
+/* Every row gets the reason when there are no counts. */
+static void test_unavailable(void **state)
+{
+	json_t *u = json_object();
+
+	(void)state;
+	insn_unavailable("tcp-rr", "the guest runs under KVM", u);
+	assert_int_equal(json_object_size(u), 3);
+	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.spin_insn_per_op")),
+			    "the guest runs under KVM");
+	json_decref(u);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_windows_after_skip),
+		cmocka_unit_test(test_metrics_per_op),
+		cmocka_unit_test(test_wrap_caught),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_unavailable),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
