@@ -51,6 +51,10 @@ if [ -n "$missing" ]; then
 	apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
+# the lab's QEMU: 8.1 or later from backports for its deterministic mode
+# (scripts/qemu-backports.sh; TLBLAB_QEMU_BACKPORTS=no keeps the release's)
+case "$target" in test|check|demo|bench|all) sh "$top/scripts/qemu-backports.sh" ;; esac
+
 if [ -n "$npm_needed" ]; then
 	echo "deps: npm ci in web/ (uPlot, playwright-core)"
 	(cd "$web" && npm ci --no-audit --no-fund --loglevel=error) >&2
