@@ -12,8 +12,8 @@
 #include "banned.h"
 
 static const struct arch arches[ARCH_MAX] = {
-	{ "x86_64", "x86_64", "bzImage", "qemu-system-x86_64", "q35", "qemu64", "max", "ttyS0", "" },
-	{ "arm64", "aarch64", "Image", "qemu-system-aarch64", "virt", "host", "max", "ttyAMA0", "aarch64" },
+	{ "x86_64", "x86_64", "bzImage", "qemu-system-x86_64", "q35", "qemu64", "max", "Skylake-Client-v4", "ttyS0", "" },
+	{ "arm64", "aarch64", "Image", "qemu-system-aarch64", "virt", "host", "max", "neoverse-n1", "ttyAMA0", "aarch64" },
 };
 
 const struct arch *arch_lookup(const char *name)

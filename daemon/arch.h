@@ -16,6 +16,8 @@ struct arch {
 	const char *image;	/* the kernel image build.sh publishes */
 	const char *qemu;	/* the default qemu binary of a `boot: qemu` machine */
 	const char *qemu_machine, *qemu_cpu_kvm, *qemu_cpu_tcg;
+	/* under icount: a named model (`max` with SMP has a bring-up hang) */
+	const char *qemu_cpu_icount;
 	const char *console;	/* the serial console device */
 	const char *agent_dir;	/* the agent's build/ subfolder ("": build/ itself) */
 };

@@ -126,6 +126,13 @@ static void read_console(void *arg, struct strbuf *out)
 	cs->ops->console(cs->sess, out);
 }
 
+static int read_insn(void *arg, struct strbuf *out, struct strbuf *why)
+{
+	const struct console_src *cs = arg;
+
+	return cs->ops->insn(cs->sess, out, why);
+}
+
 void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out)
 {
 	const struct boot_ops *ops = boot_lookup(req->machine->boot);
@@ -194,6 +201,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 			.boot_id = boot_id, .deadline = req->deadline, .agent_local = req->agent_local,
 			.agent_sha256 = req->agent_sha256, .cancel = req->cancel,
 			.console = read_console, .console_arg = &cs,
+			.insn = ops->insn ? read_insn : NULL, .insn_arg = &cs,
 		};
 
 		if (req->measure_begin && req->measure_begin(req->measure_arg, req->run_stage) < 0) {

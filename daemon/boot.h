@@ -51,6 +51,9 @@ struct boot_ops {
 					struct strbuf *message);
 	/* The console so far (appended to out). */
 	void (*console)(struct boot_session *s, struct strbuf *out);
+	/* The instruction plugin's markers so far (insn.h), appended to out;
+	 * -1 with why when there are none. NULL: a method that has none. */
+	int (*insn)(struct boot_session *s, struct strbuf *out, struct strbuf *why);
 	void (*stop)(struct boot_session *s);
 };
 
@@ -58,6 +61,9 @@ extern const struct boot_ops boot_qemu;
 extern const struct boot_ops boot_kexec;
 extern const struct boot_ops boot_reboot;
 const struct boot_ops *boot_lookup(enum boot_method m);
+/* The instruction plugin QEMU machines on this host load unless their
+ * config names one (tlblabd: tlblab-insn.so beside it); set at start-up. */
+void boot_qemu_set_plugin(const char *path);
 
 
 struct bootrun_request {

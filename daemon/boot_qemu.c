@@ -23,6 +23,19 @@
  * found by name (-name debug-threads=on names them "CPU <n>/TCG" or
  * "CPU <n>/KVM"), which needs no QMP client on the host; taskset binds them.
  * What was done, or why nothing was, goes into the boot log.
+ *
+ * accel icount: single-threaded TCG with `-icount shift=N,sleep=off`, so
+ * guest time is a function of the instructions executed, not of the host's
+ * speed. QEMU older than 8.1 livelocks an SMP guest under icount (its
+ * round-robin gave one vCPU the whole budget; "accel/tcg: ensure fairness
+ * with icount" fixed it in 8.1), so there the boot falls back to
+ * multi-threaded TCG and says so. The CPU is a named model (`-cpu max`
+ * with SMP has its own reported bring-up hang).
+ *
+ * Under TCG (either kind) QEMU loads the instruction-counting plugin
+ * (agents/qemu-plugin/insn.c), which writes the agent's window markers to
+ * insn.log beside the console; the run stage reads it through insn()
+ * (insn.h). Under KVM there is no plugin, and the rows say why.
  */
 #include "arch.h"
 #include "boot.h"
@@ -33,6 +46,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "transport.h"
 #include "util.h"
@@ -42,6 +56,7 @@
 #define BOOT_TIMEOUT 240.0
 #define KVM_PROBE_TIMEOUT 20.0
 #define CONSOLE_MAX (8u << 20)
+#define INSN_LOG_MAX (16u << 20)
 #define PIN_MAX_CPUS 1024
 #define PIN_MAX_THREADS 256
 
@@ -61,6 +76,9 @@ struct boot_session {
 	struct transport *t;
 	const struct cfg_machine *m;
 	struct strbuf dir, pidfile, console;	/* on the machine's host */
+	struct strbuf insn_log;		/* the plugin's file there, or empty: */
+	struct strbuf insn_why;		/* why there is none */
+	char *insn_plugin;		/* the plugin QEMU loads, or NULL */
 	/* the guest endpoint's strings, owned (NULL: none) */
 	char *host, *identity, *known_hosts, *host_key;
 };
@@ -70,12 +88,25 @@ static void session_free(struct boot_session *s)
 	strbuf_release(&s->dir);
 	strbuf_release(&s->pidfile);
 	strbuf_release(&s->console);
+	strbuf_release(&s->insn_log);
+	strbuf_release(&s->insn_why);
+	free(s->insn_plugin);
 	free(s->host);
 	free(s->identity);
 	free(s->known_hosts);
 	free(s->host_key);
 	free(s);
 }
+
+/* the daemon's own plugin, for VM hosts that are this machine */
+static char default_plugin[4096];
+
+void boot_qemu_set_plugin(const char *path)
+{
+	snprintf(default_plugin, sizeof(default_plugin), "%s", path ? path : "");
+}
+
+enum vm_accel { VM_TCG, VM_KVM, VM_ICOUNT };
 
 static pthread_mutex_t accel_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct { char machine[72]; int kvm_ok; } accel_seen[64];
@@ -230,14 +261,16 @@ static void vm_kill(struct boot_session *s)
 }
 
 /* Starts QEMU with accel; 0, or -1 with message (the host could not). */
-static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, int kvm,
+static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, enum vm_accel accel,
 		    struct strbuf *message)
 {
 	const struct cfg_qemu *q = s->m->qemu;
 	const struct arch *arch = arch_get(s->m->arch);
-	char mem[16], smp[16], name[96];
-	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT;
-	const char *rm[] = { "rm", "-f", s->console.buf, NULL };
+	char mem[16], smp[16], name[96], icount[64];
+	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT, plugin = STRBUF_INIT;
+	const char *rm[] = { "rm", "-f", s->console.buf, s->insn_log.len ? s->insn_log.buf : s->console.buf,
+			     NULL };
+	int kvm = accel == VM_KVM;
 	struct exec_result res;
 	int r;
 
@@ -247,16 +280,33 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	/* debug-threads names the vCPU threads, which is how vm_pin finds them */
 	snprintf(name, sizeof(name), "guest=%s,debug-threads=on", s->m->name);
 	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
+	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
+	if (!kvm && s->insn_log.len)
+		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
 	{
-		const char *argv[] = {
+		const char *argv[40] = {
 			q->binary, "-name", name, "-machine", arch->qemu_machine,
-			"-accel", kvm ? "kvm" : "tcg,thread=multi",
-			"-cpu", kvm ? arch->qemu_cpu_kvm : arch->qemu_cpu_tcg, "-smp", smp, "-m", mem,
+			"-accel", kvm ? "kvm" : accel == VM_ICOUNT ? "tcg,thread=single" : "tcg,thread=multi",
+			"-cpu", kvm ? arch->qemu_cpu_kvm : accel == VM_ICOUNT ? arch->qemu_cpu_icount
+			: arch->qemu_cpu_tcg, "-smp", smp, "-m", mem,
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
 			"-serial", serial.buf, "-monitor", "none", "-display", "none",
 			"-daemonize", "-pidfile", s->pidfile.buf, NULL,
 		};
+		size_t n = 0;
+
+		while (argv[n])
+			n++;
+		if (accel == VM_ICOUNT) {
+			argv[n++] = "-icount";
+			argv[n++] = icount;
+		}
+		if (plugin.len) {
+			argv[n++] = "-plugin";
+			argv[n++] = plugin.buf;
+		}
+		argv[n] = NULL;
 
 		transport_exec_result_init(&res);
 		run_simple(s->t, rm, 10, &res, &err);
@@ -268,6 +318,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	transport_exec_result_release(&res);
 	strbuf_release(&netdev);
 	strbuf_release(&serial);
+	strbuf_release(&plugin);
 	strbuf_release(&err);
 	return r < 0 || res.status != 0 ? -1 : 0;
 }
@@ -448,6 +499,52 @@ out:
 	strbuf_release(&spare);
 }
 
+/*
+ * Which plugin QEMU loads on this machine, into s (insn_plugin and
+ * insn_log), or why none (insn_why).
+ */
+static void plugin_choose(struct boot_session *s)
+{
+	const struct cfg_machine *m = s->m;
+	const char *conf = m->qemu->insn_plugin, *path = NULL;
+
+	if (conf && !strcmp(conf, "off"))
+		strbuf_addf(&s->insn_why, "the instruction plugin is off on %s (insn_plugin: off)", m->name);
+	else if (conf)
+		path = conf;
+	else if (m->ep.transport != TRANSPORT_LOCAL)
+		strbuf_addf(&s->insn_why, "%s's VM host is another machine: its insn_plugin: must give the "
+			    "plugin's path there", m->name);
+	else if (!default_plugin[0] || access(default_plugin, R_OK) != 0)
+		strbuf_addf(&s->insn_why, "the instruction plugin %s is missing (make builds it)",
+			    default_plugin[0] ? default_plugin : "tlblab-insn.so");
+	else
+		path = default_plugin;
+	if (!path)
+		return;
+	s->insn_plugin = xstrdup(path);
+	strbuf_addf(&s->insn_log, "%s/insn.log", s->dir.buf);
+}
+
+/* The major and minor version `BINARY --version` prints, or -1 when it
+ * prints none. */
+static int qemu_version(struct boot_session *s, int *ret_major, int *ret_minor)
+{
+	const char *argv[] = { s->m->qemu->binary, "--version", NULL };
+	struct exec_result res;
+	struct strbuf err = STRBUF_INIT;
+	const char *v;
+	int r = -1;
+
+	transport_exec_result_init(&res);
+	if (run_simple(s->t, argv, 30, &res, &err) == 0 && res.status == 0 &&
+	    (v = strstr(res.out.buf, "version ")) && sscanf(v + 8, "%d.%d", ret_major, ret_minor) == 2)
+		r = 0;
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+	return r;
+}
+
 static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char *kernel_path,
 					 const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
 					 struct boot_session **ret, struct cfg_machine *guest,
@@ -458,13 +555,15 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	struct exec_result res;
 	enum boot_outcome_kind k = BOOT_OK;
 	double until;
-	char probe_note[96] = "";	/* console is re-read while waiting: kept apart */
+	char probe_note[160] = "";	/* console is re-read while waiting: kept apart */
 	const struct arch *arch = arch_get(m->arch);
-	int kvm, w;
+	int kvm, w, icount = 0;
 
 	strbuf_init(&s->dir, 0);
 	strbuf_init(&s->pidfile, 0);
 	strbuf_init(&s->console, 0);
+	strbuf_init(&s->insn_log, 0);
+	strbuf_init(&s->insn_why, 0);
 	transport_exec_result_init(&res);
 	s->m = m;
 	if (!m->qemu) {
@@ -490,6 +589,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		}
 	}
 	vm_kill(s);	/* a VM left over from an interrupted boot */
+	plugin_choose(s);
 	strbuf_addf(&kernel, "%s/%s", s->dir.buf, arch->image);
 	if (transport_upload(s->t, kernel_path, kernel.buf, 0644, &err) < 0) {
 		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
@@ -504,6 +604,16 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		until = deadline;
 
 	kvm = !strcmp(m->qemu->accel, "kvm") ? 1 : !strcmp(m->qemu->accel, "tcg") ? 0 : accel_known(m->name);
+	if (!strcmp(m->qemu->accel, "icount")) {
+		int major = 0, minor = 0;
+
+		kvm = 0;
+		if (qemu_version(s, &major, &minor) == 0 && (major > 8 || (major == 8 && minor >= 1)))
+			icount = 1;
+		else
+			snprintf(probe_note, sizeof(probe_note), "[tlblab: QEMU %d.%d livelocks SMP guests under "
+				 "icount (8.1 or later does not); multi-threaded TCG instead]\n", major, minor);
+	}
 	if (kvm == -1) {
 		struct strbuf key = STRBUF_INIT;
 
@@ -512,7 +622,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 			accel_remember(m->name, kvm);
 			snprintf(probe_note, sizeof(probe_note), "[tlblab: %s, as probed before on this host]\n",
 				 kvm ? "KVM" : "KVM did not boot; TCG");
-		} else if (vm_start(s, kernel.buf, cmdline.buf, 1, message) == 0 &&
+		} else if (vm_start(s, kernel.buf, cmdline.buf, VM_KVM, message) == 0 &&
 			   vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console) == 1) {
 			/* the probe: a short boot under KVM */
 			accel_remember(m->name, 1);
@@ -532,7 +642,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		}
 		strbuf_release(&key);
 	}
-	if (vm_start(s, kernel.buf, cmdline.buf, kvm, message) < 0) {
+	if (vm_start(s, kernel.buf, cmdline.buf, kvm ? VM_KVM : icount ? VM_ICOUNT : VM_TCG, message) < 0) {
 		k = BOOT_INFRA;
 		goto fail;
 	}
@@ -558,13 +668,23 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	}
 ready:
 	(void)0;
-	{
-		char line[200];
-
-		snprintf(line, sizeof(line), "\n%s[tlblab: booted under %s]\n", probe_note,
-			 kvm ? "KVM" : "TCG (multi-threaded)");
-		strbuf_addstr(console, line);
+	if (kvm) {
+		strbuf_reset(&s->insn_log);
+		strbuf_reset(&s->insn_why);
+		strbuf_addstr(&s->insn_why, "the guest runs under KVM: QEMU's instruction plugin counts only "
+			      "what TCG emulates");
 	}
+	strbuf_addf(console, "\n%s[tlblab: booted under ", probe_note);
+	if (icount)
+		strbuf_addf(console, "TCG (single-threaded, icount shift=%d, sleep=off: guest time follows the "
+			    "instructions run)]\n", m->qemu->icount_shift);
+	else
+		strbuf_addf(console, "%s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
+	if (s->insn_log.len)
+		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s]\n", s->insn_plugin,
+			    s->insn_log.buf);
+	else
+		strbuf_addf(console, "[tlblab: no instruction counts: %s]\n", s->insn_why.buf);
 	vm_pin(s, console);
 	s->host = xstrdup(m->qemu->guest_host);
 	s->identity = xstrdup(m->qemu->identity);
@@ -611,6 +731,35 @@ static void qemu_console(struct boot_session *s, struct strbuf *out)
 		read_console(s, out);
 }
 
+static int qemu_insn(struct boot_session *s, struct strbuf *out, struct strbuf *why)
+{
+	struct exec_result res;
+	struct strbuf err = STRBUF_INIT;
+	int r = 0;
+
+	if (!s || !s->insn_log.len) {
+		strbuf_addstr(why, s ? s->insn_why.buf : "no guest");
+		return -1;
+	}
+	transport_exec_result_init(&res);
+	{
+		const char *argv[] = { "cat", s->insn_log.buf, NULL };
+		struct exec_req er = { .argv = argv, .timeout = 20, .max_output = INSN_LOG_MAX };
+
+		if (transport_exec(s->t, &er, &res, &err) < 0 || res.status != 0) {
+			strbuf_trim(&res.err);
+			strbuf_addf(why, "the instruction plugin's file %s cannot be read: %s%.200s", s->insn_log.buf,
+				    err.buf, res.err.buf);
+			r = -1;
+		} else {
+			strbuf_add(out, res.out.buf, res.out.len);
+		}
+	}
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+	return r;
+}
+
 static void qemu_stop(struct boot_session *s)
 {
 	if (!s)
@@ -624,5 +773,6 @@ const struct boot_ops boot_qemu = {
 	.name = "qemu",
 	.start = qemu_start,
 	.console = qemu_console,
+	.insn = qemu_insn,
 	.stop = qemu_stop,
 };

@@ -180,10 +180,18 @@ enum qemu_pin {
 
 /* A QEMU lab machine: the VM runs on the machine's host (ep); the daemon
  * reaches the guest by SSH at guest_host:ssh_port. */
+#define QEMU_ICOUNT_SHIFT_DEFAULT 3
+#define QEMU_ICOUNT_SHIFT_MAX 10
+
 struct cfg_qemu {
 	char *binary;		/* default "qemu-system-x86_64" */
 	int memory;		/* MiB, default 1024 */
-	char *accel;		/* "auto" (default), "kvm" or "tcg" */
+	char *accel;		/* "auto" (default), "kvm", "tcg" or "icount" (single-threaded
+				 * TCG whose clock is the instructions run: QEMU 8.1+) */
+	int icount_shift;	/* icount: each instruction is 2^shift ns of guest time (3) */
+	char *insn_plugin;	/* the instruction-counting plugin on the VM host; "off";
+				 * NULL: the daemon's own (tlblab-insn.so beside tlblabd)
+				 * where the VM host is this machine */
 	char *initrd;		/* required */
 	char *guest_host;	/* default "127.0.0.1" */
 	int ssh_port;		/* required, 1..65535 */

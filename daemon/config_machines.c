@@ -88,13 +88,13 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 
 static const char *const qemu_keys[] = {
 	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
-	"host_key", "known_hosts", "append", "pin_vcpus", NULL
+	"host_key", "known_hosts", "append", "pin_vcpus", "icount_shift", "insn_plugin", NULL
 };
 enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
-       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_MAX };
+       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_ICOUNT_SHIFT, QK_INSN_PLUGIN, QK_MAX };
 KEYS_MATCH(qemu_keys, QK_MAX);
 
-static const char *const qemu_accels[] = { "auto", "kvm", "tcg" };
+static const char *const qemu_accels[] = { "auto", "kvm", "tcg", "icount" };
 
 static const char *qemu_accel_name_int(int i)
 {
@@ -169,6 +169,14 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 			   "(the guest's host key is checked strictly)", what);
 	if (ks.val[QK_APPEND])
 		q->append = config_get_str(c, "append", ks.val[QK_APPEND], config_valid_cmdline, MUST_CMDLINE);
+	q->icount_shift = QEMU_ICOUNT_SHIFT_DEFAULT;
+	if (ks.val[QK_ICOUNT_SHIFT] && config_get_int(c, "icount_shift", ks.val[QK_ICOUNT_SHIFT], 0,
+						     QEMU_ICOUNT_SHIFT_MAX, &v) == 0)
+		q->icount_shift = (int)v;
+	if (ks.val[QK_INSN_PLUGIN])
+		q->insn_plugin = !strcmp(config_scalar(ks.val[QK_INSN_PLUGIN]), "off")
+			? xstrdup("off")
+			: config_get_str(c, "insn_plugin", ks.val[QK_INSN_PLUGIN], config_valid_path, MUST_PATH);
 	if (ks.val[QK_PIN_VCPUS]) {
 		int pin = config_get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
 
@@ -184,6 +192,7 @@ void config_qemu_free(struct cfg_qemu *q)
 		return;
 	free(q->binary);
 	free(q->accel);
+	free(q->insn_plugin);
 	free(q->initrd);
 	free(q->guest_host);
 	free(q->identity);

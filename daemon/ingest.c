@@ -14,6 +14,7 @@ void ingest_init(struct ingest *ig)
 	memset(ig, 0, sizeof(*ig));
 	strbuf_init(&ig->agent_error, 0);
 	strbuf_init(&ig->bad, 0);
+	ig->windows = json_array();
 }
 
 void ingest_release(struct ingest *ig)
@@ -21,6 +22,7 @@ void ingest_release(struct ingest *ig)
 	if (!ig)
 		return;
 	json_decref(ig->hello);
+	json_decref(ig->windows);
 	strbuf_release(&ig->agent_error);
 	strbuf_release(&ig->bad);
 }
@@ -95,6 +97,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 {
 	json_t *params = json_object_get(o, "params"), *metrics = json_object_get(o, "metrics");
 	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
+	json_t *window = json_object_get(o, "window");
 	const char *workload = json_string_value(json_object_get(params, "workload"));
 	struct run_row r = { 0 };
 	int rc;
@@ -117,8 +120,19 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	r.workload = workload;
 	r.params = params;
 	r.duration = json_number_value(json_object_get(o, "duration_s"));
+	if (window && (!json_is_object(window) || !json_is_integer(json_object_get(window, "index")) ||
+		       json_integer_value(json_object_get(window, "index")) < 1 ||
+		       json_integer_value(json_object_get(window, "index")) > INT_MAX ||
+		       !is_duration(window, "ops")))
+		return garbage(ig, "malformed iteration window", line, len);
 	if ((rc = store_run_add(ig->st, &r, metrics, info, profile, NULL)) < 0)
 		return store_lost(ig, rc, "an iteration");
+	if (window)
+		json_array_append_new(ig->windows, json_pack("{s:i,s:i,s:b,s:O,s:O,s:s}", "case", r.case_index,
+							     "iteration", r.iteration, "warmup", r.warmup,
+							     "index", json_object_get(window, "index"),
+							     "ops", json_object_get(window, "ops"), "workload",
+							     workload));
 	if (is_obj(o, "unavailable") &&
 	    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
 		return store_lost(ig, rc, "an iteration's unavailable counters");

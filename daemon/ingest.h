@@ -35,6 +35,10 @@ struct ingest {
 	int saw_hello, saw_result, result_ok;
 	int store_error;		/* the store's error (store.h) that stopped it, or 0 */
 	json_t *hello;			/* the last hello line (owned) */
+	/* the stored iterations' measured windows (owned): {case, iteration,
+	 * warmup, index, ops, workload}, in order; the run stage adds the
+	 * QEMU plugin's instruction counts to them (insn.h) */
+	json_t *windows;
 	struct strbuf agent_error;	/* message of the agent's "error" line */
 	struct strbuf bad;		/* why the output was refused, with the line */
 };

@@ -10,6 +10,7 @@
 #include "arch.h"
 #include "console.h"
 #include "ingest.h"
+#include "insn.h"
 #include "log.h"
 #include "store.h"
 #include "transport.h"
@@ -307,6 +308,89 @@ static json_t *spec_entry(int index, const json_t *spec)
 			 "params", params, "state", "not_run", "class", "message");
 }
 
+/* The plugin's file now: 0 with its markers counted, or -1 with why. */
+static int insn_read(const struct run_request *req, struct strbuf *text, size_t *ret_markers, struct strbuf *why)
+{
+	strbuf_reset(text);
+	if (!req->insn) {
+		strbuf_addstr(why, "this machine is not emulated: QEMU's instruction plugin is not there (perf's "
+			      "instructions:k/u are not read yet)");
+		return -1;
+	}
+	if (req->insn(req->insn_arg, text, why) < 0)
+		return -1;
+	return insn_count_markers(text->buf, ret_markers, why);
+}
+
+/*
+ * After a spec: the instruction counts per operation of each window it
+ * measured, from the markers the plugin wrote since `before`, added to the
+ * stored iterations; or, for every workload the spec ran, why there are
+ * none. Returns 0, or a store error (negative).
+ */
+static int insn_attach(const struct run_request *req, const struct ingest *ig, int have_before, size_t before,
+		       const char *before_why)
+{
+	struct strbuf text = STRBUF_INIT, why = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	json_t *unavailable = json_object(), *e;
+	size_t nw = 0, i, after;
+	int rc = 0;
+
+	if (!json_array_size(ig->windows))
+		goto out;
+	if (!have_before)
+		strbuf_addstr(&why, before_why);
+	else if (insn_read(req, &text, &after, &why) == 0)
+		insn_windows(text.buf, before, &w, &nw, &why);
+	json_array_foreach(ig->windows, i, e) {
+		const char *wl = json_string_value(json_object_get(e, "workload"));
+		json_int_t k = json_integer_value(json_object_get(e, "index"));
+		json_t *metrics, *info;
+		struct strbuf werr = STRBUF_INIT;
+
+		if (why.len) {
+			insn_unavailable(wl, why.buf, unavailable);
+			continue;
+		}
+		if (k < 1 || (size_t)k > nw) {
+			strbuf_addf(&werr, "the agent's window %lld has no markers in the instruction plugin's "
+				    "file (%zu windows there)", (long long)k, nw);
+			insn_unavailable(wl, werr.buf, unavailable);
+			strbuf_release(&werr);
+			continue;
+		}
+		metrics = json_object();
+		info = json_object();
+		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl, metrics, info,
+				 &werr) < 0)
+			insn_unavailable(wl, werr.buf, unavailable);
+		else
+			rc = store_run_add_metrics(req->st, req->stage_id, ig->spec_index,
+						   (int)json_integer_value(json_object_get(e, "case")),
+						   (int)json_integer_value(json_object_get(e, "iteration")),
+						   json_is_true(json_object_get(e, "warmup")), metrics, info);
+		json_decref(metrics);
+		json_decref(info);
+		strbuf_release(&werr);
+		if (rc < 0)
+			goto out;
+	}
+	if (json_object_size(unavailable))
+		rc = store_unavailable_add(req->st, req->stage_id, unavailable);
+out:
+	if (rc < 0)
+		logf_stage(req, "spec %d: store: the instruction counts are lost: %s", ig->spec_index,
+			   store_strerror(rc));
+	else if (why.len && json_array_size(ig->windows))
+		logf_stage(req, "spec %d: no instruction counts: %s", ig->spec_index, why.buf);
+	free(w);
+	json_decref(unavailable);
+	strbuf_release(&text);
+	strbuf_release(&why);
+	return rc;
+}
+
 /*
  * One spec of the suite through the agent. Returns how it ended; for a
  * failure, msg says why in words a developer can act on.
@@ -317,9 +401,11 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 {
 	const struct cfg_machine *m = req->machine;
 	const char *argv[] = { m->agent_path, "run", "--spec", "-", NULL };
-	struct strbuf err = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT, insn_why = STRBUF_INIT;
 	struct exec_result res;
 	struct ingest ig;
+	size_t insn_before = 0;
+	int have_insn = 0, rc;
 	struct line_ctx lc;
 	json_t *s = json_deep_copy(spec);
 	char id[96], *input;
@@ -351,6 +437,12 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 		goto out;
 	}
 	console_mark(req, console_seen);
+	{
+		struct strbuf text = STRBUF_INIT;
+
+		have_insn = insn_read(req, &text, &insn_before, &insn_why) == 0;
+		strbuf_release(&text);
+	}
 	logf_stage(req, "== spec %d: %s", index, input);
 	{
 		struct exec_req er = { .argv = argv, .input = input, .input_len = strlen(input),
@@ -362,6 +454,14 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 	logf_stage(req, "spec %d: %ld lines, %ld iterations, %ld samples%s%s",
 		   index, ig.lines, ig.iterations, ig.samples, res.err.len ? "; agent stderr: " : "",
 		   res.err.len ? res.err.buf : "");
+	/* the windows it measured get their instruction counts, or the
+	 * reason they have none, whatever became of the spec */
+	if (!ig.store_error && (rc = insn_attach(req, &ig, have_insn, insn_before, insn_why.buf)) < 0) {
+		k = RUN_INFRA;
+		*ret_store_error = rc;
+		strbuf_addf(msg, "run: spec %d on %s: store: the instruction counts are lost", index, m->name);
+		goto out;
+	}
 	if (req->cancel && *req->cancel) {
 		k = RUN_CANCELLED;
 		strbuf_addf(msg, "run: cancelled during spec %d", index);
@@ -412,6 +512,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 	k = RUN_DONE;
 out:
 	free(input);
+	strbuf_release(&insn_why);
 	transport_exec_result_release(&res);
 	ingest_release(&ig);
 	strbuf_release(&err);

@@ -50,6 +50,11 @@ struct run_request {
 	 * so its message carries the kernel's lines of that moment. */
 	void (*console)(void *arg, struct strbuf *out);
 	void *console_arg;
+	/* The QEMU plugin's instruction markers so far (insn.h), into out:
+	 * 0, or -1 with why when the machine has none (not emulated, the
+	 * plugin off, or its file unreadable). NULL: a machine without one. */
+	int (*insn)(void *arg, struct strbuf *out, struct strbuf *why);
+	void *insn_arg;
 };
 
 /*

@@ -297,6 +297,13 @@ struct run_row {
  * and directions (info), and its profile (may be NULL), in one transaction. */
 int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
 		  const json_t *info, const json_t *profile, int64_t *ret_id);
+/* Adds metrics (and their info) to the stored iteration of a stage's spec,
+ * case, iteration number and warm-up flag (-ENOENT when there is none): rows computed
+ * after the iteration was stored, such as the instruction counts per
+ * operation that the run stage reads from the QEMU plugin once the spec
+ * ends. One transaction. */
+int store_run_add_metrics(struct store *st, int64_t stage_id, int spec_index, int case_index, int iteration,
+			  int warmup, const json_t *metrics, const json_t *info);
 int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const json_t *sample);
 int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unavailable);
 

@@ -25,11 +25,37 @@ int store_build_add(struct store *st, const struct build_row *b)
 			DB_JSON(b->meta));
 }
 
-int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
-		  const json_t *info, const json_t *profile, int64_t *ret_id)
+/* A run's metrics, and their unit and direction; in the caller's transaction. */
+static int add_metrics(struct store *st, int64_t id, const json_t *metrics, const json_t *info)
 {
 	const char *name;
 	json_t *v;
+	int rc;
+
+	json_object_foreach((json_t *)metrics, name, v) {
+		if (!json_is_number(v))
+			continue;
+		if ((rc = db_run(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+				 DB_INT(id), DB_TEXT(name), DB_REAL(json_number_value(v)))) < 0)
+			return rc;
+	}
+	json_object_foreach((json_t *)info, name, v) {
+		const char *dir = json_string_value(json_object_get(v, "direction"));
+
+		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
+			dir = "neutral";
+		if ((rc = db_run(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
+				 "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
+				 "WHERE unit IS NOT ?2 OR direction IS NOT ?3", DB_TEXT(name),
+				 DB_TEXT(json_string_value(json_object_get(v, "unit"))), DB_TEXT(dir))) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int store_run_add(struct store *st, const struct run_row *r, const json_t *metrics,
+		  const json_t *info, const json_t *profile, int64_t *ret_id)
+{
 	int64_t id = 0;
 	int rc;
 
@@ -46,30 +72,40 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 	if (rc < 0)
 		goto out;
 	id = sqlite3_last_insert_rowid(st->db);
-	json_object_foreach((json_t *)metrics, name, v) {
-		if (!json_is_number(v))
-			continue;
-		if ((rc = db_run(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
-				 DB_INT(id), DB_TEXT(name), DB_REAL(json_number_value(v)))) < 0)
-			goto out;
-	}
-	json_object_foreach((json_t *)info, name, v) {
-		const char *dir = json_string_value(json_object_get(v, "direction"));
-
-		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
-			dir = "neutral";
-		if ((rc = db_run(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
-				 "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
-				 "WHERE unit IS NOT ?2 OR direction IS NOT ?3", DB_TEXT(name),
-				 DB_TEXT(json_string_value(json_object_get(v, "unit"))), DB_TEXT(dir))) < 0)
-			goto out;
-	}
+	if ((rc = add_metrics(st, id, metrics, info)) < 0)
+		goto out;
 	if (profile)
 		rc = db_run(st, "INSERT INTO profiles (run_id, profile) VALUES (?, ?)", DB_INT(id), DB_JSON(profile));
 out:
 	rc = db_txn_end(st, rc);
 	if (rc == 0 && ret_id)
 		*ret_id = id;
+	db_unlock(st);
+	return rc;
+}
+
+int store_run_add_metrics(struct store *st, int64_t stage_id, int spec_index, int case_index, int iteration,
+			  int warmup, const json_t *metrics, const json_t *info)
+{
+	sqlite3_stmt *s;
+	int64_t id;
+	int rc;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	rc = db_row(st, &s, "SELECT id FROM runs WHERE stage_id = ? AND spec_index = ? AND case_index = ? "
+		    "AND iteration = ? AND warmup = ?", DB_INT(stage_id), DB_INT(spec_index), DB_INT(case_index),
+		    DB_INT(iteration), DB_INT(warmup));
+	if (rc <= 0) {
+		rc = rc < 0 ? rc : -ENOENT;
+		goto out;
+	}
+	id = sqlite3_column_int64(s, 0);
+	db_stmt_done(st, s);
+	rc = add_metrics(st, id, metrics, info);
+out:
+	rc = db_txn_end(st, rc);
 	db_unlock(st);
 	return rc;
 }

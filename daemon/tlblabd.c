@@ -24,6 +24,7 @@
 
 #include "arch.h"
 #include "api.h"
+#include "boot.h"
 #include "config.h"
 #include "log.h"
 #include "sched.h"
@@ -172,7 +173,7 @@ static void arm_store_fault(struct store *st)
 int main(int argc, char **argv)
 {
 	const char *config_path = NULL;
-	char agent[PATH_MAX] = "", kernels[PATH_MAX] = "", web[PATH_MAX] = "", dbpath[PATH_MAX];
+	char agent[PATH_MAX] = "", plugin[PATH_MAX] = "", kernels[PATH_MAX] = "", web[PATH_MAX] = "", dbpath[PATH_MAX];
 	const char *agents[ARCH_MAX] = { agent };
 	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
@@ -227,6 +228,8 @@ int main(int argc, char **argv)
 	}
 	if (!agent[0])
 		default_agent(agent, sizeof(agent), "tlblab-agent");
+	default_agent(plugin, sizeof(plugin), "tlblab-insn.so");
+	boot_qemu_set_plugin(plugin);
 	if (!kernels[0]) {
 		/* build/tlblabd or build/check/tlblabd: kernels/ is one or two up */
 		default_agent(kernels, sizeof(kernels), "../kernels/build.sh");
