@@ -218,9 +218,8 @@ static void opening(struct report *r)
 		strbuf_addstr(&s, " on:");
 	} else if (!strcmp(verdict, "same")) {
 		top_row(cmp, "same", &n);
-		strbuf_addf(&s, "tlblab found %s the same, within %s, on:",
-			    n == 1 ? "the headline metric" : "the headline metrics",
-			    n == 1 ? "its equivalence margin" : "their equivalence margins");
+		strbuf_addf(&s, "tlblab found %s the same, within the least change %s would call, on:",
+			    n == 1 ? "the headline metric" : "the headline metrics", n == 1 ? "it" : "they");
 	} else if (!strcmp(verdict, "inconclusive")) {
 		top_row(cmp, "inconclusive", &n);
 		strbuf_addf(&s, "tlblab could neither call a change nor rule one out in %zu headline "
@@ -275,6 +274,24 @@ static void opening(struct report *r)
 		add_counts(&s, cmp, 0);
 	}
 	report_kv(r->out, "verdict", s.buf);
+	/* what each class saw, in words: emulated instructions, spin-waits
+	 * and wall-clock time are not one measure */
+	strbuf_reset(&s);
+	{
+		const char *cname;
+		const json_t *cv;
+
+		json_object_foreach((json_t *)json_object_get(cmp, "by_class"), cname, cv) {
+			if (verdict_is(cv, "unavailable"))
+				continue;
+			strbuf_addstr(&s, s.len ? "; " : "");
+			report_add_clean(&s, cname);
+			strbuf_addstr(&s, ": ");
+			report_add_clean(&s, str(cv, "text") ?: "?");
+		}
+	}
+	if (s.len)
+		report_kv(r->out, "by class", s.buf);
 	strbuf_release(&s);
 	strbuf_release(&v);
 }

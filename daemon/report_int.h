@@ -45,6 +45,14 @@ static inline int num(const json_t *o, const char *key, double *ret)
 	return 0;
 }
 
+/* the number at key, or def */
+static inline double num_or(const json_t *o, const char *key, double def)
+{
+	double v;
+
+	return num(o, key, &v) == 0 ? v : def;
+}
+
 static inline long long integer(const json_t *o, const char *key, long long def)
 {
 	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
@@ -110,6 +118,14 @@ static inline int verdict_is(const json_t *row, const char *v)
 static inline int is_headline(const json_t *row)
 {
 	return json_is_true(json_object_get(row, "headline"));
+}
+
+/* a workload's time score that is not its headline (compare_class.h) */
+static inline int is_score(const json_t *row)
+{
+	const char *role = str(row, "role");
+
+	return role && !strcmp(role, "score");
 }
 
 /* The strings of list, cleaned, with sep between them. */

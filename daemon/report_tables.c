@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compare_class.h"
 #include "report_int.h"
 #include "util.h"
 #include "banned.h"
@@ -69,6 +70,9 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 	} else if (verdict_is(row, "same")) {
 		if (json_array_size(eq) == 2 && json_is_number(json_array_get(eq, 0)))
 			ci = eq;
+		/* same promises no change the row would call */
+		if (num(row, "min_change_pct", &x) == 0 && !(x > margin))
+			margin = x;
 		snprintf(m, sizeof(m), "%.3g%%", margin);
 		strbuf_addf(s, "the same within +-%s", isnan(margin) ? "its margin" : m);
 		if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
@@ -81,7 +85,13 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 	} else if (verdict_is(row, "inconclusive")) {
 		int mde_known = json_object_get(row, "mde_pct") != NULL;
 
-		if (num(row, "ruled_out_pct", &x) == 0) {
+		if (num(row, "no_change_beyond_pct", &x) == 0 && json_array_size(eq) == 2 &&
+		    json_is_number(json_array_get(eq, 0))) {
+			report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(eq, 0)));
+			report_fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(eq, 1)));
+			strbuf_addf(s, "no change beyond +-%.3g%% (equivalence interval %s to %s), but not the "
+				    "same: that needs +-%.3g%%", x, lo, hi, num_or(row, "min_change_pct", x));
+		} else if (num(row, "ruled_out_pct", &x) == 0) {
 			strbuf_addf(s, "changes beyond +-%.3g%% ruled out", x);
 		} else if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
 			report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
@@ -133,6 +143,12 @@ static void table_row(struct strbuf *out, const json_t *row, const json_t *rules
 		strbuf_addstr(&s, " [");
 		report_add_clean(&s, str(row, "unit"));
 		strbuf_addch(&s, ']');
+	}
+	/* the class: emulated instructions are not hardware cycles */
+	if (str(row, "class")) {
+		strbuf_addstr(&s, " (");
+		report_add_clean(&s, str(row, "class"));
+		strbuf_addch(&s, ')');
 	}
 	strbuf_addstr(&s, ", ");
 	report_add_case(&s, row);
@@ -193,28 +209,44 @@ void report_headline_table(struct report *r)
 	struct strbuf s = STRBUF_INIT;
 	int padj = report_any_padj(rows, 1);
 	const char *m = padj_method(rows, 1);
-	size_t i, n = 0;
+	size_t i, n = 0, scores = 0;
 
-	json_array_foreach(rows, i, row)
+	json_array_foreach(rows, i, row) {
 		n += is_headline(row);
+		scores += is_score(row);
+	}
 	report_heading(r->out, "headline metrics");
 	if (!n) {
 		report_para(r->out, "  ", 2, "no headline metric was compared");
 		return;
 	}
 	strbuf_addstr(&s, "median over boots +- stddev/mean of the per-boot samples; %change of the medians; "
-		      "p: two-sided Mann-Whitney U");
+		      "p: two-sided Mann-Whitney U, or Welch's t on log values for work and wait rows");
 	if (padj) {
 		strbuf_addstr(&s, "; p_adj: p adjusted over the headline rows");
 		if (m)
 			strbuf_addf(&s, " by %s", m);
 	}
 	report_para(r->out, "  ", 2, s.buf);
+	strbuf_reset(&s);
+	strbuf_addf(&s, "classes: %s", compare_class_legend());
+	report_para(r->out, "  ", 2, s.buf);
 	strbuf_addch(r->out, '\n');
 	table_head(r->out, padj);
 	json_array_foreach(rows, i, row)
 		if (is_headline(row))
 			table_row(r->out, row, rules, padj);
+	if (scores) {
+		strbuf_addch(r->out, '\n');
+		report_para(r->out, "  ", 2, "the workloads' time scores: on an emulated machine the instruction "
+			    "rows above are the headline and the emulator's time is not the hardware's, so these "
+			    "have a verdict of their own (p_adj by Holm over them), not the job's");
+		strbuf_addch(r->out, '\n');
+		table_head(r->out, padj);
+		json_array_foreach(rows, i, row)
+			if (is_score(row))
+				table_row(r->out, row, rules, padj);
+	}
 	strbuf_release(&s);
 }
 
@@ -242,7 +274,7 @@ void report_counter_table(struct report *r)
 	if (!moved)
 		abort();
 	json_array_foreach(rows, i, row) {
-		if (is_headline(row))
+		if (is_headline(row) || is_score(row) || verdict_is(row, "context"))
 			continue;
 		total++;
 		if (verdict_is(row, "regression") || verdict_is(row, "improvement") || verdict_is(row, "changed"))

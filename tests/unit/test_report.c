@@ -91,9 +91,16 @@ static void test_regression(void **state)
 	assert_string_equal(str_of(top, "p_adj_method"), "holm");
 	assert_says(text, "p_adj: p adjusted over the headline rows by Holm (family-wise)");
 	assert_line(text, HEAD_PADJ);
-	strbuf_addf(&want, "  %s [%s], ", str_of(top, "metric"), str_of(top, "unit"));
+	/* each row says its class, and the table says what the classes are */
+	strbuf_addf(&want, "%s [%s] (%s), ", str_of(top, "metric"), str_of(top, "unit"), str_of(top, "class"));
 	add_case(&want, top);
-	assert_line(text, want.buf);
+	assert_says(text, want.buf);
+	assert_string_equal(str_of(top, "class"), "time");
+	assert_says(text, "classes: work: instructions the emulator counted (TCG plugin), not hardware cycles");
+	/* and what each class saw, in words */
+	strbuf_reset(&want);
+	strbuf_addf(&want, "time: %s", str_of(json_object_get(json_object_get(cmp, "by_class"), "time"), "text"));
+	assert_says(text, want.buf);
 	{
 		const char *cells[] = {
 			side_text(b, sizeof(b), json_object_get(top, "base")),
@@ -113,7 +120,8 @@ static void test_regression(void **state)
 	/* the row that stayed the same, within its own margin */
 	assert_string_equal(str_of(same, "verdict"), "same");
 	strbuf_reset(&want);
-	strbuf_addf(&want, "the same within +-%.3g%% (equivalence interval ", num_of(same, "margin_pct", NULL));
+	strbuf_addf(&want, "the same within +-%.3g%% (equivalence interval ",
+		    fmin(num_of(same, "margin_pct", NULL), num_of(same, "min_change_pct", NULL)));
 	assert_says(text, want.buf);
 	/* TLB: the shootdowns and the counter of the case with the most
 	 * workers, as the document has them */

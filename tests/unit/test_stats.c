@@ -409,6 +409,38 @@ static void test_bootstrap_errors(void **state)
 
 /* ---- outliers ---- */
 
+/* Welch's t: 1..5 against 2, 4, .., 10 (t = 3 / sqrt(2.5), df = 6.25 /
+ * 1.0625, p by numerical integration of the t density); and the floor,
+ * which turns sides with no spread into a test instead of an error. */
+static void test_welch(void **state)
+{
+	const double a[] = { 1, 2, 3, 4, 5 }, b[] = { 2, 4, 6, 8, 10 };
+	const double c[] = { 1, 1, 1 }, d[] = { 1.01, 1.01, 1.01 };
+	struct stats_welch w;
+
+	(void)state;
+	assert_int_equal(stats_welch(a, N(a), b, N(b), 0, &w), 0);
+	assert_close(w.diff, 3, 1e-12);
+	assert_close(w.t, 3 / sqrt(2.5), 1e-12);
+	assert_close(w.df, 6.25 / 1.0625, 1e-12);
+	assert_close(w.p, 0.10753119494, 1e-6);
+	/* a floor below the spread changes nothing */
+	assert_int_equal(stats_welch(a, N(a), b, N(b), 1, &w), 0);
+	assert_close(w.p, 0.10753119494, 1e-6);
+	/* no spread at all: no test without a floor; with one, sd = floor */
+	assert_int_equal(stats_welch(c, N(c), d, N(d), 0, &w), -EDOM);
+	assert_int_equal(stats_welch(c, N(c), d, N(d), 0.01, &w), 0);
+	assert_close(w.se, 0.01 * sqrt(2.0 / 3), 1e-9);
+	assert_close(w.df, 4, 1e-9);
+	assert_close(w.p, 0.28786413469, 1e-6);
+	assert_int_equal(stats_welch(c, 1, d, N(d), 0.01, &w), -EINVAL);
+	assert_int_equal(stats_welch(c, N(c), d, N(d), -1, &w), -EINVAL);
+	/* Pocock-like spending: alpha ln(1 + (e - 1) t), all of it at t = 1 */
+	assert_close(stats_pocock_spent(0.01, 5.0 / 9), 0.01 * log(1 + (M_E - 1) * 5 / 9), 1e-12);
+	assert_close(stats_pocock_spent(0.01, 1), 0.01, 0);
+	assert_true(isnan(stats_pocock_spent(0.01, 0)));
+}
+
 static void test_outliers(void **state)
 {
 	const double v[] = { 10, 11, 9, 10, 10.5, 9.5, 50 };
@@ -448,6 +480,7 @@ int main(void)
 		cmocka_unit_test(test_bootstrap),
 		cmocka_unit_test(test_bootstrap_interpolation),
 		cmocka_unit_test(test_bootstrap_errors),
+		cmocka_unit_test(test_welch),
 		cmocka_unit_test(test_outliers),
 	};
 
