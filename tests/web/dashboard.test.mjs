@@ -217,7 +217,8 @@ await step('the list refreshes itself while jobs run: a job cancelled through th
 
 // ---- a finished A/B job ----
 const cmp = (await apiGet('/jobs/1/comparison')).comparison;
-const folded = cmp.rows.filter((r) => r.verdict === 'same' || r.verdict === 'unavailable').length;
+const unchanged = (v) => v === 'same' || v === 'unavailable' || v === 'context';
+const folded = cmp.rows.filter((r) => unchanged(r.verdict)).length;
 let firstRender = null;
 await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of the API, ${folded} unchanged ones folded`, async () => {
 	await page.goto(URL_ + '/jobs/1');
@@ -228,6 +229,7 @@ await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of
 		params: tr.querySelector('td.params').textContent.trim(),
 		change: tr.querySelector('td.change').textContent.trim(),
 		verdict: tr.querySelector('td.c-verdict .badge').textContent.trim().split(' ').pop(),
+		cls: tr.querySelector('td.c-class').textContent.trim(),
 		visible: tr.offsetParent !== null,
 	})));
 	eq(rows.length, cmp.rows.length, 'row count');
@@ -238,8 +240,11 @@ await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of
 		if (r.change_pct === null) expect(!/\d/.test(rows[i].change), `row ${i} change should be a dash: ${rows[i].change}`);
 		else expect(Math.abs(parseFloat(rows[i].change.replace(/[^\d.eE+-]/g, '')) - r.change_pct) <= Math.max(0.051, Math.abs(r.change_pct) * 0.001),
 			`row ${i} change ${rows[i].change} vs ${r.change_pct}`);
-		eq(rows[i].visible, !(r.verdict === 'same' || r.verdict === 'unavailable'), `row ${i} (${r.verdict}) visible`);
+		eq(rows[i].cls, r.class, `row ${i} (${r.metric}) class`);
+		eq(rows[i].visible, !unchanged(r.verdict), `row ${i} (${r.verdict}) visible`);
 	}
+	const legend = await page.textContent('#class-legend');
+	expect(legend.includes('not hardware cycles'), `the class legend does not say what work is: ${legend}`);
 	expect(folded > 0 && folded < cmp.rows.length, `the fixture needs folded and shown rows (folded ${folded})`);
 });
 

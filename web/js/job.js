@@ -13,8 +13,18 @@ import {
 import { sweepChart, shootdownChart } from './charts.js';
 
 const REFRESH_MS = 3000;
-const FOLDED = new Set(['same', 'unavailable']);
-const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3, same: 4, unavailable: 5 };
+const FOLDED = new Set(['same', 'unavailable', 'context']);
+const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3, same: 4, unavailable: 5, context: 6 };
+// What a row's class means (daemon/compare_class.h): emulated instructions
+// are not hardware cycles, and a reader must not take one for the other.
+const CLASS_TITLE = {
+	work: 'work: instructions the emulator counted (TCG plugin), not hardware cycles; or a counter per operation',
+	wait: 'wait: spin-wait instructions per operation',
+	time: 'time: wall-clock',
+	context: 'context: a count or a rate over the window, shown, not tested',
+};
+const CLASS_LEGEND = 'work: instructions the emulator counted (TCG plugin), not hardware cycles, and counters per ' +
+	'operation; wait: spin-wait instructions; time: wall-clock; context: counts and rates over the window, not tested';
 const SHOOTDOWN_NAMES = ['interrupts.TLB', 'vmstat.nr_tlb_remote_flush_received', 'tlb_flush.remote_shootdown'];
 const EXCERPT_RE = /\berror\b|kernel panic|\bbug:|\boops\b|fatal|does not apply|segmentation fault|timed? ?out|\bfailed\b|not found|refused/i;
 
@@ -25,6 +35,7 @@ const COLUMNS = [
 	['workload', 'Workload', (r) => r.workload, 1],
 	['params', 'Params', (r) => r.params_text, 1],
 	['metric', 'Metric', (r) => r.metric, 1],
+	['class', 'Class', (r) => r.class || '', 1],
 	['base', 'Base', (r) => r.base.center, -1],
 	['patched', 'Patched', (r) => r.patched.center, -1],
 	['change', 'Change', (r) => r.change_pct, -1],
@@ -56,6 +67,7 @@ function rowHtml(r, i) {
 		`<td>${esc(r.workload)}</td>` +
 		`<td class="params">${esc(shortParams(r.params_text))}</td>` +
 		`<td class="metric${r.headline ? ' headline' : ''}" title="${esc(r.unit || '')}; ${esc(r.direction)} is ${r.direction === 'lower' ? 'better' : r.direction === 'higher' ? 'better' : 'neither'}">${esc(r.metric)}</td>` +
+		`<td class="c-class">${r.class ? `<span class="cls cls-${esc(r.class)}" title="${esc(CLASS_TITLE[r.class] || r.class)}${r.role === 'score' ? '; the time score, not the job\'s verdict here' : ''}">${esc(r.class)}</span>` : DASH}</td>` +
 		sideCell(r.base) + sideCell(r.patched) +
 		`<td class="num change">${pct(r.change_pct)}</td>` +
 		`<td class="num ci">${ci(r.ci)}</td>` +
@@ -74,6 +86,16 @@ function compareValues(a, b) {
 	return a - b;
 }
 
+// What each class saw, in words (the comparison's by_class)
+function byClass(bc) {
+	if (!bc) return '';
+	const items = Object.entries(bc).filter(([, c]) => c && c.verdict !== 'unavailable');
+	if (!items.length) return '';
+	return '<ul class="by-class">' + items.map(([name, c]) =>
+		`<li><span class="cls cls-${esc(name)}" title="${esc(CLASS_TITLE[name] || name)}">${esc(name)}</span> ` +
+		`${verdictHtml(c.verdict)} ${esc(c.text)}</li>`).join('') + '</ul>';
+}
+
 function comparisonSection(cmp) {
 	const rows = cmp.rows;
 	const folded = rows.filter((r) => FOLDED.has(r.verdict)).length;
@@ -86,8 +108,9 @@ function comparisonSection(cmp) {
   <label>Filter <input type="search" id="cmp-filter" data-filter placeholder="metric, workload, params" size="28" autocomplete="off"></label>
   <button type="button" id="fold-toggle" data-fold-toggle aria-controls="cmp-table" aria-expanded="false"${folded ? '' : ' disabled'}>
     Show ${folded} unchanged rows</button>
-  <span class="muted small">Unchanged: verdict <em>same</em> or <em>unavailable</em>. Sort by a column with its header.</span>
+  <span class="muted small">Unchanged: verdict <em>same</em>, <em>unavailable</em> or <em>context</em> (not tested). Sort by a column with its header.</span>
 </div>
+<p class="muted small" id="class-legend">Classes: ${esc(cmp.rules && cmp.rules.classes ? cmp.rules.classes : CLASS_LEGEND)}</p>
 <div class="table-wrap">
 <table class="data cmp folded" id="cmp-table">
 <thead><tr>${head}</tr></thead>
@@ -189,6 +212,7 @@ function summarySection(job, cmp) {
   <div><dt>unavailable</dt><dd data-count="unavailable">${s.unavailable}</dd></div>
   <div><dt>counters</dt><dd>${s.counters.regressions} worse, ${s.counters.improvements} better, ${s.counters.changed} changed</dd></div>
 </dl>
+${byClass(cmp.by_class)}
 ${entryList('Regressions (headline)', s.regressions, 'reg')}
 ${entryList('Improvements (headline)', s.improvements, 'imp')}
 ${entryList('Changed (neutral headline)', s.changed, 'chg')}
@@ -461,7 +485,10 @@ function provenanceSection(job, cmp) {
 		body += `<p class="small muted">Rules: ${esc(r.test || 'Mann-Whitney U')}, \u03b1 = ${r.alpha}${r.multiplicity ? ` (${esc(r.multiplicity)})` : ''}; ` +
 			(d.looks === 2 ? `look ${d.look} of 2 (${d.boots} boots a side, up to ${d.max_boots}) spends \u03b1 = ${Number(d.alpha).toPrecision(2)}; ` : '') +
 			`${esc(r.ci || 'bootstrap CI')} at ${Math.round(r.ci_level * 100)}% (${r.resamples} resamples); ` +
-			`a change must be at least ${r.min_change_headline * 100}% (headline) or ${r.min_change_counter * 100}% (counters); same when the equivalence interval lies within \u00b1${r.same_band * 100}%; outliers flagged at |z| > ${r.outlier_z}.` +
+			`a change must be at least ${r.min_change_headline * 100}% (headline) or ${r.min_change_counter * 100}% (counters)` +
+			(r.min_change_work !== undefined ? `, ${+(r.min_change_work * 100).toPrecision(3)}% for work and wait rows; same when the equivalence interval lies within that least change (within only \u00b1${r.same_band * 100}%: no change beyond it)` :
+				`; same when the equivalence interval lies within \u00b1${r.same_band * 100}%`) +
+			`; outliers flagged at |z| > ${r.outlier_z}.` +
 			(cmp.per_cpu_excluded && cmp.per_cpu_excluded.length ? ` ${cmp.per_cpu_excluded.length} per-CPU metrics left out of the rows.` : '') + '</p>';
 	}
 	return `<section id="provenance" aria-labelledby="h-provenance"><h2 id="h-provenance">Provenance</h2>
