@@ -200,6 +200,16 @@ static void case_fams(struct sim_case *c, const struct spec *sp, const struct wl
 			fam_add(c, "exec.elapsed_sec", "s", "lower", FK_SCORE, p->duration, 0, 0, 0);
 	}
 	c->headline = 0;
+	/* the TCG plugin's rows (emulated machines only: put when the
+	 * condition has a work CV) */
+	c->kernel_insn = (long)c->nfams;
+	snprintf(name, sizeof(name), "%s.kernel_insn_per_op", wl);
+	fam_add(c, name, "insn/op", "lower", FK_INSN, shared ? 9000 : mremap ? 6000 : 4000, 0.5, 0, 0);
+	snprintf(name, sizeof(name), "%s.user_insn_per_op", wl);
+	fam_add(c, name, "insn/op", "lower", FK_INSN, 800, 0.5, 0, 0);
+	snprintf(name, sizeof(name), "%s.spin_insn_per_op", wl);
+	fam_add(c, name, "insn/op", "lower", FK_INSN, shared ? 3000 : 200, 0.5, 0, 0);
+	c->fams[c->nfams - 1].wait = 1;
 	if (sp->monitors & monitor_bit("interrupts")) {
 		fam_add(c, "interrupts.TLB", "interrupts", "lower", shared ? FK_COUNT : FK_SMALL,
 			shared ? 0.85 * ops : remote_small, 0.9, 1, 1);
@@ -315,12 +325,16 @@ static void put_metric(struct docgen *g, long long run, const char *name, double
 }
 
 /* One fam's rows in one iteration: v (events over the window, %, ops/s),
- * and for a counter its rate and peak rate and its per-CPU split. */
+ * and for a counter its rate and peak rate, its count per thousand
+ * operations (ops > 0) and its per-CPU split. */
 static void put_fam(struct docgen *g, long long run, const struct fam *f, double v, double secs,
-		    struct rng *r)
+		    double ops, struct rng *r)
 {
 	char name[128], unit[64];
 	double per_sec = secs > 0 ? v / secs : 0, peak;
+
+	if (f->kind == FK_INSN && !(g->c->wcv > 0))
+		return;
 
 	put_metric(g, run, f->name, v, f->unit, f->dir);
 	if (f->per_cpu) {
@@ -345,6 +359,11 @@ static void put_fam(struct docgen *g, long long run, const struct fam *f, double
 		peak = per_sec * 1.12 * exp(0.03 * rng_gauss(r));
 	snprintf(name, sizeof(name), "%s.peak_per_sec", f->name);
 	put_metric(g, run, name, peak, unit, f->dir);
+	if (ops > 0) {
+		snprintf(unit, sizeof(unit), "%s/kop", f->unit);
+		snprintf(name, sizeof(name), "%s.per_kop", f->name);
+		put_metric(g, run, name, 1000 * v / ops, unit, f->dir);
+	}
 }
 
 /*
@@ -357,9 +376,11 @@ static void gen_boot(struct docgen *g, int side, int boot)
 	const struct shape *sh = g->sh;
 	const struct sim_opts *o = g->o;
 	const char *side_name = side ? "patched" : "base";
-	double sig_tot = sqrt(log(1 + g->c->cv * g->c->cv));
+	double sig_tot = sqrt(log(1 + g->c->cv * g->c->cv)), wcv = g->c->wcv;
+	double sig_work = sqrt(log(1 + wcv * wcv));
+	double sig_wait = sqrt(log(1 + wcv * o->wait_factor * wcv * o->wait_factor));
 	double rho = o->rho, rho_c = sqrt(1 - rho * rho);
-	double z_boot, *mu, *vals, *hl_iter;
+	double z_boot, *mu, *sig_w, *vals, *hl_iter;
 	char boot_id[40], build_id[16];
 	uint64_t h;
 	struct rng r;
@@ -373,25 +394,28 @@ static void gen_boot(struct docgen *g, int side, int boot)
 		 (unsigned long long)mix(h, 1));
 	snprintf(build_id, sizeof(build_id), "sim-%s", side_name);
 	mu = calloc(sh->nfams_max, sizeof(*mu));
+	sig_w = calloc(sh->nfams_max, sizeof(*sig_w));
 	vals = calloc(sh->nfams_max, sizeof(*vals));
 	hl_iter = calloc(1024, sizeof(*hl_iter));
-	if (!mu || !vals || !hl_iter)
+	if (!mu || !sig_w || !vals || !hl_iter)
 		abort();
 	z_boot = rng_gauss(&r);
 	for (ci = 0; ci < sh->ncases; ci++) {
 		const struct sim_case *c = &sh->cases[ci];
 		int m = c->iterations < 1000 ? c->iterations : 1000, it;
-		double sig_w = o->within * sig_tot;
-		double sig_b = sqrt(fmax(0, sig_tot * sig_tot - median_var_factor(m) * sig_w * sig_w));
 		double z_case = rng_gauss(&r), hl_med;
 		int nhl = 0;
 
-		/* the boot's level of each fam: boot, case and own effects */
+		/* the boot's level of each fam: boot, case and own effects; each
+		 * fam's per-boot median has its class's CV, a part of it from
+		 * the iterations within the boot */
 		for (k = 0; k < c->nfams; k++) {
 			double a = c->fams[k].coupling * o->coupling;
 			double u = rho * z_boot + rho_c * (a * z_case + sqrt(1 - a * a) * rng_gauss(&r));
+			double st = c->fams[k].kind != FK_INSN ? sig_tot : c->fams[k].wait ? sig_wait : sig_work;
 
-			mu[k] = sig_b * u;
+			sig_w[k] = o->within * st;
+			mu[k] = sqrt(fmax(0, st * st - median_var_factor(m) * sig_w[k] * sig_w[k])) * u;
 		}
 		for (it = 0; it < c->warmup + c->iterations; it++) {
 			int warm = it < c->warmup;
@@ -406,11 +430,14 @@ static void gen_boot(struct docgen *g, int side, int boot)
 				"machine", "qemu1", "side", side_name, "spec", c->spec, "case", c->cas,
 				"iteration", it, "warmup", warm, "workload", c->workload, "params", params,
 				"duration_s", secs, "build_id", build_id, "boot_id", boot_id));
+			/* the operations of the window, for the counters per kop */
+			double ops = 0;
+
 			for (k = 0; k < c->nfams; k++) {
 				const struct fam *f = &c->fams[k];
 				double a = f->coupling * o->coupling;
 				double e = a * e_case + sqrt(1 - a * a) * rng_gauss(&r);
-				double lf = mu[k] + sig_w * e + (warm ? log(0.93) : 0), v;
+				double lf = mu[k] + sig_w[k] * e + (warm ? log(0.93) : 0), v;
 
 				if (f->inverse)
 					lf = -lf;
@@ -418,7 +445,7 @@ static void gen_boot(struct docgen *g, int side, int boot)
 				case FK_SCORE:
 					v = f->level * exp(lf);
 					/* the power conditions' change: a regression */
-					if (k == c->headline && side && ci == 0)
+					if (k == c->headline && side && ci == 0 && g->c->what == SHIFT_SCORE)
 						v *= strcmp(f->dir, "lower") ? 1 - g->c->shift : 1 + g->c->shift;
 					break;
 				case FK_COUNT:
@@ -433,11 +460,19 @@ static void gen_boot(struct docgen *g, int side, int boot)
 				case FK_FIXED:
 					v = f->level;
 					break;
+				case FK_INSN:
+					v = f->level * exp(lf);
+					if (side && ((g->c->what == SHIFT_KERNEL_FIRST && ci == 0) ||
+						     g->c->what == SHIFT_KERNEL_ALL) && (long)k == c->kernel_insn)
+						v *= 1 + g->c->shift;
+					break;
 				default:
 					v = 0;
 				}
 				vals[k] = v;
-				put_fam(g, run, f, v, secs, &r);
+				if (k == c->headline && !f->inverse)
+					ops = v * secs;
+				put_fam(g, run, f, v, secs, ops, &r);
 			}
 			/* runner.c: shootdowns per thousand operations of the window */
 			if (c->spk_source >= 0 && vals[c->headline] > 0 && !c->fams[c->headline].inverse)
@@ -452,6 +487,7 @@ static void gen_boot(struct docgen *g, int side, int boot)
 			g->hl_log[((size_t)side * sh->ncases + ci) * (size_t)g->hl_boots + (size_t)boot] = log(hl_med);
 	}
 	free(mu);
+	free(sig_w);
 	free(vals);
 	free(hl_iter);
 }

@@ -39,9 +39,11 @@ static int called(int v)
 	return v == V_REGRESSION || v == V_IMPROVEMENT || v == V_CHANGED;
 }
 
-static void read_comparison(const json_t *cmp, const struct sim_case *first, struct look *l)
+static void read_comparison(const json_t *cmp, const struct sim_case *first, const struct cond *c,
+			    struct look *l)
 {
-	const char *hl_metric = first->fams[first->headline].name;
+	const char *hl_metric = first->fams[c->what == SHIFT_SCORE ? first->headline
+						: (size_t)first->kernel_insn].name;
 	const json_t *row;
 	size_t i;
 
@@ -97,7 +99,8 @@ static void run_job(const struct shape *sh, const struct sim_opts *o, const stru
 	docgen_init(&g, sh, o, c, job);
 	gen_boots(&g, 0, o->boots);
 	cmp = compare_timed(g.doc, &c->rules, &res->ms[0]);
-	read_comparison(cmp, &sh->cases[0], &res->look);
+	read_comparison(cmp, &sh->cases[0], c, &res->look);
+	res->look.verdict1 = res->look.verdict;
 	res->look.boots = (unsigned char)o->boots;
 	if (verdict_wants_more_boots(cmp)) {
 		json_decref(cmp);
@@ -108,7 +111,12 @@ static void run_job(const struct shape *sh, const struct sim_opts *o, const stru
 		json_object_set_new(json_object_get(json_object_get(g.doc, "provenance"), "job"), "boots",
 				    json_integer(o->max_boots));
 		cmp = compare_timed(g.doc, &c->rules, &res->ms[1]);
-		read_comparison(cmp, &sh->cases[0], &res->look);
+		{
+			signed char v1 = res->look.verdict1;
+
+			read_comparison(cmp, &sh->cases[0], c, &res->look);
+			res->look.verdict1 = v1;
+		}
 		res->look.boots = (unsigned char)o->max_boots;
 		res->look.more = 1;
 	}

@@ -20,6 +20,7 @@
  * wider same_band in struct compare_rules.
  */
 #include <malloc.h>
+#include <stdarg.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -156,6 +157,8 @@ static double realised_cv(const struct job_result *r, int n)
 
 /* ---- the command ---- */
 
+/* ---- the command ---- */
+
 static int parse_list(const char *s, double scale, double *out, int *ret_n)
 {
 	char buf[256], *p, *end;
@@ -185,13 +188,19 @@ static void usage(void)
 		"  --suite NAME        the suite to shape the jobs like (default tlb)\n"
 		"  --jobs N            A/A jobs per CV (400)\n"
 		"  --power-jobs N      jobs per CV and shift (--jobs; 0: no power table)\n"
-		"  --cv LIST           per-boot CVs in percent (1,2,5,10,20)\n"
-		"  --shift LIST        headline shifts in percent for power (2,3,5,10)\n"
+		"  --cv LIST           per-boot CVs of time rows, in percent (1,2,5,10,20), on jobs\n"
+		"                      without instruction rows (real machines)\n"
+		"  --shift LIST        score shifts in percent for power (2,3,5,10)\n"
 		"  --power-cv LIST     CVs of the power table (--cv)\n"
-		"  --bands LIST        same_band candidates in percent, ascending, bisected\n"
-		"                      (3,4,5,6,8,10,12,15,20)\n"
-		"  --band-cv LIST      CVs at which the candidates run on the A/A jobs (2,5)\n"
-		"  --band-jobs N       the candidates run on the first N A/A jobs (--jobs; 0: none)\n"
+		"  --work-cv LIST      per-boot CVs of work rows in percent (0.05,0.2,0.3,0.5,1) on\n"
+		"                      emulated jobs (instruction rows; time rows at --emu-time-cv);\n"
+		"                      0 alone: none\n"
+		"  --work-shift LIST   kernel_insn_per_op shifts in percent (2,3,5)\n"
+		"  --work-jobs N       emulated A/A jobs per work CV (--jobs)\n"
+		"  --work-power-jobs N emulated jobs per work CV and shift, every case's kernel rows\n"
+		"                      shifted (--power-jobs); the first case's alone: half as many\n"
+		"  --emu-time-cv X     time rows' per-boot CV on emulated jobs, percent (5)\n"
+		"  --wait-factor F     spin rows' CV, times the work CV (1)\n"
 		"  --boots N           boots per side at the first look (5)\n"
 		"  --max-boots N       boots per side after the second look (9)\n"
 		"  --fixed N           N boots per side, one look\n"
@@ -202,7 +211,8 @@ static void usage(void)
 		"  --parallel P        worker processes (2)\n"
 		"  --time N            only time compare_sides on N A/A jobs at the first CV\n"
 		"  --dump              print job 0's first-look document and comparison (first CV,\n"
-		"                      first shift unless --power-jobs 0) and exit\n");
+		"                      first shift unless --power-jobs 0; emulated with --work-cv X)\n"
+		"                      and exit\n");
 	exit(2);
 }
 
@@ -254,45 +264,76 @@ static void run_or_die(const struct shape *sh, const struct sim_opts *o, const s
 	}
 }
 
-static void cond_init(struct cond *c, const struct cfg_suite *suite, double cv, double shift, int njobs)
+static void cond_init(struct cond *c, const struct cfg_suite *suite, double cv, double wcv, double shift,
+		      enum shift_what what, int njobs)
 {
 	memset(c, 0, sizeof(*c));
 	c->rules = suite->rules;
 	c->cv = cv;
+	c->wcv = wcv;
 	c->shift = shift;
+	c->what = what;
 	c->njobs = njobs;
 }
 
 /* A rate cell: the count as a percentage of n, with its standard error. */
 #define CELL(buf, k, n) pct(buf, sizeof(buf), k, n, se_prop(k, n))
 
-/* The A/A table; ret_same[i] gets the share of jobs called same at cvs[i]. */
+/* ---- targets: checked as they are measured, said again at the end ---- */
+
+static struct strbuf targets = STRBUF_INIT;
+static int targets_failed;
+
+static void target(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void target(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	strbuf_addstr(&targets, ok ? "  ok    " : "  FAIL  ");
+	va_start(ap, fmt);
+	strbuf_vaddf(&targets, fmt, ap);
+	va_end(ap);
+	strbuf_addch(&targets, '\n');
+	targets_failed += !ok;
+}
+
+/*
+ * The A/A table over a list of CVs: of time rows on jobs without
+ * instruction rows (emulated 0), or of work rows on emulated jobs (time
+ * rows at time_cv). ret_same[i] and ret_false[i] get the share of jobs
+ * called same, and called a regression or an improvement (the larger).
+ */
 static void aa_table(const struct shape *sh, const struct sim_opts *o, const struct cfg_suite *suite,
-		     const double *cvs, int ncv, int jobs, double *ret_same)
+		     const double *cvs, int ncv, int emulated, double time_cv, int jobs, double *ret_same,
+		     double *ret_false)
 {
 	static const int shown[] = { V_REGRESSION, V_IMPROVEMENT, V_CHANGED, V_SAME, V_INCONCLUSIVE };
 	char b[6][40];
 	int hl_rows = 0, ct_rows = 0, i, j, k;
 
-	printf("\nA/A (nothing changed), %d jobs per CV; rows called = regression, improvement or changed\n",
-	       jobs);
-	printf("%4s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s %-11s\n", "CV", "real",
-	       "ms", "look2", "row:headln", "row:counter", "job:anyrow", "job:regress", "job:improve",
-	       "job:changed", "job:same", "job:inconcl");
+	if (emulated)
+		printf("\nA/A, emulated (instruction rows the headline; time rows at %g%% CV), %d jobs per work CV\n",
+		       100 * time_cv, jobs);
+	else
+		printf("\nA/A, no instruction rows (a real machine: the scores the headline), %d jobs per CV\n", jobs);
+	printf("rows called = regression, improvement or changed\n");
+	printf("%5s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s %-11s\n",
+	       emulated ? "wCV" : "CV", "real", "ms", "look2", "row:headln", "row:second", "job:anyrow",
+	       "job:regress", "job:improve", "job:changed", "job:same", "job:inconcl");
 	for (i = 0; i < ncv; i++) {
 		struct cond c;
 		struct job_result *r = results_new(jobs);
 		double kc, nr, se, m1, m2;
 		int n2, any = 0;
 
-		cond_init(&c, suite, cvs[i], 0, jobs);
+		cond_init(&c, suite, emulated ? time_cv : cvs[i], emulated ? cvs[i] : 0, 0, SHIFT_SCORE, jobs);
 		run_or_die(sh, o, &c, r);
 		times(r, jobs, &m1, &m2, &n2);
 		for (j = 0; j < jobs; j++)
 			any += r[j].look.hl_called || r[j].look.ct_called;
 		hl_rows = r[0].look.hl_rows;
 		ct_rows = r[0].look.ct_rows;
-		printf("%3g%% %5.2f%% %6.1f %4.0f%% |", 100 * cvs[i], 100 * realised_cv(r, jobs), m1,
+		printf("%4g%% %5.2f%% %6.1f %4.0f%% |", 100 * cvs[i], 100 * realised_cv(r, jobs), m1,
 		       100.0 * count_more(r, jobs) / jobs);
 		row_rate(r, jobs, 1, &kc, &nr, &se);
 		printf(" %s", pct(b[0], sizeof(b[0]), kc, nr, se));
@@ -304,87 +345,37 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 		printf("\n");
 		fflush(stdout);
 		ret_same[i] = (double)count_verdict(r, jobs, V_SAME) / jobs;
+		ret_false[i] = (double)(count_verdict(r, jobs, V_REGRESSION) > count_verdict(r, jobs, V_IMPROVEMENT)
+			? count_verdict(r, jobs, V_REGRESSION) : count_verdict(r, jobs, V_IMPROVEMENT)) / jobs;
+		target(count_verdict(r, jobs, V_REGRESSION) <= 0.01 * jobs &&
+		       count_verdict(r, jobs, V_IMPROVEMENT) <= 0.01 * jobs,
+		       "A/A %s at %g%% CV: job regression %.2f%%, improvement %.2f%% (goal <= 1 each)",
+		       emulated ? "emulated, work rows" : "time", 100 * cvs[i],
+		       100.0 * count_verdict(r, jobs, V_REGRESSION) / jobs,
+		       100.0 * count_verdict(r, jobs, V_IMPROVEMENT) / jobs);
+		if (emulated && cvs[i] <= 0.003 + 1e-12)
+			target(ret_same[i] >= 0.8, "A/A emulated at %g%% work CV: job same %.1f%% (goal >= 80)",
+			       100 * cvs[i], 100 * ret_same[i]);
 		free(r);
 	}
-	printf("%-4s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s\n", "goal", "", "", "", "",
-	       "", "", "<= 1", "<= 1", "", ">= 80 at 2,5");
-	printf("a job has %d headline and %d counter rows. real: the per-boot CV of the headline rows as "
-	       "generated;\nms: median compare_sides time at the first look; look2: jobs that added boots "
-	       "(the job is then\njudged by its second comparison)\n", hl_rows, ct_rows);
-}
-
-/* The A/A jobs of one CV under one same_band; returns the share called same. */
-static double band_row(const struct shape *sh, const struct sim_opts *o, const struct cfg_suite *suite,
-		       double cv, double band, int jobs)
-{
-	struct cond c;
-	struct job_result *r = results_new(jobs);
-	double kc, nr, se;
-	char b[4][40];
-	int same;
-
-	cond_init(&c, suite, cv, 0, jobs);
-	c.rules.same_band = band;
-	run_or_die(sh, o, &c, r);
-	same = count_verdict(r, jobs, V_SAME);
-	row_rate(r, jobs, 1, &kc, &nr, &se);
-	printf("%3g%% %4g%% %4.0f%% | %s %s %s %s\n", 100 * cv, 100 * band, 100.0 * count_more(r, jobs) / jobs,
-	       CELL(b[0], same, jobs), CELL(b[1], count_verdict(r, jobs, V_REGRESSION), jobs),
-	       CELL(b[2], count_verdict(r, jobs, V_IMPROVEMENT), jobs), pct(b[3], sizeof(b[3]), kc, nr, se));
-	fflush(stdout);
-	free(r);
-	return (double)same / jobs;
+	printf("a job has %d headline and %d other rows (context rows included, untested). real: the per-boot\n"
+	       "CV of the scores as generated; ms: median compare_sides time at the first look; look2: jobs\n"
+	       "that added boots (the job is then judged by its second comparison)\n", hl_rows, ct_rows);
 }
 
 /*
- * The narrowest candidate same_band under which 80% of the A/A jobs of a
- * CV are called same, by bisection over the candidates (the share of same
- * grows with the band). Each candidate runs whole jobs: a wider band also
- * changes which jobs take a second look.
+ * Power and false same: the shifted rows worse by each shift on patched,
+ * per CV. right: the first shifted row called a regression; job: the job's
+ * verdict regression; at 5+5: decided regression at the first look;
+ * same: the job called same, and the shifted row called same (neither may
+ * happen: the change is real).
  */
-static void band_search(const struct shape *sh, const struct sim_opts *o, const struct cfg_suite *suite,
-			const double *cvs, const double *aa_same, int ncv, const double *bands, int nband,
-			int jobs)
-{
-	int i;
-
-	printf("\nsame_band it takes: the first %d A/A jobs of a CV under candidate same_bands "
-	       "(struct compare_rules),\nbisecting the candidates for the narrowest with >= 80%% same; "
-	       "each decides its second looks anew\n", jobs);
-	printf("%4s %5s %5s | %-11s %-11s %-11s %-11s\n", "CV", "band", "look2", "job:same", "job:regress",
-	       "job:improve", "row:headln");
-	for (i = 0; i < ncv; i++) {
-		int lo = 0, hi = nband;	/* the answer is in [lo, hi]; hi: none */
-
-		if (aa_same[i] >= 0.8) {
-			printf("  at %g%% CV: the suite's same_band %g%% already (A/A table)\n", 100 * cvs[i],
-			       100 * suite->rules.same_band);
-			continue;
-		}
-		while (lo < hi) {
-			int mid = (lo + hi) / 2;
-
-			if (bands[mid] > suite->rules.same_band &&
-			    band_row(sh, o, suite, cvs[i], bands[mid], jobs) >= 0.8)
-				hi = mid;
-			else
-				lo = mid + 1;
-		}
-		if (lo == nband)
-			printf("  at %g%% CV: no candidate up to %g%% gets 80%% same\n", 100 * cvs[i],
-			       100 * bands[nband - 1]);
-		else
-			printf("  at %g%% CV: same_band %g%% (the narrowest candidate with >= 80%% same)\n",
-			       100 * cvs[i], 100 * bands[lo]);
-	}
-}
-
 static void power_table(const struct shape *sh, const struct sim_opts *o, const struct cfg_suite *suite,
-			const double *cvs, int ncv, const double *shifts, int nshift, int jobs)
+			const double *cvs, int ncv, double time_cv, const double *shifts, int nshift,
+			enum shift_what what, int jobs)
 {
 	const struct sim_case *c0 = &sh->cases[0];
 	struct strbuf pt = STRBUF_INIT;
-	char b[2][40], h[40];
 	const char *key;
 	json_t *v;
 	int i, k, j;
@@ -396,46 +387,69 @@ static void power_table(const struct shape *sh, const struct sim_opts *o, const 
 			strbuf_addf(&pt, " %s=%s", key, json_is_string(v) ? json_string_value(v) : t ? t : "?");
 			free(t);
 		}
-	printf("\npower: %s (%s) made worse by the shift on patched, %d jobs per cell;\n"
-	       "right: that row is called regression; job: the job's verdict is regression\n",
-	       c0->fams[c0->headline].name, pt.len ? pt.buf + 1 : c0->workload, jobs);
+	if (what == SHIFT_SCORE)
+		printf("\npower, no instruction rows: the score %s (%s) made worse by the shift on patched,\n",
+		       c0->fams[c0->headline].name, pt.len ? pt.buf + 1 : c0->workload);
+	else if (what == SHIFT_KERNEL_FIRST)
+		printf("\npower, emulated (time rows at %g%% CV): %s (%s) alone up by the shift on patched,\n",
+		       100 * time_cv, c0->fams[c0->kernel_insn].name, pt.len ? pt.buf + 1 : c0->workload);
+	else
+		printf("\npower, emulated (time rows at %g%% CV): every case's kernel_insn_per_op up by the "
+		       "shift on patched,\n", 100 * time_cv);
+	printf("%d jobs per cell. right: the (first) shifted row called regression; job: the job's verdict\n"
+	       "regression; 5+5: the first look's comparison (5 boots a side) said regression, whether\n"
+	       "or not boots were added for other rows; same: the job same / the shifted row same\n", jobs);
 	strbuf_release(&pt);
-	printf("%4s", "CV");
-	for (k = 0; k < nshift; k++) {
-		snprintf(h, sizeof(h), "%g%%: right", 100 * shifts[k]);
-		printf(" | %-11s %-11s", h, "job");
-	}
-	printf("\n");
+	printf("%5s | %5s | %-11s %-11s %-11s %-11s %-11s\n", what == SHIFT_SCORE ? "CV" : "wCV", "shift",
+	       "right", "job", "job at 5+5", "job:same", "row:same");
 	for (i = 0; i < ncv; i++) {
-		printf("%3g%%", 100 * cvs[i]);
 		for (k = 0; k < nshift; k++) {
 			struct cond c;
 			struct job_result *r = results_new(jobs);
-			int right = 0, jobreg = 0;
+			int right = 0, jobreg = 0, first = 0, same = 0, rsame = 0;
+			char b[5][40];
 
-			cond_init(&c, suite, cvs[i], shifts[k], jobs);
+			cond_init(&c, suite, what == SHIFT_SCORE ? cvs[i] : time_cv, what == SHIFT_SCORE ? 0 : cvs[i],
+				  shifts[k], what, jobs);
 			run_or_die(sh, o, &c, r);
 			for (j = 0; j < jobs; j++) {
 				right += r[j].look.shifted == V_REGRESSION;
 				jobreg += r[j].look.verdict == V_REGRESSION;
+				first += r[j].look.verdict1 == V_REGRESSION;
+				same += r[j].look.verdict == V_SAME;
+				rsame += r[j].look.shifted == V_SAME;
 			}
-			printf(" | %s %s", CELL(b[0], right, jobs), CELL(b[1], jobreg, jobs));
+			printf("%4g%% | %4g%% | %s %s %s %s %s\n", 100 * cvs[i], 100 * shifts[k], CELL(b[0], right, jobs),
+			       CELL(b[1], jobreg, jobs), CELL(b[2], first, jobs), CELL(b[3], same, jobs),
+			       CELL(b[4], rsame, jobs));
 			fflush(stdout);
+			if (shifts[k] >= 0.02 - 1e-12 && shifts[k] <= 0.05 + 1e-12)
+				target(same <= 0.05 * jobs && rsame <= 0.05 * jobs,
+				       "a real %g%% shift (%s) at %g%% CV: job same %.1f%%, row same %.1f%% (goal <= 5)",
+				       100 * shifts[k], what == SHIFT_SCORE ? "score" : what == SHIFT_KERNEL_FIRST ?
+				       "one kernel row" : "kernel rows", 100 * cvs[i], 100.0 * same / jobs,
+				       100.0 * rsame / jobs);
+			if (what == SHIFT_SCORE && fabs(shifts[k] - 0.05) < 1e-9 && fabs(cvs[i] - 0.02) < 1e-9)
+				target(right >= 0.95 * jobs, "a 5%% score drop at 2%% CV: called %.1f%% (goal >= 95)",
+				       100.0 * right / jobs);
+			if (what == SHIFT_KERNEL_ALL && fabs(shifts[k] - 0.02) < 1e-9 && cvs[i] <= 0.005 + 1e-12)
+				target(first >= 0.95 * jobs,
+				       "+2%% kernel instructions per op at %g%% work CV: job regression at 5+5 "
+				       "boots %.1f%%, in the end %.1f%% (goal >= 95 at 5+5)", 100 * cvs[i],
+				       100.0 * first / jobs, 100.0 * jobreg / jobs);
 			free(r);
 		}
-		printf("\n");
 	}
-	printf("goal: 5%% shift at 2%% CV: right >= 95\n");
 }
 
 int main(int argc, char **argv)
 {
 	double cvs[MAX_LIST] = { 0.01, 0.02, 0.05, 0.10, 0.20 }, shifts[MAX_LIST] = { 0.02, 0.03, 0.05, 0.10 };
-	double pcvs[MAX_LIST], bands[MAX_LIST] = { 0.03, 0.04, 0.05, 0.06, 0.08, 0.10, 0.12, 0.15, 0.20 };
-	double bcvs[MAX_LIST] = { 0.02, 0.05 }, aa_same[MAX_LIST];
-	int ncv = 5, nshift = 4, npcv = -1, nband = 9, nbcv = 2, jobs = 400, pjobs = -1, bjobs = -1;
+	double wcvs[MAX_LIST] = { 0.0005, 0.002, 0.003, 0.005, 0.01 }, wshifts[MAX_LIST] = { 0.02, 0.03, 0.05 };
+	double pcvs[MAX_LIST], aa_same[MAX_LIST], aa_false[MAX_LIST], emu_time_cv = 0.05;
+	int ncv = 5, nshift = 4, npcv = -1, nwcv = 5, nwshift = 3, jobs = 400, pjobs = -1, wjobs = -1, wpjobs = -1;
 	int time_n = 0, dump = 0, i;
-	struct sim_opts o = { 5, 9, 0.5, 0.7, 0.5, 1, 2 };
+	struct sim_opts o = { 5, 9, 0.5, 0.7, 0.5, 1, 1, 2 };
 	const char *suite_name = "tlb", *config = NULL;
 	struct strbuf err = STRBUF_INIT;
 	struct lab_config *cfg = NULL;
@@ -467,18 +481,24 @@ int main(int argc, char **argv)
 			jobs = (int)arg_int(a, v, 1, 1000000);
 		else if (!strcmp(a, "--power-jobs"))
 			pjobs = (int)arg_int(a, v, 0, 1000000);
-		else if (!strcmp(a, "--band-jobs"))
-			bjobs = (int)arg_int(a, v, 0, 1000000);
+		else if (!strcmp(a, "--work-jobs"))
+			wjobs = (int)arg_int(a, v, 0, 1000000);
+		else if (!strcmp(a, "--work-power-jobs"))
+			wpjobs = (int)arg_int(a, v, 0, 1000000);
 		else if (!strcmp(a, "--cv"))
 			arg_list(a, v, cvs, &ncv);
 		else if (!strcmp(a, "--shift"))
 			arg_list(a, v, shifts, &nshift);
 		else if (!strcmp(a, "--power-cv"))
 			arg_list(a, v, pcvs, &npcv);
-		else if (!strcmp(a, "--bands"))
-			arg_list(a, v, bands, &nband);
-		else if (!strcmp(a, "--band-cv"))
-			arg_list(a, v, bcvs, &nbcv);
+		else if (!strcmp(a, "--work-cv"))
+			arg_list(a, v, wcvs, &nwcv);
+		else if (!strcmp(a, "--work-shift"))
+			arg_list(a, v, wshifts, &nwshift);
+		else if (!strcmp(a, "--emu-time-cv"))
+			emu_time_cv = arg_double(a, v, 0, 100) / 100;
+		else if (!strcmp(a, "--wait-factor"))
+			o.wait_factor = arg_double(a, v, 0, 100);
 		else if (!strcmp(a, "--boots"))
 			o.boots = (int)arg_int(a, v, 1, 100);
 		else if (!strcmp(a, "--max-boots"))
@@ -510,11 +530,14 @@ int main(int argc, char **argv)
 		memcpy(pcvs, cvs, sizeof(cvs));
 		npcv = ncv;
 	}
-	qsort(bands, (size_t)nband, sizeof(*bands), cmp_double);	/* bisected */
+	if (nwcv == 1 && wcvs[0] == 0)
+		nwcv = 0;
 	if (pjobs < 0)
 		pjobs = jobs;
-	if (bjobs < 0)
-		bjobs = jobs;
+	if (wjobs < 0)
+		wjobs = jobs;
+	if (wpjobs < 0)
+		wpjobs = pjobs;
 	if (config_load(config, &cfg, &err) < 0) {
 		fprintf(stderr, "verdict-sim: %s\n", err.buf);
 		return 1;
@@ -534,8 +557,11 @@ int main(int argc, char **argv)
 		struct cond c;
 		struct docgen g;
 		json_t *cmp, *out;
+		int emulated = nwcv > 0 && wjobs > 0;
 
-		cond_init(&c, suite, cvs[0], nshift && pjobs ? shifts[0] : 0, 1);
+		cond_init(&c, suite, emulated ? emu_time_cv : cvs[0], emulated ? wcvs[0] : 0,
+			  emulated ? (nwshift && wpjobs ? wshifts[0] : 0) : (nshift && pjobs ? shifts[0] : 0),
+			  emulated ? SHIFT_KERNEL_ALL : SHIFT_SCORE, 1);
 		docgen_init(&g, &sh, &o, &c, 0);
 		gen_boots(&g, 0, o.boots);
 		cmp = compare_timed(g.doc, &c.rules, NULL);
@@ -552,7 +578,7 @@ int main(int argc, char **argv)
 		double m1, m2;
 		int n2;
 
-		cond_init(&c, suite, cvs[0], 0, time_n);
+		cond_init(&c, suite, cvs[0], 0, 0, SHIFT_SCORE, time_n);
 		run_or_die(&sh, &o, &c, r);
 		times(r, time_n, &m1, &m2, &n2);
 		printf("compare_sides, suite %s, A/A at %g%% CV: median %.1f ms at %d boots per side (%d jobs)",
@@ -569,30 +595,31 @@ int main(int argc, char **argv)
 		else
 			printf("%d boots per side, one look\n", o.boots);
 		printf("noise: log-normal per boot; boot effect shared by all rows rho %.2f, case activity "
-		       "coupling %.2f,\niterations within a boot %.2f x CV; seed %llu\n", o.rho, o.coupling,
-		       o.within, (unsigned long long)o.seed);
+		       "coupling %.2f,\niterations within a boot %.2f x CV; spin rows at %g x the work CV; seed %llu\n",
+		       o.rho, o.coupling, o.within, o.wait_factor, (unsigned long long)o.seed);
 		printf("rates in %% ± Monte-Carlo standard error (row rates clustered by job); "
 		       "0 (<x): none seen, 95%% bound x\n");
-		aa_table(&sh, &o, suite, cvs, ncv, jobs, aa_same);
-		if (nband && nbcv && bjobs) {
-			/* the band CVs' A/A share at the suite's band, where the table has it */
-			double bsame[MAX_LIST];
-			int b, k;
-
-			for (b = 0; b < nbcv; b++) {
-				bsame[b] = 0;
-				for (k = 0; k < ncv; k++)
-					if (fabs(cvs[k] - bcvs[b]) < 1e-9)
-						bsame[b] = aa_same[k];
-			}
-			band_search(&sh, &o, suite, bcvs, bsame, nbcv, bands, nband, bjobs);
-		}
+		if (ncv && jobs)
+			aa_table(&sh, &o, suite, cvs, ncv, 0, 0, jobs, aa_same, aa_false);
 		if (nshift && npcv && pjobs)
-			power_table(&sh, &o, suite, pcvs, npcv, shifts, nshift, pjobs);
+			power_table(&sh, &o, suite, pcvs, npcv, 0, shifts, nshift, SHIFT_SCORE, pjobs);
+		if (nwcv && wjobs)
+			aa_table(&sh, &o, suite, wcvs, nwcv, 1, emu_time_cv, wjobs, aa_same, aa_false);
+		if (nwcv && nwshift && wpjobs) {
+			power_table(&sh, &o, suite, wcvs, nwcv, emu_time_cv, wshifts, nwshift, SHIFT_KERNEL_ALL,
+				    wpjobs);
+			if (wpjobs / 2)
+				power_table(&sh, &o, suite, wcvs, nwcv, emu_time_cv, wshifts, nwshift,
+					    SHIFT_KERNEL_FIRST, wpjobs / 2);
+		}
+		printf("\ntargets (docs/statistics.md), on the point estimates above:\n%s", targets.buf);
+		if (targets_failed)
+			printf("b0008: %d target(s) FAILED (marked FAIL above)\n", targets_failed);
 		printf("\n%.0f s in all, %d worker(s)\n", mono_now() - t_start, o.parallel);
 	}
 	shape_release(&sh);
 	config_free(cfg);
 	strbuf_release(&err);
+	strbuf_release(&targets);
 	return 0;
 }

@@ -31,6 +31,7 @@ enum fam_kind {
 	FK_ZERO,	/* a counter that never moves here */
 	FK_PCT,		/* a share of CPU time, at most 100 */
 	FK_FIXED,	/* a count fixed by the spec (fault-write's rounds) */
+	FK_INSN,	/* instructions per op (TCG plugin): the work CV, only when emulated */
 	FK_MAX
 };
 
@@ -43,6 +44,7 @@ struct fam {
 	double coupling;	/* weight of the case's activity in its noise */
 	int inverse;		/* a time: falls when the activity rises */
 	int rates, per_cpu;
+	int wait;		/* FK_INSN of class wait: the work CV times the wait factor */
 };
 
 struct sim_case {
@@ -53,7 +55,8 @@ struct sim_case {
 	int iterations, warmup;
 	struct fam *fams;
 	size_t nfams;
-	size_t headline;	/* index of the case's headline fam */
+	size_t headline;	/* index of the case's score fam */
+	long kernel_insn;	/* index of its kernel_insn_per_op fam, or -1 */
 	long spk_source;	/* fam tlb.shootdowns_per_kop is computed from, or -1 */
 };
 
@@ -67,14 +70,24 @@ struct shape {
 struct sim_opts {
 	int boots, max_boots;	/* max_boots == boots: fixed count, one look */
 	double rho, coupling, within;
+	double wait_factor;	/* spin rows' CV, times the work CV */
 	uint64_t seed;
 	int parallel;
 };
 
+enum shift_what {
+	SHIFT_SCORE,		/* the first case's score */
+	SHIFT_KERNEL_FIRST,	/* the first case's kernel_insn_per_op */
+	SHIFT_KERNEL_ALL,	/* every case's kernel_insn_per_op */
+	SHIFT_MAX
+};
+
 struct cond {
-	double cv;		/* per-boot coefficient of variation (0.02) */
-	double shift;		/* the first headline row worse by this on patched */
-	struct compare_rules rules;	/* the suite's, or one with a candidate same_band */
+	double cv;		/* per-boot coefficient of variation of time rows (0.02) */
+	double wcv;		/* of work rows; 0: no instruction rows (a real machine) */
+	double shift;		/* the shifted rows worse by this on patched */
+	enum shift_what what;
+	struct compare_rules rules;	/* the suite's */
 	int njobs;
 };
 
@@ -119,7 +132,10 @@ enum verdict {
 /* What one set of rules made of one job: its last comparison's counts. */
 struct look {
 	signed char verdict;	/* the job's, enum verdict */
-	signed char shifted;	/* the first headline row's verdict */
+	signed char verdict1;	/* the first look's comparison's, whether or not
+				 * boots were added after it */
+	signed char shifted;	/* the first shifted row's verdict (the first
+				 * case's score when nothing is shifted) */
 	unsigned char boots;	/* per side, in the comparison that decided */
 	unsigned char more;	/* verdict_wants_more_boots said yes after look 1 */
 	unsigned short hl_rows, hl_called, ct_rows, ct_called;
