@@ -7,7 +7,8 @@
 . "$(dirname "$0")/../lib.sh"
 
 build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/compare*.c) \
-	daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c -ljansson -lm || exit 1
+	daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c \
+	-iquote agents $(cd "$TOP" && echo agents/workloads/*.c) agents/monitors/procparse.c -ljansson -lm || exit 1
 py_has jsonschema jsonschema python3-jsonschema || exit 1
 
 # two inputs: one A/B job (a single document, side filters) and two jobs
@@ -110,9 +111,13 @@ check "A/B: the failed run is reported and its boot still counts from the others
 check "A/B: the profile diff puts flush_tlb_func first" \
 	pj "$TMP/ab.out" 'L[0]["profile_diff"]["symbols"][0]["symbol"] == "flush_tlb_func" and
 	 abs(L[0]["profile_diff"]["symbols"][0]["delta"] + 2) < 1e-9'
-check "two jobs: 5 vs 3 boots is noted, and nothing can be significant" \
+check "two jobs: 5 vs 3 boots is noted, no rank-tested row can be significant, context rows are not tested" \
 	pj "$TMP/two.out" 'any("base has 5 boots, patched 3" in n for n in L[0]["notes"]) and
-	 all(r["verdict"] in ("same", "inconclusive", "unavailable") for r in L[0]["rows"])'
+	 all(r["verdict"] in ("same", "inconclusive", "unavailable", "context") for r in L[0]["rows"]
+	     if r.get("p_method") != "welch") and
+	 all((r["verdict"] == "context") == (r["class"] == "context") for r in L[0]["rows"]
+	     if r["verdict"] != "unavailable") and
+	 all(r["p"] is None for r in L[0]["rows"] if r["class"] == "context")'
 check "two jobs: a counter the patched kernel lacks is unavailable, with the reason" \
 	pj "$TMP/two.out" '[r["reason"] for r in L[0]["rows"] if r["metric"] == "vmstat.nr_tlb_remote_flush"]
 	 == 3 * ["unavailable on patched: vmstat lacks nr_tlb_* (DEBUG_TLBFLUSH is off)"] and
