@@ -33,13 +33,6 @@ typedef struct qemu_info_t {
 
 struct qemu_plugin_tb;
 struct qemu_plugin_insn;
-struct qemu_plugin_scoreboard;
-
-/* one uint64_t of a per-vCPU scoreboard entry */
-typedef struct {
-	struct qemu_plugin_scoreboard *score;
-	size_t offset;
-} qemu_plugin_u64;
 
 enum qemu_plugin_cb_flags {
 	QEMU_PLUGIN_CB_NO_REGS,
@@ -47,32 +40,20 @@ enum qemu_plugin_cb_flags {
 	QEMU_PLUGIN_CB_RW_REGS,
 };
 
-enum qemu_plugin_op {
-	QEMU_PLUGIN_INLINE_ADD_U64,
-	QEMU_PLUGIN_INLINE_STORE_U64,
-};
-
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
-void qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(struct qemu_plugin_tb *tb, enum qemu_plugin_op op,
-						       qemu_plugin_u64 entry, uint64_t imm);
 void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb, enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_register_vcpu_insn_exec_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_udata_cb_t cb,
 					    enum qemu_plugin_cb_flags flags, void *userdata);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
-void qemu_plugin_register_vcpu_insn_exec_inline_per_vcpu(struct qemu_plugin_insn *insn, enum qemu_plugin_op op, qemu_plugin_u64 entry, uint64_t imm);
 size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest, size_t len);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
-struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
-void qemu_plugin_scoreboard_free(struct qemu_plugin_scoreboard *score);
-uint64_t qemu_plugin_u64_get(qemu_plugin_u64 entry, unsigned int vcpu_index);
-int qemu_plugin_num_vcpus(void);
 void qemu_plugin_outs(const char *string);
 
 #endif

@@ -65,7 +65,7 @@ static const struct error_case error_cases[] = {
 	  "(the guest's host key is checked strictly)\n"
 	  "q.yaml:7:15: binary: " MUST_BE_BINARY "\n"
 	  "q.yaml:8:15: memory: must be an integer from 64 to 1048576\n"
-	  "q.yaml:9:14: accel: must be auto, kvm or tcg\n"
+	  "q.yaml:9:14: accel: must be auto, kvm, tcg or icount\n"
 	  "q.yaml:10:19: guest_host: must be an IPv4 or IPv6 address (without brackets)\n"
 	  "q.yaml:11:17: ssh_port: must be an integer from 1 to 65535\n"
 	  "q.yaml:12:15: append: " MUST_BE_CMDLINE "\n"
@@ -370,6 +370,38 @@ CONFIG_TEST(reboot_section, "r.yaml",
 	assert_null(config_machine(cfg, "r2")->kexec);
 }
 
+/* accel icount with its shift, and the instruction plugin's path or off;
+ * a shift out of range is refused at its line. */
+static void test_icount(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("q.yaml",
+			MACHINES
+			L("  - name: vm")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, accel: icount, "
+			  "icount_shift: 5, insn_plugin: /opt/tlblab-insn.so}")
+			L("  - name: vm2")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, insn_plugin: off}"));
+	assert_string_equal(config_machine(cfg, "vm")->qemu->accel, "icount");
+	assert_int_equal(config_machine(cfg, "vm")->qemu->icount_shift, 5);
+	assert_string_equal(config_machine(cfg, "vm")->qemu->insn_plugin, "/opt/tlblab-insn.so");
+	assert_string_equal(config_machine(cfg, "vm2")->qemu->insn_plugin, "off");
+	config_free(cfg);
+	expect_errors("q.yaml",
+		      MACHINES
+		      L("  - name: vm")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, icount_shift: 11}"),
+		      "q.yaml:6:79: icount_shift: must be an integer from 0 to 10");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -381,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_pin_vcpus),
 		cmocka_unit_test(test_builder_ccache),
 		cmocka_unit_test(test_reboot_section),
+		cmocka_unit_test(test_icount),
 	};
 
 	return cmocka_run_group_tests_name("config_machines", tests, NULL, NULL);
