@@ -143,14 +143,14 @@ static void print_summary(FILE *out, const json_t *s)
 		}
 }
 
-/* Rows a reader can skip: the same, or counters that moved less than the
- * counter threshold without a verdict. */
+/* Rows a reader can skip: the same, context (untested), or counters that
+ * moved less than the counter threshold without a verdict. */
 static int folded(const json_t *row, double counter_pct)
 {
 	const char *v = str_or_dash(row, "verdict");
 	double ch;
 
-	if (!strcmp(v, "same"))
+	if (!strcmp(v, "same") || !strcmp(v, "context"))
 		return 1;
 	if (json_is_true(json_object_get(row, "headline")) || strcmp(v, "inconclusive"))
 		return 0;
@@ -160,7 +160,7 @@ static int folded(const json_t *row, double counter_pct)
 static void print_rows(FILE *out, const json_t *cmp, int all)
 {
 	static const char *const heads[] = {
-		"WORKLOAD", "PARAMS", "METRIC", "BASE", "PATCHED", "%CHANGE", "P/ADJ", "CI %", "MDE %",
+		"WORKLOAD", "PARAMS", "METRIC", "CLASS", "BASE", "PATCHED", "%CHANGE", "P/ADJ", "CI %", "MDE %",
 		"VERDICT",
 	};
 	const json_t *rows = json_object_get(cmp, "rows");
@@ -171,7 +171,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 
 	if (client_jnum(json_object_get(cmp, "rules"), "min_change_counter", &counter_pct) == 0)
 		counter_pct *= 100;
-	client_table_init(&tab, ARRAY_SIZE(heads), heads, "lllrrrrrrl");
+	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llllrrrrrrl");
 	json_array_foreach(rows, i, r) {
 		char b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE], pv[FMT_SIZE], ci[FMT_SIZE], mde[FMT_SIZE];
 		struct strbuf verdict = STRBUF_INIT, params = STRBUF_INIT;
@@ -192,7 +192,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 		{
 			const char *row[] = {
 				client_jstr(r, "workload"), params.buf, client_jstr(r, "metric"),
-				fmt_center(b, json_object_get(r, "base")),
+				str_or_dash(r, "class"), fmt_center(b, json_object_get(r, "base")),
 				fmt_center(p, json_object_get(r, "patched")),
 				fmt_pct(ch, json_object_get(r, "change_pct")), fmt_p(pv, r),
 				fmt_ci(ci, json_object_get(r, "ci")), mde, verdict.buf,
@@ -204,13 +204,20 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 		strbuf_release(&params);
 	}
 	fputc('\n', out);
+	/* emulated instructions are not hardware cycles: say what a class is */
+	if (client_jstr(json_object_get(cmp, "rules"), "classes")) {
+		char clean[1024];
+
+		fprintf(out, "classes: %s\n", client_fmt_clean(clean, sizeof(clean),
+								client_jstr(json_object_get(cmp, "rules"), "classes")));
+	}
 	if (tab.nrows)
 		client_table_print(&tab, out, NULL);
 	else
 		fprintf(out, "no rows\n");
 	if (nfolded)
-		fprintf(out, "(%zu rows folded: same, or counters that moved less than %g%%; --all shows them)\n",
-			nfolded, counter_pct);
+		fprintf(out, "(%zu rows folded: same, context (not tested), or counters that moved less than %g%%; "
+			"--all shows them)\n", nfolded, counter_pct);
 	client_table_release(&tab);
 }
 

@@ -228,14 +228,15 @@ void report_headline_table(struct report *r)
 			strbuf_addf(&s, " by %s", m);
 	}
 	report_para(r->out, "  ", 2, s.buf);
-	strbuf_reset(&s);
-	strbuf_addf(&s, "classes: %s", compare_class_legend());
-	report_para(r->out, "  ", 2, s.buf);
 	strbuf_addch(r->out, '\n');
 	table_head(r->out, padj);
 	json_array_foreach(rows, i, row)
 		if (is_headline(row))
 			table_row(r->out, row, rules, padj);
+	strbuf_reset(&s);
+	strbuf_addf(&s, "classes: %s", compare_class_legend());
+	strbuf_addch(r->out, '\n');
+	report_para(r->out, "  ", 2, s.buf);
 	if (scores) {
 		strbuf_addch(r->out, '\n');
 		report_para(r->out, "  ", 2, "the workloads' time scores: on an emulated machine the instruction "

@@ -10,7 +10,7 @@ daemon's own answer, worked out here independently (t0020).
       the name) only with --all, else counted in the "hidden" line.
   client-check.py compare TEXT JSON [--all]
       JSON is the daemon's {"comparison": ...}. The summary line is the
-      daemon's text; every row that is not folded (same, or a counter that
+      daemon's text; every row that is not folded (same, context, or a counter that
       moved less than the counter threshold) is a table line with its
       workload, metric, change and verdict, and no other line is; the folded
       count, each sweep row, the boots per side and every note are shown.
@@ -102,7 +102,7 @@ def pct(v):
 
 
 def folded(row, counter_pct):
-    if row["verdict"] == "same":
+    if row["verdict"] in ("same", "context"):
         return True
     if row["headline"] or row["verdict"] != "inconclusive":
         return False
@@ -130,14 +130,16 @@ def check_compare(text, doc, show_all):
         errors.append("%d table rows, the daemon's comparison has %d to show" % (len(table), len(shown)))
     for line, r in zip(table, shown):
         verdict = r["verdict"] + (" (%s)" % r["reason"] if r.get("reason") else "")
-        pattern = r"^%s +.* +%s +.* +%s +.*  %s$" % (re.escape(r["workload"]), re.escape(r["metric"]),
-                                                    re.escape(pct(r["change_pct"])), re.escape(verdict))
+        pattern = r"^%s +.* +%s +%s +.* +%s +.*  %s$" % (re.escape(r["workload"]), re.escape(r["metric"]),
+                                                       re.escape(r.get("class", "-")),
+                                                       re.escape(pct(r["change_pct"])), re.escape(verdict))
         if not re.match(pattern, line):
             errors.append("row %r is not %s %s %s %s" % (line, r["workload"], r["metric"],
                                                           pct(r["change_pct"]), verdict))
     nfolded = len(cmp["rows"]) - len(shown)
     if nfolded:
-        want = "(%d rows folded: same, or counters that moved less than %g%%; --all shows them)" % (nfolded, counter_pct)
+        want = ("(%d rows folded: same, context (not tested), or counters that moved less than %g%%; "
+                "--all shows them)" % (nfolded, counter_pct))
         if want not in text:
             errors.append("missing %r" % want)
     elif any("folded" in l for l in text):
