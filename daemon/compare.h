@@ -21,10 +21,13 @@
  *
  * Method (DESIGN.md, Statistics): warm-up iterations are dropped; within a
  * side, the iterations of one boot give one sample (their median); rows are
- * (spec, case parameters, metric); the test is two-sided Mann-Whitney U on
- * the per-boot samples, with a bootstrap 95% CI (2000 resamples, fixed seed)
- * of median(patched) / median(base); the verdict follows the rules below,
- * using the metric's direction to say regression or improvement.
+ * (spec, case parameters, metric), each with a class and a role
+ * (compare_class.h); the test is two-sided Mann-Whitney U on the per-boot
+ * samples, with a bootstrap 95% CI (2000 resamples, fixed seed) of
+ * median(patched) / median(base), or for work and wait rows Welch's t on
+ * their logs with a noise floor; the verdict follows the rules below
+ * (verdict.h), using the metric's direction to say regression or
+ * improvement. docs/statistics.md says why.
  */
 
 /*
@@ -75,7 +78,11 @@ json_t *compare_rules_json(const struct compare_rules *r);
  * improvements first, largest change first); "sweeps" (headline metrics of
  * cases that differ only in "workers"); "tlb" (shootdowns per kop and the
  * shootdown counters' per-second average and peak beside each headline
- * case); "profile_diff"; "provenance"; "failed"; "notes"; "rules".
+ * case); "profile_diff"; "provenance"; "failed"; "notes"; "rules";
+ * "by_class" (per tested class, its lead rows' verdict and what they saw in
+ * words). Each row has "class", "role", "headline" (role headline) and,
+ * when tested, "family" and its adjusted p; context rows have verdict
+ * "context" and no p.
  *
  * "ci" is the bootstrap interval of the ratio of medians given as percent
  * change, like "change_pct": [-3.1, 0.4] means patched/base in [0.969,
@@ -120,7 +127,8 @@ int verdict_wants_more_boots(const json_t *comparison);
 /* The one-word verdict of a comparison document (its "verdict"):
  * regression when any headline metric regressed, else improvement,
  * changed, inconclusive, same, or unavailable when no headline metric could
- * be compared. */
+ * be compared. The document's "by_class" has the same word for the lead
+ * rows of each class (work, wait, time). */
 const char *compare_verdict(const json_t *comparison);
 
 #endif

@@ -1,8 +1,8 @@
 /*
  * (Over 800 lines on purpose: one pure module of numerical routines that
  * depend on each other, the exact Mann-Whitney counts, the t and normal
- * tails, the bootstrap and alpha spending; split, each part would need the
- * others' internals.)
+ * tails with Welch's test on them, the bootstrap and alpha spending; split,
+ * each part would need the others' internals.)
  *
  * Statistics for comparisons. A comparison has few samples (5 boots per
  * side by default), so the Mann-Whitney p-value is exact where it can be:

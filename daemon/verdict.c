@@ -2,22 +2,28 @@
  * A job compares tens of rows at once, and may look at its data twice
  * (after its first boots, and again once boots were added because a
  * headline row was undecided). Both multiply the chances of a false call,
- * so both are paid for out of one alpha:
+ * so both are paid for out of one alpha per family of rows:
  *
- * - across looks, alpha is spent by an O'Brien-Fleming-like function of
- *   the information fraction (boots at the first look / the most boots).
- *   The first look spends little (at 5 of 9 boots, 0.06% of a 1% alpha),
- *   the second spends the rest. A false call at either look is bounded by
- *   the sum of what the looks spent, whatever the correlation between them,
- *   so the job keeps its alpha at every noise level;
+ * - across looks, alpha is spent by a function of the information fraction
+ *   (boots at the first look / the most boots): O'Brien-Fleming-like for
+ *   rank-tested families (little early; nothing at all when the first
+ *   look's boots cannot give a p below that share, which then goes to the
+ *   second look), Pocock-like for Welch families (near-deterministic work
+ *   and wait rows, which should decide at the first look). A false call at
+ *   either look is bounded by the sum of what the looks spent, whatever the
+ *   correlation between them;
  * - across rows, Holm's step-down keeps the family-wise error of the
- *   headline rows (the job's verdict) at the look's alpha, and
- *   Benjamini-Hochberg keeps the false discovery rate of the counter rows
- *   (many, correlated, there to explain a headline change) at that level.
+ *   headline rows (the job's verdict) and of the time scores that are not
+ *   headline at the look's alpha, and Benjamini-Hochberg keeps the false
+ *   discovery rate of each class's secondary rows (many, correlated, there
+ *   to explain a headline change) at that level. Context rows (counts and
+ *   rates over the window) are not tested at all.
  *
  * `same` is an equivalence test (two one-sided tests, as an interval at
- * 1 - 2 * alpha_eq inside +-margin); a job is `same` only when all its
- * headline rows are, which needs no adjustment (each must pass on its own).
+ * 1 - 2 * alpha_eq) inside the least change the row would call, so it
+ * promises no such change; an interval that fits only the wider margin
+ * says "no change beyond" it. A job is `same` only when all its headline
+ * rows are, which needs no adjustment (each must pass on its own).
  */
 #include "verdict.h"
 
