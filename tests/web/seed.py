@@ -176,7 +176,8 @@ def dashboard(c):
     for m, u, d in (("mprotect.ops_per_sec", "ops/s", "higher"), ("interrupts.TLB", "count", "lower"),
                     ("interrupts.TLB.per_sec", "1/s", "lower"), ("interrupts.TLB.peak_per_sec", "1/s", "lower"),
                     ("vmstat.nr_tlb_remote_flush", "count", "lower"), ("procstat.busy_pct", "%", "neutral"),
-                    ("tlb.shootdowns_per_kop", "1/kop", "lower"), ("tracepoints.tlb_flush_remote", "count", "lower")):
+                    ("tlb.shootdowns_per_kop", "1/kop", "lower"), ("tracepoints.tlb_flush_remote", "count", "lower"),
+                    ("vmstat.nr_tlb_remote_flush.per_kop", "count/kop", "lower")):
         info(c, m, u, d)
     cases = [(w, {"workload": "mprotect", "mode": "threads", "workers": w, "size": "64K"}) for w in (1, 2, 4)]
 
@@ -188,6 +189,9 @@ def dashboard(c):
         v = {"mprotect.ops_per_sec": ops, "interrupts.TLB": tlb, "interrupts.TLB.per_sec": tlb / 3,
              "interrupts.TLB.peak_per_sec": tlb / 3 * 1.8, "vmstat.nr_tlb_remote_flush": flush,
              "procstat.busy_pct": 99.0 * rng.gauss(1, 0.001), "tlb.shootdowns_per_kop": tlb / (ops * 3) * 1000}
+        if workers > 1:
+            # a counter per operation (work): remote flushes per kop halve
+            v["vmstat.nr_tlb_remote_flush.per_kop"] = flush / (ops * 3) * 1000
         if not p:
             v["tracepoints.tlb_flush_remote"] = flush * 0.9
         return v
