@@ -12,7 +12,8 @@ case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 CACHE=/var/cache/tlblab
 DATA=/var/lib/tlblab
 PATCH=${PATCH:-$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch}
-BOOTS=${BOOTS:-2}
+BOOTS=${BOOTS:-3}
+SUITE=${SUITE:-demo}
 cd "$TOP"
 
 echo "== 1/4 kernel tree (Debian linux-source-6.1 as a git tree, once)"
@@ -41,11 +42,11 @@ else
 	echo "tlblabd started (pid $!, log $DATA/tlblabd.log)"
 fi
 
-echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, $BOOTS boots per side"
+echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, suite $SUITE, $BOOTS boots per side"
 echo "   (the first build of the base kernel takes several minutes; later ones are cached)"
 rc=0
-"$BUILD/tlblab" submit --suite tlb --tree linux --base v6.1-debian --patch "$PATCH" \
-	--boots "$BOOTS" --submitter demo --wait --timeout 5400 || rc=$?
+"$BUILD/tlblab" submit --suite "$SUITE" --tree linux --base v6.1-debian --patch "$PATCH" \
+	--boots "$BOOTS" --max-boots "$BOOTS" --submitter demo --wait --timeout 5400 || rc=$?
 job=$("$BUILD/tlblab" jobs --submitter demo --limit 1 --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])')
 echo
 echo "== results of job $job (base, then patched)"
@@ -56,6 +57,29 @@ echo "== comparison of job $job (base vs patched)"
 echo
 echo "Dashboard: $TLBLAB_SERVER/   this job: $TLBLAB_SERVER/jobs/$job   JSON: $TLBLAB_SERVER/api/v1/jobs/$job/comparison"
 echo "tlblabd keeps running; stop it with: pkill -x tlblabd"
+# what was measured and what the verdict rests on, in words, from the
+# comparison itself
+echo
+"$BUILD/tlblab" compare "$job" --json 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+try:
+    c = json.load(sys.stdin)["comparison"]
+except Exception:
+    sys.exit(0)
+by = c.get("by_class") or {}
+boots = c.get("provenance", {}).get("boots", {})
+print("What was measured: %s boots of each kernel on the emulated lab (QEMU TCG)." % boots.get("base", "?"))
+if by.get("work"):
+    print("  emulated work: instructions the guest executed per operation, counted by QEMU'"'"'s")
+    print("    instruction plugin (emulated instructions, not hardware cycles): %s" % by["work"].get("text"))
+if by.get("wait"):
+    print("  wait: spin-wait instructions per operation: %s" % by["wait"].get("text"))
+if by.get("time"):
+    print("  time: throughput on the emulated clock: %s" % by["time"].get("text"))
+rest = [k for k in ("work", "wait", "time") if (by.get(k) or {}).get("makes_job_verdict")]
+print("The verdict rests on the %s rows%s." % (" and ".join(rest) or "headline",
+      ", each called only past its least change with the error rate held over the rows (Holm)" if rest else ""))
+'
 # the closing line: the job's verdict, or why it has none
 verdict=$("$BUILD/tlblab" status "$job" | sed -n 's/^verdict  *//p')
 if [ "$rc" = 0 ] && [ -n "$verdict" ]; then

@@ -69,7 +69,8 @@ lab_cache_ready() {
 }
 
 # embedded_lab CACHE SSH_PORT [LAB_KEY: VALUE...]: the head of a lab.yaml
-# like configs/local.yaml (one 2-vCPU QEMU machine vm1 under TCG, the local
+# like configs/local.yaml (one 2-vCPU QEMU machine vm1 under TCG with icount
+# and the instruction plugin, the local
 # builder and the linux tree of CACHE) on $port, for the benches that run
 # real A/B jobs; the suites: section follows it
 embedded_lab() {
@@ -77,7 +78,7 @@ embedded_lab() {
 	shift 2
 	lab_yaml "$tmp/data" "tokens: [bench-token-0123456789]" "$@"
 	echo machines:
-	lab_yaml_qemu_machine "$_cache/guest" "$_ssh" "accel: tcg"
+	lab_yaml_qemu_machine "$_cache/guest" "$_ssh" "accel: icount" "icount_shift: 3"
 	cat <<EOC
 builders:
   - name: local

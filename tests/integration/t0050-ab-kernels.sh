@@ -137,6 +137,16 @@ if rows:
        (r["base"]["center"], r["patched"]["center"], r["verdict"]), json.dumps(r)[:500])
 ok(c["rules"].get("metrics", {}).get("tlb_flush.*") == {"alpha": 0.001, "min_change": 0.1, "same_band": None},
    "the comparison was made under the suite's per-metric rule", json.dumps(c["rules"]))
+# the QEMU plugin's instruction counts: the headline rows of an emulated machine
+ins = [r for r in c["rows"] if r["metric"] == "mprotect.kernel_insn_per_op" and r["params"].get("mode") == "processes"]
+ok(len(ins) == 1 and ins[0]["headline"] and ins[0].get("class") == "work" and ins[0]["base"]["n"] == 2 and
+   ins[0]["patched"]["n"] == 2 and 1000 < ins[0]["base"]["center"] < ins[0]["patched"]["center"],
+   "the plugin's kernel instructions per mprotect() are a headline work row, and rise with the patch (%s)" %
+   (" -> ".join("%.0f" % ins[0][s]["center"] for s in ("base", "patched")) if ins else "none"),
+   json.dumps(ins)[:600])
+spin = [r for r in c["rows"] if r["metric"] == "mprotect.spin_insn_per_op"]
+ok(len(spin) == 2 and all(r.get("class") == "wait" for r in spin), "spin-wait instructions are a wait row per case",
+   json.dumps(spin)[:300])
 head = [r for r in c["rows"] if r["headline"]]
 ok(len(head) >= 2 and all(r["verdict"] in ("inconclusive", "same", "regression", "improvement") for r in head),
    "headline rows carry verdicts (%s)" % ", ".join("%s %s" % (r["params"].get("mode"), r["verdict"]) for r in head), "")
@@ -150,6 +160,9 @@ grep -q "job $id: done: $verdict\$" "$DAEMON_LOG" &&
 	pass "the job list filters by verdict" || fail "jobs?verdict=$verdict" "$(api GET "/jobs?verdict=$verdict" | head -c 300)"
 log=$(api GET "/jobs/$id/stages/$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')/log")
 echo "$log" | grep -q 'identity checked' && pass "the boot log has the console and the identity check" || fail "boot log" "$(echo "$log" | tail -n 5)"
+echo "$log" | grep -q 'tlblab: instruction plugin .*tlblab-insn.so writes .*/insn.log' &&
+	pass "the boot log says which instruction plugin QEMU loaded" ||
+	fail "boot log: the instruction plugin" "$(echo "$log" | grep 'tlblab:' | tail -n 4)"
 
 # 2. the ways a patch fails
 id=$(submit linux "$TOP/tests/fixtures/patches/does-not-apply.patch")
