@@ -853,7 +853,9 @@ check_fails "bisect of a suite the lab has not: the daemon's 400 names the field
 check_fails "bisect without a token: the 401" 1 "HTTP 401" \
 	env TLBLAB_TOKEN= "$TLBLAB" bisect linux v6.0 v6.1 --suite tlb --metric mprotect.ops_per_sec
 out=$("$TLBLAB" bisect linux v6.0 v6.1 --suite tlb --metric mprotect.ops_per_sec --boots 3 2>&1)
-check "bisect TREE GOOD BAD starts one" sh -c 'printf "%s\n" "$1" | grep -Eq "^bisection 2: running, v6.0..v6.1 in mprotect.ops_per_sec on m1"' \
+# the tracker may have found the builder unreachable (below) before the
+# client reads the new bisection back: running or already failed
+check "bisect TREE GOOD BAD starts one" sh -c 'printf "%s\n" "$1" | grep -Eq "^bisection 2: (running|failed), v6.0..v6.1 in mprotect.ops_per_sec on m1"' \
 	sh "$out"
 bisection_failed() {
 	"$TLBLAB" bisect 2 --json | $PY -c 'import json, sys; b = json.load(sys.stdin); sys.exit(not (b["state"] == "failed" and "no commits to bisect between v6.0 and v6.1: cannot reach builder" in b["result"]))'
