@@ -74,6 +74,16 @@ for name, what in (("A", "comment-only patch"), ("B", "demo patch (flush every o
     print("%s %s: job %s in %s s, verdict %s, look %s of %s, %s+%s boots" % (
         name, what, job["state"], secs, c["verdict"], g.get("look"), g.get("looks"),
         c["provenance"]["boots"]["base"], c["provenance"]["boots"]["patched"]))
+    # per-boot spread (CV of the per-boot medians) of the headline rows and
+    # of the time scores, median over rows and sides: the lab's noise floor
+    for cls, pick in (("work+wait headline", lambda r: r["headline"]),
+                      ("time score", lambda r: r.get("role") == "score")):
+        sp = sorted(r[s]["spread_pct"] for r in c["rows"] if pick(r) for s in ("base", "patched")
+                    if r[s].get("spread_pct") is not None)
+        if sp:
+            print("   per-boot spread, %s rows: median %.2f%% (%.2f-%.2f%%, %d values)" % (
+                cls, sp[len(sp) // 2] if len(sp) % 2 else (sp[len(sp) // 2 - 1] + sp[len(sp) // 2]) / 2,
+                sp[0], sp[-1], len(sp)))
     for k, v in sorted((c.get("by_class") or {}).items()):
         print("   class %-5s %s%s" % (k, v.get("text"), "" if v.get("makes_job_verdict") else " [not the job's verdict]"))
     for r in c["rows"]:
