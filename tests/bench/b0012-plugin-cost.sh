@@ -13,10 +13,11 @@
 . "$TOP/tests/guest.sh"
 
 BOOTS=${PLUGIN_BOOTS:-3}
-GUEST_PORT=10029
+GUEST_PORT=10034
 PLUGIN="$BUILD/tlblab-insn.so"
 trap 'guest_stop; rm -rf "$TMP"' EXIT
 say() { echo "b0012: $*"; }
+# inside one(), whose standard output is the figure, messages go to stderr
 [ -f "$PLUGIN" ] || { say "no $PLUGIN (make builds it)"; exit 1; }
 if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y); then
 	say "no lab kernel: $(tail -n 5 "$TMP/build.log")"
@@ -41,13 +42,13 @@ one() {
 		-initrd "$GUEST_DIR/initramfs.cpio" -append "console=ttyS0 panic=-1" -no-reboot \
 		-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
 		-serial "file:$TMP/console.log" -monitor none -display none -daemonize -pidfile "$TMP/qemu.pid" \
-		$plug >"$TMP/qemu.out" 2>&1 || { say "qemu: $(tail -n 2 "$TMP/qemu.out")"; return; }
+		$plug >"$TMP/qemu.out" 2>&1 || { say >&2 "qemu: $(tail -n 2 "$TMP/qemu.out")"; return; }
 	QEMU_PID=$(cat "$TMP/qemu.pid")
 	i=0
 	until grep -q 'tlblab-guest: ready' "$TMP/console.log" 2>/dev/null; do
 		i=$((i + 1))
 		if [ $i -gt 1200 ] || ! kill -0 "$QEMU_PID" 2>/dev/null; then
-			say "$1 plugin $2: the guest did not come up: $(tail -n 2 "$TMP/console.log" 2>/dev/null)"
+			say >&2 "$1 plugin $2: the guest did not come up: $(tail -n 2 "$TMP/console.log" 2>/dev/null)"
 			guest_stop
 			return
 		fi
@@ -58,7 +59,7 @@ one() {
 	t1=$(date +%s.%N)
 	guest_stop
 	QEMU_PID=
-	grep -q '"type":"result"' "$TMP/run.out" || { say "$1 plugin $2: the run failed: $(tail -c 300 "$TMP/run.out")"; return; }
+	grep -q '"type":"result"' "$TMP/run.out" || { say >&2 "$1 plugin $2: the run failed: $(tail -c 300 "$TMP/run.out")"; return; }
 	echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}'
 }
 

@@ -22,7 +22,7 @@
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; [ -n "${HOOK_PID:-}" ] && kill "$HOOK_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-guest_lab 31000 10030 vm1
+guest_lab 2000 10030 vm1
 T0=$(date +%s)
 
 guest_prepare usr/sbin/sshd

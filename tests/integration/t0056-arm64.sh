@@ -15,7 +15,7 @@
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
-guest_lab 33000 10032 arm1
+guest_lab 5000 10032 arm1
 
 guest_prepare usr/sbin/sshd
 ARM=$CACHE/guest-arm64
