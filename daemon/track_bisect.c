@@ -379,6 +379,23 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 	return r;
 }
 
+/*
+ * What a step's row says for the bisection: its verdict, except that a row
+ * whose equivalence interval fits the margin ("no change beyond X%", which
+ * is `inconclusive` for a job since `same` needs the least change) counts
+ * as the same here. A bisection asks which end a step resembles, and its
+ * ends differ by a confirmed change; a step within the margin of both ends
+ * is still inconclusive (bisect_classify).
+ */
+static const char *step_verdict(const json_t *row)
+{
+	const char *v = str(row, "verdict");
+
+	if (v && !strcmp(v, "inconclusive") && json_is_number(json_object_get(row, "no_change_beyond_pct")))
+		return "same";
+	return v;
+}
+
 /* Classifies the steps that ended and have no outcome yet. */
 static void classify(struct tracker *tr, struct bis *b)
 {
@@ -416,14 +433,14 @@ static void classify(struct tracker *tr, struct bis *b)
 			ev = json_pack("{s:s}", "failed", why.buf);
 			strbuf_release(&why);
 		} else {
-			m = bisect_classify(str(vg, "verdict"), str(vb, "verdict"), str(b->doc, "change"));
+			m = bisect_classify(step_verdict(vg), step_verdict(vb), str(b->doc, "change"));
 			ev = json_pack("{s:o,s:o,s:I}", "vs_good", row_evidence(vg), "vs_bad", row_evidence(vb), "jobs",
 				       (json_int_t)njobs);
 		}
 		store_bisection_step_done(tr->st, id, bisect_mark_name(m), ev);
 		json_object_set_new((json_t *)s, "outcome", json_string(bisect_mark_name(m)));
 		log_info("bisection %lld: %.12s is %s (against good: %s, against bad: %s)", (long long)b->id, commit,
-			 bisect_mark_name(m), vg ? str(vg, "verdict") : "-", vb ? str(vb, "verdict") : "-");
+			 bisect_mark_name(m), vg ? step_verdict(vg) : "-", vb ? step_verdict(vb) : "-");
 		json_decref(ev);
 		json_decref(vg);
 		json_decref(vb);
