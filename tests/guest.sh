@@ -205,7 +205,7 @@ guest_stop() {
 lab_qemu_head() {
 	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 3600"
 	echo machines:
-	lab_yaml_qemu_machine "$CACHE/guest" "$GUEST_PORT" "memory: 1024" "accel: auto"
+	lab_yaml_qemu_machine "$CACHE/guest" "$GUEST_PORT" "memory: 1024" "accel: auto" "$@"
 }
 
 # lab_ssh_guest_head BOOT: the lab section and a machines section with one
