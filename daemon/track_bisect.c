@@ -396,36 +396,6 @@ static const char *step_verdict(const json_t *row)
 	return v;
 }
 
-static int called(const char *v)
-{
-	return v && (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed"));
-}
-
-/*
- * The two verdicts a step is classified by (step_verdict). A step that
- * differs from both ends, each significantly (the ends' runs were measured
- * at other times than the step's, and a time row drifts with the host),
- * resembles the end it is at least 3 times nearer to, in log ratio: 6%
- * from the good end and 47% from the bad one is a good commit.
- */
-static void step_verdicts(const json_t *vg, const json_t *vb, const char **ret_g, const char **ret_b)
-{
-	const char *g = step_verdict(vg), *b = step_verdict(vb);
-	double cg = json_number_value(json_object_get(vg, "change_pct"));
-	double cb = json_number_value(json_object_get(vb, "change_pct"));
-
-	if (called(g) && called(b) && cg > -100 && cb > -100) {
-		double dg = fabs(log1p(cg / 100)), db = fabs(log1p(cb / 100));
-
-		if (3 * dg < db)
-			g = "same";
-		else if (3 * db < dg)
-			b = "same";
-	}
-	*ret_g = g;
-	*ret_b = b;
-}
-
 /* Classifies the steps that ended and have no outcome yet. */
 static void classify(struct tracker *tr, struct bis *b)
 {
@@ -463,10 +433,7 @@ static void classify(struct tracker *tr, struct bis *b)
 			ev = json_pack("{s:s}", "failed", why.buf);
 			strbuf_release(&why);
 		} else {
-			const char *g, *bv;
-
-			step_verdicts(vg, vb, &g, &bv);
-			m = bisect_classify(g, bv, str(b->doc, "change"));
+			m = bisect_classify(step_verdict(vg), step_verdict(vb), str(b->doc, "change"));
 			ev = json_pack("{s:o,s:o,s:I}", "vs_good", row_evidence(vg), "vs_bad", row_evidence(vb), "jobs",
 				       (json_int_t)njobs);
 		}
