@@ -77,7 +77,7 @@ static int each_marker(const char *text, int (*fn)(void *, const struct marker *
 		r = parse_line(line, len, &m);
 		if (r < 0)
 			return strbuf_seterr(err, "the instruction plugin's line %zu is not a marker: %.80s", lineno,
-					     line), -1;
+					     line);
 		if (r > 0 && fn(arg, &m, nmark) < 0) {
 			strbuf_addf(err, " (line %zu)", lineno);
 			return -1;
@@ -173,7 +173,7 @@ int insn_metrics(const struct insn_window *w, double ops, const char *workload, 
 	int i;
 
 	if (!(ops > 0))
-		return strbuf_seterr(err, "no operations counted in the window"), -1;
+		return strbuf_seterr(err, "no operations counted in the window");
 	for (i = 0; i < INSN_CLASS_MAX; i++) {
 		char name[160];
 
