@@ -4,7 +4,11 @@
  */
 #include "bisect.h"
 
+#include <errno.h>
+#include <math.h>
 #include <string.h>
+
+#include "stats.h"
 
 #include "banned.h"
 
@@ -94,5 +98,66 @@ enum bisect_mark bisect_classify(const char *good_to_step, const char *bad_to_st
 		return BISECT_BAD;
 	if (back_from_bad && !moved_from_good && !like_bad)
 		return BISECT_GOOD;
+	return BISECT_INCONCLUSIVE;
+}
+
+/* mean and variance (floored at floor^2) of the logs of v[0..n); -EINVAL
+ * when n < 2 or a value is not > 0 */
+static int log_moments(const double *v, size_t n, double floor, double *ret_mean, double *ret_var)
+{
+	double m = 0, ss = 0;
+	size_t i;
+
+	if (n < 2)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!(v[i] > 0) || !isfinite(v[i]))
+			return -EINVAL;
+		m += log(v[i]);
+	}
+	m /= (double)n;
+	for (i = 0; i < n; i++)
+		ss += (log(v[i]) - m) * (log(v[i]) - m);
+	*ret_mean = m;
+	*ret_var = fmax(ss / (double)(n - 1), floor * floor);
+	return 0;
+}
+
+int bisect_position(const double *good, size_t ng, const double *bad, size_t nb, const double *step, size_t ns,
+		    double sd_floor, struct bisect_position *ret)
+{
+	double mg, vg, mb, vb, ms, vs, span, d, ug, ub, us, se2, den, p2;
+
+	if (log_moments(good, ng, sd_floor, &mg, &vg) || log_moments(bad, nb, sd_floor, &mb, &vb) ||
+	    log_moments(step, ns, sd_floor, &ms, &vs))
+		return -EINVAL;
+	span = mb - mg;
+	if (span == 0)
+		return -EDOM;
+	/* the step's mean against the midpoint (mg + mb) / 2, signed so that
+	 * positive is toward the bad end */
+	d = (ms - (mg + mb) / 2) * (span > 0 ? 1 : -1);
+	ug = vg / (double)ng / 4, ub = vb / (double)nb / 4, us = vs / (double)ns;
+	se2 = ug + ub + us;
+	den = ug * ug / (double)(ng - 1) + ub * ub / (double)(nb - 1) + us * us / (double)(ns - 1);
+	ret->x = (ms - mg) / span;
+	ret->t = d / sqrt(se2);
+	ret->df = se2 * se2 / den;
+	p2 = stats_t_p2(ret->t, ret->df);
+	ret->p_bad = ret->t > 0 ? p2 / 2 : 1 - p2 / 2;
+	ret->p_good = ret->t > 0 ? 1 - p2 / 2 : p2 / 2;
+	return 0;
+}
+
+enum bisect_mark bisect_position_mark(const struct bisect_position *pos, double alpha, const char *good_to_step,
+				      const char *bad_to_step, const char *change)
+{
+	int partway = good_to_step && bad_to_step && change && !strcmp(good_to_step, change) &&
+		      !strcmp(bad_to_step, opposite(change));
+
+	if (pos->p_good < alpha && (!partway || pos->x < 0.25))
+		return BISECT_GOOD;
+	if (pos->p_bad < alpha && (!partway || pos->x > 0.75))
+		return BISECT_BAD;
 	return BISECT_INCONCLUSIVE;
 }

@@ -61,6 +61,40 @@ int bisect_next(const enum bisect_mark *marks, size_t n, struct bisect_answer *r
  */
 enum bisect_mark bisect_classify(const char *good_to_step, const char *bad_to_step, const char *change);
 
+/*
+ * Where a step lies between the ends, from the per-boot values of the
+ * chased row (all > 0): x is the step's geometric mean on the log line
+ * from the good end's (0) to the bad end's (1). p_good and p_bad are the
+ * one-sided p-values, by a Welch t test on logs, of the step's mean log
+ * lying on the good or the bad side of the ends' midpoint; each side's sd
+ * is at least sd_floor (a log value, >= 0). The test asks which end a step
+ * resembles, the bisection's question, so a step that drifted a few
+ * percent from the good end while the ends lie 50% apart is still
+ * plainly good; two verdicts against the ends, each at its own margin,
+ * would call it changed from both. 0, or -EINVAL when a side has fewer
+ * than 2 values or a value is not > 0, -EDOM when the ends' means agree.
+ */
+struct bisect_position {
+	double x;
+	double p_good, p_bad;
+	double t, df;
+};
+
+int bisect_position(const double *good, size_t ng, const double *bad, size_t nb, const double *step, size_t ns,
+		    double sd_floor, struct bisect_position *ret);
+
+/*
+ * The mark a position gives at level alpha, with the step's two verdicts
+ * (as bisect_classify takes them): good or bad when that side's p is below
+ * alpha; but a step the verdicts call changed from both ends, toward the
+ * bad one from the good and back from the bad, lies partway, and is good
+ * or bad only within a quarter of the way from that end (x < 0.25, or
+ * x > 0.75). A commit that made half the change is neither; measured
+ * again, it stays inconclusive. Else inconclusive.
+ */
+enum bisect_mark bisect_position_mark(const struct bisect_position *pos, double alpha, const char *good_to_step,
+				      const char *bad_to_step, const char *change);
+
 /* "untested", "good", "bad", "skip", "inconclusive"; NULL past the end. */
 const char *bisect_mark_name(int m);
 

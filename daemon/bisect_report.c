@@ -57,6 +57,18 @@ static void verdict(struct strbuf *out, const json_t *ev)
 		strbuf_addf(out, ", could detect %.1f%%", mde);
 }
 
+/* "; 0.08 of the way to bad (p 1e-04 nearer good)" of a step's position */
+static void position(struct strbuf *out, const json_t *pos)
+{
+	double x = num(pos, "x"), pg = num(pos, "p_good"), pb = num(pos, "p_bad");
+
+	if (!pos || isnan(x))
+		return;
+	strbuf_addf(out, "; %.2f of the way to bad", x);
+	if (!isnan(pg) && !isnan(pb))
+		strbuf_addf(out, " (p %.2g nearer %s)", pg < pb ? pg : pb, pg < pb ? "good" : "bad");
+}
+
 /* the commit sha of the range, and the one before it (or the good end) */
 static const json_t *commit_of(const json_t *doc, const char *sha, const char **ret_before)
 {
@@ -130,7 +142,7 @@ void bisect_report(const json_t *doc, struct strbuf *out)
 		verdict(out, ends);
 		strbuf_addstr(out, "\n");
 	}
-	strbuf_addstr(out, "\n  steps (each compared with both ends by the A/B rule):\n");
+	strbuf_addstr(out, "\n  steps (each compared with both ends by the A/B rule, and placed between them):\n");
 	json_array_foreach(json_object_get(doc, "steps"), i, s) {
 		const json_t *ev = json_object_get(s, "evidence");
 		const json_t *c = commit_of(doc, str(s, "commit"), NULL);
@@ -148,6 +160,7 @@ void bisect_report(const json_t *doc, struct strbuf *out)
 			verdict(out, json_object_get(ev, "vs_good"));
 			strbuf_addstr(out, "; vs bad: ");
 			verdict(out, json_object_get(ev, "vs_bad"));
+			position(out, json_object_get(ev, "position"));
 			strbuf_addstr(out, "\n");
 		}
 	}

@@ -13,8 +13,11 @@
  *    the bisection fails saying what the lab could have detected.
  * 3. Steps, one at a time: a run job of the commit bisect_next names,
  *    of at least the boots the rule needs to call it against the ends.
- *    Compared with both ends by the A/B rule it is good, bad or
- *    inconclusive; an inconclusive one is measured again (more boots,
+ *    Compared with both ends by the A/B rule and placed between them
+ *    (bisect_position: which side of the ends' midpoint its per-boot
+ *    values lie on) it is good, bad or inconclusive (bisect_position_mark;
+ *    the two verdicts alone, bisect_classify, where a side has a value
+ *    <= 0 or one boot); an inconclusive one is measured again (more boots,
  *    the jobs' runs pooled), up to BISECT_ROUNDS jobs. A commit whose job
  *    fails (it does not build, boot or run) is skipped.
  * 4. The end: the first bad commit, or the range it could not narrow and
@@ -396,6 +399,50 @@ static const char *step_verdict(const json_t *row)
 	return v;
 }
 
+/* The per-boot values of the chased row on a side (compare_point_values),
+ * into a new array *ret; their count, 0 when it has none. */
+static size_t row_samples(struct bis *b, const json_t *side_doc, double **ret)
+{
+	struct strbuf err = STRBUF_INIT;
+	json_t *vals = compare_point_values(side_doc, NULL, &err), *o, *v;
+	size_t i, j, n = 0;
+
+	*ret = NULL;
+	json_array_foreach(vals, i, o) {
+		const json_t *samples = json_object_get(o, "samples");
+
+		if (strcmp(str(o, "metric") ?: "", str(b->doc, "metric")) ||
+		    strcmp(str(o, "workload") ?: "", str(b->doc, "workload") ?: "") ||
+		    !json_equal(json_object_get(o, "params"), b->params))
+			continue;
+		*ret = xcalloc(json_array_size(samples) + 1, sizeof(**ret));
+		json_array_foreach(samples, j, v)
+			(*ret)[n++] = json_number_value(v);
+		break;
+	}
+	json_decref(vals);
+	strbuf_release(&err);
+	return n;
+}
+
+/*
+ * Where the step lies between the ends (bisect_position), its sd floored
+ * by the rules' noise floor; 0, or -1 when a side has too few boots or a
+ * value that is not > 0 (the two verdicts decide then).
+ */
+static int step_position(struct bis *b, const json_t *step_side, struct bisect_position *ret)
+{
+	double *g, *bd, *st;
+	size_t ng = row_samples(b, b->good_side, &g), nb = row_samples(b, b->bad_side, &bd),
+	       ns = row_samples(b, step_side, &st);
+	int rc = bisect_position(g, ng, bd, nb, st, ns, b->rules.noise_floor, ret);
+
+	free(g);
+	free(bd);
+	free(st);
+	return rc ? -1 : 0;
+}
+
 /* Classifies the steps that ended and have no outcome yet. */
 static void classify(struct tracker *tr, struct bis *b)
 {
@@ -433,9 +480,23 @@ static void classify(struct tracker *tr, struct bis *b)
 			ev = json_pack("{s:s}", "failed", why.buf);
 			strbuf_release(&why);
 		} else {
-			m = bisect_classify(step_verdict(vg), step_verdict(vb), str(b->doc, "change"));
-			ev = json_pack("{s:o,s:o,s:I}", "vs_good", row_evidence(vg), "vs_bad", row_evidence(vb), "jobs",
-				       (json_int_t)njobs);
+			struct bisect_position pos;
+
+			if (step_position(b, step_side, &pos) == 0) {
+				m = bisect_position_mark(&pos, b->rules.alpha, step_verdict(vg), step_verdict(vb),
+							 str(b->doc, "change"));
+				ev = json_pack("{s:o,s:o,s:I,s:{s:f,s:f,s:f,s:f}}", "vs_good", row_evidence(vg),
+					       "vs_bad", row_evidence(vb), "jobs", (json_int_t)njobs, "position",
+					       "x", pos.x, "p_good", pos.p_good, "p_bad", pos.p_bad, "alpha",
+					       b->rules.alpha);
+				log_info("bisection %lld: %.12s lies %.2f of the way from the good end to the bad "
+					 "one (p good %.2g, p bad %.2g)", (long long)b->id, commit, pos.x, pos.p_good,
+					 pos.p_bad);
+			} else {
+				m = bisect_classify(step_verdict(vg), step_verdict(vb), str(b->doc, "change"));
+				ev = json_pack("{s:o,s:o,s:I}", "vs_good", row_evidence(vg), "vs_bad",
+					       row_evidence(vb), "jobs", (json_int_t)njobs);
+			}
 		}
 		store_bisection_step_done(tr->st, id, bisect_mark_name(m), ev);
 		json_object_set_new((json_t *)s, "outcome", json_string(bisect_mark_name(m)));

@@ -9,6 +9,8 @@
  */
 #include "testlib.h"
 
+#include <errno.h>
+
 #include "bisect.h"
 #include "stats.h"
 #include "util.h"
@@ -158,6 +160,64 @@ static void test_classify(void **state)
 	}
 }
 
+/*
+ * A step's place between the ends: t0055's case (the ends 53% apart, a good
+ * commit measured 6% below the good end, per-boot spread near 10%) is good;
+ * one near the bad end is bad; one halfway is neither; a step beyond the
+ * bad end is bad; improvement and regression alike (the sign of the span);
+ * sides too small or with a value <= 0 are refused.
+ */
+static void test_position(void **state)
+{
+	const double good[] = { 99000, 91000, 108000, 95000, 104000, 97000 };
+	const double bad[] = { 46000, 42000, 51000, 44000, 49000, 45000 };
+	const double drifted[] = { 93000, 88000, 99000 };
+	const double near_bad[] = { 47000, 43500, 50000 };
+	const double half[] = { 69000, 62000, 76000 };
+	const double beyond[] = { 30000, 31000, 29000 };
+	const double zero[] = { 1, 0, 2 };
+	struct bisect_position pos;
+
+	(void)state;
+	assert_int_equal(bisect_position(good, 6, bad, 6, drifted, 3, 0.001, &pos), 0);
+	assert_true(pos.x > 0.02 && pos.x < 0.15);
+	assert_true(pos.p_good < 0.01);
+	assert_true(pos.p_bad > 0.99);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, NULL, NULL, "regression"), BISECT_GOOD);
+	assert_int_equal(bisect_position(good, 6, bad, 6, near_bad, 3, 0.001, &pos), 0);
+	assert_true(pos.x > 0.9 && pos.x < 1.05);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, NULL, NULL, "regression"), BISECT_BAD);
+	assert_int_equal(bisect_position(good, 6, bad, 6, half, 3, 0.001, &pos), 0);
+	assert_true(pos.x > 0.4 && pos.x < 0.6);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, NULL, NULL, "regression"), BISECT_INCONCLUSIVE);
+	assert_int_equal(bisect_position(good, 6, bad, 6, beyond, 3, 0.001, &pos), 0);
+	assert_true(pos.x > 1.2);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, NULL, NULL, "regression"), BISECT_BAD);
+	/* changed from both ends: partway, placed only within a quarter of an end */
+	assert_int_equal(bisect_position(good, 6, bad, 6, drifted, 3, 0.001, &pos), 0);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, "regression", "improvement", "regression"), BISECT_GOOD);
+	pos.x = 0.3;
+	assert_int_equal(bisect_position_mark(&pos, 0.01, "regression", "improvement", "regression"),
+			 BISECT_INCONCLUSIVE);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, "regression", "same", "regression"), BISECT_GOOD);
+	assert_int_equal(bisect_position(good, 6, bad, 6, near_bad, 3, 0.001, &pos), 0);
+	pos.x = 0.7;
+	assert_int_equal(bisect_position_mark(&pos, 0.01, "regression", "improvement", "regression"),
+			 BISECT_INCONCLUSIVE);
+	pos.x = 0.8;
+	assert_int_equal(bisect_position_mark(&pos, 0.01, "regression", "improvement", "regression"), BISECT_BAD);
+	/* an improvement: the bad end above the good one */
+	assert_int_equal(bisect_position(bad, 6, good, 6, near_bad, 3, 0.001, &pos), 0);
+	assert_true(pos.x < 0.1);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, NULL, NULL, "regression"), BISECT_GOOD);
+	/* a floor wider than the ends' gap leaves even the good end's twin unplaced */
+	assert_int_equal(bisect_position(good, 6, bad, 6, drifted, 3, 1.0, &pos), 0);
+	assert_int_equal(bisect_position_mark(&pos, 0.01, NULL, NULL, "regression"), BISECT_INCONCLUSIVE);
+	assert_int_equal(bisect_position(good, 6, bad, 6, drifted, 1, 0.001, &pos), -EINVAL);
+	assert_int_equal(bisect_position(good, 6, bad, 6, zero, 3, 0.001, &pos), -EINVAL);
+	assert_int_equal(bisect_position(good, 6, good, 6, drifted, 3, 0.001, &pos), -EDOM);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -165,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_skips),
 		cmocka_unit_test(test_ends),
 		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_position),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
