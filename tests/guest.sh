@@ -201,11 +201,16 @@ guest_stop() {
 }
 
 # lab_qemu_head: the lab section and a machines section with one 2-vCPU
-# QEMU machine vm1 booted by the daemon (for $DAEMON_PORT, $TOKEN, $GUEST_PORT)
+# QEMU machine vm1 booted by the daemon (for $DAEMON_PORT, $TOKEN, $GUEST_PORT);
+# extra arguments are more qemu keys, and an "accel: X" among them replaces
+# the default "accel: auto"
 lab_qemu_head() {
 	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 3600"
 	echo machines:
-	lab_yaml_qemu_machine "$CACHE/guest" "$GUEST_PORT" "memory: 1024" "accel: auto" "$@"
+	case " $* " in
+	*" accel:"*) lab_yaml_qemu_machine "$CACHE/guest" "$GUEST_PORT" "memory: 1024" "$@" ;;
+	*) lab_yaml_qemu_machine "$CACHE/guest" "$GUEST_PORT" "memory: 1024" "accel: auto" "$@" ;;
+	esac
 }
 
 # lab_ssh_guest_head BOOT: the lab section and a machines section with one
