@@ -15,35 +15,23 @@
  * - arm64: `hint #106` / `hint #107`: unallocated hint space, which the
  *   architecture executes as NOP.
  * On hardware, or in a guest without the plugin, they cost one NOP.
- *
- * A third one ("TLB3", `hint #108`) is executed by each workload worker, in
- * its own process, before it starts: the plugin then notes the worker's
- * address space (CR3, TTBR0_EL1) and also counts, apart, the instructions
- * run while one of the noted address spaces is current, so a window's
- * work is the workload's own and not the agent's, sshd's or a daemon's.
- * The notes are cleared at each window's end marker.
  */
 
 #define INSN_MARKER_X86_LEN 7
 #define INSN_MARKER_X86_BEGIN { 0x0f, 0x1f, 0x80, 0x54, 0x4c, 0x42, 0x31 }
 #define INSN_MARKER_X86_END   { 0x0f, 0x1f, 0x80, 0x54, 0x4c, 0x42, 0x32 }
-#define INSN_MARKER_X86_WORKER { 0x0f, 0x1f, 0x80, 0x54, 0x4c, 0x42, 0x33 }
 #define INSN_MARKER_ARM64_BEGIN 0xd5032d5fu	/* hint #106 */
 #define INSN_MARKER_ARM64_END   0xd5032d7fu	/* hint #107 */
-#define INSN_MARKER_ARM64_WORKER 0xd5032d9fu	/* hint #108 */
 
 #if defined(__x86_64__)
-#define insn_marker_begin()  __asm__ volatile(".byte 0x0f,0x1f,0x80,0x54,0x4c,0x42,0x31" ::: "memory")
-#define insn_marker_end()    __asm__ volatile(".byte 0x0f,0x1f,0x80,0x54,0x4c,0x42,0x32" ::: "memory")
-#define insn_marker_worker() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x54,0x4c,0x42,0x33" ::: "memory")
+#define insn_marker_begin() __asm__ volatile(".byte 0x0f,0x1f,0x80,0x54,0x4c,0x42,0x31" ::: "memory")
+#define insn_marker_end()   __asm__ volatile(".byte 0x0f,0x1f,0x80,0x54,0x4c,0x42,0x32" ::: "memory")
 #elif defined(__aarch64__)
-#define insn_marker_begin()  __asm__ volatile(".inst 0xd5032d5f" ::: "memory")
-#define insn_marker_end()    __asm__ volatile(".inst 0xd5032d7f" ::: "memory")
-#define insn_marker_worker() __asm__ volatile(".inst 0xd5032d9f" ::: "memory")
+#define insn_marker_begin() __asm__ volatile(".inst 0xd5032d5f" ::: "memory")
+#define insn_marker_end()   __asm__ volatile(".inst 0xd5032d7f" ::: "memory")
 #else
-#define insn_marker_begin()  ((void)0)
-#define insn_marker_end()    ((void)0)
-#define insn_marker_worker() ((void)0)
+#define insn_marker_begin() ((void)0)
+#define insn_marker_end()   ((void)0)
 #endif
 
 #endif

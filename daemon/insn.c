@@ -17,8 +17,6 @@ static const char *const row_names[INSN_CLASS_MAX] = {
 struct marker {
 	char kind;
 	uint64_t n[INSN_CLASS_MAX];
-	uint64_t own[INSN_CLASS_MAX];	/* 0 from a plugin of format 1 */
-	uint64_t spaces;
 };
 
 static int read_u64(const char **p, uint64_t *ret)
@@ -38,12 +36,10 @@ static int read_u64(const char **p, uint64_t *ret)
 	return 0;
 }
 
-/* One line: 1 a marker, 0 a comment or blank, -1 malformed. A line has
- * the three whole-system counts, and, from a plugin of format 2, the three
- * own counts and the number of noted address spaces after them. */
+/* One line: 1 a marker, 0 a comment or blank, -1 malformed. */
 static int parse_line(const char *line, size_t len, struct marker *m)
 {
-	char buf[256];
+	char buf[160];
 	const char *p = buf;
 	uint64_t seq, vcpu;
 	int i;
@@ -61,15 +57,6 @@ static int parse_line(const char *line, size_t len, struct marker *m)
 	for (i = 0; i < INSN_CLASS_MAX; i++)
 		if (*p++ != ' ' || read_u64(&p, &m->n[i]) < 0)
 			return -1;
-	memset(m->own, 0, sizeof(m->own));
-	m->spaces = 0;
-	if (!*p)
-		return 1;
-	for (i = 0; i < INSN_CLASS_MAX; i++)
-		if (*p++ != ' ' || read_u64(&p, &m->own[i]) < 0)
-			return -1;
-	if (*p++ != ' ' || read_u64(&p, &m->spaces) < 0)
-		return -1;
 	return *p ? -1 : 1;
 }
 
@@ -123,7 +110,7 @@ struct collect {
 	struct insn_window *w;
 	size_t n, alloc;
 	int open;
-	uint64_t last[INSN_CLASS_MAX], last_own[INSN_CLASS_MAX];
+	uint64_t last[INSN_CLASS_MAX];
 	int have_last;
 	struct strbuf *err;
 };
@@ -135,17 +122,13 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 
 	/* every count only grows while QEMU runs: one that fell wrapped */
 	for (i = 0; c->have_last && i < INSN_CLASS_MAX; i++)
-		if (m->n[i] < c->last[i] || m->own[i] < c->last_own[i]) {
-			int own = m->n[i] >= c->last[i];
-
-			strbuf_seterr(c->err, "the instruction plugin's %s%s count went backwards (%" PRIu64
+		if (m->n[i] < c->last[i]) {
+			strbuf_seterr(c->err, "the instruction plugin's %s count went backwards (%" PRIu64
 				      " after %" PRIu64 "): a counter wrapped or the plugin restarted",
-				      own ? "own " : "", row_names[i], own ? m->own[i] : m->n[i],
-				      own ? c->last_own[i] : c->last[i]);
+				      row_names[i], m->n[i], c->last[i]);
 			return -1;
 		}
 	memcpy(c->last, m->n, sizeof(c->last));
-	memcpy(c->last_own, m->own, sizeof(c->last_own));
 	c->have_last = 1;
 	if (index < c->skip)
 		return 0;
@@ -159,7 +142,6 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 			c->w = xrealloc(c->w, c->alloc * sizeof(*c->w));
 		}
 		memcpy(c->w[c->n].begin, m->n, sizeof(m->n));
-		memcpy(c->w[c->n].own_begin, m->own, sizeof(m->own));
 		c->open = 1;
 		return 0;
 	}
@@ -167,9 +149,7 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		strbuf_seterr(c->err, "the instruction plugin saw a window close that never opened");
 		return -1;
 	}
-	memcpy(c->w[c->n].end, m->n, sizeof(m->n));
-	memcpy(c->w[c->n].own_end, m->own, sizeof(m->own));
-	c->w[c->n++].spaces = m->spaces;
+	memcpy(c->w[c->n++].end, m->n, sizeof(m->n));
 	c->open = 0;
 	return 0;
 }
@@ -192,19 +172,15 @@ int insn_metrics(const struct insn_window *w, double ops, const char *workload, 
 {
 	int i;
 
-	int own = w->spaces > 0;
-
 	if (!(ops > 0))
 		return strbuf_seterr(err, "no operations counted in the window");
 	for (i = 0; i < INSN_CLASS_MAX; i++) {
-		uint64_t n = own ? w->own_end[i] - w->own_begin[i] : w->end[i] - w->begin[i];
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);
-		json_object_set_new(metrics, name, json_real((double)n / ops));
+		json_object_set_new(metrics, name, json_real((double)(w->end[i] - w->begin[i]) / ops));
 		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", "insn/op", "direction", "lower",
-							  "source", own ? "qemu-plugin, the workload's address spaces"
-									: "qemu-plugin, the whole guest"));
+							  "source", "qemu-plugin"));
 	}
 	return 0;
 }

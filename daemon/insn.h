@@ -10,10 +10,8 @@
 /*
  * Instruction counts per operation from the QEMU plugin
  * (agents/qemu-plugin/insn.c). The plugin writes a line at each of the
- * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN [OWN_KERNEL
- * OWN_USER OWN_SPIN SPACES]", every vCPU's counts so far, the whole guest's
- * and (format 2) those run while one of the SPACES address spaces its
- * workers noted was current; the agent numbers the windows it opened from 1 in each
+ * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN", every vCPU's
+ * counts so far; the agent numbers the windows it opened from 1 in each
  * of its runs and says each iteration's window and operations. The run
  * stage reads the plugin's file before and after a spec: the markers after
  * the first read are that spec's, pair k is its window k.
@@ -26,9 +24,7 @@
 enum insn_class { INSN_KERNEL, INSN_USER, INSN_SPIN, INSN_CLASS_MAX };
 
 struct insn_window {
-	uint64_t begin[INSN_CLASS_MAX], end[INSN_CLASS_MAX];		/* the whole guest */
-	uint64_t own_begin[INSN_CLASS_MAX], own_end[INSN_CLASS_MAX];	/* the workload's own */
-	uint64_t spaces;	/* its address spaces the plugin noted; 0: no own counts */
+	uint64_t begin[INSN_CLASS_MAX], end[INSN_CLASS_MAX];
 };
 
 /*
@@ -49,10 +45,8 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
 
 /*
  * Adds the three per-op rows of window w with ops operations to metrics
- * and their unit/direction/source to info, named after workload: the
- * workload's own counts when its workers noted their address spaces, else
- * the whole guest's (a workload that runs an external command). -1 with
- * err when ops is not above 0.
+ * and their unit/direction to info, named after workload. -1 with err when
+ * ops is not above 0.
  */
 int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics,
 		 json_t *info, struct strbuf *err);

@@ -56,32 +56,4 @@ size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest, si
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 void qemu_plugin_outs(const char *string);
 
-/* vCPU start, and register reads (from callbacks registered with
- * QEMU_PLUGIN_CB_R_REGS); the arrays are GLib's, which QEMU links */
-typedef void (*qemu_plugin_vcpu_simple_cb_t)(qemu_plugin_id_t id, unsigned int vcpu_index);
-void qemu_plugin_register_vcpu_init_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_simple_cb_t cb);
-
-struct qemu_plugin_register;
-struct qemu_plugin_reg_descriptor {
-	struct qemu_plugin_register *handle;
-	const char *name;
-	const char *feature;
-};
-
-typedef struct {
-	char *data;
-	unsigned int len;
-} GArray;
-
-typedef struct {
-	uint8_t *data;
-	unsigned int len;
-} GByteArray;
-
-GArray *qemu_plugin_get_registers(void);
-int qemu_plugin_read_register(struct qemu_plugin_register *handle, GByteArray *buf);
-GByteArray *g_byte_array_new(void);
-GByteArray *g_byte_array_set_size(GByteArray *array, unsigned int length);
-char *g_array_free(GArray *array, int free_segment);
-
 #endif

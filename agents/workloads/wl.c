@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "insn_marker.h"
 #include "util.h"
 #include "banned.h"
 
@@ -86,16 +85,10 @@ void wl_ctx_release(struct wl_ctx *ctx)
 	ctx->pids = NULL;
 }
 
-/*
- * A worker starts: pinned to its CPU, and its address space noted by the
- * instruction plugin of an emulated machine (insn_marker.h), so that the
- * window's counts are the workload's own.
- */
 static void pin(const struct wl_ctx *ctx, int i)
 {
 	cpu_set_t set;
 
-	insn_marker_worker();
 	if (!ctx->ncpus)
 		return;
 	CPU_ZERO(&set);

@@ -67,50 +67,6 @@ static void test_metrics_per_op(void **state)
 	strbuf_release(&err);
 }
 
-/*
- * Format 2: the workload's own counts, used when its workers noted their
- * address spaces (SPACES > 0 at the close), else the whole guest's; an own
- * count that falls is a wrap too; a line with some own fields is refused.
- */
-static void test_own_counts(void **state)
-{
-	static const char *const text =
-		"# tlblab-insn 2 target=x86_64 vcpus=2\n"
-		"B 1 0 1000 500 10 100 50 1 0\n"
-		"E 2 1 3000 700 30 1100 250 5 2\n"
-		"B 3 0 4000 800 40 1100 250 5 0\n"
-		"E 4 0 5000 900 50 1100 250 5 0\n";
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object();
-	size_t n = 0;
-
-	(void)state;
-	assert_int_equal(insn_windows(text, 0, &w, &n, &err), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(w[0].spaces, 2);
-	assert_int_equal(insn_metrics(&w[0], 10, "mprotect", metrics, info, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 100, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.user_insn_per_op")), 20, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 0.4, 1e-9);
-	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(info, "mprotect.user_insn_per_op"),
-								 "source")), "address spaces"));
-	/* no worker noted: the whole guest's */
-	assert_int_equal(w[1].spaces, 0);
-	assert_int_equal(insn_metrics(&w[1], 10, "mprotect", metrics, info, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 100, 1e-9);
-	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(info, "mprotect.user_insn_per_op"),
-								 "source")), "whole guest"));
-	free(w);
-	w = NULL;
-	assert_int_equal(insn_windows("B 1 0 1 1 1 900 1 1 0\nE 2 0 2 2 2 800 1 1 1\n", 0, &w, &n, &err), -1);
-	assert_non_null(strstr(err.buf, "own kernel_insn_per_op count went backwards"));
-	assert_int_equal(insn_windows("B 1 0 1 1 1 1 1\n", 0, &w, &n, &err), -1);
-	json_decref(metrics);
-	json_decref(info);
-	strbuf_release(&err);
-}
-
 /* A count that falls wrapped (or the plugin restarted): said, not used. */
 static void test_wrap_caught(void **state)
 {
@@ -175,7 +131,6 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_after_skip),
 		cmocka_unit_test(test_metrics_per_op),
-		cmocka_unit_test(test_own_counts),
 		cmocka_unit_test(test_wrap_caught),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_unavailable),
