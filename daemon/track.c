@@ -213,11 +213,51 @@ static int recheck(struct tracker *tr, const struct lab_config *cfg, const struc
 	return r;
 }
 
+/*
+ * A confirmed regression a bisection may chase. One alert groups the
+ * change points of every series that moved at the same commit; the
+ * bisection chases the one the A/B rule saw most clearly (its smallest p),
+ * so that each step is told from the ends by the plainest signal: spin-wait
+ * instructions that go from 0.04 to 1 per op, rather than a time score that
+ * moved 6%.
+ */
+struct chase {
+	int64_t alert, series;
+	struct changepoint cp;
+	double ab_p;		/* NAN when the A/B rule could not say: chased last */
+};
+
+struct chases {
+	struct chase *c;
+	size_t n, alloc;
+};
+
+static void chase_offer(struct chases *cs, int64_t alert, int64_t series, const struct changepoint *cp, double ab_p)
+{
+	size_t i;
+
+	for (i = 0; i < cs->n; i++)
+		if (cs->c[i].alert == alert) {
+			if (isnan(ab_p) || (!isnan(cs->c[i].ab_p) && cs->c[i].ab_p <= ab_p))
+				return;
+			break;
+		}
+	if (i == cs->n) {
+		if (cs->n == cs->alloc) {
+			cs->alloc = cs->alloc ? 2 * cs->alloc : 4;
+			cs->c = xrealloc(cs->c, cs->alloc * sizeof(*cs->c));
+		}
+		cs->n++;
+	}
+	cs->c[i] = (struct chase){ .alert = alert, .series = series, .cp = *cp, .ab_p = ab_p };
+}
+
 /* The change points of one series, kept and grouped; a change point that
  * becomes confirmed is checked with the A/B rule on its raw runs, then
- * announced (or rejected when that rule calls the two sides the same). */
+ * announced (or rejected when that rule calls the two sides the same), and
+ * a regression is offered to the bisection of its alert (chases). */
 static void search_series(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
-			  int64_t series)
+			  int64_t series, struct chases *chases)
 {
 	struct series_data d;
 	struct changepoint *cp = NULL;
@@ -283,7 +323,7 @@ static void search_series(struct tracker *tr, const struct lab_config *cfg, cons
 			if (body)
 				track_announce(tr, cfg, NOTIFY_CHANGE_POINT, body);
 			if (t->bisect && !strcmp(row.direction, "regression"))
-				track_bisect_regression(tr, cfg, t, &d, &cp[i], alert);
+				chase_offer(chases, alert, series, &cp[i], ab_p);
 		}
 	}
 	store_change_points_prune(tr->st, series, keep, nkeep);
@@ -298,11 +338,22 @@ static void search_track(struct tracker *tr, const struct lab_config *cfg, const
 	int64_t *series = NULL;
 	size_t i, n = 0;
 
+	struct chases chases = { 0 };
+
 	if (store_track_series(tr->st, t->name, &series, &n) < 0)
 		return;
 	for (i = 0; i < n; i++)
-		search_series(tr, cfg, t, series[i]);
+		search_series(tr, cfg, t, series[i], &chases);
 	free(series);
+	for (i = 0; i < chases.n; i++) {
+		struct series_data d;
+
+		if (store_series_data(tr->st, chases.c[i].series, &d) < 0)
+			continue;
+		track_bisect_regression(tr, cfg, t, &d, &chases.c[i].cp, chases.c[i].alert);
+		store_series_data_release(&d);
+	}
+	free(chases.c);
 }
 
 /*

@@ -191,6 +191,9 @@ ok(len(allb) == 1 and b["alert"] == (alerts[0]["id"] if alerts else None) and b[
    "the alert started one bisection by itself", allb)
 ok([c["commit"] for c in b.get("commits") or []] == [c4, c5, c6, c7, c8, c9],
    "its range is the six commits after head 3 up to head 9", [c["commit"][:12] for c in b.get("commits") or []])
+ok(b.get("metric") == "mprotect.spin_insn_per_op",
+   "of the rows that moved at head 9, it chases the one the A/B rule saw most clearly: %s" % b.get("metric"),
+   b.get("metric"))
 ok(b["state"] == "done" and b["first_bad"] == c8,
    "the bisection names commit 8 (%s): %s" % (c8[:12], b.get("result")), b.get("result"))
 steps = {}
