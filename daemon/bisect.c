@@ -6,9 +6,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stats.h"
+#include "util.h"
 
 #include "banned.h"
 
@@ -105,21 +107,20 @@ enum bisect_mark bisect_classify(const char *good_to_step, const char *bad_to_st
  * when n < 2 or a value is not > 0 */
 static int log_moments(const double *v, size_t n, double floor, double *ret_mean, double *ret_var)
 {
-	double m = 0, ss = 0;
+	double *l;
 	size_t i;
 
 	if (n < 2)
 		return -EINVAL;
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		if (!(v[i] > 0) || !isfinite(v[i]))
 			return -EINVAL;
-		m += log(v[i]);
-	}
-	m /= (double)n;
+	l = xcalloc(n, sizeof(*l));
 	for (i = 0; i < n; i++)
-		ss += (log(v[i]) - m) * (log(v[i]) - m);
-	*ret_mean = m;
-	*ret_var = fmax(ss / (double)(n - 1), floor * floor);
+		l[i] = log(v[i]);
+	*ret_mean = stats_mean(l, n);
+	*ret_var = fmax(stats_stddev(l, n) * stats_stddev(l, n), floor * floor);
+	free(l);
 	return 0;
 }
 

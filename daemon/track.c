@@ -337,7 +337,6 @@ static void search_track(struct tracker *tr, const struct lab_config *cfg, const
 {
 	int64_t *series = NULL;
 	size_t i, n = 0;
-
 	struct chases chases = { 0 };
 
 	if (store_track_series(tr->st, t->name, &series, &n) < 0)
