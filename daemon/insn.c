@@ -8,15 +8,17 @@
 #include "util.h"
 #include "banned.h"
 
-static const char *const row_names[INSN_CLASS_MAX] = {
+static const char *const row_names[INSN_COLS] = {
 	[INSN_KERNEL] = "kernel_insn_per_op",
 	[INSN_USER] = "user_insn_per_op",
 	[INSN_SPIN] = "spin_insn_per_op",
+	[INSN_HOST_NS] = "host_ns_per_op",
 };
 
 struct marker {
 	char kind;
-	uint64_t n[INSN_CLASS_MAX];
+	int have_host;
+	uint64_t n[INSN_COLS];
 };
 
 static int read_u64(const char **p, uint64_t *ret)
@@ -57,6 +59,15 @@ static int parse_line(const char *line, size_t len, struct marker *m)
 	for (i = 0; i < INSN_CLASS_MAX; i++)
 		if (*p++ != ' ' || read_u64(&p, &m->n[i]) < 0)
 			return -1;
+	/* the host clock: a later column, absent from older plugins' lines */
+	m->n[INSN_HOST_NS] = 0;
+	m->have_host = 0;
+	if (*p == ' ') {
+		p++;
+		if (read_u64(&p, &m->n[INSN_HOST_NS]) < 0)
+			return -1;
+		m->have_host = 1;
+	}
 	return *p ? -1 : 1;
 }
 
@@ -110,8 +121,8 @@ struct collect {
 	struct insn_window *w;
 	size_t n, alloc;
 	int open;
-	uint64_t last[INSN_CLASS_MAX];
-	int have_last;
+	uint64_t last[INSN_COLS];
+	int have_last, last_host;
 	struct strbuf *err;
 };
 
@@ -121,8 +132,8 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 	int i;
 
 	/* every count only grows while QEMU runs: one that fell wrapped */
-	for (i = 0; c->have_last && i < INSN_CLASS_MAX; i++)
-		if (m->n[i] < c->last[i]) {
+	for (i = 0; c->have_last && i < INSN_COLS; i++)
+		if (m->n[i] < c->last[i] && (i < INSN_CLASS_MAX || (m->have_host && c->last_host))) {
 			strbuf_seterr(c->err, "the instruction plugin's %s count went backwards (%" PRIu64
 				      " after %" PRIu64 "): a counter wrapped or the plugin restarted",
 				      row_names[i], m->n[i], c->last[i]);
@@ -130,6 +141,7 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		}
 	memcpy(c->last, m->n, sizeof(c->last));
 	c->have_last = 1;
+	c->last_host = m->have_host;
 	if (index < c->skip)
 		return 0;
 	if (m->kind == 'B') {
@@ -142,6 +154,7 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 			c->w = xrealloc(c->w, c->alloc * sizeof(*c->w));
 		}
 		memcpy(c->w[c->n].begin, m->n, sizeof(m->n));
+		c->w[c->n].have_host = m->have_host;
 		c->open = 1;
 		return 0;
 	}
@@ -149,7 +162,8 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		strbuf_seterr(c->err, "the instruction plugin saw a window close that never opened");
 		return -1;
 	}
-	memcpy(c->w[c->n++].end, m->n, sizeof(m->n));
+	memcpy(c->w[c->n].end, m->n, sizeof(m->n));
+	c->w[c->n++].have_host &= m->have_host;
 	c->open = 0;
 	return 0;
 }
@@ -168,19 +182,25 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
 }
 
 int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics, json_t *info,
-		 struct strbuf *err)
+		 json_t *unavailable, struct strbuf *err)
 {
 	int i;
 
 	if (!(ops > 0))
 		return strbuf_seterr(err, "no operations counted in the window");
-	for (i = 0; i < INSN_CLASS_MAX; i++) {
+	for (i = 0; i < INSN_COLS; i++) {
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);
+		if (i == INSN_HOST_NS && !w->have_host) {
+			json_object_set_new(unavailable, name, json_string("the instruction plugin's file has no "
+				"host clock column (a plugin older than this daemon)"));
+			continue;
+		}
 		json_object_set_new(metrics, name, json_real((double)(w->end[i] - w->begin[i]) / ops));
-		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", "insn/op", "direction", "lower",
-							  "source", "qemu-plugin"));
+		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", i == INSN_HOST_NS ? "ns/op" : "insn/op",
+							  "direction", "lower", "source",
+							  i == INSN_HOST_NS ? "qemu-plugin host clock" : "qemu-plugin"));
 	}
 	return 0;
 }
@@ -189,7 +209,7 @@ void insn_unavailable(const char *workload, const char *why, json_t *unavailable
 {
 	int i;
 
-	for (i = 0; i < INSN_CLASS_MAX; i++) {
+	for (i = 0; i < INSN_COLS; i++) {
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);

@@ -10,21 +10,28 @@
 /*
  * Instruction counts per operation from the QEMU plugin
  * (agents/qemu-plugin/insn.c). The plugin writes a line at each of the
- * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN", every vCPU's
- * counts so far; the agent numbers the windows it opened from 1 in each
+ * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN [HOSTNS]", every
+ * vCPU's counts so far and the host's monotonic clock; the agent numbers the windows it opened from 1 in each
  * of its runs and says each iteration's window and operations. The run
  * stage reads the plugin's file before and after a spec: the markers after
  * the first read are that spec's, pair k is its window k.
  *
  * The rows: <workload>.kernel_insn_per_op, .user_insn_per_op (class work:
  * emulated instructions, not hardware cycles) and .spin_insn_per_op (class
- * wait: instructions in blocks with a spin-wait hint). All lower is better.
+ * wait: instructions in blocks with a spin-wait hint), and
+ * .host_ns_per_op (class time: the host's wall-clock ns the emulator took
+ * per operation; a plugin without the clock column makes it unavailable).
+ * All lower is better.
  */
 
 enum insn_class { INSN_KERNEL, INSN_USER, INSN_SPIN, INSN_CLASS_MAX };
 
+/* the columns of a marker: the three classes, then the host clock */
+enum { INSN_HOST_NS = INSN_CLASS_MAX, INSN_COLS };
+
 struct insn_window {
-	uint64_t begin[INSN_CLASS_MAX], end[INSN_CLASS_MAX];
+	uint64_t begin[INSN_COLS], end[INSN_COLS];
+	int have_host;		/* both markers had the host clock */
 };
 
 /*
@@ -44,14 +51,15 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
 		 struct strbuf *err);
 
 /*
- * Adds the three per-op rows of window w with ops operations to metrics
- * and their unit/direction to info, named after workload. -1 with err when
- * ops is not above 0.
+ * Adds the per-op rows of window w with ops operations to metrics and
+ * their unit/direction to info, named after workload (the host row only
+ * when the window has the host clock; else it goes to unavailable with the
+ * reason). -1 with err when ops is not above 0.
  */
 int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics,
-		 json_t *info, struct strbuf *err);
+		 json_t *info, json_t *unavailable, struct strbuf *err);
 
-/* Adds "<workload>.<row>": why to unavailable, for the three rows. */
+/* Adds "<workload>.<row>": why to unavailable, for the four rows. */
 void insn_unavailable(const char *workload, const char *why, json_t *unavailable);
 
 #endif

@@ -363,7 +363,7 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 		metrics = json_object();
 		info = json_object();
 		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl, metrics, info,
-				 &werr) < 0)
+				 unavailable, &werr) < 0)
 			insn_unavailable(wl, werr.buf, unavailable);
 		else
 			rc = store_run_add_metrics(req->st, req->stage_id, ig->spec_index,

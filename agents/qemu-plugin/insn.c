@@ -22,10 +22,14 @@
  * marker (insn_marker.h) another callback sums every vCPU's slot and
  * appends one line to the output file:
  *
- *   B|E SEQ VCPU KERNEL USER SPIN
+ *   B|E SEQ VCPU KERNEL USER SPIN HOSTNS
  *
- * SEQ counts markers since QEMU started; the daemon pairs each B with the
- * next E and takes the differences. The file starts with a line
+ * SEQ counts markers since QEMU started; HOSTNS is the host's monotonic
+ * clock in ns as the marker runs, so a window also has the host's
+ * wall-clock time the emulator took for it (what a change in an
+ * instruction's cost, not in their number, moves: a broadcast TLBI that
+ * flushes every vCPU's soft TLB). The daemon pairs each B with the next E
+ * and takes the differences. The file starts with a line
  * "# tlblab-insn 1 target=T vcpus=N".
  *
  * Arguments: out=PATH (required). A plugin that cannot start makes QEMU exit
@@ -36,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "insn_marker.h"
 #include "qemu_abi.h"
@@ -101,6 +106,9 @@ static void on_marker(unsigned int vcpu, void *udata)
 {
 	int kind = (int)(intptr_t)udata, i, c;
 	uint64_t sum[CLASS_MAX] = { 0 };
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 
 	/* another vCPU's thread may be adding to its slot now (multi-threaded
 	 * TCG): an aligned 64-bit load sees its count before or after */
@@ -108,8 +116,9 @@ static void on_marker(unsigned int vcpu, void *udata)
 		for (c = 0; c < CLASS_MAX; c++)
 			sum[c] += __atomic_load_n(&vcpus[i].n[c], __ATOMIC_RELAXED);
 	pthread_mutex_lock(&out_lock);
-	fprintf(out, "%c %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind, ++seq, vcpu,
-		sum[CLASS_KERNEL], sum[CLASS_USER], sum[CLASS_SPIN]);
+	fprintf(out, "%c %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind, ++seq, vcpu,
+		sum[CLASS_KERNEL], sum[CLASS_USER], sum[CLASS_SPIN],
+		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);
 }

@@ -46,24 +46,60 @@ static void test_metrics_per_op(void **state)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object();
+	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
 	size_t n = 0;
 
 	(void)state;
 	assert_int_equal(insn_windows(two_specs, 0, &w, &n, &err), 0);
 	assert_int_equal(n, 3);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", metrics, info, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.user_insn_per_op")), 50, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 5, 1e-9);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.kernel_insn_per_op"),
 							      "direction")), "lower");
+	/* lines without the host clock (an older plugin): that row says why */
+	assert_null(json_object_get(metrics, "mprotect.host_ns_per_op"));
+	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.host_ns_per_op")),
+			       "no host clock"));
 	/* a window without operations has no per-op rows */
-	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", metrics, info, &err), -1);
+	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", metrics, info, unavailable, &err), -1);
 	assert_non_null(strstr(err.buf, "no operations"));
 	json_decref(metrics);
 	json_decref(info);
+	json_decref(unavailable);
 	free(w);
+	strbuf_release(&err);
+}
+
+/* The host clock column: the emulator's wall-clock ns per operation, a
+ * time row beside the counts; a clock that goes back is caught too. */
+static void test_host_clock(void **state)
+{
+	static const char text[] = "# tlblab-insn 1 target=x86_64 vcpus=2\n"
+				   "B 1 0 1000 500 10 5000000\n"
+				   "E 2 1 3000 700 30 9000000\n";
+	struct strbuf err = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(insn_windows(text, 0, &w, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", metrics, info, unavailable, &err), 0);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_ns_per_op")), 1e6, 1e-6);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.host_ns_per_op"),
+							      "unit")), "ns/op");
+	assert_int_equal(json_object_size(unavailable), 0);
+	free(w);
+	w = NULL;
+	assert_int_equal(insn_windows("B 1 0 1 1 1 900\nE 2 0 2 2 2 800\n", 0, &w, &n, &err), -1);
+	assert_non_null(strstr(err.buf, "host_ns_per_op count went backwards"));
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(unavailable);
 	strbuf_release(&err);
 }
 
@@ -120,7 +156,7 @@ static void test_unavailable(void **state)
 
 	(void)state;
 	insn_unavailable("tcp-rr", "the guest runs under KVM", u);
-	assert_int_equal(json_object_size(u), 3);
+	assert_int_equal(json_object_size(u), 4);
 	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.spin_insn_per_op")),
 			    "the guest runs under KVM");
 	json_decref(u);
@@ -131,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_windows_after_skip),
 		cmocka_unit_test(test_metrics_per_op),
+		cmocka_unit_test(test_host_clock),
 		cmocka_unit_test(test_wrap_caught),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_unavailable),
