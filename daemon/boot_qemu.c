@@ -22,7 +22,9 @@
  * here, so it works for a VM host reached over SSH too. The vCPU threads are
  * found by name (-name debug-threads=on names them "CPU <n>/TCG" or
  * "CPU <n>/KVM"), which needs no QMP client on the host; taskset binds them.
- * What was done, or why nothing was, goes into the boot log.
+ * A machine with host_cpu (a duet's, config.h) has all of QEMU's threads
+ * bound to that one host CPU instead. What was done, or why nothing was,
+ * goes into the boot log.
  *
  * accel icount: single-threaded TCG with `-icount shift=N,sleep=off`, so
  * guest time is a function of the instructions executed, not of the host's
@@ -446,6 +448,22 @@ static void vm_pin(struct boot_session *s, struct strbuf *console)
 			}
 		}
 		tid[nthreads++] = t;
+	}
+	if (s->m->qemu->host_cpu >= 0) {
+		/* a duet's guest: all of QEMU on the host CPU of its own */
+		char list[16];
+
+		snprintf(list, sizeof(list), "%d", s->m->qemu->host_cpu);
+		for (i = 0; i < nthreads; i++) {
+			strbuf_reset(&err);
+			if (pin_thread(s, tid[i], list, &err) < 0) {
+				strbuf_addf(&note, "QEMU's threads not pinned to host CPU %s (host_cpu): %s", list,
+					    err.buf);
+				goto out;
+			}
+		}
+		strbuf_addf(&note, "QEMU's %d threads pinned to host CPU %s (host_cpu)", nthreads, list);
+		goto out;
 	}
 	if (ncpus <= 0)
 		strbuf_addstr(&note, "vCPU threads not pinned: QEMU's allowed host CPUs are unknown");

@@ -199,6 +199,7 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 		cfg->machines = parse_section(c, ks.val[TOP_MACHINES], "machines",
 					      sizeof(*cfg->machines), &cfg->nmachines,
 					      parse_machine_v);
+	config_check_duets(c);
 	if (ks.val[TOP_TREES])
 		cfg->trees = parse_section(c, ks.val[TOP_TREES], "trees", sizeof(*cfg->trees),
 					   &cfg->ntrees, parse_tree_v);

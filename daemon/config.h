@@ -182,6 +182,7 @@ enum qemu_pin {
  * reaches the guest by SSH at guest_host:ssh_port. */
 #define QEMU_ICOUNT_SHIFT_DEFAULT 3
 #define QEMU_ICOUNT_SHIFT_MAX 10
+#define QEMU_HOST_CPU_MAX 4095
 
 struct cfg_qemu {
 	char *binary;		/* default "qemu-system-x86_64" */
@@ -200,6 +201,12 @@ struct cfg_qemu {
 	char *known_hosts;	/* a known_hosts file; one of the two required */
 	char *append;		/* extra command line, or NULL */
 	enum qemu_pin pin_vcpus;	/* default QEMU_PIN_AUTO */
+	int host_cpu;		/* every thread of QEMU bound to this host CPU; -1 (default):
+				 * pin_vcpus decides */
+	char *duet;		/* the machine on the same host whose guest runs beside this
+				 * one's, the other side of an A/B job at the same time (its
+				 * duet names this one back), or NULL */
+	int duet_line;		/* where duet: was, for messages */
 };
 
 struct cfg_kexec {

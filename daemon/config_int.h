@@ -222,6 +222,9 @@ const char *config_read_error_text(int r, size_t max, char *buf, size_t size);
 /* The lab: mapping into c->cfg, over the defaults config_load_string() set. */
 void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map);
 /* Item index of machines: into m (seen: the names so far). */
+/* after every machine is parsed: each duet's partner names it back, same
+ * host and arch, host CPUs of their own (config_machines.c) */
+void config_check_duets(struct cfg_ctx *c);
 void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_machine *m);
 /* Item index of builders: into b. */

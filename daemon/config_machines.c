@@ -88,10 +88,12 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 
 static const char *const qemu_keys[] = {
 	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
-	"host_key", "known_hosts", "append", "pin_vcpus", "icount_shift", "insn_plugin", NULL
+	"host_key", "known_hosts", "append", "pin_vcpus", "icount_shift", "insn_plugin", "host_cpu",
+	"duet", NULL
 };
 enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
-       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_ICOUNT_SHIFT, QK_INSN_PLUGIN, QK_MAX };
+       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_ICOUNT_SHIFT, QK_INSN_PLUGIN,
+       QK_HOST_CPU, QK_DUET, QK_MAX };
 KEYS_MATCH(qemu_keys, QK_MAX);
 
 static const char *const qemu_accels[] = { "auto", "kvm", "tcg", "icount" };
@@ -183,6 +185,13 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 		if (pin >= 0)
 			q->pin_vcpus = (enum qemu_pin)pin;
 	}
+	q->host_cpu = -1;
+	if (ks.val[QK_HOST_CPU] && config_get_int(c, "host_cpu", ks.val[QK_HOST_CPU], 0, QEMU_HOST_CPU_MAX, &v) == 0)
+		q->host_cpu = (int)v;
+	if (ks.val[QK_DUET]) {
+		q->duet = config_get_str(c, "duet", ks.val[QK_DUET], config_valid_name, MUST_NAME);
+		q->duet_line = (int)ks.val[QK_DUET]->start_mark.line + 1;
+	}
 	return q;
 }
 
@@ -193,6 +202,7 @@ void config_qemu_free(struct cfg_qemu *q)
 	free(q->binary);
 	free(q->accel);
 	free(q->insn_plugin);
+	free(q->duet);
 	free(q->initrd);
 	free(q->guest_host);
 	free(q->identity);
@@ -451,4 +461,46 @@ void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 		: xstrdup("/var/cache/tlblab");
 	if (it.ks.val[BK_CCACHE])
 		b->ccache = config_get_str(c, "ccache", it.ks.val[BK_CCACHE], config_valid_path, MUST_PATH);
+}
+
+/*
+ * Duets: two qemu machines on one host whose guests run at once, one host
+ * CPU each, the base kernel on one and the patched on the other (sched.c
+ * swaps them between rounds), so that what disturbs the host disturbs both
+ * sides of a pair alike. Each names the other; both boot the same arch
+ * under single-threaded emulation on a host CPU of their own.
+ */
+void config_check_duets(struct cfg_ctx *c)
+{
+	const struct lab_config *cfg = c->cfg;
+	size_t i, k;
+
+	for (i = 0; i < cfg->nmachines; i++) {
+		const struct cfg_machine *m = &cfg->machines[i], *o = NULL;
+		const struct cfg_qemu *q = m->qemu;
+
+		if (!q || !q->duet)
+			continue;
+		for (k = 0; k < cfg->nmachines; k++)
+			if (cfg->machines[k].name && !strcmp(cfg->machines[k].name, q->duet))
+				o = &cfg->machines[k];
+		if (!o) {
+			config_error(c, (unsigned long)q->duet_line, 0, "duet: '%s' is not a machine (in machine %s)",
+				     q->duet, m->name);
+		} else if (o == m) {
+			config_error(c, (unsigned long)q->duet_line, 0, "duet: machine %s names itself", m->name);
+		} else if (!o->qemu || !o->qemu->duet || strcmp(o->qemu->duet, m->name)) {
+			config_error(c, (unsigned long)q->duet_line, 0, "duet: machine %s names %s, whose qemu "
+				     "section must name %s back (duet: %s)", m->name, o->name, m->name, m->name);
+		} else if (strcmp(o->arch, m->arch) || !config_same_host(&m->ep, &o->ep)) {
+			config_error(c, (unsigned long)q->duet_line, 0, "duet: machines %s and %s must have the "
+				     "same arch and the same host", m->name, o->name);
+		} else if (q->accel && strcmp(q->accel, "icount") && strcmp(q->accel, "tcg")) {
+			config_error(c, (unsigned long)q->duet_line, 0, "duet: machine %s needs accel icount or tcg "
+				     "(a guest of its own on a host CPU of its own), not %s", m->name, q->accel);
+		} else if (q->host_cpu < 0 || o->qemu->host_cpu < 0 || q->host_cpu == o->qemu->host_cpu) {
+			config_error(c, (unsigned long)q->duet_line, 0, "duet: machines %s and %s each need a "
+				     "host_cpu of their own", m->name, o->name);
+		}
+	}
 }

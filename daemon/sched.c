@@ -262,10 +262,92 @@ out:
 	strbuf_release(&note);
 }
 
-static void start_stage(struct sched *sc, struct stage_info *si)
+/* Hands a stage just marked running on m to a worker. */
+static void launch(struct sched *sc, struct stage_info *si, const struct cfg_machine *m, int64_t run_stage)
 {
 	const struct lab_config *cfg = sc->cfg;
 	const struct cfg_suite *suite = config_suite(cfg, si->suite);
+	struct task *t = sched_task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, cfg, m);
+
+	t->run_stage = run_stage;
+	t->si = *si;
+	memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
+	t->suite = suite;
+	t->deadline = mono_now() + (t->si.timeout > 0 ? t->si.timeout :
+				    suite && suite->timeout > 0 ? suite->timeout : cfg->stage_timeout);
+	log_info("job %lld: run on %s: started (attempt %d)", (long long)t->si.job_id, m->name,
+		 t->si.attempt + 1);
+	sched_enqueue(sc, t);
+}
+
+/* A machine a boot stage could start on now: it fits, it boots, it is good
+ * and no health check holds it (the lease is checked as it is taken). */
+static int boot_ready(struct sched *sc, const struct cfg_machine *m, const struct stage_info *si)
+{
+	char health[16];
+
+	return machine_fits(m, si) && boot_lookup(m->boot) &&
+	       store_machine_get_health(sc->st, m->name, health, sizeof(health)) == 0 &&
+	       !strcmp(health, "good") && !machine_busy_with_health(sc, m->name);
+}
+
+/*
+ * A duet (config.h): the base boot of round k of an A/B job and the
+ * patched boot of the same round (two stages later) start at once on the
+ * two machines of a duet, base on the first in even rounds and on the
+ * second in odd ones, so each side gets each host CPU in turn. 1 when both
+ * started; 0 when no duet is free or the patched boot is not pending (the
+ * stage then starts alone); -1 on a store error (the stage waits for the
+ * next pass).
+ */
+static int start_duet(struct sched *sc, struct stage_info *si)
+{
+	const struct lab_config *cfg = sc->cfg;
+	struct stage_info other;
+	int64_t run_a, run_b;
+	size_t i;
+	int r;
+
+	if (strcmp(si->kind, "boot") || strcmp(si->side, "base"))
+		return 0;
+	for (i = 0; i < cfg->nmachines; i++) {
+		const struct cfg_machine *m = &cfg->machines[i], *p, *mb, *mp;
+
+		if (!m->qemu || !m->qemu->duet || !(p = config_machine(cfg, m->qemu->duet)) || p < m)
+			continue;
+		if (!boot_ready(sc, m, si) || !boot_ready(sc, p, si))
+			continue;
+		r = store_stage_pending_at(sc->st, si->job_id, si->seq + 2, &other);
+		if (r <= 0)
+			return r < 0 ? -1 : 0;
+		if (strcmp(other.kind, "boot") || strcmp(other.side, "patched") ||
+		    other.boot_index != si->boot_index) {
+			store_stage_info_release(&other);
+			return 0;
+		}
+		run_a = store_stage_next(sc->st, si->job_id, si->seq);
+		run_b = store_stage_next(sc->st, other.job_id, other.seq);
+		mb = si->boot_index % 2 ? p : m;
+		mp = si->boot_index % 2 ? m : p;
+		r = run_a > 0 && run_b > 0 ? store_stage_start_duet(sc->st, si->id, mb->name, other.id, mp->name)
+					   : -EIO;
+		if (r < 0) {
+			store_stage_info_release(&other);
+			return store_failed(r) ? -1 : 0;
+		}
+		log_info("job %lld: round %d as a duet: base on %s (host CPU %d), patched on %s (host CPU %d)",
+			 (long long)si->job_id, si->boot_index + 1, mb->name, mb->qemu->host_cpu, mp->name,
+			 mp->qemu->host_cpu);
+		launch(sc, si, mb, run_a);
+		launch(sc, &other, mp, run_b);
+		return 1;
+	}
+	return 0;
+}
+
+static void start_stage(struct sched *sc, struct stage_info *si)
+{
+	const struct lab_config *cfg = sc->cfg;
 	struct strbuf why = STRBUF_INIT;
 	size_t i, fits = 0, healthy = 0;
 	int64_t run_stage = 0;
@@ -285,12 +367,13 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				  (long long)si->job_id, (long long)si->id);
 		return;
 	}
+	if ((r = start_duet(sc, si)) != 0)
+		return;
 	/* good machines first, then unknown ones (the run checks them first) */
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < cfg->nmachines; i++) {
 			const struct cfg_machine *m = &cfg->machines[i];
 			char health[16];
-			struct task *t;
 
 			if (!machine_fits(m, si))
 				continue;
@@ -321,16 +404,7 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 					goto out;
 				continue;
 			}
-			t = sched_task_new(strcmp(si->kind, "boot") ? TASK_RUN : TASK_BOOTRUN, cfg, m);
-			t->run_stage = run_stage;
-			t->si = *si;
-			memset(si, 0, sizeof(*si));	/* the task owns the JSON now */
-			t->suite = suite;
-			t->deadline = mono_now() + (t->si.timeout > 0 ? t->si.timeout :
-						    suite && suite->timeout > 0 ? suite->timeout : cfg->stage_timeout);
-			log_info("job %lld: run on %s: started (attempt %d)", (long long)t->si.job_id, m->name,
-				 t->si.attempt + 1);
-			sched_enqueue(sc, t);
+			launch(sc, si, m, run_stage);
 			goto out;
 		}
 	}

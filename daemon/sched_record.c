@@ -153,11 +153,12 @@ int sched_maybe_more_boots(struct sched *sc, struct task *t)
 	struct compare_rules rules;
 	struct strbuf err = STRBUF_INIT;
 	json_t *doc, *cmp;
-	int64_t next = store_stage_next(sc->st, t->si.job_id, t->si.seq + 1);
+	/* the last run to end looks: in a duet the other side's may end later */
+	int open = store_job_open_stages(sc->st, t->si.job_id, t->run_stage);
 	int added = 0;
 
-	if (next)
-		return next < 0 ? (int)next : 0;
+	if (open)
+		return open < 0 ? open : 0;
 	doc = store_compare_doc(sc->st, t->si.job_id);
 	if (!doc)
 		return errno == ENOENT ? -EIO : -errno;	/* a store error: the step is made again */

@@ -197,6 +197,22 @@ void store_stage_info_release(struct stage_info *si);
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n);
 void store_stage_infos_free(struct stage_info *v, size_t n);
 
+/* The pending stage at seq of job (runnable or not: a duet starts the
+ * patched boot beside the base one): 1 and *ret filled (release it), 0
+ * when that stage is not pending or its job is being cancelled, or a store
+ * error. */
+int store_stage_pending_at(struct store *st, int64_t job_id, int seq, struct stage_info *ret);
+
+/* How many stages of job other than `except` are pending or running (a
+ * duet's other side may still run when a run ends), or a store error. */
+int store_job_open_stages(struct store *st, int64_t job_id, int64_t except);
+
+/* Starts two boot stages at once, a on machine ma and b on mb, each
+ * machine leased as store_stage_start does, in one transaction, and notes
+ * them as each other's duet (the comparison pairs their runs). -EBUSY when
+ * a machine is taken or a stage is no longer pending. */
+int store_stage_start_duet(struct store *st, int64_t a, const char *ma, int64_t b, const char *mb);
+
 /* Starts a stage that needs no machine (a build on a builder): running,
  * with `where` (e.g. "builder local") in its machine column. */
 int store_stage_begin(struct store *st, int64_t stage_id, const char *where);

@@ -279,13 +279,18 @@ static json_t *failed_specs(const json_t *job)
 	return out;
 }
 
+static json_t *pair_row(sqlite3_stmt *s)
+{
+	return json_pack("[o,o]", db_col_json(s, 0), db_col_json(s, 1));
+}
+
 /* The job's sequential design, for the comparison's alpha spending: the
  * boots of its first look, the most it may have, and which look this is
- * (2 once boots were added). */
+ * (2 once boots were added); and its pairs, the boots that ran as duets. */
 static json_t *job_design(struct store *st, int64_t job_id)
 {
 	sqlite3_stmt *s;
-	json_t *d = NULL;
+	json_t *d = NULL, *pairs;
 	int rc;
 
 	db_lock(st);
@@ -297,7 +302,21 @@ static json_t *job_design(struct store *st, int64_t job_id)
 			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
 	db_stmt_done(st, s);
 	db_unlock(st);
-	return rc == SQLITE_ROW ? d : db_read_end(json_null(), rc);
+	if (rc != SQLITE_ROW)
+		return db_read_end(json_null(), rc);
+	/* the boots that ran as a duet, side by side: [base boot, patched boot] */
+	db_lock(st);
+	s = db_prep(st, "SELECT b.boot_id, p.boot_id FROM stages b JOIN stages p ON p.id = b.duet_of "
+		    "WHERE b.job_id = ? AND b.kind = 'boot' AND b.side = 'base' AND p.side = 'patched' "
+		    "AND b.boot_id IS NOT NULL AND p.boot_id IS NOT NULL ORDER BY b.seq");
+	sqlite3_bind_int64(s, 1, job_id);
+	pairs = rows_json(st, s, NULL, pair_row);
+	if (!pairs) {
+		json_decref(d);
+		return NULL;
+	}
+	json_object_set_new(d, "pairs", pairs);
+	return d;
 }
 
 json_t *store_compare_doc(struct store *st, int64_t job_id)

@@ -43,6 +43,41 @@ void store_stage_infos_free(struct stage_info *v, size_t n)
 	free(v);
 }
 
+/* The columns of a stage_info, from stages g joined with its job j. */
+#define STAGE_INFO_SELECT \
+	"SELECT g.id, g.job_id, g.seq, g.attempt, coalesce(g.boot_index, 0), j.boots, g.kind, " \
+	"coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, " \
+	"g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), " \
+	"coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id " \
+	"AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, ''), " \
+	"j.arch FROM stages g JOIN jobs j ON j.id = g.job_id "
+
+static void stage_info_row(sqlite3_stmt *s, struct stage_info *si)
+{
+	memset(si, 0, sizeof(*si));
+	si->id = sqlite3_column_int64(s, 0);
+	si->job_id = sqlite3_column_int64(s, 1);
+	si->seq = sqlite3_column_int(s, 2);
+	si->attempt = sqlite3_column_int(s, 3);
+	si->boot_index = sqlite3_column_int(s, 4);
+	si->boots = sqlite3_column_int(s, 5);
+	si->timeout = sqlite3_column_double(s, 9);
+	si->suite_json = db_col_parsed(s, 10);
+	si->machines = db_col_parsed(s, 11);
+	si->tags = db_col_parsed(s, 12);
+	si->excluded = db_col_parsed(s, 13);
+	db_col_copy(si->kind, sizeof(si->kind), s, 6);
+	db_col_copy(si->side, sizeof(si->side), s, 7);
+	db_col_copy(si->suite, sizeof(si->suite), s, 8);
+	db_col_copy(si->last_error, sizeof(si->last_error), s, 14);
+	db_col_copy(si->tree, sizeof(si->tree), s, 15);
+	db_col_copy(si->base, sizeof(si->base), s, 16);
+	db_col_copy(si->patch_kind, sizeof(si->patch_kind), s, 17);
+	db_col_copy(si->build_id, sizeof(si->build_id), s, 18);
+	db_col_copy(si->note, sizeof(si->note), s, 19);
+	db_col_copy(si->arch, sizeof(si->arch), s, 20);
+}
+
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n)
 {
 	sqlite3_stmt *s;
@@ -51,47 +86,16 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	int rc;
 
 	db_lock(st);
-	s = db_prep(st,
-		 "SELECT g.id, g.job_id, g.seq, g.attempt, coalesce(g.boot_index, 0), j.boots, g.kind, "
-		 "coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, "
-		 "g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), "
-		 "coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id "
-		 "AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, ''), "
-		 "j.arch "
-		 "FROM stages g JOIN jobs j ON j.id = g.job_id "
+	s = db_prep(st, STAGE_INFO_SELECT
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
 		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
 	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
-		struct stage_info *si;
-
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
 			v = xrealloc(v, alloc * sizeof(*v));
 		}
-		si = &v[n++];
-		memset(si, 0, sizeof(*si));
-		si->id = sqlite3_column_int64(s, 0);
-		si->job_id = sqlite3_column_int64(s, 1);
-		si->seq = sqlite3_column_int(s, 2);
-		si->attempt = sqlite3_column_int(s, 3);
-		si->boot_index = sqlite3_column_int(s, 4);
-		si->boots = sqlite3_column_int(s, 5);
-		si->timeout = sqlite3_column_double(s, 9);
-		si->suite_json = db_col_parsed(s, 10);
-		si->machines = db_col_parsed(s, 11);
-		si->tags = db_col_parsed(s, 12);
-		si->excluded = db_col_parsed(s, 13);
-		db_col_copy(si->kind, sizeof(si->kind), s, 6);
-		db_col_copy(si->side, sizeof(si->side), s, 7);
-		db_col_copy(si->suite, sizeof(si->suite), s, 8);
-		db_col_copy(si->last_error, sizeof(si->last_error), s, 14);
-		db_col_copy(si->tree, sizeof(si->tree), s, 15);
-		db_col_copy(si->base, sizeof(si->base), s, 16);
-		db_col_copy(si->patch_kind, sizeof(si->patch_kind), s, 17);
-		db_col_copy(si->build_id, sizeof(si->build_id), s, 18);
-		db_col_copy(si->note, sizeof(si->note), s, 19);
-		db_col_copy(si->arch, sizeof(si->arch), s, 20);
+		stage_info_row(s, &v[n++]);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
@@ -103,6 +107,44 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	*ret_n = n;
 	return 0;
 }
+
+int store_stage_pending_at(struct store *st, int64_t job_id, int seq, struct stage_info *ret)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	db_lock(st);
+	s = db_prep(st, STAGE_INFO_SELECT "WHERE g.job_id = ? AND g.seq = ? AND g.state = 'pending' "
+		    "AND j.cancel_requested = 0");
+	if (s) {
+		sqlite3_bind_int64(s, 1, job_id);
+		sqlite3_bind_int(s, 2, seq);
+	}
+	rc = s ? db_stmt_step(st, s) : SQLITE_ERROR;
+	if (rc == SQLITE_ROW)
+		stage_info_row(s, ret);
+	db_stmt_done(st, s);
+	db_unlock(st);
+	if (rc == SQLITE_ROW)
+		return 1;
+	return rc == SQLITE_DONE ? 0 : db_sqlite_errno(rc);
+}
+
+int store_job_open_stages(struct store *st, int64_t job_id, int64_t except)
+{
+	sqlite3_stmt *s;
+	int rc, n;
+
+	rc = db_row(st, &s, "SELECT count(*) FROM stages WHERE job_id = ?1 AND id != ?2 "
+		    "AND state IN ('pending', 'running')", DB_INT(job_id), DB_INT(except));
+	if (rc <= 0)
+		return rc < 0 ? rc : -EIO;
+	n = sqlite3_column_int(s, 0);
+	db_stmt_done(st, s);
+	return n;
+}
+
+static int lease(struct store *st, int64_t stage_id, const char *machine);
 
 /* Inside a transaction: a pending stage starts on `where`; its job runs. */
 static int mark_running(struct store *st, int64_t stage_id, const char *where)
@@ -126,14 +168,39 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_run(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
-		    "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
-		    "AND health IN ('good', 'unknown') AND in_config = 1",
-		    DB_INT(stage_id), DB_TEXT(machine), DB_REAL(db_now()));
-	if (rc == 0 && sqlite3_changes(st->db) != 1)
-		rc = -EBUSY;
+	rc = lease(st, stage_id, machine);
 	if (rc == 0)
 		rc = mark_running(st, stage_id, machine);
+	rc = db_txn_end(st, rc);
+out:
+	db_unlock(st);
+	return rc;
+}
+
+/* Inside a transaction: machine's lease for stage, if it is free and fit. */
+static int lease(struct store *st, int64_t stage_id, const char *machine)
+{
+	int rc = db_run(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+			"lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
+			"AND health IN ('good', 'unknown') AND in_config = 1",
+			DB_INT(stage_id), DB_TEXT(machine), DB_REAL(db_now()));
+
+	if (rc == 0 && sqlite3_changes(st->db) != 1)
+		rc = -EBUSY;
+	return rc;
+}
+
+int store_stage_start_duet(struct store *st, int64_t a, const char *ma, int64_t b, const char *mb)
+{
+	int rc = 0;
+
+	db_lock(st);
+	if ((rc = db_txn_begin(st)) < 0)
+		goto out;
+	if ((rc = lease(st, a, ma)) == 0 && (rc = lease(st, b, mb)) == 0 && (rc = mark_running(st, a, ma)) == 0 &&
+	    (rc = mark_running(st, b, mb)) == 0)
+		rc = db_run(st, "UPDATE stages SET duet_of = CASE id WHEN ?1 THEN ?2 ELSE ?1 END "
+			    "WHERE id IN (?1, ?2)", DB_INT(a), DB_INT(b));
 	rc = db_txn_end(st, rc);
 out:
 	db_unlock(st);
@@ -551,6 +618,10 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 		goto out;
 	}
 	if ((rc = release_lease(st, stage_id)) < 0 || (rc = drop_stage_results(st, stage_id)) < 0)
+		goto out;
+	/* a boot of a duet boots again alone: its runs and its partner's are no
+	 * longer a pair */
+	if ((rc = db_run(st, "UPDATE stages SET duet_of = NULL WHERE id = ?1 OR duet_of = ?1", DB_INT(stage_id))) < 0)
 		goto out;
 	snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
 		 attempt + 1, machine ? machine : "?", message ? message : "");
