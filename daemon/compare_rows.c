@@ -84,6 +84,19 @@ static double pooled_sd_pct(const double *b, size_t nb, const double *p, size_t 
 			  (double)(nb + np - 2)) / fabs(cb);
 }
 
+/* The same from the per-boot log values of the paired boots: what the
+ * spread of a row would be were its boots not paired, in %. */
+static double pooled_sd_pct_logs(const double *lb, const double *lp, size_t n)
+{
+	double vb, vp;
+
+	if (n < 2)
+		return NAN;
+	vb = stats_stddev(lb, n);
+	vp = stats_stddev(lp, n);
+	return 100 * sqrt((vb * vb + vp * vp) / 2);
+}
+
 static int all_positive(const double *v, size_t n)
 {
 	size_t i;
@@ -227,6 +240,91 @@ static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t
 	return rc;
 }
 
+/* The median of the iterations of boot `boot_id` of side s in group g:
+ * 0, or -1 when that boot has none. */
+static int boot_median(const json_t *g, const struct side *s, const char *boot_id, double *ret)
+{
+	struct strbuf key = STRBUF_INIT;
+	const json_t *idx, *vals, *x;
+	double *v;
+	size_t k, j;
+
+	strbuf_addf(&key, "boot:%s", boot_id ? boot_id : "");
+	idx = json_object_get(s->boots, key.buf);
+	strbuf_release(&key);
+	vals = idx ? json_array_get(json_object_get(g, "boots"), (size_t)json_integer_value(idx)) : NULL;
+	if (!(k = json_array_size(vals)))
+		return -1;
+	v = xcalloc(k, sizeof(*v));
+	json_array_foreach(vals, j, x)
+		v[j] = json_number_value(x);
+	*ret = stats_median(v, k);
+	free(v);
+	return 0;
+}
+
+/*
+ * Time rows of a job whose boots ran as duets (design.pairs: the base and
+ * the patched kernel booted at once on the two machines of a duet, a host
+ * CPU each): what disturbed the host in a round disturbed both sides of
+ * it, so each round's ratio patched/base carries far less of the host's
+ * noise than either side's boots do. The test is the paired t on the log
+ * ratios, their sd floored by the spread within boots (of both sides),
+ * and the intervals are its t intervals, as ratios. -1 when fewer than 3
+ * rounds have the row on both sides (the rank rule applies then).
+ */
+static int row_paired(json_t *obj, struct verdict_row *v, const json_t *gb, const json_t *gp,
+		      const struct side *sb, const struct side *sp, const struct compare_rules *r,
+		      const struct verdict_design *d)
+{
+	const json_t *pairs = sb->doc == sp->doc ? json_object_get(json_object_get(sb->doc, "design"), "pairs")
+						  : NULL, *pr;
+	size_t k, n = 0, np = json_array_size(pairs);
+	double *lb, *lp, *ratio, floor, q, x, y;
+	struct stats_welch w;
+	int rc = -1;
+
+	if (!gb || !gp || np < 3)
+		return -1;
+	lb = xcalloc(np, sizeof(*lb));
+	lp = xcalloc(np, sizeof(*lp));
+	ratio = xcalloc(np, sizeof(*ratio));
+	json_array_foreach(pairs, k, pr) {
+		if (boot_median(gb, sb, json_string_value(json_array_get(pr, 0)), &x) < 0 ||
+		    boot_median(gp, sp, json_string_value(json_array_get(pr, 1)), &y) < 0 || !(x > 0) || !(y > 0))
+			continue;
+		lb[n] = log(x);
+		lp[n] = log(y);
+		ratio[n] = lp[n] - lb[n];
+		n++;
+	}
+	floor = hypot(fmax(r->noise_floor, within_floor(gb)), fmax(r->noise_floor, within_floor(gp)));
+	if (n >= 3 && stats_paired_t(lb, lp, n, floor, &w) == 0) {
+		v->p = w.p;
+		q = stats_t_quantile(1 - r->ci_level, w.df) * w.se;
+		v->have_ci = 1;
+		v->lo = 100 * expm1(w.diff - q);
+		v->hi = 100 * expm1(w.diff + q);
+		q = stats_t_quantile(1 - d->eq_level_welch, w.df) * w.se;
+		v->have_eq = 1;
+		v->elo = 100 * expm1(w.diff - q);
+		v->ehi = 100 * expm1(w.diff + q);
+		/* the sd of one round's log ratio the test used, in % */
+		v->sd_pct = 100 * w.se * sqrt((double)n);
+		v->nb = v->np = n;
+		json_object_set_new(obj, "paired", json_pack("{s:I,s:o,s:o,s:o}", "rounds", (json_int_t)n,
+			"ratio_spread_pct", jreal(100 * stats_stddev(ratio, n)),
+			"unpaired_spread_pct", jreal(pooled_sd_pct_logs(lb, lp, n)),
+			"noise_floor_pct", jreal(100 * floor)));
+		json_object_set_new(obj, "ci_kind", json_string("paired t interval of the ratio (duet rounds)"));
+		rc = 0;
+	}
+	free(lb);
+	free(lp);
+	free(ratio);
+	return rc;
+}
+
 /*
  * The 95% interval reported (ci), as % change: a bootstrap of the ratio of
  * medians where the base's resampled median is never 0; else of the
@@ -331,9 +429,12 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 			"window's wall-clock time, shown beside the tested rows, not tested"));
 		goto out;
 	}
-	if ((v->cls == COMPARE_CLASS_WORK || v->cls == COMPARE_CLASS_WAIT) && nb >= 2 && np >= 2 &&
-	    all_positive(b, nb) && all_positive(p, np) &&
-	    row_welch(obj, v, b, nb, p, np, gb, gp, r, d) == 0) {
+	if (v->cls == COMPARE_CLASS_TIME && row_paired(obj, v, gb, gp, sb, sp, r, d) == 0) {
+		v->rule = VERDICT_RULE_PAIRED;
+		json_object_set_new(obj, "p_method", json_string("paired t"));
+	} else if ((v->cls == COMPARE_CLASS_WORK || v->cls == COMPARE_CLASS_WAIT) && nb >= 2 && np >= 2 &&
+		   all_positive(b, nb) && all_positive(p, np) &&
+		   row_welch(obj, v, b, nb, p, np, gb, gp, r, d) == 0) {
 		v->rule = VERDICT_RULE_WELCH;
 		json_object_set_new(obj, "p_method", json_string("welch"));
 	} else {

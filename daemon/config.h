@@ -206,7 +206,7 @@ struct cfg_qemu {
 	char *duet;		/* the machine on the same host whose guest runs beside this
 				 * one's, the other side of an A/B job at the same time (its
 				 * duet names this one back), or NULL */
-	int duet_line;		/* where duet: was, for messages */
+	int duet_line, duet_col;	/* where duet: was, for messages */
 };
 
 struct cfg_kexec {

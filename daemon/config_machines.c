@@ -191,6 +191,7 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 	if (ks.val[QK_DUET]) {
 		q->duet = config_get_str(c, "duet", ks.val[QK_DUET], config_valid_name, MUST_NAME);
 		q->duet_line = (int)ks.val[QK_DUET]->start_mark.line + 1;
+		q->duet_col = (int)ks.val[QK_DUET]->start_mark.column + 1;
 	}
 	return q;
 }
@@ -485,21 +486,21 @@ void config_check_duets(struct cfg_ctx *c)
 			if (cfg->machines[k].name && !strcmp(cfg->machines[k].name, q->duet))
 				o = &cfg->machines[k];
 		if (!o) {
-			config_error(c, (unsigned long)q->duet_line, 0, "duet: '%s' is not a machine (in machine %s)",
+			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: '%s' is not a machine (in machine %s)",
 				     q->duet, m->name);
 		} else if (o == m) {
-			config_error(c, (unsigned long)q->duet_line, 0, "duet: machine %s names itself", m->name);
+			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machine %s names itself", m->name);
 		} else if (!o->qemu || !o->qemu->duet || strcmp(o->qemu->duet, m->name)) {
-			config_error(c, (unsigned long)q->duet_line, 0, "duet: machine %s names %s, whose qemu "
+			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machine %s names %s, whose qemu "
 				     "section must name %s back (duet: %s)", m->name, o->name, m->name, m->name);
 		} else if (strcmp(o->arch, m->arch) || !config_same_host(&m->ep, &o->ep)) {
-			config_error(c, (unsigned long)q->duet_line, 0, "duet: machines %s and %s must have the "
+			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machines %s and %s must have the "
 				     "same arch and the same host", m->name, o->name);
 		} else if (q->accel && strcmp(q->accel, "icount") && strcmp(q->accel, "tcg")) {
-			config_error(c, (unsigned long)q->duet_line, 0, "duet: machine %s needs accel icount or tcg "
+			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machine %s needs accel icount or tcg "
 				     "(a guest of its own on a host CPU of its own), not %s", m->name, q->accel);
 		} else if (q->host_cpu < 0 || o->qemu->host_cpu < 0 || q->host_cpu == o->qemu->host_cpu) {
-			config_error(c, (unsigned long)q->duet_line, 0, "duet: machines %s and %s each need a "
+			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machines %s and %s each need a "
 				     "host_cpu of their own", m->name, o->name);
 		}
 	}

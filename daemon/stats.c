@@ -260,6 +260,28 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, double s
 	return 0;
 }
 
+int stats_paired_t(const double *a, const double *b, size_t n, double sd_floor, struct stats_welch *ret)
+{
+	double *d, var;
+	size_t i;
+
+	if (n < 3 || !all_finite(a, n) || !all_finite(b, n) || !(sd_floor >= 0) || isinf(sd_floor))
+		return -EINVAL;
+	d = xcalloc(n, sizeof(*d));
+	for (i = 0; i < n; i++)
+		d[i] = b[i] - a[i];
+	var = fmax(variance(d, n), sd_floor * sd_floor);
+	ret->diff = stats_mean(d, n);
+	free(d);
+	if (!(var > 0))
+		return -EDOM;
+	ret->se = sqrt(var / (double)n);
+	ret->df = (double)n - 1;
+	ret->t = ret->diff / ret->se;
+	ret->p = stats_t_p2(ret->t, ret->df);
+	return 0;
+}
+
 /* ---- Mann-Whitney U ---- */
 
 struct mwu_obs {
@@ -885,4 +907,13 @@ double stats_detectable_shift(double sd, size_t na, size_t nb, double alpha, dou
 		return NAN;
 	return (stats_t_quantile(alpha, df) + stats_t_quantile(2 * (1 - power), df)) * sd *
 	       sqrt(1 / (double)na + 1 / (double)nb) / sqrt(efficiency);
+}
+
+double stats_detectable_shift_paired(double sd, size_t n, double alpha, double power)
+{
+	double df = (double)n - 1;
+
+	if (n < 3 || !(sd >= 0) || !(alpha > 0 && alpha < 1) || !(power > 0.5 && power < 1))
+		return NAN;
+	return (stats_t_quantile(alpha, df) + stats_t_quantile(2 * (1 - power), df)) * sd / sqrt((double)n);
 }

@@ -140,6 +140,15 @@ int stats_welch(const double *a, size_t na, const double *b, size_t nb, double s
 		struct stats_welch *ret);
 
 /*
+ * The paired t test of mean(b[i] - a[i]) over n pairs (boots that ran side
+ * by side): the standard deviation of the differences is taken as at least
+ * sd_floor. ret as stats_welch's, on n - 1 degrees of freedom. -EINVAL (n
+ * below 3, a value not finite, sd_floor negative or NaN), -EDOM when every
+ * difference is equal and there is no floor.
+ */
+int stats_paired_t(const double *a, const double *b, size_t n, double sd_floor, struct stats_welch *ret);
+
+/*
  * Multiplicity. adj[i] gets p[i] adjusted over the n values (NaN entries are
  * left out of the family and stay NaN): Holm's step-down (family-wise
  * error), or Benjamini-Hochberg's step-up (false discovery rate). Adjusted
@@ -170,5 +179,10 @@ double stats_pocock_spent(double alpha, double t);
  */
 double stats_detectable_shift(double sd, size_t na, size_t nb, double alpha, double power,
 			      double efficiency);
+
+/* The same for the paired t test of n pairs whose differences have
+ * standard deviation sd: (t_{alpha} + t_{2 (1 - power)}) sd / sqrt(n) on
+ * n - 1 degrees of freedom. NAN when n is below 3 or out of range. */
+double stats_detectable_shift_paired(double sd, size_t n, double alpha, double power);
 
 #endif

@@ -168,8 +168,8 @@ static const struct compare_override *override_for(const struct compare_rules *r
 
 /*
  * How each family spends its alpha over the looks. A family with a Welch
- * row spends most at the first look (Pocock-like): its rows are
- * near-deterministic, so waiting buys little and costs boots. A family of
+ * or a paired row spends most at the first look (Pocock-like): its t tests
+ * can use a small alpha at 5 boots, so waiting buys little and costs boots. A family of
  * rank-tested rows spends O'Brien-Fleming-like, unless the smallest p the
  * first look's boots can give (two complete separations) is above that
  * share: then the share goes to the second look, so the looks still sum to
@@ -188,7 +188,7 @@ static void family_spending(const struct compare_rules *r, const struct verdict_
 		how[f] = d->looks == 2 && stats_mwu_min_p((size_t)d->boots, (size_t)d->boots) >
 			 verdict_look_alpha(&first, r->alpha) ? VERDICT_SPEND_SECOND : VERDICT_SPEND_OBF;
 	for (i = 0; i < n; i++)
-		if (rows[i].testable && rows[i].rule == VERDICT_RULE_WELCH)
+		if (rows[i].testable && (rows[i].rule == VERDICT_RULE_WELCH || rows[i].rule == VERDICT_RULE_PAIRED))
 			how[family_of(&rows[i])] = VERDICT_SPEND_POCOCK;
 }
 
@@ -286,8 +286,13 @@ static double detectable(const struct compare_rules *r, const struct verdict_row
 	if (row->nb < 2 || row->np < 2 || isnan(row->sd_pct) || row->near_zero || !(a > 0) ||
 	    (rank && stats_mwu_min_p(row->nb, row->np) >= a))
 		return NAN;
-	shift = stats_detectable_shift(row->sd_pct, row->nb, row->np, a, r->power,
-				       rank ? MWU_EFFICIENCY : 1);
+	if (row->rule == VERDICT_RULE_PAIRED)
+		shift = stats_detectable_shift_paired(row->sd_pct, row->nb, a, r->power);
+	else
+		shift = stats_detectable_shift(row->sd_pct, row->nb, row->np, a, r->power,
+					       rank ? MWU_EFFICIENCY : 1);
+	if (isnan(shift))
+		return NAN;
 	return fmax(shift, row->min_change);
 }
 

@@ -55,6 +55,8 @@ json_t *verdict_design_json(const struct verdict_design *d, const struct compare
 enum verdict_rule {
 	VERDICT_RULE_RANK,	/* Mann-Whitney, bootstrap and Moses intervals */
 	VERDICT_RULE_WELCH,	/* work and wait: Welch's t on logs, sd floored */
+	VERDICT_RULE_PAIRED,	/* time rows of duet boots: paired t on log ratios, sd floored;
+				 * sd_pct is then the sd of the ratios, nb = np the pairs */
 	VERDICT_RULE_MAX
 };
 

@@ -864,6 +864,76 @@ static void test_bad_input(void **state)
 	strbuf_release(&err);
 }
 
+/* Rounds of a duet: base and patched booted at once, so each round's host
+ * noise (here 15% sd) is shared by both of its boots, each of which adds
+ * 0.5% of its own. */
+static json_t *duet_doc(double shift, int with_pairs)
+{
+	json_t *doc = doc_new(), *pairs = json_array();
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		double host = 1 + 0.15 * rng_gauss();
+		char bb[32], bp[32];
+		long long r;
+
+		snprintf(bb, sizeof(bb), "base-%d", i);
+		snprintf(bp, sizeof(bp), "patched-%d", i);
+		r = add_run(doc, "base", 0, 0, "mprotect", "{}", bb, 0);
+		add_metric(doc, r, "mprotect.ops_per_sec", 1000 * host * (1 + 0.005 * rng_gauss()), "higher");
+		r = add_run(doc, "patched", 0, 0, "mprotect", "{}", bp, 0);
+		add_metric(doc, r, "mprotect.ops_per_sec", 1000 * (1 + shift) * host * (1 + 0.005 * rng_gauss()),
+			   "higher");
+		json_array_append_new(pairs, json_pack("[s,s]", bb, bp));
+	}
+	json_object_set_new(doc, "design", json_pack("{s:i,s:i,s:i}", "boots", 5, "max_boots", 5, "look", 1));
+	if (with_pairs)
+		json_object_set(json_object_get(doc, "design"), "pairs", pairs);
+	json_decref(pairs);
+	return doc;
+}
+
+/* A time row of duet rounds is tested on its paired ratios: a 4% drop
+ * under 15% host noise is called; the same boots unpaired are not; no
+ * change stays uncalled. */
+static void test_paired_duets(void **state)
+{
+	json_t *doc, *c;
+	const json_t *r;
+
+	(void)state;
+	rng_state = 77;
+	doc = duet_doc(-0.04, 1);
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "paired t");
+	assert_string_equal(verdict(r), "regression");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "paired"), "rounds")), 5);
+	assert_true(row_num(json_object_get(r, "paired"), "ratio_spread_pct") <
+		    row_num(json_object_get(r, "paired"), "unpaired_spread_pct") / 5);
+	json_decref(c);
+	json_decref(doc);
+
+	rng_state = 77;
+	doc = duet_doc(-0.04, 0);
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_not_equal(json_string_value(json_object_get(r, "p_method")), "paired t");
+	assert_string_not_equal(verdict(r), "regression");
+	json_decref(c);
+	json_decref(doc);
+
+	rng_state = 78;
+	doc = duet_doc(0, 1);
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "paired t");
+	assert_string_not_equal(verdict(r), "regression");
+	assert_string_not_equal(verdict(r), "improvement");
+	json_decref(c);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -881,6 +951,7 @@ int main(void)
 		cmocka_unit_test(test_outliers_failed_and_fewer_boots),
 		cmocka_unit_test(test_metric_overrides),
 		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_paired_duets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -402,6 +402,55 @@ static void test_icount(void **state)
 		      "q.yaml:6:79: icount_shift: must be an integer from 0 to 10");
 }
 
+/* A duet: two qemu machines that name each other, a host CPU each; a
+ * partner that is missing, does not name it back or shares its CPU is
+ * refused at the duet: line. */
+static void test_duet(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("d.yaml",
+			MACHINES
+			L("  - name: a")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, accel: icount, "
+			  "host_cpu: 0, duet: b}")
+			L("  - name: b")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, accel: icount, "
+			  "host_cpu: 1, duet: a}"));
+	assert_string_equal(config_machine(cfg, "a")->qemu->duet, "b");
+	assert_int_equal(config_machine(cfg, "b")->qemu->host_cpu, 1);
+	config_free(cfg);
+	expect_errors("d.yaml",
+		      MACHINES
+		      L("  - name: a")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, host_cpu: 0, duet: c}")
+		      L("  - name: b")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, host_cpu: 0, duet: a}"),
+		      "d.yaml:6:84: duet: 'c' is not a machine (in machine a)\n"
+		      "d.yaml:10:84: duet: machine b names a, whose qemu section must name b back (duet: b)");
+	expect_errors("d.yaml",
+		      MACHINES
+		      L("  - name: a")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, accel: icount, host_cpu: 0, duet: b}")
+		      L("  - name: b")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, accel: icount, host_cpu: 0, duet: a}"),
+		      "d.yaml:6:99: duet: machines a and b each need a host_cpu of their own\n"
+		      "d.yaml:10:99: duet: machines b and a each need a host_cpu of their own");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +463,7 @@ int main(void)
 		cmocka_unit_test(test_builder_ccache),
 		cmocka_unit_test(test_reboot_section),
 		cmocka_unit_test(test_icount),
+		cmocka_unit_test(test_duet),
 	};
 
 	return cmocka_run_group_tests_name("config_machines", tests, NULL, NULL);

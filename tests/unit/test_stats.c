@@ -412,6 +412,32 @@ static void test_bootstrap_errors(void **state)
 /* Welch's t: 1..5 against 2, 4, .., 10 (t = 3 / sqrt(2.5), df = 6.25 /
  * 1.0625, p by numerical integration of the t density); and the floor,
  * which turns sides with no spread into a test instead of an error. */
+/* The paired t test against scipy.stats.ttest_rel([1,2,3,4],
+ * [1.1,2.3,3.2,4.4]): t 3.8730, p 0.03047 on 3 df; the floor widens it,
+ * equal differences without a floor have no test, and fewer than 3
+ * pairs are refused. The paired detectable shift is the t one on n - 1
+ * df. */
+static void test_paired_t(void **state)
+{
+	const double a[] = { 1, 2, 3, 4 }, b[] = { 1.1, 2.3, 3.2, 4.4 }, c[] = { 2, 3, 4, 5 };
+	struct stats_welch w;
+
+	(void)state;
+	assert_int_equal(stats_paired_t(a, b, 4, 0, &w), 0);
+	assert_float_equal(w.diff, 0.25, 1e-12);
+	assert_float_equal(w.t, 3.8729833, 1e-6);
+	assert_float_equal(w.df, 3, 0);
+	assert_float_equal(w.p, 0.030466, 1e-5);
+	assert_int_equal(stats_paired_t(a, b, 4, 1, &w), 0);
+	assert_float_equal(w.se, 0.5, 1e-12);
+	assert_true(w.p > 0.6);
+	assert_int_equal(stats_paired_t(a, c, 4, 0, &w), -EDOM);
+	assert_int_equal(stats_paired_t(a, b, 2, 0, &w), -EINVAL);
+	assert_float_equal(stats_detectable_shift_paired(1, 4, 0.05, 0.8),
+			   (stats_t_quantile(0.05, 3) + stats_t_quantile(0.4, 3)) / 2, 1e-12);
+	assert_true(isnan(stats_detectable_shift_paired(1, 2, 0.05, 0.8)));
+}
+
 static void test_welch(void **state)
 {
 	const double a[] = { 1, 2, 3, 4, 5 }, b[] = { 2, 4, 6, 8, 10 };
@@ -481,6 +507,7 @@ int main(void)
 		cmocka_unit_test(test_bootstrap_interpolation),
 		cmocka_unit_test(test_bootstrap_errors),
 		cmocka_unit_test(test_welch),
+		cmocka_unit_test(test_paired_t),
 		cmocka_unit_test(test_outliers),
 	};
 
