@@ -28,8 +28,9 @@ static const struct class_rule {
 	enum compare_class cls;
 } class_rules[] = {
 	{ M_SUFFIX, ".spin_insn_per_op", COMPARE_CLASS_WAIT },
-	/* the emulator's wall-clock on the host per operation */
+	/* the emulator's wall-clock and CPU time on the host per operation */
 	{ M_SUFFIX, ".host_ns_per_op", COMPARE_CLASS_TIME },
+	{ M_SUFFIX, ".host_cpu_ns_per_op", COMPARE_CLASS_TIME },
 	{ M_SUFFIX, "_insn_per_op", COMPARE_CLASS_WORK },
 	{ M_SUFFIX, ".per_kop", COMPARE_CLASS_WORK },	/* C.per_kop */
 	{ M_SUFFIX, "_per_kop", COMPARE_CLASS_WORK },	/* tlb.shootdowns_per_kop */

@@ -13,6 +13,7 @@ static const char *const row_names[INSN_COLS] = {
 	[INSN_USER] = "user_insn_per_op",
 	[INSN_SPIN] = "spin_insn_per_op",
 	[INSN_HOST_NS] = "host_ns_per_op",
+	[INSN_HOST_CPU_NS] = "host_cpu_ns_per_op",
 };
 
 struct marker {
@@ -59,13 +60,13 @@ static int parse_line(const char *line, size_t len, struct marker *m)
 	for (i = 0; i < INSN_CLASS_MAX; i++)
 		if (*p++ != ' ' || read_u64(&p, &m->n[i]) < 0)
 			return -1;
-	/* the host clock: a later column, absent from older plugins' lines */
-	m->n[INSN_HOST_NS] = 0;
+	/* the host's clocks: later columns, absent from older plugins' lines */
+	m->n[INSN_HOST_NS] = m->n[INSN_HOST_CPU_NS] = 0;
 	m->have_host = 0;
 	if (*p == ' ') {
-		p++;
-		if (read_u64(&p, &m->n[INSN_HOST_NS]) < 0)
-			return -1;
+		for (i = INSN_HOST_NS; i < INSN_COLS; i++)
+			if (*p++ != ' ' || read_u64(&p, &m->n[i]) < 0)
+				return -1;
 		m->have_host = 1;
 	}
 	return *p ? -1 : 1;
@@ -192,15 +193,17 @@ int insn_metrics(const struct insn_window *w, double ops, const char *workload, 
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);
-		if (i == INSN_HOST_NS && !w->have_host) {
+		if (i >= INSN_HOST_NS && !w->have_host) {
 			json_object_set_new(unavailable, name, json_string("the instruction plugin's file has no "
-				"host clock column (a plugin older than this daemon)"));
+				"host clock columns (a plugin older than this daemon)"));
 			continue;
 		}
 		json_object_set_new(metrics, name, json_real((double)(w->end[i] - w->begin[i]) / ops));
-		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", i == INSN_HOST_NS ? "ns/op" : "insn/op",
+		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", i >= INSN_HOST_NS ? "ns/op" : "insn/op",
 							  "direction", "lower", "source",
-							  i == INSN_HOST_NS ? "qemu-plugin host clock" : "qemu-plugin"));
+							  i == INSN_HOST_NS ? "qemu-plugin host clock" :
+							  i == INSN_HOST_CPU_NS ? "qemu-plugin host CPU time" :
+							  "qemu-plugin"));
 	}
 	return 0;
 }

@@ -10,8 +10,9 @@
 /*
  * Instruction counts per operation from the QEMU plugin
  * (agents/qemu-plugin/insn.c). The plugin writes a line at each of the
- * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN [HOSTNS]", every
- * vCPU's counts so far and the host's monotonic clock; the agent numbers the windows it opened from 1 in each
+ * agent's window markers, "B|E SEQ VCPU KERNEL USER SPIN [HOSTNS CPUNS]",
+ * every vCPU's counts so far, the host's monotonic clock and QEMU's CPU
+ * time; the agent numbers the windows it opened from 1 in each
  * of its runs and says each iteration's window and operations. The run
  * stage reads the plugin's file before and after a spec: the markers after
  * the first read are that spec's, pair k is its window k.
@@ -19,19 +20,20 @@
  * The rows: <workload>.kernel_insn_per_op, .user_insn_per_op (class work:
  * emulated instructions, not hardware cycles) and .spin_insn_per_op (class
  * wait: instructions in blocks with a spin-wait hint), and
- * .host_ns_per_op (class time: the host's wall-clock ns the emulator took
- * per operation; a plugin without the clock column makes it unavailable).
+ * .host_ns_per_op and .host_cpu_ns_per_op (class time: the host's
+ * wall-clock ns and QEMU's host CPU ns per operation; a plugin without the
+ * clock columns makes them unavailable).
  * All lower is better.
  */
 
 enum insn_class { INSN_KERNEL, INSN_USER, INSN_SPIN, INSN_CLASS_MAX };
 
-/* the columns of a marker: the three classes, then the host clock */
-enum { INSN_HOST_NS = INSN_CLASS_MAX, INSN_COLS };
+/* the columns of a marker: the three classes, then the host's clocks */
+enum { INSN_HOST_NS = INSN_CLASS_MAX, INSN_HOST_CPU_NS, INSN_COLS };
 
 struct insn_window {
 	uint64_t begin[INSN_COLS], end[INSN_COLS];
-	int have_host;		/* both markers had the host clock */
+	int have_host;		/* both markers had the host's clocks */
 };
 
 /*
@@ -59,7 +61,7 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
 int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics,
 		 json_t *info, json_t *unavailable, struct strbuf *err);
 
-/* Adds "<workload>.<row>": why to unavailable, for the four rows. */
+/* Adds "<workload>.<row>": why to unavailable, for the five rows. */
 void insn_unavailable(const char *workload, const char *why, json_t *unavailable);
 
 #endif

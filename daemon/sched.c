@@ -281,14 +281,15 @@ static void launch(struct sched *sc, struct stage_info *si, const struct cfg_mac
 }
 
 /* A machine a boot stage could start on now: it fits, it boots, it is good
- * and no health check holds it (the lease is checked as it is taken). */
+ * or not yet known (its run checks it first) and no health check holds it
+ * (the lease is checked as it is taken). */
 static int boot_ready(struct sched *sc, const struct cfg_machine *m, const struct stage_info *si)
 {
 	char health[16];
 
 	return machine_fits(m, si) && boot_lookup(m->boot) &&
 	       store_machine_get_health(sc->st, m->name, health, sizeof(health)) == 0 &&
-	       !strcmp(health, "good") && !machine_busy_with_health(sc, m->name);
+	       (!strcmp(health, "good") || !strcmp(health, "unknown")) && !machine_busy_with_health(sc, m->name);
 }
 
 /*

@@ -22,11 +22,12 @@
  * marker (insn_marker.h) another callback sums every vCPU's slot and
  * appends one line to the output file:
  *
- *   B|E SEQ VCPU KERNEL USER SPIN HOSTNS
+ *   B|E SEQ VCPU KERNEL USER SPIN HOSTNS CPUNS
  *
  * SEQ counts markers since QEMU started; HOSTNS is the host's monotonic
- * clock in ns as the marker runs, so a window also has the host's
- * wall-clock time the emulator took for it (what a change in an
+ * clock in ns as the marker runs and CPUNS the CPU time all of QEMU's
+ * threads have used, so a window also has the host's wall-clock time and
+ * the host CPU time the emulator took for it (what a change in an
  * instruction's cost, not in their number, moves: a broadcast TLBI that
  * flushes every vCPU's soft TLB). The daemon pairs each B with the next E
  * and takes the differences. The file starts with a line
@@ -106,9 +107,10 @@ static void on_marker(unsigned int vcpu, void *udata)
 {
 	int kind = (int)(intptr_t)udata, i, c;
 	uint64_t sum[CLASS_MAX] = { 0 };
-	struct timespec ts;
+	struct timespec ts, cpu;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
 
 	/* another vCPU's thread may be adding to its slot now (multi-threaded
 	 * TCG): an aligned 64-bit load sees its count before or after */
@@ -116,9 +118,10 @@ static void on_marker(unsigned int vcpu, void *udata)
 		for (c = 0; c < CLASS_MAX; c++)
 			sum[c] += __atomic_load_n(&vcpus[i].n[c], __ATOMIC_RELAXED);
 	pthread_mutex_lock(&out_lock);
-	fprintf(out, "%c %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind, ++seq, vcpu,
-		sum[CLASS_KERNEL], sum[CLASS_USER], sum[CLASS_SPIN],
-		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	fprintf(out, "%c %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind, ++seq,
+		vcpu, sum[CLASS_KERNEL], sum[CLASS_USER], sum[CLASS_SPIN],
+		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
+		(uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);
 }

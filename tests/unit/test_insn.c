@@ -58,10 +58,11 @@ static void test_metrics_per_op(void **state)
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 5, 1e-9);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.kernel_insn_per_op"),
 							      "direction")), "lower");
-	/* lines without the host clock (an older plugin): that row says why */
+	/* lines without the host clocks (an older plugin): those rows say why */
 	assert_null(json_object_get(metrics, "mprotect.host_ns_per_op"));
+	assert_non_null(json_object_get(unavailable, "mprotect.host_cpu_ns_per_op"));
 	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.host_ns_per_op")),
-			       "no host clock"));
+			       "no host clock columns"));
 	/* a window without operations has no per-op rows */
 	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", metrics, info, unavailable, &err), -1);
 	assert_non_null(strstr(err.buf, "no operations"));
@@ -77,8 +78,8 @@ static void test_metrics_per_op(void **state)
 static void test_host_clock(void **state)
 {
 	static const char text[] = "# tlblab-insn 1 target=x86_64 vcpus=2\n"
-				   "B 1 0 1000 500 10 5000000\n"
-				   "E 2 1 3000 700 30 9000000\n";
+				   "B 1 0 1000 500 10 5000000 100000\n"
+				   "E 2 1 3000 700 30 9000000 2100000\n";
 	struct strbuf err = STRBUF_INIT;
 	struct insn_window *w = NULL;
 	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
@@ -89,13 +90,14 @@ static void test_host_clock(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_ns_per_op")), 1e6, 1e-6);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_cpu_ns_per_op")), 5e5, 1e-6);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.host_ns_per_op"),
 							      "unit")), "ns/op");
 	assert_int_equal(json_object_size(unavailable), 0);
 	free(w);
 	w = NULL;
-	assert_int_equal(insn_windows("B 1 0 1 1 1 900\nE 2 0 2 2 2 800\n", 0, &w, &n, &err), -1);
+	assert_int_equal(insn_windows("B 1 0 1 1 1 900 5\nE 2 0 2 2 2 800 6\n", 0, &w, &n, &err), -1);
 	assert_non_null(strstr(err.buf, "host_ns_per_op count went backwards"));
 	json_decref(metrics);
 	json_decref(info);
@@ -156,7 +158,7 @@ static void test_unavailable(void **state)
 
 	(void)state;
 	insn_unavailable("tcp-rr", "the guest runs under KVM", u);
-	assert_int_equal(json_object_size(u), 4);
+	assert_int_equal(json_object_size(u), 5);
 	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.spin_insn_per_op")),
 			    "the guest runs under KVM");
 	json_decref(u);
