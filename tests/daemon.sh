@@ -149,7 +149,7 @@ lab_yaml_machine_dirs() {
 # SSH_PORT; each KEY: VALUE is one more line of its qemu: section
 lab_yaml_qemu_machine() {
 	cat <<EOC
-  - name: vm1
+  - name: ${LAB_VM_NAME:-vm1}
     transport: local
     boot: qemu
     cpus: 2

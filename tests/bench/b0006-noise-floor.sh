@@ -1,140 +1,92 @@
 #!/bin/sh
-# The embedded lab's noise floor: how much each headline metric of the tlb
-# suite moves from boot to boot when nothing changes. The lab kernel is
-# booted NOISE_BOOTS times (default 5) with vCPU pinning on and as many with
-# it off, alternately (on, off, off, on, ...: a drift of the host hits both
-# alike), by the daemon's own boot code (tests/tools/qemu-boot, the machine
-# of configs/local.yaml); in each boot the tlb suite's specs, as the daemon
-# sends them, run through the agent over SSH. One boot's sample is the
-# median of its measured iterations, as in an A/B job. Reported per metric
-# and setting: the median over boots, the per-boot spread (coefficient of
-# variation of the per-boot medians) and min/max, then the ratio of the
-# spreads, pinned over unpinned, measured in this one run.
-#
-# Knobs, to explore what lowers the spread (each applies to every spec):
-#   NOISE_BOOTS=5  NOISE_DURATION=s  NOISE_ITERATIONS=n  NOISE_WARMUP=n
-#   NOISE_INTERVAL=s (the agent's sampler)  NOISE_PIN="on off" (settings;
-#   "host" runs the specs with no VM, on this machine: the floor under the VM)
-#   QEMU_APPEND="..." (added to the guest kernel's command line)
-#   TLBLAB_GUEST_AGENT=path (the agent in the guest; default build/tlblab-agent)
-# The load average is printed next to the figures: a busy host is noisy.
-. "$(dirname "$0")/../lib.sh"
-. "$TOP/tests/guest.sh"
-
+# The embedded lab's noise floor, per class of row, measured through the
+# daemon's own A/B path: two A/A jobs of the tlb suite (configs/local.yaml's)
+# with a comment-only patch against v6.1-debian (both kernels do the same),
+# NOISE_BOOTS boots a side (default 5), under icount with the instruction
+# plugin, as the default lab runs:
+#   solo  on vm1 alone: one kernel per boot, the sides interleaved (ABAB),
+#         the lab's design before duets;
+#   duet  on the duet vm1+vm2 (a host CPU each): each round's base and
+#         patched boots run at once, and swap host CPUs every round.
+# Reported per class (work: instructions per op and counters per op; wait:
+# spin-wait instructions; time: the emulator's host wall-clock and CPU ns
+# per op, and the workloads' own rates on the emulated clock): the per-boot
+# spread (coefficient of variation of the per-boot medians, median over the
+# rows and both sides) in each job; and for the time rows, the spread of
+# the log ratio patched/base per round: paired (duet) against consecutive
+# boots (solo). Targets: work rows <= 1%; time rows, paired, <= 5%.
+set -u
+PORT_BASE=27600
+. "$(dirname "$0")/lib.sh"
+export TLBLAB_TOKEN=bench-token-0123456789
 BOOTS=${NOISE_BOOTS:-5}
-PINS=${NOISE_PIN:-on off}
-trap 'qemu_boot_end; [ -n "${NOISE_KEEP:-}" ] && cp -r "$TMP" "$NOISE_KEEP"; rm -rf "$TMP"' EXIT
+lab_cache_ready "$CACHE"
+{ embedded_lab "$CACHE" 10027,10026; sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"; } >"$tmp/lab.yaml"
+comment_patch "$CACHE" "$tmp/comment.diff" || { echo "bench: cannot make the comment patch"; exit 1; }
 
-say() { echo "b0006: $*"; }
-if ! kernel=$(lab_kernel CONFIG_PERF_EVENTS=y CONFIG_EVENTFD=y); then
-	say "no lab kernel: $(tail -n 5 "$TMP/build.log")"
-	exit 1
-fi
-qemu_guest 10027 b06 || { say "$(cat "$TMP/guest.why")"; exit 1; }
-{
-	qemu_machine_yaml
-	sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"
-} >"$TMP/lab.yaml"
-"$QEMU_BOOT" "$TMP/lab.yaml" --specs tlb >"$TMP/specs.suite" || { say "no tlb suite"; exit 1; }
-# the knobs, applied to every spec
-$PY - "$TMP/specs.suite" >"$TMP/specs" <<'PYEOF'
-import json, os, sys
-knobs = {"duration": float, "iterations": int, "warmup": int, "interval": float}
-for line in open(sys.argv[1]):
-    spec = json.loads(line)
-    for k, conv in knobs.items():
-        v = os.environ.get("NOISE_" + k.upper())
-        if v:
-            spec[k] = conv(v)
-    print(json.dumps(spec))
-PYEOF
-say "kernel $(basename "$(dirname "$kernel")"), $BOOTS boots per setting ($PINS), host $(nproc) CPUs, specs:"
-sed 's/^/b0006:   /' "$TMP/specs"
+start
+export TLBLAB_SERVER="http://127.0.0.1:$port"
+bench_job duet "$tmp/comment.diff" --boots "$BOOTS" --max-boots "$BOOTS"
+bench_job solo "$tmp/comment.diff" --boots "$BOOTS" --max-boots "$BOOTS" --machines vm1
+stop
 
-qemu_boot_start "$TMP/lab.yaml"
-t0=$(date +%s)
-i=1
-while [ "$i" -le "$BOOTS" ]; do
-	order=$PINS
-	# every other round in reverse order: on off, off on, ...
-	[ $((i % 2)) = 0 ] && order=$(echo "$PINS" | awk '{ for (k = NF; k > 0; k--) printf "%s ", $k }')
-	for pin in $order; do
-		# "host": no VM; the agent runs the specs on this machine itself
-		if [ "$pin" != host ] && ! qemu_boot_cmd "boot $kernel $pin"; then
-			say "boot $i ($pin) failed: $(tail -n 2 "$TMP/boot.notes")"
-			exit 1
-		fi
-		[ "$pin" = host ] && : >"$TMP/boot.notes"
-		load=$(cut -d' ' -f1-3 /proc/loadavg)
-		j=0
-		while read -r spec; do
-			if [ "$pin" = host ]; then
-				printf '%s\n' "$spec" | "$GUEST_AGENT" run --spec - >"$TMP/out.$pin.$i.$j" 2>"$TMP/err.$pin.$i.$j"
-			else
-				printf '%s\n' "$spec" | guest 'tlblab-agent run --spec -' >"$TMP/out.$pin.$i.$j" 2>"$TMP/err.$pin.$i.$j"
-			fi || say "boot $i ($pin) spec $j: exit $?: $(tail -c 300 "$TMP/err.$pin.$i.$j")"
-			j=$((j + 1))
-		done <"$TMP/specs"
-		echo "$pin $i $load $(cut -d' ' -f1-3 /proc/loadavg) $(grep -o 'vCPU threads [a-z ]*pinned[^;]*' "$TMP/boot.notes" | head -n 1)" \
-			>>"$TMP/boots"
-		say "boot $i pinning $pin: done at $(($(date +%s) - t0)) s, load $load -> $(cut -d' ' -f1-3 /proc/loadavg)"
-		[ "$pin" = host ] || qemu_boot_cmd stop || { say "stop failed"; exit 1; }
-	done
-	i=$((i + 1))
-done
+/usr/bin/python3 - "$tmp" <<'PYEOF'
+import json, math, os, statistics, sys
+d = sys.argv[1]
+status = 0
+cmp = {}
+for name in ("duet", "solo"):
+    try:
+        cmp[name] = json.load(open(os.path.join(d, name + "-cmp.json")))["comparison"]
+    except Exception:
+        job = json.load(open(os.path.join(d, name + "-job.json")))["job"]
+        print("b0006: %s: job %s, no comparison (%s)" % (name, job["state"], job.get("error")))
+        sys.exit(1)
+    c = cmp[name]
+    print("b0006: %s: %s s, %s+%s boots, verdict %s" % (name, open(os.path.join(d, name + ".secs")).read().strip(),
+          c["provenance"]["boots"]["base"], c["provenance"]["boots"]["patched"], c["verdict"]))
 
-$PY - "$TMP" "$PINS" <<'PYEOF'
-import glob, json, os, statistics, sys
-tmp, pins = sys.argv[1], sys.argv[2].split()
-HEADLINE = {"mprotect": "mprotect.ops_per_sec", "mremap": "mremap.moves_per_sec",
-            "fault-write": "fault-write.total_sec", "tcp-rr": "tcp-rr.trans_per_sec",
-            "stencil": "stencil.mflops", "exec": "exec.score"}
-# per (setting, row) the per-boot medians; a row is spec/case params + headline metric
-rows, within = {}, {}
-for path in sorted(glob.glob(os.path.join(tmp, "out.*"))):
-    _, pin, boot, spec = os.path.basename(path).split(".")
-    per = {}
-    for line in open(path):
-        try:
-            o = json.loads(line)
-        except ValueError:
-            continue
-        if o.get("type") != "iteration" or o.get("warmup"):
-            continue
-        p = o["params"]
-        score = HEADLINE.get(p["workload"])
-        if score not in o["metrics"]:
-            continue
-        key = "%s %s workers=%s" % (p["workload"], p.get("mode", ""), p.get("workers"))
-        per.setdefault((key, score), []).append(o["metrics"][score])
-    for k, v in per.items():
-        rows.setdefault(k, {}).setdefault(pin, []).append(statistics.median(v))
-        if len(v) > 1 and statistics.mean(v):
-            within.setdefault(k, {}).setdefault(pin, []).append(statistics.stdev(v) / statistics.mean(v) * 100)
-loads = [l.split() for l in open(os.path.join(tmp, "boots"))]
-print("b0006: load average during the boots (1-min, at start -> end of each boot's runs): %s"
-      % ", ".join("%s %s->%s" % (l[0], l[2], l[5]) for l in loads))
-# spread: CV of the per-boot medians (what an A/B job sees); within: the
-# median over boots of the CV of one boot's iterations (moment to moment)
-print("b0006: %-34s %-7s %5s %12s %7s %7s %12s %12s" % ("row", "pinning", "boots", "median", "spread", "within",
-                                                       "min", "max"))
-cvs = {p: [] for p in pins}
-for (key, metric), by_pin in sorted(rows.items()):
-    for pin in pins:
-        v = by_pin.get(pin, [])
-        if len(v) < 2:
-            print("b0006: %-34s %-7s %5d  (too few boots)" % (key, pin, len(v)))
-            continue
-        m = statistics.median(v)
-        cv = statistics.stdev(v) / statistics.mean(v) * 100 if statistics.mean(v) else float("nan")
-        cvs[pin].append(cv)
-        w = within.get((key, metric), {}).get(pin)
-        print("b0006: %-34s %-7s %5d %12.6g %6.1f%% %7s %12.6g %12.6g" % (key, pin, len(v), m, cv,
-              "%.1f%%" % statistics.median(w) if w else "-", min(v), max(v)))
-for p in pins:
-    if cvs[p]:
-        print("b0006: median spread over the rows, %s: %.1f%% (target: every row <= 5%%)" % (p, statistics.median(cvs[p])))
-if cvs.get("on") and cvs.get("off"):
-    a, b = statistics.median(cvs["on"]), statistics.median(cvs["off"])
-    print("b0006: ratio on/off %.2f" % (a / b if b else float("nan")))
+def tested(r):
+    return r.get("class") in ("work", "wait", "time") and r["base"].get("n", 0) >= 2
+
+def spreads(c, cls):
+    return [r[s]["spread_pct"] for r in c["rows"] if tested(r) and r["class"] == cls
+            for s in ("base", "patched") if r[s].get("spread_pct") is not None]
+
+def round_ratios(r):
+    """sd (%) of log(patched/base) of boot i of each side: the rounds"""
+    b, p = r["base"]["samples"], r["patched"]["samples"]
+    x = [math.log(p[i] / b[i]) for i in range(min(len(b), len(p))) if b[i] > 0 and p[i] > 0]
+    return 100 * statistics.stdev(x) if len(x) >= 3 else None
+
+print("b0006: per-boot spread, median over rows and sides (rows):")
+print("b0006:   %-6s %14s %14s" % ("class", "solo", "duet"))
+for cls in ("work", "wait", "time"):
+    v = {n: spreads(cmp[n], cls) for n in cmp}
+    print("b0006:   %-6s %14s %14s" % (cls, *("%.2f%% (%d)" % (statistics.median(v[n]), len(v[n])) if v[n] else "-"
+                                              for n in ("solo", "duet"))))
+print("b0006: time rows, sd of the rounds' log ratio patched/base (solo: consecutive boots; duet: paired):")
+print("b0006:   %-44s %-30s %8s %8s %10s" % ("row", "case", "solo", "duet", "duet p_method"))
+solo_rows = {(r["metric"], r["params_text"]): r for r in cmp["solo"]["rows"]}
+paired = []
+for r in cmp["duet"]["rows"]:
+    if not tested(r) or r["class"] != "time":
+        continue
+    s = solo_rows.get((r["metric"], r["params_text"]))
+    pr = r.get("paired") or {}
+    if pr.get("ratio_spread_pct") is not None:
+        paired.append(pr["ratio_spread_pct"])
+    so = round_ratios(s) if s else None
+    print("b0006:   %-44s %-30s %7s%% %7s%% %10s" % (r["metric"][:44], r["params_text"][:30],
+          "-" if so is None else "%.1f" % so,
+          "-" if pr.get("ratio_spread_pct") is None else "%.1f" % pr["ratio_spread_pct"], r.get("p_method")))
+work = spreads(cmp["duet"], "work") + spreads(cmp["solo"], "work")
+if work:
+    print("b0006: work rows, per-boot spread: median %.2f%% (target <= 1%%)" % statistics.median(work))
+if paired:
+    print("b0006: time rows, paired round ratios: median %.1f%% (target <= 5%%)" % statistics.median(paired))
+else:
+    print("b0006: time rows: no paired row (the duet's rounds did not run side by side)")
+    status = 1
+sys.exit(status)
 PYEOF

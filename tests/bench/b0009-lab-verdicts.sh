@@ -27,31 +27,13 @@ export TLBLAB_TOKEN=bench-token-0123456789
 lab_cache_ready "$CACHE"
 { embedded_lab "$CACHE" 10028; sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"; } >"$tmp/lab.yaml"
 
-# the comment-only patch: fixed text, so its build is cached from run to run
-rm -rf "$tmp/src"
-git clone -q --shared "$CACHE/linux" "$tmp/src" && (cd "$tmp/src" &&
-	git -c advice.detachedHead=false checkout -q v6.1-debian &&
-	printf '/* tlblab: a comment-only change; the kernel it builds does what the base does */\n' \
-		>>mm/mprotect.c &&
-	git diff v6.1-debian >"$tmp/comment.diff") || { echo "bench: cannot make the comment patch"; exit 1; }
+comment_patch "$CACHE" "$tmp/comment.diff" || { echo "bench: cannot make the comment patch"; exit 1; }
 
 start
 export TLBLAB_SERVER="http://127.0.0.1:$port"
-run_job() {
-	t0=$(date +%s)
-	id=$("$BUILD/tlblab" submit --json --suite tlb --tree linux --base v6.1-debian --patch "$2" |
-		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["id"])') || return 1
-	until curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" | /usr/bin/python3 -c \
-		'import json,sys; sys.exit(json.load(sys.stdin)["job"]["state"] not in ("done", "failed", "cancelled"))'; do
-		sleep 5
-	done
-	curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" >"$tmp/$1-job.json"
-	curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id/comparison" >"$tmp/$1-cmp.json"
-	echo "$(($(date +%s) - t0))" >"$tmp/$1.secs"
-}
-run_job A "$tmp/comment.diff"
-run_job B "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch"
-run_job C "$TOP/kernels/patches/0004-x86-mm-tlb-extra-work-2pct.patch"
+bench_job A "$tmp/comment.diff"
+bench_job B "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch"
+bench_job C "$TOP/kernels/patches/0004-x86-mm-tlb-extra-work-2pct.patch"
 stop
 
 /usr/bin/python3 - "$tmp" <<'PYEOF'

@@ -7,8 +7,12 @@
 # agent's mprotect from 2 processes for a fixed 20000 rounds each (icount's
 # clock is the guest's own, so a duration would not be fixed work). Printed
 # per mode: the median host seconds of that run with and without the
-# plugin, and their ratio (the target is at most 2x). x86_64 only: an arm64
-# guest needs a cross-built arm64 kernel, which this bench does not build.
+# plugin, and their ratio (the target is at most 2x). Then the same for an
+# arm64 guest (qemu-system-aarch64 -M virt, multi-threaded TCG and icount
+# with -cpu neoverse-n1, as the daemon boots qemu-arm1), when the build
+# cache has an arm64 kernel of v6.1-debian itself (the daemon's builds for
+# qemu-arm1, t0056 or `make lab-arm64` leave one) and the arm64 guest's
+# initramfs is made; otherwise it says so and measures x86_64 only.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/guest.sh"
 
@@ -27,19 +31,53 @@ GUEST_DIR=$CACHE/guest
 [ -f "$GUEST_DIR/initramfs.cpio" ] || { say "no guest initramfs in $GUEST_DIR (make demo makes it)"; exit 1; }
 SPEC='{"workload":"mprotect","mode":"processes","workers":2,"rounds":20000,"duration":300,"iterations":1,"warmup":0}'
 
-# one boot: MODE (mttcg|icount) and PLUG (on|off); prints the host seconds
-# of the fixed run, or nothing when the guest did not come up
+# the arm64 kernel: a cached build of the daemon's (build.sh's out/) of
+# v6.1-debian with no patch (its commit is its base's), for arm64
+ARM64_KERNEL=$($PY - "$CACHE" <<'PYEOF'
+import glob, json, os, sys
+best = None
+for meta in glob.glob(os.path.join(sys.argv[1], "*", "out", "*", "meta.json")):
+    try:
+        m = json.load(open(meta))
+    except (OSError, ValueError):
+        continue
+    img = os.path.join(os.path.dirname(meta), m.get("image", ""))
+    if m.get("arch") == "arm64" and m.get("base_ref") == "v6.1-debian" and m.get("commit") == m.get("base_commit") \
+            and os.path.isfile(img) and (best is None or os.path.getmtime(img) > os.path.getmtime(best)):
+        best = img
+print(best or "")
+PYEOF
+)
+ARM64_GUEST=$CACHE/guest-arm64
+MODES="mttcg icount"
+if [ -n "$ARM64_KERNEL" ] && [ -f "$ARM64_GUEST/initramfs.cpio" ]; then
+	MODES="$MODES arm64-mttcg arm64-icount"
+	say "arm64 kernel: $ARM64_KERNEL"
+else
+	say "arm64: not measured: no arm64 kernel of v6.1-debian in $CACHE/*/out or no $ARM64_GUEST/initramfs.cpio (make lab-arm64 and an arm64 job make them)"
+fi
+
+# one boot: MODE (mttcg|icount|arm64-mttcg|arm64-icount) and PLUG (on|off);
+# prints the host seconds of the fixed run, or nothing when the guest did
+# not come up
 one() {
+	qemu=qemu-system-x86_64 machine="-machine q35" img=$kernel dir=$GUEST_DIR console=ttyS0
+	case $1 in
+	arm64-*)
+		qemu=qemu-system-aarch64 machine="-machine virt" img=$ARM64_KERNEL dir=$ARM64_GUEST console=ttyAMA0 ;;
+	esac
 	case $1 in
 	mttcg) accel="-accel tcg,thread=multi -cpu max" ;;
 	icount) accel="-accel tcg,thread=single -cpu Skylake-Client-v4 -icount shift=3,sleep=off" ;;
+	arm64-mttcg) accel="-accel tcg,thread=multi -cpu max" ;;
+	arm64-icount) accel="-accel tcg,thread=single -cpu neoverse-n1 -icount shift=3,sleep=off" ;;
 	esac
 	plug=
 	[ "$2" = on ] && plug="-plugin $PLUGIN,out=$TMP/insn.log"
 	rm -f "$TMP/console.log"
 	# shellcheck disable=SC2086
-	qemu-system-x86_64 -machine q35 $accel -smp 2 -m 1024 -kernel "$kernel" \
-		-initrd "$GUEST_DIR/initramfs.cpio" -append "console=ttyS0 panic=-1" -no-reboot \
+	$qemu $machine $accel -smp 2 -m 1024 -kernel "$img" \
+		-initrd "$dir/initramfs.cpio" -append "console=$console panic=-1" -no-reboot \
 		-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
 		-serial "file:$TMP/console.log" -monitor none -display none -daemonize -pidfile "$TMP/qemu.pid" \
 		$plug >"$TMP/qemu.out" 2>&1 || { say >&2 "qemu: $(tail -n 2 "$TMP/qemu.out")"; return; }
@@ -55,7 +93,7 @@ one() {
 		sleep 0.25
 	done
 	t0=$(date +%s.%N)
-	echo "$SPEC" | guest /usr/bin/tlblab-agent run --spec - >"$TMP/run.out" 2>&1
+	echo "$SPEC" | GUEST_DIR=$dir guest /usr/bin/tlblab-agent run --spec - >"$TMP/run.out" 2>&1
 	t1=$(date +%s.%N)
 	guest_stop
 	QEMU_PID=
@@ -63,7 +101,7 @@ one() {
 	echo "$t0 $t1" | awk '{printf "%.3f\n", $2 - $1}'
 }
 
-for mode in mttcg icount; do
+for mode in $MODES; do
 	: >"$TMP/$mode.on"
 	: >"$TMP/$mode.off"
 	b=0
@@ -76,11 +114,14 @@ for mode in mttcg icount; do
 		b=$((b + 1))
 	done
 done
-$PY - "$TMP" "$BOOTS" <<'PYEOF'
+$PY - "$TMP" "$BOOTS" "$MODES" <<'PYEOF'
 import os, statistics, sys
-d, boots = sys.argv[1], int(sys.argv[2])
+d, boots, modes = sys.argv[1], int(sys.argv[2]), sys.argv[3].split()
 status = 0
-for mode, what in (("mttcg", "multi-threaded TCG"), ("icount", "icount, shift 3, sleep=off")):
+names = {"mttcg": "x86_64, multi-threaded TCG", "icount": "x86_64, icount, shift 3, sleep=off",
+         "arm64-mttcg": "arm64, multi-threaded TCG", "arm64-icount": "arm64, icount, shift 3, sleep=off"}
+for mode in modes:
+    what = names[mode]
     v = {}
     for p in ("on", "off"):
         v[p] = [float(x) for x in open(os.path.join(d, mode + "." + p)).read().split() if x.strip()]

@@ -68,17 +68,25 @@ lab_cache_ready() {
 	sh "$TOP/kernels/mkinitramfs.sh" "$1/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
 }
 
-# embedded_lab CACHE SSH_PORT [LAB_KEY: VALUE...]: the head of a lab.yaml
-# like configs/local.yaml (one 2-vCPU QEMU machine vm1 under TCG with icount
-# and the instruction plugin, the local
-# builder and the linux tree of CACHE) on $port, for the benches that run
-# real A/B jobs; the suites: section follows it
+# embedded_lab CACHE SSH_PORT[,SSH_PORT2] [LAB_KEY: VALUE...]: the head of
+# a lab.yaml like configs/local.yaml (a 2-vCPU QEMU machine vm1 under TCG
+# with icount and the instruction plugin; with a second port, vm2 beside it
+# as its duet, a host CPU each, as qemu1 and qemu1b are; the local builder
+# and the linux tree of CACHE) on $port, for the benches that run real A/B
+# jobs; the suites: section follows it
 embedded_lab() {
-	_cache=$1 _ssh=$2
+	_cache=$1 _ssh=${2%,*} _ssh2=${2#*,}
 	shift 2
 	lab_yaml "$tmp/data" "tokens: [bench-token-0123456789]" "$@"
 	echo machines:
-	lab_yaml_qemu_machine "$_cache/guest" "$_ssh" "accel: icount" "icount_shift: 3"
+	if [ "$_ssh2" = "$_ssh" ]; then
+		lab_yaml_qemu_machine "$_cache/guest" "$_ssh" "accel: icount" "icount_shift: 3"
+	else
+		lab_yaml_qemu_machine "$_cache/guest" "$_ssh" "accel: icount" "icount_shift: 3" \
+			"host_cpu: 0" "duet: vm2"
+		LAB_VM_NAME=vm2 lab_yaml_qemu_machine "$_cache/guest" "$_ssh2" "accel: icount" "icount_shift: 3" \
+			"host_cpu: 1" "duet: vm1"
+	fi
 	cat <<EOC
 builders:
   - name: local
@@ -90,4 +98,34 @@ trees:
     builder: local
     fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
 EOC
+}
+
+# comment_patch CACHE OUT: a comment-only change to mm/mprotect.c against
+# v6.1-debian, as a diff in OUT: fixed text, so its build is cached from
+# run to run; the kernel it builds does what the base does
+comment_patch() {
+	rm -rf "$tmp/src"
+	git clone -q --shared "$1/linux" "$tmp/src" && (cd "$tmp/src" &&
+		git -c advice.detachedHead=false checkout -q v6.1-debian &&
+		printf '/* tlblab: a comment-only change; the kernel it builds does what the base does */\n' \
+			>>mm/mprotect.c &&
+		git diff v6.1-debian >"$2")
+}
+
+# bench_job NAME PATCH [SUBMIT ARGS...]: an A/B job of suite tlb against
+# v6.1-debian on the running daemon, waited for; $tmp/NAME-job.json and
+# NAME-cmp.json get the job and its comparison, NAME.secs how long it took
+bench_job() {
+	_name=$1 _patch=$2
+	shift 2
+	t0=$(date +%s)
+	id=$("$BUILD/tlblab" submit --json --suite tlb --tree linux --base v6.1-debian --patch "$_patch" "$@" |
+		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["id"])') || return 1
+	until curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" | /usr/bin/python3 -c \
+		'import json,sys; sys.exit(json.load(sys.stdin)["job"]["state"] not in ("done", "failed", "cancelled"))'; do
+		sleep 5
+	done
+	curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" >"$tmp/$_name-job.json"
+	curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id/comparison" >"$tmp/$_name-cmp.json"
+	echo "$(($(date +%s) - t0))" >"$tmp/$_name.secs"
 }

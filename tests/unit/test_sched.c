@@ -10,6 +10,8 @@
  */
 #include "testlib.h"
 
+#include <errno.h>
+
 #include "compare.h"
 #include "config.h"
 #include "sched_int.h"
@@ -122,6 +124,7 @@ static int drive(struct fixture *f, int64_t job, const double *base, const doubl
 		assert_int_equal(store_fixture_run_add(f->sf.st, job, run.id, run.side, 0,
 						       vals[(size_t)run.boot_index % nvals]), 0);
 		before = job_int(f->sf.st, job, "boots");
+		t.run_stage = run.id;	/* the boot+run task's run */
 		assert_int_equal(sched_maybe_more_boots(&f->sc, &t), 0);
 		assert_true(runs < max_runs);
 		grew[runs++] = job_int(f->sf.st, job, "boots") - before;
@@ -253,12 +256,130 @@ static void test_decided_first_look_stops(void **state)
 	assert_never_grows(f, ab_job(f->sf.st, 5, 9), base, patched, 5, "same");
 }
 
+/* One iteration of the run stage `run` of boot `boot_id`, as ingest
+ * stores it: mprotect.ops_per_sec = value. */
+static void duet_run_add(struct store *st, int64_t job, int64_t run, const char *side, const char *boot_id,
+			 double value)
+{
+	json_t *metrics = json_pack("{s:f}", "mprotect.ops_per_sec", value);
+	json_t *info = json_pack("{s:{s:s,s:s}}", "mprotect.ops_per_sec", "unit", "ops/s", "direction", "higher");
+	json_t *params = json_pack("{s:i}", "workers", 2);
+	struct run_row r = { .job_id = job, .stage_id = run, .machine = "d1", .side = side, .boot_id = boot_id,
+			     .workload = "mprotect", .params = params, .duration = 1 };
+
+	assert_int_equal(store_run_add(st, &r, metrics, info, NULL, NULL), 0);
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(params);
+}
+
+/*
+ * A duet: a round's base boot and the patched boot two stages on start at
+ * once on two machines, leased in one step and noted as each other's; the
+ * stages after them wait for both. The second look is taken when the last
+ * open run of the job ends, whichever side: the patched run ending first
+ * leaves the job as it is, the base run after it grows it. The comparison
+ * document lists the rounds that ran as duets; a boot retried (infra)
+ * boots again alone and its round is no longer a pair.
+ */
+static void test_duet(void **state)
+{
+	struct fixture *f = *state;
+	struct cfg_machine m[2] = { { .name = "d1", .arch = "x86_64" }, { .name = "d2", .arch = "x86_64" } };
+	struct strbuf err = STRBUF_INIT;
+	int64_t job = ab_job(f->sf.st, 3, 5);
+	json_t *doc, *pairs;
+	int k;
+
+	f->cfg.machines = m;
+	f->cfg.nmachines = 2;
+	assert_int_equal(store_sync_machines(f->sf.st, &f->cfg, &err), 0);
+	for (k = 0; k < 2; k++) {	/* the builds */
+		struct stage_info b;
+
+		store_fixture_next_stage(f->sf.st, job, &b);
+		assert_string_equal(b.kind, "build");
+		assert_int_equal(store_stage_begin(f->sf.st, b.id, "builder"), 0);
+		assert_int_equal(store_stage_finish(f->sf.st, b.id, "done", NULL, NULL), 0);
+		store_stage_info_release(&b);
+	}
+	for (k = 0; k < 3; k++) {
+		struct stage_info base, patched, none = { 0 };
+		struct task t = { .sc = &f->sc, .cfg = &f->cfg };
+		int64_t run_b, run_p;
+		char bb[16], pb[16];
+
+		store_fixture_next_stage(f->sf.st, job, &base);
+		assert_string_equal(base.kind, "boot");
+		assert_string_equal(base.side, "base");
+		assert_int_equal(store_stage_pending_at(f->sf.st, job, base.seq + 2, &patched), 1);
+		assert_string_equal(patched.kind, "boot");
+		assert_string_equal(patched.side, "patched");
+		assert_int_equal(patched.boot_index, k);
+		assert_int_equal(store_stage_start_duet(f->sf.st, base.id, k % 2 ? "d2" : "d1", patched.id,
+							k % 2 ? "d1" : "d2"), 0);
+		/* both machines are leased now, and nothing else of the job runs */
+		assert_int_equal(store_stage_start_duet(f->sf.st, base.id, "d1", patched.id, "d2"), -EBUSY);
+		assert_int_equal(store_fixture_runnable(f->sf.st, job, &none), 0);
+		assert_int_equal(none.id, 0);
+		if (k == 0) {
+			/* the patched boot fails as infra: retried alone, unpaired */
+			assert_int_equal(store_stage_retry(f->sf.st, patched.id, "d2", "the VM host failed"), 0);
+		}
+		run_b = store_stage_next(f->sf.st, job, base.seq);
+		run_p = store_stage_next(f->sf.st, job, patched.seq);
+		snprintf(bb, sizeof(bb), "b%d", k);
+		snprintf(pb, sizeof(pb), "p%d", k);
+		assert_int_equal(store_stage_set_ids(f->sf.st, base.id, NULL, bb), 0);
+		assert_int_equal(store_stage_handoff(f->sf.st, base.id, run_b), 0);
+		duet_run_add(f->sf.st, job, run_b, "base", bb, noisy_base[k]);
+		if (k == 0) {	/* the base run ends; then the patched boot, alone */
+			assert_int_equal(store_stage_finish(f->sf.st, run_b, "done", NULL, NULL), 0);
+			store_stage_info_release(&patched);
+			store_fixture_next_stage(f->sf.st, job, &patched);
+			assert_int_equal(patched.seq, base.seq + 2);
+			assert_int_equal(store_stage_begin(f->sf.st, patched.id, "d2"), 0);
+		}
+		assert_int_equal(store_stage_set_ids(f->sf.st, patched.id, NULL, pb), 0);
+		assert_int_equal(store_stage_handoff(f->sf.st, patched.id, run_p), 0);
+		duet_run_add(f->sf.st, job, run_p, "patched", pb, noisy_patched[k]);
+		/* the patched run ends first: the base run is still open */
+		t.si = patched;
+		t.run_stage = run_p;
+		assert_int_equal(sched_maybe_more_boots(&f->sc, &t), 0);
+		assert_int_equal(job_int(f->sf.st, job, "boots"), 3);
+		assert_int_equal(store_stage_finish(f->sf.st, run_p, "done", NULL, NULL), 0);
+		if (k > 0) {
+			t.si = base;
+			t.run_stage = run_b;
+			assert_int_equal(sched_maybe_more_boots(&f->sc, &t), 0);
+			/* the first look's last run: inconclusive, so it grows */
+			assert_int_equal(job_int(f->sf.st, job, "boots"), k == 2 ? 5 : 3);
+			assert_int_equal(store_stage_finish(f->sf.st, run_b, "done", NULL, NULL), 0);
+		}
+		store_stage_info_release(&base);
+		store_stage_info_release(&patched);
+	}
+	doc = store_compare_doc(f->sf.st, job);
+	assert_non_null(doc);
+	pairs = json_object_get(json_object_get(doc, "design"), "pairs");
+	assert_int_equal(json_array_size(pairs), 2);
+	assert_string_equal(json_string_value(json_array_get(json_array_get(pairs, 0), 0)), "b1");
+	assert_string_equal(json_string_value(json_array_get(json_array_get(pairs, 0), 1)), "p1");
+	assert_string_equal(json_string_value(json_array_get(json_array_get(pairs, 1), 1)), "p2");
+	json_decref(doc);
+	strbuf_release(&err);
+	f->cfg.machines = NULL;
+	f->cfg.nmachines = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_inconclusive_grows_once_to_max, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_growth_at_the_limit, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_decided_first_look_stops, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_duet, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
