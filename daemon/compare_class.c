@@ -139,7 +139,7 @@ enum compare_class compare_class_from_name(const char *name)
 const char *compare_class_legend(void)
 {
 	return "work: instructions the emulator counted (TCG plugin), not hardware cycles, and "
-	       "counters per operation; wait: spin-wait instructions; time: wall-clock; "
+	       "counters per operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; "
 	       "context: counts and rates over the window, not tested";
 }
 

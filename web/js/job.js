@@ -20,11 +20,11 @@ const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 
 const CLASS_TITLE = {
 	work: 'work: instructions the emulator counted (TCG plugin), not hardware cycles; or a counter per operation',
 	wait: 'wait: spin-wait instructions per operation',
-	time: 'time: wall-clock',
+	time: 'time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host',
 	context: 'context: a count or a rate over the window, shown, not tested',
 };
 const CLASS_LEGEND = 'work: instructions the emulator counted (TCG plugin), not hardware cycles, and counters per ' +
-	'operation; wait: spin-wait instructions; time: wall-clock; context: counts and rates over the window, not tested';
+	'operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; context: counts and rates over the window, not tested';
 const SHOOTDOWN_NAMES = ['interrupts.TLB', 'vmstat.nr_tlb_remote_flush_received', 'tlb_flush.remote_shootdown'];
 const EXCERPT_RE = /\berror\b|kernel panic|\bbug:|\boops\b|fatal|does not apply|segmentation fault|timed? ?out|\bfailed\b|not found|refused/i;
 
