@@ -45,6 +45,8 @@ static void usage(FILE *f)
 		"  --monitors a,b | --no-monitors                     --profile\n"
 		"  --neighbour WORKLOAD[:WORKERS[:MODE]]              --id TEXT\n"
 		"  --table                     print a summary instead of JSON lines\n"
+		"  --live-samples              write a window's samples as they are taken (by default\n"
+		"                              they are held until it closes, out of its counts)\n"
 		"BYTES: 4096, 64K, 8M, 1G (powers of 1024); TIME: seconds, or 500ms, 2s, 10m, 1h\n",
 		workload_names());
 }
@@ -143,7 +145,7 @@ static int parse_neighbour(json_t *spec, const char *arg)
 enum {
 	O_SPEC = 256, O_WORKLOAD, O_MODE, O_WORKERS, O_DURATION, O_ITER, O_WARMUP, O_INTERVAL,
 	O_SIZE, O_ROUNDS, O_GRID, O_REQ, O_RESP, O_PARSER, O_TIMEOUT, O_MONITORS, O_NOMON,
-	O_PROFILE, O_NEIGHBOUR, O_TABLE, O_ID, O_HELP, O_VMA,
+	O_PROFILE, O_NEIGHBOUR, O_TABLE, O_ID, O_HELP, O_VMA, O_LIVE,
 };
 
 static const struct option longopts[] = {
@@ -166,6 +168,7 @@ static const struct option longopts[] = {
 	{ "monitors", required_argument, NULL, O_MONITORS },
 	{ "no-monitors", no_argument, NULL, O_NOMON },
 	{ "profile", no_argument, NULL, O_PROFILE },
+	{ "live-samples", no_argument, NULL, O_LIVE },
 	{ "neighbour", required_argument, NULL, O_NEIGHBOUR },
 	{ "table", no_argument, NULL, O_TABLE },
 	{ "id", required_argument, NULL, O_ID },
@@ -241,6 +244,7 @@ static int cmd_run(int argc, char **argv)
 		}
 		case O_NOMON: json_object_set_new(spec, "monitors", json_array()); break;
 		case O_PROFILE: json_object_set_new(spec, "profile", json_true()); break;
+		case O_LIVE: json_object_set_new(spec, "live_samples", json_true()); break;
 		case O_NEIGHBOUR: bad = parse_neighbour(spec, optarg); break;
 		case O_TABLE: table = 1; break;
 		case O_ID: json_object_set_new(spec, "id", json_string(optarg)); break;

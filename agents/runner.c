@@ -62,6 +62,8 @@ struct runner {
 	struct strbuf monitor_err;
 	double t0, t_prev, next_tick;
 	int in_window, case_i, iter_i, warm;
+	/* the sample lines of the open window, written once it closes (below) */
+	struct strbuf held;
 	/* windows opened by this process: the n-th pair of instruction
 	 * markers the QEMU plugin sees from this agent is window n */
 	int windows;
@@ -100,6 +102,48 @@ static void emit(struct runner *r, json_t *obj)
 	if (fputs(line, r->out) < 0 || fputc('\n', r->out) < 0 || fflush(r->out) < 0)
 		r->output_failed = 1;
 	pthread_mutex_unlock(&r->out_lock);
+	free(line);
+}
+
+/*
+ * A window's samples are held and written after it closes: a line written
+ * while it is open goes out through the guest's SSH session (encrypted by
+ * its sshd, sent by its network stack, acknowledged when the host gets to
+ * it), and that work would land in the window's instruction counts, by an
+ * amount that follows the host's timing. Past HELD_MAX bytes they go out
+ * anyway (a very long window with a short interval). A spec with
+ * live_samples writes them as they are taken, to watch a window live.
+ * Called with r->lock.
+ */
+#define HELD_MAX (1u << 20)
+
+static void flush_held(struct runner *r)
+{
+	if (!r->held.len)
+		return;
+	pthread_mutex_lock(&r->out_lock);
+	if (fputs(r->held.buf, r->out) < 0 || fflush(r->out) < 0)
+		r->output_failed = 1;
+	pthread_mutex_unlock(&r->out_lock);
+	strbuf_reset(&r->held);
+}
+
+static void hold(struct runner *r, json_t *obj)
+{
+	char *line;
+
+	if (r->table) {
+		json_decref(obj);
+		return;
+	}
+	line = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(12));
+	json_decref(obj);
+	if (!line)
+		return;
+	if (r->held.len + strlen(line) + 1 > HELD_MAX)
+		flush_held(r);
+	strbuf_addstr(&r->held, line);
+	strbuf_addch(&r->held, '\n');
 	free(line);
 }
 
@@ -161,7 +205,10 @@ static void take_sample(struct runner *r, double now)
 	obj = json_pack("{s:s,s:f,s:f,s:i,s:i,s:b,s:b,s:o}", "type", "sample",
 			"t", now - r->t0, "dt", dt, "case", r->case_i, "iteration", r->iter_i,
 			"warmup", r->warm, "window", r->in_window, "values", values);
-	emit(r, obj);
+	if (r->in_window && !r->s->live_samples)
+		hold(r, obj);
+	else
+		emit(r, obj);
 	memcpy(r->v_prev, r->v_now, r->nc * sizeof(uint64_t));
 	r->t_prev = now;
 }
@@ -241,6 +288,7 @@ static void on_end(void *arg)
 	take_sample(r, now);
 	memcpy(r->v_end, r->v_prev, r->nc * sizeof(uint64_t));
 	r->in_window = 0;
+	flush_held(r);
 	if (r->npid > 0)
 		r->n_end = wl_ops_total(&r->nctx);
 	pthread_mutex_unlock(&r->lock);
@@ -701,6 +749,7 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	strbuf_init(&r->monitor_err, 0);
 	strbuf_init(&r->prof_err, 0);
 	strbuf_init(&r->kf_err, 0);
+	strbuf_init(&r->held, 0);
 	pthread_mutex_init(&r->out_lock, NULL);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -801,6 +850,7 @@ out:
 	strbuf_release(&r->monitor_err);
 	strbuf_release(&r->prof_err);
 	strbuf_release(&r->kf_err);
+	strbuf_release(&r->held);
 	strbuf_release(&err);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->out_lock);

@@ -44,7 +44,7 @@ static const struct param params[] = {
 };
 
 static const char *const toplevel[] = {
-	"iterations", "warmup", "interval", "monitors", "profile", "neighbour", "id",
+	"iterations", "warmup", "interval", "monitors", "profile", "neighbour", "id", "live_samples",
 };
 
 static const struct param *find_param(const char *key)
@@ -535,6 +535,11 @@ static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
 		if (!json_is_boolean(v))
 			return strbuf_seterr(err, "profile: must be true or false");
 		s->profile = json_is_true(v);
+	}
+	if ((v = json_object_get(root, "live_samples"))) {
+		if (!json_is_boolean(v))
+			return strbuf_seterr(err, "live_samples: must be true or false");
+		s->live_samples = json_is_true(v);
 	}
 	if ((v = json_object_get(root, "monitors"))) {
 		size_t i;

@@ -40,6 +40,7 @@ struct spec {
 	json_t *neighbour_params;
 	int iterations, warmup;
 	double interval;
+	int live_samples;	/* a window's samples written as taken, not held to its end */
 	unsigned monitors;	/* bits from monitor_bit() */
 	int profile;
 	char id[129];

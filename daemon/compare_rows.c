@@ -197,6 +197,23 @@ static void logs_of(const double *v, size_t n, double *out)
 		out[i] = log(v[i]);
 }
 
+/* A t test's p, its ci and its equivalence interval, as % changes of the
+ * ratio exp(diff), into v. */
+static void t_intervals(struct verdict_row *v, const struct stats_welch *w, const struct compare_rules *r,
+			const struct verdict_design *d)
+{
+	double q = stats_t_quantile(1 - r->ci_level, w->df) * w->se;
+
+	v->p = w->p;
+	v->have_ci = 1;
+	v->lo = 100 * expm1(w->diff - q);
+	v->hi = 100 * expm1(w->diff + q);
+	q = stats_t_quantile(1 - d->eq_level_welch, w->df) * w->se;
+	v->have_eq = 1;
+	v->elo = 100 * expm1(w->diff - q);
+	v->ehi = 100 * expm1(w->diff + q);
+}
+
 /*
  * Work and wait rows (near-deterministic: instruction counts per op): a
  * rank test at 5 boots a side cannot give a p below 0.008, which Holm over
@@ -212,7 +229,7 @@ static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t
 		     const struct verdict_design *d)
 {
 	double *lb = xcalloc(nb, sizeof(*lb)), *lp = xcalloc(np, sizeof(*lp));
-	double floor = fmax(r->noise_floor, fmax(within_floor(gb), within_floor(gp))), q;
+	double floor = fmax(r->noise_floor, fmax(within_floor(gb), within_floor(gp)));
 	struct stats_welch w;
 	int rc;
 
@@ -220,15 +237,7 @@ static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t
 	logs_of(p, np, lp);
 	rc = stats_welch(lb, nb, lp, np, floor, &w);
 	if (rc == 0) {
-		v->p = w.p;
-		q = stats_t_quantile(1 - r->ci_level, w.df) * w.se;
-		v->have_ci = 1;
-		v->lo = 100 * expm1(w.diff - q);
-		v->hi = 100 * expm1(w.diff + q);
-		q = stats_t_quantile(1 - d->eq_level_welch, w.df) * w.se;
-		v->have_eq = 1;
-		v->elo = 100 * expm1(w.diff - q);
-		v->ehi = 100 * expm1(w.diff + q);
+		t_intervals(v, &w, r, d);
 		/* the sd the test used, of a side of one boot */
 		v->sd_pct = 100 * w.se / sqrt(1 / (double)nb + 1 / (double)np);
 		json_object_set_new(obj, "noise_floor_pct", json_real(100 * floor));
@@ -280,7 +289,7 @@ static int row_paired(json_t *obj, struct verdict_row *v, const json_t *gb, cons
 	const json_t *pairs = sb->doc == sp->doc ? json_object_get(json_object_get(sb->doc, "design"), "pairs")
 						  : NULL, *pr;
 	size_t k, n = 0, np = json_array_size(pairs);
-	double *lb, *lp, *ratio, floor, q, x, y;
+	double *lb, *lp, *ratio, floor, x, y;
 	struct stats_welch w;
 	int rc = -1;
 
@@ -300,15 +309,7 @@ static int row_paired(json_t *obj, struct verdict_row *v, const json_t *gb, cons
 	}
 	floor = hypot(fmax(r->noise_floor, within_floor(gb)), fmax(r->noise_floor, within_floor(gp)));
 	if (n >= 3 && stats_paired_t(lb, lp, n, floor, &w) == 0) {
-		v->p = w.p;
-		q = stats_t_quantile(1 - r->ci_level, w.df) * w.se;
-		v->have_ci = 1;
-		v->lo = 100 * expm1(w.diff - q);
-		v->hi = 100 * expm1(w.diff + q);
-		q = stats_t_quantile(1 - d->eq_level_welch, w.df) * w.se;
-		v->have_eq = 1;
-		v->elo = 100 * expm1(w.diff - q);
-		v->ehi = 100 * expm1(w.diff + q);
+		t_intervals(v, &w, r, d);
 		/* the sd of one round's log ratio the test used, in % */
 		v->sd_pct = 100 * w.se * sqrt((double)n);
 		v->nb = v->np = n;

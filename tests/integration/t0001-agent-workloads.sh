@@ -178,7 +178,7 @@ else
 fi
 
 # ---- the workload runs in a process of its own ----
-"$AGENT" run --workload mremap --workers 2 --duration 5 --iterations 1 --warmup 0 --interval 0.1 \
+"$AGENT" run --workload mremap --workers 2 --duration 5 --iterations 1 --warmup 0 --interval 0.1 --live-samples \
 	>"$TMP/watch.out" 2>"$TMP/watch.err" &
 apid=$!
 if child=$(window_child $apid 0); then
@@ -197,12 +197,40 @@ else
 fi
 wait $apid 2>/dev/null
 
+# ---- a window's samples are held until it closes ----
+# (written while it is open, each would be guest work inside the window
+# that follows the host's timing: its SSH session's). By default the first
+# window sample appears together with all the others of its 2 s window at
+# 0.1 s; with --live-samples they come one by one.
+first_window_samples() {
+	"$AGENT" run --workload mprotect --workers 2 --duration 2 --iterations 1 --warmup 0 --interval 0.1 "$@" \
+		>"$TMP/held.out" 2>"$TMP/held.err" &
+	_p=$!
+	_n=0
+	while kill -0 $_p 2>/dev/null; do
+		_n=$(grep -c '"window":true' "$TMP/held.out")
+		[ "$_n" -gt 0 ] && break
+		sleep 0.02
+	done
+	wait $_p
+	# ended between two looks: what it wrote is what the first look sees
+	[ "$_n" -gt 0 ] || _n=$(grep -c '"window":true' "$TMP/held.out")
+	echo "$_n"
+}
+held=$(first_window_samples)
+live=$(first_window_samples --live-samples)
+if [ "$held" -ge 15 ] && [ "$live" -ge 1 ] && [ "$live" -le 5 ]; then
+	pass "a window's samples are written when it closes (held: $held at once; --live-samples: $live at first)"
+else
+	fail "a window's samples are written when it closes" "held: $held at first sight, live: $live"
+fi
+
 # ---- a workload process that dies ----
 # killed inside the window of iteration 1: iteration 0 stays, the error names
 # the signal and keeps the counters up to the death, no further iteration runs
 # (under ASan, its own SIGSEGV handler would turn the death into an exit)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
-"$AGENT" run --workload mprotect --workers 2 --duration 5 --iterations 3 --warmup 0 --interval 0.1 \
+"$AGENT" run --workload mprotect --workers 2 --duration 5 --iterations 3 --warmup 0 --interval 0.1 --live-samples \
 	>"$TMP/watch.out" 2>"$TMP/watch.err" &
 apid=$!
 if child=$(window_child $apid 1); then
