@@ -19,7 +19,8 @@
 # says what the time rows could and could not see.
 # Prints, per job, its verdict, the look it ended at, and per headline row
 # and TLB counter the change, p, adjusted p, detectable change and verdict.
-# 28m44s when last run (36 boots under TCG); the builds come from the cache.
+# 28m19s when last run (2026-12-03, 36 boots under icount); the builds come
+# from the cache.
 set -u
 PORT_BASE=27200
 . "$(dirname "$0")/lib.sh"
