@@ -86,25 +86,6 @@ struct runner {
 
 /* ---- output ---- */
 
-static void emit(struct runner *r, json_t *obj)
-{
-	char *line;
-
-	if (r->table) {
-		json_decref(obj);
-		return;
-	}
-	line = json_dumps(obj, JSON_COMPACT | JSON_REAL_PRECISION(12));
-	json_decref(obj);
-	if (!line)
-		return;
-	pthread_mutex_lock(&r->out_lock);
-	if (fputs(line, r->out) < 0 || fputc('\n', r->out) < 0 || fflush(r->out) < 0)
-		r->output_failed = 1;
-	pthread_mutex_unlock(&r->out_lock);
-	free(line);
-}
-
 /*
  * A window's samples are held and written after it closes: a line written
  * while it is open goes out through the guest's SSH session (encrypted by
@@ -128,7 +109,9 @@ static void flush_held(struct runner *r)
 	strbuf_reset(&r->held);
 }
 
-static void hold(struct runner *r, json_t *obj)
+/* obj as one line (obj is consumed): appended to r->held when `held`
+ * (above), else written now; nothing with --table. */
+static void put_line(struct runner *r, json_t *obj, int held)
 {
 	char *line;
 
@@ -140,11 +123,23 @@ static void hold(struct runner *r, json_t *obj)
 	json_decref(obj);
 	if (!line)
 		return;
-	if (r->held.len + strlen(line) + 1 > HELD_MAX)
-		flush_held(r);
-	strbuf_addstr(&r->held, line);
-	strbuf_addch(&r->held, '\n');
+	if (held) {
+		if (r->held.len + strlen(line) + 1 > HELD_MAX)
+			flush_held(r);
+		strbuf_addstr(&r->held, line);
+		strbuf_addch(&r->held, '\n');
+	} else {
+		pthread_mutex_lock(&r->out_lock);
+		if (fputs(line, r->out) < 0 || fputc('\n', r->out) < 0 || fflush(r->out) < 0)
+			r->output_failed = 1;
+		pthread_mutex_unlock(&r->out_lock);
+	}
 	free(line);
+}
+
+static void emit(struct runner *r, json_t *obj)
+{
+	put_line(r, obj, 0);
 }
 
 /* ---- counters ---- */
@@ -205,10 +200,7 @@ static void take_sample(struct runner *r, double now)
 	obj = json_pack("{s:s,s:f,s:f,s:i,s:i,s:b,s:b,s:o}", "type", "sample",
 			"t", now - r->t0, "dt", dt, "case", r->case_i, "iteration", r->iter_i,
 			"warmup", r->warm, "window", r->in_window, "values", values);
-	if (r->in_window && !r->s->live_samples)
-		hold(r, obj);
-	else
-		emit(r, obj);
+	put_line(r, obj, r->in_window && !r->s->live_samples);
 	memcpy(r->v_prev, r->v_now, r->nc * sizeof(uint64_t));
 	r->t_prev = now;
 }
