@@ -42,6 +42,9 @@ void compare_rules_default(struct compare_rules *r)
 	r->same_band = 0.10;
 	r->min_change_work = 0.01;
 	r->same_band_work = 0.01;
+	r->min_change_wait = 0.05;
+	r->same_band_wait = 0.05;
+	r->wait_floor = 0.05;
 	r->noise_floor = 0.001;
 	r->equiv_alpha = 0.05;
 	r->power = 0.8;
@@ -55,11 +58,13 @@ void compare_rules_default(struct compare_rules *r)
 
 json_t *compare_rules_json(const struct compare_rules *r)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
 			      "alpha", r->alpha,
 			      "min_change_headline", r->min_change_headline, "min_change_counter",
 			      r->min_change_counter, "same_band", r->same_band,
 			      "min_change_work", r->min_change_work, "same_band_work", r->same_band_work,
+			      "min_change_wait", r->min_change_wait, "same_band_wait", r->same_band_wait,
+			      "wait_floor", r->wait_floor,
 			      "noise_floor", r->noise_floor,
 			      "equiv_alpha", r->equiv_alpha, "power", r->power, "resamples", r->resamples,
 			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,
@@ -74,7 +79,9 @@ json_t *compare_rules_json(const struct compare_rules *r)
 			      "Benjamini-Hochberg over the secondary rows of each class; context rows untested",
 			      "same", "equivalence: the 1 - 2 equiv_alpha interval (Hodges-Lehmann/Moses of the "
 			      "shift of log values; Welch t for work and wait rows) within the least change "
-			      "the row would call; within only +-same_band it says no change beyond it",
+			      "the row would call; within only +-same_band it says no change beyond it; "
+			      "a wait row below wait_floor spin-wait instructions per op on every boot of "
+			      "both sides is same",
 			      "classes", compare_class_legend());
 	json_t *m;
 	size_t i;
@@ -273,6 +280,7 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	    !(rules->ci_level > 0 && rules->ci_level < 1) || !(rules->same_band >= 0) ||
 	    !(rules->min_change_headline >= 0) || !(rules->min_change_counter >= 0) ||
 	    !(rules->min_change_work >= 0) || !(rules->same_band_work >= 0) ||
+	    !(rules->min_change_wait >= 0) || !(rules->same_band_wait >= 0) || !(rules->wait_floor >= 0) ||
 	    !(rules->noise_floor >= 0 && rules->noise_floor < 1) || !(rules->outlier_z >= 0)) {
 		strbuf_seterr(err, "compare: invalid rules");
 		goto out;

@@ -50,8 +50,13 @@ struct compare_rules {
 	double min_change_counter;	/* for counters (0.05) */
 	double same_band;		/* equivalence margin (0.10): within it, "no
 					 * change beyond" it; same needs min_change */
-	double min_change_work;		/* work and wait rows (0.01) */
+	double min_change_work;		/* work rows (0.01) */
 	double same_band_work;		/* their margin (0.01) */
+	double min_change_wait;		/* wait rows (0.05) */
+	double same_band_wait;		/* their margin (0.05) */
+	double wait_floor;		/* wait rows: below this many spin-wait
+					 * instructions per op on every boot of
+					 * both sides, none to speak of (0.05) */
 	double noise_floor;		/* work and wait rows: the least per-boot sd
 					 * of a log value (0.001, 0.1%) */
 	double equiv_alpha;		/* each one-sided test of equivalence (0.05) */

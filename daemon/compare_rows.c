@@ -41,6 +41,17 @@ static json_t *side_stats(const double *v, size_t n)
 			 "spread_pct", jreal(spread), "n", (json_int_t)n, "samples", samples);
 }
 
+/* 1 when there are values and every one is below bound */
+static int all_below(const double *a, size_t n, double bound)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!(a[i] < bound))
+			return 0;
+	return n > 0;
+}
+
 static int all_equal(const double *a, size_t na, const double *b, size_t nb)
 {
 	size_t i;
@@ -418,6 +429,8 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 		change = 0;
 	v->change = change;
 	v->identical = all_equal(b, nb, p, np);
+	v->negligible = v->cls == COMPARE_CLASS_WAIT && all_below(b, nb, r->wait_floor) &&
+			all_below(p, np, r->wait_floor);
 	v->sd_pct = pooled_sd_pct(b, nb, p, np, cb);
 	/* a base median below its own per-boot sd: a % change means nothing */
 	v->near_zero = cb == 0 || (!isnan(v->sd_pct) && v->sd_pct > 100);
@@ -472,7 +485,7 @@ out:
 }
 
 /* A row's decision (verdict_decide) into its JSON. */
-static void row_decision(struct row *row)
+static void row_decision(struct row *row, const struct compare_rules *r)
 {
 	const struct verdict_row *v = &row->v;
 	json_t *obj = row->obj;
@@ -501,7 +514,11 @@ static void row_decision(struct row *row)
 		json_object_set_new(obj, "mde_note", json_string(sb.buf));
 		strbuf_reset(&sb);
 	}
-	if (!strcmp(v->verdict, "same") && v->have_eq) {
+	if (!strcmp(v->verdict, "same") && v->negligible) {
+		strbuf_addf(&sb, "every boot of both sides spun less than %g spin-wait instructions per "
+			    "operation (the rules' wait_floor): none to speak of", r->wait_floor);
+		json_object_set_new(obj, "reason", json_string(sb.buf));
+	} else if (!strcmp(v->verdict, "same") && v->have_eq) {
 		strbuf_addf(&sb, "the change lies in %+.2f%%..%+.2f%% (equivalence interval), within "
 			    "+-%.1f%%", v->elo, v->ehi, fmin(v->min_change, v->margin));
 		json_object_set_new(obj, "reason", json_string(sb.buf));
@@ -643,7 +660,7 @@ struct row *compare_build_rows(struct side *sb, struct side *sp, const struct co
 	verdict_decide(r, d, vr, n);
 	for (i = 0; i < n; i++) {
 		rows[i].v = vr[i];
-		row_decision(&rows[i]);
+		row_decision(&rows[i], r);
 	}
 	free(vr);
 	*ret_n = n;

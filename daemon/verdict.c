@@ -145,15 +145,17 @@ static int family_holm(enum family f)
 
 double verdict_class_min_change(const struct compare_rules *r, enum compare_class cls, int own)
 {
-	if (cls == COMPARE_CLASS_WORK || cls == COMPARE_CLASS_WAIT)
+	if (cls == COMPARE_CLASS_WORK)
 		return 100 * r->min_change_work;
+	if (cls == COMPARE_CLASS_WAIT)
+		return 100 * r->min_change_wait;
 	return 100 * (own ? r->min_change_headline : r->min_change_counter);
 }
 
 double verdict_class_margin(const struct compare_rules *r, enum compare_class cls)
 {
-	return 100 * (cls == COMPARE_CLASS_WORK || cls == COMPARE_CLASS_WAIT ? r->same_band_work
-									      : r->same_band);
+	return 100 * (cls == COMPARE_CLASS_WORK ? r->same_band_work
+		      : cls == COMPARE_CLASS_WAIT ? r->same_band_wait : r->same_band);
 }
 
 static const struct compare_override *override_for(const struct compare_rules *r, const char *metric)
@@ -256,6 +258,8 @@ static const char *call(struct verdict_row *row)
 	int excludes = row->have_ci ? (row->lo > 0 || row->hi < 0) : isinf(row->change);
 	double least = fmin(row->min_change, row->margin);
 
+	if (row->negligible)
+		return "same";
 	if (!isnan(row->p_adj) && row->p_adj < row->alpha && excludes && !isnan(row->change) &&
 	    fabs(row->change) >= row->min_change) {
 		if (!strcmp(row->direction ?: "neutral", "neutral"))

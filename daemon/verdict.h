@@ -77,6 +77,9 @@ struct verdict_row {
 	int have_eq;		/* the equivalence interval (eq_level), % */
 	double elo, ehi;
 	int identical;		/* every value on both sides equal */
+	int negligible;		/* a wait row below the rules' wait_floor on
+				 * every boot of both sides: same, whatever
+				 * the ratio of two near-zero counts */
 	int near_zero;		/* the base median is near 0 against the noise: no % effect */
 	double sd_pct;		/* per-boot sd (the rule's), % of the base median; NAN */
 	size_t nb, np;		/* boots per side */

@@ -56,6 +56,7 @@ struct mr_state {
 	char *home;		/* where the region is once the mover stopped */
 	char *touch;
 	uint64_t *touched;	/* per toucher: increments made */
+	uint64_t moves;		/* moves done: the touchers touch once after each */
 };
 
 static struct mr_state mr;
@@ -81,17 +82,35 @@ static void mr_mover(struct wl_ctx *ctx, int i)
 		from = to;
 		to = tmp;
 		wl_count(ctx, i, 1);
+		__atomic_store_n(&mr.moves, mr.moves + 1, __ATOMIC_RELEASE);
 	}
 	mr.home = from;
 }
 
+/*
+ * A toucher touches one page of its buffer after each move and spin-waits
+ * for the next one in between: in user mode the whole time, so the mm stays
+ * live on its CPU and each move's flush must reach it. The wait is a
+ * spin-wait hint loop, so its instructions count as spin, and the user
+ * work per move is one touch whatever the host's timing; touching without
+ * pause made it the length of the toucher's turn on the emulator (under
+ * single-threaded TCG a vCPU runs until its time slice ends, and `pause`
+ * hands the host CPU to the next vCPU at once).
+ */
 static void mr_toucher(struct wl_ctx *ctx, int i)
 {
 	volatile unsigned char *mem = (unsigned char *)mr.touch + (size_t)i * TOUCH_BYTES;
-	uint64_t n = 0;
+	uint64_t n = 0, seen = 0;
 	size_t off = 0;
 
 	while (wl_running(ctx)) {
+		uint64_t now = __atomic_load_n(&mr.moves, __ATOMIC_ACQUIRE);
+
+		if (now == seen) {
+			wl_cpu_relax();
+			continue;
+		}
+		seen = now;
 		mem[off]++;
 		n++;
 		off = (off + 4096) % TOUCH_BYTES;

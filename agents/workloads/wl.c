@@ -85,7 +85,7 @@ void wl_ctx_release(struct wl_ctx *ctx)
 	ctx->pids = NULL;
 }
 
-static void pin(const struct wl_ctx *ctx, int i)
+void wl_pin(const struct wl_ctx *ctx, int i)
 {
 	cpu_set_t set;
 
@@ -108,7 +108,7 @@ static void *thread_main(void *arg)
 	struct tramp t = *(struct tramp *)arg;
 
 	free(arg);
-	pin(t.ctx, t.i);
+	wl_pin(t.ctx, t.i);
 	wl_wait_go(t.ctx);
 	t.fn(t.ctx, t.i);
 	return NULL;
@@ -141,7 +141,7 @@ int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strb
 		if (pid == 0) {
 			/* a killed agent must not leave workers behind */
 			prctl(PR_SET_PDEATHSIG, SIGKILL);
-			pin(ctx, i);
+			wl_pin(ctx, i);
 			if (ctx->proc_init)
 				ctx->proc_init(ctx, i);
 			wl_wait_go(ctx);

@@ -100,6 +100,14 @@ static void __attribute__((noreturn)) child_main(struct wl_ctx *ctx, pid_t agent
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != agent)
 		_exit(1);
+	/*
+	 * A pinned run's coordinator (this thread, asleep through the window)
+	 * stays on worker 0's CPU: an idle CPU it last ran on would keep the
+	 * workload's mm loaded (lazy TLB) and get every flush the workers'
+	 * calls send, or not, by where it happened to sleep. mremap from 1
+	 * worker cost 14000 or 16400 kernel instructions per move by that.
+	 */
+	wl_pin(ctx, 0);
 	ctx->runner = &ch;
 	ctx->on_begin = child_begin;
 	ctx->on_end = child_end;

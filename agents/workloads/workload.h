@@ -167,11 +167,28 @@ int wl_run_workers(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int *give_up
 void wl_begin(struct wl_ctx *ctx);
 void wl_end(struct wl_ctx *ctx);
 
+/* Binds the calling thread to the CPU of worker i (best effort; nothing
+ * when the run is not pinned). */
+void wl_pin(const struct wl_ctx *ctx, int i);
+
 /* For workers. */
 void wl_wait_go(struct wl_ctx *ctx);
 static inline int wl_running(const struct wl_ctx *ctx)
 {
 	return !__atomic_load_n(&ctx->sh->stop, __ATOMIC_RELAXED);
+}
+/* A spin-wait hint (x86 `pause`, arm64 `yield`): the emulator's
+ * instruction plugin counts the block it is in as spin, and single-threaded
+ * TCG hands the host CPU to the next vCPU at it. */
+static inline void wl_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
 }
 static inline void wl_count(struct wl_ctx *ctx, int i, uint64_t n)
 {

@@ -934,6 +934,49 @@ static void test_paired_duets(void **state)
 	json_decref(doc);
 }
 
+/*
+ * Wait rows (spin-wait instructions per op): their least change and margin
+ * are 5% (min_change_wait, same_band_wait), not the work rows' 1%; a row
+ * below wait_floor on every boot of both sides is same, whatever the ratio
+ * of its near-zero counts; one boot above the floor makes it a test again.
+ */
+static void test_wait_rows(void **state)
+{
+	json_t *doc, *c;
+	const json_t *r;
+
+	(void)state;
+	rng_state = 91;
+	doc = doc_new();
+	/* 1.5% per-boot noise, no change: same within 5%, as 1% could not be */
+	add_boots(doc, "base", 5, 0, "{\"mode\":\"threads\"}", "mprotect.spin_insn_per_op", 3.0, 0.015,
+		  "lower");
+	add_boots(doc, "patched", 5, 0, "{\"mode\":\"threads\"}", "mprotect.spin_insn_per_op", 3.0, 0.015,
+		  "lower");
+	/* a few spin instructions in a hundred thousand ops, 5x more on patched: none to speak of */
+	add_boots(doc, "base", 5, 1, "{\"mode\":\"processes\"}", "mprotect.spin_insn_per_op", 2e-5, 0.5,
+		  "lower");
+	add_boots(doc, "patched", 5, 1, "{\"mode\":\"processes\"}", "mprotect.spin_insn_per_op", 1e-4, 0.5,
+		  "lower");
+	/* from none to one spin-wait block per op: tested, a regression */
+	add_boots(doc, "base", 5, 2, "{\"mode\":\"other\"}", "mprotect.spin_insn_per_op", 2e-5, 0.5, "lower");
+	add_boots(doc, "patched", 5, 2, "{\"mode\":\"other\"}", "mprotect.spin_insn_per_op", 1.0, 0.01,
+		  "lower");
+	c = compare_ab(doc);
+	r = row_of(c, "mprotect.spin_insn_per_op", "mode=threads");
+	assert_string_equal(json_string_value(json_object_get(r, "class")), "wait");
+	assert_true(row_num(r, "min_change_pct") == 5.0);
+	assert_string_equal(verdict(r), "same");
+	r = row_of(c, "mprotect.spin_insn_per_op", "mode=processes");
+	assert_string_equal(verdict(r), "same");
+	assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), "wait_floor"));
+	r = row_of(c, "mprotect.spin_insn_per_op", "mode=other");
+	assert_string_equal(verdict(r), "regression");
+	assert_true(json_real_value(json_object_get(json_object_get(c, "rules"), "wait_floor")) == 0.05);
+	json_decref(c);
+	json_decref(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -952,6 +995,7 @@ int main(void)
 		cmocka_unit_test(test_metric_overrides),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_paired_duets),
+		cmocka_unit_test(test_wait_rows),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
