@@ -19,7 +19,7 @@
 # says what the time rows could and could not see.
 # Prints, per job, its verdict, the look it ended at, and per headline row
 # and TLB counter the change, p, adjusted p, detectable change and verdict.
-# 28m19s when last run (2026-12-03, 36 boots under icount); the builds come
+# 34m43s when last run (2026-12-03 16:53, 54 boots under icount); the builds come
 # from the cache.
 set -u
 PORT_BASE=27200
