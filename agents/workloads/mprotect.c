@@ -11,8 +11,8 @@
  * merges one. With the pages side by side in one mapping, a flip split the
  * mapping or merged it back depending on what the other workers' pages
  * were at that instant: the kernel's instructions per call from 2 threads
- * followed how they happened to interleave (2.8% from boot to boot of one
- * kernel under icount; 0.05% with a mapping each).
+ * followed how they happened to interleave (2.80% from boot to boot of one
+ * kernel under icount; 0.02% with a mapping each).
  *
  * With `rounds` N, each worker does N downgrade+upgrade pairs and stops, and
  * the window ends when the last one is done: mprotect.elapsed_sec, the time
@@ -65,7 +65,7 @@ static void mp_worker(struct wl_ctx *ctx, int i)
 static int mp_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
-	int r;
+	int i, r;
 
 	mp.pagesz = (size_t)sysconf(_SC_PAGESIZE);
 	mp.finished = mmap(NULL, mp.pagesz, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -77,9 +77,9 @@ static int mp_run(struct wl_ctx *ctx, struct strbuf *err)
 		munmap((void *)mp.finished, mp.pagesz);
 		return strbuf_seterr(err, "mmap of %zu pages: %s", mp.len / mp.pagesz, strerror(errno));
 	}
-	for (r = 0; r < p->workers; r++)
-		if (mprotect(mp.region + (size_t)(2 * r + 1) * mp.pagesz, mp.pagesz, PROT_READ | PROT_WRITE) < 0) {
-			r = strbuf_seterr(err, "mprotect of worker %d's page: %s", r, strerror(errno));
+	for (i = 0; i < p->workers; i++)
+		if (mprotect(mp.region + (size_t)(2 * i + 1) * mp.pagesz, mp.pagesz, PROT_READ | PROT_WRITE) < 0) {
+			r = strbuf_seterr(err, "mprotect of worker %d's page: %s", i, strerror(errno));
 			munmap(mp.region, mp.len);
 			munmap((void *)mp.finished, mp.pagesz);
 			return r;
