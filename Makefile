@@ -12,9 +12,12 @@ SANITIZE ?=
 # the agent runs inside a busybox initramfs: static unless sanitized
 STATIC   ?= -static
 
+# the daemon's subsystems, one folder each (docs/design.md, Layout): a file
+# includes another's header by its bare name, whichever folder holds it
+DAEMON_DIRS = daemon $(patsubst %/,%,$(sort $(dir $(wildcard daemon/*/*.c))))
 WARNINGS  = -Wall -Wextra -Wformat=2 -Wno-format-nonliteral -Wshadow -Wstrict-prototypes $(WERROR)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) \
-	-iquote lib -iquote client -iquote daemon -iquote agents -iquote agents/monitors -MMD -MP
+	-iquote lib -iquote client $(addprefix -iquote ,$(DAEMON_DIRS)) -iquote agents -iquote agents/monitors -MMD -MP
 LDLIBS_AGENT = -ljansson -lm -pthread
 LDLIBS_DAEMON = -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
 LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
@@ -33,7 +36,7 @@ CLIENT_MAIN = client/tlblab.c
 CLIENT_LIB_SRCS = $(filter-out $(CLIENT_MAIN),$(wildcard client/*.c))
 CLIENT_SRCS = $(CLIENT_MAIN) $(CLIENT_LIB_SRCS) $(LIB_SRCS)
 DAEMON_MAIN = daemon/tlblabd.c
-DAEMON_LIB_SRCS = $(filter-out $(DAEMON_MAIN),$(wildcard daemon/*.c)) $(BUILD)/gen/migrations.c
+DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c) $(BUILD)/gen/migrations.c
 DAEMON_SRCS = $(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))

@@ -108,8 +108,10 @@ build_tool() {
 	shift 2
 	_bt_san=
 	case "$BUILD" in */check) _bt_san="-O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined" ;; esac
+	# the daemon's folders, as the Makefile's DAEMON_DIRS
+	_bt_inc=$(cd "$TOP" && for _d in daemon daemon/*/; do printf ' -iquote %s' "${_d%/}"; done)
 	# shellcheck disable=SC2086
-	if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $_bt_san -iquote lib -iquote daemon \
+	if ! (cd "$TOP" && ${CC:-cc} -std=c11 -D_GNU_SOURCE -pthread -Wall -Wextra $_bt_san -iquote lib $_bt_inc \
 		"$@" -o "$_bt_out") >"$TMP/cc.out" 2>&1; then
 		fail "build $_bt_name" "$(tail -n 5 "$TMP/cc.out")"
 		return 1

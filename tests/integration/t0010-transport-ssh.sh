@@ -12,8 +12,8 @@
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
 CLI=$TMP/transport-cli
-build_tool transport-cli "$CLI" tests/tools/transport-cli.c daemon/transport.c daemon/transport_local.c \
-	daemon/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm || exit 1
+build_tool transport-cli "$CLI" tests/tools/transport-cli.c daemon/host/transport.c daemon/host/transport_local.c \
+	daemon/host/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm || exit 1
 
 sshd_keys "$TMP/keys" || { fail "ssh-keygen" "cannot make keys"; exit 1; }
 PA=$(sshd_port 0)

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 CLI=$TMP/stats-cli
-build_tool stats-cli "$CLI" tests/tools/stats-cli.c daemon/stats.c lib/strbuf.c lib/util.c -ljansson -lm || exit 1
+build_tool stats-cli "$CLI" tests/tools/stats-cli.c daemon/analysis/stats.c lib/strbuf.c lib/util.c -ljansson -lm || exit 1
 py_has scipy "scipy, numpy" python3-scipy || exit 1
 
 REF="$PY $TOP/tests/tools/stats-ref.py"

@@ -8,8 +8,8 @@
 # test to the normal approximation, where 5 against 5 cannot reach p < 0.01.
 . "$(dirname "$0")/../lib.sh"
 
-build_tool "the compare driver" "$TMP/compare-cli" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/compare*.c) \
-	daemon/verdict.c daemon/stats.c lib/strbuf.c lib/util.c \
+build_tool "the compare driver" "$TMP/compare-cli" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c) \
+	daemon/analysis/verdict.c daemon/analysis/stats.c lib/strbuf.c lib/util.c \
 	-iquote agents $(cd "$TOP" && echo agents/workloads/*.c) agents/monitors/procparse.c -ljansson -lm || exit 0
 
 for boot in 1 2 3 4 5 6; do

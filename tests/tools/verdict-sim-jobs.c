@@ -15,6 +15,7 @@
 
 #include "compare.h"
 #include "util.h"
+#include "verdict.h"
 #include "verdict-sim.h"
 #include "banned.h"
 

@@ -32,6 +32,7 @@
 #include "compare.h"
 #include "config.h"
 #include "util.h"
+#include "verdict.h"
 #include "verdict-sim.h"
 #include "banned.h"
 

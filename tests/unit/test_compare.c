@@ -15,6 +15,7 @@
 #include "compare.h"
 #include "stats.h"
 #include "util.h"
+#include "verdict.h"
 #include "banned.h"
 
 /* ---- a deterministic generator ---- */

@@ -12,6 +12,7 @@
 #include "compare.h"
 #include "compare_class.h"
 #include "util.h"
+#include "verdict.h"
 #include "banned.h"
 
 /* ---- a deterministic generator ---- */

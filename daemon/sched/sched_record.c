@@ -14,6 +14,7 @@
 #include "comparison_cache.h"
 #include "run.h"
 #include "store.h"
+#include "verdict.h"
 #include "banned.h"
 
 /* ---- finished work ---- */

@@ -4,12 +4,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "compare.h"
+#include "compare_rules.h"
 #include "compare_class.h"
 
 /*
  * The decision rule of a comparison, apart from how its numbers are
- * gathered (compare.c): which alpha a look at the data may spend, how the
+ * gathered (compare_doc.c): which alpha a look at the data may spend, how the
  * p-values of a job's rows are adjusted for their number, and what each
  * row is called. Pure functions over numbers; docs/statistics.md says why
  * the rule is what it is.
@@ -117,5 +117,12 @@ double verdict_class_margin(const struct compare_rules *r, enum compare_class cl
  */
 void verdict_decide(const struct compare_rules *r, struct verdict_design *d,
 		    struct verdict_row *rows, size_t n);
+
+/* 1 when a comparison is the first of two looks its job planned and a
+ * headline row is inconclusive, or same with an equivalence interval that
+ * reaches beyond the least change the row would call (the margin may be
+ * wider than a change worth finding): the scheduler then adds boots up to
+ * the job's max_boots. 0 otherwise. */
+int verdict_wants_more_boots(const json_t *comparison);
 
 #endif

@@ -10,14 +10,14 @@
 #include "verdict.h"
 
 /*
- * What the files of the comparison share (compare.c, compare_side.c,
- * compare_rows.c, compare_views.c, compare_profile.c). Not for use outside
- * them: the rest of the daemon sees only compare.h.
+ * What the files of the comparison share (compare_doc.c, compare_key.c,
+ * compare_rules.c, compare_side.c, compare_rows.c, compare_views.c,
+ * compare_profile.c). Not for use outside them: the rest of the daemon sees only compare.h.
  *
  * Functions that return a json_t * return a new reference the caller owns.
  */
 
-/* ---- small JSON helpers (compare.c) ---- */
+/* ---- small JSON helpers ---- */
 
 static inline json_t *jreal(double v)
 {
@@ -38,6 +38,8 @@ static inline int getint(const json_t *o, const char *k, long long *ret)
 	*ret = (long long)json_integer_value(v);
 	return 0;
 }
+
+/* ---- row keys (compare_key.c) ---- */
 
 /* Parameters as sorted compact JSON: the same case in two jobs gets the
  * same key whatever order its parameters were written in. The caller

@@ -1,8 +1,4 @@
 /*
- * (Over 800 lines on purpose: the server's own parts, intake, limits,
- * routing, cache and answers, share the request state; the job routes are
- * in api_jobs.c and the request checks in submit.c.)
- *
  * The HTTP API. libmicrohttpd runs a small thread pool; each request is
  * handled start to finish on one of its threads: the body is collected (up
  * to lab.max_body, past which the answer is 413 before the rest is read),
@@ -22,9 +18,10 @@
  * the samples of a job come in pages.
  *
  * This file is the server: start and stop, connections and their limits,
- * the reaper, routing, the response cache, the send helpers and the
- * routes of the lab (health, suites, trees, machines). The job routes are
- * in api_jobs.c, what a submitted job may be in submit.c; api_int.h is
+ * the reaper, routing, the response cache and the routes of the lab
+ * (health, suites, trees, machines). The answers and the request's
+ * helpers are in api_reply.c, the job routes in api_jobs.c, the tracks'
+ * in api_tracks.c, what a submitted job may be in submit.c; api_int.h is
  * what they share.
  */
 #include "api.h"
@@ -66,8 +63,6 @@
 #define MAX_QUERY_ARGS 64	/* past it, 414: no route takes more than a few */
 #define REAPER_PERIOD_MS 250	/* how late past header_timeout a cut may come */
 
-/* The request being answered on this thread wants its JSON body kept. */
-static _Thread_local struct strbuf *capture;
 
 /*
  * An open connection, from accept to close (libmicrohttpd's socket
@@ -89,174 +84,6 @@ struct request {
 	int read_body;		/* an authorized POST: its body is kept */
 	int query_args;		/* past MAX_QUERY_ARGS: how many it had (the query is dropped) */
 };
-
-enum MHD_Result api_send_text(struct MHD_Connection *conn, unsigned status, const char *type,
-			  const char *text, size_t len)
-{
-	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
-
-	MHD_add_response_header(r, "Content-Type", type);
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/* Sends doc (stolen) as JSON. */
-enum MHD_Result api_send_json(struct MHD_Connection *conn, unsigned status, json_t *doc)
-{
-	char *txt = json_dumps(doc, JSON_COMPACT | JSON_REAL_PRECISION(12));
-	enum MHD_Result ret;
-
-	json_decref(doc);
-	if (!txt)
-		return api_send_text(conn, 500, "application/json",
-				 "{\"error\":{\"code\":\"internal\",\"message\":\"cannot encode\"}}", 55);
-	if (capture && status == 200)
-		strbuf_addstr(capture, txt);
-	ret = api_send_text(conn, status, "application/json", txt, strlen(txt));
-	free(txt);
-	return ret;
-}
-
-/* Sends 200 with body, JSON text already (the response cache keeps a
- * copy); body is handed to the response, not copied, and left empty. */
-enum MHD_Result api_send_json_text(struct MHD_Connection *conn, struct strbuf *body)
-{
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-	size_t len;
-	char *text;
-
-	if (capture)
-		strbuf_add(capture, body->buf, body->len);
-	text = strbuf_detach(body, &len);
-	r = MHD_create_response_from_buffer(len, text, MHD_RESPMEM_MUST_FREE);
-	if (!r) {
-		free(text);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", "application/json");
-	MHD_add_response_header(r, "Cache-Control", "no-store");
-	ret = MHD_queue_response(conn, 200, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-enum MHD_Result api_send_error(struct MHD_Connection *conn, unsigned status, const char *code,
-			   const char *fmt, ...)
-{
-	struct strbuf msg = STRBUF_INIT;
-	va_list ap;
-	json_t *doc;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
-	doc = json_pack("{s:{s:s,s:s}}", "error", "code", code, "message", msg.buf);
-	strbuf_release(&msg);
-	return api_send_json(conn, status, doc);
-}
-
-/* A store call failed (store.h): 503 when the database is locked by
- * another writer (try again), else 500; the message says what could not
- * be done and why. The failed call changed nothing. */
-enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
-{
-	struct strbuf msg = STRBUF_INIT;
-	enum MHD_Result ret;
-	va_list ap;
-
-	va_start(ap, fmt);
-	strbuf_vaddf(&msg, fmt, ap);
-	va_end(ap);
-	log_warnx("api: %s: store: %s", msg.buf, store_strerror(r));
-	ret = api_send_error(conn, r == -EAGAIN ? 503 : 500, r == -EAGAIN ? "store_busy" : "store_error",
-			 "%s: store: %s", msg.buf, store_strerror(r));
-	strbuf_release(&msg);
-	return ret;
-}
-
-/*
- * A document a store read returned (store.h): 200 with it; without one,
- * errno (read right after the call) says why: 404 when what the request
- * names does not exist, else the store's error (503 or 500), never a
- * partial document. `what` names the thing in either answer.
- */
-enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
-{
-	struct strbuf what = STRBUF_INIT;
-	enum MHD_Result ret;
-	va_list ap;
-
-	if (doc)
-		return api_send_json(conn, 200, doc);
-	va_start(ap, fmt);
-	strbuf_vaddf(&what, fmt, ap);
-	va_end(ap);
-	if (err == ENOENT)
-		ret = api_send_error(conn, 404, "not_found", "no %s", what.buf);
-	else
-		ret = api_send_store_error(conn, -(err ? err : EIO), "could not read %s", what.buf);
-	strbuf_release(&what);
-	return ret;
-}
-
-/* The token of "Authorization: Bearer TOKEN", or NULL. */
-const char *api_bearer(struct MHD_Connection *conn)
-{
-	const char *h = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Authorization");
-
-	if (!h || strncmp(h, "Bearer ", 7))
-		return NULL;
-	return h + 7;
-}
-
-int api_authorized(struct api *api, struct MHD_Connection *conn)
-{
-	const char *token = api_bearer(conn);
-
-	return token && store_token_valid(api->st, token);
-}
-
-int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret)
-{
-	if (strcmp(rc->method, "POST"))
-		*ret = api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
-	else if (!api_authorized(rc->api, rc->conn))
-		*ret = api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
-	else
-		return 0;
-	return 1;
-}
-
-const char *api_query(struct MHD_Connection *conn, const char *key)
-{
-	const char *v = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, key);
-
-	return v && *v ? v : NULL;
-}
-
-int api_query_int(struct MHD_Connection *conn, const char *key, long min, long max, long def, long *ret)
-{
-	const char *v = api_query(conn, key);
-
-	*ret = def;
-	if (!v)
-		return 0;
-	return parse_int_range(v, min, max, ret);
-}
-
-int api_parse_id(const char *s, int64_t *ret)
-{
-	uint64_t v;
-
-	if (parse_u64(s, &v) < 0 || v == 0 || v > (uint64_t)INT64_MAX)
-		return -1;
-	*ret = (int64_t)v;
-	return 0;
-}
 
 /* An operator takes a machine out (maintenance) or puts it back (unknown:
  * it gets a health check before its next job). */
@@ -367,9 +194,9 @@ static enum MHD_Result route(struct route_ctx *rc)
 	if (cache_get(rc->api, key.buf, gen, &body)) {
 		ret = api_send_text(rc->conn, 200, "application/json", body.buf, body.len);
 	} else {
-		capture = &body;
+		api_reply_capture(&body);
 		ret = route_uncached(rc);
-		capture = NULL;
+		api_reply_capture(NULL);
 		if (body.len)
 			cache_put(rc->api, key.buf, gen, &body);
 	}

@@ -16,9 +16,9 @@
  * The passes live in their own files, behind compare_int.h: compare_side.c
  * indexes a side, compare_rows.c makes and decides the rows,
  * compare_views.c derives the summary, sweeps and TLB block,
- * compare_profile.c diffs the profiles. This file holds the public entry:
- * the rules (defaults, as JSON), the helpers the passes share, and the
- * assembly of the document with its provenance and notes.
+ * compare_profile.c diffs the profiles; compare_key.c names rows and
+ * compare_rules.c holds the rules' defaults. This file holds the public
+ * entry: the assembly of the document with its provenance and notes.
  */
 #include "compare.h"
 
@@ -31,156 +31,6 @@
 #include "stats.h"
 #include "verdict.h"
 #include "banned.h"
-
-#define KEY_SEP "\x1f"
-
-void compare_rules_default(struct compare_rules *r)
-{
-	r->alpha = 0.01;
-	r->min_change_headline = 0.02;
-	r->min_change_counter = 0.05;
-	r->same_band = 0.10;
-	r->min_change_work = 0.01;
-	r->same_band_work = 0.01;
-	r->min_change_wait = 0.05;
-	r->same_band_wait = 0.05;
-	r->wait_floor = 0.05;
-	r->noise_floor = 0.001;
-	r->equiv_alpha = 0.05;
-	r->power = 0.8;
-	r->resamples = 2000;
-	r->seed = 0x746c626c6162ULL;	/* "tlblab" */
-	r->ci_level = 0.95;
-	r->outlier_z = 3.5;
-	r->overrides = NULL;
-	r->noverrides = 0;
-}
-
-json_t *compare_rules_json(const struct compare_rules *r)
-{
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
-			      "alpha", r->alpha,
-			      "min_change_headline", r->min_change_headline, "min_change_counter",
-			      r->min_change_counter, "same_band", r->same_band,
-			      "min_change_work", r->min_change_work, "same_band_work", r->same_band_work,
-			      "min_change_wait", r->min_change_wait, "same_band_wait", r->same_band_wait,
-			      "wait_floor", r->wait_floor,
-			      "noise_floor", r->noise_floor,
-			      "equiv_alpha", r->equiv_alpha, "power", r->power, "resamples", r->resamples,
-			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,
-			      "test", "Mann-Whitney U, two-sided, on per-boot medians (exact; with ties, "
-			      "exact permutation); work and wait rows: Welch's t on log per-boot medians, "
-			      "each side's sd at least the noise floor",
-			      "ci", "bootstrap percentile interval of median(patched)/median(base), as % "
-			      "change (the difference of medians when a base resample's median is 0); "
-			      "work and wait rows: the Welch t interval",
-			      "multiplicity", "Holm over headline rows (the job's verdict) and over the time "
-			      "scores of workloads whose headline is their instruction rows; "
-			      "Benjamini-Hochberg over the secondary rows of each class; context rows untested",
-			      "same", "equivalence: the 1 - 2 equiv_alpha interval (Hodges-Lehmann/Moses of the "
-			      "shift of log values; Welch t for work and wait rows) within the least change "
-			      "the row would call; within only +-same_band it says no change beyond it; "
-			      "a wait row below wait_floor spin-wait instructions per op on every boot of "
-			      "both sides is same",
-			      "classes", compare_class_legend());
-	json_t *m;
-	size_t i;
-
-	if (!o)
-		abort();
-	if (!r->noverrides)
-		return o;
-	m = json_object();
-	for (i = 0; i < r->noverrides; i++) {
-		const struct compare_override *ov = &r->overrides[i];
-
-		if (json_object_get(m, ov->metric))
-			continue;	/* the first one wins */
-		json_object_set_new(m, ov->metric, json_pack("{s:o,s:o,s:o}", "alpha", jreal(ov->alpha),
-							     "min_change", jreal(ov->min_change),
-							     "same_band", jreal(ov->same_band)));
-	}
-	json_object_set_new(o, "metrics", m);
-	return o;
-}
-
-/* ---- helpers the passes share (compare_int.h) ---- */
-
-/* Parameters as sorted compact JSON: the same case in two jobs gets the
- * same key whatever order its parameters were written in. */
-char *compare_params_canon(const json_t *params)
-{
-	json_t *empty = NULL;
-	char *s;
-
-	if (!json_is_object(params))
-		params = empty = json_object();
-	s = json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS);
-	json_decref(empty);
-	if (!s)
-		abort();
-	return s;
-}
-
-/* "mode=threads workers=2", keys sorted */
-void compare_params_text(struct strbuf *sb, const json_t *params)
-{
-	const char **keys;
-	const char *k;
-	size_t n = json_object_size(params), i = 0, j;
-	json_t *v;
-
-	if (!n)
-		return;
-	keys = calloc(n, sizeof(*keys));
-	if (!keys)
-		abort();
-	json_object_foreach((json_t *)params, k, v)
-		keys[i++] = k;
-	for (i = 1; i < n; i++)
-		for (j = i; j > 0 && strcmp(keys[j - 1], keys[j]) > 0; j--) {
-			const char *t = keys[j];
-
-			keys[j] = keys[j - 1];
-			keys[j - 1] = t;
-		}
-	for (i = 0; i < n; i++) {
-		v = json_object_get(params, keys[i]);
-		strbuf_addf(sb, "%s%s=", i ? " " : "", keys[i]);
-		if (json_is_string(v)) {
-			strbuf_addstr(sb, json_string_value(v));
-		} else {
-			char *t = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(12));
-
-			strbuf_addstr(sb, t ? t : "?");
-			free(t);
-		}
-	}
-	free(keys);
-}
-
-void compare_row_key(struct strbuf *sb, long long spec, const char *workload, const char *pcanon,
-	     const char *metric)
-{
-	strbuf_reset(sb);
-	strbuf_addf(sb, "%lld" KEY_SEP "%s" KEY_SEP "%s" KEY_SEP "%s", spec, workload, pcanon, metric);
-}
-
-void compare_sort_array(json_t *arr, int (*cmp)(const void *, const void *))
-{
-	size_t n = json_array_size(arr), i;
-	json_t **v = calloc(n + 1, sizeof(*v));
-
-	if (!v)
-		abort();
-	for (i = 0; i < n; i++)
-		v[i] = json_incref(json_array_get(arr, i));
-	qsort(v, n, sizeof(*v), cmp);
-	json_array_clear(arr);
-	for (i = 0; i < n; i++)
-		json_array_append_new(arr, v[i]);
-	free(v);
-}
 
 /* ---- the whole ---- */
 

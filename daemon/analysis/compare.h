@@ -3,6 +3,7 @@
 
 #include <jansson.h>
 
+#include "compare_rules.h"
 #include "strbuf.h"
 
 /*
@@ -29,52 +30,6 @@
  * (verdict.h), using the metric's direction to say regression or
  * improvement. docs/statistics.md says why.
  */
-
-/*
- * A rule for some metrics: the first override whose pattern (fnmatch(3),
- * e.g. "interrupts.*" or "*.kernel_insn_per_op") matches a row's metric
- * replaces the suite's alpha, minimum change (of any class) and same band
- * where they are set; NAN keeps the suite's (or the row's class's) value.
- * Patterns are borrowed from the caller.
- */
-struct compare_override {
-	const char *metric;
-	double alpha;
-	double min_change;
-	double same_band;
-};
-
-struct compare_rules {
-	double alpha;			/* p below this counts (default 0.01) */
-	double min_change_headline;	/* |change| at least this (0.02) */
-	double min_change_counter;	/* for counters (0.05) */
-	double same_band;		/* equivalence margin (0.10): within it, "no
-					 * change beyond" it; same needs min_change */
-	double min_change_work;		/* work rows (0.01) */
-	double same_band_work;		/* their margin (0.01) */
-	double min_change_wait;		/* wait rows (0.05) */
-	double same_band_wait;		/* their margin (0.05) */
-	double wait_floor;		/* wait rows: below this many spin-wait
-					 * instructions per op on every boot of
-					 * both sides, none to speak of (0.05) */
-	double noise_floor;		/* work and wait rows: the least per-boot sd
-					 * of a log value (0.001, 0.1%) */
-	double equiv_alpha;		/* each one-sided test of equivalence (0.05) */
-	double power;			/* for the detectable effect (0.8) */
-	int resamples;			/* bootstrap (2000) */
-	unsigned long long seed;	/* bootstrap seed (fixed default) */
-	double ci_level;		/* bootstrap interval (0.95) */
-	double outlier_z;		/* MAD modified z-score flagged (3.5) */
-	const struct compare_override *overrides;	/* borrowed; may be NULL */
-	size_t noverrides;
-};
-
-void compare_rules_default(struct compare_rules *r);
-
-/* The rules as the comparison's "rules" object (with "metrics": {pattern:
- * {alpha, min_change, same_band}} when there are overrides). A comparison
- * stored with one rules object is stale under another. */
-json_t *compare_rules_json(const struct compare_rules *r);
 
 /*
  * Output (schemas/comparison.schema.json is the contract): "rows", one per
@@ -121,13 +76,6 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
  * NULL with err when doc is not a side document. Caller owns the array.
  */
 json_t *compare_point_values(const json_t *doc, const char *filter, struct strbuf *err);
-
-/* 1 when a comparison is the first of two looks its job planned and a
- * headline row is inconclusive, or same with an equivalence interval that
- * reaches beyond the least change the row would call (the margin may be
- * wider than a change worth finding): the scheduler then adds boots up to
- * the job's max_boots. 0 otherwise. (verdict.c) */
-int verdict_wants_more_boots(const json_t *comparison);
 
 /* The one-word verdict of a comparison document (its "verdict"):
  * regression when any headline metric regressed, else improvement,

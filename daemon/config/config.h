@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "changepoint.h"
-#include "compare.h"
+#include "compare_rules.h"
 #include "cron.h"
 #include "strbuf.h"
 

@@ -10,8 +10,9 @@
 #include "strbuf.h"
 
 /*
- * What the files of the HTTP API share: api.c (the server, routing, the
- * send helpers) and api_jobs.c (the job routes). Not for use outside them:
+ * What the files of the HTTP API share: api.c (the server, routing),
+ * api_reply.c (the answers and the request's helpers), api_jobs.c (the job
+ * routes) and api_tracks.c. Not for use outside them:
  * the rest of the daemon sees only api.h.
  */
 
@@ -80,10 +81,13 @@ struct route_ctx {
 };
 
 /*
- * Answers (api.c). Each queues the response and returns what the handler
+ * Answers (api_reply.c). Each queues the response and returns what the handler
  * returns to libmicrohttpd. A JSON 200 is kept by the response cache when
  * the route is cached.
  */
+/* While sb is set, this thread's JSON 200 answers are also appended to
+ * it (the response cache's copy); NULL stops it. */
+void api_reply_capture(struct strbuf *sb);
 enum MHD_Result api_send_text(struct MHD_Connection *conn, unsigned status, const char *type,
 			  const char *text, size_t len);
 /* Sends doc (stolen) as JSON. */
@@ -103,7 +107,7 @@ enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const c
 enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-/* What a request carries (api.c). */
+/* What a request carries (api_reply.c). */
 /* The token of "Authorization: Bearer TOKEN", or NULL. */
 const char *api_bearer(struct MHD_Connection *conn);
 /* The request has a token the store knows. */
