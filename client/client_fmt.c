@@ -1,4 +1,4 @@
-#include "client.h"
+#include "client_fmt.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +10,33 @@
 
 /* A cell wider than this is cut: a table is for reading, --json has it all. */
 #define TABLE_MAX_CELL 160
+
+const char *client_jstr(const json_t *obj, const char *key)
+{
+	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+int client_jint(const json_t *obj, const char *key, long long *ret)
+{
+	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	if (!json_is_integer(v))
+		return -1;
+	*ret = json_integer_value(v);
+	return 0;
+}
+
+int client_jnum(const json_t *obj, const char *key, double *ret)
+{
+	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
+
+	if (!json_is_number(v))
+		return -1;
+	*ret = json_number_value(v);
+	return 0;
+}
 
 char *client_fmt_clean(char *buf, size_t n, const char *s)
 {

@@ -1,6 +1,6 @@
 /*
  * `tlblab report JOB`: the report of a finished A/B job, as the daemon
- * writes it (GET /api/v1/jobs/ID/report.txt, daemon/report.h). The client
+ * writes it (GET /api/v1/jobs/ID/report.txt, daemon/report/report.h). The client
  * adds nothing, so what it prints and what the URL serves are the same
  * text; it only keeps control characters a daemon should not have sent
  * away from the terminal.

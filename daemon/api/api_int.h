@@ -10,7 +10,7 @@
 #include "strbuf.h"
 
 /*
- * What the files of the HTTP API share: api.c (the server, routing),
+ * What the files of the HTTP API share: api_server.c (the server, routing),
  * api_reply.c (the answers and the request's helpers), api_jobs.c (the job
  * routes) and api_tracks.c. Not for use outside them:
  * the rest of the daemon sees only api.h.
@@ -55,7 +55,7 @@ struct api {
 	struct store *st;
 	struct sched *sc;
 	struct tracker *tracker;	/* api_set_tracker, or NULL */
-	/* every open connection, for the reaper (api.c) */
+	/* every open connection, for the reaper (api_server.c) */
 	pthread_mutex_t conns_lock;
 	pthread_cond_t reaper_wake;
 	struct conn_track *conns;
@@ -123,7 +123,7 @@ int api_query_int(struct MHD_Connection *conn, const char *key, long min, long m
 /* A job or stage id (1 to INT64_MAX): 0, or -1. */
 int api_parse_id(const char *s, int64_t *ret);
 
-/* The job routes (api_jobs.c), which api.c's routing calls once the path
+/* The job routes (api_jobs.c), which api_server.c's routing calls once the path
  * matches; api_create_job after the token is checked. */
 enum MHD_Result api_create_job(struct route_ctx *rc);
 enum MHD_Result api_list_jobs(struct route_ctx *rc);

@@ -1,8 +1,8 @@
 /*
  * The API's job routes (api.h): GET and POST /api/v1/jobs, everything under
- * /api/v1/jobs/ID, and /api/v1/compare. api.c matches the path and calls
+ * /api/v1/jobs/ID, and /api/v1/compare. api_server.c matches the path and calls
  * these; they read the store, or for a submit store what submit.h allows,
- * and answer with api.c's send helpers.
+ * and answer with api_server.c's send helpers.
  */
 #include <errno.h>
 #include <limits.h>

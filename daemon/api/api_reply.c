@@ -1,6 +1,6 @@
 /*
  * The answers of the HTTP API and what a request carries, shared by the
- * server (api.c) and its routes (api_jobs.c, api_tracks.c): sending JSON,
+ * server (api_server.c) and its routes (api_jobs.c, api_tracks.c): sending JSON,
  * text, errors and a store's failures; the bearer token; the query's
  * arguments and ids. Below the routes and the server both, so that the
  * routes never call back into the server's file.

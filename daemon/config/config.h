@@ -158,7 +158,7 @@ enum boot_method {
 struct cfg_endpoint {
 	enum transport_kind transport;
 	/* machines and builders of one host_group share CPUs (the quiet-host
-	 * rule, sched.c); NULL: the group is "local" for local transport, else
+	 * rule, sched_loop.c); NULL: the group is "local" for local transport, else
 	 * the SSH host (config_same_host) */
 	char *host_group;
 	char *host;		/* NULL for local */
@@ -328,7 +328,7 @@ struct lab_config {
 	int workers;		/* default 4 */
 	double stage_timeout;	/* default 1800 */
 	/* what one client may hold of the HTTP server before it has a token
-	 * (api.c): connections per address (default 64) and seconds to send
+	 * (api_server.c): connections per address (default 64) and seconds to send
 	 * a request's headers (default 10) */
 	int max_connections_per_address;
 	double header_timeout;

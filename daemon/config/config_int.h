@@ -10,7 +10,7 @@
 #include "util.h"
 
 /*
- * What the files of the configuration loader share (config.c,
+ * What the files of the configuration loader share (config_load.c,
  * config_yaml.c, config_validate.c, config_lab.c, config_machines.c,
  * config_suites.c). Not for use outside them: the rest of the daemon sees
  * only config.h.
@@ -209,7 +209,7 @@ int config_valid_token_n(const char *s, size_t len);
 /* A bearer token. */
 int config_valid_token(const char *s);
 
-/* ---- config.c ---- */
+/* ---- config_yaml.c: reading a file ---- */
 
 /* Reads a whole regular file of at most max bytes into sb. 0 or a negative
  * errno (-EFBIG when larger, -EINVAL when not a regular file). */

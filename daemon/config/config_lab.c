@@ -205,7 +205,7 @@ void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 		config_get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
 	if (ks.val[LK_QUIET_HOST])
 		config_get_bool(c, "quiet_host", ks.val[LK_QUIET_HOST], &cfg->quiet_host);
-	/* 512 is the server's limit on all connections together (api.c) */
+	/* 512 is the server's limit on all connections together (api_server.c) */
 	if (ks.val[LK_CONNS_PER_ADDRESS] &&
 	    config_get_int(c, "max_connections_per_address", ks.val[LK_CONNS_PER_ADDRESS], 1, 512, &v) == 0)
 		cfg->max_connections_per_address = (int)v;

@@ -466,7 +466,7 @@ void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 
 /*
  * Duets: two qemu machines on one host whose guests run at once, one host
- * CPU each, the base kernel on one and the patched on the other (sched.c
+ * CPU each, the base kernel on one and the patched on the other (sched_loop.c
  * swaps them between rounds), so that what disturbs the host disturbs both
  * sides of a pair alike. Each names the other; both boot the same arch
  * under single-threaded emulation on a host CPU of their own.

@@ -58,41 +58,6 @@ KEYS_MATCH(suite_keys, SK_MAX);
 #define MUST_PATTERN	"a metric name or pattern of 1 to 128 letters, digits and '._-*?[]'"
 #define MAX_OVERRIDES	256
 
-int config_get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
-{
-	const char *s = config_scalar(n);
-	char num[64];
-	size_t len = s ? strlen(s) : 0;
-	double v, scale = 1;
-
-	if (len && len < sizeof(num) && s[len - 1] == '%') {
-		memcpy(num, s, len - 1);
-		num[len - 1] = '\0';
-		s = num;
-		scale = 100;
-	}
-	if (!s || !len || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 ||
-	    v / scale > 1) {
-		node_error(c, n, "%s: must be %s", key, MUST_FRACTION);
-		return -1;
-	}
-	*ret = v / scale;
-	return 0;
-}
-
-int config_get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
-{
-	const char *s = config_scalar(n);
-	double v;
-
-	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 || !(v > 0 && v < 1)) {
-		node_error(c, n, "%s: must be %s", key, MUST_ALPHA);
-		return -1;
-	}
-	*ret = v;
-	return 0;
-}
-
 static int valid_pattern(const char *s)
 {
 	size_t n;

@@ -1,5 +1,5 @@
 /*
- * The configuration loader's YAML layer (config.c has the design): errors
+ * The configuration loader's YAML layer (config_load.c has the design): errors
  * recorded at a node's FILE:LINE:COL and shown sorted by position, access
  * to the nodes of the libyaml document, the typed getters every section
  * reads its values with, and the conversion of a node to JSON for workload
@@ -8,10 +8,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "config_int.h"
@@ -560,4 +563,85 @@ char *config_item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, c
 	config_map_keys(c, map, keys, it->what, "key", &it->ks);
 	*ret_line = node_line(map);
 	return get_name(c, map, it->ks.val[name_key], kind, it->what, seen);
+}
+
+/* ---- shares and significance levels ---- */
+
+int config_get_fraction(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = config_scalar(n);
+	char num[64];
+	size_t len = s ? strlen(s) : 0;
+	double v, scale = 1;
+
+	if (len && len < sizeof(num) && s[len - 1] == '%') {
+		memcpy(num, s, len - 1);
+		num[len - 1] = '\0';
+		s = num;
+		scale = 100;
+	}
+	if (!s || !len || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 ||
+	    v / scale > 1) {
+		node_error(c, n, "%s: must be %s", key, MUST_FRACTION);
+		return -1;
+	}
+	*ret = v / scale;
+	return 0;
+}
+
+int config_get_alpha(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	const char *s = config_scalar(n);
+	double v;
+
+	if (!s || (*s != '.' && (*s < '0' || *s > '9')) || parse_double(s, &v) < 0 || !(v > 0 && v < 1)) {
+		node_error(c, n, "%s: must be %s", key, MUST_ALPHA);
+		return -1;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* ---- reading a file ---- */
+
+/*
+ * Reads a whole regular file of at most max bytes into sb. Returns 0 or a
+ * negative errno (-EFBIG when larger, -EINVAL when not a regular file).
+ */
+int config_read_regular_file(const char *path, struct strbuf *sb, size_t max)
+{
+	struct stat st;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO must not hang the open; no effect on regular files */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto out;
+	}
+	if ((size_t)st.st_size > max) {
+		r = -EFBIG;
+		goto out;
+	}
+	r = strbuf_read_fd(sb, fd, max);
+out:
+	close(fd);
+	return r;
+}
+
+const char *config_read_error_text(int r, size_t max, char *buf, size_t size)
+{
+	if (r == -EFBIG)
+		snprintf(buf, size, "larger than %zu KiB", max >> 10);
+	else if (r == -EINVAL)
+		snprintf(buf, size, "not a regular file");
+	else
+		snprintf(buf, size, "%s", strerror(-r));
+	return buf;
 }

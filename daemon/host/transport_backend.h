@@ -8,7 +8,7 @@
 
 /*
  * What the transport backends (transport_local.c, transport_ssh.c) share,
- * implemented in transport.c. Not for use outside the transport module:
+ * implemented in transport_cmd.c. Not for use outside the transport module:
  * stages see only transport.h.
  */
 

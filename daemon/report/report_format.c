@@ -1,5 +1,5 @@
 /*
- * What the sections of the report (report.c, report_tables.c) write with:
+ * What the sections of the report (report_text.c, report_tables.c) write with:
  * strings from the documents, cleaned; numbers in the report's few
  * formats; key-value lines, paragraphs and headings at the report's width
  * (textwrap.h); a row's case in words.

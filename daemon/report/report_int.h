@@ -11,7 +11,7 @@
 #include "textwrap.h"
 
 /*
- * What the files of the report share (report.c, report_format.c,
+ * What the files of the report share (report_text.c, report_format.c,
  * report_tables.c). Not for use outside them: the rest of the daemon sees
  * only report.h.
  */

@@ -30,8 +30,6 @@ struct lab_config;
  * kernels_dir: the kernels/ directory (build.sh) uploaded to builders. */
 int sched_create(const struct lab_config *cfg, struct store *st, const char *const agents[],
 		 const char *kernels_dir, struct sched **ret, struct strbuf *err);
-/* The agent for machines of arch (a name), or NULL with why set. */
-const struct sched_agent *sched_agent_for(const struct sched *sc, const char *arch, const char **why);
 /* A new configuration after a reload; the old one must stay valid until
  * sched_free (running work may still use it). */
 void sched_set_config(struct sched *sc, const struct lab_config *cfg);

@@ -19,7 +19,7 @@
  * tests/unit/test_sched.c, which drives sched_maybe_more_boots): the rest of the
  * daemon sees only sched.h.
  *
- * sched.c         the pass loop (sched_run), cancels, dispatch and
+ * sched_loop.c         the pass loop (sched_run), cancels, dispatch and
  *                 placement, health rechecks, backfill; create and free
  * sched_tasks.c   the worker pool: tasks, their queue, what a worker runs,
  *                 the quiet-host gate around a run's measurement
@@ -106,6 +106,8 @@ void sched_enqueue(struct sched *sc, struct task *t);
  * task holds a reference to cfg until sched_task_free. */
 struct task *sched_task_new(enum task_kind kind, const struct lab_config *cfg, const struct cfg_machine *m);
 void sched_task_free(struct task *t);
+/* The agent for machines of arch (a name), or NULL with why set. */
+const struct sched_agent *sched_agent_for(const struct sched *sc, const char *arch, const char **why);
 
 /* ---- sched_record.c ---- */
 

@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "arch.h"
 #include "boot.h"
 #include "build.h"
 #include "config.h"
@@ -14,6 +16,24 @@
 #include "run.h"
 #include "store.h"
 #include "banned.h"
+
+/* ---- waking the scheduler, the agent a task uploads ---- */
+
+void sched_wake(struct sched *sc)
+{
+	char c = 1;
+	ssize_t n = write(sc->wake[1], &c, 1);
+
+	(void)n; /* a full pipe already means "wake up" */
+}
+
+const struct sched_agent *sched_agent_for(const struct sched *sc, const char *arch, const char **why)
+{
+	const struct sched_agent *ag = &sc->agents[arch_index(arch_get(arch))];
+
+	*why = ag->why;
+	return ag->sha[0] ? ag : NULL;
+}
 
 /* ---- the quiet-host rule (quiet.h) ---- */
 

@@ -115,7 +115,7 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 		req->patch_url = json_string_value(url);
 		if (!url_valid(req->patch_url, 0))
 			return strbuf_seterr(err, "url: must be an http(s) URL without spaces or quotes");
-		strbuf_addstr(&name, req->patch_url);	/* until the mbox is fetched (build.c) */
+		strbuf_addstr(&name, req->patch_url);	/* until the mbox is fetched (build_stage.c) */
 	}
 	if (name.len) {
 		strbuf_reset(subject);

@@ -77,7 +77,7 @@ struct bootrun_request {
 	const char *agent_local, *agent_sha256;
 	double deadline;
 	volatile sig_atomic_t *cancel;
-	/* Around the run, after the boot (the quiet-host rule, sched.c):
+	/* Around the run, after the boot (the quiet-host rule, sched_loop.c):
 	 * measure_begin returns -1 when the run must not start (cancelled). */
 	int (*measure_begin)(void *arg, int64_t run_stage);
 	void (*measure_end)(void *arg);

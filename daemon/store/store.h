@@ -138,7 +138,7 @@ struct job_filter {
 	int limit, offset;
 };
 /* The page as JSON text appended to out ({"jobs":[...],"total":N,"limit":
- * N,"offset":N}, what api.c would encode from store_jobs_json), written
+ * N,"offset":N}, what api_server.c would encode from store_jobs_json), written
  * straight from the rows: 0, or a store error (out then holds a part). */
 int store_jobs_text(struct store *st, const struct job_filter *f, struct strbuf *out);
 json_t *store_jobs_json(struct store *st, const struct job_filter *f);

@@ -13,11 +13,11 @@
 
 /*
  * What the store's files share: the connection (struct store) and the
- * helpers every query goes through, implemented in store.c. Not for use
+ * helpers every query goes through, implemented in store_db.c. Not for use
  * outside the store module: the rest of the daemon sees only store.h, and
  * no file but store*.c holds SQL.
  *
- *   store.c           open, migrations, connections and readers, the
+ *   store_db.c           open, migrations, connections and readers, the
  *                     statement cache, the fault hook, transactions, errors
  *   store_jobs.c      jobs: create, read, list, cancel, patch, more boots
  *   store_stages.c    the stage state machine: runnable, start, finish,
@@ -38,7 +38,7 @@
  */
 
 #define STMT_CACHE 96
-/* read-only connections: as many as API threads on a 4-CPU host (api.c);
+/* read-only connections: as many as API threads on a 4-CPU host (api_server.c);
  * a read takes a free one, and waits only while all of them read */
 #define READERS 4
 /* job list totals kept per filter (count_get) */

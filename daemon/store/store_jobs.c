@@ -194,7 +194,7 @@ static void count_put(struct store *w, const char *key, int64_t gen, int64_t tot
 	pthread_mutex_unlock(&w->count_lock);
 }
 
-/* Column i as JSON text, as db_col_json would encode it (api.c's precision). */
+/* Column i as JSON text, as db_col_json would encode it (api_server.c's precision). */
 static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
 {
 	switch (sqlite3_column_type(s, i)) {

@@ -2,8 +2,8 @@
 #define TLBLAB_TRACK_INT_H
 
 /*
- * Inside the tracker (track.c, track_bisect.c): the thread's state and
- * the pieces both halves use. Not for the rest of the daemon.
+ * Inside the tracker (track_thread.c, track_bisect.c, track_evidence.c): the
+ * thread's state and the pieces both halves use (track_evidence.c). Not for the rest of the daemon.
  */
 
 #include <jansson.h>

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The nightly change-point detector as shipped (daemon/changepoint.c, issue
+# The nightly change-point detector as shipped (daemon/analysis/changepoint.c, issue
 # 14), on synthetic series of 200 points with known steps, noise, outliers
 # and drifts (tests/tools/changepoint-sim.c): recall (a step found within 6
 # points of where it is), false positives (change points more than 6 points

@@ -21,9 +21,9 @@ allowed() {
 	case $1:$2 in
 	daemon/tlblabd.o:main | client/tlblab.o:main | agents/agent.o:main) return 0 ;;
 	# the store's statement helpers (store_int.h)
-	daemon/store/store*.o:db_*) return 0 ;;
+	daemon/store/store_*.o:db_*) return 0 ;;
 	# struct bootrun_outcome's init and release (boot.h)
-	daemon/stages/boot.o:bootrun_outcome_*) return 0 ;;
+	daemon/stages/boot_stage.o:bootrun_outcome_*) return 0 ;;
 	# the commands' shared helpers (client_cli.h), and the commands of
 	# tlblab.c's table that have a file of their own, as git's cmd_NAME
 	client/client_cli.o:cli_* | client/client_*.o:cmd_*) return 0 ;;

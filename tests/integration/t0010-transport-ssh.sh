@@ -12,7 +12,7 @@
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
 CLI=$TMP/transport-cli
-build_tool transport-cli "$CLI" tests/tools/transport-cli.c daemon/host/transport.c daemon/host/transport_local.c \
+build_tool transport-cli "$CLI" tests/tools/transport-cli.c daemon/host/transport_cmd.c daemon/host/transport_local.c \
 	daemon/host/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm || exit 1
 
 sshd_keys "$TMP/keys" || { fail "ssh-keygen" "cannot make keys"; exit 1; }

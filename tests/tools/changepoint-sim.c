@@ -1,5 +1,5 @@
 /*
- * changepoint-sim: the nightly detector (daemon/changepoint.c, the shipped
+ * changepoint-sim: the nightly detector (daemon/analysis/changepoint.c, the shipped
  * code) on synthetic series with known changes, for `make bench` (b0011).
  * Each scenario makes `runs` series of 200 points at level 100 with normal
  * noise, and counts: recall (a true step found within 6 points of where it

@@ -1,7 +1,7 @@
 /*
  * Boots QEMU lab machines the way tlblabd does, for tests and benches that
  * need the lab's own guest (the same command line, KVM probe and vCPU
- * pinning, from daemon/boot_qemu.c) without a job around it.
+ * pinning, from daemon/stages/boot_qemu.c) without a job around it.
  *
  * usage: qemu-boot CONFIG MACHINE [auto|on|off]
  *   The machine (boot: qemu) comes from the lab config; the optional last

@@ -247,7 +247,7 @@ def compare(cases_path, c_path):
     return all(ok)
 
 
-# -- the bootstrap's random stream, as daemon/stats.c draws it --
+# -- the bootstrap's random stream, as daemon/analysis/stats.c draws it --
 
 def splitmix64(x):
     x = (x + 0x9E3779B97F4A7C15) & M64

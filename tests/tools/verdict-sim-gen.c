@@ -46,7 +46,7 @@
 /* ---- random numbers: xoshiro256**, seeded by splitmix64 ---- */
 
 struct rng {
-	struct stats_rng x;	/* daemon/stats.c's stream */
+	struct stats_rng x;	/* daemon/analysis/stats.c's stream */
 	int have_gauss;
 	double gauss;
 };

@@ -13,7 +13,7 @@
  *
  * The sequential design is the scheduler's: `boots` per side, compare,
  * and when verdict_wants_more_boots() says so, boots up to `max_boots`
- * (all at once, as sched.c adds them) and compare again; the second
+ * (all at once, as sched_loop.c adds them) and compare again; the second
  * comparison is the job's result. --fixed N runs N boots and looks once.
  * The power conditions make the first case's headline worse by the shift
  * on the patched side; the margin search runs the A/A jobs again with a

@@ -449,7 +449,7 @@ static void test_web_open(void **state)
 	unlink(outside);
 }
 
-/* The JSON text writers give what jansson's encoder gives (api.c's
+/* The JSON text writers give what jansson's encoder gives (api_server.c's
  * flags) for every ASCII byte, UTF-8, and reals across the range. */
 static void test_json_text_as_jansson(void **state)
 {

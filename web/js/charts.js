@@ -1,5 +1,5 @@
 // Charts with uPlot (web/node_modules/uplot, installed by `npm ci`; of
-// node_modules/, tlblabd serves these two files only: daemon/web.c). uPlot and its CSS are loaded on the
+// node_modules/, tlblabd serves these two files only: daemon/api/web.c). uPlot and its CSS are loaded on the
 // first chart, after the comparison table is on screen. Colours come from
 // the page's CSS variables, so charts follow the light or dark scheme.
 import { num } from './util.js';

@@ -15,7 +15,7 @@ import { sweepChart, shootdownChart } from './charts.js';
 const REFRESH_MS = 3000;
 const FOLDED = new Set(['same', 'unavailable', 'context']);
 const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3, same: 4, unavailable: 5, context: 6 };
-// What a row's class means (daemon/compare_class.h): emulated instructions
+// What a row's class means (daemon/analysis/compare_class.h): emulated instructions
 // are not hardware cycles, and a reader must not take one for the other.
 const CLASS_TITLE = {
 	work: 'work: instructions the emulator counted (TCG plugin), not hardware cycles; or a counter per operation',

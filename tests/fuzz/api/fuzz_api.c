@@ -1,5 +1,5 @@
 /*
- * What the API parses from outside (daemon/api.h, daemon/submit.h), without
+ * What the API parses from outside (daemon/api/api.h, daemon/sched/submit.h), without
  * the server: the first byte chooses the parser. 'q': the rest is a query
  * string ("state=done&limit=5"), split and %-decoded as libmicrohttpd does,
  * for GET /api/v1/jobs and the ids and counts other routes read; else the
@@ -63,7 +63,7 @@ struct args {
 	int n;
 };
 
-/* As libmicrohttpd's lookup: the first argument of that name; empty is absent (api.c). */
+/* As libmicrohttpd's lookup: the first argument of that name; empty is absent (api_reply.c). */
 static const char *get(void *ctx, const char *key)
 {
 	struct args *a = ctx;

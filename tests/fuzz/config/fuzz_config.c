@@ -1,5 +1,5 @@
 /*
- * The configuration loader (daemon/config.h) on any bytes: config_load_string
+ * The configuration loader (daemon/config/config.h) on any bytes: config_load_string
  * parses the YAML, validates every section and checks each suite's specs
  * with the agent's parser. Whatever it is given, it returns a config or
  * errors, and frees all it allocated.

@@ -1,5 +1,5 @@
 /*
- * Agent output ingest (daemon/ingest.h) on any bytes: the input is the
+ * Agent output ingest (daemon/stages/ingest.h) on any bytes: the input is the
  * agent's stdout, cut into lines as the run stage cuts it (at most
  * LINE_MAX bytes a line, longer ones marked truncated), fed to one ingest
  * until a line is refused. The rows go to a real store on a temporary

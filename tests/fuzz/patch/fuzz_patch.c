@@ -1,5 +1,5 @@
 /*
- * Patch and mbox intake (daemon/patch.h) on any bytes: the subject found is
+ * Patch and mbox intake (daemon/intake/patch.h) on any bytes: the subject found is
  * at most PATCH_SUBJECT_MAX bytes of valid UTF-8 on one line without
  * control characters, whatever the text was.
  */

@@ -29,7 +29,6 @@
 #include "util.h"
 #include "banned.h"
 
-#define RESOLVE_TIMEOUT_S 1800
 #define POINTS_PER_PASS 16
 #define JOBS_PER_PASS 32
 #define DELIVERIES_PER_PASS 8
@@ -47,27 +46,6 @@ const char *track_change_direction(const char *direction, double magnitude)
 }
 
 /* ---- webhooks ---- */
-
-void track_announce(struct tracker *tr, const struct lab_config *cfg, enum notify_event ev, json_t *body)
-{
-	const char *name = config_notify_event_name(ev);
-	char *text;
-	size_t i;
-
-	json_object_set_new(body, "event", json_string(name));
-	text = json_dumps(body, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
-	for (i = 0; text && i < cfg->nhooks; i++) {
-		const struct cfg_hook *h = &cfg->hooks[i];
-		int r;
-
-		if (!(h->events & (1u << ev)))
-			continue;
-		if ((r = store_delivery_add(tr->st, h->name, name, h->url, text, NULL)) < 0)
-			log_warnx("webhook %s: store: the %s delivery is lost: %s", h->name, name, store_strerror(r));
-	}
-	free(text);
-	json_decref(body);
-}
 
 static void deliver(struct tracker *tr, const struct lab_config *cfg)
 {
@@ -140,36 +118,6 @@ static void announce_jobs(struct tracker *tr, const struct lab_config *cfg)
 }
 
 /* ---- change points ---- */
-
-json_t *track_jobs_side(struct tracker *tr, const int64_t *jobs, size_t from, size_t to)
-{
-	json_t *side = json_pack("{s:[],s:[],s:[],s:{}}", "runs", "metrics", "profiles", "provenance");
-	size_t i;
-
-	for (i = from; i < to; i++) {
-		json_t *doc = jobs[i] ? store_compare_doc(tr->st, jobs[i]) : NULL;
-
-		if (!doc)
-			continue;
-		json_array_extend(json_object_get(side, "runs"), json_object_get(doc, "runs"));
-		json_array_extend(json_object_get(side, "metrics"), json_object_get(doc, "metrics"));
-		json_decref(doc);
-	}
-	return side;
-}
-
-const json_t *track_row_of(const json_t *cmp, const char *workload, const json_t *params, const char *metric)
-{
-	const json_t *row;
-	size_t i;
-
-	json_array_foreach(json_object_get(cmp, "rows"), i, row)
-		if (!strcmp(json_string_value(json_object_get(row, "metric")) ?: "", metric) &&
-		    !strcmp(json_string_value(json_object_get(row, "workload")) ?: "", workload) &&
-		    json_equal(json_object_get(row, "params"), params))
-			return row;
-	return NULL;
-}
 
 /*
  * The A/B rule on the raw runs of the points either side of a change
@@ -434,40 +382,6 @@ static void points_ended(struct tracker *tr)
 }
 
 /* ---- runs of a track ---- */
-
-int track_resolve(struct tracker *tr, const struct lab_config *cfg, const char *tree_name, const char *url,
-		  const char *ref, const char *since, struct build_resolved *r, struct strbuf *err)
-{
-	const struct cfg_tree *tree = config_tree(cfg, tree_name);
-	const struct cfg_builder *b = tree ? config_builder(cfg, tree->builder) : NULL;
-	struct quiet_entry qe = { 0 };
-	int rc, gated = 0;
-
-	if (!tree || !b) {
-		strbuf_addf(err, "tree %s or its builder is not configured", tree_name);
-		return -EINVAL;
-	}
-	qe.ep = &b->ep;
-	qe.pausable = transport_pausable(b->ep.transport);
-	snprintf(qe.label, sizeof(qe.label), "resolve of %s on builder %s", ref, b->name);
-	while (tr->quiet && cfg->quiet_host && !tr->cancel) {
-		struct strbuf why = STRBUF_INIT;
-
-		rc = quiet_build_begin(tr->quiet, &qe, &why);
-		strbuf_release(&why);
-		if (rc == 0) {
-			gated = 1;
-			break;
-		}
-		/* a run measures there and the resolve cannot pause: wait */
-		nanosleep(&(struct timespec){ 0, 500 * 1000 * 1000 }, NULL);
-	}
-	rc = build_resolve(cfg, tree, url, ref, since, tr->kernels_dir, RESOLVE_TIMEOUT_S, &tr->cancel, &qe.pause,
-			   r, err);
-	if (gated)
-		quiet_build_end(tr->quiet, &qe);
-	return rc;
-}
 
 static void run_track(struct tracker *tr, const struct lab_config *cfg, const struct cfg_track *t,
 		      const char *why)

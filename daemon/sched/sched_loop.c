@@ -29,14 +29,6 @@ struct quiet *sched_quiet(struct sched *sc)
 	return sc->quiet;
 }
 
-void sched_wake(struct sched *sc)
-{
-	char c = 1;
-	ssize_t n = write(sc->wake[1], &c, 1);
-
-	(void)n; /* a full pipe already means "wake up" */
-}
-
 /* The agents of the other arches: given, or in the arch's folder beside
  * the host's (build/aarch64/tlblab-agent). One that is missing is noted,
  * and logged when a configured machine would need it. */
@@ -67,14 +59,6 @@ static void find_agents(struct sched *sc, const char *const agents[])
 		}
 		strbuf_release(&err);
 	}
-}
-
-const struct sched_agent *sched_agent_for(const struct sched *sc, const char *arch, const char **why)
-{
-	const struct sched_agent *ag = &sc->agents[arch_index(arch_get(arch))];
-
-	*why = ag->why;
-	return ag->sha[0] ? ag : NULL;
 }
 
 int sched_create(const struct lab_config *cfg, struct store *st, const char *const agents[],

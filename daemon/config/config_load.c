@@ -29,19 +29,16 @@
  * (what a name, host, path or token may be), config_lab.c (the lab
  * section), config_machines.c (machines and builders, their transports and
  * boot methods), config_suites.c (trees, suites, workload specs, compare
- * rules). This file reads the file, walks the document section by section,
- * and holds the rest of the public API: defaults, lookups, free.
+ * rules), config_tracks.c (tracks, notify); config_lookup.c finds what a
+ * loaded configuration names. This file walks the document section by
+ * section and holds the rest of the public API: defaults, references, free.
  */
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include <yaml.h>
 
 #include "config_int.h"
@@ -49,48 +46,6 @@
 #include "banned.h"
 
 /* ---- reading the file, walking the document ---- */
-
-/*
- * Reads a whole regular file of at most max bytes into sb. Returns 0 or a
- * negative errno (-EFBIG when larger, -EINVAL when not a regular file).
- */
-int config_read_regular_file(const char *path, struct strbuf *sb, size_t max)
-{
-	struct stat st;
-	int fd, r;
-
-	/* O_NONBLOCK: a FIFO must not hang the open; no effect on regular files */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto out;
-	}
-	if ((size_t)st.st_size > max) {
-		r = -EFBIG;
-		goto out;
-	}
-	r = strbuf_read_fd(sb, fd, max);
-out:
-	close(fd);
-	return r;
-}
-
-const char *config_read_error_text(int r, size_t max, char *buf, size_t size)
-{
-	if (r == -EFBIG)
-		snprintf(buf, size, "larger than %zu KiB", max >> 10);
-	else if (r == -EINVAL)
-		snprintf(buf, size, "not a regular file");
-	else
-		snprintf(buf, size, "%s", strerror(-r));
-	return buf;
-}
 
 /*
  * Walks the list of mappings n of one section, calling parse for each into
@@ -382,153 +337,4 @@ void config_free(const struct lab_config *shared)
 	free(cfg->data_dir);
 	free(cfg->listen_host);
 	free(cfg);
-}
-
-const struct cfg_machine *config_machine(const struct lab_config *cfg, const char *name)
-{
-	for (size_t i = 0; cfg && name && i < cfg->nmachines; i++)
-		if (cfg->machines[i].name && !strcmp(cfg->machines[i].name, name))
-			return &cfg->machines[i];
-	return NULL;
-}
-
-const struct cfg_builder *config_builder(const struct lab_config *cfg, const char *name)
-{
-	for (size_t i = 0; cfg && name && i < cfg->nbuilders; i++)
-		if (cfg->builders[i].name && !strcmp(cfg->builders[i].name, name))
-			return &cfg->builders[i];
-	return NULL;
-}
-
-const struct cfg_tree *config_tree(const struct lab_config *cfg, const char *name)
-{
-	for (size_t i = 0; cfg && name && i < cfg->ntrees; i++)
-		if (cfg->trees[i].name && !strcmp(cfg->trees[i].name, name))
-			return &cfg->trees[i];
-	return NULL;
-}
-
-/* The host an endpoint runs on, for config_same_host: its host_group, else
- * "local" or the SSH host. */
-static void host_of(const struct cfg_endpoint *ep, char *buf, size_t len)
-{
-	if (ep->host_group)
-		snprintf(buf, len, "group:%s", ep->host_group);
-	else if (ep->transport == TRANSPORT_LOCAL)
-		snprintf(buf, len, "local");
-	else
-		snprintf(buf, len, "ssh:%s", ep->host ? ep->host : "");
-}
-
-int config_same_host(const struct cfg_endpoint *a, const struct cfg_endpoint *b)
-{
-	char ha[300], hb[300];
-
-	host_of(a, ha, sizeof(ha));
-	host_of(b, hb, sizeof(hb));
-	return !strcmp(ha, hb);
-}
-
-const struct cfg_suite *config_suite(const struct lab_config *cfg, const char *name)
-{
-	for (size_t i = 0; cfg && name && i < cfg->nsuites; i++)
-		if (cfg->suites[i].name && !strcmp(cfg->suites[i].name, name))
-			return &cfg->suites[i];
-	return NULL;
-}
-
-const struct cfg_track *config_track(const struct lab_config *cfg, const char *name)
-{
-	for (size_t i = 0; cfg && name && i < cfg->ntracks; i++)
-		if (cfg->tracks[i].name && !strcmp(cfg->tracks[i].name, name))
-			return &cfg->tracks[i];
-	return NULL;
-}
-
-int config_machine_has_tag(const struct cfg_machine *m, const char *tag)
-{
-	if (!m || !m->tags || !tag)
-		return 0;
-	for (char **t = m->tags; *t; t++)
-		if (!strcmp(*t, tag))
-			return 1;
-	return 0;
-}
-
-int config_machine_allowed(const struct cfg_machine *m, const json_t *machines, const json_t *tags)
-{
-	size_t i;
-	json_t *v;
-	int named = json_array_size(machines) == 0;
-
-	json_array_foreach(machines, i, v)
-		if (json_is_string(v) && !strcmp(json_string_value(v), m->name))
-			named = 1;
-	if (!named)
-		return 0;
-	json_array_foreach(tags, i, v)
-		if (!json_is_string(v) || !config_machine_has_tag(m, json_string_value(v)))
-			return 0;
-	return 1;
-}
-
-const char *config_transport_kind_name(enum transport_kind k)
-{
-	static const char *const names[TRANSPORT_KIND_MAX] = {
-		[TRANSPORT_LOCAL] = "local",
-		[TRANSPORT_SSH] = "ssh",
-	};
-
-	return (unsigned)k < TRANSPORT_KIND_MAX ? names[k] : "unknown";
-}
-
-const char *config_boot_method_name(enum boot_method b)
-{
-	static const char *const names[BOOT_METHOD_MAX] = {
-		[BOOT_NONE] = "none",
-		[BOOT_QEMU] = "qemu",
-		[BOOT_KEXEC] = "kexec",
-		[BOOT_REBOOT] = "reboot",
-	};
-
-	return (unsigned)b < BOOT_METHOD_MAX ? names[b] : "unknown";
-}
-
-int config_host_allowed(const struct lab_config *cfg, const char *host)
-{
-	char name[HOST_MAX_LEN + 1];
-	const char *end, *rest;
-	size_t len;
-
-	if (!host)
-		return 1;
-	if (host[0] == '[') {
-		end = strchr(host, ']');
-		if (!end)
-			return 0;
-		host++;
-		rest = end + 1;
-	} else {
-		end = strchr(host, ':');
-		if (!end)
-			end = host + strlen(host);
-		rest = end;
-	}
-	if (*rest && (*rest != ':' || !rest[1] || strspn(rest + 1, "0123456789") != strlen(rest + 1)))
-		return 0;
-	len = (size_t)(end - host);
-	/* "lab.example.org." is the same name as "lab.example.org" */
-	if (len > 1 && host[len - 1] == '.')
-		len--;
-	if (!len || len > HOST_MAX_LEN)
-		return 0;
-	memcpy(name, host, len);
-	name[len] = '\0';
-	if (!strcasecmp(name, "localhost") || !strcmp(name, "127.0.0.1") || !strcasecmp(name, "::1") ||
-	    !strcasecmp(name, cfg->listen_host))
-		return 1;
-	for (char **h = cfg->allowed_hosts; h && *h; h++)
-		if (!strcasecmp(name, *h))
-			return 1;
-	return 0;
 }

@@ -229,30 +229,3 @@ int client_valid_name(const char *s)
 {
 	return name_valid(s);
 }
-
-const char *client_jstr(const json_t *obj, const char *key)
-{
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-int client_jint(const json_t *obj, const char *key, long long *ret)
-{
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	if (!json_is_integer(v))
-		return -1;
-	*ret = json_integer_value(v);
-	return 0;
-}
-
-int client_jnum(const json_t *obj, const char *key, double *ret)
-{
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	if (!json_is_number(v))
-		return -1;
-	*ret = json_number_value(v);
-	return 0;
-}

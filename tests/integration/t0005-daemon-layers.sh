@@ -1,0 +1,84 @@
+#!/bin/sh
+# The daemon's folders are layers (docs/design.md, "The daemon's folders"):
+# a file may include a header of its own folder or of a folder below its
+# own, never one above it nor a sibling's on the same layer. The order is
+# read from the line of docs/design.md that starts "layers:", so that the
+# document and the check cannot disagree; a folder of daemon/ that the line
+# does not place fails too. tlblabd.c, at the root, may include any.
+. "$(dirname "$0")/../lib.sh"
+
+# violations DAEMON_DIR DESIGN_MD: prints "FILE includes HEADER (FOLDER,
+# above or beside FOLDER)" for each include that breaks the order, "FOLDER
+# is not placed" for each folder the order leaves out, then "# checked N
+# includes of M files"; false when the order cannot be read.
+violations() {
+	"$PY" - "$1" "$2" <<'PYEOF'
+import os, re, sys
+daemon, design = sys.argv[1], sys.argv[2]
+line = next((l for l in open(design) if l.startswith("layers:")), None)
+if line is None:
+    print("no line starting 'layers:' in " + design)
+    sys.exit(1)
+rank = {}
+for i, layer in enumerate(line[len("layers:"):].split(">")):
+    for folder in layer.split():
+        rank[folder] = i
+folders = sorted(d for d in os.listdir(daemon) if os.path.isdir(os.path.join(daemon, d)))
+where = {}
+for d in folders:
+    if d not in rank:
+        print(d + " is not placed")
+    for f in os.listdir(os.path.join(daemon, d)):
+        where[f] = d
+n = m = 0
+for d in folders:
+    for f in sorted(os.listdir(os.path.join(daemon, d))):
+        if not f.endswith((".c", ".h")):
+            continue
+        m += 1
+        for inc in re.findall(r'^#include "([^"]+)"', open(os.path.join(daemon, d, f)).read(), re.M):
+            g = where.get(os.path.basename(inc))
+            if g is None:
+                continue
+            n += 1
+            if g != d and (d not in rank or g not in rank or rank[g] <= rank[d]):
+                print("%s/%s includes %s (%s, above or beside %s)" % (d, f, inc, g, d))
+print("# checked %d includes of %d files" % (n, m))
+PYEOF
+}
+
+# the check itself can fail: a store file that includes the API's header,
+# and a folder the order does not name
+mkdir -p "$TMP/d/api" "$TMP/d/store" "$TMP/d/extra"
+printf 'layers: api > store\n' >"$TMP/design.md"
+printf '#include "store.h"\n' >"$TMP/d/api/api.c"
+printf '#include "api.h"\n#include "store_int.h"\n' >"$TMP/d/store/store.c"
+: >"$TMP/d/api/api.h"
+: >"$TMP/d/store/store.h"
+: >"$TMP/d/store/store_int.h"
+: >"$TMP/d/extra/x.c"
+got=$(violations "$TMP/d" "$TMP/design.md" | grep -v '^#' | tr '\n' '|')
+want='extra is not placed|store/store.c includes api.h (api, above or beside store)|'
+if [ "$got" = "$want" ]; then
+	pass "a lower folder's include of a higher one is found, and a folder left out of the order"
+else
+	fail "a lower folder's include of a higher one is found, and a folder left out of the order" "got: $got"
+fi
+
+if ! violations "$TOP/daemon" "$TOP/docs/design.md" >"$TMP/bad.out"; then
+	fail "the order of the daemon's folders in docs/design.md" "$(cat "$TMP/bad.out")"
+	exit 0
+fi
+summary=$(grep '^#' "$TMP/bad.out")
+echo "$summary"
+bad=0
+while read -r what; do
+	case $what in '#'*) continue ;; esac
+	bad=$((bad + 1))
+	fail "$what" "move the helper down, or the file to the folder it belongs to"
+done <"$TMP/bad.out"
+case $summary in
+"# checked 0 includes"*) fail "includes between the daemon's folders" "$summary" ;;
+*) [ "$bad" -eq 0 ] && pass "no folder of daemon/ includes one above it (${summary#\# })" ;;
+esac
+exit 0
