@@ -57,7 +57,8 @@ static void on_signal(int sig)
 static void usage(void)
 {
 	fprintf(stderr, "usage: tlblabd -c FILE [-d] [-a AGENT] [-a ARCH=AGENT]... [-k KERNELS_DIR] [-w WEB_DIR]\n"
-		"       tlblabd -n -c FILE\n");
+		"       tlblabd -n -c FILE    check FILE, print the lab's settings in force\n"
+		"       tlblabd -S            the lab's settings reference (docs/lab-settings.md)\n");
 }
 
 /* A path next to this binary (build/tlblab-agent, build/../kernels). */
@@ -184,11 +185,14 @@ int main(int argc, char **argv)
 	struct sigaction sa;
 	int check_only = 0, c, rc = 1, r;
 
-	while ((c = getopt(argc, argv, "c:dna:k:w:h")) != -1) {
+	while ((c = getopt(argc, argv, "c:dnSa:k:w:h")) != -1) {
 		switch (c) {
 		case 'c': config_path = optarg; break;
 		case 'd': log_verbose(1); break;
 		case 'n': check_only = 1; break;
+		case 'S':
+			config_lab_reference(stdout);
+			return 0;
 		case 'a': {
 			/* -a arm64=PATH: another arch's agent; -a PATH: the host's */
 			const char *eq = strchr(optarg, '=');
@@ -223,6 +227,7 @@ int main(int argc, char **argv)
 	}
 	if (check_only) {
 		printf("configuration OK\n");
+		config_lab_print(stdout, cfg);
 		config_free(cfg);
 		return 0;
 	}

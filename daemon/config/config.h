@@ -4,6 +4,7 @@
 #include <jansson.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "changepoint.h"
 #include "compare_rules.h"
@@ -367,6 +368,13 @@ int config_load(const char *path, struct lab_config **ret, struct strbuf *err);
 /* Same, from a string; `name` stands for the file in messages. */
 int config_load_string(const char *name, const char *text, size_t len,
 		       struct lab_config **ret, struct strbuf *err);
+/* The lab's settings in force, "lab.NAME: VALUE" a line (tokens counted,
+ * never shown): what `tlblabd -n` prints after "configuration OK". */
+void config_lab_print(FILE *out, const struct lab_config *cfg);
+/* The reference of the lab's settings, a Markdown table (name, type,
+ * default, bounds, what it is), from the same table the parser reads:
+ * `tlblabd -S`, and docs/lab-settings.md. */
+void config_lab_reference(FILE *out);
 /*
  * A configuration is shared by reference across a reload (SIGHUP): the
  * daemon's main, the scheduler, each task and each HTTP request hold one

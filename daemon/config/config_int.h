@@ -140,6 +140,9 @@ int config_get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min,
 	    long *ret);
 /* A time from TIMEOUT_MIN to TIMEOUT_MAX seconds, in the spec's units. */
 int config_get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret);
+/* A time from min to max seconds, in the spec's units. */
+int config_get_seconds_range(struct cfg_ctx *c, const char *key, yaml_node_t *n, double min, double max,
+			     double *ret);
 /* A byte count from min to max; lo and hi are the bounds as messages show them. */
 int config_get_bytes(struct cfg_ctx *c, const char *key, yaml_node_t *n, uint64_t min,
 	      uint64_t max, const char *lo, const char *hi, uint64_t *ret);
@@ -219,6 +222,9 @@ const char *config_read_error_text(int r, size_t max, char *buf, size_t size);
 
 /* ---- one section each: config_lab.c, config_machines.c, config_suites.c ---- */
 
+/* The lab's settings at their defaults (config_lab.c's table), before the
+ * file is read. */
+void config_lab_defaults(struct lab_config *cfg);
 /* The lab: mapping into c->cfg, over the defaults config_load_string() set. */
 void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map);
 /* Item index of machines: into m (seen: the names so far). */

@@ -1,12 +1,22 @@
 /*
  * The lab: section, the daemon's own settings: data directory, listen
  * address, API tokens (inline and from a token file; the example token is
- * refused), allowed Host names, limits and timeouts. Their defaults are set
- * by config_load_string() before this section is read.
+ * refused), allowed Host names, limits and timeouts.
+ *
+ * Each setting is one row of settings[] below (name, type, where it lands,
+ * default, bounds, what it is), as Redis' config.c declares its options:
+ * the defaults config_load_string() starts from, the parser of this
+ * section, `tlblabd -n` (the values in force) and `tlblabd -S` (the
+ * reference in docs/lab-settings.md) all read the rows. A setting whose
+ * value has a shape of its own (listen, tokens, token_file) has a typed
+ * handler; the rest share the handlers of their type.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,103 +145,310 @@ static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
 	}
 }
 
-static const char *const lab_keys[] = {
-	"data_dir", "listen", "tokens", "token_file", "read_requires_token", "max_body",
-	"workers", "stage_timeout", "quiet_host", "max_connections_per_address", "header_timeout",
-	"max_jobs_per_token", "max_boots_per_token", "allowed_hosts", "fetch_allow", NULL
+enum setting_type {
+	SET_PATH,	/* char *: a path */
+	SET_LISTEN,	/* listen_host, listen_port */
+	SET_TOKENS,	/* appended to tokens */
+	SET_TOKEN_FILE,	/* char *, and its tokens appended */
+	SET_HOSTS,	/* char **: host names */
+	SET_FETCH,	/* char **: fetch_allow entries */
+	SET_BOOL,	/* int */
+	SET_INT,	/* int, from min to max */
+	SET_BYTES,	/* size_t, from min to max */
+	SET_SECONDS,	/* double, from min to max */
+	SET_MAX
 };
-enum { LK_DATA_DIR, LK_LISTEN, LK_TOKENS, LK_TOKEN_FILE, LK_READ_REQUIRES_TOKEN,
-       LK_MAX_BODY, LK_WORKERS, LK_STAGE_TIMEOUT, LK_QUIET_HOST, LK_CONNS_PER_ADDRESS,
-       LK_HEADER_TIMEOUT, LK_JOBS_PER_TOKEN, LK_BOOTS_PER_TOKEN, LK_ALLOWED_HOSTS, LK_FETCH_ALLOW, LK_MAX };
-KEYS_MATCH(lab_keys, LK_MAX);
+
+struct setting {
+	const char *name;
+	enum setting_type type;
+	size_t off;		/* of the field in struct lab_config */
+	double def;		/* the default of a number or a bool */
+	const char *def_text;	/* of a string (NULL: none) */
+	double min, max;	/* of a number */
+	const char *what;	/* what it is, for the reference */
+};
+
+#define AT(field) offsetof(struct lab_config, field)
+#define NONE NAN, NULL, NAN, NAN
+
+static const struct setting settings[] = {
+	/* the one required setting (a path without a default) */
+	{ "data_dir", SET_PATH, AT(data_dir), NONE,
+	  "required: where the store (tlblab.db) and the artifacts live" },
+	{ "listen", SET_LISTEN, AT(listen_host), NAN, "127.0.0.1:8080", NAN, NAN,
+	  "the API's address, IPV4:PORT or [IPV6]:PORT" },
+	{ "tokens", SET_TOKENS, AT(tokens), NONE,
+	  "bearer tokens that may submit and cancel (16 to 4096 printable characters)" },
+	{ "token_file", SET_TOKEN_FILE, AT(token_file), NONE,
+	  "a file of more tokens, one a line ('#' comments), read at start and on reload" },
+	{ "read_requires_token", SET_BOOL, AT(read_requires_token), 0, NULL, NAN, NAN,
+	  "reads need a token too" },
+	{ "allowed_hosts", SET_HOSTS, AT(allowed_hosts), NONE,
+	  "Host header names accepted besides the listen address, localhost, 127.0.0.1 and ::1" },
+	{ "max_body", SET_BYTES, AT(max_body), 1 << 20, NULL, 1024, 1 << 30,
+	  "the largest request body (a patch); 413 past it" },
+	{ "workers", SET_INT, AT(workers), 4, NULL, 1, 64,
+	  "stages that may run at once (builds, boots)" },
+	{ "stage_timeout", SET_SECONDS, AT(stage_timeout), 1800, NULL, TIMEOUT_MIN, TIMEOUT_MAX,
+	  "a stage's time limit; a suite's timeout defaults to it" },
+	{ "quiet_host", SET_BOOL, AT(quiet_host), 1, NULL, NAN, NAN,
+	  "builds pause while a machine on their host measures; off trades noise for speed" },
+	/* 512 is the server's limit on all connections together (api_server.c) */
+	{ "max_connections_per_address", SET_INT, AT(max_connections_per_address), 64, NULL, 1, 512,
+	  "connections one client address may hold open" },
+	{ "header_timeout", SET_SECONDS, AT(header_timeout), 10, NULL, 1, 300,
+	  "the time a client has to send a request's headers" },
+	{ "max_jobs_per_token", SET_INT, AT(max_jobs_per_token), 20, NULL, 1, 100000,
+	  "jobs one token may have queued or running" },
+	{ "max_boots_per_token", SET_INT, AT(max_boots_per_token), 200, NULL, 1, 1000000,
+	  "boot stages not yet done one token may have" },
+	{ "fetch_allow", SET_FETCH, AT(fetch_allow), NONE,
+	  "addresses, CIDRs or host names a patch URL may reach besides public ones" },
+};
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+_Static_assert(NSETTINGS <= MAX_KEYS, "more lab settings than a keyset holds");
+
+static void *field(struct lab_config *cfg, const struct setting *s)
+{
+	return (char *)cfg + s->off;
+}
+
+/* 1024 as "1K", 1 MiB as "1M": as the configuration writes sizes */
+static const char *bytes_text(uint64_t v, char *buf, size_t size)
+{
+	static const char units[] = "KMG";
+	int u = -1;
+
+	while (u < 2 && v && v % 1024 == 0) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u < 0 ? "%" PRIu64 : "%" PRIu64 "%c", v, u < 0 ? 0 : units[u]);
+	return buf;
+}
+
+void config_lab_defaults(struct lab_config *cfg)
+{
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		const struct setting *s = &settings[i];
+		void *f = field(cfg, s);
+
+		switch (s->type) {
+		case SET_LISTEN:
+			if (parse_listen(s->def_text, &cfg->listen_host, &cfg->listen_port) < 0)
+				abort();	/* the table's own default */
+			break;
+		case SET_TOKENS:
+			cfg->tokens = xcalloc(1, sizeof(*cfg->tokens));
+			break;
+		case SET_BOOL:
+		case SET_INT:
+			*(int *)f = (int)s->def;
+			break;
+		case SET_BYTES:
+			*(size_t *)f = (size_t)s->def;
+			break;
+		case SET_SECONDS:
+			*(double *)f = s->def;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* Reads n, the value of setting s, into cfg; an error at n when it is not one. */
+static void parse_setting(struct cfg_ctx *c, const struct setting *s, yaml_node_t *n)
+{
+	struct lab_config *cfg = c->cfg;
+	void *f = field(cfg, s);
+	char lo[32], hi[32];
+	uint64_t bytes;
+	size_t count = 0;
+	double d;
+	long v;
+
+	switch (s->type) {
+	case SET_PATH:
+		free(*(char **)f);
+		*(char **)f = config_get_str(c, s->name, n, config_valid_path, MUST_PATH);
+		break;
+	case SET_LISTEN: {
+		const char *text = config_scalar(n);
+
+		free(cfg->listen_host);
+		cfg->listen_host = NULL;
+		if (!text || parse_listen(text, &cfg->listen_host, &cfg->listen_port) < 0)
+			node_error(c, n, "listen: must be IPV4:PORT or [IPV6]:PORT "
+				   "(an IP literal and a port from 1 to 65535)");
+		break;
+	}
+	case SET_TOKENS: {
+		char **t = config_get_list(c, s->name, n, config_valid_token, MUST_TOKEN, &count);
+
+		if (t)
+			tokens_append(cfg, t, count);
+		free(t);	/* the strings now belong to cfg->tokens */
+		if (t && n->type == YAML_SEQUENCE_NODE)
+			refuse_example_tokens(c, n);
+		break;
+	}
+	case SET_TOKEN_FILE: {
+		char *path = config_get_str(c, s->name, n, config_valid_path, MUST_PATH);
+
+		if (path)
+			load_token_file(c, n, path);
+		free(cfg->token_file);
+		cfg->token_file = path;
+		break;
+	}
+	case SET_HOSTS:
+	case SET_FETCH: {
+		char **a = s->type == SET_HOSTS
+				   ? config_get_list(c, s->name, n, config_valid_host, MUST_HOST, &count)
+				   : config_get_list(c, s->name, n, fetch_allow_entry_valid, MUST_FETCH_ALLOW, &count);
+
+		if (a) {
+			config_strv_free(*(char ***)f);
+			*(char ***)f = a;
+		}
+		break;
+	}
+	case SET_BOOL:
+		config_get_bool(c, s->name, n, (int *)f);
+		break;
+	case SET_INT:
+		if (config_get_int(c, s->name, n, (long)s->min, (long)s->max, &v) == 0)
+			*(int *)f = (int)v;
+		break;
+	case SET_BYTES:
+		if (config_get_bytes(c, s->name, n, (uint64_t)s->min, (uint64_t)s->max,
+				     bytes_text((uint64_t)s->min, lo, sizeof(lo)),
+				     bytes_text((uint64_t)s->max, hi, sizeof(hi)), &bytes) == 0)
+			*(size_t *)f = (size_t)bytes;
+		break;
+	case SET_SECONDS:
+		if (config_get_seconds_range(c, s->name, n, s->min, s->max, &d) == 0)
+			*(double *)f = d;
+		break;
+	case SET_MAX:
+		abort();
+	}
+}
 
 void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 {
-	struct lab_config *cfg = c->cfg;
+	const char *names[NSETTINGS + 1];
 	struct keyset ks;
-	uint64_t bytes;
-	long v;
+	size_t i;
 
 	if (!config_is_mapping(map)) {
 		node_error(c, map, "lab: must be a mapping (lab.data_dir is required)");
 		return;
 	}
-	config_map_keys(c, map, lab_keys, "lab", "key", &ks);
-	if (ks.val[LK_DATA_DIR])
-		cfg->data_dir = config_get_str(c, "data_dir", ks.val[LK_DATA_DIR], config_valid_path, MUST_PATH);
-	else
-		config_missing_key(c, map, "data_dir", "lab", " (where the store and artifacts live)");
-	if (ks.val[LK_LISTEN]) {
-		const char *s = config_scalar(ks.val[LK_LISTEN]);
+	for (i = 0; i < NSETTINGS; i++)
+		names[i] = settings[i].name;
+	names[i] = NULL;
+	config_map_keys(c, map, names, "lab", "key", &ks);
+	/* the rows' order: the tokens of token_file after those of tokens */
+	for (i = 0; i < NSETTINGS; i++)
+		if (ks.val[i])
+			parse_setting(c, &settings[i], ks.val[i]);
+		else if (settings[i].type == SET_PATH)
+			config_missing_key(c, map, settings[i].name, "lab", " (where the store and artifacts live)");
+}
 
-		free(cfg->listen_host);
-		cfg->listen_host = NULL;
-		if (!s || parse_listen(s, &cfg->listen_host, &cfg->listen_port) < 0)
-			node_error(c, ks.val[LK_LISTEN], "listen: must be IPV4:PORT or [IPV6]:PORT "
-				   "(an IP literal and a port from 1 to 65535)");
+/* The value of s in cfg as the configuration would write it, into sb. */
+static void value_text(const struct lab_config *cfg, const struct setting *s, struct strbuf *sb)
+{
+	const void *f = (const char *)cfg + s->off;
+	char buf[32];
+
+	switch (s->type) {
+	case SET_PATH:
+	case SET_TOKEN_FILE:
+		strbuf_addstr(sb, *(char *const *)f ? *(char *const *)f : "-");
+		break;
+	case SET_LISTEN:
+		strbuf_addf(sb, strchr(cfg->listen_host, ':') ? "[%s]:%d" : "%s:%d", cfg->listen_host,
+			    cfg->listen_port);
+		break;
+	case SET_TOKENS:
+		strbuf_addf(sb, "%zu token(s)", cfg->ntokens);	/* secrets: counted, never shown */
+		break;
+	case SET_HOSTS:
+	case SET_FETCH: {
+		char *const *h = *(char **const *)f;
+
+		for (size_t i = 0; h && h[i]; i++)
+			strbuf_addf(sb, "%s%s", i ? ", " : "", h[i]);
+		if (!h || !h[0])
+			strbuf_addstr(sb, "-");
+		break;
 	}
-	if (ks.val[LK_TOKENS]) {
-		size_t n = 0;
-		char **t = config_get_list(c, "tokens", ks.val[LK_TOKENS], config_valid_token, MUST_TOKEN, &n);
-
-		if (t)
-			tokens_append(cfg, t, n);
-		free(t);	/* the strings now belong to cfg->tokens */
-		if (t && ks.val[LK_TOKENS]->type == YAML_SEQUENCE_NODE)
-			refuse_example_tokens(c, ks.val[LK_TOKENS]);
+	case SET_BOOL:
+		strbuf_addstr(sb, *(const int *)f ? "true" : "false");
+		break;
+	case SET_INT:
+		strbuf_addf(sb, "%d", *(const int *)f);
+		break;
+	case SET_BYTES:
+		strbuf_addstr(sb, bytes_text(*(const size_t *)f, buf, sizeof(buf)));
+		break;
+	case SET_SECONDS:
+		strbuf_addf(sb, "%gs", *(const double *)f);
+		break;
+	case SET_MAX:
+		abort();
 	}
-	if (ks.val[LK_TOKEN_FILE]) {
-		char *path = config_get_str(c, "token_file", ks.val[LK_TOKEN_FILE], config_valid_path, MUST_PATH);
+}
 
-		if (path)
-			load_token_file(c, ks.val[LK_TOKEN_FILE], path);
-		cfg->token_file = path;
+void config_lab_print(FILE *out, const struct lab_config *cfg)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		strbuf_reset(&sb);
+		value_text(cfg, &settings[i], &sb);
+		fprintf(out, "lab.%s: %s\n", settings[i].name, sb.buf);
 	}
-	if (ks.val[LK_ALLOWED_HOSTS]) {
-		size_t n = 0;
+	strbuf_release(&sb);
+}
 
-		cfg->allowed_hosts = config_get_list(c, "allowed_hosts", ks.val[LK_ALLOWED_HOSTS], config_valid_host,
-					      MUST_HOST, &n);
-	}
-	if (ks.val[LK_READ_REQUIRES_TOKEN])
-		config_get_bool(c, "read_requires_token", ks.val[LK_READ_REQUIRES_TOKEN],
-			 &cfg->read_requires_token);
-	if (ks.val[LK_MAX_BODY] &&
-	    config_get_bytes(c, "max_body", ks.val[LK_MAX_BODY], 1024, 1u << 30, "1K", "1G", &bytes) == 0)
-		cfg->max_body = (size_t)bytes;
-	if (ks.val[LK_WORKERS] && config_get_int(c, "workers", ks.val[LK_WORKERS], 1, 64, &v) == 0)
-		cfg->workers = (int)v;
-	if (ks.val[LK_STAGE_TIMEOUT])
-		config_get_seconds(c, "stage_timeout", ks.val[LK_STAGE_TIMEOUT], &cfg->stage_timeout);
-	if (ks.val[LK_QUIET_HOST])
-		config_get_bool(c, "quiet_host", ks.val[LK_QUIET_HOST], &cfg->quiet_host);
-	/* 512 is the server's limit on all connections together (api_server.c) */
-	if (ks.val[LK_CONNS_PER_ADDRESS] &&
-	    config_get_int(c, "max_connections_per_address", ks.val[LK_CONNS_PER_ADDRESS], 1, 512, &v) == 0)
-		cfg->max_connections_per_address = (int)v;
-	if (ks.val[LK_HEADER_TIMEOUT]) {
-		double t;
+void config_lab_reference(FILE *out)
+{
+	static const char *const type_names[SET_MAX] = {
+		[SET_PATH] = "path", [SET_LISTEN] = "address", [SET_TOKENS] = "list of tokens",
+		[SET_TOKEN_FILE] = "path", [SET_HOSTS] = "list of host names",
+		[SET_FETCH] = "list of addresses, CIDRs, host names", [SET_BOOL] = "true or false",
+		[SET_INT] = "integer", [SET_BYTES] = "size (1K, 1M, 1G)", [SET_SECONDS] = "time (90, 30s, 10m, 2h)",
+	};
+	char def[64], lo[48], hi[32], b[32];
 
-		if (spec_parse_seconds(config_scalar(ks.val[LK_HEADER_TIMEOUT]), &t) < 0 || t < 1 || t > 300)
-			node_error(c, ks.val[LK_HEADER_TIMEOUT], "header_timeout: must be a number from 1 "
-				   "to 300 seconds, " SPEC_SECONDS_FORMS);
+	fprintf(out, "| setting | type | default | bounds | what it is |\n|---|---|---|---|---|\n");
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		const struct setting *s = &settings[i];
+
+		if (s->def_text)
+			snprintf(def, sizeof(def), "%s", s->def_text);
+		else if (isnan(s->def))
+			snprintf(def, sizeof(def), "-");
+		else if (s->type == SET_BOOL)
+			snprintf(def, sizeof(def), "%s", s->def ? "true" : "false");
+		else if (s->type == SET_BYTES)
+			bytes_text((uint64_t)s->def, def, sizeof(def));
 		else
-			cfg->header_timeout = t;
-	}
-	if (ks.val[LK_JOBS_PER_TOKEN] &&
-	    config_get_int(c, "max_jobs_per_token", ks.val[LK_JOBS_PER_TOKEN], 1, 100000, &v) == 0)
-		cfg->max_jobs_per_token = (int)v;
-	if (ks.val[LK_BOOTS_PER_TOKEN] &&
-	    config_get_int(c, "max_boots_per_token", ks.val[LK_BOOTS_PER_TOKEN], 1, 1000000, &v) == 0)
-		cfg->max_boots_per_token = (int)v;
-	if (ks.val[LK_FETCH_ALLOW]) {
-		size_t n = 0;
-		char **a = config_get_list(c, "fetch_allow", ks.val[LK_FETCH_ALLOW], fetch_allow_entry_valid,
-				    MUST_FETCH_ALLOW, &n);
-
-		if (a) {
-			config_strv_free(cfg->fetch_allow);
-			cfg->fetch_allow = a;
-		}
+			snprintf(def, sizeof(def), s->type == SET_SECONDS ? "%.10gs" : "%.10g", s->def);
+		if (s->type == SET_BYTES)
+			snprintf(lo, sizeof(lo), "%s to ", bytes_text((uint64_t)s->min, b, sizeof(b)));
+		else if (!isnan(s->min))
+			snprintf(lo, sizeof(lo), s->type == SET_SECONDS ? "%.10gs to " : "%.10g to ", s->min);
+		if (s->type == SET_BYTES)
+			bytes_text((uint64_t)s->max, hi, sizeof(hi));
+		else if (!isnan(s->max))
+			snprintf(hi, sizeof(hi), s->type == SET_SECONDS ? "%.10gs" : "%.10g", s->max);
+		fprintf(out, "| `lab.%s` | %s | %s | %s%s | %s |\n", s->name, type_names[s->type], def,
+			isnan(s->min) ? "" : lo, isnan(s->min) ? "-" : hi, s->what);
 	}
 }

@@ -186,17 +186,7 @@ int config_load_string(const char *name, const char *text, size_t len,
 	c.cfg = xcalloc(1, sizeof(*c.cfg));
 	atomic_init(&c.cfg->refs, 1);
 	c.cfg->path = xstrdup(name);
-	c.cfg->listen_host = xstrdup("127.0.0.1");
-	c.cfg->listen_port = 8080;
-	c.cfg->max_body = 1u << 20;
-	c.cfg->workers = 4;
-	c.cfg->stage_timeout = 1800;
-	c.cfg->quiet_host = 1;
-	c.cfg->max_connections_per_address = 64;
-	c.cfg->header_timeout = 10;
-	c.cfg->max_jobs_per_token = 20;
-	c.cfg->max_boots_per_token = 200;
-	c.cfg->tokens = xcalloc(1, sizeof(*c.cfg->tokens));
+	config_lab_defaults(c.cfg);
 
 	if (len > CONFIG_MAX_BYTES) {
 		config_error(&c, 0, 0, "larger than %u KiB", CONFIG_MAX_BYTES >> 10);

@@ -239,17 +239,22 @@ int config_get_int(struct cfg_ctx *c, const char *key, yaml_node_t *n, long min,
 	return 0;
 }
 
-int config_get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+int config_get_seconds_range(struct cfg_ctx *c, const char *key, yaml_node_t *n, double min, double max,
+			     double *ret)
 {
 	double v;
 
-	if (spec_parse_seconds(config_scalar(n), &v) < 0 || v < TIMEOUT_MIN || v > TIMEOUT_MAX) {
-		node_error(c, n, "%s: must be a number from %d to %d seconds, " SPEC_SECONDS_FORMS,
-			   key, TIMEOUT_MIN, TIMEOUT_MAX);
+	if (spec_parse_seconds(config_scalar(n), &v) < 0 || v < min || v > max) {
+		node_error(c, n, "%s: must be a number from %g to %g seconds, " SPEC_SECONDS_FORMS, key, min, max);
 		return -1;
 	}
 	*ret = v;
 	return 0;
+}
+
+int config_get_seconds(struct cfg_ctx *c, const char *key, yaml_node_t *n, double *ret)
+{
+	return config_get_seconds_range(c, key, n, TIMEOUT_MIN, TIMEOUT_MAX, ret);
 }
 
 /* A byte count from min to max; lo and hi are the bounds as messages show them. */

@@ -71,3 +71,23 @@ check "configs/local.yaml passes tlblabd -n (its token file written as the demo 
 sed 's/example-token-change-me-0001/a-token-of-our-own-0123456789/' "$TOP/configs/lab.example.yaml" >"$TMP/lab.example.yaml"
 check "configs/lab.example.yaml passes tlblabd -n once its token is replaced" \
 	sh -c "cd '$TOP' && '$DAEMON' -n -c '$TMP/lab.example.yaml' | grep -qx 'configuration OK'"
+
+# one setting, one row: -n prints each lab setting in force from the table
+# the parser reads, and docs/lab-settings.md is that table as -S prints it
+printf 'lab:\n  data_dir: /tmp/d\n  workers: 7\n  max_body: 2M\n  tokens: [a-token-of-the-test-0123456789]\n' >"$TMP/settings.yaml"
+"$DAEMON" -n -c "$TMP/settings.yaml" >"$TMP/n.out" 2>&1
+check "tlblabd -n prints a set value, a default and the tokens counted, not shown" \
+	sh -c "grep -qx 'lab.workers: 7' '$TMP/n.out' && grep -qx 'lab.max_body: 2M' '$TMP/n.out' &&
+	       grep -qx 'lab.header_timeout: 10s' '$TMP/n.out' && grep -qx 'lab.tokens: 1 token(s)' '$TMP/n.out' &&
+	       ! grep -q a-token-of-the-test '$TMP/n.out'"
+rows=$("$DAEMON" -S | grep -c '^| `lab\.')
+check "tlblabd -n prints one line per setting of the reference ($rows)" \
+	sh -c "[ \$(grep -c '^lab\.' '$TMP/n.out') -eq $rows ] && [ $rows -gt 10 ]"
+"$DAEMON" -S >"$TMP/ref.md"
+grep '^|' "$TOP/docs/lab-settings.md" >"$TMP/doc.md"
+if cmp -s "$TMP/ref.md" "$TMP/doc.md"; then
+	pass "docs/lab-settings.md is the table tlblabd -S prints"
+else
+	fail "docs/lab-settings.md is the table tlblabd -S prints" \
+		"$(diff "$TMP/doc.md" "$TMP/ref.md" | head -n 5 | tr '\n' ' ') (write it again with build/tlblabd -S)"
+fi
