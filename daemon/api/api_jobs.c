@@ -15,6 +15,7 @@
 #include "api_int.h"
 #include "compare.h"
 #include "config.h"
+#include "guard.h"
 #include "log.h"
 #include "report.h"
 #include "comparison_cache.h"
@@ -51,6 +52,28 @@ static int within_token_limits(struct route_ctx *rc, const struct stage_plan *pl
 	return 0;
 }
 
+/*
+ * Stores the job if its token is within its limits: one step under
+ * submit_lock, so that two submits of one token cannot both take its last
+ * place. 0 with *ret_id, or -1 with the answer sent and in *ret.
+ */
+static int queue_job(struct route_ctx *rc, const struct job_request *req, const struct stage_plan *plan,
+		     size_t nplan, int64_t *ret_id, enum MHD_Result *ret)
+{
+	struct strbuf err = STRBUF_INIT;
+	int r;
+
+	GUARD_MUTEX(&rc->api->submit_lock);
+	if (within_token_limits(rc, plan, nplan, ret) < 0)
+		return -1;
+	if ((r = store_job_create(rc->api->st, req, plan, nplan, ret_id, &err)) < 0) {
+		log_warnx("api: create job: %s", err.buf);
+		*ret = api_send_store_error(rc->conn, r, "could not store the job");
+	}
+	strbuf_release(&err);
+	return r < 0 ? -1 : 0;
+}
+
 /* POST /api/v1/jobs, its token already checked. */
 enum MHD_Result api_create_job(struct route_ctx *rc)
 {
@@ -63,7 +86,6 @@ enum MHD_Result api_create_job(struct route_ctx *rc)
 	int64_t id;
 	size_t nplan;
 	enum MHD_Result ret;
-	int r;
 
 	if (submit_request_parse(cfg, rc->body->buf, rc->body->len, &body, &req, &subject, &err) < 0) {
 		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
@@ -71,21 +93,9 @@ enum MHD_Result api_create_job(struct route_ctx *rc)
 	}
 	suite = config_suite(cfg, req.suite);
 	nplan = submit_plan(cfg, suite, &req, &plan);
-	pthread_mutex_lock(&rc->api->submit_lock);
-	if (within_token_limits(rc, plan, nplan, &ret) < 0) {
-		pthread_mutex_unlock(&rc->api->submit_lock);
+	req.token = api_bearer(rc->conn);
+	if (queue_job(rc, &req, plan, nplan, &id, &ret) < 0)
 		goto out;
-	}
-	if ((r = store_job_create(rc->api->st, &req, plan, nplan, &id, &err)) < 0) {
-		pthread_mutex_unlock(&rc->api->submit_lock);
-		log_warnx("api: create job: %s", err.buf);
-		ret = api_send_store_error(rc->conn, r, "could not store the job");
-		goto out;
-	}
-	if (store_job_set_token(rc->api->st, id, api_bearer(rc->conn)) < 0)
-		log_warnx("job %lld: cannot record its token: it does not count towards the token's limits",
-			  (long long)id);
-	pthread_mutex_unlock(&rc->api->submit_lock);
 	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
 		 req.submitter ? req.submitter : "?");
 	sched_wake(rc->api->sc);

@@ -11,6 +11,7 @@
 #include "boot.h"
 #include "build.h"
 #include "config.h"
+#include "guard.h"
 #include "log.h"
 #include "quiet.h"
 #include "run.h"
@@ -86,6 +87,22 @@ static void measure_end(void *arg)
 		quiet_measure_end(t->sc->quiet, &t->qe);
 }
 
+/* The next task of the queue, waiting for one; NULL once the scheduler
+ * quits with none left. */
+static struct task *next_task(struct sched *sc)
+{
+	struct task *t;
+
+	GUARD_MUTEX(&sc->lock);
+	while (!sc->queue && !sc->quit)
+		pthread_cond_wait(&sc->cond, &sc->lock);
+	if (!sc->queue)
+		return NULL;
+	t = sc->queue;
+	sc->queue = t->next;
+	return t;
+}
+
 void *sched_worker_main(void *arg)
 {
 	struct sched *sc = arg;
@@ -95,16 +112,8 @@ void *sched_worker_main(void *arg)
 		const char *no_agent;
 		struct task *t;
 
-		pthread_mutex_lock(&sc->lock);
-		while (!sc->queue && !sc->quit)
-			pthread_cond_wait(&sc->cond, &sc->lock);
-		if (sc->quit && !sc->queue) {
-			pthread_mutex_unlock(&sc->lock);
+		if (!(t = next_task(sc)))
 			return NULL;
-		}
-		t = sc->queue;
-		sc->queue = t->next;
-		pthread_mutex_unlock(&sc->lock);
 
 		if (t->kind == TASK_BUILD) {
 			struct build_request req = {

@@ -76,8 +76,6 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err);
 /* 1 when token's hash is known, else 0. */
 int store_token_valid(struct store *st, const char *token);
-/* Records that token submitted job_id (its hash). 0, or -1. */
-int store_job_set_token(struct store *st, int64_t job_id, const char *token);
 /* What token still has in the lab: its jobs queued or running, and the boot
  * stages of those not yet done. 0 and both counts, or -1. */
 int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots);
@@ -114,13 +112,16 @@ struct job_request {
 	const json_t *machines;		/* array of names, may be NULL */
 	const json_t *tags;		/* array of tags, may be NULL */
 	const char *submitter;
+	const char *token;		/* the submitting token, its hash recorded with
+					 * the job for its limits; NULL: none */
 	const char *arch;		/* arch.h's name; NULL: x86_64 */
 	int boots;
 	int max_boots;		/* ab: grow up to this many boots per side while
 				 * a headline metric is inconclusive (0: boots) */
 };
 
-/* Creates the job and its stages (seq 0..n-1) in one transaction. */
+/* Creates the job, its stages (seq 0..n-1) and its token's hash (req->token)
+ * in one transaction: a job is never stored without the token that counts it. */
 int store_job_create(struct store *st, const struct job_request *req,
 		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
 		     struct strbuf *err);

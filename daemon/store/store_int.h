@@ -214,6 +214,9 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 int db_txn_begin(struct store *st);
 int db_txn_end(struct store *st, int rc);
 
+/* Records that token submitted job_id (its hash), in the caller's
+ * transaction (store_tokens.c). 0, or a negative errno. */
+int db_job_token_set(struct store *st, int64_t job_id, const char *token);
 /* Inserts a job and its stages (store_job_create's rows) inside the
  * caller's transaction. */
 int db_job_insert(struct store *st, const struct job_request *req, const struct stage_plan *stages,

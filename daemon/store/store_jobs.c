@@ -60,6 +60,8 @@ int store_job_create(struct store *st, const struct job_request *req,
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) == 0)
 		rc = db_job_insert(st, req, stages, nstages, &id);
+	if (rc == 0 && req->token)
+		rc = db_job_token_set(st, id, req->token);
 	if ((rc = db_txn_end(st, rc)) < 0)
 		db_sql_err(st, err, "create job");
 	else

@@ -61,12 +61,12 @@ int store_token_valid(struct store *st, const char *token)
 	return ok;
 }
 
-int store_job_set_token(struct store *st, int64_t job_id, const char *token)
+int db_job_token_set(struct store *st, int64_t job_id, const char *token)
 {
 	char hex[65];
 
 	sha256_hex(token, hex);
-	return db_write(st, "UPDATE jobs SET token_hash = ? WHERE id = ?", DB_TEXT(hex), DB_INT(job_id)) < 0 ? -1 : 0;
+	return db_run(st, "UPDATE jobs SET token_hash = ? WHERE id = ?", DB_TEXT(hex), DB_INT(job_id));
 }
 
 int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots)

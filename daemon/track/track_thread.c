@@ -20,6 +20,7 @@
 #include "changepoint.h"
 #include "compare.h"
 #include "config.h"
+#include "guard.h"
 #include "log.h"
 #include "notify.h"
 #include "quiet.h"
@@ -474,6 +475,37 @@ static void due_tracks(struct tracker *tr, const struct lab_config *cfg, json_t 
 
 /* ---- the thread ---- */
 
+/* What a pass works with, taken under the lock: the configuration (a
+ * reference), its generation and the tracks asked for since the last
+ * pass. NULL once the tracker stops. */
+static const struct lab_config *pass_begin(struct tracker *tr, long *ret_gen, json_t **ret_asked)
+{
+	GUARD_MUTEX(&tr->lock);
+	if (tr->stop)
+		return NULL;
+	*ret_gen = tr->cfg_gen + 1;
+	*ret_asked = tr->run_now;
+	tr->run_now = json_object();
+	tr->woken = 0;
+	return config_ref(tr->cfg);
+}
+
+/* Counts the pass and waits for the next: TRACK_POLL_S, or until woken or
+ * stopped. */
+static void pass_end(struct tracker *tr)
+{
+	struct timespec until;
+
+	GUARD_MUTEX(&tr->lock);
+	tr->passes++;
+	pthread_cond_broadcast(&tr->cond);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += TRACK_POLL_S;
+	while (!tr->stop && !tr->woken)
+		if (pthread_cond_timedwait(&tr->cond, &tr->lock, &until) == ETIMEDOUT)
+			break;
+}
+
 static void *track_main(void *arg)
 {
 	struct tracker *tr = arg;
@@ -481,20 +513,10 @@ static void *track_main(void *arg)
 	for (;;) {
 		const struct lab_config *cfg;
 		json_t *asked;
-		struct timespec until;
 		long gen;
 
-		pthread_mutex_lock(&tr->lock);
-		if (tr->stop) {
-			pthread_mutex_unlock(&tr->lock);
+		if (!(cfg = pass_begin(tr, &gen, &asked)))
 			break;
-		}
-		cfg = config_ref(tr->cfg);
-		gen = tr->cfg_gen + 1;
-		asked = tr->run_now;
-		tr->run_now = json_object();
-		tr->woken = 0;
-		pthread_mutex_unlock(&tr->lock);
 
 		/* the store learns the tracks once per configuration, and
 		 * their series are searched again under it */
@@ -515,15 +537,7 @@ static void *track_main(void *arg)
 		json_decref(asked);
 		config_free(cfg);
 
-		pthread_mutex_lock(&tr->lock);
-		tr->passes++;
-		pthread_cond_broadcast(&tr->cond);
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += TRACK_POLL_S;
-		while (!tr->stop && !tr->woken)
-			if (pthread_cond_timedwait(&tr->cond, &tr->lock, &until) == ETIMEDOUT)
-				break;
-		pthread_mutex_unlock(&tr->lock);
+		pass_end(tr);
 	}
 	return NULL;
 }

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "ingest.h"
 #include "store.h"
+#include "submit.h"
 #include "util.h"
 #include "fixture_store.h"
 #include "banned.h"
@@ -428,6 +429,44 @@ static void test_ingest_store_error(void **state)
 	}
 }
 
+/*
+ * A job and its token's hash are one transaction: when recording the
+ * token fails, no job is stored (else it would run uncounted by
+ * max_jobs_per_token); once the fault clears, the job is stored and counts.
+ */
+static void test_job_and_token_together(void **state)
+{
+	struct store_fixture *f = *state;
+	json_t *specs = json_pack("[{s:s,s:{s:i}}]", "workload", "mprotect", "params", "workers", 1);
+	struct lab_config cfg = { .stage_timeout = 60 };
+	struct cfg_suite suite = { .name = "tlb", .timeout = 60, .workloads = specs };
+	struct job_request req = { .kind = "run", .tree = "linux", .base = "v6.1", .suite = "tlb",
+				   .suite_json = specs, .boots = 2,
+				   .token = "a-token-of-the-test-0123456789" };
+	struct strbuf err = STRBUF_INIT;
+	struct stage_plan *plan = NULL;
+	size_t n = submit_plan(&cfg, &suite, &req, &plan);
+	int64_t id = 0;
+	int jobs = -1, boots = -1;
+
+	store_fault_match(f->st, "token_hash", 1, SQLITE_IOERR);
+	assert_true(store_job_create(f->st, &req, plan, n, &id, &err) < 0);
+	assert_int_equal(store_fault_hits(f->st), 1);
+	assert_null(store_job_json(f->st, 1));	/* the job's rows rolled back with the token's */
+	assert_int_equal(store_token_work(f->st, req.token, &jobs, &boots), 0);
+	assert_int_equal(jobs, 0);
+
+	strbuf_reset(&err);
+	assert_int_equal(store_job_create(f->st, &req, plan, n, &id, &err), 0);
+	assert_int_equal(store_token_work(f->st, req.token, &jobs, &boots), 0);
+	assert_int_equal(jobs, 1);
+	assert_int_equal(boots, 2);	/* its two boot stages */
+	json_decref(store_job_json(f->st, id));
+	free(plan);
+	json_decref(specs);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +474,7 @@ int main(void)
 		store_fixture_test(test_locked_database),
 		store_fixture_test(test_reads_report_store_errors),
 		store_fixture_test(test_ingest_store_error),
+		store_fixture_test(test_job_and_token_together),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
