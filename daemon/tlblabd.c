@@ -150,10 +150,13 @@ static void log_lines(void (*say)(const char *fmt, ...), const char *head, const
 	}
 }
 
+#ifdef TLBLAB_FAULTS
 /*
- * TLBLAB_STORE_FAULT="TIMES:SQL" (tests only): the next TIMES statements
- * whose SQL contains SQL fail with SQLITE_IOERR (store_fault_match), so a
- * test can watch the daemon ride out a store failure at one step.
+ * TLBLAB_STORE_FAULT="TIMES:SQL", in the tests' build of the daemon only
+ * ($(BUILD)/tlblabd-faults, made with -DTLBLAB_FAULTS): the next
+ * TIMES statements whose SQL contains SQL fail with SQLITE_IOERR
+ * (store_fault_match), so a test can watch the daemon ride out a store
+ * failure at one step.
  */
 static void arm_store_fault(struct store *st)
 {
@@ -170,6 +173,16 @@ static void arm_store_fault(struct store *st)
 	store_fault_match(st, colon + 1, (int)times, 10 /* SQLITE_IOERR */);
 	log_warnx("store: the next %ld statements with \"%s\" will fail (TLBLAB_STORE_FAULT)", times, colon + 1);
 }
+#else
+/* A production build honours no fault switch: it says so, once. */
+static void arm_store_fault(struct store *st)
+{
+	(void)st;
+	if (getenv("TLBLAB_STORE_FAULT"))
+		log_warnx("TLBLAB_STORE_FAULT is ignored: only the tests' build of tlblabd "
+			  "(build/tlblabd-faults) injects store faults");
+}
+#endif
 
 int main(int argc, char **argv)
 {

@@ -42,7 +42,7 @@ daemon_test() {
 
 daemon_start() {
 	# shellcheck disable=SC2086
-	"$BUILD/tlblabd" -c "$1" ${DAEMON_AGENT:+-a "$DAEMON_AGENT"} ${DAEMON_ARGS:-} >>"$DAEMON_LOG" 2>&1 &
+	"${DAEMON_BIN:-$BUILD/tlblabd}" -c "$1" ${DAEMON_AGENT:+-a "$DAEMON_AGENT"} ${DAEMON_ARGS:-} >>"$DAEMON_LOG" 2>&1 &
 	DAEMON_PID=$!
 	_i=0
 	until curl -fs -m 2 "http://127.0.0.1:$DAEMON_PORT/api/v1/health" >/dev/null 2>&1; do

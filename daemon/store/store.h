@@ -55,7 +55,8 @@ int store_failed(int rc);
  * n = 0 disarms (and keeps the count of hits). store_fault_match: the next `times` statements whose SQL
  * contains `match` fail so. store_fault_hits: how many statements the
  * hook failed since it was last armed. tlblabd arms store_fault_match
- * from TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c).
+ * from TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c, in the tests'
+ * build of the daemon only).
  */
 /* How long a call waits for another connection's write lock before it
  * fails with -EAGAIN: 10 s from store_open. */

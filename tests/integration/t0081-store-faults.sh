@@ -1,6 +1,7 @@
 #!/bin/sh
 # The store fails under a real tlblabd (issue 12, section 5): SQLite is
-# made to fail (TLBLAB_STORE_FAULT, SQLITE_IOERR) at one step of a job's
+# made to fail (TLBLAB_STORE_FAULT, SQLITE_IOERR, honoured by the tests'
+# build of the daemon only: build/tlblabd-faults) at one step of a job's
 # life per daemon start: an iteration the run ingests, a sample, the
 # machine's hello, the stage's end, and the comparison a finished A/B job
 # keeps. Each time the daemon stays up (/health answers), its log names
@@ -52,6 +53,18 @@ health_ok() {
 runs() {
 	api GET "/jobs/$1/runs" | jq_py 'str(len(J["runs"])) + " " + str(len(set((r["spec"], r["case"], r["iteration"]) for r in J["runs"])))'
 }
+
+# 0. the daemon `make` builds honours no fault switch: it says it ignores
+#    it, and its store works; the faults below come from the tests' build
+DAEMON_BIN=$BUILD/tlblabd
+start "1:CREATE" || { fail "the production tlblabd starts with TLBLAB_STORE_FAULT set" "see log"; exit 0; }
+if log_now | grep -q 'TLBLAB_STORE_FAULT is ignored' && ! log_now | grep -q 'will fail' && health_ok; then
+	pass "the production tlblabd ignores TLBLAB_STORE_FAULT and says so"
+else
+	fail "the production tlblabd ignores TLBLAB_STORE_FAULT and says so" "log: $(log_now | tail -n 3)"
+fi
+daemon_stop
+DAEMON_BIN=$BUILD/tlblabd-faults
 
 # 1. the seeded A/B job 1 (done, no verdict yet) keeps its comparison
 #    though the store fails to take it the first time
