@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "guard.h"
 #include "util.h"
 #include "banned.h"
 
@@ -105,6 +106,26 @@ void quiet_build_end(struct quiet *q, struct quiet_entry *e)
 	e->pause = 0;
 	pthread_cond_broadcast(&q->changed);
 	pthread_mutex_unlock(&q->lock);
+}
+
+int quiet_build_wait(struct quiet *q, struct quiet_entry *e, volatile sig_atomic_t *cancel)
+{
+	GUARD_MUTEX(&q->lock);
+	for (;;) {
+		const struct quiet_entry *r = measurer_on(q, e->ep);
+		struct timespec ts;
+
+		if (!r || e->pausable) {
+			e->pause = r != NULL;
+			link_entry(q, e, Q_BUILD);
+			return 0;
+		}
+		if (cancel && *cancel)
+			return -ECANCELED;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&q->changed, &q->lock, &ts);
+	}
 }
 
 int quiet_measure_begin(struct quiet *q, struct quiet_entry *e, volatile sig_atomic_t *cancel,

@@ -45,6 +45,13 @@ void quiet_free(struct quiet *q);	/* NULL accepted; no entry may be left */
  */
 int quiet_build_begin(struct quiet *q, struct quiet_entry *e, struct strbuf *why);
 void quiet_build_end(struct quiet *q, struct quiet_entry *e);
+/*
+ * quiet_build_begin, waiting on the gate while a run measures on the host
+ * and the build cannot be paused: woken when a run there ends (re-checking
+ * *cancel at least once a second). 0: registered; -ECANCELED: *cancel was
+ * set first (not registered).
+ */
+int quiet_build_wait(struct quiet *q, struct quiet_entry *e, volatile sig_atomic_t *cancel);
 
 /*
  * A run is about to measure: pauses the builds on its host, waits for those

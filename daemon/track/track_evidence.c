@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "build.h"
 #include "config.h"
@@ -64,18 +63,10 @@ int track_resolve(struct tracker *tr, const struct lab_config *cfg, const char *
 	qe.ep = &b->ep;
 	qe.pausable = transport_pausable(b->ep.transport);
 	snprintf(qe.label, sizeof(qe.label), "resolve of %s on builder %s", ref, b->name);
-	while (tr->quiet && cfg->quiet_host && !tr->cancel) {
-		struct strbuf why = STRBUF_INIT;
-
-		rc = quiet_build_begin(tr->quiet, &qe, &why);
-		strbuf_release(&why);
-		if (rc == 0) {
-			gated = 1;
-			break;
-		}
-		/* a run measures there and the resolve cannot pause: wait */
-		nanosleep(&(struct timespec){ 0, 500 * 1000 * 1000 }, NULL);
-	}
+	/* a run measures there and the resolve cannot pause: wait for its end
+	 * (cancelled, the resolve below stops at once) */
+	if (tr->quiet && cfg->quiet_host)
+		gated = quiet_build_wait(tr->quiet, &qe, &tr->cancel) == 0;
 	rc = build_resolve(cfg, tree, url, ref, since, tr->kernels_dir, RESOLVE_TIMEOUT_S, &tr->cancel, &qe.pause,
 			   r, err);
 	if (gated)

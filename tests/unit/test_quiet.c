@@ -167,6 +167,66 @@ static void test_cancel_while_waiting(void **state)
 	strbuf_release(&note);
 }
 
+struct build_waiter {
+	struct quiet *q;
+	struct quiet_entry *e;
+	volatile sig_atomic_t cancel;
+	int rc;
+};
+
+static void *build_wait_thread(void *arg)
+{
+	struct build_waiter *w = arg;
+
+	w->rc = quiet_build_wait(w->q, w->e, &w->cancel);
+	return NULL;
+}
+
+/* An unpausable build that waits on the gate (the tracker's resolve)
+ * starts once the run on its host ends, and not before; cancelled while it
+ * waits, it leaves without registering. */
+static void test_build_waits_for_run(void **state)
+{
+	struct quiet *q = quiet_new();
+	struct quiet_entry run, build, probe;
+	struct strbuf why = STRBUF_INIT, note = STRBUF_INIT;
+	struct build_waiter w = { .q = q, .e = &build, .rc = 99 };
+	pthread_t th;
+
+	(void)state;
+	entry(&run, &local_ep, 0, "vm (job 3)");
+	entry(&build, &local_ep, 0, "resolve of main on builder local");
+	entry(&probe, &local_ep, 0, "probe");
+	assert_int_equal(quiet_measure_begin(q, &run, NULL, mono_now() + 60, &note), 0);
+	assert_int_equal(pthread_create(&th, NULL, build_wait_thread, &w), 0);
+	/* the run measures: no unpausable build may begin, the waiter neither */
+	assert_int_equal(quiet_build_begin(q, &probe, &why), -EBUSY);
+	assert_int_equal(w.rc, 99);
+	quiet_measure_end(q, &run);
+	pthread_join(th, NULL);
+	assert_int_equal(w.rc, 0);
+	/* it is registered: a run on its host now waits for it */
+	strbuf_reset(&note);
+	w.cancel = 1;
+	assert_int_equal(quiet_measure_begin(q, &run, &w.cancel, mono_now() + 60, &note), -ECANCELED);
+	quiet_build_end(q, &build);
+
+	/* cancelled while it waits: -ECANCELED, not registered */
+	assert_int_equal(quiet_measure_begin(q, &run, NULL, mono_now() + 60, &note), 0);
+	w.cancel = 0;
+	w.rc = 99;
+	assert_int_equal(pthread_create(&th, NULL, build_wait_thread, &w), 0);
+	w.cancel = 1;
+	pthread_join(th, NULL);
+	assert_int_equal(w.rc, -ECANCELED);
+	quiet_measure_end(q, &run);
+	assert_int_equal(quiet_build_begin(q, &probe, &why), 0);
+	quiet_build_end(q, &probe);
+	quiet_free(q);
+	strbuf_release(&why);
+	strbuf_release(&note);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -174,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_start_paused_two_runs),
 		cmocka_unit_test(test_unpausable_build),
 		cmocka_unit_test(test_cancel_while_waiting),
+		cmocka_unit_test(test_build_waits_for_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
