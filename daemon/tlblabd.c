@@ -12,6 +12,8 @@
  * SIGINT stop.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -135,6 +137,90 @@ static void secure_files(const struct lab_config *cfg, const char *dbpath)
 		close(fd);
 	if (cfg->token_file)
 		tighten_mode(cfg->token_file, 0600);
+}
+
+/*
+ * Least privilege, as OpenBSD's daemons do it: started as root with
+ * lab.user set, tlblabd becomes that user for good before it opens the
+ * store, reads a patch or an agent's output, or answers a request. Nothing
+ * it does later needs root: QEMU under TCG, kernels/build.sh's sandbox
+ * (bubblewrap in a user namespace of its own) and the transports run as
+ * any user. Its data_dir must be that user's already (the installer makes
+ * the user, make demo gives it the lab's directories): root does not
+ * chown anything on the daemon's behalf. Started as another user, it stays
+ * that user; as root without lab.user, it says so and stays root.
+ */
+static void drop_root(const struct lab_config *cfg)
+{
+	const struct passwd *pw;
+	struct stat sb;
+	gid_t gid;
+
+	if (geteuid() != 0)
+		return;
+	if (!cfg->user) {
+		log_warnx("running as root: set lab.user (docs/lab-settings.md) to run as a user of its own");
+		return;
+	}
+	errno = 0;
+	if (!(pw = getpwnam(cfg->user)))
+		log_fatalx("lab.user %s: %s (scripts/deps.sh demo makes it)", cfg->user,
+			   errno ? strerror(errno) : "no such user");
+	if (pw->pw_uid == 0)
+		log_fatalx("lab.user %s: is root; name a user of its own", cfg->user);
+	if (stat(cfg->data_dir, &sb) < 0)
+		log_fatalx("data_dir %s: %s (make it %s's: mkdir -p %s && chown %s: %s)", cfg->data_dir,
+			   strerror(errno), cfg->user, cfg->data_dir, cfg->user, cfg->data_dir);
+	if (sb.st_uid != pw->pw_uid)
+		log_fatalx("data_dir %s belongs to uid %u, not to %s (lab.user): chown -R %s: %s", cfg->data_dir,
+			   (unsigned)sb.st_uid, cfg->user, cfg->user, cfg->data_dir);
+	gid = pw->pw_gid;
+	if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
+		log_fatalx("becoming %s: %s", cfg->user, strerror(errno));
+	if (setuid(0) == 0)
+		log_fatalx("becoming %s: root could be taken back", cfg->user);
+	/* git and ssh read HOME; root's is not this user's to read */
+	setenv("HOME", cfg->data_dir, 1);
+	log_info("running as %s (uid %u), root dropped", cfg->user, (unsigned)pw->pw_uid);
+}
+
+/*
+ * The lab's SSH identities (machines, builders, QEMU guests) are secrets of
+ * the daemon's user: each must be readable by it, and by it alone. One
+ * that others may read is tightened when it is this user's, else named;
+ * one this user cannot read is named now rather than at the first boot.
+ */
+static void check_identity(const char *path, const char *whose)
+{
+	struct stat sb;
+
+	if (!path)
+		return;
+	if (access(path, R_OK) < 0) {
+		log_warnx("%s: identity %s: %s: its boots and commands will fail (chown it to the daemon's user)",
+			  whose, path, strerror(errno));
+		return;
+	}
+	if (stat(path, &sb) == 0 && sb.st_uid == geteuid())
+		tighten_mode(path, 0600);
+	else if (stat(path, &sb) == 0 && (sb.st_mode & 077))
+		log_warnx("%s: identity %s is readable by others than this daemon's user (mode %04o)", whose, path,
+			  (unsigned)(sb.st_mode & 07777));
+}
+
+static void check_identities(const struct lab_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nmachines; i++) {
+		const struct cfg_machine *m = &cfg->machines[i];
+
+		if (m->ep.transport == TRANSPORT_SSH)
+			check_identity(m->ep.identity, m->name);
+		if (m->qemu)
+			check_identity(m->qemu->identity, m->name);
+	}
+	for (size_t i = 0; i < cfg->nbuilders; i++)
+		if (cfg->builders[i].ep.transport == TRANSPORT_SSH)
+			check_identity(cfg->builders[i].ep.identity, cfg->builders[i].name);
 }
 
 /* Logs text (lines, as config errors come) one line per call, after head. */
@@ -261,8 +347,10 @@ int main(int argc, char **argv)
 			default_agent(web, sizeof(web), "../../web/index.html");
 		*strrchr(web, '/') = '\0';
 	}
+	drop_root(cfg);
 	if (mkdir_p(cfg->data_dir) < 0)
 		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
+	check_identities(cfg);
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
 	secure_files(cfg, dbpath);
 	if (store_open(dbpath, &st, &err) < 0)

@@ -70,6 +70,14 @@
 # git or network trouble, a bad invocation: the only class worth a retry).
 # shellcheck disable=SC2317 # on_exit and kmake are called indirectly
 set -eu
+# The tree may belong to another user than the one this runs as (make
+# demo's tlblabd runs as tlblab and builds from the tree root imported), and
+# git refuses such a repository unless it is named safe. Configuration
+# given this way counts as the command line's, which git honours for it; it
+# reaches this script's own git calls only (the sandbox clears the
+# environment), and the trees are the ones the daemon names.
+GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
+export GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
 
 LC_ALL=C
 export LC_ALL

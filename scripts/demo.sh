@@ -31,7 +31,14 @@ export TLBLAB_TOKEN TLBLAB_SERVER
 if curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; then
 	echo "tlblabd already answers on $TLBLAB_SERVER"
 else
-	"$BUILD/tlblabd" -n -c configs/local.yaml
+	# tlblabd runs as tlblab (lab.user): what it writes and the guests'
+	# key are that user's alone (a root-run test may have left some root's)
+	mkdir -p "$CACHE/tlblab"
+	for d in "$DATA" "$CACHE/guest" "$CACHE/guest-arm64" "$CACHE/tlblab"; do
+		if [ -e "$d" ]; then find "$d" ! -user tlblab -exec chown -h tlblab: {} +; fi
+	done
+	checked=$("$BUILD/tlblabd" -n -c configs/local.yaml)
+	echo "$checked" | head -n 1
 	nohup "$BUILD/tlblabd" -c configs/local.yaml >>"$DATA/tlblabd.log" 2>&1 &
 	i=0
 	until curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; do
@@ -39,7 +46,7 @@ else
 		[ $i -lt 100 ] || { echo "tlblabd did not start; see $DATA/tlblabd.log"; tail "$DATA/tlblabd.log"; exit 1; }
 		sleep 0.1
 	done
-	echo "tlblabd started (pid $!, log $DATA/tlblabd.log)"
+	echo "tlblabd started (pid $!, user $(ps -o user= -p $! 2>/dev/null || echo ?), log $DATA/tlblabd.log)"
 fi
 
 echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, suite $SUITE, $BOOTS boots per side"

@@ -55,6 +55,20 @@ fi
 # (scripts/qemu-backports.sh; TLBLAB_QEMU_BACKPORTS=no keeps the release's)
 case "$target" in test|check|demo|bench|all) sh "$top/scripts/qemu-backports.sh" ;; esac
 
+# the daemon's own user (lab.user in configs/local.yaml): tlblabd starts as
+# root and becomes it (daemon/tlblabd.c, drop_root); no login, no shell,
+# its home the lab's data directory
+case "$target" in test|check|demo|bench|all)
+	if ! id -u tlblab >/dev/null 2>&1; then
+		if [ "$(id -u)" != 0 ]; then
+			echo "deps: the user tlblab is missing (run as root)" >&2
+			exit 1
+		fi
+		echo "deps: adding the system user tlblab"
+		useradd --system --home-dir /var/lib/tlblab --no-create-home --shell /usr/sbin/nologin tlblab
+	fi ;;
+esac
+
 if [ -n "$npm_needed" ]; then
 	echo "deps: npm ci in web/ (uPlot, playwright-core)"
 	(cd "$web" && npm ci --no-audit --no-fund --loglevel=error) >&2

@@ -316,6 +316,7 @@ struct cfg_track {
 struct lab_config {
 	char *path;
 	char *data_dir;
+	char *user;		/* lab.user: tlblabd becomes it when started as root, or NULL */
 	char *listen_host;	/* default "127.0.0.1" */
 	int listen_port;	/* default 8080 */
 	char **tokens;		/* NULL-terminated: from tokens: and token_file: */

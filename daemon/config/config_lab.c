@@ -147,6 +147,7 @@ static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
 
 enum setting_type {
 	SET_PATH,	/* char *: a path */
+	SET_USER,	/* char *: a user name */
 	SET_LISTEN,	/* listen_host, listen_port */
 	SET_TOKENS,	/* appended to tokens */
 	SET_TOKEN_FILE,	/* char *, and its tokens appended */
@@ -176,6 +177,9 @@ static const struct setting settings[] = {
 	/* the one required setting (a path without a default) */
 	{ "data_dir", SET_PATH, AT(data_dir), NONE,
 	  "required: where the store (tlblab.db) and the artifacts live" },
+	{ "user", SET_USER, AT(user), NONE,
+	  "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "
+	  "the identities and the builders' workdirs are that user's (scripts/deps.sh makes tlblab)" },
 	{ "listen", SET_LISTEN, AT(listen_host), NAN, "127.0.0.1:8080", NAN, NAN,
 	  "the API's address, IPV4:PORT or [IPV6]:PORT" },
 	{ "tokens", SET_TOKENS, AT(tokens), NONE,
@@ -274,6 +278,10 @@ static void parse_setting(struct cfg_ctx *c, const struct setting *s, yaml_node_
 		free(*(char **)f);
 		*(char **)f = config_get_str(c, s->name, n, config_valid_path, MUST_PATH);
 		break;
+	case SET_USER:
+		free(*(char **)f);
+		*(char **)f = config_get_str(c, s->name, n, config_valid_user, MUST_USER);
+		break;
 	case SET_LISTEN: {
 		const char *text = config_scalar(n);
 
@@ -367,6 +375,7 @@ static void value_text(const struct lab_config *cfg, const struct setting *s, st
 
 	switch (s->type) {
 	case SET_PATH:
+	case SET_USER:
 	case SET_TOKEN_FILE:
 		strbuf_addstr(sb, *(char *const *)f ? *(char *const *)f : "-");
 		break;
@@ -419,7 +428,7 @@ void config_lab_print(FILE *out, const struct lab_config *cfg)
 void config_lab_reference(FILE *out)
 {
 	static const char *const type_names[SET_MAX] = {
-		[SET_PATH] = "path", [SET_LISTEN] = "address", [SET_TOKENS] = "list of tokens",
+		[SET_PATH] = "path", [SET_USER] = "user name", [SET_LISTEN] = "address", [SET_TOKENS] = "list of tokens",
 		[SET_TOKEN_FILE] = "path", [SET_HOSTS] = "list of host names",
 		[SET_FETCH] = "list of addresses, CIDRs, host names", [SET_BOOL] = "true or false",
 		[SET_INT] = "integer", [SET_BYTES] = "size (1K, 1M, 1G)", [SET_SECONDS] = "time (90, 30s, 10m, 2h)",

@@ -326,5 +326,6 @@ void config_free(const struct lab_config *shared)
 	free(cfg->path);
 	free(cfg->data_dir);
 	free(cfg->listen_host);
+	free(cfg->user);
 	free(cfg);
 }

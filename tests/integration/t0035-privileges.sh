@@ -1,0 +1,78 @@
+#!/bin/sh
+# tlblabd off root (lab.user): started as root, it becomes the lab's own user
+# before it opens the store or answers a request, for good (its real, saved
+# and effective ids, and no supplementary group of root's); a data_dir that
+# is not that user's, or a user that does not exist, stops it at start with
+# the fix; as root without lab.user it says it stays root. The user is
+# scripts/deps.sh's (tlblab), which `make test` runs first.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/daemon.sh"
+trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+
+daemon_test 24000
+if [ "$(id -u)" != 0 ]; then
+	skip "tlblabd drops root" "not root: nothing to drop"
+	exit 0
+fi
+if ! id -u tlblab >/dev/null 2>&1; then
+	fail "the user tlblab exists" "scripts/deps.sh test makes it"
+	exit 0
+fi
+uid=$(id -u tlblab)
+# the daemon's user reaches its data_dir through the test's directory
+chmod 711 "$TMP"
+mkdir "$TMP/data"
+chown tlblab: "$TMP/data"
+lab_yaml "$TMP/data" "user: tlblab" "tokens: [$TOKEN]" >"$TMP/lab.yaml"
+
+if daemon_start "$TMP/lab.yaml"; then
+	ids=$(awk '/^(Uid|Gid):/ { printf "%s %s %s %s %s;", $1, $2, $3, $4, $5 }' "/proc/$DAEMON_PID/status")
+	groups=$(awk '/^Groups:/ { $1 = ""; print }' "/proc/$DAEMON_PID/status" | tr -d ' ')
+	gid=$(id -g tlblab)
+	if [ "$ids" = "Uid: $uid $uid $uid $uid;Gid: $gid $gid $gid $gid;" ] && [ "$groups" = "$gid" ]; then
+		pass "started as root with lab.user tlblab, tlblabd runs as tlblab ($ids groups $groups)"
+	else
+		fail "started as root with lab.user tlblab, tlblabd runs as tlblab" "$ids groups '$groups'"
+	fi
+	check "its log says so" grep -q "running as tlblab (uid $uid), root dropped" "$DAEMON_LOG"
+	check "its store is the user's" test "$(stat -c %u "$TMP/data/tlblab.db")" = "$uid"
+	body=$(api POST /jobs '{"suite": "nosuch"}' "$TOKEN")
+	check "it answers an authorized request as that user (400 for an unknown suite)" \
+		test "$(api_status)" = 400
+	daemon_stop
+else
+	fail "tlblabd starts with lab.user tlblab" "see log"
+fi
+
+# a data_dir root owns: refused, with the fix
+mkdir "$TMP/rootdata"
+lab_yaml "$TMP/rootdata" "user: tlblab" "tokens: [$TOKEN]" >"$TMP/root.yaml"
+"$BUILD/tlblabd" -c "$TMP/root.yaml" >"$TMP/root.out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "data_dir $TMP/rootdata belongs to uid 0, not to tlblab (lab.user): chown -R tlblab: $TMP/rootdata" "$TMP/root.out"; then
+	pass "a data_dir that is not lab.user's stops tlblabd at start, with the fix (exit $rc)"
+else
+	fail "a data_dir that is not lab.user's stops tlblabd at start" "exit $rc: $(tail -n 2 "$TMP/root.out")"
+fi
+check "and nothing was made in it" test -z "$(ls -A "$TMP/rootdata")"
+
+lab_yaml "$TMP/data" "user: no-such-user-of-tlblab" "tokens: [$TOKEN]" >"$TMP/nouser.yaml"
+"$BUILD/tlblabd" -c "$TMP/nouser.yaml" >"$TMP/nouser.out" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "lab.user no-such-user-of-tlblab: no such user" "$TMP/nouser.out"; then
+	pass "a lab.user that does not exist stops tlblabd at start (exit $rc)"
+else
+	fail "a lab.user that does not exist stops tlblabd at start" "exit $rc: $(tail -n 2 "$TMP/nouser.out")"
+fi
+
+# without lab.user, as root: it runs, and says it stays root
+lab_yaml "$TMP/data2" "tokens: [$TOKEN]" >"$TMP/asroot.yaml"
+: >"$DAEMON_LOG"
+if daemon_start "$TMP/asroot.yaml"; then
+	check "as root without lab.user, tlblabd says it stays root" \
+		grep -q "running as root: set lab.user" "$DAEMON_LOG"
+	daemon_stop
+else
+	fail "tlblabd starts as root without lab.user" "see log"
+fi
+exit 0
