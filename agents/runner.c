@@ -1,4 +1,8 @@
 /*
+ * (Over 800 lines on purpose: one state under one mutex, which the sampler
+ * thread, the window's edge hooks and the iterations all touch; split, each
+ * part would reach into the others' fields.)
+ *
  * The runner owns the measurement. Its state (counter snapshots, the current
  * window, peaks) is guarded by one mutex shared with the sampler thread,
  * which wakes every interval, reads every counter, writes a "sample" line of
