@@ -15,7 +15,17 @@ case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 tmp=$(mktemp -d)
 pid=
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
+# BENCH_KEEP=1 keeps the bench's store and comparisons (their folder is
+# named at the end), to look at the per-boot values behind a figure
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null
+	wait 2>/dev/null
+	if [ -n "${BENCH_KEEP:-}" ]; then
+		echo "bench: kept $tmp (its store: data/tlblab.db; the comparisons: *-cmp.json)"
+	else
+		rm -rf "$tmp"
+	fi
+}
 trap cleanup EXIT
 port=$((${PORT_BASE:-20000} + $$ % 5000))
 TMP=$tmp DAEMON_PORT=$port
