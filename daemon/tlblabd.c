@@ -201,9 +201,11 @@ static void check_identity(const char *path, const char *whose)
 			  whose, path, strerror(errno));
 		return;
 	}
-	if (stat(path, &sb) == 0 && sb.st_uid == geteuid())
+	if (stat(path, &sb) < 0)
+		return;
+	if (sb.st_uid == geteuid())
 		tighten_mode(path, 0600);
-	else if (stat(path, &sb) == 0 && (sb.st_mode & 077))
+	else if (sb.st_mode & 077)
 		log_warnx("%s: identity %s is readable by others than this daemon's user (mode %04o)", whose, path,
 			  (unsigned)(sb.st_mode & 07777));
 }

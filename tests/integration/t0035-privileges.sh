@@ -44,26 +44,28 @@ else
 	fail "tlblabd starts with lab.user tlblab" "see log"
 fi
 
-# a data_dir root owns: refused, with the fix
+# refused NAME CONFIG MESSAGE: tlblabd -c CONFIG exits non-zero at start
+# and prints MESSAGE (a daemon that starts instead is stopped after 20 s)
+refused() {
+	timeout 20 "$BUILD/tlblabd" -c "$2" >"$TMP/refused.out" 2>&1
+	_rc=$?
+	if [ "$_rc" != 0 ] && [ "$_rc" != 124 ] && grep -qF "$3" "$TMP/refused.out"; then
+		pass "$1 (exit $_rc)"
+	else
+		fail "$1" "exit $_rc: $(tail -n 2 "$TMP/refused.out")"
+	fi
+}
+
+# a data_dir root owns: refused, with the fix, and nothing made in it
 mkdir "$TMP/rootdata"
 lab_yaml "$TMP/rootdata" "user: tlblab" "tokens: [$TOKEN]" >"$TMP/root.yaml"
-"$BUILD/tlblabd" -c "$TMP/root.yaml" >"$TMP/root.out" 2>&1
-rc=$?
-if [ "$rc" != 0 ] && grep -q "data_dir $TMP/rootdata belongs to uid 0, not to tlblab (lab.user): chown -R tlblab: $TMP/rootdata" "$TMP/root.out"; then
-	pass "a data_dir that is not lab.user's stops tlblabd at start, with the fix (exit $rc)"
-else
-	fail "a data_dir that is not lab.user's stops tlblabd at start" "exit $rc: $(tail -n 2 "$TMP/root.out")"
-fi
+refused "a data_dir that is not lab.user's stops tlblabd at start, with the fix" "$TMP/root.yaml" \
+	"data_dir $TMP/rootdata belongs to uid 0, not to tlblab (lab.user): chown -R tlblab: $TMP/rootdata"
 check "and nothing was made in it" test -z "$(ls -A "$TMP/rootdata")"
 
 lab_yaml "$TMP/data" "user: no-such-user-of-tlblab" "tokens: [$TOKEN]" >"$TMP/nouser.yaml"
-"$BUILD/tlblabd" -c "$TMP/nouser.yaml" >"$TMP/nouser.out" 2>&1
-rc=$?
-if [ "$rc" != 0 ] && grep -q "lab.user no-such-user-of-tlblab: no such user" "$TMP/nouser.out"; then
-	pass "a lab.user that does not exist stops tlblabd at start (exit $rc)"
-else
-	fail "a lab.user that does not exist stops tlblabd at start" "exit $rc: $(tail -n 2 "$TMP/nouser.out")"
-fi
+refused "a lab.user that does not exist stops tlblabd at start" "$TMP/nouser.yaml" \
+	"lab.user no-such-user-of-tlblab: no such user"
 
 # without lab.user, as root: it runs, and says it stays root
 lab_yaml "$TMP/data2" "tokens: [$TOKEN]" >"$TMP/asroot.yaml"
