@@ -1,0 +1,167 @@
+/*
+ * daemon/analysis/compare_rows.c: work rows whose boots fall into modes.
+ * Under icount a work row's boots agree to about 0.1%, but now and then a
+ * whole boot runs in another state of the kernel's own (mremap: 2 boots of
+ * 18 at +15.5% kernel instructions per move). Such a row is ranked, not
+ * Welch-tested: a comment-only patch stays `same`, a 2% change on every
+ * boot is still a regression, and a patch that puts 4 boots of 9 into the
+ * mode is not `same`. Rows without such boots keep Welch.
+ */
+#include "testlib.h"
+
+#include <math.h>
+
+#include "compare.h"
+#include "fixture_compare.h"
+#include "util.h"
+#include "banned.h"
+
+#define WORK_METRIC "mremap.kernel_insn_per_op"
+
+/* nboots boots of one side, 3 windows each at 0.1% noise around center;
+ * boots listed in slow[] (-1 ends it) run at center * mode */
+static void add_mode_boots(json_t *doc, const char *side, int nboots, double center, const int *slow,
+			   double mode)
+{
+	char boot[32];
+	int b, i, k;
+
+	for (b = 0; b < nboots; b++) {
+		double f = 1;
+
+		for (k = 0; slow && slow[k] >= 0; k++)
+			if (slow[k] == b)
+				f = mode;
+		snprintf(boot, sizeof(boot), "%s-%d", side, b);
+		for (i = 0; i < 3; i++) {
+			long long run = add_run(doc, side, 0, 0, "mremap", "{\"workers\":1}", boot, 0);
+
+			add_metric(doc, run, WORK_METRIC, center * f * (1 + 0.001 * rng_gauss()), "lower");
+		}
+	}
+}
+
+static json_t *compared(double shift, const int *slow_base, const int *slow_patched)
+{
+	json_t *doc = doc_new(), *c;
+
+	add_mode_boots(doc, "base", 9, 14230, slow_base, 1.155);
+	add_mode_boots(doc, "patched", 9, 14230 * (1 + shift), slow_patched, 1.155);
+	c = compare_ab(doc);
+	json_decref(doc);
+	return c;
+}
+
+static size_t modes_of(const json_t *r, const char *side)
+{
+	return json_array_size(json_object_get(json_object_get(r, "mode_boots"), side));
+}
+
+static const char *method(const json_t *r)
+{
+	return json_string_value(json_object_get(r, "p_method"));
+}
+
+/* a comment-only patch, 2 base boots of 9 in the slow mode: same, and
+ * what the row could have seen is near 1%, not 9% */
+static void test_modes_same(void **state)
+{
+	static const int slow[] = { 0, 7, -1 };
+	json_t *c;
+	const json_t *r;
+
+	(void)state;
+	rng_state = 23;
+	c = compared(0, slow, NULL);
+	r = row_of(c, WORK_METRIC, NULL);
+	assert_int_equal(modes_of(r, "base"), 2);
+	assert_int_equal(modes_of(r, "patched"), 0);
+	assert_true(fabs(json_number_value(json_array_get(json_object_get(json_object_get(r, "mode_boots"),
+									     "base"), 0)) - 15.5) < 0.5);
+	assert_string_not_equal(method(r), "welch");
+	assert_string_equal(verdict(r), "same");
+	assert_true(row_num(r, "mde_pct") < 2);
+	assert_non_null(strstr(json_string_value(json_object_get(r, "note")), "mode of their own"));
+	json_decref(c);
+}
+
+/* a 2% change on every boot, one base boot in the slow mode: still a
+ * regression, from the ranks */
+static void test_modes_regression(void **state)
+{
+	static const int slow[] = { 3, -1 };
+	json_t *c;
+	const json_t *r;
+
+	(void)state;
+	rng_state = 29;
+	c = compared(0.02, slow, NULL);
+	r = row_of(c, WORK_METRIC, NULL);
+	assert_int_equal(modes_of(r, "base"), 1);
+	assert_int_equal(modes_of(r, "patched"), 0);
+	assert_string_equal(verdict(r), "regression");
+	json_decref(c);
+}
+
+/* a patch that puts 4 boots of 9 into the slow mode is not same */
+static void test_modes_share_moves(void **state)
+{
+	static const int slow[] = { 1, 3, 5, 7, -1 };
+	json_t *c;
+	const json_t *r;
+
+	(void)state;
+	rng_state = 31;
+	c = compared(0, NULL, slow);
+	r = row_of(c, WORK_METRIC, NULL);
+	assert_int_equal(modes_of(r, "patched"), 4);
+	assert_string_not_equal(verdict(r), "same");
+	json_decref(c);
+}
+
+/* without boots in a mode, Welch as before; a 0.5% spread of every boot
+ * (no mode, just noise) is not taken for one either */
+static void test_no_modes_welch(void **state)
+{
+	json_t *doc, *c;
+	const json_t *r;
+	int b;
+
+	(void)state;
+	rng_state = 37;
+	c = compared(0, NULL, NULL);
+	r = row_of(c, WORK_METRIC, NULL);
+	assert_null(json_object_get(r, "mode_boots"));
+	assert_string_equal(method(r), "welch");
+	assert_string_equal(verdict(r), "same");
+	json_decref(c);
+
+	doc = doc_new();
+	for (b = 0; b < 18; b++) {
+		char boot[32];
+		const char *side = b < 9 ? "base" : "patched";
+		long long run;
+
+		snprintf(boot, sizeof(boot), "%s-%d", side, b);
+		run = add_run(doc, side, 0, 0, "mremap", "{\"workers\":1}", boot, 0);
+		add_metric(doc, run, WORK_METRIC, 14230 * (1 + 0.005 * rng_gauss()), "lower");
+	}
+	c = compare_ab(doc);
+	r = row_of(c, WORK_METRIC, NULL);
+	assert_null(json_object_get(r, "mode_boots"));
+	assert_string_equal(method(r), "welch");
+	json_decref(c);
+	json_decref(doc);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_modes_same),
+		cmocka_unit_test(test_modes_regression),
+		cmocka_unit_test(test_modes_share_moves),
+		cmocka_unit_test(test_no_modes_welch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
