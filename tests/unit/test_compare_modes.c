@@ -41,14 +41,18 @@ static void add_mode_boots(json_t *doc, const char *side, int nboots, double cen
 	}
 }
 
-static json_t *compared(double shift, const int *slow_base, const int *slow_patched)
+/* 9 boots a side, patched shifted; the comparison, its one row in *row */
+static json_t *compared(uint64_t seed, double shift, const int *slow_base, const int *slow_patched,
+			const json_t **row)
 {
 	json_t *doc = doc_new(), *c;
 
+	rng_state = seed;
 	add_mode_boots(doc, "base", 9, 14230, slow_base, 1.155);
 	add_mode_boots(doc, "patched", 9, 14230 * (1 + shift), slow_patched, 1.155);
 	c = compare_ab(doc);
 	json_decref(doc);
+	*row = row_of(c, WORK_METRIC, NULL);
 	return c;
 }
 
@@ -67,17 +71,14 @@ static const char *method(const json_t *r)
 static void test_modes_same(void **state)
 {
 	static const int slow[] = { 0, 7, -1 };
-	json_t *c;
 	const json_t *r;
+	json_t *c = compared(23, 0, slow, NULL, &r);
+	const json_t *offsets = json_object_get(json_object_get(r, "mode_boots"), "base");
 
 	(void)state;
-	rng_state = 23;
-	c = compared(0, slow, NULL);
-	r = row_of(c, WORK_METRIC, NULL);
 	assert_int_equal(modes_of(r, "base"), 2);
 	assert_int_equal(modes_of(r, "patched"), 0);
-	assert_true(fabs(json_number_value(json_array_get(json_object_get(json_object_get(r, "mode_boots"),
-									     "base"), 0)) - 15.5) < 0.5);
+	assert_true(fabs(json_number_value(json_array_get(offsets, 0)) - 15.5) < 0.5);
 	assert_string_not_equal(method(r), "welch");
 	assert_string_equal(verdict(r), "same");
 	assert_true(row_num(r, "mde_pct") < 2);
@@ -86,34 +87,20 @@ static void test_modes_same(void **state)
 }
 
 /* a 2% change on every boot, one base boot in the slow mode: still a
- * regression, from the ranks */
-static void test_modes_regression(void **state)
+ * regression, from the ranks; a patch that puts 4 boots of 9 into the
+ * slow mode is not same */
+static void test_modes_regression_and_share(void **state)
 {
-	static const int slow[] = { 3, -1 };
-	json_t *c;
+	static const int one[] = { 3, -1 }, four[] = { 1, 3, 5, 7, -1 };
 	const json_t *r;
+	json_t *c = compared(29, 0.02, one, NULL, &r);
 
 	(void)state;
-	rng_state = 29;
-	c = compared(0.02, slow, NULL);
-	r = row_of(c, WORK_METRIC, NULL);
 	assert_int_equal(modes_of(r, "base"), 1);
 	assert_int_equal(modes_of(r, "patched"), 0);
 	assert_string_equal(verdict(r), "regression");
 	json_decref(c);
-}
-
-/* a patch that puts 4 boots of 9 into the slow mode is not same */
-static void test_modes_share_moves(void **state)
-{
-	static const int slow[] = { 1, 3, 5, 7, -1 };
-	json_t *c;
-	const json_t *r;
-
-	(void)state;
-	rng_state = 31;
-	c = compared(0, NULL, slow);
-	r = row_of(c, WORK_METRIC, NULL);
+	c = compared(31, 0, NULL, four, &r);
 	assert_int_equal(modes_of(r, "patched"), 4);
 	assert_string_not_equal(verdict(r), "same");
 	json_decref(c);
@@ -128,9 +115,7 @@ static void test_no_modes_welch(void **state)
 	int b;
 
 	(void)state;
-	rng_state = 37;
-	c = compared(0, NULL, NULL);
-	r = row_of(c, WORK_METRIC, NULL);
+	c = compared(37, 0, NULL, NULL, &r);
 	assert_null(json_object_get(r, "mode_boots"));
 	assert_string_equal(method(r), "welch");
 	assert_string_equal(verdict(r), "same");
@@ -158,8 +143,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_modes_same),
-		cmocka_unit_test(test_modes_regression),
-		cmocka_unit_test(test_modes_share_moves),
+		cmocka_unit_test(test_modes_regression_and_share),
 		cmocka_unit_test(test_no_modes_welch),
 	};
 
