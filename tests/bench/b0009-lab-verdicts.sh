@@ -19,7 +19,7 @@
 # says what the time rows could and could not see.
 # Prints, per job, its verdict, the look it ended at, and per headline row
 # and TLB counter the change, p, adjusted p, detectable change and verdict.
-# 32m10s when last run (2026-12-03 19:17, 54 boots under icount); the builds come
+# 31m52s when last run (2026-12-03 23:05, 54 boots under icount); the builds come
 # from the cache. B9_JOBS="A C" runs some of the jobs; BENCH_KEEP=1 keeps
 # the store.
 set -u
