@@ -274,11 +274,12 @@ static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t
 
 /*
  * Boots in a mode of their own. Under icount a work row's boots agree to
- * about 0.1%, yet now and then a whole boot runs in another state of the
- * kernel's own: mremap from 1 and 2 workers, in 2 boots of 18, 15-16% more
- * kernel instructions per move in every window of the boot, its maple-tree
- * nodes freed through RCU on every other move and SLUB's slow paths taken
- * (docs/emulated-work.md). Welch's sd takes such a boot for noise and can
+ * about 0.1%, yet a whole boot can run in another state: mremap from 1 and
+ * 2 workers did, in 2 boots of 18, 15-16% more kernel instructions per
+ * move in every window of the boot (its agent's address space put a home
+ * with no reserved neighbour in the maple tree; fixed in the workload,
+ * docs/emulated-work.md), and other states of the kernel's own can do the
+ * same. Welch's sd takes such a boot for noise and can
  * then rule out nothing (the row could have seen 8.8%, not 1%). A boot is
  * in a mode of its own when its value lies further from its side's median
  * than MODE_FENCE robust sds: 1.4826 MAD of the side's log values, at
