@@ -301,11 +301,10 @@ int wlproc_run(const struct wl_params *p, const int *cpus, int ncpus,
 	if (h->fork_lock)
 		pthread_mutex_lock(h->fork_lock);
 	w.pid = fork();
-	if (w.pid > 0 && h->fork_lock)
+	/* the parent unlocks, forked or not; the child never takes it again */
+	if (w.pid != 0 && h->fork_lock)
 		pthread_mutex_unlock(h->fork_lock);
 	if (w.pid < 0) {
-		if (h->fork_lock)
-			pthread_mutex_unlock(h->fork_lock);
 		strbuf_seterr(err, "fork of the workload process: %s", strerror(errno));
 		goto out;
 	}

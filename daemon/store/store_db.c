@@ -636,7 +636,7 @@ int64_t store_generation(struct store *st)
 json_t *db_rows_json(struct store *st, const char *sql, const struct db_arg *args,
 			 const char *const *names)
 {
-	struct store *r = db_reader_get(st);
+	DB_READER(r, st);
 	sqlite3_stmt *s = db_prep(r, sql);
 	json_t *rows = json_array();
 	int rc;
@@ -661,14 +661,13 @@ json_t *db_rows_json(struct store *st, const char *sql, const struct db_arg *arg
 		json_array_append_new(rows, o);
 	}
 	db_stmt_done(r, s);
-	db_unlock(r);
 	return db_read_end(rows, rc);
 }
 
 /* one integer of a query on a reader, or -1 on a store error */
 int64_t db_count(struct store *st, const char *sql, const struct db_arg *args)
 {
-	struct store *r = db_reader_get(st);
+	DB_READER(r, st);
 	sqlite3_stmt *s;
 	int64_t n = -1;
 
@@ -676,7 +675,6 @@ int64_t db_count(struct store *st, const char *sql, const struct db_arg *args)
 		n = sqlite3_column_int64(s, 0);
 		db_stmt_done(r, s);
 	}
-	db_unlock(r);
 	return n;
 }
 

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "guard.h"
 #include "store.h"
 #include "strbuf.h"
 
@@ -32,7 +33,8 @@
  * (the writer, or one of its readers), and its prepared statements.
  *
  * Locking: a function of store.h holds the writer's lock (db_lock), or a
- * reader's (db_reader_get), for its whole call; the helpers below expect
+ * reader's (db_reader_get), for its whole call, by DB_GUARD or DB_READER
+ * where it has more than one way out; the helpers below expect
  * their caller to hold the lock of the connection they are given, except
  * db_write, which takes it.
  */
@@ -104,6 +106,35 @@ void db_unlock(struct store *st);
  * in-memory store). Hand it back with db_unlock.
  */
 struct store *db_reader_get(struct store *st);
+
+/*
+ * A connection's lock held to the end of the enclosing block, as
+ * GUARD_MUTEX (guard.h) holds a mutex:
+ *
+ *	DB_GUARD(st);		st's own lock (db_lock)
+ *	DB_READER(r, w);	declares r, a reader of w (db_reader_get)
+ *
+ * Every way out of the block hands the lock back once. A function whose
+ * lock has more than one way out, or that reads on a reader, holds it so;
+ * one that calls into store.h again after its read puts the guarded part in
+ * a block of its own, as the lock is not recursive.
+ */
+static inline struct store *db_guard_take(struct store *st)
+{
+	db_lock(st);
+	return st;
+}
+
+static inline void db_guard_release(struct store **st)
+{
+	db_unlock(*st);
+}
+
+#define DB_GUARD(st) \
+	struct store *GUARD_CAT(db_held_, __LINE__) \
+		__attribute__((cleanup(db_guard_release), unused)) = db_guard_take(st)
+#define DB_READER(r, w) \
+	struct store *r __attribute__((cleanup(db_guard_release))) = db_reader_get(w)
 
 /* An SQLite result code as the store's negative errno (store.h). */
 int db_sqlite_errno(int rc);

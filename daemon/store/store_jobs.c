@@ -114,7 +114,7 @@ static json_t *job_row(sqlite3_stmt *s)
 
 json_t *store_job_json(struct store *w, int64_t id)
 {
-	struct store *st = db_reader_get(w);
+	DB_READER(st, w);
 	sqlite3_stmt *s, *js;
 	json_t *job = NULL, *stages;
 	int rc;
@@ -127,7 +127,6 @@ json_t *store_job_json(struct store *w, int64_t id)
 		job = job_row(js);
 	if (!job) {
 		db_stmt_done(st, js);
-		db_unlock(st);
 		if (rc != SQLITE_DONE)
 			return db_read_end(NULL, rc);
 		errno = ENOENT;
@@ -155,7 +154,6 @@ json_t *store_job_json(struct store *w, int64_t id)
 	db_stmt_done(st, s);
 	db_stmt_done(st, js);
 	json_object_set_new(job, "stages", stages);
-	db_unlock(st);
 	return db_read_end(job, rc);
 }
 
@@ -277,7 +275,6 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 	const char *const conds[] = { "state", "suite", "submitter", "tree", "verdict" };
 	const char *vals[ARRAY_SIZE(fields)];
 	int nv = 0, i, n = 0, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
-	struct store *st;
 	sqlite3_stmt *s;
 	int64_t total = 0, gen;
 	int rc = SQLITE_ROW;
@@ -295,7 +292,7 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 	}
 	/* before the count: a change committed after it retires what we keep */
 	gen = store_generation(w);
-	st = db_reader_get(w);
+	DB_READER(st, w);
 	if (!count_get(w, key.buf, gen, &total)) {
 		strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
 		s = db_prep_text(st, sql.buf);
@@ -326,7 +323,6 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 		strbuf_addf(out, "],\"total\":%lld,\"limit\":%d,\"offset\":%d}", (long long)total, limit,
 			    offset);
 	}
-	db_unlock(st);
 	strbuf_release(&where);
 	strbuf_release(&sql);
 	strbuf_release(&key);

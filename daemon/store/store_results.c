@@ -175,21 +175,23 @@ static void mark_failed_runs(const json_t *job, json_t *runs)
 }
 
 /*
- * The rows of s, a query on st that the caller prepared and bound under
- * st's lock: each made JSON by row, in an array, returned as {key: [...]}
- * (the array itself when key is NULL). Hands s back and unlocks st. NULL
- * with errno the store's error when a step fails: never part of the rows.
+ * The rows of sql with args, read under st's lock: each made JSON by row,
+ * in an array, returned as {key: [...]} (the array itself when key is
+ * NULL). NULL with errno the store's error when a step fails: never part
+ * of the rows.
  */
-static json_t *rows_json(struct store *st, sqlite3_stmt *s, const char *key,
-			 json_t *(*row)(sqlite3_stmt *s))
+static json_t *rows_json(struct store *st, const char *key, json_t *(*row)(sqlite3_stmt *s),
+			 const char *sql, const struct db_arg *args)
 {
+	DB_GUARD(st);
+	sqlite3_stmt *s = db_prep(st, sql);
 	json_t *arr = json_array();
 	int rc;
 
+	db_bind_args(s, args);
 	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
 		json_array_append_new(arr, row(s));
 	db_stmt_done(st, s);
-	db_unlock(st);
 	if (rc != SQLITE_DONE || !key)
 		return db_read_end(arr, rc);
 	return json_pack("{s:o}", key, arr);
@@ -211,14 +213,13 @@ static json_t *run_row(sqlite3_stmt *s)
 
 json_t *store_runs_json(struct store *st, int64_t job_id)
 {
-	sqlite3_stmt *s;
 	json_t *arr, *job;
 
-	db_lock(st);
-	s = db_prep(st, "SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
-		     "workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id");
-	sqlite3_bind_int64(s, 1, job_id);
-	if (!(arr = rows_json(st, s, NULL, run_row)))
+	arr = rows_json(st, NULL, run_row,
+			"SELECT id, stage_id, machine, side, spec_index, case_index, iteration, warmup, "
+			"workload, params, duration, build_id, boot_id FROM runs WHERE job_id = ? ORDER BY id",
+			DB_ARGS(DB_INT(job_id)));
+	if (!arr)
 		return NULL;
 	job = store_job_json(st, job_id);
 	/* without its stages, the runs of failed specs would pass as samples */
@@ -305,12 +306,11 @@ static json_t *job_design(struct store *st, int64_t job_id)
 	if (rc != SQLITE_ROW)
 		return db_read_end(json_null(), rc);
 	/* the boots that ran as a duet, side by side: [base boot, patched boot] */
-	db_lock(st);
-	s = db_prep(st, "SELECT b.boot_id, p.boot_id FROM stages b JOIN stages p ON p.id = b.duet_of "
-		    "WHERE b.job_id = ? AND b.kind = 'boot' AND b.side = 'base' AND p.side = 'patched' "
-		    "AND b.boot_id IS NOT NULL AND p.boot_id IS NOT NULL ORDER BY b.seq");
-	sqlite3_bind_int64(s, 1, job_id);
-	pairs = rows_json(st, s, NULL, pair_row);
+	pairs = rows_json(st, NULL, pair_row,
+			  "SELECT b.boot_id, p.boot_id FROM stages b JOIN stages p ON p.id = b.duet_of "
+			  "WHERE b.job_id = ? AND b.kind = 'boot' AND b.side = 'base' AND p.side = 'patched' "
+			  "AND b.boot_id IS NOT NULL AND p.boot_id IS NOT NULL ORDER BY b.seq",
+			  DB_ARGS(DB_INT(job_id)));
 	if (!pairs) {
 		json_decref(d);
 		return NULL;
@@ -362,13 +362,10 @@ static json_t *profile_row(sqlite3_stmt *s)
 
 json_t *store_profiles_json(struct store *st, int64_t job_id)
 {
-	sqlite3_stmt *s;
-
-	db_lock(st);
-	s = db_prep(st, "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
-		     "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id");
-	sqlite3_bind_int64(s, 1, job_id);
-	return rows_json(st, s, "profiles", profile_row);
+	return rows_json(st, "profiles", profile_row,
+			 "SELECT p.run_id, p.profile FROM profiles p JOIN runs r ON r.id = p.run_id "
+			 "WHERE r.job_id = ? AND r.warmup = 0 ORDER BY p.run_id",
+			 DB_ARGS(DB_INT(job_id)));
 }
 
 static json_t *build_row(sqlite3_stmt *s)
@@ -381,14 +378,11 @@ static json_t *build_row(sqlite3_stmt *s)
 
 json_t *store_job_builds_json(struct store *st, int64_t job_id)
 {
-	sqlite3_stmt *s;
-
-	db_lock(st);
-	s = db_prep(st, "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
-		     "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
-		     "ORDER BY g.seq");
-	sqlite3_bind_int64(s, 1, job_id);
-	return rows_json(st, s, "builds", build_row);
+	return rows_json(st, "builds", build_row,
+			 "SELECT g.side, b.id, b.commit_id, b.config_hash, b.compiler, b.duration, b.meta "
+			 "FROM stages g JOIN builds b ON b.id = g.build_id WHERE g.job_id = ? AND g.kind = 'build' "
+			 "ORDER BY g.seq",
+			 DB_ARGS(DB_INT(job_id)));
 }
 
 static json_t *metric_row(sqlite3_stmt *s)
@@ -399,15 +393,12 @@ static json_t *metric_row(sqlite3_stmt *s)
 
 json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix, int include_warmup)
 {
-	sqlite3_stmt *s;
-
-	db_lock(st);
-	s = db_prep(st, "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
-		     "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
-		     "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
-		     "ORDER BY m.run_id, m.name");
-	db_bind(s, DB_INT(job_id), DB_INT(include_warmup), DB_TEXT(prefix));
-	return rows_json(st, s, "metrics", metric_row);
+	return rows_json(st, "metrics", metric_row,
+			 "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
+			 "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
+			 "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
+			 "ORDER BY m.run_id, m.name",
+			 DB_ARGS(DB_INT(job_id), DB_INT(include_warmup), DB_TEXT(prefix)));
 }
 
 /* One sample row, copied out of the store so that JSON is built unlocked. */

@@ -181,7 +181,7 @@ out:
 
 int store_track_series(struct store *st, const char *track, int64_t **ret, size_t *ret_n)
 {
-	struct store *r = db_reader_get(st);
+	DB_READER(r, st);
 	sqlite3_stmt *s = db_prep(r, "SELECT id FROM series WHERE track = ? ORDER BY id");
 	int64_t *ids = NULL;
 	size_t n = 0, cap = 0;
@@ -196,7 +196,6 @@ int store_track_series(struct store *st, const char *track, int64_t **ret, size_
 		ids[n++] = sqlite3_column_int64(s, 0);
 	}
 	db_stmt_done(r, s);
-	db_unlock(r);
 	if (rc != SQLITE_DONE) {
 		free(ids);
 		return db_sqlite_errno(rc);
@@ -208,7 +207,7 @@ int store_track_series(struct store *st, const char *track, int64_t **ret, size_
 
 int store_series_data(struct store *st, int64_t series_id, struct series_data *ret)
 {
-	struct store *r = db_reader_get(st);
+	DB_READER(r, st);
 	struct series_data d = { .id = series_id };
 	size_t cap = 0;
 	sqlite3_stmt *s;
@@ -217,10 +216,8 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 	rc = db_row(r, &s, "SELECT s.track, s.machine, s.workload, s.params, s.metric, "
 		    "coalesce(mi.direction, 'neutral') FROM series s LEFT JOIN metric_info mi ON mi.name = s.metric "
 		    "WHERE s.id = ?", DB_INT(series_id));
-	if (rc != 1) {
-		db_unlock(r);
+	if (rc != 1)
 		return rc < 0 ? rc : -ENOENT;
-	}
 	db_col_copy(d.track, sizeof(d.track), s, 0);
 	db_col_copy(d.machine, sizeof(d.machine), s, 1);
 	db_col_copy(d.workload, sizeof(d.workload), s, 2);
@@ -248,7 +245,6 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 		d.n++;
 	}
 	db_stmt_done(r, s);
-	db_unlock(r);
 	if (rc != SQLITE_DONE) {
 		store_series_data_release(&d);
 		return db_sqlite_errno(rc);
