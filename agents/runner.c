@@ -378,6 +378,14 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 					      "source", shootdown_sources[i]));
 		return;
 	}
+	/* the first source's reason says most (x86's TLB row is everywhere) */
+	for (i = 0; i < r->ms.cs.nu; i++)
+		if (!strcmp(r->ms.cs.u[i].name, shootdown_sources[0])) {
+			json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
+					    json_sprintf("no shootdown counter: %s: %s", shootdown_sources[0],
+							 r->ms.cs.u[i].why));
+			return;
+		}
 	json_object_set_new(unavailable, "tlb.shootdowns_per_kop",
 			    json_string("no shootdown counter on this kernel (interrupts.TLB, "
 					"vmstat.nr_tlb_remote_flush_received, tlb_flush.remote_shootdown)"));

@@ -4,6 +4,10 @@
  * summed and per CPU. The row is re-read at every sample; the header fixes
  * which CPU each column belongs to.
  *
+ * A kernel that makes its remote flushes by hypercall (PVM, Hyper-V) keeps
+ * a TLB row that never moves: it is unavailable there, with the log line
+ * that says so (monitor_pv_remote_flush).
+ *
  * The kernel keeps these counts per CPU in an unsigned int, so a busy CPU's
  * count wraps at 2^32. The monitor keeps each CPU's previous raw count and
  * accumulates 64-bit totals from deltas taken modulo 2^32: every consumer
@@ -61,6 +65,8 @@ static int irq_load(struct irq_priv *p, struct strbuf *err)
 static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *err)
 {
 	struct irq_priv *p = xcalloc(1, sizeof(*p));
+	char pv[200];
+	int pv_flush = monitor_pv_remote_flush(pv, sizeof(pv));
 	size_t r, i;
 
 	strbuf_init(&p->text, 0);
@@ -97,6 +103,11 @@ static int irq_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 		if (e < 0) {
 			monitor_counter_set_unavailable(cs, name, "malformed %s row in %s",
 						rows[r], IRQ_PATH);
+			continue;
+		}
+		/* the row is there and stays still: a 0 that would pass for none */
+		if (r == 0 && pv_flush) {
+			monitor_counter_set_unavailable(cs, name, "%s", pv);
 			continue;
 		}
 		p->present[r] = 1;

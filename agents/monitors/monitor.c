@@ -1,6 +1,8 @@
 #include "monitor.h"
+#include "procparse.h"
 
 #include <stdarg.h>
+#include <sys/klog.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +161,25 @@ void monitor_set_close(struct monitor_set *ms)
 	free(ms->m);
 	counter_set_release(&ms->cs);
 	memset(ms, 0, sizeof(*ms));
+}
+
+int monitor_pv_remote_flush(char *why, size_t len)
+{
+	/* klogctl's actions: 3 reads the whole ring, 10 its size */
+	int size = klogctl(10, NULL, 0), n, found = 0;
+	char line[160], *buf;
+
+	if (size <= 0)
+		return 0;
+	buf = xmalloc((size_t)size + 1);
+	n = klogctl(3, buf, size);
+	if (n > 0) {
+		buf[n] = 0;
+		found = procparse_pv_remote_flush(buf, line, sizeof(line));
+	}
+	free(buf);
+	if (found)
+		snprintf(why, len, "this kernel makes remote TLB flushes by hypercall, not IPIs "
+			 "(its log: \"%s\"): no CPU receives a shootdown to count", line);
+	return found;
 }

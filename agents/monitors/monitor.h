@@ -57,6 +57,15 @@ void monitor_counter_set_unavailable(struct counter_set *cs, const char *name,
 /* Index of the counter called name, or -1. */
 long monitor_counter_set_find(const struct counter_set *cs, const char *name);
 
+/*
+ * Whether this kernel makes remote TLB flushes by hypercall, not IPIs, as
+ * its log says at boot (procparse_pv_remote_flush): then every counter of
+ * shootdowns received stays at 0 and must be unavailable, with why (the
+ * sentence to give, at most len bytes). A log the agent cannot read (no
+ * CAP_SYSLOG) or that has rolled past the boot says nothing: 0.
+ */
+int monitor_pv_remote_flush(char *why, size_t len);
+
 struct monitor;
 
 struct monitor_ops {

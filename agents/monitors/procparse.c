@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "banned.h"
@@ -217,6 +218,33 @@ int procparse_maps_whole(const char *text, uint64_t start, uint64_t end)
 			return -EINVAL;
 		if (lo <= start && end <= hi)
 			return 1;
+	}
+	return 0;
+}
+
+int procparse_pv_remote_flush(const char *log, char *line, size_t len)
+{
+	const char *p;
+
+	for (p = log; p && *p; p = next_line(p)) {
+		const char *end = strchr(p, '\n'), *msg = p, *hit;
+		size_t n = end ? (size_t)(end - p) : strlen(p);
+
+		hit = memmem(p, n, "remote TLB flush", 16);
+		if (!hit || (!memmem(p, n, "hypercall", 9) && !memmem(p, n, "_HC_", 4)))
+			continue;
+		if (*msg == '<' && (msg = memchr(p, '>', n)))	/* <level> */
+			msg++;
+		else
+			msg = p;
+		if (*msg == '[' && (hit = memchr(msg, ']', n - (size_t)(msg - p))))	/* [time] */
+			msg = hit + 1;
+		while (*msg == ' ')
+			msg++;
+		n -= (size_t)(msg - p);
+		if (len)
+			snprintf(line, len, "%.*s", (int)n, msg);
+		return 1;
 	}
 	return 0;
 }

@@ -1,6 +1,7 @@
 #ifndef TLBLAB_PROCPARSE_H
 #define TLBLAB_PROCPARSE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -64,5 +65,18 @@ int procparse_tlb_flush_reasons(const char *format, int *ids, char names[][48], 
  * with "START-END " in hex.
  */
 int procparse_maps_whole(const char *text, uint64_t start, uint64_t end);
+
+/*
+ * Whether the kernel log (klogctl's text, "<level>[time] message" lines)
+ * says that this kernel hands remote TLB flushes to its hypervisor by
+ * hypercall rather than sending IPIs: PVM ("pvm-pv: remote TLB flushes via
+ * PVM_HC_FLUSH_TLB_MULTI") and Hyper-V ("Hyper-V: Using hypercall for
+ * remote TLB flush"). Then no CPU receives a shootdown: the TLB row of
+ * /proc/interrupts, nr_tlb_remote_flush_received and the tlb_flush
+ * tracepoint's remote reasons stay still however many are made. KVM's "pv
+ * remote TLB flush" skips only preempted vCPUs and does not count. Returns
+ * 1 and the message (without level and time, cut to len) in line, else 0.
+ */
+int procparse_pv_remote_flush(const char *log, char *line, size_t len);
 
 #endif

@@ -161,6 +161,8 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 	int rids[MAX_REASONS], nr = 0, i;
 	uint64_t tp_id = 0;
 	long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+	char pv[200];
+	int pv_flush = monitor_pv_remote_flush(pv, sizeof(pv));
 	static const struct { const char *name; const char *unit; uint64_t config; } sw[] = {
 		{ "perf_stat.context_switches", "switches", PERF_COUNT_SW_CONTEXT_SWITCHES },
 		{ "perf_stat.page_faults", "faults", PERF_COUNT_SW_PAGE_FAULTS },
@@ -197,6 +199,11 @@ static int tp_open(struct monitor *m, struct counter_set *cs, struct strbuf *err
 		attr.config = tp_id;
 		snprintf(filter, sizeof(filter), "reason == %d", rids[i]);
 		snprintf(name, sizeof(name), "tlb_flush.%.47s", rnames[i]);
+		/* traced by the CPU that receives a flush: none does */
+		if (pv_flush && (!strcmp(rnames[i], "remote_shootdown") || !strcmp(rnames[i], "remote_wrong_cpu"))) {
+			monitor_counter_set_unavailable(cs, name, "%s", pv);
+			continue;
+		}
 		e = open_event(p, &attr, filter);
 		if (e < 0)
 			monitor_counter_set_unavailable(cs, name, "perf_event_open: %s%s", strerror(-e), perf_hint(e));

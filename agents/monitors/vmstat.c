@@ -33,7 +33,8 @@ static int vmstat_open(struct monitor *m, struct counter_set *cs, struct strbuf 
 {
 	struct vmstat_priv *p = xcalloc(1, sizeof(*p));
 	size_t i, found = 0;
-	int r;
+	char pv[200];
+	int r, pv_flush = monitor_pv_remote_flush(pv, sizeof(pv));
 
 	strbuf_init(&p->text, 0);
 	r = strbuf_read_file(&p->text, VMSTAT_PATH, 1u << 20);
@@ -55,6 +56,8 @@ static int vmstat_open(struct monitor *m, struct counter_set *cs, struct strbuf 
 #endif
 		else if (e < 0)
 			monitor_counter_set_unavailable(cs, name, "malformed row in %s", VMSTAT_PATH);
+		else if (pv_flush && !strcmp(names[i], "nr_tlb_remote_flush_received"))
+			monitor_counter_set_unavailable(cs, name, "%s", pv);
 		else {
 			p->present[i] = 1;
 			monitor_counter_set_add(cs, name, "events", DIR_LOWER, 0);

@@ -379,6 +379,35 @@ static void test_maps_whole(void **state)
 			 -EINVAL);
 }
 
+/* ---- the kernel log: remote flushes by hypercall ---- */
+
+static void test_pv_remote_flush(void **state)
+{
+	char line[160];
+
+	(void)state;
+	/* PVM, among other boot lines, level and time stripped */
+	assert_int_equal(procparse_pv_remote_flush("<6>[    0.000268] pvm-pv: CR3 loads via hypercalls\n"
+						   "<6>[    0.000295] pvm-pv: remote TLB flushes via "
+						   "PVM_HC_FLUSH_TLB_MULTI\n<6>[    0.1] x\n",
+						   line, sizeof(line)), 1);
+	assert_string_equal(line, "pvm-pv: remote TLB flushes via PVM_HC_FLUSH_TLB_MULTI");
+	/* Hyper-V, the last line without a newline */
+	assert_int_equal(procparse_pv_remote_flush("<6>[    0.2] Hyper-V: Using hypercall for remote TLB flush",
+						   line, sizeof(line)), 1);
+	assert_string_equal(line, "Hyper-V: Using hypercall for remote TLB flush");
+	/* a line without level and time; cut to the buffer */
+	assert_int_equal(procparse_pv_remote_flush("Hyper-V: Using hypercall for remote TLB flush\n", line, 8), 1);
+	assert_string_equal(line, "Hyper-V");
+	/* KVM's pv flush still sends IPIs to running vCPUs: not one of them */
+	assert_int_equal(procparse_pv_remote_flush("<6>[    0.3] KVM setup pv remote TLB flush\n", line,
+						   sizeof(line)), 0);
+	/* the words apart, on two lines, or nothing at all */
+	assert_int_equal(procparse_pv_remote_flush("<6>[0.1] remote TLB flush ready\n<6>[0.2] hypercall page\n",
+						   line, sizeof(line)), 0);
+	assert_int_equal(procparse_pv_remote_flush("", line, sizeof(line)), 0);
+}
+
 /* ---- /proc/vmstat ---- */
 
 static void test_vmstat_debug_tlbflush(void **state)
@@ -582,6 +611,7 @@ int main(void)
 		cmocka_unit_test(test_reasons_6_1),
 		cmocka_unit_test(test_reasons_limits),
 		cmocka_unit_test(test_maps_whole),
+		cmocka_unit_test(test_pv_remote_flush),
 	};
 
 	return cmocka_run_group_tests_name("procparse", tests, NULL, NULL);
