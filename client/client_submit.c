@@ -150,7 +150,8 @@ static const char submit_usage[] =
 	"and measured. Names are 1 to 64 of A-Z a-z 0-9 . _ - and do not start\n"
 	"with '-' or '.'.\n"
 	"\n"
-	"  --suite NAME       a suite of the lab's configuration (required)\n"
+	"  --suite NAME       a suite of the lab's configuration (default: the lab's\n"
+	"                     defaults: suite)\n"
 	"  --machines a,b     run only on these machines\n"
 	"  --tags t1,t2       run only on machines with these tags\n"
 	"  --arch ARCH        x86_64 or arm64: only machines of that arch, kernels built\n"
@@ -159,8 +160,10 @@ static const char submit_usage[] =
 	"  --boots N          boots per side (1..100; default 5, and then up to 9 while\n"
 	"                     a headline metric is inconclusive)\n"
 	"  --max-boots N      add boots per side up to N while inconclusive\n"
-	"  --tree NAME        the lab's kernel tree to build (needs --base)\n"
-	"  --base REF         the git ref or commit id to build (the patch applies to it)\n"
+	"  --tree NAME        the lab's kernel tree to build (default: the lab's\n"
+	"                     defaults: tree, for a job with a patch or --base)\n"
+	"  --base REF         the git ref or commit id to build (the patch applies to\n"
+	"                     it; default: the lab's defaults: base, in its tree)\n"
 	"  --patch FILE       a patch or mbox (UTF-8 text, at most 4 MiB), sent inline\n"
 	"  --branch URL REF   a git branch to compare with the base (http, https, git)\n"
 	"  --url URL          a raw patch or mbox the daemon fetches (lore, patchwork)\n"
@@ -457,17 +460,22 @@ static int parse_branch(struct cli *cli, int argc, char **argv, struct patch_sou
 	return check_ref(cli, "--branch", src->ref, err);
 }
 
-/* The pairings the options need, once all are read. */
-static int check_ab_options(struct cli *cli, const char *tree, const char *base,
-			    const struct patch_source *src, struct strbuf *err)
+/* "defaults: suite tlb, tree linux, base v6.1-debian": what the job took
+ * from the lab's defaults: */
+static void print_defaults(FILE *out, const json_t *taken)
 {
-	if (tree && !base)
-		return cli_usage_error(cli, err, "--tree needs --base (the ref the patch applies to)");
-	if (base && !tree)
-		return cli_usage_error(cli, err, "--base needs --tree (the tree the ref is in)");
-	if (src->option && !tree)
-		return cli_usage_error(cli, err, "%s needs --tree and --base", src->option);
-	return 0;
+	const char *key;
+	json_t *v;
+	int n = 0;
+
+	fputs("defaults:", out);
+	json_object_foreach((json_t *)taken, key, v) {
+		char k[32], val[128];
+
+		fprintf(out, "%s %s %s", n++ ? "," : "", client_fmt_clean(k, sizeof(k), key),
+			client_fmt_clean(val, sizeof(val), json_string_value(v) ?: "?"));
+	}
+	fputc('\n', out);
 }
 
 int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
@@ -563,19 +571,13 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	}
 	if ((r = cli_no_args(cli, argc, argv, err)))
 		goto out;
-	if (!suite) {
-		r = cli_usage_error(cli, err, "--suite is required");
-		goto out;
-	}
 	if (timeout_set && !wait) {
 		r = cli_usage_error(cli, err, "--timeout only makes sense with --wait");
 		goto out;
 	}
-	if ((r = check_ab_options(cli, tree, base, &src, err)))
-		goto out;
 	/* more boots are added only to compare sides: an A/B job's */
 	if (max_boots && !src.option) {
-		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with --tree and a patch)");
+		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with a patch)");
 		goto out;
 	}
 	if (max_boots && boots && max_boots < boots) {
@@ -594,20 +596,21 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	if ((r = cli_connect(cli, err)))
 		goto out;
 
-	body = json_pack("{ss}", "suite", suite);
-	if (!body)
-		abort();
-	if (tree) {
+	/* what is left out, the daemon takes from the lab's defaults: (or
+	 * refuses, naming the field) */
+	body = json_object();
+	if (suite)
+		json_object_set_new(body, "suite", json_string(suite));
+	if (tree)
 		json_object_set_new(body, "tree", json_string(tree));
+	if (base)
 		json_object_set_new(body, "base", json_string(base));
-		if (patch)
-			json_object_set(body, "patch", patch);
-		else if (src.ref)
-			json_object_set_new(body, "branch", json_pack("{ssss}", "url", src.url,
-								      "ref", src.ref));
-		else
-			json_object_set_new(body, "url", json_string(src.url));
-	}
+	if (patch)
+		json_object_set(body, "patch", patch);
+	else if (src.ref)
+		json_object_set_new(body, "branch", json_pack("{ssss}", "url", src.url, "ref", src.ref));
+	else if (src.url)
+		json_object_set_new(body, "url", json_string(src.url));
 	if (boots)
 		json_object_set_new(body, "boots", json_integer(boots));
 	if (max_boots)
@@ -635,9 +638,14 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	} else {
 		char clean[64];
 
-		fprintf(cli->json ? stderr : stdout, "job %lld %s\n", id,
+		FILE *out = cli->json ? stderr : stdout;
+		const json_t *taken = json_object_get(job, "defaults");
+
+		fprintf(out, "job %lld %s\n", id,
 			client_fmt_clean(clean, sizeof(clean), client_jstr_or(job, "state", "queued")));
-		fflush(cli->json ? stderr : stdout);
+		if (json_object_size(taken))
+			print_defaults(out, taken);
+		fflush(out);
 	}
 	if (wait)
 		r = wait_job(cli, id, timeout, err);

@@ -52,7 +52,8 @@ fi
 echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, suite $SUITE, $BOOTS boots per side"
 echo "   (the first build of the base kernel takes several minutes; later ones are cached)"
 rc=0
-"$BUILD/tlblab" submit --suite "$SUITE" --tree linux --base v6.1-debian --patch "$PATCH" \
+# the tree and base are the lab's defaults: (configs/local.yaml)
+"$BUILD/tlblab" submit --suite "$SUITE" --patch "$PATCH" \
 	--boots "$BOOTS" --max-boots "$BOOTS" --submitter demo --wait --timeout 5400 || rc=$?
 job=$("$BUILD/tlblab" jobs --submitter demo --limit 1 --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["jobs"][0]["id"])')
 echo

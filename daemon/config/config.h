@@ -356,6 +356,11 @@ struct lab_config {
 	size_t nhooks;
 	struct cfg_track *tracks;
 	size_t ntracks;
+	/* defaults: what a job that names none takes (submit.c); each NULL
+	 * when not set. base is a ref of tree. */
+	struct cfg_defaults {
+		char *suite, *tree, *base;
+	} defaults;
 	atomic_int refs;	/* config_ref / config_free */
 };
 

@@ -254,6 +254,8 @@ void config_parse_track(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 void config_track_release(struct cfg_track *t);
 void config_hook_release(struct cfg_hook *h);
 /* Item index of suites: into s; the lab's stage_timeout must be parsed already. */
+/* the defaults: section, after trees: and suites: (config_suites.c) */
+void config_parse_defaults(struct cfg_ctx *c, yaml_node_t *map);
 void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s);
 

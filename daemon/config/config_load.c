@@ -121,9 +121,10 @@ static void parse_track_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s
 }
 
 static const char *const top_keys[] = {
-	"lab", "machines", "builders", "trees", "suites", "notify", "tracks", NULL
+	"lab", "machines", "builders", "trees", "suites", "notify", "tracks", "defaults", NULL
 };
-enum { TOP_LAB, TOP_MACHINES, TOP_BUILDERS, TOP_TREES, TOP_SUITES, TOP_NOTIFY, TOP_TRACKS, TOP_MAX };
+enum { TOP_LAB, TOP_MACHINES, TOP_BUILDERS, TOP_TREES, TOP_SUITES, TOP_NOTIFY, TOP_TRACKS, TOP_DEFAULTS,
+       TOP_MAX };
 KEYS_MATCH(top_keys, TOP_MAX);
 
 static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
@@ -137,11 +138,11 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 	}
 	if (!config_is_mapping(root)) {
 		node_error(c, root, "the configuration must be a mapping with the sections "
-			   "lab, machines, builders, trees, suites, notify and tracks");
+			   "lab, machines, builders, trees, suites, notify, tracks and defaults");
 		return;
 	}
 	config_map_keys(c, root, top_keys, "the configuration (sections: lab, machines, builders, "
-		 "trees, suites, notify, tracks)", "section", &ks);
+		 "trees, suites, notify, tracks, defaults)", "section", &ks);
 	if (ks.val[TOP_LAB])
 		config_parse_lab(c, ks.val[TOP_LAB]);
 	else
@@ -161,6 +162,8 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 	if (ks.val[TOP_SUITES])
 		cfg->suites = parse_section(c, ks.val[TOP_SUITES], "suites", sizeof(*cfg->suites),
 					    &cfg->nsuites, parse_suite_v);
+	if (ks.val[TOP_DEFAULTS])
+		config_parse_defaults(c, ks.val[TOP_DEFAULTS]);
 	if (ks.val[TOP_NOTIFY])
 		cfg->hooks = parse_section(c, ks.val[TOP_NOTIFY], "notify", sizeof(*cfg->hooks),
 					   &cfg->nhooks, parse_hook_v);
@@ -319,6 +322,9 @@ void config_free(const struct lab_config *shared)
 	for (size_t i = 0; i < cfg->ntracks; i++)
 		config_track_release(&cfg->tracks[i]);
 	free(cfg->tracks);
+	free(cfg->defaults.suite);
+	free(cfg->defaults.tree);
+	free(cfg->defaults.base);
 	config_strv_free(cfg->tokens);
 	free(cfg->token_file);
 	config_strv_free(cfg->allowed_hosts);

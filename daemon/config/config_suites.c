@@ -2,7 +2,8 @@
  * What is built and what is run: the trees: section (a kernel source, the
  * builder that builds it, its config) and the suites: section (workload
  * specs, checked by the agent's own spec parser, and the compare rules,
- * with per-metric overrides).
+ * with per-metric overrides); and the defaults: section, the suite, tree
+ * and base a job takes when it names none, so parsed after both.
  */
 #include "config.h"
 
@@ -302,4 +303,42 @@ void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 	compare_rules_default(&s->rules);
 	if (it.ks.val[SK_COMPARE])
 		parse_compare(c, it.ks.val[SK_COMPARE], s, it.what);
+}
+
+static const char *const defaults_keys[] = { "suite", "tree", "base", NULL };
+enum { DK_SUITE, DK_TREE, DK_BASE, DK_MAX };
+KEYS_MATCH(defaults_keys, DK_MAX);
+
+static int valid_base(const char *s)
+{
+	return ref_valid(s);
+}
+
+void config_parse_defaults(struct cfg_ctx *c, yaml_node_t *map)
+{
+	struct cfg_defaults *d = &c->cfg->defaults;
+	struct keyset ks;
+
+	if (!config_is_mapping(map)) {
+		node_error(c, map, "defaults: must be a mapping (suite, tree, base)");
+		return;
+	}
+	config_map_keys(c, map, defaults_keys, "defaults (keys: suite, tree, base)", "key", &ks);
+	if (ks.val[DK_SUITE]) {
+		d->suite = config_get_str(c, "suite", ks.val[DK_SUITE], config_valid_name, MUST_NAME);
+		if (d->suite && !config_suite(c->cfg, d->suite))
+			node_error(c, ks.val[DK_SUITE], "suite: no suite named '%s'", d->suite);
+	}
+	if (ks.val[DK_TREE]) {
+		d->tree = config_get_str(c, "tree", ks.val[DK_TREE], config_valid_name, MUST_NAME);
+		if (d->tree && !config_tree(c->cfg, d->tree))
+			node_error(c, ks.val[DK_TREE], "tree: no tree named '%s'", d->tree);
+	}
+	if (ks.val[DK_BASE]) {
+		d->base = config_get_str(c, "base", ks.val[DK_BASE], valid_base,
+					 "a git ref (a branch or tag name, or a commit id)");
+		/* a base is a ref of one tree: which one must be said */
+		if (d->base && !ks.val[DK_TREE])
+			node_error(c, ks.val[DK_BASE], "base: needs defaults.tree (the tree the ref is in)");
+	}
 }

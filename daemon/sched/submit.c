@@ -81,9 +81,15 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 	req->kind = "ab";
 	req->tree = json_string_value(json_object_get(body, "tree"));
 	req->base = json_string_value(json_object_get(body, "base"));
+	if (!json_object_get(body, "tree"))
+		return strbuf_seterr(err, "tree: missing (the kernel tree to build; the lab's defaults: "
+				     "names none)");
 	if (!req->tree || !config_valid_name(req->tree) || !config_tree(cfg, req->tree))
 		return strbuf_seterr(err, "tree: no tree '%.64s' in the configuration",
 				     req->tree ? req->tree : "(not a string)");
+	if (!json_object_get(body, "base"))
+		return strbuf_seterr(err, "base: missing (the ref of tree %s to build; the lab's defaults: "
+				     "names none for it)", req->tree);
 	if (!req->base || !ref_valid(req->base))
 		return strbuf_seterr(err, "base: not a valid git ref or commit id");
 	if (sources == 0) {
@@ -126,6 +132,37 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 	return 0;
 }
 
+/*
+ * The lab's defaults: (config.h) for what the request leaves out: the
+ * suite; for a request with a patch, the tree; and the base where the tree
+ * is the default one (a ref means nothing in another tree). What is taken
+ * is written into body, and listed in body's "defaults" member (which a
+ * request cannot send: it is not one of its fields) for the job to keep.
+ */
+static void take_defaults(const struct lab_config *cfg, json_t *body)
+{
+	const struct cfg_defaults *d = &cfg->defaults;
+	json_t *taken = json_object();
+	const char *tree;
+
+	if (!json_object_get(body, "suite") && d->suite)
+		json_object_set_new(taken, "suite", json_string(d->suite));
+	if ((json_object_get(body, "patch") || json_object_get(body, "branch") || json_object_get(body, "url") ||
+	     json_object_get(body, "base")) && !json_object_get(body, "tree") && d->tree)
+		json_object_set_new(taken, "tree", json_string(d->tree));
+	tree = json_string_value(json_object_get(body, "tree")) ?:
+	       json_string_value(json_object_get(taken, "tree"));
+	if ((json_object_get(body, "patch") || json_object_get(body, "branch") || json_object_get(body, "url")) &&
+	    !json_object_get(body, "base") && d->base && tree && d->tree && !strcmp(tree, d->tree))
+		json_object_set_new(taken, "base", json_string(d->base));
+	if (!json_object_size(taken)) {
+		json_decref(taken);
+		return;
+	}
+	json_object_update(body, taken);
+	json_object_set_new(body, "defaults", taken);
+}
+
 int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
 			 struct job_request *req, struct strbuf *subject, struct strbuf *err)
 {
@@ -157,9 +194,11 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 			goto out;
 		}
 	}
+	take_defaults(cfg, body);
+	req->defaults = json_object_get(body, "defaults");
 	req->suite = json_string_value(json_object_get(body, "suite"));
 	if (!req->suite) {
-		strbuf_seterr(err, "suite: missing (the name of a configured suite)");
+		strbuf_seterr(err, "suite: missing (the name of a configured suite; the lab's defaults: names none)");
 		goto out;
 	}
 	if (!config_valid_name(req->suite) || !config_suite(cfg, req->suite)) {

@@ -116,6 +116,8 @@ struct job_request {
 	const char *token;		/* the submitting token, its hash recorded with
 					 * the job for its limits; NULL: none */
 	const char *arch;		/* arch.h's name; NULL: x86_64 */
+	const json_t *defaults;		/* the fields taken from the lab's defaults:,
+					 * {field: value}, or NULL: none */
 	int boots;
 	int max_boots;		/* ab: grow up to this many boots per side while
 				 * a headline metric is inconclusive (0: boots) */

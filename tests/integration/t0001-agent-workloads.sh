@@ -237,7 +237,7 @@ if child=$(window_child $apid 1); then
 	kill -SEGV "$child"
 	wait $apid
 	st=$?
-	if [ $st = 1 ] && pyjson "$TMP/watch.out" "len(by('iteration')) == 1 and by('iteration')[0]['metrics']['mprotect.ops_per_sec'] > 0 and len(by('error')) == 1 and by('error')[0]['message'] == 'workload process killed by signal 11 (Segmentation fault)' and by('error')[0]['iteration'] == 1 and 'interrupts.TLB' in by('error')[0]['partial'] and by('error')[0]['partial']['mprotect.ops_per_sec'] > 0 and L[-1]['type'] == 'result' and L[-1]['status'] == 'failed'"; then
+	if [ $st = 1 ] && pyjson "$TMP/watch.out" "len(by('iteration')) == 1 and by('iteration')[0]['metrics']['mprotect.ops_per_sec'] > 0 and len(by('error')) == 1 and by('error')[0]['message'] == 'workload process killed by signal 11 (Segmentation fault)' and by('error')[0]['iteration'] == 1 and 'interrupts.CAL' in by('error')[0]['partial'] and by('error')[0]['partial']['mprotect.ops_per_sec'] > 0 and L[-1]['type'] == 'result' and L[-1]['status'] == 'failed'"; then
 		pass "a workload process killed by SIGSEGV is an error naming the signal; what ran before is kept"
 	else
 		fail "a workload process killed by SIGSEGV is an error naming the signal; what ran before is kept" \

@@ -316,7 +316,11 @@ for bad in "--suite=../etc" "--suite=-rf" "--tags=a b" "--tags=qemu," "--submitt
 	check_fails "submit $bad is refused locally" 2 "^tlblab: submit: " \
 		env TLBLAB_SERVER="http://127.0.0.1:$DEAD" "$TLBLAB" submit --suite tlb "$bad"
 done
-check_fails "submit without --suite is refused" 2 "--suite is required" "$TLBLAB" submit
+# what a request leaves out the daemon takes from the lab's defaults:, and
+# this lab has none: it refuses, naming the field
+check_fails "submit without --suite: the daemon refuses, naming the field" 1 \
+	"^tlblab: HTTP 400 bad_request: suite: missing \\(the name of a configured suite; the lab's defaults: names none\\)$" \
+	"$TLBLAB" submit
 check_fails "an unknown option is refused" 2 "unknown option '--frob'" "$TLBLAB" submit --suite tlb --frob
 check_fails "--timeout without --wait is refused" 2 "--timeout only makes sense with --wait" \
 	"$TLBLAB" submit --suite tlb --timeout 5
@@ -367,6 +371,12 @@ printf 'this is not a patch\n' >"$TMP/notapatch.txt"
 check_fails "a file without a diff is refused by the daemon, as it words it" 1 \
 	"^tlblab: HTTP 400 bad_request: patch: no diff in it \\(no '\\+\\+\\+' line\\)$" \
 	"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --patch "$TMP/notapatch.txt"
+check_fails "a patch without --tree, on a lab without defaults:, is refused by the daemon" 1 \
+	"^tlblab: HTTP 400 bad_request: tree: missing \\(the kernel tree to build; the lab's defaults: names none\\)$" \
+	"$TLBLAB" submit --suite tlb --patch "$TMP/fix.patch"
+check_fails "--tree without --base, on a lab without defaults:, is refused by the daemon" 1 \
+	"^tlblab: HTTP 400 bad_request: base: missing \\(the ref of tree linux to build; the lab's defaults: names none for it\\)$" \
+	"$TLBLAB" submit --suite tlb --tree linux --patch "$TMP/fix.patch"
 
 # refusals: each names its option, and none reaches the server
 $PY -c 'import sys; open(sys.argv[1], "w").write("+x\n" * (5 << 19))' "$TMP/5mib.patch"
@@ -396,10 +406,7 @@ done <<END_OF_CASES
 --url|--url: 'https://x\.org/\\$\(id\)'x' is not|$AB --base v6.1 --url https://x.org/\$(id)'x
 --patch|--patch and --url: give only one of --patch, --branch and --url|$AB --base v6.1 --patch $TMP/fix.patch --url https://x.org/p
 --url|--url and --branch: give only one|$AB --base v6.1 --url https://x.org/p --branch https://x.org/l.git main
---tree|--tree needs --base|$AB --patch $TMP/fix.patch
---base|--base needs --tree|--suite tlb --base v6.1 --url https://x.org/p
---max-boots|--max-boots is for A/B jobs \(with --tree and a patch\)|$AB --base v6.1 --max-boots 3
---patch|--patch needs --tree and --base|--suite tlb --patch $TMP/fix.patch
+--max-boots|--max-boots is for A/B jobs \(with a patch\)|$AB --base v6.1 --max-boots 3
 --tree|--tree: invalid name 'a;b'|--suite tlb --tree a;b --base v6.1 --url https://x.org/p
 --patch|--patch: '.*/5mib\.patch' is larger than 4 MiB|$AB --base v6.1 --patch $TMP/5mib.patch
 --patch|--patch: cannot read '.*/nosuch\.patch': No such file|$AB --base v6.1 --patch $TMP/nosuch.patch
@@ -553,7 +560,7 @@ check "an A/B job's results: base blocks first, then patched, boots pooled" in_o
 "$TLBLAB" results --all "$run1" >"$TMP/rall.out"
 "$TLBLAB" results "$run1" --json >"$TMP/rr.json"
 if grep -q 'per-CPU metrics hidden; --all shows them' "$TMP/rr.out" && ! grep -q '\.cpu' "$TMP/rr.out" &&
-	grep -Eq '^  interrupts\.TLB\.cpu[0-9]+ ' "$TMP/rall.out" &&
+	grep -Eq '^  interrupts\.(TLB|CAL)\.cpu[0-9]+ ' "$TMP/rall.out" &&
 	$CHECK results "$TMP/rall.out" "$TMP/rr.json" --all >"$TMP/why" 2>&1; then
 	pass "results hides per-CPU metrics and says so; --all shows them"
 else

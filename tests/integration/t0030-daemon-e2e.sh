@@ -90,7 +90,7 @@ else
 fi
 n=$(api GET "/jobs/1/metrics?name=mprotect.ops_per_sec" | jq_py 'len([m for m in J["metrics"] if m["value"] > 0])')
 [ "$n" = 4 ] && pass "4 measured iterations stored (2 cases x 2)" || fail "stored iterations" "got $n"
-n=$(api GET "/jobs/1/samples?name=interrupts.TLB" | jq_py 'len(J["samples"])')
+n=$(api GET "/jobs/1/samples?name=interrupts.CAL" | jq_py 'len(J["samples"])')
 [ "${n:-0}" -gt 4 ] && pass "per-second samples stored ($n)" || fail "samples" "got $n"
 api GET /jobs/1/stages/1/log | grep -q 'agent uploaded on m1' && pass "the stage log shows the agent upload" ||
 	fail "stage log" "$(api GET /jobs/1/stages/1/log | head -c 300)"

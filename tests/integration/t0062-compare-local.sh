@@ -33,7 +33,7 @@ if ! "$TMP/compare-cli" <"$TMP/in.json" >"$TMP/cmp.json" 2>"$TMP/cmp.err"; then
 	exit 0
 fi
 $PY - "$TMP/cmp.json" <<'PYEOF' || fail "the checks of line 34 ran to their end" "python exited $?"
-import json, sys
+import json, os, sys
 c = json.load(open(sys.argv[1]))
 rows = {r["metric"]: r for r in c["rows"]}
 def ok(cond, name, why=""):
@@ -48,7 +48,11 @@ if ops:
     # processes do not wait for remote flushes: faster, so "improvement"
     ok(ops["verdict"] == "improvement" and ops["p"] < 0.01, "ops/s: " + show(ops), json.dumps(ops)[:400])
 tlb = rows.get("interrupts.TLB") or rows.get("tlb_flush.remote_shootdown")
-ok(tlb is not None, "a shootdown counter row exists", str(sorted(rows))[:300])
+if os.environ.get("PVFLUSH") and tlb is None:
+    print("ok - a shootdown counter row exists # SKIP this host's kernel makes remote TLB flushes by "
+          "hypercall (%s): nothing receives one" % os.environ["PVFLUSH"])
+else:
+    ok(tlb is not None, "a shootdown counter row exists", str(sorted(rows))[:300])
 if tlb:
     # a count over the window is context: shown, not tested (per op it is)
     ok(tlb["class"] == "context" and tlb["verdict"] == "context" and tlb["p"] is None and

@@ -56,7 +56,7 @@
 #define MUST_BE_BYTES(range)						\
 	"must be a number of bytes from " range ": an integer, or one followed by K, M or G " \
 	"(powers of 1024; KiB, MiB, GiB also) like 64K or 8M"
-#define SECTIONS "(sections: lab, machines, builders, trees, suites, notify, tracks)"
+#define SECTIONS "(sections: lab, machines, builders, trees, suites, notify, tracks, defaults)"
 #define EXAMPLE_TOKEN_MSG						\
 	"it is the example token of configs/lab.example.yaml, known to everyone; make a token " \
 	"of your own (e.g. head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \\n')"

@@ -128,7 +128,7 @@ static const struct error_case error_cases[] = {
 	{ "document_shape", "e.yaml",
 	  L("- lab"),
 	  "e.yaml:1:1: the configuration must be a mapping with the sections lab, machines, "
-	  "builders, trees, suites, notify and tracks" },
+	  "builders, trees, suites, notify, tracks and defaults" },
 	{ "document_shape", "e.yaml",
 	  L("machines: []"),
 	  "e.yaml:1:1: missing section 'lab' (lab.data_dir is required)" },

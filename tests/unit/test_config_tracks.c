@@ -1,7 +1,8 @@
 /*
  * Nightly tracking in the configuration: tracks: (a branch, its schedule,
  * the suite and machines that measure it, the detector's settings) and
- * notify: (webhooks, their secret and events), with the errors a lab's
+ * notify: (webhooks, their secret and events), and defaults: (what a job
+ * that names no suite, tree or base takes), with the errors a lab's
  * author sees for each mistake, at its line and column.
  */
 #include "testlib.h"
@@ -86,6 +87,29 @@ static const struct error_case error_cases[] = {
 	  "h.yaml:21:5: missing key 'url' in webhook 'c' (where deliveries are POSTed)\n"
 	  "h.yaml:22:18: secret_file: cannot read /nonexistent/secret: No such file or directory\n"
 	  "h.yaml:23:13: events: webhook 'c' has no events; leave the key out for all of them" },
+	{ "defaults", "d.yaml",
+	  TRACK_LAB					/* 1-10 */
+	  L("defaults:")				/* 11 */
+	  L("  suite: nosuch")				/* 12 */
+	  L("  base: 'v6..1'")				/* 13 */
+	  L("  colour: blue"),				/* 14 */
+	  "d.yaml:12:10: suite: no suite named 'nosuch'\n"
+	  "d.yaml:13:9: base: must be a git ref (a branch or tag name, or a commit id)\n"
+	  "d.yaml:14:3: unknown key 'colour' in defaults (keys: suite, tree, base)" },
+	{ "defaults", "d.yaml",
+	  TRACK_LAB					/* 1-10 */
+	  L("defaults:")				/* 11 */
+	  L("  tree: bsd")				/* 12 */
+	  L("  base: v6.1"),				/* 13 */
+	  "d.yaml:12:9: tree: no tree named 'bsd'" },
+	{ "defaults", "d.yaml",
+	  TRACK_LAB					/* 1-10 */
+	  L("defaults: [tlb]"),				/* 11 */
+	  "d.yaml:11:11: defaults: must be a mapping (suite, tree, base)" },
+	{ "defaults", "d.yaml",
+	  TRACK_LAB					/* 1-10 */
+	  L("defaults: {base: v6.1}"),			/* 11 */
+	  "d.yaml:11:18: base: needs defaults.tree (the tree the ref is in)" },
 };
 
 CONFIG_TEST(tracks, "t.yaml",
@@ -182,11 +206,26 @@ static void test_hooks(void **state)
 	expect_table_errors("hooks");
 }
 
+/* defaults: the suite, tree and base a job that names none takes
+ * (test_submit checks what a job takes) */
+CONFIG_TEST(defaults, "d.yaml",
+	    TRACK_LAB
+	    L("defaults:")
+	    L("  suite: tlb")
+	    L("  tree: linux")
+	    L("  base: v6.1-debian"))
+{
+	assert_string_equal(cfg->defaults.suite, "tlb");
+	assert_string_equal(cfg->defaults.tree, "linux");
+	assert_string_equal(cfg->defaults.base, "v6.1-debian");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_tracks),
 		cmocka_unit_test(test_hooks),
+		cmocka_unit_test(test_defaults),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

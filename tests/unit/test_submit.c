@@ -86,7 +86,7 @@ static void test_refusals(void **state)
 	refused("[]", "body: must be a JSON object");
 	refused("{\"suite\":", "body: malformed JSON at line 1, column 9: *");	/* then jansson's words */
 	refused("{\"suite\":\"tlb\",\"colour\":1}", "colour: unknown field");
-	refused("{}", "suite: missing (the name of a configured suite)");
+	refused("{}", "suite: missing (the name of a configured suite; the lab's defaults: names none)");
 	refused("{\"suite\":\"nope\"}", "suite: no suite 'nope' in the configuration");
 	refused("{\"suite\":\"tlb\",\"machines\":[\"m1\",\"m2\"]}", "machines[1]: no machine 'm2' in the configuration");
 	refused("{\"suite\":\"tlb\",\"tags\":[\"a;b\"]}", "tags[0]: not a valid name (letters, digits, '.', '_', '-')");
@@ -103,7 +103,15 @@ static void test_refusals(void **state)
 		"\"patch\":\"" DIFF "\"}", "patch: give exactly one of patch, branch or url");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"max_boots\":3}",
 		"max_boots: an integer from boots (1) to 100, for A/B jobs");
-	refused("{\"suite\":\"tlb\",\"base\":\"v6.1\"}", "tree: no tree '(not a string)' in the configuration");
+	refused("{\"suite\":\"tlb\",\"base\":\"v6.1\"}",
+		"tree: missing (the kernel tree to build; the lab's defaults: names none)");
+	refused("{\"suite\":\"tlb\",\"patch\":\"" DIFF "\"}",
+		"tree: missing (the kernel tree to build; the lab's defaults: names none)");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"patch\":\"" DIFF "\"}",
+		"base: missing (the ref of tree linux to build; the lab's defaults: names none for it)");
+	refused("{\"suite\":\"tlb\",\"tree\":7,\"base\":\"v6.1\"}", "tree: no tree '(not a string)' in the configuration");
+	/* the job's record of what it took from the defaults is the daemon's */
+	refused("{\"suite\":\"tlb\",\"defaults\":{}}", "defaults: unknown field");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"patch\":\"hello\\n\"}",
 		"patch: no diff in it (no '+++' line)");
 	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"url\":\"ftp://x/y\"}",
@@ -114,6 +122,81 @@ static void test_refusals(void **state)
 	refused("{\"suite\":\"tlb\",\"arch\":64}", "arch: must be a string (x86_64, arm64)");
 	refused("{\"suite\":\"tlb\",\"machines\":[\"m1\"],\"arch\":\"arm64\"}",
 		"arch: no configured machine of arch arm64 fits the job's machines and tags");
+}
+
+/* With the lab's defaults: a request with only a patch takes the suite,
+ * the tree and its base, and says which it took; what it names wins; the
+ * base is the default tree's, never given to another tree. */
+static void test_lab_defaults(void **state)
+{
+	static const char more[] =
+		L("  - name: next")
+		L("    url: /tmp/next")
+		L("    builder: local")
+		L("defaults: {suite: tlb, tree: linux, base: v6.1-debian}");
+	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT, yaml = STRBUF_INIT;
+	struct lab_config *dcfg;
+	struct job_request req;
+	json_t *doc = NULL;
+	const char *b;
+	char *txt;
+
+	(void)state;
+	/* the second tree goes at the end of trees:, before suites: */
+	strbuf_add(&yaml, lab_yaml, (size_t)(strstr(lab_yaml, "suites:") - lab_yaml));
+	strbuf_add(&yaml, more, (size_t)(strstr(more, "defaults:") - more));
+	strbuf_addstr(&yaml, strstr(lab_yaml, "suites:"));
+	strbuf_addstr(&yaml, strstr(more, "defaults:"));
+	if (config_load_string("lab.yaml", yaml.buf, yaml.len, &dcfg, &err) < 0)
+		fail_msg("lab.yaml: %s", err.buf);
+
+	b = "{\"patch\":\"" DIFF "\"}";
+	assert_int_equal(submit_request_parse(dcfg, b, strlen(b), &doc, &req, &subject, &err), 0);
+	assert_string_equal(req.kind, "ab");
+	assert_string_equal(req.suite, "tlb");
+	assert_string_equal(req.tree, "linux");
+	assert_string_equal(req.base, "v6.1-debian");
+	txt = json_dumps(req.defaults, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(txt, "{\"base\":\"v6.1-debian\",\"suite\":\"tlb\",\"tree\":\"linux\"}");
+	free(txt);
+	json_decref(doc);
+
+	/* named fields win; only the rest is taken */
+	doc = NULL;
+	b = "{\"suite\":\"tlb\",\"base\":\"v6.1\",\"patch\":\"" DIFF "\"}";
+	assert_int_equal(submit_request_parse(dcfg, b, strlen(b), &doc, &req, &subject, &err), 0);
+	assert_string_equal(req.base, "v6.1");
+	txt = json_dumps(req.defaults, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(txt, "{\"tree\":\"linux\"}");
+	free(txt);
+	json_decref(doc);
+
+	/* another tree gets no default base */
+	b = "{\"tree\":\"next\",\"patch\":\"" DIFF "\"}";
+	assert_int_equal(submit_request_parse(dcfg, b, strlen(b), &doc, &req, &subject, &err), -1);
+	assert_string_equal(err.buf, "base: missing (the ref of tree next to build; the lab's defaults: names none for it)");
+
+	/* a request that names everything took nothing */
+	doc = NULL;
+	b = "{\"suite\":\"tlb\",\"tree\":\"next\",\"base\":\"v6.2\",\"patch\":\"" DIFF "\"}";
+	assert_int_equal(submit_request_parse(dcfg, b, strlen(b), &doc, &req, &subject, &err), 0);
+	assert_null(req.defaults);
+	json_decref(doc);
+
+	/* a run of the lab's default suite, no kernel named: the suite only */
+	doc = NULL;
+	b = "{}";
+	assert_int_equal(submit_request_parse(dcfg, b, strlen(b), &doc, &req, &subject, &err), 0);
+	assert_string_equal(req.kind, "run");
+	assert_null(req.tree);
+	txt = json_dumps(req.defaults, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_string_equal(txt, "{\"suite\":\"tlb\"}");
+	free(txt);
+	json_decref(doc);
+	config_free(dcfg);
+	strbuf_release(&yaml);
+	strbuf_release(&err);
+	strbuf_release(&subject);
 }
 
 /* A job's arch: asked for, or its first allowed machine's; x86_64 when no
@@ -248,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_arch),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_lab_defaults),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_limits),
 	};

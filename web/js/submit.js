@@ -61,7 +61,7 @@ export async function render(ctx) {
 </fieldset>
 <div class="ab-only grid2">
   <label>Tree ${selectHtml('tree', trees, treeLabel, lastAb && lastAb.tree)}</label>
-  <label>Base (git ref) <input name="base" list="dl-bases" value="${esc(lastAb ? lastAb.base : '')}" autocomplete="off" placeholder="v6.1"></label>
+  <label>Base (git ref) <input name="base" list="dl-bases" value="${esc(lastAb ? lastAb.base : '')}" autocomplete="off" placeholder="the lab's default"></label>
 </div>
 <div class="src src-patch">
   <label for="f-patch">Patch</label>
@@ -128,7 +128,8 @@ export async function render(ctx) {
 		if (tags.length) body.tags = tags;
 		if (src !== 'none') {
 			body.tree = e.tree.value;
-			body.base = e.base.value.trim();
+			// left empty, the daemon takes the lab's defaults: base (or says there is none)
+			if (e.base.value.trim()) body.base = e.base.value.trim();
 			if (src === 'patch') body.patch = e.patch.value;
 			if (src === 'branch') body.branch = { url: e.branch_url.value.trim(), ref: e.branch_ref.value.trim() };
 			if (src === 'url') body.url = e.url.value.trim();
