@@ -52,6 +52,7 @@ enum {
 	OPT_PATCHED,
 	OPT_VERDICT,
 	OPT_ARCH,
+	OPT_MBOX,
 };
 
 struct cli {

@@ -192,6 +192,41 @@ static void print_field(FILE *out, const char *name, const char *value)
 	fprintf(out, "%-10s %s\n", name, client_fmt_clean(clean, sizeof(clean), value && *value ? value : "-"));
 }
 
+/* An mbox's series, as git am applies it:
+ *	series     3 patches, after a cover letter
+ *	  1/3      mm: one
+ */
+static void print_series(FILE *out, const json_t *series)
+{
+	const json_t *list = json_object_get(series, "patches");
+	char clean[512], n[48];
+	size_t i, count = json_array_size(list);
+	json_t *p;
+
+	if (!count)
+		return;
+	fprintf(out, "%-10s %zu patch%s%s\n", "series", count, count == 1 ? "" : "es",
+		json_is_string(json_object_get(series, "cover")) ? ", after a cover letter" : "");
+	json_array_foreach(list, i, p) {
+		snprintf(n, sizeof(n), "%zu/%zu", i + 1, count);
+		fprintf(out, "  %-8s %s\n", n, client_fmt_clean(clean, sizeof(clean), json_string_value(p) ?: "?"));
+	}
+}
+
+/* What the job took from the lab's defaults: "defaults   suite tlb, tree linux" */
+static void print_defaults(FILE *out, const json_t *taken)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+
+	json_object_foreach((json_t *)taken, key, v)
+		strbuf_addf(&sb, "%s%s %s", sb.len ? ", " : "", key, json_string_value(v) ?: "?");
+	if (sb.len)
+		print_field(out, "defaults", sb.buf);
+	strbuf_release(&sb);
+}
+
 /* "branch https://git.example.org/linux.git tlb-fix", "url https://lore...",
  * "patch": where the patched side came from, as the job says it. */
 static void add_source(struct strbuf *sb, const json_t *job)
@@ -374,7 +409,9 @@ void client_status_print(FILE *out, long long id, const json_t *job)
 		if (sb.len)
 			print_field(out, "source", sb.buf);
 		strbuf_reset(&sb);
+		print_series(out, json_object_get(job, "patches"));
 	}
+	print_defaults(out, json_object_get(job, "defaults"));
 	client_join_strings(&sb, json_object_get(job, "machines"), ", ");
 	print_field(out, "machines", sb.buf);
 	strbuf_reset(&sb);

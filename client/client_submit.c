@@ -67,7 +67,24 @@ static int check_url(struct cli *cli, const char *option, const char *value,
  * a binary file is never the patch someone meant). The size is checked
  * before reading, so a wrong path to a disk image costs nothing.
  */
-static int read_patch(struct cli *cli, const char *path, json_t **ret, struct strbuf *err)
+/* Whether text starts as an mbox or a mail does: its first non-empty
+ * line is mbox's "From " line or a header a mail starts with. The daemon
+ * reads the series itself; this catches the wrong file at once. */
+static int looks_like_mail(const char *text)
+{
+	static const char *const starts[] = { "From ", "From:", "Subject:", "Date:", "Message-I", "Return-Path:",
+					      "Received:", "To:", "MIME-Version:", NULL };
+	int i;
+
+	while (*text == '\n' || *text == '\r')
+		text++;
+	for (i = 0; starts[i]; i++)
+		if (!strncasecmp(text, starts[i], strlen(starts[i])))
+			return 1;
+	return 0;
+}
+
+static int read_patch(struct cli *cli, const char *opt, const char *path, json_t **ret, struct strbuf *err)
 {
 	struct strbuf text = STRBUF_INIT;
 	char clean[256];
@@ -77,25 +94,28 @@ static int read_patch(struct cli *cli, const char *path, json_t **ret, struct st
 	client_fmt_clean(clean, sizeof(clean), path);
 	if (stat(path, &sb) < 0) {
 		e = errno;
-		return cli_usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(e));
+		return cli_usage_error(cli, err, "%s: cannot read '%s': %s", opt, clean, strerror(e));
 	}
 	if (!S_ISREG(sb.st_mode))
-		return cli_usage_error(cli, err, "--patch: '%s' is not a regular file", clean);
+		return cli_usage_error(cli, err, "%s: '%s' is not a regular file", opt, clean);
 	if ((unsigned long long)sb.st_size > MAX_PATCH)
-		return cli_usage_error(cli, err, "--patch: '%s' is larger than %u MiB (%lld bytes)",
-				       clean, MAX_PATCH >> 20, (long long)sb.st_size);
+		return cli_usage_error(cli, err, "%s: '%s' is larger than %u MiB (%lld bytes)",
+				       opt, clean, MAX_PATCH >> 20, (long long)sb.st_size);
 	e = strbuf_read_file(&text, path, MAX_PATCH);
 	if (e == -EFBIG)
-		r = cli_usage_error(cli, err, "--patch: '%s' is larger than %u MiB", clean, MAX_PATCH >> 20);
+		r = cli_usage_error(cli, err, "%s: '%s' is larger than %u MiB", opt, clean, MAX_PATCH >> 20);
 	else if (e < 0)
-		r = cli_usage_error(cli, err, "--patch: cannot read '%s': %s", clean, strerror(-e));
+		r = cli_usage_error(cli, err, "%s: cannot read '%s': %s", opt, clean, strerror(-e));
 	else if (!text.len)
-		r = cli_usage_error(cli, err, "--patch: '%s' is empty", clean);
+		r = cli_usage_error(cli, err, "%s: '%s' is empty", opt, clean);
 	else if (memchr(text.buf, '\0', text.len))
-		r = cli_usage_error(cli, err, "--patch: '%s' is not text (it contains NUL bytes)", clean);
+		r = cli_usage_error(cli, err, "%s: '%s' is not text (it contains NUL bytes)", opt, clean);
 	else if (!(*ret = json_stringn(text.buf, text.len)))
-		r = cli_usage_error(cli, err, "--patch: '%s' is not UTF-8 text (convert it, "
-				    "e.g. with iconv -t UTF-8)", clean);
+		r = cli_usage_error(cli, err, "%s: '%s' is not UTF-8 text (convert it, "
+				    "e.g. with iconv -t UTF-8)", opt, clean);
+	else if (!strcmp(opt, "--mbox") && !looks_like_mail(text.buf))
+		r = cli_usage_error(cli, err, "--mbox: '%s' is not an mbox (git format-patch and b4 write one: "
+				    "it starts with a \"From \" line or mail headers)", clean);
 	strbuf_release(&text);
 	return r;
 }
@@ -165,6 +185,9 @@ static const char submit_usage[] =
 	"  --base REF         the git ref or commit id to build (the patch applies to\n"
 	"                     it; default: the lab's defaults: base, in its tree)\n"
 	"  --patch FILE       a patch or mbox (UTF-8 text, at most 4 MiB), sent inline\n"
+	"  --mbox FILE        a series as git format-patch or b4 writes it, with or\n"
+	"                     without a cover letter: applied in order with git am;\n"
+	"                     the job is named by the cover letter, else patch 1\n"
 	"  --branch URL REF   a git branch to compare with the base (http, https, git)\n"
 	"  --url URL          a raw patch or mbox the daemon fetches (lore, patchwork)\n"
 	"  --wait             follow the job: a line per stage change, then its\n"
@@ -433,8 +456,8 @@ static int set_source(struct cli *cli, struct patch_source *src, const char *opt
 		      struct strbuf *err)
 {
 	if (src->option && strcmp(src->option, option))
-		return cli_usage_error(cli, err, "%s and %s: give only one of --patch, --branch "
-				       "and --url", src->option, option);
+		return cli_usage_error(cli, err, "%s and %s: give only one of --patch, --mbox, "
+				       "--branch and --url", src->option, option);
 	memset(src, 0, sizeof(*src));	/* a repeated option replaces the earlier one */
 	src->option = option;
 	return 0;
@@ -493,6 +516,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		{ "tree", required_argument, NULL, OPT_TREE },
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "patch", required_argument, NULL, OPT_PATCH },
+		{ "mbox", required_argument, NULL, OPT_MBOX },
 		{ "branch", required_argument, NULL, OPT_BRANCH },
 		{ "url", required_argument, NULL, OPT_URL },
 		COMMON_OPTIONS,
@@ -556,6 +580,10 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 			if (!(r = set_source(cli, &src, "--patch", err)))
 				src.file = optarg;
 			break;
+		case OPT_MBOX:
+			if (!(r = set_source(cli, &src, "--mbox", err)))
+				src.file = optarg;
+			break;
 		case OPT_BRANCH:
 			r = parse_branch(cli, argc, argv, &src, err);
 			break;
@@ -585,7 +613,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		goto out;
 	}
 	/* last: the file is read only for a request that is otherwise sound */
-	if (src.file && (r = read_patch(cli, src.file, &patch, err)))
+	if (src.file && (r = read_patch(cli, src.option, src.file, &patch, err)))
 		goto out;
 	if (!submitter) {
 		/* $USER is a convenience, not an input to refuse over */

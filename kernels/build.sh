@@ -675,8 +675,9 @@ apply_errors() {
 if [ -n "$patch" ]; then
 	step="applying the patch"
 	if is_mbox "$patch"; then
-		say "applying the mbox with git am --3way"
-		if ! capture "$WORK/.apply.out" g am --3way -- "$patch"; then
+		# a series' cover letter has no diff: git am drops it
+		say "applying the mbox with git am --3way --empty=drop"
+		if ! capture "$WORK/.apply.out" g am --3way --empty=drop -- "$patch"; then
 			apply_errors "$WORK/.apply.out" >"$WORK/.excerpt"
 			# With --3way, git am may only say that it could not build a
 			# fake ancestor; git apply names the file and the hunk.
@@ -688,7 +689,9 @@ if [ -n "$patch" ]; then
 			fi
 			g am --abort >/dev/null 2>&1 || true
 			first=$(grep -m1 'patch failed: ' "$WORK/.excerpt" || grep -m1 -E '^(error|fatal): ' "$WORK/.excerpt" || echo "git am failed")
-			fail patch "patch does not apply to $ref: $first" "$WORK/.excerpt"
+			# which patch of a series: "Patch failed at 0002 mm: subject"
+			at=$(sed -n 's/^Patch failed at \([0-9]*\) \(.*\)$/patch \1 (\2)/p' "$WORK/.excerpt" | head -n 1)
+			fail patch "${at:-patch} does not apply to $ref: $first" "$WORK/.excerpt"
 		fi
 	else
 		say "applying the plain diff with git apply --index"

@@ -402,3 +402,152 @@ out:
 	strbuf_release(&dec);
 	return kind;
 }
+
+/* One mail of an mbox: its place in the text, and what its body holds. */
+struct mail {
+	size_t start, len;
+	int diff, binary;
+};
+
+static int is_commit_from(const struct line *l)
+{
+	size_t i;
+
+	if (l->n < 46 || !starts(l, "From ") || l->p[45] != ' ')
+		return 0;
+	for (i = 5; i < 45; i++)
+		if (!isxdigit((unsigned char)l->p[i]))
+			return 0;
+	return 1;
+}
+
+/* Splits text into mails: how many there are; the first max go to ret. */
+static size_t split_mails(const char *text, size_t len, struct mail *ret, size_t max)
+{
+	size_t pos = 0, at = 0, n = 0, next;
+	struct line l, nl;
+	int prev_empty = 1;
+
+	while (next_line(text, len, &pos, &l) && !l.n)
+		at = pos;
+	pos = at;
+	if (!next_line(text, len, &pos, &l) || !starts_headers(&l))
+		return 0;
+	pos = at;
+	while (next_line(text, len, &pos, &l)) {
+		size_t start = (size_t)(l.p - text);
+
+		next = pos;
+		if ((start == at || ((prev_empty || is_commit_from(&l)) && starts(&l, "From "))) &&
+		    (start == at || (next_line(text, len, &next, &nl) && header_name(&nl) && starts_headers(&nl)))) {
+			if (n && n <= max)
+				ret[n - 1].len = start - ret[n - 1].start;
+			if (n < max)
+				ret[n] = (struct mail){ .start = start };
+			n++;
+		} else if (n && n <= max) {
+			if (starts(&l, "GIT binary patch"))
+				ret[n - 1].diff = ret[n - 1].binary = 1;
+			else if (is_diff_start(&l, text, len, pos))
+				ret[n - 1].diff = 1;
+		}
+		prev_empty = !l.n;
+	}
+	if (n && n <= max)
+		ret[n - 1].len = len - ret[n - 1].start;
+	return n;
+}
+
+int patch_series_read(const char *text, size_t len, struct patch_series *ret, struct strbuf *err)
+{
+	struct mail *m = xcalloc(PATCH_SERIES_MAX + 2, sizeof(*m));
+	struct strbuf subj = STRBUF_INIT;
+	size_t n, i, k = 0;
+	int rc = -1;
+
+	memset(ret, 0, sizeof(*ret));
+	n = split_mails(text, len, m, PATCH_SERIES_MAX + 2);
+	if (!n) {
+		rc = 0;
+		goto out;
+	}
+	if (n > PATCH_SERIES_MAX + 1) {
+		strbuf_seterr(err, "the mbox holds more than %d patches", PATCH_SERIES_MAX);
+		goto out;
+	}
+	for (i = 0; i < n && !m[i].diff; i++)
+		;
+	if (i == n && n > 1) {
+		strbuf_seterr(err, "the mbox holds no patch: none of its %zu mails has a diff", n);
+		goto out;
+	}
+	ret->nmails = n;
+	ret->cover = !m[0].diff && n > 1;
+	ret->subjects = xcalloc(n, sizeof(*ret->subjects));
+	for (i = 0; i < n; i++) {
+		patch_subject(text + m[i].start, m[i].len, &subj);
+		if (i == 0 && ret->cover) {
+			ret->cover_subject = strbuf_detach(&subj, NULL);
+			continue;
+		}
+		if (!m[i].diff) {
+			if (n == 1)
+				strbuf_seterr(err, "the mbox holds no patch: its one mail ('%s') has no diff", subj.buf);
+			else
+				strbuf_seterr(err, "mail %zu of %zu ('%s') has no diff: an mbox holds a series' "
+					      "patches, a cover letter at most first", i + 1, n, subj.buf);
+			goto out;
+		}
+		if (m[i].binary) {
+			strbuf_seterr(err, "patch %zu of %zu ('%s') is a binary diff (GIT binary patch): the "
+				      "lab applies text patches", k + 1, n - (size_t)ret->cover, subj.buf);
+			goto out;
+		}
+		ret->subjects[k++] = strbuf_detach(&subj, NULL);
+	}
+	ret->npatches = k;
+	if (k > PATCH_SERIES_MAX) {
+		strbuf_seterr(err, "the mbox holds %zu patches, more than %d", k, PATCH_SERIES_MAX);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (rc < 0) {
+		ret->npatches = k;
+		patch_series_release(ret);
+	}
+	strbuf_release(&subj);
+	free(m);
+	return rc;
+}
+
+void patch_series_release(struct patch_series *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->npatches; i++)
+		free(s->subjects[i]);
+	free(s->subjects);
+	free(s->cover_subject);
+	memset(s, 0, sizeof(*s));
+}
+
+int patch_series_json(const char *text, size_t len, json_t **ret, struct strbuf *err)
+{
+	struct patch_series s;
+	json_t *list;
+	size_t i;
+
+	*ret = NULL;
+	if (patch_series_read(text, len, &s, err) < 0)
+		return -1;
+	if (!s.nmails)
+		return 0;
+	list = json_array();
+	for (i = 0; i < s.npatches; i++)
+		json_array_append_new(list, json_string(s.subjects[i]));
+	*ret = json_pack("{s:o,s:o}", "cover", s.cover_subject ? json_string(s.cover_subject) : json_null(),
+			 "patches", list);
+	patch_series_release(&s);
+	return 0;
+}

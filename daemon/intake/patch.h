@@ -1,6 +1,7 @@
 #ifndef TLBLAB_PATCH_H
 #define TLBLAB_PATCH_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "strbuf.h"
@@ -40,5 +41,39 @@ enum patch_subject_kind {
  * Returns how it was found; PATCH_SUBJECT_NONE leaves ret empty.
  */
 enum patch_subject_kind patch_subject(const char *text, size_t len, struct strbuf *ret);
+
+/*
+ * A series: the mails of an mbox (git format-patch's, b4's, lore's raw
+ * thread), which git am applies in order. A mail starts at the text's top
+ * when that is a mail header or mbox's "From " line, and after it at each
+ * "From " line that follows an empty line (or is format-patch's "From
+ * <commit id> ") and is followed by a header.
+ */
+#define PATCH_SERIES_MAX 100
+
+struct patch_series {
+	size_t nmails;		/* 0: the text is a plain diff, not mail */
+	int cover;		/* the first mail is a cover letter: no diff */
+	char *cover_subject;	/* its subject (patch_subject), or NULL */
+	size_t npatches;	/* the mails with a diff, in order */
+	char **subjects;	/* each one's subject */
+};
+
+/*
+ * Reads the series of text[0..len) into ret (released with
+ * patch_series_release; nmails 0 for a plain diff). -1 with err, in words
+ * for the submitter, when git am could not apply it as a series: no mail
+ * has a diff (an empty mbox, a cover letter alone), a mail after the first
+ * has none (a reply), a patch is a binary diff, or there are more than
+ * PATCH_SERIES_MAX patches.
+ */
+int patch_series_read(const char *text, size_t len, struct patch_series *ret, struct strbuf *err);
+void patch_series_release(struct patch_series *s);
+/*
+ * The series of text as the job keeps it (store.h's "patches"):
+ * {"cover": SUBJECT or null, "patches": [SUBJECT, ...]}, NULL for a plain
+ * diff; -1 with err as patch_series_read says.
+ */
+int patch_series_json(const char *text, size_t len, json_t **ret, struct strbuf *err);
 
 #endif

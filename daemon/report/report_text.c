@@ -73,6 +73,29 @@ static void add_source(struct strbuf *sb, const json_t *job)
 	strbuf_release(&raw);
 }
 
+/* An mbox's series, in the order git am applied it: "series: 3 patches,
+ * after a cover letter", then "1/3: SUBJECT" a line. */
+static void add_series(struct strbuf *out, const json_t *series)
+{
+	const json_t *list = json_object_get(series, "patches"), *p;
+	struct strbuf s = STRBUF_INIT;
+	char key[48];
+	size_t i, n = json_array_size(list);
+
+	if (!n)
+		return;
+	strbuf_addf(&s, "%zu patch%s%s", n, n == 1 ? "" : "es",
+		    json_is_string(json_object_get(series, "cover")) ? ", after a cover letter" : "");
+	report_kv(out, "series", s.buf);
+	json_array_foreach(list, i, p) {
+		strbuf_reset(&s);
+		report_add_clean(&s, json_string_value(p) ?: "?");
+		snprintf(key, sizeof(key), "  %zu/%zu", i + 1, n);
+		report_kv(out, key, s.buf);
+	}
+	strbuf_release(&s);
+}
+
 /* The build of side `side` from the comparison's provenance: the daemon
  * gives each side {"job": JOB, "builds": [{"side", "build_id", "commit",
  * "config_hash", "compiler", "meta": {"kernelrelease"}}]}. */
@@ -237,6 +260,7 @@ static void opening(struct report *r)
 	add_source(&s, job);
 	report_kv(r->out, "source", s.buf);
 	strbuf_reset(&s);
+	add_series(r->out, json_object_get(job, "patches"));
 	report_add_clean(&s, str(job, "base") ?: "?");
 	strbuf_addstr(&s, " of tree ");
 	report_add_clean(&s, str(job, "tree") ?: "?");

@@ -76,7 +76,8 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 	json_t *patch = json_object_get(body, "patch"), *branch = json_object_get(body, "branch");
 	json_t *url = json_object_get(body, "url");
 	int sources = !!patch + !!branch + !!url;
-	struct strbuf name = STRBUF_INIT;
+	struct strbuf name = STRBUF_INIT, why = STRBUF_INIT;
+	json_t *series;
 
 	req->kind = "ab";
 	req->tree = json_string_value(json_object_get(body, "tree"));
@@ -103,8 +104,22 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 		req->patch = json_string_value(patch);
 		if (!req->patch || !*req->patch || strlen(req->patch) != json_string_length(patch))
 			return strbuf_seterr(err, "patch: must be the text of a diff or a git format-patch mbox");
-		if (!strstr(req->patch, "\n+++ ") && strncmp(req->patch, "+++ ", 4) && !strstr(req->patch, "\nGIT binary patch"))
+		/* an mbox's mails first: its errors name the mail */
+		if (patch_series_json(req->patch, strlen(req->patch), &series, &why) < 0) {
+			strbuf_seterr(err, "patch: %s", why.buf);
+			strbuf_release(&why);
+			return -1;
+		}
+		if (!strstr(req->patch, "\n+++ ") && strncmp(req->patch, "+++ ", 4) && !strstr(req->patch, "\nGIT binary patch")) {
+			json_decref(series);
 			return strbuf_seterr(err, "patch: no diff in it (no '+++' line)");
+		}
+		/* the body keeps it: req points into the body */
+		if (series) {
+			json_object_set_new(body, "patches", series);
+			req->patches = series;
+		}
+		/* an mbox's first mail names it: the cover letter's, or the first patch's */
 		patch_subject(req->patch, strlen(req->patch), subject);
 	} else if (branch) {
 		req->patch_kind = "branch";

@@ -297,6 +297,7 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	struct strbuf scripts = STRBUF_INIT, work = STRBUF_INIT, outdir = STRBUF_INIT, remote_patch = STRBUF_INIT;
 	const char *argv[64];
 	char **frag_remote = NULL;
+	json_t *series = NULL;
 	struct transport *t = NULL;
 	struct exec_result res;
 	struct build_lines bl;
@@ -341,6 +342,13 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 				fail(out, BUILD_PATCH, "build: %s is not a patch (no diff in it)", url.buf);
 				goto out;
 			}
+			if (patch_series_json(text.buf, text.len, &series, &err) < 0) {
+				fail(out, BUILD_PATCH, "build: the mbox at %s: %s", url.buf, err.buf);
+				goto out;
+			}
+			if (series && (r = store_job_set_patches(req->st, req->job_id, series)) < 0)
+				log_warnx("job %lld: store: the fetched series is not listed: %s",
+					  (long long)req->job_id, store_strerror(r));
 			/* what was built must stay known, whatever the URL serves later */
 			if ((r = store_job_set_patch(req->st, req->job_id, text.buf)) < 0) {
 				fail_store(out, r, "could not keep the fetched patch");
@@ -544,6 +552,7 @@ out:
 		free(frag_remote);
 	}
 	transport_free(t);
+	json_decref(series);
 	transport_exec_result_release(&res);
 	strbuf_release(&bl.pending);
 	strbuf_release(&bl.message);

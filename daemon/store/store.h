@@ -118,6 +118,8 @@ struct job_request {
 	const char *arch;		/* arch.h's name; NULL: x86_64 */
 	const json_t *defaults;		/* the fields taken from the lab's defaults:,
 					 * {field: value}, or NULL: none */
+	const json_t *patches;		/* an mbox's series, {"cover": SUBJECT|null,
+					 * "patches": [SUBJECT...]}, or NULL */
 	int boots;
 	int max_boots;		/* ab: grow up to this many boots per side while
 				 * a headline metric is inconclusive (0: boots) */
@@ -236,6 +238,8 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 		    struct strbuf *url, struct strbuf *ref);
 /* Keeps the text fetched from a patch URL with the job. */
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text);
+/* Keeps the series a fetched mbox is (store_job's "patches"). */
+int store_job_set_patches(struct store *st, int64_t job_id, const json_t *patches);
 /* Replaces the job's patch_subject (once a fetched mbox names it). */
 int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject);
 

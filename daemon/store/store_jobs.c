@@ -29,15 +29,15 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 	int rc;
 
 	rc = db_run(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
-		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject, arch, defaults) "
-		    "VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-		    "coalesce(?, 'x86_64'), ?)",
+		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject, arch, defaults, "
+		    "patches) VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "coalesce(?, 'x86_64'), ?, ?)",
 		    DB_TEXT(req->kind), DB_TEXT(req->suite), DB_JSON(req->suite_json), DB_JSON(req->machines),
 		    DB_JSON(req->tags), DB_TEXT(req->submitter), DB_INT(req->boots), DB_REAL(db_now()),
 		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_TEXT(req->patch),
 		    DB_TEXT(req->patch_url), DB_TEXT(req->patch_ref),
 		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject),
-		    DB_TEXT(req->arch), DB_JSON(req->defaults));
+		    DB_TEXT(req->arch), DB_JSON(req->defaults), DB_JSON(req->patches));
 	if (rc < 0)
 		return rc;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -76,7 +76,7 @@ int store_job_create(struct store *st, const struct job_request *req,
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
-	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject, arch, defaults"
+	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject, arch, defaults, patches"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -110,6 +110,7 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "patch_subject", db_col_json(s, 23));
 	json_object_set_new(j, "arch", db_col_json(s, 24));
 	json_object_set_new(j, "defaults", db_col_parsed(s, 25));
+	json_object_set_new(j, "patches", db_col_parsed(s, 26));
 	return j;
 }
 
@@ -240,7 +241,7 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
 		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
 		"started", "finished", "cancel_requested", "error", NULL, NULL, "tree", "base",
 		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
-		"arch", "defaults",
+		"arch", "defaults", "patches",
 	};
 	int i;
 
@@ -250,7 +251,7 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
 		strbuf_addstr(out, i ? ",\"" : "{\"");
 		strbuf_addstr(out, keys[i]);
 		strbuf_addstr(out, "\":");
-		if (i == 4 || i == 5 || i == 25) {
+		if (i == 4 || i == 5 || i >= 25) {
 			col_parsed_text(out, s, i);
 		} else if (i == 11) {
 			strbuf_addstr(out, sqlite3_column_int(s, i) ? "true" : "false");
@@ -456,6 +457,11 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
 {
 	return db_write(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", DB_INT(job_id), DB_TEXT(text));
+}
+
+int store_job_set_patches(struct store *st, int64_t job_id, const json_t *patches)
+{
+	return db_write(st, "UPDATE jobs SET patches = ?2 WHERE id = ?1", DB_INT(job_id), DB_JSON(patches));
 }
 
 int store_job_set_patch_subject(struct store *st, int64_t job_id, const char *subject)

@@ -371,6 +371,42 @@ printf 'this is not a patch\n' >"$TMP/notapatch.txt"
 check_fails "a file without a diff is refused by the daemon, as it words it" 1 \
 	"^tlblab: HTTP 400 bad_request: patch: no diff in it \\(no '\\+\\+\\+' line\\)$" \
 	"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --patch "$TMP/notapatch.txt"
+# a series from git format-patch --cover-letter: a cover letter and 3 patches
+mail() { # ID SUBJECT BODY
+	printf 'From %s Mon Sep 17 00:00:00 2001\nFrom: Ren\303\251e <r@example.org>\nSubject: %s\n\n%s\n-- \n2.39.5\n\n' "$@"
+}
+hunk() { printf -- '---\ndiff --git a/mm/%s.c b/mm/%s.c\n--- a/mm/%s.c\n+++ b/mm/%s.c\n@@ -1 +1 @@\n-a\n+b\n' "$1" "$1" "$1" "$1"; }
+{
+	mail 0000000000000000000000000000000000000000 "[PATCH 0/3] mm: batch TLB flushes" "Why: fewer IPIs."
+	mail 1111111111111111111111111111111111111111 "[PATCH 1/3] mm: one" "$(hunk one)"
+	mail 2222222222222222222222222222222222222222 "[PATCH 2/3] mm: two" "$(hunk two)"
+	mail 3333333333333333333333333333333333333333 "[PATCH 3/3] mm: three" "$(hunk three)"
+} >"$TMP/series.mbox"
+"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --mbox "$TMP/series.mbox" >"$TMP/series.out" 2>&1
+st=$?
+daemon_get "/jobs/$(job_of "$TMP/series.out")"
+if [ $st = 0 ] && pyjson "$TMP/daemon.json" '(L[0]["job"]["patch_subject"] == "mm: batch TLB flushes" and
+	L[0]["job"]["patches"] == {"cover": "mm: batch TLB flushes", "patches": ["mm: one", "mm: two", "mm: three"]})'; then
+	pass "submit --mbox: a series with a cover letter is named by it, its patches listed in order"
+else
+	fail "submit --mbox: a series with a cover letter is named by it, its patches listed in order" \
+		"exit $st: $(cat "$TMP/series.out") $(head -c 600 "$TMP/daemon.json")"
+fi
+"$TLBLAB" status "$(job_of "$TMP/series.out")" >"$TMP/series-status.out" 2>&1
+check "status lists the series: the cover letter, then each patch" in_order "$TMP/series-status.out" \
+	"series     3 patches, after a cover letter" "  1/3      mm: one" "  2/3      mm: two" "  3/3      mm: three"
+mail 0000000000000000000000000000000000000000 "[PATCH 0/1] mm: words" "only words" >"$TMP/cover.mbox"
+check_fails "an mbox of a cover letter alone is refused by the daemon, as it words it" 1 \
+	"^tlblab: HTTP 400 bad_request: patch: the mbox holds no patch: its one mail \\('mm: words'\\) has no diff$" \
+	"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --mbox "$TMP/cover.mbox"
+{
+	mail 1111111111111111111111111111111111111111 "[PATCH 1/2] mm: one" "$(hunk one)"
+	mail 2222222222222222222222222222222222222222 "[PATCH 2/2] fw: blob" \
+		"$(printf -- '---\ndiff --git a/fw.bin b/fw.bin\nGIT binary patch\nliteral 4\nLcmZ?d00001\n')"
+} >"$TMP/binary.mbox"
+check_fails "a series with a binary patch is refused by the daemon, naming the patch" 1 \
+	"^tlblab: HTTP 400 bad_request: patch: patch 2 of 2 \\('fw: blob'\\) is a binary diff" \
+	"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --mbox "$TMP/binary.mbox"
 check_fails "a patch without --tree, on a lab without defaults:, is refused by the daemon" 1 \
 	"^tlblab: HTTP 400 bad_request: tree: missing \\(the kernel tree to build; the lab's defaults: names none\\)$" \
 	"$TLBLAB" submit --suite tlb --patch "$TMP/fix.patch"
@@ -383,6 +419,8 @@ $PY -c 'import sys; open(sys.argv[1], "w").write("+x\n" * (5 << 19))' "$TMP/5mib
 printf 'diff --git a/x b/x\n\000\001\n' >"$TMP/binary.patch"
 printf 'From: Ren\351e\ndiff --git a/x b/x\n' >"$TMP/latin1.patch"
 : >"$TMP/empty.patch"
+printf 'diff --git a/x b/x\n--- a/x\n+++ b/x\n' >"$TMP/notmail.patch"
+$PY -c 'import sys; open(sys.argv[1], "w").write("From: a\n" + "+x\n" * ((10 << 20) // 3))' "$TMP/10mb.mbox"
 AB="--suite tlb --tree linux"
 n0=$(njobs)
 while IFS='|' read -r opt pat args; do
@@ -404,7 +442,7 @@ done <<END_OF_CASES
 --url|--url: 'git://x\.org/p' is not an http:// or https:// URL|$AB --base v6.1 --url git://x.org/p
 --url|--url: 'https://x\.org/p"' is not|$AB --base v6.1 --url https://x.org/p"
 --url|--url: 'https://x\.org/\\$\(id\)'x' is not|$AB --base v6.1 --url https://x.org/\$(id)'x
---patch|--patch and --url: give only one of --patch, --branch and --url|$AB --base v6.1 --patch $TMP/fix.patch --url https://x.org/p
+--patch|--patch and --url: give only one of --patch, --mbox, --branch and --url|$AB --base v6.1 --patch $TMP/fix.patch --url https://x.org/p
 --url|--url and --branch: give only one|$AB --base v6.1 --url https://x.org/p --branch https://x.org/l.git main
 --max-boots|--max-boots is for A/B jobs \(with a patch\)|$AB --base v6.1 --max-boots 3
 --tree|--tree: invalid name 'a;b'|--suite tlb --tree a;b --base v6.1 --url https://x.org/p
@@ -412,6 +450,10 @@ done <<END_OF_CASES
 --patch|--patch: cannot read '.*/nosuch\.patch': No such file|$AB --base v6.1 --patch $TMP/nosuch.patch
 --patch|--patch: '.*' is not a regular file|$AB --base v6.1 --patch $TMP
 --patch|--patch: '.*/empty\.patch' is empty|$AB --base v6.1 --patch $TMP/empty.patch
+--mbox|--mbox: '.*/empty\.patch' is empty|$AB --base v6.1 --mbox $TMP/empty.patch
+--mbox|--mbox: '.*/notmail\.patch' is not an mbox \(git format-patch and b4 write one|$AB --base v6.1 --mbox $TMP/notmail.patch
+--mbox|--mbox: '.*/10mb\.mbox' is larger than 4 MiB|$AB --base v6.1 --mbox $TMP/10mb.mbox
+--mbox|--mbox and --patch: give only one of --patch, --mbox, --branch and --url|$AB --base v6.1 --mbox $TMP/fix.patch --patch $TMP/fix.patch
 --patch|--patch: '.*/binary\.patch' is not text|$AB --base v6.1 --patch $TMP/binary.patch
 --patch|--patch: '.*/latin1\.patch' is not UTF-8 text|$AB --base v6.1 --patch $TMP/latin1.patch
 --boots|--boots: '101' is not a number from 1 to 100|$AB --base v6.1 --url https://x.org/p --boots 101

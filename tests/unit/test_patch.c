@@ -144,6 +144,92 @@ static void test_hostile(void **state)
 	strbuf_release(&s);
 }
 
+/* ---- series: the mails of an mbox ---- */
+
+#define MAIL(id, subj, body) "From " id " Mon Sep 17 00:00:00 2001\nFrom: A <a@b>\n" \
+	"Subject: " subj "\n\n" body "\n-- \n2.39.5\n\n"
+#define ID1 "1111111111111111111111111111111111111111"
+#define ID2 "2222222222222222222222222222222222222222"
+#define ID3 "3333333333333333333333333333333333333333"
+#define ID0 "0000000000000000000000000000000000000000"
+
+/* text is read as a series of n patches (cover: its subject, or NULL) */
+static void series_ok(const char *text, const char *cover, size_t n, const char *const *subjects)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct patch_series s;
+	size_t i;
+
+	if (patch_series_read(text, strlen(text), &s, &err) < 0)
+		fail_msg("refused: %s\n%s", err.buf, text);
+	assert_int_equal(s.npatches, n);
+	assert_int_equal(s.cover, cover != NULL);
+	if (cover)
+		assert_string_equal(s.cover_subject, cover);
+	else
+		assert_null(s.cover_subject);
+	for (i = 0; i < n; i++)
+		assert_string_equal(s.subjects[i], subjects[i]);
+	patch_series_release(&s);
+	strbuf_release(&err);
+}
+
+static void series_refused(const char *text, const char *want)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct patch_series s;
+
+	if (patch_series_read(text, strlen(text), &s, &err) == 0)
+		fail_msg("accepted:\n%s", text);
+	assert_string_equal(err.buf, want);
+	assert_int_equal(s.npatches, 0);
+	assert_null(s.subjects);
+	strbuf_release(&err);
+}
+
+static void test_series(void **state)
+{
+	static const char *const three[] = { "mm: one", "mm: two", "mm: three" };
+	struct strbuf big = STRBUF_INIT;
+	struct patch_series s;
+	int i;
+
+	(void)state;
+	/* git format-patch --cover-letter --stdout: the cover letter, then 3 */
+	series_ok(MAIL(ID0, "[PATCH 0/3] mm: a series", "why it matters")
+		  MAIL(ID1, "[PATCH 1/3] mm: one", "one\n---\n" DIFF)
+		  MAIL(ID2, "[PATCH 2/3] mm: two", "two\n---\n" DIFF)
+		  MAIL(ID3, "[PATCH 3/3] mm: three", "three\n---\n" DIFF), "mm: a series", 3, three);
+	/* without a cover letter; a body line "From the docs:" followed by a
+	 * trailer, after an empty line, does not start a mail */
+	series_ok(MAIL(ID1, "[PATCH 1/3] mm: one", "one\n\nFrom the docs:\nSigned-off-by: A <a@b>\n---\n" DIFF)
+		  MAIL(ID2, "[PATCH 2/3] mm: two", "---\n" DIFF)
+		  MAIL(ID3, "[PATCH 3/3] mm: three", "---\n" DIFF), NULL, 3, three);
+	/* one mail without a From line; a plain diff is no series */
+	series_ok("Subject: [PATCH] mm: one\n\n" DIFF, NULL, 1, three);
+	assert_int_equal(patch_series_read(DIFF, strlen(DIFF), &s, &big), 0);
+	assert_int_equal(s.nmails, 0);
+	assert_int_equal(s.npatches, 0);
+	patch_series_release(&s);
+
+	series_refused(MAIL(ID0, "[PATCH 0/1] mm: cover", "only words"),
+		       "the mbox holds no patch: its one mail ('mm: cover') has no diff");
+	series_refused(MAIL(ID0, "[PATCH 0/2] mm: cover", "words") MAIL(ID1, "Re: [PATCH 0/2] mm: cover", "me too"),
+		       "the mbox holds no patch: none of its 2 mails has a diff");
+	series_refused(MAIL(ID1, "[PATCH 1/2] mm: one", "---\n" DIFF) MAIL(ID2, "Re: [PATCH 1/2] mm: one", "nice"),
+		       "mail 2 of 2 ('mm: one') has no diff: an mbox holds a series' patches, a cover letter at most first");
+	series_refused(MAIL(ID0, "[PATCH 0/2] mm: c", "w") MAIL(ID1, "[PATCH 1/2] mm: one", "---\n" DIFF)
+		       MAIL(ID2, "[PATCH 2/2] fw: blob", "---\ndiff --git a/fw.bin b/fw.bin\nGIT binary patch\nliteral 4\nLcmZ?d00001\n"),
+		       "patch 2 of 2 ('fw: blob') is a binary diff (GIT binary patch): the lab applies text patches");
+	for (i = 0; i < PATCH_SERIES_MAX + 1; i++)
+		strbuf_addstr(&big, MAIL(ID1, "[PATCH] mm: one", "---\n" DIFF));
+	series_refused(big.buf, "the mbox holds 101 patches, more than 100");
+	for (i = 0; i < 5; i++)
+		strbuf_addstr(&big, MAIL(ID1, "[PATCH] mm: one", "---\n" DIFF));
+	series_refused(big.buf, "the mbox holds more than 100 patches");
+	strbuf_release(&big);
+}
+
 static void test_clean_line(void **state)
 {
 	struct strbuf s = STRBUF_INIT;
@@ -173,6 +259,7 @@ int main(void)
 		cmocka_unit_test(test_plain_diffs),
 		cmocka_unit_test(test_project_patches),
 		cmocka_unit_test(test_hostile),
+		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_clean_line),
 	};
 

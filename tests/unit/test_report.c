@@ -232,6 +232,28 @@ static void test_failed_before_anything_ran(void **state)
 	json_decref(cmp);
 }
 
+/* An mbox's series: after the source, the count, then each patch in the
+ * order git am applied them */
+static void test_series(void **state)
+{
+	json_t *job = job_doc(DOC_JOB2), *cmp = cmp_doc(DOC_JOB2);
+	char *text;
+
+	(void)state;
+	json_object_set_new(job, "patches", json_pack("{s:s,s:[s,s,s]}", "cover", "mm: batch flushes", "patches",
+						      "mm: one", "mm: two", "mm: three"));
+	text = report(job, cmp);
+	{
+		const char *order[] = { "  source:", "  series:    3 patches, after a cover letter\n",
+					"    1/3:     mm: one\n", "    2/3:     mm: two\n", "    3/3:     mm: three\n" };
+
+		assert_in_order(text, order, ARRAY_SIZE(order));
+	}
+	free(text);
+	json_decref(job);
+	json_decref(cmp);
+}
+
 static void test_failed_with_rows(void **state)
 {
 	json_t *job = job_doc(DOC_JOB4), *cmp = cmp_doc(DOC_JOB4);
@@ -577,6 +599,7 @@ int main(void)
 		cmocka_unit_test(test_regression),
 		cmocka_unit_test(test_older_daemon),
 		cmocka_unit_test(test_failed_before_anything_ran),
+		cmocka_unit_test(test_series),
 		cmocka_unit_test(test_failed_with_rows),
 		cmocka_unit_test(test_unavailable_rows),
 		cmocka_unit_test(test_unavailable_counters),
