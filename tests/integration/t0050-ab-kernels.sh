@@ -72,21 +72,46 @@ expect() {
 	case "$h" in good|unknown) pass "$1: vm1 is still usable ($h)" ;; *) fail "$1: vm1 usable" "$h" ;; esac
 }
 
-# 1. the demo patch: processes now shoot down every CPU. One boot per side
-# cannot be significant, so the job grows to max_boots (2) by itself.
+# 1. the demo patch, sent as a developer sends a series (git format-patch
+# --cover-letter): a cover letter, the demo patch, and two comment-only
+# patches at the ends of mm/mprotect.c and mm/mremap.c (made from the base's
+# files, so they apply). Processes now shoot down every CPU. One boot per
+# side cannot be significant, so the job grows to max_boots (2) by itself.
+# comment_mail N FILE: patch N/3, a comment appended to FILE of the base
+comment_mail() {
+	n=$(git -C "$CACHE/linux" show "v6.1-debian:$2" | wc -l)
+	printf 'From %040d Mon Sep 17 00:00:00 2001\nFrom: tlblab test <t@localhost>\nDate: Mon, 1 Jan 2024 00:00:0%d +0000\n' "$1" "$1"
+	printf 'Subject: [PATCH %d/3] %s: a comment at its end\n\nNothing the kernel runs changes.\n---\n' "$1" "$2"
+	printf 'diff --git a/%s b/%s\n--- a/%s\n+++ b/%s\n@@ -%d,3 +%d,4 @@\n' "$2" "$2" "$2" "$2" $((n - 2)) $((n - 2))
+	git -C "$CACHE/linux" show "v6.1-debian:$2" | tail -n 3 | sed 's/^/ /'
+	printf '+/* tlblab: patch %d of the test series */\n-- \n2.39.5\n\n' "$1"
+}
+{
+	printf 'From %040d Mon Sep 17 00:00:00 2001\nFrom: tlblab test <t@localhost>\nDate: Mon, 1 Jan 2024 00:00:00 +0000\n' 0
+	printf 'Subject: [PATCH 0/3] x86/mm/tlb: the demo series\n\nThe demo patch, and two that change nothing.\n\n-- \n2.39.5\n\n'
+	sed '1,/^Subject:/s/^Subject: \[PATCH\]/Subject: [PATCH 1\/3]/' "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch"
+	echo
+	comment_mail 2 mm/mprotect.c
+	comment_mail 3 mm/mremap.c
+} >"$TMP/series.mbox"
 t0=$(date +%s)
-body=$($PY -c 'import json,sys; print(json.dumps({"suite": "quick", "tree": "linux", "base": "v6.1-debian",
-	"patch": open(sys.argv[1]).read(), "boots": 1, "max_boots": 2, "submitter": "t0050"}))' \
-	"$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch")
-id=$(api POST /jobs "$body" "$TOKEN" | jq_py 'J["job"]["id"]')
+id=$("$CLIENT" submit --json --suite quick --tree linux --base v6.1-debian --mbox "$TMP/series.mbox" --boots 1 \
+	--max-boots 2 --submitter t0050 | jq_py 'J["job"]["id"]')
 state=$(job_wait "$id" "done failed cancelled" 3000)
 t1=$(date +%s)
 if [ "$state" = done ]; then
-	pass "A/B job with the demo patch is done in $((t1 - t0)) s"
+	pass "A/B job with the demo series (a cover letter and 3 patches, --mbox) is done in $((t1 - t0)) s"
 else
-	fail "A/B job with the demo patch" "$state: $(api GET "/jobs/$id" | head -c 800)"
+	fail "A/B job with the demo series" "$state: $(api GET "/jobs/$id" | head -c 800)"
 fi
 api GET "/jobs/$id" >"$TMP/job.json"
+check "the job is named by the cover letter, its 3 patches listed in the order git am applied them" \
+	pyjson "$TMP/job.json" '(L[0]["job"]["patch_subject"] == "x86/mm/tlb: the demo series" and
+	L[0]["job"]["patches"]["patches"] == ["x86/mm/tlb: flush every online CPU in flush_tlb_mm_range()",
+	"mm/mprotect.c: a comment at its end", "mm/mremap.c: a comment at its end"])'
+api GET "/jobs?limit=5" >"$TMP/jobs.json"
+check "the job list names it by the cover letter too" pyjson "$TMP/jobs.json" \
+	'[j["patch_subject"] for j in L[0]["jobs"] if j["id"] == '"$id"'] == ["x86/mm/tlb: the demo series"]'
 sid=$(jq_py "[g['id'] for g in J['job']['stages'] if g['kind'] == 'build' and g['side'] == 'patched'][0]" <"$TMP/job.json")
 curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id/stages/$sid/log" >"$TMP/build.log"
 if grep -q "== build patched on remote" "$TMP/build.log" &&
@@ -167,6 +192,14 @@ echo "$log" | grep -q 'tlblab: instruction plugin .*tlblab-insn.so writes .*/ins
 # 2. the ways a patch fails
 id=$(submit linux "$TOP/tests/fixtures/patches/does-not-apply.patch")
 expect "a patch that does not apply" "$id" patch "tlb\.c"
+# in a series, the patch that does not apply is named; nothing of it is built
+{
+	comment_mail 1 mm/mprotect.c | sed 's/PATCH 1\/3/PATCH 1\/2/'
+	sed '1,/^Subject:/s/^Subject: \[PATCH\]/Subject: [PATCH 2\/2]/' "$TOP/tests/fixtures/patches/does-not-apply.patch"
+} >"$TMP/bad-series.mbox"
+id=$(submit linux "$TMP/bad-series.mbox")
+expect "a series whose second patch does not apply" "$id" patch \
+	"patch 0002 \(x86/mm/tlb: test fixture that does not apply to v6\.1\) does not apply to v6\.1-debian: .*tlb\.c"
 id=$(submit linux "$TOP/tests/fixtures/patches/does-not-compile.patch")
 expect "a patch that does not compile" "$id" build "arch/x86/mm/tlb\.c:[0-9]+"
 id=$(submit linux "$TOP/tests/fixtures/patches/panic-at-boot.patch")
