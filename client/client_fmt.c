@@ -225,6 +225,16 @@ void client_join_strings(struct strbuf *sb, const json_t *arr, const char *sep)
 			strbuf_addf(sb, "%s%s", n++ ? sep : "", json_string_value(v));
 }
 
+void client_join_defaults(struct strbuf *sb, const json_t *taken)
+{
+	const char *key;
+	json_t *v;
+	size_t n = 0;
+
+	json_object_foreach((json_t *)taken, key, v)
+		strbuf_addf(sb, "%s%s %s", n++ ? ", " : "", key, json_string_value(v) ?: "?");
+}
+
 char *client_fmt_span(char *buf, const json_t *obj)
 {
 	double start, end;

@@ -44,6 +44,9 @@ void client_table_release(struct table *t);
 const char *client_jstr_or(const json_t *obj, const char *key, const char *fallback);
 /* Appends the strings of the JSON array arr to sb, sep between them. */
 void client_join_strings(struct strbuf *sb, const json_t *arr, const char *sep);
+/* What a job took from the lab's defaults ({field: value}) as "suite tlb,
+ * tree linux"; nothing when it took none. Not cleaned. */
+void client_join_defaults(struct strbuf *sb, const json_t *taken);
 /* A JSON value for a person: strings bare, numbers by client_fmt_number(), "-"
  * for null or absent, anything else as compact JSON. Not cleaned. */
 void client_add_json_value(struct strbuf *sb, const json_t *v);

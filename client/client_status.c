@@ -213,20 +213,6 @@ static void print_series(FILE *out, const json_t *series)
 	}
 }
 
-/* What the job took from the lab's defaults: "defaults   suite tlb, tree linux" */
-static void print_defaults(FILE *out, const json_t *taken)
-{
-	struct strbuf sb = STRBUF_INIT;
-	const char *key;
-	json_t *v;
-
-	json_object_foreach((json_t *)taken, key, v)
-		strbuf_addf(&sb, "%s%s %s", sb.len ? ", " : "", key, json_string_value(v) ?: "?");
-	if (sb.len)
-		print_field(out, "defaults", sb.buf);
-	strbuf_release(&sb);
-}
-
 /* "branch https://git.example.org/linux.git tlb-fix", "url https://lore...",
  * "patch": where the patched side came from, as the job says it. */
 static void add_source(struct strbuf *sb, const json_t *job)
@@ -411,7 +397,10 @@ void client_status_print(FILE *out, long long id, const json_t *job)
 		strbuf_reset(&sb);
 		print_series(out, json_object_get(job, "patches"));
 	}
-	print_defaults(out, json_object_get(job, "defaults"));
+	client_join_defaults(&sb, json_object_get(job, "defaults"));
+	if (sb.len)
+		print_field(out, "defaults", sb.buf);	/* what it took from the lab's */
+	strbuf_reset(&sb);
 	client_join_strings(&sb, json_object_get(job, "machines"), ", ");
 	print_field(out, "machines", sb.buf);
 	strbuf_reset(&sb);

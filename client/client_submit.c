@@ -483,24 +483,6 @@ static int parse_branch(struct cli *cli, int argc, char **argv, struct patch_sou
 	return check_ref(cli, "--branch", src->ref, err);
 }
 
-/* "defaults: suite tlb, tree linux, base v6.1-debian": what the job took
- * from the lab's defaults: */
-static void print_defaults(FILE *out, const json_t *taken)
-{
-	const char *key;
-	json_t *v;
-	int n = 0;
-
-	fputs("defaults:", out);
-	json_object_foreach((json_t *)taken, key, v) {
-		char k[32], val[128];
-
-		fprintf(out, "%s %s %s", n++ ? "," : "", client_fmt_clean(k, sizeof(k), key),
-			client_fmt_clean(val, sizeof(val), json_string_value(v) ?: "?"));
-	}
-	fputc('\n', out);
-}
-
 int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = {
@@ -525,7 +507,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	const char *suite = NULL, *submitter = NULL, *tree = NULL, *base = NULL, *arch = NULL;
 	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL, *patch = NULL;
 	struct patch_source src = { NULL, NULL, NULL, NULL };
-	struct strbuf raw = STRBUF_INIT;
+	struct strbuf raw = STRBUF_INIT, raw_defaults = STRBUF_INIT;
 	long boots = 0, max_boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
 	int c, r = 0, wait = 0, timeout_set = 0;
 	const json_t *job;
@@ -667,12 +649,14 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		char clean[64];
 
 		FILE *out = cli->json ? stderr : stdout;
-		const json_t *taken = json_object_get(job, "defaults");
+		char line[512];
 
 		fprintf(out, "job %lld %s\n", id,
 			client_fmt_clean(clean, sizeof(clean), client_jstr_or(job, "state", "queued")));
-		if (json_object_size(taken))
-			print_defaults(out, taken);
+		/* what it took from the lab's defaults: */
+		client_join_defaults(&raw_defaults, json_object_get(job, "defaults"));
+		if (raw_defaults.len)
+			fprintf(out, "defaults: %s\n", client_fmt_clean(line, sizeof(line), raw_defaults.buf));
 		fflush(out);
 	}
 	if (wait)
@@ -684,5 +668,6 @@ out:
 	json_decref(body);
 	json_decref(resp);
 	strbuf_release(&raw);
+	strbuf_release(&raw_defaults);
 	return r;
 }

@@ -207,6 +207,23 @@ kill -HUP "$DAEMON_PID"
 wait_until 10 grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG" && pass "SIGHUP reloads a valid file" ||
 	fail "SIGHUP reloads a valid file" "no reload logged in 10 s"
 
+# the lab's defaults:, reloaded: a submission without a suite takes it,
+# and the job (and the client) say that it did
+printf 'defaults: {suite: quick}\n' >>"$TMP/lab.yaml"
+n0=$(grep -c "SIGHUP: configuration reloaded" "$DAEMON_LOG")
+kill -HUP "$DAEMON_PID"
+wait_until 10 sh -c "[ \$(grep -c 'SIGHUP: configuration reloaded' '$DAEMON_LOG') -gt $n0 ]"
+TLBLAB_TOKEN=$TOKEN "$CLIENT" submit --machines m1 --submitter dflt >"$TMP/dflt.out" 2>&1
+did=$(sed -n 's/^job \([0-9]*\) .*/\1/p' "$TMP/dflt.out")
+[ -n "$did" ] && api POST "/jobs/$did/cancel" '' "$TOKEN" >/dev/null
+if grep -qx "defaults: suite quick" "$TMP/dflt.out" &&
+	[ "$(api GET "/jobs/$did" | jq_py 'J["job"]["suite"] + " " + json.dumps(J["job"]["defaults"])')" = 'quick {"suite": "quick"}' ]; then
+	pass "with defaults: {suite: quick}, a submission without --suite runs quick, and the job and the client say so"
+else
+	fail "a submission without --suite takes the lab's default suite" "$(cat "$TMP/dflt.out")"
+fi
+cp "$TMP/lab.good" "$TMP/lab.yaml"
+
 # 70 more reloads (the daemon once refused a reload after 64) while clients
 # read: each reload is taken in turn, requests in flight keep the
 # configuration they began with, and the daemon answers throughout
