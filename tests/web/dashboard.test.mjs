@@ -166,10 +166,13 @@ await step('a finished A/B job shows the verdict the API gives it (regression)',
 });
 
 await step('the verdict filter lists what GET /jobs?verdict=regression lists, with a stable URL', async () => {
+	const want = (await apiGet('/jobs?verdict=regression')).jobs.map((j) => j.id);
 	await page.selectOption('select[name=verdict]', 'regression');
 	await page.waitForURL(/\/jobs\?verdict=regression$/);
-	await page.waitForFunction(() => !document.querySelector('#jobs-count').textContent.startsWith('Loading'));
-	const want = (await apiGet('/jobs?verdict=regression')).jobs.map((j) => j.id);
+	// the URL changes before the filtered list is drawn: until then the
+	// unfiltered one is on the page, not "Loading"
+	await page.waitForFunction((n) => document.querySelector('#jobs-count').textContent.endsWith(`of ${n} jobs`), want.length, { timeout: 10000 })
+		.catch(() => {});
 	const got = await page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((tr) => Number(tr.dataset.job)));
 	eq(got, want, 'jobs with verdict regression');
 	expect(want.length >= 1, 'no job has a regression verdict');
