@@ -85,8 +85,8 @@ const offsite = [];
 // responses the test provokes on purpose (Chromium logs each as a console error)
 const expectedHttpErrors = new Set();
 
-async function newContext(colorScheme) {
-	const ctx = await browser.newContext({ viewport: { width: 1400, height: 900 }, colorScheme });
+async function newContext(colorScheme, viewport = { width: 1400, height: 900 }) {
+	const ctx = await browser.newContext({ viewport, colorScheme });
 	ctx.on('request', (req) => {
 		const u = req.url();
 		if (!u.startsWith(URL_ + '/') && !u.startsWith('data:')) offsite.push(u);
@@ -166,10 +166,13 @@ await step('a finished A/B job shows the verdict the API gives it (regression)',
 });
 
 await step('the verdict filter lists what GET /jobs?verdict=regression lists, with a stable URL', async () => {
+	const want = (await apiGet('/jobs?verdict=regression')).jobs.map((j) => j.id);
 	await page.selectOption('select[name=verdict]', 'regression');
 	await page.waitForURL(/\/jobs\?verdict=regression$/);
-	await page.waitForFunction(() => !document.querySelector('#jobs-count').textContent.startsWith('Loading'));
-	const want = (await apiGet('/jobs?verdict=regression')).jobs.map((j) => j.id);
+	// the URL changes before the filtered list is drawn: until then the
+	// unfiltered one is on the page, not "Loading"
+	await page.waitForFunction((n) => document.querySelector('#jobs-count').textContent.endsWith(`of ${n} jobs`), want.length, { timeout: 10000 })
+		.catch(() => {});
 	const got = await page.$$eval('#jobs-table tbody tr[data-job]', (trs) => trs.map((tr) => Number(tr.dataset.job)));
 	eq(got, want, 'jobs with verdict regression');
 	expect(want.length >= 1, 'no job has a regression verdict');
@@ -218,13 +221,27 @@ await step('the list refreshes itself while jobs run: a job cancelled through th
 // ---- a finished A/B job ----
 const cmp = (await apiGet('/jobs/1/comparison')).comparison;
 const unchanged = (v) => v === 'same' || v === 'unavailable' || v === 'context';
-const folded = cmp.rows.filter((r) => unchanged(r.verdict)).length;
+// The order of the rows: the headline rows, then the rows that changed
+// (regressions, improvements, neutral changes, inconclusive), then the rest
+// (same, unavailable, context); the API's order within each.
+const CHANGED_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3 };
+const group = (r) => (r.headline ? 0 : unchanged(r.verdict) ? 2 : 1);
+const defaultOrder = cmp.rows.map((_, i) => i).sort((a, b) => {
+	const x = cmp.rows[a], y = cmp.rows[b];
+	return group(x) - group(y) || (group(x) === 1 ? CHANGED_RANK[x.verdict] - CHANGED_RANK[y.verdict] : 0) || a - b;
+});
+const folded = cmp.rows.filter((r) => group(r) === 2).length;
+const rank = new Map(defaultOrder.map((i, k) => [i, k]));
+const paramsOf = (r) => r.params_text.split(' ').filter((kv) => kv && !kv.startsWith('workload='));
 let firstRender = null;
-await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of the API, ${folded} unchanged ones folded`, async () => {
+await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of the API, headline and changed first, ${folded} unchanged ones folded`, async () => {
 	await page.goto(URL_ + '/jobs/1');
 	await page.waitForSelector('#cmp-table tbody tr', { state: 'attached' });
 	firstRender = await page.evaluate(() => performance.getEntriesByName('tlblab:table-rendered')[0]?.startTime ?? null);
+	// the params every row has are named once, above the table
+	const common = (await page.$('#cmp-common')) ? (await page.textContent('#cmp-common .params')).split(' ') : [];
 	const rows = await page.$$eval('#cmp-table tbody tr', (trs) => trs.map((tr) => ({
+		i: Number(tr.dataset.i),
 		metric: tr.querySelector('td.metric').textContent.trim(),
 		params: tr.querySelector('td.params').textContent.trim(),
 		change: tr.querySelector('td.change').textContent.trim(),
@@ -233,15 +250,17 @@ await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of
 		visible: tr.offsetParent !== null,
 	})));
 	eq(rows.length, cmp.rows.length, 'row count');
-	for (const [i, r] of cmp.rows.entries()) {
-		eq(rows[i].metric, r.metric, `row ${i} metric`);
-		eq(rows[i].verdict, r.verdict, `row ${i} (${r.metric} ${r.params_text}) verdict`);
-		expect(r.params_text.includes(rows[i].params), `row ${i} params "${rows[i].params}" not in "${r.params_text}"`);
-		if (r.change_pct === null) expect(!/\d/.test(rows[i].change), `row ${i} change should be a dash: ${rows[i].change}`);
-		else expect(Math.abs(parseFloat(rows[i].change.replace(/[^\d.eE+-]/g, '')) - r.change_pct) <= Math.max(0.051, Math.abs(r.change_pct) * 0.001),
-			`row ${i} change ${rows[i].change} vs ${r.change_pct}`);
-		eq(rows[i].cls, r.class, `row ${i} (${r.metric}) class`);
-		eq(rows[i].visible, !unchanged(r.verdict), `row ${i} (${r.verdict}) visible`);
+	eq(rows.map((row) => row.i), defaultOrder, 'the order of the rows (API indexes)');
+	for (const row of rows) {
+		const i = row.i, r = cmp.rows[i];
+		eq(row.metric, r.metric, `row ${i} metric`);
+		eq(row.verdict, r.verdict, `row ${i} (${r.metric} ${r.params_text}) verdict`);
+		eq([...common, ...row.params.split(' ').filter(Boolean)].sort(), paramsOf(r).sort(), `row ${i} params, with those of every row`);
+		if (r.change_pct === null) expect(!/\d/.test(row.change), `row ${i} change should be a dash: ${row.change}`);
+		else expect(Math.abs(parseFloat(row.change.replace(/[^\d.eE+-]/g, '')) - r.change_pct) <= Math.max(0.051, Math.abs(r.change_pct) * 0.001),
+			`row ${i} change ${row.change} vs ${r.change_pct}`);
+		eq(row.cls, r.class, `row ${i} (${r.metric}) class`);
+		eq(row.visible, group(r) < 2, `row ${i} (${r.verdict}${r.headline ? ', headline' : ''}) visible`);
 	}
 	const legend = await page.textContent('#class-legend');
 	expect(legend.includes('not hardware cycles'), `the class legend does not say what work is: ${legend}`);
@@ -275,10 +294,11 @@ await step('sorting by Change from the keyboard orders the rows (descending, the
 	await page.keyboard.press('Enter');
 	eq(await page.getAttribute('th[data-key=change]', 'aria-sort'), 'descending', 'aria-sort');
 	const values = () => page.$$eval('#cmp-table tbody tr', (t) => t.map((tr) => Number(tr.dataset.i)));
+	// rows without a change last either way; ties in the first order
 	const want = (dir) => cmp.rows.map((r, i) => i).sort((a, b) => {
 		const x = cmp.rows[a].change_pct, y = cmp.rows[b].change_pct;
-		if (x === null || y === null) return (x === null) - (y === null) || a - b;
-		return (x - y) * dir || a - b;
+		if (x === null || y === null) return (x === null) - (y === null) || rank.get(a) - rank.get(b);
+		return (x - y) * dir || rank.get(a) - rank.get(b);
 	});
 	eq(await values(), want(-1), 'row order by change, descending');
 	await page.keyboard.press('Enter');
@@ -658,6 +678,148 @@ await step('dark scheme: a dark page, and the badges are readable (contrast >= 4
 	await dpage.goto(URL_ + '/jobs/2');
 	await complete(dpage);
 	await shot(dpage, 'failed-build-dark');
+});
+
+// ---- 1280x800: pages that fit ----
+// Measured, not eyeballed: the document is no wider than the window, no
+// element scrolls sideways, no table, pre, figure or list sticks out of
+// its container; a comparison row is one line until it is opened.
+const narrow = await newContext('light', { width: 1280, height: 800 });
+const npage = await narrow.newPage();
+const rendered = (p) => p.waitForFunction(() => performance.getEntriesByName('tlblab:page-rendered').length > 0, null, { timeout: 15000 });
+const overflow = (p) => p.evaluate(() => {
+	const name = (el) => el.tagName.toLowerCase() + (el.id ? '#' + el.id : '') +
+		(typeof el.className === 'string' && el.className.trim() ? '.' + el.className.trim().split(/\s+/).join('.') : '');
+	const scrollers = [], wide = [];
+	for (const el of document.querySelectorAll('body *')) {
+		const ox = getComputedStyle(el).overflowX;
+		if ((ox === 'auto' || ox === 'scroll') && el.scrollWidth > el.clientWidth)
+			scrollers.push(`${name(el)} scrolls ${el.scrollWidth - el.clientWidth} px sideways`);
+	}
+	for (const el of document.querySelectorAll('main table, main pre, main figure, main dl')) {
+		const r = el.getBoundingClientRect(), box = el.parentElement.getBoundingClientRect();
+		if (r.width && (r.left < box.left - 0.5 || r.right > box.right + 0.5))
+			wide.push(`${name(el)} at ${r.left.toFixed(0)}..${r.right.toFixed(0)} in ${name(el.parentElement)} at ${box.left.toFixed(0)}..${box.right.toFixed(0)}`);
+	}
+	const de = document.documentElement;
+	return { scrollWidth: de.scrollWidth, clientWidth: de.clientWidth, tables: document.querySelectorAll('main table').length, scrollers, wide };
+});
+const fits = (o, what) => {
+	expect(o.scrollWidth <= o.clientWidth, `${what}: the document is ${o.scrollWidth} px wide in a ${o.clientWidth} px window`);
+	eq(o.scrollers, [], `${what}: elements that scroll sideways`);
+	eq(o.wide, [], `${what}: elements wider than their container`);
+};
+// each page with what shows it rendered its data
+for (const [path, what, shotName, sel] of [
+	['/jobs', 'the jobs list', 'fit-jobs', '#jobs-table tr[data-job]'],
+	['/jobs/1', 'an A/B job', 'fit-job', '#profile-table tbody tr'],
+	['/jobs/2', 'a failed job', 'fit-job-failed', 'pre.excerpt mark'],
+	['/tracks', 'the tracks', 'fit-tracks', '#alerts-table tr[data-alert-row]'],
+	['/tracks/nightly', 'a track', 'fit-track', '#series-table a[href^="/series/"]'],
+	['/series/1', 'a series', 'fit-series', '#series-chart canvas'],
+	['/bisections', 'the bisections', 'fit-bisections', '#bisections-table tr[data-bisection]'],
+	['/bisections/1', 'a bisection', 'fit-bisection', '#steps-table tr[data-step]'],
+]) {
+	await step(`1280x800: ${what} (${path}) fits the window, nothing scrolls sideways`, async () => {
+		await npage.goto(URL_ + path);
+		await rendered(npage);
+		expect(await npage.$(sel), `${sel}: not on the page`);
+		const o = await overflow(npage);
+		console.log(`# ${path} at 1280x800: document ${o.scrollWidth} px wide in a ${o.clientWidth} px window, ${o.tables} tables`);
+		fits(o, path);
+		await shot(npage, shotName);
+	});
+}
+
+// A line of the comparison (13 px text at line-height 1.45, and its padding)
+// is about 30 px tall; two lines would be about 48.
+const ROW_MAX = 32;
+const byDefault = defaultOrder.filter((i) => group(cmp.rows[i]) < 2);
+const cmpRowsAt = (p) => p.$$eval('#cmp-table tbody tr[data-i]', (trs) => trs.map((tr) => ({
+	i: Number(tr.dataset.i), shown: tr.offsetParent !== null, h: tr.getBoundingClientRect().height,
+	cells: Object.fromEntries(['c-base', 'c-patched', 'change', 'ci', 'c-p', 'c-padj', 'c-verdict', 'c-class', 'c-boots']
+		.map((c) => [c, tr.querySelector('td.' + c)?.textContent.trim() ?? null])),
+	// cells whose text the line cuts: only workload, params and metric may be (whole in the details line)
+	cut: [...tr.cells].filter((td) => !td.matches('.c-workload, .params, .metric') && td.scrollWidth > td.clientWidth).map((td) => td.className),
+})));
+// the numbers a cell shows, as the page formats them (1,234.5 -1.2% 3.4e-5)
+const numbers = (s) => (s.match(/[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?/g) || []).map((x) => Number(x.replace(/,/g, '')));
+const near = (got, want, rel, abs) => got !== undefined && Math.abs(got - want) <= Math.max(Math.abs(want) * rel, abs);
+
+await step(`1280x800: job 1 shows its ${byDefault.length} headline and changed rows first, the other ${cmp.rows.length - byDefault.length} behind "show all", every row one line`, async () => {
+	const headSame = cmp.rows.filter((r) => r.headline && unchanged(r.verdict)).length;
+	expect(headSame > 0 && byDefault.length > headSame && byDefault.length < cmp.rows.length,
+		`the fixture needs a headline row that is the same, changed rows and unchanged ones (${headSame}, ${byDefault.length} of ${cmp.rows.length})`);
+	await npage.goto(URL_ + '/jobs/1');
+	await rendered(npage);
+	const first = await cmpRowsAt(npage);
+	eq(first.map((r) => r.i), defaultOrder, 'the order of the rows (API indexes)');
+	eq(first.filter((r) => r.shown).map((r) => r.i), byDefault, 'the rows shown at first');
+	const toggle = (await npage.textContent('#fold-toggle')).trim();
+	expect(toggle.includes(`all ${cmp.rows.length} rows`), `the toggle says "${toggle}"`);
+	const hs = first.filter((r) => r.shown).map((r) => r.h);
+	await npage.click('#fold-toggle');
+	const all = await cmpRowsAt(npage);
+	eq(all.filter((r) => !r.shown).map((r) => r.i), [], 'rows still hidden after "show all"');
+	const tall = all.filter((r) => r.h > ROW_MAX).map((r) => `${cmp.rows[r.i].metric} ${cmp.rows[r.i].params_text}: ${r.h} px`);
+	eq(tall, [], `rows taller than ${ROW_MAX} px`);
+	const h = all.map((r) => r.h);
+	fits(await overflow(npage), 'job 1 with every row shown');
+	const table = await npage.evaluate(() => document.querySelector('#cmp-table').getBoundingClientRect().height);
+	console.log(`# job 1 at 1280x800: ${byDefault.length} of ${cmp.rows.length} rows shown at first (${cmp.rows.filter((r) => r.headline).length} headline, ` +
+		`${byDefault.length - cmp.rows.filter((r) => r.headline).length} other changed), all ${cmp.rows.length} after "show all"; ` +
+		`row height ${Math.min(...h).toFixed(1)}..${Math.max(...h).toFixed(1)} px (at first ${Math.min(...hs).toFixed(1)}..${Math.max(...hs).toFixed(1)}), table ${table.toFixed(0)} px tall with every row`);
+	await npage.click('#fold-toggle');
+});
+
+await step('1280x800: a one-line row still shows each side\'s value, the change, the CI, p and p adj., the verdict, the class and the boots, none cut', async () => {
+	await npage.click('#fold-toggle');
+	const rows = await cmpRowsAt(npage);
+	await npage.click('#fold-toggle');
+	for (const row of rows) {
+		const r = cmp.rows[row.i], c = row.cells, what = `row ${row.i} (${r.metric} ${r.params_text})`;
+		for (const side of ['base', 'patched']) {
+			if (r[side].center === null) expect(!/\d/.test(c['c-' + side]), `${what}: ${side} should be a dash: ${c['c-' + side]}`);
+			else expect(near(numbers(c['c-' + side])[0], r[side].center, 0.01, 0.0051), `${what}: ${side} "${c['c-' + side]}", API ${r[side].center}`);
+		}
+		if (r.change_pct !== null) expect(near(numbers(c.change)[0], r.change_pct, 0.001, 0.051), `${what}: change "${c.change}", API ${r.change_pct}`);
+		if (r.ci) expect(near(numbers(c.ci)[0], r.ci[0], 0.001, 0.051) && near(numbers(c.ci)[1], r.ci[1], 0.001, 0.051), `${what}: CI "${c.ci}", API ${r.ci}`);
+		else expect(!/\d/.test(c.ci), `${what}: CI should be a dash: ${c.ci}`);
+		for (const [k, v] of [['c-p', r.p], ['c-padj', r.p_adj]]) {
+			if (v === null || v === undefined) expect(!/\d/.test(c[k]), `${what}: ${k} should be a dash: ${c[k]}`);
+			else expect(near(numbers(c[k])[0], v, 0.05, 0.00051), `${what}: ${k} "${c[k]}", API ${v}`);
+		}
+		expect(c['c-verdict'].includes(r.verdict), `${what}: verdict "${c['c-verdict']}", API ${r.verdict}`);
+		eq(c['c-class'], r.class, `${what}: class`);
+		eq(numbers(c['c-boots']), [r.base.n, r.patched.n], `${what}: boots`);
+		eq(row.cut, [], `${what}: cells cut short`);
+	}
+});
+
+await step('1280x800: an opened row shows the rest in a details line (params, unit, spread, p method, detectable change, reason, outliers) and folds again', async () => {
+	// a headline row with a reason and outliers: the most a row carries
+	const i = cmp.rows.findIndex((r) => r.headline && r.reason && r.outliers);
+	expect(i >= 0, 'the fixture needs a headline row with a reason and outliers');
+	const r = cmp.rows[i];
+	const open = `#cmp-table tr[data-i="${i}"] button.open`;
+	const detail = `#cmp-table tr.detail[data-of="${i}"]`;
+	expect(!(await npage.$(detail)), 'a details line before the row is opened');
+	await npage.click(open);
+	eq(await npage.getAttribute(open, 'aria-expanded'), 'true', 'aria-expanded of the opened row');
+	const text = await npage.textContent(detail);
+	const params = r.params_text.split(' ').filter((kv) => !kv.startsWith('workload=')).join(' ');
+	for (const want of [params, r.reason, r.unit, `${r.outliers} outlier`, `${r.base.n} boots`, r.p_method, `\u00b1${r.base.spread_pct.toFixed(1)}%`,
+		`\u00b1${r.patched.spread_pct.toFixed(1)}%`, `\u00b1${r.mde_pct.toFixed(1)}%`, r.p_adj_method === 'holm' ? 'Holm' : 'Benjamini-Hochberg'])
+		expect(text.includes(want), `the details line lacks "${want}": ${text}`);
+	const h = await npage.evaluate((k) => [document.querySelector(`#cmp-table tr[data-i="${k}"]`).getBoundingClientRect().height,
+		document.querySelector(`#cmp-table tr.detail[data-of="${k}"]`).getBoundingClientRect().height], i);
+	expect(h[0] <= ROW_MAX, `the opened row itself is ${h[0]} px tall`);
+	fits(await overflow(npage), 'job 1 with a row opened');
+	console.log(`# job 1 at 1280x800: an opened row is ${h[0].toFixed(1)} px and its details line ${h[1].toFixed(1)} px tall`);
+	await shot(npage, 'fit-job-opened');
+	await npage.click(open);
+	expect(!(await npage.$(detail)), 'the details line stays after the row is folded');
+	eq(await npage.getAttribute(open, 'aria-expanded'), 'false', 'aria-expanded of the folded row');
 });
 
 // ---- everything that happened in the browser ----

@@ -20,7 +20,7 @@ function minutes(s) {
 function row(b) {
 	return `<tr data-bisection="${esc(b.id)}"><td class="num"><a href="/bisections/${esc(b.id)}">${esc(b.id)}</a></td>` +
 		`<td><span class="badge s-${esc(b.state)}">${esc(b.state)}</span></td><td>${esc(b.tree)}</td>` +
-		`<td>${short(b.good)}..${short(b.bad)}</td><td>${esc(b.metric)}${b.workload ? `<div class="small muted">${esc(b.workload)}</div>` : ''}</td>` +
+		`<td>${short(b.good)}..${short(b.bad)}</td><td class="wrap">${esc(b.metric)}${b.workload ? `<div class="small muted">${esc(b.workload)}</div>` : ''}</td>` +
 		`<td class="num">${esc(b.steps_measured)}</td><td class="num">${esc(b.steps_left ?? DASH)}</td>` +
 		`<td class="wrap">${b.first_bad ? `first bad ${short(b.first_bad)}` : esc(b.result || b.status || DASH)}` +
 		`${b.track ? `<div class="small muted">track ${esc(b.track)}, alert ${esc(b.alert)}</div>` : ''}</td></tr>`;
@@ -56,7 +56,7 @@ function stepRow(s, subjects) {
 	const ev = s.evidence || {};
 	const level = ev.vs_good ? ev.vs_good.patched : null;
 	return `<tr data-step="${esc(s.id)}" class="role-${esc(s.role)}"><td>${esc(s.role === 'step' ? 'step' : `${s.role} end`)}</td>` +
-		`<td>${short(s.commit)}<div class="small muted">${esc(subjects[s.commit] || '')}</div></td>` +
+		`<td class="wrap">${short(s.commit)}<div class="small muted">${esc(subjects[s.commit] || '')}</div></td>` +
 		`<td>${s.outcome ? `<span class="badge o-${esc(s.outcome)}">${esc(s.outcome)}</span>` : esc(s.job_state || DASH)}</td>` +
 		`<td class="num">${level ? `${num(level.center)}<div class="small muted">${esc(level.n)} boots</div>` : DASH}</td>` +
 		`<td>${verdictCell(ev.vs_good)}</td><td>${verdictCell(ev.vs_bad)}</td>` +

@@ -1,6 +1,7 @@
-// A job: verdict summary, the comparison table (sortable, the unchanged
-// rows folded), a chart per thread sweep, TLB shootdowns per second over
-// the run, the profile diff, the stages with their logs, provenance.
+// A job: verdict summary, the comparison table (comparison.js: a line a
+// row, headline and changed rows first), a chart per thread sweep, TLB
+// shootdowns per second over the run, the profile diff, the stages with
+// their logs, provenance.
 //
 // Order matters for speed: the job and its comparison are fetched, the
 // summary and the table go into the DOM with one innerHTML each (the mark
@@ -11,80 +12,13 @@ import {
 	esc, DASH, num, pct, pval, ci, timeHtml, duration, verdictHtml, stateHtml, patchSource, patchName, median,
 } from './util.js';
 import { sweepChart, shootdownChart } from './charts.js';
+import { comparisonSection, wireComparison, shortParams, CLASS_TITLE } from './comparison.js';
 
 const REFRESH_MS = 3000;
-const FOLDED = new Set(['same', 'unavailable', 'context']);
-const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3, same: 4, unavailable: 5, context: 6 };
-// What a row's class means (daemon/analysis/compare_class.h): emulated instructions
-// are not hardware cycles, and a reader must not take one for the other.
-const CLASS_TITLE = {
-	work: 'work: instructions the emulator counted (TCG plugin), not hardware cycles; or a counter per operation',
-	wait: 'wait: spin-wait instructions per operation',
-	time: 'time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host',
-	context: 'context: a count or a rate over the window, shown, not tested',
-};
-const CLASS_LEGEND = 'work: instructions the emulator counted (TCG plugin), not hardware cycles, and counters per ' +
-	'operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; context: counts and rates over the window, not tested';
 const SHOOTDOWN_NAMES = ['interrupts.TLB', 'vmstat.nr_tlb_remote_flush_received', 'tlb_flush.remote_shootdown'];
 const EXCERPT_RE = /\berror\b|kernel panic|\bbug:|\boops\b|fatal|does not apply|segmentation fault|timed? ?out|\bfailed\b|not found|refused/i;
 
-// ---- comparison table ----
-
-const COLUMNS = [
-	// key, label, sort value, default direction
-	['workload', 'Workload', (r) => r.workload, 1],
-	['params', 'Params', (r) => r.params_text, 1],
-	['metric', 'Metric', (r) => r.metric, 1],
-	['class', 'Class', (r) => r.class || '', 1],
-	['base', 'Base', (r) => r.base.center, -1],
-	['patched', 'Patched', (r) => r.patched.center, -1],
-	['change', 'Change', (r) => r.change_pct, -1],
-	['ci', '95% CI', (r) => (r.ci ? r.ci[0] : null), -1],
-	['p', 'p', (r) => r.p, 1],
-	['p_adj', 'p adj.', (r) => r.p_adj, 1],
-	['mde', 'Detectable', (r) => r.mde_pct, 1],
-	['verdict', 'Verdict', (r) => VERDICT_RANK[r.verdict] ?? 9, 1],
-	['n', 'Boots', (r) => Math.min(r.base.n, r.patched.n), -1],
-];
-
-function sideCell(s) {
-	if (!s || s.center === null || s.center === undefined) return `<td class="num muted">${DASH}</td>`;
-	const spread = s.spread_pct === null || s.spread_pct === undefined ? '' :
-		` <span class="spread" title="spread: stddev / mean over ${s.n} boots">\u00b1${s.spread_pct.toFixed(1)}%</span>`;
-	return `<td class="num">${num(s.center)}${spread}</td>`;
-}
-
-// params_text without "workload=..." (the workload has its own column)
-function shortParams(t) {
-	return (t || '').split(' ').filter((kv) => !kv.startsWith('workload=')).join(' ');
-}
-
-function rowHtml(r, i) {
-	const fold = FOLDED.has(r.verdict) ? ' fold' : '';
-	const note = r.reason || r.note || '';
-	const outl = r.outliers ? ` <span class="muted" title="per-boot samples flagged as outliers (kept)">${r.outliers} outl.</span>` : '';
-	return `<tr class="r-${esc(r.verdict)}${fold}" data-i="${i}">` +
-		`<td>${esc(r.workload)}</td>` +
-		`<td class="params">${esc(shortParams(r.params_text))}</td>` +
-		`<td class="metric${r.headline ? ' headline' : ''}" title="${esc(r.unit || '')}; ${esc(r.direction)} is ${r.direction === 'lower' ? 'better' : r.direction === 'higher' ? 'better' : 'neither'}">${esc(r.metric)}</td>` +
-		`<td class="c-class">${r.class ? `<span class="cls cls-${esc(r.class)}" title="${esc(CLASS_TITLE[r.class] || r.class)}${r.role === 'score' ? '; the time score, not the job\'s verdict here' : ''}">${esc(r.class)}</span>` : DASH}</td>` +
-		sideCell(r.base) + sideCell(r.patched) +
-		`<td class="num change">${pct(r.change_pct)}</td>` +
-		`<td class="num ci">${ci(r.ci)}</td>` +
-		`<td class="num">${pval(r.p)}</td>` +
-		`<td class="num" title="${r.p_adj_method === 'holm' ? 'Holm over the headline rows' : r.p_adj_method === 'bh' ? 'Benjamini-Hochberg over the counter rows' : ''}">${pval(r.p_adj)}</td>` +
-		`<td class="num" title="${esc(r.mde_note || 'the change this job would have caught with 80% power at this row\'s noise')}">${r.mde_pct === null || r.mde_pct === undefined ? DASH : '\u00b1' + r.mde_pct.toFixed(1) + '%'}</td>` +
-		`<td class="c-verdict">${verdictHtml(r.verdict)}${note ? ` <span class="note" title="${esc(note)}">${esc(note)}</span>` : ''}</td>` +
-		`<td class="num">${r.base.n}/${r.patched.n}${outl}</td>` +
-		'</tr>';
-}
-
-function compareValues(a, b) {
-	const an = a === null || a === undefined, bn = b === null || b === undefined;
-	if (an || bn) return an === bn ? 0 : an ? 1 : -1;	// missing values last either way
-	if (typeof a === 'string') return a.localeCompare(b);
-	return a - b;
-}
+// ---- summary ----
 
 // What each class saw, in words (the comparison's by_class)
 function byClass(bc) {
@@ -95,80 +29,6 @@ function byClass(bc) {
 		`<li><span class="cls cls-${esc(name)}" title="${esc(CLASS_TITLE[name] || name)}">${esc(name)}</span> ` +
 		`${verdictHtml(c.verdict)} ${esc(c.text)}</li>`).join('') + '</ul>';
 }
-
-function comparisonSection(cmp) {
-	const rows = cmp.rows;
-	const folded = rows.filter((r) => FOLDED.has(r.verdict)).length;
-	const head = COLUMNS.map(([key, label]) =>
-		`<th scope="col" aria-sort="none" data-key="${key}"><button type="button" class="sort" data-sort="${key}">${label}<span class="arrow" aria-hidden="true"></span></button></th>`).join('');
-	return `
-<section id="comparison" aria-labelledby="h-comparison">
-<h2 id="h-comparison">Comparison <span class="muted small">${rows.length} rows</span></h2>
-<div class="table-tools">
-  <label>Filter <input type="search" id="cmp-filter" data-filter placeholder="metric, workload, params" size="28" autocomplete="off"></label>
-  <button type="button" id="fold-toggle" data-fold-toggle aria-controls="cmp-table" aria-expanded="false"${folded ? '' : ' disabled'}>
-    Show ${folded} unchanged rows</button>
-  <span class="muted small">Unchanged: verdict <em>same</em>, <em>unavailable</em> or <em>context</em> (not tested). Sort by a column with its header.</span>
-</div>
-<p class="muted small" id="class-legend">Classes: ${esc(cmp.rules && cmp.rules.classes ? cmp.rules.classes : CLASS_LEGEND)}</p>
-<div class="table-wrap">
-<table class="data cmp folded" id="cmp-table">
-<thead><tr>${head}</tr></thead>
-<tbody>${rows.map(rowHtml).join('')}</tbody>
-</table>
-</div>
-<p class="muted small" id="cmp-shown"></p>
-</section>`;
-}
-
-function wireComparison(root, rows) {
-	const table = root.querySelector('#cmp-table');
-	const tbody = table.tBodies[0];
-	const toggle = root.querySelector('#fold-toggle');
-	const filter = root.querySelector('#cmp-filter');
-	const shown = root.querySelector('#cmp-shown');
-	const folded = rows.filter((r) => FOLDED.has(r.verdict)).length;
-	const text = rows.map((r) => `${r.workload} ${r.params_text} ${r.metric} ${r.verdict}`.toLowerCase());
-	let sort = { key: null, dir: 1 };
-
-	const count = () => {
-		const visible = [...tbody.rows].filter((tr) => !tr.hidden && !(table.classList.contains('folded') && tr.classList.contains('fold'))).length;
-		shown.textContent = `${visible} of ${rows.length} rows shown` + (table.classList.contains('folded') && folded ? `, ${folded} unchanged folded` : '');
-	};
-	const applyFilter = () => {
-		const q = filter.value.trim().toLowerCase();
-		for (const tr of tbody.rows) tr.hidden = q !== '' && !text[+tr.dataset.i].includes(q);
-		count();
-	};
-	toggle.addEventListener('click', () => {
-		const open = table.classList.toggle('folded') === false;
-		toggle.setAttribute('aria-expanded', String(open));
-		toggle.textContent = open ? `Fold ${folded} unchanged rows` : `Show ${folded} unchanged rows`;
-		count();
-	});
-	filter.addEventListener('input', applyFilter);
-	table.tHead.addEventListener('click', (ev) => {
-		const b = ev.target.closest('button[data-sort]');
-		if (!b) return;
-		const col = COLUMNS.find((c) => c[0] === b.dataset.sort);
-		sort = sort.key === col[0] ? { key: col[0], dir: -sort.dir } : { key: col[0], dir: col[3] };
-		const val = col[2];
-		const order = rows.map((_, i) => i);
-		// rows without a value go last whichever way; ties keep the API's order
-		order.sort((x, y) => {
-			const c = compareValues(val(rows[x]), val(rows[y]));
-			const missing = val(rows[x]) === null || val(rows[x]) === undefined || val(rows[y]) === null || val(rows[y]) === undefined;
-			return (missing ? c : c * sort.dir) || x - y;
-		});
-		tbody.innerHTML = order.map((i) => rowHtml(rows[i], i)).join('');
-		for (const th of table.tHead.rows[0].cells)
-			th.setAttribute('aria-sort', th.dataset.key === sort.key ? (sort.dir > 0 ? 'ascending' : 'descending') : 'none');
-		applyFilter();
-	});
-	count();
-}
-
-// ---- summary ----
 
 function overall(job, cmp) {
 	if (job.verdict) return job.verdict;

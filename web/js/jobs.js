@@ -38,7 +38,7 @@ function jobRow(j, now) {
 		`<td>${esc(j.suite)}</td>` +
 		`<td class="wrap">${what}</td>` +
 		`<td>${esc(j.submitter || DASH)}</td>` +
-		`<td>${esc((j.machines || []).join(', ') || (j.tags || []).map((t) => 'tag:' + t).join(', ') || 'any')}</td>` +
+		`<td class="wrap">${esc((j.machines || []).join(', ') || (j.tags || []).map((t) => 'tag:' + t).join(', ') || 'any')}</td>` +
 		`<td title="${esc(ago(j.created, now))}">${timeHtml(j.created)}</td>` +
 		`<td class="num">${took ? duration(took - j.started) : DASH}</td>` +
 		'</tr>';

@@ -18,7 +18,7 @@ function trackRow(t) {
 	const c = t.config || {};
 	return `<tr data-track="${esc(t.name)}"><th scope="row"><a href="/tracks/${encodeURIComponent(t.name)}">${esc(t.name)}</a>` +
 		`${t.in_config ? '' : ' <span class="muted">(no longer configured)</span>'}</th>` +
-		`<td>${esc(c.branch || DASH)}${c.url ? `<div class="small muted">${esc(c.url)}</div>` : ''}<div class="small muted">tree ${esc(c.tree || DASH)}, suite ${esc(c.suite || DASH)}, ${esc(c.boots ?? '?')} boots on ${esc((c.machines || []).join(', '))}</div></td>` +
+		`<td class="wrap">${esc(c.branch || DASH)}${c.url ? `<div class="small muted">${esc(c.url)}</div>` : ''}<div class="small muted">tree ${esc(c.tree || DASH)}, suite ${esc(c.suite || DASH)}, ${esc(c.boots ?? '?')} boots on ${esc((c.machines || []).join(', '))}</div></td>` +
 		`<td><code>${esc(c.schedule || DASH)}</code><div class="small muted">next ${timeHtml(t.next_due)}</div></td>` +
 		`<td>${short(t.last_head)}<div class="small muted">${timeHtml(t.last_run)}</div></td>` +
 		`<td class="wrap">${esc(t.last_result || DASH)}</td>` +
@@ -30,7 +30,7 @@ function alertRow(a) {
 	const buttons = STATES.filter((s) => s !== a.state).map((s) =>
 		`<button type="button" data-alert="${esc(a.id)}" data-state="${s}">${s === 'acknowledged' ? 'ack' : s}</button>`).join(' ');
 	return `<tr data-alert-row="${esc(a.id)}" id="alert-${esc(a.id)}"><td class="num">${esc(a.id)}</td><td>${esc(a.track)}</td>` +
-		`<td><span class="badge k-${esc(a.kind)}">${esc(a.kind)}</span></td><td>${short(a.bad_commit)} ${esc(a.subject || '')}` +
+		`<td><span class="badge k-${esc(a.kind)}">${esc(a.kind)}</span></td><td class="wrap">${short(a.bad_commit)} ${esc(a.subject || '')}` +
 		`<div class="small muted">after ${short(a.good_commit)}</div></td>` +
 		`<td class="num">${esc(a.change_points)}</td>` +
 		`<td>${a.bisection ? `<a href="/bisections/${esc(a.bisection)}">#${esc(a.bisection)}</a>` : DASH}</td>` +
@@ -92,7 +92,7 @@ async function trackPage(ctx, name) {
 <div class="table-wrap"><table class="data" id="series-table"><thead><tr><th scope="col">Series</th><th scope="col">Machine</th>
 <th scope="col">Workload</th><th scope="col">Parameters</th><th scope="col">Metric</th><th scope="col">Points</th><th scope="col">Change points</th></tr></thead>
 <tbody>${d.series.length ? d.series.map((s) => `<tr><td><a href="/series/${esc(s.id)}">#${esc(s.id)}</a></td><td>${esc(s.machine)}</td>` +
-		`<td>${esc(s.workload)}</td><td>${esc(Object.entries(s.params || {}).map(([k, v]) => `${k}=${v}`).join(' '))}</td>` +
+		`<td>${esc(s.workload)}</td><td class="wrap">${esc(Object.entries(s.params || {}).map(([k, v]) => `${k}=${v}`).join(' '))}</td>` +
 		`<td>${esc(s.metric)}</td><td class="num">${esc(s.points)}</td><td class="num">${esc(s.change_points)}</td></tr>`).join('')
 		: '<tr><td colspan="7" class="empty">No series yet: a point makes them when its job is done.</td></tr>'}</tbody></table></div>`;
 }
