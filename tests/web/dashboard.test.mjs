@@ -387,6 +387,13 @@ await step('provenance and the JSON links are on the job page', async () => {
 	const r = await fetch(URL_ + '/api/v1/jobs/1/comparison');
 	expect(r.ok && (await r.json()).comparison, 'the comparison link does not give the JSON');
 });
+await step('the job page lists the series in order, after the cover letter, and the defaults it took', async () => {
+	const job = (await apiGet('/jobs/1')).job;
+	eq((await page.$$eval('#series ol.series li', (li) => li.map((x) => x.textContent))).join(' | '),
+		job.patches.patches.join(' | '), 'the series');
+	expect((await page.textContent('#series')).startsWith('2 patches, after a cover letter'), 'the series head');
+	eq(await page.textContent('#defaults'), "tree linux, base v6.1-debian (the lab's, not named by the submitter)", 'defaults');
+});
 await shot(page, 'job-light');
 console.log(`# job 1: table in the DOM ${firstRender === null ? '?' : firstRender.toFixed(1)} ms after navigation start (${cmp.rows.length} rows; make bench measures 500)`);
 

@@ -73,6 +73,11 @@ SUBJECTS = {1: "x86/mm/tlb: batch remote flushes", 2: "x86/mm/tlb: batch remote 
             3: "x86/mm: flush the TLB of every online CPU", 4: "mm/mremap: move page tables in one go"}
 
 
+# job 1's series: a cover letter (its subject names the job) and two patches
+SERIES = {"cover": SUBJECTS[1], "patches": ["x86/mm/tlb: count the CPUs a flush reaches",
+                                            "x86/mm/tlb: send one IPI for a batch of flushes"]}
+
+
 def info(c, name, unit, direction):
     c.execute("INSERT OR REPLACE INTO metric_info (name, unit, direction) VALUES (?, ?, ?)", (name, unit, direction))
 
@@ -80,8 +85,9 @@ def info(c, name, unit, direction):
 def job(c, jid, kind, state, suite, created, **kw):
     cols = {"id": jid, "kind": kind, "state": state, "suite": suite, "suite_json": "[]", "created": created}
     cols.update(kw)
-    if "patch_subject" in cols and "patch_subject" not in columns(c, "jobs"):
-        del cols["patch_subject"]    # a store from before jobs had one
+    for col in ("patch_subject", "patches", "defaults"):
+        if col in cols and col not in columns(c, "jobs"):
+            del cols[col]    # a store from before jobs had it
     c.execute("INSERT INTO jobs (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))), list(cols.values()))
 
 
@@ -107,8 +113,11 @@ def ab_done(c, jid, boots, cases, metrics, created, profile=True, samples=True, 
     cases: list of (workers, params dict). metrics(side, workers, boot, rng) -> {name: value}."""
     rng = random.Random(jid)
     t = created + 5
+    # job 1 came as a series, its tree and base the lab's defaults
+    extra = {"patches": json.dumps(SERIES), "defaults": json.dumps({"tree": "linux", "base": "v6.1-debian"})} \
+        if jid == 1 else {}
     job(c, jid, "ab", "done", "tlb", created, machines='["m1"]', submitter=submitter, boots=boots, tree="linux",
-        base="v6.1-debian", patch_kind="patch", patch_subject=SUBJECTS[jid], started=t, finished=t + 900)
+        base="v6.1-debian", patch_kind="patch", patch_subject=SUBJECTS[jid], started=t, finished=t + 900, **extra)
     sid = jid * 1000
     seq = 0
     bids = {}

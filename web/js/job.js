@@ -355,10 +355,27 @@ function provenanceSection(job, cmp) {
 <dl class="kv wide">
 <dt>job</dt><dd>#${job.id} (${esc(job.kind)}), suite <code>${esc(job.suite)}</code>, submitted by ${esc(job.submitter || DASH)}</dd>
 ${job.kind === 'ab' ? `<dt>tree</dt><dd><code>${esc(job.tree)}</code> at <code>${esc(job.base)}</code></dd><dt>patch</dt><dd>${esc(patchName(job))}</dd><dt>source</dt><dd>${esc(patchSource(job))}</dd>` : ''}
+${seriesHtml(job.patches)}${defaultsHtml(job.defaults)}
 <dt>boots</dt><dd>${job.boots}${job.max_boots && job.max_boots > job.boots ? ` (up to ${job.max_boots} while inconclusive)` : ''}</dd>
 <dt>machines</dt><dd>${esc((job.machines || []).join(', ') || 'any')}${job.tags && job.tags.length ? ` \u00b7 tags ${esc(job.tags.join(', '))}` : ''}${job.arch ? ` \u00b7 ${esc(job.arch)}` : ''}</dd>
 <dt>created</dt><dd>${timeHtml(job.created)}</dd><dt>started</dt><dd>${timeHtml(job.started)}</dd><dt>finished</dt><dd>${timeHtml(job.finished)}</dd>
 </dl>${body}</section>`;
+}
+
+// An mbox's series, in the order git am applied it (the cover letter named the job).
+function seriesHtml(series) {
+	const list = series && Array.isArray(series.patches) ? series.patches : [];
+	if (!list.length) return '';
+	const n = list.length;
+	return `<dt>series</dt><dd id="series">${n} patch${n === 1 ? '' : 'es'}${typeof series.cover === 'string' ? ', after a cover letter' : ''}` +
+		`<ol class="series">${list.map((s) => `<li>${esc(s)}</li>`).join('')}</ol></dd>`;
+}
+
+// What the job took from the lab's defaults: ("suite tlb, tree linux").
+function defaultsHtml(taken) {
+	const keys = taken && typeof taken === 'object' ? Object.keys(taken) : [];
+	if (!keys.length) return '';
+	return `<dt>defaults</dt><dd id="defaults">${keys.map((k) => `${esc(k)} <code>${esc(taken[k])}</code>`).join(', ')} (the lab's, not named by the submitter)</dd>`;
 }
 
 // ---- run jobs: results without a comparison ----
