@@ -45,6 +45,17 @@ void db_unlock(struct store *st)
 	pthread_mutex_unlock(&st->lock);
 }
 
+struct store *db_guard_take(struct store *st)
+{
+	db_lock(st);
+	return st;
+}
+
+void db_guard_release(struct store **st)
+{
+	db_unlock(*st);
+}
+
 int db_sqlite_errno(int rc)
 {
 	switch (rc & 0xff) {

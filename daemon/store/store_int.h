@@ -119,16 +119,8 @@ struct store *db_reader_get(struct store *st);
  * one that calls into store.h again after its read puts the guarded part in
  * a block of its own, as the lock is not recursive.
  */
-static inline struct store *db_guard_take(struct store *st)
-{
-	db_lock(st);
-	return st;
-}
-
-static inline void db_guard_release(struct store **st)
-{
-	db_unlock(*st);
-}
+struct store *db_guard_take(struct store *st);	/* db_lock, returning st */
+void db_guard_release(struct store **st);	/* db_unlock(*st) */
 
 #define DB_GUARD(st) \
 	struct store *GUARD_CAT(db_held_, __LINE__) \
