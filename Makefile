@@ -1,4 +1,4 @@
-# tlblab: make | make test | make demo | make bench | make check | make fuzz
+# tlblab: make | make test | make demo | make demo-track | make bench | make check | make fuzz
 #
 # Every target that needs packages first installs the missing ones
 # (scripts/deps.sh, from configs/packages.txt), so each works alone on a fresh
@@ -51,7 +51,7 @@ PLUGIN     = $(BUILD)/tlblab-insn.so
 BINARIES   = $(AGENT) $(PLUGIN) $(if $(wildcard $(DAEMON_MAIN)),$(DAEMON)) $(if $(wildcard $(CLIENT_MAIN)),$(CLIENT))
 UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 
-.PHONY: all deps-build agent-arm64 lab-arm64 test check bench demo fuzz clean
+.PHONY: all deps-build agent-arm64 lab-arm64 test check bench demo demo-track fuzz clean
 
 all: deps-build $(BINARIES)
 
@@ -197,6 +197,13 @@ demo:
 	@sh scripts/deps.sh demo
 	@$(MAKE) --no-print-directory $(BINARIES)
 	@BUILD=$(BUILD) sh scripts/demo.sh
+
+# the default lab's nightly track, watched: commits on a branch of the
+# embedded tree, measured, an alert, its bisection to the culprit
+demo-track:
+	@sh scripts/deps.sh demo
+	@$(MAKE) --no-print-directory $(BINARIES)
+	@BUILD=$(BUILD) sh scripts/demo-track.sh
 
 clean:
 	rm -rf build

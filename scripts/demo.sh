@@ -16,38 +16,8 @@ BOOTS=${BOOTS:-3}
 SUITE=${SUITE:-demo}
 cd "$TOP"
 
-echo "== 1/4 kernel tree (Debian linux-source-6.1 as a git tree, once)"
-mkdir -p "$CACHE" "$DATA"
-sh kernels/import-tree.sh "$CACHE/linux"
-
-echo "== 2/4 guest initramfs (busybox, sshd, tlblab-agent, perf)"
-sh kernels/mkinitramfs.sh "$CACHE/guest" "$BUILD/tlblab-agent"
-
-echo "== 3/4 tlblabd on configs/local.yaml"
-[ -s "$DATA/token" ] || (umask 077; head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$DATA/token")
-TLBLAB_TOKEN=$(cat "$DATA/token")
-TLBLAB_SERVER=http://127.0.0.1:8080
-export TLBLAB_TOKEN TLBLAB_SERVER
-if curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; then
-	echo "tlblabd already answers on $TLBLAB_SERVER"
-else
-	# tlblabd runs as tlblab (lab.user): what it writes and the guests'
-	# key are that user's alone (a root-run test may have left some root's)
-	mkdir -p "$CACHE/tlblab"
-	for d in "$DATA" "$CACHE/guest" "$CACHE/guest-arm64" "$CACHE/tlblab"; do
-		if [ -e "$d" ]; then find "$d" ! -user tlblab -exec chown -h tlblab: {} +; fi
-	done
-	checked=$("$BUILD/tlblabd" -n -c configs/local.yaml)
-	echo "$checked" | head -n 1
-	nohup "$BUILD/tlblabd" -c configs/local.yaml >>"$DATA/tlblabd.log" 2>&1 &
-	i=0
-	until curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || { echo "tlblabd did not start; see $DATA/tlblabd.log"; tail "$DATA/tlblabd.log"; exit 1; }
-		sleep 0.1
-	done
-	echo "tlblabd started (pid $!, user $(ps -o user= -p $! 2>/dev/null || echo ?), log $DATA/tlblabd.log)"
-fi
+. "$TOP/scripts/lab-up.sh"
+lab_up 4
 
 echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, suite $SUITE, $BOOTS boots per side"
 echo "   (the first build of the base kernel takes several minutes; later ones are cached)"
@@ -65,6 +35,7 @@ echo "== comparison of job $job (base vs patched)"
 echo
 echo "Dashboard: $TLBLAB_SERVER/   this job: $TLBLAB_SERVER/jobs/$job   JSON: $TLBLAB_SERVER/api/v1/jobs/$job/comparison"
 echo "tlblabd keeps running; stop it with: pkill -x tlblabd"
+echo "Nightly tracking, with an alert and its bisection to watch in the dashboard: make demo-track"
 # what was measured and what the verdict rests on, in words, from the
 # comparison itself
 echo

@@ -31,19 +31,8 @@ BRANCH=tlblab-bisect-test
 
 # --- the commits -----------------------------------------------------------
 
-# commit PARENT SUBJECT: a commit of the index $TMP/index (made from PARENT
-# and changed by the caller) on PARENT; prints its id
-commit() {
-	_tree=$(GIT_INDEX_FILE=$TMP/index git -C "$LINUX" write-tree) &&
-		env GIT_AUTHOR_NAME='A U Thor' GIT_AUTHOR_EMAIL=author@example.org GIT_COMMITTER_NAME='C O Mitter' \
-			GIT_COMMITTER_EMAIL=committer@example.org GIT_AUTHOR_DATE="$DATE +0000" \
-			GIT_COMMITTER_DATE="$DATE +0000" git -C "$LINUX" commit-tree "$_tree" -p "$1" -m "$2"
-}
-# put PATH CONTENT-FILE: PATH in the index gets the file's content
-put() {
-	_blob=$(git -C "$LINUX" hash-object -w "$2") &&
-		GIT_INDEX_FILE=$TMP/index git -C "$LINUX" update-index --add --cacheinfo "100644,$_blob,$1"
-}
+INDEX=$TMP/index
+. "$TOP/kernels/commits.sh"
 base=$(git -C "$LINUX" rev-parse 'v6.1-debian^{commit}')
 git -C "$LINUX" cat-file blob "$base:arch/x86/mm/tlb.c" >"$TMP/tlb.c"
 c=$base
@@ -52,19 +41,20 @@ DATE=1767225600	# 2026-01-01, a day a commit
 made=0
 for k in 1 2 3 4 5 6 7 8 9 10 11; do
 	DATE=$((DATE + 86400))
-	GIT_INDEX_FILE=$TMP/index git -C "$LINUX" read-tree "$c" || break
+	tree_read "$c" || break
 	case $k in
 	6)
 		{ echo '#error "tlblab test: this commit does not build"'; cat "$TMP/tlb.c"; } >"$TMP/tlb-broken.c"
-		put arch/x86/mm/tlb.c "$TMP/tlb-broken.c" && c=$(commit "$c" "x86/mm: a change that does not build") ;;
-	7) put arch/x86/mm/tlb.c "$TMP/tlb.c" && c=$(commit "$c" "x86/mm: build again") ;;
+		tree_put arch/x86/mm/tlb.c "$TMP/tlb-broken.c" &&
+			c=$(tree_commit "$c" "$DATE" "x86/mm: a change that does not build") ;;
+	7) tree_put arch/x86/mm/tlb.c "$TMP/tlb.c" && c=$(tree_commit "$c" "$DATE" "x86/mm: build again") ;;
 	8)
-		GIT_INDEX_FILE=$TMP/index git -C "$LINUX" apply --cached \
-			"$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch" &&
-			c=$(commit "$c" "x86/mm/tlb: flush every online CPU in flush_tlb_mm_range()") ;;
+		tree_apply "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch" &&
+			c=$(tree_commit "$c" "$DATE" "x86/mm/tlb: flush every online CPU in flush_tlb_mm_range()") ;;
 	*)
 		echo "note $k" >>"$TMP/note"
-		put Documentation/tlblab-test.txt "$TMP/note" && c=$(commit "$c" "Documentation: tlblab test note $k") ;;
+		tree_put Documentation/tlblab-test.txt "$TMP/note" &&
+			c=$(tree_commit "$c" "$DATE" "Documentation: tlblab test note $k") ;;
 	esac || break
 	eval "c$k=\$c"
 	made=$k
