@@ -134,4 +134,13 @@ int client_results_print(FILE *out, const json_t *runs, const json_t *metrics,
  */
 int client_compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *err);
 
+/*
+ * Prints the `tlblab compare --per-patch` view of a per-patch series
+ * (GET /api/v1/jobs/ID/per-patch): its jobs, one per prefix, with their
+ * verdicts; then per headline row the step each patch made ("+28.5%
+ * regression") and which patches moved it; then the notes. Returns 0, or
+ * -1 with err when pp is not such a document.
+ */
+int client_per_patch_print(FILE *out, const json_t *pp, struct strbuf *err);
+
 #endif

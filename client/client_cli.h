@@ -53,6 +53,7 @@ enum {
 	OPT_VERDICT,
 	OPT_ARCH,
 	OPT_MBOX,
+	OPT_PER_PATCH,
 };
 
 struct cli {

@@ -515,3 +515,96 @@ int client_compare_print(FILE *out, const json_t *cmp, int all, struct strbuf *e
 	print_provenance(out, cmp);
 	return 0;
 }
+
+/* --- a per-patch series --------------------------------------------------- */
+
+/* "+28.5% regression", "-" for a cell not compared */
+static void add_step_cell(struct strbuf *sb, const json_t *cell)
+{
+	char pct[FMT_SIZE];
+
+	if (!json_is_object(cell)) {
+		strbuf_addstr(sb, "-");
+		return;
+	}
+	strbuf_addf(sb, "%s %s", fmt_pct(pct, json_object_get(cell, "change_pct")), str_or_dash(cell, "verdict"));
+}
+
+int client_per_patch_print(FILE *out, const json_t *pp, struct strbuf *err)
+{
+	static const char *const job_heads[] = { "PATCH", "JOB", "STATE", "VERDICT (1..k VS BASE)", "SUBJECT" };
+	const json_t *jobs = json_object_get(pp, "jobs"), *rows = json_object_get(pp, "rows"), *j, *r, *v;
+	size_t i, k, n = json_array_size(jobs);
+	const char **heads;
+	char clean[512], *align;
+	struct table tab;
+
+	if (!json_is_array(jobs) || !json_is_array(rows)) {
+		return strbuf_seterr(err, "the server's answer has no per-patch \"jobs\" or \"rows\"");
+	}
+	fprintf(out, "per-patch series: %s (%zu patches; job k applies patches 1..k on the base)\n",
+		client_fmt_clean(clean, sizeof(clean), client_jstr_or(pp, "series", "-")), n);
+	client_table_init(&tab, ARRAY_SIZE(job_heads), job_heads, "rrlll");
+	json_array_foreach(jobs, i, j) {
+		char kk[FMT_SIZE], id[FMT_SIZE], subj[256];
+		const char *row[] = { client_fmt_id(kk, j, "k"), client_fmt_id(id, j, "id"), str_or_dash(j, "state"),
+				      str_or_dash(j, "verdict"),
+				      client_fmt_clean(subj, sizeof(subj), client_jstr_or(j, "patch_subject", "-")) };
+
+		client_table_add_row(&tab, row);
+	}
+	client_table_print(&tab, out, "  ");
+	client_table_release(&tab);
+
+	fprintf(out, "\nwhich patch moved what: each patch's step (its prefix against the one before), "
+		"per headline row\n");
+	heads = xcalloc(n + 4, sizeof(*heads));
+	heads[0] = "WORKLOAD";
+	heads[1] = "PARAMS";
+	heads[2] = "METRIC";
+	for (k = 0; k < n; k++) {
+		char *h = xmalloc(32);
+
+		snprintf(h, 32, "PATCH %zu", k + 1);
+		heads[3 + k] = h;
+	}
+	heads[3 + n] = "MOVED BY";
+	align = xcalloc(n + 5, 1);
+	memset(align, 'l', n + 4);
+	client_table_init(&tab, n + 4, heads, align);
+	json_array_foreach(rows, i, r) {
+		struct strbuf *cells = xcalloc(n + 4, sizeof(*cells));
+		const char **row = xcalloc(n + 4, sizeof(*row));
+
+		for (k = 0; k < n + 4; k++)
+			strbuf_init(&cells[k], 0);
+		strbuf_addstr(&cells[0], str_or_dash(r, "workload"));
+		add_params_text(&cells[1], r);
+		strbuf_addstr(&cells[2], str_or_dash(r, "metric"));
+		for (k = 0; k < n; k++)
+			add_step_cell(&cells[3 + k], json_array_get(json_object_get(r, "steps"), k));
+		json_array_foreach(json_object_get(r, "moved_by"), k, v)
+			strbuf_addf(&cells[3 + n], "%s%lld", k ? "," : "", (long long)json_integer_value(v));
+		if (!cells[3 + n].len)
+			strbuf_addstr(&cells[3 + n], "none");
+		for (k = 0; k < n + 4; k++)
+			row[k] = cells[k].buf;
+		client_table_add_row(&tab, row);
+		for (k = 0; k < n + 4; k++)
+			strbuf_release(&cells[k]);
+		free(cells);
+		free(row);
+	}
+	if (tab.nrows)
+		client_table_print(&tab, out, NULL);
+	else
+		fprintf(out, "no rows yet: no job of the series is done\n");
+	client_table_release(&tab);
+	for (k = 0; k < n; k++)
+		free((char *)heads[3 + k]);
+	free(heads);
+	free(align);
+	json_array_foreach(json_object_get(pp, "notes"), i, v)
+		fprintf(out, "note: %s\n", client_fmt_clean(clean, sizeof(clean), json_string_value(v) ?: ""));
+	return 0;
+}

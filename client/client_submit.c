@@ -188,6 +188,9 @@ static const char submit_usage[] =
 	"  --mbox FILE        a series as git format-patch or b4 writes it, with or\n"
 	"                     without a cover letter: applied in order with git am;\n"
 	"                     the job is named by the cover letter, else patch 1\n"
+	"  --per-patch        with --mbox: a job per prefix of the series (patches 1..k\n"
+	"                     against the base), as 0-day's per-patch runs; `tlblab\n"
+	"                     compare JOB --per-patch` shows which patch moved what\n"
 	"  --branch URL REF   a git branch to compare with the base (http, https, git)\n"
 	"  --url URL          a raw patch or mbox the daemon fetches (lore, patchwork)\n"
 	"  --wait             follow the job: a line per stage change, then its\n"
@@ -452,6 +455,50 @@ struct patch_source {
 	const char *ref;	/* --branch */
 };
 
+/* A per-patch series' jobs, one line each: "  job 5: [1/3] SUBJECT". */
+static void print_series_jobs(FILE *out, const json_t *jobs)
+{
+	const json_t *j;
+	char subject[256];
+	long long id;
+	size_t i;
+
+	if (!json_is_array(jobs))
+		return;
+	fprintf(out, "a per-patch series: %zu A/B jobs, patches 1..k against the base "
+		"(the last one is the whole series)\n", json_array_size(jobs));
+	json_array_foreach(jobs, i, j)
+		if (client_jint(j, "id", &id) == 0)
+			fprintf(out, "  job %lld: %s\n", id, client_fmt_clean(subject, sizeof(subject),
+						     client_jstr_or(j, "patch_subject", "-")));
+}
+
+/* --wait on one job, or on each of a per-patch series' in turn: the
+ * first failure's exit status, after all of them are followed */
+static int wait_jobs(struct cli *cli, const json_t *jobs, long long id, long timeout, struct strbuf *err)
+{
+	const json_t *j;
+	long long jid;
+	size_t i;
+	int r = 0, rj;
+
+	if (!json_is_array(jobs))
+		return wait_job(cli, id, timeout, err);
+	json_array_foreach(jobs, i, j) {
+		if (client_jint(j, "id", &jid) < 0) {
+			strbuf_seterr(err, "the server queued the series but did not say job %zu's id", i + 1);
+			rj = EXIT_FAIL;
+		} else {
+			rj = wait_job(cli, jid, timeout, err);
+		}
+		if (rj && !r)
+			r = rj;
+		if (rj == EXIT_UNREACHABLE)
+			break;
+	}
+	return r;
+}
+
 static int set_source(struct cli *cli, struct patch_source *src, const char *option,
 		      struct strbuf *err)
 {
@@ -499,6 +546,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "patch", required_argument, NULL, OPT_PATCH },
 		{ "mbox", required_argument, NULL, OPT_MBOX },
+		{ "per-patch", no_argument, NULL, OPT_PER_PATCH },
 		{ "branch", required_argument, NULL, OPT_BRANCH },
 		{ "url", required_argument, NULL, OPT_URL },
 		COMMON_OPTIONS,
@@ -509,7 +557,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	struct patch_source src = { NULL, NULL, NULL, NULL };
 	struct strbuf raw = STRBUF_INIT, raw_defaults = STRBUF_INIT;
 	long boots = 0, max_boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
-	int c, r = 0, wait = 0, timeout_set = 0;
+	int c, r = 0, wait = 0, timeout_set = 0, per_patch = 0;
 	const json_t *job;
 	long long id;
 
@@ -566,6 +614,9 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 			if (!(r = set_source(cli, &src, "--mbox", err)))
 				src.file = optarg;
 			break;
+		case OPT_PER_PATCH:
+			per_patch = 1;
+			break;
 		case OPT_BRANCH:
 			r = parse_branch(cli, argc, argv, &src, err);
 			break;
@@ -583,6 +634,10 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		goto out;
 	if (timeout_set && !wait) {
 		r = cli_usage_error(cli, err, "--timeout only makes sense with --wait");
+		goto out;
+	}
+	if (per_patch && (!src.option || strcmp(src.option, "--mbox"))) {
+		r = cli_usage_error(cli, err, "--per-patch measures each prefix of a series: it needs --mbox FILE");
 		goto out;
 	}
 	/* more boots are added only to compare sides: an A/B job's */
@@ -632,6 +687,8 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	if (arch)
 		json_object_set_new(body, "arch", json_string(arch));
 	json_object_set_new(body, "submitter", json_string(submitter));
+	if (per_patch)
+		json_object_set_new(body, "per_patch", json_true());
 
 	if (client_request(&cli->client, "POST", "/api/v1/jobs", body, &raw, &resp, err) < 0) {
 		r = cli_request_failed(cli, err);
@@ -657,10 +714,11 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		client_join_defaults(&raw_defaults, json_object_get(job, "defaults"));
 		if (raw_defaults.len)
 			fprintf(out, "defaults: %s\n", client_fmt_clean(line, sizeof(line), raw_defaults.buf));
+		print_series_jobs(out, json_object_get(resp, "jobs"));
 		fflush(out);
 	}
 	if (wait)
-		r = wait_job(cli, id, timeout, err);
+		r = wait_jobs(cli, json_object_get(resp, "jobs"), id, timeout, err);
 out:
 	json_decref(machines);
 	json_decref(tags);

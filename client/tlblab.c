@@ -102,6 +102,7 @@ static int cmd_results(struct cli *cli, int argc, char **argv, struct strbuf *er
 static const char compare_usage[] =
 	"usage: tlblab compare [--all] [--json] [--server URL] JOB\n"
 	"       tlblab compare --base JOB_A --patched JOB_B [--all] [--json] [--server URL]\n"
+	"       tlblab compare --per-patch [--json] [--server URL] JOB\n"
 	"\n"
 	"Compares the base and patched sides of an A/B job, or two jobs that ran\n"
 	"the same suite. Each side's sample is one value per boot (the median of\n"
@@ -124,6 +125,9 @@ static const char compare_usage[] =
 	"  --patched JOB   the patched side: this job's runs\n"
 	"  --all           also show rows that are the same, and counters that\n"
 	"                  moved less than the counter threshold\n"
+	"  --per-patch     JOB is one of a per-patch series (submit --per-patch):\n"
+	"                  per headline row, the step each patch made (its prefix\n"
+	"                  against the one before) and which patches moved it\n"
 	COMMON_HELP;
 
 /*
@@ -197,13 +201,14 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 		{ "base", required_argument, NULL, OPT_BASE },
 		{ "patched", required_argument, NULL, OPT_PATCHED },
 		{ "all", no_argument, NULL, OPT_ALL },
+		{ "per-patch", no_argument, NULL, OPT_PER_PATCH },
 		COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strbuf path = STRBUF_INIT, raw = STRBUF_INIT;
 	long long id = 0, base = 0, patched = 0;
 	json_t *root = NULL, *cmp;
-	int c, r, all = 0;
+	int c, r, all = 0, per_patch = 0;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if ((r = cli_common_option(cli, c, argv, compare_usage, err)) > 0)
@@ -211,6 +216,8 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 		r = 0;
 		if (c == OPT_ALL)
 			all = 1;
+		else if (c == OPT_PER_PATCH)
+			per_patch = 1;
 		else if (c == OPT_BASE)
 			r = cli_job_id(cli, "--base", optarg, &base, err);
 		else if (c == OPT_PATCHED)
@@ -218,6 +225,8 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 		if (r)
 			return r;
 	}
+	if (per_patch && (base || patched || all))
+		return cli_usage_error(cli, err, "--per-patch takes one JOB, without --base, --patched or --all");
 	if (base || patched) {
 		if (!base || !patched)
 			return cli_usage_error(cli, err, "--base and --patched go together");
@@ -227,7 +236,7 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 	} else {
 		if ((r = cli_job_arg(cli, argc, argv, &id, err)))
 			return r;
-		strbuf_addf(&path, "/api/v1/jobs/%lld/comparison", id);
+		strbuf_addf(&path, "/api/v1/jobs/%lld/%s", id, per_patch ? "per-patch" : "comparison");
 	}
 	if ((r = cli_get_json(cli, path.buf, &raw, &root, err))) {
 		/* 409: not an A/B job; the API's hint names its URL, not the command */
@@ -237,6 +246,11 @@ static int cmd_compare(struct cli *cli, int argc, char **argv, struct strbuf *er
 	}
 	if (cli->json) {
 		cli_print_raw(&raw);
+		goto out;
+	}
+	if (per_patch) {
+		if (client_per_patch_print(stdout, json_object_get(root, "per_patch"), err) < 0)
+			r = EXIT_FAIL;
 		goto out;
 	}
 	/* the API wraps the document (api.h): {"comparison": {...}} */

@@ -84,4 +84,17 @@ json_t *compare_point_values(const json_t *doc, const char *filter, struct strbu
  * rows of each class (work, wait, time). */
 const char *compare_verdict(const json_t *comparison);
 
+/*
+ * A per-patch series of n patches, lined up (submit.h): vs_base[k] the
+ * comparison of the series' first k+1 patches with the base, steps[k] that
+ * of the first k+1 with the first k (steps[0] is vs_base[0]); NULL where
+ * a job has not ended. Returns {"rows": [one per headline row of any of
+ * them: "case", "workload", "params_text", "metric", "unit", "class",
+ * "direction", "vs_base" and "steps" (n cells each, {"change_pct", "ci",
+ * "verdict"} or null), "moved_by" (the k, from 1, of the steps whose
+ * verdict is regression, improvement or changed)], "step_verdicts" (each
+ * step's verdict, or null)}.
+ */
+json_t *compare_per_patch(json_t *const *vs_base, json_t *const *steps, size_t n);
+
 #endif

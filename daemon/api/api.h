@@ -72,6 +72,10 @@
  *        other metrics that moved, TLB counters, profile, what failed, how to
  *        reproduce), made from its comparison; 409 for other jobs and for one
  *        still queued or running
+ *   GET  /api/v1/jobs/ID/per-patch         {"per_patch": ...} of the per-patch
+ *        series job ID belongs to (comparison_cache.h: per headline row, each
+ *        prefix against the base and each patch's step, "moved_by"); 409 for
+ *        other jobs
  *   GET  /api/v1/compare?base=A&patched=B  {"comparison": ...} of two jobs that
  *        ran the same suite
  * Nightly tracking (track.h, store.h):
@@ -131,6 +135,10 @@
  *   added per side once, all up to "max_boots" (default 9 when "boots" is
  *   not given, else "boots"), for a second look; the comparison spends
  *   alpha across the two looks (docs/statistics.md).
+ *   "per_patch": true with a "patch" that is an mbox of 2 to 16 patches
+ *   queues a per-patch series (submit.h): an A/B job per prefix of the
+ *   series, against the base -> 201 {"job": the whole series' job, "jobs":
+ *   [each prefix's, in order]}.
  *
  * JOB: {"id": N, "kind": "run", "state": "queued|running|done|failed|cancelled",
  *   "suite", "machines": [..], "tags": [..], "submitter", "created",
@@ -142,6 +150,9 @@
  *   the diff, else "diff touching FILE"; "branch REF of URL"; a URL until the
  *   mbox is fetched), at most 200 bytes of UTF-8 without control characters;
  *   null for run jobs and jobs stored before it existed, "arch": the job's,
+ *   "patches": an mbox's series ({"cover", "patches": [SUBJECT..]}) or null,
+ *   "defaults": the fields it took from the lab's defaults: or null,
+ *   "per_patch": {"of", "k", "n", "series"} for a per-patch series' job, else null,
  *   "verdict": the comparison's one word once an A/B job is done (regression,
  *   improvement, changed, inconclusive, same, unavailable), else null,
  *   "stages": [{"id", "seq" (from 0, the order they run in), "kind":

@@ -28,50 +28,110 @@
 #define SAMPLES_PAGE 5000	/* samples per answer, at most */
 
 /*
- * Whether the submitting token may queue a job of these stages
- * (submit_within_limits), from its work the store counts. 0, or -1 with
- * the answer (500 or 429) sent and in *ret. The caller holds submit_lock,
- * so that two submits of one token cannot both pass on the last place.
+ * Whether the submitting token may queue these n jobs (submit_within_limits,
+ * each counted on top of the ones before), from its work the store counts.
+ * 0, or -1 with the answer (500 or 429) sent and in *ret. The caller holds
+ * submit_lock, so that two submits of one token cannot both pass on the
+ * last place.
  */
-static int within_token_limits(struct route_ctx *rc, const struct stage_plan *plan, size_t nplan,
-			       enum MHD_Result *ret)
+static int within_token_limits(struct route_ctx *rc, struct stage_plan *const *plans, const size_t *nplans,
+			       size_t n, enum MHD_Result *ret)
 {
 	struct strbuf why = STRBUF_INIT;
 	int jobs, boots;
+	size_t i, k;
 
 	if (store_token_work(rc->api->st, api_bearer(rc->conn), &jobs, &boots) < 0) {
 		log_warnx("api: create job: cannot count the token's queued jobs");
 		*ret = api_send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
 		return -1;
 	}
-	if (submit_within_limits(rc->cfg, jobs, boots, plan, nplan, &why) < 0) {
-		*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
-		strbuf_release(&why);
-		return -1;
+	for (i = 0; i < n; i++) {
+		if (submit_within_limits(rc->cfg, jobs, boots, plans[i], nplans[i], &why) < 0) {
+			*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s%s", n > 1 ?
+					      "the series' jobs: " : "", why.buf);
+			strbuf_release(&why);
+			return -1;
+		}
+		jobs++;
+		for (k = 0; k < nplans[i]; k++)
+			boots += !strcmp(plans[i][k].kind, "boot");
 	}
 	return 0;
 }
 
 /*
- * Stores the job if its token is within its limits: one step under
- * submit_lock, so that two submits of one token cannot both take its last
- * place. 0 with *ret_id, or -1 with the answer sent and in *ret.
+ * Stores the jobs (one, or a per-patch series') if their token is within
+ * its limits: one step under submit_lock, so that two submits of one token
+ * cannot both take its last place. 0 with ret_ids, or -1 with the answer
+ * sent and in *ret.
  */
-static int queue_job(struct route_ctx *rc, const struct job_request *req, const struct stage_plan *plan,
-		     size_t nplan, int64_t *ret_id, enum MHD_Result *ret)
+static int queue_jobs(struct route_ctx *rc, const struct job_request *reqs, struct stage_plan *const *plans,
+		      const size_t *nplans, size_t n, int64_t *ret_ids, enum MHD_Result *ret)
 {
 	struct strbuf err = STRBUF_INIT;
 	int r;
 
 	GUARD_MUTEX(&rc->api->submit_lock);
-	if (within_token_limits(rc, plan, nplan, ret) < 0)
+	if (within_token_limits(rc, plans, nplans, n, ret) < 0)
 		return -1;
-	if ((r = store_job_create(rc->api->st, req, plan, nplan, ret_id, &err)) < 0) {
+	if ((r = store_job_group_create(rc->api->st, reqs, plans, nplans, n, ret_ids, &err)) < 0) {
 		log_warnx("api: create job: %s", err.buf);
 		*ret = api_send_store_error(rc->conn, r, "could not store the job");
 	}
 	strbuf_release(&err);
 	return r < 0 ? -1 : 0;
+}
+
+/* the job as stored, or what the client needs of it when it cannot be read back */
+static json_t *job_queued(struct route_ctx *rc, int64_t id)
+{
+	json_t *job = store_job_json(rc->api->st, id);
+
+	if (!job) {
+		/* it is queued: the client gets its id, and can read it later */
+		log_warnx("job %lld: store: cannot read it back: %s", (long long)id, store_strerror(-errno));
+		job = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued");
+	}
+	return job;
+}
+
+/* A per-patch series' jobs (submit.h): {"job": the whole series' job (the
+ * last), "jobs": [each prefix's, k = 1..N]}. */
+static enum MHD_Result create_per_patch(struct route_ctx *rc, const struct job_request *req,
+					const struct cfg_suite *suite)
+{
+	struct per_patch_job *pj = NULL;
+	size_t n = submit_per_patch(rc->cfg, suite, req, &pj), k;
+	struct job_request *reqs = xcalloc(n, sizeof(*reqs));
+	struct stage_plan **plans = xcalloc(n, sizeof(*plans));
+	size_t *nplans = xcalloc(n, sizeof(*nplans));
+	int64_t *ids = xcalloc(n, sizeof(*ids));
+	enum MHD_Result ret;
+	json_t *jobs;
+
+	for (k = 0; k < n; k++) {
+		reqs[k] = *pj[k].req;
+		reqs[k].token = api_bearer(rc->conn);
+		plans[k] = pj[k].plan;
+		nplans[k] = pj[k].nplan;
+	}
+	if (queue_jobs(rc, reqs, plans, nplans, n, ids, &ret) == 0) {
+		log_info("jobs %lld-%lld: queued (a per-patch series of %zu, suite %s, by %s)", (long long)ids[0],
+			 (long long)ids[n - 1], n, req->suite, req->submitter ? req->submitter : "?");
+		sched_wake(rc->api->sc);
+		jobs = json_array();
+		for (k = 0; k < n; k++)
+			json_array_append_new(jobs, job_queued(rc, ids[k]));
+		ret = api_send_json(rc->conn, 201, json_pack("{s:O,s:o}", "job", json_array_get(jobs, n - 1),
+							     "jobs", jobs));
+	}
+	submit_per_patch_release(pj, n);
+	free(reqs);
+	free(plans);
+	free(nplans);
+	free(ids);
+	return ret;
 }
 
 /* POST /api/v1/jobs, its token already checked. */
@@ -82,7 +142,7 @@ enum MHD_Result api_create_job(struct route_ctx *rc)
 	struct job_request req;
 	struct stage_plan *plan = NULL;
 	const struct cfg_suite *suite;
-	json_t *body = NULL, *job;
+	json_t *body = NULL;
 	int64_t id;
 	size_t nplan;
 	enum MHD_Result ret;
@@ -92,20 +152,18 @@ enum MHD_Result api_create_job(struct route_ctx *rc)
 		goto out;
 	}
 	suite = config_suite(cfg, req.suite);
+	if (req.per_patch) {
+		ret = create_per_patch(rc, &req, suite);
+		goto out;
+	}
 	nplan = submit_plan(cfg, suite, &req, &plan);
 	req.token = api_bearer(rc->conn);
-	if (queue_job(rc, &req, plan, nplan, &id, &ret) < 0)
+	if (queue_jobs(rc, &req, &plan, &nplan, 1, &id, &ret) < 0)
 		goto out;
 	log_info("job %lld: queued (%s, suite %s, by %s)", (long long)id, req.kind, req.suite,
 		 req.submitter ? req.submitter : "?");
 	sched_wake(rc->api->sc);
-	job = store_job_json(rc->api->st, id);
-	if (!job) {
-		/* it is queued: the client gets its id, and can read it later */
-		log_warnx("job %lld: store: cannot read it back: %s", (long long)id, store_strerror(-errno));
-		job = json_pack("{s:I,s:s}", "id", (json_int_t)id, "state", "queued");
-	}
-	ret = api_send_json(rc->conn, 201, json_pack("{s:o}", "job", job));
+	ret = api_send_json(rc->conn, 201, json_pack("{s:o}", "job", job_queued(rc, id)));
 out:
 	free(plan);
 	json_decref(body);
@@ -365,6 +423,23 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 	}
 	if (!strcmp(sub, "report.txt") && rc->nseg == 5)
 		return send_report(rc, id);
+	if (!strcmp(sub, "per-patch") && rc->nseg == 5) {
+		struct strbuf err = STRBUF_INIT;
+		enum MHD_Result ret;
+		int r = comparison_per_patch(api->st, rc->cfg, id, &job, &err);
+
+		if (r == -EINVAL)
+			ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not one of a per-patch series "
+					 "(tlblab submit --mbox FILE --per-patch)", (long long)id);
+		else if (r == -ENOENT)
+			ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+		else if (r < 0)
+			ret = api_send_store_error(rc->conn, r, "%s", err.buf);
+		else
+			ret = api_send_json(rc->conn, 200, json_pack("{s:o}", "per_patch", job));
+		strbuf_release(&err);
+		return ret;
+	}
 	if (!strcmp(sub, "profiles") && rc->nseg == 5) {
 		job = store_profiles_json(api->st, id);
 		return api_send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);

@@ -484,6 +484,7 @@ int patch_series_read(const char *text, size_t len, struct patch_series *ret, st
 	ret->nmails = n;
 	ret->cover = !m[0].diff && n > 1;
 	ret->subjects = xcalloc(n, sizeof(*ret->subjects));
+	ret->ends = xcalloc(n, sizeof(*ret->ends));
 	for (i = 0; i < n; i++) {
 		patch_subject(text + m[i].start, m[i].len, &subj);
 		if (i == 0 && ret->cover) {
@@ -503,6 +504,7 @@ int patch_series_read(const char *text, size_t len, struct patch_series *ret, st
 				      "lab applies text patches", k + 1, n - (size_t)ret->cover, subj.buf);
 			goto out;
 		}
+		ret->ends[k] = m[i].start + m[i].len;
 		ret->subjects[k++] = strbuf_detach(&subj, NULL);
 	}
 	ret->npatches = k;
@@ -528,6 +530,7 @@ void patch_series_release(struct patch_series *s)
 	for (i = 0; i < s->npatches; i++)
 		free(s->subjects[i]);
 	free(s->subjects);
+	free(s->ends);
 	free(s->cover_subject);
 	memset(s, 0, sizeof(*s));
 }

@@ -57,6 +57,9 @@ struct patch_series {
 	char *cover_subject;	/* its subject (patch_subject), or NULL */
 	size_t npatches;	/* the mails with a diff, in order */
 	char **subjects;	/* each one's subject */
+	size_t *ends;		/* each one's mail ends at text[ends[k]]: the
+				 * text up to there is the series' first k+1
+				 * patches (and its cover letter) */
 };
 
 /*

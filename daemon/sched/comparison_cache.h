@@ -32,5 +32,16 @@ struct lab_config;
 int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t job,
 		       struct strbuf *ret_doc, struct strbuf *err);
 
+/*
+ * The comparison of the per-patch series job `job` belongs to (submit.h),
+ * into *ret: compare_per_patch's document (each prefix against the base,
+ * each patch's step) with the series' "of", "series", "jobs" (id, k,
+ * state, verdict, patch_subject) and "notes". The steps are computed on
+ * each call (a few hundred milliseconds each); jobs not done yet have
+ * null cells. 0; -ENOENT: no such job; -EINVAL: not one of a series'
+ * jobs; else a store error with err.
+ */
+int comparison_per_patch(struct store *st, const struct lab_config *cfg, int64_t job, json_t **ret,
+			 struct strbuf *err);
 
 #endif

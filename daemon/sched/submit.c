@@ -178,6 +178,33 @@ static void take_defaults(const struct lab_config *cfg, json_t *body)
 	json_object_set_new(body, "defaults", taken);
 }
 
+/* "per_patch": true asks for a per-patch series (submit.h) of the mbox
+ * parse_ab read: req->per_patch becomes {"n", "series"}, kept in body. */
+static int parse_per_patch(json_t *v, json_t *body, struct job_request *req, const struct strbuf *subject,
+			   struct strbuf *err)
+{
+	size_t n = json_array_size(json_object_get(req->patches, "patches"));
+	json_t *pp;
+
+	if (!json_is_boolean(v))
+		return strbuf_seterr(err, "per_patch: must be true or false");
+	if (!json_is_true(v))
+		return 0;
+	if (!req->patch_kind || strcmp(req->patch_kind, "patch"))
+		return strbuf_seterr(err, "per_patch: needs the series itself in patch (an mbox), not %s",
+				     req->patch_kind ? req->patch_kind : "a run job");
+	if (n < 2)
+		return strbuf_seterr(err, "per_patch: needs an mbox of 2 or more patches (this one has %s)",
+				     n ? "1" : "a plain diff");
+	if (n > SUBMIT_PER_PATCH_MAX)
+		return strbuf_seterr(err, "per_patch: at most %d patches, a job each (this series has %zu)",
+				     SUBMIT_PER_PATCH_MAX, n);
+	pp = json_pack("{s:I,s:s}", "n", (json_int_t)n, "series", subject->buf);
+	json_object_set_new(body, "per_patch", pp);	/* the body keeps it: req points at it */
+	req->per_patch = pp;
+	return 0;
+}
+
 int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
 			 struct job_request *req, struct strbuf *subject, struct strbuf *err)
 {
@@ -186,7 +213,7 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 	const char *key;
 	int rc = -1;
 	static const char *const fields[] = { "suite", "machines", "tags", "submitter", "boots", "tree",
-					      "base", "patch", "branch", "url", "max_boots", "arch" };
+					      "base", "patch", "branch", "url", "max_boots", "arch", "per_patch" };
 
 	*req = (struct job_request){ .kind = "run", .boots = 1 };
 	body = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
@@ -268,6 +295,8 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 		}
 		req->max_boots = (int)json_integer_value(v);
 	}
+	if ((v = json_object_get(body, "per_patch")) && parse_per_patch(v, body, req, subject, err) < 0)
+		goto out;
 	req->suite_json = config_suite(cfg, req->suite)->workloads;
 	*ret_body = body;
 	body = NULL;
@@ -331,4 +360,58 @@ int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, cons
 				     "over lab.max_boots_per_token (%d)",
 				     more, boots + more, cfg->max_boots_per_token);
 	return 0;
+}
+
+size_t submit_per_patch(const struct lab_config *cfg, const struct cfg_suite *suite, const struct job_request *req,
+			struct per_patch_job **ret)
+{
+	struct patch_series ser;
+	struct strbuf err = STRBUF_INIT;
+	struct per_patch_job *jobs;
+	size_t k, n;
+
+	/* submit_request_parse read it already: a series of 2 or more */
+	if (patch_series_read(req->patch, strlen(req->patch), &ser, &err) < 0 || ser.npatches < 2)
+		abort();
+	n = ser.npatches;
+	jobs = xcalloc(n, sizeof(*jobs));
+	for (k = 0; k < n; k++) {
+		struct per_patch_job *j = &jobs[k];
+		struct strbuf why = STRBUF_INIT;
+
+		j->req = xmalloc(sizeof(*j->req));
+		*j->req = *req;
+		j->text = xmalloc(ser.ends[k] + 1);
+		memcpy(j->text, req->patch, ser.ends[k]);
+		j->text[ser.ends[k]] = '\0';
+		strbuf_init(&j->subject, 0);
+		strbuf_addf(&j->subject, "[%zu/%zu] %s", k + 1, n, ser.subjects[k]);
+		if (patch_series_json(j->text, ser.ends[k], &j->patches, &why) < 0)
+			abort();	/* a prefix of a series that reads is one */
+		j->per_patch = json_pack("{s:I,s:I,s:O}", "k", (json_int_t)(k + 1), "n", (json_int_t)n,
+					 "series", json_object_get(req->per_patch, "series"));
+		j->req->patch = j->text;
+		j->req->patch_subject = j->subject.buf;
+		j->req->patches = j->patches;
+		j->req->per_patch = j->per_patch;
+		j->nplan = submit_plan(cfg, suite, j->req, &j->plan);
+	}
+	patch_series_release(&ser);
+	*ret = jobs;
+	return n;
+}
+
+void submit_per_patch_release(struct per_patch_job *jobs, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		free(jobs[k].req);
+		free(jobs[k].plan);
+		free(jobs[k].text);
+		strbuf_release(&jobs[k].subject);
+		json_decref(jobs[k].patches);
+		json_decref(jobs[k].per_patch);
+	}
+	free(jobs);
 }

@@ -67,4 +67,32 @@ size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, 
 int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, const struct stage_plan *plan,
 			 size_t nplan, struct strbuf *err);
 
+/*
+ * A per-patch series (a request's "per_patch": true, with a patch that is
+ * an mbox of 2 to SUBMIT_PER_PATCH_MAX patches; submit_request_parse sets
+ * req->per_patch to {"n", "series"}): one A/B job per prefix of the
+ * series, as 0-day's per-patch runs. Job k applies the series' first k
+ * patches (after its cover letter) on the base and compares them with the
+ * base; its subject is "[k/N] " and patch k's. The jobs run one after
+ * another, and the comparison of each prefix with the one before
+ * (comparison_cache.h) says which patch moved what.
+ */
+#define SUBMIT_PER_PATCH_MAX 16
+
+struct per_patch_job {
+	struct job_request *req;
+	struct stage_plan *plan;
+	size_t nplan;
+	char *text;		/* the series up to patch k */
+	struct strbuf subject;
+	json_t *patches, *per_patch;
+};
+
+/* The jobs of req's series, k = 1..N, into *ret (released with
+ * submit_per_patch_release): each a copy of req with its own patch text,
+ * subject, series and plan. Returns N. */
+size_t submit_per_patch(const struct lab_config *cfg, const struct cfg_suite *suite, const struct job_request *req,
+			struct per_patch_job **ret);
+void submit_per_patch_release(struct per_patch_job *jobs, size_t n);
+
 #endif

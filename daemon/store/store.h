@@ -120,6 +120,8 @@ struct job_request {
 					 * {field: value}, or NULL: none */
 	const json_t *patches;		/* an mbox's series, {"cover": SUBJECT|null,
 					 * "patches": [SUBJECT...]}, or NULL */
+	const json_t *per_patch;	/* a per-patch series' job, {"k", "n",
+					 * "series"} ("of" is set when stored), or NULL */
 	int boots;
 	int max_boots;		/* ab: grow up to this many boots per side while
 				 * a headline metric is inconclusive (0: boots) */
@@ -138,6 +140,18 @@ int store_job_create(struct store *st, const struct job_request *req,
  * per filter until the store's generation moves.
  */
 json_t *store_job_json(struct store *st, int64_t id);
+
+/*
+ * The jobs of a per-patch series, stored as store_job_create stores one,
+ * all in one transaction: reqs[i] with its plan plans[i] of nplans[i]
+ * stages, ids to ret_ids. Each one's per_patch gets "of": the first's id.
+ */
+int store_job_group_create(struct store *st, const struct job_request *reqs,
+			   struct stage_plan *const *plans, const size_t *nplans, size_t n,
+			   int64_t *ret_ids, struct strbuf *err);
+/* The jobs of the per-patch series whose first job is `of`, by k: [{"id",
+ * "k", "state", "verdict", "patch_subject"}], or NULL with errno. */
+json_t *store_per_patch_jobs(struct store *st, int64_t of);
 
 struct job_filter {
 	const char *state, *suite, *submitter, *tree, *verdict;

@@ -30,14 +30,14 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 
 	rc = db_run(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
 		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject, arch, defaults, "
-		    "patches) VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-		    "coalesce(?, 'x86_64'), ?, ?)",
+		    "patches, per_patch) VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, "
+		    "?, ?, ?, coalesce(?, 'x86_64'), ?, ?, ?)",
 		    DB_TEXT(req->kind), DB_TEXT(req->suite), DB_JSON(req->suite_json), DB_JSON(req->machines),
 		    DB_JSON(req->tags), DB_TEXT(req->submitter), DB_INT(req->boots), DB_REAL(db_now()),
 		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_TEXT(req->patch),
 		    DB_TEXT(req->patch_url), DB_TEXT(req->patch_ref),
 		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject),
-		    DB_TEXT(req->arch), DB_JSON(req->defaults), DB_JSON(req->patches));
+		    DB_TEXT(req->arch), DB_JSON(req->defaults), DB_JSON(req->patches), DB_JSON(req->per_patch));
 	if (rc < 0)
 		return rc;
 	id = sqlite3_last_insert_rowid(st->db);
@@ -50,24 +50,44 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 	return 0;
 }
 
+int store_job_group_create(struct store *st, const struct job_request *reqs,
+			   struct stage_plan *const *plans, const size_t *nplans, size_t n,
+			   int64_t *ret_ids, struct strbuf *err)
+{
+	DB_GUARD(st);
+	size_t i;
+	int rc;
+
+	rc = db_txn_begin(st);
+	for (i = 0; rc == 0 && i < n; i++) {
+		rc = db_job_insert(st, &reqs[i], plans[i], nplans[i], &ret_ids[i]);
+		if (rc == 0 && reqs[i].token)
+			rc = db_job_token_set(st, ret_ids[i], reqs[i].token);
+		if (rc == 0 && reqs[i].per_patch)
+			rc = db_run(st, "UPDATE jobs SET per_patch = json_set(per_patch, '$.of', ?) WHERE id = ?",
+				    DB_INT(ret_ids[0]), DB_INT(ret_ids[i]));
+	}
+	if ((rc = db_txn_end(st, rc)) < 0)
+		db_sql_err(st, err, n > 1 ? "create the series' jobs" : "create job");
+	return rc;
+}
+
 int store_job_create(struct store *st, const struct job_request *req,
 		     const struct stage_plan *stages, size_t nstages, int64_t *ret_id,
 		     struct strbuf *err)
 {
-	int64_t id = 0;
-	int rc;
+	struct stage_plan *plan = (struct stage_plan *)stages;
 
-	db_lock(st);
-	if ((rc = db_txn_begin(st)) == 0)
-		rc = db_job_insert(st, req, stages, nstages, &id);
-	if (rc == 0 && req->token)
-		rc = db_job_token_set(st, id, req->token);
-	if ((rc = db_txn_end(st, rc)) < 0)
-		db_sql_err(st, err, "create job");
-	else
-		*ret_id = id;
-	db_unlock(st);
-	return rc;
+	return store_job_group_create(st, req, &plan, &nstages, 1, ret_id, err);
+}
+
+json_t *store_per_patch_jobs(struct store *st, int64_t of)
+{
+	static const char *const names[] = { "id", "k", "state", "verdict", "patch_subject", NULL };
+
+	return db_rows_json(st, "SELECT id, json_extract(per_patch, '$.k') AS k, state, verdict, patch_subject "
+			    "FROM jobs WHERE per_patch IS NOT NULL AND json_extract(per_patch, '$.of') = ? "
+			    "ORDER BY k", DB_ARGS(DB_INT(of)), names);
 }
 
 /* the last column is the job's current stage: the running one, else the
@@ -76,7 +96,7 @@ int store_job_create(struct store *st, const struct job_request *req,
 	"finished, cancel_requested, error_class, error_message, error_stage, tree, base, " \
 	"(SELECT kind FROM stages g WHERE g.job_id = jobs.id ORDER BY (g.state = 'running') DESC, " \
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
-	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject, arch, defaults, patches"
+	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject, arch, defaults, patches, per_patch"
 
 static json_t *job_row(sqlite3_stmt *s)
 {
@@ -111,6 +131,7 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "arch", db_col_json(s, 24));
 	json_object_set_new(j, "defaults", db_col_parsed(s, 25));
 	json_object_set_new(j, "patches", db_col_parsed(s, 26));
+	json_object_set_new(j, "per_patch", db_col_parsed(s, 27));
 	return j;
 }
 
@@ -241,7 +262,7 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
 		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
 		"started", "finished", "cancel_requested", "error", NULL, NULL, "tree", "base",
 		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
-		"arch", "defaults", "patches",
+		"arch", "defaults", "patches", "per_patch",
 	};
 	int i;
 

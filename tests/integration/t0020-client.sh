@@ -395,6 +395,29 @@ fi
 "$TLBLAB" status "$(job_of "$TMP/series.out")" >"$TMP/series-status.out" 2>&1
 check "status lists the series: the cover letter, then each patch" in_order "$TMP/series-status.out" \
 	"series     3 patches, after a cover letter" "  1/3      mm: one" "  2/3      mm: two" "  3/3      mm: three"
+# per patch: a job per prefix of the series, each named by its patch
+"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --mbox "$TMP/series.mbox" --per-patch >"$TMP/pp.out" 2>&1
+st=$?
+check "submit --per-patch queues a job per prefix and lists them" $PY -c 'import sys; sys.exit(not (
+	"a per-patch series: 3 A/B jobs, patches 1..k against the base (the last one is the whole series)\n  job " in open(sys.argv[1]).read() and
+	[l.split(": ", 1)[1] for l in open(sys.argv[1]).read().splitlines() if l.startswith("  job ")] ==
+	["[1/3] mm: one", "[2/3] mm: two", "[3/3] mm: three"]))' "$TMP/pp.out"
+check "submit --per-patch exits 0" test "$st" = 0
+pp_last=$(sed -n 's/^  job \([0-9]*\): \[3\/3\].*/\1/p' "$TMP/pp.out")
+"$TLBLAB" compare "${pp_last:-0}" --per-patch >"$TMP/pp-compare.out" 2>&1
+check "compare --per-patch lists the series' jobs before any is done" grep -q "no rows yet: no job of the series is done" \
+	"$TMP/pp-compare.out"
+check "compare --per-patch names the series" grep -q "^per-patch series: mm: batch TLB flushes (3 patches; job k applies patches 1..k on the base)$" \
+	"$TMP/pp-compare.out"
+check_fails "compare --per-patch of a job that is not one of a series says so" 1 \
+	"^tlblab: HTTP 409 conflict: job [0-9]* is not one of a per-patch series" \
+	"$TLBLAB" compare "$(job_of "$TMP/series.out")" --per-patch
+{
+	mail 1111111111111111111111111111111111111111 "[PATCH] mm: one" "$(hunk one)"
+} >"$TMP/one.mbox"
+check_fails "--per-patch of one patch is refused by the daemon" 1 \
+	"^tlblab: HTTP 400 bad_request: per_patch: needs an mbox of 2 or more patches \\(this one has 1\\)$" \
+	"$TLBLAB" submit --suite tlb --tree linux --base v6.1 --mbox "$TMP/one.mbox" --per-patch
 mail 0000000000000000000000000000000000000000 "[PATCH 0/1] mm: words" "only words" >"$TMP/cover.mbox"
 check_fails "an mbox of a cover letter alone is refused by the daemon, as it words it" 1 \
 	"^tlblab: HTTP 400 bad_request: patch: the mbox holds no patch: its one mail \\('mm: words'\\) has no diff$" \
@@ -451,6 +474,7 @@ done <<END_OF_CASES
 --patch|--patch: '.*' is not a regular file|$AB --base v6.1 --patch $TMP
 --patch|--patch: '.*/empty\.patch' is empty|$AB --base v6.1 --patch $TMP/empty.patch
 --mbox|--mbox: '.*/empty\.patch' is empty|$AB --base v6.1 --mbox $TMP/empty.patch
+--per-patch|--per-patch measures each prefix of a series: it needs --mbox FILE|$AB --base v6.1 --patch $TMP/fix.patch --per-patch
 --mbox|--mbox: '.*/notmail\.patch' is not an mbox \(git format-patch and b4 write one|$AB --base v6.1 --mbox $TMP/notmail.patch
 --mbox|--mbox: '.*/10mb\.mbox' is larger than 4 MiB|$AB --base v6.1 --mbox $TMP/10mb.mbox
 --mbox|--mbox and --patch: give only one of --patch, --mbox, --branch and --url|$AB --base v6.1 --mbox $TMP/fix.patch --patch $TMP/fix.patch

@@ -898,6 +898,67 @@ static void test_within_floor_robust(void **state)
 	json_decref(doc);
 }
 
+/*
+ * A per-patch series of three, made and compared by the shipped code:
+ * patch 2 of 3 takes ops/s from 1000 to 700, 1 and 3 change nothing. Each
+ * job compares its prefix with the base; each step (prefix k-1's patched
+ * boots against prefix k's) is compare_sides over two jobs' documents, as
+ * comparison_cache.c computes it; compare_per_patch names patch 2 alone.
+ */
+static void test_per_patch(void **state)
+{
+	static const double centers[] = { 1000, 700, 700 };
+	struct compare_rules rules;
+	struct strbuf err = STRBUF_INIT;
+	json_t *docs[3], *vs_base[3], *steps[3], *pp, *row, *v;
+	size_t k, i;
+
+	(void)state;
+	rng_state = 77;
+	compare_rules_default(&rules);
+	rules.resamples = 500;
+	for (k = 0; k < 3; k++) {
+		docs[k] = doc_new();
+		add_boots(docs[k], "base", 6, 0, "{\"workers\":2}", "mprotect.ops_per_sec", 1000, 0.01, "higher");
+		add_boots(docs[k], "patched", 6, 0, "{\"workers\":2}", "mprotect.ops_per_sec", centers[k], 0.01,
+			  "higher");
+		vs_base[k] = compare_ab(docs[k]);
+		steps[k] = k ? compare_sides(docs[k - 1], "patched", docs[k], "patched", &rules, &err)
+			     : json_incref(vs_base[0]);
+		if (!steps[k])
+			fail_msg("step %zu: %s", k + 1, err.buf);
+	}
+	pp = compare_per_patch(vs_base, steps, 3);
+	assert_int_equal(json_array_size(json_object_get(pp, "rows")), 1);
+	row = json_array_get(json_object_get(pp, "rows"), 0);
+	assert_string_equal(json_string_value(json_object_get(row, "metric")), "mprotect.ops_per_sec");
+	assert_int_equal(json_array_size(json_object_get(row, "moved_by")), 1);
+	assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "moved_by"), 0)), 2);
+	assert_string_equal(verdict(json_array_get(json_object_get(row, "steps"), 1)), "regression");
+	assert_string_equal(verdict(json_array_get(json_object_get(row, "vs_base"), 2)), "regression");
+	assert_true(fabs(row_num(json_array_get(json_object_get(row, "steps"), 1), "change_pct") + 30) < 3);
+	json_array_foreach(json_object_get(row, "steps"), i, v)
+		if (i != 1)
+			assert_string_not_equal(verdict(v), "regression");
+	assert_string_equal(json_string_value(json_array_get(json_object_get(pp, "step_verdicts"), 1)), "regression");
+	/* a job not ended yet: its cells are null, and nothing is said of it */
+	json_decref(pp);
+	json_decref(vs_base[2]);
+	json_decref(steps[2]);
+	vs_base[2] = steps[2] = NULL;
+	pp = compare_per_patch(vs_base, steps, 3);
+	row = json_array_get(json_object_get(pp, "rows"), 0);
+	assert_true(json_is_null(json_array_get(json_object_get(row, "steps"), 2)));
+	assert_true(json_is_null(json_array_get(json_object_get(pp, "step_verdicts"), 2)));
+	json_decref(pp);
+	for (k = 0; k < 3; k++) {
+		json_decref(docs[k]);
+		json_decref(vs_base[k]);
+		json_decref(steps[k]);
+	}
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -918,6 +979,7 @@ int main(void)
 		cmocka_unit_test(test_paired_duets),
 		cmocka_unit_test(test_wait_rows),
 		cmocka_unit_test(test_within_floor_robust),
+		cmocka_unit_test(test_per_patch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -252,6 +252,55 @@ static void test_patch_subject(void **state)
 	assert_subject(f->st, url, "mm: named once fetched");
 }
 
+/*
+ * A per-patch series' jobs are stored together, each one's per_patch
+ * naming the first job ("of"); the series reads back by k, and a job of
+ * its own has no per_patch.
+ */
+static void test_per_patch_group(void **state)
+{
+	struct store_fixture *f = *state;
+	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "build", "patched", 0, 60 } };
+	struct stage_plan *plans[3] = { plan, plan, plan };
+	size_t nplans[3] = { 2, 2, 2 };
+	struct job_request reqs[3];
+	struct strbuf err = STRBUF_INIT;
+	json_t *suite = json_array(), *pp[3], *list, *j, *row;
+	int64_t ids[3], lone;
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		pp[k] = json_pack("{s:I,s:i,s:s}", "k", (json_int_t)(k + 1), "n", 3, "series", "mm: the series");
+		reqs[k] = (struct job_request){ .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = "patch",
+						.patch = "--- a/x\n+++ b/x\n", .suite = "tlb", .suite_json = suite,
+						.boots = 1, .per_patch = pp[k] };
+	}
+	if (store_job_group_create(f->st, reqs, plans, nplans, 3, ids, &err) < 0)
+		fail_msg("store_job_group_create: %s", err.buf);
+	assert_int_equal(ids[1], ids[0] + 1);
+	j = store_job_json(f->st, ids[2]);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "per_patch"), "of")), ids[0]);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "per_patch"), "k")), 3);
+	assert_int_equal(json_array_size(json_object_get(j, "stages")), 2);
+	json_decref(j);
+	lone = sourced_job(f->st, "patch", "--- a/x\n+++ b/x\n", NULL, NULL, "alone");
+	j = store_job_json(f->st, lone);
+	assert_true(json_is_null(json_object_get(j, "per_patch")));
+	json_decref(j);
+	list = store_per_patch_jobs(f->st, ids[0]);
+	assert_int_equal(json_array_size(list), 3);
+	json_array_foreach(list, k, row) {
+		assert_int_equal(json_integer_value(json_object_get(row, "id")), ids[k]);
+		assert_int_equal(json_integer_value(json_object_get(row, "k")), k + 1);
+		assert_string_equal(json_string_value(json_object_get(row, "state")), "queued");
+	}
+	json_decref(list);
+	for (k = 0; k < 3; k++)
+		json_decref(pp[k]);
+	json_decref(suite);
+	strbuf_release(&err);
+}
+
 /* A job row of a schema-5 store, by hand; its id. */
 static int64_t old_job(sqlite3 *db, const char *kind, const char *patch, const char *url, const char *ref)
 {
@@ -479,6 +528,7 @@ int main(void)
 		store_fixture_test(test_patch_subject_migration),
 		store_fixture_test(test_job_list_total_follows_changes),
 		store_fixture_test(test_job_list_text),
+		store_fixture_test(test_per_patch_group),
 		store_fixture_test(test_no_retry_after_cancel),
 	};
 

@@ -325,6 +325,105 @@ static void test_limits(void **state)
 	strbuf_release(&err);
 }
 
+/* mail N of a series: a patch of mm/xN.c, or (N 0) a cover letter */
+static void mail(struct strbuf *sb, int n, int of)
+{
+	strbuf_addf(sb, "From %040d Mon Sep 17 00:00:00 2001\nFrom: A <a@localhost>\n"
+		    "Subject: [PATCH %d/%d] %s %d\n\n", n, n, of, n ? "mm: change" : "the series", n);
+	if (n)
+		strbuf_addf(sb, "Why.\n---\ndiff --git a/mm/x%d.c b/mm/x%d.c\n--- a/mm/x%d.c\n+++ b/mm/x%d.c\n"
+			    "@@ -1 +1 @@\n-a\n+b\n-- \n2.39.5\n\n", n, n, n, n);
+	else
+		strbuf_addstr(sb, "What it does.\n\n-- \n2.39.5\n\n");
+}
+
+/* a request of the series (cover letter and n patches) with extra fields */
+static void series_body(struct strbuf *body, int cover, int n, const char *extra)
+{
+	struct strbuf mbox = STRBUF_INIT;
+	json_t *o;
+	char *text;
+	int i;
+
+	if (cover)
+		mail(&mbox, 0, n);
+	for (i = 1; i <= n; i++)
+		mail(&mbox, i, n);
+	o = json_pack("{s:s,s:s,s:s,s:s}", "suite", "tlb", "tree", "linux", "base", "v6.1", "patch", mbox.buf);
+	text = json_dumps(o, JSON_COMPACT);
+	strbuf_reset(body);
+	strbuf_add(body, text, strlen(text) - 1);
+	strbuf_addf(body, "%s}", extra);
+	free(text);
+	json_decref(o);
+	strbuf_release(&mbox);
+}
+
+/* per_patch: a job per prefix of the series, each with the text of its
+ * first k patches (the cover letter kept), its own subject and series,
+ * and the same plan as the whole series' job */
+static void test_per_patch(void **state)
+{
+	struct strbuf body = STRBUF_INIT, err = STRBUF_INIT, subject = STRBUF_INIT, p = STRBUF_INIT;
+	struct per_patch_job *jobs = NULL;
+	struct job_request req;
+	json_t *doc = NULL;
+	size_t n, k;
+
+	(void)state;
+	series_body(&body, 1, 3, ",\"per_patch\":1");
+	refused(body.buf, "per_patch: must be true or false");
+	series_body(&body, 0, 1, ",\"per_patch\":true");
+	refused(body.buf, "per_patch: needs an mbox of 2 or more patches (this one has 1)");
+	series_body(&body, 0, 17, ",\"per_patch\":true");
+	refused(body.buf, "per_patch: at most 16 patches, a job each (this series has 17)");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"per_patch\":true,\"patch\":\"" DIFF "\"}",
+		"per_patch: needs an mbox of 2 or more patches (this one has a plain diff)");
+	refused("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"per_patch\":true,"
+		"\"url\":\"https://x/y.mbox\"}", "per_patch: needs the series itself in patch (an mbox), not url");
+	refused("{\"suite\":\"tlb\",\"per_patch\":true}", "per_patch: needs the series itself in patch (an mbox), "
+		"not a run job");
+
+	series_body(&body, 1, 3, ",\"per_patch\":true,\"boots\":2");
+	if (submit_request_parse(cfg, body.buf, body.len, &doc, &req, &subject, &err) < 0)
+		fail_msg("refused: %s", err.buf);
+	assert_non_null(req.per_patch);
+	assert_string_equal(subject.buf, "the series 0");
+	n = submit_per_patch(cfg, config_suite(cfg, "tlb"), &req, &jobs);
+	assert_int_equal(n, 3);
+	for (k = 0; k < n; k++) {
+		char want[64], *pp;
+		const char *cut;
+
+		snprintf(want, sizeof(want), "[%zu/3] mm: change %zu", k + 1, k + 1);
+		assert_string_equal(jobs[k].req->patch_subject, want);
+		/* the text is the series up to patch k+1: the cover letter, then
+		 * patches 1..k+1, and not the next one */
+		snprintf(want, sizeof(want), "+++ b/mm/x%zu.c", k + 1);
+		assert_non_null(strstr(jobs[k].req->patch, "the series 0"));
+		assert_non_null(cut = strstr(jobs[k].req->patch, want));
+		snprintf(want, sizeof(want), "mm/x%zu.c", k + 2);
+		assert_null(strstr(jobs[k].req->patch, want));
+		assert_int_equal(json_array_size(json_object_get(jobs[k].req->patches, "patches")), k + 1);
+		assert_string_equal(json_string_value(json_object_get(jobs[k].req->patches, "cover")), "the series 0");
+		pp = json_dumps(jobs[k].req->per_patch, JSON_COMPACT | JSON_SORT_KEYS);
+		snprintf(want, sizeof(want), "{\"k\":%zu,\"n\":3,\"series\":\"the series 0\"}", k + 1);
+		assert_string_equal(pp, want);
+		free(pp);
+		assert_string_equal(jobs[k].req->kind, "ab");
+		assert_int_equal(jobs[k].req->boots, 2);
+		assert_int_equal(jobs[k].nplan, 2 + 2 * 2 * 2);
+	}
+	/* the last job's text is the whole series */
+	assert_string_equal(jobs[2].req->patch, req.patch);
+	submit_per_patch_release(jobs, n);
+	json_decref(doc);
+	strbuf_release(&body);
+	strbuf_release(&err);
+	strbuf_release(&subject);
+	strbuf_release(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +433,7 @@ int main(void)
 		cmocka_unit_test(test_lab_defaults),
 		cmocka_unit_test(test_plan),
 		cmocka_unit_test(test_limits),
+		cmocka_unit_test(test_per_patch),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
