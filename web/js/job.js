@@ -1,4 +1,4 @@
-// A job: verdict summary, the comparison table (comparison.js: a line a
+// A job: a per-patch series' steps (when it is one of one), verdict summary, the comparison table (comparison.js: a line a
 // row, headline and changed rows first), a chart per thread sweep, TLB
 // shootdowns per second over the run, the profile diff, the stages with
 // their logs, provenance.
@@ -487,8 +487,31 @@ function header(job, cmp) {
 </header>`;
 }
 
+// ---- a per-patch series: which patch moved what ----
+
+// One step's cell: its change and verdict ("+28.5% regression"), or a dash.
+function stepCell(c) {
+	if (!c) return `<td class="muted">${DASH}</td>`;
+	return `<td>${c.change_pct === null || c.change_pct === undefined ? DASH : esc(pct(c.change_pct))} ${verdictHtml(c.verdict)}</td>`;
+}
+
+function perPatchHtml(job, pp) {
+	const n = pp.jobs.length;
+	const jobs = pp.jobs.map((j) => `<li>${j.id === job.id ? '<strong>' : ''}<a href="/jobs/${esc(j.id)}">#${esc(j.id)}</a> ${esc(j.patch_subject || DASH)} · ${stateHtml(j.state)}${j.verdict ? ' ' + verdictHtml(j.verdict) : ''}${j.id === job.id ? '</strong>' : ''}</li>`).join('');
+	const head = Array.from({ length: n }, (_, k) => `<th scope="col">patch ${k + 1}</th>`).join('');
+	const rows = pp.rows.map((r) => `<tr><th scope="row"><code>${esc(r.workload)}</code> ${esc(shortParams(r.params_text))} <code>${esc(r.metric)}</code></th>` +
+		r.steps.map(stepCell).join('') + `<td>${r.moved_by.length ? r.moved_by.map((k) => `patch ${k}`).join(', ') : 'none'}</td></tr>`).join('');
+	return `<section id="per-patch" aria-labelledby="h-per-patch"><h2 id="h-per-patch">Per patch <span class="muted small">${esc(pp.series || '')}: job k applies patches 1..k on the base</span></h2>
+<ol class="series">${jobs}</ol>
+${pp.rows.length ? `<p class="small">Each patch's step: its prefix against the one before (patch 1: against the base), per headline row.</p>
+<div class="table-wrap"><table class="data small"><thead><tr><th scope="col">row</th>${head}<th scope="col">moved by</th></tr></thead><tbody>${rows}</tbody></table></div>` :
+		'<p class="muted">No rows yet: no job of the series is done.</p>'}
+${(pp.notes || []).map((t) => `<p class="small muted">${esc(t)}</p>`).join('')}</section>`;
+}
+
 function toc(job, cmp, ran) {
 	const items = [];
+	if (job.per_patch) items.push(['per-patch', 'Per patch']);
 	if (job.state === 'failed') items.push(['failure', 'Failure']);
 	else if ((job.stages || []).some((g) => g.state === 'failed')) items.push(['failure', 'Failed runs']);
 	if (job.state === 'cancelled') items.push(['failure', 'Cancelled']);
@@ -521,7 +544,7 @@ export async function render(ctx) {
 	performance.mark('tlblab:job-data');
 	ctx.title(`job ${id}${job.verdict ? ' \u00b7 ' + job.verdict : ''}`);
 
-	let html = header(job, cmp) + toc(job, cmp, ran) + failureHtml(job);
+	let html = header(job, cmp) + toc(job, cmp, ran) + failureHtml(job) + (job.per_patch ? '<div id="per-patch"></div>' : '');
 	if (cmp) html += summarySection(job, cmp) + comparisonSection(cmp);
 	else if (cmpError) html += `<section id="summary" class="notice bad"><h2>No comparison</h2><p>The API refused the comparison: <strong>HTTP ${cmpError.status} ${esc(cmpError.code)}</strong>: <span class="msg">${esc(cmpError.message)}</span></p></section>`;
 	else if (job.kind === 'ab') html += `<section id="summary" class="notice"><h2>No comparison yet</h2><p>The comparison appears once both sides have run (${esc(job.state)}${job.stage ? ', stage ' + esc(job.stage) : ''}).</p></section>`;
@@ -547,6 +570,12 @@ export async function render(ctx) {
 			`<section id="tlb" aria-labelledby="h-tlb"><h2 id="h-tlb">TLB shootdowns</h2>${tlbFigure()}</section>`;
 	}
 	const work = [loadExcerpts(ctx.main, ctx, job.id)];
+	if (job.per_patch) {
+		work.push((async () => {
+			const pp = (await api(`/jobs/${id}/per-patch`, { signal: ctx.signal })).per_patch;
+			ctx.main.querySelector('#per-patch').outerHTML = perPatchHtml(job, pp);
+		})().catch((e) => ctx.error(e, 'per-patch series')));
+	}
 	if (ctx.main.querySelector('#tlb-chart')) {
 		work.push((async () => {
 			const cap = ctx.main.querySelector('#tlb-caption');
