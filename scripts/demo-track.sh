@@ -18,17 +18,12 @@
 # finds all of it stored and prints it again.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
-CACHE=/var/cache/tlblab
-DATA=/var/lib/tlblab
+. "$TOP/scripts/lab-up.sh"
 BRANCH=tlblab-demo
 TRACK=demo
 PY=/usr/bin/python3
 cd "$TOP"
 T0=$(date +%s)
-
-. "$TOP/scripts/lab-up.sh"
 lab_up 5
 
 echo "== 4/5 the branch $BRANCH: eight commits on v6.1-debian"

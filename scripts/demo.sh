@@ -7,16 +7,11 @@
 # the builds and ccache.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-BUILD=${BUILD:-build}
-case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
-CACHE=/var/cache/tlblab
-DATA=/var/lib/tlblab
+. "$TOP/scripts/lab-up.sh"
 PATCH=${PATCH:-$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch}
 BOOTS=${BOOTS:-3}
 SUITE=${SUITE:-demo}
 cd "$TOP"
-
-. "$TOP/scripts/lab-up.sh"
 lab_up 4
 
 echo "== 4/4 A/B job: $(basename "$PATCH") against v6.1-debian, suite $SUITE, $BOOTS boots per side"

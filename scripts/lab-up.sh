@@ -1,9 +1,13 @@
-# The embedded lab up, for make demo and make demo-track (sourced; TOP,
-# BUILD, CACHE and DATA set): Debian's linux-source-6.1 as a git tree
-# (once), the QEMU guests' initramfs, and tlblabd on configs/local.yaml
-# unless it already answers. Exports TLBLAB_TOKEN and TLBLAB_SERVER for the
-# client.
+# The embedded lab up, for make demo and make demo-track (sourced, TOP
+# set): Debian's linux-source-6.1 as a git tree (once), the QEMU guests'
+# initramfs, and tlblabd on configs/local.yaml unless it already answers.
+# Sets BUILD (absolute), CACHE and DATA; lab_up exports TLBLAB_TOKEN and
+# TLBLAB_SERVER for the client.
 # shellcheck shell=sh
+BUILD=${BUILD:-build}
+case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
+CACHE=/var/cache/tlblab
+DATA=/var/lib/tlblab
 
 # lab_up N: steps 1 to 3 of N
 lab_up() {
