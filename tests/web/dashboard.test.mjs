@@ -721,6 +721,7 @@ for (const [path, what, shotName, sel] of [
 	['/jobs', 'the jobs list', 'fit-jobs', '#jobs-table tr[data-job]'],
 	['/jobs/1', 'an A/B job', 'fit-job', '#profile-table tbody tr'],
 	['/jobs/2', 'a failed job', 'fit-job-failed', 'pre.excerpt mark'],
+	['/jobs/6', 'a job of a per-patch series', 'fit-per-patch', '#per-patch tbody tr'],
 	['/tracks', 'the tracks', 'fit-tracks', '#alerts-table tr[data-alert-row]'],
 	['/tracks/nightly', 'a track', 'fit-track', '#series-table a[href^="/series/"]'],
 	['/series/1', 'a series', 'fit-series', '#series-chart canvas'],
@@ -737,6 +738,18 @@ for (const [path, what, shotName, sel] of [
 		await shot(npage, shotName);
 	});
 }
+
+await step('a per-patch series: job 6\'s page names the patch that moved each headline row (patch 2, never patch 1)', async () => {
+	const pp = (await apiGet('/jobs/6/per-patch')).per_patch;
+	await npage.goto(URL_ + '/jobs/6');
+	await rendered(npage);
+	const moved = await npage.$$eval('#per-patch tbody tr', (trs) => trs.map((tr) => tr.lastElementChild.textContent.trim()));
+	eq(moved, pp.rows.map((r) => (r.moved_by.length ? r.moved_by.map((k) => `patch ${k}`).join(', ') : 'none')), 'moved-by cells');
+	const ops = pp.rows.filter((r) => r.metric === 'mprotect.ops_per_sec');
+	expect(ops.some((r) => r.moved_by.join() === '2') && !ops.some((r) => r.moved_by.includes(1)),
+		`ops/s rows moved by: ${JSON.stringify(ops.map((r) => [r.params_text, r.moved_by, r.steps.map((c) => c && c.verdict)]))}`);
+	console.log(`# job 6 per patch: ${ops.map((r) => `${r.params_text}: ${r.steps.map((c) => c && `${c.change_pct.toFixed(1)}% ${c.verdict}`).join(' | ')}`).join('; ')}`);
+});
 
 // A line of the comparison (13 px text at line-height 1.45, and its padding)
 // is about 30 px tall; two lines would be about 48.

@@ -70,7 +70,9 @@ CONSOLE_LOG = "\n".join(
 
 # what each A/B job's patch is called (jobs.patch_subject, where the store has it)
 SUBJECTS = {1: "x86/mm/tlb: batch remote flushes", 2: "x86/mm/tlb: batch remote flushes (v2)",
-            3: "x86/mm: flush the TLB of every online CPU", 4: "mm/mremap: move page tables in one go"}
+            3: "x86/mm: flush the TLB of every online CPU", 4: "mm/mremap: move page tables in one go",
+            5: "[1/2] x86/mm/tlb: count the CPUs a flush reaches",
+            6: "[2/2] x86/mm/tlb: send one IPI for a batch of flushes"}
 
 
 # job 1's series: a cover letter (its subject names the job) and two patches
@@ -85,7 +87,7 @@ def info(c, name, unit, direction):
 def job(c, jid, kind, state, suite, created, **kw):
     cols = {"id": jid, "kind": kind, "state": state, "suite": suite, "suite_json": "[]", "created": created}
     cols.update(kw)
-    for col in ("patch_subject", "patches", "defaults"):
+    for col in ("patch_subject", "patches", "defaults", "per_patch"):
         if col in cols and col not in columns(c, "jobs"):
             del cols[col]    # a store from before jobs had it
     c.execute("INSERT INTO jobs (%s) VALUES (%s)" % (", ".join(cols), ", ".join("?" * len(cols))), list(cols.values()))
@@ -116,6 +118,10 @@ def ab_done(c, jid, boots, cases, metrics, created, profile=True, samples=True, 
     # job 1 came as a series, its tree and base the lab's defaults
     extra = {"patches": json.dumps(SERIES), "defaults": json.dumps({"tree": "linux", "base": "v6.1-debian"})} \
         if jid == 1 else {}
+    if jid in (5, 6):
+        # jobs 5 and 6: job 1's series measured per patch (submit --per-patch)
+        extra = {"patches": json.dumps({"cover": SERIES["cover"], "patches": SERIES["patches"][:jid - 4]}),
+                 "per_patch": json.dumps({"of": 5, "k": jid - 4, "n": 2, "series": SERIES["cover"]})}
     job(c, jid, "ab", "done", "tlb", created, machines='["m1"]', submitter=submitter, boots=boots, tree="linux",
         base="v6.1-debian", patch_kind="patch", patch_subject=SUBJECTS[jid], started=t, finished=t + 900, **extra)
     sid = jid * 1000
@@ -207,6 +213,14 @@ def dashboard(c):
 
     created = NOW - 7200
     ab_done(c, 1, 8, cases, metrics, created)
+
+    # the series per patch: patch 1 changes nothing, patch 2 makes what job 1 measured
+    def per_patch(k):
+        def m(side, workers, boot, rng):
+            return metrics("patched" if side == "patched" and k == 2 else "base", workers, boot, rng)
+        return m
+    ab_done(c, 5, 6, cases, per_patch(1), NOW - 9000, profile=False, samples=False)
+    ab_done(c, 6, 6, cases, per_patch(2), NOW - 8000, profile=False, samples=False)
     # 2: the patched build fails
     t = NOW - 3600
     job(c, 2, "ab", "failed", "tlb", t, submitter="bob", boots=2, tree="linux", base="v6.1-debian", patch_kind="patch",
