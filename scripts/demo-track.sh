@@ -46,7 +46,7 @@ for k in 1 2 3 4 5 6 7 8; do
 		tree_put mm/mprotect.c "$NOTE.c"
 		c=$(tree_commit "$c" "$DATE" "mm/mprotect: a comment, and nothing else") ;;
 	5)
-		tree_apply kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch
+		tree_apply "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch"
 		c=$(tree_commit "$c" "$DATE" "x86/mm/tlb: flush every online CPU in flush_tlb_mm_range()") ;;
 	*)
 		echo "note $k" >>"$NOTE"
