@@ -78,6 +78,10 @@ set -eu
 # environment), and the trees are the ones the daemon names.
 GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
 export GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
+# A fetch from a tree on a local path runs git upload-pack in that tree with
+# the environment above cleared, so upload-pack is told on its own command
+# line (for a tree over SSH, the same command runs there).
+UPLOAD_PACK="remote.origin.uploadpack=git -c 'safe.directory=*' upload-pack"
 
 LC_ALL=C
 export LC_ALL
@@ -570,7 +574,7 @@ if [ -z "$commit" ]; then
 	# Branch names move: always ask origin. A tag we already have is
 	# enough when origin cannot be reached.
 	say "fetching from origin"
-	if ! run g fetch --prune --force --tags origin '+refs/heads/*:refs/remotes/origin/*'; then
+	if ! run g -c "$UPLOAD_PACK" fetch --prune --force --tags origin '+refs/heads/*:refs/remotes/origin/*'; then
 		case $ref in refs/tags/*) tag=$ref ;; *) tag=refs/tags/$ref ;; esac
 		g rev-parse -q --verify "$tag^{commit}" >/dev/null ||
 			fail infra "git fetch from $tree failed"
@@ -579,7 +583,7 @@ if [ -z "$commit" ]; then
 	commit=$(resolve "$ref") || commit=
 	# A full commit id that no branch or tag reaches: ask for it by name.
 	if [ -z "$commit" ] && is_hex_ref "$ref" && [ ${#ref} = 40 ]; then
-		run g fetch --no-tags origin "$ref" || true
+		run g -c "$UPLOAD_PACK" fetch --no-tags origin "$ref" || true
 		commit=$(resolve "$ref") || commit=
 	fi
 	[ -n "$commit" ] ||
