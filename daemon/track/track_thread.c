@@ -168,7 +168,9 @@ static int recheck(struct tracker *tr, const struct lab_config *cfg, const struc
  * bisection chases the one the A/B rule saw most clearly (its smallest p),
  * so that each step is told from the ends by the plainest signal: spin-wait
  * instructions that go from 0.04 to 1 per op, rather than a time score that
- * moved 6%.
+ * moved 6%. Only rows the rule tests are chased: a context counter that went
+ * from 3 to 38729 calls per window is evidence, not something a step can be
+ * placed by.
  */
 struct chase {
 	int64_t alert, series;
@@ -271,7 +273,11 @@ static void search_series(struct tracker *tr, const struct lab_config *cfg, cons
 					 "ab_p", isfinite(ab_p) ? json_real(ab_p) : json_null());
 			if (body)
 				track_announce(tr, cfg, NOTIFY_CHANGE_POINT, body);
-			if (t->bisect && !strcmp(row.direction, "regression"))
+			/* a bisection asks the A/B rule to tell each step from the
+			 * ends: never of a row that rule does not test (a context
+			 * counter such as interrupts.CAL, or one unavailable) */
+			if (t->bisect && !strcmp(row.direction, "regression") && strcmp(verdict, "context") &&
+			    strcmp(verdict, "unavailable"))
 				chase_offer(chases, alert, series, &cp[i], ab_p);
 		}
 	}
