@@ -44,24 +44,29 @@ DAEMON_ARGS="-w $DAEMON_WEB" daemon_start "$TMP/lab.yaml" ||
 	{ fail "tlblabd serves web/" "did not start: $(tail -n 5 "$DAEMON_LOG")"; exit 0; }
 
 # a running job holds m1, the next one waits for it
+held=
 for who in dave erin; do
-	api POST /jobs "{\"suite\":\"hold\",\"machines\":[\"m1\"],\"submitter\":\"$who\"}" "$TOKEN" >/dev/null
+	held="$held $(api POST /jobs "{\"suite\":\"hold\",\"machines\":[\"m1\"],\"submitter\":\"$who\"}" "$TOKEN" |
+		jq_py 'J["job"]["id"]')"
 done
-state=$(job_wait 4 running 30)
-[ "$state" = running ] && [ "$(job_wait 5 queued 5)" = queued ] &&
-	pass "a running job (4) and a queued one (5) from the API" || fail "running and queued jobs" "job 4 is $state"
+set -- $held
+state=$(job_wait "${1:-0}" running 30)
+[ "$state" = running ] && [ "$(job_wait "${2:-0}" queued 5)" = queued ] &&
+	pass "a running job ($1) and a queued one ($2) from the API" || fail "running and queued jobs" "job ${1:-?} is $state"
 
-# the seeded A/B job is done without a verdict, as one from before
-# comparisons were kept: the scheduler computes it in the background (a job
-# a second, newest first), and nobody here asks for its comparison
+# the seeded A/B jobs are done without a verdict, as ones from before
+# comparisons were kept: the scheduler computes them in the background (a
+# job a second, newest first), and nobody here asks for their comparison;
+# job 1 and job 6 (the per-patch series' whole) are regressions, job 5 (its
+# first patch) is not
 end=$(($(date +%s) + 20))
 while :; do
 	ids=$(curl -s -m 5 "$URL/api/v1/jobs?verdict=regression" | jq_py '" ".join(str(j["id"]) for j in J["jobs"])' 2>/dev/null)
-	[ -n "$ids" ] || [ "$(date +%s)" -ge $end ] && break
+	[ "$ids" = "6 1" ] || [ "$(date +%s)" -ge $end ] && break
 	sleep 0.3
 done
-[ "$ids" = 1 ] && pass "job 1 gets its verdict (regression) in the background: GET /jobs?verdict=regression lists it" ||
-	fail "job 1's verdict is backfilled" "GET /jobs?verdict=regression lists [${ids}] after 20 s"
+[ "$ids" = "6 1" ] && pass "jobs 1 and 6 get their verdict (regression) in the background: GET /jobs?verdict=regression lists them" ||
+	fail "the verdicts are backfilled" "GET /jobs?verdict=regression lists [${ids}] after 20 s"
 
 # the dashboard's files come from tlblabd, with the types a browser needs
 ctype() { curl -s -o /dev/null -w '%{http_code} %{content_type}' "$URL$1"; }
