@@ -24,12 +24,16 @@ static json_t *row_cell(const json_t *row)
 			 json_object_get(row, "verdict") ?: json_null());
 }
 
+/* a row across comparisons: its spec, workload, parameters and metric (a
+ * row's "case" is its index within a spec, which two jobs may number alike) */
 static void row_key(struct strbuf *sb, const json_t *row)
 {
+	long long spec = 0;
+
+	getint(row, "spec", &spec);
 	strbuf_reset(sb);
-	strbuf_addstr(sb, getstr(row, "case") ?: "");
-	strbuf_addch(sb, '\x1f');
-	strbuf_addstr(sb, getstr(row, "metric") ?: "");
+	strbuf_addf(sb, "%lld\x1f%s\x1f%s\x1f%s", spec, getstr(row, "workload") ?: "",
+		    getstr(row, "params_text") ?: "", getstr(row, "metric") ?: "");
 }
 
 /* doc's headline rows by key, into index (key -> row) */

@@ -922,6 +922,9 @@ static void test_per_patch(void **state)
 		add_boots(docs[k], "base", 6, 0, "{\"workers\":2}", "mprotect.ops_per_sec", 1000, 0.01, "higher");
 		add_boots(docs[k], "patched", 6, 0, "{\"workers\":2}", "mprotect.ops_per_sec", centers[k], 0.01,
 			  "higher");
+		/* a second case that no patch moves: a row of its own */
+		add_boots(docs[k], "base", 6, 1, "{\"workers\":1}", "mprotect.ops_per_sec", 500, 0.01, "higher");
+		add_boots(docs[k], "patched", 6, 1, "{\"workers\":1}", "mprotect.ops_per_sec", 500, 0.01, "higher");
 		vs_base[k] = compare_ab(docs[k]);
 		steps[k] = k ? compare_sides(docs[k - 1], "patched", docs[k], "patched", &rules, &err)
 			     : json_incref(vs_base[0]);
@@ -929,8 +932,14 @@ static void test_per_patch(void **state)
 			fail_msg("step %zu: %s", k + 1, err.buf);
 	}
 	pp = compare_per_patch(vs_base, steps, 3);
-	assert_int_equal(json_array_size(json_object_get(pp, "rows")), 1);
+	assert_int_equal(json_array_size(json_object_get(pp, "rows")), 2);
+	json_array_foreach(json_object_get(pp, "rows"), i, row)
+		if (!strcmp(json_string_value(json_object_get(row, "params_text")), "workers=1"))
+			assert_int_equal(json_array_size(json_object_get(row, "moved_by")), 0);
 	row = json_array_get(json_object_get(pp, "rows"), 0);
+	if (strcmp(json_string_value(json_object_get(row, "params_text")), "workers=2"))
+		row = json_array_get(json_object_get(pp, "rows"), 1);
+	assert_string_equal(json_string_value(json_object_get(row, "params_text")), "workers=2");
 	assert_string_equal(json_string_value(json_object_get(row, "metric")), "mprotect.ops_per_sec");
 	assert_int_equal(json_array_size(json_object_get(row, "moved_by")), 1);
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "moved_by"), 0)), 2);
@@ -948,6 +957,7 @@ static void test_per_patch(void **state)
 	vs_base[2] = steps[2] = NULL;
 	pp = compare_per_patch(vs_base, steps, 3);
 	row = json_array_get(json_object_get(pp, "rows"), 0);
+	assert_int_equal(json_array_size(json_object_get(pp, "rows")), 2);
 	assert_true(json_is_null(json_array_get(json_object_get(row, "steps"), 2)));
 	assert_true(json_is_null(json_array_get(json_object_get(pp, "step_verdicts"), 2)));
 	json_decref(pp);
