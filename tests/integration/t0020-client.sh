@@ -589,8 +589,8 @@ check "jobs --limit says how to page through the rest" \
 "$TLBLAB" jobs --verdict regression >"$TMP/jobsv.out" 2>&1
 daemon_get "/jobs?verdict=regression"
 want=$(jq_py '" ".join(str(j["id"]) for j in J["jobs"])' <"$TMP/daemon.json")
-check "jobs --verdict lists the daemon's jobs of that verdict (the seeded regression)" test \
-	"$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ { printf "%s%s", sep, $1; sep = " " }' "$TMP/jobsv.out")" = "$want" -a "$want" = 1
+check "jobs --verdict lists the daemon's jobs of that verdict (the seeded regressions: job 1, and job 6 of the per-patch pair)" test \
+	"$(awk 'NR > 1 && $1 ~ /^[0-9]+$/ { printf "%s%s", sep, $1; sep = " " }' "$TMP/jobsv.out")" = "$want" -a "$want" = "6 1"
 "$TLBLAB" jobs --tree linux --state failed --json >"$TMP/jobst.json"
 daemon_get "/jobs?tree=linux&state=failed"
 check "jobs --tree is sent as the daemon's tree filter" same_json "$TMP/jobst.json" "$TMP/daemon.json"
