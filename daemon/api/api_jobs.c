@@ -28,34 +28,26 @@
 #define SAMPLES_PAGE 5000	/* samples per answer, at most */
 
 /*
- * Whether the submitting token may queue these n jobs (submit_within_limits,
- * each counted on top of the ones before), from its work the store counts.
- * 0, or -1 with the answer (500 or 429) sent and in *ret. The caller holds
- * submit_lock, so that two submits of one token cannot both pass on the
- * last place.
+ * Whether the submitting token may queue these n jobs (submit_within_limits),
+ * from its work the store counts. 0, or -1 with the answer (500 or 429)
+ * sent and in *ret. The caller holds submit_lock, so that two submits of
+ * one token cannot both pass on the last place.
  */
 static int within_token_limits(struct route_ctx *rc, struct stage_plan *const *plans, const size_t *nplans,
 			       size_t n, enum MHD_Result *ret)
 {
 	struct strbuf why = STRBUF_INIT;
 	int jobs, boots;
-	size_t i, k;
 
 	if (store_token_work(rc->api->st, api_bearer(rc->conn), &jobs, &boots) < 0) {
 		log_warnx("api: create job: cannot count the token's queued jobs");
 		*ret = api_send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		if (submit_within_limits(rc->cfg, jobs, boots, plans[i], nplans[i], &why) < 0) {
-			*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s%s", n > 1 ?
-					      "the series' jobs: " : "", why.buf);
-			strbuf_release(&why);
-			return -1;
-		}
-		jobs++;
-		for (k = 0; k < nplans[i]; k++)
-			boots += !strcmp(plans[i][k].kind, "boot");
+	if (submit_within_limits(rc->cfg, jobs, boots, plans, nplans, n, &why) < 0) {
+		*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
+		strbuf_release(&why);
+		return -1;
 	}
 	return 0;
 }

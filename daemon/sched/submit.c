@@ -343,22 +343,25 @@ size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, 
 	return n;
 }
 
-int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, const struct stage_plan *plan,
-			 size_t nplan, struct strbuf *err)
+int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, struct stage_plan *const *plans,
+			 const size_t *nplans, size_t n, struct strbuf *err)
 {
-	int more = 0;
-	size_t i;
+	const char *series = n > 1 ? "the series' jobs: " : "";
+	size_t i, k;
+	int more;
 
-	for (i = 0; i < nplan; i++)
-		more += !strcmp(plan[i].kind, "boot");
-	if (jobs >= cfg->max_jobs_per_token)
-		return strbuf_seterr(err, "this token has %d jobs queued or running, the most "
-				     "lab.max_jobs_per_token allows (%d): wait for one to end",
-				     jobs, cfg->max_jobs_per_token);
-	if (boots + more > cfg->max_boots_per_token)
-		return strbuf_seterr(err, "this job's %d boots would give this token %d boots still to run, "
-				     "over lab.max_boots_per_token (%d)",
-				     more, boots + more, cfg->max_boots_per_token);
+	for (i = 0; i < n; i++, jobs++, boots += more) {
+		for (more = 0, k = 0; k < nplans[i]; k++)
+			more += !strcmp(plans[i][k].kind, "boot");
+		if (jobs >= cfg->max_jobs_per_token)
+			return strbuf_seterr(err, "%sthis token has %d jobs queued or running, the most "
+					     "lab.max_jobs_per_token allows (%d): wait for one to end",
+					     series, jobs, cfg->max_jobs_per_token);
+		if (boots + more > cfg->max_boots_per_token)
+			return strbuf_seterr(err, "%sthis job's %d boots would give this token %d boots still to "
+					     "run, over lab.max_boots_per_token (%d)",
+					     series, more, boots + more, cfg->max_boots_per_token);
+	}
 	return 0;
 }
 

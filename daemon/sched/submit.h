@@ -58,14 +58,16 @@ size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, 
 
 /*
  * Whether a token that has `jobs` jobs queued or running and `boots` boot
- * stages of them not yet done may queue a job of these stages: at most
- * lab.max_jobs_per_token jobs, lab.max_boots_per_token boots. Returns 0,
- * or -1 with err: why not (the message of the 429 answer). A caller that
- * then stores the job holds a lock across the count, this and the store,
- * so that two submits of one token cannot both pass on the last place.
+ * stages of them not yet done may queue the n jobs whose stages are
+ * plans[i] (nplans[i] each), each counted on top of the ones before: at
+ * most lab.max_jobs_per_token jobs, lab.max_boots_per_token boots. Returns
+ * 0, or -1 with err: why not (the message of the 429 answer; for a series,
+ * it starts "the series' jobs: "). A caller that then stores the jobs
+ * holds a lock across the count, this and the store, so that two submits
+ * of one token cannot both pass on the last place.
  */
-int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, const struct stage_plan *plan,
-			 size_t nplan, struct strbuf *err);
+int submit_within_limits(const struct lab_config *cfg, int jobs, int boots, struct stage_plan *const *plans,
+			 const size_t *nplans, size_t n, struct strbuf *err);
 
 /*
  * A per-patch series (a request's "per_patch": true, with a patch that is

@@ -248,3 +248,24 @@ st, doc, _ = request("POST", "/jobs", json.dumps(dict(ab, boots=5)), OTHER)
 msg = ((doc or {}).get("error") or {}).get("message", "")
 ok(st == 429 and "lab.max_boots_per_token" in msg,
    "an A/B job of 10 boots over max_boots_per_token 9 gets 429 naming the limit", "%d: %s" % (st, msg))
+
+# 8. a per-patch series counts every one of its jobs: OTHER has one job
+# queued, so the second job of a series of 3 would be its third; the
+# series is refused whole, and none of its jobs is stored
+def series(n):
+    mails = []
+    for k in range(1, n + 1):
+        mails.append("From %040d Mon Sep 17 00:00:00 2001\nFrom: t0080 <t@localhost>\n"
+                     "Subject: [PATCH %d/%d] x%d: a change\n\n---\ndiff --git a/x%d b/x%d\n--- a/x%d\n+++ b/x%d\n"
+                     "@@ -1 +1 @@\n-a\n+b\n-- \n2.39.5\n\n" % (k, k, n, k, k, k, k, k))
+    return "".join(mails)
+st0, before, _ = request("GET", "/jobs?limit=100")
+st, doc, _ = request("POST", "/jobs", json.dumps(dict(ab, patch=series(3), per_patch=True, boots=1)), OTHER)
+msg = ((doc or {}).get("error") or {}).get("message", "")
+st1, after, _ = request("GET", "/jobs?limit=100")
+ids = lambda d: sorted(j["id"] for j in (d or {}).get("jobs", []))
+ok(st == 429 and msg.startswith("the series' jobs: this token has 2 jobs") and "lab.max_jobs_per_token" in msg,
+   "a per-patch series of 3 whose second job would pass max_jobs_per_token gets 429, the series named", "%d: %s" % (st, msg))
+ok(st0 == st1 == 200 and ids(before) == ids(after) and ids(before),
+   "and none of the series' jobs is stored (%d jobs before and after)" % len(ids(before)),
+   "%s then %s" % (ids(before), ids(after)))

@@ -312,16 +312,27 @@ static void test_limits(void **state)
 		{ "build", "base", 0, 1 }, { "boot", "base", 0, 1 }, { "run", "base", 0, 1 },
 		{ "boot", "patched", 0, 1 }, { "run", "patched", 0, 1 },
 	};
+	struct stage_plan *const one[] = { plan }, *const three[] = { plan, plan, plan };
+	const size_t n[] = { ARRAY_SIZE(plan), ARRAY_SIZE(plan), ARRAY_SIZE(plan) };
 	struct strbuf err = STRBUF_INIT;
 
 	(void)state;
-	assert_int_equal(submit_within_limits(cfg, 2, 18, plan, ARRAY_SIZE(plan), &err), 0);
-	assert_int_equal(submit_within_limits(cfg, 3, 0, plan, ARRAY_SIZE(plan), &err), -1);
+	assert_int_equal(submit_within_limits(cfg, 2, 18, one, n, 1, &err), 0);
+	assert_int_equal(submit_within_limits(cfg, 3, 0, one, n, 1, &err), -1);
 	assert_string_equal(err.buf, "this token has 3 jobs queued or running, the most "
 			    "lab.max_jobs_per_token allows (3): wait for one to end");
-	assert_int_equal(submit_within_limits(cfg, 2, 19, plan, ARRAY_SIZE(plan), &err), -1);
+	assert_int_equal(submit_within_limits(cfg, 2, 19, one, n, 1, &err), -1);
 	assert_string_equal(err.buf, "this job's 2 boots would give this token 21 boots still to run, "
 			    "over lab.max_boots_per_token (20)");
+	/* a series' jobs count on top of each other: 3 fit an idle token,
+	 * one more job or 15 more boots do not, and the answer says so */
+	assert_int_equal(submit_within_limits(cfg, 0, 14, three, n, 3, &err), 0);
+	assert_int_equal(submit_within_limits(cfg, 1, 0, three, n, 3, &err), -1);
+	assert_string_equal(err.buf, "the series' jobs: this token has 3 jobs queued or running, the most "
+			    "lab.max_jobs_per_token allows (3): wait for one to end");
+	assert_int_equal(submit_within_limits(cfg, 0, 15, three, n, 3, &err), -1);
+	assert_string_equal(err.buf, "the series' jobs: this job's 2 boots would give this token 21 boots still "
+			    "to run, over lab.max_boots_per_token (20)");
 	strbuf_release(&err);
 }
 
