@@ -1,7 +1,9 @@
 #!/bin/sh
-# (Just over 1000 lines on purpose: one protocol a builder runs, argument
-# checks, checkout, patch, config, sandboxed build and artifacts, whose
-# steps share its state and its TLBLAB result lines.)
+# (Just over 1000 lines on purpose: the daemon uploads this one file to
+# each builder before a build (build_stage.c, build_resolve.c) and runs it
+# there alone, so it cannot source siblings; and it is one protocol, whose
+# argument checks, checkout, patch, config, sandboxed build and artifacts
+# share its state and its TLBLAB result lines.)
 #
 # Builds one kernel for a tlblab job on a builder; the daemon runs it as root,
 # locally or over SSH, and reads the result from the last lines of stdout.
