@@ -3,10 +3,11 @@
 # the daemon builds base and patched on a builder it reaches over SSH (an
 # sshd on 127.0.0.7 in front of the warm tree, build directory and ccache in
 # /var/cache/tlblab), where build.sh sandboxes the build (issue 12), boots
-# each in a 2-vCPU guest, runs a suite, and stores both sides. Then the ways a patch
-# fails: it does not apply, does not compile, panics at boot, or asks for an
-# option olddefconfig drops. Each must end with the right class and a message
-# a developer can act on, and leave the machine good.
+# each in a 2-vCPU guest under icount (as the default lab does), runs a
+# suite, and stores both sides. Then the ways a patch fails: it does not
+# apply, does not compile, panics at boot, or asks for an option
+# olddefconfig drops. Each must end with the right class and a message a
+# developer can act on, and leave the machine good.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/sshd.sh"
@@ -20,7 +21,7 @@ guest_prepare usr/sbin/sshd
 sshd_keys "$TMP/keys" || { fail "ssh keys" "ssh-keygen failed"; exit 0; }
 sshd_start builder 127.0.0.7 "$(sshd_port 3)" || { fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
 
-{ lab_qemu_head; cat <<EOC
+{ lab_qemu_head "accel: icount"; cat <<EOC
 builders:
   - name: remote
     transport: ssh
@@ -202,7 +203,7 @@ echo "$log" | grep -q 'tlblab: instruction plugin .*tlblab-insn.so writes .*/ins
 } >"$TMP/pair.mbox"
 t0=$(date +%s)
 "$CLIENT" submit --json --suite quick --tree linux --base v6.1-debian --mbox "$TMP/pair.mbox" --per-patch \
-	--boots 2 --submitter t0050 >"$TMP/pp-submit.json"
+	--boots 1 --submitter t0050 >"$TMP/pp-submit.json"
 pp_ids=$(jq_py '" ".join(str(j["id"]) for j in J["jobs"])' <"$TMP/pp-submit.json")
 pp_states=
 for j in $pp_ids; do
@@ -231,15 +232,16 @@ ok([j["patch_subject"] for j in jobs] == ["[1/2] x86/mm/tlb: flush every online 
    all(j["per_patch"] == {"of": jobs[0]["id"], "k": k + 1, "n": 2, "series": "x86/mm/tlb: the demo pair"}
        for k, j in enumerate(jobs)),
    "each job of the series names its patch, applies patches 1..k, and names the series", jobs)
-# this lab's guest runs under multi-threaded TCG, not icount (t0055's
-# does): its instruction counts move by 10% or so from boot to boot, and 2
-# boots a side call nothing. What a patch moved is checked by its size:
-# the demo patch adds about a third to the kernel's work per mprotect()
-# from 2 processes, the comment nothing (test_compare checks the verdicts
-# of the same view on the shipped statistics)
+# this lab's guest runs as the default lab's does, under icount with the
+# instruction plugin, where one boot measures the kernel's instructions
+# per mprotect() within about 1% (t0055). One boot a side calls nothing
+# (test_compare checks the verdicts of the same view on the shipped
+# statistics): what each patch moved is checked by its size. The demo
+# patch adds about a quarter to the kernel's work per mprotect() from 2
+# processes, the comment nothing.
 work = [r for r in pp["rows"] if r["metric"] == "mprotect.kernel_insn_per_op" and "mode=processes" in r["params_text"]]
 steps = [c and c["change_pct"] for c in work[0]["steps"]] if work else []
-ok(len(work) == 1 and len(steps) == 2 and None not in steps and steps[0] > 15 and abs(steps[1]) < steps[0] / 2,
+ok(len(work) == 1 and len(steps) == 2 and None not in steps and steps[0] > 15 and abs(steps[1]) < 3,
    "the kernel's work per mprotect() from 2 processes: patch 1's step is the one that moved it (%s)" %
    " | ".join("patch %d %+.1f%% %s" % (k + 1, c["change_pct"], c["verdict"]) for k, c in enumerate(work[0]["steps"]) if c)
    if work else "no row", json.dumps(work)[:600])

@@ -98,7 +98,7 @@ machine_good "after the panic"
 
 # 3. a machine that goes silent: the power cycle brings it back, on the entry
 # GRUB was told to boot once
-write_config "    power_cycle: [$PY, $TOP/tests/tools/qemu-reset.py, $TMP/monitor.sock]" 40 \
+write_config "    power_cycle: [$PY, $TOP/tests/tools/qemu-reset.py, $TMP/monitor.sock]" 25 \
 	"      command: [killall, sshd]"
 kill -HUP "$DAEMON_PID"
 wait_until 10 grep -q 'SIGHUP: configuration reloaded' "$DAEMON_LOG" ||

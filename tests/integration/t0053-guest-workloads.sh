@@ -20,7 +20,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/guest.sh"
 
-RUNS=${T0053_RUNS:-3}
+RUNS=${T0053_RUNS:-2}
 trap 'qemu_boot_end; rm -rf "$TMP"' EXIT
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
