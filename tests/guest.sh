@@ -232,10 +232,12 @@ machines:
 EOC
 }
 
-# lab_tail: the builders, trees and suites sections of the guest tests' lab.yaml
+# lab_tail: the builders, trees and suites sections of the guest tests'
+# lab.yaml whose subject is how a machine boots (t0051, t0052): the suite
+# quick is one window of mprotect, as much as shows that each boot ran
 lab_tail() {
 	lab_guest_builder
-	lab_quick_suite
+	lab_quick_suite short
 }
 
 # lab_guest_builder: the builders and trees sections: the local builder on
@@ -256,19 +258,24 @@ trees:
 EOC
 }
 
-# lab_quick_suite: the suites section with one suite, quick (mprotect, two
-# modes, 2 iterations of 1 s)
+# lab_quick_suite [short]: the suites section with one suite, quick
+# (mprotect, two modes, 2 iterations of 1 s; short: threads, 1 iteration)
 lab_quick_suite() {
+	if [ "${1:-}" = short ]; then
+		set -- threads 1
+	else
+		set -- "[threads, processes]" 2
+	fi
 	cat <<EOC
 suites:
   - name: quick
     timeout: 600
     workloads:
       - workload: mprotect
-        mode: [threads, processes]
+        mode: $1
         workers: 2
         duration: 1
-        iterations: 2
+        iterations: $2
 EOC
 }
 
