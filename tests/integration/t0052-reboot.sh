@@ -115,4 +115,4 @@ else
 fi
 boot_log_has "the silence, the power cycle and the new kernel after it" 'silent .* power-cycling it' \
 	'back on the new kernel .* and a power cycle'
-machine_good "after the power cycles"
+machine_good "after the power cycle"
