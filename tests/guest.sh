@@ -133,19 +133,22 @@ guest_prepare() {
 	fi
 }
 
-# lab_kernel CONFIG_LINE...: prints the bzImage of a lab kernel whose config
-# has every line given (one built before by t0050 or t0051, or the base
-# kernel built here the way t0040 does)
+# lab_kernel CONFIG_LINE...: prints the bzImage of a lab kernel of the base
+# v6.1-debian, unpatched, whose config has every line given (one built
+# before by t0040 or a test's daemon, or the base kernel built here the way
+# t0040 does)
 lab_kernel() {
-	for f in "$CACHE"/tlblab/out/*/bzImage "$CACHE"/work-test/out/*/bzImage; do
-		[ -f "$f" ] || continue
+	_base=$(git -C "$CACHE/linux" rev-parse -q --verify 'v6.1-debian^{commit}' 2>/dev/null)
+	for f in "$CACHE"/tlblab/out/*/bzImage; do
+		[ -f "$f" ] && [ -n "$_base" ] && grep -q "\"commit\": \"$_base\"" "$(dirname "$f")/meta.json" 2>/dev/null ||
+			continue
 		found=$f
 		for opt in "$@"; do
 			grep -qx "$opt" "$(dirname "$f")/config" 2>/dev/null || found=
 		done
 		[ -n "$found" ] && { echo "$found"; return 0; }
 	done
-	if ! sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/work-test" --out "$CACHE/work-test/out" \
+	if ! sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/tlblab/work-linux" --out "$CACHE/tlblab/out" \
 		--config-base tinyconfig --fragment "$TOP/kernels/fragments/lab-required.config" \
 		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" --ref v6.1-debian >"$TMP/build.log" 2>&1; then
 		return 1

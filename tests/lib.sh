@@ -137,11 +137,15 @@ py_has() {
 
 # kernel_tree: for the tests that run kernels/build.sh: LINUX, the lab's
 # tree ($CACHE/linux, imported by kernels/import-tree.sh unless it has
-# v6.1-debian), WORK and OUT, the test builds' ($CACHE/work-test, shared by
-# t0040, t0041 and lab_kernel), and BUILD_SH. When the tree cannot be
+# v6.1-debian), WORK and OUT, and BUILD_SH. WORK and OUT are the ones the
+# lab's builder on $CACHE uses for the tree linux (configs/local.yaml's,
+# lab_guest_builder's: WORKDIR/tlblab/work-linux and WORKDIR/tlblab/out),
+# so that the base kernel t0040 builds is the one the daemon's jobs find
+# built (the same build id), and its objects and ccache are shared: on a
+# fresh machine the lab kernel is compiled once. When the tree cannot be
 # imported the test fails and ends.
 kernel_tree() {
-	LINUX=$CACHE/linux WORK=$CACHE/work-test OUT=$CACHE/work-test/out BUILD_SH=$TOP/kernels/build.sh
+	LINUX=$CACHE/linux WORK=$CACHE/tlblab/work-linux OUT=$CACHE/tlblab/out BUILD_SH=$TOP/kernels/build.sh
 	git -C "$LINUX" rev-parse -q --verify refs/tags/v6.1-debian >/dev/null 2>&1 && return 0
 	if ! sh "$TOP/kernels/import-tree.sh" "$LINUX" >"$TMP/import.out" 2>&1; then
 		fail "import the kernel tree" "kernels/import-tree.sh $LINUX failed (apt-get install linux-source-6.1)"

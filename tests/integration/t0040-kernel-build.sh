@@ -6,7 +6,8 @@
 # excerpt a developer needs (patch, build, config, ref), plus refs that must
 # be refused before anything runs.
 #
-# WORK and OUT persist under ${TLBLAB_CACHE:-/var/cache/tlblab}/work-test and
+# WORK and OUT are the lab builder's (${TLBLAB_CACHE:-/var/cache/tlblab}/tlblab/
+# work-linux and out, kernel_tree in tests/lib.sh), and
 # share the machine's ccache, so only the very first run builds a kernel from
 # cold (about 14 minutes on 2 cores); later runs take about a minute, most
 # of it the incremental rebuild of the patched kernel (forced on every run,

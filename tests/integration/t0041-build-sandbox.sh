@@ -10,8 +10,8 @@
 # must still succeed with the facts build.sh computed, and the base build's
 # output must keep its bytes.
 #
-# Shares WORK/OUT and ccache with t0040 (${TLBLAB_CACHE:-/var/cache/tlblab}/
-# work-test); warm, it takes about a minute (one kconfig run, a copy of the
+# Shares WORK/OUT and ccache with t0040 and the lab's builder (kernel_tree
+# in tests/lib.sh); warm, it takes about a minute (one kconfig run, a copy of the
 # object directory, the bzImage link).
 . "$(dirname "$0")/../lib.sh"
 
