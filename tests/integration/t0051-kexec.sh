@@ -30,7 +30,7 @@ first_host=$(build_host "$kernel")
 
 t0=$(date +%s)
 guest_start -kernel "$kernel" -initrd "$CACHE/guest/initramfs.cpio" -monitor none \
-	-append "console=ttyS0 panic=-1 tlblab.kexec_initrd=/tmp/initrd.cpio"
+	-append "console=ttyS0 panic=-1 random.trust_cpu=on tlblab.kexec_initrd=/tmp/initrd.cpio"
 if guest 'test -s /tmp/initrd.cpio && command -v kexec' >"$TMP/guest.out" 2>&1; then
 	pass "the guest is up in $(($(date +%s) - t0)) s, with kexec and an initrd to kexec with"
 else
