@@ -97,8 +97,8 @@ HOOK_PID=$!
 # under multi-threaded TCG read 71k, 86k and 108k ops/s at heads 1-3, which
 # differ only in Documentation/, and the detector found no change.
 # The suite's alpha is 0.1: a bisection step is then measured with 4 boots
-# against ends of 3 (a rank test of 3 and 5 at 0.05 would need 5), one
-# boot less per step where good and bad differ by a quarter
+# against ends of 3. At 0.05 it needs 5, since a two-sided rank test of 3
+# against 4 cannot go below p 0.057; the ends differ by a quarter
 { lab_qemu_head "accel: icount"; lab_guest_builder; cat <<EOC
 suites:
   - name: flush
