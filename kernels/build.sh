@@ -78,8 +78,16 @@ set -eu
 # given this way counts as the command line's, which git honours for it; it
 # reaches this script's own git calls only (the sandbox clears the
 # environment), and the trees are the ones the daemon names.
-GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
-export GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
+# The checkout's index compares files by mtime, size and mode only
+# (core.checkStat=minimal, no ctime): the daemon's user and root take turns
+# owning WORK (make demo chowns it, a root build gives the objects back to
+# the build user), and a chown alone made `checkout --force` rewrite every
+# file, so the next build in every object dir recompiled the whole kernel.
+GIT_CONFIG_COUNT=3 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
+GIT_CONFIG_KEY_1=core.checkStat GIT_CONFIG_VALUE_1=minimal
+GIT_CONFIG_KEY_2=core.trustctime GIT_CONFIG_VALUE_2=false
+export GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0 GIT_CONFIG_KEY_1 GIT_CONFIG_VALUE_1 \
+	GIT_CONFIG_KEY_2 GIT_CONFIG_VALUE_2
 # A fetch from a tree on a local path runs git upload-pack in that tree with
 # the environment above cleared, so upload-pack is told on its own command
 # line (for a tree over SSH, the same command runs there).
@@ -410,7 +418,13 @@ elif [ -z "${CCACHE_DIR:-}" ]; then
 fi
 CCACHE_BASEDIR=$WORK
 CCACHE_MAXSIZE=5G
-export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE
+# Depend mode: a miss compiles once and takes the headers from the
+# compiler's own dependency file (kbuild passes -Wp,-MMD), where the default
+# mode runs the preprocessor a second time to hash its output. On 2 cores,
+# mm/ of the lab's x86 config compiled from an empty cache in 30 s against
+# 38 s (twice each, alternating): a kernel built from cold, a fifth less.
+CCACHE_DEPEND=1
+export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_DEPEND
 mkdir -p -- "$CCACHE_DIR" || fail infra "cannot create $CCACHE_DIR"
 
 # ---- the sandbox -----------------------------------------------------------
@@ -467,6 +481,7 @@ sb_exec() {
 		--setenv LC_ALL C --setenv LOCALVERSION "" --setenv TMPDIR /tmp \
 		--setenv CCACHE_DIR "$CCACHE_DIR" --setenv CCACHE_BASEDIR "$CCACHE_BASEDIR" \
 		--setenv CCACHE_MAXSIZE "$CCACHE_MAXSIZE" --setenv CCACHE_TEMPDIR /tmp \
+		--setenv CCACHE_DEPEND "$CCACHE_DEPEND" \
 		$([ "$SB_CCACHE" = rw ] || echo --setenv CCACHE_READONLY 1) \
 		--chdir "${SB_RW:-/tmp}" -- "$@"
 	if [ "$(id -u)" = 0 ]; then
@@ -543,6 +558,11 @@ if [ ! -d "$SRC" ]; then
 			fail infra "git clone --shared of $tree failed"
 	fi
 	mv -- "$SRC.new" "$SRC"
+	# Every file of a new checkout is newer than what an object dir built
+	# from the old one holds: those dirs would rebuild everything, and a
+	# cached base would leave them so for each patched build that copies
+	# them. Removed, the next build of a tree's own commit makes them again.
+	rm -rf -- "$WORK"/obj-*
 fi
 # A killed run may have left a lock or a git am in progress; we hold the lock.
 rm -f -- "$SRC/.git/index.lock"
