@@ -9,8 +9,8 @@
 # WORK and OUT are the lab builder's (${TLBLAB_CACHE:-/var/cache/tlblab}/tlblab/
 # work-linux and out, kernel_tree in tests/lib.sh), and
 # share the machine's ccache, so only the very first run builds a kernel from
-# cold (610 s on 2 cores in the fresh make test of 2026-12-04); later runs take about a minute, most
-# of it the incremental rebuild of the patched kernel (forced on every run,
+# cold (610 s on 2 cores in the fresh make test of 2026-12-04); later runs
+# take about a minute, most of it the incremental rebuild of the patched kernel (forced on every run,
 # so that path is always exercised) and two kconfig runs.
 . "$(dirname "$0")/../lib.sh"
 
@@ -138,6 +138,15 @@ if expect_success again 1 && [ "$(fact again build_id)" = "$BASE_ID" ] &&
 fi
 
 # ---- the 0001 demo patch, incremental ----------------------------------------
+
+# make demo hands WORK to the daemon's user and a root build hands objects
+# back: the checkout goes through such a chown first (to nobody and back,
+# which changes every file's ctime), and the patched build below must
+# still be incremental, not a checkout that rewrote every file.
+src_owner=$(stat -c %u:%g "$WORK/src")
+if ! { chown -R -h 65534:65534 "$WORK/src" && chown -R -h "$src_owner" "$WORK/src"; }; then
+	fail "the checkout goes through a chown" "chown -R of $WORK/src failed"
+fi
 
 # Two builds of the same patch, one of them real: after the base build (a
 # first run), or after removing the artifacts an earlier run left (so the
