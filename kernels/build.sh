@@ -421,8 +421,8 @@ CCACHE_MAXSIZE=5G
 # Depend mode: a miss compiles once and takes the headers from the
 # compiler's own dependency file (kbuild passes -Wp,-MMD), where the default
 # mode runs the preprocessor a second time to hash its output. On 2 cores,
-# mm/ of the lab's x86 config compiled from an empty cache in 30 s against
-# 38 s (twice each, alternating): a kernel built from cold, a fifth less.
+# mm/ of the lab's x86 config compiled from an empty cache in 34.0 s against
+# 39.8 s (make bench, b0014: medians of 3 builds each, alternating): 0.86x.
 CCACHE_DEPEND=1
 export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_DEPEND
 mkdir -p -- "$CCACHE_DIR" || fail infra "cannot create $CCACHE_DIR"
