@@ -210,4 +210,12 @@ chmod 755 "$root/init"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$tmp"
 chmod 600 "$tmp"	# the guests' host key is in it
 mv "$tmp" "$out/initramfs.cpio"
+# What is written in OUT stays its owner's: make demo gives the guests'
+# directory to tlblab, and a tlblabd running as tlblab must still read the
+# initramfs (0600) after root made it again (a second make demo, make
+# demo-track, make lab-arm64, a test)
+if [ "$(id -u)" = 0 ]; then
+	owner=$(stat -c %u:%g "$out")
+	[ "$owner" = 0:0 ] || find "$out" -maxdepth 1 ! -user "${owner%:*}" -exec chown -h "$owner" {} +
+fi
 echo "mkinitramfs: $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), host key $(cat "$out/host_key.fingerprint")"

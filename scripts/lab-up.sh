@@ -23,16 +23,19 @@ lab_up() {
 	TLBLAB_TOKEN=$(cat "$DATA/token")
 	TLBLAB_SERVER=http://127.0.0.1:8080
 	export TLBLAB_TOKEN TLBLAB_SERVER
-	if curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; then
-		echo "tlblabd already answers on $TLBLAB_SERVER"
-		return 0
-	fi
 	# tlblabd runs as tlblab (lab.user): what it writes and the guests'
-	# key are that user's alone (a root-run test may have left some root's)
+	# key are that user's alone (a root-run test may have left some root's).
+	# Every time, a running tlblabd too: step 2 has just rewritten the
+	# initramfs as root (0600), which a tlblabd already running could no
+	# longer give QEMU.
 	mkdir -p "$CACHE/tlblab"
 	for d in "$DATA" "$CACHE/guest" "$CACHE/guest-arm64" "$CACHE/tlblab"; do
 		if [ -e "$d" ]; then find "$d" ! -user tlblab -exec chown -h tlblab: {} +; fi
 	done
+	if curl -fs -m 2 "$TLBLAB_SERVER/api/v1/health" >/dev/null 2>&1; then
+		echo "tlblabd already answers on $TLBLAB_SERVER"
+		return 0
+	fi
 	checked=$("$BUILD/tlblabd" -n -c "$TOP/configs/local.yaml")
 	echo "$checked" | head -n 1
 	(cd "$TOP" && exec nohup "$BUILD/tlblabd" -c configs/local.yaml >>"$DATA/tlblabd.log" 2>&1) &

@@ -272,6 +272,32 @@ static void vm_kill(struct boot_session *s)
 	strbuf_release(&err);
 }
 
+/*
+ * What QEMU wrote to stderr when it would not start, for the job's error:
+ * the lines that say why. Under icount the CPU model's features TCG lacks
+ * are a dozen warnings first, which are left out, and of a long rest the
+ * end is kept, where QEMU says what stopped it.
+ */
+static void qemu_start_error(const char *err, struct strbuf *out)
+{
+	struct strbuf why = STRBUF_INIT;
+	const char *p = err;
+
+	while (*p) {
+		const char *eol = strchrnul(p, '\n');
+		int len = (int)(eol - p);
+
+		if (len && !memmem(p, (size_t)len, "TCG doesn't support requested feature", 37))
+			strbuf_addf(&why, "%s%.*s", why.len ? "; " : "", len, p);
+		p = *eol ? eol + 1 : eol;
+	}
+	if (why.len > 500)
+		strbuf_addf(out, "...%s", why.buf + why.len - 500);
+	else
+		strbuf_addstr(out, why.len ? why.buf : "(nothing on stderr but TCG's feature warnings)");
+	strbuf_release(&why);
+}
+
 /* Starts QEMU with accel; 0, or -1 with message (the host could not). */
 static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, enum vm_accel accel,
 		    struct strbuf *message)
@@ -323,9 +349,11 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 		transport_exec_result_init(&res);
 		run_simple(s->t, rm, 10, &res, &err);
 		r = run_simple(s->t, argv, 60, &res, &err);
-		if (r < 0 || res.status != 0)
-			strbuf_addf(message, "boot: qemu did not start on %s: %s%.500s", s->m->name, err.buf,
-				    res.err.buf);
+		if (r < 0 || res.status != 0) {
+			strbuf_addf(message, "boot: qemu did not start on %s: %s", s->m->name, err.buf);
+			if (res.err.len)
+				qemu_start_error(res.err.buf, message);
+		}
 	}
 	transport_exec_result_release(&res);
 	strbuf_release(&netdev);

@@ -225,3 +225,35 @@ if grep -Eq 'segfault|BUG:|Oops|general protection|Kernel panic' "$TMP/vm/$MACHI
 else
 	pass "the guest's console and dmesg have no segfault, BUG or Oops after every run"
 fi
+
+# A QEMU that will not start: the job's error says why, not only the dozen
+# warnings QEMU prints first under icount (the CPU model's features TCG
+# lacks), as it did when make demo-track's initramfs was unreadable
+qemu_boot_end
+qemu_machine_yaml | sed "s|^      accel: auto\$|      accel: icount|; s|^      initrd: .*|      initrd: $TMP/no-such.cpio|" \
+	>"$TMP/bad.yaml"
+qemu_boot_start "$TMP/bad.yaml"
+qemu_boot_cmd "boot $kernel"
+why=$(grep '^failed: ' "$TMP/boot.notes")
+case $why in
+*"did not start on $MACHINE"*"no-such.cpio"*)
+	if echo "$why" | grep -q "TCG doesn't support"; then
+		fail "a QEMU that does not start: the error leaves out TCG's feature warnings" "$why"
+	else
+		pass "a QEMU that does not start: the error names the missing initramfs, without TCG's warnings ($(echo "$why" | cut -c1-160))"
+	fi ;;
+*) fail "a QEMU that does not start: the error names the missing initramfs" "${why:-$(tail -n 3 "$TMP/boot.notes")}" ;;
+esac
+qemu_boot_end
+
+# made again by root, the initramfs and keys stay their directory's owner's
+# (make demo gives it to tlblab, whose running tlblabd must still read it)
+mkdir "$TMP/owned"
+chown -R 65534:65534 "$TMP/owned"
+if ! sh "$TOP/kernels/mkinitramfs.sh" "$TMP/owned" "$GUEST_AGENT" >"$TMP/owned.log" 2>&1; then
+	fail "mkinitramfs writes into a directory of another user's" "$(tail -n 3 "$TMP/owned.log")"
+elif others=$(find "$TMP/owned" ! -user 65534) && [ -z "$others" ] && [ -s "$TMP/owned/initramfs.cpio" ]; then
+	pass "made by root in a directory of another user's, the initramfs and keys are that user's ($(ls "$TMP/owned" | wc -l) files)"
+else
+	fail "made by root in a directory of another user's, the initramfs and keys are that user's" "not: $others"
+fi
