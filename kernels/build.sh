@@ -418,13 +418,18 @@ elif [ -z "${CCACHE_DIR:-}" ]; then
 fi
 CCACHE_BASEDIR=$WORK
 CCACHE_MAXSIZE=5G
-# Depend mode: a miss compiles once and takes the headers from the
-# compiler's own dependency file (kbuild passes -Wp,-MMD), where the default
-# mode runs the preprocessor a second time to hash its output. On 2 cores,
-# mm/ of the lab's x86 config compiled from an empty cache in 34.0 s against
-# 39.8 s (make bench, b0014: medians of 3 builds each, alternating): 0.86x.
-CCACHE_DEPEND=1
-export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_DEPEND
+# Not ccache's depend mode: it hashes only the headers the compiler's
+# dependency file names, so an object whose source pulls a file in with
+# .incbin comes back from the cache as it was. x86's bzImage wraps the
+# compressed vmlinux that way (arch/x86/boot/compressed/piggy.S): a commit
+# whose compressed kernel kept its size got the image of an earlier one
+# (the boot's /proc/version check caught it, make demo-track's bisection
+# skipped that commit). The default mode preprocesses, sees the .incbin and
+# does not cache that object. The namespace keeps this cache's entries from
+# the builds made in depend mode (up to 2c24e33) out of reach: ccache's
+# direct mode would hit them.
+CCACHE_NAMESPACE=tlblab-2
+export CCACHE_DIR CCACHE_BASEDIR CCACHE_MAXSIZE CCACHE_NAMESPACE
 mkdir -p -- "$CCACHE_DIR" || fail infra "cannot create $CCACHE_DIR"
 
 # ---- the sandbox -----------------------------------------------------------
@@ -481,7 +486,7 @@ sb_exec() {
 		--setenv LC_ALL C --setenv LOCALVERSION "" --setenv TMPDIR /tmp \
 		--setenv CCACHE_DIR "$CCACHE_DIR" --setenv CCACHE_BASEDIR "$CCACHE_BASEDIR" \
 		--setenv CCACHE_MAXSIZE "$CCACHE_MAXSIZE" --setenv CCACHE_TEMPDIR /tmp \
-		--setenv CCACHE_DEPEND "$CCACHE_DEPEND" \
+		--setenv CCACHE_NAMESPACE "$CCACHE_NAMESPACE" \
 		$([ "$SB_CCACHE" = rw ] || echo --setenv CCACHE_READONLY 1) \
 		--chdir "${SB_RW:-/tmp}" -- "$@"
 	if [ "$(id -u)" = 0 ]; then
