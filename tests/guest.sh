@@ -95,11 +95,12 @@ qemu_boot_cmd() {
 	_i=0
 	until sed -n "$((_before + 1)),\$p" "$TMP/qemu-boot.out" | grep -Eq '^(ready|failed|stopped)'; do
 		_i=$((_i + 1))
-		if [ $_i -gt 1200 ] || ! kill -0 "$QEMU_BOOT_PID" 2>/dev/null; then
+		if [ $_i -gt 6000 ] || ! kill -0 "$QEMU_BOOT_PID" 2>/dev/null; then
 			echo "failed: qemu-boot did not answer '$1'" >>"$TMP/qemu-boot.out"
 			break
 		fi
-		sleep 0.5
+		# fine enough for b0013 to time a boot by it
+		sleep 0.1
 	done
 	sed -n "$((_before + 1)),\$p" "$TMP/qemu-boot.out" >"$TMP/boot.notes"
 	grep -Eqx 'ready|stopped' "$TMP/boot.notes"

@@ -280,6 +280,7 @@ static void vm_kill(struct boot_session *s)
  */
 static void qemu_start_error(const char *err, struct strbuf *out)
 {
+	static const char noise[] = "TCG doesn't support requested feature";
 	struct strbuf why = STRBUF_INIT;
 	const char *p = err;
 
@@ -287,7 +288,7 @@ static void qemu_start_error(const char *err, struct strbuf *out)
 		const char *eol = strchrnul(p, '\n');
 		int len = (int)(eol - p);
 
-		if (len && !memmem(p, (size_t)len, "TCG doesn't support requested feature", 37))
+		if (len && !memmem(p, (size_t)len, noise, sizeof(noise) - 1))
 			strbuf_addf(&why, "%s%.*s", why.len ? "; " : "", len, p);
 		p = *eol ? eol + 1 : eol;
 	}

@@ -41,23 +41,14 @@ grep -q 'icount_shift: 3' "$TMP/on.yaml" || { say "the machine's accel line was 
 one() {
 	qemu_boot_start "$TMP/$1.yaml"
 	t0=$(date +%s.%N)
-	echo "boot $kernel" >&8
-	i=0
-	until grep -Eq '^(ready|failed)' "$TMP/qemu-boot.out"; do
-		i=$((i + 1))
-		if [ $i -gt 6000 ] || ! kill -0 "$QEMU_BOOT_PID" 2>/dev/null; then
-			break
-		fi
-		sleep 0.1
-	done
-	t1=$(date +%s.%N)
-	if grep -qx ready "$TMP/qemu-boot.out"; then
+	if qemu_boot_cmd "boot $kernel"; then
+		t1=$(date +%s.%N)
 		echo "$t0 $t1" | awk '{printf "%.2f\n", $2 - $1}'
 		# the guest's clock when its random number generator was ready
 		sed -n 's/^\[ *\([0-9.]*\)\] random: crng init done.*/\1/p' "$TMP/vm/$MACHINE/console.log" |
 			head -n 1 >>"$TMP/$1.crng"
 	else
-		say >&2 "trust_cpu $1: the guest did not come up: $(tail -n 2 "$TMP/qemu-boot.out")"
+		say >&2 "trust_cpu $1: the guest did not come up: $(tail -n 2 "$TMP/boot.notes")"
 	fi
 	qemu_boot_end
 }
