@@ -1,5 +1,5 @@
 #!/bin/sh
-# (Just over 1000 lines on purpose: the daemon uploads this one file to
+# (Over 1000 lines on purpose: the daemon uploads this one file to
 # each builder before a build (build_stage.c, build_resolve.c) and runs it
 # there alone, so it cannot source siblings; and it is one protocol, whose
 # argument checks, checkout, patch, config, sandboxed build and artifacts
@@ -45,6 +45,9 @@
 #   x86_64's is OUT/<id>/bzImage. The arch and the cross compiler are in
 #   the build id (x86_64 ids hash no arch line: they predate --arch, and
 #   the .config names the arch anyway).
+# - An image is stored only if it is this build's kernel (check_image): a
+#   stale object from ccache once put an earlier commit's kernel in a
+#   bzImage, which only the boot's /proc/version check saw.
 # - Every argument is checked here as well as in the daemon, and passed to
 #   git and make as a quoted argument, never through eval or a built string.
 #
@@ -980,7 +983,7 @@ if [ -f "$dest/$image" ] && { [ "$want_vmlinux" = 0 ] || [ -f "$dest/vmlinux" ];
 	# and a recipe whose fragments were reorganised (same .config, new
 	# object directory) would otherwise leave every one of them a full build.
 	if [ "$recorded" = "$image_sha256" ] && { [ "$trusted" = 0 ] || [ -f "$OBJ/vmlinux" ]; }; then
-		say "$dest exists: cached"
+		say "$dest exists: cached, objects in $OBJ"
 		emit_ok 1 "$(meta_field warnings)" "$(meta_field kernelrelease)"
 	elif [ "$recorded" = "$image_sha256" ]; then
 		say "$dest exists, but $OBJ was never built: building it (ccache) for the patched builds that follow"
@@ -1041,6 +1044,47 @@ if [ "$build_rc" != 0 ]; then
 	fail build "build failed (make exit $build_rc): $first" "$WORK/.excerpt"
 fi
 
+# le_num FILE OFFSET NBYTES: the little-endian number at OFFSET of FILE.
+le_num() {
+	od -An -tu1 -j "$2" -N "$3" -- "$1" | awk '{ for (i = NF; i >= 1; i--) v = v * 256 + $i } END { print v + 0 }'
+}
+
+# check_image IMAGE: IMAGE is this build's kernel, or nothing is stored.
+# A stale object from a cache is otherwise seen only at the boot, by the
+# /proc/version check, and fails every boot of a build stored as good.
+# The image names this build's host (x86's setup code carries the version
+# string; arm64's Image is the kernel itself). x86's payload, which
+# piggy.S pulls in with .incbin, must be byte for byte the compressed
+# vmlinux this make wrote: its place and length are in the boot header
+# (setup_sects at 0x1f1, payload_offset and payload_length at 0x248 and
+# 0x24c, from the end of the setup code).
+check_image() {
+	grep -qaF "(tlblab@$build_host)" "$1" ||
+		fail infra "the $image this build made does not name its build host $build_host: a stale image, not stored"
+	[ "$karch" = x86 ] || return 0
+	case $(sed -nE 's/^CONFIG_KERNEL_(GZIP|BZIP2|LZMA|XZ|LZO|LZ4|ZSTD)=y$/\1/p' "$final") in
+	GZIP) _z=gz ;;
+	BZIP2) _z=bz2 ;;
+	LZMA) _z=lzma ;;
+	XZ) _z=xz ;;
+	LZO) _z=lzo ;;
+	LZ4) _z=lz4 ;;
+	ZSTD) _z=zst ;;
+	*) fail infra "the .config chooses no kernel compression (CONFIG_KERNEL_GZIP, CONFIG_KERNEL_XZ, ...)" ;;
+	esac
+	_payload=arch/x86/boot/compressed/vmlinux.bin.$_z
+	sb_cat "$OBJ/$_payload" >"$WORK/.payload" || fail infra "the build left no $_payload"
+	_sects=$(le_num "$1" 497 1)
+	[ "$_sects" != 0 ] || _sects=4
+	_off=$(((_sects + 1) * 512 + $(le_num "$1" 584 4)))
+	_len=$(le_num "$1" 588 4)
+	if [ "$_len" != "$(($(wc -c <"$WORK/.payload")))" ] ||
+		! tail -c +"$((_off + 1))" -- "$1" | head -c "$_len" | cmp -s - "$WORK/.payload"; then
+		fail infra "the bzImage's payload is not the $_payload this make wrote (a stale piggy.o from a cache?): not stored"
+	fi
+	rm -f -- "$WORK/.payload"
+}
+
 step="collecting the artifacts"
 kernelrelease=$(kmake "$OBJ" -s kernelrelease 2>/dev/null | tail -n 1)
 [ -n "$kernelrelease" ] || fail infra "make kernelrelease printed nothing"
@@ -1048,6 +1092,7 @@ tmpout=$OUT/.tmp-$$-$build_id
 rm -rf -- "$tmpout"
 mkdir -- "$tmpout"
 sb_cat "$OBJ/arch/$karch/boot/$image" >"$tmpout/$image" || fail infra "the build left no arch/$karch/boot/$image"
+check_image "$tmpout/$image"
 cp -- "$final" "$tmpout/config"
 sb_cat "$OBJ/System.map" >"$tmpout/System.map" || fail infra "the build left no System.map"
 if [ "$want_vmlinux" = 1 ]; then

@@ -3,15 +3,18 @@
 # way the daemon runs it: a base build with every result line, artifact and
 # meta.json field; the same build again (cached); the 0001 demo patch built
 # incrementally on top; fetching a branch; and each failure class with the
-# excerpt a developer needs (patch, build, config, ref), plus refs that must
+# excerpt a developer needs (patch, build, config, ref), an image that is
+# not the kernel make wrote (refused, nothing stored), plus refs that must
 # be refused before anything runs.
 #
 # WORK and OUT are the lab builder's (${TLBLAB_CACHE:-/var/cache/tlblab}/tlblab/
 # work-linux and out, kernel_tree in tests/lib.sh), and
 # share the machine's ccache, so only the very first run builds a kernel from
-# cold (726 s on 2 cores in the fresh make test on 132450e); later runs
-# take about a minute, most of it the incremental rebuild of the patched kernel (forced on every run,
-# so that path is always exercised) and two kconfig runs.
+# cold (584 s on 2 cores in the fresh make test on 580880d); later runs
+# take about a minute and a half (95 s alone, warm), most of it the
+# incremental rebuild of the patched kernel (forced on every run, so that
+# path is always exercised), two kconfig runs and the stale-image check's
+# two base builds.
 . "$(dirname "$0")/../lib.sh"
 
 PATCHES=$TOP/kernels/patches
@@ -245,6 +248,49 @@ if fact bad-ref message | grep -q "no-such-ref"; then
 	expect_failure bad-ref 13 ref
 else
 	fail "bad-ref" "the message does not name the ref: $(fact bad-ref message)"
+fi
+
+# ---- a stale image is not stored ----------------------------------------------
+
+# ccache's depend mode once gave back an old piggy.o (piggy.S pulls the
+# compressed vmlinux in with .incbin), so a bzImage held an earlier
+# commit's kernel. The same mismatch, made by hand. The base is built
+# again with its artifacts put aside, so that the shared object directory
+# holds the base's objects (the track tests build other commits there).
+# Then one byte of its compressed vmlinux changes, its size and mtime kept
+# so that make rebuilds nothing, and a third build must fail and store
+# nothing. The byte and the artifacts are put back.
+BASE_OBJ=$(sed -n 's/^build\.sh: .* exists: cached, objects in //p' "$TMP/again.out" | head -n 1)
+Z=$BASE_OBJ/arch/x86/boot/compressed/vmlinux.bin.xz
+if [ -z "$BASE_OBJ" ] || [ -e "$BASE_DIR.aside" ]; then
+	fail "a stale bzImage is not stored" "no object directory named in again.out, or $BASE_DIR.aside is there"
+else
+	mv -- "$BASE_DIR" "$BASE_DIR.aside"
+	kbuild stale-pre --ref v6.1-debian
+	if ! expect_success stale-pre 0 || [ ! -s "$Z" ]; then
+		fail "a stale bzImage is not stored" "the base did not build again in $BASE_OBJ, or left no $Z"
+	else
+		rm -rf -- "$BASE_DIR"
+		cp -p -- "$Z" "$TMP/payload.good"
+		at=$(($(wc -c <"$Z") / 2))
+		byte=$(od -An -tu1 -j "$at" -N 1 -- "$Z" | tr -d ' ')
+		# shellcheck disable=SC2059 # an octal escape, made here
+		printf "\\$(printf %o $(((byte + 1) % 256)))" | dd of="$Z" bs=1 seek="$at" conv=notrunc 2>/dev/null
+		touch -r "$TMP/payload.good" -- "$Z"
+		kbuild stale --ref v6.1-debian
+		stored=$(find "$OUT" -maxdepth 1 \( -name "$BASE_ID" -o -name ".tmp-*-$BASE_ID" \) | head -n 1)
+		changed=$(cmp "$Z" "$TMP/payload.good" 2>&1 || true)
+		cp -p -- "$TMP/payload.good" "$Z"
+		if [ "$ST" = 1 ] && [ "$(fact stale class)" = infra ] && [ -z "$stored" ] && [ -n "$changed" ] &&
+			fact stale message | grep -q "payload is not the arch/x86/boot/compressed/vmlinux.bin.xz this make wrote"; then
+			pass "a bzImage whose payload is not the compressed vmlinux make wrote is refused, nothing stored: $(fact stale message | cut -c1-90)"
+		else
+			fail "a stale bzImage is not stored" "exit $ST, class '$(fact stale class)', stored '$stored', tampered byte still there: '$changed'"
+			show stale
+		fi
+	fi
+	rm -rf -- "$BASE_DIR"
+	mv -- "$BASE_DIR.aside" "$BASE_DIR"
 fi
 
 # Refused before anything runs: not even WORK is created.
