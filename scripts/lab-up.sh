@@ -24,10 +24,11 @@ lab_up() {
 	TLBLAB_SERVER=http://127.0.0.1:8080
 	export TLBLAB_TOKEN TLBLAB_SERVER
 	# tlblabd runs as tlblab (lab.user): what it writes and the guests'
-	# key are that user's alone (a root-run test may have left some root's).
-	# Every time, a running tlblabd too: step 2 has just rewritten the
-	# initramfs as root (0600), which a tlblabd already running could no
-	# longer give QEMU.
+	# key are that user's alone. Every time, with a tlblabd already running
+	# too: what runs as root meanwhile (make test's kernel builds in the
+	# lab's work tree, make lab-arm64) leaves files of root's or of the
+	# build user's there, which tlblab's builds and boots could not use.
+	# (mkinitramfs.sh keeps its own output its directory's owner's.)
 	mkdir -p "$CACHE/tlblab"
 	for d in "$DATA" "$CACHE/guest" "$CACHE/guest-arm64" "$CACHE/tlblab"; do
 		if [ -e "$d" ]; then find "$d" ! -user tlblab -exec chown -h tlblab: {} +; fi
