@@ -100,9 +100,11 @@ agent-arm64:
 
 # qemu-arm1 of configs/local.yaml: the kernel tree (as make demo imports it),
 # the aarch64 agent and the arm64 guests' initramfs and keys; tlblabd finds
-# the agent beside its own (build/aarch64/) when it starts
+# the agent beside its own (build/aarch64/) when it starts. The guests'
+# directory is the daemon's user's: mkinitramfs.sh runs as that user there.
 lab-arm64: agent-arm64
 	@sh scripts/deps.sh demo
+	sh scripts/lab-dirs.sh
 	sh kernels/import-tree.sh /var/cache/tlblab/linux
 	sh kernels/mkinitramfs.sh /var/cache/tlblab/guest-arm64 $(ARM64_AGENT) --arch arm64 --sysroot $(ARM64_SYSROOT)
 

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -29,6 +30,7 @@
 #include "boot.h"
 #include "config.h"
 #include "log.h"
+#include "strbuf.h"
 #include "sched.h"
 #include "store.h"
 #include "track.h"
@@ -238,6 +240,93 @@ static void log_lines(void (*say)(const char *fmt, ...), const char *head, const
 	}
 }
 
+/*
+ * One owner per directory (docs/security.md). What this daemon writes on
+ * its own host (data_dir, each local machine's workdir, each local
+ * builder's WORKDIR/tlblab) must be its user's, down to the entries a
+ * build or a boot writes through (two levels: WORKDIR/tlblab/work-linux/src,
+ * vm/qemu1/console.log); a local tree it reads must be its user's or
+ * root's. Anything else (an older version's root-run builds left files of
+ * root's there; an operator's typo named someone's home) is named with the
+ * owner it has and the one it needs, and the daemon does not start:
+ * nothing is chowned on its behalf, by it or by root. What does not exist
+ * yet is fine (the daemon makes it).
+ */
+#define OWNER_ERRORS_MAX 6
+
+/* uid's name, in buf (getpwuid's own is overwritten by the next call) */
+static const char *user_name(uid_t uid, char *buf, size_t n)
+{
+	const struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, n, "%s", pw->pw_name);
+	else
+		snprintf(buf, n, "uid %u", (unsigned)uid);
+	return buf;
+}
+
+/* Checks path (not followed), and depth levels below it; returns how many
+ * entries were wrong, each a line in errs (at most OWNER_ERRORS_MAX). */
+static int check_owned(const char *what, const char *path, int root_ok, int depth, struct strbuf *errs, int nerr)
+{
+	char has[32], needs[32];
+	struct stat sb;
+	DIR *d;
+	const struct dirent *e;
+	int bad = 0;
+
+	if (nerr >= OWNER_ERRORS_MAX || lstat(path, &sb) < 0)
+		return 0;
+	if (sb.st_uid != geteuid() && !(root_ok && sb.st_uid == 0)) {
+		strbuf_addf(errs, "%s %s belongs to %s; it needs to be %s's%s\n", what, path,
+			    user_name(sb.st_uid, has, sizeof(has)), user_name(geteuid(), needs, sizeof(needs)),
+			    root_ok ? " or root's" : "");
+		return 1;
+	}
+	if (depth == 0 || !S_ISDIR(sb.st_mode) || !(d = opendir(path)))
+		return 0;
+	while ((e = readdir(d)) && nerr + bad < OWNER_ERRORS_MAX) {
+		char sub[PATH_MAX];
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if ((size_t)snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name) >= sizeof(sub))
+			continue;
+		bad += check_owned(what, sub, 0, depth - 1, errs, nerr + bad);
+	}
+	closedir(d);
+	return bad;
+}
+
+static void check_owners(const struct lab_config *cfg)
+{
+	struct strbuf errs = STRBUF_INIT, p = STRBUF_INIT;
+	int n = check_owned("data_dir", cfg->data_dir, 0, 1, &errs, 0);
+
+	for (size_t i = 0; i < cfg->nmachines; i++)
+		if (cfg->machines[i].ep.transport == TRANSPORT_LOCAL && cfg->machines[i].workdir)
+			n += check_owned("machine workdir", cfg->machines[i].workdir, 0, 2, &errs, n);
+	for (size_t i = 0; i < cfg->nbuilders; i++) {
+		if (cfg->builders[i].ep.transport != TRANSPORT_LOCAL || !cfg->builders[i].workdir)
+			continue;
+		strbuf_reset(&p);
+		strbuf_addf(&p, "%s/tlblab", cfg->builders[i].workdir);
+		n += check_owned("builder work directory", p.buf, 0, 2, &errs, n);
+	}
+	for (size_t i = 0; i < cfg->ntrees; i++)
+		if (cfg->trees[i].url && cfg->trees[i].url[0] == '/')
+			n += check_owned("tree", cfg->trees[i].url, 1, 0, &errs, n);
+	strbuf_release(&p);
+	if (n) {
+		log_lines(log_warnx, "", errs.buf);
+		log_fatalx("%d path%s of another owner (listed above%s): give %s to this daemon's user, or name "
+			   "other directories in the configuration; tlblabd chowns nothing", n, n == 1 ? "" : "s",
+			   n >= OWNER_ERRORS_MAX ? ", the first ones" : "", n == 1 ? "it" : "them");
+	}
+	strbuf_release(&errs);
+}
+
 #ifdef TLBLAB_FAULTS
 /*
  * TLBLAB_STORE_FAULT="TIMES:SQL", in the tests' build of the daemon only
@@ -350,6 +439,7 @@ int main(int argc, char **argv)
 		*strrchr(web, '/') = '\0';
 	}
 	drop_root(cfg);
+	check_owners(cfg);
 	if (mkdir_p(cfg->data_dir) < 0)
 		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	check_identities(cfg);

@@ -382,6 +382,34 @@ WORK=$(abs_dir "$work")
 OUT=
 [ -z "$out" ] || OUT=$(abs_dir "$out")
 SRC=$WORK/src
+# One owner per directory (docs/security.md): a build runs as the owner of
+# its work and output directories. Root in a directory of another user's
+# would write each file there (the lock, the log, .status) through what
+# could be that user's link to one of root's, and a checkout that root and
+# that user take turns in rebuilds the whole kernel.
+# And no directory above them (their real paths) may be another user's
+# or writable by another, but for a sticky one like /tmp: nobody else can
+# swap a link into the path.
+safe_path() {
+	_p=$1
+	while [ -n "$_p" ]; do
+		_m=$(stat -c %a -- "$_p")
+		_u=$(stat -c %u -- "$_p")
+		if [ "$_u" != 0 ] && [ "$_u" != "$(id -u)" ]; then
+			fail infra "$_p, above $1, belongs to $(stat -c %U -- "$_p") (uid $_u): a build as $(id -un) needs every directory above its work and output directories to be root's or its own"
+		fi
+		if [ $((0$_m & 022)) != 0 ] && [ $((0$_m & 01000)) = 0 ]; then
+			fail infra "$_p, above $1, is writable by others (mode $_m): a build needs every directory above its work and output directories writable by their owner only"
+		fi
+		_p=${_p%/*}
+	done
+}
+for d in "$WORK" ${OUT:+"$OUT"}; do
+	o=$(stat -c %u -- "$d")
+	[ "$o" = "$(id -u)" ] ||
+		fail infra "$d belongs to $(stat -c %U -- "$d") (uid $o) and this build runs as $(id -un) (uid $(id -u)): run it as $(stat -c %U -- "$d"), whose work and output directories these are"
+	safe_path "${d%/*}"
+done
 
 # One build at a time per WORK: they share the checkout and object dirs.
 exec 9>>"$WORK/lock"
@@ -408,16 +436,12 @@ free_mb=$(df -Pk "$WORK" | awk 'NR == 2 { print int($4 / 1024) }')
 [ "${free_mb:-0}" -ge "$MIN_FREE_MB" ] ||
 	fail infra "only ${free_mb:-0} MB free under $WORK (need $MIN_FREE_MB MB)"
 
-# ccache: --ccache, else the machine's warm cache when there is one. BASEDIR makes paths
-# under WORK relative, so the hashes do not depend on where WORK lives.
+# ccache: --ccache, else WORK's own (its owner's, like WORK). BASEDIR makes
+# paths under WORK relative, so the hashes do not depend on where WORK lives.
 if [ -n "$ccache" ]; then
 	CCACHE_DIR=$ccache
 elif [ -z "${CCACHE_DIR:-}" ]; then
-	if [ -d /var/cache/tlblab/ccache ]; then
-		CCACHE_DIR=/var/cache/tlblab/ccache
-	else
-		CCACHE_DIR=$WORK/ccache
-	fi
+	CCACHE_DIR=$WORK/ccache
 fi
 CCACHE_BASEDIR=$WORK
 CCACHE_MAXSIZE=5G
@@ -464,6 +488,7 @@ if [ "$(id -u)" = 0 ]; then
 	SB_UID=$(id -u "$SB_USER")
 	SB_GID=$(id -g "$SB_USER")
 else
+	SB_USER=$(id -un)
 	SB_UID=$(id -u)
 	SB_GID=$(id -g)
 fi
@@ -561,8 +586,13 @@ if [ ! -d "$SRC" ]; then
 		run git clone --no-checkout -- "$tree" "$SRC.new" ||
 			fail infra "git clone of $tree failed"
 	else
+		# git clone of a local path runs upload-pack in the tree with
+		# the GIT_CONFIG_* environment cleared: it is told on its own
+		# command line that the tree is safe (the daemon's user clones
+		# a tree that root imported), as the fetches below are
 		say "cloning $tree (shared objects)"
-		run git clone --shared --no-checkout -- "$tree" "$SRC.new" ||
+		run git clone --shared --no-checkout --upload-pack "git -c safe.directory=* upload-pack" \
+			-- "$tree" "$SRC.new" ||
 			fail infra "git clone --shared of $tree failed"
 	fi
 	mv -- "$SRC.new" "$SRC"

@@ -34,10 +34,21 @@
 # The private keys, and initramfs.cpio which holds the host key, are for
 # the user who runs the lab only (0600, OUT 0700): whoever reads the host
 # key can pose as every guest. The fingerprint and known_hosts are public.
+#
+# Root writes nothing in a directory of another user's, and reads nothing
+# there (docs/security.md): the lab's guests' directory is the daemon's
+# user's (make demo's lab-up.sh makes it so), so there this runs as that
+# user, who alone reads the keys it makes. Everything it packs is readable
+# by anyone (the system's programs, the agent); the archive lists its files
+# as root's, as the guest's sshd wants them.
 set -eu
 usage="usage: mkinitramfs.sh OUT AGENT [--arch x86_64|arm64] [--sysroot DIR]"
 out=${1:?$usage}
 agent=${2:?$usage}
+here=$(cd "$(dirname "$0")" && pwd)
+if [ "$(id -u)" = 0 ] && [ -d "$out" ] && [ "$(stat -c %u -- "$out")" != 0 ]; then
+	exec sh "$here/../scripts/as-user.sh" "$(stat -c %U -- "$out")" sh "$here/mkinitramfs.sh" "$@"
+fi
 shift 2
 arch=x86_64
 sysroot=
@@ -49,7 +60,6 @@ while [ $# -gt 0 ]; do
 	esac
 	shift 2
 done
-here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=kernels/elf-libs.sh
 . "$here/elf-libs.sh"
 
@@ -207,15 +217,7 @@ PidFile /run/sshd.pid
 EOS
 cp "$here/guest-init" "$root/init"
 chmod 755 "$root/init"
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) >"$tmp"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) >"$tmp"
 chmod 600 "$tmp"	# the guests' host key is in it
 mv "$tmp" "$out/initramfs.cpio"
-# What is written in OUT stays its owner's: make demo gives the guests'
-# directory to tlblab, and a tlblabd running as tlblab must still read the
-# initramfs (0600) after root made it again (a second make demo, make
-# demo-track, make lab-arm64, a test)
-if [ "$(id -u)" = 0 ]; then
-	owner=$(stat -c %u:%g "$out")
-	[ "$owner" = 0:0 ] || find "$out" -maxdepth 1 ! -user "${owner%:*}" -exec chown -h "$owner" {} +
-fi
 echo "mkinitramfs: $out/initramfs.cpio ($(du -h "$out/initramfs.cpio" | cut -f1)), host key $(cat "$out/host_key.fingerprint")"

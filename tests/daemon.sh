@@ -13,6 +13,8 @@
 #                         once, stopped), then COMMAND fills it
 #   daemon_test PORT_BASE   the test's TOKEN, DAEMON_PORT and URL
 #   lab_yaml DATA_DIR [KEY: VALUE]...   the lab: section of a lab.yaml
+#   daemon_as_lab_user   the daemon runs as the lab's user (the tests
+#                         that build in the lab's directories)
 #   lab_yaml_machine NAME [KEY: VALUE]...   one local machine
 #   lab_yaml_machine_dirs NAME [KEY: VALUE]...   one with its own dirs
 #   lab_yaml_qemu_machine GUEST_DIR SSH_PORT [KEY: VALUE]...   one QEMU machine
@@ -126,8 +128,20 @@ daemon_seed() {
 # 127.0.0.1:$DAEMON_PORT
 lab_yaml() {
 	printf 'lab:\n  data_dir: %s\n  listen: 127.0.0.1:%s\n' "$1" "$DAEMON_PORT"
+	[ -z "${DAEMON_LAB_USER:-}" ] || printf '  user: %s\n' "$DAEMON_LAB_USER"
 	shift
 	for _kv; do printf '  %s\n' "$_kv"; done
+}
+
+# daemon_as_lab_user: the test's daemon becomes the lab's user (lab.user),
+# as make demo's is, for the tests whose builder works in the lab's
+# directories of $CACHE, where that user alone writes (docs/security.md).
+# Makes $TMP/data and $TMP/vm that user's; lab_yaml then names the user.
+daemon_as_lab_user() {
+	for _d in "$TMP/data" "$TMP/vm"; do
+		[ -d "$_d" ] || install -d -m 0700 -o "$LAB_USER" -g "$LAB_USER" "$_d"
+	done
+	DAEMON_LAB_USER=$LAB_USER
 }
 
 # lab_yaml_machine NAME [KEY: VALUE]...: an entry of machines:, transport local

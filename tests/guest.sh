@@ -120,6 +120,10 @@ qemu_boot_end() {
 # guest_prepare FILE: imports the tree and builds the initramfs; fails the
 # test unless the initramfs has FILE (a path inside it)
 guest_prepare() {
+	if ! sh "$TOP/scripts/lab-dirs.sh" "$CACHE" >"$TMP/lab-dirs.out" 2>&1; then
+		fail "the lab's directories" "$(cat "$TMP/lab-dirs.out")"
+		exit 0
+	fi
 	if ! sh "$TOP/kernels/import-tree.sh" "$CACHE/linux" >"$TMP/import.log" 2>&1; then
 		fail "the kernel tree is imported" "$(tail -n 3 "$TMP/import.log")"
 		exit 0
@@ -137,7 +141,7 @@ guest_prepare() {
 # lab_kernel CONFIG_LINE...: prints the bzImage of a lab kernel of the base
 # v6.1-debian, unpatched, whose config has every line given (one built
 # before by t0040 or a test's daemon, or the base kernel built here the way
-# t0040 does)
+# t0040 does: as the lab's user, in its directories)
 lab_kernel() {
 	_base=$(git -C "$CACHE/linux" rev-parse -q --verify 'v6.1-debian^{commit}' 2>/dev/null)
 	for f in "$CACHE"/tlblab/out/*/bzImage; do
@@ -149,7 +153,7 @@ lab_kernel() {
 		done
 		[ -n "$found" ] && { echo "$found"; return 0; }
 	done
-	if ! sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/tlblab/work-linux" --out "$CACHE/tlblab/out" \
+	if ! as_lab sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/tlblab/work-linux" --out "$CACHE/tlblab/out" \
 		--config-base tinyconfig --fragment "$TOP/kernels/fragments/lab-required.config" \
 		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" --ref v6.1-debian >"$TMP/build.log" 2>&1; then
 		return 1

@@ -20,8 +20,23 @@ AGENT=${AGENT:-$BUILD/tlblab-agent}
 GUEST_AGENT=$TOP/build/tlblab-agent
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/tlblab-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
+# the lab's user may pass through (a build as that user reads a patch here);
+# it lists nothing, and what a test keeps secret is 0600
+chmod 711 "$TMP"
 PY=/usr/bin/python3
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
+# The lab's user (lab.user of configs/local.yaml): what is in its
+# directories of $CACHE (the builder's checkout, objects and kernels, the
+# guests' keys) is touched as that user only, never as root
+# (docs/security.md); as_lab CMD runs CMD so (scripts/as-user.sh: a clean
+# environment, no capability).
+LAB_USER=tlblab
+as_lab() { sh "$TOP/scripts/as-user.sh" "$LAB_USER" "$@"; }
+# lab_tmp: $TMP/lab, a directory of the lab user's for what a test makes
+# as that user
+lab_tmp() {
+	[ -d "$TMP/lab" ] || install -d -o "$LAB_USER" -g "$LAB_USER" "$TMP/lab"
+}
 
 # The kernel log's line saying that this host's kernel makes remote TLB
 # flushes by hypercall (PVM, Hyper-V), or nothing: then no CPU receives a
@@ -146,6 +161,10 @@ py_has() {
 # imported the test fails and ends.
 kernel_tree() {
 	LINUX=$CACHE/linux WORK=$CACHE/tlblab/work-linux OUT=$CACHE/tlblab/out BUILD_SH=$TOP/kernels/build.sh
+	if ! sh "$TOP/scripts/lab-dirs.sh" "$CACHE" >"$TMP/lab-dirs.out" 2>&1; then
+		fail "the lab's directories" "$(cat "$TMP/lab-dirs.out")"
+		exit 0
+	fi
 	git -C "$LINUX" rev-parse -q --verify refs/tags/v6.1-debian >/dev/null 2>&1 && return 0
 	if ! sh "$TOP/kernels/import-tree.sh" "$LINUX" >"$TMP/import.out" 2>&1; then
 		fail "import the kernel tree" "kernels/import-tree.sh $LINUX failed (apt-get install linux-source-6.1)"
@@ -154,15 +173,15 @@ kernel_tree() {
 	fi
 }
 
-# kbuild NAME ARG...: build.sh (after kernel_tree) with the lab's tree,
-# WORK, OUT and config, and ARGs; output in $TMP/NAME.out, exit status in
+# kbuild NAME ARG...: build.sh (after kernel_tree), as the lab's user, with
+# the lab's tree, WORK, OUT and config, and ARGs; output in $TMP/NAME.out, exit status in
 # $ST. NO_CONFIG_CACHE=1 makes it run kconfig even when an earlier build had
 # the same kconfig inputs.
 kbuild() {
 	_n=$1
 	shift
 	ST=0
-	env TLBLAB_NO_CONFIG_CACHE="${NO_CONFIG_CACHE:-0}" sh "$BUILD_SH" --tree "$LINUX" --work "$WORK" --out "$OUT" \
+	as_lab env TLBLAB_NO_CONFIG_CACHE="${NO_CONFIG_CACHE:-0}" sh "$BUILD_SH" --tree "$LINUX" --work "$WORK" --out "$OUT" \
 		--config-base tinyconfig \
 		--fragment "$TOP/kernels/fragments/lab-required.config" \
 		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \

@@ -8,6 +8,10 @@
 #   ... use $SSHD_IDENTITY, $SSHD_KNOWN_HOSTS, $SSHD_PID, $SSHD_DIR ...
 #   sshd_stop a
 #
+# SSHD_SHELL_USERS="user ...", set before sshd_start, lets those system
+# users log in to that instance with /bin/sh as their shell (the lab's user
+# tlblab, whose shell is nologin, for a builder reached as that user).
+#
 # After sshd_start NAME, these name that instance (the last one started):
 #   SSHD_DIR          $TMP/sshd-NAME (config, host key, log, known_hosts)
 #   SSHD_IDENTITY     the user's private key (from sshd_keys)
@@ -98,7 +102,19 @@ LogLevel ERROR
 MaxStartups 50
 EOF
 	rm -f "$_d/sshd.pid"
-	"$SSHD" -D -e -f "$_d/sshd_config" >"$_d/log" 2>&1 &
+	if [ -n "${SSHD_SHELL_USERS:-}" ]; then
+		# system users (the lab's, whose shell is nologin) given /bin/sh
+		# for this sshd alone: it sees its own /etc/passwd, in a mount
+		# namespace of its own
+		cp /etc/passwd "$_d/passwd"
+		for _u in $SSHD_SHELL_USERS; do
+			sed -i "s|^\($_u:[^:]*:[^:]*:[^:]*:[^:]*:[^:]*:\).*|\1/bin/sh|" "$_d/passwd"
+		done
+		unshare -m sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' "$_d/passwd" \
+			"$SSHD" -D -e -f "$_d/sshd_config" >"$_d/log" 2>&1 &
+	else
+		"$SSHD" -D -e -f "$_d/sshd_config" >"$_d/log" 2>&1 &
+	fi
 	echo $! >"$_d/sshd.pid.bg"
 	case " $SSHD_NAMES " in *" $_n "*) ;; *) SSHD_NAMES="$SSHD_NAMES $_n" ;; esac
 	_i=0

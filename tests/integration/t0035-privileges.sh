@@ -2,8 +2,8 @@
 # tlblabd off root (lab.user): started as root, it becomes the lab's own user
 # before it opens the store or answers a request, for good (its real, saved
 # and effective ids, and no supplementary group of root's); a data_dir that
-# is not that user's, or a user that does not exist, stops it at start with
-# the fix; as root without lab.user it says it stays root. The user is
+# is not that user's, a builder work directory or tree of another owner's,
+# or a user that does not exist, stops it at start with the fix; as root without lab.user it says it stays root. The user is
 # scripts/deps.sh's (tlblab), which `make test` runs first.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
@@ -62,6 +62,24 @@ lab_yaml "$TMP/rootdata" "user: tlblab" "tokens: [$TOKEN]" >"$TMP/root.yaml"
 refused "a data_dir that is not lab.user's stops tlblabd at start, with the fix" "$TMP/root.yaml" \
 	"data_dir $TMP/rootdata belongs to uid 0, not to tlblab (lab.user): chown -R tlblab: $TMP/rootdata"
 check "and nothing was made in it" test -z "$(ls -A "$TMP/rootdata")"
+
+# a builder's work directory that holds a file of root's (an older
+# version's root-run build left it), and a local tree of another user's:
+# refused at start, each named with the owner it has and the one it
+# needs, and nothing chowned
+install -d -o tlblab -g tlblab "$TMP/builder" "$TMP/builder/tlblab" "$TMP/builder/tlblab/work-linux"
+: >"$TMP/builder/tlblab/work-linux/.status"
+install -d -o nobody "$TMP/othertree"
+{
+	lab_yaml "$TMP/data" "user: tlblab" "tokens: [$TOKEN]"
+	printf 'builders:\n  - name: b1\n    transport: local\n    workdir: %s\n' "$TMP/builder"
+	printf 'trees:\n  - name: linux\n    url: %s\n    builder: b1\n' "$TMP/othertree"
+} >"$TMP/owners.yaml"
+refused "a builder work directory holding a file of root's stops tlblabd at start, naming it" "$TMP/owners.yaml" \
+	"builder work directory $TMP/builder/tlblab/work-linux/.status belongs to root; it needs to be tlblab's"
+check "and a local tree of another user's is named too" \
+	grep -qF "tree $TMP/othertree belongs to nobody; it needs to be tlblab's or root's" "$TMP/refused.out"
+check "and nothing was chowned" test "$(stat -c %U "$TMP/builder/tlblab/work-linux/.status") $(stat -c %U "$TMP/othertree")" = "root nobody"
 
 lab_yaml "$TMP/data" "user: no-such-user-of-tlblab" "tokens: [$TOKEN]" >"$TMP/nouser.yaml"
 refused "a lab.user that does not exist stops tlblabd at start" "$TMP/nouser.yaml" \

@@ -131,7 +131,7 @@ fi
 # and kconfig runs again: its .config must be the one the build id has
 # (reusing the config of an earlier build with the same inputs is exact).
 ST=0
-TLBLAB_NO_CONFIG_CACHE=1 sh -s -- --tree "$LINUX" --work "$WORK" --out "$OUT" --config-base tinyconfig \
+as_lab env TLBLAB_NO_CONFIG_CACHE=1 sh -s -- --tree "$LINUX" --work "$WORK" --out "$OUT" --config-base tinyconfig \
 	--fragment "$TOP/kernels/fragments/lab-required.config" \
 	--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
 	--ref v6.1-debian <"$BUILD_SH" >"$TMP/again.out" 2>&1 || ST=$?
@@ -142,15 +142,6 @@ fi
 
 # ---- the 0001 demo patch, incremental ----------------------------------------
 
-# make demo hands WORK to the daemon's user and a root build hands objects
-# back: the checkout goes through such a chown first (to nobody and back,
-# which changes every file's ctime), and the patched build below must
-# still be incremental, not a checkout that rewrote every file.
-src_owner=$(stat -c %u:%g "$WORK/src")
-if ! { chown -R -h 65534:65534 "$WORK/src" && chown -R -h "$src_owner" "$WORK/src"; }; then
-	fail "the checkout goes through a chown" "chown -R of $WORK/src failed"
-fi
-
 # Two builds of the same patch, one of them real: after the base build (a
 # first run), or after removing the artifacts an earlier run left (so the
 # incremental path runs every time). Both must make the same commit.
@@ -159,7 +150,7 @@ kbuild p1 --ref v6.1-debian --patch "$P1" --vmlinux
 P1_ST=$ST
 if [ "$(fact p1 cached)" = 1 ]; then
 	mv "$TMP/p1.out" "$TMP/p1-other.out"
-	rm -rf -- "${OUT:?}/$(fact p1-other build_id)"
+	as_lab rm -rf -- "${OUT:?}/$(fact p1-other build_id)"
 	kbuild p1 --ref v6.1-debian --patch "$P1" --vmlinux
 	P1_ST=$ST
 else
@@ -171,9 +162,8 @@ if expect_success p1 0; then
 	P1_ID=$(fact p1 build_id)
 	P1_COMMIT=$(fact p1 commit)
 	ncc=$(grep -c '^  CC ' "$TMP/p1.out" || true)
-	# WORK/src belongs to whoever built there first (the daemon's user after
-	# a demo), so git is told it is safe, as build.sh tells it.
-	parent=$(git -c safe.directory="$WORK/src" -C "$WORK/src" rev-parse "$P1_COMMIT^" 2>/dev/null || true)
+	# WORK/src is the lab user's: git runs there as that user
+	parent=$(as_lab git -C "$WORK/src" rev-parse "$P1_COMMIT^" 2>/dev/null || true)
 	if [ "$P1_ID" = "$BASE_ID" ] || [ "$parent" != "$BASE_COMMIT" ]; then
 		fail "0001 demo patch" "build id $P1_ID (base $BASE_ID), parent $parent (want $BASE_COMMIT)"
 	elif ! grep -q '^  CC      arch/x86/mm/tlb.o' "$TMP/p1.out" || [ "$ncc" -ge 50 ]; then
@@ -204,19 +194,21 @@ fi
 # ---- a branch job: --fetch URL --fetch-ref BRANCH -----------------------------
 
 # A repository that has the 0001 commit on a branch, as a developer's tree
-# would: it borrows the objects of the checkout build.sh made.
+# would: it borrows the objects of the checkout build.sh made (the lab
+# user's, as the repository is).
 if [ -n "$P1_COMMIT" ]; then
-	git init -q --bare "$TMP/dev.git"
-	echo "$WORK/src/.git/objects" >"$TMP/dev.git/objects/info/alternates"
-	git -C "$TMP/dev.git" update-ref refs/heads/tlb-demo "$P1_COMMIT"
-	kbuild branch --ref v6.1-debian --fetch "$TMP/dev.git" --fetch-ref tlb-demo
+	lab_tmp
+	as_lab git init -q --bare "$TMP/lab/dev.git"
+	as_lab sh -c 'echo "$1/src/.git/objects" >"$2/objects/info/alternates"' sh "$WORK" "$TMP/lab/dev.git"
+	as_lab git -C "$TMP/lab/dev.git" update-ref refs/heads/tlb-demo "$P1_COMMIT"
+	kbuild branch --ref v6.1-debian --fetch "$TMP/lab/dev.git" --fetch-ref tlb-demo
 	if expect_success branch 1 && [ "$(fact branch build_id)" = "$P1_ID" ] &&
 		[ "$(fact branch commit)" = "$P1_COMMIT" ]; then
 		pass "--fetch of a branch holding the 0001 commit gives the same build (cached)"
 	elif [ "$ST" = 0 ]; then
 		fail "--fetch of a branch" "build id $(fact branch build_id), want $P1_ID"
 	fi
-	kbuild branch-missing --ref v6.1-debian --fetch "$TMP/dev.git" --fetch-ref no-such-branch
+	kbuild branch-missing --ref v6.1-debian --fetch "$TMP/lab/dev.git" --fetch-ref no-such-branch
 	expect_failure branch-missing 13 ref "fatal: couldn't find remote ref no-such-branch"
 fi
 
@@ -265,22 +257,23 @@ Z=$BASE_OBJ/arch/x86/boot/compressed/vmlinux.bin.xz
 if [ -z "$BASE_OBJ" ] || [ -e "$BASE_DIR.aside" ]; then
 	fail "a stale bzImage is not stored" "no object directory named in again.out, or $BASE_DIR.aside is there"
 else
-	mv -- "$BASE_DIR" "$BASE_DIR.aside"
+	as_lab mv -- "$BASE_DIR" "$BASE_DIR.aside"
 	kbuild stale-pre --ref v6.1-debian
 	if ! expect_success stale-pre 0 || [ ! -s "$Z" ]; then
 		fail "a stale bzImage is not stored" "the base did not build again in $BASE_OBJ, or left no $Z"
 	else
-		rm -rf -- "$BASE_DIR"
-		cp -p -- "$Z" "$TMP/payload.good"
-		at=$(($(wc -c <"$Z") / 2))
-		byte=$(od -An -tu1 -j "$at" -N 1 -- "$Z" | tr -d ' ')
+		as_lab rm -rf -- "$BASE_DIR"
+		lab_tmp
+		as_lab cp -p -- "$Z" "$TMP/lab/payload.good"
+		at=$(($(as_lab stat -c %s -- "$Z") / 2))
+		byte=$(as_lab od -An -tu1 -j "$at" -N 1 -- "$Z" | tr -d ' ')
 		# shellcheck disable=SC2059 # an octal escape, made here
-		printf "\\$(printf %o $(((byte + 1) % 256)))" | dd of="$Z" bs=1 seek="$at" conv=notrunc 2>/dev/null
-		touch -r "$TMP/payload.good" -- "$Z"
+		printf "\\$(printf %o $(((byte + 1) % 256)))" | as_lab dd of="$Z" bs=1 seek="$at" conv=notrunc 2>/dev/null
+		as_lab touch -r "$TMP/lab/payload.good" -- "$Z"
 		kbuild stale --ref v6.1-debian
 		stored=$(find "$OUT" -maxdepth 1 \( -name "$BASE_ID" -o -name ".tmp-*-$BASE_ID" \) | head -n 1)
-		changed=$(cmp "$Z" "$TMP/payload.good" 2>&1 || true)
-		cp -p -- "$TMP/payload.good" "$Z"
+		changed=$(as_lab cmp "$Z" "$TMP/lab/payload.good" 2>&1 || true)
+		as_lab cp -p -- "$TMP/lab/payload.good" "$Z"
 		if [ "$ST" = 1 ] && [ "$(fact stale class)" = infra ] && [ -z "$stored" ] && [ -n "$changed" ] &&
 			fact stale message | grep -q "payload is not the arch/x86/boot/compressed/vmlinux.bin.xz this make wrote"; then
 			pass "a bzImage whose payload is not the compressed vmlinux make wrote is refused, nothing stored: $(fact stale message | cut -c1-90)"
@@ -289,8 +282,8 @@ else
 			show stale
 		fi
 	fi
-	rm -rf -- "$BASE_DIR"
-	mv -- "$BASE_DIR.aside" "$BASE_DIR"
+	as_lab rm -rf -- "$BASE_DIR"
+	as_lab mv -- "$BASE_DIR.aside" "$BASE_DIR"
 fi
 
 # Refused before anything runs: not even WORK is created.

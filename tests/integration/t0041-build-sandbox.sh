@@ -1,6 +1,7 @@
 #!/bin/sh
 # A patch is untrusted code: kernels/build.sh runs the tree's kconfig and
-# make in a bubblewrap sandbox as the unprivileged user tlblab-build, with
+# make in a bubblewrap sandbox as an unprivileged user (here the lab's, who
+# owns the builder's directories; tlblab-build when root builds), with
 # no network and nothing of the daemon in view (issue 12). This test builds,
 # the way the daemon does, a patch whose bzImage rule runs a script that
 # tries what a hostile patch would: say who it runs as, read a token and a
@@ -35,7 +36,7 @@ pass "the base kernel builds in the sandbox"
 BASE_DIR=$(fact base dir)
 BASE_SUM=$(sha256sum <"$BASE_DIR/bzImage" | cut -c1-64)
 check "the base build reports its bzImage's hash" [ "$(fact base image_sha256)" = "$BASE_SUM" ]
-grep -q "sandbox: tlblab-build .*the tree's own: shared objects" "$TMP/base.out" &&
+grep -q "sandbox: $LAB_USER .*the tree's own: shared objects" "$TMP/base.out" &&
 	pass "the base commit is the tree's own (shared objects and ccache)" ||
 	fail "the base commit is the tree's own (shared objects and ccache)" "$(grep 'sandbox:' "$TMP/base.out")"
 
@@ -115,14 +116,15 @@ else
 	show attack 30
 	exit 0
 fi
-SB_UID=$(id -u tlblab-build 2>/dev/null)
+# the build runs as the lab's user, who owns WORK (kbuild)
+SB_UID=$(id -u "$LAB_USER" 2>/dev/null)
 line=$(grep -m1 '^attack: id ' "$TMP/attack.out")
 case $line in
 *"uid=0("* | *"uid=0 "*) fail "it ran as an unprivileged user" "$line" ;;
 *"uid=$SB_UID"*) pass "it ran as an unprivileged user ($line)" ;;
-*) fail "it ran as an unprivileged user" "$line (tlblab-build is uid $SB_UID)" ;;
+*) fail "it ran as an unprivileged user" "$line ($LAB_USER is uid $SB_UID)" ;;
 esac
-grep -q "sandbox: tlblab-build .*the submitter's: private objects, ccache read-only" "$TMP/attack.out" &&
+grep -q "sandbox: $LAB_USER .*the submitter's: private objects, ccache read-only" "$TMP/attack.out" &&
 	pass "a patched commit is the submitter's (private objects, ccache read-only)" ||
 	fail "a patched commit is the submitter's (private objects, ccache read-only)" "$(grep 'sandbox:' "$TMP/attack.out")"
 for what in "$TMP/data/token" "$TMP/data/lab_key" /var/lib/tlblab/token "$CACHE/guest/lab_key"; do

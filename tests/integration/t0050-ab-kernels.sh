@@ -2,7 +2,8 @@
 # Patched kernels end to end, with a really built kernel and real QEMU boots:
 # the daemon builds base and patched on a builder it reaches over SSH (an
 # sshd on 127.0.0.7 in front of the warm tree, build directory and ccache in
-# /var/cache/tlblab), where build.sh sandboxes the build (issue 12), boots
+# /var/cache/tlblab, logged in to as the lab's user, their owner), where
+# build.sh sandboxes the build (issue 12), boots
 # each in a 2-vCPU guest under icount (as the default lab does), runs a
 # suite, and stores both sides. Then the ways a patch fails: it does not
 # apply, does not compile, panics at boot, or asks for an option
@@ -18,8 +19,11 @@ guest_lab 23000 10023 vm1
 guest_prepare usr/sbin/sshd
 # the builder is reached over SSH, as a real lab's is: an sshd on 127.0.0.7
 # (its host key checked) in front of the warm tree, workdir and ccache
+# as the lab's user, who alone writes in the lab's directories (root in
+# them would write through what that user could have made a link)
 sshd_keys "$TMP/keys" || { fail "ssh keys" "ssh-keygen failed"; exit 0; }
-sshd_start builder 127.0.0.7 "$(sshd_port 3)" || { fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
+SSHD_SHELL_USERS=$LAB_USER sshd_start builder 127.0.0.7 "$(sshd_port 3)" ||
+	{ fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
 
 { lab_qemu_head "accel: icount"; cat <<EOC
 builders:
@@ -27,7 +31,7 @@ builders:
     transport: ssh
     host: 127.0.0.7
     port: $(sshd_port 3)
-    user: root
+    user: $LAB_USER
     identity: $SSHD_IDENTITY
     known_hosts: $SSHD_KNOWN_HOSTS
     jobs: 2
@@ -116,8 +120,8 @@ check "the job list names it by the cover letter too" pyjson "$TMP/jobs.json" \
 sid=$(jq_py "[g['id'] for g in J['job']['stages'] if g['kind'] == 'build' and g['side'] == 'patched'][0]" <"$TMP/job.json")
 curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id/stages/$sid/log" >"$TMP/build.log"
 if grep -q "== build patched on remote" "$TMP/build.log" &&
-	grep -q "sandbox: tlblab-build (uid [0-9]*), no network; .* is the submitter's: private objects, ccache read-only" "$TMP/build.log"; then
-	pass "the patched kernel was built over SSH on 'remote', in the sandbox there"
+	grep -q "sandbox: tlblab (uid [0-9]*), no network; .* is the submitter's: private objects, ccache read-only" "$TMP/build.log"; then
+	pass "the patched kernel was built over SSH on 'remote' as the lab's user, in the sandbox there"
 else
 	fail "the patched kernel was built over SSH on 'remote', in the sandbox there" \
 		"$(grep -E '^== build|sandbox:' "$TMP/build.log" | head -n 3)"

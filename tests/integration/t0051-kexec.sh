@@ -19,6 +19,8 @@
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; guest_stop; rm -rf "$TMP"' EXIT
 guest_lab 26000 10024 kx1
+# the daemon builds in the lab's directories: as the lab's user, their owner
+daemon_as_lab_user
 
 if ! command -v qemu-system-x86_64 >/dev/null 2>&1; then
 	fail "qemu-system-x86_64 is installed" "apt-get install qemu-system-x86"

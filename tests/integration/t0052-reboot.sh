@@ -17,6 +17,8 @@
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; guest_stop; rm -rf "$TMP"' EXIT
 guest_lab 29000 10025 rb1
+# the daemon builds in the lab's directories: as the lab's user, their owner
+daemon_as_lab_user
 
 guest_prepare usr/sbin/grub-reboot
 # the known-good kernel must mount the disk (virtio-blk, ext2)
@@ -30,6 +32,8 @@ fi
 t0=$(date +%s)
 guest_start -kernel "$TMP/machine/grub.lnx" -drive "file=$TMP/machine/disk.img,format=raw,if=virtio" \
 	-monitor "unix:$TMP/monitor.sock,server,nowait"
+# the daemon (as the lab's user) power-cycles the machine through it
+chown "$LAB_USER" "$TMP/monitor.sock"
 if guest 'grep -q " /boot ext2 " /proc/mounts && test -f /boot/grub/grubenv && command -v grub-reboot' >"$TMP/guest.out" 2>&1 &&
 	grep -q 'tlblab-grub: booting the known-good kernel' "$TMP/console.log"; then
 	pass "the guest booted its known-good kernel through GRUB in $(($(date +%s) - t0)) s, /boot mounted"

@@ -16,6 +16,8 @@
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 guest_lab 5000 10032 arm1
+# the daemon builds in the lab's directories: as the lab's user, their owner
+daemon_as_lab_user
 
 guest_prepare usr/sbin/sshd
 ARM=$CACHE/guest-arm64
@@ -36,7 +38,9 @@ case $file_out in
 esac
 
 # arm1 (arm64, first: a job that names no machine is arm64) and x1, an
-# x86_64 machine that runs agents in place (no boot)
+# x86_64 machine that runs agents in place (no boot), in a directory of
+# the daemon's user's
+install -d -o "$LAB_USER" -g "$LAB_USER" "$TMP/x1"
 {
 	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 3600"
 	cat <<EOC
