@@ -14,6 +14,10 @@ BUILD=${BUILD:-build}
 case "$BUILD" in /*) ;; *) BUILD="$TOP/$BUILD" ;; esac
 CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 tmp=$(mktemp -d)
+# the lab's user passes through (the benches on the embedded lab run their
+# daemon as that user: embedded_lab)
+chmod 711 "$tmp"
+LAB_USER=tlblab
 pid=
 # BENCH_KEEP=1 keeps the bench's store and comparisons (their folder is
 # named at the end), to look at the per-boot values behind a figure
@@ -74,6 +78,7 @@ fresh_patch() {
 # (with this build's agent) in CACHE, for the benches that boot the
 # embedded lab; exits the bench when either cannot be made
 lab_cache_ready() {
+	sh "$TOP/scripts/lab-dirs.sh" "$1" >/dev/null || exit 1
 	sh "$TOP/kernels/import-tree.sh" "$1/linux" >/dev/null || exit 1
 	sh "$TOP/kernels/mkinitramfs.sh" "$1/guest" "$BUILD/tlblab-agent" >/dev/null || exit 1
 }
@@ -83,10 +88,12 @@ lab_cache_ready() {
 # with icount and the instruction plugin; with a second port, vm2 beside it
 # as its duet, a host CPU each, as qemu1 and qemu1b are; the local builder
 # and the linux tree of CACHE) on $port, for the benches that run real A/B
-# jobs; the suites: section follows it
+# jobs; the suites: section follows it. The daemon runs as the lab's user,
+# who alone writes in the builder's directories of CACHE (docs/security.md).
 embedded_lab() {
 	_cache=$1 _ssh=${2%,*} _ssh2=${2#*,}
 	shift 2
+	daemon_as_lab_user
 	lab_yaml "$tmp/data" "tokens: [bench-token-0123456789]" "$@"
 	echo machines:
 	if [ "$_ssh2" = "$_ssh" ]; then
