@@ -178,10 +178,11 @@ EOC
 	for _kv; do printf '      %s\n' "$_kv"; done
 }
 
-# lab_yaml_builder [KEY: VALUE]...: builders: b1 (by default local), and
+# lab_yaml_builder [KEY: VALUE]...: builders: b1 (by default local, its
+# workdir $TMP/b1: never the lab's, whose owner is the lab's user), and
 # trees: linux, which b1 builds and which does not exist
 lab_yaml_builder() {
-	[ $# -gt 0 ] || set -- "transport: local"
+	[ $# -gt 0 ] || set -- "transport: local" "workdir: $TMP/b1"
 	printf 'builders:\n  - name: b1\n'
 	for _kv; do printf '    %s\n' "$_kv"; done
 	printf 'trees:\n  - name: linux\n    url: %s\n    builder: b1\n' "$TMP/no-such-tree"
