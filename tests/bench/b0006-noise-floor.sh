@@ -21,7 +21,7 @@ PORT_BASE=27600
 export TLBLAB_TOKEN=bench-token-0123456789
 BOOTS=${NOISE_BOOTS:-5}
 lab_cache_ready "$CACHE"
-{ embedded_lab "$CACHE" 10027,10026; sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"; } >"$tmp/lab.yaml"
+{ embedded_lab "$CACHE" 10027,10026; lab_suites; } >"$tmp/lab.yaml"
 comment_patch "$CACHE" "$tmp/comment.diff" || { echo "bench: cannot make the comment patch"; exit 1; }
 
 start

@@ -27,7 +27,7 @@ PORT_BASE=27200
 . "$(dirname "$0")/lib.sh"
 export TLBLAB_TOKEN=bench-token-0123456789
 lab_cache_ready "$CACHE"
-{ embedded_lab "$CACHE" 10028; sed -n '/^suites:/,$p' "$TOP/configs/local.yaml"; } >"$tmp/lab.yaml"
+{ embedded_lab "$CACHE" 10028; lab_suites; } >"$tmp/lab.yaml"
 
 comment_patch "$CACHE" "$tmp/comment.diff" || { echo "bench: cannot make the comment patch"; exit 1; }
 

@@ -117,6 +117,12 @@ trees:
 EOC
 }
 
+# lab_suites: the suites: section of configs/local.yaml, alone (its tracks
+# name the lab's machine qemu1, which a bench's lab calls vm1)
+lab_suites() {
+	awk '/^[a-z_]+:/ { on = ($0 ~ /^suites:/) } on' "$TOP/configs/local.yaml"
+}
+
 # comment_patch CACHE OUT: a comment-only change to mm/mprotect.c against
 # v6.1-debian, as a diff in OUT: fixed text, so its build is cached from
 # run to run; the kernel it builds does what the base does
