@@ -1,10 +1,38 @@
 /*
  * boot: qemu. The VM runs on the machine's host (its endpoint, usually
  * local): the kernel is copied to the host's work directory, QEMU starts
- * daemonized with -kernel/-initrd, the serial console in a file and the
- * guest's SSH port forwarded to guest_host:ssh_port, and -no-reboot so a
- * kernel panic (panic=-1) ends the VM instead of looping. The guest's init
- * prints "tlblab-guest: ready" once sshd runs.
+ * in the background with -kernel/-initrd, the serial console in a file and
+ * the guest's SSH port forwarded to guest_host:ssh_port, and -no-reboot so
+ * a kernel panic (panic=-1) ends the VM instead of looping. The guest's
+ * init prints "tlblab-guest: ready" once sshd runs.
+ *
+ * Confinement: QEMU runs the submitter's kernel, and an escape from it
+ * must not reach the daemon's store, token file, patches or SSH
+ * identities. It runs under bubblewrap rather than as a uid of its own:
+ * the daemon is an unprivileged user with no_new_privs and no capability,
+ * so it cannot switch uids, while bwrap makes an unprivileged user
+ * namespace, as build.sh's sandbox does, on any VM host. In it QEMU sees
+ * /usr and /etc read-only, its work directory read-only but for the
+ * console and plugin files, its initrd, plugin and binary read-only, a
+ * /tmp, /dev and /proc of its own (/dev/kvm under KVM), in new pid, IPC,
+ * UTS and cgroup namespaces, with a cleared environment. It keeps the
+ * host's network namespace: user networking's hostfwd listens on the
+ * host's guest_host. QEMU's own seccomp filter (-sandbox on, with
+ * obsolete calls, privilege changes, fork/exec and resource control
+ * denied) narrows the system calls, and RLIMIT_FSIZE (lab.qemu_file_max)
+ * caps every file it writes: a guest that fills its console or the
+ * plugin's file fails its boot, or its run, as the kernel's (class boot),
+ * with the file and the cap named, instead of filling the host's disk.
+ *
+ * -sandbox spawn=deny rules out -daemonize (it forks), so launch_script
+ * starts QEMU in the background in a session of its own. monitor_script
+ * keeps QEMU's pid as the host sees it in qemu.pid (bwrap --as-pid-1 makes
+ * QEMU the namespace's first process; --info-fd names it), which the kill,
+ * the pinning and the tests use as before, and its exit status in
+ * qemu.exit after. That status tells a QEMU that would not start (no
+ * -sandbox in an old build, a sandbox it cannot make) or that its filter
+ * killed, class infra with what QEMU said on stderr, from a kernel that
+ * ended the VM (QEMU's exit 0 after -no-reboot), class boot.
  *
  * random.trust_cpu=on: the kernel seeds its random number generator from
  * the CPU's (RDRAND, RNDR; under TCG, QEMU's, fed by the host) as it
@@ -230,18 +258,72 @@ static void read_console(struct boot_session *s, struct strbuf *out)
 	strbuf_release(&err);
 }
 
-static int vm_alive(struct boot_session *s)
+/*
+ * What vm_state reads on the VM host: "alive", or "gone STATUS" (STATUS
+ * from qemu.exit, empty while the launcher has not written it), then the
+ * sizes of the console and the plugin's file. A fixed script, like
+ * pin_script; its one argument is the VM's directory.
+ */
+static const char state_script[] =
+	"pid=$(cat \"$1/qemu.pid\" 2>/dev/null)\n"
+	"if [ -n \"$pid\" ] && kill -0 \"$pid\" 2>/dev/null; then\n"
+	"\techo alive\n"
+	"else\n"
+	"\techo \"gone $(cat \"$1/qemu.exit\" 2>/dev/null)\"\n"
+	"fi\n"
+	"for f in console.log insn.log; do stat -c %s \"$1/$f\" 2>/dev/null || echo 0; done\n";
+
+struct vm_state {
+	int alive;
+	int status;		/* when gone: QEMU's exit status as the launcher saw it (128 + N:
+				 * signal N), -1 not known yet */
+	unsigned long long console_size, insn_size;
+};
+
+/* The VM's state; 0, or -1 when the host would not say (then it counts as gone). */
+static int vm_state(struct boot_session *s, struct vm_state *st)
 {
-	const char *argv[] = { "pkill", "-0", "-F", s->pidfile.buf, NULL };
+	const char *argv[] = { "sh", "-c", state_script, "sh", s->dir.buf, NULL };
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
-	int alive;
+	char word[8] = "";
+	int r = -1, n = 0;
 
+	memset(st, 0, sizeof(*st));
+	st->status = -1;
 	transport_exec_result_init(&res);
-	alive = run_simple(s->t, argv, 10, &res, &err) == 0 && res.status == 0;
+	if (run_simple(s->t, argv, 10, &res, &err) == 0 && res.status == 0 &&
+	    sscanf(res.out.buf, "%7s", word) == 1) {
+		const char *nl = strchr(res.out.buf, '\n');
+
+		st->alive = !strcmp(word, "alive");
+		if (!st->alive && sscanf(res.out.buf, "gone %d", &n) == 1)
+			st->status = n;
+		if (nl && sscanf(nl + 1, "%llu %llu", &st->console_size, &st->insn_size) == 2)
+			r = 0;
+	}
 	transport_exec_result_release(&res);
 	strbuf_release(&err);
-	return alive;
+	return r;
+}
+
+/* Which of the VM's files reached the cap, as a message into why (after
+ * prefix); 1 when one did, else 0. A write past RLIMIT_FSIZE fails (QEMU,
+ * pid 1 of its namespace, does not die of SIGXFSZ), so a file that
+ * reached the cap stays at it. */
+static int vm_over_cap(const struct boot_session *s, const struct vm_state *st, const char *prefix,
+		       struct strbuf *why)
+{
+	const char *file = st->console_size >= s->m->qemu->file_max ? s->console.buf
+		: s->insn_log.len && st->insn_size >= s->m->qemu->file_max ? s->insn_log.buf : NULL;
+
+	if (!file)
+		return 0;
+	strbuf_addf(why, "%s: %s's %s %s reached the cap of %zu bytes on what a guest may write "
+		    "(lab.qemu_file_max): the kernel wrote more than the lab keeps", prefix, s->m->name,
+		    file == s->console.buf ? "console file" : "instruction plugin's file", file,
+		    s->m->qemu->file_max);
+	return 1;
 }
 
 /*
@@ -299,16 +381,117 @@ static void qemu_start_error(const char *err, struct strbuf *out)
 	strbuf_release(&why);
 }
 
-/* Starts QEMU with accel; 0, or -1 with message (the host could not). */
+/*
+ * Starts the command from $3 on (prlimit, bwrap, QEMU) for the VM's
+ * directory $2: in the background, in a session of its own, with the
+ * monitor script $1 around it, stdin /dev/null and its output in
+ * qemu.err; fresh console and plugin files first (the sandbox binds them,
+ * so they must exist). A relative path bwrap is to bind is made absolute
+ * from the working directory first (bwrap takes one from /), which the
+ * sandbox then has, so QEMU finds what its arguments name there, as it
+ * did before the sandbox. Exits 0 once qemu.pid holds QEMU's pid as the
+ * host sees it, else non-zero with what went wrong on stderr.
+ */
+static const char launch_script[] =
+	"m=$1 d=$2\n"
+	"shift 2\n"
+	"for t in setsid prlimit bwrap; do\n"
+	"\tcommand -v $t >/dev/null 2>&1 && continue\n"
+	"\techo \"$t is missing on this host: QEMU runs only in its sandbox (apt-get install util-linux bubblewrap)\" >&2\n"
+	"\texit 127\n"
+	"done\n"
+	"n=$# k=0 bw=1\n"
+	"while [ $n -gt 0 ]; do\n"
+	"\ta=$1\n"
+	"\tshift\n"
+	"\tn=$((n - 1))\n"
+	"\tif [ $k -gt 0 ]; then\n"
+	"\t\tcase $a in /*) ;; *) a=$PWD/$a ;; esac\n"
+	"\t\tk=$((k - 1))\n"
+	"\telif [ $bw = 1 ]; then\n"
+	"\t\tcase $a in --ro-bind | --bind | --dev-bind-try) k=2 ;; --) bw=0 ;; esac\n"
+	"\tfi\n"
+	"\tset -- \"$@\" \"$a\"\n"
+	"done\n"
+	"rm -f \"$d/qemu.pid\" \"$d/qemu.exit\" \"$d/qemu.info\" \"$d/console.log\" \"$d/insn.log\" || exit 1\n"
+	": >\"$d/console.log\" && : >\"$d/insn.log\" || exit 1\n"
+	"setsid sh -c \"$m\" sh \"$d\" \"$@\" </dev/null >/dev/null 2>\"$d/qemu.err\" &\n"
+	"g=$!\n"
+	"i=0\n"
+	"until [ -s \"$d/qemu.pid\" ]; do\n"
+	"\tif [ -e \"$d/qemu.exit\" ]; then cat \"$d/qemu.err\" >&2; exit 1; fi\n"
+	"\tif [ $i -ge 600 ]; then\n"
+	"\t\tkill -9 -- \"-$g\" 2>/dev/null\n"
+	"\t\techo \"QEMU's sandbox did not start within 30 s\" >&2\n"
+	"\t\texit 1\n"
+	"\tfi\n"
+	"\ti=$((i + 1))\n"
+	"\tsleep 0.05\n"
+	"done\n";
+
+/*
+ * The monitor: runs the command from $2 on with bwrap's --info-fd 3 going
+ * to $1/qemu.info, keeps the pid bwrap reports there (QEMU's: --as-pid-1)
+ * in qemu.pid while QEMU runs, and QEMU's exit status (128 + N for signal
+ * N) in qemu.exit after. qemu.pid goes first, so no later reader kills
+ * a process that took over the number.
+ */
+static const char monitor_script[] =
+	"d=$1\n"
+	"shift\n"
+	"\"$@\" 3>\"$d/qemu.info\" &\n"
+	"q=$!\n"
+	"i=0\n"
+	"while [ $i -lt 600 ] && kill -0 $q 2>/dev/null; do\n"
+	"\tpid=$(sed -n 's/^ *\"child-pid\": *\\([0-9][0-9]*\\).*/\\1/p' \"$d/qemu.info\")\n"
+	"\tif [ -n \"$pid\" ]; then\n"
+	"\t\techo $pid >\"$d/qemu.pid.new\" && mv -f \"$d/qemu.pid.new\" \"$d/qemu.pid\"\n"
+	"\t\tbreak\n"
+	"\tfi\n"
+	"\ti=$((i + 1))\n"
+	"\tsleep 0.05\n"
+	"done\n"
+	"wait $q\n"
+	"st=$?\n"
+	"rm -f \"$d/qemu.pid\"\n"
+	"echo $st >\"$d/qemu.exit.new\" && mv -f \"$d/qemu.exit.new\" \"$d/qemu.exit\"\n";
+
+#define QEMU_ARGV_MAX 112
+
+struct argv_list {
+	const char *v[QEMU_ARGV_MAX + 1];
+	size_t n;
+};
+
+static void argv_push(struct argv_list *a, const char *arg)
+{
+	if (a->n >= QEMU_ARGV_MAX)
+		abort();	/* a fixed list below: a bug, not an input */
+	a->v[a->n++] = arg;
+	a->v[a->n] = NULL;
+}
+
+/* bwrap --ro-bind PATH PATH (--bind: writable; --dev-bind-try: a device,
+ * when the host has it) */
+static void argv_bind(struct argv_list *a, const char *how, const char *path)
+{
+	argv_push(a, how);
+	argv_push(a, path);
+	argv_push(a, path);
+}
+
+/* Starts QEMU with accel under its sandbox; 0, or -1 with message (the
+ * host could not: no bwrap, or the sandbox would not start). QEMU's own
+ * failures show later, as a VM that is gone (vm_gone_why). */
 static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, enum vm_accel accel,
 		    struct strbuf *message)
 {
 	const struct cfg_qemu *q = s->m->qemu;
 	const struct arch *arch = arch_get(s->m->arch);
-	char mem[16], smp[16], name[96], icount[64];
+	char mem[16], smp[16], name[96], icount[64], fsize[40];
 	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT, plugin = STRBUF_INIT;
-	const char *rm[] = { "rm", "-f", s->console.buf, s->insn_log.len ? s->insn_log.buf : s->console.buf,
-			     NULL };
+	struct strbuf insn_file = STRBUF_INIT;
+	struct argv_list a = { .n = 0 };
 	int kvm = accel == VM_KVM;
 	struct exec_result res;
 	int r;
@@ -322,8 +505,48 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
 	if (!kvm && s->insn_log.len)
 		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
+	strbuf_addf(&insn_file, "%s/insn.log", s->dir.buf);
+	snprintf(fsize, sizeof(fsize), "--fsize=%zu", q->file_max);
+
+	argv_push(&a, "sh");
+	argv_push(&a, "-c");
+	argv_push(&a, launch_script);
+	argv_push(&a, "sh");
+	argv_push(&a, monitor_script);
+	argv_push(&a, s->dir.buf);
+	/* every file QEMU writes is capped (vm_over_cap); no core file either */
+	argv_push(&a, "prlimit");
+	argv_push(&a, fsize);
+	argv_push(&a, "--core=0");
 	{
-		const char *argv[40] = {
+		static const char *const sandbox[] = {
+			"bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+			"--unshare-cgroup-try", "--disable-userns", "--as-pid-1", "--new-session",
+			"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
+			"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+			"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
+			"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+			"--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LC_ALL", "C",
+			"--info-fd", "3",
+		};
+
+		for (size_t i = 0; i < ARRAY_SIZE(sandbox); i++)
+			argv_push(&a, sandbox[i]);
+	}
+	if (kvm)
+		argv_bind(&a, "--dev-bind-try", "/dev/kvm");
+	/* the kernel is in dir; of dir QEMU writes only these two */
+	argv_bind(&a, "--ro-bind", s->dir.buf);
+	argv_bind(&a, "--bind", s->console.buf);
+	argv_bind(&a, "--bind", insn_file.buf);
+	argv_bind(&a, "--ro-bind", q->initrd);
+	if (plugin.len)
+		argv_bind(&a, "--ro-bind", s->insn_plugin);
+	if (strchr(q->binary, '/'))
+		argv_bind(&a, "--ro-bind", q->binary);
+	argv_push(&a, "--");
+	{
+		const char *qemu[] = {
 			q->binary, "-name", name, "-machine", arch->qemu_machine,
 			"-accel", kvm ? "kvm" : accel == VM_ICOUNT ? "tcg,thread=single" : "tcg,thread=multi",
 			"-cpu", kvm ? arch->qemu_cpu_kvm : accel == VM_ICOUNT ? arch->qemu_cpu_icount
@@ -331,52 +554,103 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
 			"-serial", serial.buf, "-monitor", "none", "-display", "none",
-			"-daemonize", "-pidfile", s->pidfile.buf, NULL,
+			"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
 		};
-		size_t n = 0;
 
-		while (argv[n])
-			n++;
-		if (accel == VM_ICOUNT) {
-			argv[n++] = "-icount";
-			argv[n++] = icount;
-		}
-		if (plugin.len) {
-			argv[n++] = "-plugin";
-			argv[n++] = plugin.buf;
-		}
-		argv[n] = NULL;
+		for (size_t i = 0; i < ARRAY_SIZE(qemu); i++)
+			argv_push(&a, qemu[i]);
+	}
+	if (accel == VM_ICOUNT) {
+		argv_push(&a, "-icount");
+		argv_push(&a, icount);
+	}
+	if (plugin.len) {
+		argv_push(&a, "-plugin");
+		argv_push(&a, plugin.buf);
+	}
 
-		transport_exec_result_init(&res);
-		run_simple(s->t, rm, 10, &res, &err);
-		r = run_simple(s->t, argv, 60, &res, &err);
-		if (r < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: qemu did not start on %s: %s", s->m->name, err.buf);
-			if (res.err.len)
-				qemu_start_error(res.err.buf, message);
-		}
+	transport_exec_result_init(&res);
+	r = run_simple(s->t, a.v, 60, &res, &err);
+	if (r < 0 || res.status != 0) {
+		strbuf_addf(message, "boot: qemu did not start on %s: %s", s->m->name, err.buf);
+		if (res.err.len)
+			qemu_start_error(res.err.buf, message);
 	}
 	transport_exec_result_release(&res);
 	strbuf_release(&netdev);
 	strbuf_release(&serial);
 	strbuf_release(&plugin);
+	strbuf_release(&insn_file);
 	strbuf_release(&err);
 	return r < 0 || res.status != 0 ? -1 : 0;
 }
 
-/* Waits for the ready marker; returns 1 ready, 0 VM gone, -1 timeout, -2 cancelled. */
-static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *cancel, struct strbuf *console)
+/*
+ * Why the VM is gone, from QEMU's exit status: 0 is the guest's doing
+ * (-no-reboot turns a reboot or a panic into QEMU's exit), so BOOT_KERNEL
+ * and nothing in message; anything else is QEMU's (it would not start,
+ * its sandbox refused a call, it crashed), so BOOT_INFRA with what it
+ * said on stderr.
+ */
+static enum boot_outcome_kind vm_gone_why(struct boot_session *s, int status, int spoke, struct strbuf *message)
 {
+	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	struct exec_result res;
+
+	if (status <= 0)
+		return BOOT_KERNEL;	/* -1: still running (a panic), or the launcher is gone too */
+	strbuf_addf(&path, "%s/qemu.err", s->dir.buf);
+	transport_exec_result_init(&res);
+	{
+		const char *cat[] = { "cat", path.buf, NULL };
+		struct exec_req er = { .argv = cat, .timeout = 20, .max_output = 64u << 10 };
+
+		transport_exec(s->t, &er, &res, &err);
+	}
+	if (status > 128)
+		strbuf_addf(message, "boot: qemu on %s was killed by signal %d%s: ", s->m->name, status - 128,
+			    status - 128 == SIGSYS ? " (SIGSYS: its seccomp sandbox refused a system call)" : "");
+	else if (!spoke)
+		strbuf_addf(message, "boot: qemu did not start on %s (exit %d): ", s->m->name, status);
+	else
+		strbuf_addf(message, "boot: qemu on %s exited with status %d: ", s->m->name, status);
+	qemu_start_error(res.out.buf, message);
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+	strbuf_release(&path);
+	return BOOT_INFRA;
+}
+
+/*
+ * Waits for the ready marker: 1 ready; 0 the VM is gone or its kernel
+ * panicked (*status QEMU's exit status, -1 while it still runs or is not
+ * known); -1 timeout; -2 cancelled; -3 a file reached its cap (message
+ * says which).
+ */
+static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *cancel, struct strbuf *console,
+		   int *status, struct strbuf *message)
+{
+	struct vm_state st;
+
+	*status = -1;
 	for (;;) {
+		int known;
+
 		strbuf_reset(console);
 		read_console(s, console);
 		if (strstr(console->buf, READY_MARKER))
 			return 1;
-		if (console_scan(console->buf, NULL, 0) == 2 || !vm_alive(s)) {
-			/* a panicking kernel may still be printing; let it finish */
+		known = vm_state(s, &st) == 0;
+		if (known && vm_over_cap(s, &st, "boot", message))
+			return -3;
+		if (console_scan(console->buf, NULL, 0) == 2 || !known || !st.alive) {
+			/* a panicking kernel may still be printing; let it finish,
+			 * and the launcher write QEMU's exit status */
 			sleep_sec(0.5);
 			strbuf_reset(console);
 			read_console(s, console);
+			if (vm_state(s, &st) == 0 && !st.alive)
+				*status = st.status;
 			return 0;
 		}
 		if (cancel && *cancel)
@@ -614,7 +888,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	double until;
 	char probe_note[160] = "";	/* console is re-read while waiting: kept apart */
 	const struct arch *arch = arch_get(m->arch);
-	int kvm, w, icount = 0;
+	int kvm, w, icount = 0, status = -1;
 
 	strbuf_init(&s->dir, 0);
 	strbuf_init(&s->pidfile, 0);
@@ -680,7 +954,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 			snprintf(probe_note, sizeof(probe_note), "[tlblab: %s, as probed before on this host]\n",
 				 kvm ? "KVM" : "KVM did not boot; TCG");
 		} else if (vm_start(s, kernel.buf, cmdline.buf, VM_KVM, message) == 0 &&
-			   vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console) == 1) {
+			   vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console, &status, message) == 1) {
 			/* the probe: a short boot under KVM */
 			accel_remember(m->name, 1);
 			accel_to_host(s->t, s, key.buf, 1);
@@ -703,15 +977,21 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		k = BOOT_INFRA;
 		goto fail;
 	}
-	w = vm_wait(s, until, cancel, console);
+	w = vm_wait(s, until, cancel, console, &status, message);
 	if (w == -2) {
 		strbuf_addstr(message, "boot: cancelled");
 		k = BOOT_CANCELLED;
 		goto fail;
 	}
-	if (w == 0) {
-		strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot", m->name);
+	if (w == -3) {
 		k = BOOT_KERNEL;
+		goto fail;
+	}
+	if (w == 0) {
+		k = vm_gone_why(s, status, console->len > 0, message);
+		if (k == BOOT_KERNEL)
+			strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot",
+				    m->name);
 		goto fail;
 	}
 	if (w == -1) {
@@ -817,6 +1097,13 @@ static int qemu_insn(struct boot_session *s, struct strbuf *out, struct strbuf *
 	return r;
 }
 
+static int qemu_over_limit(struct boot_session *s, struct strbuf *why)
+{
+	struct vm_state st;
+
+	return s && vm_state(s, &st) == 0 && vm_over_cap(s, &st, "run", why);
+}
+
 static void qemu_stop(struct boot_session *s)
 {
 	if (!s)
@@ -831,5 +1118,6 @@ const struct boot_ops boot_qemu = {
 	.start = qemu_start,
 	.console = qemu_console,
 	.insn = qemu_insn,
+	.over_limit = qemu_over_limit,
 	.stop = qemu_stop,
 };
