@@ -6,33 +6,15 @@
  * a kernel panic (panic=-1) ends the VM instead of looping. The guest's
  * init prints "tlblab-guest: ready" once sshd runs.
  *
- * Confinement: QEMU runs the submitter's kernel, and an escape from it
- * must not reach the daemon's store, token file, patches or SSH
- * identities. It runs under bubblewrap rather than as a uid of its own:
- * the daemon is an unprivileged user with no_new_privs and no capability,
- * so it cannot switch uids, while bwrap makes an unprivileged user
- * namespace, as build.sh's sandbox does, on any VM host. In it QEMU sees
- * /usr and /etc read-only, its work directory read-only but for the
- * console and plugin files, its initrd, plugin and binary read-only, a
- * /tmp, /dev and /proc of its own (/dev/kvm under KVM), in new pid, IPC,
- * UTS and cgroup namespaces, with a cleared environment. It keeps the
- * host's network namespace: user networking's hostfwd listens on the
- * host's guest_host. QEMU's own seccomp filter (-sandbox on, with
- * obsolete calls, privilege changes, fork/exec and resource control
- * denied) narrows the system calls, and RLIMIT_FSIZE (lab.qemu_file_max)
- * caps every file it writes: a guest that fills its console or the
- * plugin's file fails its boot, or its run, as the kernel's (class boot),
- * with the file and the cap named, instead of filling the host's disk.
- *
- * -sandbox spawn=deny rules out -daemonize (it forks), so launch_script
- * starts QEMU in the background in a session of its own. monitor_script
- * keeps QEMU's pid as the host sees it in qemu.pid (bwrap --as-pid-1 makes
- * QEMU the namespace's first process; --info-fd names it), which the kill,
- * the pinning and the tests use as before, and its exit status in
- * qemu.exit after. That status tells a QEMU that would not start (no
- * -sandbox in an old build, a sandbox it cannot make) or that its filter
- * killed, class infra with what QEMU said on stderr, from a kernel that
- * ended the VM (QEMU's exit 0 after -no-reboot), class boot.
+ * QEMU runs confined, in the background (qemu_sandbox.h): under bubblewrap,
+ * its own seccomp filter (-sandbox on, with obsolete calls, privilege
+ * changes, fork/exec and resource control denied) and a cap on the files
+ * it writes (lab.qemu_file_max). A console or plugin file that reaches the
+ * cap fails the boot, or the run after it (over_limit), as the kernel's
+ * (class boot), naming the file and the cap. QEMU's exit status tells a
+ * QEMU that would not start (no -sandbox in an old build, a sandbox it
+ * cannot make) or that its filter killed, class infra with what QEMU said,
+ * from a kernel that ended the VM (exit 0 after -no-reboot), class boot.
  *
  * random.trust_cpu=on: the kernel seeds its random number generator from
  * the CPU's (RDRAND, RNDR; under TCG, QEMU's, fed by the host) as it
@@ -80,6 +62,7 @@
 #include "arch.h"
 #include "boot.h"
 #include "console.h"
+#include "qemu_sandbox.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -258,60 +241,21 @@ static void read_console(struct boot_session *s, struct strbuf *out)
 	strbuf_release(&err);
 }
 
-/*
- * What vm_state reads on the VM host: "alive", or "gone STATUS" (STATUS
- * from qemu.exit, empty while the launcher has not written it), then the
- * sizes of the console and the plugin's file. A fixed script, like
- * pin_script; its one argument is the VM's directory.
- */
-static const char state_script[] =
-	"pid=$(cat \"$1/qemu.pid\" 2>/dev/null)\n"
-	"if [ -n \"$pid\" ] && kill -0 \"$pid\" 2>/dev/null; then\n"
-	"\techo alive\n"
-	"else\n"
-	"\techo \"gone $(cat \"$1/qemu.exit\" 2>/dev/null)\"\n"
-	"fi\n"
-	"for f in console.log insn.log; do stat -c %s \"$1/$f\" 2>/dev/null || echo 0; done\n";
-
-struct vm_state {
-	int alive;
-	int status;		/* when gone: QEMU's exit status as the launcher saw it (128 + N:
-				 * signal N), -1 not known yet */
-	unsigned long long console_size, insn_size;
-};
-
-/* The VM's state; 0, or -1 when the host would not say (then it counts as gone). */
-static int vm_state(struct boot_session *s, struct vm_state *st)
+static int vm_state(struct boot_session *s, struct qemu_sandbox_state *st)
 {
-	const char *argv[] = { "sh", "-c", state_script, "sh", s->dir.buf, NULL };
-	struct exec_result res;
-	struct strbuf err = STRBUF_INIT;
-	char word[8] = "";
-	int r = -1, n = 0;
+	return qemu_sandbox_state(s->t, s->dir.buf, st);
+}
 
-	memset(st, 0, sizeof(*st));
-	st->status = -1;
-	transport_exec_result_init(&res);
-	if (run_simple(s->t, argv, 10, &res, &err) == 0 && res.status == 0 &&
-	    sscanf(res.out.buf, "%7s", word) == 1) {
-		const char *nl = strchr(res.out.buf, '\n');
-
-		st->alive = !strcmp(word, "alive");
-		if (!st->alive && sscanf(res.out.buf, "gone %d", &n) == 1)
-			st->status = n;
-		if (nl && sscanf(nl + 1, "%llu %llu", &st->console_size, &st->insn_size) == 2)
-			r = 0;
-	}
-	transport_exec_result_release(&res);
-	strbuf_release(&err);
-	return r;
+static void vm_kill(struct boot_session *s)
+{
+	qemu_sandbox_kill(s->t, s->dir.buf);
 }
 
 /* Which of the VM's files reached the cap, as a message into why (after
  * prefix); 1 when one did, else 0. A write past RLIMIT_FSIZE fails (QEMU,
  * pid 1 of its namespace, does not die of SIGXFSZ), so a file that
  * reached the cap stays at it. */
-static int vm_over_cap(const struct boot_session *s, const struct vm_state *st, const char *prefix,
+static int vm_over_cap(const struct boot_session *s, const struct qemu_sandbox_state *st, const char *prefix,
 		       struct strbuf *why)
 {
 	const char *file = st->console_size >= s->m->qemu->file_max ? s->console.buf
@@ -324,34 +268,6 @@ static int vm_over_cap(const struct boot_session *s, const struct vm_state *st, 
 		    file == s->console.buf ? "console file" : "instruction plugin's file", file,
 		    s->m->qemu->file_max);
 	return 1;
-}
-
-/*
- * Kills the QEMU of the pidfile ($1) and waits (up to 10 s) until it is gone
- * (or a zombie): a QEMU started before the old one has exited cannot lock
- * the same pidfile. A fixed script, like pin_script.
- */
-static const char kill_script[] =
-	"pid=$(cat \"$1\" 2>/dev/null) || exit 0\n"
-	"kill -9 \"$pid\" 2>/dev/null || exit 0\n"
-	"i=0\n"
-	"while [ $i -lt 100 ]; do\n"
-	"\tst=$(sed 's/.*) //' \"/proc/$pid/stat\" 2>/dev/null | cut -c1)\n"
-	"\tcase $st in '' | Z | X) exit 0 ;; esac\n"	/* gone, or a zombie nobody reaps */
-	"\tsleep 0.1\n"
-	"\ti=$((i + 1))\n"
-	"done\n";
-
-static void vm_kill(struct boot_session *s)
-{
-	const char *argv[] = { "sh", "-c", kill_script, "sh", s->pidfile.buf, NULL };
-	struct exec_result res;
-	struct strbuf err = STRBUF_INIT;
-
-	transport_exec_result_init(&res);
-	run_simple(s->t, argv, 15, &res, &err);
-	transport_exec_result_release(&res);
-	strbuf_release(&err);
 }
 
 /*
@@ -381,120 +297,21 @@ static void qemu_start_error(const char *err, struct strbuf *out)
 	strbuf_release(&why);
 }
 
-/*
- * Starts the command from $3 on (prlimit, bwrap, QEMU) for the VM's
- * directory $2: in the background, in a session of its own, with the
- * monitor script $1 around it, stdin /dev/null and its output in
- * qemu.err; fresh console and plugin files first (the sandbox binds them,
- * so they must exist). A relative path bwrap is to bind is made absolute
- * from the working directory first (bwrap takes one from /), which the
- * sandbox then has, so QEMU finds what its arguments name there, as it
- * did before the sandbox. Exits 0 once qemu.pid holds QEMU's pid as the
- * host sees it, else non-zero with what went wrong on stderr.
- */
-static const char launch_script[] =
-	"m=$1 d=$2\n"
-	"shift 2\n"
-	"for t in setsid prlimit bwrap; do\n"
-	"\tcommand -v $t >/dev/null 2>&1 && continue\n"
-	"\techo \"$t is missing on this host: QEMU runs only in its sandbox (apt-get install util-linux bubblewrap)\" >&2\n"
-	"\texit 127\n"
-	"done\n"
-	"n=$# k=0 bw=1\n"
-	"while [ $n -gt 0 ]; do\n"
-	"\ta=$1\n"
-	"\tshift\n"
-	"\tn=$((n - 1))\n"
-	"\tif [ $k -gt 0 ]; then\n"
-	"\t\tcase $a in /*) ;; *) a=$PWD/$a ;; esac\n"
-	"\t\tk=$((k - 1))\n"
-	"\telif [ $bw = 1 ]; then\n"
-	"\t\tcase $a in --ro-bind | --bind | --dev-bind-try) k=2 ;; --) bw=0 ;; esac\n"
-	"\tfi\n"
-	"\tset -- \"$@\" \"$a\"\n"
-	"done\n"
-	"rm -f \"$d/qemu.pid\" \"$d/qemu.exit\" \"$d/qemu.info\" \"$d/console.log\" \"$d/insn.log\" || exit 1\n"
-	": >\"$d/console.log\" && : >\"$d/insn.log\" || exit 1\n"
-	"setsid sh -c \"$m\" sh \"$d\" \"$@\" </dev/null >/dev/null 2>\"$d/qemu.err\" &\n"
-	"g=$!\n"
-	"i=0\n"
-	"until [ -s \"$d/qemu.pid\" ]; do\n"
-	"\tif [ -e \"$d/qemu.exit\" ]; then cat \"$d/qemu.err\" >&2; exit 1; fi\n"
-	"\tif [ $i -ge 600 ]; then\n"
-	"\t\tkill -9 -- \"-$g\" 2>/dev/null\n"
-	"\t\techo \"QEMU's sandbox did not start within 30 s\" >&2\n"
-	"\t\texit 1\n"
-	"\tfi\n"
-	"\ti=$((i + 1))\n"
-	"\tsleep 0.05\n"
-	"done\n";
-
-/*
- * The monitor: runs the command from $2 on with bwrap's --info-fd 3 going
- * to $1/qemu.info, keeps the pid bwrap reports there (QEMU's: --as-pid-1)
- * in qemu.pid while QEMU runs, and QEMU's exit status (128 + N for signal
- * N) in qemu.exit after. qemu.pid goes first, so no later reader kills
- * a process that took over the number.
- */
-static const char monitor_script[] =
-	"d=$1\n"
-	"shift\n"
-	"\"$@\" 3>\"$d/qemu.info\" &\n"
-	"q=$!\n"
-	"i=0\n"
-	"while [ $i -lt 600 ] && kill -0 $q 2>/dev/null; do\n"
-	"\tpid=$(sed -n 's/^ *\"child-pid\": *\\([0-9][0-9]*\\).*/\\1/p' \"$d/qemu.info\")\n"
-	"\tif [ -n \"$pid\" ]; then\n"
-	"\t\techo $pid >\"$d/qemu.pid.new\" && mv -f \"$d/qemu.pid.new\" \"$d/qemu.pid\"\n"
-	"\t\tbreak\n"
-	"\tfi\n"
-	"\ti=$((i + 1))\n"
-	"\tsleep 0.05\n"
-	"done\n"
-	"wait $q\n"
-	"st=$?\n"
-	"rm -f \"$d/qemu.pid\"\n"
-	"echo $st >\"$d/qemu.exit.new\" && mv -f \"$d/qemu.exit.new\" \"$d/qemu.exit\"\n";
-
-#define QEMU_ARGV_MAX 112
-
-struct argv_list {
-	const char *v[QEMU_ARGV_MAX + 1];
-	size_t n;
-};
-
-static void argv_push(struct argv_list *a, const char *arg)
-{
-	if (a->n >= QEMU_ARGV_MAX)
-		abort();	/* a fixed list below: a bug, not an input */
-	a->v[a->n++] = arg;
-	a->v[a->n] = NULL;
-}
-
-/* bwrap --ro-bind PATH PATH (--bind: writable; --dev-bind-try: a device,
- * when the host has it) */
-static void argv_bind(struct argv_list *a, const char *how, const char *path)
-{
-	argv_push(a, how);
-	argv_push(a, path);
-	argv_push(a, path);
-}
-
-/* Starts QEMU with accel under its sandbox; 0, or -1 with message (the
- * host could not: no bwrap, or the sandbox would not start). QEMU's own
+/* Starts QEMU with accel in its sandbox; 0, or -1 with message (the host
+ * could not: no bwrap, or the sandbox would not start). QEMU's own
  * failures show later, as a VM that is gone (vm_gone_why). */
 static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, enum vm_accel accel,
 		    struct strbuf *message)
 {
 	const struct cfg_qemu *q = s->m->qemu;
 	const struct arch *arch = arch_get(s->m->arch);
-	char mem[16], smp[16], name[96], icount[64], fsize[40];
+	char mem[16], smp[16], name[96], icount[64];
 	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT, plugin = STRBUF_INIT;
-	struct strbuf insn_file = STRBUF_INIT;
-	struct argv_list a = { .n = 0 };
-	int kvm = accel == VM_KVM;
-	struct exec_result res;
-	int r;
+	struct strbuf said = STRBUF_INIT;
+	int kvm = accel == VM_KVM, r;
+	struct qemu_sandbox sb = {
+		.dir = s->dir.buf, .initrd = q->initrd, .binary = q->binary, .kvm = kvm, .file_max = q->file_max,
+	};
 
 	snprintf(mem, sizeof(mem), "%d", q->memory);
 	snprintf(smp, sizeof(smp), "%d", s->m->cpus > 0 ? s->m->cpus : 2);
@@ -503,50 +320,12 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(name, sizeof(name), "guest=%s,debug-threads=on", s->m->name);
 	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
 	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
-	if (!kvm && s->insn_log.len)
+	if (!kvm && s->insn_log.len) {
 		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
-	strbuf_addf(&insn_file, "%s/insn.log", s->dir.buf);
-	snprintf(fsize, sizeof(fsize), "--fsize=%zu", q->file_max);
-
-	argv_push(&a, "sh");
-	argv_push(&a, "-c");
-	argv_push(&a, launch_script);
-	argv_push(&a, "sh");
-	argv_push(&a, monitor_script);
-	argv_push(&a, s->dir.buf);
-	/* every file QEMU writes is capped (vm_over_cap); no core file either */
-	argv_push(&a, "prlimit");
-	argv_push(&a, fsize);
-	argv_push(&a, "--core=0");
-	{
-		static const char *const sandbox[] = {
-			"bwrap", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-			"--unshare-cgroup-try", "--disable-userns", "--as-pid-1", "--new-session",
-			"--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc",
-			"--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
-			"--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64",
-			"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
-			"--clearenv", "--setenv", "PATH", "/usr/bin:/bin", "--setenv", "LC_ALL", "C",
-			"--info-fd", "3",
-		};
-
-		for (size_t i = 0; i < ARRAY_SIZE(sandbox); i++)
-			argv_push(&a, sandbox[i]);
+		sb.plugin = s->insn_plugin;
 	}
-	if (kvm)
-		argv_bind(&a, "--dev-bind-try", "/dev/kvm");
-	/* the kernel is in dir; of dir QEMU writes only these two */
-	argv_bind(&a, "--ro-bind", s->dir.buf);
-	argv_bind(&a, "--bind", s->console.buf);
-	argv_bind(&a, "--bind", insn_file.buf);
-	argv_bind(&a, "--ro-bind", q->initrd);
-	if (plugin.len)
-		argv_bind(&a, "--ro-bind", s->insn_plugin);
-	if (strchr(q->binary, '/'))
-		argv_bind(&a, "--ro-bind", q->binary);
-	argv_push(&a, "--");
 	{
-		const char *qemu[] = {
+		const char *argv[40] = {
 			q->binary, "-name", name, "-machine", arch->qemu_machine,
 			"-accel", kvm ? "kvm" : accel == VM_ICOUNT ? "tcg,thread=single" : "tcg,thread=multi",
 			"-cpu", kvm ? arch->qemu_cpu_kvm : accel == VM_ICOUNT ? arch->qemu_cpu_icount
@@ -554,35 +333,34 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
 			"-serial", serial.buf, "-monitor", "none", "-display", "none",
-			"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny",
+			"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny", NULL,
 		};
+		size_t n = 0;
 
-		for (size_t i = 0; i < ARRAY_SIZE(qemu); i++)
-			argv_push(&a, qemu[i]);
+		while (argv[n])
+			n++;
+		if (accel == VM_ICOUNT) {
+			argv[n++] = "-icount";
+			argv[n++] = icount;
+		}
+		if (plugin.len) {
+			argv[n++] = "-plugin";
+			argv[n++] = plugin.buf;
+		}
+		argv[n] = NULL;
+		r = qemu_sandbox_start(s->t, &sb, argv, &err, &said);
 	}
-	if (accel == VM_ICOUNT) {
-		argv_push(&a, "-icount");
-		argv_push(&a, icount);
-	}
-	if (plugin.len) {
-		argv_push(&a, "-plugin");
-		argv_push(&a, plugin.buf);
-	}
-
-	transport_exec_result_init(&res);
-	r = run_simple(s->t, a.v, 60, &res, &err);
-	if (r < 0 || res.status != 0) {
+	if (r < 0) {
 		strbuf_addf(message, "boot: qemu did not start on %s: %s", s->m->name, err.buf);
-		if (res.err.len)
-			qemu_start_error(res.err.buf, message);
+		if (said.len)
+			qemu_start_error(said.buf, message);
 	}
-	transport_exec_result_release(&res);
 	strbuf_release(&netdev);
 	strbuf_release(&serial);
 	strbuf_release(&plugin);
-	strbuf_release(&insn_file);
+	strbuf_release(&said);
 	strbuf_release(&err);
-	return r < 0 || res.status != 0 ? -1 : 0;
+	return r;
 }
 
 /*
@@ -594,19 +372,10 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
  */
 static enum boot_outcome_kind vm_gone_why(struct boot_session *s, int status, int spoke, struct strbuf *message)
 {
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-	struct exec_result res;
+	struct strbuf said = STRBUF_INIT;
 
 	if (status <= 0)
-		return BOOT_KERNEL;	/* -1: still running (a panic), or the launcher is gone too */
-	strbuf_addf(&path, "%s/qemu.err", s->dir.buf);
-	transport_exec_result_init(&res);
-	{
-		const char *cat[] = { "cat", path.buf, NULL };
-		struct exec_req er = { .argv = cat, .timeout = 20, .max_output = 64u << 10 };
-
-		transport_exec(s->t, &er, &res, &err);
-	}
+		return BOOT_KERNEL;	/* -1: still running (a panic), or the monitor is gone too */
 	if (status > 128)
 		strbuf_addf(message, "boot: qemu on %s was killed by signal %d%s: ", s->m->name, status - 128,
 			    status - 128 == SIGSYS ? " (SIGSYS: its seccomp sandbox refused a system call)" : "");
@@ -614,10 +383,9 @@ static enum boot_outcome_kind vm_gone_why(struct boot_session *s, int status, in
 		strbuf_addf(message, "boot: qemu did not start on %s (exit %d): ", s->m->name, status);
 	else
 		strbuf_addf(message, "boot: qemu on %s exited with status %d: ", s->m->name, status);
-	qemu_start_error(res.out.buf, message);
-	transport_exec_result_release(&res);
-	strbuf_release(&err);
-	strbuf_release(&path);
+	qemu_sandbox_stderr(s->t, s->dir.buf, &said);
+	qemu_start_error(said.buf, message);
+	strbuf_release(&said);
 	return BOOT_INFRA;
 }
 
@@ -630,7 +398,7 @@ static enum boot_outcome_kind vm_gone_why(struct boot_session *s, int status, in
 static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *cancel, struct strbuf *console,
 		   int *status, struct strbuf *message)
 {
-	struct vm_state st;
+	struct qemu_sandbox_state st;
 
 	*status = -1;
 	for (;;) {
@@ -854,7 +622,7 @@ static void plugin_choose(struct boot_session *s)
 	if (!path)
 		return;
 	s->insn_plugin = xstrdup(path);
-	strbuf_addf(&s->insn_log, "%s/insn.log", s->dir.buf);
+	strbuf_addf(&s->insn_log, "%s/" QEMU_SANDBOX_INSN, s->dir.buf);
 }
 
 /* The major and minor version `BINARY --version` prints, or -1 when it
@@ -909,7 +677,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	}
 	strbuf_addf(&s->dir, "%s/%s", m->workdir, m->name);
 	strbuf_addf(&s->pidfile, "%s/qemu.pid", s->dir.buf);
-	strbuf_addf(&s->console, "%s/console.log", s->dir.buf);
+	strbuf_addf(&s->console, "%s/" QEMU_SANDBOX_CONSOLE, s->dir.buf);
 	{
 		const char *mk[] = { "mkdir", "-p", s->dir.buf, NULL };
 
@@ -1099,7 +867,7 @@ static int qemu_insn(struct boot_session *s, struct strbuf *out, struct strbuf *
 
 static int qemu_over_limit(struct boot_session *s, struct strbuf *why)
 {
-	struct vm_state st;
+	struct qemu_sandbox_state st;
 
 	return s && vm_state(s, &st) == 0 && vm_over_cap(s, &st, "run", why);
 }
