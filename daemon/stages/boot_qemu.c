@@ -263,8 +263,8 @@ static int vm_over_cap(const struct boot_session *s, const struct qemu_sandbox_s
 
 	if (!file)
 		return 0;
-	strbuf_addf(why, "%s: %s's %s %s reached the cap of %zu bytes on what a guest may write "
-		    "(lab.qemu_file_max): the kernel wrote more than the lab keeps", prefix, s->m->name,
+	strbuf_addf(why, "%s: %s's %s %s reached its cap of %zu bytes (lab.qemu_file_max): the guest "
+		    "wrote more than the lab keeps", prefix, s->m->name,
 		    file == s->console.buf ? "console file" : "instruction plugin's file", file,
 		    s->m->qemu->file_max);
 	return 1;

@@ -159,7 +159,7 @@ job=$(submit vm1)
 st=$(job_wait "$job" "failed done cancelled" 120)
 cls=$(stage "$job" 1 error_class) att=$(stage "$job" 1 attempt) msg=$(stage "$job" 1 error_message)
 if [ "$st/$cls/$att" = failed/boot/0 ] && printf '%s\n' "$msg" | grep -qF "$TMP/vm/vm1/console.log" &&
-	printf '%s\n' "$msg" | grep -qF "cap of $CAP bytes" && printf '%s\n' "$msg" | grep -q 'lab.qemu_file_max'; then
+	printf '%s\n' "$msg" | grep -qF "its cap of $CAP bytes" && printf '%s\n' "$msg" | grep -q 'lab.qemu_file_max'; then
 	pass "a kernel that writes its console past the cap fails its boot, class boot, not retried: $msg"
 else
 	fail "a kernel that writes its console past the cap fails its boot, class boot" "$st/$cls/attempt $att: $msg"
