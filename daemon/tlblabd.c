@@ -17,11 +17,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -34,6 +36,7 @@
 #include "sched.h"
 #include "store.h"
 #include "track.h"
+#include "transport.h"
 #include "util.h"
 #include "version.h"
 #include "banned.h"
@@ -151,7 +154,90 @@ static void secure_files(const struct lab_config *cfg, const char *dbpath)
  * the user, make demo gives it the lab's directories): root does not
  * chown anything on the daemon's behalf. Started as another user, it stays
  * that user; as root without lab.user, it says so and stays root.
+ * The drop is whole: the bounding set emptied while root may still do it,
+ * every id changed, no capability left (checked, fatal otherwise), and the
+ * environment reset to a minimal one. Either way, no_new_privileges then
+ * holds for the daemon and everything it starts.
  */
+/* Every capability the kernel knows leaves the bounding set, so nothing
+ * this process or a child runs can gain one back (a file capability, a
+ * setuid-root program). Needs CAP_SETPCAP: before setresuid. */
+static void drop_bounding_set(void)
+{
+	for (int cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+			log_fatalx("dropping capability %d from the bounding set: %s", cap, strerror(errno));
+}
+
+/* Fatal unless every capability set of this process is empty, as
+ * /proc/self/status shows them. */
+static void check_no_capabilities(const char *user)
+{
+	static const char *const sets[] = { "CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:" };
+	struct strbuf st = STRBUF_INIT;
+	size_t seen = 0;
+
+	if (strbuf_read_file(&st, "/proc/self/status", 1 << 16) < 0)
+		log_fatalx("becoming %s: cannot read /proc/self/status to check the capabilities left", user);
+	for (const char *line = st.buf, *eol; *line; line = *eol ? eol + 1 : eol) {
+		eol = strchrnul(line, '\n');
+		for (size_t i = 0; i < ARRAY_SIZE(sets); i++) {
+			size_t n = strlen(sets[i]);
+			uint64_t v;
+			char hex[24];
+
+			if (strncmp(line, sets[i], n))
+				continue;
+			snprintf(hex, sizeof(hex), "%.*s", (int)(eol - line - n), line + n);
+			if (sscanf(hex, "%" SCNx64, &v) != 1 || v)
+				log_fatalx("becoming %s: %s%s: a capability is left; refusing to run", user, sets[i], hex);
+			seen++;
+		}
+	}
+	if (seen != ARRAY_SIZE(sets))
+		log_fatalx("becoming %s: /proc/self/status shows %zu of the 5 capability sets", user, seen);
+	strbuf_release(&st);
+}
+
+/*
+ * The daemon's own environment after the drop: what run_command gives a
+ * child (util.h), the knobs its local commands get (transport.h) and its
+ * own (TLBLAB_API_CACHE, TLBLAB_STORE_FAULT), with HOME its data_dir (git
+ * and ssh read HOME; root's is not this user's to read). The operator's
+ * GIT_*, SSH_* or TLBLAB_TOKEN stay with the root shell that started it:
+ * their bytes are wiped too, since /proc/PID/environ shows the block the
+ * process started with, whatever clearenv did to environ.
+ */
+static void reset_environment(const char *home)
+{
+	static const char *const own[] = { "TLBLAB_API_CACHE", "TLBLAB_STORE_FAULT", NULL };
+	char **keep[] = { run_command_env_minimal(transport_local_env), run_command_env_minimal(own) };
+	size_t nold = 0;
+	char **old;
+
+	while (environ[nold])
+		nold++;
+	old = xcalloc(nold + 1, sizeof(*old));
+	memcpy(old, environ, nold * sizeof(*old));
+	if (clearenv() != 0)
+		log_fatalx("clearenv failed");
+	for (size_t i = 0; i < nold; i++)
+		memset(old[i], 0, strlen(old[i]));
+	free(old);
+	for (size_t k = 0; k < ARRAY_SIZE(keep); k++) {
+		for (char **e = keep[k]; *e; e++) {
+			char *eq = strchr(*e, '=');
+
+			*eq = '\0';
+			if (setenv(*e, eq + 1, 1) < 0)
+				log_fatalx("setenv %s: %s", *e, strerror(errno));
+		}
+		run_command_env_free(keep[k]);
+	}
+	if (setenv("HOME", home, 1) < 0)
+		log_fatalx("setenv HOME: %s", strerror(errno));
+}
+
 static void drop_root(const struct lab_config *cfg)
 {
 	const struct passwd *pw;
@@ -177,13 +263,26 @@ static void drop_root(const struct lab_config *cfg)
 		log_fatalx("data_dir %s belongs to uid %u, not to %s (lab.user): chown -R %s: %s", cfg->data_dir,
 			   (unsigned)sb.st_uid, cfg->user, cfg->user, cfg->data_dir);
 	gid = pw->pw_gid;
+	drop_bounding_set();
 	if (setgroups(1, &gid) < 0 || setresgid(gid, gid, gid) < 0 || setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
 		log_fatalx("becoming %s: %s", cfg->user, strerror(errno));
 	if (setuid(0) == 0)
 		log_fatalx("becoming %s: root could be taken back", cfg->user);
-	/* git and ssh read HOME; root's is not this user's to read */
-	setenv("HOME", cfg->data_dir, 1);
+	check_no_capabilities(cfg->user);
+	reset_environment(cfg->data_dir);
 	log_info("running as %s (uid %u), root dropped", cfg->user, (unsigned)pw->pw_uid);
+}
+
+/*
+ * No program the daemon or its children run gains a privilege by exec
+ * (a setuid bit, a file capability), however the daemon was started:
+ * nothing it runs needs one (bwrap makes its sandbox in a user namespace
+ * of its own, which works under this too).
+ */
+static void no_new_privileges(void)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		log_fatalx("prctl(PR_SET_NO_NEW_PRIVS): %s", strerror(errno));
 }
 
 /*
@@ -439,6 +538,7 @@ int main(int argc, char **argv)
 		*strrchr(web, '/') = '\0';
 	}
 	drop_root(cfg);
+	no_new_privileges();
 	check_owners(cfg);
 	if (mkdir_p(cfg->data_dir) < 0)
 		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));

@@ -502,6 +502,9 @@ sb_own() {
 }
 
 # sb_exec CMD...: CMD in the sandbox, its output unfiltered (for sb_cat).
+# The lock's descriptor (9) stays outside: bwrap hands the sandbox every
+# descriptor it gets, and a build's code holding WORK's lock could stall
+# the next build, or outlive its own.
 sb_exec() {
 	set -- bwrap --unshare-all --unshare-user --die-with-parent --new-session --disable-userns \
 		--ro-bind /usr /usr --ro-bind /etc /etc \
@@ -518,9 +521,9 @@ sb_exec() {
 		$([ "$SB_CCACHE" = rw ] || echo --setenv CCACHE_READONLY 1) \
 		--chdir "${SB_RW:-/tmp}" -- "$@"
 	if [ "$(id -u)" = 0 ]; then
-		setpriv --reuid="$SB_UID" --regid="$SB_GID" --clear-groups --inh-caps=-all --bounding-set=-all "$@"
+		setpriv --reuid="$SB_UID" --regid="$SB_GID" --clear-groups --inh-caps=-all --bounding-set=-all "$@" 9>&-
 	else
-		"$@"
+		"$@" 9>&-
 	fi
 }
 

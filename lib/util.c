@@ -5,10 +5,13 @@
 #include <ftw.h>
 #include <math.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -353,10 +356,110 @@ static void __attribute__((noreturn)) child_fail(const char *argv0, int e)
 	_exit(e == ENOENT ? 127 : 126);
 }
 
+/*
+ * Closes every descriptor from low up: close_range(2) (Linux 5.9), else
+ * each one /proc/self/fd lists, else each one below RLIMIT_NOFILE. Only
+ * async-signal-safe calls: it runs between fork and exec.
+ */
+static void close_from(int low)
+{
+	struct rlimit rl;
+	char buf[2048];
+	long n;
+	int dfd;
+
+	if (close_range((unsigned)low, ~0U, 0) == 0 || errno != ENOSYS)
+		return;
+	dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		while ((n = syscall(SYS_getdents64, dfd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				/* struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name */
+				unsigned short reclen;
+				const char *name = buf + off + 19;
+				int fd = 0;
+
+				memcpy(&reclen, buf + off + 16, sizeof(reclen));
+				for (; *name >= '0' && *name <= '9' && fd < (1 << 24); name++)
+					fd = fd * 10 + (*name - '0');
+				if (!*name && fd >= low && fd != dfd)
+					close(fd);
+				off += reclen;
+			}
+		}
+		close(dfd);
+		return;
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur > (1u << 20))
+		rl.rlim_cur = 1u << 20;
+	for (int fd = low; fd < (int)rl.rlim_cur; fd++)
+		close(fd);
+}
+
+/* execve of run with argv; a file that is not an executable format runs
+ * with /bin/sh, as execvp does. Returns the errno when nothing ran. */
+static int exec_one(const char *run, const char *const *argv, size_t argc, char *const *envp)
+{
+	const char *sh[argc + 2];
+
+	execve(run, (char *const *)argv, envp);
+	if (errno != ENOEXEC)
+		return errno;
+	sh[0] = "/bin/sh";
+	sh[1] = run;
+	memcpy(sh + 2, argv + 1, argc * sizeof(*argv));	/* argv[1..], and its NULL */
+	execve(sh[0], (char *const *)sh, envp);
+	return errno;
+}
+
+/*
+ * Runs argv[0], looked up in the PATH of envp (RUN_COMMAND_PATH when it
+ * has none) unless it names a path: execvp looks in our PATH, and the
+ * child's environment is not ours. Returns when nothing could run: the
+ * errno to report (EACCES when a file was found but could not run, else
+ * ENOENT, or what stopped the search).
+ */
+static int exec_search(const char *const *argv, char *const *envp)
+{
+	const char *file = argv[0], *path = RUN_COMMAND_PATH, *p, *end;
+	size_t flen = strlen(file), argc = 0;
+	char buf[4096];
+	int eacces = 0, e;
+
+	while (argv[argc])
+		argc++;
+	if (strchr(file, '/'))
+		return exec_one(file, argv, argc, envp);
+	for (size_t i = 0; envp[i]; i++)
+		if (!strncmp(envp[i], "PATH=", 5))
+			path = envp[i] + 5;
+	for (p = path;; p = end + 1) {
+		size_t dlen;
+
+		end = strchrnul(p, ':');
+		dlen = (size_t)(end - p);
+		if (dlen + flen + 3 <= sizeof(buf)) {
+			/* an empty element is the working directory, as in execvp */
+			memcpy(buf, dlen ? p : ".", dlen ? dlen : 1);
+			dlen = dlen ? dlen : 1;
+			buf[dlen] = '/';
+			memcpy(buf + dlen + 1, file, flen + 1);
+			e = exec_one(buf, argv, argc, envp);
+			if (e == EACCES)
+				eacces = 1;
+			else if (e != ENOENT && e != ENOTDIR)
+				return e;
+		}
+		if (!*end)
+			break;
+	}
+	return eacces ? EACCES : ENOENT;
+}
+
 /* Only async-signal-safe calls from here to exec. src[i] < 0: leave
  * descriptor i as it is. */
 static void __attribute__((noreturn))
-child_exec(const struct run_command *cmd, const int *src, int nsrc)
+child_exec(const struct run_command *cmd, const int *src, int nsrc, char *const *envp)
 {
 	int moved[3 + RUN_PASS_FDS_MAX], i;
 
@@ -382,8 +485,9 @@ child_exec(const struct run_command *cmd, const int *src, int nsrc)
 	for (i = 0; i < nsrc; i++)
 		if (moved[i] >= 0 && dup2(moved[i], i) < 0)
 			child_fail(cmd->argv[0], errno);
-	execvp(cmd->argv[0], (char *const *)cmd->argv);
-	child_fail(cmd->argv[0], errno);
+	/* the copies above, and whatever else was open, close-on-exec or not */
+	close_from(nsrc);
+	child_fail(cmd->argv[0], exec_search(cmd->argv, envp));
 }
 
 /* Prepares one of stdin/stdout/stderr: *child the child's descriptor (or
@@ -413,9 +517,45 @@ static int setup_fd(enum run_fd how, int *fd, int reading, int *child, int *mine
 	}
 }
 
+char **run_command_env_minimal(const char *const *keep)
+{
+	static const char *const always[] = { "HOME", "TMPDIR", "TZ" };
+	size_t nkeep = 0, n = 0;
+	char **env;
+
+	while (keep && keep[nkeep])
+		nkeep++;
+	env = xcalloc(ARRAY_SIZE(always) + nkeep + 3, sizeof(*env));
+	env[n++] = xstrdup("PATH=" RUN_COMMAND_PATH);
+	env[n++] = xstrdup("LC_ALL=C");
+	for (size_t i = 0; i < ARRAY_SIZE(always) + nkeep; i++) {
+		const char *name = i < ARRAY_SIZE(always) ? always[i] : keep[i - ARRAY_SIZE(always)];
+		const char *v = getenv(name);
+		size_t len;
+
+		if (!v)
+			continue;
+		len = strlen(name) + strlen(v) + 2;
+		env[n] = xmalloc(len);
+		snprintf(env[n++], len, "%s=%s", name, v);
+	}
+	env[n] = NULL;
+	return env;
+}
+
+void run_command_env_free(char **env)
+{
+	if (!env)
+		return;
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
 int run_command_start(struct run_command *cmd)
 {
 	int src[3 + RUN_PASS_FDS_MAX], mine[3] = { -1, -1, -1 }, nsrc, i, r;
+	char **minimal = NULL;
 
 	if (!cmd->argv || !cmd->argv[0] || cmd->npass_fds < 0 || cmd->npass_fds > RUN_PASS_FDS_MAX)
 		return -EINVAL;
@@ -441,24 +581,29 @@ int run_command_start(struct run_command *cmd)
 		src[3 + i] = cmd->pass_fds[i];
 	}
 
+	/* built before the fork: the child may not allocate */
+	if (!cmd->env)
+		minimal = run_command_env_minimal(NULL);
 	cmd->pid = fork();
 	if (cmd->pid < 0) {
 		r = -errno;
 		goto fail;
 	}
 	if (cmd->pid == 0)
-		child_exec(cmd, src, nsrc);
+		child_exec(cmd, src, nsrc, cmd->env ? (char *const *)cmd->env : minimal);
 	/* EACCES once the child has exec'd is fine: it did it itself */
 	if (cmd->new_group)
 		setpgid(cmd->pid, cmd->pid);
 	for (i = 0; i < 3; i++)
 		close_fd(&mine[i]);
+	run_command_env_free(minimal);
 	return 0;
 
 fail:
 	for (i = 0; i < 3; i++)
 		close_fd(&mine[i]);
 	run_command_close_pipes(cmd);
+	run_command_env_free(minimal);
 	cmd->pid = -1;
 	return r;
 }

@@ -89,9 +89,11 @@ int hex_valid(const char *s, size_t n);
  * One way to start a child process, in the manner of git's run-command:
  * argv (never a shell line), what its stdin, stdout and stderr are, an
  * optional process group of its own, and descriptors handed over at fixed
- * numbers. Every descriptor this module creates is close-on-exec until the
- * child's dup2 puts it where it belongs, so a child inherits nothing it was
- * not given, whatever other threads open meanwhile.
+ * numbers, and an environment of its own (a minimal one unless the caller
+ * gives another). Every descriptor this module creates is close-on-exec
+ * until the child's dup2 puts it where it belongs, and the child closes
+ * every other descriptor above 2 before exec, so it inherits nothing it
+ * was not given, whatever other threads or libraries open meanwhile.
  *
  * What to do while it runs stays with the caller: timeouts, killing the
  * group, caps on output, polling. The module starts and reaps; the caller
@@ -117,6 +119,9 @@ enum run_fd {
 /* Descriptors a child may be handed besides 0, 1 and 2 (pass_fds). */
 #define RUN_PASS_FDS_MAX 4
 
+/* The PATH of a child's minimal environment (run_command_env_minimal). */
+#define RUN_COMMAND_PATH "/usr/sbin:/usr/bin:/sbin:/bin"
+
 struct run_command {
 	const char *const *argv;	/* argv[0] is looked up in PATH */
 	enum run_fd in, out, err;
@@ -136,9 +141,18 @@ struct run_command {
 	/* the child starts with SIGPIPE at its default disposition and an
 	 * empty signal mask, whatever this process or thread set */
 	unsigned default_signals : 1;
-	/* pass_fds[i] becomes the child's descriptor 3 + i; ours stay open */
+	/* pass_fds[i] becomes the child's descriptor 3 + i; ours stay open.
+	 * Every other descriptor from 3 up is closed in the child, whether
+	 * close-on-exec or not (what a library or our own parent left open) */
 	int pass_fds[RUN_PASS_FDS_MAX];
 	int npass_fds;
+	/*
+	 * The child's whole environment, "NAME=VALUE" strings and a NULL, the
+	 * caller's until run_command_start returns; NULL: the minimal one of
+	 * run_command_env_minimal(NULL). argv[0] is looked up in the PATH of
+	 * the environment the child gets, not in ours.
+	 */
+	const char *const *env;
 	/* after start: the child, until run_command_wait reaps it (a caller
 	 * that polls with waitpid(WNOHANG) or kills it reaps it itself) */
 	pid_t pid;
@@ -154,6 +168,17 @@ struct run_command {
  * found) or 126.
  */
 int run_command_start(struct run_command *cmd);
+
+/*
+ * A child's minimal environment: PATH=RUN_COMMAND_PATH, LC_ALL=C, and
+ * HOME, TMPDIR, TZ and each name of keep (NULL-terminated; NULL for none)
+ * that this process's environment has, with its value. Nothing else of
+ * ours gets through: an operator's GIT_* or SSH_* variables, or a token
+ * in TLBLAB_TOKEN, stay with the process they were given to. Returns a
+ * NULL-terminated array, the caller's (run_command_env_free).
+ */
+char **run_command_env_minimal(const char *const *keep);
+void run_command_env_free(char **env);
 
 /*
  * Waits for the child (retrying EINTR) and stores its wait status in

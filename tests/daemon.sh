@@ -18,6 +18,7 @@
 #   lab_yaml_machine NAME [KEY: VALUE]...   one local machine
 #   lab_yaml_machine_dirs NAME [KEY: VALUE]...   one with its own dirs
 #   lab_yaml_qemu_machine GUEST_DIR SSH_PORT [KEY: VALUE]...   one QEMU machine
+#   qemu_test_kernel FILE quiet|spam   a 4 KiB x86 "kernel" QEMU boots at once
 #   lab_yaml_builder [KEY: VALUE]...   builders: and trees: (b1, linux)
 #   lab_yaml_builder_unreachable PORT   the same, b1 reached over SSH
 #   lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...   a suite entry
@@ -221,6 +222,36 @@ lab_yaml_hold_suite() {
         iterations: 1
         warmup: 0
 EOC
+}
+
+# qemu_test_kernel FILE quiet|spam: writes FILE, the smallest image QEMU's
+# x86 -kernel takes as a bzImage (a boot protocol 2.02 header, loaded high),
+# whose real-mode entry writes to the serial port: "quiet" one line, then
+# halts; "spam" an endless run of X (about 200 KB/s under TCG). For tests of
+# how the daemon runs QEMU, without a kernel built.
+qemu_test_kernel() {
+	$PY - "$1" "$2" <<'PYEOF'
+import struct, sys
+img = bytearray(4096)
+img[0x1f1] = 1                                   # setup_sects: 2 sectors of setup
+img[0x1fe:0x200] = b"\x55\xaa"
+img[0x200:0x202] = b"\xeb\x7e"                    # jmp to 0x280, past the header
+img[0x202:0x206] = b"HdrS"
+img[0x206:0x208] = struct.pack("<H", 0x202)      # boot protocol 2.02
+img[0x211] = 0x01                                # LOADED_HIGH
+if sys.argv[2] == "spam":
+    # mov dx,0x3f8; l: mov al,'X'; out dx,al; jmp l
+    code = bytes([0xba, 0xf8, 0x03, 0xb0, 0x58, 0xee, 0xeb, 0xfb])
+else:
+    # mov dx,0x3f8; mov si,msg; l: cs lodsb; test al,al; jz h; out dx,al;
+    # jmp l; h: cli; hlt; jmp h (msg at 0x2c0, offset 0xc0 of the setup's cs)
+    code = bytes([0xba, 0xf8, 0x03, 0xbe, 0xc0, 0x00, 0x2e, 0xac, 0x84, 0xc0, 0x74, 0x03,
+                  0xee, 0xeb, 0xf7, 0xfa, 0xf4, 0xeb, 0xfd])
+    msg = b"tlblab-test: a kernel that says this and halts\n\0"
+    img[0x2c0:0x2c0 + len(msg)] = msg
+img[0x280:0x280 + len(code)] = code
+open(sys.argv[1], "wb").write(bytes(img))
+PYEOF
 }
 
 # Stops the daemon at exit too (composes with sshd.sh's trap).

@@ -260,6 +260,9 @@ static int ex_run(struct wl_ctx *ctx, struct strbuf *err)
 	cmd.err_to_out = 1;
 	cmd.new_group = 1;	/* so that ex_wait can end what it leaves behind */
 	cmd.kill_with_parent = 1;
+	/* the command measured runs in the agent's environment, as the guest's
+	 * sshd gave it: what it reads there is part of what is measured */
+	cmd.env = (const char *const *)environ;
 	wl_begin(ctx);
 	r = run_command_start(&cmd);
 	if (r < 0) {

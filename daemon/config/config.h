@@ -37,6 +37,8 @@
  *     max_jobs_per_token: 20            # unfinished jobs one token may have (1..100000);
  *     max_boots_per_token: 200          # and boots still to run (1..1000000); past
  *                                       # either, a submit gets 429
+ *     qemu_file_max: 64M                # a QEMU guest's console and plugin files on
+ *                                       # the VM host (2M..64G); more fails the boot
  *     fetch_allow: [127.0.0.0/8, lore.lab.internal]
  *                                       # what a patch URL may reach besides public
  *                                       # addresses: CIDRs, addresses or host names
@@ -208,6 +210,7 @@ struct cfg_qemu {
 				 * one's, the other side of an A/B job at the same time (its
 				 * duet names this one back), or NULL */
 	int duet_line, duet_col;	/* where duet: was, for messages */
+	size_t file_max;	/* lab.qemu_file_max, copied at load */
 };
 
 struct cfg_kexec {
@@ -341,6 +344,9 @@ struct lab_config {
 	/* the quiet-host rule (quiet.h): builds pause while a machine on their
 	 * host measures; default 1, off only to trade noise for speed */
 	int quiet_host;
+	/* what a QEMU guest's console and plugin files may hold on its VM host
+	 * (boot_qemu.c; default 64 MiB); each cfg_qemu has a copy */
+	size_t qemu_file_max;
 	/* lab.fetch_allow (fetch.h): NULL-terminated, may be NULL */
 	char **fetch_allow;
 

@@ -198,6 +198,10 @@ static const struct setting settings[] = {
 	  "a stage's time limit; a suite's timeout defaults to it" },
 	{ "quiet_host", SET_BOOL, AT(quiet_host), 1, NULL, NAN, NAN,
 	  "builds pause while a machine on their host measures; off trades noise for speed" },
+	/* at least 2M: QEMU's display surfaces are files too (memfd, 1.2M) */
+	{ "qemu_file_max", SET_BYTES, AT(qemu_file_max), 64 << 20, NULL, 2 << 20, 64.0 * (1 << 30),
+	  "the most a QEMU guest's console and instruction-plugin files may hold on the VM host (QEMU's "
+	  "RLIMIT_FSIZE); a boot or run whose kernel writes that much fails, class boot" },
 	/* 512 is the server's limit on all connections together (api_server.c) */
 	{ "max_connections_per_address", SET_INT, AT(max_connections_per_address), 64, NULL, 1, 512,
 	  "connections one client address may hold open" },

@@ -185,6 +185,7 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 		if (pin >= 0)
 			q->pin_vcpus = (enum qemu_pin)pin;
 	}
+	q->file_max = c->cfg->qemu_file_max;
 	q->host_cpu = -1;
 	if (ks.val[QK_HOST_CPU] && config_get_int(c, "host_cpu", ks.val[QK_HOST_CPU], 0, QEMU_HOST_CPU_MAX, &v) == 0)
 		q->host_cpu = (int)v;

@@ -131,6 +131,15 @@ void transport_shell_quote(struct strbuf *sb, const char *arg);
 /* True when err code means the host is unreachable or went away (infra). */
 int transport_error_is_infra(int code);
 
+/*
+ * The variables of the daemon's own environment a local command gets on
+ * purpose, besides run_command's minimal environment (util.h): the knobs
+ * kernels/build.sh reads on a local builder (NULL-terminated). Nothing
+ * else of the daemon's environment reaches a command; over SSH the remote
+ * side's sshd makes the environment.
+ */
+extern const char *const transport_local_env[];
+
 /* Whether exec_req.pause works over this kind of transport. */
 static inline int transport_pausable(enum transport_kind k)
 {

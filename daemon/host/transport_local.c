@@ -3,7 +3,8 @@
  *
  * exec starts a child (run_command, util.h) that leads a new process group, so a
  * timeout or a cancel can kill the whole tree it started (kill(-pid)), not
- * only the direct child. The parent runs one poll() loop over three pipes:
+ * only the direct child. It gets run_command's minimal environment and
+ * transport_local_env, none of the daemon's other variables. The parent runs one poll() loop over three pipes:
  * it writes stdin as the child makes room and reads stdout and stderr as
  * they come, so a command that writes a lot before reading its input (or
  * the other way round) cannot deadlock against us. SIGPIPE is blocked in
@@ -34,6 +35,12 @@
 #include "banned.h"
 
 #define IO_CHUNK (64u << 10)
+
+/* what kernels/build.sh reads from its environment: grep it for ${TLBLAB_ and ${CCACHE */
+const char *const transport_local_env[] = {
+	"TLBLAB_FETCH_TIMEOUT", "TLBLAB_FETCH_MAX_KB", "TLBLAB_MIN_FREE_MB", "TLBLAB_NO_CONFIG_CACHE",
+	"CCACHE_DIR", NULL,
+};
 
 static int local_open(struct transport *t, struct strbuf *err)
 {
@@ -102,6 +109,7 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	pid_t pid = -1;
 	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0, stopped = 0;
 	double stopped_at = 0;
+	char **env = NULL;
 
 	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
 	if (r < 0)
@@ -113,6 +121,8 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	child.err = RUN_FD_PIPE;
 	child.new_group = 1;
 	child.default_signals = 1;
+	env = run_command_env_minimal(transport_local_env);
+	child.env = (const char *const *)env;
 	buf = malloc(IO_CHUNK);
 	if (!buf)
 		abort();
@@ -281,6 +291,7 @@ out:
 	close_fd(&out_r);
 	close_fd(&err_r);
 	free(buf);
+	run_command_env_free(env);
 	transport_exec_sink_release(&sink);
 	strbuf_release(&cmd);
 	return r;

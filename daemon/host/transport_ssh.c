@@ -100,13 +100,19 @@ static void set_timeout(ssh_session s, double seconds)
 	ssh_options_set(s, SSH_OPTIONS_TIMEOUT_USEC, &usec);
 }
 
-static void set_keepalive(ssh_session s)
+/*
+ * The connected socket: TCP keepalive and a user timeout (see the top),
+ * and close-on-exec, which libssh does not set: no command the daemon
+ * starts, nor a build's sandbox, gets to hold or read another session.
+ */
+static void set_socket_options(ssh_session s)
 {
 	int fd = ssh_get_fd(s), one = 1, idle = 15, intvl = 5, cnt = 3;
 	unsigned int user_timeout = 45000;
 
 	if (fd < 0)
 		return;
+	fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
 	setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof(idle));
 	setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
@@ -295,7 +301,7 @@ static int ssh_open(struct transport *t, struct strbuf *err)
 		strbuf_seterr(err, "%s: cannot connect: %s", t->label, ssh_get_error(p->s));
 		return r;
 	}
-	set_keepalive(p->s);
+	set_socket_options(p->s);
 	r = check_host_key(t, err);
 	if (r < 0)
 		return r;

@@ -54,6 +54,10 @@ struct boot_ops {
 	/* The instruction plugin's markers so far (insn.h), appended to out;
 	 * -1 with why when there are none. NULL: a method that has none. */
 	int (*insn)(struct boot_session *s, struct strbuf *out, struct strbuf *why);
+	/* 1 with why (a message for the job) when the booted kernel went past
+	 * a limit of the host's since the boot (QEMU: its console or plugin
+	 * file reached lab.qemu_file_max), else 0. NULL: a method without. */
+	int (*over_limit)(struct boot_session *s, struct strbuf *why);
 	void (*stop)(struct boot_session *s);
 };
 

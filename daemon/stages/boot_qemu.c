@@ -1,10 +1,20 @@
 /*
  * boot: qemu. The VM runs on the machine's host (its endpoint, usually
  * local): the kernel is copied to the host's work directory, QEMU starts
- * daemonized with -kernel/-initrd, the serial console in a file and the
- * guest's SSH port forwarded to guest_host:ssh_port, and -no-reboot so a
- * kernel panic (panic=-1) ends the VM instead of looping. The guest's init
- * prints "tlblab-guest: ready" once sshd runs.
+ * in the background with -kernel/-initrd, the serial console in a file and
+ * the guest's SSH port forwarded to guest_host:ssh_port, and -no-reboot so
+ * a kernel panic (panic=-1) ends the VM instead of looping. The guest's
+ * init prints "tlblab-guest: ready" once sshd runs.
+ *
+ * QEMU runs confined, in the background (qemu_sandbox.h): under bubblewrap,
+ * its own seccomp filter (-sandbox on, with obsolete calls, privilege
+ * changes, fork/exec and resource control denied) and a cap on the files
+ * it writes (lab.qemu_file_max). A console or plugin file that reaches the
+ * cap fails the boot, or the run after it (over_limit), as the kernel's
+ * (class boot), naming the file and the cap. QEMU's exit status tells a
+ * QEMU that would not start (no -sandbox in an old build, a sandbox it
+ * cannot make) or that its filter killed, class infra with what QEMU said,
+ * from a kernel that ended the VM (exit 0 after -no-reboot), class boot.
  *
  * random.trust_cpu=on: the kernel seeds its random number generator from
  * the CPU's (RDRAND, RNDR; under TCG, QEMU's, fed by the host) as it
@@ -52,6 +62,7 @@
 #include "arch.h"
 #include "boot.h"
 #include "console.h"
+#include "qemu_sandbox.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -230,46 +241,33 @@ static void read_console(struct boot_session *s, struct strbuf *out)
 	strbuf_release(&err);
 }
 
-static int vm_alive(struct boot_session *s)
+static int vm_state(struct boot_session *s, struct qemu_sandbox_state *st)
 {
-	const char *argv[] = { "pkill", "-0", "-F", s->pidfile.buf, NULL };
-	struct exec_result res;
-	struct strbuf err = STRBUF_INIT;
-	int alive;
-
-	transport_exec_result_init(&res);
-	alive = run_simple(s->t, argv, 10, &res, &err) == 0 && res.status == 0;
-	transport_exec_result_release(&res);
-	strbuf_release(&err);
-	return alive;
+	return qemu_sandbox_state(s->t, s->dir.buf, st);
 }
-
-/*
- * Kills the QEMU of the pidfile ($1) and waits (up to 10 s) until it is gone
- * (or a zombie): a QEMU started before the old one has exited cannot lock
- * the same pidfile. A fixed script, like pin_script.
- */
-static const char kill_script[] =
-	"pid=$(cat \"$1\" 2>/dev/null) || exit 0\n"
-	"kill -9 \"$pid\" 2>/dev/null || exit 0\n"
-	"i=0\n"
-	"while [ $i -lt 100 ]; do\n"
-	"\tst=$(sed 's/.*) //' \"/proc/$pid/stat\" 2>/dev/null | cut -c1)\n"
-	"\tcase $st in '' | Z | X) exit 0 ;; esac\n"	/* gone, or a zombie nobody reaps */
-	"\tsleep 0.1\n"
-	"\ti=$((i + 1))\n"
-	"done\n";
 
 static void vm_kill(struct boot_session *s)
 {
-	const char *argv[] = { "sh", "-c", kill_script, "sh", s->pidfile.buf, NULL };
-	struct exec_result res;
-	struct strbuf err = STRBUF_INIT;
+	qemu_sandbox_kill(s->t, s->dir.buf);
+}
 
-	transport_exec_result_init(&res);
-	run_simple(s->t, argv, 15, &res, &err);
-	transport_exec_result_release(&res);
-	strbuf_release(&err);
+/* Which of the VM's files reached the cap, as a message into why (after
+ * prefix); 1 when one did, else 0. A write past RLIMIT_FSIZE fails (QEMU,
+ * pid 1 of its namespace, does not die of SIGXFSZ), so a file that
+ * reached the cap stays at it. */
+static int vm_over_cap(const struct boot_session *s, const struct qemu_sandbox_state *st, const char *prefix,
+		       struct strbuf *why)
+{
+	const char *file = st->console_size >= s->m->qemu->file_max ? s->console.buf
+		: s->insn_log.len && st->insn_size >= s->m->qemu->file_max ? s->insn_log.buf : NULL;
+
+	if (!file)
+		return 0;
+	strbuf_addf(why, "%s: %s's %s %s reached its cap of %zu bytes (lab.qemu_file_max): the guest "
+		    "wrote more than the lab keeps", prefix, s->m->name,
+		    file == s->console.buf ? "console file" : "instruction plugin's file", file,
+		    s->m->qemu->file_max);
+	return 1;
 }
 
 /*
@@ -299,7 +297,9 @@ static void qemu_start_error(const char *err, struct strbuf *out)
 	strbuf_release(&why);
 }
 
-/* Starts QEMU with accel; 0, or -1 with message (the host could not). */
+/* Starts QEMU with accel in its sandbox; 0, or -1 with message (the host
+ * could not: no bwrap, or the sandbox would not start). QEMU's own
+ * failures show later, as a VM that is gone (vm_gone_why). */
 static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, enum vm_accel accel,
 		    struct strbuf *message)
 {
@@ -307,11 +307,11 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	const struct arch *arch = arch_get(s->m->arch);
 	char mem[16], smp[16], name[96], icount[64];
 	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT, plugin = STRBUF_INIT;
-	const char *rm[] = { "rm", "-f", s->console.buf, s->insn_log.len ? s->insn_log.buf : s->console.buf,
-			     NULL };
-	int kvm = accel == VM_KVM;
-	struct exec_result res;
-	int r;
+	struct strbuf said = STRBUF_INIT;
+	int kvm = accel == VM_KVM, r;
+	struct qemu_sandbox sb = {
+		.dir = s->dir.buf, .initrd = q->initrd, .binary = q->binary, .kvm = kvm, .file_max = q->file_max,
+	};
 
 	snprintf(mem, sizeof(mem), "%d", q->memory);
 	snprintf(smp, sizeof(smp), "%d", s->m->cpus > 0 ? s->m->cpus : 2);
@@ -320,8 +320,10 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(name, sizeof(name), "guest=%s,debug-threads=on", s->m->name);
 	strbuf_addf(&netdev, "user,id=n0,restrict=on,hostfwd=tcp:%s:%d-:22", q->guest_host, q->ssh_port);
 	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
-	if (!kvm && s->insn_log.len)
+	if (!kvm && s->insn_log.len) {
 		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
+		sb.plugin = s->insn_plugin;
+	}
 	{
 		const char *argv[40] = {
 			q->binary, "-name", name, "-machine", arch->qemu_machine,
@@ -331,7 +333,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 			"-kernel", kernel, "-initrd", q->initrd, "-append", cmdline,
 			"-no-reboot", "-netdev", netdev.buf, "-device", "virtio-net-pci,netdev=n0",
 			"-serial", serial.buf, "-monitor", "none", "-display", "none",
-			"-daemonize", "-pidfile", s->pidfile.buf, NULL,
+			"-sandbox", "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny", NULL,
 		};
 		size_t n = 0;
 
@@ -346,37 +348,77 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 			argv[n++] = plugin.buf;
 		}
 		argv[n] = NULL;
-
-		transport_exec_result_init(&res);
-		run_simple(s->t, rm, 10, &res, &err);
-		r = run_simple(s->t, argv, 60, &res, &err);
-		if (r < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: qemu did not start on %s: %s", s->m->name, err.buf);
-			if (res.err.len)
-				qemu_start_error(res.err.buf, message);
-		}
+		r = qemu_sandbox_start(s->t, &sb, argv, &err, &said);
 	}
-	transport_exec_result_release(&res);
+	if (r < 0) {
+		strbuf_addf(message, "boot: qemu did not start on %s: %s", s->m->name, err.buf);
+		if (said.len)
+			qemu_start_error(said.buf, message);
+	}
 	strbuf_release(&netdev);
 	strbuf_release(&serial);
 	strbuf_release(&plugin);
+	strbuf_release(&said);
 	strbuf_release(&err);
-	return r < 0 || res.status != 0 ? -1 : 0;
+	return r;
 }
 
-/* Waits for the ready marker; returns 1 ready, 0 VM gone, -1 timeout, -2 cancelled. */
-static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *cancel, struct strbuf *console)
+/*
+ * Why the VM is gone, from QEMU's exit status: 0 is the guest's doing
+ * (-no-reboot turns a reboot or a panic into QEMU's exit), so BOOT_KERNEL
+ * and nothing in message; anything else is QEMU's (it would not start,
+ * its sandbox refused a call, it crashed), so BOOT_INFRA with what it
+ * said on stderr.
+ */
+static enum boot_outcome_kind vm_gone_why(struct boot_session *s, int status, int spoke, struct strbuf *message)
 {
+	struct strbuf said = STRBUF_INIT;
+
+	if (status <= 0)
+		return BOOT_KERNEL;	/* -1: still running (a panic), or the monitor is gone too */
+	if (status > 128)
+		strbuf_addf(message, "boot: qemu on %s was killed by signal %d%s: ", s->m->name, status - 128,
+			    status - 128 == SIGSYS ? " (SIGSYS: its seccomp sandbox refused a system call)" : "");
+	else if (!spoke)
+		strbuf_addf(message, "boot: qemu did not start on %s (exit %d): ", s->m->name, status);
+	else
+		strbuf_addf(message, "boot: qemu on %s exited with status %d: ", s->m->name, status);
+	qemu_sandbox_stderr(s->t, s->dir.buf, &said);
+	qemu_start_error(said.buf, message);
+	strbuf_release(&said);
+	return BOOT_INFRA;
+}
+
+/*
+ * Waits for the ready marker: 1 ready; 0 the VM is gone or its kernel
+ * panicked (*status QEMU's exit status, -1 while it still runs or is not
+ * known); -1 timeout; -2 cancelled; -3 a file reached its cap (message
+ * says which).
+ */
+static int vm_wait(struct boot_session *s, double until, volatile sig_atomic_t *cancel, struct strbuf *console,
+		   int *status, struct strbuf *message)
+{
+	struct qemu_sandbox_state st;
+
+	*status = -1;
 	for (;;) {
+		int known;
+
 		strbuf_reset(console);
 		read_console(s, console);
 		if (strstr(console->buf, READY_MARKER))
 			return 1;
-		if (console_scan(console->buf, NULL, 0) == 2 || !vm_alive(s)) {
-			/* a panicking kernel may still be printing; let it finish */
+		known = vm_state(s, &st) == 0;
+		if (known && vm_over_cap(s, &st, "boot", message))
+			return -3;
+		if (console_scan(console->buf, NULL, 0) == 2 || !known || !st.alive) {
+			/* a panicking kernel may still be printing; let it finish,
+			 * and the launcher write QEMU's exit status */
 			sleep_sec(0.5);
 			strbuf_reset(console);
 			read_console(s, console);
+			if (vm_state(s, &st) == 0 && !st.alive)
+				*status = st.status;
 			return 0;
 		}
 		if (cancel && *cancel)
@@ -580,7 +622,7 @@ static void plugin_choose(struct boot_session *s)
 	if (!path)
 		return;
 	s->insn_plugin = xstrdup(path);
-	strbuf_addf(&s->insn_log, "%s/insn.log", s->dir.buf);
+	strbuf_addf(&s->insn_log, "%s/" QEMU_SANDBOX_INSN, s->dir.buf);
 }
 
 /* The major and minor version `BINARY --version` prints, or -1 when it
@@ -614,7 +656,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	double until;
 	char probe_note[160] = "";	/* console is re-read while waiting: kept apart */
 	const struct arch *arch = arch_get(m->arch);
-	int kvm, w, icount = 0;
+	int kvm, w, icount = 0, status = -1;
 
 	strbuf_init(&s->dir, 0);
 	strbuf_init(&s->pidfile, 0);
@@ -635,7 +677,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	}
 	strbuf_addf(&s->dir, "%s/%s", m->workdir, m->name);
 	strbuf_addf(&s->pidfile, "%s/qemu.pid", s->dir.buf);
-	strbuf_addf(&s->console, "%s/console.log", s->dir.buf);
+	strbuf_addf(&s->console, "%s/" QEMU_SANDBOX_CONSOLE, s->dir.buf);
 	{
 		const char *mk[] = { "mkdir", "-p", s->dir.buf, NULL };
 
@@ -680,7 +722,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 			snprintf(probe_note, sizeof(probe_note), "[tlblab: %s, as probed before on this host]\n",
 				 kvm ? "KVM" : "KVM did not boot; TCG");
 		} else if (vm_start(s, kernel.buf, cmdline.buf, VM_KVM, message) == 0 &&
-			   vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console) == 1) {
+			   vm_wait(s, mono_now() + KVM_PROBE_TIMEOUT, cancel, console, &status, message) == 1) {
 			/* the probe: a short boot under KVM */
 			accel_remember(m->name, 1);
 			accel_to_host(s->t, s, key.buf, 1);
@@ -703,15 +745,21 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		k = BOOT_INFRA;
 		goto fail;
 	}
-	w = vm_wait(s, until, cancel, console);
+	w = vm_wait(s, until, cancel, console, &status, message);
 	if (w == -2) {
 		strbuf_addstr(message, "boot: cancelled");
 		k = BOOT_CANCELLED;
 		goto fail;
 	}
-	if (w == 0) {
-		strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot", m->name);
+	if (w == -3) {
 		k = BOOT_KERNEL;
+		goto fail;
+	}
+	if (w == 0) {
+		k = vm_gone_why(s, status, console->len > 0, message);
+		if (k == BOOT_KERNEL)
+			strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot",
+				    m->name);
 		goto fail;
 	}
 	if (w == -1) {
@@ -817,6 +865,13 @@ static int qemu_insn(struct boot_session *s, struct strbuf *out, struct strbuf *
 	return r;
 }
 
+static int qemu_over_limit(struct boot_session *s, struct strbuf *why)
+{
+	struct qemu_sandbox_state st;
+
+	return s && vm_state(s, &st) == 0 && vm_over_cap(s, &st, "run", why);
+}
+
 static void qemu_stop(struct boot_session *s)
 {
 	if (!s)
@@ -831,5 +886,6 @@ const struct boot_ops boot_qemu = {
 	.start = qemu_start,
 	.console = qemu_console,
 	.insn = qemu_insn,
+	.over_limit = qemu_over_limit,
 	.stop = qemu_stop,
 };

@@ -41,6 +41,7 @@
 #include "boot.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,7 +383,7 @@ static int grub_once(struct transport *t, const struct cfg_machine *m, const cha
 	if (rb->initrd)
 		strbuf_addf(&entry, "\tinitrd %s/%s\n", gdir.buf, rb->initrd);
 	strbuf_addstr(&entry, "}\n");
-	fd = mkstemp(local);
+	fd = mkostemp(local, O_CLOEXEC);
 	if (fd < 0 || write(fd, entry.buf, entry.len) != (ssize_t)entry.len) {
 		strbuf_addf(message, "boot: cannot write a temporary file: %s", strerror(errno));
 		if (fd >= 0)

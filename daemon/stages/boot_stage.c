@@ -229,6 +229,15 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 			strbuf_addf(&out->boot_message, "run: the kernel panicked during the suite: %.600s", trouble.buf);
 		}
 	}
+	/* a capped file is a cut one: the run's figures cannot stand */
+	strbuf_reset(&trouble);
+	if (out->boot == BOOT_OK && ops->over_limit && ops->over_limit(sess, &trouble)) {
+		out->boot = BOOT_KERNEL;
+		strbuf_add(&out->boot_message, trouble.buf, trouble.len);
+		strbuf_reset(&log);
+		strbuf_addf(&log, "== %s\n", trouble.buf);
+		run_stage_log(req->st, req->job_id, req->run_stage, log.buf);
+	}
 out:
 	if (sess)
 		ops->stop(sess);

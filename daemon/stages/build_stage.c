@@ -1,6 +1,7 @@
 #include "build.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -142,7 +143,7 @@ static int write_temp(const struct lab_config *cfg, const char *text, struct str
 	strbuf_addf(path, "%s/tmp", cfg->data_dir);
 	mkdir(path->buf, 0700);
 	strbuf_addstr(path, "/patch.XXXXXX");
-	fd = mkstemp(path->buf);
+	fd = mkostemp(path->buf, O_CLOEXEC);
 	if (fd < 0)
 		return strbuf_seterr(err, "%s: %s", path->buf, strerror(errno));
 	r = write_all(fd, text, strlen(text));

@@ -5,6 +5,7 @@
  */
 #include <curl/curl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <string.h>
@@ -35,6 +36,16 @@ static size_t on_reply(char *p, size_t size, size_t n, void *arg)
 	(void)p;
 	*seen += size * n;
 	return *seen > REPLY_MAX ? 0 : size * n;
+}
+
+/* curl leaves its sockets open across exec: a command the daemon starts
+ * meanwhile must not get one */
+static int on_socket(void *arg, curl_socket_t fd, curlsocktype purpose)
+{
+	(void)arg;
+	(void)purpose;
+	fcntl(fd, F_SETFD, FD_CLOEXEC);
+	return CURL_SOCKOPT_OK;
 }
 
 static int event_valid(const char *s)
@@ -88,6 +99,7 @@ int notify_post(const struct notify_attempt *a, const void *body, size_t len, lo
 		goto out;
 	}
 	curl_easy_setopt(c, CURLOPT_URL, a->url);
+	curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, on_socket);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_PROXY, "");

@@ -1,9 +1,12 @@
 #!/bin/sh
 # tlblabd off root (lab.user): started as root, it becomes the lab's own user
 # before it opens the store or answers a request, for good (its real, saved
-# and effective ids, and no supplementary group of root's); a data_dir that
-# is not that user's, a builder work directory or tree of another owner's,
-# or a user that does not exist, stops it at start with the fix; as root without lab.user it says it stays root. The user is
+# and effective ids, and no supplementary group of root's), with no
+# capability left in any set, no_new_privs set, and none of the operator's
+# environment (GIT_*, SSH_*, a token) but the knobs build.sh reads; a
+# data_dir that is not that user's, a builder work directory or tree of
+# another owner's, or a user that does not exist, stops it at start with
+# the fix; as root without lab.user it says it stays root. The user is
 # scripts/deps.sh's (tlblab), which `make test` runs first.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
@@ -25,7 +28,13 @@ mkdir "$TMP/data"
 chown tlblab: "$TMP/data"
 lab_yaml "$TMP/data" "user: tlblab" "tokens: [$TOKEN]" >"$TMP/lab.yaml"
 
-if daemon_start "$TMP/lab.yaml"; then
+# what an operator's root shell may hold: none of it is the daemon's business
+GIT_CANARY=1 GIT_SSH_COMMAND=/tmp/x SSH_AUTH_SOCK=/tmp/x TLBLAB_TOKEN=t0035-operator-token TLBLAB_MIN_FREE_MB=7
+export GIT_CANARY GIT_SSH_COMMAND SSH_AUTH_SOCK TLBLAB_TOKEN TLBLAB_MIN_FREE_MB
+daemon_start "$TMP/lab.yaml"
+started=$?
+unset GIT_CANARY GIT_SSH_COMMAND SSH_AUTH_SOCK TLBLAB_TOKEN TLBLAB_MIN_FREE_MB
+if [ "$started" = 0 ]; then
 	ids=$(awk '/^(Uid|Gid):/ { printf "%s %s %s %s %s;", $1, $2, $3, $4, $5 }' "/proc/$DAEMON_PID/status")
 	groups=$(awk '/^Groups:/ { $1 = ""; print }' "/proc/$DAEMON_PID/status" | tr -d ' ')
 	gid=$(id -g tlblab)
@@ -35,6 +44,23 @@ if daemon_start "$TMP/lab.yaml"; then
 		fail "started as root with lab.user tlblab, tlblabd runs as tlblab" "$ids groups '$groups'"
 	fi
 	check "its log says so" grep -q "running as tlblab (uid $uid), root dropped" "$DAEMON_LOG"
+	caps=$(awk '/^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):/ { printf "%s %s;", $1, $2 }' "/proc/$DAEMON_PID/status")
+	want="CapInh: 0000000000000000;CapPrm: 0000000000000000;CapEff: 0000000000000000;"
+	want="${want}CapBnd: 0000000000000000;CapAmb: 0000000000000000;NoNewPrivs: 1;"
+	if [ "$caps" = "$want" ]; then
+		pass "it holds no capability, not even in its bounding set, and no_new_privs is set ($caps)"
+	else
+		fail "it holds no capability, not even in its bounding set, and no_new_privs is set" "$caps"
+	fi
+	# /proc/PID/environ is the block the process started with; what it
+	# keeps of it its children show (t0038)
+	tr '\0' '\n' <"/proc/$DAEMON_PID/environ" | grep . | sort >"$TMP/environ"
+	if ! grep -Eq 'GIT_|SSH_|TLBLAB_TOKEN|t0035-operator-token' "$TMP/environ"; then
+		pass "none of the operator's GIT_*, SSH_* or TLBLAB_TOKEN is left in /proc/<tlblabd>/environ"
+	else
+		fail "none of the operator's GIT_*, SSH_* or TLBLAB_TOKEN is left in /proc/<tlblabd>/environ" \
+			"$(grep -E 'GIT_|SSH_|TLBLAB_TOKEN' "$TMP/environ" | tr '\n' ' ')"
+	fi
 	check "its store is the user's" test "$(stat -c %u "$TMP/data/tlblab.db")" = "$uid"
 	body=$(api POST /jobs '{"suite": "nosuch"}' "$TOKEN")
 	check "it answers an authorized request as that user (400 for an unknown suite)" \

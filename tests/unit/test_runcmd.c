@@ -93,28 +93,22 @@ static void test_null_and_given(void **state)
 }
 
 /* The child gets 0, 1, 2 and what it was handed, at 3 on: nothing else,
- * not the copies made on the way nor our ends of its pipes. */
+ * not the copies made on the way nor our ends of its pipes, nor what this
+ * process holds without close-on-exec (what its parent left open, a
+ * library's socket: libssh's is one). */
 static void test_pass_fds_and_nothing_else(void **state)
 {
 	const char *argv[] = { "sh", "-c", "read x <&3; echo \"$x\" >&4; ls /proc/self/fd", NULL };
 	struct run_command cmd = RUN_COMMAND_INIT;
 	struct strbuf out = STRBUF_INIT;
-	int a[2], b[2];
+	int a[2], b[2], leak, high;
 	char got[16] = "";
-	DIR *d;
-	struct dirent *e;
 
 	(void)state;
-	/* what this process inherited is not ours to judge: keep it out */
-	d = opendir("/proc/self/fd");
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		long n;
-
-		if (parse_int_range(e->d_name, 3, 1 << 20, &n) == 0)
-			fcntl((int)n, F_SETFD, FD_CLOEXEC);
-	}
-	closedir(d);
+	leak = open("/dev/null", O_RDONLY);
+	assert_true(leak > 2);
+	high = fcntl(leak, F_DUPFD, 200);
+	assert_true(high >= 200);
 	assert_int_equal(pipe2(a, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(b, O_CLOEXEC), 0);
 	assert_int_equal(write_all(a[1], "handed\n", 7), 0);
@@ -132,6 +126,99 @@ static void test_pass_fds_and_nothing_else(void **state)
 	close(a[0]);
 	close(a[1]);
 	close(b[0]);
+	close(leak);
+	close(high);
+	strbuf_release(&out);
+}
+
+/* env prints the child's environment, one variable a line. */
+static int run_env(struct run_command *cmd, struct strbuf *out)
+{
+	static const char *const argv[] = { "env", NULL };
+
+	cmd->argv = argv;
+	cmd->in = RUN_FD_NULL;
+	return run_out(cmd, out);
+}
+
+/* Without an env, the child gets PATH, LC_ALL and HOME, TMPDIR, TZ of ours
+ * (when set), and nothing else: not an operator's GIT_* or SSH_* variables
+ * nor a token; with one, exactly that one, and argv[0] is looked up in its
+ * PATH, not in ours. */
+static void test_env(void **state)
+{
+	const char *given[] = { "PATH=/nonexistent-dir:/usr/bin:/bin", "TLBLAB_A=1", NULL };
+	const char *nopath[] = { "PATH=/nonexistent-dir", NULL };
+	const char *keep[] = { "TLBLAB_KEEP", "TLBLAB_UNSET", NULL };
+	struct run_command cmd = RUN_COMMAND_INIT;
+	struct strbuf out = STRBUF_INIT, want = STRBUF_INIT;
+	char **env;
+
+	(void)state;
+	setenv("HOME", "/home/tlblab-test", 1);
+	unsetenv("TMPDIR");
+	unsetenv("TZ");
+	setenv("GIT_DIR", "/x", 1);
+	setenv("SSH_AUTH_SOCK", "/x", 1);
+	setenv("TLBLAB_TOKEN", "secret", 1);
+	setenv("TLBLAB_KEEP", "kept", 1);
+	unsetenv("TLBLAB_UNSET");
+	assert_int_equal(run_env(&cmd, &out), 0);
+	assert_string_equal(out.buf, "PATH=" RUN_COMMAND_PATH "\nLC_ALL=C\nHOME=/home/tlblab-test\n");
+
+	setenv("TMPDIR", "/tmp", 1);
+	env = run_command_env_minimal(keep);
+	strbuf_reset(&out);
+	cmd = (struct run_command)RUN_COMMAND_INIT;
+	cmd.env = (const char *const *)env;
+	assert_int_equal(run_env(&cmd, &out), 0);
+	strbuf_addstr(&want, "PATH=" RUN_COMMAND_PATH "\nLC_ALL=C\nHOME=/home/tlblab-test\nTMPDIR=/tmp\n"
+		      "TLBLAB_KEEP=kept\n");
+	assert_string_equal(out.buf, want.buf);
+	run_command_env_free(env);
+
+	strbuf_reset(&out);
+	cmd = (struct run_command)RUN_COMMAND_INIT;
+	cmd.env = given;
+	assert_int_equal(run_env(&cmd, &out), 0);
+	assert_string_equal(out.buf, "PATH=/nonexistent-dir:/usr/bin:/bin\nTLBLAB_A=1\n");
+
+	strbuf_reset(&out);
+	cmd = (struct run_command)RUN_COMMAND_INIT;
+	cmd.env = nopath;
+	cmd.err_to_out = 1;
+	assert_int_equal(run_env(&cmd, &out), 127);
+	assert_string_equal(out.buf, "tlblab: cannot execute env: No such file or directory\n");
+
+	unsetenv("GIT_DIR");
+	unsetenv("SSH_AUTH_SOCK");
+	unsetenv("TLBLAB_TOKEN");
+	unsetenv("TLBLAB_KEEP");
+	strbuf_release(&out);
+	strbuf_release(&want);
+}
+
+/* A script without a #! line runs with /bin/sh, as execvp runs it. */
+static void test_script_without_interpreter(void **state)
+{
+	char dir[] = "/tmp/test_runcmd.XXXXXX", path[64];
+	const char *argv[] = { path, "arg", NULL };
+	struct run_command cmd = RUN_COMMAND_INIT;
+	struct strbuf out = STRBUF_INIT;
+	int fd;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/script", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+	assert_true(fd >= 0);
+	assert_int_equal(write_all(fd, "echo \"ran $1\"\n", 15), 0);
+	close(fd);
+	cmd.argv = argv;
+	assert_int_equal(run_out(&cmd, &out), 0);
+	assert_string_equal(out.buf, "ran arg\n");
+	unlink(path);
+	rmdir(dir);
 	strbuf_release(&out);
 }
 
@@ -185,6 +272,8 @@ int main(void)
 		cmocka_unit_test(test_pipes),
 		cmocka_unit_test(test_null_and_given),
 		cmocka_unit_test(test_pass_fds_and_nothing_else),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_script_without_interpreter),
 		cmocka_unit_test(test_new_group),
 		cmocka_unit_test(test_exec_fails),
 	};
