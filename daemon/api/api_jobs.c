@@ -15,6 +15,7 @@
 #include "api_int.h"
 #include "compare.h"
 #include "config.h"
+#include "fetch.h"
 #include "guard.h"
 #include "log.h"
 #include "report.h"
@@ -141,6 +142,19 @@ enum MHD_Result api_create_job(struct route_ctx *rc)
 
 	if (submit_request_parse(cfg, rc->body->buf, rc->body->len, &body, &req, &subject, &err) < 0) {
 		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		goto out;
+	}
+	/*
+	 * A branch's or an mbox's URL names a host the lab may fetch from
+	 * (fetch.h): refused here when it is not, rather than as the job's
+	 * failure. A host that does not resolve now is left to the fetch, which
+	 * checks again (build_stage.c) and fails as the submitter's if it still
+	 * does not: a lab may be offline, or its builder see other names.
+	 */
+	if (req.patch_url && fetch_url_allowed(req.patch_url, cfg->fetch_allow, &err) == -EPERM) {
+		const char *field = !strcmp(req.patch_kind, "branch") ? "branch.url" : "url";
+
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s: %s", field, err.buf);
 		goto out;
 	}
 	suite = config_suite(cfg, req.suite);

@@ -208,7 +208,7 @@ static const struct setting settings[] = {
 	{ "max_boots_per_token", SET_INT, AT(max_boots_per_token), 200, NULL, 1, 1000000,
 	  "boot stages not yet done one token may have" },
 	{ "fetch_allow", SET_FETCH, AT(fetch_allow), NONE,
-	  "addresses, CIDRs or host names a patch URL may reach besides public ones" },
+	  "addresses, CIDRs or host names a patch or branch URL may reach besides public ones" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 _Static_assert(NSETTINGS <= MAX_KEYS, "more lab settings than a keyset holds");

@@ -35,7 +35,8 @@ USER=alice
 export TLBLAB_SERVER TLBLAB_TOKEN USER
 
 {
-	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "max_body: 16777216"
+	# the URLs of --url jobs are served, or refused, on loopback
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "max_body: 16777216" "fetch_allow: [127.0.0.0/8]"
 	echo machines:
 	lab_yaml_machine_dirs m1 "tags: [local, small]"
 	lab_yaml_machine_dirs m2 "tags: [spare]"

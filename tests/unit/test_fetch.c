@@ -138,7 +138,7 @@ static void test_fetch_refused(void **state)
 
 	(void)state;
 	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -EPERM);
-	assert_contains(err.buf, "refused: 127.0.0.1 resolves to 127.0.0.1 is a loopback address");
+	assert_contains(err.buf, "refused: 127.0.0.1 is a loopback address");
 	assert_int_equal(fetch_url("http://[::1]:1/p", &o, &out, &http, &err), -EPERM);
 	assert_contains(err.buf, "loopback");
 	assert_int_equal(fetch_url("http://localhost:1/p", &o, &out, &http, &err), -EPERM);
@@ -155,6 +155,36 @@ static void test_fetch_refused(void **state)
 	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -ECANCELED);
 	assert_int_equal(out.len, 0);
 	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+/* A branch URL (git fetches it) or a patch URL at submit: its host under
+ * the same policy as fetch_url's hops, git:// included; a host that does
+ * not resolve is -EIO, for the caller to leave to the fetch. */
+static void test_url_allowed(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *lab[] = { "127.0.0.0/8", NULL };
+
+	(void)state;
+	assert_int_equal(fetch_url_allowed("git://127.0.0.1:9418/linux.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "host 127.0.0.1: refused: 127.0.0.1 is a loopback address (not in lab.fetch_allow)");
+	assert_int_equal(fetch_url_allowed("git://10.1.2.3/linux.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "host 10.1.2.3: refused: 10.1.2.3 is a private address");
+	assert_int_equal(fetch_url_allowed("https://localhost/linux.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "host localhost: refused: localhost resolves to");
+	assert_int_equal(fetch_url_allowed("https://[fe80::1]/x.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "link-local");
+	assert_int_equal(fetch_url_allowed("http://169.254.169.254/latest/meta-data/", NULL, &err), -EPERM);
+	assert_int_equal(fetch_url_allowed("ssh://git.example.org/linux.git", NULL, &err), -EPERM);
+	assert_int_equal(fetch_url_allowed("file:///etc/passwd", NULL, &err), -EPERM);
+	/* allowed by lab.fetch_allow, and public addresses always */
+	assert_int_equal(fetch_url_allowed("git://127.0.0.1:9418/linux.git", lab, &err), 0);
+	assert_int_equal(fetch_url_allowed("https://localhost/linux.git", lab, &err), 0);
+	assert_int_equal(fetch_url_allowed("git://8.8.8.8/linux.git", NULL, &err), 0);
+	assert_int_equal(fetch_url_allowed("https://[2001:4860:4860::8888]:8443/l.git", NULL, &err), 0);
+	/* no such name: not the policy's to decide */
+	assert_int_equal(fetch_url_allowed("https://no-such-host.invalid/linux.git", NULL, &err), -EIO);
 	strbuf_release(&err);
 }
 
@@ -278,6 +308,7 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_allow_entries),
 		cmocka_unit_test(test_fetch_refused),
+		cmocka_unit_test(test_url_allowed),
 		cmocka_unit_test(test_fetch_hops),
 	};
 
