@@ -29,31 +29,6 @@
 #define SAMPLES_PAGE 5000	/* samples per answer, at most */
 
 /*
- * Whether the submitting token may queue these n jobs (submit_within_limits),
- * from its work the store counts. 0, or -1 with the answer (500 or 429)
- * sent and in *ret. The caller holds submit_lock, so that two submits of
- * one token cannot both pass on the last place.
- */
-static int within_token_limits(struct route_ctx *rc, struct stage_plan *const *plans, const size_t *nplans,
-			       size_t n, enum MHD_Result *ret)
-{
-	struct strbuf why = STRBUF_INIT;
-	int jobs, boots;
-
-	if (store_token_work(rc->api->st, api_bearer(rc->conn), &jobs, &boots) < 0) {
-		log_warnx("api: create job: cannot count the token's queued jobs");
-		*ret = api_send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
-		return -1;
-	}
-	if (submit_within_limits(rc->cfg, jobs, boots, plans, nplans, n, &why) < 0) {
-		*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
-		strbuf_release(&why);
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Stores the jobs (one, or a per-patch series') if their token is within
  * its limits: one step under submit_lock, so that two submits of one token
  * cannot both take its last place. 0 with ret_ids, or -1 with the answer
@@ -66,7 +41,7 @@ static int queue_jobs(struct route_ctx *rc, const struct job_request *reqs, stru
 	int r;
 
 	GUARD_MUTEX(&rc->api->submit_lock);
-	if (within_token_limits(rc, plans, nplans, n, ret) < 0)
+	if (api_within_token_limits(rc, "", plans, nplans, n, ret) < 0)
 		return -1;
 	if ((r = store_job_group_create(rc->api->st, reqs, plans, nplans, n, ret_ids, &err)) < 0) {
 		log_warnx("api: create job: %s", err.buf);
@@ -381,7 +356,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 		enum MHD_Result refused;
 		int r;
 
-		if (api_post_refused(rc, &refused))
+		if (api_post_refused(rc, &refused) || api_change_refused(rc, STORE_OWNED_JOB, id, "cancel", &refused))
 			return refused;
 		r = store_job_cancel(api->st, id);
 		if (r == -ENOENT)

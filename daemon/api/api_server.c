@@ -98,6 +98,9 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 		return ret;
 	if (!config_valid_name(name) || !config_machine(rc->cfg, name))
 		return api_send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
+	/* every machine is the lab's: no token made one */
+	if (api_admin_refused(rc, &ret, "machine %s is the lab's; setting its health needs an admin token", name))
+		return ret;
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
 	health = json_string_value(json_object_get(body, "health"));
 	reason = json_string_value(json_object_get(body, "reason"));
