@@ -141,6 +141,16 @@ int api_admin_refused(struct route_ctx *rc, enum MHD_Result *ret, const char *wh
  */
 int api_within_token_limits(struct route_ctx *rc, const char *prefix, struct stage_plan *const *plans,
 			    const size_t *nplans, size_t n, enum MHD_Result *ret);
+/*
+ * A reader without a valid token sees URLs that may hold a secret (a
+ * webhook's, a job's branch or mbox URL, a track's) redacted (util.h:
+ * url_redact), as /trees never shows the trees' URLs. 1 when rc's reader
+ * is such a one.
+ */
+int api_reader_public(struct route_ctx *rc);
+/* Every string of doc with each place url appears in it redacted
+ * (url_redact_in), in place. */
+void api_redact_json(json_t *doc, const char *url);
 const char *api_query(struct MHD_Connection *conn, const char *key);
 /* A query argument as an integer in [min, max] into *ret (def when
  * absent): 0, or -1 when it is not one. */

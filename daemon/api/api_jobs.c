@@ -51,6 +51,17 @@ static int queue_jobs(struct route_ctx *rc, const struct job_request *reqs, stru
 	return r < 0 ? -1 : 0;
 }
 
+/* The job as its reader may see it (api_reader_public): without a token,
+ * its URL redacted wherever it shows. NULL with errno, as store_job_json. */
+static json_t *job_for_reader(struct route_ctx *rc, int64_t id)
+{
+	json_t *job = store_job_json(rc->api->st, id);
+
+	if (job && api_reader_public(rc))
+		api_redact_json(job, json_string_value(json_object_get(job, "patch_url")));
+	return job;
+}
+
 /* the job as stored, or what the client needs of it when it cannot be read back */
 static json_t *job_queued(struct route_ctx *rc, int64_t id)
 {
@@ -197,12 +208,15 @@ enum MHD_Result api_list_jobs(struct route_ctx *rc)
 	int r;
 
 	strbuf_init(&body, 32768);	/* a page of 50 jobs, without regrowing */
-	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
+	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0) {
 		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
-	else if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
-		ret = api_send_read(rc->conn, NULL, -r, "job list");
-	else
-		ret = api_send_json_text(rc->conn, &body);
+	} else {
+		f.redact_urls = api_reader_public(rc);
+		if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
+			ret = api_send_read(rc->conn, NULL, -r, "job list");
+		else
+			ret = api_send_json_text(rc->conn, &body);
+	}
 	strbuf_release(&err);
 	strbuf_release(&body);
 	return ret;
@@ -317,7 +331,7 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	cmp = json_loadb(doc.buf, doc.len, 0, NULL);
 	/* the comparison has just given a finished job its verdict */
 	json_decref(job);
-	job = store_job_json(api->st, id);
+	job = job_for_reader(rc, id);
 	if (!job) {
 		ret = api_send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
 				       "for its report", (long long)id);
@@ -347,7 +361,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 	if (!sub) {
 		if (strcmp(rc->method, "GET"))
 			return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
-		job = store_job_json(api->st, id);
+		job = job_for_reader(rc, id);
 		if (!job)
 			return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 		return api_send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
@@ -478,6 +492,21 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 				from++;
 		if (!api_query(rc->conn, "tail"))
 			from = 0;
+		if (api_reader_public(rc)) {
+			/* build.sh names the branch it fetches */
+			struct strbuf red = STRBUF_INIT;
+
+			if (!(job = store_job_json(api->st, id))) {
+				strbuf_release(&log);
+				return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+			}
+			url_redact_in(log.buf + from, log.len - from,
+				      json_string_value(json_object_get(job, "patch_url")), &red);
+			json_decref(job);
+			strbuf_release(&log);
+			log = red;
+			from = 0;
+		}
 		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
 		strbuf_release(&log);
 		return ret;

@@ -2,7 +2,8 @@
  * The answers of the HTTP API and what a request carries, shared by the
  * server (api_server.c) and its routes (api_jobs.c, api_tracks.c): sending JSON,
  * text, errors and a store's failures; the bearer token, what it may
- * change and what it may queue; the query's arguments and ids. Below the routes and the server both, so
+ * change and queue, and what a reader without one sees (URLs redacted);
+ * the query's arguments and ids. Below the routes and the server both, so
  * that the routes never call back into the server's file.
  */
 #include "api_int.h"
@@ -225,6 +226,43 @@ int api_within_token_limits(struct route_ctx *rc, const char *prefix, struct sta
 		return -1;
 	}
 	return 0;
+}
+
+int api_reader_public(struct route_ctx *rc)
+{
+	return !api_authorized(rc->api, rc->conn);
+}
+
+static void redact_walk(json_t *doc, const char *url)
+{
+	struct strbuf t = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(doc)) {
+		json_object_foreach(doc, key, v)
+			redact_walk(v, url);
+	} else if (json_is_array(doc)) {
+		json_array_foreach(doc, i, v)
+			redact_walk(v, url);
+	} else if (json_is_string(doc)) {
+		url_redact_in(json_string_value(doc), json_string_length(doc), url, &t);
+		if (t.len != json_string_length(doc) || memcmp(t.buf, json_string_value(doc), t.len))
+			json_string_setn(doc, t.buf, t.len);
+		strbuf_release(&t);
+	}
+}
+
+void api_redact_json(json_t *doc, const char *url)
+{
+	char *copy;
+
+	if (!url || !*url)
+		return;
+	copy = xstrdup(url);	/* url may be one of doc's strings, which change */
+	redact_walk(doc, copy);
+	free(copy);
 }
 
 const char *api_query(struct MHD_Connection *conn, const char *key)

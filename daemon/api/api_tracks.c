@@ -25,6 +25,8 @@
 static json_t *tracks_json(struct route_ctx *rc)
 {
 	json_t *doc = store_tracks_json(rc->api->st), *t;
+	int public = api_reader_public(rc);
+	struct strbuf url = STRBUF_INIT;
 	size_t i;
 
 	json_array_foreach(json_object_get(doc, "tracks"), i, t) {
@@ -38,11 +40,39 @@ static json_t *tracks_json(struct route_ctx *rc)
 		}
 		for (k = 0; k < c->nmachines; k++)
 			json_array_append_new(m, json_string(c->machines[k]));
+		/* a tree's URL, which /trees never shows */
+		strbuf_reset(&url);
+		if (c->url && public)
+			url_redact(c->url, &url);
 		json_object_set_new(t, "config", json_pack("{s:s,s:s,s:s?,s:s,s:s,s:o,s:i,s:b,s:{s:i,s:f,s:f,s:i}}",
-			"tree", c->tree, "branch", c->branch, "url", c->url, "schedule", c->schedule,
+			"tree", c->tree, "branch", c->branch, "url", url.len ? url.buf : c->url,
+			"schedule", c->schedule,
 			"suite", c->suite, "machines", m, "boots", c->boots, "bisect", c->bisect,
 			"detect", "window", (int)c->detect.window, "max_p", c->detect.max_p,
 			"min_change", c->detect.min_magnitude, "confirm_after", c->confirm_after));
+	}
+	strbuf_release(&url);
+	return doc;
+}
+
+/*
+ * A page of webhook deliveries as its reader may see it: without a token,
+ * each hook's URL (whose path may be its secret) and the URL of the job an
+ * event tells of (its body's "job") redacted wherever they show, in the
+ * errors and the body as well.
+ */
+static json_t *deliveries_json(struct route_ctx *rc, int limit, int offset)
+{
+	json_t *doc = store_deliveries_json(rc->api->st, limit, offset), *d;
+	size_t i;
+
+	if (!doc || !api_reader_public(rc))
+		return doc;
+	json_array_foreach(json_object_get(doc, "deliveries"), i, d) {
+		json_t *job = json_object_get(json_object_get(d, "body"), "job");
+
+		api_redact_json(d, json_string_value(json_object_get(job, "patch_url")));
+		api_redact_json(d, json_string_value(json_object_get(d, "url")));
 	}
 	return doc;
 }
@@ -349,8 +379,8 @@ enum MHD_Result api_track_routes(struct route_ctx *rc)
 			return api_send_error(rc->conn, 400, "bad_request", "limit, offset: must be integers "
 					      "(limit 1..500)");
 		if (!strcmp(what, "deliveries"))
-			return api_send_read(rc->conn, store_deliveries_json(rc->api->st, (int)limit, (int)offset),
-					     errno, "deliveries");
+			return api_send_read(rc->conn, deliveries_json(rc, (int)limit, (int)offset), errno,
+					     "deliveries");
 		if (track && !config_valid_name(track))
 			return api_send_error(rc->conn, 400, "bad_request", "track: not a valid name");
 		return api_send_read(rc->conn, store_alerts_json(rc->api->st, track, (int)limit, (int)offset),

@@ -181,6 +181,8 @@ json_t *store_per_patch_jobs(struct store *st, int64_t of);
 struct job_filter {
 	const char *state, *suite, *submitter, *tree, *verdict;
 	int limit, offset;
+	int redact_urls;	/* for a reader without a token: each job's
+				 * URL redacted wherever it shows (util.h) */
 };
 /* The page as JSON text appended to out ({"jobs":[...],"total":N,"limit":
  * N,"offset":N}, what api_server.c would encode from store_jobs_json), written

@@ -124,8 +124,8 @@ same_json() {
 	$PY -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' "$1" "$2"
 }
 # daemon_get PATH: the daemon's own answer to GET /api/v1PATH, into $TMP/daemon.json
-daemon_get() {
-	curl -fs -m 10 "$URL/api/v1$1" >"$TMP/daemon.json"
+daemon_get() {	# as the client reads it: with its token, URLs whole
+	curl -fs -m 10 -H "Authorization: Bearer $TOKEN" "$URL/api/v1$1" >"$TMP/daemon.json"
 }
 njobs() {
 	curl -fs -m 10 "$URL/api/v1/jobs?limit=1" | jq_py 'J["total"]'

@@ -9,7 +9,7 @@
 # cancel another's job or bisection, nor triage an alert or set a
 # machine's health, which an admin token can; bisections count in their
 # token's limits, two at once included; a URL the lab may not fetch from
-# is refused at submit.
+# is refused at submit; a reader without a token sees URLs redacted.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; stop_fake_builds; rm -rf "$TMP"' EXIT

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""What a token may change of what others made, against a real tlblabd (t0080,
-its second daemon):
+"""What a token may change of what others made, and what a reader without a
+token sees, against a real tlblabd (t0080, its second daemon):
 
   api-owners.py PORT A B C ADMIN
 
 A, B and C are user tokens, ADMIN an admin token (lab.admin_tokens); the
 lab has max_jobs_per_token 1 and max_boots_per_token 4, a machine m1, the
 suite "hold" (a run that holds m1 until cancelled), a builder whose
-build.sh hangs on a resolve (so a bisection stays "asking the builder"),
-and alert 1 (the tracker's) seeded. Prints TAP lines ("ok - ..." /
-"not ok - ... # why").
+build.sh prints the URL it would fetch and hangs (so a bisection stays
+"asking the builder" and a build stays running), alert 1 (the tracker's)
+and delivery 1, of a hook whose URL's path is its secret, seeded. Prints
+TAP lines ("ok - ..." / "not ok - ... # why").
 """
 import http.client
 import json
@@ -19,6 +20,7 @@ import time
 
 PORT = int(sys.argv[1])
 A, B, C, ADMIN = sys.argv[2:6]
+SECRET = "s3cret"
 
 
 def ok(cond, name, why=""):
@@ -183,3 +185,55 @@ ok(st == 400 and message(doc).startswith("branch.url: host 127.0.0.1: refused: 1
 st, doc = request("POST", "/jobs", dict(ab, url="http://10.1.2.3/fix.patch"), B)
 ok(st == 400 and message(doc).startswith("url: host 10.1.2.3: refused: 10.1.2.3 is a private address") and
    total() == n, "a patch URL on a private address is refused the same way", "%d %s" % (st, message(doc)))
+
+# ---- 6. a reader without a token sees URLs redacted; a token, all of them ----
+
+url = "https://git.example.org/people/%s/linux.git" % SECRET
+st, doc = request("POST", "/jobs", dict(ab, branch={"url": url, "ref": "tlb/fix"}), B)
+jb = (doc or {}).get("job", {}).get("id", 0)
+ok(st == 201, "a branch job of a public (or unresolved) host is taken", "%d %s" % (st, message(doc)))
+# build.sh does not find the branch, and says so naming its URL
+failed = wait("the branch job to fail", lambda: job(jb).get("state") == "failed", 60)
+
+
+def build_log(token=None):
+    """The log of the build of the patched side, the one that fetches."""
+    sid = [s["id"] for s in job(jb, ADMIN).get("stages", []) if s["kind"] == "build" and s["side"] == "patched"]
+    return request("GET", "/jobs/%d/stages/%s/log" % (jb, sid[0] if sid else 0), token=token, raw=True)[1]
+
+
+st, text = request("GET", "/jobs/%d" % jb, raw=True)
+pub = json.loads(text).get("job", {})
+ok(failed and SECRET not in text and pub.get("patch_url") == "https://git.example.org/(redacted)" and
+   pub.get("patch_subject") == "branch tlb/fix of https://git.example.org/(redacted)" and
+   "cannot fetch tlb/fix from https://git.example.org/(redacted)" in (pub.get("error") or {}).get("message", ""),
+   "GET /jobs/ID without a token: the branch URL redacted, in patch_url, the job's name and its error",
+   "%s %d %s" % (failed, st, text[:600]))
+ok(job(jb, C).get("patch_url") == url and url in json.dumps(job(jb, C)["error"]),
+   "with any valid token, the whole URL", json.dumps(job(jb, C))[:300])
+lists = [request("GET", "/jobs?limit=50", token=t, raw=True)[1] for t in (None, C, None)]
+ok(SECRET not in lists[0] and SECRET in lists[1] and SECRET not in lists[2],
+   "the job list: redacted without a token, whole with one, and the cached answers keep apart",
+   "%s" % [SECRET in x for x in lists])
+logs = [build_log(), build_log(C)]
+ok(SECRET not in logs[0] and "fetching tlb/fix from https://git.example.org/(redacted)" in logs[0] and url in logs[1],
+   "the build's log names the URL redacted without a token, whole with one", "%s" % logs)
+st, text = request("GET", "/deliveries", raw=True)
+d = (json.loads(text).get("deliveries") or [{}])[0]
+ok(st == 200 and SECRET not in text and d.get("url") == "https://hooks.example.org/(redacted)" and
+   "webhook https://hooks.example.org/(redacted): HTTP 500" in (d.get("last_error") or ""),
+   "GET /deliveries without a token: the hook's URL redacted, in its errors too", text[:400])
+st, text = request("GET", "/deliveries", token=C, raw=True)
+ok(st == 200 and "https://hooks.example.org/services/T0/%s" % SECRET in text, "with a token, the whole hook URL",
+   text[:300])
+st, text = request("GET", "/tracks", raw=True)
+ok(st == 200 and SECRET not in text and '"url":"https://git.example.org/(redacted)"' in text,
+   "GET /tracks without a token: a track's tree URL redacted", text[:400])
+st, doc = request("POST", "/jobs", dict(ab, url="https://lore.example.org/%s/raw" % SECRET), ADMIN)
+ju = (doc or {}).get("job", {}).get("id", 0)
+ended = wait("the mbox job to end", lambda: job(ju).get("state") in ("failed", "done", "cancelled"), 60)
+st, text = request("GET", "/jobs/%d" % ju, raw=True)
+pub = json.loads(text).get("job") or {}
+ok(ended and SECRET not in text and pub.get("patch_url") == "https://lore.example.org/(redacted)" and
+   pub.get("patch_subject") == "https://lore.example.org/(redacted)",
+   "an mbox URL job (named by its URL until fetched): redacted without a token", "%s %s" % (ended, text[:500]))

@@ -1,7 +1,8 @@
 /*
  * daemon/fetch (what a patch URL may reach) and the branch URL grammar
  * that the API (util.c url_valid) shares with kernels/build.sh, read from
- * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too.
+ * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too; and
+ * how the API shows a URL to a reader without a token (util.c url_redact).
  */
 #include "testlib.h"
 
@@ -158,6 +159,63 @@ static void test_fetch_refused(void **state)
 	strbuf_release(&err);
 }
 
+static void assert_redacted(const char *url, const char *want)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	url_redact(url, &out);
+	assert_string_equal(out.buf, want);
+	strbuf_release(&out);
+}
+
+static void assert_redacted_in(const char *text, const char *url, const char *want)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	url_redact_in(text, strlen(text), url, &out);
+	assert_string_equal(out.buf, want);
+	strbuf_release(&out);
+}
+
+/* What may let one in goes (the user, the path, the query); scheme, host
+ * and port stay, wherever the URL shows: whole, or cut short after its host. */
+static void test_url_redact(void **state)
+{
+	const char *hook = "https://hooks.example.org/services/T0/B0/s3cret";
+	const char *branch = "git://git.example.org:9418/people/me/linux.git";
+
+	(void)state;
+	assert_redacted(hook, "https://hooks.example.org/(redacted)");
+	assert_redacted("https://user:pass@lore.example.org/x/raw", "https://lore.example.org/(redacted)");
+	assert_redacted("https://lore.example.org/x/raw?token=s3cret", "https://lore.example.org/(redacted)");
+	assert_redacted("http://[::1]:8080/p?k=v", "http://[::1]:8080/(redacted)");
+	assert_redacted("https://user@example.org", "https://example.org/(redacted)");
+	assert_redacted(branch, "git://git.example.org:9418/(redacted)");
+	/* nothing to hide */
+	assert_redacted("https://example.org", "https://example.org");
+	assert_redacted("https://example.org/", "https://example.org/");
+	/* not scheme://host: all of it */
+	assert_redacted("/var/cache/tlblab/linux", "(redacted)");
+	assert_redacted("https:///x", "(redacted)");
+	assert_redacted("", "(redacted)");
+
+	assert_redacted_in("webhook https://hooks.example.org/services/T0/B0/s3cret: HTTP 500", hook,
+			   "webhook https://hooks.example.org/(redacted): HTTP 500");
+	assert_redacted_in("branch tlb/fix of git://git.example.org:9418/people/me/linux.git", branch,
+			   "branch tlb/fix of git://git.example.org:9418/(redacted)");
+	/* cut short in a job's name, and twice */
+	assert_redacted_in("branch x of git://git.example.org:9418/peop...", branch,
+			   "branch x of git://git.example.org:9418/(redacted)...");
+	assert_redacted_in(branch, branch, "git://git.example.org:9418/(redacted)");
+	assert_redacted_in("a git://git.example.org:9418/people/me/linux.git b git://git.example.org:9418/people/x",
+			   branch, "a git://git.example.org:9418/(redacted) b git://git.example.org:9418/(redacted)x");
+	/* its host alone, or another host: not the URL */
+	assert_redacted_in("git://git.example.org is down", branch, "git://git.example.org is down");
+	assert_redacted_in("see https://hooks.example.org.evil/x", hook, "see https://hooks.example.org.evil/x");
+	assert_redacted_in("no URL here", NULL, "no URL here");
+	assert_redacted_in("no URL here", "", "no URL here");
+}
+
 /* A branch URL (git fetches it) or a patch URL at submit: its host under
  * the same policy as fetch_url's hops, git:// included; a host that does
  * not resolve is -EIO, for the caller to leave to the fetch. */
@@ -309,6 +367,7 @@ int main(void)
 		cmocka_unit_test(test_allow_entries),
 		cmocka_unit_test(test_fetch_refused),
 		cmocka_unit_test(test_url_allowed),
+		cmocka_unit_test(test_url_redact),
 		cmocka_unit_test(test_fetch_hops),
 	};
 

@@ -629,6 +629,58 @@ static void test_token_work_bisections(void **state)
 	assert_int_equal(boots, 2);
 }
 
+/*
+ * For a reader without a token the job list redacts each job's URL where
+ * it shows (the URL, the job's name, its error), and only that job's; with
+ * a token, the list is as stored.
+ */
+static void test_job_list_redacted(void **state)
+{
+	struct store_fixture *f = *state;
+	static const char url[] = "https://git.example.org/people/me/linux.git";
+	struct job_filter all = { .limit = 10 }, pub = { .limit = 10, .redact_urls = 1 };
+	struct strbuf text = STRBUF_INIT;
+	char kind[8], side[16];
+	int64_t branch, plain, stage;
+	json_t *doc, *j;
+
+	branch = sourced_job(f->st, "branch", NULL, url, "tlb/fix", 
+			     "branch tlb/fix of https://git.example.org/people/me/linux.git");
+	plain = sourced_job(f->st, "patch", "--- a/x\n+++ b/x\n", NULL, NULL,
+			    "mm: cite https://git.example.org/people/me/linux.git");
+	stage = store_fixture_next_id(f->st, branch, kind, side);
+	assert_int_equal(store_stage_begin(f->st, stage, "local"), 0);
+	assert_int_equal(store_stage_finish(f->st, stage, "failed", "patch",
+					    "cannot fetch tlb/fix from https://git.example.org/people/me/linux.git"), 0);
+
+	assert_int_equal(store_jobs_text(f->st, &pub, &text), 0);
+	doc = json_loadb(text.buf, text.len, 0, NULL);
+	assert_non_null(doc);
+	/* a job without a URL of its own keeps its text */
+	j = json_array_get(json_object_get(doc, "jobs"), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), plain);
+	assert_string_equal(json_string_value(json_object_get(j, "patch_subject")),
+			    "mm: cite https://git.example.org/people/me/linux.git");
+	j = json_array_get(json_object_get(doc, "jobs"), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), branch);
+	assert_string_equal(json_string_value(json_object_get(j, "patch_url")), "https://git.example.org/(redacted)");
+	assert_string_equal(json_string_value(json_object_get(j, "patch_subject")),
+			    "branch tlb/fix of https://git.example.org/(redacted)");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+			    "cannot fetch tlb/fix from https://git.example.org/(redacted)");
+	assert_string_equal(json_string_value(json_object_get(j, "patch_ref")), "tlb/fix");
+	json_decref(doc);
+
+	strbuf_reset(&text);
+	assert_int_equal(store_jobs_text(f->st, &all, &text), 0);
+	doc = json_loadb(text.buf, text.len, 0, NULL);
+	j = json_array_get(json_object_get(doc, "jobs"), 1);
+	assert_string_equal(json_string_value(json_object_get(j, "patch_url")), url);
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")), url));
+	json_decref(doc);
+	strbuf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -645,6 +697,7 @@ int main(void)
 		store_fixture_test(test_no_retry_after_cancel),
 		store_fixture_test(test_token_rights),
 		store_fixture_test(test_token_work_bisections),
+		store_fixture_test(test_job_list_redacted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
