@@ -142,6 +142,8 @@ static void secure_files(const struct lab_config *cfg, const char *dbpath)
 		close(fd);
 	if (cfg->token_file)
 		tighten_mode(cfg->token_file, 0600);
+	if (cfg->admin_token_file)
+		tighten_mode(cfg->admin_token_file, 0600);
 }
 
 /*
@@ -547,7 +549,7 @@ int main(int argc, char **argv)
 	secure_files(cfg, dbpath);
 	if (store_open(dbpath, &st, &err) < 0)
 		log_fatalx("%s", err.buf);
-	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, &err) < 0)
+	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, cfg->admin_tokens, &err) < 0)
 		log_fatalx("%s", err.buf);
 	if ((r = store_recover(st, &log)) < 0)
 		log_fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
@@ -583,13 +585,16 @@ int main(int argc, char **argv)
 					  err.buf);
 				continue;
 			}
-			if (store_sync_machines(st, next, &err) < 0 || store_sync_tokens(st, next->tokens, &err) < 0) {
+			if (store_sync_machines(st, next, &err) < 0 ||
+			    store_sync_tokens(st, next->tokens, next->admin_tokens, &err) < 0) {
 				log_warnx("SIGHUP: %s", err.buf);
 				config_free(next);
 				continue;
 			}
 			if (next->token_file)
 				tighten_mode(next->token_file, 0600);
+			if (next->admin_token_file)
+				tighten_mode(next->admin_token_file, 0600);
 			/* the scheduler and the API take their references to the next
 			 * one; running tasks and requests keep theirs to the old one,
 			 * which is freed when the last of them ends */

@@ -668,7 +668,7 @@ if [ -n "$fetch_url" ]; then
 	capture "$WORK/.fetch.out" timeout --foreground -k 5 "$FETCH_TIMEOUT" \
 		prlimit --fsize=$((FETCH_MAX_KB * 1024)) -- \
 		git -C "$SRC" -c advice.detachedHead=false -c core.hooksPath=/dev/null \
-		-c fetch.unpackLimit=1 -c transfer.unpackLimit=1 \
+		-c fetch.unpackLimit=1 -c transfer.unpackLimit=1 -c http.followRedirects=false \
 		fetch --no-tags -- "$fetch_url" "$fetch_ref" 9>&- || fetch_rc=$?
 	if [ "$fetch_rc" != 0 ]; then
 		grep -E '^(fatal|error): ' "$WORK/.fetch.out" | head -n 5 >"$WORK/.excerpt" || true

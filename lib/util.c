@@ -15,6 +15,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "strbuf.h"
 #include "banned.h"
 
 int parse_u64(const char *s, uint64_t *ret)
@@ -237,6 +239,79 @@ int url_valid(const char *url, int branch)
 			return 0;
 	}
 	return 1;
+}
+
+/* Where url's host (and port) end: past "scheme://" and the authority;
+ * 0 when url is not scheme://host... */
+static size_t url_host_end(const char *url)
+{
+	size_t i = 0;
+
+	if (!((url[0] >= 'a' && url[0] <= 'z') || (url[0] >= 'A' && url[0] <= 'Z')))
+		return 0;
+	while (is_alnum_ascii(url[i]) || url[i] == '+' || url[i] == '.' || url[i] == '-')
+		i++;
+	if (strncmp(url + i, "://", 3))
+		return 0;
+	i += 3;
+	if (!url[i] || strchr("/?#", url[i]))
+		return 0;	/* no host */
+	return i + strcspn(url + i, "/?#");
+}
+
+void url_redact(const char *url, struct strbuf *out)
+{
+	size_t end = url_host_end(url), scheme, at;
+
+	if (!end) {
+		strbuf_addstr(out, "(redacted)");
+		return;
+	}
+	scheme = (size_t)(strstr(url, "://") - url) + 3;
+	/* the host is after the last '@' of the authority: the user goes */
+	for (at = end; at > scheme && url[at - 1] != '@'; at--)
+		;
+	if (at == scheme && (!url[end] || !strcmp(url + end, "/"))) {
+		strbuf_addstr(out, url);
+		return;
+	}
+	strbuf_add(out, url, scheme);
+	strbuf_add(out, url + at, end - at);
+	strbuf_addstr(out, "/(redacted)");
+}
+
+void url_redact_in(const char *text, size_t len, const char *url, struct strbuf *out)
+{
+	size_t n = url ? strlen(url) : 0, min, i = 0, k;
+	struct strbuf red = STRBUF_INIT;
+	const char *p;
+
+	if (!n) {
+		strbuf_add(out, text, len);
+		return;
+	}
+	min = url_host_end(url);
+	if (!min)
+		min = n;
+	url_redact(url, &red);
+	while (i < len && (p = memmem(text + i, len - i, url, min))) {
+		size_t at = (size_t)(p - text);
+
+		for (k = min; k < n && at + k < len && text[at + k] == url[k]; k++)
+			;
+		/* its host going on ("https://host.evil/"): another URL */
+		if (k == min && at + k < len && text[at + k] &&
+		    (is_alnum_ascii(text[at + k]) || strchr(".-_~:@[]%", text[at + k]))) {
+			strbuf_add(out, text + i, at + 1 - i);
+			i = at + 1;
+			continue;
+		}
+		strbuf_add(out, text + i, at - i);
+		strbuf_add(out, red.buf, red.len);
+		i = at + k;
+	}
+	strbuf_add(out, text + i, len - i);
+	strbuf_release(&red);
 }
 
 static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+struct strbuf;
+
 /*
  * Checked number parsing and small helpers shared by every binary.
  * The parsers accept the whole string or nothing: trailing garbage, empty
@@ -63,6 +65,22 @@ int ref_valid(const char *ref);
  * holds both to it). A local path is never a branch URL.
  */
 int url_valid(const char *url, int branch);
+/*
+ * A URL as the API shows it to a reader without a token: its scheme and
+ * host (with the port) kept, the rest, whose user, path or query may be
+ * what lets one in (a webhook's secret path, a token in a query), written
+ * "/(redacted)": "https://lore.kernel.org/(redacted)". A URL of nothing
+ * but scheme and host stays as it is; what is not scheme://host... is
+ * "(redacted)" whole.
+ */
+void url_redact(const char *url, struct strbuf *out);
+/*
+ * text[0..len) with each place url appears written as url_redact writes
+ * it: the whole URL, or a part of it that runs at least through its host
+ * (a URL cut short in a job's name, "branch x of https://host/pa...").
+ * With url NULL or empty, text as it is.
+ */
+void url_redact_in(const char *text, size_t len, const char *url, struct strbuf *out);
 
 /*
  * Allocation that aborts on failure, as strbuf does: the daemon has no

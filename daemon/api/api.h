@@ -12,16 +12,33 @@
  * report). Errors
  * are {"error": {"code": "bad_request", "message": "workers: ..."}} with the
  * HTTP status that fits: 400 bad_request, 401 unauthorized (missing or wrong
- * token), 404 not_found, 405 method_not_allowed, 409 conflict, 413
- * too_large (body over lab.max_body), 414 uri_too_long (more than 64 query
- * arguments), 429 too_many_requests (a token's queued work over
- * lab.max_jobs_per_token or lab.max_boots_per_token), 500 internal, 503
- * unavailable. Creating and cancelling need "Authorization: Bearer TOKEN";
- * reads are open unless lab.read_requires_token. A POST without a valid
- * token is answered 401 from its headers, its body unread. One address
- * holds at most lab.max_connections_per_address connections (more are
- * closed at once), and a request whose headers take longer than
- * lab.header_timeout is closed without an answer.
+ * token), 403 forbidden (a token changing what it may not), 404 not_found,
+ * 405 method_not_allowed, 409 conflict, 413 too_large (body over
+ * lab.max_body), 414 uri_too_long (more than 64 query arguments), 429
+ * too_many_requests (a token's queued work over lab.max_jobs_per_token or
+ * lab.max_boots_per_token), 500 internal, 503 unavailable. Creating and
+ * cancelling need "Authorization: Bearer TOKEN"; reads are open unless
+ * lab.read_requires_token. A POST without a valid token is answered 401
+ * from its headers, its body unread. One address holds at most
+ * lab.max_connections_per_address connections (more are closed at once),
+ * and a request whose headers take longer than lab.header_timeout is
+ * closed without an answer.
+ *
+ * Tokens own their work: a job or a bisection records the token that made
+ * it (its hash), and only that token or an admin token (lab.admin_tokens,
+ * admin_token_file) may cancel it; what the lab made (a track's points'
+ * jobs, a bisection's steps, the tracker's bisections, every alert, every
+ * machine) is the admin tokens' alone to cancel, triage or take out. A
+ * refusal is 403 forbidden saying who made it and what the change needs
+ * ("job 12 was submitted by another token; cancel needs that token or an
+ * admin token"), and changes nothing.
+ *
+ * A reader without a valid token sees the URLs that may hold a secret
+ * redacted to their scheme and host ("https://host/(redacted)", util.h
+ * url_redact) wherever they show: a job's branch or mbox URL (patch_url,
+ * its patch_subject, error messages, its stage logs, its report), a
+ * webhook's URL (deliveries: url, errors, and a job in an event's body),
+ * a track's tree URL. With a token, all of them.
  *
  *   GET  /api/v1/health
  *        {"status": "ok", "version": TLBLAB_VERSION (lib/version.h), "jobs": {"queued": N, "running": N},
@@ -36,16 +53,19 @@
  *          "recent_failures": [{"job", "stage", "class", "message", "at"}]}]}
  *   POST /api/v1/machines/NAME/health   body {"health": "maintenance"|"unknown",
  *        "reason": "..."}: take a machine out, or put it back (a health
- *        check runs before its next job); needs a token
+ *        check runs before its next job); needs an admin token
  *   GET  /api/v1/jobs?state=S&suite=S&submitter=S&tree=S&verdict=V&limit=N&offset=N
  *        {"jobs": [JOB...], "total": N, "limit": N, "offset": N}
  *        newest first; limit default 50, at most 500
  *   POST /api/v1/jobs            body: JOB_REQUEST  -> 201 {"job": JOB}; 429 when
- *        the token already has lab.max_jobs_per_token jobs queued or running,
- *        or the job's boots would take its boots still to run past
- *        lab.max_boots_per_token
+ *        the token already has lab.max_jobs_per_token jobs queued or running
+ *        (a running bisection of its counts as one), or the job's boots would
+ *        take its boots still to run past lab.max_boots_per_token; 400 when
+ *        its branch or mbox URL names a host the lab may not fetch from
+ *        (fetch.h: checked again when its build starts)
  *   GET  /api/v1/jobs/ID         {"job": JOB}  (JOB with "stages")
- *   POST /api/v1/jobs/ID/cancel  -> 200 {"job": JOB}; 409 when already finished
+ *   POST /api/v1/jobs/ID/cancel  -> 200 {"job": JOB}; 403 for a token that did
+ *        not submit it (an admin token may); 409 when already finished
  *   GET  /api/v1/jobs/ID/runs    {"runs": [{"id", "stage", "machine", "side",
  *          "spec", "case", "iteration", "warmup", "workload", "params": {..},
  *          "duration_s", "build_id", "boot_id", "error": null, or the message
@@ -97,11 +117,14 @@
  *          "state_at", "created", "change_points": N}], "total"}
  *   GET  /api/v1/alerts/ID   the alert with its "change_points" (and their series)
  *   POST /api/v1/alerts/ID/state  body {"state": "new|acknowledged|ignored|fixed|
- *          intended", "by": NAME}; intended moves the track's baseline; needs a token
+ *          intended", "by": NAME}; intended moves the track's baseline; needs an
+ *          admin token (the tracker makes every alert)
  *   POST /api/v1/bisections  body {"tree", "good", "bad", "suite", "metric",
  *          "machine" (default: the first configured), "workload" (default: the
  *          row of metric that moved most), "boots" (per step, default 2),
- *          "submitter"} -> 201 {"bisection": ..}: the tracker drives it; needs a token
+ *          "submitter"} -> 201 {"bisection": ..}: the tracker drives it; needs a
+ *          token, in whose limits it counts while it runs (one job, with the
+ *          boots of one step); 429 past them, or with 8 running already
  *   GET  /api/v1/bisections?alert=ID&limit=N&offset=N  {"bisections": [{"id",
  *          "alert", "track", "tree", "good", "bad", "suite", "machine", "metric",
  *          "workload", "params", "boots", "state", "change", "status",
@@ -110,7 +133,8 @@
  *   GET  /api/v1/bisections/ID   the bisection with its "commits" and "steps"
  *          ({"commit", "role", "job", "outcome", "evidence", "job_state", ..})
  *   GET  /api/v1/bisections/ID/report.txt  text/plain: its report (bisect.h)
- *   POST /api/v1/bisections/ID/cancel  -> 200; 409 when it has ended; needs a token
+ *   POST /api/v1/bisections/ID/cancel  -> 200; 403 for a token that did not ask
+ *          for it (an admin token may); 409 when it has ended
  *   GET  /api/v1/deliveries?limit=N&offset=N  {"deliveries": [{"id", "hook",
  *          "event", "url", "state", "attempts", "last_status", "last_error",
  *          "log": [{"at", "status", "error"}], "body"}], "total"}

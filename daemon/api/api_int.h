@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store.h"
 #include "strbuf.h"
 
 /*
@@ -116,6 +117,40 @@ int api_authorized(struct api *api, struct MHD_Connection *conn);
 /* 0 when rc is a POST with a valid token; else 1, the 405 or 401 sent
  * and what the handler returns in *ret. */
 int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret);
+/*
+ * Who may change what (store.h: store_token_right), for a POST whose
+ * token api_post_refused let through: 0 when its token made row id of
+ * what, or is an admin token. Else 1 with the answer sent and in *ret,
+ * having changed nothing: 404 when there is no such row, 403 forbidden
+ * saying who made it and what `change` ("cancel") needs, or the store's
+ * error.
+ */
+int api_change_refused(struct route_ctx *rc, enum store_owned what, int64_t id, const char *change,
+		       enum MHD_Result *ret);
+/* 0 when rc's token is an admin token; else 1 with 403 forbidden sent
+ * (and in *ret), its message why_fmt's. */
+int api_admin_refused(struct route_ctx *rc, enum MHD_Result *ret, const char *why_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * Whether rc's token may queue the n jobs of plans[i] (nplans[i] stages
+ * each), by what the store counts of its work (store_token_work) and
+ * submit_within_limits. 0, or -1 with the answer (500, or 429 with
+ * `prefix` and why) sent and in *ret. The caller holds submit_lock across
+ * this and the store's insert, so two requests of one token cannot both
+ * take its last place.
+ */
+int api_within_token_limits(struct route_ctx *rc, const char *prefix, struct stage_plan *const *plans,
+			    const size_t *nplans, size_t n, enum MHD_Result *ret);
+/*
+ * A reader without a valid token sees URLs that may hold a secret (a
+ * webhook's, a job's branch or mbox URL, a track's) redacted (util.h:
+ * url_redact), as /trees never shows the trees' URLs. 1 when rc's reader
+ * is such a one.
+ */
+int api_reader_public(struct route_ctx *rc);
+/* Every string of doc with each place url appears in it redacted
+ * (url_redact_in), in place. */
+void api_redact_json(json_t *doc, const char *url);
 const char *api_query(struct MHD_Connection *conn, const char *key);
 /* A query argument as an integer in [min, max] into *ret (def when
  * absent): 0, or -1 when it is not one. */

@@ -15,6 +15,7 @@
 #include "api_int.h"
 #include "compare.h"
 #include "config.h"
+#include "fetch.h"
 #include "guard.h"
 #include "log.h"
 #include "report.h"
@@ -26,31 +27,6 @@
 #include "banned.h"
 
 #define SAMPLES_PAGE 5000	/* samples per answer, at most */
-
-/*
- * Whether the submitting token may queue these n jobs (submit_within_limits),
- * from its work the store counts. 0, or -1 with the answer (500 or 429)
- * sent and in *ret. The caller holds submit_lock, so that two submits of
- * one token cannot both pass on the last place.
- */
-static int within_token_limits(struct route_ctx *rc, struct stage_plan *const *plans, const size_t *nplans,
-			       size_t n, enum MHD_Result *ret)
-{
-	struct strbuf why = STRBUF_INIT;
-	int jobs, boots;
-
-	if (store_token_work(rc->api->st, api_bearer(rc->conn), &jobs, &boots) < 0) {
-		log_warnx("api: create job: cannot count the token's queued jobs");
-		*ret = api_send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
-		return -1;
-	}
-	if (submit_within_limits(rc->cfg, jobs, boots, plans, nplans, n, &why) < 0) {
-		*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s", why.buf);
-		strbuf_release(&why);
-		return -1;
-	}
-	return 0;
-}
 
 /*
  * Stores the jobs (one, or a per-patch series') if their token is within
@@ -65,7 +41,7 @@ static int queue_jobs(struct route_ctx *rc, const struct job_request *reqs, stru
 	int r;
 
 	GUARD_MUTEX(&rc->api->submit_lock);
-	if (within_token_limits(rc, plans, nplans, n, ret) < 0)
+	if (api_within_token_limits(rc, "", plans, nplans, n, ret) < 0)
 		return -1;
 	if ((r = store_job_group_create(rc->api->st, reqs, plans, nplans, n, ret_ids, &err)) < 0) {
 		log_warnx("api: create job: %s", err.buf);
@@ -73,6 +49,17 @@ static int queue_jobs(struct route_ctx *rc, const struct job_request *reqs, stru
 	}
 	strbuf_release(&err);
 	return r < 0 ? -1 : 0;
+}
+
+/* The job as its reader may see it (api_reader_public): without a token,
+ * its URL redacted wherever it shows. NULL with errno, as store_job_json. */
+static json_t *job_for_reader(struct route_ctx *rc, int64_t id)
+{
+	json_t *job = store_job_json(rc->api->st, id);
+
+	if (job && api_reader_public(rc))
+		api_redact_json(job, json_string_value(json_object_get(job, "patch_url")));
+	return job;
 }
 
 /* the job as stored, or what the client needs of it when it cannot be read back */
@@ -143,6 +130,19 @@ enum MHD_Result api_create_job(struct route_ctx *rc)
 		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
 		goto out;
 	}
+	/*
+	 * A branch's or an mbox's URL names a host the lab may fetch from
+	 * (fetch.h): refused here when it is not, rather than as the job's
+	 * failure. A host that does not resolve now is left to the fetch, which
+	 * checks again (build_stage.c) and fails as the submitter's if it still
+	 * does not: a lab may be offline, or its builder see other names.
+	 */
+	if (req.patch_url && fetch_url_allowed(req.patch_url, cfg->fetch_allow, &err) == -EPERM) {
+		const char *field = !strcmp(req.patch_kind, "branch") ? "branch.url" : "url";
+
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s: %s", field, err.buf);
+		goto out;
+	}
 	suite = config_suite(cfg, req.suite);
 	if (req.per_patch) {
 		ret = create_per_patch(rc, &req, suite);
@@ -208,12 +208,15 @@ enum MHD_Result api_list_jobs(struct route_ctx *rc)
 	int r;
 
 	strbuf_init(&body, 32768);	/* a page of 50 jobs, without regrowing */
-	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0)
+	if (api_job_filter_parse(query_get, rc->conn, &f, &err) < 0) {
 		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
-	else if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
-		ret = api_send_read(rc->conn, NULL, -r, "job list");
-	else
-		ret = api_send_json_text(rc->conn, &body);
+	} else {
+		f.redact_urls = api_reader_public(rc);
+		if ((r = store_jobs_text(rc->api->st, &f, &body)) < 0)
+			ret = api_send_read(rc->conn, NULL, -r, "job list");
+		else
+			ret = api_send_json_text(rc->conn, &body);
+	}
 	strbuf_release(&err);
 	strbuf_release(&body);
 	return ret;
@@ -328,7 +331,7 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	cmp = json_loadb(doc.buf, doc.len, 0, NULL);
 	/* the comparison has just given a finished job its verdict */
 	json_decref(job);
-	job = store_job_json(api->st, id);
+	job = job_for_reader(rc, id);
 	if (!job) {
 		ret = api_send_store_error(rc->conn, errno == ENOENT ? -EIO : -errno, "job %lld: could not read it "
 				       "for its report", (long long)id);
@@ -358,7 +361,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 	if (!sub) {
 		if (strcmp(rc->method, "GET"))
 			return api_send_error(rc->conn, 405, "method_not_allowed", "use GET");
-		job = store_job_json(api->st, id);
+		job = job_for_reader(rc, id);
 		if (!job)
 			return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 		return api_send_json(rc->conn, 200, json_pack("{s:o}", "job", job));
@@ -367,7 +370,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 		enum MHD_Result refused;
 		int r;
 
-		if (api_post_refused(rc, &refused))
+		if (api_post_refused(rc, &refused) || api_change_refused(rc, STORE_OWNED_JOB, id, "cancel", &refused))
 			return refused;
 		r = store_job_cancel(api->st, id);
 		if (r == -ENOENT)
@@ -489,6 +492,21 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 				from++;
 		if (!api_query(rc->conn, "tail"))
 			from = 0;
+		if (api_reader_public(rc)) {
+			/* build.sh names the branch it fetches */
+			struct strbuf red = STRBUF_INIT;
+
+			if (!(job = store_job_json(api->st, id))) {
+				strbuf_release(&log);
+				return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+			}
+			url_redact_in(log.buf + from, log.len - from,
+				      json_string_value(json_object_get(job, "patch_url")), &red);
+			json_decref(job);
+			strbuf_release(&log);
+			log = red;
+			from = 0;
+		}
 		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
 		strbuf_release(&log);
 		return ret;

@@ -1,9 +1,10 @@
 /*
  * The answers of the HTTP API and what a request carries, shared by the
  * server (api_server.c) and its routes (api_jobs.c, api_tracks.c): sending JSON,
- * text, errors and a store's failures; the bearer token; the query's
- * arguments and ids. Below the routes and the server both, so that the
- * routes never call back into the server's file.
+ * text, errors and a store's failures; the bearer token, what it may
+ * change and queue, and what a reader without one sees (URLs redacted);
+ * the query's arguments and ids. Below the routes and the server both, so
+ * that the routes never call back into the server's file.
  */
 #include "api_int.h"
 
@@ -16,6 +17,7 @@
 
 #include "log.h"
 #include "store.h"
+#include "submit.h"
 #include "util.h"
 #include "banned.h"
 
@@ -166,6 +168,101 @@ int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret)
 	else
 		return 0;
 	return 1;
+}
+
+int api_change_refused(struct route_ctx *rc, enum store_owned what, int64_t id, const char *change,
+		       enum MHD_Result *ret)
+{
+	static const char *const noun[STORE_OWNED_MAX] = { "job", "bisection", "alert" };
+	static const char *const made[STORE_OWNED_MAX] = { "submitted", "asked for", "made" };
+	int r = store_token_right(rc->api->st, api_bearer(rc->conn), what, id);
+
+	if (r == TOKEN_MADE_IT || r == TOKEN_ADMIN)
+		return 0;
+	if (r == -ENOENT)
+		*ret = api_send_error(rc->conn, 404, "not_found", "no %s %lld", noun[what], (long long)id);
+	else if (r == TOKEN_OTHER)
+		*ret = api_send_error(rc->conn, 403, "forbidden", "%s %lld was %s by another token; %s needs that "
+				      "token or an admin token", noun[what], (long long)id, made[what], change);
+	else if (r == TOKEN_LAB)
+		*ret = api_send_error(rc->conn, 403, "forbidden", "%s %lld is the lab's (no token %s it: a track, "
+				      "the tracker or a bisection did); %s needs an admin token", noun[what],
+				      (long long)id, made[what], change);
+	else
+		*ret = api_send_store_error(rc->conn, r, "%s %lld: could not read who made it", noun[what],
+					    (long long)id);
+	return 1;
+}
+
+int api_admin_refused(struct route_ctx *rc, enum MHD_Result *ret, const char *why_fmt, ...)
+{
+	struct strbuf why = STRBUF_INIT;
+	va_list ap;
+
+	if (store_token_admin(rc->api->st, api_bearer(rc->conn)))
+		return 0;
+	va_start(ap, why_fmt);
+	strbuf_vaddf(&why, why_fmt, ap);
+	va_end(ap);
+	*ret = api_send_error(rc->conn, 403, "forbidden", "%s", why.buf);
+	strbuf_release(&why);
+	return 1;
+}
+
+int api_within_token_limits(struct route_ctx *rc, const char *prefix, struct stage_plan *const *plans,
+			    const size_t *nplans, size_t n, enum MHD_Result *ret)
+{
+	struct strbuf why = STRBUF_INIT;
+	int jobs, boots;
+
+	if (store_token_work(rc->api->st, api_bearer(rc->conn), &jobs, &boots) < 0) {
+		log_warnx("api: cannot count a token's queued work");
+		*ret = api_send_error(rc->conn, 500, "internal", "could not count the token's queued jobs");
+		return -1;
+	}
+	if (submit_within_limits(rc->cfg, jobs, boots, plans, nplans, n, &why) < 0) {
+		*ret = api_send_error(rc->conn, 429, "too_many_requests", "%s%s", prefix, why.buf);
+		strbuf_release(&why);
+		return -1;
+	}
+	return 0;
+}
+
+int api_reader_public(struct route_ctx *rc)
+{
+	return !api_authorized(rc->api, rc->conn);
+}
+
+static void redact_walk(json_t *doc, const char *url)
+{
+	struct strbuf t = STRBUF_INIT;
+	const char *key;
+	json_t *v;
+	size_t i;
+
+	if (json_is_object(doc)) {
+		json_object_foreach(doc, key, v)
+			redact_walk(v, url);
+	} else if (json_is_array(doc)) {
+		json_array_foreach(doc, i, v)
+			redact_walk(v, url);
+	} else if (json_is_string(doc)) {
+		url_redact_in(json_string_value(doc), json_string_length(doc), url, &t);
+		if (t.len != json_string_length(doc) || memcmp(t.buf, json_string_value(doc), t.len))
+			json_string_setn(doc, t.buf, t.len);
+		strbuf_release(&t);
+	}
+}
+
+void api_redact_json(json_t *doc, const char *url)
+{
+	char *copy;
+
+	if (!url || !*url)
+		return;
+	copy = xstrdup(url);	/* url may be one of doc's strings, which change */
+	redact_walk(doc, copy);
+	free(copy);
 }
 
 const char *api_query(struct MHD_Connection *conn, const char *key)

@@ -98,6 +98,9 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 		return ret;
 	if (!config_valid_name(name) || !config_machine(rc->cfg, name))
 		return api_send_error(rc->conn, 404, "not_found", "no machine '%.64s'", name);
+	/* every machine is the lab's: no token made one */
+	if (api_admin_refused(rc, &ret, "machine %s is the lab's; setting its health needs an admin token", name))
+		return ret;
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
 	health = json_string_value(json_object_get(body, "health"));
 	reason = json_string_value(json_object_get(body, "reason"));
@@ -182,11 +185,15 @@ static enum MHD_Result route(struct route_ctx *rc)
 	struct strbuf key = STRBUF_INIT, body = STRBUF_INIT;
 	enum MHD_Result ret;
 	int64_t gen;
-	int i;
+	int i, public;
 
-	if (rc->api->cache_off || strcmp(rc->method, "GET") || rc->nseg < 3 || strcmp(rc->seg[2], "jobs") ||
-	    (rc->cfg->read_requires_token && !api_authorized(rc->api, rc->conn)))
+	if (rc->api->cache_off || strcmp(rc->method, "GET") || rc->nseg < 3 || strcmp(rc->seg[2], "jobs"))
 		return route_uncached(rc);
+	public = api_reader_public(rc);
+	if (rc->cfg->read_requires_token && public)
+		return route_uncached(rc);
+	/* a reader without a token sees URLs redacted: an answer of its own */
+	strbuf_addstr(&key, public ? "public:" : "token:");
 	for (i = 0; i < rc->nseg; i++)
 		strbuf_addf(&key, "/%s", rc->seg[i]);
 	MHD_get_connection_values(rc->conn, MHD_GET_ARGUMENT_KIND, add_arg, &key);

@@ -13,8 +13,10 @@
 
 #include "bisect.h"
 #include "config.h"
+#include "guard.h"
 #include "log.h"
 #include "store.h"
+#include "submit.h"
 #include "track.h"
 #include "util.h"
 #include "banned.h"
@@ -23,6 +25,8 @@
 static json_t *tracks_json(struct route_ctx *rc)
 {
 	json_t *doc = store_tracks_json(rc->api->st), *t;
+	int public = api_reader_public(rc);
+	struct strbuf url = STRBUF_INIT;
 	size_t i;
 
 	json_array_foreach(json_object_get(doc, "tracks"), i, t) {
@@ -36,11 +40,39 @@ static json_t *tracks_json(struct route_ctx *rc)
 		}
 		for (k = 0; k < c->nmachines; k++)
 			json_array_append_new(m, json_string(c->machines[k]));
+		/* a tree's URL, which /trees never shows */
+		strbuf_reset(&url);
+		if (c->url && public)
+			url_redact(c->url, &url);
 		json_object_set_new(t, "config", json_pack("{s:s,s:s,s:s?,s:s,s:s,s:o,s:i,s:b,s:{s:i,s:f,s:f,s:i}}",
-			"tree", c->tree, "branch", c->branch, "url", c->url, "schedule", c->schedule,
+			"tree", c->tree, "branch", c->branch, "url", url.len ? url.buf : c->url,
+			"schedule", c->schedule,
 			"suite", c->suite, "machines", m, "boots", c->boots, "bisect", c->bisect,
 			"detect", "window", (int)c->detect.window, "max_p", c->detect.max_p,
 			"min_change", c->detect.min_magnitude, "confirm_after", c->confirm_after));
+	}
+	strbuf_release(&url);
+	return doc;
+}
+
+/*
+ * A page of webhook deliveries as its reader may see it: without a token,
+ * each hook's URL (whose path may be its secret) and the URL of the job an
+ * event tells of (its body's "job") redacted wherever they show, in the
+ * errors and the body as well.
+ */
+static json_t *deliveries_json(struct route_ctx *rc, int limit, int offset)
+{
+	json_t *doc = store_deliveries_json(rc->api->st, limit, offset), *d;
+	size_t i;
+
+	if (!doc || !api_reader_public(rc))
+		return doc;
+	json_array_foreach(json_object_get(doc, "deliveries"), i, d) {
+		json_t *job = json_object_get(json_object_get(d, "body"), "job");
+
+		api_redact_json(d, json_string_value(json_object_get(job, "patch_url")));
+		api_redact_json(d, json_string_value(json_object_get(d, "url")));
 	}
 	return doc;
 }
@@ -97,7 +129,7 @@ static enum MHD_Result alert_state(struct route_ctx *rc, int64_t id)
 	enum MHD_Result ret;
 	int r;
 
-	if (api_post_refused(rc, &ret))
+	if (api_post_refused(rc, &ret) || api_change_refused(rc, STORE_OWNED_ALERT, id, "setting its state", &ret))
 		return ret;
 	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
 	state = json_string_value(json_object_get(body, "state"));
@@ -143,6 +175,40 @@ static int metric_valid(const char *m)
 	return 1;
 }
 
+/*
+ * Stores the bisection req if the lab runs fewer than API_MAX_BISECTIONS
+ * and its token is within its limits, where a running bisection counts as
+ * one job with the boots of one step (plan: its steps run one after
+ * another, store_token_work): checked and stored as one step under
+ * submit_lock, as jobs are (api_jobs.c), so that two requests cannot both
+ * take a last place. 0 with *ret_id, or -1 with the answer sent and in *ret.
+ */
+static int queue_bisection(struct route_ctx *rc, const struct bisection_request *req, struct stage_plan *plan,
+			   size_t nplan, int64_t *ret_id, enum MHD_Result *ret)
+{
+	struct strbuf err = STRBUF_INIT;
+	int64_t *running = NULL;
+	size_t n = 0;
+	int r;
+
+	GUARD_MUTEX(&rc->api->submit_lock);
+	r = store_bisections_running(rc->api->st, &running, &n);
+	free(running);
+	if (r == 0 && n >= API_MAX_BISECTIONS) {
+		*ret = api_send_error(rc->conn, 429, "too_many", "%zu bisections are running already (at most %d): "
+				      "cancel one or wait", n, API_MAX_BISECTIONS);
+		return -1;
+	}
+	if (api_within_token_limits(rc, "a running bisection counts as one job with the boots of one of its steps: ",
+				    &plan, &nplan, 1, ret) < 0)
+		return -1;
+	r = store_bisection_create(rc->api->st, req, NULL, 0, NULL, 0, ret_id, &err);
+	if (r < 0)
+		*ret = api_send_store_error(rc->conn, r, "bisection: not stored: %s", err.buf);
+	strbuf_release(&err);
+	return r < 0 ? -1 : 0;
+}
+
 /* POST /bisections: {"tree", "good", "bad", "suite", "metric", "machine",
  * "workload", "boots", "submitter"}, each checked against the lab */
 static enum MHD_Result bisection_create(struct route_ctx *rc)
@@ -150,13 +216,13 @@ static enum MHD_Result bisection_create(struct route_ctx *rc)
 	static const char *const keys[] = { "tree", "good", "bad", "suite", "metric", "machine", "workload", "boots",
 					    "submitter", NULL };
 	struct bisection_request req = { 0 };
-	struct strbuf err = STRBUF_INIT;
+	struct job_request step;
+	struct stage_plan *plan = NULL;
 	json_t *body, *v, *doc;
 	const char *key, *bad_field = NULL, *why = "";
 	enum MHD_Result ret;
 	int64_t id = 0;
-	size_t i;
-	int r;
+	size_t i, nplan;
 
 	if (api_post_refused(rc, &ret))
 		return ret;
@@ -217,22 +283,12 @@ static enum MHD_Result bisection_create(struct route_ctx *rc)
 	}
 	if (!req.machine)
 		req.machine = rc->cfg->machines[0].name;
-	{
-		int64_t *running = NULL;
-		size_t n = 0;
-
-		r = store_bisections_running(rc->api->st, &running, &n);
-		free(running);
-		if (r == 0 && n >= API_MAX_BISECTIONS) {
-			json_decref(body);
-			return api_send_error(rc->conn, 429, "too_many", "%zu bisections are running already (at most "
-					      "%d): cancel one or wait", n, API_MAX_BISECTIONS);
-		}
-	}
-	r = store_bisection_create(rc->api->st, &req, NULL, 0, NULL, 0, &id, &err);
-	if (r < 0) {
-		ret = api_send_store_error(rc->conn, r, "bisection: not stored: %s", err.buf);
-	} else {
+	req.token = api_bearer(rc->conn);
+	/* what each step runs (track_bisect.c): a kernel's build, then its boots */
+	step = (struct job_request){ .kind = "run", .tree = req.tree, .base = req.bad, .suite = req.suite,
+				     .boots = req.boots };
+	nplan = submit_plan(rc->cfg, config_suite(rc->cfg, req.suite), &step, &plan);
+	if (queue_bisection(rc, &req, plan, nplan, &id, &ret) == 0) {
 		log_info("bisection %lld: %s..%s in %s of tree %s on %s, asked for through the API", (long long)id,
 			 req.good, req.bad, req.metric, req.tree, req.machine);
 		if (rc->api->tracker)
@@ -241,7 +297,7 @@ static enum MHD_Result bisection_create(struct route_ctx *rc)
 		ret = doc ? api_send_json(rc->conn, 201, json_pack("{s:o}", "bisection", doc))
 			  : api_send_store_error(rc->conn, -errno, "bisection %lld", (long long)id);
 	}
-	strbuf_release(&err);
+	free(plan);
 	json_decref(body);
 	return ret;
 }
@@ -266,7 +322,7 @@ static enum MHD_Result bisection_routes(struct route_ctx *rc, int is_get)
 	if (api_parse_id(rc->seg[3], &id) < 0)
 		return api_send_error(rc->conn, 400, "bad_request", "bisection: must be a bisection id");
 	if (rc->nseg == 5 && !strcmp(rc->seg[4], "cancel")) {
-		if (api_post_refused(rc, &ret))
+		if (api_post_refused(rc, &ret) || api_change_refused(rc, STORE_OWNED_BISECTION, id, "cancel", &ret))
 			return ret;
 		r = store_bisection_cancel(rc->api->st, id);
 		if (r == -ENOENT)
@@ -323,8 +379,8 @@ enum MHD_Result api_track_routes(struct route_ctx *rc)
 			return api_send_error(rc->conn, 400, "bad_request", "limit, offset: must be integers "
 					      "(limit 1..500)");
 		if (!strcmp(what, "deliveries"))
-			return api_send_read(rc->conn, store_deliveries_json(rc->api->st, (int)limit, (int)offset),
-					     errno, "deliveries");
+			return api_send_read(rc->conn, deliveries_json(rc, (int)limit, (int)offset), errno,
+					     "deliveries");
 		if (track && !config_valid_name(track))
 			return api_send_error(rc->conn, 400, "bad_request", "track: not a valid name");
 		return api_send_read(rc->conn, store_alerts_json(rc->api->st, track, (int)limit, (int)offset),

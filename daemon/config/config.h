@@ -24,6 +24,9 @@
  *     tokens: [s3cret]                  # and/or
  *     token_file: /etc/tlblab/tokens    # one token per line, # comments
  *                                       # (the example token is refused)
+ *     admin_tokens: [0ps-s3cret]        # and/or admin_token_file: these may
+ *                                       # also cancel others' work, triage
+ *                                       # alerts, set machines' health
  *     allowed_hosts: [lab.example.org]  # Host names the API answers besides
  *                                       # the listen address and localhost
  *     read_requires_token: false        # reads are open by default
@@ -324,6 +327,11 @@ struct lab_config {
 	int listen_port;	/* default 8080 */
 	char **tokens;		/* NULL-terminated: from tokens: and token_file: */
 	size_t ntokens;
+	/* NULL-terminated, from admin_tokens: and admin_token_file: tokens
+	 * that may also cancel and triage what other tokens or the lab made
+	 * (api.h) */
+	char **admin_tokens;
+	char *admin_token_file;	/* or NULL */
 	char *token_file;	/* or NULL */
 	/* Host header names accepted besides the listen address, localhost,
 	 * 127.0.0.1 and ::1 (config_host_allowed); NULL-terminated */

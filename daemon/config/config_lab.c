@@ -8,7 +8,7 @@
  * the defaults config_load_string() starts from, the parser of this
  * section, `tlblabd -n` (the values in force) and `tlblabd -S` (the
  * reference in docs/lab-settings.md) all read the rows. A setting whose
- * value has a shape of its own (listen, tokens, token_file) has a typed
+ * value has a shape of its own (listen, tokens, token files) has a typed
  * handler; the rest share the handlers of their type.
  */
 #include "config.h"
@@ -27,15 +27,28 @@
 #include "util.h"
 #include "banned.h"
 
-/* Appends the NULL-terminated add[0..nadd) to cfg->tokens, taking the strings. */
-static void tokens_append(struct lab_config *cfg, char **add, size_t nadd)
+/* Appends add[0..nadd) to the NULL-terminated list *list (cfg->tokens or
+ * cfg->admin_tokens), taking the strings. */
+static void tokens_append(char ***list, char **add, size_t nadd)
 {
-	char **v = xrealloc(cfg->tokens, (cfg->ntokens + nadd + 1) * sizeof(*v));
+	size_t n = 0;
+	char **v;
 
-	memcpy(v + cfg->ntokens, add, nadd * sizeof(*v));
-	cfg->ntokens += nadd;
-	v[cfg->ntokens] = NULL;
-	cfg->tokens = v;
+	while (*list && (*list)[n])
+		n++;
+	v = xrealloc(*list, (n + nadd + 1) * sizeof(*v));
+	memcpy(v + n, add, nadd * sizeof(*v));
+	v[n + nadd] = NULL;
+	*list = v;
+}
+
+static size_t tokens_count(char *const *list)
+{
+	size_t n = 0;
+
+	while (list && list[n])
+		n++;
+	return n;
 }
 
 /*
@@ -43,7 +56,8 @@ static void tokens_append(struct lab_config *cfg, char **add, size_t nadd)
  * lines starting with '#' skipped, surrounding blanks trimmed. Tokens are
  * secrets: messages give the line, never the text.
  */
-static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
+static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *key, const char *path,
+			    char ***list)
 {
 	struct strbuf text = STRBUF_INIT;
 	char why[128];
@@ -52,7 +66,7 @@ static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
 
 	r = config_read_regular_file(path, &text, TOKEN_FILE_MAX_BYTES);
 	if (r < 0) {
-		node_error(c, n, "token_file: cannot read %s: %s", path,
+		node_error(c, n, "%s: cannot read %s: %s", key, path,
 			   config_read_error_text(r, TOKEN_FILE_MAX_BYTES, why, sizeof(why)));
 		goto out;
 	}
@@ -72,13 +86,13 @@ static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
 		if (start == end || line[start] == '#')
 			continue;
 		if (!config_valid_token_n(line + start, end - start)) {
-			node_error(c, n, "token_file: %s:%zu: must be %s", path, lineno,
+			node_error(c, n, "%s: %s:%zu: must be %s", key, path, lineno,
 				   MUST_TOKEN);
 			continue;
 		}
 		if (end - start == strlen(CONFIG_EXAMPLE_TOKEN) &&
 		    !memcmp(line + start, CONFIG_EXAMPLE_TOKEN, end - start)) {
-			node_error(c, n, "token_file: %s:%zu: %s", path, lineno, EXAMPLE_TOKEN_FIX);
+			node_error(c, n, "%s: %s:%zu: %s", key, path, lineno, EXAMPLE_TOKEN_FIX);
 			continue;
 		}
 		{
@@ -86,7 +100,7 @@ static void load_token_file(struct cfg_ctx *c, yaml_node_t *n, const char *path)
 
 			if (!tok)
 				abort();
-			tokens_append(c->cfg, &tok, 1);
+			tokens_append(list, &tok, 1);
 		}
 	}
 out:
@@ -132,7 +146,7 @@ static int parse_listen(const char *s, char **ret_host, int *ret_port)
 }
 
 /* The example token opens the lab to anyone who read the example. */
-static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
+static void refuse_example_tokens(struct cfg_ctx *c, const char *key, yaml_node_t *seq)
 {
 	for (yaml_node_item_t *it = seq->data.sequence.items.start;
 	     it < seq->data.sequence.items.top; it++) {
@@ -140,7 +154,7 @@ static void refuse_example_tokens(struct cfg_ctx *c, yaml_node_t *seq)
 		const char *s = config_scalar(item);
 
 		if (s && !strcmp(s, CONFIG_EXAMPLE_TOKEN))
-			node_error(c, item, "tokens[%td]: %s", it - seq->data.sequence.items.start,
+			node_error(c, item, "%s[%td]: %s", key, it - seq->data.sequence.items.start,
 				   EXAMPLE_TOKEN_FIX);
 	}
 }
@@ -149,8 +163,8 @@ enum setting_type {
 	SET_PATH,	/* char *: a path */
 	SET_USER,	/* char *: a user name */
 	SET_LISTEN,	/* listen_host, listen_port */
-	SET_TOKENS,	/* appended to tokens */
-	SET_TOKEN_FILE,	/* char *, and its tokens appended */
+	SET_TOKENS,	/* char **: tokens, appended to */
+	SET_TOKEN_FILE,	/* char *, and its tokens appended (token_file_list) */
 	SET_HOSTS,	/* char **: host names */
 	SET_FETCH,	/* char **: fetch_allow entries */
 	SET_BOOL,	/* int */
@@ -183,9 +197,13 @@ static const struct setting settings[] = {
 	{ "listen", SET_LISTEN, AT(listen_host), NAN, "127.0.0.1:8080", NAN, NAN,
 	  "the API's address, IPV4:PORT or [IPV6]:PORT" },
 	{ "tokens", SET_TOKENS, AT(tokens), NONE,
-	  "bearer tokens that may submit and cancel (16 to 4096 printable characters)" },
+	  "bearer tokens that may submit, and cancel what they submitted (16 to 4096 printable characters)" },
 	{ "token_file", SET_TOKEN_FILE, AT(token_file), NONE,
 	  "a file of more tokens, one a line ('#' comments), read at start and on reload" },
+	{ "admin_tokens", SET_TOKENS, AT(admin_tokens), NONE,
+	  "bearer tokens that may also cancel any job or bisection, triage alerts and set machines' health" },
+	{ "admin_token_file", SET_TOKEN_FILE, AT(admin_token_file), NONE,
+	  "a file of more admin tokens, as token_file" },
 	{ "read_requires_token", SET_BOOL, AT(read_requires_token), 0, NULL, NAN, NAN,
 	  "reads need a token too" },
 	{ "allowed_hosts", SET_HOSTS, AT(allowed_hosts), NONE,
@@ -208,11 +226,11 @@ static const struct setting settings[] = {
 	{ "header_timeout", SET_SECONDS, AT(header_timeout), 10, NULL, 1, 300,
 	  "the time a client has to send a request's headers" },
 	{ "max_jobs_per_token", SET_INT, AT(max_jobs_per_token), 20, NULL, 1, 100000,
-	  "jobs one token may have queued or running" },
+	  "jobs one token may have queued or running (a running bisection counts as one)" },
 	{ "max_boots_per_token", SET_INT, AT(max_boots_per_token), 200, NULL, 1, 1000000,
-	  "boot stages not yet done one token may have" },
+	  "boot stages not yet done one token may have (a running bisection: one step's boots)" },
 	{ "fetch_allow", SET_FETCH, AT(fetch_allow), NONE,
-	  "addresses, CIDRs or host names a patch URL may reach besides public ones" },
+	  "addresses, CIDRs or host names a patch or branch URL may reach besides public ones" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 _Static_assert(NSETTINGS <= MAX_KEYS, "more lab settings than a keyset holds");
@@ -220,6 +238,12 @@ _Static_assert(NSETTINGS <= MAX_KEYS, "more lab settings than a keyset holds");
 static void *field(struct lab_config *cfg, const struct setting *s)
 {
 	return (char *)cfg + s->off;
+}
+
+/* The list a token file's tokens join: admin_token_file's, the admin tokens. */
+static char ***token_file_list(struct lab_config *cfg, const struct setting *s)
+{
+	return s->off == AT(admin_token_file) ? &cfg->admin_tokens : &cfg->tokens;
 }
 
 /* 1024 as "1K", 1 MiB as "1M": as the configuration writes sizes */
@@ -248,7 +272,7 @@ void config_lab_defaults(struct lab_config *cfg)
 				abort();	/* the table's own default */
 			break;
 		case SET_TOKENS:
-			cfg->tokens = xcalloc(1, sizeof(*cfg->tokens));
+			*(char ***)f = xcalloc(1, sizeof(char *));
 			break;
 		case SET_BOOL:
 		case SET_INT:
@@ -300,19 +324,19 @@ static void parse_setting(struct cfg_ctx *c, const struct setting *s, yaml_node_
 		char **t = config_get_list(c, s->name, n, config_valid_token, MUST_TOKEN, &count);
 
 		if (t)
-			tokens_append(cfg, t, count);
-		free(t);	/* the strings now belong to cfg->tokens */
+			tokens_append((char ***)f, t, count);
+		free(t);	/* the strings now belong to the list */
 		if (t && n->type == YAML_SEQUENCE_NODE)
-			refuse_example_tokens(c, n);
+			refuse_example_tokens(c, s->name, n);
 		break;
 	}
 	case SET_TOKEN_FILE: {
 		char *path = config_get_str(c, s->name, n, config_valid_path, MUST_PATH);
 
 		if (path)
-			load_token_file(c, n, path);
-		free(cfg->token_file);
-		cfg->token_file = path;
+			load_token_file(c, n, s->name, path, token_file_list(cfg, s));
+		free(*(char **)f);
+		*(char **)f = path;
 		break;
 	}
 	case SET_HOSTS:
@@ -363,12 +387,13 @@ void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 		names[i] = settings[i].name;
 	names[i] = NULL;
 	config_map_keys(c, map, names, "lab", "key", &ks);
-	/* the rows' order: the tokens of token_file after those of tokens */
+	/* the rows' order: the tokens of a token file after those inline */
 	for (i = 0; i < NSETTINGS; i++)
 		if (ks.val[i])
 			parse_setting(c, &settings[i], ks.val[i]);
 		else if (settings[i].type == SET_PATH)
 			config_missing_key(c, map, settings[i].name, "lab", " (where the store and artifacts live)");
+	c->cfg->ntokens = tokens_count(c->cfg->tokens);
 }
 
 /* The value of s in cfg as the configuration would write it, into sb. */
@@ -388,7 +413,8 @@ static void value_text(const struct lab_config *cfg, const struct setting *s, st
 			    cfg->listen_port);
 		break;
 	case SET_TOKENS:
-		strbuf_addf(sb, "%zu token(s)", cfg->ntokens);	/* secrets: counted, never shown */
+		/* secrets: counted, never shown */
+		strbuf_addf(sb, "%zu token(s)", tokens_count(*(char **const *)f));
 		break;
 	case SET_HOSTS:
 	case SET_FETCH: {

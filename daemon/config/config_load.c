@@ -326,7 +326,9 @@ void config_free(const struct lab_config *shared)
 	free(cfg->defaults.tree);
 	free(cfg->defaults.base);
 	config_strv_free(cfg->tokens);
+	config_strv_free(cfg->admin_tokens);
 	free(cfg->token_file);
+	free(cfg->admin_token_file);
 	config_strv_free(cfg->allowed_hosts);
 	config_strv_free(cfg->fetch_allow);
 	free(cfg->path);

@@ -310,7 +310,10 @@ static int resolve_checked(const char *host, const char *port, char *const *allo
 		if (addr_from_sockaddr(ai->ai_addr, &a) < 0)
 			continue;
 		if (!addr_allowed(&a, literal ? NULL : host, allow, &why)) {
-			rc = seterr(-EPERM, err, "refused: %s resolves to %s", host, why.buf);
+			if (literal)
+				rc = seterr(-EPERM, err, "refused: %s", why.buf);
+			else
+				rc = seterr(-EPERM, err, "refused: %s resolves to %s", host, why.buf);
 			break;
 		}
 		if (h->naddrs < MAX_ADDRS) {
@@ -328,24 +331,33 @@ static int resolve_checked(const char *host, const char *port, char *const *allo
 	return rc;
 }
 
-/* A URL's scheme, host (without IPv6 brackets) and port. */
-static int url_parts(const char *url, char *host, size_t hostlen, char *port, size_t portlen, struct strbuf *err)
+/* A URL's scheme, host (without IPv6 brackets) and port: http and https,
+ * and with git set git:// too (git's own protocol, port 9418 unless given),
+ * which only git fetches (a branch URL, build.sh). */
+static int url_parts(const char *url, int git, char *host, size_t hostlen, char *port, size_t portlen,
+		     struct strbuf *err)
 {
 	CURLU *u = curl_url();
 	char *scheme = NULL, *h = NULL, *p = NULL;
-	int rc = 0;
+	int rc = 0, is_git;
 
 	if (!u)
 		abort();
-	if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+	if (curl_url_set(u, CURLUPART_URL, url, git ? CURLU_NON_SUPPORT_SCHEME : 0) != CURLUE_OK ||
 	    curl_url_get(u, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK ||
-	    curl_url_get(u, CURLUPART_PORT, &p, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+	    curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK) {
 		rc = seterr(-EPERM, err, "%.200s: not a URL curl understands", url);
 		goto out;
 	}
-	if (strcasecmp(scheme, "http") && strcasecmp(scheme, "https")) {
-		rc = seterr(-EPERM, err, "%.200s: only http and https are fetched", url);
+	is_git = git && !strcasecmp(scheme, "git");
+	if (strcasecmp(scheme, "http") && strcasecmp(scheme, "https") && !is_git) {
+		rc = seterr(-EPERM, err, "%.200s: only %s are fetched", url,
+			    git ? "http, https and git" : "http and https");
+		goto out;
+	}
+	/* curl knows no default port of git's protocol */
+	if (curl_url_get(u, CURLUPART_PORT, &p, is_git ? 0 : CURLU_DEFAULT_PORT) != CURLUE_OK && !is_git) {
+		rc = seterr(-EPERM, err, "%.200s: not a URL curl understands", url);
 		goto out;
 	}
 	if (h[0] == '[') {
@@ -359,7 +371,7 @@ static int url_parts(const char *url, char *host, size_t hostlen, char *port, si
 	} else {
 		snprintf(host, hostlen, "%s", h);
 	}
-	snprintf(port, portlen, "%s", p);
+	snprintf(port, portlen, "%s", p ? p : "9418");
 out:
 	curl_free(scheme);
 	curl_free(h);
@@ -400,7 +412,7 @@ int fetch_url(const char *url, const struct fetch_opts *o, struct strbuf *out, l
 			rc = seterr(-EIO, err, "%s: no answer within %.0f s", url, timeout);
 			break;
 		}
-		if ((rc = url_parts(cur.buf, host, sizeof(host), port, sizeof(port), err)) < 0 ||
+		if ((rc = url_parts(cur.buf, 0, host, sizeof(host), port, sizeof(port), err)) < 0 ||
 		    (rc = resolve_checked(host, port, o->allow, &h, &resolve, err)) < 0)
 			break;
 		c = curl_easy_init();
@@ -455,5 +467,21 @@ int fetch_url(const char *url, const struct fetch_opts *o, struct strbuf *out, l
 		strbuf_reset(out);
 	strbuf_release(&cur);
 	strbuf_release(&resolve);
+	return rc;
+}
+
+int fetch_url_allowed(const char *url, char *const *allow, struct strbuf *err)
+{
+	char host[HOST_MAX + 3], port[8];
+	struct strbuf resolve = STRBUF_INIT, why = STRBUF_INIT;
+	struct hop h;
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	if ((rc = url_parts(url, 1, host, sizeof(host), port, sizeof(port), err)) == 0 &&
+	    (rc = resolve_checked(host, port, allow, &h, &resolve, &why)) < 0)
+		strbuf_seterr(err, "host %s: %s", host, why.buf);
+	strbuf_release(&resolve);
+	strbuf_release(&why);
 	return rc;
 }

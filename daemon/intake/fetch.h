@@ -47,6 +47,18 @@ struct fetch_opts {
 int fetch_url(const char *url, const struct fetch_opts *o, struct strbuf *out, long *ret_http,
 	      struct strbuf *err);
 
+/*
+ * Whether the lab may fetch from url's host, as fetch_url decides for each
+ * hop (every address the host resolves to, under allow), for a URL another
+ * program fetches: a branch URL, https:// or git://, which git fetches
+ * (build.sh, with redirects off), or a patch URL checked when it is
+ * submitted. 0 when it may; -EPERM with err naming the host and why
+ * ("host 10.1.2.3: refused: 10.1.2.3 is a private address (not in
+ * lab.fetch_allow)"), also for a URL that is not one; -EIO with err when
+ * the host does not resolve here.
+ */
+int fetch_url_allowed(const char *url, char *const *allow, struct strbuf *err);
+
 /* One lab.fetch_allow entry: an IPv4 or IPv6 address, a CIDR (address/len)
  * or a host name (letters, digits, '.', '-'; matched whole, any case).
  * 1 when valid. */

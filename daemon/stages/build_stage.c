@@ -323,6 +323,15 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 			fail_store(out, r, "could not read the job's patch");
 			goto out;
 		}
+		/*
+		 * git fetches a branch (build.sh, no redirects): its host is
+		 * checked as a patch URL's are, under the policy in force now.
+		 * One that does not resolve here is git's to fail on.
+		 */
+		if (!strcmp(kind.buf, "branch") && fetch_url_allowed(url.buf, cfg->fetch_allow, &err) == -EPERM) {
+			fail(out, BUILD_PATCH, "build: the branch at %s: %s", url.buf, err.buf);
+			goto out;
+		}
 		if (!strcmp(kind.buf, "url") && !text.len) {
 			enum patch_subject_kind subject;
 			long http = 0;

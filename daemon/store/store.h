@@ -73,13 +73,38 @@ int64_t store_generation(struct store *st);
 
 /* Upserts the configured machines (others stay, marked not in config). */
 int store_sync_machines(struct store *st, const struct lab_config *cfg, struct strbuf *err);
-/* Replaces the configured API tokens; only their SHA-256 is stored. */
-int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err);
+/* Replaces the configured API tokens (lab.tokens and token_file: role
+ * user; lab.admin_tokens: role admin, which a token in both lists gets);
+ * only their SHA-256 is stored. Both lists NULL-terminated, may be NULL. */
+int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_tokens, struct strbuf *err);
 /* 1 when token's hash is known, else 0. */
 int store_token_valid(struct store *st, const char *token);
 /* What token still has in the lab: its jobs queued or running, and the boot
- * stages of those not yet done. 0 and both counts, or -1. */
+ * stages of those not yet done; a running bisection it asked for counts as
+ * one job more, and as the boots of one of its steps (its "boots": the
+ * steps run one after another, each a job of the lab's). 0 and both
+ * counts, or -1. */
 int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots);
+
+/*
+ * Who may change what (api.h): a job, a bisection or an alert records the
+ * token that made it (its hash), or none when the lab made it (a track's
+ * point, a bisection's step, every alert: the tracker's). A token may
+ * cancel or triage what it made; an admin token anything.
+ */
+enum store_owned { STORE_OWNED_JOB, STORE_OWNED_BISECTION, STORE_OWNED_ALERT, STORE_OWNED_MAX };
+enum token_right {
+	TOKEN_MADE_IT,		/* token made it: it may change it */
+	TOKEN_ADMIN,		/* an admin token, which did not: it may too */
+	TOKEN_OTHER,		/* another token made it: it may not */
+	TOKEN_LAB,		/* no token did, the lab did: it may not */
+	TOKEN_RIGHT_MAX
+};
+/* What token is to row id of what: an enum token_right, -ENOENT when there
+ * is no such row, or a store error. */
+int store_token_right(struct store *st, const char *token, enum store_owned what, int64_t id);
+/* 1 when token is an admin token, 0 when not (or unknown). */
+int store_token_admin(struct store *st, const char *token);
 
 /*
  * After a restart: every stage left running was interrupted. It goes back to
@@ -156,6 +181,8 @@ json_t *store_per_patch_jobs(struct store *st, int64_t of);
 struct job_filter {
 	const char *state, *suite, *submitter, *tree, *verdict;
 	int limit, offset;
+	int redact_urls;	/* for a reader without a token: each job's
+				 * URL redacted wherever it shows (util.h) */
 };
 /* The page as JSON text appended to out ({"jobs":[...],"total":N,"limit":
  * N,"offset":N}, what api_server.c would encode from store_jobs_json), written
@@ -510,6 +537,8 @@ struct bisection_request {
 	const char *params;	/* its case parameters (canonical JSON), or NULL */
 	int boots;		/* per step */
 	const char *submitter;
+	const char *token;	/* that asked for it, its hash recorded (its
+				 * limits, who may cancel it); NULL: the lab's */
 };
 /*
  * Creates a bisection (state running), with the jobs that measured its

@@ -44,10 +44,13 @@ int store_bisection_create(struct store *st, const struct bisection_request *b, 
 			   size_t ngood, const int64_t *bad_jobs, size_t nbad, int64_t *ret_id, struct strbuf *err)
 {
 	sqlite3_stmt *s;
+	char hex[65];
 	int64_t id = 0;
 	size_t i;
 	int rc;
 
+	if (b->token)
+		db_token_hash(b->token, hex);
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
@@ -61,11 +64,12 @@ int store_bisection_create(struct store *st, const struct bisection_request *b, 
 	}
 	if (rc == 0)
 		rc = db_run(st, "INSERT INTO bisections (alert_id, track, tree, good, bad, suite, machine, metric, "
-			    "workload, params, boots, submitter, status, created) VALUES (nullif(?, 0), ?, ?, ?, ?, ?, "
-			    "?, ?, ?, ?, ?, ?, 'asking the builder for the commits between', ?)",
+			    "workload, params, boots, submitter, status, created, token_hash) VALUES (nullif(?, 0), ?, ?, "
+			    "?, ?, ?, ?, ?, ?, ?, ?, ?, 'asking the builder for the commits between', ?, ?)",
 			    DB_INT(b->alert), DB_TEXT(b->track), DB_TEXT(b->tree), DB_TEXT(b->good), DB_TEXT(b->bad),
 			    DB_TEXT(b->suite), DB_TEXT(b->machine), DB_TEXT(b->metric), DB_TEXT(b->workload),
-			    DB_TEXT(b->params), DB_INT(b->boots), DB_TEXT(b->submitter), DB_REAL(db_now()));
+			    DB_TEXT(b->params), DB_INT(b->boots), DB_TEXT(b->submitter), DB_REAL(db_now()),
+			    DB_TEXT(b->token ? hex : NULL));
 	if (rc == 0)
 		id = sqlite3_last_insert_rowid(st->db);
 	/* the ends the tracker measured already, each a point's job */

@@ -237,6 +237,9 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 int db_txn_begin(struct store *st);
 int db_txn_end(struct store *st, int rc);
 
+/* A token as the store keeps it: its SHA-256 in lower-case hex
+ * (store_tokens.c); the store never holds a token itself. */
+void db_token_hash(const char *token, char out[65]);
 /* Records that token submitted job_id (its hash), in the caller's
  * transaction (store_tokens.c). 0, or a negative errno. */
 int db_job_token_set(struct store *st, int64_t job_id, const char *token);

@@ -254,9 +254,26 @@ static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
 	json_decref(v);
 }
 
+/* Text column i as JSON text, each place url appears in it redacted
+ * (util.h: url_redact_in). */
+static void col_text_redacted(struct strbuf *out, sqlite3_stmt *s, int i, const char *url)
+{
+	struct strbuf t = STRBUF_INIT;
+
+	if (sqlite3_column_type(s, i) != SQLITE_TEXT) {
+		col_text(out, s, i);
+		return;
+	}
+	url_redact_in((const char *)sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i), url, &t);
+	strbuf_add_json_string(out, t.buf, t.len);
+	strbuf_release(&t);
+}
+
 /* job_row, written as JSON text: the job list is the hottest read, and
- * building a document only to encode it took most of its time. */
-static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
+ * building a document only to encode it took most of its time. With
+ * redact, the job's URL (patch_url: a branch's or an mbox's) is redacted
+ * where it shows: the URL, the job's name, its error. */
+static void job_row_text(struct strbuf *out, sqlite3_stmt *s, int redact)
 {
 	static const char *const keys[] = {
 		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
@@ -264,6 +281,7 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
 		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
 		"arch", "defaults", "patches", "per_patch",
 	};
+	const char *url = redact ? (const char *)sqlite3_column_text(s, 19) : NULL;
 	int i;
 
 	for (i = 0; i < (int)ARRAY_SIZE(keys); i++) {
@@ -280,10 +298,12 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s)
 			strbuf_addstr(out, "{\"class\":");
 			col_text(out, s, 12);
 			strbuf_addstr(out, ",\"message\":");
-			col_text(out, s, 13);
+			col_text_redacted(out, s, 13, url);
 			strbuf_addstr(out, ",\"stage\":");
 			col_text(out, s, 14);
 			strbuf_addch(out, '}');
+		} else if (url && (i == 19 || i == 23)) {
+			col_text_redacted(out, s, i, url);
 		} else {
 			col_text(out, s, i);
 		}
@@ -340,7 +360,7 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 		while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 			if (n++)
 				strbuf_addch(out, ',');
-			job_row_text(out, s);
+			job_row_text(out, s, f->redact_urls);
 		}
 		db_stmt_done(st, s);
 		strbuf_addf(out, "],\"total\":%lld,\"limit\":%d,\"offset\":%d}", (long long)total, limit,

@@ -1,9 +1,12 @@
 /*
- * API tokens: the config's (only their SHA-256 is stored), whether one is
- * known, and what each token has queued, for its limits.
+ * API tokens: the config's (only their SHA-256 is stored) with their role,
+ * whether one is known, what each token has queued, for its limits, and
+ * what it may change: what it made (jobs.token_hash, bisections' and
+ * alerts'), or anything when it is an admin token.
  */
 #include "store.h"
 
+#include <errno.h>
 #include <openssl/evp.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -13,16 +16,16 @@
 #include "util.h"
 #include "banned.h"
 
-static void sha256_hex(const char *s, char out[65])
+void db_token_hash(const char *token, char out[65])
 {
 	unsigned char md[32];
 	unsigned int len = 0;
 
-	EVP_Digest(s, strlen(s), md, &len, EVP_sha256(), NULL);
+	EVP_Digest(token, strlen(token), md, &len, EVP_sha256(), NULL);
 	hex_encode(md, sizeof(md), out);
 }
 
-int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)
+int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_tokens, struct strbuf *err)
 {
 	int rc = 0;
 
@@ -33,9 +36,17 @@ int store_sync_tokens(struct store *st, char *const *tokens, struct strbuf *err)
 	for (; rc == 0 && tokens && *tokens; tokens++) {
 		char hex[65];
 
-		sha256_hex(*tokens, hex);
+		db_token_hash(*tokens, hex);
 		rc = db_run(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)",
 			    DB_TEXT(hex), DB_REAL(db_now()));
+	}
+	/* a token in both lists is an admin token */
+	for (; rc == 0 && admin_tokens && *admin_tokens; admin_tokens++) {
+		char hex[65];
+
+		db_token_hash(*admin_tokens, hex);
+		rc = db_run(st, "INSERT INTO tokens (hash, source, created, role) VALUES (?, 'config', ?, 'admin') "
+			    "ON CONFLICT (hash) DO UPDATE SET role = 'admin'", DB_TEXT(hex), DB_REAL(db_now()));
 	}
 	if (db_txn_end(st, rc) < 0)
 		rc = db_sql_err(st, err, "sync tokens");
@@ -51,7 +62,7 @@ int store_token_valid(struct store *st, const char *token)
 
 	if (!token || !*token)
 		return 0;
-	sha256_hex(token, hex);
+	db_token_hash(token, hex);
 	db_lock(st);
 	s = db_prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
 	db_bind_text(s, 1, hex);
@@ -65,7 +76,7 @@ int db_job_token_set(struct store *st, int64_t job_id, const char *token)
 {
 	char hex[65];
 
-	sha256_hex(token, hex);
+	db_token_hash(token, hex);
 	return db_run(st, "UPDATE jobs SET token_hash = ? WHERE id = ?", DB_TEXT(hex), DB_INT(job_id));
 }
 
@@ -75,11 +86,13 @@ int store_token_work(struct store *st, const char *token, int *ret_jobs, int *re
 	char hex[65];
 	int ok;
 
-	sha256_hex(token, hex);
+	db_token_hash(token, hex);
 	db_lock(st);
-	s = db_prep(st, "SELECT (SELECT count(*) FROM jobs WHERE token_hash = ?1 AND state IN ('queued', 'running')), "
+	s = db_prep(st, "SELECT (SELECT count(*) FROM jobs WHERE token_hash = ?1 AND state IN ('queued', 'running')) + "
+		     "(SELECT count(*) FROM bisections WHERE token_hash = ?1 AND state = 'running'), "
 		     "(SELECT count(*) FROM stages g JOIN jobs j ON j.id = g.job_id WHERE j.token_hash = ?1 "
-		     "AND j.state IN ('queued', 'running') AND g.kind = 'boot' AND g.state IN ('pending', 'running'))");
+		     "AND j.state IN ('queued', 'running') AND g.kind = 'boot' AND g.state IN ('pending', 'running')) + "
+		     "(SELECT coalesce(sum(boots), 0) FROM bisections WHERE token_hash = ?1 AND state = 'running')");
 	db_bind_text(s, 1, hex);
 	ok = s && db_stmt_step(st, s) == SQLITE_ROW;
 	if (ok) {
@@ -89,4 +102,58 @@ int store_token_work(struct store *st, const char *token, int *ret_jobs, int *re
 	db_stmt_done(st, s);
 	db_unlock(st);
 	return ok ? 0 : -1;
+}
+
+int store_token_right(struct store *st, const char *token, enum store_owned what, int64_t id)
+{
+	/* one fixed statement a table: the owner, and the token's role */
+#define OWNER_SQL(table) "SELECT token_hash, (SELECT role FROM tokens WHERE hash = ?2) FROM " table " WHERE id = ?1"
+	static const char *const sql[STORE_OWNED_MAX] = {
+		[STORE_OWNED_JOB] = OWNER_SQL("jobs"),
+		[STORE_OWNED_BISECTION] = OWNER_SQL("bisections"),
+		[STORE_OWNED_ALERT] = OWNER_SQL("alerts"),
+	};
+#undef OWNER_SQL
+	sqlite3_stmt *s;
+	char hex[65];
+	int rc;
+
+	if ((unsigned)what >= STORE_OWNED_MAX || !token)
+		return -EINVAL;
+	db_token_hash(token, hex);
+	DB_READER(r, st);
+	rc = db_row(r, &s, sql[what], DB_INT(id), DB_TEXT(hex));
+	if (rc == 0)
+		return -ENOENT;
+	if (rc < 0)
+		return rc;
+	{
+		const char *owner = (const char *)sqlite3_column_text(s, 0);
+		const char *role = (const char *)sqlite3_column_text(s, 1);
+
+		if (owner && !strcmp(owner, hex))
+			rc = TOKEN_MADE_IT;
+		else if (role && !strcmp(role, "admin"))
+			rc = TOKEN_ADMIN;
+		else
+			rc = owner ? TOKEN_OTHER : TOKEN_LAB;
+	}
+	db_stmt_done(r, s);
+	return rc;
+}
+
+int store_token_admin(struct store *st, const char *token)
+{
+	sqlite3_stmt *s;
+	char hex[65];
+	int ok;
+
+	if (!token || !*token)
+		return 0;
+	db_token_hash(token, hex);
+	DB_READER(r, st);
+	ok = db_row(r, &s, "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'", DB_TEXT(hex)) == 1;
+	if (ok)
+		db_stmt_done(r, s);
+	return ok;
 }

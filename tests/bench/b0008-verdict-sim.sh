@@ -45,7 +45,7 @@ if ! make --no-print-directory -C "$TOP" BUILD="${BUILD#"$TOP"/}" "${SIM#"$TOP"/
 fi
 # the embedded lab's suites; an inline token instead of its token file,
 # which only a prepared lab has
-sed 's|^  token_file:.*|  tokens: [bench-token-0123456789]|' "$TOP/configs/local.yaml" >"$tmp/local.yaml"
+sed 's|^  admin_token_file:.*|  tokens: [bench-token-0123456789]|' "$TOP/configs/local.yaml" >"$tmp/local.yaml"
 
 JOBS=${SIM_JOBS:-200}
 PAR=${SIM_PARALLEL:-$(nproc 2>/dev/null || echo 2)}

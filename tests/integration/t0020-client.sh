@@ -26,6 +26,8 @@ if [ ! -x "$TLBLAB" ] || [ ! -x "$BUILD/tlblabd" ]; then
 fi
 
 daemon_test 17000
+OTHER=t0020-other-0123456789abcdef
+ADMIN=t0020-admin-0123456789abcdef
 DB=$TMP/data/tlblab.db
 # a port nobody listens on: the unreachable builder and server
 DEAD=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -35,7 +37,10 @@ USER=alice
 export TLBLAB_SERVER TLBLAB_TOKEN USER
 
 {
-	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "max_body: 16777216"
+	# OTHER's and ADMIN's only where they are named; the URLs of --url
+	# jobs are served, or refused, on loopback
+	lab_yaml "$TMP/data" "tokens: [$TOKEN, $OTHER]" "admin_tokens: [$ADMIN]" "max_body: 16777216" \
+		"fetch_allow: [127.0.0.0/8]"
 	echo machines:
 	lab_yaml_machine_dirs m1 "tags: [local, small]"
 	lab_yaml_machine_dirs m2 "tags: [spare]"
@@ -119,8 +124,8 @@ same_json() {
 	$PY -c 'import json, sys; sys.exit(json.load(open(sys.argv[1])) != json.load(open(sys.argv[2])))' "$1" "$2"
 }
 # daemon_get PATH: the daemon's own answer to GET /api/v1PATH, into $TMP/daemon.json
-daemon_get() {
-	curl -fs -m 10 "$URL/api/v1$1" >"$TMP/daemon.json"
+daemon_get() {	# as the client reads it: with its token, URLs whole
+	curl -fs -m 10 -H "Authorization: Bearer $TOKEN" "$URL/api/v1$1" >"$TMP/daemon.json"
 }
 njobs() {
 	curl -fs -m 10 "$URL/api/v1/jobs?limit=1" | jq_py 'J["total"]'
@@ -267,6 +272,10 @@ queued=$(job_of "$TMP/q.out")
 check_fails "cancel without a token shows the daemon's 401" 1 \
 	'^tlblab: HTTP 401 unauthorized: missing or invalid token \(TLBLAB_TOKEN is not set\)$' \
 	env -u TLBLAB_TOKEN "$TLBLAB" cancel "$queued"
+check_fails "cancel of another token's job shows the daemon's 403, and it stays queued" 1 \
+	"^tlblab: HTTP 403 forbidden: job $queued was submitted by another token; cancel needs that token or an admin token\$" \
+	env TLBLAB_TOKEN="$OTHER" "$TLBLAB" cancel "$queued"
+check "the job of the refused cancel is still queued" test "$(job_wait "$queued" queued 1)" = queued
 "$TLBLAB" cancel "$queued" >"$TMP/cancel.out" 2>&1
 st=$?
 if [ $st = 0 ] && [ "$(cat "$TMP/cancel.out")" = "job $queued: cancelled" ] &&
@@ -874,14 +883,18 @@ check "series --id: every point, then the change point with its p, status and al
 "$TLBLAB" alerts >"$TMP/alerts.out" 2>&1
 check "alerts lists the alert: kind, state, commit, subject" grep -Eq \
 	'^ *1 +nightly +regression +new +000000000000 +1 +mm: change 8$' "$TMP/alerts.out"
-"$TLBLAB" alerts 1 --state acknowledged --by alice >"$TMP/ack.out" 2>&1
+# an alert is the lab's: a user token's triage is refused, an admin's taken
+check_fails "alerts ID --state with a user token: the daemon's 403" 1 \
+	"HTTP 403 forbidden: alert 1 is the lab's .*setting its state needs an admin token" \
+	"$TLBLAB" alerts 1 --state acknowledged --by alice
+TLBLAB_TOKEN=$ADMIN "$TLBLAB" alerts 1 --state acknowledged --by alice >"$TMP/ack.out" 2>&1
 daemon_get /alerts/1
 check "alerts ID --state triages it through the API, by whom" sh -c '
 	grep -q "^state: acknowledged by alice$" "$1" && grep -q "\"state_by\": *\"alice\"" "$2"' \
 	sh "$TMP/ack.out" "$TMP/daemon.json"
 check_fails "alerts --state needs an ID" 2 "--state needs an alert ID" "$TLBLAB" alerts --state fixed
 check_fails "alerts ID --state with a word the API refuses: its 400" 1 "HTTP 400.*state: must be new" \
-	"$TLBLAB" alerts 1 --state sideways
+	env TLBLAB_TOKEN="$ADMIN" "$TLBLAB" alerts 1 --state sideways
 check_fails "series of a track that is not configured: the 404" 1 "HTTP 404.*no track 'nope'" \
 	"$TLBLAB" series nope
 # a run asked for: the builder cannot be reached, and the track says so
@@ -915,8 +928,10 @@ check "the report names the first bad commit, its subject and author, and each s
 "$TLBLAB" bisect 1 --json >"$TMP/bisect1.json"
 daemon_get /bisections/1
 check "bisect ID --json is the daemon's answer" same_json "$TMP/bisect1.json" "$TMP/daemon.json"
+check_fails "bisect ID --cancel of the lab's bisection with a user token: the 403" 1 \
+	"HTTP 403 forbidden: bisection 1 is the lab's .*cancel needs an admin token" "$TLBLAB" bisect 1 --cancel
 check_fails "bisect ID --cancel of one that ended: the 409" 1 "HTTP 409.*bisection 1 has ended" \
-	"$TLBLAB" bisect 1 --cancel
+	env TLBLAB_TOKEN="$ADMIN" "$TLBLAB" bisect 1 --cancel
 check_fails "bisect without --metric is a usage error" 2 "--suite and --metric are required" \
 	"$TLBLAB" bisect linux v6.0 v6.1 --suite tlb
 check_fails "bisect with a ref git refuses is a usage error" 2 "GOOD and BAD must be git refs" \

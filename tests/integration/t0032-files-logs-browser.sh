@@ -1,6 +1,6 @@
 #!/bin/sh
 # What a security review of a running tlblabd looks at (issue 12, section 4):
-# the modes of the data_dir, the store and the token file (made so, and
+# the modes of the data_dir, the store and the token files (made so, and
 # tightened when an older run left them looser); the guests' private host
 # key (kernels/mkinitramfs.sh); the patch file a build leaves on its
 # builder; a machine-health reason that would forge a log line; the
@@ -16,11 +16,13 @@ trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 daemon_test 20000
 mode() { stat -c %a "$1" 2>/dev/null || echo missing; }
 
-# an older lab's leftovers: a data_dir and a token file anyone could read
+# an older lab's leftovers: a data_dir and token files anyone could read
+ADMIN=t0032-admin-0123456789abcdef
 mkdir -m 755 "$TMP/data"
-(umask 022; echo "$TOKEN" >"$TMP/tokens")
+(umask 022; echo "$TOKEN" >"$TMP/tokens"; echo "$ADMIN" >"$TMP/admin-tokens")
 {
-	lab_yaml "$TMP/data" "token_file: $TMP/tokens" "allowed_hosts: [tlblab.lab.example.org]"
+	lab_yaml "$TMP/data" "token_file: $TMP/tokens" "admin_token_file: $TMP/admin-tokens" \
+		"allowed_hosts: [tlblab.lab.example.org]"
 	echo machines:
 	lab_yaml_machine m1
 	lab_yaml_builder "transport: local" "workdir: $TMP/builder"
@@ -45,10 +47,11 @@ check_fails "configs/lab.example.yaml as shipped is refused for its token" 1 \
 
 # 2. modes: made so, and tightened (with a line saying so)
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "see log"; exit 0; }
-m="data_dir $(mode "$TMP/data"), tlblab.db $(mode "$TMP/data/tlblab.db"), -wal $(mode "$TMP/data/tlblab.db-wal"), -shm $(mode "$TMP/data/tlblab.db-shm"), token file $(mode "$TMP/tokens")"
-[ "$m" = "data_dir 700, tlblab.db 600, -wal 600, -shm 600, token file 600" ] &&
+m="data_dir $(mode "$TMP/data"), tlblab.db $(mode "$TMP/data/tlblab.db"), -wal $(mode "$TMP/data/tlblab.db-wal"), -shm $(mode "$TMP/data/tlblab.db-shm"), token file $(mode "$TMP/tokens"), admin token file $(mode "$TMP/admin-tokens")"
+[ "$m" = "data_dir 700, tlblab.db 600, -wal 600, -shm 600, token file 600, admin token file 600" ] &&
 	pass "after start-up: $m" || fail "data_dir 0700, store and token file 0600" "$m"
 grep -q "$TMP/data: mode was 0755, now 0700" "$DAEMON_LOG" && grep -q "$TMP/tokens: mode was 0644, now 0600" "$DAEMON_LOG" &&
+	grep -q "$TMP/admin-tokens: mode was 0644, now 0600" "$DAEMON_LOG" &&
 	pass "the daemon logs what it tightened" || fail "a line per tightened mode" "$(grep 'mode was' "$DAEMON_LOG")"
 daemon_stop
 chmod 644 "$TMP/data/tlblab.db"
@@ -77,7 +80,7 @@ m="data_dir $(mode "$TMP/data"), tlblab.db $(mode "$TMP/data/tlblab.db")"
 
 # 3. a newline in a reason does not forge a log line
 reason='disk\n2030-01-01T00:00:00Z tlblabd: job 7: done\u001b[2J'
-api POST /machines/m1/health "{\"health\":\"maintenance\",\"reason\":\"$reason\"}" "$TOKEN" >/dev/null
+api POST /machines/m1/health "{\"health\":\"maintenance\",\"reason\":\"$reason\"}" "$ADMIN" >/dev/null
 if [ "$HTTP_STATUS" = 200 ] && ! grep -q '^2030-01-01T00:00:00Z tlblabd: job 7' "$DAEMON_LOG" &&
 	grep -qF 'machine m1: maintenance (disk\n2030-01-01T00:00:00Z tlblabd: job 7: done\x1b[2J)' "$DAEMON_LOG" &&
 	! grep -q "$(printf '\033')" "$DAEMON_LOG"; then
@@ -85,7 +88,7 @@ if [ "$HTTP_STATUS" = 200 ] && ! grep -q '^2030-01-01T00:00:00Z tlblabd: job 7' 
 else
 	fail "a reason cannot forge a log line" "status $HTTP_STATUS; $(grep -A1 'machine m1' "$DAEMON_LOG" | head -n 3)"
 fi
-api POST /machines/m1/health '{"health":"unknown"}' "$TOKEN" >/dev/null
+api POST /machines/m1/health '{"health":"unknown"}' "$ADMIN" >/dev/null
 
 # 4. the dashboard: not in a frame
 curl -s -D "$TMP/h" -o /dev/null "$URL/jobs/1"

@@ -5,9 +5,10 @@
 # kernels/build.sh over a tiny git tree; a QEMU machine whose "qemu" starts
 # and never boots. A cancel stops a build, a boot and a git fetch from a
 # port that never answers, promptly, as cancelled, never retried; branch
-# URLs are one set in the API and build.sh; a patch URL on loopback is
-# refused unless lab.fetch_allow allows it; a failed fetch is the
-# submitter's (class patch), not infra retried.
+# URLs are one set in the API and build.sh, and build.sh's fetch follows no
+# redirect; a patch or branch URL on loopback is refused unless
+# lab.fetch_allow allows it, at submit and again when its build starts; a
+# failed fetch is the submitter's (class patch), not infra retried.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; stop_helpers; rm -rf "$TMP"' EXIT
@@ -123,7 +124,15 @@ suites:
         iterations: 1
 EOC
 }
-lab >"$TMP/lab.yaml"
+# the branches of sections 3 and 4 are served on loopback
+lab 127.0.0.0/8 >"$TMP/lab.yaml"
+# reload [FETCH_ALLOW]: the lab again, and a SIGHUP that it takes
+reload() {
+	_n=$(grep -c "SIGHUP: configuration reloaded" "$DAEMON_LOG")
+	lab "$@" >"$TMP/lab.yaml"
+	kill -HUP "$DAEMON_PID"
+	wait_for "the reload" 10 sh -c "[ \$(grep -c 'SIGHUP: configuration reloaded' '$DAEMON_LOG') -gt $_n ]"
+}
 daemon_start_k() { "$BUILD/tlblabd" -c "$1" -k "$TMP/kernels" >>"$DAEMON_LOG" 2>&1 & DAEMON_PID=$!; 
 	wait_for "tlblabd" 10 curl -fs -m 1 "http://127.0.0.1:$DAEMON_PORT/api/v1/health"; }
 daemon_start_k "$TMP/lab.yaml" || { fail "tlblabd starts" "$(tail -n 5 "$DAEMON_LOG")"; exit 0; }
@@ -134,8 +143,8 @@ submit() { # JSON-FRAGMENT (patch, branch or url): prints the job id
 	api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"boots\":1,$1}" "$TOKEN" |
 		jq_py 'J["job"]["id"]'
 }
-stage() { # JOB INDEX FIELD
-	api GET "/jobs/$1" | jq_py "J['job']['stages'][$2]['$3']"
+stage() { # JOB INDEX FIELD (as the submitter reads it: URLs whole)
+	api GET "/jobs/$1" '' "$TOKEN" | jq_py "J['job']['stages'][$2]['$3']"
 }
 stage_is() { [ "$(stage "$1" "$2" state)" = "$3" ]; }
 # patch_fails FRAGMENT NAME SHORT GREP_ARG...: the job of FRAGMENT (as for
@@ -276,6 +285,59 @@ else
 	fail "git daemon on 127.0.0.1:$GITD_PORT" "did not answer: $(tail -n 2 "$TMP/gitd.log")"
 fi
 
+# a branch that moved (an HTTP redirect): build.sh's fetch does not follow
+# it, so a host the lab checked cannot send git on to one it did not; the
+# same repository at its own URL is fetched (a TLS server of the test's,
+# dumb HTTP, with redirects of /moved.git to /real.git)
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$TMP/tls.key" -out "$TMP/tls.crt" -subj /CN=127.0.0.1 \
+	-days 1 >/dev/null 2>&1 && mkdir -p "$TMP/https" && git clone -q --bare "$TMP/bigsrc" "$TMP/https/real.git" &&
+	git -C "$TMP/https/real.git" update-server-info || { fail "a repository served over TLS" "openssl or git failed"; exit 0; }
+$PY - "$TMP/https" "$TMP/https.port" "$TMP/https.log" "$TMP/tls.crt" "$TMP/tls.key" <<'PYEOF' >/dev/null 2>&1 &
+import http.server, os, ssl, sys
+root, port_file, log, crt, key = sys.argv[1:6]
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"	# closes TLS as git's TLS expects
+    def __init__(self, *a, **k):
+        super().__init__(*a, directory=root, **k)
+    def do_GET(self):
+        open(log, "a").write(self.path + "\n")
+        if self.path.startswith("/moved.git/"):
+            self.send_response(301)
+            self.send_header("Location", "/real.git/" + self.path[len("/moved.git/"):])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        super().do_GET()
+    def log_message(self, *a):
+        pass
+s = http.server.HTTPServer(("127.0.0.1", 0), H)
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(crt, key)
+s.socket = ctx.wrap_socket(s.socket, server_side=True)
+open(port_file + ".tmp", "w").write(str(s.server_address[1])); os.rename(port_file + ".tmp", port_file)
+s.serve_forever()
+PYEOF
+HELPERS="$HELPERS $!"
+if wait_for "the TLS server" 10 test -s "$TMP/https.port"; then
+	MOVED=https://127.0.0.1:$(cat "$TMP/https.port")/moved.git REAL=https://127.0.0.1:$(cat "$TMP/https.port")/real.git
+	GIT_SSL_NO_VERIFY=true TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wmoved" \
+		--ref v1 --config-base tinyconfig --out "$TMP/omoved" --fetch "$MOVED" --fetch-ref master >"$TMP/moved.out" 2>&1
+	rc=$?
+	if [ $rc = 13 ] && grep -q "TLBLAB class ref" "$TMP/moved.out" &&
+		grep -q "TLBLAB message cannot fetch master from $MOVED" "$TMP/moved.out" && ! grep -q '^/real.git' "$TMP/https.log"; then
+		pass "a branch URL that redirects is not followed: class ref, and git asked nothing of where it pointed"
+	else
+		fail "a redirect not followed" "exit $rc: $(grep -E 'TLBLAB (class|message)' "$TMP/moved.out"); asked: $(tr '\n' ' ' <"$TMP/https.log")"
+	fi
+	GIT_SSL_NO_VERIFY=true TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wmoved" \
+		--ref v1 --config-base tinyconfig --out "$TMP/omoved" --fetch "$REAL" --fetch-ref master >"$TMP/real.out" 2>&1
+	grep -q "master at $REAL is $(git -C "$TMP/bigsrc" rev-parse HEAD)" "$TMP/real.out" &&
+		pass "the same repository at its own URL is fetched" ||
+		fail "the repository at its own URL" "$(grep -E 'TLBLAB (class|message)' "$TMP/real.out")"
+else
+	fail "a TLS server on 127.0.0.1" "it did not start"
+fi
+
 # ---- 4. branch URLs: one set in the API and build.sh --------------------------
 
 mkdir -p "$TMP/cwd/http:/evil.example" "$TMP/cwd/https:/x"
@@ -310,7 +372,7 @@ body=$(api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"bra
 	pass "an http:// branch URL is refused by the API (400), and build.sh does not read it as a local path" ||
 	fail "http:// branch" "$(api_status) $body"
 
-# ---- 5. patch URLs: loopback refused unless lab.fetch_allow -------------------
+# ---- 5. patch and branch URLs: loopback refused unless lab.fetch_allow -------
 
 mkdir -p "$TMP/www"
 printf -- '--- a/y\n+++ b/y\n@@ -0,0 +1 @@\n+served\n' >"$TMP/www/fix.patch"
@@ -325,20 +387,50 @@ HELPERS="$HELPERS $!"
 wait_for "the patch server" 10 test -s "$TMP/www.port"
 WWW=$(cat "$TMP/www.port")
 
+# without fetch_allow: refused when submitted, naming the field and the host
+reload
 rm -f "$TMP/got-patch"
-patch_fails "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"" \
-	"a patch URL on loopback is refused without lab.fetch_allow (class patch)" "loopback patch URL refused" \
-	"127.0.0.1 is a loopback address (not in lab.fetch_allow)"
+refused() { # NAME JSON-FRAGMENT MESSAGE-START: 400, the message, no job stored
+	_n0=$(api GET "/jobs?limit=1" | jq_py 'J["total"]')
+	_body=$(api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"boots\":1,$2}" "$TOKEN")
+	_st=$(api_status)
+	_msg=$(echo "$_body" | jq_py 'J["error"]["message"]')
+	_n1=$(api GET "/jobs?limit=1" | jq_py 'J["total"]')
+	case "$_st/$_msg/$_n1" in
+	"400/$3"*"/$_n0") pass "$1: $_msg" ;;
+	*) fail "$1" "$_st $_msg; jobs $_n0 then $_n1" ;;
+	esac
+}
+refused "a patch URL on loopback is refused without lab.fetch_allow (400)" "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"" \
+	"url: host 127.0.0.1: refused: 127.0.0.1 is a loopback address (not in lab.fetch_allow)"
 check "a patch URL on loopback is not fetched without lab.fetch_allow" test ! -e "$TMP/got-patch"
-id=$(submit "\"url\":\"http://localhost:$WWW/fix.patch\"")
-st=$(job_wait "$id" "failed done cancelled" 60)
-msg=$(stage "$id" 1 error_message)
-[ "$st" = failed ] && echo "$msg" | grep -q "refused: localhost resolves to" &&
-	pass "a host name that resolves to loopback is refused too: $msg" || fail "localhost refused" "$st: $msg"
+refused "a host name that resolves to loopback is refused too" "\"url\":\"http://localhost:$WWW/fix.patch\"" \
+	"url: host localhost: refused: localhost resolves to"
+refused "a branch URL on loopback is refused the same way" \
+	"\"branch\":{\"url\":\"git://127.0.0.1:$GITD_PORT/big.git\",\"ref\":\"master\"}" \
+	"branch.url: host 127.0.0.1: refused: 127.0.0.1 is a loopback address (not in lab.fetch_allow)"
 
-lab 127.0.0.0/8 >"$TMP/lab.yaml"
-kill -HUP "$DAEMON_PID"
-wait_for "the reload" 10 grep -q "SIGHUP: configuration reloaded" "$DAEMON_LOG"
+# a branch taken under fetch_allow, whose build starts once the policy has
+# changed (the builder is busy meanwhile): refused then, class patch
+reload 127.0.0.0/8
+echo slow >"$TMP/build-mode"
+rm -f "$TMP/fake-build.pid"
+busy=$(submit "\"patch\":$PATCH_JSON")
+wait_for "the slow build" 30 test -s "$TMP/fake-build.pid"
+id=$(submit "\"branch\":{\"url\":\"git://127.0.0.1:$GITD_PORT/big.git\",\"ref\":\"master\"}")
+reload
+echo ok >"$TMP/build-mode"
+api POST "/jobs/$busy/cancel" '' "$TOKEN" >/dev/null
+st=$(job_wait "$id" "failed done cancelled" 60)
+cls=$(stage "$id" 1 error_class) msg=$(stage "$id" 1 error_message)
+if [ "$st/$cls" = failed/patch ] &&
+	echo "$msg" | grep -q "build: the branch at git://127.0.0.1:$GITD_PORT/big.git: host 127.0.0.1: refused: 127.0.0.1 is a loopback address"; then
+	pass "a branch taken under fetch_allow is refused at its build once the policy no longer allows it: $msg"
+else
+	fail "a branch refused at its build" "$st/$cls: $msg"
+fi
+
+reload 127.0.0.0/8
 id=$(submit "\"url\":\"http://127.0.0.1:$WWW/fix.patch\"")
 if wait_for "the patched build" 60 test -s "$TMP/got-patch" && cmp -s "$TMP/got-patch" "$TMP/www/fix.patch"; then
 	pass "with fetch_allow: [127.0.0.0/8] the same URL is fetched and built"

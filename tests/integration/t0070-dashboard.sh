@@ -21,7 +21,8 @@ if ! command -v node >/dev/null 2>&1 || [ ! -x /usr/bin/chromium ] || [ ! -f "$T
 fi
 
 {
-	lab_yaml "$TMP/data" "tokens: [$TOKEN]"
+	# the dashboard's token triages alerts: an admin token (lab.admin_tokens)
+	lab_yaml "$TMP/data" "admin_tokens: [$TOKEN]"
 	echo machines:
 	lab_yaml_machine m1 "tags: [local]"
 	lab_yaml_machine m2

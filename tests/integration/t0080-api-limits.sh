@@ -4,10 +4,19 @@
 # review did (tests/tools/api-attacks.py): unauthenticated 1 MiB POSTs,
 # many connections from one address, request headers that trickle in, the
 # samples of a long run, hundreds of query arguments, a cache key forged
-# with an escaped '&', and more queued work than a token may have.
+# with an escaped '&', and more queued work than a token may have. Then a
+# second daemon (issue 37, tests/tools/api-owners.py): a token cannot
+# cancel another's job or bisection, nor triage an alert or set a
+# machine's health, which an admin token can; bisections count in their
+# token's limits, two at once included; a URL the lab may not fetch from
+# is refused at submit; a reader without a token sees URLs redacted.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
-trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
+trap 'daemon_cleanup; stop_fake_builds; rm -rf "$TMP"' EXIT
+stop_fake_builds() {
+	[ -f "$TMP/fake-build.pids" ] && xargs kill <"$TMP/fake-build.pids" 2>/dev/null
+	return 0
+}
 
 if [ ! -x "$BUILD/tlblabd" ]; then
 	fail "tlblabd is built" "no $BUILD/tlblabd (make)"
@@ -56,3 +65,70 @@ else
 	fail "tlblabd is still running after the attacks" "it exited; log:"
 	sed 's/^/#   /' "$DAEMON_LOG" | tail -n 20
 fi
+
+# ---- tokens own their work; what a reader without a token sees (issue 37) ----
+
+daemon_stop
+A=t0080-user-a-0123456789abcdef
+B=t0080-user-b-0123456789abcdef
+C=t0080-user-c-0123456789abcdef
+ADMIN=t0080-admin-0123456789abcdef
+mkdir -p "$TMP/kernels"
+# build.sh: a resolve (a bisection's range) hangs until the end, so the
+# bisection runs on; a base is built at once; a branch is not found, as
+# build.sh says it, naming its URL
+cat >"$TMP/kernels/build.sh" <<EOF
+#!/bin/sh
+echo \$\$ >>"$TMP/fake-build.pids"
+out= fetch=
+while [ \$# -gt 0 ]; do
+	case \$1 in --out) out=\$2; shift ;; --fetch) fetch=\$2; shift ;; --resolve) exec sleep 300 ;; esac
+	shift
+done
+if [ -n "\$fetch" ]; then
+	echo "fetching tlb/fix from \$fetch"
+	echo "TLBLAB status failed"
+	echo "TLBLAB class ref"
+	echo "TLBLAB message cannot fetch tlb/fix from \$fetch"
+	exit 13
+fi
+id=\$(date +%s%N | sha256sum | cut -c1-64)
+mkdir -p "\$out/\$id"
+for f in bzImage config System.map build.log meta.json; do echo "\$id" >"\$out/\$id/\$f"; done
+echo "TLBLAB status ok"
+echo "TLBLAB build_id \$id"
+echo "TLBLAB commit \$id"
+echo "TLBLAB config_hash \$id"
+echo "TLBLAB dir \$out/\$id"
+echo "TLBLAB arch x86_64"
+echo "TLBLAB image bzImage"
+echo "TLBLAB image_sha256 \$(sha256sum <"\$out/\$id/bzImage" | cut -c1-64)"
+EOF
+{
+	lab_yaml "$TMP/data2" "tokens: [$A, $B, $C]" "admin_tokens: [$ADMIN]" "max_jobs_per_token: 1" \
+		"max_boots_per_token: 4"
+	echo machines:
+	lab_yaml_machine_dirs m1
+	lab_yaml_builder
+	echo suites:
+	lab_yaml_hold_suite
+	echo tracks:
+	echo '  - {name: nightly, tree: linux, branch: master, url: "https://git.example.org/track/s3cret/linux.git",'
+	echo '     schedule: "0 3 1 1 *", suite: hold, machines: [m1]}'
+} >"$TMP/lab2.yaml"
+DAEMON_ARGS="-k $TMP/kernels"
+daemon_seed "$TMP/lab2.yaml" $PY - "$TMP/data2/tlblab.db" <<'PYEOF'
+import json, sqlite3, sys, time
+db = sqlite3.connect(sys.argv[1])
+now = time.time()
+db.execute("INSERT INTO alerts (id, track, good_commit, bad_commit, kind, created) "
+           "VALUES (1, 'nightly', 'aaaa', 'bbbb', 'regression', ?)", (now,))
+hook = "https://hooks.example.org/services/T0/s3cret"
+err = "webhook %s: HTTP 500" % hook
+db.execute("INSERT INTO deliveries (id, hook, event, url, body, state, attempts, next_attempt, last_status, "
+           "last_error, log, created) VALUES (1, 'chat', 'alert', ?, '{}', 'failed', 1, ?, 500, ?, ?, ?)",
+           (hook, now, err, json.dumps([{"at": now, "status": 500, "error": err}]), now))
+db.commit()
+PYEOF
+daemon_start "$TMP/lab2.yaml" || { fail "tlblabd with admin tokens serves the seeded store" "see log"; exit 0; }
+$PY "$TOP/tests/tools/api-owners.py" "$DAEMON_PORT" "$A" "$B" "$C" "$ADMIN"

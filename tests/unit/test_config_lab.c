@@ -1,7 +1,7 @@
 /*
  * The lab section of the configuration: where the daemon listens, its
  * limits on clients and tokens, what it may fetch, which Host headers it
- * answers, and the example token it refuses.
+ * answers, the example token it refuses, and its admin tokens.
  */
 #include "testlib.h"
 
@@ -74,6 +74,15 @@ static const struct error_case error_cases[] = {
 	{ "example_token", "ex.yaml",
 	  LAB_BLOCK L("  tokens: [aaaaaaaaaaaaaaaa1, " CONFIG_EXAMPLE_TOKEN "]"),
 	  "ex.yaml:3:31: tokens[1]: " EXAMPLE_TOKEN_MSG },
+	/* test_admin_tokens */
+	{ "admin_tokens", "a.yaml",
+	  LAB_BLOCK L("  admin_tokens: [aaaaaaaaaaaaaaaa1, " CONFIG_EXAMPLE_TOKEN ", short]"),
+	  "a.yaml:3:37: admin_tokens[1]: " EXAMPLE_TOKEN_MSG "\n"
+	  "a.yaml:3:67: admin_tokens[2]: " MUST_BE_TOKEN },
+	{ "admin_tokens", "a.yaml",
+	  LAB_BLOCK L("  admin_tokens: aaaaaaaaaaaaaaaa1"),
+	  "a.yaml:3:17: admin_tokens: must be a list, each item a token of 16 to 4096 printable "
+	  "characters without spaces" },
 	/* test_allowed_hosts */
 	{ "allowed_hosts", "h.yaml",
 	  LAB_BLOCK L("  allowed_hosts: [ok.example, \"bad name\", a/b]"),
@@ -189,6 +198,62 @@ static void test_example_token(void **state)
 	temp_remove(path);
 }
 
+/* Admin tokens, inline and from their own file, apart from the tokens
+ * (whose file's go to the tokens); counted by -n, never shown; the example
+ * token refused in an admin token file too. */
+static void test_admin_tokens(void **state)
+{
+	static const char admins[] = "# the lab's operators\n" "dddddddddddddddd4\n";
+	static const char users[] = "eeeeeeeeeeeeeeee5\n";
+	static const char example[] = "ffffffffffffffff6\n" CONFIG_EXAMPLE_TOKEN "\n";
+	char *apath = temp_file(admins, strlen(admins)), *upath = temp_file(users, strlen(users));
+	char *epath = temp_file(example, strlen(example));
+	struct strbuf text = STRBUF_INIT, want = STRBUF_INIT;
+	struct lab_config *cfg;
+	char *printed = NULL;
+	size_t plen = 0;
+	FILE *out;
+
+	(void)state;
+	strbuf_addf(&text, LAB_BLOCK L("  tokens: [aaaaaaaaaaaaaaaa1]") L("  token_file: %s")
+		    L("  admin_tokens: [bbbbbbbbbbbbbbbb2, cccccccccccccccc3]") L("  admin_token_file: %s"), upath, apath);
+	cfg = expect_ok("a.yaml", text.buf);
+	assert_int_equal(cfg->ntokens, 2);
+	assert_string_equal(cfg->tokens[0], "aaaaaaaaaaaaaaaa1");
+	assert_string_equal(cfg->tokens[1], "eeeeeeeeeeeeeeee5");
+	assert_null(cfg->tokens[2]);
+	assert_string_equal(cfg->admin_tokens[0], "bbbbbbbbbbbbbbbb2");
+	assert_string_equal(cfg->admin_tokens[1], "cccccccccccccccc3");
+	assert_string_equal(cfg->admin_tokens[2], "dddddddddddddddd4");
+	assert_null(cfg->admin_tokens[3]);
+	assert_string_equal(cfg->admin_token_file, apath);
+	out = open_memstream(&printed, &plen);
+	assert_non_null(out);
+	config_lab_print(out, cfg);
+	fclose(out);
+	assert_non_null(strstr(printed, "lab.tokens: 2 token(s)\n"));
+	assert_non_null(strstr(printed, "lab.admin_tokens: 3 token(s)\n"));
+	assert_null(strstr(printed, "bbbbbbbbbbbbbbbb2"));
+	free(printed);
+	config_free(cfg);
+
+	cfg = expect_ok("a.yaml", LAB_BLOCK L("  tokens: [aaaaaaaaaaaaaaaa1]"));
+	assert_non_null(cfg->admin_tokens);
+	assert_null(cfg->admin_tokens[0]);
+	config_free(cfg);
+
+	strbuf_reset(&text);
+	strbuf_addf(&text, LAB_BLOCK L("  admin_token_file: %s"), epath);
+	strbuf_addf(&want, "a.yaml:3:21: admin_token_file: %s:2: " EXAMPLE_TOKEN_MSG, epath);
+	expect_errors("a.yaml", text.buf, want.buf);
+	expect_table_errors("admin_tokens");
+	strbuf_release(&text);
+	strbuf_release(&want);
+	temp_remove(apath);
+	temp_remove(upath);
+	temp_remove(epath);
+}
+
 /* Which Host headers the API answers (DNS rebinding: a name of the
  * attacker's resolving to 127.0.0.1 must not reach the lab). */
 struct host_case {
@@ -245,6 +310,7 @@ int main(void)
 		cmocka_unit_test(test_fetch_allow),
 		cmocka_unit_test(test_example_token),
 		cmocka_unit_test(test_allowed_hosts),
+		cmocka_unit_test(test_admin_tokens),
 	};
 
 	return cmocka_run_group_tests_name("config_lab", tests, NULL, NULL);

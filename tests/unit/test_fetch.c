@@ -1,7 +1,8 @@
 /*
  * daemon/fetch (what a patch URL may reach) and the branch URL grammar
  * that the API (util.c url_valid) shares with kernels/build.sh, read from
- * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too.
+ * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too; and
+ * how the API shows a URL to a reader without a token (util.c url_redact).
  */
 #include "testlib.h"
 
@@ -138,7 +139,7 @@ static void test_fetch_refused(void **state)
 
 	(void)state;
 	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -EPERM);
-	assert_contains(err.buf, "refused: 127.0.0.1 resolves to 127.0.0.1 is a loopback address");
+	assert_contains(err.buf, "refused: 127.0.0.1 is a loopback address");
 	assert_int_equal(fetch_url("http://[::1]:1/p", &o, &out, &http, &err), -EPERM);
 	assert_contains(err.buf, "loopback");
 	assert_int_equal(fetch_url("http://localhost:1/p", &o, &out, &http, &err), -EPERM);
@@ -155,6 +156,93 @@ static void test_fetch_refused(void **state)
 	assert_int_equal(fetch_url("http://127.0.0.1:1/p", &o, &out, &http, &err), -ECANCELED);
 	assert_int_equal(out.len, 0);
 	strbuf_release(&out);
+	strbuf_release(&err);
+}
+
+static void assert_redacted(const char *url, const char *want)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	url_redact(url, &out);
+	assert_string_equal(out.buf, want);
+	strbuf_release(&out);
+}
+
+static void assert_redacted_in(const char *text, const char *url, const char *want)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	url_redact_in(text, strlen(text), url, &out);
+	assert_string_equal(out.buf, want);
+	strbuf_release(&out);
+}
+
+/* What may let one in goes (the user, the path, the query); scheme, host
+ * and port stay, wherever the URL shows: whole, or cut short after its host. */
+static void test_url_redact(void **state)
+{
+	const char *hook = "https://hooks.example.org/services/T0/B0/s3cret";
+	const char *branch = "git://git.example.org:9418/people/me/linux.git";
+
+	(void)state;
+	assert_redacted(hook, "https://hooks.example.org/(redacted)");
+	assert_redacted("https://user:pass@lore.example.org/x/raw", "https://lore.example.org/(redacted)");
+	assert_redacted("https://lore.example.org/x/raw?token=s3cret", "https://lore.example.org/(redacted)");
+	assert_redacted("http://[::1]:8080/p?k=v", "http://[::1]:8080/(redacted)");
+	assert_redacted("https://user@example.org", "https://example.org/(redacted)");
+	assert_redacted(branch, "git://git.example.org:9418/(redacted)");
+	/* nothing to hide */
+	assert_redacted("https://example.org", "https://example.org");
+	assert_redacted("https://example.org/", "https://example.org/");
+	/* not scheme://host: all of it */
+	assert_redacted("/var/cache/tlblab/linux", "(redacted)");
+	assert_redacted("https:///x", "(redacted)");
+	assert_redacted("", "(redacted)");
+
+	assert_redacted_in("webhook https://hooks.example.org/services/T0/B0/s3cret: HTTP 500", hook,
+			   "webhook https://hooks.example.org/(redacted): HTTP 500");
+	assert_redacted_in("branch tlb/fix of git://git.example.org:9418/people/me/linux.git", branch,
+			   "branch tlb/fix of git://git.example.org:9418/(redacted)");
+	/* cut short in a job's name, and twice */
+	assert_redacted_in("branch x of git://git.example.org:9418/peop...", branch,
+			   "branch x of git://git.example.org:9418/(redacted)...");
+	assert_redacted_in(branch, branch, "git://git.example.org:9418/(redacted)");
+	assert_redacted_in("a git://git.example.org:9418/people/me/linux.git b git://git.example.org:9418/people/x",
+			   branch, "a git://git.example.org:9418/(redacted) b git://git.example.org:9418/(redacted)x");
+	/* its host alone, or another host: not the URL */
+	assert_redacted_in("git://git.example.org is down", branch, "git://git.example.org is down");
+	assert_redacted_in("see https://hooks.example.org.evil/x", hook, "see https://hooks.example.org.evil/x");
+	assert_redacted_in("no URL here", NULL, "no URL here");
+	assert_redacted_in("no URL here", "", "no URL here");
+}
+
+/* A branch URL (git fetches it) or a patch URL at submit: its host under
+ * the same policy as fetch_url's hops, git:// included; a host that does
+ * not resolve is -EIO, for the caller to leave to the fetch. */
+static void test_url_allowed(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	char *lab[] = { "127.0.0.0/8", NULL };
+
+	(void)state;
+	assert_int_equal(fetch_url_allowed("git://127.0.0.1:9418/linux.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "host 127.0.0.1: refused: 127.0.0.1 is a loopback address (not in lab.fetch_allow)");
+	assert_int_equal(fetch_url_allowed("git://10.1.2.3/linux.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "host 10.1.2.3: refused: 10.1.2.3 is a private address");
+	assert_int_equal(fetch_url_allowed("https://localhost/linux.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "host localhost: refused: localhost resolves to");
+	assert_int_equal(fetch_url_allowed("https://[fe80::1]/x.git", NULL, &err), -EPERM);
+	assert_contains(err.buf, "link-local");
+	assert_int_equal(fetch_url_allowed("http://169.254.169.254/latest/meta-data/", NULL, &err), -EPERM);
+	assert_int_equal(fetch_url_allowed("ssh://git.example.org/linux.git", NULL, &err), -EPERM);
+	assert_int_equal(fetch_url_allowed("file:///etc/passwd", NULL, &err), -EPERM);
+	/* allowed by lab.fetch_allow, and public addresses always */
+	assert_int_equal(fetch_url_allowed("git://127.0.0.1:9418/linux.git", lab, &err), 0);
+	assert_int_equal(fetch_url_allowed("https://localhost/linux.git", lab, &err), 0);
+	assert_int_equal(fetch_url_allowed("git://8.8.8.8/linux.git", NULL, &err), 0);
+	assert_int_equal(fetch_url_allowed("https://[2001:4860:4860::8888]:8443/l.git", NULL, &err), 0);
+	/* no such name: not the policy's to decide */
+	assert_int_equal(fetch_url_allowed("https://no-such-host.invalid/linux.git", NULL, &err), -EIO);
 	strbuf_release(&err);
 }
 
@@ -278,6 +366,8 @@ int main(void)
 		cmocka_unit_test(test_addresses),
 		cmocka_unit_test(test_allow_entries),
 		cmocka_unit_test(test_fetch_refused),
+		cmocka_unit_test(test_url_allowed),
+		cmocka_unit_test(test_url_redact),
 		cmocka_unit_test(test_fetch_hops),
 	};
 

@@ -4,8 +4,9 @@
  * migrations included), and the job list. The scheduler's calls are made
  * here in the order it makes them (stages begun, finished, failed), on a
  * real SQLite file, and the job, its stages and its comparison document
- * are read back through the store's own JSON, as the API serves them.
- * test_store_faults checks the store when SQLite fails.
+ * are read back through the store's own JSON, as the API serves them;
+ * who made a job, a bisection or an alert, and what a token may change
+ * and has queued. test_store_faults checks the store when SQLite fails.
  */
 #include "testlib.h"
 
@@ -516,6 +517,170 @@ static void test_job_list_text(void **state)
 	strbuf_release(&text);
 }
 
+#define T_A "token-a-of-the-test-0123456789"
+#define T_B "token-b-of-the-test-0123456789"
+#define T_ADMIN "token-admin-of-the-test-0123456789"
+
+/* A job of token (NULL: the lab's), of boots boot stages; its id. */
+static int64_t token_job(struct store *st, const char *token, int boots)
+{
+	struct stage_plan plan[] = { { "boot", NULL, 0, 60 }, { "run", NULL, 0, 60 }, { "boot", NULL, 1, 60 },
+				     { "run", NULL, 1, 60 } };
+	struct job_request req = { .kind = "run", .suite = "tlb", .boots = boots, .token = token };
+	struct strbuf err = STRBUF_INIT;
+	int64_t id = 0;
+
+	req.suite_json = json_array();
+	if (store_job_create(st, &req, plan, 2 * (size_t)boots, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref((json_t *)req.suite_json);
+	strbuf_release(&err);
+	return id;
+}
+
+/* A bisection asked for by token (NULL: the lab's), boots per step; its id. */
+static int64_t token_bisection(struct store *st, const char *token, int boots)
+{
+	struct bisection_request b = { .tree = "linux", .good = "v6.1", .bad = "v6.2", .suite = "tlb",
+				       .machine = "m1", .metric = "mprotect.ops_per_sec", .boots = boots,
+				       .token = token };
+	struct strbuf err = STRBUF_INIT;
+	int64_t id = 0;
+
+	if (store_bisection_create(st, &b, NULL, 0, NULL, 0, &id, &err) < 0)
+		fail_msg("store_bisection_create: %s", err.buf);
+	strbuf_release(&err);
+	return id;
+}
+
+/*
+ * A job or a bisection records the token that made it: that token may
+ * change it, another may not, an admin token may; what the lab made (a
+ * track's job, every alert) is the admin tokens' alone. A token in both
+ * lists is an admin token, and one dropped from admin_tokens is one no
+ * longer.
+ */
+static void test_token_rights(void **state)
+{
+	struct store_fixture *f = *state;
+	char *users[] = { T_A, T_B, NULL }, *admins[] = { T_ADMIN, T_B, NULL };
+	struct strbuf err = STRBUF_INIT;
+	int64_t ja, jlab, ba, blab, alert;
+	int made;
+
+	assert_int_equal(store_sync_tokens(f->st, users, admins, &err), 0);
+	assert_true(store_token_valid(f->st, T_A));
+	assert_true(store_token_valid(f->st, T_ADMIN));
+	assert_false(store_token_admin(f->st, T_A));
+	assert_true(store_token_admin(f->st, T_B));
+	assert_true(store_token_admin(f->st, T_ADMIN));
+	assert_false(store_token_admin(f->st, "not-a-token-of-this-lab-0123"));
+
+	ja = token_job(f->st, T_A, 1);
+	jlab = token_job(f->st, NULL, 1);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_JOB, ja), TOKEN_MADE_IT);
+	assert_int_equal(store_token_right(f->st, T_ADMIN, STORE_OWNED_JOB, ja), TOKEN_ADMIN);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_JOB, jlab), TOKEN_LAB);
+	assert_int_equal(store_token_right(f->st, T_ADMIN, STORE_OWNED_JOB, jlab), TOKEN_ADMIN);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_JOB, jlab + 100), -ENOENT);
+
+	ba = token_bisection(f->st, T_A, 2);
+	blab = token_bisection(f->st, NULL, 2);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_BISECTION, ba), TOKEN_MADE_IT);
+	assert_int_equal(store_token_right(f->st, T_ADMIN, STORE_OWNED_BISECTION, ba), TOKEN_ADMIN);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_BISECTION, blab), TOKEN_LAB);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_BISECTION, blab + 100), -ENOENT);
+
+	assert_int_equal(store_alert_attach(f->st, "mainline", "v6.1", "v6.2", 0, &alert, &made), 0);
+	assert_int_equal(store_token_right(f->st, T_A, STORE_OWNED_ALERT, alert), TOKEN_LAB);
+	assert_int_equal(store_token_right(f->st, T_ADMIN, STORE_OWNED_ALERT, alert), TOKEN_ADMIN);
+
+	/* B dropped from admin_tokens: a user token, not A's */
+	admins[1] = NULL;
+	assert_int_equal(store_sync_tokens(f->st, users, admins, &err), 0);
+	assert_false(store_token_admin(f->st, T_B));
+	assert_int_equal(store_token_right(f->st, T_B, STORE_OWNED_JOB, ja), TOKEN_OTHER);
+	assert_int_equal(store_token_right(f->st, T_B, STORE_OWNED_BISECTION, ba), TOKEN_OTHER);
+	strbuf_release(&err);
+}
+
+/* A running bisection counts in its token's work as one job with the
+ * boots of one step; once it ends, it counts no more. Another token's and
+ * the lab's count for neither. */
+static void test_token_work_bisections(void **state)
+{
+	struct store_fixture *f = *state;
+	int jobs = -1, boots = -1;
+	int64_t b;
+
+	token_job(f->st, T_A, 2);
+	assert_int_equal(store_token_work(f->st, T_A, &jobs, &boots), 0);
+	assert_int_equal(jobs, 1);
+	assert_int_equal(boots, 2);
+	b = token_bisection(f->st, T_A, 3);
+	token_bisection(f->st, T_B, 5);
+	token_bisection(f->st, NULL, 7);
+	assert_int_equal(store_token_work(f->st, T_A, &jobs, &boots), 0);
+	assert_int_equal(jobs, 2);
+	assert_int_equal(boots, 5);
+	assert_int_equal(store_bisection_cancel(f->st, b), 0);
+	assert_int_equal(store_token_work(f->st, T_A, &jobs, &boots), 0);
+	assert_int_equal(jobs, 1);
+	assert_int_equal(boots, 2);
+}
+
+/*
+ * For a reader without a token the job list redacts each job's URL where
+ * it shows (the URL, the job's name, its error), and only that job's; with
+ * a token, the list is as stored.
+ */
+static void test_job_list_redacted(void **state)
+{
+	struct store_fixture *f = *state;
+	static const char url[] = "https://git.example.org/people/me/linux.git";
+	struct job_filter all = { .limit = 10 }, pub = { .limit = 10, .redact_urls = 1 };
+	struct strbuf text = STRBUF_INIT;
+	char kind[8], side[16];
+	int64_t branch, plain, stage;
+	json_t *doc, *j;
+
+	branch = sourced_job(f->st, "branch", NULL, url, "tlb/fix", 
+			     "branch tlb/fix of https://git.example.org/people/me/linux.git");
+	plain = sourced_job(f->st, "patch", "--- a/x\n+++ b/x\n", NULL, NULL,
+			    "mm: cite https://git.example.org/people/me/linux.git");
+	stage = store_fixture_next_id(f->st, branch, kind, side);
+	assert_int_equal(store_stage_begin(f->st, stage, "local"), 0);
+	assert_int_equal(store_stage_finish(f->st, stage, "failed", "patch",
+					    "cannot fetch tlb/fix from https://git.example.org/people/me/linux.git"), 0);
+
+	assert_int_equal(store_jobs_text(f->st, &pub, &text), 0);
+	doc = json_loadb(text.buf, text.len, 0, NULL);
+	assert_non_null(doc);
+	/* a job without a URL of its own keeps its text */
+	j = json_array_get(json_object_get(doc, "jobs"), 0);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), plain);
+	assert_string_equal(json_string_value(json_object_get(j, "patch_subject")),
+			    "mm: cite https://git.example.org/people/me/linux.git");
+	j = json_array_get(json_object_get(doc, "jobs"), 1);
+	assert_int_equal(json_integer_value(json_object_get(j, "id")), branch);
+	assert_string_equal(json_string_value(json_object_get(j, "patch_url")), "https://git.example.org/(redacted)");
+	assert_string_equal(json_string_value(json_object_get(j, "patch_subject")),
+			    "branch tlb/fix of https://git.example.org/(redacted)");
+	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+			    "cannot fetch tlb/fix from https://git.example.org/(redacted)");
+	assert_string_equal(json_string_value(json_object_get(j, "patch_ref")), "tlb/fix");
+	json_decref(doc);
+
+	strbuf_reset(&text);
+	assert_int_equal(store_jobs_text(f->st, &all, &text), 0);
+	doc = json_loadb(text.buf, text.len, 0, NULL);
+	j = json_array_get(json_object_get(doc, "jobs"), 1);
+	assert_string_equal(json_string_value(json_object_get(j, "patch_url")), url);
+	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")), url));
+	json_decref(doc);
+	strbuf_release(&text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +695,9 @@ int main(void)
 		store_fixture_test(test_job_list_text),
 		store_fixture_test(test_per_patch_group),
 		store_fixture_test(test_no_retry_after_cancel),
+		store_fixture_test(test_token_rights),
+		store_fixture_test(test_token_work_bisections),
+		store_fixture_test(test_job_list_redacted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
