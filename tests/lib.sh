@@ -32,6 +32,19 @@ CACHE=${TLBLAB_CACHE:-/var/cache/tlblab}
 # environment, no capability).
 LAB_USER=tlblab
 as_lab() { sh "$TOP/scripts/as-user.sh" "$LAB_USER" "$@"; }
+# need_lab_user NAME WHY: the test is about what root does for the lab's
+# user: skipped (NAME, WHY) when not root, failed when the user is missing;
+# either way the test ends
+need_lab_user() {
+	if [ "$(id -u)" != 0 ]; then
+		skip "$1" "not root: $2"
+		exit 0
+	fi
+	if ! id -u "$LAB_USER" >/dev/null 2>&1; then
+		fail "the user $LAB_USER exists" "scripts/deps.sh test makes it"
+		exit 0
+	fi
+}
 # lab_tmp: $TMP/lab, a directory of the lab user's for what a test makes
 # as that user
 lab_tmp() {

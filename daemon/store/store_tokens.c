@@ -54,7 +54,8 @@ int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_
 	return rc;
 }
 
-int store_token_valid(struct store *st, const char *token)
+/* 1 when token is one of the lab's (with admin, one of its admin tokens) */
+static int token_known(struct store *st, const char *token, int admin)
 {
 	sqlite3_stmt *s;
 	char hex[65];
@@ -63,13 +64,17 @@ int store_token_valid(struct store *st, const char *token)
 	if (!token || !*token)
 		return 0;
 	db_token_hash(token, hex);
-	db_lock(st);
-	s = db_prep(st, "SELECT 1 FROM tokens WHERE hash = ?");
-	db_bind_text(s, 1, hex);
-	ok = s && db_stmt_step(st, s) == SQLITE_ROW;
-	db_stmt_done(st, s);
-	db_unlock(st);
+	DB_READER(r, st);
+	ok = db_row(r, &s, admin ? "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'"
+				 : "SELECT 1 FROM tokens WHERE hash = ?", DB_TEXT(hex)) == 1;
+	if (ok)
+		db_stmt_done(r, s);
 	return ok;
+}
+
+int store_token_valid(struct store *st, const char *token)
+{
+	return token_known(st, token, 0);
 }
 
 int db_job_token_set(struct store *st, int64_t job_id, const char *token)
@@ -144,16 +149,5 @@ int store_token_right(struct store *st, const char *token, enum store_owned what
 
 int store_token_admin(struct store *st, const char *token)
 {
-	sqlite3_stmt *s;
-	char hex[65];
-	int ok;
-
-	if (!token || !*token)
-		return 0;
-	db_token_hash(token, hex);
-	DB_READER(r, st);
-	ok = db_row(r, &s, "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'", DB_TEXT(hex)) == 1;
-	if (ok)
-		db_stmt_done(r, s);
-	return ok;
+	return token_known(st, token, 1);
 }

@@ -20,14 +20,7 @@
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
 daemon_test 25000
-if [ "$(id -u)" != 0 ]; then
-	skip "the first run as the daemon's user" "not root: the lab is set up by root"
-	exit 0
-fi
-if ! id -u "$LAB_USER" >/dev/null 2>&1; then
-	fail "the user $LAB_USER exists" "scripts/deps.sh test makes it"
-	exit 0
-fi
+need_lab_user "the first run as the daemon's user" "the lab is set up by root"
 
 # the tarball: a top Makefile that knows its version, as the kernel's does
 mkdir -p "$TMP/src/linux-source-6.1/mm"

@@ -20,14 +20,7 @@
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
 
 daemon_test 27000
-if [ "$(id -u)" != 0 ]; then
-	skip "root's steps against the daemon's user's links" "not root: nothing to take"
-	exit 0
-fi
-if ! id -u "$LAB_USER" >/dev/null 2>&1; then
-	fail "the user $LAB_USER exists" "scripts/deps.sh test makes it"
-	exit 0
-fi
+need_lab_user "root's steps against the daemon's user's links" "nothing to take"
 if [ ! -x "$GUEST_AGENT" ] || [ ! -x /bin/busybox ] || [ ! -x /usr/sbin/sshd ]; then
 	fail "what mkinitramfs.sh packs is here" "make build/tlblab-agent; apt-get install busybox-static openssh-server"
 	exit 0
