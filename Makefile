@@ -132,8 +132,9 @@ $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 # boots a lab machine with the daemon's own boot code (tests/guest.sh);
 # verdict-sim measures the verdict rule by running compare on simulated
 # jobs (tests/bench/b0008); changepoint-sim the nightly detector on
-# synthetic series (b0011)
-TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim
+# synthetic series (b0011); intake-time what a job's body costs to read (b0015)
+TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim \
+	$(BUILD)/tests/intake-time
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS_DAEMON)
