@@ -9,8 +9,13 @@
 # to them, edges only (named by their SHA-1). A crash, leak or sanitizer report stops
 # that fuzzer and leaves the input in $BUILD/artifacts/NAME/; the corpus
 # is then left as it was.
+# Inputs go up to 1 MiB (-max_len), the size of a job's body
+# (lab.max_body): a parser that is slow on large inputs shows there. An
+# input that takes a second or more is a finding too: libFuzzer keeps it
+# in the artifacts (slow-unit-*), and the line says SLOW.
 # At the end one line per fuzzer: executions, coverage (edges, features),
-# time, corpus size, or CRASH with the artifact. Exits non-zero on a crash.
+# time, corpus size (and SLOW with an input that took a second or more),
+# or CRASH with the artifact. Exits non-zero on a crash or a slow input.
 # usage: BUILD=build/fuzz FUZZ_SECONDS=600 sh tests/fuzz/run.sh NAME...
 set -u
 cd "$(dirname "$0")/../.."
@@ -34,6 +39,7 @@ for name in "$@"; do
 	(cd "$work" && rm -f fuzz-0.log &&
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		nice -n 19 "$fuzzer" "$@" -jobs=1 -max_total_time="$FUZZ_SECONDS" -timeout=10 \
+			-max_len=1048576 -report_slow_units=1 \
 			-rss_limit_mb=2048 -artifact_prefix="$art/" -print_final_stats=1 \
 			"$work/new" "$corpus" >/dev/null 2>&1)
 	t1=$(date +%s)
@@ -43,6 +49,8 @@ for name in "$@"; do
 	[ -n "$execs" ] || execs=$(echo "$stats" | sed -n 's/^#\([0-9]*\).*/\1/p')
 	cov=$(echo "$stats" | sed -n 's/.* cov: \([0-9]*\).*/\1/p')
 	ft=$(echo "$stats" | sed -n 's/.* ft: \([0-9]*\).*/\1/p')
+	# "Slowest unit: N s:", each time a slower one is found
+	slow=$(sed -n 's/^Slowest unit: \([0-9]*\) s.*/\1/p' "$log" | tail -n 1)
 	if grep -Eq '^==[0-9]+==ERROR|runtime error:|^==[0-9]+== ERROR: libFuzzer|^SUMMARY: ' "$log"; then
 		status=1
 		grep -E 'ERROR|runtime error|SUMMARY' "$log" | head -n 3
@@ -58,7 +66,7 @@ for name in "$@"; do
 			*) [ ${#f} = 40 ] && mv "$corpus/$f" "$work/old/" || cp "$corpus/$f" "$min/" ;;
 			esac
 		done
-		if nice -n 19 "$fuzzer" -merge=1 -use_counters=0 "$min" "$work/old" "$work/new" >"$work/merge.log" 2>&1; then
+		if nice -n 19 "$fuzzer" -merge=1 -use_counters=0 -max_len=1048576 "$min" "$work/old" "$work/new" >"$work/merge.log" 2>&1; then
 			rm -f "$corpus"/* && cp "$min"/* "$corpus"/ && rm -rf "$work/old"
 		else
 			mv "$work/old"/* "$corpus"/ 2>/dev/null
@@ -66,6 +74,10 @@ for name in "$@"; do
 		fi
 		after=$(ls "$corpus" | wc -l)
 		line="$name: ${execs:-?} executions in $((t1 - t0)) s, cov ${cov:-?}, ft ${ft:-?}, corpus $before -> $after files"
+		if [ -n "$slow" ]; then
+			status=1
+			line="$line; SLOW: an input took $slow s ($(ls -t "$art" | grep '^slow-unit-' | head -n 1) in $art)"
+		fi
 	fi
 	echo "$line"
 	summary="$summary$line
