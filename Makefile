@@ -134,8 +134,9 @@ $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 # boots a lab machine with the daemon's own boot code (tests/guest.sh);
 # verdict-sim measures the verdict rule by running compare on simulated
 # jobs (tests/bench/b0008); changepoint-sim the nightly detector on
-# synthetic series (b0011)
-TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim
+# synthetic series (b0011); intake-time what a job's body costs to read (b0015)
+TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim \
+	$(BUILD)/tests/intake-time
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS_DAEMON)
@@ -155,13 +156,16 @@ $(BUILD)/tests/verdict-sim: tests/tools/verdict-sim-gen.c tests/tools/verdict-si
 FUZZ_NAMES = $(patsubst tests/fuzz/%/,%,$(sort $(dir $(wildcard tests/fuzz/*/fuzz_*.c))))
 FUZZ_REPLAY = $(patsubst %,$(BUILD)/tests/fuzz-%,$(FUZZ_NAMES))
 FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
+# what the harnesses share (the lab they read requests against, the checks
+# of a subject)
+FUZZ_HEADERS = $(wildcard tests/fuzz/*.h)
 FUZZ_SECONDS ?= 600
 define fuzz_rules
-$(BUILD)/tests/fuzz-$(1): tests/fuzz/$(1)/fuzz_$(1).c tests/fuzz/replay.c $(FUZZ_LIB_OBJS)
+$(BUILD)/tests/fuzz-$(1): tests/fuzz/$(1)/fuzz_$(1).c tests/fuzz/replay.c $(FUZZ_LIB_OBJS) $(FUZZ_HEADERS)
 	@mkdir -p $$(dir $$@)
-	$$(CC) $$(ALL_CFLAGS) -o $$@ $$^ $$(LDLIBS_DAEMON)
-$(BUILD)/fuzzer-$(1): tests/fuzz/$(1)/fuzz_$(1).c $(FUZZ_LIB_OBJS)
-	$$(CC) $$(ALL_CFLAGS) -fsanitize=fuzzer -o $$@ $$^ $$(LDLIBS_DAEMON)
+	$$(CC) $$(ALL_CFLAGS) -o $$@ $$(filter-out %.h,$$^) $$(LDLIBS_DAEMON)
+$(BUILD)/fuzzer-$(1): tests/fuzz/$(1)/fuzz_$(1).c $(FUZZ_LIB_OBJS) $(FUZZ_HEADERS)
+	$$(CC) $$(ALL_CFLAGS) -fsanitize=fuzzer -o $$@ $$(filter-out %.h,$$^) $$(LDLIBS_DAEMON)
 endef
 $(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
 

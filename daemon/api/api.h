@@ -219,9 +219,9 @@ void api_set_config(struct api *api, const struct lab_config *cfg);
 void api_stop(struct api *api);
 
 /*
- * What the API reads from a query, apart from the server (the fuzzer in
- * tests/fuzz/api calls it directly; a JOB_REQUEST body is read by
- * submit.h).
+ * What the API reads from a query and a body, apart from the server (the
+ * fuzzers in tests/fuzz/ call these directly; a JOB_REQUEST body is read
+ * by submit.h).
  */
 struct job_filter;
 
@@ -230,5 +230,27 @@ struct job_filter;
  * get's). 0, or -1 with err: the message of the 400 answer. */
 int api_job_filter_parse(const char *(*get)(void *ctx, const char *key), void *ctx,
 			 struct job_filter *f, struct strbuf *err);
+
+/*
+ * The bodies of the other POSTs, buf[0..len), as their routes read them
+ * (api_bodies.c; the fuzzers in tests/fuzz/bisect, alert and health call
+ * them directly). Each returns 0 with *ret_body, which the caller owns
+ * (json_decref) and the strings it returns point into; or -1 with err,
+ * the message of the 400 answer, and nothing to free.
+ */
+struct bisection_request;
+/* POST /api/v1/bisections against cfg: every field known, the tree,
+ * suite and machine (default: the first) configured ones, good and bad
+ * valid refs, metric a metric's name, boots 1 to 20 (default 2). */
+int api_bisection_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
+			struct bisection_request *req, struct strbuf *err);
+/* POST /api/v1/alerts/ID/state: the state asked (the store says whether
+ * it is one) and by whom ("unknown" when the body does not say). */
+int api_alert_state_parse(const char *buf, size_t len, json_t **ret_body, const char **ret_state,
+			  const char **ret_by, struct strbuf *err);
+/* POST /api/v1/machines/NAME/health: maintenance or unknown, and why (at
+ * most 500 characters; "set by an operator" when the body does not say). */
+int api_health_parse(const char *buf, size_t len, json_t **ret_body, const char **ret_health,
+		     const char **ret_reason, struct strbuf *err);
 
 #endif

@@ -13,7 +13,8 @@
 /*
  * What the files of the HTTP API share: api_server.c (the server, routing),
  * api_reply.c (the answers and the request's helpers), api_jobs.c (the job
- * routes) and api_tracks.c. Not for use outside them:
+ * routes), api_tracks.c and api_bodies.c (the other POSTs' bodies). Not
+ * for use outside them:
  * the rest of the daemon sees only api.h.
  */
 
@@ -165,6 +166,10 @@ enum MHD_Result api_list_jobs(struct route_ctx *rc);
 enum MHD_Result api_compare_jobs(struct route_ctx *rc);
 /* Everything under /api/v1/jobs/ID. */
 enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id);
+
+/* What a 400 answer says of an alert state that is not one (the store
+ * knows the states). */
+#define API_ALERT_STATE_WHY "state: must be new, acknowledged, ignored, fixed or intended"
 
 /* ---- api_tracks.c ---- */
 

@@ -90,7 +90,8 @@ struct request {
 static enum MHD_Result set_health(struct route_ctx *rc)
 {
 	const char *name = rc->seg[3], *health, *reason;
-	json_t *body, *body2;
+	struct strbuf err = STRBUF_INIT;
+	json_t *body = NULL, *body2;
 	enum MHD_Result ret;
 	int r;
 
@@ -101,22 +102,18 @@ static enum MHD_Result set_health(struct route_ctx *rc)
 	/* every machine is the lab's: no token made one */
 	if (api_admin_refused(rc, &ret, "machine %s is the lab's; setting its health needs an admin token", name))
 		return ret;
-	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
-	health = json_string_value(json_object_get(body, "health"));
-	reason = json_string_value(json_object_get(body, "reason"));
-	if (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown"))) {
-		ret = api_send_error(rc->conn, 400, "bad_request", "health: must be maintenance or unknown");
-	} else if (reason && strlen(reason) > 500) {
-		ret = api_send_error(rc->conn, 400, "bad_request", "reason: at most 500 characters");
-	} else if ((r = store_machine_health(rc->api->st, name, health, reason ? reason : "set by an operator")) < 0) {
+	if (api_health_parse(rc->body->buf, rc->body->len, &body, &health, &reason, &err) < 0) {
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	} else if ((r = store_machine_health(rc->api->st, name, health, reason)) < 0) {
 		ret = api_send_store_error(rc->conn, r, "machine %s: could not set its health", name);
 	} else {
-		log_info("machine %s: %s (%s)", name, health, reason ? reason : "set by an operator");
+		log_info("machine %s: %s (%s)", name, health, reason);
 		sched_wake(rc->api->sc);
 		body2 = store_machines_json(rc->api->st);
 		ret = api_send_read(rc->conn, body2, errno, "machine list (machine %s is %s)", name, health);
 	}
 	json_decref(body);
+	strbuf_release(&err);
 	return ret;
 }
 

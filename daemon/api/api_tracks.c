@@ -4,6 +4,7 @@
  * from the store (store_tracks.c); a run asked for goes to the tracker
  * thread (track.h), which answers by changing the store.
  */
+#include "api.h"
 #include "api_int.h"
 
 #include <errno.h>
@@ -124,56 +125,36 @@ static enum MHD_Result track_routes(struct route_ctx *rc, int is_get)
 
 static enum MHD_Result alert_state(struct route_ctx *rc, int64_t id)
 {
-	json_t *body;
+	struct strbuf err = STRBUF_INIT;
+	json_t *body = NULL;
 	const char *state, *by;
 	enum MHD_Result ret;
 	int r;
 
 	if (api_post_refused(rc, &ret) || api_change_refused(rc, STORE_OWNED_ALERT, id, "setting its state", &ret))
 		return ret;
-	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
-	state = json_string_value(json_object_get(body, "state"));
-	by = json_string_value(json_object_get(body, "by"));
-	if (!state)
-		ret = api_send_error(rc->conn, 400, "bad_request", "state: must be new, acknowledged, ignored, "
-				     "fixed or intended");
-	else if (by && !config_valid_name(by))
-		ret = api_send_error(rc->conn, 400, "bad_request", "by: not a valid name (letters, digits, "
-				     "'.', '_', '-')");
-	else if ((r = store_alert_set_state(rc->api->st, id, state, by ? by : "unknown")) == -EINVAL)
-		ret = api_send_error(rc->conn, 400, "bad_request", "state: must be new, acknowledged, ignored, "
-				     "fixed or intended");
+	if (api_alert_state_parse(rc->body->buf, rc->body->len, &body, &state, &by, &err) < 0)
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+	else if ((r = store_alert_set_state(rc->api->st, id, state, by)) == -EINVAL)
+		ret = api_send_error(rc->conn, 400, "bad_request", API_ALERT_STATE_WHY);
 	else if (r == -ENOENT)
 		ret = api_send_error(rc->conn, 404, "not_found", "no alert %lld", (long long)id);
 	else if (r < 0)
 		ret = api_send_store_error(rc->conn, r, "alert %lld: could not set its state", (long long)id);
 	else {
-		log_info("alert %lld: %s by %s", (long long)id, state, by ? by : "unknown");
+		log_info("alert %lld: %s by %s", (long long)id, state, by);
 		if (rc->api->tracker)
 			track_wake(rc->api->tracker);	/* an intended change: search again */
 		ret = api_send_read(rc->conn, store_alert_json(rc->api->st, id), errno, "alert %lld",
 				    (long long)id);
 	}
 	json_decref(body);
+	strbuf_release(&err);
 	return ret;
 }
 
 /* running at once: each holds a lab machine for hours */
 #define API_MAX_BISECTIONS 8
-
-/* a metric's name as the agent writes them: letters, digits, '.', '_', ':', '-' */
-static int metric_valid(const char *m)
-{
-	size_t i, n = m ? strlen(m) : 0;
-
-	if (!n || n > 150)
-		return 0;
-	for (i = 0; i < n; i++)
-		if (!((m[i] >= 'a' && m[i] <= 'z') || (m[i] >= 'A' && m[i] <= 'Z') || (m[i] >= '0' && m[i] <= '9') ||
-		      strchr("._:-", m[i])))
-			return 0;
-	return 1;
-}
 
 /*
  * Stores the bisection req if the lab runs fewer than API_MAX_BISECTIONS
@@ -209,80 +190,26 @@ static int queue_bisection(struct route_ctx *rc, const struct bisection_request 
 	return r < 0 ? -1 : 0;
 }
 
-/* POST /bisections: {"tree", "good", "bad", "suite", "metric", "machine",
- * "workload", "boots", "submitter"}, each checked against the lab */
+/* POST /bisections: the body read (api_bisection_parse), then stored
+ * under the lab's and the token's limits (queue_bisection) */
 static enum MHD_Result bisection_create(struct route_ctx *rc)
 {
-	static const char *const keys[] = { "tree", "good", "bad", "suite", "metric", "machine", "workload", "boots",
-					    "submitter", NULL };
-	struct bisection_request req = { 0 };
+	struct bisection_request req;
 	struct job_request step;
 	struct stage_plan *plan = NULL;
-	json_t *body, *v, *doc;
-	const char *key, *bad_field = NULL, *why = "";
+	struct strbuf err = STRBUF_INIT;
+	json_t *body, *doc;
 	enum MHD_Result ret;
 	int64_t id = 0;
-	size_t i, nplan;
+	size_t nplan;
 
 	if (api_post_refused(rc, &ret))
 		return ret;
-	body = json_loadb(rc->body->buf, rc->body->len, 0, NULL);
-	if (!json_is_object(body)) {
-		json_decref(body);
-		return api_send_error(rc->conn, 400, "bad_request", "the body must be a JSON object");
-	}
-	json_object_foreach(body, key, v) {
-		for (i = 0; keys[i] && strcmp(keys[i], key); i++)
-			;
-		if (!keys[i]) {
-			bad_field = key;
-			why = "not a field of a bisection (tree, good, bad, suite, metric, machine, workload, boots, "
-			      "submitter)";
-		}
-	}
-	req.tree = json_string_value(json_object_get(body, "tree"));
-	req.good = json_string_value(json_object_get(body, "good"));
-	req.bad = json_string_value(json_object_get(body, "bad"));
-	req.suite = json_string_value(json_object_get(body, "suite"));
-	req.metric = json_string_value(json_object_get(body, "metric"));
-	req.machine = json_string_value(json_object_get(body, "machine"));
-	req.workload = json_string_value(json_object_get(body, "workload"));
-	req.submitter = json_string_value(json_object_get(body, "submitter"));
-	/* an optional field sent as null is not there */
-	for (i = 0; keys[i]; i++)
-		if (json_is_null(json_object_get(body, keys[i])))
-			json_object_del(body, keys[i]);
-	v = json_object_get(body, "boots");
-	req.boots = v ? (int)json_integer_value(v) : 2;
-	if (bad_field)
-		;
-	else if (!req.tree || !config_tree(rc->cfg, req.tree))
-		bad_field = "tree", why = "must name a configured tree";
-	else if (!ref_valid(req.good))
-		bad_field = "good", why = "must be a git ref or commit id";
-	else if (!ref_valid(req.bad))
-		bad_field = "bad", why = "must be a git ref or commit id";
-	else if (!req.suite || !config_suite(rc->cfg, req.suite))
-		bad_field = "suite", why = "must name a configured suite";
-	else if (!metric_valid(req.metric))
-		bad_field = "metric", why = "must be a metric's name, such as mprotect.ops_per_sec";
-	else if (req.machine && !config_machine(rc->cfg, req.machine))
-		bad_field = "machine", why = "must name a configured machine";
-	else if (!req.machine && !rc->cfg->nmachines)
-		bad_field = "machine", why = "the lab has no machine";
-	else if (json_object_get(body, "workload") && !config_valid_name(req.workload))
-		bad_field = "workload", why = "not a valid name";
-	else if (v && (!json_is_integer(v) || req.boots < 1 || req.boots > 20))
-		bad_field = "boots", why = "must be an integer from 1 to 20";
-	else if (json_object_get(body, "submitter") && !config_valid_name(req.submitter))
-		bad_field = "submitter", why = "not a valid name (letters, digits, '.', '_', '-')";
-	if (bad_field) {
-		ret = api_send_error(rc->conn, 400, "bad_request", "%s: %s", bad_field, why);
-		json_decref(body);
+	if (api_bisection_parse(rc->cfg, rc->body->buf, rc->body->len, &body, &req, &err) < 0) {
+		ret = api_send_error(rc->conn, 400, "bad_request", "%s", err.buf);
+		strbuf_release(&err);
 		return ret;
 	}
-	if (!req.machine)
-		req.machine = rc->cfg->machines[0].name;
 	req.token = api_bearer(rc->conn);
 	/* what each step runs (track_bisect.c): a kernel's build, then its boots */
 	step = (struct job_request){ .kind = "run", .tree = req.tree, .base = req.bad, .suite = req.suite,
@@ -298,6 +225,7 @@ static enum MHD_Result bisection_create(struct route_ctx *rc)
 			  : api_send_store_error(rc->conn, -errno, "bisection %lld", (long long)id);
 	}
 	free(plan);
+	strbuf_release(&err);
 	json_decref(body);
 	return ret;
 }

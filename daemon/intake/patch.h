@@ -31,7 +31,8 @@ enum patch_subject_kind {
  * mbox, or a plain diff), replacing ret's content:
  *  - the first mail's "Subject:" header, continuation lines unfolded,
  *    RFC 2047 encoded words ("=?UTF-8?q?...?=", B and Q; UTF-8, US-ASCII
- *    and ISO-8859-1/Windows-1252) decoded, 8-bit text that is not UTF-8
+ *    and ISO-8859-1/Windows-1252; at most 75 characters, as RFC 2047
+ *    says: a longer one is text) decoded, 8-bit text that is not UTF-8
  *    read as Latin-1, and the leading "[PATCH v2 1/3]"-like groups and
  *    "Re:" taken off, as git am does;
  *  - else the first non-empty line of the text before the diff (headers

@@ -1,6 +1,7 @@
 #!/bin/sh
 # The fuzzers' corpora replayed as a test: each parser of outside input
-# (tests/fuzz/NAME: config, api, ingest, spec, patch) is fed every input its
+# (tests/fuzz/NAME: config, api, ingest, spec, patch, mbox, insn, bisect,
+# alert, health) is fed every input its
 # fuzzer kept, the seeds and the inputs that once crashed it among them,
 # through the same harness linked as an ordinary program ($BUILD/tests/
 # fuzz-NAME, tests/fuzz/replay.c), so no clang is needed. Under make check
@@ -35,4 +36,4 @@ for dir in "$TOP"/tests/fuzz/*/corpus; do
 		tail -n 20 "$TMP/$name.out" | sed 's/^/#   /'
 	fi
 done
-[ "$n" -ge 5 ] || fail "fuzz corpora" "found $n of the 5 (tests/fuzz/*/corpus)"
+[ "$n" -ge 10 ] || fail "fuzz corpora" "found $n of the 10 (tests/fuzz/*/corpus)"

@@ -269,3 +269,17 @@ ok(st == 429 and msg.startswith("the series' jobs: this token has 2 jobs") and "
 ok(st0 == st1 == 200 and ids(before) == ids(after) and ids(before),
    "and none of the series' jobs is stored (%d jobs before and after)" % len(ids(before)),
    "%s then %s" % (ids(before), ids(after)))
+
+# 9. a bisection's body is read as the job's is: boots is checked as the
+# integer sent, not as what is left of it in an int (4294967298 was taken
+# as 2), and a refusal names an unknown field in at most 64 characters
+bis = {"tree": "linux", "good": "v6.1", "bad": "v6.2", "suite": "hold", "metric": "mprotect.ops_per_sec"}
+st, doc, _ = request("POST", "/bisections", json.dumps(dict(bis, boots=4294967298)), TOKEN)
+msg = ((doc or {}).get("error") or {}).get("message", "")
+ok(st == 400 and msg == "boots: must be an integer from 1 to 20",
+   "a bisection of 4294967298 boots per step is a 400", "%d: %s" % (st, msg or doc))
+st, doc, _ = request("POST", "/bisections", json.dumps(dict(bis, **{"x" * 100000: 1})), TOKEN)
+msg = ((doc or {}).get("error") or {}).get("message", "")
+ok(st == 400 and msg.startswith("x" * 64 + ": not a field of a bisection") and len(msg) < 300,
+   "a bisection with a field named by 100000 characters is a 400 that names 64 of them",
+   "%d: %d characters: %.100s" % (st, len(msg), msg or doc))

@@ -66,6 +66,63 @@ static void test_folded_and_encoded(void **state)
 	expect("Subject: [PATCH] mm: Ren\xe9" "e\n\n" DIFF, PATCH_SUBJECT_HEADER, "mm: Ren\xc3\xa9" "e");
 	/* not an encoded word: kept as written */
 	expect("Subject: [PATCH] a =?x? b\n\n" DIFF, PATCH_SUBJECT_HEADER, "a =?x? b");
+	/* RFC 2047, 6.2: the space between two encoded words goes, on one line
+	 * or folded; between a word and text it stays */
+	expect("Subject: =?utf-8?q?a?= =?utf-8?q?b?=\n \t=?utf-8?q?c?=  d =?utf-8?q?e?=\n\n" DIFF,
+	       PATCH_SUBJECT_HEADER, "abc d e");
+}
+
+/* "Subject: " and an encoded word of n characters in all, "=?utf-8?q?"
+ * then 'a's then "?=" */
+static void encoded_word_of(struct strbuf *text, size_t n)
+{
+	strbuf_reset(text);
+	strbuf_addstr(text, "Subject: =?utf-8?q?");
+	while (text->len < strlen("Subject: ") + n - 2)
+		strbuf_addch(text, 'a');
+	strbuf_addstr(text, "?=\n\n" DIFF);
+}
+
+/* RFC 2047, 2: an encoded word is at most 75 characters; a longer one, or
+ * a "=?" with no "?=" within them, is text. Each "=?" is then looked at
+ * for 75 characters at most, so a header of them costs linear time (the
+ * time is b0015's; here, what the subject is). */
+static void test_encoded_word_bounds(void **state)
+{
+	struct strbuf text = STRBUF_INIT, s = STRBUF_INIT, want = STRBUF_INIT;
+	size_t i;
+
+	(void)state;
+	encoded_word_of(&text, 75);
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_HEADER);
+	for (i = 0; i < 63; i++)
+		strbuf_addch(&want, 'a');
+	assert_string_equal(s.buf, want.buf);	/* decoded */
+
+	encoded_word_of(&text, 76);
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_HEADER);
+	strbuf_reset(&want);
+	strbuf_add(&want, text.buf + strlen("Subject: "), 76);
+	assert_string_equal(s.buf, want.buf);	/* kept as it is */
+
+	/* a closing "?=" past the 75th character ends no word begun before */
+	expect("Subject: =?utf-8?q?bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	       "=?utf-8?q?c?=\n\n" DIFF, PATCH_SUBJECT_HEADER,
+	       "=?utf-8?q?bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbc");
+
+	/* 64 KiB of openings with no end: the text as written, cut at 200 bytes */
+	strbuf_reset(&text);
+	strbuf_addstr(&text, "Subject: ");
+	while (text.len < (64u << 10))
+		strbuf_addstr(&text, "=?utf-8?q?a");
+	strbuf_addstr(&text, "\n\n" DIFF);
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_HEADER);
+	assert_int_equal(s.len, PATCH_SUBJECT_MAX);
+	assert_memory_equal(s.buf, "=?utf-8?q?a=?utf-8?q?a", 22);
+	assert_string_equal(s.buf + s.len - 3, "...");
+	strbuf_release(&text);
+	strbuf_release(&s);
+	strbuf_release(&want);
 }
 
 static void test_plain_diffs(void **state)
@@ -84,6 +141,9 @@ static void test_plain_diffs(void **state)
 	expect("--- linux.orig/arch/x86/mm/tlb.c\t2024-01-01\n+++ linux/arch/x86/mm/tlb.c\t2024-01-02\n@@ -1 +1 @@\n",
 	       PATCH_SUBJECT_FILES, "diff touching arch/x86/mm/tlb.c");
 	expect("--- a/old.c\n+++ /dev/null\n@@ -1 +0,0 @@\n-x\n", PATCH_SUBJECT_FILES, "diff touching old.c");
+	/* the first file named, not the first in order; each file counted once,
+	 * up to 1000 */
+	expect("+++ b/z.c\n+++ b/a.c\n+++ b/z.c\n", PATCH_SUBJECT_FILES, "diff touching z.c and 1 more file");
 	expect("no diff here\n", PATCH_SUBJECT_TEXT, "no diff here");
 	expect("", PATCH_SUBJECT_NONE, "");
 }
@@ -140,6 +200,16 @@ static void test_hostile(void **state)
 		strbuf_addstr(&text, "+xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n");
 	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_FILES);
 	assert_string_equal(s.buf, "diff touching big.c");
+	strbuf_reset(&text);
+	for (i = 0; i < 3000; i++)
+		strbuf_addf(&text, "+++ b/f%zu.c\n", i % 1500);
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_FILES);
+	assert_string_equal(s.buf, "diff touching f0.c and 999+ more files");
+	strbuf_reset(&text);
+	for (i = 0; i < 3000; i++)
+		strbuf_addf(&text, "+++ b/f%zu.c\n", i % 999);
+	assert_int_equal(patch_subject(text.buf, text.len, &s), PATCH_SUBJECT_FILES);
+	assert_string_equal(s.buf, "diff touching f0.c and 998 more files");
 	strbuf_release(&text);
 	strbuf_release(&s);
 }
@@ -256,6 +326,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_format_patch),
 		cmocka_unit_test(test_folded_and_encoded),
+		cmocka_unit_test(test_encoded_word_bounds),
 		cmocka_unit_test(test_plain_diffs),
 		cmocka_unit_test(test_project_patches),
 		cmocka_unit_test(test_hostile),

@@ -3,8 +3,9 @@
  * the server: the first byte chooses the parser. 'q': the rest is a query
  * string ("state=done&limit=5"), split and %-decoded as libmicrohttpd does,
  * for GET /api/v1/jobs and the ids and counts other routes read; else the
- * whole input is a POST /api/v1/jobs body, read against a small lab (one
- * machine, one tree, one suite) so a valid request gets past the lookups.
+ * whole input is a POST /api/v1/jobs body, read against a small lab
+ * (fuzz_lab.h) so a valid request gets past the lookups. A body goes up
+ * to 1 MiB, lab.max_body's default.
  */
 #include <microhttpd.h>
 #include <stdint.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz_lab.h"
 #include "api.h"
 #include "config.h"
 #include "store.h"
@@ -24,35 +26,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static struct lab_config *cfg;
 
-static const char lab_yaml[] =
-	"lab:\n"
-	"  data_dir: /tmp/tlblab-fuzz\n"
-	"machines:\n"
-	"  - name: m1\n"
-	"    transport: local\n"
-	"builders:\n"
-	"  - name: local\n"
-	"    transport: local\n"
-	"trees:\n"
-	"  - name: linux\n"
-	"    url: /tmp/linux\n"
-	"    builder: local\n"
-	"suites:\n"
-	"  - name: tlb\n"
-	"    workloads:\n"
-	"      - workload: mprotect\n";
-
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct strbuf err = STRBUF_INIT;
-
 	(void)argc;
 	(void)argv;
-	if (config_load_string("fuzz.yaml", lab_yaml, strlen(lab_yaml), &cfg, &err) < 0) {
-		fprintf(stderr, "fuzz_api: %s\n", err.buf);
-		abort();
-	}
-	strbuf_release(&err);
+	cfg = fuzz_lab();
 	return 0;
 }
 

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();	/* a refusal always says why */
 	strbuf_release(&err);
 
-	if (size <= 64 && (str = strndup((const char *)data, size))) {
+	if ((str = strndup((const char *)data, size))) {
 		spec_parse_bytes(str, &bytes);
 		spec_parse_seconds(str, &seconds);
 		free(str);
