@@ -28,30 +28,14 @@
 #include "store.h"
 #include "submit.h"
 #include "util.h"
+/* the lab the API fuzzers read bodies against: the same lookups */
+#include "../fuzz/fuzz_lab.h"
 #include "banned.h"
 
 #define MAX_SIZES 8
 /* a sample of a small body runs it this many times at least, so that
  * the clock's resolution does not make its time */
 #define MIN_SAMPLE_S 0.01
-
-static const char lab_yaml[] =
-	"lab:\n"
-	"  data_dir: /tmp/tlblab-intake-time\n"
-	"machines:\n"
-	"  - name: m1\n"
-	"    transport: local\n"
-	"builders:\n"
-	"  - name: local\n"
-	"    transport: local\n"
-	"trees:\n"
-	"  - name: linux\n"
-	"    url: /tmp/linux\n"
-	"    builder: local\n"
-	"suites:\n"
-	"  - name: tlb\n"
-	"    workloads:\n"
-	"      - workload: mprotect\n";
 
 #define D100 "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
 #define DIFF "\n---\ndiff --git a/mm/x.c b/mm/x.c\n--- a/mm/x.c\n+++ b/mm/x.c\n@@ -1 +1 @@\n-a\n+b\n"
@@ -192,7 +176,7 @@ static int parse_sizes(const char *s, size_t *ret, size_t *ret_n)
 
 int main(int argc, char **argv)
 {
-	struct strbuf err = STRBUF_INIT, patch = STRBUF_INIT;
+	struct strbuf patch = STRBUF_INIT;
 	size_t sizes[MAX_SIZES] = { 1024, 1024 * 1024 }, nsizes = 2, si, k;
 	const char *only = NULL;
 	struct lab_config *cfg;
@@ -211,10 +195,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (config_load_string("intake-time.yaml", lab_yaml, strlen(lab_yaml), &cfg, &err) < 0) {
-		fprintf(stderr, "intake-time: %s\n", err.buf);
-		return 1;
-	}
+	cfg = fuzz_lab();
 	printf("submit_request_parse of a POST /api/v1/jobs body, CPU ms, median of %ld runs; "
 	       "x linear: the time over the first size's scaled up to it; of which JSON: json_loadb alone, "
 	       "at the last size\n", runs);
@@ -251,6 +232,5 @@ int main(int argc, char **argv)
 	}
 	config_free(cfg);
 	strbuf_release(&patch);
-	strbuf_release(&err);
 	return 0;
 }
