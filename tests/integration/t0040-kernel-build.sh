@@ -8,8 +8,10 @@
 # be refused before anything runs.
 #
 # WORK and OUT are the lab builder's (${TLBLAB_CACHE:-/var/cache/tlblab}/tlblab/
-# work-linux and out, kernel_tree in tests/lib.sh), and
-# share the machine's ccache, so only the very first run builds a kernel from
+# work-linux and out, kernel_tree in tests/lib.sh), and every build runs as
+# their owner, the lab's user, as the daemon's do (kbuild): they share its
+# checkout and ccache with make demo's jobs, so only the very first run
+# (make demo's or this one) builds a kernel from
 # cold (584 s on 2 cores in the fresh make test on 580880d); later runs
 # take about a minute and a half (95 s alone, warm), most of it the
 # incremental rebuild of the patched kernel (forced on every run, so that
