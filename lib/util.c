@@ -259,7 +259,7 @@ static size_t url_host_end(const char *url)
 	return i + strcspn(url + i, "/?#");
 }
 
-void url_redact(const char *url, struct strbuf *out)
+void util_url_redact(const char *url, struct strbuf *out)
 {
 	size_t end = url_host_end(url), scheme, at;
 
@@ -280,7 +280,7 @@ void url_redact(const char *url, struct strbuf *out)
 	strbuf_addstr(out, "/(redacted)");
 }
 
-void url_redact_in(const char *text, size_t len, const char *url, struct strbuf *out)
+void util_url_redact_in(const char *text, size_t len, const char *url, struct strbuf *out)
 {
 	size_t n = url ? strlen(url) : 0, min, i = 0, k;
 	struct strbuf red = STRBUF_INIT;
@@ -293,7 +293,7 @@ void url_redact_in(const char *text, size_t len, const char *url, struct strbuf 
 	min = url_host_end(url);
 	if (!min)
 		min = n;
-	url_redact(url, &red);
+	util_url_redact(url, &red);
 	while (i < len && (p = memmem(text + i, len - i, url, min))) {
 		size_t at = (size_t)(p - text);
 

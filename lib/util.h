@@ -73,14 +73,14 @@ int url_valid(const char *url, int branch);
  * but scheme and host stays as it is; what is not scheme://host... is
  * "(redacted)" whole.
  */
-void url_redact(const char *url, struct strbuf *out);
+void util_url_redact(const char *url, struct strbuf *out);
 /*
- * text[0..len) with each place url appears written as url_redact writes
+ * text[0..len) with each place url appears written as util_url_redact writes
  * it: the whole URL, or a part of it that runs at least through its host
  * (a URL cut short in a job's name, "branch x of https://host/pa...").
  * With url NULL or empty, text as it is.
  */
-void url_redact_in(const char *text, size_t len, const char *url, struct strbuf *out);
+void util_url_redact_in(const char *text, size_t len, const char *url, struct strbuf *out);
 
 /*
  * Allocation that aborts on failure, as strbuf does: the daemon has no

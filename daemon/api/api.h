@@ -35,7 +35,7 @@
  *
  * A reader without a valid token sees the URLs that may hold a secret
  * redacted to their scheme and host ("https://host/(redacted)", util.h
- * url_redact) wherever they show: a job's branch or mbox URL (patch_url,
+ * util_url_redact) wherever they show: a job's branch or mbox URL (patch_url,
  * its patch_subject, error messages, its stage logs, its report), a
  * webhook's URL (deliveries: url, errors, and a job in an event's body),
  * a track's tree URL. With a token, all of them.

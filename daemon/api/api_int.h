@@ -145,12 +145,12 @@ int api_within_token_limits(struct route_ctx *rc, const char *prefix, struct sta
 /*
  * A reader without a valid token sees URLs that may hold a secret (a
  * webhook's, a job's branch or mbox URL, a track's) redacted (util.h:
- * url_redact), as /trees never shows the trees' URLs. 1 when rc's reader
+ * util_url_redact), as /trees never shows the trees' URLs. 1 when rc's reader
  * is such a one.
  */
 int api_reader_public(struct route_ctx *rc);
 /* Every string of doc with each place url appears in it redacted
- * (url_redact_in), in place. */
+ * (util_url_redact_in), in place. */
 void api_redact_json(json_t *doc, const char *url);
 const char *api_query(struct MHD_Connection *conn, const char *key);
 /* A query argument as an integer in [min, max] into *ret (def when

@@ -500,7 +500,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 				strbuf_release(&log);
 				return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 			}
-			url_redact_in(log.buf + from, log.len - from,
+			util_url_redact_in(log.buf + from, log.len - from,
 				      json_string_value(json_object_get(job, "patch_url")), &red);
 			json_decref(job);
 			strbuf_release(&log);

@@ -247,7 +247,7 @@ static void redact_walk(json_t *doc, const char *url)
 		json_array_foreach(doc, i, v)
 			redact_walk(v, url);
 	} else if (json_is_string(doc)) {
-		url_redact_in(json_string_value(doc), json_string_length(doc), url, &t);
+		util_url_redact_in(json_string_value(doc), json_string_length(doc), url, &t);
 		if (t.len != json_string_length(doc) || memcmp(t.buf, json_string_value(doc), t.len))
 			json_string_setn(doc, t.buf, t.len);
 		strbuf_release(&t);

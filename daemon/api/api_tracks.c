@@ -44,7 +44,7 @@ static json_t *tracks_json(struct route_ctx *rc)
 		/* a tree's URL, which /trees never shows */
 		strbuf_reset(&url);
 		if (c->url && public)
-			url_redact(c->url, &url);
+			util_url_redact(c->url, &url);
 		json_object_set_new(t, "config", json_pack("{s:s,s:s,s:s?,s:s,s:s,s:o,s:i,s:b,s:{s:i,s:f,s:f,s:i}}",
 			"tree", c->tree, "branch", c->branch, "url", url.len ? url.buf : c->url,
 			"schedule", c->schedule,

@@ -255,7 +255,7 @@ static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
 }
 
 /* Text column i as JSON text, each place url appears in it redacted
- * (util.h: url_redact_in). */
+ * (util.h: util_url_redact_in). */
 static void col_text_redacted(struct strbuf *out, sqlite3_stmt *s, int i, const char *url)
 {
 	struct strbuf t = STRBUF_INIT;
@@ -264,7 +264,7 @@ static void col_text_redacted(struct strbuf *out, sqlite3_stmt *s, int i, const 
 		col_text(out, s, i);
 		return;
 	}
-	url_redact_in((const char *)sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i), url, &t);
+	util_url_redact_in((const char *)sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i), url, &t);
 	strbuf_add_json_string(out, t.buf, t.len);
 	strbuf_release(&t);
 }

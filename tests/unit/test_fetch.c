@@ -2,7 +2,7 @@
  * daemon/fetch (what a patch URL may reach) and the branch URL grammar
  * that the API (util.c url_valid) shares with kernels/build.sh, read from
  * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too; and
- * how the API shows a URL to a reader without a token (util.c url_redact).
+ * how the API shows a URL to a reader without a token (util.c util_url_redact).
  */
 #include "testlib.h"
 
@@ -163,7 +163,7 @@ static void assert_redacted(const char *url, const char *want)
 {
 	struct strbuf out = STRBUF_INIT;
 
-	url_redact(url, &out);
+	util_url_redact(url, &out);
 	assert_string_equal(out.buf, want);
 	strbuf_release(&out);
 }
@@ -172,7 +172,7 @@ static void assert_redacted_in(const char *text, const char *url, const char *wa
 {
 	struct strbuf out = STRBUF_INIT;
 
-	url_redact_in(text, strlen(text), url, &out);
+	util_url_redact_in(text, strlen(text), url, &out);
 	assert_string_equal(out.buf, want);
 	strbuf_release(&out);
 }
