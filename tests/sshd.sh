@@ -103,14 +103,19 @@ MaxStartups 50
 EOF
 	rm -f "$_d/sshd.pid"
 	if [ -n "${SSHD_SHELL_USERS:-}" ]; then
-		# system users (the lab's, whose shell is nologin) given /bin/sh
-		# for this sshd alone: it sees its own /etc/passwd, in a mount
-		# namespace of its own
+		# system users (the lab's, whose shell is nologin and whose
+		# password is locked, "!", which sshd without PAM takes for a
+		# locked account) given /bin/sh and no password ("*") for this
+		# sshd alone: it sees its own /etc/passwd and /etc/shadow, in a
+		# mount namespace of its own
 		cp /etc/passwd "$_d/passwd"
+		(umask 077 && cp /etc/shadow "$_d/shadow")
 		for _u in $SSHD_SHELL_USERS; do
 			sed -i "s|^\($_u:[^:]*:[^:]*:[^:]*:[^:]*:[^:]*:\).*|\1/bin/sh|" "$_d/passwd"
+			sed -i "s|^$_u:[^:]*:|$_u:*:|" "$_d/shadow"
 		done
-		unshare -m sh -c 'mount --bind "$0" /etc/passwd && exec "$@"' "$_d/passwd" \
+		unshare -m sh -c 'mount --bind "$0" /etc/passwd && mount --bind "$1" /etc/shadow && shift && exec "$@"' \
+			"$_d/passwd" "$_d/shadow" \
 			"$SSHD" -D -e -f "$_d/sshd_config" >"$_d/log" 2>&1 &
 	else
 		"$SSHD" -D -e -f "$_d/sshd_config" >"$_d/log" 2>&1 &

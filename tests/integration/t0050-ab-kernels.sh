@@ -15,6 +15,9 @@
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; sshd_cleanup; rm -rf "$TMP"' EXIT
 guest_lab 23000 10023 vm1
+# the daemon is the lab's user, as make demo's is: the guest's files in
+# $CACHE are that user's, and QEMU's sandbox reads them as that user
+daemon_as_lab_user
 
 guest_prepare usr/sbin/sshd
 # the builder is reached over SSH, as a real lab's is: an sshd on 127.0.0.7
@@ -22,6 +25,7 @@ guest_prepare usr/sbin/sshd
 # as the lab's user, who alone writes in the lab's directories (root in
 # them would write through what that user could have made a link)
 sshd_keys "$TMP/keys" || { fail "ssh keys" "ssh-keygen failed"; exit 0; }
+chown "$LAB_USER" "$SSHD_IDENTITY"
 SSHD_SHELL_USERS=$LAB_USER sshd_start builder 127.0.0.7 "$(sshd_port 3)" ||
 	{ fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
 
