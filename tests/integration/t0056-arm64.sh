@@ -147,7 +147,7 @@ runs = [g for g in j["stages"] if g["kind"] == "run" and g["state"] == "done"]
 unames = set((g.get("host") or {}).get("machine") for g in runs)
 ok(len(runs) >= 2 and unames == {"aarch64"}, "the agent's hello in the guest says uname -m aarch64: %s" % sorted(map(str, unames)), unames)
 ok(hstate == "done" and set(g["machine"] for g in h["stages"]) == {"x1"} and h.get("arch") == "x86_64",
-   "the x86_64 run job ran on x1 only, while the arm64 job held arm1", (hstate, h.get("arch"), [g["machine"] for g in h["stages"]]))
+   "the x86_64 run job ran on x1 only, while the arm64 job held arm1", (hstate, h.get("arch"), [g["machine"] for g in h["stages"]], h.get("error")))
 if c:
     rows = {r["metric"]: r for r in c["rows"]}
     el = rows.get("mprotect.elapsed_sec")
