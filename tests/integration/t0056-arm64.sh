@@ -81,7 +81,7 @@ suites:
         iterations: 2
         neighbour: {workload: mprotect, workers: 1, mode: processes}
   - name: host-quick
-    timeout: 300
+    timeout: 1800
     workloads:
       - workload: mprotect
         mode: threads
