@@ -61,6 +61,7 @@ machines:
   - name: x1
     transport: local
     workdir: $TMP/x1
+    agent_path: $TMP/x1/tlblab-agent
 EOC
 	lab_guest_builder
 	cat <<EOC
