@@ -82,7 +82,7 @@ suites:
         iterations: 2
         neighbour: {workload: mprotect, workers: 1, mode: processes}
   - name: host-quick
-    timeout: 1800
+    timeout: 300
     workloads:
       - workload: mprotect
         mode: threads
