@@ -85,12 +85,33 @@ expect_success() {
 
 # ---- the base build -------------------------------------------------------
 
+SEEN=$WORK/.ccache-compilers
+FIRST=yes
+if grep -qxF -- "$COMPILER" "$SEEN" 2>/dev/null; then FIRST=no; fi
 kbuild base --ref v6.1-debian
 if expect_success base any; then
 	pass "base build at v6.1-debian: $(fact base build_id | cut -c1-12), cached $(fact base cached), $(fact base duration)s"
 else
 	echo "# the base build failed; the other checks need it"
 	exit 0
+fi
+
+# ccache is off for gcc's first build in WORK, into a new object dir (an
+# empty cache only adds its preprocessing); afterwards WORK lists gcc, and
+# builds go through ccache. A cold object dir compiles over 1000 files.
+OFF=no
+if grep -q '^build.sh: ccache: the first build with .*: ccache off' "$TMP/base.out"; then OFF=yes; fi
+NCC=$(grep -c '^  CC ' "$TMP/base.out" || true)
+if ! grep -qxF -- "$COMPILER" "$SEEN" 2>/dev/null; then
+	fail "WORK lists the compiler that built in it" "$SEEN lacks '$COMPILER'"
+elif [ "$FIRST" = yes ] && [ "$NCC" -gt 1000 ]; then
+	[ "$OFF" = yes ] &&
+		pass "gcc's first build in WORK ($NCC files compiled) ran with ccache off, and WORK lists gcc now ($(fact base duration)s)" ||
+		fail "gcc's first build in WORK runs with ccache off" "$(grep -m1 'build.sh: make' "$TMP/base.out")"
+else
+	[ "$OFF" = no ] &&
+		pass "WORK lists gcc, and a build that is not gcc's first there keeps ccache on (first: $FIRST, $NCC files compiled)" ||
+		fail "a build that is not gcc's first in WORK keeps ccache on" "$(grep -m1 'ccache off' "$TMP/base.out")"
 fi
 BASE_ID=$(fact base build_id)
 BASE_DIR=$OUT/$BASE_ID
