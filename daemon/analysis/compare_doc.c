@@ -103,6 +103,10 @@ const char *compare_verdict(const json_t *comparison)
 		return "changed";
 	if (json_integer_value(json_object_get(sum, "inconclusive")) > 0)
 		return "inconclusive";
+	/* every compared headline row same, but a headline row missing or
+	 * another tested row called (compare_build_summary says which) */
+	if (json_object_get(sum, "not_same"))
+		return "inconclusive";
 	if (json_integer_value(json_object_get(sum, "same")) > 0)
 		return "same";
 	return "unavailable";

@@ -163,11 +163,37 @@ json_t *compare_build_by_class(const struct row *rows, size_t n)
 	return o;
 }
 
+/* "time: interrupts.TLB.per_kop +37.0% regression, ..." : the tested rows
+ * outside the headline that were called, by class, three at most */
+static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
+{
+	size_t i, shown = 0, more = 0;
+
+	for (i = 0; i < n; i++) {
+		const char *v = getstr(rows[i].obj, "verdict");
+		const json_t *c = json_object_get(rows[i].obj, "change_pct");
+
+		if (rows[i].headline || (strcmp(v, "regression") && strcmp(v, "improvement") && strcmp(v, "changed")))
+			continue;
+		if (shown == 3) {
+			more++;
+			continue;
+		}
+		strbuf_addf(sb, "%s%s: ", shown++ ? ", " : "", compare_class_name(rows[i].v.cls));
+		row_label(sb, rows[i].obj);
+		if (json_is_number(c))
+			strbuf_addf(sb, " %+.1f%%", json_number_value(c));
+		strbuf_addf(sb, " %s", v);
+	}
+	if (more)
+		strbuf_addf(sb, " and %zu more", more);
+}
+
 json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class)
 {
 	json_t *reg = json_array(), *imp = json_array(), *chg = json_array();
 	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0;
-	struct strbuf text = STRBUF_INIT;
+	struct strbuf text = STRBUF_INIT, not_same = STRBUF_INIT;
 	size_t i, k;
 	json_t *lists[3], *e;
 
@@ -220,6 +246,20 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 	strbuf_addf(&text, "; %lld same, %lld inconclusive", same, inc);
 	if (unav)
 		strbuf_addf(&text, ", %lld unavailable", unav);
+	/* same promises that nothing the job tested moved: not while a
+	 * headline row is missing, nor while another tested row was called */
+	if (!json_array_size(reg) && !json_array_size(imp) && !json_array_size(chg) && !inc && same &&
+	    (unav || creg + cimp + cchg)) {
+		if (unav)
+			strbuf_addf(&not_same, "%lld headline row%s unavailable", unav, unav == 1 ? "" : "s");
+		if (creg + cimp + cchg) {
+			strbuf_addf(&not_same, "%s%lld other tested row%s called a change (", not_same.len ? "; " : "",
+				    creg + cimp + cchg, creg + cimp + cchg == 1 ? "" : "s");
+			moved_rows(&not_same, rows, n);
+			strbuf_addch(&not_same, ')');
+		}
+		strbuf_addf(&text, ". Not same: %s", not_same.buf);
+	}
 	{
 		const char *cname;
 		const json_t *cv;
@@ -237,7 +277,10 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 		      "inconclusive", (json_int_t)inc, "unavailable", (json_int_t)unav,
 		      "counters", "regressions", (json_int_t)creg, "improvements", (json_int_t)cimp,
 		      "changed", (json_int_t)cchg, "text", text.buf);
+	if (not_same.len)
+		json_object_set_new(e, "not_same", json_string(not_same.buf));
 	strbuf_release(&text);
+	strbuf_release(&not_same);
 	return e;
 }
 

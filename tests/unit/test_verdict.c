@@ -440,6 +440,96 @@ static void test_mde_near_zero(void **state)
 	json_decref(c);
 }
 
+/* drops one side's runs of a case, and their metrics: a case that failed
+ * on every boot of that side */
+static void drop_case(json_t *doc, const char *side, int cas)
+{
+	json_t *runs = json_object_get(doc, "runs"), *metrics = json_object_get(doc, "metrics");
+	json_t *gone = json_object();
+	char id[32];
+	size_t i;
+
+	for (i = json_array_size(runs); i-- > 0;) {
+		const json_t *r = json_array_get(runs, i);
+
+		if (strcmp(s_of(r, "side"), side) || json_integer_value(json_object_get(r, "case")) != cas)
+			continue;
+		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(json_object_get(r, "id")));
+		json_object_set_new(gone, id, json_true());
+		json_array_remove(runs, i);
+	}
+	for (i = json_array_size(metrics); i-- > 0;) {
+		snprintf(id, sizeof(id), "%lld",
+			 (long long)json_integer_value(json_object_get(json_array_get(metrics, i), "run")));
+		if (json_object_get(gone, id))
+			json_array_remove(metrics, i);
+	}
+	json_decref(gone);
+}
+
+/* A job is never same while a tested row outside the headline was called a
+ * change (0 -> 0.37 shootdowns per kop beside unchanged instructions once
+ * read same), nor while a headline row is missing: it is inconclusive, and
+ * the summary says why. */
+static void test_same_needs_everything(void **state)
+{
+	const struct gen_metric m[] = {
+		{ "mprotect.kernel_insn_per_op", "insn/op", "lower", 4000, 1, 0.002 },
+		{ "mprotect.user_insn_per_op", "insn/op", "lower", 800, 1, 0.002 },
+		{ "mprotect.spin_insn_per_op", "insn/op", "lower", 300, 1, 0.002 },
+		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 1, 0.05 },
+		{ "interrupts.TLB.per_kop", "interrupts/kop", "lower", 850, 1.5, 0.002 },
+	};
+	json_t *doc, *c;
+	const json_t *sum;
+
+	(void)state;
+	rng_state = 30;
+	doc = job_new(NULL);
+	add_case(doc, 0, "mprotect", 5, m, ARRAY_SIZE(m));
+	c = compared(doc, NULL);
+	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "same");
+	assert_string_equal(s_of(row_of(c, "interrupts.TLB.per_kop", 0), "verdict"), "regression");
+	assert_string_equal(class_verdict(c, "work"), "same");
+	sum = json_object_get(c, "summary");
+	assert_string_equal(s_of(c, "verdict"), "inconclusive");
+	assert_non_null(strstr(s_of(sum, "not_same"), "1 other tested row called a change"));
+	assert_non_null(strstr(s_of(sum, "not_same"), "(work: interrupts.TLB.per_kop +"));
+	assert_non_null(strstr(s_of(sum, "not_same"), "% regression)"));
+	assert_non_null(strstr(s_of(sum, "text"), "Not same: "));
+	json_decref(c);
+
+	/* the counter unchanged: same, and nothing to explain */
+	rng_state = 30;
+	{
+		struct gen_metric m2[ARRAY_SIZE(m)];
+
+		memcpy(m2, m, sizeof(m));
+		m2[4].factor = 1;
+		doc = job_new(NULL);
+		add_case(doc, 0, "mprotect", 5, m2, ARRAY_SIZE(m2));
+		add_case(doc, 1, "mprotect", 5, m2, ARRAY_SIZE(m2));
+		c = compared(doc, NULL);
+		assert_string_equal(s_of(c, "verdict"), "same");
+		assert_null(json_object_get(json_object_get(c, "summary"), "not_same"));
+		json_decref(c);
+
+		/* case 1 failed on every patched boot: its headline rows are
+		 * missing, and the job cannot promise same */
+		rng_state = 30;
+		doc = job_new(NULL);
+		add_case(doc, 0, "mprotect", 5, m2, ARRAY_SIZE(m2));
+		add_case(doc, 1, "mprotect", 5, m2, ARRAY_SIZE(m2));
+		drop_case(doc, "patched", 1);
+		c = compared(doc, NULL);
+		sum = json_object_get(c, "summary");
+		assert_true(json_integer_value(json_object_get(sum, "unavailable")) > 0);
+		assert_string_equal(s_of(c, "verdict"), "inconclusive");
+		assert_non_null(strstr(s_of(sum, "not_same"), "headline rows unavailable"));
+		json_decref(c);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -450,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_deterministic_same),
 		cmocka_unit_test(test_same_within_min_change),
 		cmocka_unit_test(test_mde_near_zero),
+		cmocka_unit_test(test_same_needs_everything),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
