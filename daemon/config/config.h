@@ -63,7 +63,8 @@
  *       power_cycle: [ipmitool, ...]    # argv, optional: run when a boot goes silent
  *       boot_timeout: 600               # seconds for a boot to answer (default by
  *                                       # method: qemu 240, kexec 300, reboot 600)
- *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded
+ *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded (the machine
+ *                                       # user's or root's alone: run.c checks)
  *       workdir: /tmp/tlblab            # scratch directory on the machine
  *       qemu:                           # boot: qemu only (required there)
  *         binary: qemu-system-x86_64    # on the machine's host (ep)

@@ -80,25 +80,48 @@ static void logf_stage(const struct run_request *req, const char *fmt, ...)
 	strbuf_release(&sb);
 }
 
-/* The directory part of an absolute path ("/tmp/x/agent" -> "/tmp/x"). */
-static void dir_of(const char *path, struct strbuf *out)
-{
-	const char *slash = strrchr(path, '/');
+/*
+ * Where the agent lives on a machine must be the lab user's alone: another
+ * user who owns the file, or any directory above it (a /tmp/tlblab made
+ * first by someone else), could change the binary between our digest
+ * check and the exec, and run code as the lab's user. This script, run
+ * with the path as $1 (never spliced into it), makes the directory, walks
+ * it and its physical path up to /: each part must belong to the lab's
+ * user or root and be writable by nobody else, save a sticky directory
+ * such as /tmp; a link must be the user's or root's. The file, when there,
+ * must be the user's or root's and no link; its sha256sum is printed.
+ * Exit 3 with the reason on stderr when the place is not safe. Busybox's
+ * sh, stat, id and sha256sum do (a guest's agent).
+ */
+static const char agent_place_script[] =
+	"u=$(id -u) || exit 2\n"
+	"f=$1\n"
+	"case $f in /*) ;; *) f=$PWD/$f ;; esac\n"
+	"d=${f%/*}; [ -n \"$d\" ] || d=/\n"
+	"bad() { echo \"$*\" >&2; exit 3; }\n"
+	"own() {\n"
+	"  s=$(stat -c '%u %a' \"$1\") || bad \"cannot stat $1\"\n"
+	"  o=${s% *}; m=${s#* }\n"
+	"  [ \"$o\" = \"$u\" ] || [ \"$o\" = 0 ] || bad \"$1 belongs to uid $o, neither the lab's user (uid $u) nor root\"\n"
+	"  [ -L \"$1\" ] || [ $((0$m & 022)) = 0 ] || { [ \"$2\" = dir ] && [ $((0$m & 01000)) != 0 ]; } ||\n"
+	"    bad \"$1 can be written by other users (mode $m)\"\n"
+	"}\n"
+	"walk() { p=$1; while :; do own \"$p\" dir; [ \"$p\" = / ] && break; p=${p%/*}; [ -n \"$p\" ] || p=/; done; }\n"
+	"[ -d \"$d\" ] || mkdir -p \"$d\" || bad \"cannot create $d\"\n"
+	"walk \"$d\"\n"
+	"pd=$(cd -P \"$d\" && pwd -P) || bad \"cannot resolve $d\"\n"
+	"[ \"$pd\" = \"$d\" ] || walk \"$pd\"\n"
+	"[ ! -L \"$f\" ] || bad \"$f is a symbolic link\"\n"
+	"[ ! -e \"$f\" ] || { own \"$f\" file; sha256sum \"$f\"; }\n";
 
-	if (!slash || slash == path)
-		strbuf_addstr(out, "/");
-	else
-		strbuf_add(out, path, (size_t)(slash - path));
-}
-
-/* Makes sure the machine has our agent; uploads it when the digest differs. */
+/* Makes sure the machine has our agent, in a place only the lab's user
+ * (or root) can change; uploads it when the digest differs. */
 static int ensure_agent(struct transport *t, const struct cfg_machine *m, const char *local,
 			const char *sha, int *ret_uploaded, struct strbuf *err)
 {
-	const char *sum[] = { "sha256sum", m->agent_path, NULL };
-	struct exec_req req = { .argv = sum, .timeout = SHORT_TIMEOUT };
+	const char *argv[] = { "sh", "-c", agent_place_script, "tlblab-agent-place", m->agent_path, NULL };
+	struct exec_req req = { .argv = argv, .timeout = SHORT_TIMEOUT };
 	struct exec_result res;
-	struct strbuf dir = STRBUF_INIT;
 	int r;
 
 	*ret_uploaded = 0;
@@ -106,30 +129,20 @@ static int ensure_agent(struct transport *t, const struct cfg_machine *m, const 
 	r = transport_exec(t, &req, &res, err);
 	if (r < 0)
 		goto out;
-	if (res.status == 0 && !strncmp(res.out.buf, sha, 64))
+	if (res.status != 0) {
+		r = -EIO;
+		strbuf_seterr(err, "%s: agent_path %s: %s%.300s", t->label, m->agent_path,
+			      res.status == 3 ? "not a safe place for the agent: " : "", res.err.buf);
+		strbuf_trim(err);
 		goto out;
-	dir_of(m->agent_path, &dir);
-	{
-		const char *mk[] = { "mkdir", "-p", dir.buf, NULL };
-		struct exec_req mreq = { .argv = mk, .timeout = SHORT_TIMEOUT };
-
-		transport_exec_result_release(&res);
-		transport_exec_result_init(&res);
-		r = transport_exec(t, &mreq, &res, err);
-		if (r < 0)
-			goto out;
-		if (res.status != 0) {
-			r = -EIO;
-			strbuf_seterr(err, "%s: mkdir -p %s failed: %.300s", t->label, dir.buf, res.err.buf);
-			goto out;
-		}
 	}
+	if (!strncmp(res.out.buf, sha, 64))
+		goto out;
 	r = transport_upload(t, local, m->agent_path, 0755, err);
 	if (r == 0)
 		*ret_uploaded = 1;
 out:
 	transport_exec_result_release(&res);
-	strbuf_release(&dir);
 	return r;
 }
 

@@ -41,6 +41,9 @@ EOM
 	machine m1 127.0.0.2 "$P1" "$KH1"
 	machine m2 127.0.0.3 "$P2" "$KH2"
 	machine m3 127.0.0.2 "$P1" "$TMP/empty_known_hosts"
+	# m4's agent would live in a directory another user owns, who could
+	# swap the binary between the digest check and the exec
+	machine m4 127.0.0.2 "$P1" "$KH1" | sed "s|agent_path: .*|agent_path: $TMP/foreign/tlblab-agent|"
 	echo suites:
 	lab_yaml_mprotect_suite quick 120 "mode: [threads, processes]" "workers: 2" "duration: 0.5" "iterations: 2"
 	lab_yaml_mprotect_suite long 120 "workers: 2" "duration: 1.5" "iterations: 6" "warmup: 0"
@@ -135,6 +138,18 @@ else
 fi
 h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "m3"][0]')
 [ "$h" = bad ] && pass "m3 is marked bad" || fail "m3 health" "$h"
+
+# 4b. the agent's place must be the lab user's (or root's) alone
+install -d -o nobody -m 755 "$TMP/foreign"
+id=$(api POST /jobs '{"suite":"quick","machines":["m4"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
+state=$(job_wait "$id" "failed done" 60)
+msg=$(api GET "/jobs/$id" | jq_py 'J["job"]["error"]["message"]')
+if [ "$state" = failed ] && printf "%s\n" "$msg" | grep -q "agent_path $TMP/foreign/tlblab-agent: not a safe place for the agent: $TMP/foreign belongs to uid $(id -u nobody)"; then
+	pass "an agent_path in another user's directory is refused, nothing uploaded: $msg"
+else
+	fail "an agent_path in another user's directory is refused" "state $state: $msg"
+fi
+[ ! -e "$TMP/foreign/tlblab-agent" ] || fail "nothing is uploaded into another user's directory" "$(ls -l "$TMP/foreign")"
 
 # job_has_runs ID: the job has stored a run (so its agent is running, with
 # iterations to go); sets $first to the machine of its first stage
