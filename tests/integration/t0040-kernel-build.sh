@@ -12,7 +12,8 @@
 # their owner, the lab's user, as the daemon's do (kbuild): they share its
 # checkout and ccache with make demo's jobs, so only the very first run
 # (make demo's or this one) builds a kernel from
-# cold (584 s on 2 cores in the fresh make test on 580880d); later runs
+# cold (606 s on 2 cores, ccache off for that first build, in the fresh
+# make test on 7aa7871; 811 s through an empty ccache on d29d488); later runs
 # take about a minute and a half (95 s alone, warm), most of it the
 # incremental rebuild of the patched kernel (forced on every run, so that
 # path is always exercised), two kconfig runs and the stale-image check's
