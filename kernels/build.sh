@@ -945,7 +945,6 @@ fi
 
 config_hash=$(sha256sum <"$final" | cut -c1-64)
 compiler=$("$kcc" --version | head -n 1)
-
 build_id=$({
 	[ -z "$cross" ] || printf 'arch %s\n' "$arch"
 	printf '%s\n' "$commit"
@@ -979,9 +978,9 @@ if [ "$trusted" = 0 ]; then
 fi
 # ccache is off for a compiler's first build in WORK (into a new object
 # dir): the cache holds nothing it could return, and a miss preprocesses
-# every file once more before compiling it. On this project's 2-core builders a cold compile of
-# mm/ and kernel/sched/ took 40.9 s with plain gcc and 52.7 s through an
-# empty ccache (medians of 2), a quarter more. The first build's objects
+# every file once more before compiling it. On this project's 2-core
+# builders a cold `make mm/ kernel/sched/` took 42.5 and 39.3 s with plain
+# gcc, 53.2 and 52.3 s through an empty ccache (2026-12-05), a quarter more. The first build's objects
 # stay in its object directory, which the builds that follow reuse; ccache
 # fills from the second build on (other commits, other recipes). WORK's
 # .ccache-compilers lists the compilers that have built here; a ccache
