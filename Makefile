@@ -36,7 +36,9 @@ CLIENT_MAIN = client/tlblab.c
 CLIENT_LIB_SRCS = $(filter-out $(CLIENT_MAIN),$(wildcard client/*.c))
 CLIENT_SRCS = $(CLIENT_MAIN) $(CLIENT_LIB_SRCS) $(LIB_SRCS)
 DAEMON_MAIN = daemon/tlblabd.c
-DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c) $(BUILD)/gen/migrations.c
+# the instruction plugin's TLB model: the daemon checks a machine's
+# tlb_model geometry with the plugin's own parser
+DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c) $(BUILD)/gen/migrations.c agents/qemu-plugin/tlb_model.c
 DAEMON_SRCS = $(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -62,10 +64,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(PLUGIN): agents/qemu-plugin/insn.c agents/qemu-plugin/qemu_abi.h agents/insn_marker.h
+PLUGIN_SRCS = agents/qemu-plugin/insn.c agents/qemu-plugin/tlb_plugin.c agents/qemu-plugin/tlb_model.c
+$(PLUGIN): $(PLUGIN_SRCS) $(wildcard agents/qemu-plugin/*.h) agents/insn_marker.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fPIC -shared -fvisibility=hidden -pthread \
-		-iquote agents -o $@ agents/qemu-plugin/insn.c
+		-iquote agents -o $@ $(PLUGIN_SRCS)
 
 $(AGENT): $(call obj,$(AGENT_SRCS))
 	$(CC) $(ALL_CFLAGS) $(STATIC) -o $@ $^ $(LDLIBS_AGENT)

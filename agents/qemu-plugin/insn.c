@@ -29,12 +29,21 @@
  * threads have used, so a window also has the host's wall-clock time and
  * the host CPU time the emulator took for it (what a change in an
  * instruction's cost, not in their number, moves: a broadcast TLBI that
- * flushes every vCPU's soft TLB). The daemon pairs each B with the next E
- * and takes the differences. The file starts with a line
- * "# tlblab-insn 1 target=T vcpus=N".
+ * flushes every vCPU's soft TLB). With the TLB model on (tlb=on,
+ * tlb_plugin.h) four more columns follow, every vCPU's sums so far:
  *
- * Arguments: out=PATH (required). A plugin that cannot start makes QEMU exit
- * with its message, so the boot fails with the reason.
+ *   ... DMISS IMISS LOST RECEIVED
+ *
+ * page walks of the data and the instruction side, translations lost to
+ * invalidations, invalidations received from other vCPUs. A model that
+ * cannot count (QEMU gives no registers) writes "# tlb unavailable: WHY"
+ * once, and its columns are left off. The daemon pairs each B with the
+ * next E and takes the differences. The file starts with a line
+ * "# tlblab-insn 1 target=T vcpus=N[ tlb=DTLB,ITLB,STLB]".
+ *
+ * Arguments: out=PATH (required); tlb=on|off (off), dtlb=, itlb=, stlb=
+ * (ENTRIESxWAYS, tlb_model.h's defaults). A plugin that cannot start makes
+ * QEMU exit with its message, so the boot fails with the reason.
  */
 #include <inttypes.h>
 #include <pthread.h>
@@ -45,6 +54,7 @@
 
 #include "insn_marker.h"
 #include "qemu_abi.h"
+#include "tlb_plugin.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -106,8 +116,10 @@ static int classify(const struct qemu_plugin_insn *insn)
 static void on_marker(unsigned int vcpu, void *udata)
 {
 	int kind = (int)(intptr_t)udata, i, c;
-	uint64_t sum[CLASS_MAX] = { 0 };
+	uint64_t sum[CLASS_MAX] = { 0 }, tlb[TLBP_COUNTS];
 	struct timespec ts, cpu;
+	const char *why;
+	int have_tlb;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
@@ -118,10 +130,17 @@ static void on_marker(unsigned int vcpu, void *udata)
 		for (c = 0; c < CLASS_MAX; c++)
 			sum[c] += __atomic_load_n(&vcpus[i].n[c], __ATOMIC_RELAXED);
 	pthread_mutex_lock(&out_lock);
-	fprintf(out, "%c %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", kind, ++seq,
+	have_tlb = tlbp_sum(tlb, &why);
+	if (why)
+		fprintf(out, "# tlb unavailable: %s\n", why);
+	fprintf(out, "%c %" PRIu64 " %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, kind, ++seq,
 		vcpu, sum[CLASS_KERNEL], sum[CLASS_USER], sum[CLASS_SPIN],
 		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
 		(uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec);
+	if (have_tlb > 0)
+		fprintf(out, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, tlb[TLBP_DMISS], tlb[TLBP_IMISS],
+			tlb[TLBP_LOST], tlb[TLBP_RECEIVED]);
+	fputc('\n', out);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);
 }
@@ -160,6 +179,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		cls = CLASS_USER;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
 					     (void *)((uintptr_t)n << 2 | cls));
+	tlbp_translate(tb);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
@@ -182,10 +202,19 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 	int i;
 
 	for (i = 0; i < argc; i++) {
+		int r = tlbp_arg(argv[i], msg, sizeof(msg));
+
+		if (r < 0) {
+			qemu_plugin_outs(msg);
+			return -1;
+		}
+		if (r > 0)
+			continue;
 		if (!strncmp(argv[i], "out=", 4) && argv[i][4]) {
 			path = argv[i] + 4;
 		} else {
-			snprintf(msg, sizeof(msg), "tlblab-insn: unknown argument \"%s\" (it takes out=PATH)\n",
+			snprintf(msg, sizeof(msg), "tlblab-insn: unknown argument \"%s\" (it takes out=PATH, "
+				 "tlb=on|off, dtlb=, itlb=, stlb=)\n",
 				 argv[i]);
 			qemu_plugin_outs(msg);
 			return -1;
@@ -214,14 +243,19 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 		qemu_plugin_outs(msg);
 		return -1;
 	}
-	fprintf(out, "# tlblab-insn 1 target=%s vcpus=%d\n", info->target_name, info->system.smp_vcpus);
-	fflush(out);
 	nvcpus = info->system.max_vcpus;
 	if (nvcpus < 1 || nvcpus > MAX_VCPUS) {
 		snprintf(msg, sizeof(msg), "tlblab-insn: %d vCPUs: it counts 1 to %d\n", nvcpus, MAX_VCPUS);
 		qemu_plugin_outs(msg);
 		return -1;
 	}
+	if (tlbp_install(id, target == TARGET_X86_64, nvcpus, msg, sizeof(msg)) < 0) {
+		qemu_plugin_outs(msg);
+		return -1;
+	}
+	fprintf(out, "# tlblab-insn 1 target=%s vcpus=%d%s\n", info->target_name, info->system.smp_vcpus,
+		tlbp_describe());
+	fflush(out);
 	vcpus = aligned_alloc(64, sizeof(*vcpus) * (size_t)nvcpus);
 	if (!vcpus) {
 		qemu_plugin_outs("tlblab-insn: out of memory\n");

@@ -200,6 +200,8 @@ struct cfg_qemu {
 	char *insn_plugin;	/* the instruction-counting plugin on the VM host; "off";
 				 * NULL: the daemon's own (tlblab-insn.so beside tlblabd)
 				 * where the VM host is this machine */
+	char *tlb_model;	/* the plugin's TLB model (docs/tlb-model.md): its arguments,
+				 * "tlb=on,dtlb=64x4,itlb=64x8,stlb=1536x12"; NULL: off */
 	char *initrd;		/* required */
 	char *guest_host;	/* default "127.0.0.1" */
 	int ssh_port;		/* required, 1..65535 */

@@ -13,6 +13,8 @@
 #include "config_int.h"
 
 #include "arch.h"
+#include "qemu-plugin/tlb_model.h"
+#include "strbuf.h"
 #include "util.h"
 #include "banned.h"
 
@@ -89,12 +91,59 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 static const char *const qemu_keys[] = {
 	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
 	"host_key", "known_hosts", "append", "pin_vcpus", "icount_shift", "insn_plugin", "host_cpu",
-	"duet", NULL
+	"duet", "tlb_model", NULL
 };
 enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
        QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_ICOUNT_SHIFT, QK_INSN_PLUGIN,
-       QK_HOST_CPU, QK_DUET, QK_MAX };
+       QK_HOST_CPU, QK_DUET, QK_TLB_MODEL, QK_MAX };
 KEYS_MATCH(qemu_keys, QK_MAX);
+
+static const char *const tlb_keys[] = { "dtlb", "itlb", "stlb", NULL };
+enum { TK_DTLB, TK_ITLB, TK_STLB, TK_MAX };
+KEYS_MATCH(tlb_keys, TK_MAX);
+
+/*
+ * tlb_model: on (the default sizes), off, or a mapping of dtlb, itlb and
+ * stlb as ENTRIESxWAYS (the rest default): the plugin's arguments, or
+ * NULL for off or after an error.
+ */
+static char *parse_tlb_model(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+{
+	struct strbuf args = STRBUF_INIT;
+	struct keyset ks;
+	char what[128];
+	int i;
+
+	if (!config_is_mapping(n)) {
+		const char *v = config_scalar(n);
+
+		if (v && !strcmp(v, "off"))
+			return NULL;
+		if (v && !strcmp(v, "on"))
+			return xstrdup("tlb=on");
+		node_error(c, n, "tlb_model: must be on, off, or a mapping of dtlb, itlb and stlb "
+			   "(ENTRIESxWAYS, e.g. 64x4)");
+		return NULL;
+	}
+	snprintf(what, sizeof(what), "the tlb_model of %s", machine);
+	config_map_keys(c, n, tlb_keys, what, "key", &ks);
+	strbuf_addstr(&args, "tlb=on");
+	for (i = 0; i < TK_MAX; i++) {
+		const char *v = ks.val[i] ? config_scalar(ks.val[i]) : NULL;
+		struct tlb_geom g;
+
+		if (!ks.val[i])
+			continue;
+		if (!v || tlb_geom_parse(v, &g) < 0) {
+			node_error(c, ks.val[i], "%s: must be ENTRIESxWAYS (e.g. 64x4), the entries a multiple "
+				   "of the ways, a power-of-two number of sets, at most %d entries (in %s)",
+				   tlb_keys[i], TLB_ENTRIES_MAX, what);
+			continue;
+		}
+		strbuf_addf(&args, ",%s=%ux%u", tlb_keys[i], g.entries, g.ways);
+	}
+	return strbuf_detach(&args, NULL);
+}
 
 static const char *const qemu_accels[] = { "auto", "kvm", "tcg", "icount" };
 
@@ -179,6 +228,12 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 		q->insn_plugin = !strcmp(config_scalar(ks.val[QK_INSN_PLUGIN]), "off")
 			? xstrdup("off")
 			: config_get_str(c, "insn_plugin", ks.val[QK_INSN_PLUGIN], config_valid_path, MUST_PATH);
+	if (ks.val[QK_TLB_MODEL]) {
+		q->tlb_model = parse_tlb_model(c, ks.val[QK_TLB_MODEL], machine);
+		if (q->tlb_model && q->insn_plugin && !strcmp(q->insn_plugin, "off"))
+			node_error(c, ks.val[QK_TLB_MODEL], "tlb_model: the TLB model lives in the instruction "
+				   "plugin, which insn_plugin: off turns off (in %s)", what);
+	}
 	if (ks.val[QK_PIN_VCPUS]) {
 		int pin = config_get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
 
@@ -204,6 +259,7 @@ void config_qemu_free(struct cfg_qemu *q)
 	free(q->binary);
 	free(q->accel);
 	free(q->insn_plugin);
+	free(q->tlb_model);
 	free(q->duet);
 	free(q->initrd);
 	free(q->guest_host);

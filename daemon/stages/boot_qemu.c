@@ -57,7 +57,8 @@
  * Under TCG (either kind) QEMU loads the instruction-counting plugin
  * (agents/qemu-plugin/insn.c), which writes the agent's window markers to
  * insn.log beside the console; the run stage reads it through insn()
- * (insn.h). Under KVM there is no plugin, and the rows say why.
+ * (insn.h), with the plugin's TLB model when the machine's tlb_model
+ * turns it on. Under KVM there is no plugin, and the rows say why.
  */
 #include "arch.h"
 #include "boot.h"
@@ -322,6 +323,8 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
 	if (!kvm && s->insn_log.len) {
 		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
+		if (q->tlb_model)
+			strbuf_addf(&plugin, ",%s", q->tlb_model);
 		sb.plugin = s->insn_plugin;
 	}
 	{
@@ -786,8 +789,8 @@ ready:
 	else
 		strbuf_addf(console, "%s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
 	if (s->insn_log.len)
-		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s]\n", s->insn_plugin,
-			    s->insn_log.buf);
+		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s; TLB model %s]\n", s->insn_plugin,
+			    s->insn_log.buf, m->qemu->tlb_model ? m->qemu->tlb_model : "off");
 	else
 		strbuf_addf(console, "[tlblab: no instruction counts: %s]\n", s->insn_why.buf);
 	vm_pin(s, console);

@@ -14,11 +14,15 @@ static const char *const row_names[INSN_COLS] = {
 	[INSN_SPIN] = "spin_insn_per_op",
 	[INSN_HOST_NS] = "host_ns_per_op",
 	[INSN_HOST_CPU_NS] = "host_cpu_ns_per_op",
+	[INSN_DTLB_MISS] = "dtlb_miss_per_op",
+	[INSN_ITLB_MISS] = "itlb_miss_per_op",
+	[INSN_TLB_LOST] = "tlb_lost_per_op",
+	[INSN_TLB_RECEIVED] = "tlb_inval_received_per_op",
 };
 
 struct marker {
 	char kind;
-	int have_host;
+	int have_host, have_tlb;
 	uint64_t n[INSN_COLS];
 };
 
@@ -39,10 +43,27 @@ static int read_u64(const char **p, uint64_t *ret)
 	return 0;
 }
 
+/* Reads columns [from, to) of a marker line after a space each: 1 read,
+ * 0 none there (the line ended), -1 malformed. */
+static int read_cols(const char **p, struct marker *m, int from, int to)
+{
+	int i;
+
+	for (i = from; i < to; i++)
+		m->n[i] = 0;
+	if (**p != ' ')
+		return 0;
+	for (i = from; i < to; i++) {
+		if (*(*p)++ != ' ' || read_u64(p, &m->n[i]) < 0)
+			return -1;
+	}
+	return 1;
+}
+
 /* One line: 1 a marker, 0 a comment or blank, -1 malformed. */
 static int parse_line(const char *line, size_t len, struct marker *m)
 {
-	char buf[160];
+	char buf[256];
 	const char *p = buf;
 	uint64_t seq, vcpu;
 	int i;
@@ -60,15 +81,12 @@ static int parse_line(const char *line, size_t len, struct marker *m)
 	for (i = 0; i < INSN_CLASS_MAX; i++)
 		if (*p++ != ' ' || read_u64(&p, &m->n[i]) < 0)
 			return -1;
-	/* the host's clocks: later columns, absent from older plugins' lines */
-	m->n[INSN_HOST_NS] = m->n[INSN_HOST_CPU_NS] = 0;
-	m->have_host = 0;
-	if (*p == ' ') {
-		for (i = INSN_HOST_NS; i < INSN_COLS; i++)
-			if (*p++ != ' ' || read_u64(&p, &m->n[i]) < 0)
-				return -1;
-		m->have_host = 1;
-	}
+	/* the host's clocks, absent from older plugins' lines; then the TLB
+	 * model's counts, when it is on */
+	m->have_host = read_cols(&p, m, INSN_HOST_NS, INSN_DTLB_MISS);
+	m->have_tlb = m->have_host > 0 ? read_cols(&p, m, INSN_DTLB_MISS, INSN_COLS) : 0;
+	if (m->have_host < 0 || m->have_tlb < 0)
+		return -1;
 	return *p ? -1 : 1;
 }
 
@@ -123,9 +141,20 @@ struct collect {
 	size_t n, alloc;
 	int open;
 	uint64_t last[INSN_COLS];
-	int have_last, last_host;
+	int have_last, last_host, last_tlb;
+	const char *tlb_why;
 	struct strbuf *err;
 };
+
+/* Does column i of m go with the last marker's (both have it)? */
+static int comparable(const struct collect *c, const struct marker *m, int i)
+{
+	if (i < INSN_CLASS_MAX)
+		return 1;
+	if (i < INSN_DTLB_MISS)
+		return m->have_host && c->last_host;
+	return m->have_tlb && c->last_tlb;
+}
 
 static int collect_one(void *arg, const struct marker *m, size_t index)
 {
@@ -134,7 +163,7 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 
 	/* every count only grows while QEMU runs: one that fell wrapped */
 	for (i = 0; c->have_last && i < INSN_COLS; i++)
-		if (m->n[i] < c->last[i] && (i < INSN_CLASS_MAX || (m->have_host && c->last_host))) {
+		if (m->n[i] < c->last[i] && comparable(c, m, i)) {
 			strbuf_seterr(c->err, "the instruction plugin's %s count went backwards (%" PRIu64
 				      " after %" PRIu64 "): a counter wrapped or the plugin restarted",
 				      row_names[i], m->n[i], c->last[i]);
@@ -143,6 +172,7 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 	memcpy(c->last, m->n, sizeof(c->last));
 	c->have_last = 1;
 	c->last_host = m->have_host;
+	c->last_tlb = m->have_tlb;
 	if (index < c->skip)
 		return 0;
 	if (m->kind == 'B') {
@@ -156,6 +186,8 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		}
 		memcpy(c->w[c->n].begin, m->n, sizeof(m->n));
 		c->w[c->n].have_host = m->have_host;
+		c->w[c->n].have_tlb = m->have_tlb;
+		snprintf(c->w[c->n].tlb_why, sizeof(c->w[c->n].tlb_why), "%s", c->tlb_why);
 		c->open = 1;
 		return 0;
 	}
@@ -164,22 +196,64 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		return -1;
 	}
 	memcpy(c->w[c->n].end, m->n, sizeof(m->n));
-	c->w[c->n++].have_host &= m->have_host;
+	c->w[c->n].have_host &= m->have_host;
+	c->w[c->n++].have_tlb &= m->have_tlb;
 	c->open = 0;
 	return 0;
 }
 
+/*
+ * Why a window has no TLB counts: the plugin's own word ("# tlb
+ * unavailable: WHY"), else whether its first line says the model is on.
+ */
+static void tlb_reason(const char *text, struct strbuf *why)
+{
+	static const char said[] = "\n# tlb unavailable: ";
+	const char *p = strstr(text, said), *eol = strchrnul(text, '\n');
+
+	if (p) {
+		p += sizeof(said) - 1;
+		strbuf_addf(why, "the instruction plugin's TLB model: %.*s", (int)(strchrnul(p, '\n') - p), p);
+	} else if (memmem(text, (size_t)(eol - text), " tlb=", 5)) {
+		strbuf_addstr(why, "the instruction plugin's TLB model is on, but the window's markers have no TLB "
+			      "counts");
+	} else {
+		strbuf_addstr(why, "the TLB model is off on this machine (its qemu section's tlb_model)");
+	}
+}
+
 int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t *ret_n, struct strbuf *err)
 {
+	struct strbuf why = STRBUF_INIT;
 	struct collect c = { .skip = skip, .err = err };
 
+	tlb_reason(text, &why);
+	c.tlb_why = why.buf;
 	if (each_marker(text, collect_one, &c, err) < 0) {
+		strbuf_release(&why);
 		free(c.w);
 		return -1;
 	}
+	strbuf_release(&why);
 	*ret = c.w;
 	*ret_n = c.n;
 	return 0;
+}
+
+static const char *col_unit(int i)
+{
+	if (i < INSN_CLASS_MAX)
+		return "insn/op";
+	return i < INSN_DTLB_MISS ? "ns/op" : "events/op";
+}
+
+static const char *col_source(int i)
+{
+	if (i == INSN_HOST_NS)
+		return "qemu-plugin host clock";
+	if (i == INSN_HOST_CPU_NS)
+		return "qemu-plugin host CPU time";
+	return i >= INSN_DTLB_MISS ? "qemu-plugin TLB model" : "qemu-plugin";
 }
 
 int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics, json_t *info,
@@ -193,17 +267,18 @@ int insn_metrics(const struct insn_window *w, double ops, const char *workload, 
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);
-		if (i >= INSN_HOST_NS && !w->have_host) {
+		if (i >= INSN_HOST_NS && i < INSN_DTLB_MISS && !w->have_host) {
 			json_object_set_new(unavailable, name, json_string("the instruction plugin's file has no "
 				"host clock columns (a plugin older than this daemon)"));
 			continue;
 		}
+		if (i >= INSN_DTLB_MISS && !w->have_tlb) {
+			json_object_set_new(unavailable, name, json_string(w->tlb_why));
+			continue;
+		}
 		json_object_set_new(metrics, name, json_real((double)(w->end[i] - w->begin[i]) / ops));
-		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", i >= INSN_HOST_NS ? "ns/op" : "insn/op",
-							  "direction", "lower", "source",
-							  i == INSN_HOST_NS ? "qemu-plugin host clock" :
-							  i == INSN_HOST_CPU_NS ? "qemu-plugin host CPU time" :
-							  "qemu-plugin"));
+		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", col_unit(i), "direction", "lower",
+							  "source", col_source(i)));
 	}
 	return 0;
 }

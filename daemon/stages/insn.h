@@ -23,17 +23,31 @@
  * .host_ns_per_op and .host_cpu_ns_per_op (class time: the host's
  * wall-clock ns and QEMU's host CPU ns per operation; a plugin without the
  * clock columns makes them unavailable).
+ *
+ * With the plugin's TLB model on (docs/tlb-model.md) four more columns
+ * follow the clocks, and the rows .dtlb_miss_per_op and .itlb_miss_per_op
+ * (page walks), .tlb_lost_per_op (translations invalidated while present)
+ * and .tlb_inval_received_per_op (invalidations from other vCPUs): class
+ * work, every vCPU's. Without them the rows are unavailable, with the
+ * plugin's "# tlb unavailable: WHY" or the model being off as the reason.
  * All lower is better.
  */
 
 enum insn_class { INSN_KERNEL, INSN_USER, INSN_SPIN, INSN_CLASS_MAX };
 
-/* the columns of a marker: the three classes, then the host's clocks */
-enum { INSN_HOST_NS = INSN_CLASS_MAX, INSN_HOST_CPU_NS, INSN_COLS };
+/* the columns of a marker: the three classes, the host's clocks, the TLB
+ * model's counts */
+enum {
+	INSN_HOST_NS = INSN_CLASS_MAX, INSN_HOST_CPU_NS,
+	INSN_DTLB_MISS, INSN_ITLB_MISS, INSN_TLB_LOST, INSN_TLB_RECEIVED,
+	INSN_COLS
+};
 
 struct insn_window {
 	uint64_t begin[INSN_COLS], end[INSN_COLS];
 	int have_host;		/* both markers had the host's clocks */
+	int have_tlb;		/* and the TLB model's counts; if not, why: */
+	char tlb_why[200];
 };
 
 /*
@@ -61,7 +75,7 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
 int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics,
 		 json_t *info, json_t *unavailable, struct strbuf *err);
 
-/* Adds "<workload>.<row>": why to unavailable, for the five rows. */
+/* Adds "<workload>.<row>": why to unavailable, for every row. */
 void insn_unavailable(const char *workload, const char *why, json_t *unavailable);
 
 #endif

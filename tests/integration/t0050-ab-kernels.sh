@@ -29,7 +29,8 @@ chown "$LAB_USER" "$SSHD_IDENTITY"
 SSHD_SHELL_USERS=$LAB_USER sshd_start builder 127.0.0.7 "$(sshd_port 3)" ||
 	{ fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
 
-{ lab_qemu_head "accel: icount"; cat <<EOC
+# the plugin's TLB model on, as the default lab's qemu1 has it
+{ lab_qemu_head "accel: icount" "tlb_model: on"; cat <<EOC
 builders:
   - name: remote
     transport: ssh
@@ -178,6 +179,27 @@ ok(len(ins) == 1 and ins[0]["headline"] and ins[0].get("class") == "work" and in
    "the plugin's kernel instructions per mprotect() are a headline work row, and rise with the patch (%s)" %
    (" -> ".join("%.0f" % ins[0][s]["center"] for s in ("base", "patched")) if ins else "none"),
    json.dumps(ins)[:600])
+# the TLB model's rows (docs/tlb-model.md): work rows; the invalidations
+# the other vCPUs received are the shootdown IPIs the kernel counts itself
+# (interrupts.TLB), which the demo patch sends to every online CPU
+tlb = {r["metric"]: r for r in c["rows"] if r["params"].get("mode") == "processes" and
+       r["metric"] in ("mprotect.dtlb_miss_per_op", "mprotect.itlb_miss_per_op", "mprotect.tlb_lost_per_op",
+                       "mprotect.tlb_inval_received_per_op", "interrupts.TLB.per_kop")}
+ok(len(tlb) == 5 and all(tlb[m].get("class") == "work" for m in tlb if m.startswith("mprotect.")) and
+   all(tlb[m]["base"]["n"] == 2 and tlb[m]["patched"]["n"] == 2 for m in tlb),
+   "the TLB model's four rows per op are work rows of both sides (%s)" % ", ".join(sorted(tlb)),
+   json.dumps(list(tlb.values()))[:600])
+if len(tlb) == 5:
+    recv, ipi = tlb["mprotect.tlb_inval_received_per_op"], tlb["interrupts.TLB.per_kop"]
+    ok(recv["base"]["center"] < 0.05 and recv["patched"]["center"] > 0.5 and
+       abs(recv["patched"]["center"] - ipi["patched"]["center"] / 1000) <= 0.05 * ipi["patched"]["center"] / 1000,
+       "invalidations received per op follow the kernel's own shootdown count: %.3f -> %.3f (interrupts.TLB %.3f "
+       "per op)" % (recv["base"]["center"], recv["patched"]["center"], ipi["patched"]["center"] / 1000),
+       json.dumps([recv, ipi])[:600])
+    ok(tlb["mprotect.dtlb_miss_per_op"]["base"]["center"] > 0.1 and tlb["mprotect.tlb_lost_per_op"]["base"]["center"] > 0.1,
+       "the model walks pages and loses translations to mprotect's flushes (%.2f misses, %.2f lost per op)" %
+       (tlb["mprotect.dtlb_miss_per_op"]["base"]["center"], tlb["mprotect.tlb_lost_per_op"]["base"]["center"]),
+       json.dumps(tlb["mprotect.tlb_lost_per_op"])[:300])
 spin = [r for r in c["rows"] if r["metric"] == "mprotect.spin_insn_per_op"]
 ok(len(spin) == 2 and all(r.get("class") == "wait" for r in spin), "spin-wait instructions are a wait row per case",
    json.dumps(spin)[:300])
@@ -194,7 +216,7 @@ grep -q "job $id: done: $verdict\$" "$DAEMON_LOG" &&
 	pass "the job list filters by verdict" || fail "jobs?verdict=$verdict" "$(api GET "/jobs?verdict=$verdict" | head -c 300)"
 log=$(api GET "/jobs/$id/stages/$(api GET "/jobs/$id" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')/log")
 echo "$log" | grep -q 'identity checked' && pass "the boot log has the console and the identity check" || fail "boot log" "$(echo "$log" | tail -n 5)"
-echo "$log" | grep -q 'tlblab: instruction plugin .*tlblab-insn.so writes .*/insn.log' &&
+echo "$log" | grep -q 'tlblab: instruction plugin .*tlblab-insn.so writes .*/insn.log; TLB model tlb=on' &&
 	pass "the boot log says which instruction plugin QEMU loaded" ||
 	fail "boot log: the instruction plugin" "$(echo "$log" | grep 'tlblab:' | tail -n 4)"
 

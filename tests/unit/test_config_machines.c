@@ -402,6 +402,60 @@ static void test_icount(void **state)
 		      "q.yaml:6:79: icount_shift: must be an integer from 0 to 10");
 }
 
+/* tlb_model: on, off, or its sizes (the plugin's arguments); a geometry
+ * the model cannot take, or a model without its plugin, refused where it
+ * is written. */
+static void test_tlb_model(void **state)
+{
+	struct lab_config *cfg;
+
+	(void)state;
+	cfg = expect_ok("q.yaml",
+			MACHINES
+			L("  - name: vm")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: on}")
+			L("  - name: vm2")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h,")
+			L("           tlb_model: {dtlb: 48x48, stlb: 1024x8}}")
+			L("  - name: vm3")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 3, identity: k, known_hosts: h, tlb_model: off}"));
+	assert_string_equal(config_machine(cfg, "vm")->qemu->tlb_model, "tlb=on");
+	assert_string_equal(config_machine(cfg, "vm2")->qemu->tlb_model, "tlb=on,dtlb=48x48,stlb=1024x8");
+	assert_null(config_machine(cfg, "vm3")->qemu->tlb_model);
+	config_free(cfg);
+	expect_errors("q.yaml",
+		      MACHINES
+		      L("  - name: vm")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: {stlb: 1536x8}}"),
+		      "q.yaml:6:83: stlb: must be ENTRIESxWAYS (e.g. 64x4), the entries a multiple of the ways, "
+		      "a power-of-two number of sets, at most 65536 entries (in the tlb_model of machine 'vm')");
+	expect_errors("q.yaml",
+		      MACHINES
+		      L("  - name: vm")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: yes}"),
+		      "q.yaml:6:76: tlb_model: must be on, off, or a mapping of dtlb, itlb and stlb "
+		      "(ENTRIESxWAYS, e.g. 64x4)");
+	expect_errors("q.yaml",
+		      MACHINES
+		      L("  - name: vm")
+		      L("    transport: local")
+		      L("    boot: qemu")
+		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, insn_plugin: off,")
+		      L("           tlb_model: on}"),
+		      "q.yaml:7:23: tlb_model: the TLB model lives in the instruction plugin, which "
+		      "insn_plugin: off turns off (in the qemu section of machine 'vm')");
+}
+
 /* A duet: two qemu machines that name each other, a host CPU each; a
  * partner that is missing, does not name it back or shares its CPU is
  * refused at the duet: line. */
@@ -463,6 +517,7 @@ int main(void)
 		cmocka_unit_test(test_builder_ccache),
 		cmocka_unit_test(test_reboot_section),
 		cmocka_unit_test(test_icount),
+		cmocka_unit_test(test_tlb_model),
 		cmocka_unit_test(test_duet),
 	};
 

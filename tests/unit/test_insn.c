@@ -94,11 +94,61 @@ static void test_host_clock(void **state)
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
 	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.host_ns_per_op"),
 							      "unit")), "ns/op");
-	assert_int_equal(json_object_size(unavailable), 0);
+	/* no TLB model here: its four rows say so */
+	assert_int_equal(json_object_size(unavailable), 4);
+	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.tlb_lost_per_op")),
+			       "TLB model is off on this machine"));
 	free(w);
 	w = NULL;
 	assert_int_equal(insn_windows("B 1 0 1 1 1 900 5\nE 2 0 2 2 2 800 6\n", 0, &w, &n, &err), -1);
 	assert_non_null(strstr(err.buf, "host_ns_per_op count went backwards"));
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(unavailable);
+	strbuf_release(&err);
+}
+
+/* The TLB model's columns: four rows per op, class work; a model that
+ * could not count says why; a count of the model that falls is caught. */
+static void test_tlb_columns(void **state)
+{
+	static const char on[] = "# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+				 "B 1 0 1000 500 10 5000000 100000 40 8 2 0\n"
+				 "E 2 1 3000 700 30 9000000 2100000 240 16 402 100\n";
+	static const char said[] = "# tlblab-insn 1 target=x86_64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+				   "# tlb unavailable: QEMU gives no registers\n"
+				   "B 1 0 1000 500 10 5000000 100000\n"
+				   "E 2 1 3000 700 30 9000000 2100000\n";
+	struct strbuf err = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(insn_windows(on, 0, &w, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", metrics, info, unavailable, &err), 0);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.dtlb_miss_per_op")), 50, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.itlb_miss_per_op")), 2, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_lost_per_op")), 100, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_inval_received_per_op")), 25,
+			   1e-9);
+	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.tlb_lost_per_op"),
+							      "source")), "qemu-plugin TLB model");
+	assert_int_equal(json_object_size(unavailable), 0);
+	free(w);
+	w = NULL;
+	assert_int_equal(insn_windows(said, 0, &w, &n, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 4, "stencil", metrics, info, unavailable, &err), 0);
+	assert_null(json_object_get(metrics, "stencil.dtlb_miss_per_op"));
+	assert_string_equal(json_string_value(json_object_get(unavailable, "stencil.dtlb_miss_per_op")),
+			    "the instruction plugin's TLB model: QEMU gives no registers");
+	free(w);
+	w = NULL;
+	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 3 9\n", 0, &w, &n, &err), -1);
+	assert_non_null(strstr(err.buf, "tlb_lost_per_op count went backwards"));
+	/* a TLB column missing is a malformed line */
+	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9\n", 0, &w, &n, &err), -1);
 	json_decref(metrics);
 	json_decref(info);
 	json_decref(unavailable);
@@ -158,7 +208,9 @@ static void test_unavailable(void **state)
 
 	(void)state;
 	insn_unavailable("tcp-rr", "the guest runs under KVM", u);
-	assert_int_equal(json_object_size(u), 5);
+	assert_int_equal(json_object_size(u), 9);
+	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.tlb_inval_received_per_op")),
+			    "the guest runs under KVM");
 	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.spin_insn_per_op")),
 			    "the guest runs under KVM");
 	json_decref(u);
@@ -170,6 +222,7 @@ int main(void)
 		cmocka_unit_test(test_windows_after_skip),
 		cmocka_unit_test(test_metrics_per_op),
 		cmocka_unit_test(test_host_clock),
+		cmocka_unit_test(test_tlb_columns),
 		cmocka_unit_test(test_wrap_caught),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_unavailable),
