@@ -135,6 +135,7 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	    !(rules->min_change_headline >= 0) || !(rules->min_change_counter >= 0) ||
 	    !(rules->min_change_work >= 0) || !(rules->same_band_work >= 0) ||
 	    !(rules->min_change_wait >= 0) || !(rules->same_band_wait >= 0) || !(rules->wait_floor >= 0) ||
+	    !(rules->min_change_count >= 0) ||
 	    !(rules->noise_floor >= 0 && rules->noise_floor < 1) || !(rules->outlier_z >= 0)) {
 		strbuf_seterr(err, "compare: invalid rules");
 		goto out;

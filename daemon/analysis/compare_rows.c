@@ -469,6 +469,50 @@ static void row_interval(json_t *obj, struct verdict_row *v, const double *b, si
 	v->lo = lo, v->hi = hi;
 }
 
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+/*
+ * A work row from a base near 0 (a count that was 0, or below its own
+ * spread): a ratio means nothing there (0 -> 1000 shootdowns per kop is
+ * +inf%, 0.001 -> 33 is +3,306,281%), and a rank test of 3 boots a side
+ * cannot give a p below 0.1 however far apart they are. The change is the
+ * difference of the means, in the row's unit, tested by Welch's t on the
+ * values (each side's sd at least the noise floor of the larger mean), and
+ * held against an absolute least change (the rules' min_change_count
+ * events per operation). -1 when the values give no test (fewer than 2
+ * boots a side, or no spread and no floor: both sides all 0).
+ */
+static int row_count(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p,
+		     size_t np, double cb, double cp, const struct compare_rules *r, const struct verdict_design *d)
+{
+	struct stats_welch w;
+	double q;
+
+	if (nb < 2 || np < 2 || stats_welch(b, nb, p, np, r->noise_floor * fmax(fabs(cb), fabs(cp)), &w) < 0)
+		return -1;
+	v->abs_scale = ends_with(getstr(obj, "unit"), "/kop") ? 1000 : 1;
+	v->p = w.p;
+	v->change = w.diff;
+	q = stats_t_quantile(1 - r->ci_level, w.df) * w.se;
+	v->have_ci = 1;
+	v->lo = w.diff - q;
+	v->hi = w.diff + q;
+	q = stats_t_quantile(1 - d->eq_level_welch, w.df) * w.se;
+	v->have_eq = 1;
+	v->elo = w.diff - q;
+	v->ehi = w.diff + q;
+	json_object_set_new(obj, "change_abs", json_real(w.diff));
+	json_object_set_new(obj, "ci_abs", json_pack("[f,f]", v->lo, v->hi));
+	json_object_set_new(obj, "ci_kind", json_string("Welch t interval of the difference of means, in the "
+							"row's unit (the base is near 0)"));
+	return 0;
+}
+
 /* Fills the statistics of a row from its two groups (either may be NULL);
  * its verdict comes later, with all rows' (row_decision). */
 static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const struct side *sb,
@@ -551,6 +595,9 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	if (v->cls == COMPARE_CLASS_TIME && row_paired(obj, v, gb, gp, sb, sp, r, d) == 0) {
 		v->rule = VERDICT_RULE_PAIRED;
 		json_object_set_new(obj, "p_method", json_string("paired t"));
+	} else if (v->cls == COMPARE_CLASS_WORK && v->near_zero && row_count(obj, v, b, nb, p, np, cb, cp, r, d) == 0) {
+		v->rule = VERDICT_RULE_COUNT;
+		json_object_set_new(obj, "p_method", json_string("welch, absolute"));
 	} else if (welch_ok && !modes && row_welch(obj, v, b, nb, p, np, floor, r, d) == 0) {
 		v->rule = VERDICT_RULE_WELCH;
 		json_object_set_new(obj, "p_method", json_string("welch"));
@@ -572,14 +619,23 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 		}
 	}
 	json_object_set_new(obj, "p", jreal(v->p));
-	json_object_set_new(obj, "ci", v->have_ci ? json_pack("[f,f]", v->lo, v->hi) : json_null());
-	json_object_set_new(obj, "equiv_ci", v->have_eq ? json_pack("[f,f]", v->elo, v->ehi) : json_null());
+	if (v->rule == VERDICT_RULE_COUNT) {
+		json_object_set_new(obj, "ci", json_null());
+		json_object_set_new(obj, "equiv_ci", json_null());
+		json_object_set_new(obj, "equiv_ci_abs", json_pack("[f,f]", v->elo, v->ehi));
+	} else {
+		json_object_set_new(obj, "ci", v->have_ci ? json_pack("[f,f]", v->lo, v->hi) : json_null());
+		json_object_set_new(obj, "equiv_ci", v->have_eq ? json_pack("[f,f]", v->elo, v->ehi) : json_null());
+	}
 	if (modes)
 		strbuf_addf(&note, "boots in a mode of their own (beyond %g robust sds of their side's median): "
 			    "base %zu of %zu, patched %zu of %zu; ranked, not Welch; ", MODE_FENCE,
 			    json_array_size(json_object_get(json_object_get(obj, "mode_boots"), "base")), nb,
 			    json_array_size(json_object_get(json_object_get(obj, "mode_boots"), "patched")), np);
-	if (cb == 0 && cp != 0)
+	if (v->rule == VERDICT_RULE_COUNT)
+		strbuf_addf(&note, "the base is near 0: the change is absolute, %+.4g %s", v->change,
+			    getstr(obj, "unit"));
+	else if (cb == 0 && cp != 0)
 		strbuf_addf(&note, "base is 0: no ratio; the verdict rests on p alone");
 	else if (nb != np)
 		strbuf_addf(&note, "%zu boots on base, %zu on patched", nb, np);
@@ -595,24 +651,38 @@ out:
 	free(p);
 }
 
+/* A change of the row's, as the row states it: "+1.2%", or for a row of
+ * absolute changes "+0.95 events/kop" (sign: with a sign) */
+static void add_change(struct strbuf *sb, const struct verdict_row *v, const json_t *obj, double x, int sign)
+{
+	if (v->rule == VERDICT_RULE_COUNT)
+		strbuf_addf(sb, sign ? "%+.4g %s" : "%.4g %s", x, getstr(obj, "unit"));
+	else
+		strbuf_addf(sb, sign ? "%+.2f%%" : "%.1f%%", x);
+}
+
 /* A row's decision (verdict_decide) into its JSON. */
 static void row_decision(struct row *row, const struct compare_rules *r)
 {
 	const struct verdict_row *v = &row->v;
 	json_t *obj = row->obj;
 	struct strbuf sb = STRBUF_INIT;
+	int abs_rule;
 
 	if (!v->testable)
 		return;
 	json_object_set_new(obj, "verdict", json_string(v->verdict));
 	if (!strcmp(v->verdict, "context"))
 		return;
+	abs_rule = v->rule == VERDICT_RULE_COUNT;
 	json_object_set_new(obj, "family", json_string(v->family ?: "none"));
 	json_object_set_new(obj, "p_adj", jreal(v->p_adj));
 	json_object_set_new(obj, "p_adj_method", v->p_adj_method ? json_string(v->p_adj_method) : json_null());
 	json_object_set_new(obj, "alpha", json_real(v->alpha));
-	json_object_set_new(obj, "min_change_pct", json_real(v->min_change));
-	json_object_set_new(obj, "margin_pct", json_real(v->margin));
+	json_object_set_new(obj, "min_change_pct", abs_rule ? json_null() : json_real(v->min_change));
+	json_object_set_new(obj, "margin_pct", abs_rule ? json_null() : json_real(v->margin));
+	if (abs_rule)
+		json_object_set_new(obj, "min_change_abs", json_real(v->min_change));
 	json_object_set_new(obj, "mde_pct", jreal(v->mde));
 	json_object_set_new(obj, "ruled_out_pct", jreal(v->ruled_out));
 	json_object_set_new(obj, "no_change_beyond_pct", jreal(v->beyond));
@@ -630,11 +700,30 @@ static void row_decision(struct row *row, const struct compare_rules *r)
 			    "operation (the rules' wait_floor): none to speak of", r->wait_floor);
 		json_object_set_new(obj, "reason", json_string(sb.buf));
 	} else if (!strcmp(v->verdict, "same") && v->have_eq) {
-		strbuf_addf(&sb, "the change lies in %+.2f%%..%+.2f%% (equivalence interval), within "
-			    "+-%.1f%%", v->elo, v->ehi, fmin(v->min_change, v->margin));
+		strbuf_addstr(&sb, "the change lies in ");
+		add_change(&sb, v, obj, v->elo, 1);
+		strbuf_addstr(&sb, "..");
+		add_change(&sb, v, obj, v->ehi, 1);
+		strbuf_addstr(&sb, " (equivalence interval), within +-");
+		add_change(&sb, v, obj, fmin(v->min_change, v->margin), 0);
+		json_object_set_new(obj, "reason", json_string(sb.buf));
+	} else if (abs_rule && strcmp(v->verdict, "inconclusive")) {
+		strbuf_addf(&sb, "from a base near 0: ");
+		add_change(&sb, v, obj, v->change, 1);
+		strbuf_addf(&sb, " (95%% interval %+.4g..%+.4g), p %.2g; the least change called is ", v->lo, v->hi,
+			    v->p_adj);
+		add_change(&sb, v, obj, v->min_change, 0);
 		json_object_set_new(obj, "reason", json_string(sb.buf));
 	}
-	if (!strcmp(v->verdict, "inconclusive")) {
+	if (!strcmp(v->verdict, "inconclusive") && abs_rule) {
+		strbuf_addstr(&sb, "from a base near 0: ");
+		add_change(&sb, v, obj, v->change, 1);
+		strbuf_addf(&sb, " (95%% interval %+.4g..%+.4g, equivalence %+.4g..%+.4g); a change needs p below "
+			    "%.2g and at least ", v->lo, v->hi, v->elo, v->ehi, v->alpha);
+		add_change(&sb, v, obj, v->min_change, 0);
+		strbuf_addstr(&sb, ", same the equivalence interval within it");
+		json_object_set_new(obj, "reason", json_string(sb.buf));
+	} else if (!strcmp(v->verdict, "inconclusive")) {
 		if (!isnan(v->beyond))
 			strbuf_addf(&sb, "no change beyond %.1f%% (equivalence interval %+.1f%%..%+.1f%%); "
 				    "same needs it within +-%.1f%%", v->beyond, v->elo, v->ehi,

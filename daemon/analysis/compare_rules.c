@@ -21,6 +21,7 @@ void compare_rules_default(struct compare_rules *r)
 	r->min_change_wait = 0.05;
 	r->same_band_wait = 0.05;
 	r->wait_floor = 0.05;
+	r->min_change_count = 0.0001;
 	r->noise_floor = 0.001;
 	r->equiv_alpha = 0.05;
 	r->power = 0.8;
@@ -34,19 +35,20 @@ void compare_rules_default(struct compare_rules *r)
 
 json_t *compare_rules_json(const struct compare_rules *r)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
 			      "alpha", r->alpha,
 			      "min_change_headline", r->min_change_headline, "min_change_counter",
 			      r->min_change_counter, "same_band", r->same_band,
 			      "min_change_work", r->min_change_work, "same_band_work", r->same_band_work,
 			      "min_change_wait", r->min_change_wait, "same_band_wait", r->same_band_wait,
-			      "wait_floor", r->wait_floor,
+			      "wait_floor", r->wait_floor, "min_change_count", r->min_change_count,
 			      "noise_floor", r->noise_floor,
 			      "equiv_alpha", r->equiv_alpha, "power", r->power, "resamples", r->resamples,
 			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,
 			      "test", "Mann-Whitney U, two-sided, on per-boot medians (exact; with ties, "
 			      "exact permutation); work and wait rows: Welch's t on log per-boot medians, "
-			      "each side's sd at least the noise floor",
+			      "each side's sd at least the noise floor; work rows from a base near 0 "
+			      "(counts that were 0): Welch's t on the values, the change absolute",
 			      "ci", "bootstrap percentile interval of median(patched)/median(base), as % "
 			      "change (the difference of medians when a base resample's median is 0); "
 			      "work and wait rows: the Welch t interval",

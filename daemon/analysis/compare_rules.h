@@ -36,6 +36,9 @@ struct compare_rules {
 	double same_band_work;		/* their margin (0.01) */
 	double min_change_wait;		/* wait rows (0.05) */
 	double same_band_wait;		/* their margin (0.05) */
+	double min_change_count;	/* work rows from a base near 0: the least absolute
+					 * change called, in events per operation (0.0001:
+					 * one per ten thousand operations) */
 	double wait_floor;		/* wait rows: below this many spin-wait
 					 * instructions per op on every boot of
 					 * both sides, none to speak of (0.05) */

@@ -190,7 +190,8 @@ static void family_spending(const struct compare_rules *r, const struct verdict_
 		how[f] = d->looks == 2 && stats_mwu_min_p((size_t)d->boots, (size_t)d->boots) >
 			 verdict_look_alpha(&first, r->alpha) ? VERDICT_SPEND_SECOND : VERDICT_SPEND_OBF;
 	for (i = 0; i < n; i++)
-		if (rows[i].testable && (rows[i].rule == VERDICT_RULE_WELCH || rows[i].rule == VERDICT_RULE_PAIRED))
+		if (rows[i].testable && (rows[i].rule == VERDICT_RULE_WELCH || rows[i].rule == VERDICT_RULE_PAIRED ||
+					 rows[i].rule == VERDICT_RULE_COUNT))
 			how[family_of(&rows[i])] = VERDICT_SPEND_POCOCK;
 }
 
@@ -209,6 +210,8 @@ static void row_rule(const struct compare_rules *r, const struct verdict_design 
 		row->min_change = 100 * ov->min_change;
 	if (ov && !isnan(ov->same_band))
 		row->margin = 100 * ov->same_band;
+	if (row->rule == VERDICT_RULE_COUNT)
+		row->min_change = row->margin = r->min_change_count * row->abs_scale;
 	row->alpha = verdict_spend(d, alpha, how[family_of(row)]);
 }
 

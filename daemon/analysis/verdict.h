@@ -57,6 +57,8 @@ enum verdict_rule {
 	VERDICT_RULE_WELCH,	/* work and wait: Welch's t on logs, sd floored */
 	VERDICT_RULE_PAIRED,	/* time rows of duet boots: paired t on log ratios, sd floored;
 				 * sd_pct is then the sd of the ratios, nb = np the pairs */
+	VERDICT_RULE_COUNT,	/* work rows from a base near 0: Welch's t on the values;
+				 * change, intervals, least change and margin absolute */
 	VERDICT_RULE_MAX
 };
 
@@ -81,6 +83,9 @@ struct verdict_row {
 				 * every boot of both sides: same, whatever
 				 * the ratio of two near-zero counts */
 	int near_zero;		/* the base median is near 0 against the noise: no % effect */
+	double abs_scale;	/* VERDICT_RULE_COUNT: the row's unit per events per op
+				 * (1000 for .../kop, else 1); change, lo, hi, elo, ehi,
+				 * min_change and margin are then in the row's unit */
 	double sd_pct;		/* per-boot sd (the rule's), % of the base median; NAN */
 	size_t nb, np;		/* boots per side */
 	/* out */

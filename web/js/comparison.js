@@ -106,14 +106,28 @@ function rowHtml(r, i, view) {
 		`<td class="metric${r.headline ? ' headline' : ''}" title="${esc(r.metric)}: ${esc(r.unit || '')}; ${direction(r)}">${esc(r.metric)}</td>` +
 		`<td class="c-class">${classTag(r)}</td>` +
 		sideCell(r.base, 'base') + sideCell(r.patched, 'patched') +
-		`<td class="num change">${pct(r.change_pct)}</td>` +
-		`<td class="num ci">${ci(r.ci)}</td>` +
+		`<td class="num change">${changeText(r)}</td>` +
+		`<td class="num ci">${changeCi(r)}</td>` +
 		`<td class="num c-p">${pval(r.p)}</td>` +
 		`<td class="num c-padj" title="${esc(P_ADJ[r.p_adj_method] || '')}">${pval(r.p_adj)}</td>` +
 		`<td class="c-verdict"${note ? ` title="${esc(note)}"` : ''}>${verdictHtml(r.verdict)}${note ? ' <span class="note-mark" aria-hidden="true">*</span>' : ''}</td>` +
 		`<td class="num c-boots">${r.base.n}/${r.patched.n}</td>` +
 		'</tr>';
 	return open ? line + detailHtml(r, i) : line;
+}
+
+// A row's change: in %, or for a row from a base near 0 (p_method "welch,
+// absolute") in its unit, with its interval
+function changeText(r) {
+	if (typeof r.change_abs === 'number')
+		return `${r.change_abs >= 0 ? '+' : ''}${num(r.change_abs)} ${esc(r.unit || '')}`;
+	return pct(r.change_pct);
+}
+
+function changeCi(r) {
+	if (Array.isArray(r.ci_abs) && r.ci_abs.length === 2)
+		return `${num(r.ci_abs[0])}..${num(r.ci_abs[1])} ${esc(r.unit || '')}`;
+	return ci(r.ci);
 }
 
 // The details line of an opened row: everything the row's line has no room for.
@@ -126,7 +140,7 @@ function detailHtml(r, i) {
 		['class', `${classTag(r)} ${esc(CLASS_TITLE[r.class] || '')}`],
 		['base', side(r.base)],
 		['patched', side(r.patched)],
-		['change', `${pct(r.change_pct)}, 95% CI ${ci(r.ci)}`],
+		['change', `${changeText(r)}, 95% CI ${changeCi(r)}`],
 		['p', `${pval(r.p)}${r.p_method ? ` (${esc(r.p_method)})` : ''}; adjusted ${pval(r.p_adj)}${P_ADJ[r.p_adj_method] ? ` (${P_ADJ[r.p_adj_method]})` : ''}`],
 		['detectable', `${r.mde_pct === null || r.mde_pct === undefined ? DASH : '\u00b1' + r.mde_pct.toFixed(1) + '%'}: ` +
 			esc(r.mde_note || 'the change this job would have caught with 80% power at this row\'s noise')],
