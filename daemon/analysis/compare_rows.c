@@ -478,24 +478,26 @@ static int ends_with(const char *s, const char *suffix)
 
 /*
  * A work row from a base near 0 (a count that was 0, or below its own
- * spread): a ratio means nothing there (0 -> 1000 shootdowns per kop is
- * +inf%, 0.001 -> 33 is +3,306,281%), and a rank test of 3 boots a side
- * cannot give a p below 0.1 however far apart they are. The change is the
- * difference of the means, in the row's unit, tested by Welch's t on the
- * values (each side's sd at least the noise floor of the larger mean), and
- * held against an absolute least change (the rules' min_change_count
- * events per operation). -1 when the values give no test (fewer than 2
- * boots a side, or no spread and no floor: both sides all 0).
+ * spread), or a wait row below the wait floor on every boot of both
+ * sides: a ratio means nothing there (0 -> 1000 shootdowns per kop is
+ * +inf%, 0.001 -> 33 printed +3,306,281%), and a rank test of 3 boots a
+ * side cannot give a p below 0.1 however far apart they are. The change is
+ * the difference of the means, in the row's unit, tested by Welch's t on
+ * the values (each side's sd at least the noise floor of the larger mean),
+ * and held against an absolute least change, `least`. -1 when the values
+ * give no test (fewer than 2 boots a side, or no spread and no floor: both
+ * sides all 0).
  */
 static int row_count(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p,
-		     size_t np, double cb, double cp, const struct compare_rules *r, const struct verdict_design *d)
+		     size_t np, double cb, double cp, double least, const struct compare_rules *r,
+		     const struct verdict_design *d)
 {
 	struct stats_welch w;
 	double q;
 
 	if (nb < 2 || np < 2 || stats_welch(b, nb, p, np, r->noise_floor * fmax(fabs(cb), fabs(cp)), &w) < 0)
 		return -1;
-	v->abs_scale = ends_with(getstr(obj, "unit"), "/kop") ? 1000 : 1;
+	v->abs_least = least;
 	v->p = w.p;
 	v->change = w.diff;
 	q = stats_t_quantile(1 - r->ci_level, w.df) * w.se;
@@ -511,6 +513,19 @@ static int row_count(json_t *obj, struct verdict_row *v, const double *b, size_t
 	json_object_set_new(obj, "ci_kind", json_string("Welch t interval of the difference of means, in the "
 							"row's unit (the base is near 0)"));
 	return 0;
+}
+
+/*
+ * The least absolute change of a row tested by row_count: the rules'
+ * min_change_count events per operation (a row per kop: 1000 times that);
+ * for a wait row below the floor, a tenth of the floor (spin-wait
+ * instructions per op).
+ */
+static double count_least(const json_t *obj, const struct verdict_row *v, const struct compare_rules *r)
+{
+	if (v->cls == COMPARE_CLASS_WAIT)
+		return r->wait_floor / 10;
+	return r->min_change_count * (ends_with(getstr(obj, "unit"), "/kop") ? 1000 : 1);
 }
 
 /* Fills the statistics of a row from its two groups (either may be NULL);
@@ -595,7 +610,8 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	if (v->cls == COMPARE_CLASS_TIME && row_paired(obj, v, gb, gp, sb, sp, r, d) == 0) {
 		v->rule = VERDICT_RULE_PAIRED;
 		json_object_set_new(obj, "p_method", json_string("paired t"));
-	} else if (v->cls == COMPARE_CLASS_WORK && v->near_zero && row_count(obj, v, b, nb, p, np, cb, cp, r, d) == 0) {
+	} else if (((v->cls == COMPARE_CLASS_WORK && v->near_zero) || v->negligible) &&
+		   row_count(obj, v, b, nb, p, np, cb, cp, count_least(obj, v, r), r, d) == 0) {
 		v->rule = VERDICT_RULE_COUNT;
 		json_object_set_new(obj, "p_method", json_string("welch, absolute"));
 	} else if (welch_ok && !modes && row_welch(obj, v, b, nb, p, np, floor, r, d) == 0) {

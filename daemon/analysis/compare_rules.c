@@ -59,7 +59,8 @@ json_t *compare_rules_json(const struct compare_rules *r)
 			      "shift of log values; Welch t for work and wait rows) within the least change "
 			      "the row would call; within only +-same_band it says no change beyond it; "
 			      "a wait row below wait_floor spin-wait instructions per op on every boot of "
-			      "both sides is same",
+			      "both sides is tested on its values against a tenth of the floor, and same "
+			      "when that calls nothing",
 			      "classes", compare_class_legend());
 	json_t *m;
 	size_t i;

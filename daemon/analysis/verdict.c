@@ -211,7 +211,7 @@ static void row_rule(const struct compare_rules *r, const struct verdict_design 
 	if (ov && !isnan(ov->same_band))
 		row->margin = 100 * ov->same_band;
 	if (row->rule == VERDICT_RULE_COUNT)
-		row->min_change = row->margin = r->min_change_count * row->abs_scale;
+		row->min_change = row->margin = row->abs_least;
 	row->alpha = verdict_spend(d, alpha, how[family_of(row)]);
 }
 
@@ -261,14 +261,16 @@ static const char *call(struct verdict_row *row)
 	int excludes = row->have_ci ? (row->lo > 0 || row->hi < 0) : isinf(row->change);
 	double least = fmin(row->min_change, row->margin);
 
-	if (row->negligible)
-		return "same";
 	if (!isnan(row->p_adj) && row->p_adj < row->alpha && excludes && !isnan(row->change) &&
 	    fabs(row->change) >= row->min_change) {
 		if (!strcmp(row->direction ?: "neutral", "neutral"))
 			return "changed";
 		return (row->change > 0) == !strcmp(row->direction, "higher") ? "improvement" : "regression";
 	}
+	/* the wait floor comes after the test: 0.001 -> 0.045 spin-wait
+	 * instructions per op is a change, both below the floor */
+	if (row->negligible)
+		return "same";
 	if (row->identical)
 		return "same";
 	/* same promises no change the row would call: an interval that fits

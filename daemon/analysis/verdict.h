@@ -83,9 +83,9 @@ struct verdict_row {
 				 * every boot of both sides: same, whatever
 				 * the ratio of two near-zero counts */
 	int near_zero;		/* the base median is near 0 against the noise: no % effect */
-	double abs_scale;	/* VERDICT_RULE_COUNT: the row's unit per events per op
-				 * (1000 for .../kop, else 1); change, lo, hi, elo, ehi,
-				 * min_change and margin are then in the row's unit */
+	double abs_least;	/* VERDICT_RULE_COUNT: the least change called, in the
+				 * row's unit; change, lo, hi, elo, ehi, min_change and
+				 * margin are then in the row's unit */
 	double sd_pct;		/* per-boot sd (the rule's), % of the base median; NAN */
 	size_t nb, np;		/* boots per side */
 	/* out */

@@ -886,8 +886,11 @@ static void test_paired_duets(void **state)
 /*
  * Wait rows (spin-wait instructions per op): their least change and margin
  * are 5% (min_change_wait, same_band_wait), not the work rows' 1%; a row
- * below wait_floor on every boot of both sides is same, whatever the ratio
- * of its near-zero counts; one boot above the floor makes it a test again.
+ * below wait_floor on every boot of both sides is tested first, on the
+ * values against a tenth of the floor (issue 38: 0.001 -> 0.045 per op,
+ * 45x, once read same), and is same when that calls nothing, whatever the
+ * ratio of its near-zero counts; one boot above the floor makes it the
+ * ratio's test again.
  */
 static void test_wait_rows(void **state)
 {
@@ -907,6 +910,9 @@ static void test_wait_rows(void **state)
 		  "lower");
 	add_boots(doc, "patched", 5, 1, "{\"mode\":\"processes\"}", "mprotect.spin_insn_per_op", 1e-4, 0.5,
 		  "lower");
+	/* 45x, both sides below the floor: tested first, a regression */
+	add_boots(doc, "base", 5, 3, "{\"mode\":\"low\"}", "mprotect.spin_insn_per_op", 0.001, 0.05, "lower");
+	add_boots(doc, "patched", 5, 3, "{\"mode\":\"low\"}", "mprotect.spin_insn_per_op", 0.045, 0.05, "lower");
 	/* from none to one spin-wait block per op: tested, a regression */
 	add_boots(doc, "base", 5, 2, "{\"mode\":\"other\"}", "mprotect.spin_insn_per_op", 2e-5, 0.5, "lower");
 	add_boots(doc, "patched", 5, 2, "{\"mode\":\"other\"}", "mprotect.spin_insn_per_op", 1.0, 0.01,
@@ -919,6 +925,10 @@ static void test_wait_rows(void **state)
 	r = row_of(c, "mprotect.spin_insn_per_op", "mode=processes");
 	assert_string_equal(verdict(r), "same");
 	assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), "wait_floor"));
+	r = row_of(c, "mprotect.spin_insn_per_op", "mode=low");
+	assert_string_equal(verdict(r), "regression");
+	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "welch, absolute");
+	assert_float_equal(row_num(r, "min_change_abs"), 0.005, 1e-12);
 	r = row_of(c, "mprotect.spin_insn_per_op", "mode=other");
 	assert_string_equal(verdict(r), "regression");
 	assert_true(json_real_value(json_object_get(json_object_get(c, "rules"), "wait_floor")) == 0.05);
