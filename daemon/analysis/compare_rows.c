@@ -699,6 +699,8 @@ static void row_decision(struct row *row, const struct compare_rules *r)
 	json_object_set_new(obj, "margin_pct", abs_rule ? json_null() : json_real(v->margin));
 	if (abs_rule)
 		json_object_set_new(obj, "min_change_abs", json_real(v->min_change));
+	if (v->moved)
+		json_object_set_new(obj, "moved_alone", json_true());
 	json_object_set_new(obj, "mde_pct", jreal(v->mde));
 	json_object_set_new(obj, "ruled_out_pct", jreal(v->ruled_out));
 	json_object_set_new(obj, "no_change_beyond_pct", jreal(v->beyond));

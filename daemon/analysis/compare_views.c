@@ -192,7 +192,7 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class)
 {
 	json_t *reg = json_array(), *imp = json_array(), *chg = json_array();
-	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0;
+	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0, moved = 0;
 	struct strbuf text = STRBUF_INIT, not_same = STRBUF_INIT;
 	size_t i, k;
 	json_t *lists[3], *e;
@@ -203,6 +203,7 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 		if (!strcmp(v, "context"))
 			continue;
 		if (!rows[i].headline) {
+			moved += json_is_true(json_object_get(rows[i].obj, "moved_alone"));
 			creg += !strcmp(v, "regression");
 			cimp += !strcmp(v, "improvement");
 			cchg += !strcmp(v, "changed");
@@ -249,7 +250,7 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 	/* same promises that nothing the job tested moved: not while a
 	 * headline row is missing, nor while another tested row was called */
 	if (!json_array_size(reg) && !json_array_size(imp) && !json_array_size(chg) && !inc && same &&
-	    (unav || creg + cimp + cchg)) {
+	    (unav || creg + cimp + cchg || moved)) {
 		if (unav)
 			strbuf_addf(&not_same, "%lld headline row%s unavailable", unav, unav == 1 ? "" : "s");
 		if (creg + cimp + cchg) {
@@ -258,6 +259,10 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 			moved_rows(&not_same, rows, n);
 			strbuf_addch(&not_same, ')');
 		}
+		if (moved)
+			strbuf_addf(&not_same, "%s%lld score%s moved past the least change at %s own alpha, "
+				    "though not past Holm's", not_same.len ? "; " : "", moved, moved == 1 ? "" : "s",
+				    moved == 1 ? "its" : "their");
 		strbuf_addf(&text, ". Not same: %s", not_same.buf);
 	}
 	{

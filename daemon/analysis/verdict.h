@@ -26,6 +26,9 @@ struct verdict_design {
 	/* set by verdict_decide, for the "design" object: */
 	double alpha_headline;	/* what the headline family spends at this look */
 	int spend_headline;	/* its enum verdict_spending */
+	int last;		/* the first of two looks, but the headline rows decided:
+				 * the job stops here, and the other families spend
+				 * what they kept for the second look */
 };
 
 /* How a family of rows spends its alpha over the looks. */
@@ -100,6 +103,8 @@ struct verdict_row {
 	double beyond;		/* %, inconclusive, but the equivalence interval fits
 				 * the margin: no change beyond it; NAN otherwise */
 	const char *verdict;
+	int moved;		/* a score not called, but past its least change with
+				 * its raw p below its alpha: a job is not same then */
 };
 
 /* The class's least change and margin, in % (before metric overrides). */

@@ -16,7 +16,9 @@
 # instruction rows the headline, time rows at 5% CV), the A/A rates at work
 # CVs 0.05, 0.2, 0.3, 0.5 and 1%, and the power to call +2, 3 and 5% kernel
 # instructions per op (every case's, and the first case's alone), at the
-# first look (5+5 boots) and in the end, with the rate of same. Every rate
+# first look (5+5 boots) and in the end, with the rate of same; and
+# emulated jobs whose every score and time moved 20% (work rows unchanged),
+# which must never read same. Every rate
 # has its Monte-Carlo standard error beside it; the targets of
 # docs/statistics.md are checked on the point estimates and listed at the
 # end (a FAIL line for each one missed). Timings are medians.

@@ -437,15 +437,16 @@ static void gen_boot(struct docgen *g, int side, int boot)
 				const struct fam *f = &c->fams[k];
 				double a = f->coupling * o->coupling;
 				double e = a * e_case + sqrt(1 - a * a) * rng_gauss(&r);
-				double lf = mu[k] + sig_w[k] * e + (warm ? log(0.93) : 0), v;
+				double lf = mu[k] + sig_w[k] * e + (warm ? log(0.93) : 0), v, unshifted = NAN;
 
 				if (f->inverse)
 					lf = -lf;
 				switch (f->kind) {
 				case FK_SCORE:
-					v = f->level * exp(lf);
+					v = unshifted = f->level * exp(lf);
 					/* the power conditions' change: a regression */
-					if (k == c->headline && side && ci == 0 && g->c->what == SHIFT_SCORE)
+					if (side && ((k == c->headline && ci == 0 && g->c->what == SHIFT_SCORE) ||
+						     g->c->what == SHIFT_TIME_ALL))
 						v *= strcmp(f->dir, "lower") ? 1 - g->c->shift : 1 + g->c->shift;
 					break;
 				case FK_COUNT:
@@ -470,14 +471,16 @@ static void gen_boot(struct docgen *g, int side, int boot)
 					v = 0;
 				}
 				vals[k] = v;
+				/* SHIFT_TIME_ALL moves the time, not the work: the
+				 * window's operations stay what they were */
 				if (k == c->headline && !f->inverse)
-					ops = v * secs;
+					ops = (g->c->what == SHIFT_TIME_ALL ? unshifted : v) * secs;
 				put_fam(g, run, f, v, secs, ops, &r);
 			}
 			/* runner.c: shootdowns per thousand operations of the window */
 			if (c->spk_source >= 0 && vals[c->headline] > 0 && !c->fams[c->headline].inverse)
 				put_metric(g, run, "tlb.shootdowns_per_kop",
-					   1000 * vals[c->spk_source] / (vals[c->headline] * secs),
+					   1000 * vals[c->spk_source] / ops,
 					   "shootdowns/kop", "lower");
 			if (!warm && nhl < 1024)
 				hl_iter[nhl++] = vals[c->headline];

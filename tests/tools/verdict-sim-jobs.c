@@ -43,7 +43,7 @@ static int called(int v)
 static void read_comparison(const json_t *cmp, const struct sim_case *first, const struct cond *c,
 			    struct look *l)
 {
-	const char *hl_metric = first->fams[c->what == SHIFT_SCORE ? first->headline
+	const char *hl_metric = first->fams[c->what == SHIFT_SCORE || c->what == SHIFT_TIME_ALL ? first->headline
 						: (size_t)first->kernel_insn].name;
 	const json_t *row;
 	size_t i;

@@ -79,6 +79,8 @@ enum shift_what {
 	SHIFT_SCORE,		/* the first case's score */
 	SHIFT_KERNEL_FIRST,	/* the first case's kernel_insn_per_op */
 	SHIFT_KERNEL_ALL,	/* every case's kernel_insn_per_op */
+	SHIFT_TIME_ALL,		/* every case's scores and times (emulated: the time
+				 * rows), the work rows unchanged */
 	SHIFT_MAX
 };
 
