@@ -614,6 +614,9 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 		   row_count(obj, v, b, nb, p, np, cb, cp, count_least(obj, v, r), r, d) == 0) {
 		v->rule = VERDICT_RULE_COUNT;
 		json_object_set_new(obj, "p_method", json_string("welch, absolute"));
+		/* a ratio from near 0 means nothing (0.03 -> 999.8 once
+		 * printed +3,300,690%): change_abs says what changed */
+		json_object_set_new(obj, "change_pct", json_null());
 	} else if (welch_ok && !modes && row_welch(obj, v, b, nb, p, np, floor, r, d) == 0) {
 		v->rule = VERDICT_RULE_WELCH;
 		json_object_set_new(obj, "p_method", json_string("welch"));

@@ -183,6 +183,9 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 		row_label(sb, rows[i].obj);
 		if (json_is_number(c))
 			strbuf_addf(sb, " %+.1f%%", json_number_value(c));
+		else if (json_is_number(json_object_get(rows[i].obj, "change_abs")))
+			strbuf_addf(sb, " %+.4g %s", json_number_value(json_object_get(rows[i].obj, "change_abs")),
+				    getstr(rows[i].obj, "unit"));
 		strbuf_addf(sb, " %s", v);
 	}
 	if (more)
