@@ -256,7 +256,9 @@ await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of
 		eq(row.metric, r.metric, `row ${i} metric`);
 		eq(row.verdict, r.verdict, `row ${i} (${r.metric} ${r.params_text}) verdict`);
 		eq([...common, ...row.params.split(' ').filter(Boolean)].sort(), paramsOf(r).sort(), `row ${i} params, with those of every row`);
-		if (r.change_pct === null) expect(!/\d/.test(row.change), `row ${i} change should be a dash: ${row.change}`);
+		// a row from a base near 0 has its change in its unit (change_abs), no %
+		if (r.change_pct === null && typeof r.change_abs === 'number') expect(row.change.endsWith(r.unit || ''), `row ${i} change in the row's unit: ${row.change}`);
+		else if (r.change_pct === null) expect(!/\d/.test(row.change), `row ${i} change should be a dash: ${row.change}`);
 		else expect(Math.abs(parseFloat(row.change.replace(/[^\d.eE+-]/g, '')) - r.change_pct) <= Math.max(0.051, Math.abs(r.change_pct) * 0.001),
 			`row ${i} change ${row.change} vs ${r.change_pct}`);
 		eq(row.cls, r.class, `row ${i} (${r.metric}) class`);
@@ -804,6 +806,7 @@ await step('1280x800: a one-line row still shows each side\'s value, the change,
 		}
 		if (r.change_pct !== null) expect(near(numbers(c.change)[0], r.change_pct, 0.001, 0.051), `${what}: change "${c.change}", API ${r.change_pct}`);
 		if (r.ci) expect(near(numbers(c.ci)[0], r.ci[0], 0.001, 0.051) && near(numbers(c.ci)[1], r.ci[1], 0.001, 0.051), `${what}: CI "${c.ci}", API ${r.ci}`);
+		else if (typeof r.change_abs === 'number' && r.ci_abs) expect(c.ci.endsWith(r.unit || ''), `${what}: CI in the row's unit: ${c.ci}, API ${r.ci_abs}`);
 		else expect(!/\d/.test(c.ci), `${what}: CI should be a dash: ${c.ci}`);
 		for (const [k, v] of [['c-p', r.p], ['c-padj', r.p_adj]]) {
 			if (v === null || v === undefined) expect(!/\d/.test(c[k]), `${what}: ${k} should be a dash: ${c[k]}`);

@@ -125,7 +125,7 @@ function changeText(r) {
 }
 
 function changeCi(r) {
-	if (Array.isArray(r.ci_abs) && r.ci_abs.length === 2)
+	if (typeof r.change_abs === 'number' && Array.isArray(r.ci_abs) && r.ci_abs.length === 2)
 		return `${num(r.ci_abs[0])}..${num(r.ci_abs[1])} ${esc(r.unit || '')}`;
 	return ci(r.ci);
 }
