@@ -201,7 +201,10 @@ struct cfg_qemu {
 				 * NULL: the daemon's own (tlblab-insn.so beside tlblabd)
 				 * where the VM host is this machine */
 	char *tlb_model;	/* the plugin's TLB model (docs/tlb-model.md): its arguments,
-				 * "tlb=on,dtlb=64x4,itlb=64x8,stlb=1536x12"; NULL: off */
+				 * "tlb=on,dtlb=64x4,itlb=64x8,stlb=1536x12"; NULL: never */
+	int tlb_always;		/* tlb_model: on or sizes: every boot has it; else
+				 * (the key absent) a boot has it when its suite
+				 * asks (a suite's tlb_model: on) */
 	char *initrd;		/* required */
 	char *guest_host;	/* default "127.0.0.1" */
 	int ssh_port;		/* required, 1..65535 */
@@ -279,6 +282,8 @@ struct cfg_suite {
 	char *name;
 	double timeout;		/* seconds; default: lab stage_timeout */
 	json_t *workloads;	/* array of agent spec objects (owned) */
+	int tlb_model;		/* tlb_model: on: its boots load the plugin's TLB
+				 * model where the machine allows it */
 	/* verdict rules; rules.overrides points into overrides (owned, with
 	 * their metric patterns) */
 	struct compare_rules rules;

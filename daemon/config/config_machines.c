@@ -105,7 +105,8 @@ KEYS_MATCH(tlb_keys, TK_MAX);
 /*
  * tlb_model: on (the default sizes), off, or a mapping of dtlb, itlb and
  * stlb as ENTRIESxWAYS (the rest default): the plugin's arguments, or
- * NULL for off or after an error.
+ * NULL for off or after an error. Without the key a machine has the model
+ * at its default sizes in the boots of a suite that asks for it.
  */
 static char *parse_tlb_model(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
 {
@@ -228,8 +229,11 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 		q->insn_plugin = !strcmp(config_scalar(ks.val[QK_INSN_PLUGIN]), "off")
 			? xstrdup("off")
 			: config_get_str(c, "insn_plugin", ks.val[QK_INSN_PLUGIN], config_valid_path, MUST_PATH);
-	if (ks.val[QK_TLB_MODEL]) {
+	if (!ks.val[QK_TLB_MODEL] && !(q->insn_plugin && !strcmp(q->insn_plugin, "off"))) {
+		q->tlb_model = xstrdup("tlb=on");
+	} else if (ks.val[QK_TLB_MODEL]) {
 		q->tlb_model = parse_tlb_model(c, ks.val[QK_TLB_MODEL], machine);
+		q->tlb_always = q->tlb_model != NULL;
 		if (q->tlb_model && q->insn_plugin && !strcmp(q->insn_plugin, "off"))
 			node_error(c, ks.val[QK_TLB_MODEL], "tlb_model: the TLB model lives in the instruction "
 				   "plugin, which insn_plugin: off turns off (in %s)", what);

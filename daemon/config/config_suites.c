@@ -52,8 +52,8 @@ void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t
 		t->fragments = xcalloc(1, sizeof(*t->fragments));
 }
 
-static const char *const suite_keys[] = { "name", "timeout", "workloads", "compare", NULL };
-enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_MAX };
+static const char *const suite_keys[] = { "name", "timeout", "workloads", "compare", "tlb_model", NULL };
+enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_TLB_MODEL, SK_MAX };
 KEYS_MATCH(suite_keys, SK_MAX);
 
 #define MUST_PATTERN	"a metric name or pattern of 1 to 128 letters, digits and '._-*?[]'"
@@ -296,6 +296,16 @@ void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 	s->timeout = c->cfg->stage_timeout;
 	if (it.ks.val[SK_TIMEOUT])
 		config_get_seconds(c, "timeout", it.ks.val[SK_TIMEOUT], &s->timeout);
+	if (it.ks.val[SK_TLB_MODEL]) {
+		const char *v = config_scalar(it.ks.val[SK_TLB_MODEL]);
+
+		if (v && (!strcmp(v, "on") || !strcmp(v, "off")))
+			s->tlb_model = !strcmp(v, "on");
+		else
+			node_error(c, it.ks.val[SK_TLB_MODEL], "tlb_model: must be on or off (the instruction "
+				   "plugin's TLB model in this suite's boots, where a machine allows it; in %s)",
+				   it.what);
+	}
 	if (it.ks.val[SK_WORKLOADS])
 		parse_workloads(c, it.ks.val[SK_WORKLOADS], s);
 	else

@@ -39,6 +39,15 @@ const struct sched_agent *sched_agent_for(const struct sched *sc, const char *ar
 /* ---- the quiet-host rule (quiet.h) ---- */
 
 /* A note says what a stage waits for; a lost one changes no result. */
+/* Does the job's suite ask for the TLB model? Read from the lab's config
+ * as the boot starts (a job keeps its suite's workloads, not this). */
+static int suite_tlb_model(const struct lab_config *cfg, const char *suite)
+{
+	const struct cfg_suite *s = config_suite(cfg, suite);
+
+	return s && s->tlb_model;
+}
+
 static void set_note(struct task *t, int64_t stage, const char *note)
 {
 	int rc = store_stage_set_note(t->sc->st, stage, note);
@@ -139,6 +148,7 @@ void *sched_worker_main(void *arg)
 				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .boot_stage = t->si.id,
 				.run_stage = t->run_stage, .machine = t->machine, .side = t->si.side,
 				.build_id = t->si.build_id, .workloads = t->si.suite_json,
+				.tlb_model = suite_tlb_model(t->cfg, t->si.suite),
 				.agent_local = ag->path, .agent_sha256 = ag->sha,
 				.deadline = t->deadline, .cancel = &t->cancel,
 				.measure_begin = measure_begin, .measure_end = measure_end, .measure_arg = t,

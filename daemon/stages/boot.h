@@ -78,6 +78,7 @@ struct bootrun_request {
 	const char *side;
 	const char *build_id;
 	const json_t *workloads;
+	int tlb_model;		/* the suite asks for the plugin's TLB model */
 	const char *agent_local, *agent_sha256;
 	double deadline;
 	volatile sig_atomic_t *cancel;

@@ -323,7 +323,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
 	if (!kvm && s->insn_log.len) {
 		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
-		if (q->tlb_model)
+		if (q->tlb_model && q->tlb_always)
 			strbuf_addf(&plugin, ",%s", q->tlb_model);
 		sb.plugin = s->insn_plugin;
 	}
@@ -790,7 +790,8 @@ ready:
 		strbuf_addf(console, "%s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
 	if (s->insn_log.len)
 		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s; TLB model %s]\n", s->insn_plugin,
-			    s->insn_log.buf, m->qemu->tlb_model ? m->qemu->tlb_model : "off");
+			    s->insn_log.buf, m->qemu->tlb_model && m->qemu->tlb_always ? m->qemu->tlb_model
+			    : m->qemu->tlb_model ? "off (its suite does not ask for it)" : "off (the machine's tlb_model)");
 	else
 		strbuf_addf(console, "[tlblab: no instruction counts: %s]\n", s->insn_why.buf);
 	vm_pin(s, console);

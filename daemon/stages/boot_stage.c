@@ -138,7 +138,9 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	const struct boot_ops *ops = boot_lookup(req->machine->boot);
 	struct strbuf kernel = STRBUF_INIT, console = STRBUF_INIT, log = STRBUF_INIT, trouble = STRBUF_INIT;
 	struct boot_session *sess = NULL;
-	struct cfg_machine guest;
+	struct cfg_machine guest, asked;
+	struct cfg_qemu asked_qemu;
+	const struct cfg_machine *m = req->machine;
 	char boot_id[33];
 	int r;
 
@@ -164,7 +166,17 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		strbuf_addf(&out->boot_message, "boot: store: could not keep the boot id: %s", store_strerror(r));
 		goto out;
 	}
-	out->boot = ops->start(req->machine, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
+	/* a suite that asks for the TLB model has it on a machine that has
+	 * it on request (docs/tlb-model.md): this boot's copy of the machine
+	 * has it always */
+	if (req->tlb_model && m->qemu && m->qemu->tlb_model && !m->qemu->tlb_always) {
+		asked = *m;
+		asked_qemu = *m->qemu;
+		asked_qemu.tlb_always = 1;
+		asked.qemu = &asked_qemu;
+		m = &asked;
+	}
+	out->boot = ops->start(m, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
 			       &console, &out->boot_message);
 	if (out->boot == BOOT_OK)
 		out->boot = check_identity(&guest, boot_id, req->build_id, &out->boot_message);

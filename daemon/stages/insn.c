@@ -218,7 +218,8 @@ static void tlb_reason(const char *text, struct strbuf *why)
 		strbuf_addstr(why, "the instruction plugin's TLB model is on, but the window's markers have no TLB "
 			      "counts");
 	} else {
-		strbuf_addstr(why, "the TLB model is off on this machine (its qemu section's tlb_model)");
+		strbuf_addstr(why, "the TLB model was off in this boot (a suite turns it on with tlb_model: on; "
+			      "a machine's qemu tlb_model: on has it in every boot, off in none)");
 	}
 }
 

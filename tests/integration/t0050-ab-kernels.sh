@@ -29,8 +29,9 @@ chown "$LAB_USER" "$SSHD_IDENTITY"
 SSHD_SHELL_USERS=$LAB_USER sshd_start builder 127.0.0.7 "$(sshd_port 3)" ||
 	{ fail "sshd for the builder starts on 127.0.0.7" "see above"; exit 0; }
 
-# the plugin's TLB model on, as the default lab's qemu1 has it
-{ lab_qemu_head "accel: icount" "tlb_model: on"; cat <<EOC
+# the machine as the default lab's qemu1: the plugin's TLB model in the
+# boots of a suite that asks for it (quick-tlb, the first job's)
+{ lab_qemu_head "accel: icount"; cat <<EOC
 builders:
   - name: remote
     transport: ssh
@@ -54,6 +55,18 @@ trees:
 EOC
 	lab_quick_suite
 	cat <<EOC
+    compare:
+      metrics:
+        "tlb_flush.*": {alpha: 0.001, min_change: 10%}
+  - name: quick-tlb
+    timeout: 600
+    tlb_model: on
+    workloads:
+      - workload: mprotect
+        mode: [threads, processes]
+        workers: 2
+        duration: 1
+        iterations: 2
     compare:
       metrics:
         "tlb_flush.*": {alpha: 0.001, min_change: 10%}
@@ -105,7 +118,7 @@ comment_mail() {
 	comment_mail 3 mm/mremap.c
 } >"$TMP/series.mbox"
 t0=$(date +%s)
-id=$("$CLIENT" submit --json --suite quick --tree linux --base v6.1-debian --mbox "$TMP/series.mbox" --boots 1 \
+id=$("$CLIENT" submit --json --suite quick-tlb --tree linux --base v6.1-debian --mbox "$TMP/series.mbox" --boots 1 \
 	--max-boots 2 --submitter t0050 | jq_py 'J["job"]["id"]')
 state=$(job_wait "$id" "done failed cancelled" 3000)
 t1=$(date +%s)
@@ -281,6 +294,19 @@ ok([j["k"] for j in pp["jobs"]] == [1, 2] and pp["series"] == "x86/mm/tlb: the d
 ok("which patch moved what" in text and "PATCH 2" in text and "kernel_insn_per_op" in text,
    "tlblab compare --per-patch prints the steps", text[:600])
 PYEOF
+
+# the per-patch jobs' suite (quick) does not ask for the TLB model: their
+# boots load the plugin without it, and its rows say why they are missing
+plog=$(api GET "/jobs/$last/stages/$(api GET "/jobs/$last" | jq_py '[g["id"] for g in J["job"]["stages"] if g["kind"] == "boot"][0]')/log")
+echo "$plog" | grep -q 'tlblab: instruction plugin .*; TLB model off (its suite does not ask for it)' &&
+	pass "a boot of a suite that does not ask for the TLB model runs without it, and its boot log says so" ||
+	fail "boot log of a suite without the TLB model" "$(echo "$plog" | grep 'tlblab:' | tail -n 4)"
+why=$(api GET "/jobs/$last/comparison" | jq_py '[r.get("why") or r.get("reason") or r["verdict"] for r in J["comparison"]["rows"]
+	if r["metric"] == "mprotect.tlb_lost_per_op"][:1]')
+case "$why" in
+*"TLB model was off in this boot"*) pass "its TLB rows are unavailable, with the reason: $(echo "$why" | cut -c1-120)" ;;
+*) fail "the TLB rows of a boot without the model say why" "$why" ;;
+esac
 
 # 2. the ways a patch fails
 id=$(submit linux "$TOP/tests/fixtures/patches/does-not-apply.patch")

@@ -424,10 +424,21 @@ static void test_tlb_model(void **state)
 			L("  - name: vm3")
 			L("    transport: local")
 			L("    boot: qemu")
-			L("    qemu: {initrd: i, ssh_port: 3, identity: k, known_hosts: h, tlb_model: off}"));
+			L("    qemu: {initrd: i, ssh_port: 3, identity: k, known_hosts: h, tlb_model: off}")
+			L("  - name: vm4")
+			L("    transport: local")
+			L("    boot: qemu")
+			L("    qemu: {initrd: i, ssh_port: 4, identity: k, known_hosts: h}"));
+	/* on and sizes: every boot */
 	assert_string_equal(config_machine(cfg, "vm")->qemu->tlb_model, "tlb=on");
+	assert_true(config_machine(cfg, "vm")->qemu->tlb_always);
 	assert_string_equal(config_machine(cfg, "vm2")->qemu->tlb_model, "tlb=on,dtlb=48x48,stlb=1024x8");
+	assert_true(config_machine(cfg, "vm2")->qemu->tlb_always);
+	/* off: none */
 	assert_null(config_machine(cfg, "vm3")->qemu->tlb_model);
+	/* no key: the boots of a suite that asks, at the default sizes */
+	assert_string_equal(config_machine(cfg, "vm4")->qemu->tlb_model, "tlb=on");
+	assert_false(config_machine(cfg, "vm4")->qemu->tlb_always);
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES

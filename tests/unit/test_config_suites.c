@@ -139,10 +139,13 @@ static const struct error_case error_cases[] = {
 	  L("        parser: none")				/* 6 */
 	  L("      - workload: mprotect")			/* 7 */
 	  L("        duration: 0.01")			/* 8: col 19 */
-	  L("        workers: 0"),	/* 9 */
+	  L("        workers: 0")				/* 9 */
+	  L("  - {name: t, tlb_model: yes, workloads: [{workload: mprotect}]}"),	/* 10: col 26 */
 	  "u.yaml:1:30: workers: must be an integer from 1 to 64\n"
 	  "u.yaml:5:9: command: missing (exec needs the command to run)\n"
-	  "u.yaml:8:19: duration: " MUST_BE_SECONDS("0.1 to 86400") },
+	  "u.yaml:8:19: duration: " MUST_BE_SECONDS("0.1 to 86400") "\n"
+	  "u.yaml:10:26: tlb_model: must be on or off (the instruction plugin's TLB model in this suite's boots, "
+	  "where a machine allows it; in suite 't')" },
 };
 
 /* YAML scalars become JSON types as the agent's spec parser expects them. */
@@ -216,6 +219,7 @@ CONFIG_TEST(compare_rules, "c.yaml",
 	    L("    workloads: [{workload: mprotect}]")
 	    L("  - name: strict")
 	    L("    workloads: [{workload: mprotect}]")
+	    L("    tlb_model: on")
 	    L("    compare:")
 	    L("      alpha: 0.001")
 	    L("      min_change: 1%")
@@ -231,7 +235,10 @@ CONFIG_TEST(compare_rules, "c.yaml",
 	assert_float_equal(s->rules.alpha, 0.01, 1e-12);
 	assert_float_equal(s->rules.min_change_headline, 0.02, 1e-12);
 	assert_int_equal(s->rules.noverrides, 0);
+	assert_false(s->tlb_model);
 	s = config_suite(cfg, "strict");
+	/* a suite asks for the TLB model in its boots */
+	assert_true(s->tlb_model);
 	assert_float_equal(s->rules.alpha, 0.001, 1e-12);
 	assert_float_equal(s->rules.min_change_headline, 0.01, 1e-12);
 	assert_float_equal(s->rules.min_change_counter, 0.1, 1e-12);

@@ -97,7 +97,7 @@ static void test_host_clock(void **state)
 	/* no TLB model here: its four rows say so */
 	assert_int_equal(json_object_size(unavailable), 4);
 	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.tlb_lost_per_op")),
-			       "TLB model is off on this machine"));
+			       "TLB model was off in this boot"));
 	free(w);
 	w = NULL;
 	assert_int_equal(insn_windows("B 1 0 1 1 1 900 5\nE 2 0 2 2 2 800 6\n", 0, &w, &n, &err), -1);
