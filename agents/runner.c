@@ -610,6 +610,37 @@ static void kfunc_metrics(struct runner *r, struct wlproc_result *w, json_t **pr
 	r->kf_result = NULL;
 }
 
+/* A list of n CPU numbers. */
+static json_t *cpu_list(const int *cpus, int n)
+{
+	json_t *a = json_array();
+	int i;
+
+	for (i = 0; i < n; i++)
+		json_array_append_new(a, json_integer(cpus[i]));
+	return a;
+}
+
+/*
+ * The iteration's window: its pair of markers, the workload's operations,
+ * the CPUs it was pinned to (ncpus of the runner's first; none said when
+ * it was not pinned), and a neighbour's CPUs and operations in the window:
+ * the daemon counts the plugin's TLB model per vCPU over them.
+ */
+static json_t *window_object(const struct runner *r, const struct wlproc_result *w, int ncpus)
+{
+	json_t *o = json_pack("{s:i,s:f}", "index", r->windows, "ops", window_ops(w));
+
+	if (ncpus > 0)
+		json_object_set_new(o, "cpus", cpu_list(r->cpus, ncpus));
+	if (r->npid > 0 && r->nctx.ncpus > 0)
+		json_object_set_new(o, "neighbour", json_pack("{s:s,s:o,s:f}", "workload",
+							      r->s->neighbour.ops->name, "cpus",
+							      cpu_list(r->nctx.cpus, r->nctx.ncpus), "ops",
+							      (double)(r->n_end - r->n_begin)));
+	return o;
+}
+
 static int run_iteration(struct runner *r, const struct spec_case *c, struct case_result *cr,
 			 struct strbuf *err)
 {
@@ -680,8 +711,7 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 	 * operations: the daemon turns the QEMU plugin's counts into per-op
 	 * rows with them */
 	if (w.window)
-		json_object_set_new(line, "window", json_pack("{s:i,s:f}", "index", r->windows,
-								"ops", window_ops(&w)));
+		json_object_set_new(line, "window", window_object(r, &w, ncpus));
 	if (!r->warm) {
 		json_array_append(cr->iters, line);
 		json_object_update(cr->info, w.info);

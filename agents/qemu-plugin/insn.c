@@ -35,7 +35,9 @@
  *   ... DMISS IMISS LOST RECEIVED
  *
  * page walks of the data and the instruction side, translations lost to
- * invalidations, invalidations received from other vCPUs. A model that
+ * invalidations, invalidations received from other vCPUs; then each
+ * vCPU's own four, " vI=DMISS,IMISS,LOST,RECEIVED" for I from 0, so the
+ * daemon can count a workload's vCPUs apart from a neighbour's. A model that
  * cannot count (QEMU gives no registers) writes "# tlb unavailable: WHY"
  * once, and its columns are left off. The daemon pairs each B with the
  * next E and takes the differences. The file starts with a line
@@ -137,9 +139,15 @@ static void on_marker(unsigned int vcpu, void *udata)
 		vcpu, sum[CLASS_KERNEL], sum[CLASS_USER], sum[CLASS_SPIN],
 		(uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec,
 		(uint64_t)cpu.tv_sec * 1000000000u + (uint64_t)cpu.tv_nsec);
-	if (have_tlb > 0)
+	if (have_tlb > 0) {
 		fprintf(out, " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, tlb[TLBP_DMISS], tlb[TLBP_IMISS],
 			tlb[TLBP_LOST], tlb[TLBP_RECEIVED]);
+		for (i = 0; i < nvcpus; i++) {
+			tlbp_vcpu(i, tlb);
+			fprintf(out, " v%d=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, i, tlb[TLBP_DMISS],
+				tlb[TLBP_IMISS], tlb[TLBP_LOST], tlb[TLBP_RECEIVED]);
+		}
+	}
 	fputc('\n', out);
 	fflush(out);
 	pthread_mutex_unlock(&out_lock);

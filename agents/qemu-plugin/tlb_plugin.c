@@ -549,6 +549,16 @@ int tlbp_install(qemu_plugin_id_t id, int is_x86, int n, char *msg, size_t len)
 	return 0;
 }
 
+void tlbp_vcpu(int i, uint64_t counts[TLBP_COUNTS])
+{
+	const struct tlb_counts *c = &vcpus[i].tlb.n;
+
+	counts[TLBP_DMISS] = __atomic_load_n(&c->dmiss, __ATOMIC_RELAXED);
+	counts[TLBP_IMISS] = __atomic_load_n(&c->imiss, __ATOMIC_RELAXED);
+	counts[TLBP_LOST] = __atomic_load_n(&c->lost, __ATOMIC_RELAXED);
+	counts[TLBP_RECEIVED] = __atomic_load_n(&vcpus[i].received, __ATOMIC_RELAXED);
+}
+
 int tlbp_sum(uint64_t sum[TLBP_COUNTS], const char **why)
 {
 	int i;
@@ -565,12 +575,12 @@ int tlbp_sum(uint64_t sum[TLBP_COUNTS], const char **why)
 	/* another vCPU's thread may be counting now (multi-threaded TCG):
 	 * an aligned 64-bit load sees its count before or after */
 	for (i = 0; i < nvcpus; i++) {
-		const struct tlb_counts *c = &vcpus[i].tlb.n;
+		uint64_t c[TLBP_COUNTS];
+		int k;
 
-		sum[TLBP_DMISS] += __atomic_load_n(&c->dmiss, __ATOMIC_RELAXED);
-		sum[TLBP_IMISS] += __atomic_load_n(&c->imiss, __ATOMIC_RELAXED);
-		sum[TLBP_LOST] += __atomic_load_n(&c->lost, __ATOMIC_RELAXED);
-		sum[TLBP_RECEIVED] += __atomic_load_n(&vcpus[i].received, __ATOMIC_RELAXED);
+		tlbp_vcpu(i, c);
+		for (k = 0; k < TLBP_COUNTS; k++)
+			sum[k] += c[k];
 	}
 	return 1;
 }

@@ -58,4 +58,7 @@ void tlbp_translate(struct qemu_plugin_tb *tb);
  */
 int tlbp_sum(uint64_t sum[TLBP_COUNTS], const char **why);
 
+/* vCPU i's own counts so far (after tlbp_sum said the model counts). */
+void tlbp_vcpu(int i, uint64_t counts[TLBP_COUNTS]);
+
 #endif

@@ -127,12 +127,18 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 		return garbage(ig, "malformed iteration window", line, len);
 	if ((rc = store_run_add(ig->st, &r, metrics, info, profile, NULL)) < 0)
 		return store_lost(ig, rc, "an iteration");
-	if (window)
-		json_array_append_new(ig->windows, json_pack("{s:i,s:i,s:b,s:O,s:O,s:s}", "case", r.case_index,
-							     "iteration", r.iteration, "warmup", r.warmup,
-							     "index", json_object_get(window, "index"),
-							     "ops", json_object_get(window, "ops"), "workload",
-							     workload));
+	if (window) {
+		json_t *e = json_pack("{s:i,s:i,s:b,s:O,s:O,s:s}", "case", r.case_index, "iteration", r.iteration,
+				      "warmup", r.warmup, "index", json_object_get(window, "index"),
+				      "ops", json_object_get(window, "ops"), "workload", workload);
+
+		/* where it ran, and its neighbour's share (checked where used) */
+		if (json_object_get(window, "cpus"))
+			json_object_set(e, "cpus", json_object_get(window, "cpus"));
+		if (json_object_get(window, "neighbour"))
+			json_object_set(e, "neighbour", json_object_get(window, "neighbour"));
+		json_array_append_new(ig->windows, e);
+	}
 	if (is_obj(o, "unavailable") &&
 	    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
 		return store_lost(ig, rc, "an iteration's unavailable counters");

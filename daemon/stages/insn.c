@@ -24,7 +24,12 @@ struct marker {
 	char kind;
 	int have_host, have_tlb;
 	uint64_t n[INSN_COLS];
+	int nvcpu;
+	uint64_t vcpu[INSN_VCPU_MAX][INSN_TLB_N];
 };
+
+/* a marker line's longest: the columns, then 64 vCPUs' four counts */
+#define LINE_MAX_LEN 8192
 
 static int read_u64(const char **p, uint64_t *ret)
 {
@@ -60,10 +65,30 @@ static int read_cols(const char **p, struct marker *m, int from, int to)
 	return 1;
 }
 
+/* After the TLB model's sums: each vCPU's own, " vI=D,I,L,R" with I
+ * counting from 0. 0, or -1 malformed. */
+static int read_vcpus(const char **p, struct marker *m)
+{
+	uint64_t id;
+	int k;
+
+	for (m->nvcpu = 0; **p == ' '; m->nvcpu++) {
+		if (m->nvcpu == INSN_VCPU_MAX || (*p)[1] != 'v')
+			return -1;
+		*p += 2;
+		if (read_u64(p, &id) < 0 || id != (uint64_t)m->nvcpu || *(*p)++ != '=')
+			return -1;
+		for (k = 0; k < INSN_TLB_N; k++)
+			if ((k && *(*p)++ != ',') || read_u64(p, &m->vcpu[m->nvcpu][k]) < 0)
+				return -1;
+	}
+	return 0;
+}
+
 /* One line: 1 a marker, 0 a comment or blank, -1 malformed. */
 static int parse_line(const char *line, size_t len, struct marker *m)
 {
-	char buf[256];
+	char buf[LINE_MAX_LEN];
 	const char *p = buf;
 	uint64_t seq, vcpu;
 	int i;
@@ -86,6 +111,9 @@ static int parse_line(const char *line, size_t len, struct marker *m)
 	m->have_host = read_cols(&p, m, INSN_HOST_NS, INSN_DTLB_MISS);
 	m->have_tlb = m->have_host > 0 ? read_cols(&p, m, INSN_DTLB_MISS, INSN_COLS) : 0;
 	if (m->have_host < 0 || m->have_tlb < 0)
+		return -1;
+	m->nvcpu = 0;
+	if (m->have_tlb > 0 && read_vcpus(&p, m) < 0)
 		return -1;
 	return *p ? -1 : 1;
 }
@@ -185,6 +213,8 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 			c->w = xrealloc(c->w, c->alloc * sizeof(*c->w));
 		}
 		memcpy(c->w[c->n].begin, m->n, sizeof(m->n));
+		memcpy(c->w[c->n].vcpu_begin, m->vcpu, sizeof(m->vcpu));
+		c->w[c->n].nvcpu = m->nvcpu;
 		c->w[c->n].have_host = m->have_host;
 		c->w[c->n].have_tlb = m->have_tlb;
 		snprintf(c->w[c->n].tlb_why, sizeof(c->w[c->n].tlb_why), "%s", c->tlb_why);
@@ -196,6 +226,9 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		return -1;
 	}
 	memcpy(c->w[c->n].end, m->n, sizeof(m->n));
+	memcpy(c->w[c->n].vcpu_end, m->vcpu, sizeof(m->vcpu));
+	if (m->nvcpu != c->w[c->n].nvcpu)
+		c->w[c->n].nvcpu = 0;
 	c->w[c->n].have_host &= m->have_host;
 	c->w[c->n++].have_tlb &= m->have_tlb;
 	c->open = 0;
@@ -257,30 +290,83 @@ static const char *col_source(int i)
 	return i >= INSN_DTLB_MISS ? "qemu-plugin TLB model" : "qemu-plugin";
 }
 
-int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics, json_t *info,
-		 json_t *unavailable, struct strbuf *err)
+static void add_row(json_t *metrics, json_t *info, const char *name, int i, double v)
+{
+	json_object_set_new(metrics, name, json_real(v));
+	json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", col_unit(i), "direction", "lower",
+						  "source", col_source(i)));
+}
+
+/* Why the TLB rows of vCPU set vcpus cannot be had from w, or NULL. */
+static const char *tlb_missing(const struct insn_window *w, uint64_t vcpus, char *buf, size_t len)
+{
+	int i;
+
+	if (!w->have_tlb)
+		return w->tlb_why;
+	if (vcpus == INSN_ALL_VCPUS)
+		return NULL;
+	if (!w->nvcpu)
+		return "the instruction plugin's file has no per-vCPU TLB counts (a plugin older than this daemon): "
+		       "a workload's vCPUs cannot be counted apart from its neighbour's";
+	for (i = w->nvcpu; i < INSN_VCPU_MAX; i++)
+		if (vcpus >> i & 1) {
+			snprintf(buf, len, "the agent ran on CPU %d, but the instruction plugin counts %d vCPUs", i,
+				 w->nvcpu);
+			return buf;
+		}
+	return NULL;
+}
+
+void insn_tlb_metrics(const struct insn_window *w, double ops, const char *prefix, uint64_t vcpus,
+		      json_t *metrics, json_t *info, json_t *unavailable)
+{
+	char buf[120];
+	const char *why = tlb_missing(w, vcpus, buf, sizeof(buf));
+	int i, k;
+
+	for (i = INSN_DTLB_MISS; i < INSN_COLS; i++) {
+		char name[160];
+		uint64_t n = 0;
+
+		snprintf(name, sizeof(name), "%s.%s", prefix, row_names[i]);
+		if (why) {
+			json_object_set_new(unavailable, name, json_string(why));
+			continue;
+		}
+		if (!(ops > 0)) {
+			json_object_set_new(unavailable, name, json_string("no operations counted in the window"));
+			continue;
+		}
+		if (vcpus == INSN_ALL_VCPUS)
+			n = w->end[i] - w->begin[i];
+		else
+			for (k = 0; k < w->nvcpu; k++)
+				if (vcpus >> k & 1)
+					n += w->vcpu_end[k][i - INSN_DTLB_MISS] - w->vcpu_begin[k][i - INSN_DTLB_MISS];
+		add_row(metrics, info, name, i, (double)n / ops);
+	}
+}
+
+int insn_metrics(const struct insn_window *w, double ops, const char *workload, uint64_t vcpus, json_t *metrics,
+		 json_t *info, json_t *unavailable, struct strbuf *err)
 {
 	int i;
 
 	if (!(ops > 0))
 		return strbuf_seterr(err, "no operations counted in the window");
-	for (i = 0; i < INSN_COLS; i++) {
+	for (i = 0; i < INSN_DTLB_MISS; i++) {
 		char name[160];
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);
-		if (i >= INSN_HOST_NS && i < INSN_DTLB_MISS && !w->have_host) {
+		if (i >= INSN_HOST_NS && !w->have_host) {
 			json_object_set_new(unavailable, name, json_string("the instruction plugin's file has no "
 				"host clock columns (a plugin older than this daemon)"));
 			continue;
 		}
-		if (i >= INSN_DTLB_MISS && !w->have_tlb) {
-			json_object_set_new(unavailable, name, json_string(w->tlb_why));
-			continue;
-		}
-		json_object_set_new(metrics, name, json_real((double)(w->end[i] - w->begin[i]) / ops));
-		json_object_set_new(info, name, json_pack("{s:s,s:s,s:s}", "unit", col_unit(i), "direction", "lower",
-							  "source", col_source(i)));
+		add_row(metrics, info, name, i, (double)(w->end[i] - w->begin[i]) / ops);
 	}
+	insn_tlb_metrics(w, ops, workload, vcpus, metrics, info, unavailable);
 	return 0;
 }
 

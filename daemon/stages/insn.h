@@ -28,9 +28,12 @@
  * follow the clocks, and the rows .dtlb_miss_per_op and .itlb_miss_per_op
  * (page walks), .tlb_lost_per_op (translations invalidated while present)
  * and .tlb_inval_received_per_op (invalidations from other vCPUs): class
- * work, every vCPU's. Without them the rows are unavailable, with the
- * plugin's "# tlb unavailable: WHY" or the model being off as the reason.
- * All lower is better.
+ * work. Each vCPU's own four follow (" vI=D,I,L,R"): the rows count the
+ * workload's vCPUs (the CPUs the agent says it ran on; the guest's CPU
+ * numbers are QEMU's vCPU indices), and a neighbour's count apart as
+ * neighbour.<its workload>.<row> per operation of its own. Without them
+ * the rows are unavailable, with the plugin's "# tlb unavailable: WHY" or
+ * the model being off as the reason. All lower is better.
  */
 
 enum insn_class { INSN_KERNEL, INSN_USER, INSN_SPIN, INSN_CLASS_MAX };
@@ -42,12 +45,19 @@ enum {
 	INSN_DTLB_MISS, INSN_ITLB_MISS, INSN_TLB_LOST, INSN_TLB_RECEIVED,
 	INSN_COLS
 };
+#define INSN_TLB_N (INSN_COLS - INSN_DTLB_MISS)
+/* vCPUs a marker line may count one by one */
+#define INSN_VCPU_MAX 64
+/* a set of vCPUs: bit i is vCPU i */
+#define INSN_ALL_VCPUS UINT64_MAX
 
 struct insn_window {
 	uint64_t begin[INSN_COLS], end[INSN_COLS];
 	int have_host;		/* both markers had the host's clocks */
 	int have_tlb;		/* and the TLB model's counts; if not, why: */
 	char tlb_why[200];
+	int nvcpu;		/* vCPUs both markers counted one by one (0: none) */
+	uint64_t vcpu_begin[INSN_VCPU_MAX][INSN_TLB_N], vcpu_end[INSN_VCPU_MAX][INSN_TLB_N];
 };
 
 /*
@@ -70,10 +80,16 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
  * Adds the per-op rows of window w with ops operations to metrics and
  * their unit/direction to info, named after workload (the host row only
  * when the window has the host clock; else it goes to unavailable with the
- * reason). -1 with err when ops is not above 0.
+ * reason); the TLB rows count the vCPUs of the set vcpus (INSN_ALL_VCPUS:
+ * every one). -1 with err when ops is not above 0.
  */
-int insn_metrics(const struct insn_window *w, double ops, const char *workload, json_t *metrics,
-		 json_t *info, json_t *unavailable, struct strbuf *err);
+int insn_metrics(const struct insn_window *w, double ops, const char *workload, uint64_t vcpus,
+		 json_t *metrics, json_t *info, json_t *unavailable, struct strbuf *err);
+
+/* The TLB rows alone, "<prefix>.<row>", over the vCPUs of the set vcpus
+ * and ops operations (a neighbour's: its vCPUs, its operations). */
+void insn_tlb_metrics(const struct insn_window *w, double ops, const char *prefix, uint64_t vcpus,
+		      json_t *metrics, json_t *info, json_t *unavailable);
 
 /* Adds "<workload>.<row>": why to unavailable, for every row. */
 void insn_unavailable(const char *workload, const char *why, json_t *unavailable);

@@ -321,6 +321,42 @@ static json_t *spec_entry(int index, const json_t *spec)
 			 "params", params, "state", "not_run", "class", "message");
 }
 
+/* The vCPUs of the agent's list of CPUs (a window's "cpus"): every vCPU
+ * when there is none, or one it names is not a vCPU the plugin could
+ * count (then the rows say which, insn.c). */
+static uint64_t window_vcpus(const json_t *cpus)
+{
+	uint64_t set = 0;
+	size_t i;
+	json_t *c;
+
+	if (!json_is_array(cpus) || !json_array_size(cpus))
+		return INSN_ALL_VCPUS;
+	json_array_foreach(cpus, i, c) {
+		json_int_t n = json_integer_value(c);
+
+		if (!json_is_integer(c) || n < 0 || n >= INSN_VCPU_MAX)
+			return INSN_ALL_VCPUS;
+		set |= (uint64_t)1 << n;
+	}
+	return set;
+}
+
+/* A neighbour's TLB rows, neighbour.<its workload>.<row>, over its vCPUs
+ * and its operations in the window. */
+static void neighbour_rows(const struct insn_window *w, const json_t *nb, json_t *metrics, json_t *info,
+			   json_t *unavailable)
+{
+	const char *wl = json_string_value(json_object_get(nb, "workload"));
+	uint64_t set = window_vcpus(json_object_get(nb, "cpus"));
+	char prefix[96];
+
+	if (!wl || !json_is_number(json_object_get(nb, "ops")) || set == INSN_ALL_VCPUS)
+		return;
+	snprintf(prefix, sizeof(prefix), "neighbour.%s", wl);
+	insn_tlb_metrics(w, json_number_value(json_object_get(nb, "ops")), prefix, set, metrics, info, unavailable);
+}
+
 /* The plugin's file now: 0 with its markers counted, or -1 with why. */
 static int insn_read(const struct run_request *req, struct strbuf *text, size_t *ret_markers, struct strbuf *why)
 {
@@ -375,14 +411,16 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 		}
 		metrics = json_object();
 		info = json_object();
-		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl, metrics, info,
-				 unavailable, &werr) < 0)
+		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl,
+				 window_vcpus(json_object_get(e, "cpus")), metrics, info, unavailable, &werr) < 0) {
 			insn_unavailable(wl, werr.buf, unavailable);
-		else
+		} else {
+			neighbour_rows(&w[k - 1], json_object_get(e, "neighbour"), metrics, info, unavailable);
 			rc = store_run_add_metrics(req->st, req->stage_id, ig->spec_index,
 						   (int)json_integer_value(json_object_get(e, "case")),
 						   (int)json_integer_value(json_object_get(e, "iteration")),
 						   json_is_true(json_object_get(e, "warmup")), metrics, info);
+		}
 		json_decref(metrics);
 		json_decref(info);
 		strbuf_release(&werr);
