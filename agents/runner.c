@@ -336,7 +336,7 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 		if (is_procstat_tick(c))
 			continue;
 		set_metric(w->metrics, w->info, c->name, d, c->unit, dir);
-		if (c->per_cpu)
+		if (c->per_cpu || c->raw_only)
 			continue;
 		snprintf(unit, sizeof(unit), "%s/s", c->unit);
 		snprintf(name, sizeof(name), "%s.per_sec", c->name);
@@ -765,7 +765,10 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	r->t0 = mono_now();
 
 	emit(r, facts_hello());
-	monitor_set_open(&r->ms, s->monitors);
+	/* the PMU counts the workload's CPUs: with a neighbour, the first
+	 * half of them (run_iteration), without, all the agent's */
+	monitor_set_open(&r->ms, s->monitors, r->ncpus ? r->cpus : NULL,
+			 s->has_neighbour && r->ncpus >= 2 ? (r->ncpus + 1) / 2 : r->ncpus);
 	r->nc = r->ms.cs.n;
 	r->v_begin = xcalloc(r->nc + 1, sizeof(uint64_t));
 	r->v_end = xcalloc(r->nc + 1, sizeof(uint64_t));

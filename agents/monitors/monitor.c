@@ -15,6 +15,7 @@ static const struct monitor_ops *const counter_monitors[] = {
 	&monitor_vmstat,
 	&monitor_tracepoints,
 	&monitor_procstat,
+	&monitor_pmu,
 };
 
 /* "profile" is not a counter monitor (it runs perf record per window), but it
@@ -62,6 +63,7 @@ size_t monitor_counter_set_add(struct counter_set *cs, const char *name, const c
 	c->unit = unit;
 	c->dir = dir;
 	c->per_cpu = per_cpu;
+	c->raw_only = 0;
 	return cs->n++;
 }
 
@@ -113,7 +115,7 @@ unsigned monitor_bit(const char *name)
 	return 0;
 }
 
-void monitor_set_open(struct monitor_set *ms, unsigned mask)
+void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus)
 {
 	size_t i, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
 
@@ -123,10 +125,12 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask)
 		struct monitor *m = &ms->m[ms->n];
 		struct strbuf err = STRBUF_INIT;
 
-		if (!(mask & monitor_bit(counter_monitors[i]->name)))
+		if (!(mask & monitor_bit(counter_monitors[i]->name)) && !counter_monitors[i]->always)
 			continue;
 		m->ops = counter_monitors[i];
 		m->first = ms->cs.n;
+		m->cpus = cpus;
+		m->ncpus = cpus ? ncpus : 0;
 		if (m->ops->open(m, &ms->cs, &err) < 0) {
 			/* the monitor registered its counters as unavailable */
 			ms->cs.n = m->first;
