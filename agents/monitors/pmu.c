@@ -262,21 +262,18 @@ static int pmu_open(struct monitor *m, struct counter_set *cs, struct strbuf *er
 		char why[200];
 		int r;
 
-#ifdef __aarch64__
-		if (pmu_arm64_lacks(SYSFS_PMUS, (enum pmu_event)e, &arm_name)) {
-			/* QEMU's TCG PMU: INST_RETIRED only under icount,
-			 * no TLB refill at all (docs/emulated-work.md) */
-			monitor_counter_set_unavailable(cs, pmu_counter_names[e], "%s: the PMU lacks PMUv3 event %s "
-				"(not in its sysfs events, i.e. PMCEID): it would count 0", defs[e].perf_name,
-				arm_name);
-			continue;
-		}
-#else
-		(void)arm_name;
-#endif
 		r = open_on_cpus(p, p->nev, (enum pmu_event)e);
 		if (r) {
 			pmu_open_error(r, paranoid, have_pmu, why, sizeof(why));
+#ifdef __aarch64__
+			/* say which PMUv3 event: QEMU's TCG PMU has INST_RETIRED
+			 * only under icount, no TLB refill (docs/emulated-work.md) */
+			if (r == ENOENT && pmu_arm64_lacks(SYSFS_PMUS, (enum pmu_event)e, &arm_name))
+				snprintf(why, sizeof(why), "perf_event_open: %s: the PMU lacks PMUv3 event %s "
+					 "(not in PMCEID)", strerror(r), arm_name);
+#else
+			(void)arm_name;
+#endif
 			monitor_counter_set_unavailable(cs, pmu_counter_names[e], "%s: %s", defs[e].perf_name, why);
 			continue;
 		}

@@ -34,12 +34,11 @@
  * An event the machine cannot count is unavailable, with the reason, never a
  * count of 0: no PMU (a VM without a vPMU: ENOENT), an event the PMU lacks
  * (ENOENT, EOPNOTSUPP), perf_event_paranoid (EACCES). On arm64 the kernel
- * maps the generic events to PMUv3 events without checking that the PMU
- * implements them (PMCEID), and a counter of an unimplemented event reads 0:
+ * takes a generic event only when the PMU's PMCEID registers list the PMUv3
+ * event it maps to (else ENOENT); the reason then names that event, as the
+ * PMU's sysfs events (which list only what PMCEID says) show it missing:
  * QEMU's TCG PMU implements INST_RETIRED only under -icount shift=N, and no
- * TLB refill event at all. So there an event whose PMUv3 name is missing
- * from the PMU's sysfs events (which lists only what PMCEID says) is
- * unavailable too.
+ * TLB refill event at all.
  */
 
 enum pmu_event {
@@ -92,10 +91,11 @@ int pmu_account(struct pmu_fd_state *st, const uint64_t buf[3], ssize_t n, uint6
 		uint64_t *ret_lost_ns);
 
 /*
- * On arm64: 1 when a PMUv3 under sysfs_devices (normally
+ * For arm64: 1 when a PMUv3 under sysfs_devices (normally
  * "/sys/bus/event_source/devices") lists events (it has events/cpu_cycles)
- * but not the PMUv3 event e maps to (its name into *ret_name), so the
- * PMU does not implement it; 0 otherwise (no PMUv3 there, or it has it).
+ * but not the PMUv3 event the kernel's generic map gives e (its name into
+ * *ret_name), so PMCEID says the PMU does not implement it; 0 otherwise
+ * (no PMUv3 there, or it has it).
  */
 int pmu_arm64_lacks(const char *sysfs_devices, enum pmu_event e, const char **ret_name);
 

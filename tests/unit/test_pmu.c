@@ -5,7 +5,8 @@
  * never as a lower count; an event the machine cannot count says why
  * (ENOENT with and without a PMU, EOPNOTSUPP, EACCES with the paranoid
  * level), in a sentence that fits the agent's 200 bytes; an arm64 PMUv3
- * without INST_RETIRED (QEMU TCG without icount) or TLB refills is caught.
+ * without INST_RETIRED (QEMU TCG without icount) or TLB refills is named
+ * as such (the kernel refuses those events with ENOENT).
  */
 #include "testlib.h"
 
