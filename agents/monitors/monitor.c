@@ -64,6 +64,7 @@ size_t monitor_counter_set_add(struct counter_set *cs, const char *name, const c
 	c->dir = dir;
 	c->per_cpu = per_cpu;
 	c->raw_only = 0;
+	c->edges_only = 0;
 	return cs->n++;
 }
 
@@ -117,7 +118,7 @@ unsigned monitor_bit(const char *name)
 
 void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus)
 {
-	size_t i, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
+	size_t i, k, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
 
 	memset(ms, 0, sizeof(*ms));
 	ms->m = xcalloc(n, sizeof(*ms->m));
@@ -138,17 +139,19 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, in
 			continue;
 		}
 		m->count = ms->cs.n - m->first;
+		for (k = m->first; k < ms->cs.n; k++)
+			ms->cs.c[k].edges_only = m->ops->edges_only;
 		ms->n++;
 		strbuf_release(&err);
 	}
 }
 
-int monitor_set_read(struct monitor_set *ms, uint64_t *vals, struct strbuf *err)
+int monitor_set_read(struct monitor_set *ms, uint64_t *vals, int edges, struct strbuf *err)
 {
 	size_t i;
 
 	for (i = 0; i < ms->n; i++)
-		if (ms->m[i].ops->read(&ms->m[i], vals, err) < 0)
+		if ((edges || !ms->m[i].ops->edges_only) && ms->m[i].ops->read(&ms->m[i], vals, err) < 0)
 			return -1;
 	return 0;
 }

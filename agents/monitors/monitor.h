@@ -38,6 +38,8 @@ struct counter {
 	/* only its delta over a window: no .per_sec or .per_kop rows (the
 	 * daemon makes the rows it needs, as for the PMU's, pmu.h) */
 	int raw_only;
+	/* its monitor's: read at a window's edges only, in no sample */
+	int edges_only;
 };
 
 struct unavailable {
@@ -75,6 +77,10 @@ struct monitor_ops {
 	const char *name;
 	/* opened whatever the spec's monitors list (the PMU's work counters) */
 	int always;
+	/* read at a window's edges only, not for each sample: reading a
+	 * counter of another CPU sends that CPU an IPI, work that would land
+	 * in the window's counts (the PMU's) */
+	int edges_only;
 	/*
 	 * Registers the counters this monitor can read (and the unavailable
 	 * ones). Returns 0, or -1 with err set when the monitor cannot run at
@@ -124,8 +130,9 @@ struct monitor_set {
  * kept by the caller while the set is open. Monitors that fail are kept as
  * unavailable (their reason in cs.u); this never fails as a whole. */
 void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus);
-/* Reads every counter into vals (cs.n entries). 0 or -1 with err. */
-int monitor_set_read(struct monitor_set *ms, uint64_t *vals, struct strbuf *err);
+/* Reads every counter into vals (cs.n entries); with edges 0 (a sample),
+ * those of edges_only monitors are left as they are. 0 or -1 with err. */
+int monitor_set_read(struct monitor_set *ms, uint64_t *vals, int edges, struct strbuf *err);
 void monitor_set_close(struct monitor_set *ms);
 
 extern const struct monitor_ops monitor_interrupts;

@@ -339,6 +339,7 @@ static void pmu_close(struct monitor *m)
 const struct monitor_ops monitor_pmu = {
 	.name = "pmu",
 	.always = 1,
+	.edges_only = 1,
 	.open = pmu_open,
 	.read = pmu_read,
 	.close = pmu_close,

@@ -25,6 +25,10 @@
  * time. What else runs there (the agent's sampler once per interval, sshd)
  * is counted too, as on the emulated machine.
  *
+ * The counters are read at a window's edges only, never for the per-second
+ * samples: reading another CPU's counter sends that CPU an IPI, work that
+ * would land in the window.
+ *
  * An event is "pinned": it keeps its hardware counter for the whole window
  * or is put in an error state, never multiplexed into an estimate. The
  * nanoseconds an event was off its counter (time enabled minus time

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "monitor.h"
 #include "pmu.h"
 #include "util.h"
 #include "banned.h"
@@ -220,6 +221,38 @@ static void test_sysfs_arm64_tcg(void **state)
 	assert_int_equal(pmu_arm64_lacks(t->root, PMU_DTLB_MISS, &name), 1);
 }
 
+/* The PMU's counters are read at a window's edges only: a sample's read
+ * of another CPU's counter would send it an IPI inside the window */
+static int fake_reads;
+
+static int fake_read(struct monitor *m, uint64_t *vals, struct strbuf *err)
+{
+	(void)err;
+	vals[m->first] = (uint64_t)++fake_reads;
+	return 0;
+}
+
+static void test_edges_only(void **state)
+{
+	static const struct monitor_ops edges = { .name = "fake", .edges_only = 1, .read = fake_read };
+	struct monitor mon = { .ops = &edges, .first = 0, .count = 1 };
+	struct monitor_set ms;
+	struct strbuf err = STRBUF_INIT;
+	uint64_t v = 7;
+
+	(void)state;
+	memset(&ms, 0, sizeof(ms));
+	ms.m = &mon;
+	ms.n = 1;
+	assert_int_equal(monitor_set_read(&ms, &v, 0, &err), 0);
+	assert_int_equal(v, 7);
+	assert_int_equal(fake_reads, 0);
+	assert_int_equal(monitor_set_read(&ms, &v, 1, &err), 0);
+	assert_int_equal(v, 1);
+	assert_true(monitor_pmu.edges_only && monitor_pmu.always);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +262,7 @@ int main(void)
 		cmocka_unit_test(test_account_bad_reads),
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_counter_names),
+		cmocka_unit_test(test_edges_only),
 		cmocka_unit_test_setup_teardown(test_sysfs_vm_without_vpmu, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_x86, tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(test_sysfs_arm64_tcg, tree_setup, tree_teardown),
