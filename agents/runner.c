@@ -148,11 +148,13 @@ static void emit(struct runner *r, json_t *obj)
 
 /* ---- counters ---- */
 
-static int read_counters(struct runner *r, uint64_t *vals)
+/* edges: at a window's edge (or the run's start), when the counters that
+ * are read at edges only are read too */
+static int read_counters(struct runner *r, uint64_t *vals, int edges)
 {
 	if (r->monitor_failed)
 		return -1;
-	if (monitor_set_read(&r->ms, vals, &r->monitor_err) < 0) {
+	if (monitor_set_read(&r->ms, vals, edges, &r->monitor_err) < 0) {
 		r->monitor_failed = 1;
 		return -1;
 	}
@@ -176,22 +178,25 @@ static int is_procstat_tick(const struct counter *c)
 	return !strncmp(c->name, "procstat.", 9);
 }
 
-/* Writes one sample: deltas since the previous one. Called with r->lock. */
-static void take_sample(struct runner *r, double now)
+/* Writes one sample: deltas since the previous one; edges as for
+ * read_counters (the counters read at edges only are in no sample: they
+ * keep their last edge's values). Called with r->lock. */
+static void take_sample(struct runner *r, double now, int edges)
 {
 	double dt = now - r->t_prev;
 	json_t *values, *obj;
 	double bp;
 	size_t i;
 
-	if (read_counters(r, r->v_now) < 0 || dt <= 0)
+	memcpy(r->v_now, r->v_prev, r->nc * sizeof(uint64_t));
+	if (read_counters(r, r->v_now, edges) < 0 || dt <= 0)
 		return;
 	values = json_object();
 	for (i = 0; i < r->nc; i++) {
 		const struct counter *c = &r->ms.cs.c[i];
 		uint64_t d = r->v_now[i] - r->v_prev[i];
 
-		if (is_procstat_tick(c))
+		if (is_procstat_tick(c) || c->edges_only)
 			continue;
 		json_object_set_new(values, c->name, json_integer((json_int_t)d));
 		if (r->in_window && !c->per_cpu && dt >= 0.5 * r->s->interval &&
@@ -230,7 +235,7 @@ static void *sampler_main(void *arg)
 			pthread_cond_timedwait(&r->cond, &r->lock, &ts);
 			continue;
 		}
-		take_sample(r, now);
+		take_sample(r, now, 0);
 		r->next_tick += r->s->interval;
 		if (r->next_tick < now)
 			r->next_tick = now + r->s->interval;
@@ -257,7 +262,7 @@ static void on_begin(void *arg)
 	}
 	pthread_mutex_lock(&r->lock);
 	now = mono_now();
-	read_counters(r, r->v_begin);
+	read_counters(r, r->v_begin, 1);
 	/* the instruction counts of an emulated machine start here too */
 	insn_marker_begin();
 	r->windows++;
@@ -281,7 +286,7 @@ static void on_end(void *arg)
 	pthread_mutex_lock(&r->lock);
 	insn_marker_end();
 	now = mono_now();
-	take_sample(r, now);
+	take_sample(r, now, 1);
 	memcpy(r->v_end, r->v_prev, r->nc * sizeof(uint64_t));
 	r->in_window = 0;
 	flush_held(r);
@@ -336,7 +341,7 @@ static void counter_metrics(struct runner *r, const struct wlproc_result *w, jso
 		if (is_procstat_tick(c))
 			continue;
 		set_metric(w->metrics, w->info, c->name, d, c->unit, dir);
-		if (c->per_cpu)
+		if (c->per_cpu || c->raw_only)
 			continue;
 		snprintf(unit, sizeof(unit), "%s/s", c->unit);
 		snprintf(name, sizeof(name), "%s.per_sec", c->name);
@@ -795,14 +800,17 @@ int runner_run(const struct spec *s, FILE *out, int table)
 	r->t0 = mono_now();
 
 	emit(r, facts_hello());
-	monitor_set_open(&r->ms, s->monitors);
+	/* the PMU counts the workload's CPUs: with a neighbour, the first
+	 * half of them (run_iteration), without, all the agent's */
+	monitor_set_open(&r->ms, s->monitors, r->ncpus ? r->cpus : NULL,
+			 s->has_neighbour && r->ncpus >= 2 ? (r->ncpus + 1) / 2 : r->ncpus);
 	r->nc = r->ms.cs.n;
 	r->v_begin = xcalloc(r->nc + 1, sizeof(uint64_t));
 	r->v_end = xcalloc(r->nc + 1, sizeof(uint64_t));
 	r->v_prev = xcalloc(r->nc + 1, sizeof(uint64_t));
 	r->v_now = xcalloc(r->nc + 1, sizeof(uint64_t));
 	r->peak = xcalloc(r->nc + 1, sizeof(double));
-	read_counters(r, r->v_prev);
+	read_counters(r, r->v_prev, 1);
 	r->t_prev = r->next_tick = mono_now();
 	r->next_tick += s->interval;
 	if (pthread_create(&r->sampler, NULL, sampler_main, r)) {

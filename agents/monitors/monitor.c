@@ -15,6 +15,7 @@ static const struct monitor_ops *const counter_monitors[] = {
 	&monitor_vmstat,
 	&monitor_tracepoints,
 	&monitor_procstat,
+	&monitor_pmu,
 };
 
 /* "profile" is not a counter monitor (it runs perf record per window), but it
@@ -62,6 +63,8 @@ size_t monitor_counter_set_add(struct counter_set *cs, const char *name, const c
 	c->unit = unit;
 	c->dir = dir;
 	c->per_cpu = per_cpu;
+	c->raw_only = 0;
+	c->edges_only = 0;
 	return cs->n++;
 }
 
@@ -113,9 +116,9 @@ unsigned monitor_bit(const char *name)
 	return 0;
 }
 
-void monitor_set_open(struct monitor_set *ms, unsigned mask)
+void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus)
 {
-	size_t i, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
+	size_t i, k, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
 
 	memset(ms, 0, sizeof(*ms));
 	ms->m = xcalloc(n, sizeof(*ms->m));
@@ -123,10 +126,12 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask)
 		struct monitor *m = &ms->m[ms->n];
 		struct strbuf err = STRBUF_INIT;
 
-		if (!(mask & monitor_bit(counter_monitors[i]->name)))
+		if (!(mask & monitor_bit(counter_monitors[i]->name)) && !counter_monitors[i]->always)
 			continue;
 		m->ops = counter_monitors[i];
 		m->first = ms->cs.n;
+		m->cpus = cpus;
+		m->ncpus = cpus ? ncpus : 0;
 		if (m->ops->open(m, &ms->cs, &err) < 0) {
 			/* the monitor registered its counters as unavailable */
 			ms->cs.n = m->first;
@@ -134,17 +139,19 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask)
 			continue;
 		}
 		m->count = ms->cs.n - m->first;
+		for (k = m->first; k < ms->cs.n; k++)
+			ms->cs.c[k].edges_only = m->ops->edges_only;
 		ms->n++;
 		strbuf_release(&err);
 	}
 }
 
-int monitor_set_read(struct monitor_set *ms, uint64_t *vals, struct strbuf *err)
+int monitor_set_read(struct monitor_set *ms, uint64_t *vals, int edges, struct strbuf *err)
 {
 	size_t i;
 
 	for (i = 0; i < ms->n; i++)
-		if (ms->m[i].ops->read(&ms->m[i], vals, err) < 0)
+		if ((edges || !ms->m[i].ops->edges_only) && ms->m[i].ops->read(&ms->m[i], vals, err) < 0)
 			return -1;
 	return 0;
 }

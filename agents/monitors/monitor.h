@@ -35,6 +35,11 @@ struct counter {
 	const char *unit;
 	enum metric_dir dir;
 	int per_cpu;		/* a per-CPU breakdown of a summed counter */
+	/* only its delta over a window: no .per_sec or .per_kop rows (the
+	 * daemon makes the rows it needs, as for the PMU's, pmu.h) */
+	int raw_only;
+	/* its monitor's: read at a window's edges only, in no sample */
+	int edges_only;
 };
 
 struct unavailable {
@@ -70,6 +75,12 @@ struct monitor;
 
 struct monitor_ops {
 	const char *name;
+	/* opened whatever the spec's monitors list (the PMU's work counters) */
+	int always;
+	/* read at a window's edges only, not for each sample: reading a
+	 * counter of another CPU sends that CPU an IPI, work that would land
+	 * in the window's counts (the PMU's) */
+	int edges_only;
 	/*
 	 * Registers the counters this monitor can read (and the unavailable
 	 * ones). Returns 0, or -1 with err set when the monitor cannot run at
@@ -87,6 +98,10 @@ struct monitor {
 	const struct monitor_ops *ops;
 	void *priv;
 	size_t first, count;
+	/* the CPUs the workload runs on (ncpus 0: every CPU), for a monitor
+	 * that counts per CPU; the runner's, valid while the set is open */
+	const int *cpus;
+	int ncpus;
 };
 
 /* The monitors known by name, in the order they are read. */
@@ -110,16 +125,20 @@ struct monitor_set {
 	struct counter_set cs;
 };
 
-/* Opens every counter monitor in mask. Monitors that fail are kept as
+/* Opens every counter monitor in mask, and those that are always on.
+ * cpus (ncpus of them; NULL, 0 for all) are the CPUs the workload runs on,
+ * kept by the caller while the set is open. Monitors that fail are kept as
  * unavailable (their reason in cs.u); this never fails as a whole. */
-void monitor_set_open(struct monitor_set *ms, unsigned mask);
-/* Reads every counter into vals (cs.n entries). 0 or -1 with err. */
-int monitor_set_read(struct monitor_set *ms, uint64_t *vals, struct strbuf *err);
+void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus);
+/* Reads every counter into vals (cs.n entries); with edges 0 (a sample),
+ * those of edges_only monitors are left as they are. 0 or -1 with err. */
+int monitor_set_read(struct monitor_set *ms, uint64_t *vals, int edges, struct strbuf *err);
 void monitor_set_close(struct monitor_set *ms);
 
 extern const struct monitor_ops monitor_interrupts;
 extern const struct monitor_ops monitor_vmstat;
 extern const struct monitor_ops monitor_tracepoints;
 extern const struct monitor_ops monitor_procstat;
+extern const struct monitor_ops monitor_pmu;
 
 #endif

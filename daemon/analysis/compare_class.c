@@ -138,8 +138,8 @@ enum compare_class compare_class_from_name(const char *name)
 
 const char *compare_class_legend(void)
 {
-	return "work: instructions the emulator counted (TCG plugin), not hardware cycles, and "
-	       "counters per operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; "
+	return "work: instructions per operation, the emulator's (TCG plugin, not hardware cycles) or on a "
+	       "real machine the CPU's (perf), and counters per operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; "
 	       "context: counts and rates over the window, not tested";
 }
 
@@ -151,28 +151,44 @@ int compare_is_score(const char *workload, const char *metric)
 	return ops && ops->score && !strcmp(own, ops->score);
 }
 
-int compare_is_insn(const char *workload, const char *metric)
+/* the rows of each source that are a case's headline; the first is the
+ * marker whose presence makes them so */
+static const char *const insn_rows[COMPARE_INSN_MAX][4] = {
+	[COMPARE_INSN_PLUGIN] = { "kernel_insn_per_op", "user_insn_per_op", "spin_insn_per_op", NULL },
+	[COMPARE_INSN_PERF] = { "perf_kernel_insn_per_op", "perf_user_insn_per_op", NULL },
+};
+
+int compare_is_insn(const char *workload, const char *metric, enum compare_insn src)
 {
 	const char *own = metric ? own_part(workload, metric) : NULL;
+	size_t i;
 
-	return own && (!strcmp(own, "kernel_insn_per_op") || !strcmp(own, "user_insn_per_op") ||
-		       !strcmp(own, "spin_insn_per_op"));
+	if (!own || src <= COMPARE_INSN_NONE || src >= COMPARE_INSN_MAX)
+		return 0;
+	for (i = 0; insn_rows[src][i]; i++)
+		if (!strcmp(own, insn_rows[src][i]))
+			return 1;
+	return 0;
 }
 
-int compare_is_insn_marker(const char *workload, const char *metric)
+enum compare_insn compare_insn_marker(const char *workload, const char *metric)
 {
 	const char *own = metric ? own_part(workload, metric) : NULL;
+	int src;
 
-	return own && !strcmp(own, "kernel_insn_per_op");
+	for (src = COMPARE_INSN_NONE + 1; own && src < COMPARE_INSN_MAX; src++)
+		if (!strcmp(own, insn_rows[src][0]))
+			return (enum compare_insn)src;
+	return COMPARE_INSN_NONE;
 }
 
 enum compare_role compare_role_of(const char *workload, const char *metric, enum compare_class cls,
-				  int has_insn)
+				  enum compare_insn insn)
 {
 	if (cls == COMPARE_CLASS_CONTEXT)
 		return COMPARE_ROLE_CONTEXT;
-	if (has_insn) {
-		if (compare_is_insn(workload, metric))
+	if (insn != COMPARE_INSN_NONE) {
+		if (compare_is_insn(workload, metric, insn))
 			return COMPARE_ROLE_HEADLINE;
 		if (compare_is_score(workload, metric))
 			return COMPARE_ROLE_SCORE;

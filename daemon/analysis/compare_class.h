@@ -8,7 +8,8 @@
  *
  *   work     instructions per operation (the TCG plugin's
  *            <wl>.kernel_insn_per_op and .user_insn_per_op, or perf's
- *            instructions:k/:u) and counters per operation (C.per_kop,
+ *            instructions:k/:u, <wl>.perf_kernel_insn_per_op and
+ *            .perf_user_insn_per_op) and counters per operation (C.per_kop,
  *            tlb.shootdowns_per_kop, *_per_op): what the kernel did for one
  *            operation, near-deterministic on an emulated machine
  *   wait     spin-wait instructions per operation (<wl>.spin_insn_per_op)
@@ -22,11 +23,14 @@
  * and a role, which says what its verdict decides (compare_role_of()):
  *
  *   headline   makes the job's verdict (Holm over all of them): a
- *              workload's instruction rows (work and wait) where it has
- *              them, else its score (the agent's workload table: its
- *              ops->score, e.g. mprotect.ops_per_sec, fault-write.total_sec)
+ *              workload's instruction rows where it has them, the plugin's
+ *              (work and wait) on an emulated machine, else perf's (kernel
+ *              and user, work) on a real one; else its score (the agent's
+ *              workload table: its ops->score, e.g. mprotect.ops_per_sec,
+ *              fault-write.total_sec)
  *   score      the score of a workload that has instruction rows: an
- *              emulator's time is not the hardware's, so it has a verdict
+ *              emulator's time is not the hardware's, and a real machine's
+ *              is noisier than its instruction counts, so it has a verdict
  *              of its own (the time class's) but not the job's
  *   secondary  every other tested row (Benjamini-Hochberg per class)
  *   context    untested
@@ -62,17 +66,28 @@ const char *compare_class_legend(void);
 
 /* 1 when metric is the workload's score (its time headline) */
 int compare_is_score(const char *workload, const char *metric);
-/* 1 when metric is one of the workload's instruction rows (kernel, user,
- * spin per op): the headline rows of a case that has kernel_insn_per_op */
-int compare_is_insn(const char *workload, const char *metric);
-/* 1 when metric is the one whose presence makes a case's instruction rows
- * its headline: "<workload>.kernel_insn_per_op" */
-int compare_is_insn_marker(const char *workload, const char *metric);
+/* Where a case's instruction rows come from: the QEMU plugin's
+ * (<wl>.kernel_insn_per_op, .user_insn_per_op, .spin_insn_per_op) on an
+ * emulated machine, perf's (<wl>.perf_kernel_insn_per_op,
+ * .perf_user_insn_per_op, daemon/stages/pmu_rows.h) on a real one. */
+enum compare_insn {
+	COMPARE_INSN_NONE,
+	COMPARE_INSN_PLUGIN,
+	COMPARE_INSN_PERF,
+	COMPARE_INSN_MAX
+};
 
-/* The role of a row of class cls; has_insn: the row's case has the
- * workload's kernel_insn_per_op row (on either side). */
+/* 1 when metric is one of the headline instruction rows of source src */
+int compare_is_insn(const char *workload, const char *metric, enum compare_insn src);
+/* The source whose presence metric marks: the plugin's for
+ * "<workload>.kernel_insn_per_op", perf's for ".perf_kernel_insn_per_op",
+ * else COMPARE_INSN_NONE. A case with both has the plugin's as headline. */
+enum compare_insn compare_insn_marker(const char *workload, const char *metric);
+
+/* The role of a row of class cls; insn: the source of the instruction
+ * rows the row's case has (on either side), COMPARE_INSN_NONE for none. */
 enum compare_role compare_role_of(const char *workload, const char *metric, enum compare_class cls,
-				  int has_insn);
+				  enum compare_insn insn);
 /* "headline", "score", "secondary", "context" */
 const char *compare_role_name(enum compare_role r);
 

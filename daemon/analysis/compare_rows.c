@@ -804,8 +804,9 @@ static json_t *row_from_group(const json_t *g)
 
 /*
  * Each row's role (compare_class.h): a case whose rows include the
- * workload's kernel_insn_per_op (on either side) has its instruction rows
- * as its headline; otherwise its score is.
+ * workload's kernel_insn_per_op (on either side) has the plugin's
+ * instruction rows as its headline; else one with perf_kernel_insn_per_op
+ * has perf's; otherwise its score is.
  */
 static void assign_roles(struct row *rows, size_t n)
 {
@@ -816,17 +817,21 @@ static void assign_roles(struct row *rows, size_t n)
 	for (i = 0; i < n; i++) {
 		const char *wl = getstr(rows[i].obj, "workload");
 		char *pc = compare_params_canon(json_object_get(rows[i].obj, "params"));
+		enum compare_insn src = compare_insn_marker(wl, rows[i].metric);
+		json_int_t had;
 
 		compare_row_key(&key, rows[i].spec, wl, pc, "");
 		free(pc);
-		if (compare_is_insn_marker(wl, rows[i].metric))
-			json_object_set_new(insn, key.buf, json_true());
+		had = json_integer_value(json_object_get(insn, key.buf));
+		/* the plugin's, where a case has both */
+		if (src != COMPARE_INSN_NONE && (!had || (json_int_t)src < had))
+			json_object_set_new(insn, key.buf, json_integer(src));
 		rows[i].key_case = xstrdup(key.buf);
 	}
 	for (i = 0; i < n; i++) {
 		const char *wl = getstr(rows[i].obj, "workload");
 		enum compare_role role = compare_role_of(wl, rows[i].metric, rows[i].v.cls,
-							 json_object_get(insn, rows[i].key_case) != NULL);
+			(enum compare_insn)json_integer_value(json_object_get(insn, rows[i].key_case)));
 
 		rows[i].v.role = role;
 		rows[i].headline = role == COMPARE_ROLE_HEADLINE;

@@ -64,6 +64,8 @@ static void row_label(struct strbuf *sb, const json_t *row)
 		{ "kernel_insn_per_op", "kernel instructions per op" },
 		{ "user_insn_per_op", "user instructions per op" },
 		{ "spin_insn_per_op", "spin-wait instructions per op" },
+		{ "perf_kernel_insn_per_op", "kernel instructions per op (perf)" },
+		{ "perf_user_insn_per_op", "user instructions per op (perf)" },
 	};
 	const char *wl = getstr(row, "workload"), *metric = getstr(row, "metric");
 	size_t i, n = strlen(wl);

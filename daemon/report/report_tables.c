@@ -239,9 +239,10 @@ void report_headline_table(struct report *r)
 	report_para(r->out, "  ", 2, s.buf);
 	if (scores) {
 		strbuf_addch(r->out, '\n');
-		report_para(r->out, "  ", 2, "the workloads' time scores: on an emulated machine the instruction "
-			    "rows above are the headline and the emulator's time is not the hardware's, so these "
-			    "have a verdict of their own (p_adj by Holm over them), not the job's");
+		report_para(r->out, "  ", 2, "the workloads' time scores: the instruction rows above are the "
+			    "headline (the emulator's, whose time is not the hardware's, or perf's on a real "
+			    "machine, less noisy than its clock), so these have a verdict of their own (p_adj by "
+			    "Holm over them), not the job's");
 		strbuf_addch(r->out, '\n');
 		table_head(r->out, padj);
 		json_array_foreach(rows, i, row)

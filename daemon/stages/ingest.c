@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "pmu_rows.h"
 #include "store.h"
 #include "util.h"
 #include "banned.h"
@@ -99,6 +100,8 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
 	json_t *window = json_object_get(o, "window");
 	const char *workload = json_string_value(json_object_get(params, "workload"));
+	json_t *pmu_metrics = NULL, *pmu_info = NULL, *pmu_unavailable = NULL;
+	struct strbuf why = STRBUF_INIT;
 	struct run_row r = { 0 };
 	int rc;
 
@@ -125,8 +128,25 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 		       json_integer_value(json_object_get(window, "index")) > INT_MAX ||
 		       !is_duration(window, "ops")))
 		return garbage(ig, "malformed iteration window", line, len);
-	if ((rc = store_run_add(ig->st, &r, metrics, info, profile, NULL)) < 0)
-		return store_lost(ig, rc, "an iteration");
+	/* the CPU's counts per op: the agent's counters over the window's
+	 * operations (pmu_rows.h) */
+	pmu_metrics = json_deep_copy(metrics);
+	pmu_info = info ? json_deep_copy(info) : json_object();
+	pmu_unavailable = json_object();
+	if (pmu_rows(workload, metrics, json_object_get(o, "unavailable"), window != NULL,
+		     json_number_value(json_object_get(window, "ops")), ig->pmu_why, pmu_metrics, pmu_info,
+		     pmu_unavailable, &why) < 0) {
+		struct strbuf msg = STRBUF_INIT;
+
+		strbuf_addf(&msg, "malformed iteration: %s", why.buf);
+		rc = garbage(ig, msg.buf, line, len);
+		strbuf_release(&msg);
+		goto out;
+	}
+	if ((rc = store_run_add(ig->st, &r, pmu_metrics, pmu_info, profile, NULL)) < 0) {
+		rc = store_lost(ig, rc, "an iteration");
+		goto out;
+	}
 	if (window) {
 		json_t *e = json_pack("{s:i,s:i,s:b,s:O,s:O,s:s}", "case", r.case_index, "iteration", r.iteration,
 				      "warmup", r.warmup, "index", json_object_get(window, "index"),
@@ -139,11 +159,21 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 			json_object_set(e, "neighbour", json_object_get(window, "neighbour"));
 		json_array_append_new(ig->windows, e);
 	}
-	if (is_obj(o, "unavailable") &&
-	    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
-		return store_lost(ig, rc, "an iteration's unavailable counters");
+	if (is_obj(o, "unavailable"))
+		json_object_update_missing(pmu_unavailable, json_object_get(o, "unavailable"));
+	if (json_object_size(pmu_unavailable) &&
+	    (rc = store_unavailable_add(ig->st, ig->stage_id, pmu_unavailable)) < 0) {
+		rc = store_lost(ig, rc, "an iteration's unavailable counters");
+		goto out;
+	}
 	ig->iterations++;
-	return 0;
+	rc = 0;
+out:
+	json_decref(pmu_metrics);
+	json_decref(pmu_info);
+	json_decref(pmu_unavailable);
+	strbuf_release(&why);
+	return rc;
 }
 
 int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)

@@ -29,6 +29,9 @@ struct ingest {
 	int64_t job_id, stage_id;
 	int spec_index;
 	const char *machine, *side, *build_id, *boot_id;
+	/* when set, why the machine has no perf rows (pmu_rows.h): an
+	 * emulated one, whose plugin counts its instructions */
+	const char *pmu_why;
 
 	/* what was seen */
 	long lines, iterations, samples;

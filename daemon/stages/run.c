@@ -362,8 +362,9 @@ static int insn_read(const struct run_request *req, struct strbuf *text, size_t 
 {
 	strbuf_reset(text);
 	if (!req->insn) {
-		strbuf_addstr(why, "this machine is not emulated: QEMU's instruction plugin is not there (perf's "
-			      "instructions:k/u are not read yet)");
+		strbuf_addstr(why, "this machine is not emulated: QEMU's instruction plugin is not there; its "
+			      "work rows are perf's instructions:k/u per op (<workload>.perf_kernel_insn_per_op, "
+			      ".perf_user_insn_per_op)");
 		return -1;
 	}
 	if (req->insn(req->insn_arg, text, why) < 0)
@@ -494,6 +495,12 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 		have_insn = insn_read(req, &text, &insn_before, &insn_why) == 0;
 		strbuf_release(&text);
 	}
+	/* the plugin counts: QEMU runs the guest under TCG, whose PMU (arm64's
+	 * PMUv3; x86 has none) counts no vCPU's own instructions */
+	if (have_insn)
+		ig.pmu_why = "an emulated machine (QEMU TCG): the instruction plugin's rows count its work; "
+			     "QEMU's arm64 PMU counts INST_RETIRED only under icount, from the count of all "
+			     "vCPUs, and no TLB refill (docs/emulated-work.md)";
 	logf_stage(req, "== spec %d: %s", index, input);
 	{
 		struct exec_req er = { .argv = argv, .input = input, .input_len = strlen(input),

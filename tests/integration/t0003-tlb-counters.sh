@@ -174,3 +174,68 @@ for it in its:
           ("" if ok else " # %s %s per kop (%s %s, %s moves/s)" % (
               src, kop, src, m.get(src), m.get("mremap.moves_per_sec"))))
 PYEOF
+
+# The CPU's own counters (agents/monitors/pmu.c), opened whatever the
+# monitors say: instructions in kernel and in user mode, dTLB and iTLB load
+# misses, on the workload's CPUs. Each is a count or unavailable with why,
+# never a 0 for a counter the machine lacks. The test looks for a CPU PMU
+# itself (sysfs lists a hardware PMU's events); where there is one, the
+# counts must be real: an mprotect call runs hundreds of kernel
+# instructions, its loop a few in user mode.
+"$AGENT" run --workload mprotect --mode threads --workers 2 --duration 0.5 --iterations 2 --warmup 0 \
+	--monitors interrupts >"$TMP/pmu.out" 2>"$TMP/pmu.err"
+st=$?
+if [ $st != 0 ]; then
+	fail "mprotect with the PMU counters ran" "exit $st: $(tail -c 400 "$TMP/pmu.err")"
+	exit 0
+fi
+$PY - "$TMP/pmu.out" <<'PYEOF' || fail "the PMU counter checks ran to the end" "python exited $?"
+import glob, json, os, sys
+L = [json.loads(l) for l in open(sys.argv[1])]
+its = [o for o in L if o["type"] == "iteration" and not o["warmup"]]
+unav = [o for o in L if o["type"] == "result"][0]["unavailable"]
+
+def report(ok, name, why=""):
+    print(("ok - " if ok else "not ok - ") + name + ("" if ok else " # " + why))
+
+perf_names = {"perf_stat.instructions_k": "instructions:k", "perf_stat.instructions_u": "instructions:u",
+              "perf_stat.dtlb_load_misses": "dTLB-load-misses", "perf_stat.itlb_load_misses": "iTLB-load-misses"}
+names = list(perf_names)
+pmus = [d for d in glob.glob("/sys/bus/event_source/devices/*")
+        if os.path.exists(d + "/events/instructions") or os.path.exists(d + "/events/cpu_cycles")]
+report(len(its) == 2, "PMU run: 2 measured iterations", "got %d" % len(its))
+for n in names:
+    has = [n in it["metrics"] for it in its]
+    why = unav.get(n, "")
+    report(all(has) != bool(why) and (all(has) or not any(has)),
+           "%s: a count in every window, or unavailable with a reason" % n,
+           "counted in %s windows, reason %r" % (has, why))
+    if why:
+        report(why.startswith(perf_names[n] + ": ") and ("perf_event_open" in why or "PMU" in why),
+               "%s: the reason names the event and what failed (%s)" % (n, why), why)
+    for it in its:
+        for d in (".per_kop", ".per_sec", ".peak_per_sec"):
+            if n + d in it["metrics"]:
+                report(False, "%s has no %s row (the daemon makes its per-op row)" % (n, d), "it has one")
+if not pmus:
+    # this lab's host: a VM without a vPMU ("PMU not available due to
+    # virtualization"): every counter unavailable, saying so
+    for n in names:
+        report("no hardware PMU" in unav.get(n, ""),
+               "%s is unavailable on a machine without a PMU, saying so" % n, repr(unav.get(n)))
+    report("perf_stat.pmu_unscheduled_ns" not in its[0]["metrics"],
+           "no unscheduled-time counter without a PMU counter", "it is there")
+    print("ok - PMU counts are real (kernel and user instructions per mprotect call) # SKIP "
+          "no CPU PMU in /sys/bus/event_source/devices on this machine (a VM without a vPMU)")
+elif "perf_stat.instructions_k" not in its[0]["metrics"]:
+    print("ok - PMU counts are real (kernel and user instructions per mprotect call) # SKIP "
+          "the PMU is there but the agent cannot count: %s" % unav.get("perf_stat.instructions_k"))
+else:
+    for it in its:
+        m, ops = it["metrics"], it["window"]["ops"]
+        k, u = m["perf_stat.instructions_k"] / ops, m["perf_stat.instructions_u"] / ops
+        report(k > 100 and u > 2, "iteration %d: kernel %.0f and user %.1f instructions per mprotect call"
+               % (it["iteration"], k, u), "too few to be real counts")
+        report(m.get("perf_stat.pmu_unscheduled_ns") == 0, "iteration %d: the pinned counters kept the PMU"
+               % it["iteration"], "unscheduled %s ns" % m.get("perf_stat.pmu_unscheduled_ns"))
+PYEOF

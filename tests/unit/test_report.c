@@ -96,7 +96,7 @@ static void test_regression(void **state)
 	add_case(&want, top);
 	assert_says(text, want.buf);
 	assert_string_equal(str_of(top, "class"), "time");
-	assert_says(text, "classes: work: instructions the emulator counted (TCG plugin), not hardware cycles");
+	assert_says(text, "classes: work: instructions per operation, the emulator's (TCG plugin, not hardware cycles) or on a real machine the CPU's (perf)");
 	/* and what each class saw, in words */
 	strbuf_reset(&want);
 	strbuf_addf(&want, "time: %s", str_of(json_object_get(json_object_get(cmp, "by_class"), "time"), "text"));

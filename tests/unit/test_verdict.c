@@ -156,6 +156,13 @@ static void test_row_class(void **state)
 		{ "mprotect", "mprotect.kernel_insn_per_op", "insn/op", "lower", "work" },
 		{ "mprotect", "mprotect.user_insn_per_op", "insn/op", "lower", "work" },
 		{ "mremap", "mremap.spin_insn_per_op", "insn/op", "lower", "wait" },
+		/* a real machine's, from perf (daemon/stages/pmu_rows.h) */
+		{ "mprotect", "mprotect.perf_kernel_insn_per_op", "insn/op", "lower", "work" },
+		{ "mprotect", "mprotect.perf_user_insn_per_op", "insn/op", "lower", "work" },
+		{ "mprotect", "mprotect.perf_dtlb_miss_per_op", "events/op", "lower", "work" },
+		{ "mprotect", "mprotect.perf_itlb_miss_per_op", "events/op", "lower", "work" },
+		{ "mprotect", "perf_stat.instructions_k", "instructions", "lower", "context" },
+		{ "mprotect", "perf_stat.pmu_unscheduled_ns", "ns", "neutral", "context" },
 		{ "mprotect", "interrupts.TLB.per_kop", "interrupts/kop", "lower", "work" },
 		{ "mprotect", "vmstat.nr_tlb_remote_flush.per_kop", "events/kop", "lower", "work" },
 		{ "mprotect", "tlb.shootdowns_per_kop", "shootdowns/kop", "lower", "work" },
@@ -247,6 +254,107 @@ static void test_headline_set(void **state)
 		assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "p_method"), "exact");
 		json_decref(c);
 	}
+}
+
+/* A real machine's case: perf's instruction rows and TLB misses per op, its
+ * score and elapsed time, at a real machine's time noise (2%) */
+static void add_real_case(json_t *doc, int cas, int boots, double kfactor, int perf_on_patched)
+{
+	const struct gen_metric m[] = {
+		{ "mprotect.perf_kernel_insn_per_op", "insn/op", "lower", 4100, kfactor, 0.003 },
+		{ "mprotect.perf_user_insn_per_op", "insn/op", "lower", 900, 1, 0.003 },
+		{ "mprotect.perf_dtlb_miss_per_op", "events/op", "lower", 2.5, 1, 0.01 },
+		{ "mprotect.perf_itlb_miss_per_op", "events/op", "lower", 0.4, 1, 0.01 },
+		{ "mprotect.ops_per_sec", "ops/s", "higher", 300000, 1, 0.02 },
+		{ "mprotect.elapsed_sec", "s", "lower", 3, 1, 0.02 },
+	};
+	size_t i, n = json_array_size(json_object_get(doc, "metrics"));
+
+	add_case(doc, cas, "mprotect", boots, m, ARRAY_SIZE(m));
+	if (perf_on_patched)
+		return;
+	/* the patched kernel's boots lost the PMU: no perf row there */
+	for (i = json_array_size(json_object_get(doc, "metrics")); i-- > n;) {
+		const json_t *x = json_array_get(json_object_get(doc, "metrics"), i);
+		const char *name = s_of(x, "name");
+		json_int_t run = json_integer_value(json_object_get(x, "run"));
+		const json_t *r;
+		size_t k;
+
+		json_array_foreach(json_object_get(doc, "runs"), k, r)
+			if (json_integer_value(json_object_get(r, "id")) == run &&
+			    !strcmp(s_of(r, "side"), "patched") && strstr(name, ".perf_"))
+				json_array_remove(json_object_get(doc, "metrics"), i);
+	}
+}
+
+/*
+ * On a real machine perf's instruction rows are the headline, as the
+ * plugin's are on an emulated one: a 2% rise in the kernel's instructions
+ * per op is the job's regression, whatever the noisy score says; the score
+ * has a verdict of its own; the TLB misses are secondary work rows. Where a
+ * case has both, the plugin's rows lead. A side without perf's rows is a
+ * missing headline row: never same.
+ */
+static void test_headline_perf(void **state)
+{
+	json_t *doc, *c;
+	const json_t *r;
+	size_t i, headline = 0;
+
+	(void)state;
+	rng_state = 3;
+	doc = job_new(NULL);
+	add_real_case(doc, 0, 5, 1.02, 1);
+	c = compared(doc, NULL);
+	json_array_foreach(json_object_get(c, "rows"), i, r) {
+		const char *m = s_of(r, "metric");
+		int insn = !strcmp(m, "mprotect.perf_kernel_insn_per_op") ||
+			   !strcmp(m, "mprotect.perf_user_insn_per_op");
+
+		if (json_is_true(json_object_get(r, "headline")) != insn)
+			fail_msg("%s: headline %d, want %d", m, json_is_true(json_object_get(r, "headline")), insn);
+		headline += insn;
+	}
+	assert_int_equal(headline, 2);
+	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "verdict"), "regression");
+	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "class"), "work");
+	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "role"), "score");
+	assert_string_equal(s_of(row_of(c, "mprotect.perf_dtlb_miss_per_op", 0), "role"), "secondary");
+	assert_string_equal(s_of(row_of(c, "mprotect.perf_dtlb_miss_per_op", 0), "class"), "work");
+	assert_string_equal(s_of(c, "verdict"), "regression");
+	json_decref(c);
+
+	/* no change: same, on the instruction rows */
+	rng_state = 4;
+	doc = job_new(NULL);
+	add_real_case(doc, 0, 9, 1, 1);
+	c = compared(doc, NULL);
+	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "verdict"), "same");
+	assert_true(json_is_true(json_object_get(row_of(c, "mprotect.perf_user_insn_per_op", 0), "headline")));
+	json_decref(c);
+
+	/* the patched side has no perf rows: a headline row is missing */
+	rng_state = 4;
+	doc = job_new(NULL);
+	add_real_case(doc, 0, 9, 1, 0);
+	c = compared(doc, NULL);
+	r = row_of(c, "mprotect.perf_kernel_insn_per_op", 0);
+	assert_string_equal(s_of(r, "verdict"), "unavailable");
+	assert_true(json_is_true(json_object_get(r, "headline")));
+	assert_string_not_equal(s_of(c, "verdict"), "same");
+	json_decref(c);
+
+	/* an emulated machine with both: the plugin's rows lead */
+	rng_state = 5;
+	doc = job_new(NULL);
+	add_emulated_case(doc, 0, 5, 0.003, 1, 0.05);
+	add_real_case(doc, 0, 5, 1.10, 1);
+	c = compared(doc, NULL);
+	assert_true(json_is_true(json_object_get(row_of(c, "mprotect.kernel_insn_per_op", 0), "headline")));
+	assert_false(json_is_true(json_object_get(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "headline")));
+	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "role"), "secondary");
+	json_decref(c);
 }
 
 /* A neutral count that moves (fault-write's rounds: 4096 against 2048)
@@ -615,6 +723,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_row_class),
 		cmocka_unit_test(test_headline_set),
+		cmocka_unit_test(test_headline_perf),
 		cmocka_unit_test(test_context_untested),
 		cmocka_unit_test(test_work_rule_calls_two_percent),
 		cmocka_unit_test(test_deterministic_same),

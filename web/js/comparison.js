@@ -22,13 +22,13 @@ const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 
 // What a row's class means (daemon/analysis/compare_class.h): emulated instructions
 // are not hardware cycles, and a reader must not take one for the other.
 export const CLASS_TITLE = {
-	work: 'work: instructions the emulator counted (TCG plugin), not hardware cycles; or a counter per operation',
+	work: 'work: instructions per operation, the emulator\'s (TCG plugin, not hardware cycles) or on a real machine the CPU\'s (perf); or a counter per operation',
 	wait: 'wait: spin-wait instructions per operation',
 	time: 'time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host',
 	context: 'context: a count or a rate over the window, shown, not tested',
 };
-const CLASS_LEGEND = 'work: instructions the emulator counted (TCG plugin), not hardware cycles, and counters per ' +
-	'operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; context: counts and rates over the window, not tested';
+const CLASS_LEGEND = 'work: instructions per operation, the emulator\'s (TCG plugin, not hardware cycles) or on a ' +
+	'real machine the CPU\'s (perf), and counters per operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; context: counts and rates over the window, not tested';
 const P_ADJ = { holm: 'Holm over the headline rows', bh: 'Benjamini-Hochberg over the counter rows' };
 
 const COLUMNS = [
