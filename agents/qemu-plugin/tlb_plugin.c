@@ -15,6 +15,8 @@
  * fixed order, and the counts do not depend on the host.
  */
 #define PENDING_MAX 64
+/* vCPUs the model follows (the daemon's INSN_VCPU_MAX) */
+#define TLB_VCPUS_MAX 64
 
 struct pending {
 	enum tlb_scope scope;
@@ -40,15 +42,38 @@ static struct tlb_geom geom[3] = { TLB_DTLB_DEFAULT, TLB_ITLB_DEFAULT, TLB_STLB_
 static struct vcpu *vcpus;
 static char describe[96];
 
-/* the registers an action reads: x86 rax..r15 in ModRM order, CR4; arm64
- * x0..x30, TCR_EL1 */
-#define NREGS 33
+/* the registers an action reads: x86 rax..r15 in ModRM order, CR4, and
+ * the GS bases that say which CPU runs; arm64 x0..x30, TCR_EL1, and
+ * TPIDR_EL1 that says it */
+#define NREGS 34
 static struct qemu_plugin_register *regs[NREGS];
-static int reg_cr4 = 16, reg_tcr = 31;
+static int reg_cr4 = 16, reg_gs = 17, reg_kgs = 18, reg_tcr = 31, reg_tpidr = 32;
 static const char *const x86_regs[] = {
 	"rax", "rcx", "rdx", "rbx", "rsp", "rbp", "rsi", "rdi",
-	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cr4", NULL,
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "cr4", "gs_base", "k_gs_base", NULL,
 };
+
+/*
+ * Which vCPU runs. QEMU 10.0 hands a callback the index of the vCPU that
+ * translated the block, not of the one running it, when its TCG runs every
+ * vCPU on one thread (round-robin, as under icount): its blocks are shared,
+ * and the index is a constant in them. A block the kernel's flush path
+ * translated on vCPU 0 reports vCPU 0 wherever it runs, so a model keyed by
+ * that index put one CPU's INVLPGs in another's TLB, and which vCPU first
+ * ran the workload's loop decided the counts of a whole boot (two modes).
+ *
+ * So each block asks the registers: the kernel's per-CPU base, which only
+ * that CPU has (x86_64: GS base in the kernel, KERNEL_GS_BASE while in user
+ * mode; arm64: TPIDR_EL1). Once every vCPU's base is known they are
+ * sorted: Linux lays its per-CPU areas out in CPU order, so the rank is
+ * the CPU number (and on these machines QEMU's vCPU index, the APIC ID an
+ * IPI names). Before that (early boot), or for a base not among them, the
+ * index QEMU gave stands.
+ */
+static uint64_t cpu_keys[TLB_VCPUS_MAX];
+static int ncpu_keys, keys_sorted;
+static pthread_mutex_t keys_lock = PTHREAD_MUTEX_INITIALIZER;
+static __thread int running = -1;	/* the running vCPU's model, or -1 */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int regs_found;
 static const char *unavailable;	/* set once, before any count is trusted */
@@ -124,6 +149,8 @@ static void find_regs(void)
 					regs[r] = d[i].handle;
 		} else if (!strcmp(d[i].name, "TCR_EL1")) {
 			regs[reg_tcr] = d[i].handle;
+		} else if (!strcmp(d[i].name, "TPIDR_EL1")) {
+			regs[reg_tpidr] = d[i].handle;
 		} else if (d[i].name[0] == 'x') {
 			char *end;
 			long n = strtol(d[i].name + 1, &end, 10);
@@ -133,12 +160,12 @@ static void find_regs(void)
 		}
 	}
 	g_array_free(list, 1);
-	for (r = 0; r < (x86 ? 17 : 32); r++)
+	for (r = 0; r < (x86 ? 19 : 33); r++)
 		if (!regs[r]) {
-			unavailable = x86 ? "QEMU does not give the plugin the x86 general registers and CR4: "
-				"the TLB model cannot follow INVLPG and CR3" :
-				"QEMU does not give the plugin x0..x30 and TCR_EL1: the TLB model cannot follow "
-				"TLBI and the TTBRs";
+			unavailable = x86 ? "QEMU does not give the plugin the x86 general registers, CR4 and the "
+				"GS bases: the TLB model cannot follow INVLPG, CR3 and which CPU runs" :
+				"QEMU does not give the plugin x0..x30, TCR_EL1 and TPIDR_EL1: the TLB model cannot "
+				"follow TLBI, the TTBRs and which CPU runs";
 			return;
 		}
 }
@@ -194,10 +221,71 @@ static void broadcast(unsigned int from, enum tlb_scope scope, unsigned asid, ui
 	}
 }
 
+/* x86_64: a per-CPU area, in the direct map or vmalloc space: not the
+ * kernel image's boot-time GS base (fixed_percpu_data), which the boot CPU
+ * has until its own area is set up */
+static int x86_percpu_base(uint64_t gs)
+{
+	return gs >> 47 == 0x1ffff && gs < 0xffffffff80000000ull;
+}
+
+/* The running CPU's per-CPU base (see `running`), or 0 before the kernel
+ * has one. */
+static uint64_t cpu_key(struct vcpu *v)
+{
+	uint64_t gs;
+
+	if (!x86)
+		return reg_read(v, reg_tpidr);
+	gs = reg_read(v, reg_gs);
+	if (x86_percpu_base(gs))
+		return gs;
+	gs = reg_read(v, reg_kgs);
+	return x86_percpu_base(gs) ? gs : 0;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The model of the vCPU whose per-CPU base is key: its rank once every
+ * vCPU's is known, else -1 (QEMU's index stands). */
+static int cpu_of_key(uint64_t key)
+{
+	int i, n;
+
+	if (!key)
+		return -1;
+	if (__atomic_load_n(&keys_sorted, __ATOMIC_ACQUIRE)) {
+		for (i = 0; i < nvcpus; i++)
+			if (cpu_keys[i] == key)
+				return i;
+		return -1;
+	}
+	pthread_mutex_lock(&keys_lock);
+	n = ncpu_keys;
+	for (i = 0; i < n && cpu_keys[i] != key; i++)
+		;
+	if (i == n && n < nvcpus) {
+		cpu_keys[ncpu_keys++] = key;
+		if (ncpu_keys == nvcpus) {
+			qsort(cpu_keys, (size_t)nvcpus, sizeof(cpu_keys[0]), key_cmp);
+			__atomic_store_n(&keys_sorted, 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&keys_lock);
+	return -1;
+}
+
 static struct vcpu *vcpu_of(unsigned int vcpu)
 {
 	struct vcpu *v;
 
+	if (running >= 0)
+		vcpu = (unsigned)running;
 	if (vcpu >= (unsigned)nvcpus)
 		return NULL;
 	v = &vcpus[vcpu];
@@ -409,6 +497,7 @@ static void on_action(unsigned int vcpu, void *udata)
 
 	if (!v || unavailable)
 		return;
+	vcpu = (unsigned)(v - vcpus);	/* the running one's */
 	switch (u & 15) {
 	case ACT_X86_INVLPG: {
 		unsigned base = FIELD(u, 4, 5), index = FIELD(u, 9, 5), scale = FIELD(u, 14, 2);
@@ -464,6 +553,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	(void)udata;
 	if (!v)
 		return;
+	vcpu = (unsigned)(v - vcpus);	/* the running one's */
 	tlb_access(&v->tlb, TLB_DATA, vaddr >> 12, v->asid, (int)(vaddr >> 63));
 	/* x86: a store to the APIC's ICR (offset 0x300 its low half, 0x310
 	 * the destination) sends an IPI */
@@ -487,7 +577,12 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 static void on_fetch(unsigned int vcpu, void *udata)
 {
 	uint64_t pc = (uint64_t)(uintptr_t)udata;
-	struct vcpu *v = vcpu_of(vcpu);
+	struct vcpu *v;
+
+	running = -1;
+	if (vcpu < (unsigned)nvcpus && !unavailable)
+		running = cpu_of_key(cpu_key(&vcpus[vcpu]));
+	v = vcpu_of(vcpu);
 
 	if (v)
 		tlb_access(&v->tlb, TLB_INSN, pc >> 12, v->asid, (int)(pc >> 63));
@@ -500,7 +595,7 @@ void tlbp_translate(struct qemu_plugin_tb *tb)
 	if (!on)
 		return;
 	n = qemu_plugin_tb_n_insns(tb);
-	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_fetch, QEMU_PLUGIN_CB_NO_REGS,
+	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_fetch, QEMU_PLUGIN_CB_R_REGS,
 					     (void *)(uintptr_t)qemu_plugin_tb_vaddr(tb));
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -527,6 +622,11 @@ int tlbp_install(qemu_plugin_id_t id, int is_x86, int n, char *msg, size_t len)
 		return 0;
 	x86 = is_x86;
 	nvcpus = n;
+	if (n > TLB_VCPUS_MAX) {
+		snprintf(msg, len, "tlblab-insn: the TLB model follows at most %d vCPUs (this machine has %d)\n",
+			 TLB_VCPUS_MAX, n);
+		return -1;
+	}
 	vcpus = aligned_alloc(64, sizeof(*vcpus) * (size_t)n);
 	if (!vcpus) {
 		snprintf(msg, len, "tlblab-insn: out of memory for the TLB model\n");
