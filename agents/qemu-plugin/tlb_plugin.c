@@ -672,6 +672,18 @@ int tlbp_sum(uint64_t sum[TLBP_COUNTS], const char **why)
 			*why = unavailable;
 		return -1;
 	}
+	/* a vCPU whose kernel never set up its per-CPU base (it did not come
+	 * online): which vCPU runs a block is not known, so neither is whose
+	 * TLB an access fills */
+	if (!__atomic_load_n(&keys_sorted, __ATOMIC_ACQUIRE)) {
+		static char said[160];
+
+		snprintf(said, sizeof(said), "the model has seen the per-CPU base of %d of %d vCPUs (one never came "
+			 "online?): it cannot tell which vCPU runs", __atomic_load_n(&ncpu_keys, __ATOMIC_RELAXED),
+			 nvcpus);
+		*why = said;
+		return -1;
+	}
 	/* another vCPU's thread may be counting now (multi-threaded TCG):
 	 * an aligned 64-bit load sees its count before or after */
 	for (i = 0; i < nvcpus; i++) {
