@@ -219,7 +219,7 @@ static void usage(void)
 		"                      rows (kernel and user instructions) up by --mode-shift (0)\n"
 		"  --mode-shift X      that mode's offset, percent (5)\n"
 		"  --same-goal P       the emulated A/A tables' target: job same >= P percent (80 at\n"
-		"                      work CVs <= 0.3% when not given)\n"
+		"                      work CVs <= 0.3%% when not given)\n"
 		"  --boots N           boots per side at the first look (5)\n"
 		"  --max-boots N       boots per side after the second look (9)\n"
 		"  --fixed N           N boots per side, one look\n"
