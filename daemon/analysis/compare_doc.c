@@ -57,7 +57,8 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 
 	for (i = 0; i < n; i++) {
 		m += rows[i].headline && rows[i].v.testable && !isnan(rows[i].v.p);
-		welch += rows[i].headline && rows[i].v.testable && rows[i].v.rule == VERDICT_RULE_WELCH;
+		welch += rows[i].headline && rows[i].v.testable && (rows[i].v.rule == VERDICT_RULE_WELCH ||
+								    rows[i].v.rule == VERDICT_RULE_SET_ASIDE);
 	}
 	if (bb != bp) {
 		strbuf_addf(&sb_, "base has %zu boots, patched %zu: each side is compared with the "

@@ -22,6 +22,7 @@ void compare_rules_default(struct compare_rules *r)
 	r->same_band_wait = 0.05;
 	r->wait_floor = 0.05;
 	r->min_change_count = 0.0001;
+	r->min_change_few = 0.20;
 	r->noise_floor = 0.001;
 	r->equiv_alpha = 0.05;
 	r->power = 0.8;
@@ -35,13 +36,14 @@ void compare_rules_default(struct compare_rules *r)
 
 json_t *compare_rules_json(const struct compare_rules *r)
 {
-	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
+	json_t *o = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:f,s:i,s:f,s:f,s:s,s:s,s:s,s:s,s:s}",
 			      "alpha", r->alpha,
 			      "min_change_headline", r->min_change_headline, "min_change_counter",
 			      r->min_change_counter, "same_band", r->same_band,
 			      "min_change_work", r->min_change_work, "same_band_work", r->same_band_work,
 			      "min_change_wait", r->min_change_wait, "same_band_wait", r->same_band_wait,
 			      "wait_floor", r->wait_floor, "min_change_count", r->min_change_count,
+			      "min_change_few", r->min_change_few,
 			      "noise_floor", r->noise_floor,
 			      "equiv_alpha", r->equiv_alpha, "power", r->power, "resamples", r->resamples,
 			      "ci_level", r->ci_level, "outlier_z", r->outlier_z,

@@ -42,6 +42,10 @@ struct compare_rules {
 	double wait_floor;		/* wait rows: below this many spin-wait
 					 * instructions per op on every boot of
 					 * both sides, none to speak of (0.05) */
+	double min_change_few;		/* work and wait rows with fewer than
+					 * VERDICT_FEW_BOOTS boots a side: their least
+					 * change is at least this (0.20), since all of a
+					 * side may sit in a mode no test can see */
 	double noise_floor;		/* work and wait rows: the least per-boot sd
 					 * of a log value (0.001, 0.1%) */
 	double equiv_alpha;		/* each one-sided test of equivalence (0.05) */

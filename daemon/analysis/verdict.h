@@ -58,6 +58,8 @@ json_t *verdict_design_json(const struct verdict_design *d, const struct compare
 enum verdict_rule {
 	VERDICT_RULE_RANK,	/* Mann-Whitney, bootstrap and Moses intervals */
 	VERDICT_RULE_WELCH,	/* work and wait: Welch's t on logs, sd floored */
+	VERDICT_RULE_SET_ASIDE,	/* work and wait rows with boots in a mode of their own:
+				 * Welch's t on the logs of the others, sd floored */
 	VERDICT_RULE_PAIRED,	/* time rows of duet boots: paired t on log ratios, sd floored;
 				 * sd_pct is then the sd of the ratios, nb = np the pairs */
 	VERDICT_RULE_COUNT,	/* work rows from a base near 0: Welch's t on the values;
@@ -106,6 +108,15 @@ struct verdict_row {
 	int moved;		/* a score not called, but past its least change with
 				 * its raw p below its alpha: a job is not same then */
 };
+
+/*
+ * Below this many boots a side a work or wait row cannot show a boot in a
+ * mode of its own (compare_rows.c needs 6), and all of a side can sit in
+ * one: at 3 boots and a mode one boot in 5 runs in, 0.8% of the time, as
+ * often as alpha. Its least change is then at least the rules'
+ * min_change_few.
+ */
+#define VERDICT_FEW_BOOTS 5
 
 /* The class's least change and margin, in % (before metric overrides). */
 double verdict_class_min_change(const struct compare_rules *r, enum compare_class cls, int own);

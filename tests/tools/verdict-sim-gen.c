@@ -403,8 +403,20 @@ static void gen_boot(struct docgen *g, int side, int boot)
 	for (ci = 0; ci < sh->ncases; ci++) {
 		const struct sim_case *c = &sh->cases[ci];
 		int m = c->iterations < 1000 ? c->iterations : 1000, it;
-		double z_case = rng_gauss(&r), hl_med;
+		double z_case = rng_gauss(&r), hl_med, mode = 0;
 		int nhl = 0;
+
+		/* a second mode (--mode-rate, --mode-shift): the whole boot of
+		 * the case, every window, its work rows up by mode_shift, as
+		 * mremap's boots did in b0009 (+15%, 1 in 9). From a stream of
+		 * its own, so the other draws stay those of the mode-free job. */
+		if (o->mode_rate > 0) {
+			struct rng rm;
+
+			rng_seed(&rm, mix(h, 0x6d6f6465 + ci));
+			if (rng_unit(&rm) < o->mode_rate)
+				mode = log(1 + o->mode_shift);
+		}
 
 		/* the boot's level of each fam: boot, case and own effects; each
 		 * fam's per-boot median has its class's CV, a part of it from
@@ -462,7 +474,7 @@ static void gen_boot(struct docgen *g, int side, int boot)
 					v = f->level;
 					break;
 				case FK_INSN:
-					v = f->level * exp(lf);
+					v = f->level * exp(lf + (f->wait ? 0 : mode));
 					if (side && ((g->c->what == SHIFT_KERNEL_FIRST && ci == 0) ||
 						     g->c->what == SHIFT_KERNEL_ALL) && (long)k == c->kernel_insn)
 						v *= 1 + g->c->shift;

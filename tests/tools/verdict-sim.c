@@ -108,6 +108,19 @@ static int count_verdict(const struct job_result *r, int n, int v)
 	return c;
 }
 
+/* How often the first shifted row had a 95% interval, and how often it
+ * covered the true change: the interval's real coverage. */
+static void coverage(const struct job_result *r, int n, int *ret_have, int *ret_cover)
+{
+	int j;
+
+	*ret_have = *ret_cover = 0;
+	for (j = 0; j < n; j++) {
+		*ret_have += r[j].look.ci_have;
+		*ret_cover += r[j].look.ci_cover;
+	}
+}
+
 static int count_more(const struct job_result *r, int n)
 {
 	int j, c = 0;
@@ -190,7 +203,7 @@ static void usage(void)
 		"  --jobs N            A/A jobs per CV (400)\n"
 		"  --power-jobs N      jobs per CV and shift (--jobs; 0: no power table)\n"
 		"  --cv LIST           per-boot CVs of time rows, in percent (1,2,5,10,20), on jobs\n"
-		"                      without instruction rows (real machines)\n"
+		"                      without instruction rows (real machines); 0 alone: none\n"
 		"  --shift LIST        score shifts in percent for power (2,3,5,10)\n"
 		"  --power-cv LIST     CVs of the power table (--cv)\n"
 		"  --work-cv LIST      per-boot CVs of work rows in percent (0.05,0.2,0.3,0.5,1) on\n"
@@ -202,6 +215,11 @@ static void usage(void)
 		"                      shifted (--power-jobs); the first case's alone: half as many\n"
 		"  --emu-time-cv X     time rows' per-boot CV on emulated jobs, percent (5)\n"
 		"  --wait-factor F     spin rows' CV, times the work CV (1)\n"
+		"  --mode-rate R       the chance that a case's boot runs in a second mode: its work\n"
+		"                      rows (kernel and user instructions) up by --mode-shift (0)\n"
+		"  --mode-shift X      that mode's offset, percent (5)\n"
+		"  --same-goal P       the emulated A/A tables' target: job same >= P percent (80 at\n"
+		"                      work CVs <= 0.3%% when not given)\n"
 		"  --boots N           boots per side at the first look (5)\n"
 		"  --max-boots N       boots per side after the second look (9)\n"
 		"  --fixed N           N boots per side, one look\n"
@@ -305,11 +323,11 @@ static void target(int ok, const char *fmt, ...)
  * called same, and called a regression or an improvement (the larger).
  */
 static void aa_table(const struct shape *sh, const struct sim_opts *o, const struct cfg_suite *suite,
-		     const double *cvs, int ncv, int emulated, double time_cv, int jobs, double *ret_same,
-		     double *ret_false)
+		     const double *cvs, int ncv, int emulated, double time_cv, int jobs, double same_goal,
+		     double *ret_same, double *ret_false)
 {
 	static const int shown[] = { V_REGRESSION, V_IMPROVEMENT, V_CHANGED, V_SAME, V_INCONCLUSIVE };
-	char b[6][40];
+	char b[7][40];
 	int hl_rows = 0, ct_rows = 0, i, j, k;
 
 	if (emulated)
@@ -318,16 +336,21 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 	else
 		printf("\nA/A, no instruction rows (a real machine: the scores the headline), %d jobs per CV\n", jobs);
 	printf("rows called = regression, improvement or changed\n");
-	printf("%5s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s %-11s\n",
+	printf("%5s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s %-11s | %-11s\n",
 	       emulated ? "wCV" : "CV", "real", "ms", "look2", "row:headln", "row:second", "job:anyrow",
-	       "job:regress", "job:improve", "job:changed", "job:same", "job:inconcl");
+	       "job:regress", "job:improve", "job:changed", "job:same", "job:inconcl", "ci covers");
 	for (i = 0; i < ncv; i++) {
 		struct cond c;
 		struct job_result *r = results_new(jobs);
 		double kc, nr, se, m1, m2;
 		int n2, any = 0;
 
-		cond_init(&c, suite, emulated ? time_cv : cvs[i], emulated ? cvs[i] : 0, 0, SHIFT_SCORE, jobs);
+		int have, cover;
+
+		/* emulated: the first case's kernel row is the one whose
+		 * interval is checked (shifted by 0, the same draws) */
+		cond_init(&c, suite, emulated ? time_cv : cvs[i], emulated ? cvs[i] : 0, 0,
+			  emulated ? SHIFT_KERNEL_ALL : SHIFT_SCORE, jobs);
 		run_or_die(sh, o, &c, r);
 		times(r, jobs, &m1, &m2, &n2);
 		for (j = 0; j < jobs; j++)
@@ -343,7 +366,8 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 		printf(" %s |", CELL(b[2], any, jobs));
 		for (k = 0; k < (int)ARRAY_SIZE(shown); k++)
 			printf(" %s", CELL(b[3], count_verdict(r, jobs, shown[k]), jobs));
-		printf("\n");
+		coverage(r, jobs, &have, &cover);
+		printf(" | %s\n", CELL(b[6], cover, have));
 		fflush(stdout);
 		ret_same[i] = (double)count_verdict(r, jobs, V_SAME) / jobs;
 		ret_false[i] = (double)(count_verdict(r, jobs, V_REGRESSION) > count_verdict(r, jobs, V_IMPROVEMENT)
@@ -354,14 +378,21 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 		       emulated ? "emulated, work rows" : "time", 100 * cvs[i],
 		       100.0 * count_verdict(r, jobs, V_REGRESSION) / jobs,
 		       100.0 * count_verdict(r, jobs, V_IMPROVEMENT) / jobs);
-		if (emulated && cvs[i] <= 0.003 + 1e-12)
+		if (emulated && cvs[i] <= 0.003 + 1e-12 && !(same_goal > 0) && !(o->mode_rate > 0))
 			target(ret_same[i] >= 0.8, "A/A emulated at %g%% work CV: job same %.1f%% (goal >= 80)",
 			       100 * cvs[i], 100 * ret_same[i]);
+		if (emulated && same_goal > 0)
+			target(ret_same[i] >= same_goal, "A/A emulated at %g%% work CV (spin rows x%g, modes 1 in "
+			       "%.3g at %+g%%): job same %.1f%% (goal >= %g)", 100 * cvs[i], o->wait_factor,
+			       o->mode_rate > 0 ? 1 / o->mode_rate : 0, 100 * o->mode_shift, 100 * ret_same[i],
+			       100 * same_goal);
 		free(r);
 	}
 	printf("a job has %d headline and %d other rows (context rows included, untested). real: the per-boot\n"
 	       "CV of the scores as generated; ms: median compare_sides time at the first look; look2: jobs\n"
-	       "that added boots (the job is then judged by its second comparison)\n", hl_rows, ct_rows);
+	       "that added boots (the job is then judged by its second comparison); ci covers: the share of\n"
+	       "the first case's %s row's 95%% intervals (ci) that hold the true change, 0\n", hl_rows, ct_rows,
+	       emulated ? "kernel" : "score");
 }
 
 /*
@@ -432,16 +463,17 @@ static void power_table(const struct shape *sh, const struct sim_opts *o, const 
 		       "shift on patched,\n", 100 * time_cv);
 	printf("%d jobs per cell. right: the (first) shifted row called regression; job: the job's verdict\n"
 	       "regression; 5+5: the first look's comparison (5 boots a side) said regression, whether\n"
-	       "or not boots were added for other rows; same: the job same / the shifted row same\n", jobs);
+	       "or not boots were added for other rows; same: the job same / the shifted row same; ci\n"
+	       "covers: the share of its 95%% intervals (ci) that hold the true change\n", jobs);
 	strbuf_release(&pt);
-	printf("%5s | %5s | %-11s %-11s %-11s %-11s %-11s\n", what == SHIFT_SCORE ? "CV" : "wCV", "shift",
-	       "right", "job", "job at 5+5", "job:same", "row:same");
+	printf("%5s | %5s | %-11s %-11s %-11s %-11s %-11s %-11s\n", what == SHIFT_SCORE ? "CV" : "wCV", "shift",
+	       "right", "job", "job at 5+5", "job:same", "row:same", "ci covers");
 	for (i = 0; i < ncv; i++) {
 		for (k = 0; k < nshift; k++) {
 			struct cond c;
 			struct job_result *r = results_new(jobs);
-			int right = 0, jobreg = 0, first = 0, same = 0, rsame = 0;
-			char b[5][40];
+			int right = 0, jobreg = 0, first = 0, same = 0, rsame = 0, have, cover;
+			char b[6][40];
 
 			cond_init(&c, suite, what == SHIFT_SCORE ? cvs[i] : time_cv, what == SHIFT_SCORE ? 0 : cvs[i],
 				  shifts[k], what, jobs);
@@ -453,9 +485,10 @@ static void power_table(const struct shape *sh, const struct sim_opts *o, const 
 				same += r[j].look.verdict == V_SAME;
 				rsame += r[j].look.shifted == V_SAME;
 			}
-			printf("%4g%% | %4g%% | %s %s %s %s %s\n", 100 * cvs[i], 100 * shifts[k], CELL(b[0], right, jobs),
-			       CELL(b[1], jobreg, jobs), CELL(b[2], first, jobs), CELL(b[3], same, jobs),
-			       CELL(b[4], rsame, jobs));
+			coverage(r, jobs, &have, &cover);
+			printf("%4g%% | %4g%% | %s %s %s %s %s %s\n", 100 * cvs[i], 100 * shifts[k],
+			       CELL(b[0], right, jobs), CELL(b[1], jobreg, jobs), CELL(b[2], first, jobs),
+			       CELL(b[3], same, jobs), CELL(b[4], rsame, jobs), CELL(b[5], cover, have));
 			fflush(stdout);
 			if (shifts[k] >= 0.02 - 1e-12 && shifts[k] <= 0.05 + 1e-12)
 				target(same <= 0.05 * jobs && rsame <= 0.05 * jobs,
@@ -466,7 +499,16 @@ static void power_table(const struct shape *sh, const struct sim_opts *o, const 
 			if (what == SHIFT_SCORE && fabs(shifts[k] - 0.05) < 1e-9 && fabs(cvs[i] - 0.02) < 1e-9)
 				target(right >= 0.95 * jobs, "a 5%% score drop at 2%% CV: called %.1f%% (goal >= 95)",
 				       100.0 * right / jobs);
-			if (what == SHIFT_KERNEL_ALL && fabs(shifts[k] - 0.02) < 1e-9 && cvs[i] <= 0.005 + 1e-12)
+			/* with modes a first look of 5 boots cannot see them
+			 * (MODE_MIN_BOOTS): the goal is then in the end */
+			if (what == SHIFT_KERNEL_ALL && fabs(shifts[k] - 0.02) < 1e-9 && cvs[i] <= 0.005 + 1e-12 &&
+			    o->mode_rate > 0)
+				target(jobreg >= 0.95 * jobs,
+				       "+2%% kernel instructions per op at %g%% work CV, modes 1 in %.3g at %+g%%: job "
+				       "regression in the end %.1f%% (at 5+5: %.1f%%) (goal >= 95 in the end)",
+				       100 * cvs[i], 1 / o->mode_rate, 100 * o->mode_shift, 100.0 * jobreg / jobs,
+				       100.0 * first / jobs);
+			else if (what == SHIFT_KERNEL_ALL && fabs(shifts[k] - 0.02) < 1e-9 && cvs[i] <= 0.005 + 1e-12)
 				target(first >= 0.95 * jobs,
 				       "+2%% kernel instructions per op at %g%% work CV: job regression at 5+5 "
 				       "boots %.1f%%, in the end %.1f%% (goal >= 95 at 5+5)", 100 * cvs[i],
@@ -480,10 +522,11 @@ int main(int argc, char **argv)
 {
 	double cvs[MAX_LIST] = { 0.01, 0.02, 0.05, 0.10, 0.20 }, shifts[MAX_LIST] = { 0.02, 0.03, 0.05, 0.10 };
 	double wcvs[MAX_LIST] = { 0.0005, 0.002, 0.003, 0.005, 0.01 }, wshifts[MAX_LIST] = { 0.02, 0.03, 0.05 };
-	double pcvs[MAX_LIST], aa_same[MAX_LIST], aa_false[MAX_LIST], emu_time_cv = 0.05;
+	double pcvs[MAX_LIST], aa_same[MAX_LIST], aa_false[MAX_LIST], emu_time_cv = 0.05, same_goal = 0;
 	int ncv = 5, nshift = 4, npcv = -1, nwcv = 5, nwshift = 3, jobs = 400, pjobs = -1, wjobs = -1, wpjobs = -1;
 	int time_n = 0, dump = 0, i;
-	struct sim_opts o = { 5, 9, 0.5, 0.7, 0.5, 1, 1, 2 };
+	struct sim_opts o = { .boots = 5, .max_boots = 9, .rho = 0.5, .coupling = 0.7, .within = 0.5,
+			      .wait_factor = 1, .seed = 1, .parallel = 2 };
 	const char *suite_name = "tlb", *config = NULL;
 	struct strbuf err = STRBUF_INIT;
 	struct lab_config *cfg = NULL;
@@ -533,6 +576,12 @@ int main(int argc, char **argv)
 			emu_time_cv = arg_double(a, v, 0, 100) / 100;
 		else if (!strcmp(a, "--wait-factor"))
 			o.wait_factor = arg_double(a, v, 0, 100);
+		else if (!strcmp(a, "--same-goal"))
+			same_goal = arg_double(a, v, 0, 100) / 100;
+		else if (!strcmp(a, "--mode-rate"))
+			o.mode_rate = arg_double(a, v, 0, 1);
+		else if (!strcmp(a, "--mode-shift"))
+			o.mode_shift = arg_double(a, v, 0, 100) / 100;
 		else if (!strcmp(a, "--boots"))
 			o.boots = (int)arg_int(a, v, 1, 100);
 		else if (!strcmp(a, "--max-boots"))
@@ -556,10 +605,14 @@ int main(int argc, char **argv)
 	}
 	if (!config)
 		usage();
+	if (o.mode_rate > 0 && !(o.mode_shift > 0))
+		o.mode_shift = 0.05;
 	if (o.max_boots < o.boots) {
 		fprintf(stderr, "verdict-sim: --max-boots %d is below --boots %d\n", o.max_boots, o.boots);
 		return 2;
 	}
+	if (ncv == 1 && cvs[0] == 0)
+		ncv = 0;
 	if (npcv < 0) {
 		memcpy(pcvs, cvs, sizeof(cvs));
 		npcv = ncv;
@@ -631,14 +684,17 @@ int main(int argc, char **argv)
 		printf("noise: log-normal per boot; boot effect shared by all rows rho %.2f, case activity "
 		       "coupling %.2f,\niterations within a boot %.2f x CV; spin rows at %g x the work CV; seed %llu\n",
 		       o.rho, o.coupling, o.within, o.wait_factor, (unsigned long long)o.seed);
+		if (o.mode_rate > 0)
+			printf("two-mode noise: 1 boot in %.3g of each case runs its work rows %+g%% (a "
+			       "second mode)\n", 1 / o.mode_rate, 100 * o.mode_shift);
 		printf("rates in %% ± Monte-Carlo standard error (row rates clustered by job); "
 		       "0 (<x): none seen, 95%% bound x\n");
 		if (ncv && jobs)
-			aa_table(&sh, &o, suite, cvs, ncv, 0, 0, jobs, aa_same, aa_false);
+			aa_table(&sh, &o, suite, cvs, ncv, 0, 0, jobs, 0, aa_same, aa_false);
 		if (nshift && npcv && pjobs)
 			power_table(&sh, &o, suite, pcvs, npcv, 0, shifts, nshift, SHIFT_SCORE, pjobs);
 		if (nwcv && wjobs)
-			aa_table(&sh, &o, suite, wcvs, nwcv, 1, emu_time_cv, wjobs, aa_same, aa_false);
+			aa_table(&sh, &o, suite, wcvs, nwcv, 1, emu_time_cv, wjobs, same_goal, aa_same, aa_false);
 		if (nwcv && nwshift && wpjobs) {
 			power_table(&sh, &o, suite, wcvs, nwcv, emu_time_cv, wshifts, nwshift, SHIFT_KERNEL_ALL,
 				    wpjobs);

@@ -71,6 +71,8 @@ struct sim_opts {
 	int boots, max_boots;	/* max_boots == boots: fixed count, one look */
 	double rho, coupling, within;
 	double wait_factor;	/* spin rows' CV, times the work CV */
+	double mode_rate;	/* the chance that a case's boot runs in a second mode (0) */
+	double mode_shift;	/* its work rows' level there, up by this (0.05: +5%) */
 	uint64_t seed;
 	int parallel;
 };
@@ -141,6 +143,9 @@ struct look {
 	unsigned char boots;	/* per side, in the comparison that decided */
 	unsigned char more;	/* verdict_wants_more_boots said yes after look 1 */
 	unsigned short hl_rows, hl_called, ct_rows, ct_called;
+	/* the first shifted row's 95% interval (ci): given, and covering
+	 * the true change (0 when nothing is shifted) */
+	unsigned char ci_have, ci_cover;
 };
 
 struct job_result {

@@ -68,6 +68,25 @@ static inline void add_metric(json_t *doc, long long run, const char *name, doub
 			  "unit", "ops/s", "direction", dir));
 }
 
+/* the values of one metric in its unit, one boot each (boots named by
+ * tag: each metric's own, or shared by the metrics of one tag) */
+static inline void add_values_unit(json_t *doc, const char *side, const char *tag, const char *metric, const double *v,
+			    int n, const char *dir, const char *unit)
+{
+	char boot[64];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		long long run;
+
+		snprintf(boot, sizeof(boot), "%s-%s%d", side, tag, i);
+		run = add_run(doc, side, 0, 0, "mprotect", "{}", boot, 0);
+		json_array_append_new(json_object_get(doc, "metrics"),
+			json_pack("{s:I,s:s,s:f,s:s,s:s}", "run", (json_int_t)run, "name", metric, "value", v[i],
+				  "unit", unit, "direction", dir));
+	}
+}
+
 /* Boots first..first+nboots-1 of one workload, a warm-up (a wild value
  * that must be dropped) and one measured iteration each; the measured
  * values are center * (1 + cv * N(0,1)). */

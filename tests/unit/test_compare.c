@@ -259,25 +259,6 @@ static void test_same_and_detectable(void **state)
 	json_decref(c);
 }
 
-/* the values of one metric in its unit, one boot each (boots named by
- * tag: each metric's own, or shared by the metrics of one tag) */
-static void add_values_unit(json_t *doc, const char *side, const char *tag, const char *metric, const double *v,
-			    int n, const char *dir, const char *unit)
-{
-	char boot[64];
-	int i;
-
-	for (i = 0; i < n; i++) {
-		long long run;
-
-		snprintf(boot, sizeof(boot), "%s-%s%d", side, tag, i);
-		run = add_run(doc, side, 0, 0, "mprotect", "{}", boot, 0);
-		json_array_append_new(json_object_get(doc, "metrics"),
-			json_pack("{s:I,s:s,s:f,s:s,s:s}", "run", (json_int_t)run, "name", metric, "value", v[i],
-				  "unit", unit, "direction", dir));
-	}
-}
-
 static void add_values(json_t *doc, const char *side, const char *metric, const double *v, int n,
 		       const char *dir)
 {
@@ -318,7 +299,7 @@ static void test_zeros_and_ties(void **state)
 	assert_true(json_is_array(json_object_get(r, "ci")));
 	assert_true(json_number_value(json_array_get(json_object_get(r, "ci"), 0)) > 0);
 	/* a base of zeros: no % at all, an absolute change and its interval in
-	 * the metric's unit (test_counts_from_zero) */
+	 * the metric's unit (test_compare_counts.c) */
 	r = row_of(c, "vmstat.nr_tlb_remote_flush.per_kop", NULL);
 	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "welch, absolute");
 	assert_true(json_is_null(json_object_get(r, "ci")));
@@ -329,64 +310,6 @@ static void test_zeros_and_ties(void **state)
 	r = row_of(c, "kfunc.flush_tlb_func.ns_per_call", NULL);
 	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "permutation");
 	assert_true(fabs(json_number_value(json_object_get(r, "p")) - 2.0 / 252) < 1e-12);
-	json_decref(c);
-	json_decref(doc);
-}
-
-/* the values of one counter per op, unit shootdowns/kop, one boot each */
-static void add_counts(json_t *doc, const char *side, const char *metric, const double *v, int n)
-{
-	add_values_unit(doc, side, "c", metric, v, n, "lower", "shootdowns/kop");
-}
-
-/*
- * Counts from a base near 0 (issue 38): a ratio means nothing there and
- * a rank test of 3 boots a side cannot call anything. The demo's 0 ->
- * 1000 shootdowns per kop at 3+3 is a regression, its change absolute; so
- * is 0 -> 0.37 (the least change is 0.1 per kop: min_change_count, 0.0001
- * per op); a rise the boots cannot tell from noise is inconclusive, and a
- * count that stayed near 0 is same.
- */
-static void test_counts_from_zero(void **state)
-{
-	const double zero[] = { 0, 0, 0 }, demo[] = { 999.9, 1000.2, 999.7 };
-	const double small[] = { 0.37, 0.41, 0.33 }, cal_b[] = { 0.001, 0, 0.002 }, cal_p[] = { 33, 31, 35 };
-	const double noise_b[] = { 0, 0.01, 0 }, noise_p[] = { 0.01, 0, 0 }, vague[] = { 0.05, 0.3, 0 };
-	json_t *doc = doc_new(), *c;
-	const json_t *r;
-
-	(void)state;
-	add_counts(doc, "base", "tlb.shootdowns_per_kop", zero, 3);
-	add_counts(doc, "patched", "tlb.shootdowns_per_kop", demo, 3);
-	add_counts(doc, "base", "vmstat.nr_tlb_remote_flush_received.per_kop", zero, 3);
-	add_counts(doc, "patched", "vmstat.nr_tlb_remote_flush_received.per_kop", small, 3);
-	add_counts(doc, "base", "interrupts.CAL.per_kop", cal_b, 3);
-	add_counts(doc, "patched", "interrupts.CAL.per_kop", cal_p, 3);
-	add_counts(doc, "base", "interrupts.TLB.per_kop", zero, 3);
-	add_counts(doc, "patched", "interrupts.TLB.per_kop", vague, 3);
-	add_counts(doc, "base", "interrupts.RES.per_kop", noise_b, 3);
-	add_counts(doc, "patched", "interrupts.RES.per_kop", noise_p, 3);
-	c = compare_ab(doc);
-	r = row_of(c, "tlb.shootdowns_per_kop", NULL);
-	assert_string_equal(verdict(r), "regression");
-	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "welch, absolute");
-	assert_true(json_is_null(json_object_get(r, "change_pct")));
-	assert_float_equal(json_number_value(json_object_get(r, "change_abs")), 999.9333, 1e-3);
-	assert_float_equal(json_number_value(json_object_get(r, "min_change_abs")), 0.1, 1e-12);
-	assert_contains(json_string_value(json_object_get(r, "reason")), "from a base near 0: +999.9 shootdowns/kop");
-	r = row_of(c, "vmstat.nr_tlb_remote_flush_received.per_kop", NULL);
-	assert_string_equal(verdict(r), "regression");
-	r = row_of(c, "interrupts.TLB.per_kop", NULL);
-	assert_string_equal(verdict(r), "inconclusive");
-	assert_contains(json_string_value(json_object_get(r, "reason")), "at least 0.1 shootdowns/kop");
-	/* not +3,306,281% */
-	r = row_of(c, "interrupts.CAL.per_kop", NULL);
-	assert_string_equal(verdict(r), "regression");
-	assert_true(json_is_null(json_object_get(r, "change_pct")));
-	assert_float_equal(json_number_value(json_object_get(r, "change_abs")), 32.999, 1e-9);
-	r = row_of(c, "interrupts.RES.per_kop", NULL);
-	assert_string_equal(verdict(r), "same");
-	assert_contains(json_string_value(json_object_get(r, "reason")), "within +-0.1 shootdowns/kop");
 	json_decref(c);
 	json_decref(doc);
 }
@@ -1057,7 +980,6 @@ int main(void)
 		cmocka_unit_test(test_multiplicity),
 		cmocka_unit_test(test_same_and_detectable),
 		cmocka_unit_test(test_zeros_and_ties),
-		cmocka_unit_test(test_counts_from_zero),
 		cmocka_unit_test(test_directions),
 		cmocka_unit_test(test_summary_and_side_filters),
 		cmocka_unit_test(test_unavailable),
