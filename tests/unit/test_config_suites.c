@@ -58,7 +58,7 @@ static const struct error_case error_cases[] = {
 	  "w.yaml:8:18: profile: must be true or false\n"
 	  "w.yaml:10:19: duration: " MUST_BE_SECONDS("0.1 to 86400") " (got '.inf')\n"
 	  "w.yaml:12:13: id: must be a string of at most 128 bytes\n"
-	  "w.yaml:14:18: workers: must be an integer from 1 to 1024" },
+	  "w.yaml:14:18: workers: must be an integer from 1 to 1024, or cpus (one a CPU it may run on)" },
 	{ "workload_conversion", "w.yaml",
 	  SUITE_S				/* 1-4 */
 	  L("      - workload: mprotect")			/* 5 */
@@ -122,7 +122,7 @@ static const struct error_case error_cases[] = {
 	  L("      - workload: mprotect")			/* 17 */
 	  L("        neighbour: {workload: stencil, grid: 5x9x9, workers: 4}"),
 	  /* 18: grid value col 46 */
-	  "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024\n"
+	  "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024, or cpus (one a CPU it may run on)\n"
 	  "u.yaml:10:20: neighbour.workload: missing (one of mprotect, mremap, fault-write, "
 	  "tcp-rr, stencil, exec)\n"
 	  "u.yaml:11:41: neighbour: must be an object with a workload\n"
