@@ -239,8 +239,8 @@ struct cfg_qemu {
 #define GUEST_CPUS_LIMIT 64
 #define QEMU_ICOUNT_MAX_CPUS 16
 /* The time estimate of a sweep: host seconds per second of a window's guest
- * time, per vCPU, under icount (measured with the TLB model on: the tlb
- * suite's 40 s of windows took 39.2 s a run at 2 vCPUs). */
+ * time, per vCPU, under icount (the tlb suite's 40 s of windows took 39.2 s
+ * a run at 2 vCPUs: docs/emulated-work.md). */
 #define GUEST_CPUS_HOST_S_PER_VCPU 0.5
 
 struct cfg_kexec {
