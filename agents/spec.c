@@ -381,8 +381,17 @@ static int set_param(struct wl_params *wp, struct spec *s, const char *key, json
 		if (!(wp->ops->modes & (1u << wp->mode)))
 			return strbuf_seterr(err, "%s: %s runs only as threads", field, wp->ops->name);
 	} else if (!strcmp(key, "workers")) {
-		if (get_int(v, field, 1, WL_MAX_WORKERS, &l, err) < 0)
+		/* cpus: one a CPU, whatever the machine (a sweep's guest_cpus);
+		 * the case's params say how many that was */
+		if (json_is_string(v) && !strcmp(json_string_value(v), "cpus")) {
+			wp->workers = cpus_allowed();
+			*ret_norm = json_integer(wp->workers);
+			return 0;
+		}
+		if (get_int(v, field, 1, WL_MAX_WORKERS, &l, err) < 0) {
+			strbuf_addstr(err, ", or cpus (one a CPU it may run on)");
 			return -1;
+		}
 		wp->workers = (int)l;
 	} else if (!strcmp(key, "duration")) {
 		if (get_seconds(v, field, 0.1, 86400, &wp->duration, ret_norm, err) < 0)

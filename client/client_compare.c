@@ -224,6 +224,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 static void print_sweeps(FILE *out, const json_t *cmp)
 {
 	static const char *const heads[] = { "WORKERS", "BASE", "PATCHED", "%CHANGE", "VERDICT" };
+	static const char *const cpu_heads[] = { "VCPUS", "BASE", "PATCHED", "%CHANGE", "VERDICT" };
 	struct strbuf params = STRBUF_INIT;
 	char clean[512], unit[64];
 	size_t i, j;
@@ -231,19 +232,22 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 
 	json_array_foreach(json_object_get(cmp, "sweeps"), i, sw) {
 		struct table tab;
+		/* along cpus: a suite's guest_cpus, a point per guest size */
+		int cpus = !strcmp(client_jstr(sw, "axis") ?: "", "cpus");
 
-		fprintf(out, "\nthread sweep: %s", client_fmt_clean(clean, sizeof(clean), str_or_dash(sw, "metric")));
+		fprintf(out, "\n%s sweep: %s", cpus ? "CPU" : "thread",
+			client_fmt_clean(clean, sizeof(clean), str_or_dash(sw, "metric")));
 		strbuf_reset(&params);
 		add_params_text(&params, sw);
 		if (params.len)
 			fprintf(out, " (%s)", client_fmt_clean(clean, sizeof(clean), params.buf));
 		fprintf(out, ", %s, %s\n", client_fmt_clean(unit, sizeof(unit), str_or_dash(sw, "unit")),
 			direction_text(client_jstr(sw, "direction")));
-		client_table_init(&tab, ARRAY_SIZE(heads), heads, "rrrrl");
+		client_table_init(&tab, ARRAY_SIZE(heads), cpus ? cpu_heads : heads, "rrrrl");
 		json_array_foreach(json_object_get(sw, "rows"), j, r) {
 			char w[FMT_SIZE], b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE];
 			const char *row[] = {
-				fmt_num_json(w, json_object_get(r, "workers")),
+				fmt_num_json(w, json_object_get(r, json_object_get(r, "x") ? "x" : "workers")),
 				fmt_num_json(b, json_object_get(r, "base")),
 				fmt_num_json(p, json_object_get(r, "patched")),
 				fmt_pct(ch, json_object_get(r, "change_pct")), client_jstr(r, "verdict"),

@@ -36,7 +36,8 @@
  * (spec, workload, case parameters, metric) seen on either side, per-CPU
  * metrics ("<name>.cpuN") left out; "summary" (headline regressions and
  * improvements first, largest change first); "sweeps" (headline metrics of
- * cases that differ only in "workers"); "tlb" (shootdowns per kop and the
+ * cases that differ only in "workers", or in a sweep's "cpus": "axis" says
+ * which, each point's "x" its value); "tlb" (shootdowns per kop and the
  * shootdown counters' per-second average and peak beside each headline
  * case); "profile_diff"; "provenance"; "failed"; "notes"; "rules";
  * "by_class" (per tested class, its lead rows' verdict and what they saw in

@@ -114,7 +114,8 @@ json_t *compare_build_by_class(const struct row *rows, size_t n);
 /* "summary": headline changes largest first, counts, one line of text
  * (ending with by_class's words) */
 json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class);
-/* "sweeps": headline rows whose cases differ only in "workers" */
+/* "sweeps": headline rows whose cases differ only in "workers", or in
+ * "cpus" (compare_views.c) */
 json_t *compare_build_sweeps(const struct row *rows, size_t n);
 /* "tlb": shootdowns per kop and shootdown counters beside each headline case */
 json_t *compare_build_tlb(const struct row *rows, size_t n);

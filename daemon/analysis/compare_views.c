@@ -294,50 +294,102 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 	return e;
 }
 
-static int by_workers(const void *x, const void *y)
+static int by_x(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	json_int_t wa = json_integer_value(json_object_get(a, "workers"));
-	json_int_t wb = json_integer_value(json_object_get(b, "workers"));
+	json_int_t wa = json_integer_value(json_object_get(a, "x"));
+	json_int_t wb = json_integer_value(json_object_get(b, "x"));
 
 	return wa < wb ? -1 : wa > wb;
 }
 
-/* Headline rows whose cases differ only in "workers": one table each. */
-json_t *compare_build_sweeps(const struct row *rows, size_t n)
+/*
+ * Row i's params without the axis (and, when follow, without a "workers"
+ * equal to its "cpus": a case of workers: cpus, whose workers follow the
+ * guest's vCPUs), and its key among the sweeps of that axis. NULL when
+ * the row is on no sweep of it.
+ */
+static json_t *sweep_rest(const struct row *r, const char *axis, int follow, struct strbuf *key)
 {
-	json_t *groups = json_object(), *sweeps = json_array(), *g;
+	const json_t *params = json_object_get(r->obj, "params");
+	const json_t *w = json_object_get(params, "workers"), *c = json_object_get(params, "cpus");
+	json_t *rest;
+	char *pc;
+
+	if (!r->headline || !json_is_integer(json_object_get(params, axis)))
+		return NULL;
+	rest = json_deep_copy(params);
+	json_object_del(rest, axis);
+	if (follow) {
+		if (!json_is_integer(w) || !json_is_integer(c) || json_integer_value(w) != json_integer_value(c)) {
+			json_decref(rest);
+			return NULL;
+		}
+		json_object_set_new(rest, "workers", json_string("cpus"));
+	}
+	pc = compare_params_canon(rest);
+	compare_row_key(key, r->spec, getstr(r->obj, "workload"), pc, r->metric);
+	free(pc);
+	return rest;
+}
+
+/*
+ * The sweeps along one axis into sweeps: headline rows whose cases differ
+ * only in that param, a table of at least two points each. Along "cpus"
+ * (a suite's guest_cpus), a case whose workers equal its vCPUs and that
+ * has no sweep of its own workers is on the sweep of workers: cpus.
+ */
+static void build_axis(const struct row *rows, size_t n, const char *axis, json_t *sweeps)
+{
+	json_t *groups = json_object(), *g;
 	struct strbuf key = STRBUF_INIT;
 	const char *k;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const json_t *row = rows[i].obj, *params = json_object_get(row, "params");
-		const json_t *w = json_object_get(params, "workers");
+		const json_t *row = rows[i].obj;
+		const json_t *x = json_object_get(json_object_get(row, "params"), axis);
 		json_t *rest, *entry;
-		char *pc;
 
-		if (!rows[i].headline || !json_is_integer(w))
+		if (!(rest = sweep_rest(&rows[i], axis, 0, &key)))
 			continue;
-		rest = json_deep_copy(params);
-		json_object_del(rest, "workers");
-		pc = compare_params_canon(rest);
-		compare_row_key(&key, rows[i].spec, getstr(row, "workload"), pc, rows[i].metric);
-		free(pc);
+		if (!strcmp(axis, "cpus") && (g = json_object_get(groups, key.buf)) == NULL) {
+			/* alone so far: it joins a sweep of its own workers only
+			 * when another row of it comes (the second pass) */
+			size_t mates = 0;
+			struct strbuf other = STRBUF_INIT;
+
+			for (size_t k2 = 0; k2 < n; k2++) {
+				json_t *o = k2 == i ? NULL : sweep_rest(&rows[k2], axis, 0, &other);
+
+				if (o && !strcmp(other.buf, key.buf))
+					mates++;
+				json_decref(o);
+			}
+			strbuf_release(&other);
+			if (!mates) {
+				json_t *f = sweep_rest(&rows[i], axis, 1, &key);
+
+				if (f) {
+					json_decref(rest);
+					rest = f;
+				}
+			}
+		}
 		g = json_object_get(groups, key.buf);
 		if (!g) {
 			struct strbuf pt = STRBUF_INIT;
 
 			compare_params_text(&pt, rest);
-			g = json_pack("{s:O,s:s,s:s,s:O,s:s,s:s,s:s,s:[]}", "spec", json_object_get(row, "spec"),
-				      "workload", getstr(row, "workload"), "metric", rows[i].metric,
-				      "params", rest, "params_text", pt.buf, "unit", getstr(row, "unit"),
-				      "direction", getstr(row, "direction"), "rows");
+			g = json_pack("{s:s,s:O,s:s,s:s,s:O,s:s,s:s,s:s,s:[]}", "axis", axis,
+				      "spec", json_object_get(row, "spec"), "workload", getstr(row, "workload"),
+				      "metric", rows[i].metric, "params", rest, "params_text", pt.buf,
+				      "unit", getstr(row, "unit"), "direction", getstr(row, "direction"), "rows");
 			strbuf_release(&pt);
 			json_object_set_new(groups, key.buf, g);
 		}
 		json_decref(rest);
-		entry = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O}", "workers", w, "case", json_object_get(row, "case"),
+		entry = json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O}", axis, x, "x", x, "case", json_object_get(row, "case"),
 				  "base", json_object_get(json_object_get(row, "base"), "center"),
 				  "patched", json_object_get(json_object_get(row, "patched"), "center"),
 				  "change_pct", json_object_get(row, "change_pct"),
@@ -346,11 +398,22 @@ json_t *compare_build_sweeps(const struct row *rows, size_t n)
 	}
 	json_object_foreach(groups, k, g)
 		if (json_array_size(json_object_get(g, "rows")) >= 2) {
-			compare_sort_array(json_object_get(g, "rows"), by_workers);
+			compare_sort_array(json_object_get(g, "rows"), by_x);
 			json_array_append(sweeps, g);
 		}
 	json_decref(groups);
 	strbuf_release(&key);
+}
+
+/* Headline rows whose cases differ only in "workers" (a thread sweep), and
+ * then those that differ only in "cpus" (a suite's guest_cpus): a table
+ * each. */
+json_t *compare_build_sweeps(const struct row *rows, size_t n)
+{
+	json_t *sweeps = json_array();
+
+	build_axis(rows, n, "workers", sweeps);
+	build_axis(rows, n, "cpus", sweeps);
 	return sweeps;
 }
 

@@ -217,10 +217,18 @@ static json_t *suites_json(const struct lab_config *cfg)
 
 	for (i = 0; i < cfg->nsuites; i++) {
 		const struct cfg_suite *su = &cfg->suites[i];
+		json_t *o = json_pack("{s:s,s:f,s:O,s:o}", "name", su->name, "timeout", su->timeout, "workloads",
+				      su->workloads, "rules", compare_rules_json(&su->rules));
 
-		json_array_append_new(arr, json_pack("{s:s,s:f,s:O,s:o}", "name", su->name, "timeout",
-						     su->timeout, "workloads", su->workloads, "rules",
-						     compare_rules_json(&su->rules)));
+		/* a sweep's vCPU counts (config.h): its boots, once per count */
+		if (su->nguest_cpus) {
+			json_t *counts = json_array();
+
+			for (size_t k = 0; k < su->nguest_cpus; k++)
+				json_array_append_new(counts, json_integer(su->guest_cpus[k]));
+			json_object_set_new(o, "guest_cpus", counts);
+		}
+		json_array_append_new(arr, o);
 	}
 	return json_pack("{s:o}", "suites", arr);
 }

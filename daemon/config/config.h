@@ -79,6 +79,9 @@
  *         append: "mitigations=off"     # extra kernel command line, optional
  *         pin_vcpus: auto               # auto | on | off: each vCPU thread on its own
  *                                       # host CPU (auto: when the host has enough)
+ *         max_cpus: 16                  # the most vCPUs a suite's guest_cpus may ask
+ *                                       # (1..64; default 16 under icount, else the
+ *                                       # host's CPUs, or cpus: over ssh)
  *       kexec:                          # boot: kexec only, optional
  *         append: "console=ttyS0"       # replaces the running command line
  *         initrd: /boot/initrd.img      # on the machine, optional: kexec --initrd
@@ -111,6 +114,10 @@
  *           mode: [threads, processes]
  *           workers: 2
  *           duration: 5s
+ *       guest_cpus: [2, 8]              # qemu machines only: every boot once per count
+ *                                       # (-smp), its rows per count (param cpus); each
+ *                                       # at most a machine's max_cpus, and a run's
+ *                                       # estimate within timeout (docs/emulated-work.md)
  *       compare:                        # verdict rules, optional (DESIGN.md defaults)
  *         alpha: 0.01                   # p below this counts
  *         min_change: 2%                # headline metrics (or a fraction: 0.02)
@@ -220,7 +227,21 @@ struct cfg_qemu {
 				 * duet names this one back), or NULL */
 	int duet_line, duet_col;	/* where duet: was, for messages */
 	size_t file_max;	/* lab.qemu_file_max, copied at load */
+	int max_cpus;		/* the most vCPUs a boot may ask (a suite's guest_cpus):
+				 * default QEMU_ICOUNT_MAX_CPUS under icount (one host
+				 * thread runs them all), else the host's CPUs where the
+				 * VM host is this machine (the machine's cpus: over SSH) */
 };
+
+/* A suite's guest_cpus (docs/emulated-work.md, "Guests bigger than the
+ * host"): at most GUEST_CPUS_MAX counts, each 1..GUEST_CPUS_LIMIT. */
+#define GUEST_CPUS_MAX 8
+#define GUEST_CPUS_LIMIT 64
+#define QEMU_ICOUNT_MAX_CPUS 16
+/* The time estimate of a sweep: host seconds per second of a window's guest
+ * time, per vCPU, under icount (the tlb suite's 40 s of windows took 39.2 s
+ * a run at 2 vCPUs: docs/emulated-work.md). */
+#define GUEST_CPUS_HOST_S_PER_VCPU 0.5
 
 struct cfg_kexec {
 	char *append;		/* command line for the new kernel, or NULL: the running one */
@@ -284,6 +305,11 @@ struct cfg_suite {
 	json_t *workloads;	/* array of agent spec objects (owned) */
 	int tlb_model;		/* tlb_model: on: its boots load the plugin's TLB
 				 * model where the machine allows it */
+	/* guest_cpus: each boot of a side is made once per count, in this
+	 * order (a QEMU guest of that many vCPUs), and its runs' params say
+	 * "cpus"; nguest_cpus 0: the machine's own cpus, no param */
+	int guest_cpus[GUEST_CPUS_MAX];
+	size_t nguest_cpus;
 	/* verdict rules; rules.overrides points into overrides (owned, with
 	 * their metric patterns) */
 	struct compare_rules rules;

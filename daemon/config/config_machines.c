@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config_int.h"
 
@@ -91,11 +92,11 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 static const char *const qemu_keys[] = {
 	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
 	"host_key", "known_hosts", "append", "pin_vcpus", "icount_shift", "insn_plugin", "host_cpu",
-	"duet", "tlb_model", NULL
+	"duet", "tlb_model", "max_cpus", NULL
 };
 enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
        QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_ICOUNT_SHIFT, QK_INSN_PLUGIN,
-       QK_HOST_CPU, QK_DUET, QK_TLB_MODEL, QK_MAX };
+       QK_HOST_CPU, QK_DUET, QK_TLB_MODEL, QK_MAX_CPUS, QK_MAX };
 KEYS_MATCH(qemu_keys, QK_MAX);
 
 static const char *const tlb_keys[] = { "dtlb", "itlb", "stlb", NULL };
@@ -160,6 +161,24 @@ static const char *const qemu_pins[] = {
 static const char *qemu_pin_name_int(int i)
 {
 	return qemu_pins[i];
+}
+
+/*
+ * The most vCPUs a boot of m may ask when its qemu section does not say:
+ * under icount one host thread runs every vCPU in turn, so a guest may be
+ * bigger than the host (QEMU_ICOUNT_MAX_CPUS); under KVM or multi-threaded
+ * TCG each vCPU is a host thread, so no more than the host has, counted
+ * here where the VM host is this machine, else the machine's own cpus:.
+ */
+static int default_max_cpus(const struct cfg_machine *m, const struct cfg_qemu *q)
+{
+	long host;
+
+	if (q->accel && !strcmp(q->accel, "icount"))
+		return QEMU_ICOUNT_MAX_CPUS;
+	if (m->ep.transport == TRANSPORT_LOCAL && (host = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
+		return host > GUEST_CPUS_LIMIT ? GUEST_CPUS_LIMIT : (int)host;
+	return m->cpus > 0 ? (m->cpus > GUEST_CPUS_LIMIT ? GUEST_CPUS_LIMIT : m->cpus) : 2;
 }
 
 /* The qemu: section n of machine `machine` (boot: qemu), or NULL after an error. */
@@ -248,6 +267,9 @@ static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char
 	q->host_cpu = -1;
 	if (ks.val[QK_HOST_CPU] && config_get_int(c, "host_cpu", ks.val[QK_HOST_CPU], 0, QEMU_HOST_CPU_MAX, &v) == 0)
 		q->host_cpu = (int)v;
+	if (ks.val[QK_MAX_CPUS] && config_get_int(c, "max_cpus", ks.val[QK_MAX_CPUS], 1, GUEST_CPUS_LIMIT,
+						 &v) == 0)
+		q->max_cpus = (int)v;
 	if (ks.val[QK_DUET]) {
 		q->duet = config_get_str(c, "duet", ks.val[QK_DUET], config_valid_name, MUST_NAME);
 		q->duet_line = (int)ks.val[QK_DUET]->start_mark.line + 1;
@@ -464,9 +486,11 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 			m->boot = (enum boot_method)b;
 	}
 	/* with an unknown boot method (b < 0, reported) neither section can be judged */
-	if (it.ks.val[MK_QEMU] && b == BOOT_QEMU)
+	if (it.ks.val[MK_QEMU] && b == BOOT_QEMU) {
 		m->qemu = parse_qemu(c, it.ks.val[MK_QEMU], it.what, arch_get(m->arch));
-	else if (it.ks.val[MK_QEMU] && b >= 0)
+		if (m->qemu && !m->qemu->max_cpus)
+			m->qemu->max_cpus = default_max_cpus(m, m->qemu);
+	} else if (it.ks.val[MK_QEMU] && b >= 0)
 		node_error(c, it.ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", it.what);
 	else if (b == BOOT_QEMU)
 		config_missing_key(c, map, "qemu", it.what, " (required with boot: qemu)");

@@ -52,8 +52,10 @@ void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t
 		t->fragments = xcalloc(1, sizeof(*t->fragments));
 }
 
-static const char *const suite_keys[] = { "name", "timeout", "workloads", "compare", "tlb_model", NULL };
-enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_TLB_MODEL, SK_MAX };
+static const char *const suite_keys[] = {
+	"name", "timeout", "workloads", "compare", "tlb_model", "guest_cpus", NULL
+};
+enum { SK_NAME, SK_TIMEOUT, SK_WORKLOADS, SK_COMPARE, SK_TLB_MODEL, SK_GUEST_CPUS, SK_MAX };
 KEYS_MATCH(suite_keys, SK_MAX);
 
 #define MUST_PATTERN	"a metric name or pattern of 1 to 128 letters, digits and '._-*?[]'"
@@ -219,22 +221,30 @@ static yaml_node_t *spec_error_node(struct cfg_ctx *c, yaml_node_t *item, const 
  * Checks one workload spec with the agent's parser. The suite keeps the
  * spec as written ("8M" stays a string) and sends it so: the agent reads it
  * with this same code, and the suite shows in the API as the user wrote it.
+ * Adds to *window_s the guest seconds its windows take at most: each
+ * case's duration (a bound where rounds end it sooner) times its warm-up
+ * and measured iterations.
  */
-static int check_spec(struct cfg_ctx *c, yaml_node_t *item, json_t *j)
+static int check_spec(struct cfg_ctx *c, yaml_node_t *item, json_t *j, double *window_s)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct spec sp;
 	int r = spec_from_json(&sp, j, &err);
 
-	if (r < 0)
+	if (r < 0) {
 		node_error(c, spec_error_node(c, item, err.buf), "%s", err.buf);
-	else
+	} else {
+		for (size_t i = 0; i < sp.ncases; i++)
+			*window_s += sp.cases[i].p.duration * (sp.warmup + sp.iterations);
 		spec_release(&sp);
+	}
 	strbuf_release(&err);
 	return r;
 }
 
-static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s)
+/* The workload specs into s->workloads; *window_s: their windows' guest
+ * seconds (check_spec). */
+static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, double *window_s)
 {
 	json_t *arr;
 	int failed = 0;
@@ -274,7 +284,7 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 		j = config_node_to_json(c, item, 0);
 		if (!j)
 			item_ok = 0;
-		else if (item_ok && check_spec(c, item, j) < 0)
+		else if (item_ok && check_spec(c, item, j, window_s) < 0)
 			item_ok = 0;
 		if (j)
 			json_array_append_new(arr, j);
@@ -287,10 +297,101 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 		s->workloads = arr;
 }
 
+#define MUST_GUEST_CPUS "a vCPU count from 1 to 64, or a list of at most 8 of them like [2, 8]"
+
+/* The lab's qemu machine that allows the most vCPUs (the first of them), or NULL. */
+static const struct cfg_machine *largest_qemu(const struct lab_config *cfg)
+{
+	const struct cfg_machine *best = NULL;
+
+	for (size_t i = 0; i < cfg->nmachines; i++)
+		if (cfg->machines[i].qemu && (!best || cfg->machines[i].qemu->max_cpus > best->qemu->max_cpus))
+			best = &cfg->machines[i];
+	return best;
+}
+
+/*
+ * guest_cpus: one count or a list: each boot of a side is made once per
+ * count, a QEMU guest of that many vCPUs (docs/emulated-work.md). A count
+ * must fit a qemu machine of the lab (its max_cpus), and a run at that
+ * count must be expected to end within the suite's timeout: the windows'
+ * guest seconds (window_s, -1 when the workloads did not parse) times the
+ * vCPUs times GUEST_CPUS_HOST_S_PER_VCPU, under icount's round-robin,
+ * where every vCPU's instructions are the one host thread's.
+ */
+static void parse_guest_cpus(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what,
+			     double window_s)
+{
+	const struct cfg_machine *big = largest_qemu(c->cfg);
+	yaml_node_t *items[GUEST_CPUS_MAX];
+	size_t count = 0, i, k;
+	int failed = 0;
+	long v;
+
+	if (n->type == YAML_SEQUENCE_NODE) {
+		count = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+		if (count == 0 || count > GUEST_CPUS_MAX) {
+			node_error(c, n, "guest_cpus: must be %s (in %s)", MUST_GUEST_CPUS, what);
+			return;
+		}
+		for (i = 0; i < count; i++)
+			items[i] = config_node_get(c, n->data.sequence.items.start[i]);
+	} else if (n->type == YAML_SCALAR_NODE) {
+		items[count++] = n;
+	} else {
+		node_error(c, n, "guest_cpus: must be %s (in %s)", MUST_GUEST_CPUS, what);
+		return;
+	}
+	if (!big) {
+		node_error(c, n, "guest_cpus: the lab has no qemu machine to boot a guest at these counts "
+			   "(in %s)", what);
+		return;
+	}
+	for (i = 0; i < count; i++) {
+		const char *bad = NULL;
+
+		if (config_get_int(c, "guest_cpus", items[i], 1, GUEST_CPUS_LIMIT, &v) < 0) {
+			failed = 1;
+			continue;
+		}
+		for (k = 0; k < s->nguest_cpus; k++)
+			if (s->guest_cpus[k] == (int)v)
+				bad = "is listed twice";
+		if (bad) {
+			node_error(c, items[i], "guest_cpus: %ld %s (in %s)", v, bad, what);
+			failed = 1;
+			continue;
+		}
+		if (v > big->qemu->max_cpus) {
+			node_error(c, items[i], "guest_cpus: %ld vCPUs is more than any qemu machine of the lab "
+				   "allows (at most %d, machine '%s'; its qemu section's max_cpus) (in %s)", v,
+				   big->qemu->max_cpus, big->name, what);
+			failed = 1;
+			continue;
+		}
+		if (window_s >= 0) {
+			double est = window_s * (double)v * GUEST_CPUS_HOST_S_PER_VCPU;
+
+			if (est > s->timeout) {
+				node_error(c, items[i], "guest_cpus: a run at %ld vCPUs is estimated at %.0f s "
+					   "(%.0f s of windows x %ld vCPUs x %g host s per guest s and vCPU under "
+					   "icount), over the suite's timeout of %.0f s (in %s)", v, est, window_s, v,
+					   GUEST_CPUS_HOST_S_PER_VCPU, s->timeout, what);
+				failed = 1;
+				continue;
+			}
+		}
+		s->guest_cpus[s->nguest_cpus++] = (int)v;
+	}
+	if (failed)
+		s->nguest_cpus = 0;
+}
+
 void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s)
 {
 	struct cfg_item it;
+	double window_s = 0;
 
 	s->name = config_item_start(c, map, "suite", "suites", index, suite_keys, SK_NAME, seen, &it, &s->line);
 	s->timeout = c->cfg->stage_timeout;
@@ -307,9 +408,11 @@ void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_
 				   it.what);
 	}
 	if (it.ks.val[SK_WORKLOADS])
-		parse_workloads(c, it.ks.val[SK_WORKLOADS], s);
+		parse_workloads(c, it.ks.val[SK_WORKLOADS], s, &window_s);
 	else
 		config_missing_key(c, map, "workloads", it.what, "");
+	if (it.ks.val[SK_GUEST_CPUS])
+		parse_guest_cpus(c, it.ks.val[SK_GUEST_CPUS], s, it.what, s->workloads ? window_s : -1);
 	compare_rules_default(&s->rules);
 	if (it.ks.val[SK_COMPARE])
 		parse_compare(c, it.ks.val[SK_COMPARE], s, it.what);

@@ -167,6 +167,9 @@ static int json_has_string(const json_t *arr, const char *s)
  * built for the job's arch, and a run measures on the arch asked for. */
 static int machine_fits(const struct cfg_machine *m, const struct stage_info *si)
 {
+	/* a boot of a sweep's count (guest_cpus) needs a QEMU guest that big */
+	if (si->cpus > 0 && (!m->qemu || m->qemu->max_cpus < si->cpus))
+		return 0;
 	return arch_get(m->arch) == arch_get(si->arch) && config_machine_allowed(m, si->machines, si->tags) && !json_has_string(si->excluded, m->name);
 }
 
@@ -306,7 +309,7 @@ static int start_duet(struct sched *sc, struct stage_info *si)
 		if (r <= 0)
 			return r < 0 ? -1 : 0;
 		if (strcmp(other.kind, "boot") || strcmp(other.side, "patched") ||
-		    other.boot_index != si->boot_index) {
+		    other.boot_index != si->boot_index || other.cpus != si->cpus) {
 			store_stage_info_release(&other);
 			return 0;
 		}

@@ -148,7 +148,7 @@ void *sched_worker_main(void *arg)
 				.st = sc->st, .cfg = t->cfg, .job_id = t->si.job_id, .boot_stage = t->si.id,
 				.run_stage = t->run_stage, .machine = t->machine, .side = t->si.side,
 				.build_id = t->si.build_id, .workloads = t->si.suite_json,
-				.tlb_model = suite_tlb_model(t->cfg, t->si.suite),
+				.tlb_model = suite_tlb_model(t->cfg, t->si.suite), .cpus = t->si.cpus,
 				.agent_local = ag->path, .agent_sha256 = ag->sha,
 				.deadline = t->deadline, .cancel = &t->cancel,
 				.measure_begin = measure_begin, .measure_end = measure_end, .measure_arg = t,

@@ -8,6 +8,7 @@
  */
 #include "submit.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -205,6 +206,77 @@ static int parse_per_patch(json_t *v, json_t *body, struct job_request *req, con
 	return 0;
 }
 
+/* The most vCPUs a suite's sweep asks (config.h: guest_cpus), or 0. */
+static int sweep_max(const struct cfg_suite *s)
+{
+	int max = 0;
+
+	for (size_t i = 0; i < s->nguest_cpus; i++)
+		if (s->guest_cpus[i] > max)
+			max = s->guest_cpus[i];
+	return max;
+}
+
+/* Whether machine m can boot a guest of cpus vCPUs; why not in why (a
+ * phrase after the machine's name). */
+static int machine_boots_cpus(const struct cfg_machine *m, int cpus, char *why, size_t len)
+{
+	if (m->boot != BOOT_QEMU || !m->qemu) {
+		snprintf(why, len, "is not a qemu machine (boot: %s), whose guest's vCPUs a job could choose",
+			 config_boot_method_name(m->boot));
+		return 0;
+	}
+	if (m->qemu->max_cpus < cpus) {
+		snprintf(why, len, "boots at most %d vCPUs (its max_cpus)", m->qemu->max_cpus);
+		return 0;
+	}
+	return 1;
+}
+
+/*
+ * A suite that sweeps guest_cpus boots QEMU guests of each count: its job
+ * builds a kernel (tree and base), and a machine it names must boot the
+ * largest count; of the machines it may use, one at least must (the
+ * scheduler leaves the others out, sched_loop.c). 0, or -1 with err.
+ */
+static int check_sweep(const struct lab_config *cfg, const struct job_request *req, struct strbuf *err)
+{
+	const struct cfg_suite *s = config_suite(cfg, req->suite);
+	const struct cfg_machine *refused = NULL;
+	int max = sweep_max(s), fits = 0;
+	char why[160] = "", first_why[160] = "";
+	size_t i;
+
+	if (!max)
+		return 0;
+	if (!req->tree)
+		return strbuf_seterr(err, "suite: %s sweeps guest_cpus (up to %d vCPUs), which needs a kernel "
+				     "of the job's own to boot: give tree and base", s->name, max);
+	for (i = 0; i < json_array_size(req->machines); i++) {
+		const struct cfg_machine *m = config_machine(cfg, json_string_value(json_array_get(req->machines, i)));
+
+		if (m && !machine_boots_cpus(m, max, why, sizeof(why)))
+			return strbuf_seterr(err, "machines: %s %s; suite %s sweeps guest_cpus up to %d vCPUs",
+					     m->name, why, s->name, max);
+	}
+	for (i = 0; i < cfg->nmachines; i++) {
+		const struct cfg_machine *m = &cfg->machines[i];
+
+		if (arch_get(m->arch) != arch_get(req->arch) || !config_machine_allowed(m, req->machines, req->tags))
+			continue;
+		if (machine_boots_cpus(m, max, why, sizeof(why))) {
+			fits = 1;
+		} else if (!refused) {
+			refused = m;
+			snprintf(first_why, sizeof(first_why), "%s", why);
+		}
+	}
+	if (!fits && refused)
+		return strbuf_seterr(err, "suite: %s sweeps guest_cpus up to %d vCPUs, and no machine the job may "
+				     "use boots such a guest (%s %s)", s->name, max, refused->name, first_why);
+	return 0;
+}
+
 int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t len, json_t **ret_body,
 			 struct job_request *req, struct strbuf *subject, struct strbuf *err)
 {
@@ -298,6 +370,8 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 	if ((v = json_object_get(body, "per_patch")) && parse_per_patch(v, body, req, subject, err) < 0)
 		goto out;
 	req->suite_json = config_suite(cfg, req->suite)->workloads;
+	if (check_sweep(cfg, req, err) < 0)
+		goto out;
 	*ret_body = body;
 	body = NULL;
 	rc = 0;
@@ -312,33 +386,42 @@ size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, 
 		   struct stage_plan **ret)
 {
 	double run_timeout = suite->timeout > 0 ? suite->timeout : cfg->stage_timeout;
-	size_t n = 0, cap = 2 + 4 * (size_t)req->boots;
+	/* a sweep boots each side once per count in every round; 0: the
+	 * machine's own cpus */
+	static const int own[] = { 0 };
+	const int *counts = suite->nguest_cpus ? suite->guest_cpus : own;
+	size_t ncounts = suite->nguest_cpus ? suite->nguest_cpus : 1, c;
+	size_t n = 0, cap = 2 + 4 * (size_t)req->boots * ncounts;
 	struct stage_plan *p = xcalloc(cap, sizeof(*p));
 	static const char *const sides[] = { "base", "patched" };
 	int i, k;
 
 	if (strcmp(req->kind, "ab") && !req->tree) {
 		for (i = 0; i < req->boots; i++)
-			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout };
+			p[n++] = (struct stage_plan){ "run", NULL, i, run_timeout, 0 };
 		*ret = p;
 		return n;
 	}
 	if (strcmp(req->kind, "ab")) {	/* one kernel: its build, then boot and run */
-		p[n++] = (struct stage_plan){ "build", "base", 0, cfg->stage_timeout };
-		for (i = 0; i < req->boots; i++) {
-			p[n++] = (struct stage_plan){ "boot", "base", i, 600 };
-			p[n++] = (struct stage_plan){ "run", "base", i, run_timeout };
-		}
+		p[n++] = (struct stage_plan){ "build", "base", 0, cfg->stage_timeout, 0 };
+		for (i = 0; i < req->boots; i++)
+			for (c = 0; c < ncounts; c++) {
+				p[n++] = (struct stage_plan){ "boot", "base", i, 600, counts[c] };
+				p[n++] = (struct stage_plan){ "run", "base", i, run_timeout, counts[c] };
+			}
 		*ret = p;
 		return n;
 	}
 	for (k = 0; k < 2; k++)
-		p[n++] = (struct stage_plan){ "build", sides[k], 0, cfg->stage_timeout };
+		p[n++] = (struct stage_plan){ "build", sides[k], 0, cfg->stage_timeout, 0 };
+	/* ABAB at each count in turn, so a round's pairs are alike (and a
+	 * duet's patched boot is two stages after its base one) */
 	for (i = 0; i < req->boots; i++)
-		for (k = 0; k < 2; k++) {
-			p[n++] = (struct stage_plan){ "boot", sides[k], i, 600 };
-			p[n++] = (struct stage_plan){ "run", sides[k], i, run_timeout };
-		}
+		for (c = 0; c < ncounts; c++)
+			for (k = 0; k < 2; k++) {
+				p[n++] = (struct stage_plan){ "boot", sides[k], i, 600, counts[c] };
+				p[n++] = (struct stage_plan){ "run", sides[k], i, run_timeout, counts[c] };
+			}
 	*ret = p;
 	return n;
 }

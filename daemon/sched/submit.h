@@ -25,7 +25,9 @@ struct stage_plan;
  * configured ones); for an A/B job a configured tree, a valid base ref and
  * exactly one patch source (with a tree and base but no patch source, a
  * run job of that kernel); boots and max_boots in range, with their
- * defaults (1 for a run job; 5, growing up to 9, for an A/B job). req's
+ * defaults (1 for a run job; 5, growing up to 9, for an A/B job); a suite
+ * that sweeps guest_cpus with a kernel to boot, on machines that can boot
+ * its largest count (a machine named that cannot is named in err). req's
  * strings point into *ret_body, which the caller then owns and frees with
  * json_decref; req->patch_subject into subject. Returns 0, or -1 with err:
  * the message of the 400 answer, naming the field (*ret_body untouched).
@@ -50,8 +52,10 @@ const char *submit_job_arch(const struct lab_config *cfg, const json_t *machines
  * frees it): for a run job, one run per boot; for a run job of a kernel
  * (tree and base, no patch), its build on side base, then each boot
  * followed by its run; for an A/B job, both builds, then base and patched
- * boots interleaved (ABAB...), each followed by its run. Timeouts come from suite (its run timeout) and cfg. Returns how
- * many.
+ * boots interleaved (ABAB...), each followed by its run. A suite that
+ * sweeps guest_cpus boots each side once per count in each round, ABAB at
+ * one count after the other, the count in each boot and run stage's cpus.
+ * Timeouts come from suite (its run timeout) and cfg. Returns how many.
  */
 size_t submit_plan(const struct lab_config *cfg, const struct cfg_suite *suite, const struct job_request *req,
 		   struct stage_plan **ret);

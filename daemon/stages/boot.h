@@ -79,6 +79,9 @@ struct bootrun_request {
 	const char *build_id;
 	const json_t *workloads;
 	int tlb_model;		/* the suite asks for the plugin's TLB model */
+	int cpus;		/* a sweep's count (the suite's guest_cpus): a QEMU
+				 * guest of that many vCPUs, and the runs' param
+				 * "cpus"; 0: the machine's own cpus */
 	const char *agent_local, *agent_sha256;
 	double deadline;
 	volatile sig_atomic_t *cancel;

@@ -166,15 +166,25 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		strbuf_addf(&out->boot_message, "boot: store: could not keep the boot id: %s", store_strerror(r));
 		goto out;
 	}
-	/* a suite that asks for the TLB model has it on a machine that has
-	 * it on request (docs/tlb-model.md): this boot's copy of the machine
-	 * has it always */
-	if (req->tlb_model && m->qemu && m->qemu->tlb_model && !m->qemu->tlb_always) {
+	/* what the suite asks of this boot, on a copy of the machine: the
+	 * TLB model on a machine that has it on request (docs/tlb-model.md),
+	 * and a sweep's vCPU count (submit.c placed the boot on a qemu
+	 * machine that allows it) */
+	if ((req->tlb_model && m->qemu && m->qemu->tlb_model && !m->qemu->tlb_always) ||
+	    (req->cpus > 0 && m->qemu)) {
 		asked = *m;
 		asked_qemu = *m->qemu;
-		asked_qemu.tlb_always = 1;
+		if (req->tlb_model && m->qemu->tlb_model)
+			asked_qemu.tlb_always = 1;
+		if (req->cpus > 0)
+			asked.cpus = req->cpus;
 		asked.qemu = &asked_qemu;
 		m = &asked;
+	}
+	if (req->cpus > 0) {
+		strbuf_reset(&log);
+		strbuf_addf(&log, "== a guest of %d vCPUs (the suite's guest_cpus)\n", m->cpus);
+		run_stage_log(req->st, req->job_id, req->boot_stage, log.buf);
 	}
 	out->boot = ops->start(m, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
 			       &console, &out->boot_message);
@@ -210,7 +220,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		struct run_request rr = {
 			.st = req->st, .job_id = req->job_id, .stage_id = req->run_stage, .machine = &guest,
 			.workloads = req->workloads, .side = req->side, .build_id = req->build_id,
-			.boot_id = boot_id, .deadline = req->deadline, .agent_local = req->agent_local,
+			.boot_id = boot_id, .cpus = req->cpus, .deadline = req->deadline, .agent_local = req->agent_local,
 			.agent_sha256 = req->agent_sha256, .cancel = req->cancel,
 			.console = read_console, .console_arg = &cs,
 			.insn = ops->insn ? read_insn : NULL, .insn_arg = &cs,

@@ -100,7 +100,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
 	json_t *window = json_object_get(o, "window");
 	const char *workload = json_string_value(json_object_get(params, "workload"));
-	json_t *pmu_metrics = NULL, *pmu_info = NULL, *pmu_unavailable = NULL;
+	json_t *pmu_metrics = NULL, *pmu_info = NULL, *pmu_unavailable = NULL, *own_params = NULL;
 	struct strbuf why = STRBUF_INIT;
 	struct run_row r = { 0 };
 	int rc;
@@ -128,6 +128,13 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 		       json_integer_value(json_object_get(window, "index")) > INT_MAX ||
 		       !is_duration(window, "ops")))
 		return garbage(ig, "malformed iteration window", line, len);
+	if (ig->cpus > 0) {
+		/* the sweep's count, beside the agent's own params (no spec
+		 * has a "cpus" field: the agent's parser refuses one) */
+		own_params = json_deep_copy(params);
+		json_object_set_new(own_params, "cpus", json_integer(ig->cpus));
+		r.params = own_params;
+	}
 	/* the CPU's counts per op: the agent's counters over the window's
 	 * operations (pmu_rows.h) */
 	pmu_metrics = json_deep_copy(metrics);
@@ -169,6 +176,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	ig->iterations++;
 	rc = 0;
 out:
+	json_decref(own_params);
 	json_decref(pmu_metrics);
 	json_decref(pmu_info);
 	json_decref(pmu_unavailable);

@@ -29,6 +29,10 @@ struct ingest {
 	int64_t job_id, stage_id;
 	int spec_index;
 	const char *machine, *side, *build_id, *boot_id;
+	/* a sweep's vCPU count (a suite's guest_cpus), added to every
+	 * iteration's params as "cpus", so the comparison has a row per
+	 * count; 0: none */
+	int cpus;
 	/* when set, why the machine has no perf rows (pmu_rows.h): an
 	 * emulated one, whose plugin counts its instructions */
 	const char *pmu_why;

@@ -479,6 +479,7 @@ static enum run_outcome_kind run_spec(const struct run_request *req, struct tran
 	ig.side = req->side;
 	ig.build_id = req->build_id;
 	ig.boot_id = req->boot_id;
+	ig.cpus = req->cpus;
 	lc.ig = &ig;
 	lc.cancel = req->cancel;
 	lc.failed = 0;

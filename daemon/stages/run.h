@@ -41,6 +41,8 @@ struct run_request {
 	const json_t *workloads;		/* the suite's specs */
 	const char *side;
 	const char *build_id, *boot_id;		/* recorded with every run, may be NULL */
+	int cpus;				/* a sweep's vCPU count: every run's params
+						 * get "cpus" (ingest.h); 0: none */
 	double deadline;			/* mono_now() seconds */
 	const char *agent_local;		/* the agent binary to upload */
 	const char *agent_sha256;		/* its hex digest */

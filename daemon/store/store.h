@@ -123,6 +123,8 @@ struct stage_plan {
 	const char *side;	/* base | patched | NULL */
 	int boot_index;
 	double timeout;
+	int cpus;		/* boot and run: the guest's vCPUs (a suite's guest_cpus);
+				 * 0: the machine's own */
 };
 
 struct job_request {
@@ -219,6 +221,7 @@ int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n);
 struct stage_info {
 	int64_t id, job_id;
 	int seq, attempt, boot_index, boots;
+	int cpus;		/* the guest's vCPUs of a sweep (stage_plan), or 0 */
 	char kind[8];
 	char side[16];
 	char suite[72];

@@ -17,9 +17,10 @@
 #include "util.h"
 #include "banned.h"
 
-/* a stage of a job's plan: job_id, seq, kind, side, boot_index, timeout */
+/* a stage of a job's plan: job_id, seq, kind, side, boot_index, timeout, cpus (0: NULL) */
 static const char STAGE_INSERT[] =
-	"INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout) VALUES (?, ?, ?, ?, ?, ?)";
+	"INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, cpus) VALUES (?, ?, ?, ?, ?, ?, "
+	"nullif(?, 0))";
 
 int db_job_insert(struct store *st, const struct job_request *req, const struct stage_plan *stages,
 		  size_t nstages, int64_t *ret_id)
@@ -44,7 +45,7 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 	for (i = 0; i < nstages; i++)
 		if ((rc = db_run(st, STAGE_INSERT, DB_INT(id), DB_INT((int)i), DB_TEXT(stages[i].kind),
 				 DB_TEXT(stages[i].side), DB_INT(stages[i].boot_index),
-				 DB_REAL(stages[i].timeout))) < 0)
+				 DB_REAL(stages[i].timeout), DB_INT(stages[i].cpus))) < 0)
 			return rc;
 	*ret_id = id;
 	return 0;
@@ -158,18 +159,18 @@ json_t *store_job_json(struct store *w, int64_t id)
 	stages = json_array();
 	s = db_prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
 		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs, "
-		     "CASE WHEN json_valid(host) THEN json_extract(host, '$.host') END FROM stages WHERE job_id = ? ORDER BY seq");
+		     "CASE WHEN json_valid(host) THEN json_extract(host, '$.host') END, cpus FROM stages WHERE job_id = ? ORDER BY seq");
 	sqlite3_bind_int64(s, 1, id);
 	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
 						     "error_message", "boot_index", "build_id", "boot_id",
-						     "repeat_of", "note", "specs", "host" };
+						     "repeat_of", "note", "specs", "host", "cpus" };
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(g, names[i], i >= 16 ? db_col_parsed(s, i) : db_col_json(s, i));
+			json_object_set_new(g, names[i], i == 16 || i == 17 ? db_col_parsed(s, i) : db_col_json(s, i));
 		if (json_is_null(json_object_get(g, "specs")))
 			json_object_set_new(g, "specs", json_array());
 		json_array_append_new(stages, g);
@@ -516,6 +517,8 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 	static const char *const sides[] = { "base", "patched" };
 	sqlite3_stmt *s;
 	int boots = 0, max = 0, seq = 0, added = 0, i, k, rc = 0;
+	int cpus[64] = { 0 };
+	size_t ncpus = 0, c;
 
 	db_lock(st);
 	rc = db_row(st, &s, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages "
@@ -533,12 +536,29 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 		goto out;
 	if (more > max - boots)
 		more = max - boots;
+	/* a sweep's counts, in the order of its first round (submit_plan):
+	 * each new round boots every count, as the first did */
+	s = db_prep(st, "SELECT coalesce(cpus, 0) FROM stages WHERE job_id = ? AND kind = 'boot' AND side = 'base' "
+		    "AND boot_index = 0 AND repeat_of IS NULL ORDER BY seq");
+	if (s)
+		sqlite3_bind_int64(s, 1, job_id);
+	while (s && (rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		if (ncpus < ARRAY_SIZE(cpus))
+			cpus[ncpus++] = sqlite3_column_int(s, 0);
+	db_stmt_done(st, s);
+	if (!s || rc != SQLITE_DONE) {
+		rc = s ? db_sqlite_errno(rc) : -EIO;
+		goto out;
+	}
+	if (!ncpus)
+		ncpus = 1;	/* cpus[0] = 0: the machine's own */
 	rc = db_txn_begin(st);
 	for (i = 0; i < more && rc == 0; i++)
-		for (k = 0; k < 4 && rc == 0; k++)
-			rc = db_run(st, STAGE_INSERT, DB_INT(job_id), DB_INT(seq++), DB_TEXT(k % 2 ? "run" : "boot"),
-				    DB_TEXT(sides[k / 2]), DB_INT(boots + i),
-				    DB_REAL(k % 2 ? run_timeout : boot_timeout));
+		for (c = 0; c < ncpus && rc == 0; c++)
+			for (k = 0; k < 4 && rc == 0; k++)
+				rc = db_run(st, STAGE_INSERT, DB_INT(job_id), DB_INT(seq++),
+					    DB_TEXT(k % 2 ? "run" : "boot"), DB_TEXT(sides[k / 2]), DB_INT(boots + i),
+					    DB_REAL(k % 2 ? run_timeout : boot_timeout), DB_INT(cpus[c]));
 	if (rc == 0)
 		rc = db_run(st, "UPDATE jobs SET first_boots = coalesce(first_boots, boots), boots = boots + ?2 "
 			    "WHERE id = ?1", DB_INT(job_id), DB_INT(more));

@@ -50,7 +50,7 @@ void store_stage_infos_free(struct stage_info *v, size_t n)
 	"g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), " \
 	"coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id " \
 	"AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, ''), " \
-	"j.arch FROM stages g JOIN jobs j ON j.id = g.job_id "
+	"j.arch, coalesce(g.cpus, 0) FROM stages g JOIN jobs j ON j.id = g.job_id "
 
 static void stage_info_row(sqlite3_stmt *s, struct stage_info *si)
 {
@@ -76,6 +76,7 @@ static void stage_info_row(sqlite3_stmt *s, struct stage_info *si)
 	db_col_copy(si->build_id, sizeof(si->build_id), s, 18);
 	db_col_copy(si->note, sizeof(si->note), s, 19);
 	db_col_copy(si->arch, sizeof(si->arch), s, 20);
+	si->cpus = sqlite3_column_int(s, 21);
 }
 
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n)
@@ -428,15 +429,15 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	struct spec_failure *v = NULL;
 	sqlite3_stmt *s;
 	int64_t job = 0;
-	int seq = 0, boot_index = 0, next = 0, rc = 0, is_repeat = 0, ab = 0;
+	int seq = 0, boot_index = 0, next = 0, rc = 0, is_repeat = 0, ab = 0, cpus = 0;
 	double boot_timeout = 600, run_timeout = 0;
 	char side[16] = "";
 	size_t n = 0;
 
 	rc = db_row(st, &s, "SELECT g.job_id, g.seq, coalesce(g.side, ''), coalesce(g.boot_index, 0), "
 		    "g.repeat_of IS NOT NULL, coalesce(g.timeout, 0), j.kind = 'ab', "
-		    "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1) "
-		    "FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?", DB_INT(run_stage));
+		    "(SELECT coalesce(b.timeout, 600) FROM stages b WHERE b.job_id = g.job_id AND b.seq = g.seq - 1), "
+		    "coalesce(g.cpus, 0) FROM stages g JOIN jobs j ON j.id = g.job_id WHERE g.id = ?", DB_INT(run_stage));
 	if (rc < 0)
 		return rc;
 	if (rc) {
@@ -448,6 +449,7 @@ static int add_repeat(struct store *st, int64_t run_stage)
 		run_timeout = sqlite3_column_double(s, 5);
 		ab = sqlite3_column_int(s, 6);
 		boot_timeout = sqlite3_column_double(s, 7);
+		cpus = sqlite3_column_int(s, 8);
 		db_stmt_done(st, s);
 	}
 	if (!job || !ab || is_repeat || !side[0])
@@ -468,9 +470,10 @@ static int add_repeat(struct store *st, int64_t run_stage)
 		rc = db_run(st, "UPDATE stages SET seq = 2 - seq WHERE job_id = ? AND seq < 0", DB_INT(job));
 	next = seq + 1;
 	for (int k = 0; k < 2 && rc == 0; k++)
-		rc = db_run(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of) "
-			    "VALUES (?, ?, ?, ?, ?, ?, ?)", DB_INT(job), DB_INT(next + k), DB_TEXT(k ? "run" : "boot"),
-			    DB_TEXT(side), DB_INT(boot_index), DB_REAL(k ? run_timeout : boot_timeout), DB_INT(seq));
+		rc = db_run(st, "INSERT INTO stages (job_id, seq, kind, side, boot_index, timeout, repeat_of, cpus) "
+			    "VALUES (?, ?, ?, ?, ?, ?, ?, nullif(?, 0))", DB_INT(job), DB_INT(next + k),
+			    DB_TEXT(k ? "run" : "boot"), DB_TEXT(side), DB_INT(boot_index),
+			    DB_REAL(k ? run_timeout : boot_timeout), DB_INT(seq), DB_INT(cpus));
 	return rc < 0 ? rc : 1;
 }
 

@@ -465,6 +465,68 @@ static void test_unavailable_both(void **state)
 	json_decref(c);
 }
 
+/*
+ * A suite's guest_cpus: a row per vCPU count (param cpus), a point each
+ * on a sweep along "cpus" with its own verdict; the cases of workers:
+ * cpus (workers equal to cpus) are one sweep, and a fixed workers count
+ * measured at every count another. At each count, the two cases are a
+ * thread sweep (workers 1 and N) as before.
+ */
+static void test_cpus_sweep(void **state)
+{
+	json_t *b = doc_new(), *p = doc_new(), *c, *sw, *rows;
+	static const int counts[] = { 2, 4, 8 };
+	size_t i, k, follow = 9, fixed = 9;
+
+	(void)state;
+	rng_state = 11;
+	for (k = 0; k < 3; k++) {
+		char params[96];
+
+		/* the patch costs more the more CPUs there are: 0%, 10%, 30% */
+		snprintf(params, sizeof(params), "{\"workers\":%d,\"cpus\":%d}", counts[k], counts[k]);
+		add_boots(b, NULL, 6, 0, params, "mprotect.kernel_insn_per_op", 1000, 0.002, "lower");
+		add_boots(p, NULL, 6, 0, params, "mprotect.kernel_insn_per_op", k == 0 ? 1000 : k == 1 ? 1100 : 1300,
+			  0.002, "lower");
+		snprintf(params, sizeof(params), "{\"workers\":1,\"cpus\":%d}", counts[k]);
+		add_boots(b, NULL, 6, 1, params, "mprotect.kernel_insn_per_op", 500, 0.002, "lower");
+		add_boots(p, NULL, 6, 1, params, "mprotect.kernel_insn_per_op", 500, 0.002, "lower");
+	}
+	c = compare(b, p);
+	sw = json_object_get(c, "sweeps");
+	assert_int_equal(json_array_size(sw), 5);
+	for (i = 0; i < 5; i++) {
+		json_t *s = json_array_get(sw, i);
+		const char *axis = json_string_value(json_object_get(s, "axis"));
+		const char *pt = json_string_value(json_object_get(s, "params_text"));
+
+		if (!strcmp(axis, "workers"))
+			assert_int_equal(strncmp(pt, "cpus=", 5), 0);
+		else if (!strcmp(axis, "cpus") && !strcmp(pt, "workers=cpus"))
+			follow = i;
+		else if (!strcmp(axis, "cpus") && !strcmp(pt, "workers=1"))
+			fixed = i;
+		else
+			fail_msg("sweep %zu: axis %s, params %s", i, axis, pt);
+	}
+	assert_true(follow < 5 && fixed < 5);
+	rows = json_object_get(json_array_get(sw, follow), "rows");
+	assert_int_equal(json_array_size(rows), 3);
+	for (k = 0; k < 3; k++) {
+		json_t *r = json_array_get(rows, k);
+
+		assert_int_equal(json_integer_value(json_object_get(r, "x")), counts[k]);
+		assert_int_equal(json_integer_value(json_object_get(r, "cpus")), counts[k]);
+		assert_string_equal(json_string_value(json_object_get(r, "verdict")), k ? "regression" : "same");
+	}
+	rows = json_object_get(json_array_get(sw, fixed), "rows");
+	assert_int_equal(json_array_size(rows), 3);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 2), "verdict")), "same");
+	json_decref(b);
+	json_decref(p);
+	json_decref(c);
+}
+
 static void test_sweep_and_tlb(void **state)
 {
 	json_t *b = doc_new(), *p = doc_new(), *c, *sw, *rows;
@@ -985,6 +1047,7 @@ int main(void)
 		cmocka_unit_test(test_unavailable),
 		cmocka_unit_test(test_unavailable_both),
 		cmocka_unit_test(test_sweep_and_tlb),
+		cmocka_unit_test(test_cpus_sweep),
 		cmocka_unit_test(test_profile_diff),
 		cmocka_unit_test(test_profile_diff_missing),
 		cmocka_unit_test(test_outliers_failed_and_fewer_boots),

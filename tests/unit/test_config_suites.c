@@ -58,7 +58,7 @@ static const struct error_case error_cases[] = {
 	  "w.yaml:8:18: profile: must be true or false\n"
 	  "w.yaml:10:19: duration: " MUST_BE_SECONDS("0.1 to 86400") " (got '.inf')\n"
 	  "w.yaml:12:13: id: must be a string of at most 128 bytes\n"
-	  "w.yaml:14:18: workers: must be an integer from 1 to 1024" },
+	  "w.yaml:14:18: workers: must be an integer from 1 to 1024, or cpus (one a CPU it may run on)" },
 	{ "workload_conversion", "w.yaml",
 	  SUITE_S				/* 1-4 */
 	  L("      - workload: mprotect")			/* 5 */
@@ -122,7 +122,7 @@ static const struct error_case error_cases[] = {
 	  L("      - workload: mprotect")			/* 17 */
 	  L("        neighbour: {workload: stencil, grid: 5x9x9, workers: 4}"),
 	  /* 18: grid value col 46 */
-	  "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024\n"
+	  "u.yaml:8:20: neighbour.workers: must be an integer from 1 to 1024, or cpus (one a CPU it may run on)\n"
 	  "u.yaml:10:20: neighbour.workload: missing (one of mprotect, mremap, fault-write, "
 	  "tcp-rr, stencil, exec)\n"
 	  "u.yaml:11:41: neighbour: must be an object with a workload\n"
@@ -146,6 +146,48 @@ static const struct error_case error_cases[] = {
 	  "u.yaml:8:19: duration: " MUST_BE_SECONDS("0.1 to 86400") "\n"
 	  "u.yaml:10:26: tlb_model: must be on or off (the instruction plugin's TLB model in this suite's boots, "
 	  "where a machine allows it; in suite 't')" },
+	/* test_guest_cpus: a count no qemu machine allows, twice, out of
+	 * bounds, not a list of counts; a sweep whose run would outlast the
+	 * suite's timeout, at the count that does */
+	{ "guest_cpus", "g.yaml",
+	  MACHINES				/* 1-2 */
+	  L("  - name: q1")					/* 3 */
+	  L("    transport: local")			/* 4 */
+	  L("    boot: qemu")				/* 5 */
+	  L("    qemu: {accel: icount, initrd: /i, ssh_port: 2222, identity: /k, known_hosts: /h, max_cpus: 65}")	/* 6: col 96 */
+	  L("  - name: q2")					/* 7 */
+	  L("    transport: local")			/* 8 */
+	  L("    boot: qemu")				/* 9 */
+	  L("    qemu: {accel: icount, initrd: /i, ssh_port: 2223, identity: /k, known_hosts: /h}")	/* 10 */
+	  L("suites:")					/* 11 */
+	  L("  - name: s")					/* 12 */
+	  L("    guest_cpus: [2, 0, 2, 17, many]")		/* 13: cols 21, 24, 27, 31 */
+	  L("    workloads: [{workload: mprotect, duration: 2}]")	/* 14 */
+	  L("  - name: t")					/* 15 */
+	  L("    timeout: 100")				/* 16 */
+	  L("    guest_cpus: [2, 16]")			/* 17: col 21 */
+	  L("    workloads: [{workload: mprotect, mode: [threads, processes], duration: 5, iterations: 4}]")	/* 18 */
+	  L("  - {name: u, guest_cpus: [], workloads: [{workload: mprotect}]}")	/* 19: col 27 */
+	  L("  - {name: v, guest_cpus: {a: 1}, workloads: [{workload: mprotect}]}"),	/* 20: col 27 */
+	  "g.yaml:6:96: max_cpus: must be an integer from 1 to 64\n"
+	  "g.yaml:13:21: guest_cpus: must be an integer from 1 to 64\n"
+	  "g.yaml:13:24: guest_cpus: 2 is listed twice (in suite 's')\n"
+	  "g.yaml:13:27: guest_cpus: 17 vCPUs is more than any qemu machine of the lab allows (at most 16, "
+	  "machine 'q1'; its qemu section's max_cpus) (in suite 's')\n"
+	  "g.yaml:13:31: guest_cpus: must be an integer from 1 to 64\n"
+	  "g.yaml:17:21: guest_cpus: a run at 16 vCPUs is estimated at 400 s (50 s of windows x 16 vCPUs x "
+	  "0.5 host s per guest s and vCPU under icount), over the suite's timeout of 100 s (in suite 't')\n"
+	  "g.yaml:19:27: guest_cpus: must be a vCPU count from 1 to 64, or a list of at most 8 of them like "
+	  "[2, 8] (in suite 'u')\n"
+	  "g.yaml:20:27: guest_cpus: must be a vCPU count from 1 to 64, or a list of at most 8 of them like "
+	  "[2, 8] (in suite 'v')" },
+	/* a lab without a qemu machine has nothing to boot at a count */
+	{ "guest_cpus", "g.yaml",
+	  SUITE_S				/* 1-4 */
+	  L("      - workload: mprotect")			/* 5 */
+	  L("    guest_cpus: 4"),			/* 6: col 17 */
+	  "g.yaml:6:17: guest_cpus: the lab has no qemu machine to boot a guest at these counts "
+	  "(in suite 's')" },
 };
 
 /* YAML scalars become JSON types as the agent's spec parser expects them. */
@@ -253,12 +295,53 @@ CONFIG_TEST(compare_rules, "c.yaml",
 	assert_true(isnan(s->rules.overrides[1].min_change));
 }
 
+/*
+ * guest_cpus: each boot once per count, on a qemu machine that allows it
+ * (max_cpus: 16 under icount by default, else the host's CPUs, or the
+ * machine's cpus: over SSH); one count or a list, in the order written.
+ */
+CONFIG_TEST(guest_cpus, "g.yaml",
+	    MACHINES
+	    L("  - name: q1")
+	    L("    transport: local")
+	    L("    boot: qemu")
+	    L("    qemu: {accel: icount, initrd: /i, ssh_port: 2222, identity: /k, known_hosts: /h}")
+	    L("  - name: q2")
+	    L("    transport: local")
+	    L("    boot: qemu")
+	    L("    qemu: {accel: icount, initrd: /i, ssh_port: 2223, identity: /k, known_hosts: /h, max_cpus: 32}")
+	    L("  - {name: r1, transport: ssh, host: 10.0.0.1, identity: /k, known_hosts: /h, cpus: 4, boot: qemu,")
+	    L("     qemu: {accel: tcg, initrd: /i, ssh_port: 2224, identity: /k, known_hosts: /h}}")
+	    L("suites:")
+	    L("  - name: s")
+	    L("    timeout: 600")
+	    L("    guest_cpus: [8, 2]")
+	    L("    workloads: [{workload: mprotect, mode: [threads, processes], duration: 5, iterations: 4}]")
+	    L("  - {name: one, guest_cpus: 32, workloads: [{workload: mprotect, duration: 1}]}")
+	    L("  - {name: plain, workloads: [{workload: mprotect}]}"))
+{
+	const struct cfg_suite *s;
+
+	assert_int_equal(config_machine(cfg, "q1")->qemu->max_cpus, 16);
+	assert_int_equal(config_machine(cfg, "q2")->qemu->max_cpus, 32);
+	assert_int_equal(config_machine(cfg, "r1")->qemu->max_cpus, 4);
+	s = config_suite(cfg, "s");
+	assert_int_equal(s->nguest_cpus, 2);
+	assert_int_equal(s->guest_cpus[0], 8);
+	assert_int_equal(s->guest_cpus[1], 2);
+	s = config_suite(cfg, "one");
+	assert_int_equal(s->nguest_cpus, 1);
+	assert_int_equal(s->guest_cpus[0], 32);
+	assert_int_equal(config_suite(cfg, "plain")->nguest_cpus, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_workload_conversion),
 		cmocka_unit_test(test_suite_specs),
 		cmocka_unit_test(test_compare_rules),
+		cmocka_unit_test(test_guest_cpus),
 	};
 
 	return cmocka_run_group_tests_name("config_suites", tests, NULL, NULL);

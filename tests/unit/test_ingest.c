@@ -28,7 +28,7 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct strbuf err = STRBUF_INIT;
-	struct stage_plan plan = { "run", NULL, 0, 60 };
+	struct stage_plan plan = { "run", NULL, 0, 60, 0 };
 	json_t *suite = json_pack("[{s:s}]", "workload", "mprotect");
 	struct job_request req = { .kind = "run", .suite = "tlb", .suite_json = suite, .boots = 1 };
 
@@ -132,6 +132,24 @@ static void test_good_lines_are_stored(void **state)
 	assert_int_equal(stored_runs(f), 1);
 	assert_int_equal(stored_metrics(f), 2);
 	assert_int_equal(stored_samples(f), 1);
+}
+
+/* A sweep's boot (guest_cpus) adds its vCPU count to each run's params,
+ * beside the agent's, so the comparison has a row per count. */
+static void test_sweep_count_in_params(void **state)
+{
+	struct fixture *f = *state;
+	json_t *runs, *params;
+
+	f->ig.cpus = 8;
+	assert_int_equal(feed(f, GOOD_ITER), 0);
+	runs = store_runs_json(f->sf.st, f->job);
+	assert_non_null(runs);
+	params = json_object_get(json_array_get(json_object_get(runs, "runs"), 0), "params");
+	assert_int_equal(json_integer_value(json_object_get(params, "cpus")), 8);
+	assert_int_equal(json_integer_value(json_object_get(params, "workers")), 2);
+	assert_string_equal(json_string_value(json_object_get(params, "workload")), "mprotect");
+	json_decref(runs);
 }
 
 /* Bytes that are not one JSON object with a string "type". */
@@ -304,6 +322,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_good_lines_are_stored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_garbage, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_sweep_count_in_params, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_huge_lines, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_wrong_types, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refusal_shows_an_excerpt, setup, teardown),

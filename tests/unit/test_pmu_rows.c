@@ -226,7 +226,7 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	struct strbuf err = STRBUF_INIT;
-	struct stage_plan plan = { "run", NULL, 0, 60 };
+	struct stage_plan plan = { "run", NULL, 0, 60, 0 };
 	json_t *suite = json_pack("[{s:s}]", "workload", "mprotect");
 	struct job_request req = { .kind = "run", .suite = "tlb", .suite_json = suite, .boots = 1 };
 

@@ -573,6 +573,31 @@ static void test_bad_workers(void **state)
 	expect_error("{\"workload\":\"mprotect\",\"mode\":[\"threads\",\"procs\"],\"workers\":[1,2]}",
 		     "mode[1]: must be threads or processes");
 	expect_error("{\"workload\":\"mprotect\",\"workers\":[1,2,[3]]}", "workers[2]: must be an integer");
+	/* a word other than cpus: the message says cpus is one */
+	expect_error("{\"workload\":\"mprotect\",\"workers\":\"cpu\"}",
+		     "workers: must be an integer from 1 to 1024, or cpus (one a CPU it may run on)");
+}
+
+/* workers: cpus is one worker a CPU the agent may run on (a sweep's
+ * guest_cpus changes it boot by boot); the case's params say how many. */
+static void test_workers_cpus(void **state)
+{
+	struct strbuf err = STRBUF_INIT;
+	struct spec s;
+	cpu_set_t set;
+	int n;
+
+	(void)state;
+	assert_int_equal(sched_getaffinity(0, sizeof(set), &set), 0);
+	n = CPU_COUNT(&set);
+	if (parse(&s, "{\"workload\":\"mprotect\",\"workers\":[1,\"cpus\"]}", &err) < 0)
+		fail_msg("%s", err.buf);
+	assert_int_equal(s.ncases, 2);
+	assert_int_equal(s.cases[0].p.workers, 1);
+	assert_int_equal(s.cases[1].p.workers, n);
+	assert_int_equal(json_integer_value(json_object_get(s.cases[1].params, "workers")), n);
+	spec_release(&s);
+	strbuf_release(&err);
 }
 
 static void test_bad_numbers(void **state)
@@ -710,6 +735,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_workers_cpus),
 		cmocka_unit_test(test_toplevel_settings),
 		cmocka_unit_test(test_matrix_order),
 		cmocka_unit_test(test_matrix_three_keys),

@@ -211,7 +211,7 @@ static void test_machine_last_boot(void **state)
 static int64_t sourced_job(struct store *st, const char *kind, const char *patch, const char *url, const char *ref,
 			   const char *subject)
 {
-	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "build", "patched", 0, 60 } };
+	struct stage_plan plan[] = { { "build", "base", 0, 60, 0 }, { "build", "patched", 0, 60, 0 } };
 	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = kind,
 				   .patch = patch, .patch_url = url, .patch_ref = ref, .patch_subject = subject,
 				   .suite = "tlb", .boots = 1 };
@@ -261,7 +261,7 @@ static void test_patch_subject(void **state)
 static void test_per_patch_group(void **state)
 {
 	struct store_fixture *f = *state;
-	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "build", "patched", 0, 60 } };
+	struct stage_plan plan[] = { { "build", "base", 0, 60, 0 }, { "build", "patched", 0, 60, 0 } };
 	struct stage_plan *plans[3] = { plan, plan, plan };
 	size_t nplans[3] = { 2, 2, 2 };
 	struct job_request reqs[3];
@@ -524,8 +524,8 @@ static void test_job_list_text(void **state)
 /* A job of token (NULL: the lab's), of boots boot stages; its id. */
 static int64_t token_job(struct store *st, const char *token, int boots)
 {
-	struct stage_plan plan[] = { { "boot", NULL, 0, 60 }, { "run", NULL, 0, 60 }, { "boot", NULL, 1, 60 },
-				     { "run", NULL, 1, 60 } };
+	struct stage_plan plan[] = { { "boot", NULL, 0, 60, 0 }, { "run", NULL, 0, 60, 0 }, { "boot", NULL, 1, 60, 0 },
+				     { "run", NULL, 1, 60, 0 } };
 	struct job_request req = { .kind = "run", .suite = "tlb", .boots = boots, .token = token };
 	struct strbuf err = STRBUF_INIT;
 	int64_t id = 0;
@@ -681,6 +681,74 @@ static void test_job_list_redacted(void **state)
 	strbuf_release(&text);
 }
 
+/* The job's stages as "kind/side/boot_index/cN" (c- for no count), by seq. */
+static void stages_of(struct store *st, int64_t job, struct strbuf *out)
+{
+	json_t *j = store_job_json(st, job), *g;
+	size_t i;
+
+	assert_non_null(j);
+	json_array_foreach(json_object_get(j, "stages"), i, g) {
+		json_t *cpus = json_object_get(g, "cpus");
+
+		strbuf_addf(out, "%s%s/%s/%lld/c", i ? " " : "", json_string_value(json_object_get(g, "kind")),
+			    json_string_value(json_object_get(g, "side")) ?: "-",
+			    (long long)json_integer_value(json_object_get(g, "boot_index")));
+		if (json_is_integer(cpus))
+			strbuf_addf(out, "%lld", (long long)json_integer_value(cpus));
+		else
+			strbuf_addch(out, '-');
+	}
+	json_decref(j);
+}
+
+/*
+ * A sweep's stages keep their vCPU count (guest_cpus), and the boots a
+ * look adds boot each side at every count of the first round, in its
+ * order; a job without a sweep adds boots without one.
+ */
+static void test_sweep_boots(void **state)
+{
+	struct store_fixture *f = *state;
+	struct stage_plan plan[] = {
+		{ "build", "base", 0, 60, 0 }, { "build", "patched", 0, 60, 0 },
+		{ "boot", "base", 0, 600, 8 }, { "run", "base", 0, 60, 8 },
+		{ "boot", "patched", 0, 600, 8 }, { "run", "patched", 0, 60, 8 },
+		{ "boot", "base", 0, 600, 2 }, { "run", "base", 0, 60, 2 },
+		{ "boot", "patched", 0, 600, 2 }, { "run", "patched", 0, 60, 2 },
+	};
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = "patch",
+				   .patch = "--- a/x\n+++ b/x\n", .suite = "sweep", .boots = 1, .max_boots = 2 };
+	struct strbuf err = STRBUF_INIT, got = STRBUF_INIT;
+	int64_t job = 0, plain;
+
+	req.suite_json = json_array();
+	if (store_job_create(f->st, &req, plan, ARRAY_SIZE(plan), &job, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	assert_int_equal(store_job_add_boots(f->st, job, 1, 600, 60), 1);
+	stages_of(f->st, job, &got);
+	assert_string_equal(got.buf, "build/base/0/c- build/patched/0/c- "
+			    "boot/base/0/c8 run/base/0/c8 boot/patched/0/c8 run/patched/0/c8 "
+			    "boot/base/0/c2 run/base/0/c2 boot/patched/0/c2 run/patched/0/c2 "
+			    "boot/base/1/c8 run/base/1/c8 boot/patched/1/c8 run/patched/1/c8 "
+			    "boot/base/1/c2 run/base/1/c2 boot/patched/1/c2 run/patched/1/c2");
+	/* no more than max_boots */
+	assert_int_equal(store_job_add_boots(f->st, job, 1, 600, 60), 0);
+	strbuf_reset(&got);
+	for (size_t i = 0; i < ARRAY_SIZE(plan); i++)
+		plan[i].cpus = 0;
+	if (store_job_create(f->st, &req, plan, 6, &plain, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	assert_int_equal(store_job_add_boots(f->st, plain, 1, 600, 60), 1);
+	stages_of(f->st, plain, &got);
+	assert_string_equal(got.buf, "build/base/0/c- build/patched/0/c- "
+			    "boot/base/0/c- run/base/0/c- boot/patched/0/c- run/patched/0/c- "
+			    "boot/base/1/c- run/base/1/c- boot/patched/1/c- run/patched/1/c-");
+	json_decref((json_t *)req.suite_json);
+	strbuf_release(&err);
+	strbuf_release(&got);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -698,6 +766,7 @@ int main(void)
 		store_fixture_test(test_token_rights),
 		store_fixture_test(test_token_work_bisections),
 		store_fixture_test(test_job_list_redacted),
+		store_fixture_test(test_sweep_boots),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -32,7 +32,7 @@ static int64_t point(struct store *st, int i, double value)
 	json_t *specs = json_pack("[{s:s}]", "workload", "mprotect");
 	struct job_request req = { .kind = "run", .tree = "linux", .base = commit_n(i)->commit, .suite = "tlb",
 				   .suite_json = specs, .boots = 2, .submitter = "track:mainline" };
-	struct stage_plan plan[] = { { "build", "base", 0, 60 }, { "boot", "base", 0, 60 }, { "run", "base", 0, 60 } };
+	struct stage_plan plan[] = { { "build", "base", 0, 60, 0 }, { "boot", "base", 0, 60, 0 }, { "run", "base", 0, 60, 0 } };
 	struct strbuf err = STRBUF_INIT;
 	char track[72] = "";
 	int64_t job = 0;
@@ -58,7 +58,7 @@ static void test_points_and_series(void **state)
 	struct store_fixture *sf = *state;
 	struct store *st = sf->st;
 	struct job_request req = { .kind = "run", .tree = "linux", .base = "x", .suite = "tlb", .boots = 1 };
-	struct stage_plan plan[] = { { "build", "base", 0, 60 } };
+	struct stage_plan plan[] = { { "build", "base", 0, 60, 0 } };
 	struct strbuf err = STRBUF_INIT;
 	struct series_data d;
 	int64_t job, *series = NULL;

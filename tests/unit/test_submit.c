@@ -28,6 +28,10 @@ static const char lab_yaml[] =
 	L("    transport: local")
 	L("    arch: arm64")
 	L("    tags: [arm]")
+	L("  - name: q1")
+	L("    transport: local")
+	L("    boot: qemu")
+	L("    qemu: {accel: icount, max_cpus: 4, initrd: /i, ssh_port: 2222, identity: /k, known_hosts: /h}")
 	L("builders:")
 	L("  - name: local")
 	L("    transport: local")
@@ -39,7 +43,11 @@ static const char lab_yaml[] =
 	L("  - name: tlb")
 	L("    timeout: 60")
 	L("    workloads:")
-	L("      - workload: mprotect");
+	L("      - workload: mprotect")
+	L("  - name: sweep")
+	L("    timeout: 60")
+	L("    guest_cpus: [2, 4]")
+	L("    workloads: [{workload: mprotect, duration: 1}]");
 
 #define DIFF "--- a/mm/x.c\\n+++ b/mm/x.c\\n@@ -1 +1 @@\\n-a\\n+b\\n"
 
@@ -122,6 +130,18 @@ static void test_refusals(void **state)
 	refused("{\"suite\":\"tlb\",\"arch\":64}", "arch: must be a string (x86_64, arm64)");
 	refused("{\"suite\":\"tlb\",\"machines\":[\"m1\"],\"arch\":\"arm64\"}",
 		"arch: no configured machine of arch arm64 fits the job's machines and tags");
+	/* a sweep (guest_cpus) boots QEMU guests of its counts: a kernel of
+	 * the job's own, on a machine that boots the largest (a named one
+	 * that cannot is named) */
+	refused("{\"suite\":\"sweep\",\"tree\":\"linux\",\"base\":\"v6.1\",\"machines\":[\"q1\",\"m1\"]}",
+		"machines: m1 is not a qemu machine (boot: none), whose guest's vCPUs a job could choose; "
+		"suite sweep sweeps guest_cpus up to 4 vCPUs");
+	refused("{\"suite\":\"sweep\",\"tree\":\"linux\",\"base\":\"v6.1\",\"arch\":\"arm64\"}",
+		"suite: sweep sweeps guest_cpus up to 4 vCPUs, and no machine the job may use boots such a "
+		"guest (a1 is not a qemu machine (boot: none), whose guest's vCPUs a job could choose)");
+	refused("{\"suite\":\"sweep\",\"machines\":[\"q1\"]}",
+		"suite: sweep sweeps guest_cpus (up to 4 vCPUs), which needs a kernel of the job's own to boot: "
+		"give tree and base");
 }
 
 /* With the lab's defaults: a request with only a patch takes the suite,
@@ -265,7 +285,8 @@ static void test_defaults(void **state)
 	strbuf_release(&subject);
 }
 
-/* The plan of body, as "kind/side/boot_index/timeout" items joined by ' '. */
+/* The plan of body, as "kind/side/boot_index/timeout" items joined by ' ',
+ * each with "/cN" when it boots a guest of N vCPUs (a sweep). */
 static void plan_of(const char *body, struct strbuf *out)
 {
 	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
@@ -277,9 +298,12 @@ static void plan_of(const char *body, struct strbuf *out)
 	if (submit_request_parse(cfg, body, strlen(body), &doc, &req, &subject, &err) < 0)
 		fail_msg("%s: %s", body, err.buf);
 	n = submit_plan(cfg, config_suite(cfg, req.suite), &req, &plan);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		strbuf_addf(out, "%s%s/%s/%d/%g", i ? " " : "", plan[i].kind, plan[i].side ? plan[i].side : "-",
 			    plan[i].boot_index, plan[i].timeout);
+		if (plan[i].cpus)
+			strbuf_addf(out, "/c%d", plan[i].cpus);
+	}
 	free(plan);
 	json_decref(doc);
 	strbuf_release(&err);
@@ -303,14 +327,27 @@ static void test_plan(void **state)
 	/* one kernel: its build, then each boot with its run */
 	plan_of("{\"suite\":\"tlb\",\"tree\":\"linux\",\"base\":\"v6.1\",\"boots\":2}", &p);
 	assert_string_equal(p.buf, "build/base/0/100 boot/base/0/600 run/base/0/60 boot/base/1/600 run/base/1/60");
+	strbuf_reset(&p);
+	/* a sweep (guest_cpus: [2, 4]): each round boots each side at each
+	 * count, ABAB at one count and then at the next */
+	plan_of("{\"suite\":\"sweep\",\"tree\":\"linux\",\"base\":\"v6.1\",\"boots\":2,\"patch\":\"" DIFF "\"}", &p);
+	assert_string_equal(p.buf, "build/base/0/100 build/patched/0/100 "
+			    "boot/base/0/600/c2 run/base/0/60/c2 boot/patched/0/600/c2 run/patched/0/60/c2 "
+			    "boot/base/0/600/c4 run/base/0/60/c4 boot/patched/0/600/c4 run/patched/0/60/c4 "
+			    "boot/base/1/600/c2 run/base/1/60/c2 boot/patched/1/600/c2 run/patched/1/60/c2 "
+			    "boot/base/1/600/c4 run/base/1/60/c4 boot/patched/1/600/c4 run/patched/1/60/c4");
+	strbuf_reset(&p);
+	plan_of("{\"suite\":\"sweep\",\"tree\":\"linux\",\"base\":\"v6.1\",\"machines\":[\"q1\"]}", &p);
+	assert_string_equal(p.buf, "build/base/0/100 boot/base/0/600/c2 run/base/0/60/c2 "
+			    "boot/base/0/600/c4 run/base/0/60/c4");
 	strbuf_release(&p);
 }
 
 static void test_limits(void **state)
 {
 	struct stage_plan plan[] = {
-		{ "build", "base", 0, 1 }, { "boot", "base", 0, 1 }, { "run", "base", 0, 1 },
-		{ "boot", "patched", 0, 1 }, { "run", "patched", 0, 1 },
+		{ "build", "base", 0, 1, 0 }, { "boot", "base", 0, 1, 0 }, { "run", "base", 0, 1, 0 },
+		{ "boot", "patched", 0, 1, 0 }, { "run", "patched", 0, 1, 0 },
 	};
 	struct stage_plan *const one[] = { plan }, *const three[] = { plan, plan, plan };
 	const size_t n[] = { ARRAY_SIZE(plan), ARRAY_SIZE(plan), ARRAY_SIZE(plan) };

@@ -85,15 +85,18 @@ function legend(el, items) {
 	el.after(div);
 }
 
-// A thread sweep: x = workers (log2), base and patched medians with a band
-// of +- the spread (from the matching comparison rows).
+// A sweep: x = workers, or the guest's vCPUs of a suite's guest_cpus
+// (sweep.axis; log2), base and patched medians with a band of +- the
+// spread (from the matching comparison rows); a point whose verdict is a
+// regression or an improvement gets a ring, named in the legend.
 export async function sweepChart(el, sweep, rows) {
 	const uPlot = await loadUPlot();
 	const c = palette();
 	const byKey = new Map();
 	for (const r of rows) if (r.spec === sweep.spec && r.metric === sweep.metric) byKey.set(r.case, r);
-	const pts = [...sweep.rows].sort((a, b) => a.workers - b.workers);
-	const x = [], b = [], p = [], bl = [], bh = [], pl = [], ph = [];
+	const at = (r) => r.x ?? r.workers;
+	const pts = [...sweep.rows].sort((a, b) => at(a) - at(b));
+	const x = [], b = [], p = [], bl = [], bh = [], pl = [], ph = [], called = [];
 	const band = (center, s) => {
 		if (center === null || !s || s.spread_pct === null || s.spread_pct === undefined) return [center, center];
 		const d = Math.abs(center) * s.spread_pct / 100;
@@ -101,9 +104,10 @@ export async function sweepChart(el, sweep, rows) {
 	};
 	for (const r of pts) {
 		const row = byKey.get(r.case);
-		x.push(r.workers);
+		x.push(at(r));
 		b.push(r.base);
 		p.push(r.patched);
+		called.push(r.verdict === 'regression' || r.verdict === 'improvement' ? r.patched : null);
 		const [lo1, hi1] = band(r.base, row && row.base);
 		const [lo2, hi2] = band(r.patched, row && row.patched);
 		bl.push(lo1);
@@ -112,21 +116,25 @@ export async function sweepChart(el, sweep, rows) {
 		ph.push(hi2);
 	}
 	const height = 240;
+	const axis = sweep.axis === 'cpus' ? 'vCPUs' : 'workers';
 	const u = new uPlot(frame(el, height, 520, {
 		cursor: { drag: { x: false, y: false } },
 		scales: { x: { time: false, distr: x[0] > 0 ? 3 : 1, log: 2 } },
-		axes: axes(c, 'workers', sweep.unit || sweep.metric),
+		axes: axes(c, axis, sweep.unit || sweep.metric),
 		series: [
-			{ label: 'workers' },
+			{ label: axis },
 			{ label: 'base', stroke: c.base, width: 2, points: { show: true, size: 6, fill: c.base } },
 			{ label: 'patched', stroke: c.patched, width: 2, dash: [6, 4], points: { show: true, size: 6, fill: c.patched } },
 			{ label: 'base lo', ...HIDDEN }, { label: 'base hi', ...HIDDEN },
 			{ label: 'patched lo', ...HIDDEN }, { label: 'patched hi', ...HIDDEN },
+			{ label: 'called', stroke: c.patched, width: 0, points: { show: true, size: 13, width: 2, stroke: c.patched, fill: 'transparent' } },
 		],
 		bands: [{ series: [4, 3], fill: c.baseBand }, { series: [6, 5], fill: c.patchedBand }],
-	}), [x, b, p, bl, bh, pl, ph], el);
-	legend(el, [['base', c.base, false], ['patched', c.patched, true], ['\u00b1 spread', c.baseBand, false]]);
+	}), [x, b, p, bl, bh, pl, ph, called], el);
+	legend(el, [['base', c.base, false], ['patched', c.patched, true], ['\u00b1 spread', c.baseBand, false],
+		['\u25cb regression or improvement at that point', c.patched, false]]);
 	el.dataset.series = '2';
+	el.dataset.called = String(called.filter((v) => v !== null).length);
 	return fit(u, el, height);
 }
 

@@ -82,16 +82,24 @@ ${failed}${notes}
 
 // ---- sweeps, TLB, profile ----
 
+// What a sweep's x is: the workers of a thread sweep, or the guest's vCPUs
+// of a suite's guest_cpus (the comparison's "axis").
+export const AXIS_LABEL = { workers: 'workers', cpus: 'vCPUs' };
+const axisLabel = (sw) => AXIS_LABEL[sw.axis] || 'workers';
+
 function sweepsSection(cmp) {
 	if (!cmp.sweeps.length) return '';
-	return `<section id="sweeps" aria-labelledby="h-sweeps"><h2 id="h-sweeps">Thread sweeps <span class="muted small">${cmp.sweeps.length}</span></h2>
-<p class="muted small">Median over boots per side; the band is \u00b1 the spread (stddev over boots). Base: solid line; patched: dashed.</p>
+	const threads = cmp.sweeps.filter((sw) => sw.axis !== 'cpus').length;
+	const title = threads === cmp.sweeps.length ? 'Thread sweeps' : threads ? 'Thread and CPU sweeps' : 'CPU sweeps';
+	return `<section id="sweeps" aria-labelledby="h-sweeps"><h2 id="h-sweeps">${title} <span class="muted small">${cmp.sweeps.length}</span></h2>
+<p class="muted small">Median over boots per side; the band is \u00b1 the spread (stddev over boots). Base: solid line; patched: dashed. A CPU sweep's
+points are the suite's guest_cpus, each its own boots and its own verdict (the table below each chart).</p>
 <div class="charts">` + cmp.sweeps.map((sw, i) => `
-<figure class="chart-box" id="sweep-${i}">
-<figcaption><strong>${esc(sw.metric)}</strong> vs workers <span class="muted">${esc(sw.workload)} ${esc(shortParams(sw.params_text))} \u00b7 ${esc(sw.unit || '')} \u00b7 ${esc(sw.direction)} is ${sw.direction === 'neutral' ? 'neither' : 'better'}</span></figcaption>
-<div class="chart" data-sweep="${i}" role="img" aria-label="${esc(sw.metric)} against workers, base and patched"></div>
-<table class="data small sweep"><thead><tr><th scope="col">workers</th><th scope="col">base</th><th scope="col">patched</th><th scope="col">change</th><th scope="col">verdict</th></tr></thead><tbody>` +
-		sw.rows.map((r) => `<tr class="r-${esc(r.verdict)}"><td class="num">${r.workers}</td><td class="num">${num(r.base)}</td><td class="num">${num(r.patched)}</td><td class="num">${pct(r.change_pct)}</td><td>${verdictHtml(r.verdict)}</td></tr>`).join('') +
+<figure class="chart-box" id="sweep-${i}" data-axis="${esc(sw.axis || 'workers')}">
+<figcaption><strong>${esc(sw.metric)}</strong> vs ${axisLabel(sw)} <span class="muted">${esc(sw.workload)} ${esc(shortParams(sw.params_text))} \u00b7 ${esc(sw.unit || '')} \u00b7 ${esc(sw.direction)} is ${sw.direction === 'neutral' ? 'neither' : 'better'}</span></figcaption>
+<div class="chart" data-sweep="${i}" role="img" aria-label="${esc(sw.metric)} against ${axisLabel(sw)}, base and patched"></div>
+<table class="data small sweep"><thead><tr><th scope="col">${axisLabel(sw)}</th><th scope="col">base</th><th scope="col">patched</th><th scope="col">change</th><th scope="col">verdict</th></tr></thead><tbody>` +
+		sw.rows.map((r) => `<tr class="r-${esc(r.verdict)}"><td class="num">${r.x ?? r.workers}</td><td class="num">${num(r.base)}</td><td class="num">${num(r.patched)}</td><td class="num">${pct(r.change_pct)}</td><td>${verdictHtml(r.verdict)}</td></tr>`).join('') +
 		'</tbody></table></figure>').join('') + '</div></section>';
 }
 

@@ -42,7 +42,7 @@ static void cleanup(void)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-	struct stage_plan plan = { "run", NULL, 0, 60 };
+	struct stage_plan plan = { "run", NULL, 0, 60, 0 };
 	json_t *suite = json_pack("[{s:s}]", "workload", "mprotect");
 	struct job_request req = { .kind = "run", .suite = "tlb", .suite_json = suite, .boots = 1 };
 
