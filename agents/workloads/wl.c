@@ -134,8 +134,19 @@ int wl_spawn(struct wl_ctx *ctx, enum wl_mode mode, wl_fn fn, int i, struct strb
 		}
 		ctx->pids[slot] = 0;
 	} else {
-		pid_t pid = fork();
+		cpu_set_t was;
+		int repin = ctx->ncpus > 0 && sched_getaffinity(0, sizeof(was), &was) == 0;
+		pid_t pid;
 
+		/* the child is born on its own CPU: pinned only after the fork, a
+		 * single-threaded worker's mm had run on the parent's CPU first,
+		 * which a kernel that flushes such an mm locally (kernels/patches/
+		 * 0003) must then treat as shared */
+		if (repin)
+			wl_pin(ctx, i);
+		pid = fork();
+		if (pid != 0 && repin)
+			sched_setaffinity(0, sizeof(was), &was);
 		if (pid < 0)
 			return strbuf_seterr(err, "worker %d: fork: %s", i, strerror(errno));
 		if (pid == 0) {
