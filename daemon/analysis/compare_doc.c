@@ -95,11 +95,18 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 const char *compare_verdict(const json_t *comparison)
 {
 	const json_t *sum = json_object_get(comparison, "summary");
+	json_int_t work_regressed = json_integer_value(json_object_get(json_object_get(sum, "counters"),
+								       "work_regressions"));
 
+	/* a work row outside the headline that regressed (more page walks,
+	 * more translations lost) is the job's regression, or, beside a
+	 * headline that improved, a change of both ways */
 	if (json_array_size(json_object_get(sum, "regressions")))
 		return "regression";
 	if (json_array_size(json_object_get(sum, "improvements")))
-		return "improvement";
+		return work_regressed ? "changed" : "improvement";
+	if (work_regressed)
+		return "regression";
 	if (json_array_size(json_object_get(sum, "changed")))
 		return "changed";
 	if (json_integer_value(json_object_get(sum, "inconclusive")) > 0)

@@ -197,7 +197,7 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class)
 {
 	json_t *reg = json_array(), *imp = json_array(), *chg = json_array();
-	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0, moved = 0;
+	long long same = 0, inc = 0, unav = 0, creg = 0, cimp = 0, cchg = 0, moved = 0, wreg = 0;
 	struct strbuf text = STRBUF_INIT, not_same = STRBUF_INIT;
 	size_t i, k;
 	json_t *lists[3], *e;
@@ -210,6 +210,7 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 		if (!rows[i].headline) {
 			moved += json_is_true(json_object_get(rows[i].obj, "moved_alone"));
 			creg += !strcmp(v, "regression");
+			wreg += !strcmp(v, "regression") && rows[i].v.cls == COMPARE_CLASS_WORK;
 			cimp += !strcmp(v, "improvement");
 			cchg += !strcmp(v, "changed");
 			continue;
@@ -250,11 +251,20 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 	if (!text.len)
 		strbuf_addstr(&text, "no headline change");
 	strbuf_addf(&text, "; %lld same, %lld inconclusive", same, inc);
+	/* the kernel's work that is not the headline (the TLB model's page
+	 * walks and lost translations): a regression there is the job's,
+	 * unless a headline row regressed already (then it is said above) */
+	if (wreg && !json_array_size(reg)) {
+		strbuf_addf(&text, ". %lld other work row%s regressed", wreg, wreg == 1 ? "" : "s");
+		strbuf_addstr(&text, json_array_size(imp) ? " while the headline improved: changed (" : ": a regression (");
+		moved_rows(&text, rows, n);
+		strbuf_addch(&text, ')');
+	}
 	if (unav)
 		strbuf_addf(&text, ", %lld unavailable", unav);
 	/* same promises that nothing the job tested moved: not while a
 	 * headline row is missing, nor while another tested row was called */
-	if (!json_array_size(reg) && !json_array_size(imp) && !json_array_size(chg) && !inc && same &&
+	if (!json_array_size(reg) && !json_array_size(imp) && !json_array_size(chg) && !inc && same && !wreg &&
 	    (unav || creg + cimp + cchg || moved)) {
 		if (unav)
 			strbuf_addf(&not_same, "%lld headline row%s unavailable", unav, unav == 1 ? "" : "s");
@@ -282,11 +292,11 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 			first = 0;
 		}
 	}
-	e = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I},s:s}", "regressions", reg,
+	e = json_pack("{s:o,s:o,s:o,s:I,s:I,s:I,s:{s:I,s:I,s:I,s:I},s:s}", "regressions", reg,
 		      "improvements", imp, "changed", chg, "same", (json_int_t)same,
 		      "inconclusive", (json_int_t)inc, "unavailable", (json_int_t)unav,
 		      "counters", "regressions", (json_int_t)creg, "improvements", (json_int_t)cimp,
-		      "changed", (json_int_t)cchg, "text", text.buf);
+		      "changed", (json_int_t)cchg, "work_regressions", (json_int_t)wreg, "text", text.buf);
 	if (not_same.len)
 		json_object_set_new(e, "not_same", json_string(not_same.buf));
 	strbuf_release(&text);

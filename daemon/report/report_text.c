@@ -239,6 +239,11 @@ static void opening(struct report *r)
 				    !strcmp(verdict, "changed") ? "changes" : !strcmp(verdict, "regression") ?
 				    (n == 2 ? "regression" : "regressions") : (n == 2 ? "improvement" : "improvements"));
 		strbuf_addstr(&s, " on:");
+	} else if (!strcmp(verdict, "regression") || !strcmp(verdict, "changed")) {
+		/* no headline row says it: a work row outside the headline
+		 * regressed (page walks, translations lost, shootdowns per op) */
+		strbuf_addf(&s, "tlblab noticed a regression in the kernel's work outside the headline metrics%s on:",
+			    !strcmp(verdict, "changed") ? ", where a headline metric improved," : "");
 	} else if (!strcmp(verdict, "same")) {
 		top_row(cmp, "same", &n);
 		strbuf_addf(&s, "tlblab found %s the same, within the least change %s would call, on:",

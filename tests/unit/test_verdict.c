@@ -617,8 +617,9 @@ static void drop_case(json_t *doc, const char *side, int cas)
 
 /* A job is never same while a tested row outside the headline was called a
  * change (0 -> 0.37 shootdowns per kop beside unchanged instructions once
- * read same), nor while a headline row is missing: it is inconclusive, and
- * the summary says why. */
+ * read same), nor while a headline row is missing. A work row that
+ * regressed (the kernel's shootdowns per op) makes it a regression; a
+ * headline row missing leaves it inconclusive; the summary says why. */
 static void test_same_needs_everything(void **state)
 {
 	const struct gen_metric m[] = {
@@ -640,12 +641,29 @@ static void test_same_needs_everything(void **state)
 	assert_string_equal(s_of(row_of(c, "interrupts.TLB.per_kop", 0), "verdict"), "regression");
 	assert_string_equal(class_verdict(c, "work"), "same");
 	sum = json_object_get(c, "summary");
-	assert_string_equal(s_of(c, "verdict"), "inconclusive");
-	assert_non_null(strstr(s_of(sum, "not_same"), "1 other tested row called a change"));
-	assert_non_null(strstr(s_of(sum, "not_same"), "(work: interrupts.TLB.per_kop +"));
-	assert_non_null(strstr(s_of(sum, "not_same"), "% regression)"));
-	assert_non_null(strstr(s_of(sum, "text"), "Not same: "));
+	assert_string_equal(s_of(c, "verdict"), "regression");
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "counters"), "work_regressions")), 1);
+	assert_non_null(strstr(s_of(sum, "text"), "1 other work row regressed: a regression (work: "
+				      "interrupts.TLB.per_kop +"));
+	assert_null(json_object_get(sum, "not_same"));
 	json_decref(c);
+
+	/* the same beside a headline that improved: both ways, changed */
+	rng_state = 30;
+	{
+		struct gen_metric m3[ARRAY_SIZE(m)];
+
+		memcpy(m3, m, sizeof(m));
+		m3[0].factor = 0.9;
+		doc = job_new(NULL);
+		add_case(doc, 0, "mprotect", 5, m3, ARRAY_SIZE(m3));
+		c = compared(doc, NULL);
+		assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "improvement");
+		assert_string_equal(s_of(c, "verdict"), "changed");
+		assert_non_null(strstr(s_of(json_object_get(c, "summary"), "text"),
+				       "1 other work row regressed while the headline improved: changed"));
+		json_decref(c);
+	}
 
 	/* the counter unchanged: same, and nothing to explain */
 	rng_state = 30;
