@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "insn.h"
 #include "pmu_rows.h"
 #include "store.h"
 #include "util.h"
@@ -77,6 +78,35 @@ static int is_bool(json_t *o, const char *k)
 	return json_is_boolean(json_object_get(o, k));
 }
 
+/* A window's list of CPUs, when given: the numbers of vCPUs a marker line
+ * can count (insn.h) */
+static int cpus_ok(const json_t *cpus)
+{
+	size_t i;
+	json_t *c;
+
+	if (!cpus)
+		return 1;
+	if (!json_is_array(cpus) || !json_array_size(cpus))
+		return 0;
+	json_array_foreach(cpus, i, c)
+		if (!json_is_integer(c) || json_integer_value(c) < 0 || json_integer_value(c) >= INSN_VCPU_MAX)
+			return 0;
+	return 1;
+}
+
+/* where a window ran: its CPUs, and a neighbour's workload, CPUs and
+ * operations */
+static int window_where_ok(json_t *window)
+{
+	json_t *nb = json_object_get(window, "neighbour");
+
+	if (!cpus_ok(json_object_get(window, "cpus")))
+		return 0;
+	return !nb || (json_is_object(nb) && json_is_string(json_object_get(nb, "workload")) &&
+		       json_object_get(nb, "cpus") && cpus_ok(json_object_get(nb, "cpus")) && is_duration(nb, "ops"));
+}
+
 static int is_obj(json_t *o, const char *k)
 {
 	return json_is_object(json_object_get(o, k));
@@ -126,7 +156,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	if (window && (!json_is_object(window) || !json_is_integer(json_object_get(window, "index")) ||
 		       json_integer_value(json_object_get(window, "index")) < 1 ||
 		       json_integer_value(json_object_get(window, "index")) > INT_MAX ||
-		       !is_duration(window, "ops")))
+		       !is_duration(window, "ops") || !window_where_ok(window)))
 		return garbage(ig, "malformed iteration window", line, len);
 	if (ig->cpus > 0) {
 		/* the sweep's count, beside the agent's own params (no spec

@@ -208,6 +208,13 @@ static void test_wrong_types(void **state)
 		"{\"type\":\"iteration\",\"case\":0,\"iteration\":-5,\"warmup\":false,"
 		"\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":1}",
 		ITER_HEAD "\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":-3}",
+		/* where a window ran: a CPU no marker line can count, a
+		 * neighbour without its operations */
+		ITER_HEAD "\"params\":{\"workload\":\"mprotect\"},\"metrics\":{\"x\":1},\"duration_s\":1,"
+		"\"window\":{\"index\":1,\"ops\":5,\"cpus\":[0,64]}}",
+		ITER_HEAD "\"params\":{\"workload\":\"stencil\"},\"metrics\":{\"x\":1},\"duration_s\":1,"
+		"\"window\":{\"index\":1,\"ops\":5,\"cpus\":[0],\"neighbour\":{\"workload\":\"mprotect\","
+		"\"cpus\":[1]}}}",
 	};
 	static const char *const samples[] = {
 		"{\"type\":\"sample\",\"t\":\"1\",\"dt\":1,\"case\":0,\"iteration\":1,\"warmup\":false,"
