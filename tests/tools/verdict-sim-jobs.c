@@ -96,6 +96,38 @@ json_t *compare_timed(const json_t *doc, const struct compare_rules *rules, floa
 	return cmp;
 }
 
+/* --why: the job's verdict and summary, and each headline row that is not
+ * same, with its test, change, intervals and boots in a mode, on stderr
+ * (one write per line: the workers' lines do not mix) */
+static void why_job(int job, const json_t *cmp)
+{
+	const json_t *row;
+	size_t i;
+
+	fprintf(stderr, "job %d: %s: %s\n", job, json_string_value(json_object_get(cmp, "verdict")) ?: "-",
+		json_string_value(json_object_get(json_object_get(cmp, "summary"), "text")) ?: "-");
+	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
+		const char *v = json_string_value(json_object_get(row, "verdict")) ?: "-";
+		char *ci, *eq, *modes;
+
+		if (!json_is_true(json_object_get(row, "headline")) || !strcmp(v, "same"))
+			continue;
+		ci = json_dumps(json_object_get(row, "ci"), JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(4));
+		eq = json_dumps(json_object_get(row, "equiv_ci"), JSON_ENCODE_ANY | JSON_COMPACT |
+				JSON_REAL_PRECISION(4));
+		modes = json_dumps(json_object_get(json_object_get(row, "mode_boots"), "set_aside"),
+				   JSON_ENCODE_ANY | JSON_COMPACT);
+		fprintf(stderr, "job %d:   %s %s (%s): %s, change %+.3g%%, ci %s, equiv_ci %s, set aside %s\n", job,
+			v, json_string_value(json_object_get(row, "metric")) ?: "-",
+			json_string_value(json_object_get(row, "params_text")) ?: "",
+			json_string_value(json_object_get(row, "p_method")) ?: "-",
+			json_number_value(json_object_get(row, "change_pct")), ci ?: "-", eq ?: "-", modes ?: "-");
+		free(ci);
+		free(eq);
+		free(modes);
+	}
+}
+
 /* One job, the scheduler's way: compare the first boots; when
  * verdict_wants_more_boots says so, add the boots up to max_boots and
  * compare again. */
@@ -133,6 +165,8 @@ static void run_job(const struct shape *sh, const struct sim_opts *o, const stru
 		res->look.boots = (unsigned char)o->max_boots;
 		res->look.more = 1;
 	}
+	if (o->why)
+		why_job(job, cmp);
 	json_decref(cmp);
 	/* the realised per-boot spread of the headline rows (first look's boots) */
 	for (i = 0; i < 2 * sh->ncases; i++) {

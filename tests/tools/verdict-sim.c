@@ -229,6 +229,9 @@ static void usage(void)
 		"  --seed S            (1)\n"
 		"  --parallel P        worker processes (2)\n"
 		"  --time N            only time compare_sides on N A/A jobs at the first CV\n"
+		"  --why               print on stderr, per job, its verdict, its summary and each\n"
+		"                      headline row that is not same (test, change, intervals,\n"
+		"                      boots in a mode): what kept a job from same\n"
 		"  --dump              print job 0's first-look document and comparison (first CV,\n"
 		"                      first shift unless --power-jobs 0; emulated with --work-cv X)\n"
 		"                      and exit\n");
@@ -549,6 +552,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--dump")) {
 			dump = 1;
+			continue;
+		}
+		if (!strcmp(a, "--why")) {
+			o.why = 1;
 			continue;
 		}
 		i++;

@@ -75,6 +75,7 @@ struct sim_opts {
 	double mode_shift;	/* its work rows' level there, up by this (0.05: +5%) */
 	uint64_t seed;
 	int parallel;
+	int why;		/* --why: each job's end on stderr (why_job) */
 };
 
 enum shift_what {
