@@ -19,6 +19,12 @@
 #      32 KiB (8-page) moves then lose every translation a flush could
 #      keep; their tlb_lost_per_op and dtlb_miss_per_op must be called
 #      regressions, whatever the instruction rows say (issue 38).
+#   E  seed 003 on arm64 (kernels/patches/0003-*: a single-threaded mm's
+#      flushes stay local instead of a broadcast TLBI) on arm1, configs/
+#      local.yaml's qemu-arm1 (icount, the plugin's TLB model), suite tlbi:
+#      the broadcasts the mprotect processes and the stencil beside one
+#      receive must be called improvements, and the job an improvement;
+#      the time rows are printed for what they saw.
 # The lab's machine is configs/local.yaml's qemu1 (accel icount with the
 # instruction plugin), so the headline rows are instructions per operation
 # (class work) and spin-wait instructions (wait); each job's by_class line
@@ -33,6 +39,9 @@ PORT_BASE=27200
 . "$(dirname "$0")/lib.sh"
 export TLBLAB_TOKEN=bench-token-0123456789
 lab_cache_ready "$CACHE"
+case " ${B9_JOBS:-A B C D E} " in
+*" E "*) arm_cache_ready "$CACHE"; LAB_ARM_PORT=10038 ;;
+esac
 { embedded_lab "$CACHE" 10028; lab_suites; } >"$tmp/lab.yaml"
 
 comment_patch "$CACHE" "$tmp/comment.diff" || { echo "bench: cannot make the comment patch"; exit 1; }
@@ -40,12 +49,14 @@ comment_patch "$CACHE" "$tmp/comment.diff" || { echo "bench: cannot make the com
 start
 export TLBLAB_SERVER="http://127.0.0.1:$port"
 # B9_JOBS="A": some of the jobs only (default all four)
-for j in ${B9_JOBS:-A B C D}; do
+for j in ${B9_JOBS:-A B C D E}; do
 	case $j in
 	A) bench_job A "$tmp/comment.diff" ;;
 	B) bench_job B "$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch" ;;
 	C) bench_job C "$TOP/kernels/patches/0004-x86-mm-tlb-extra-work-2pct.patch" ;;
 	D) bench_job D "$TOP/kernels/patches/0002-x86-mm-tlb-single-page-ceiling-1.patch" ;;
+	E) BENCH_SUITE=tlbi bench_job E "$TOP/kernels/patches/0003-arm64-mm-flush-locally-single-cpu-mm.patch" \
+		--machines arm1 ;;
 	esac
 done
 stop
@@ -58,7 +69,8 @@ def fmt(v, f="%.3g"):
 status = 0
 for name, what in (("A", "comment-only patch"), ("B", "demo patch (flush every online CPU)"),
                    ("C", "2% patch (extra work in the flush path)"),
-                   ("D", "flush-ceiling patch (ranges flushed whole)")):
+                   ("D", "flush-ceiling patch (ranges flushed whole)"),
+                   ("E", "seed 003 on arm64 (single-threaded mm flushed locally)")):
     if not os.path.exists(os.path.join(d, name + "-job.json")):
         continue	# not asked for (B9_JOBS)
     job = json.load(open(os.path.join(d, name + "-job.json")))["job"]
@@ -88,7 +100,8 @@ for name, what in (("A", "comment-only patch"), ("B", "demo patch (flush every o
     for r in c["rows"]:
         tlb = (r["metric"].endswith(".per_sec") and r["metric"].split(".")[0] in ("interrupts", "vmstat", "tlb_flush")
                or r["metric"].endswith(("tlb_miss_per_op", "tlb_lost_per_op", "tlb_inval_received_per_op")))
-        if not (r["headline"] or tlb or r.get("class") == "time" and r["metric"] == "mprotect.ops_per_sec"):
+        if not (r["headline"] or tlb or r.get("class") == "time" and (
+                r["metric"] == "mprotect.ops_per_sec" or name == "E")):
             continue
         print("   %-9s %-34s %-28s %8s%% p %-8s adj %-8s mde %6s%%  %s" % (
             "headline" if r["headline"] else r.get("class", "counter"), r["metric"][:34], r["params_text"][:28],
@@ -105,6 +118,19 @@ for name, what in (("A", "comment-only patch"), ("B", "demo patch (flush every o
         print("   D target: the TLB model rows of mremap's 32 KiB moves called regressions: %d of %d%s" % (
             len(called), len(lost), "" if lost and len(called) == len(lost) else "  FAIL"))
         if not lost or len(called) != len(lost):
+            status = 1
+    if name == "E":
+        # the broadcasts received: by the mprotect processes' CPUs, and by
+        # the stencil's beside one
+        recv = [r for r in c["rows"] if r["metric"] in ("mprotect.tlb_inval_received_per_op",
+                                                         "stencil.tlb_inval_received_per_op")
+                and r["params"].get("mode", "processes") == "processes"]
+        called = [r for r in recv if r["verdict"] == "improvement"]
+        print("   E target: broadcasts received by the mprotect processes and the stencil called "
+              "improvements: %d of %d; job %s%s" % (
+                  len(called), len(recv), c["verdict"],
+                  "" if recv and len(called) == len(recv) and c["verdict"] == "improvement" else "  FAIL"))
+        if not recv or len(called) != len(recv) or c["verdict"] != "improvement":
             status = 1
 sys.exit(status)
 PYEOF

@@ -104,6 +104,8 @@ embedded_lab() {
 		LAB_VM_NAME=vm2 lab_yaml_qemu_machine "$_cache/guest" "$_ssh2" "accel: icount" "icount_shift: 3" \
 			"host_cpu: 1" "duet: vm1"
 	fi
+	# LAB_ARM_PORT: the arm64 machine arm1 as well (arm_machine)
+	[ -z "${LAB_ARM_PORT:-}" ] || arm_machine "$_cache" "$LAB_ARM_PORT"
 	cat <<EOC
 builders:
   - name: local
@@ -113,8 +115,42 @@ trees:
   - name: linux
     url: $_cache/linux
     builder: local
-    fragments: [$TOP/kernels/fragments/lab-required.config, $TOP/kernels/fragments/qemu-x86_64.config]
+    fragments:
+      - $TOP/kernels/fragments/lab-required.config
+      - $TOP/kernels/fragments/qemu-{arch}.config
 EOC
+}
+
+# arm_machine CACHE SSH_PORT: a machines: entry arm1, configs/local.yaml's
+# qemu-arm1 (arm64 under TCG with icount and the instruction plugin), its
+# guest the lab's arm64 initramfs in CACHE/guest-arm64 (arm_cache_ready)
+arm_machine() {
+	install -d -o "$LAB_USER" -g "$LAB_USER" "$tmp/vm-arm"
+	cat <<EOC
+  - name: arm1
+    transport: local
+    boot: qemu
+    arch: arm64
+    cpus: 2
+    workdir: $tmp/vm-arm
+    boot_timeout: 300
+    qemu:
+      memory: 1024
+      accel: icount
+      initrd: $1/guest-arm64/initramfs.cpio
+      ssh_port: $2
+      identity: $1/guest-arm64/lab_key
+      known_hosts: $1/guest-arm64/known_hosts
+EOC
+}
+
+# arm_cache_ready CACHE: the aarch64 agent and the arm64 guest's initramfs
+# in CACHE (make lab-arm64's steps); exits the bench when either cannot be
+# made
+arm_cache_ready() {
+	make --no-print-directory -C "$TOP" BUILD="${BUILD#"$TOP"/}" ARM64_OUT="$1/arm64" agent-arm64 >/dev/null || exit 1
+	sh "$TOP/kernels/mkinitramfs.sh" "$1/guest-arm64" "$BUILD/aarch64/tlblab-agent" --arch arm64 \
+		--sysroot "$1/arm64/sysroot" >/dev/null || exit 1
 }
 
 # lab_suites: the suites: section of configs/local.yaml, alone (its tracks
@@ -135,14 +171,15 @@ comment_patch() {
 		git diff v6.1-debian >"$2")
 }
 
-# bench_job NAME PATCH [SUBMIT ARGS...]: an A/B job of suite tlb against
+# bench_job NAME PATCH [SUBMIT ARGS...]: an A/B job of suite tlb (or
+# BENCH_SUITE) against
 # v6.1-debian on the running daemon, waited for; $tmp/NAME-job.json and
 # NAME-cmp.json get the job and its comparison, NAME.secs how long it took
 bench_job() {
 	_name=$1 _patch=$2
 	shift 2
 	t0=$(date +%s)
-	id=$("$BUILD/tlblab" submit --json --suite tlb --tree linux --base v6.1-debian --patch "$_patch" "$@" |
+	id=$("$BUILD/tlblab" submit --json --suite "${BENCH_SUITE:-tlb}" --tree linux --base v6.1-debian --patch "$_patch" "$@" |
 		/usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["job"]["id"])') || return 1
 	until curl -fs "$TLBLAB_SERVER/api/v1/jobs/$id" | /usr/bin/python3 -c \
 		'import json,sys; sys.exit(json.load(sys.stdin)["job"]["state"] not in ("done", "failed", "cancelled"))'; do
