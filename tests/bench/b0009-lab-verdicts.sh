@@ -40,7 +40,7 @@ PORT_BASE=27200
 export TLBLAB_TOKEN=bench-token-0123456789
 lab_cache_ready "$CACHE"
 case " ${B9_JOBS:-A B C D E} " in
-*" E "*) arm_cache_ready "$CACHE"; LAB_ARM_PORT=10038 ;;
+*" E "*) arm_cache_ready "$CACHE"; LAB_ARM_PORT=10035 ;;
 esac
 { embedded_lab "$CACHE" 10028; lab_suites; } >"$tmp/lab.yaml"
 
