@@ -15,6 +15,8 @@
 # cache has an arm64 kernel of v6.1-debian itself (the daemon's builds for
 # qemu-arm1, t0056 or `make lab-arm64` leave one) and the arm64 guest's
 # initramfs is made; otherwise it says so and measures x86_64 only.
+# PLUGIN_MODES="icount arm64-icount" measures some of the modes only (the
+# lab's machines run icount).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/guest.sh"
 
@@ -57,6 +59,15 @@ if [ -n "$ARM64_KERNEL" ] && [ -f "$ARM64_GUEST/initramfs.cpio" ]; then
 	say "arm64 kernel: $ARM64_KERNEL"
 else
 	say "arm64: not measured: no arm64 kernel of v6.1-debian in $CACHE/*/out or no $ARM64_GUEST/initramfs.cpio (make lab-arm64 and an arm64 job make them)"
+fi
+if [ -n "${PLUGIN_MODES:-}" ]; then
+	for m in $PLUGIN_MODES; do
+		case " $MODES " in
+		*" $m "*) ;;
+		*) say "PLUGIN_MODES: $m is not one of: $MODES"; exit 1 ;;
+		esac
+	done
+	MODES=$PLUGIN_MODES
 fi
 
 # one boot: MODE (mttcg|icount|arm64-mttcg|arm64-icount) and PLUG (on|off|tlb);
