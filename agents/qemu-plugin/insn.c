@@ -36,8 +36,12 @@
  *
  * page walks of the data and the instruction side, translations lost to
  * invalidations, invalidations received from other vCPUs; then each
- * vCPU's own four, " vI=DMISS,IMISS,LOST,RECEIVED" for I from 0, so the
- * daemon can count a workload's vCPUs apart from a neighbour's. A model that
+ * vCPU's own four and its own instructions,
+ * " vI=DMISS,IMISS,LOST,RECEIVED,KERNEL,USER,SPIN" for I from 0, so the
+ * daemon can count a workload's vCPUs apart from a neighbour's. Those
+ * instructions go to the vCPU the model finds running the block (its
+ * per-CPU base, tlb_plugin.c), not to the index QEMU passes: under icount
+ * that is the vCPU that translated the block, whichever runs it. A model that
  * cannot count (QEMU gives no registers) writes "# tlb unavailable: WHY"
  * once, and its columns are left off. The daemon pairs each B with the
  * next E and takes the differences. The file starts with a line
@@ -75,6 +79,8 @@ struct counts {
 
 static enum target target;
 static struct counts *vcpus;
+/* with the TLB model on: per CPU number, the blocks it ran (tlbp_running) */
+static struct counts *running_counts;
 static int nvcpus;
 static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
 static FILE *out;
@@ -146,6 +152,8 @@ static void on_marker(unsigned int vcpu, void *udata)
 			tlbp_vcpu(i, tlb);
 			fprintf(out, " v%d=%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64, i, tlb[TLBP_DMISS],
 				tlb[TLBP_IMISS], tlb[TLBP_LOST], tlb[TLBP_RECEIVED]);
+			for (c = 0; c < CLASS_MAX; c++)
+				fprintf(out, ",%" PRIu64, __atomic_load_n(&running_counts[i].n[c], __ATOMIC_RELAXED));
 		}
 	}
 	fputc('\n', out);
@@ -158,8 +166,15 @@ static void on_block(unsigned int vcpu, void *udata)
 {
 	uintptr_t u = (uintptr_t)udata;
 
+	int r = tlbp_running();
+
 	if (vcpu < (unsigned int)nvcpus)
 		__atomic_store_n(&vcpus[vcpu].n[u & 3], vcpus[vcpu].n[u & 3] + (u >> 2), __ATOMIC_RELAXED);
+	/* the slot of the CPU that runs the block: its thread's alone (one
+	 * thread runs every vCPU under icount, one each under MTTCG) */
+	if (r >= 0 && r < nvcpus)
+		__atomic_store_n(&running_counts[r].n[u & 3], running_counts[r].n[u & 3] + (u >> 2),
+				 __ATOMIC_RELAXED);
 }
 
 static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -169,6 +184,9 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	uintptr_t cls;
 
 	(void)id;
+	/* the model's block callback first: it finds the running vCPU that
+	 * on_block counts for */
+	tlbp_translate(tb);
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		int k = classify(insn);
@@ -187,7 +205,6 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		cls = CLASS_USER;
 	qemu_plugin_register_vcpu_tb_exec_cb(tb, on_block, QEMU_PLUGIN_CB_NO_REGS,
 					     (void *)((uintptr_t)n << 2 | cls));
-	tlbp_translate(tb);
 }
 
 static void on_qemu_exit(qemu_plugin_id_t id, void *udata)
@@ -265,11 +282,13 @@ EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, int
 		tlbp_describe());
 	fflush(out);
 	vcpus = aligned_alloc(64, sizeof(*vcpus) * (size_t)nvcpus);
-	if (!vcpus) {
+	running_counts = aligned_alloc(64, sizeof(*running_counts) * (size_t)nvcpus);
+	if (!vcpus || !running_counts) {
 		qemu_plugin_outs("tlblab-insn: out of memory\n");
 		return -1;
 	}
 	memset(vcpus, 0, sizeof(*vcpus) * (size_t)nvcpus);
+	memset(running_counts, 0, sizeof(*running_counts) * (size_t)nvcpus);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_translate);
 	qemu_plugin_register_atexit_cb(id, on_qemu_exit, NULL);
 	return 0;

@@ -649,6 +649,11 @@ int tlbp_install(qemu_plugin_id_t id, int is_x86, int n, char *msg, size_t len)
 	return 0;
 }
 
+int tlbp_running(void)
+{
+	return on ? running : -1;
+}
+
 void tlbp_vcpu(int i, uint64_t counts[TLBP_COUNTS])
 {
 	const struct tlb_counts *c = &vcpus[i].tlb.n;

@@ -26,7 +26,8 @@
  * the ones needed, leaves the model unable to count: tlbp_sum says why.
  *
  * insn.c passes its arguments here first, installs this after its own,
- * and adds the sums to each marker line.
+ * and adds the sums to each marker line; with the model on it counts each
+ * block's instructions for the vCPU tlbp_running names, too.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +58,14 @@ void tlbp_translate(struct qemu_plugin_tb *tb);
  * caller writes it to the file).
  */
 int tlbp_sum(uint64_t sum[TLBP_COUNTS], const char **why);
+
+/*
+ * The CPU number of the vCPU running the current block, as this block's
+ * first callback found it (the model's, which tlbp_translate registers:
+ * call it before registering a block callback that asks), or -1 when the
+ * model is off or cannot tell yet.
+ */
+int tlbp_running(void);
 
 /* vCPU i's own counts so far (after tlbp_sum said the model counts). */
 void tlbp_vcpu(int i, uint64_t counts[TLBP_COUNTS]);

@@ -24,11 +24,12 @@ struct marker {
 	char kind;
 	int have_host, have_tlb;
 	uint64_t n[INSN_COLS];
-	int nvcpu;
+	int nvcpu, have_vinsn;
 	uint64_t vcpu[INSN_VCPU_MAX][INSN_TLB_N];
+	uint64_t vinsn[INSN_VCPU_MAX][INSN_CLASS_MAX];
 };
 
-/* a marker line's longest: the columns, then 64 vCPUs' four counts */
+/* a marker line's longest: the columns, then 64 vCPUs' seven counts */
 #define LINE_MAX_LEN 8192
 
 static int read_u64(const char **p, uint64_t *ret)
@@ -66,12 +67,14 @@ static int read_cols(const char **p, struct marker *m, int from, int to)
 }
 
 /* After the TLB model's sums: each vCPU's own, " vI=D,I,L,R" with I
- * counting from 0. 0, or -1 malformed. */
+ * counting from 0, each with ",K,U,S" (its instructions) or none without.
+ * 0, or -1 malformed. */
 static int read_vcpus(const char **p, struct marker *m)
 {
 	uint64_t id;
-	int k;
+	int k, with;
 
+	m->have_vinsn = 0;
 	for (m->nvcpu = 0; **p == ' '; m->nvcpu++) {
 		if (m->nvcpu == INSN_VCPU_MAX || (*p)[1] != 'v')
 			return -1;
@@ -80,6 +83,13 @@ static int read_vcpus(const char **p, struct marker *m)
 			return -1;
 		for (k = 0; k < INSN_TLB_N; k++)
 			if ((k && *(*p)++ != ',') || read_u64(p, &m->vcpu[m->nvcpu][k]) < 0)
+				return -1;
+		with = **p == ',';
+		if (m->nvcpu && with != m->have_vinsn)
+			return -1;
+		m->have_vinsn = with;
+		for (k = 0; with && k < INSN_CLASS_MAX; k++)
+			if (*(*p)++ != ',' || read_u64(p, &m->vinsn[m->nvcpu][k]) < 0)
 				return -1;
 	}
 	return 0;
@@ -112,7 +122,7 @@ static int parse_line(const char *line, size_t len, struct marker *m)
 	m->have_tlb = m->have_host > 0 ? read_cols(&p, m, INSN_DTLB_MISS, INSN_COLS) : 0;
 	if (m->have_host < 0 || m->have_tlb < 0)
 		return -1;
-	m->nvcpu = 0;
+	m->nvcpu = m->have_vinsn = 0;
 	if (m->have_tlb > 0 && read_vcpus(&p, m) < 0)
 		return -1;
 	return *p ? -1 : 1;
@@ -214,7 +224,9 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 		}
 		memcpy(c->w[c->n].begin, m->n, sizeof(m->n));
 		memcpy(c->w[c->n].vcpu_begin, m->vcpu, sizeof(m->vcpu));
+		memcpy(c->w[c->n].vinsn_begin, m->vinsn, sizeof(m->vinsn));
 		c->w[c->n].nvcpu = m->nvcpu;
+		c->w[c->n].have_vinsn = m->have_vinsn;
 		c->w[c->n].have_host = m->have_host;
 		c->w[c->n].have_tlb = m->have_tlb;
 		snprintf(c->w[c->n].tlb_why, sizeof(c->w[c->n].tlb_why), "%s", c->tlb_why);
@@ -227,8 +239,10 @@ static int collect_one(void *arg, const struct marker *m, size_t index)
 	}
 	memcpy(c->w[c->n].end, m->n, sizeof(m->n));
 	memcpy(c->w[c->n].vcpu_end, m->vcpu, sizeof(m->vcpu));
+	memcpy(c->w[c->n].vinsn_end, m->vinsn, sizeof(m->vinsn));
 	if (m->nvcpu != c->w[c->n].nvcpu)
 		c->w[c->n].nvcpu = 0;
+	c->w[c->n].have_vinsn &= m->have_vinsn && c->w[c->n].nvcpu;
 	c->w[c->n].have_host &= m->have_host;
 	c->w[c->n++].have_tlb &= m->have_tlb;
 	c->open = 0;
@@ -348,15 +362,32 @@ void insn_tlb_metrics(const struct insn_window *w, double ops, const char *prefi
 	}
 }
 
-int insn_metrics(const struct insn_window *w, double ops, const char *workload, uint64_t vcpus, json_t *metrics,
-		 json_t *info, json_t *unavailable, struct strbuf *err)
+/* Why the instruction rows of vCPU set vcpus cannot be had from w, or
+ * NULL; *by_vcpu: count them from the per-vCPU counts. */
+static const char *insn_missing(const struct insn_window *w, uint64_t vcpus, int shared, int *by_vcpu,
+				char *buf, size_t len)
 {
-	int i;
+	*by_vcpu = 0;
+	if (vcpus == INSN_ALL_VCPUS || !w->have_vinsn)
+		return shared ? "a neighbour ran beside the workload, and the instruction plugin counted the "
+				"machine's instructions, not each vCPU's (that comes with its TLB model: a suite's "
+				"tlb_model: on): the count would add the neighbour's work" : NULL;
+	*by_vcpu = 1;
+	return tlb_missing(w, vcpus, buf, len);
+}
+
+int insn_metrics(const struct insn_window *w, double ops, const char *workload, uint64_t vcpus, int shared,
+		 json_t *metrics, json_t *info, json_t *unavailable, struct strbuf *err)
+{
+	char buf[120];
+	int i, k, by_vcpu;
+	const char *why = insn_missing(w, vcpus, shared, &by_vcpu, buf, sizeof(buf));
 
 	if (!(ops > 0))
 		return strbuf_seterr(err, "no operations counted in the window");
 	for (i = 0; i < INSN_DTLB_MISS; i++) {
 		char name[160];
+		uint64_t n = 0;
 
 		snprintf(name, sizeof(name), "%s.%s", workload, row_names[i]);
 		if (i >= INSN_HOST_NS && !w->have_host) {
@@ -364,7 +395,16 @@ int insn_metrics(const struct insn_window *w, double ops, const char *workload, 
 				"host clock columns (a plugin older than this daemon)"));
 			continue;
 		}
-		add_row(metrics, info, name, i, (double)(w->end[i] - w->begin[i]) / ops);
+		if (i < INSN_CLASS_MAX && why) {
+			json_object_set_new(unavailable, name, json_string(why));
+			continue;
+		}
+		if (i < INSN_CLASS_MAX && by_vcpu)
+			for (k = 0; k < w->nvcpu; k++)
+				n += vcpus >> k & 1 ? w->vinsn_end[k][i] - w->vinsn_begin[k][i] : 0;
+		else
+			n = w->end[i] - w->begin[i];
+		add_row(metrics, info, name, i, (double)n / ops);
 	}
 	insn_tlb_metrics(w, ops, workload, vcpus, metrics, info, unavailable);
 	return 0;

@@ -28,10 +28,15 @@
  * follow the clocks, and the rows .dtlb_miss_per_op and .itlb_miss_per_op
  * (page walks), .tlb_lost_per_op (translations invalidated while present)
  * and .tlb_inval_received_per_op (invalidations from other vCPUs): class
- * work. Each vCPU's own four follow (" vI=D,I,L,R"): the rows count the
+ * work. Each vCPU's own four follow (" vI=D,I,L,R"), and, from plugins
+ * that attribute each block to the vCPU running it, its own kernel, user
+ * and spin instructions (" vI=D,I,L,R,K,U,S"): the rows count the
  * workload's vCPUs (the CPUs the agent says it ran on; the guest's CPU
- * numbers are QEMU's vCPU indices), and a neighbour's count apart as
- * neighbour.<its workload>.<row> per operation of its own. Without them
+ * numbers are QEMU's vCPU indices), and a neighbour's TLB rows count
+ * apart as neighbour.<its workload>.<row> per operation of its own. The
+ * instruction rows of a window with a neighbour need the per-vCPU
+ * instructions: the machine's count would add the neighbour's work, so
+ * without them they are unavailable, with that reason. Without them
  * the rows are unavailable, with the plugin's "# tlb unavailable: WHY" or
  * the model being off as the reason. All lower is better.
  */
@@ -58,6 +63,8 @@ struct insn_window {
 	char tlb_why[200];
 	int nvcpu;		/* vCPUs both markers counted one by one (0: none) */
 	uint64_t vcpu_begin[INSN_VCPU_MAX][INSN_TLB_N], vcpu_end[INSN_VCPU_MAX][INSN_TLB_N];
+	int have_vinsn;		/* and their instructions, by the vCPU running them */
+	uint64_t vinsn_begin[INSN_VCPU_MAX][INSN_CLASS_MAX], vinsn_end[INSN_VCPU_MAX][INSN_CLASS_MAX];
 };
 
 /*
@@ -80,10 +87,12 @@ int insn_windows(const char *text, size_t skip, struct insn_window **ret, size_t
  * Adds the per-op rows of window w with ops operations to metrics and
  * their unit/direction to info, named after workload (the host row only
  * when the window has the host clock; else it goes to unavailable with the
- * reason); the TLB rows count the vCPUs of the set vcpus (INSN_ALL_VCPUS:
- * every one). -1 with err when ops is not above 0.
+ * reason); the rows count the vCPUs of the set vcpus (INSN_ALL_VCPUS:
+ * every one), the instruction rows when the plugin counted them by vCPU,
+ * else the machine's, unless `shared` (a neighbour ran in the window:
+ * then they are unavailable). -1 with err when ops is not above 0.
  */
-int insn_metrics(const struct insn_window *w, double ops, const char *workload, uint64_t vcpus,
+int insn_metrics(const struct insn_window *w, double ops, const char *workload, uint64_t vcpus, int shared,
 		 json_t *metrics, json_t *info, json_t *unavailable, struct strbuf *err);
 
 /* The TLB rows alone, "<prefix>.<row>", over the vCPUs of the set vcpus

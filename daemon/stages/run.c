@@ -413,7 +413,8 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 		metrics = json_object();
 		info = json_object();
 		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl,
-				 window_vcpus(json_object_get(e, "cpus")), metrics, info, unavailable, &werr) < 0) {
+				 window_vcpus(json_object_get(e, "cpus")), json_object_get(e, "neighbour") != NULL,
+				 metrics, info, unavailable, &werr) < 0) {
 			insn_unavailable(wl, werr.buf, unavailable);
 		} else {
 			neighbour_rows(&w[k - 1], json_object_get(e, "neighbour"), metrics, info, unavailable);

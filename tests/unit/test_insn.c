@@ -52,7 +52,7 @@ static void test_metrics_per_op(void **state)
 	(void)state;
 	assert_int_equal(insn_windows(two_specs, 0, &w, &n, &err), 0);
 	assert_int_equal(n, 3);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, metrics, info, unavailable, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.user_insn_per_op")), 50, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 5, 1e-9);
@@ -64,7 +64,7 @@ static void test_metrics_per_op(void **state)
 	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.host_ns_per_op")),
 			       "no host clock columns"));
 	/* a window without operations has no per-op rows */
-	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", INSN_ALL_VCPUS, metrics, info, unavailable, &err), -1);
+	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), -1);
 	assert_non_null(strstr(err.buf, "no operations"));
 	json_decref(metrics);
 	json_decref(info);
@@ -88,7 +88,7 @@ static void test_host_clock(void **state)
 	(void)state;
 	assert_int_equal(insn_windows(text, 0, &w, &n, &err), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, metrics, info, unavailable, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_ns_per_op")), 1e6, 1e-6);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_cpu_ns_per_op")), 5e5, 1e-6);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
@@ -127,7 +127,7 @@ static void test_tlb_columns(void **state)
 	(void)state;
 	assert_int_equal(insn_windows(on, 0, &w, &n, &err), 0);
 	assert_int_equal(n, 1);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, metrics, info, unavailable, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.dtlb_miss_per_op")), 50, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.itlb_miss_per_op")), 2, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_lost_per_op")), 100, 1e-9);
@@ -139,7 +139,7 @@ static void test_tlb_columns(void **state)
 	free(w);
 	w = NULL;
 	assert_int_equal(insn_windows(said, 0, &w, &n, &err), 0);
-	assert_int_equal(insn_metrics(&w[0], 4, "stencil", INSN_ALL_VCPUS, metrics, info, unavailable, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 4, "stencil", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
 	assert_null(json_object_get(metrics, "stencil.dtlb_miss_per_op"));
 	assert_string_equal(json_string_value(json_object_get(unavailable, "stencil.dtlb_miss_per_op")),
 			    "the instruction plugin's TLB model: QEMU gives no registers");
@@ -172,7 +172,7 @@ static void test_tlb_per_vcpu(void **state)
 	assert_int_equal(insn_windows(two, 0, &w, &n, &err), 0);
 	assert_int_equal(w[0].nvcpu, 2);
 	/* the stencil on vCPU 0: it received the 100 broadcasts and lost nothing */
-	assert_int_equal(insn_metrics(&w[0], 10, "stencil", 1, metrics, info, unavailable, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 10, "stencil", 1, 0, metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.tlb_inval_received_per_op")), 10,
 			   1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.tlb_lost_per_op")), 0, 1e-9);
@@ -195,7 +195,7 @@ static void test_tlb_per_vcpu(void **state)
 	/* a file without the per-vCPU columns: a subset cannot be counted */
 	json_object_clear(unavailable);
 	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 9 9\n", 0, &w, &n, &err), 0);
-	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, metrics, info, unavailable, &err), 0);
+	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, 0, metrics, info, unavailable, &err), 0);
 	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "stencil.tlb_lost_per_op")),
 			       "no per-vCPU TLB counts"));
 	free(w);
@@ -203,6 +203,68 @@ static void test_tlb_per_vcpu(void **state)
 	/* vCPUs out of order, or a count missing, are malformed lines */
 	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v1=1,1,1,1\n", 0, &w, &n, &err), -1);
 	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1\n", 0, &w, &n, &err), -1);
+	json_decref(metrics);
+	json_decref(info);
+	json_decref(unavailable);
+	strbuf_release(&err);
+}
+
+/* Each vCPU's own instructions (",K,U,S" after its TLB counts): a
+ * workload's instruction rows count its vCPUs alone, so a neighbour's
+ * work on another vCPU is not the workload's; without them, a window with
+ * a neighbour has no instruction rows, and says why. */
+static void test_insn_per_vcpu(void **state)
+{
+	static const char two[] = "# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+				  "B 1 0 1000 500 10 5000000 100000 40 8 2 0 v0=30,4,2,0,600,300,10 "
+				  "v1=10,4,0,0,400,200,0\n"
+				  "E 2 1 9000 900 30 9000000 2100000 240 16 402 100 v0=40,8,2,100,700,400,10 "
+				  "v1=200,8,400,0,8300,500,20\n";
+	struct strbuf err = STRBUF_INIT;
+	struct insn_window *w = NULL;
+	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
+	size_t n = 0;
+
+	(void)state;
+	assert_int_equal(insn_windows(two, 0, &w, &n, &err), 0);
+	assert_int_equal(w[0].have_vinsn, 1);
+	/* the stencil on vCPU 0, 10 points: 100 kernel and 100 user
+	 * instructions of its vCPU, not the 8000 its neighbour ran on vCPU 1 */
+	assert_int_equal(insn_metrics(&w[0], 10, "stencil", 1, 1, metrics, info, unavailable, &err), 0);
+	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.kernel_insn_per_op")), 10, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.user_insn_per_op")), 10, 1e-9);
+	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.spin_insn_per_op")), 0, 1e-9);
+	/* every vCPU: the machine's count */
+	assert_int_equal(insn_metrics(&w[0], 10, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err),
+			 0);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 800, 1e-9);
+	assert_int_equal(json_object_size(unavailable), 0);
+	/* a CPU the plugin did not count: the instruction rows say so too */
+	assert_int_equal(insn_metrics(&w[0], 10, "fft", 4, 1, metrics, info, unavailable, &err), 0);
+	assert_string_equal(json_string_value(json_object_get(unavailable, "fft.kernel_insn_per_op")),
+			    "the agent ran on CPU 2, but the instruction plugin counts 2 vCPUs");
+	free(w);
+	w = NULL;
+	/* per-vCPU TLB counts without instructions (an older plugin): with a
+	 * neighbour the instruction rows are unavailable; alone, the machine's */
+	json_object_clear(unavailable);
+	json_object_clear(metrics);
+	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1\nE 2 0 2 2 2 7 8 9 9 9 9 v0=1,1,1,1\n",
+				      0, &w, &n, &err), 0);
+	assert_int_equal(w[0].have_vinsn, 0);
+	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, 1, metrics, info, unavailable, &err), 0);
+	assert_null(json_object_get(metrics, "stencil.kernel_insn_per_op"));
+	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "stencil.kernel_insn_per_op")),
+			       "the count would add the neighbour's work"));
+	assert_int_equal(insn_metrics(&w[0], 1, "mprotect", 1, 0, metrics, info, unavailable, &err), 0);
+	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 1, 1e-9);
+	free(w);
+	w = NULL;
+	/* some vCPUs with instructions and some without, or a count short:
+	 * malformed */
+	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5,5 v1=1,1,1,1\n", 0, &w, &n, &err), -1);
+	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5\n", 0, &w, &n, &err), -1);
+	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1 v1=1,1,1,1,5,5,5\n", 0, &w, &n, &err), -1);
 	json_decref(metrics);
 	json_decref(info);
 	json_decref(unavailable);
@@ -278,6 +340,7 @@ int main(void)
 		cmocka_unit_test(test_host_clock),
 		cmocka_unit_test(test_tlb_columns),
 		cmocka_unit_test(test_tlb_per_vcpu),
+		cmocka_unit_test(test_insn_per_vcpu),
 		cmocka_unit_test(test_wrap_caught),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_unavailable),

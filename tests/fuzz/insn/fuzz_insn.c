@@ -30,10 +30,10 @@ static void rows_of(const struct insn_window *w)
 	struct strbuf err = STRBUF_INIT;
 	const char *key;
 
-	if (insn_metrics(w, 0, "wl", INSN_ALL_VCPUS, metrics, info, unavailable, &err) == 0 || !err.len)
+	if (insn_metrics(w, 0, "wl", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err) == 0 || !err.len)
 		abort();	/* no operations: nothing per operation */
 	strbuf_reset(&err);
-	if (insn_metrics(w, 3, "wl", INSN_ALL_VCPUS, metrics, info, unavailable, &err) < 0)
+	if (insn_metrics(w, 3, "wl", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err) < 0)
 		abort();
 	if (json_object_size(metrics) + json_object_size(unavailable) != INSN_COLS)
 		abort();
