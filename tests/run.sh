@@ -82,37 +82,73 @@ fi
 BUILD=${BUILD:-build}
 export BUILD
 log=$(mktemp)
-trap 'rm -f "$log" "$log.out" "$log.res"' EXIT
+trap 'rm -f "$log" "$log".*' EXIT
 
+# run_one LOG NAME CMD...: runs a test, prints its output whole (under a
+# lock, so that two lanes' outputs do not mix) and adds its result lines to
+# LOG
 run_one() {
-	name=$1
-	shift
-	echo "# $name"
+	_log=$1 name=$2
+	shift 2
 	t0=$(date +%s)
-	"$@" >"$log.out" 2>&1
+	"$@" >"$_log.out" 2>&1
 	st=$?
-	cat "$log.out"
-	echo "# $name: $(($(date +%s) - t0)) s"
-	tap_results <"$log.out" >"$log.res"
-	cat "$log.res" >>"$log"
-	if ! [ -s "$log.res" ]; then
-		echo "not ok - $name reported nothing (exit $st)" | tee -a "$log"
-	elif [ "$st" != 0 ] && ! grep -q '^not ok ' "$log.res"; then
-		echo "not ok - $name exited $st after its results" | tee -a "$log"
-	fi
-	grep '^not ok .*# skipped without saying why$' "$log.res"
-	rm -f "$log.out" "$log.res"
+	tap_results <"$_log.out" >"$_log.res"
+	{
+		echo "# $name"
+		cat "$_log.out"
+		echo "# $name: $(($(date +%s) - t0)) s"
+		if ! [ -s "$_log.res" ]; then
+			echo "not ok - $name reported nothing (exit $st)" | tee -a "$_log.res"
+		elif [ "$st" != 0 ] && ! grep -q '^not ok ' "$_log.res"; then
+			echo "not ok - $name exited $st after its results" | tee -a "$_log.res"
+		fi
+		grep '^not ok .*# skipped without saying why$' "$_log.res"
+	} | flock "$log.lock" cat
+	cat "$_log.res" >>"$_log"
+	rm -f "$_log.out" "$_log.res"
 }
 
-for t in "$BUILD"/tests/test_*; do
-	[ -x "$t" ] || continue
-	if [ -n "${TESTS:-}" ] && ! echo "$t" | grep -Eq "$TESTS"; then continue; fi
-	run_one "$(basename "$t")" env CMOCKA_MESSAGE_OUTPUT=TAP "$t"
-done
-for t in tests/integration/t[0-9]*.sh; do
-	[ -f "$t" ] || continue
-	if [ -n "${TESTS:-}" ] && ! echo "$t" | grep -Eq "$TESTS"; then continue; fi
-	run_one "$(basename "$t")" sh "$t"
-done
+# Two lanes, side by side: the guest lane has the tests that boot guests,
+# build kernels or work in the lab's directories (t0033-t0059: one
+# builder's lock, one initramfs, fixed SSH ports for the guests), one after
+# the other; the host lane has the rest (the unit tests, the daemon's and
+# the client's tests on loopback). The two lanes' daemons, sshds and guests
+# listen on ports apart (tests/daemon.sh: daemon_test). Under icount a
+# guest's counts do not depend on the host's load. TEST_LANES=1 runs
+# every test in one lane, in order.
+GUEST_LANE='/t00(3[3-9]|[45][0-9])-'
+selected() {
+	[ -z "${TESTS:-}" ] || echo "$1" | grep -Eq "$TESTS"
+}
+lane() {
+	# host | guest | all
+	for t in "$BUILD"/tests/test_*; do
+		[ -x "$t" ] && [ "$1" != guest ] && selected "$t" || continue
+		run_one "$log.$1" "$(basename "$t")" env CMOCKA_MESSAGE_OUTPUT=TAP "$t"
+	done
+	for t in tests/integration/t[0-9]*.sh; do
+		[ -f "$t" ] && selected "$t" || continue
+		if echo "$t" | grep -Eq "$GUEST_LANE"; then
+			[ "$1" != host ] || continue
+		else
+			[ "$1" != guest ] || continue
+		fi
+		run_one "$log.$1" "$(basename "$t")" sh "$t"
+	done
+}
 
+: >"$log.host"
+: >"$log.guest"
+: >"$log.all"
+if [ "${TEST_LANES:-2}" -ge 2 ]; then
+	lane guest &
+	guest=$!
+	trap 'kill "$guest" 2>/dev/null; exit 130' INT TERM
+	lane host
+	wait "$guest"
+else
+	lane all
+fi
+cat "$log.guest" "$log.host" "$log.all" >"$log"
 summarise <"$log"

@@ -68,7 +68,7 @@ git -C "$TMP/tree" add Makefile &&
 
 sshd_keys "$TMP/keys" || { fail "ssh keys" "ssh-keygen failed"; exit 0; }
 P1=$(sshd_port 1)
-sshd_start s1 127.0.0.2 "$P1" || { fail "sshd s1" "did not start"; exit 0; }
+sshd_start s1 127.0.0.8 "$P1" || { fail "sshd s1" "did not start"; exit 0; }
 
 {
 	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "quiet_host: false" "workers: 4"
@@ -76,7 +76,7 @@ sshd_start s1 127.0.0.2 "$P1" || { fail "sshd s1" "did not start"; exit 0; }
 	cat <<EOM
   - name: s1
     transport: ssh
-    host: 127.0.0.2
+    host: 127.0.0.8
     port: $P1
     user: root
     identity: $SSHD_IDENTITY

@@ -16,7 +16,7 @@
 MNT=
 trap 'daemon_cleanup; [ -n "$MNT" ] && umount "$MNT" 2>/dev/null; rm -rf "$TMP"' EXIT
 
-daemon_test 23000
+daemon_test 11000
 DATA=$TMP/data
 
 lab() { # DATA_DIR
