@@ -47,6 +47,42 @@ static json_t *provenance(const struct side *sb, const struct side *sp)
 			 "builds", "base", sb->builds, "patched", sp->builds);
 }
 
+/*
+ * A workload measured beside a neighbour shares the machine with it: when
+ * the neighbour's rate moved by half or more, so did what the workload
+ * shared, and its rows that follow time (its own rate, kernel work from the
+ * timer tick per operation) moved with it, whatever the patch did to the
+ * workload itself. Under icount one host thread runs every vCPU in turn,
+ * and what ends a vCPU's turn (an arm64 broadcast TLBI does) sets each
+ * one's share (docs/tlb-model.md). A note per such case.
+ */
+static void neighbour_notes(json_t *notes, const struct row *rows, size_t n, struct strbuf *sb)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const char *m = rows[i].metric, *dot;
+		double c = rows[i].v.change;
+
+		if (strncmp(m, "neighbour.", 10) || !(dot = strchr(m + 10, '.')) || strcmp(dot, ".ops_per_sec") ||
+		    isnan(c) || fabs(c) < 50)
+			continue;
+		strbuf_addf(sb, "the neighbour %.*s beside %s (%s) ran ", (int)(dot - m - 10), m + 10,
+			    json_string_value(json_object_get(rows[i].obj, "workload")) ?: "the workload",
+			    json_string_value(json_object_get(rows[i].obj, "params_text")) ?: "");
+		if (isinf(c))
+			strbuf_addstr(sb, "operations where the base's ran none");
+		else
+			strbuf_addf(sb, "%.3gx the base's operations per second", 1 + c / 100);
+		strbuf_addstr(sb, "; the workload shared the machine with that much more or less work, and its "
+			      "rows that follow time (its rate, its kernel work from the timer tick per "
+			      "operation) moved with the share it got, not with the patch alone (under icount one "
+			      "host thread runs every vCPU in turn, and a broadcast TLBI ends a vCPU's turn)");
+		json_array_append_new(notes, json_string(sb->buf));
+		strbuf_reset(sb);
+	}
+}
+
 static void add_notes(json_t *notes, const struct side *sb, const struct side *sp,
 		      const struct compare_rules *r, const struct verdict_design *d,
 		      const struct row *rows, size_t n)
@@ -88,7 +124,9 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 		strbuf_addf(&sb_, "%zu malformed run or metric entries ignored",
 			    sb->ignored + sp->ignored);
 		json_array_append_new(notes, json_string(sb_.buf));
+		strbuf_reset(&sb_);
 	}
+	neighbour_notes(notes, rows, n, &sb_);
 	strbuf_release(&sb_);
 }
 

@@ -527,6 +527,38 @@ static void test_cpus_sweep(void **state)
 	json_decref(c);
 }
 
+/* A neighbour whose rate moved by half or more: the comparison notes that
+ * the workload's time-driven rows moved with the share it got; one that
+ * moved less gets no note. */
+static void test_neighbour_note(void **state)
+{
+	json_t *b = doc_new(), *p = doc_new(), *c, *notes;
+	size_t i, said = 0;
+
+	(void)state;
+	rng_state = 5;
+	add_boots(b, NULL, 5, 0, "{\"grid\":\"S\"}", "neighbour.mprotect.ops_per_sec", 1700, 0, "higher");
+	add_boots(p, NULL, 5, 0, "{\"grid\":\"S\"}", "neighbour.mprotect.ops_per_sec", 37400, 0, "higher");
+	add_boots(b, NULL, 5, 1, "{\"grid\":\"M\"}", "neighbour.mprotect.ops_per_sec", 1700, 0, "higher");
+	add_boots(p, NULL, 5, 1, "{\"grid\":\"M\"}", "neighbour.mprotect.ops_per_sec", 2000, 0.01, "higher");
+	c = compare(b, p);
+	notes = json_object_get(c, "notes");
+	for (i = 0; i < json_array_size(notes); i++) {
+		const char *t = json_string_value(json_array_get(notes, i));
+
+		if (!strstr(t, "the neighbour mprotect beside"))
+			continue;
+		said++;
+		assert_contains(t, "grid=S");
+		assert_contains(t, "22x the base's operations per second");
+		assert_contains(t, "moved with the share it got");
+	}
+	assert_int_equal(said, 1);
+	json_decref(b);
+	json_decref(p);
+	json_decref(c);
+}
+
 static void test_sweep_and_tlb(void **state)
 {
 	json_t *b = doc_new(), *p = doc_new(), *c, *sw, *rows;
@@ -1048,6 +1080,7 @@ int main(void)
 		cmocka_unit_test(test_unavailable_both),
 		cmocka_unit_test(test_sweep_and_tlb),
 		cmocka_unit_test(test_cpus_sweep),
+		cmocka_unit_test(test_neighbour_note),
 		cmocka_unit_test(test_profile_diff),
 		cmocka_unit_test(test_profile_diff_missing),
 		cmocka_unit_test(test_outliers_failed_and_fewer_boots),
