@@ -28,7 +28,7 @@
 #      the time rows and the comparison's notes on the neighbour are
 #      printed for what they saw (docs/tlb-model.md, "Seed 003 in the
 #      lab"). 5677 s for E alone on 2026-12-06 (18+18 boots, 9 a count;
-#      make test ran beside its last hour).
+#      a make test ran beside its first 35 minutes).
 # The lab's machine is configs/local.yaml's qemu1 (accel icount with the
 # instruction plugin), so the headline rows are instructions per operation
 # (class work) and spin-wait instructions (wait); each job's by_class line
