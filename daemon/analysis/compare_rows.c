@@ -281,10 +281,12 @@ static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t
  * docs/emulated-work.md), and other states of the kernel's own can do the
  * same. Welch's sd takes such a boot for noise and can
  * then rule out nothing (the row could have seen 8.8%, not 1%). A boot is
- * in a mode of its own when its value lies further from its side's median
- * than MODE_FENCE robust sds: 1.4826 MAD of the side's log values, at
- * least the row's noise floor. The fence is per side, so a change that
- * moves every boot of a side is no mode. A side needs MODE_MIN_BOOTS
+ * in a mode of its own when its value lies further from the median of both
+ * sides' boots than MODE_FENCE robust sds: 1.4826 MAD of both sides' log
+ * values, at least the row's noise floor (pooled_centre). A change that
+ * moves every boot of a side widens that MAD with it, so it is no mode;
+ * one that moves most of a side's boots leaves more than MODE_MAX_SHARE of
+ * the side in the mode, and the row is ranked. A side needs MODE_MIN_BOOTS
  * boots, more than a first look has: the MAD of 5 boots is too often
  * small, and flagging ordinary boots there cost the first look a tenth of
  * its power at 0.2% noise (tests/bench/b0008). A first look with a boot in
@@ -293,6 +295,7 @@ static int row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t
  */
 #define MODE_FENCE 6.0
 #define MODE_MIN_BOOTS 6
+#define MODE_MAX_SHARE 3	/* at most a third of a side is set aside */
 
 /* The robust sd of a side's log values (1.4826 MAD), at least floor. */
 static double robust_sd_log(const double *v, size_t n, double floor)
@@ -310,48 +313,60 @@ static double robust_sd_log(const double *v, size_t n, double floor)
 }
 
 /*
- * How many of a side's boots (all values > 0) are in a mode of their own;
- * their offsets from the side's median, in %, appended to offsets. The log
- * values of the boots kept go to keep (*ret_kept of them): all but those
- * in a mode when they are at most a quarter of the side, else all.
+ * The centre boots are measured from: the median of both sides' boots
+ * together and their robust sd (1.4826 MAD of the log values, at least
+ * floor). Both sides are measured from one centre so that what is set
+ * aside is the same kind of boot on each: from each side's own median, a
+ * side with most of its boots in the mode called the ordinary ones the
+ * mode, Welch then held one side's mode against the other's ordinary
+ * boots, and A/A jobs under one boot in 5 at +5% made false calls in 3.5%
+ * at 9+9 once a third of a side could be set aside (b0008). A change that
+ * moves a whole side moves the pooled median between the sides and widens
+ * the pooled MAD with it, so it is no mode.
  */
-static size_t mode_boots(const double *v, size_t n, double floor, json_t *offsets, double *keep,
+static void pooled_centre(const double *b, size_t nb, const double *p, size_t np, double floor, double *ret_med,
+			  double *ret_sd)
+{
+	double *all = xcalloc(nb + np, sizeof(*all));
+
+	memcpy(all, b, nb * sizeof(*all));
+	memcpy(all + nb, p, np * sizeof(*all));
+	*ret_med = stats_median(all, nb + np);
+	*ret_sd = robust_sd_log(all, nb + np, floor);
+	free(all);
+}
+
+/*
+ * How many of a side's boots (all values > 0) are in a mode of their own,
+ * beyond MODE_FENCE sds from the centre med; their offsets from it, in %,
+ * appended to offsets. The log values of the boots kept go to keep
+ * (*ret_kept of them): all but those in a mode when they are at most
+ * MODE_MAX_SHARE of the side, else all.
+ */
+static size_t mode_boots(const double *v, size_t n, double med, double sd, json_t *offsets, double *keep,
 			 size_t *ret_kept)
 {
-	double sd, med, *dist = xcalloc(n + 1, sizeof(*dist));
-	size_t i, j, k = 0, aside, kept = 0;
+	size_t i, k = 0, kept = 0;
 	char *out = xcalloc(n + 1, 1);
 
-	if (n >= MODE_MIN_BOOTS) {
-		sd = robust_sd_log(v, n, floor);
-		med = stats_median(v, n);
-		for (i = 0; i < n; i++) {
-			dist[i] = fabs(log(v[i] / med));
-			if (dist[i] > MODE_FENCE * sd) {
+	if (n >= MODE_MIN_BOOTS)
+		for (i = 0; i < n; i++)
+			if (fabs(log(v[i] / med)) > MODE_FENCE * sd) {
 				json_array_append_new(offsets, json_real(100 * (v[i] / med - 1)));
+				out[i] = 1;
 				k++;
 			}
-		}
-	}
-	/* set aside the ones in a mode, when they are at most a quarter */
-	for (aside = 0; k <= n / 4 && aside < k; aside++) {
-		for (j = i = 0; i < n; i++)
-			if (!out[i] && (out[j] || dist[i] > dist[j]))
-				j = i;
-		out[j] = 1;
-	}
 	for (i = 0; i < n; i++)
-		if (!out[i])
+		if (!out[i] || k > n / MODE_MAX_SHARE)
 			keep[kept++] = log(v[i]);
 	*ret_kept = kept;
-	free(dist);
 	free(out);
 	return k;
 }
 
 /*
  * A work or wait row whose boots fall into modes: the boots in a mode are
- * set aside when they are at most a quarter of each side, and the rest are
+ * set aside when they are at most a third of each side, and the rest are
  * Welch-tested as any work row (row_set_aside); with more, the row is
  * ranked (Mann-Whitney, Hodges-Lehmann/Moses), as all such rows once were. A boot in another
  * mode then costs its side one boot, not its distance, and the test keeps
@@ -360,40 +375,45 @@ static size_t mode_boots(const double *v, size_t n, double floor, json_t *offset
  * which Holm over 12 headline rows never calls: 59% of such rows called
  * in b0008), and Yuen's trimmed t, tried next, lost so much width to its
  * winsorized sd that an A/A job at the lab's noise was same in 64% (83.75%
- * setting boots aside). Which boots are set aside follows from each side
- * alone (its median and robust sd), never from the difference between the
- * sides. More than a quarter cannot be set aside: when most of a side's
- * boots are in the mode, the ones its median calls a mode are the ordinary
- * ones, and setting them aside made A/A jobs under one boot in 5 at +5%
- * false calls in 2% at 9+9 (b0008); ranked, such a row counts each boot
- * as one, and a patch that moves 4 boots of 9 into the mode is not same.
- * The fence is 6 robust sds, so a boot of plain noise is set aside about
- * never. 1 when boots were set aside (obj says which, and the log values
- * kept are in kb and kp), -1 when a side has more than a quarter in a mode
- * (the row is ranked; obj says which), 0 when none is in a mode (obj
- * untouched).
+ * setting boots aside). Which boots are set aside follows from both sides
+ * pooled (pooled_centre), never from the difference between them. With
+ * one boot in 20 in the mode, a side of 9 has 3 in it 0.8% of the time and
+ * a job has 12 sides: at most a quarter (2 of 9) left a tenth of A/A jobs
+ * at the lab's noise inconclusive. More than a third cannot be set aside,
+ * and the row is ranked: a patch that moves 4 boots of 9 into the mode is
+ * not same. The fence is 6 robust sds, so a boot of plain noise is set
+ * aside about never. 1 when boots were set aside (obj says which, and the
+ * log values kept are in kb and kp), -1 when a side has more than a third
+ * in a mode (the row is ranked; obj says which), 0 when none is in a mode
+ * (obj untouched).
  */
 static int row_modes(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p, size_t np, double floor,
 		     double *kb, size_t *ret_nkb, double *kp, size_t *ret_nkp)
 {
 	json_t *ob = json_array(), *op = json_array();
-	size_t mb = mode_boots(b, nb, floor, ob, kb, ret_nkb), mp = mode_boots(p, np, floor, op, kp, ret_nkp);
-	double sb, sp;
+	double med, sd, sb, sp;
+	size_t mb, mp;
+	int ranked;
 
+	pooled_centre(b, nb, p, np, floor, &med, &sd);
+	mb = mode_boots(b, nb, med, sd, ob, kb, ret_nkb);
+	mp = mode_boots(p, np, med, sd, op, kp, ret_nkp);
 	if (!mb && !mp) {
 		json_decref(ob);
 		json_decref(op);
 		return 0;
 	}
-	sb = robust_sd_log(b, nb, floor);
-	sp = robust_sd_log(p, np, floor);
-	if (mb > nb / 4 || mp > np / 4)
+	ranked = mb > nb / MODE_MAX_SHARE || mp > np / MODE_MAX_SHARE;
+	if (ranked) {
+		sb = robust_sd_log(b, nb, floor);
+		sp = robust_sd_log(p, np, floor);
 		v->sd_pct = 100 * sqrt(((double)(nb - 1) * sb * sb + (double)(np - 1) * sp * sp) /
 				       (double)(nb + np - 2));
+	}
 	json_object_set_new(obj, "mode_boots", json_pack("{s:o,s:o,s:f,s:[I,I]}", "base", ob, "patched", op,
-							 "fence_pct", 100 * MODE_FENCE * fmax(sb, sp), "set_aside",
+							 "fence_pct", 100 * MODE_FENCE * sd, "set_aside",
 							 (json_int_t)(nb - *ret_nkb), (json_int_t)(np - *ret_nkp)));
-	return mb > nb / 4 || mp > np / 4 ? -1 : 1;
+	return ranked ? -1 : 1;
 }
 
 /* Welch's t on the log values kept by row_modes (kb, kp), each side's sd
@@ -707,11 +727,11 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 		json_object_set_new(obj, "equiv_ci", v->have_eq ? json_pack("[f,f]", v->elo, v->ehi) : json_null());
 	}
 	if (modes)
-		strbuf_addf(&note, "boots in a mode of their own (beyond %g robust sds of their side's median): "
+		strbuf_addf(&note, "boots in a mode of their own (beyond %g robust sds of both sides' median): "
 			    "base %zu of %zu, patched %zu of %zu; %s; ", MODE_FENCE,
 			    json_array_size(json_object_get(json_object_get(obj, "mode_boots"), "base")), nb,
 			    json_array_size(json_object_get(json_object_get(obj, "mode_boots"), "patched")), np,
-			    modes > 0 ? "set aside, Welch on the rest" : "more than a quarter of a side: ranked");
+			    modes > 0 ? "set aside, Welch on the rest" : "more than a third of a side: ranked");
 	if (v->rule == VERDICT_RULE_COUNT)
 		strbuf_addf(&note, "the base is near 0: the change is absolute, %+.4g %s", v->change,
 			    getstr(obj, "unit"));
