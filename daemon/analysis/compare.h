@@ -98,4 +98,9 @@ const char *compare_verdict(const json_t *comparison);
  */
 json_t *compare_per_patch(json_t *const *vs_base, json_t *const *steps, size_t n);
 
+/* A hash of this folder's sources, made at build time (the Makefile's
+ * gen/compare_source.c): a comparison kept by a daemon built from other
+ * analysis code is not served again (comparison_cache.h) */
+extern const char compare_source_id[];
+
 #endif

@@ -52,6 +52,7 @@ int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t
 	}
 	rules = job_rules(cfg, j, &defaults);
 	rules_doc = compare_rules_json(rules);
+	json_object_set_new(rules_doc, "compare_source", json_string(compare_source_id));
 	rules_key = json_dumps(rules_doc, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(rules_doc);
 	if (!rules_key)

@@ -12,8 +12,8 @@
  * job's runs never change, so the scheduler computes it when the job ends and
  * the store keeps the text together with the rules it was computed under;
  * a request for it is then a single row read. A job still running, or one
- * whose suite's rules changed since, is computed on request (and stored
- * again once finished).
+ * whose suite's rules or the daemon's analysis code (compare_source_id)
+ * changed since, is computed on request (and stored again once finished).
  *
  * (The file was results.h. client/client_results.c is another thing: the
  * client's aggregation of a job's metrics.)

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <sys/wait.h>
 
+#include "compare.h"
 #include "comparison_cache.h"
 #include "config.h"
 #include "report.h"
@@ -594,6 +595,39 @@ static void test_minimal_and_refused(void **state)
 	json_decref(cmp);
 }
 
+/* A comparison kept by a daemon built from other analysis code (its
+ * rules key without this build's compare_source) is computed again, not
+ * served; one kept under this build's key is served as kept. */
+static void test_stale_comparison(void **state)
+{
+	json_t *cmp = cmp_doc(DOC_JOB1), *key_doc;
+	struct compare_rules rules;
+	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
+	char *key;
+
+	(void)state;
+	compare_rules_default(&rules);
+	key_doc = compare_rules_json(&rules);
+	key = json_dumps(key_doc, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_int_equal(store_comparison_put(docs.sf.st, 1, key, "{\"verdict\":\"stale\"}", "same", 1), 0);
+	free(key);
+	assert_int_equal(comparison_cache_get(docs.sf.st, NULL, 1, &text, &err), 0);
+	assert_null(strstr(text.buf, "stale"));
+	assert_non_null(strstr(text.buf, str_of(cmp, "verdict")));
+
+	json_object_set_new(key_doc, "compare_source", json_string(compare_source_id));
+	key = json_dumps(key_doc, JSON_COMPACT | JSON_SORT_KEYS);
+	assert_int_equal(store_comparison_put(docs.sf.st, 1, key, "{\"verdict\":\"kept\"}", "same", 1), 0);
+	strbuf_reset(&text);
+	assert_int_equal(comparison_cache_get(docs.sf.st, NULL, 1, &text, &err), 0);
+	assert_string_equal(text.buf, "{\"verdict\":\"kept\"}");
+	free(key);
+	json_decref(key_doc);
+	json_decref(cmp);
+	strbuf_release(&text);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -608,6 +642,7 @@ int main(void)
 		cmocka_unit_test(test_inconclusive),
 		cmocka_unit_test(test_hostile_strings),
 		cmocka_unit_test(test_minimal_and_refused),
+		cmocka_unit_test(test_stale_comparison),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, docs_teardown);
