@@ -59,6 +59,8 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 	long long outl = integer(row, "outliers", 0);
 
 	num(rules, "ci_level", &level);
+	/* a bootstrap of so few boots that it has a lower level says which */
+	num(row, "ci_level", &level);
 	if (num(row, "margin_pct", &margin) < 0) {
 		margin = NAN;
 		if (num(rules, "same_band", &x) == 0)

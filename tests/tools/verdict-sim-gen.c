@@ -376,9 +376,10 @@ static void gen_boot(struct docgen *g, int side, int boot)
 	const struct shape *sh = g->sh;
 	const struct sim_opts *o = g->o;
 	const char *side_name = side ? "patched" : "base";
-	double sig_tot = sqrt(log(1 + g->c->cv * g->c->cv)), wcv = g->c->wcv;
-	double sig_work = sqrt(log(1 + wcv * wcv));
-	double sig_wait = sqrt(log(1 + wcv * o->wait_factor * wcv * o->wait_factor));
+	double spread = side ? o->spread_ratio : 1;
+	double sig_tot = spread * sqrt(log(1 + g->c->cv * g->c->cv)), wcv = g->c->wcv;
+	double sig_work = spread * sqrt(log(1 + wcv * wcv));
+	double sig_wait = spread * sqrt(log(1 + wcv * o->wait_factor * wcv * o->wait_factor));
 	double rho = o->rho, rho_c = sqrt(1 - rho * rho);
 	double z_boot, *mu, *sig_w, *vals, *hl_iter;
 	char boot_id[40], build_id[16];

@@ -71,10 +71,19 @@ static void read_comparison(const json_t *cmp, const struct sim_case *first, con
 			double truth = c->shift > 0 ? 100 * (strcmp(dir, "lower") ? -c->shift : c->shift) : 0;
 
 			l->shifted = (signed char)v;
+			const json_t *eq = json_object_get(row, "equiv_ci");
+
 			if (json_array_size(ci) == 2) {
 				l->ci_have = 1;
 				l->ci_cover = json_number_value(json_array_get(ci, 0)) <= truth &&
 					      json_number_value(json_array_get(ci, 1)) >= truth;
+			}
+			if (json_array_size(eq) == 2) {
+				l->eq_have = 1;
+				l->eq_cover = json_number_value(json_array_get(eq, 0)) <= truth &&
+					      json_number_value(json_array_get(eq, 1)) >= truth;
+				l->eq_level = (float)json_number_value(json_object_get(
+					json_object_get(cmp, "design"), "equiv_level"));
 			}
 		}
 	}

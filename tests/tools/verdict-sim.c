@@ -121,6 +121,23 @@ static void coverage(const struct job_result *r, int n, int *ret_have, int *ret_
 	}
 }
 
+/* The same for its equivalence interval, and the mean of the levels the
+ * comparisons gave it (they differ by look) */
+static void eq_coverage(const struct job_result *r, int n, int *ret_have, int *ret_cover, double *ret_level)
+{
+	double sum = 0;
+	int j;
+
+	*ret_have = *ret_cover = 0;
+	for (j = 0; j < n; j++)
+		if (r[j].look.eq_have) {
+			(*ret_have)++;
+			*ret_cover += r[j].look.eq_cover;
+			sum += r[j].look.eq_level;
+		}
+	*ret_level = *ret_have ? sum / *ret_have : NAN;
+}
+
 static int count_more(const struct job_result *r, int n)
 {
 	int j, c = 0;
@@ -218,6 +235,8 @@ static void usage(void)
 		"  --mode-rate R       the chance that a case's boot runs in a second mode: its work\n"
 		"                      rows (kernel and user instructions) up by --mode-shift (0)\n"
 		"  --mode-shift X      that mode's offset, percent (5)\n"
+		"  --spread-ratio R    the patched side's per-boot sd, every row, times the base's (1):\n"
+		"                      the rank intervals' coverage when the spread changes\n"
 		"  --same-goal P       the emulated A/A tables' target: job same >= P percent (80 at\n"
 		"                      work CVs <= 0.3%% when not given)\n"
 		"  --boots N           boots per side at the first look (5)\n"
@@ -339,9 +358,10 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 	else
 		printf("\nA/A, no instruction rows (a real machine: the scores the headline), %d jobs per CV\n", jobs);
 	printf("rows called = regression, improvement or changed\n");
-	printf("%5s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s %-11s | %-11s\n",
+	printf("%5s %6s %6s %5s | %-11s %-11s %-11s | %-11s %-11s %-11s %-11s %-11s | %-11s %-11s %s\n",
 	       emulated ? "wCV" : "CV", "real", "ms", "look2", "row:headln", "row:second", "job:anyrow",
-	       "job:regress", "job:improve", "job:changed", "job:same", "job:inconcl", "ci covers");
+	       "job:regress", "job:improve", "job:changed", "job:same", "job:inconcl", "ci covers", "eq covers",
+	       "eq level");
 	for (i = 0; i < ncv; i++) {
 		struct cond c;
 		struct job_result *r = results_new(jobs);
@@ -349,6 +369,7 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 		int n2, any = 0;
 
 		int have, cover;
+		double level;
 
 		/* emulated: the first case's kernel row is the one whose
 		 * interval is checked (shifted by 0, the same draws) */
@@ -370,7 +391,9 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 		for (k = 0; k < (int)ARRAY_SIZE(shown); k++)
 			printf(" %s", CELL(b[3], count_verdict(r, jobs, shown[k]), jobs));
 		coverage(r, jobs, &have, &cover);
-		printf(" | %s\n", CELL(b[6], cover, have));
+		printf(" | %s", CELL(b[6], cover, have));
+		eq_coverage(r, jobs, &have, &cover, &level);
+		printf(" %s %.3f\n", CELL(b[6], cover, have), level);
 		fflush(stdout);
 		ret_same[i] = (double)count_verdict(r, jobs, V_SAME) / jobs;
 		ret_false[i] = (double)(count_verdict(r, jobs, V_REGRESSION) > count_verdict(r, jobs, V_IMPROVEMENT)
@@ -394,7 +417,8 @@ static void aa_table(const struct shape *sh, const struct sim_opts *o, const str
 	printf("a job has %d headline and %d other rows (context rows included, untested). real: the per-boot\n"
 	       "CV of the scores as generated; ms: median compare_sides time at the first look; look2: jobs\n"
 	       "that added boots (the job is then judged by its second comparison); ci covers: the share of\n"
-	       "the first case's %s row's 95%% intervals (ci) that hold the true change, 0\n", hl_rows, ct_rows,
+	       "the first case's %s row's 95%% intervals (ci) that hold the true change, 0; eq covers: the\n"
+	       "same for its equivalence interval (equiv_ci), whose level (mean) is eq level\n", hl_rows, ct_rows,
 	       emulated ? "kernel" : "score");
 }
 
@@ -528,7 +552,7 @@ int main(int argc, char **argv)
 	double pcvs[MAX_LIST], aa_same[MAX_LIST], aa_false[MAX_LIST], emu_time_cv = 0.05, same_goal = 0;
 	int ncv = 5, nshift = 4, npcv = -1, nwcv = 5, nwshift = 3, jobs = 400, pjobs = -1, wjobs = -1, wpjobs = -1;
 	int time_n = 0, dump = 0, i;
-	struct sim_opts o = { .boots = 5, .max_boots = 9, .rho = 0.5, .coupling = 0.7, .within = 0.5,
+	struct sim_opts o = { .spread_ratio = 1, .boots = 5, .max_boots = 9, .rho = 0.5, .coupling = 0.7, .within = 0.5,
 			      .wait_factor = 1, .seed = 1, .parallel = 2 };
 	const char *suite_name = "tlb", *config = NULL;
 	struct strbuf err = STRBUF_INIT;
@@ -587,6 +611,8 @@ int main(int argc, char **argv)
 			same_goal = arg_double(a, v, 0, 100) / 100;
 		else if (!strcmp(a, "--mode-rate"))
 			o.mode_rate = arg_double(a, v, 0, 1);
+		else if (!strcmp(a, "--spread-ratio"))
+			o.spread_ratio = arg_double(a, v, 0.01, 100);
 		else if (!strcmp(a, "--mode-shift"))
 			o.mode_shift = arg_double(a, v, 0, 100) / 100;
 		else if (!strcmp(a, "--boots"))
@@ -691,6 +717,8 @@ int main(int argc, char **argv)
 		printf("noise: log-normal per boot; boot effect shared by all rows rho %.2f, case activity "
 		       "coupling %.2f,\niterations within a boot %.2f x CV; spin rows at %g x the work CV; seed %llu\n",
 		       o.rho, o.coupling, o.within, o.wait_factor, (unsigned long long)o.seed);
+		if (o.spread_ratio != 1)
+			printf("the patched side's per-boot sd is %g x the base's\n", o.spread_ratio);
 		if (o.mode_rate > 0)
 			printf("two-mode noise: 1 boot in %.3g of each case runs its work rows %+g%% (a "
 			       "second mode)\n", 1 / o.mode_rate, 100 * o.mode_shift);

@@ -73,6 +73,7 @@ struct sim_opts {
 	double wait_factor;	/* spin rows' CV, times the work CV */
 	double mode_rate;	/* the chance that a case's boot runs in a second mode (0) */
 	double mode_shift;	/* its work rows' level there, up by this (0.05: +5%) */
+	double spread_ratio;	/* the patched side's per-boot sd, times the base's (1) */
 	uint64_t seed;
 	int parallel;
 	int why;		/* --why: each job's end on stderr (why_job) */
@@ -147,6 +148,10 @@ struct look {
 	/* the first shifted row's 95% interval (ci): given, and covering
 	 * the true change (0 when nothing is shifted) */
 	unsigned char ci_have, ci_cover;
+	/* its equivalence interval (equiv_ci): given, covering the true
+	 * change, and the level the comparison's design gave it */
+	unsigned char eq_have, eq_cover;
+	float eq_level;
 };
 
 struct job_result {

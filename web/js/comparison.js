@@ -40,7 +40,7 @@ const COLUMNS = [
 	['base', 'Base', (r) => r.base.center, -1],
 	['patched', 'Patched', (r) => r.patched.center, -1],
 	['change', 'Change', (r) => r.change_pct, -1],
-	['ci', '95% CI', (r) => (r.ci ? r.ci[0] : null), -1],
+	['ci', 'CI', (r) => (r.ci ? r.ci[0] : null), -1],
 	['p', 'p', (r) => r.p, 1],
 	['p_adj', 'p adj.', (r) => r.p_adj, 1],
 	['verdict', 'Verdict', (r) => VERDICT_RANK[r.verdict] ?? 9, 1],
@@ -140,7 +140,7 @@ function detailHtml(r, i) {
 		['class', `${classTag(r)} ${esc(CLASS_TITLE[r.class] || '')}`],
 		['base', side(r.base)],
 		['patched', side(r.patched)],
-		['change', `${changeText(r)}, 95% CI ${changeCi(r)}`],
+		['change', `${changeText(r)}, ${Math.round(100 * (r.ci_level || 0.95))}% CI ${changeCi(r)}`],
 		['p', `${pval(r.p)}${r.p_method ? ` (${esc(r.p_method)})` : ''}; adjusted ${pval(r.p_adj)}${P_ADJ[r.p_adj_method] ? ` (${P_ADJ[r.p_adj_method]})` : ''}`],
 		['detectable', `${r.mde_pct === null || r.mde_pct === undefined ? DASH : '\u00b1' + r.mde_pct.toFixed(1) + '%'}: ` +
 			esc(r.mde_note || 'the change this job would have caught with 80% power at this row\'s noise')],
