@@ -511,35 +511,23 @@ static int row_paired(json_t *obj, struct verdict_row *v, const json_t *gb, cons
 }
 
 /*
- * The most an interval made from the order of nb and np boots can hold the
- * true change: 1 - 2 / C(nb + np, nb). All of one side's boots lie below
- * all of the other's with chance 1 / C(nb + np, nb) when nothing changed,
- * and then no interval within the boots' range holds 0: at 3+3 that is
- * 1 in 20 each way, so at most 90%, however wide the bootstrap is asked to
- * be (b0008 measured 90.25% at 3+3 with ci_level 0.95, 0.98 or 0.99).
- */
-static double order_level_cap(size_t nb, size_t np)
-{
-	double c = 1;
-	size_t k;
-
-	for (k = 1; k <= nb; k++)
-		c = c * (double)(np + k) / (double)k;
-	return 1 - 2 / c;
-}
-
-/*
  * The interval reported (ci) at the rules' ci_level, as % change: a
  * bootstrap of the ratio of medians where the base's resampled median is
  * never 0; else of the difference of medians, in % of the base median when
  * that is not 0, or in the metric's unit (ci_abs, no % at all) when it is.
- * With so few boots that no such interval can reach ci_level
- * (order_level_cap), the row's ci_level says the level it has.
+ * With so few boots that no such interval can reach ci_level, the row's
+ * ci_level says the level it has: 1 - 2 / C(nb + np, nb), the smallest
+ * p a rank test of them can give (stats_mwu_min_p). All of one side's
+ * boots lie below all of the other's with chance 1 / C(nb + np, nb) when
+ * nothing changed, and then no interval within the boots' range holds 0:
+ * at 3+3 that is 1 in 20 each way, so at most 90%, however wide the
+ * bootstrap is asked to be (b0008 measured 90.25% at 3+3 with ci_level
+ * 0.95, 0.98 or 0.99).
  */
 static void row_interval(json_t *obj, struct verdict_row *v, const double *b, size_t nb,
 			 const double *p, size_t np, double cb, const struct compare_rules *r)
 {
-	double lo, hi;
+	double lo, hi, cap = 1 - stats_mwu_min_p(nb, np);
 	int rc;
 
 	rc = stats_bootstrap_ci(b, nb, p, np, STATS_BOOT_RATIO, r->resamples, r->seed, &r->ci_level, 1,
@@ -562,8 +550,8 @@ static void row_interval(json_t *obj, struct verdict_row *v, const double *b, si
 		return;
 	v->have_ci = 1;
 	v->lo = lo, v->hi = hi;
-	if (order_level_cap(nb, np) < r->ci_level)
-		json_object_set_new(obj, "ci_level", json_real(floor(1000 * order_level_cap(nb, np)) / 1000));
+	if (cap < r->ci_level)
+		json_object_set_new(obj, "ci_level", json_real(floor(1000 * cap) / 1000));
 }
 
 static int ends_with(const char *s, const char *suffix)

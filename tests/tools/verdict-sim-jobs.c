@@ -64,15 +64,13 @@ static void read_comparison(const json_t *cmp, const struct sim_case *first, con
 		if (json_integer_value(json_object_get(row, "spec")) == first->spec &&
 		    json_integer_value(json_object_get(row, "case")) == first->cas &&
 		    !strcmp(json_string_value(json_object_get(row, "metric")) ?: "", hl_metric)) {
-			const json_t *ci = json_object_get(row, "ci");
+			const json_t *ci = json_object_get(row, "ci"), *eq = json_object_get(row, "equiv_ci");
 			/* the true change of the medians, in %: the shift, in the
 			 * direction it was made (worse: up for a "lower" row) */
 			const char *dir = json_string_value(json_object_get(row, "direction")) ?: "";
 			double truth = c->shift > 0 ? 100 * (strcmp(dir, "lower") ? -c->shift : c->shift) : 0;
 
 			l->shifted = (signed char)v;
-			const json_t *eq = json_object_get(row, "equiv_ci");
-
 			if (json_array_size(ci) == 2) {
 				l->ci_have = 1;
 				l->ci_cover = json_number_value(json_array_get(ci, 0)) <= truth &&
