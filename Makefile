@@ -56,7 +56,10 @@ UNIT_TESTS = $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/te
 
 .PHONY: all deps-build agent-arm64 lab-arm64 test check bench demo demo-track fuzz clean
 
-all: deps-build $(BINARIES)
+# the packages first, then the build: under make -j a prerequisite beside
+# the binaries would compile them before their headers are installed
+all: deps-build
+	@$(MAKE) --no-print-directory $(BINARIES)
 
 deps-build:
 	@sh scripts/deps.sh build
