@@ -177,7 +177,7 @@ static const char submit_usage[] =
 	"  --arch ARCH        x86_64 or arm64: only machines of that arch, kernels built\n"
 	"                     for it (default: the arch of the first machine that fits)\n"
 	"  --submitter NAME   who asks (default $USER, else \"unknown\")\n"
-	"  --boots N          boots per side (1..100; default 5, and then up to 9 while\n"
+	"  --boots N          boots per side (1..100; default 5, and then up to 10 while\n"
 	"                     a headline metric is inconclusive)\n"
 	"  --max-boots N      add boots per side up to N while inconclusive\n"
 	"  --tree NAME        the lab's kernel tree to build (default: the lab's\n"

@@ -29,6 +29,10 @@ struct verdict_design {
 	int last;		/* the first of two looks, but the headline rows decided:
 				 * the job stops here, and the other families spend
 				 * what they kept for the second look */
+	int scores_moved;	/* the first of two looks, the headline rows
+				 * decided, but a score is past its least change
+				 * at its last look's alpha: the second look
+				 * decides it (verdict.c, moved_first) */
 };
 
 /* How a family of rows spends its alpha over the looks. */
@@ -108,6 +112,19 @@ struct verdict_row {
 	int moved;		/* a score not called, but past its least change with
 				 * its raw p below its alpha: a job is not same then */
 };
+
+/*
+ * An A/B job's default design: 5 boots a side, and a second look at 10
+ * when a headline row is undecided (verdict_wants_more_boots). At the
+ * embedded lab's noise (0.45% per boot on work rows, 1 boot in 20 in a
+ * +15% mode) a second look at 9 left 11-12.5% of A/A jobs inconclusive,
+ * at 10 5.5% (b0008, 400 jobs): the 1% margin is 4.5 standard errors of
+ * a 9+9 difference, and the tail of t beyond what fits falls steeply with
+ * each boot. At 2% noise on the scores, 9 boots took a 5% change from 60%
+ * to about 97% detected (test_compare measures it).
+ */
+#define VERDICT_BOOTS 5
+#define VERDICT_MAX_BOOTS 10
 
 /*
  * Below this many boots a side a work or wait row cannot show a boot in a

@@ -156,7 +156,7 @@
  *   both kernels are built, then booted "boots" times each (default 5),
  *   base and patched interleaved, and the suite runs after every boot.
  *   When a headline metric is inconclusive at that first look, boots are
- *   added per side once, all up to "max_boots" (default 9 when "boots" is
+ *   added per side once, all up to "max_boots" (default 10 when "boots" is
  *   not given, else "boots"), for a second look; the comparison spends
  *   alpha across the two looks (docs/statistics.md).
  *   "per_patch": true with a "patch" that is an mbox of 2 to 16 patches

@@ -17,10 +17,8 @@
 #include "patch.h"
 #include "store.h"
 #include "util.h"
+#include "verdict.h"
 #include "banned.h"
-
-#define DEFAULT_BOOTS 5
-#define DEFAULT_MAX_BOOTS 9
 
 static int check_names(const json_t *arr, const char *field, const struct lab_config *cfg,
 		       int machines, struct strbuf *err)
@@ -344,11 +342,10 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 		if (parse_ab(cfg, body, req, subject, err) < 0)
 			goto out;
 		/* DESIGN.md: 5 boots per side; an inconclusive headline metric
-		 * adds boots, up to 9 (at 2% noise that takes a 5% change from
-		 * 60% to about 97% detected; test_compare measures it) */
+		 * adds boots, up to 10 (verdict.h says why) */
 		if (!strcmp(req->kind, "ab")) {
-			req->boots = DEFAULT_BOOTS;
-			req->max_boots = DEFAULT_MAX_BOOTS;
+			req->boots = VERDICT_BOOTS;
+			req->max_boots = VERDICT_MAX_BOOTS;
 		}
 	}
 	if ((v = json_object_get(body, "boots"))) {

@@ -25,7 +25,7 @@ struct stage_plan;
  * configured ones); for an A/B job a configured tree, a valid base ref and
  * exactly one patch source (with a tree and base but no patch source, a
  * run job of that kernel); boots and max_boots in range, with their
- * defaults (1 for a run job; 5, growing up to 9, for an A/B job); a suite
+ * defaults (1 for a run job; 5, growing up to 10, for an A/B job); a suite
  * that sweeps guest_cpus with a kernel to boot, on machines that can boot
  * its largest count (a machine named that cannot is named in err). req's
  * strings point into *ret_body, which the caller then owns and frees with

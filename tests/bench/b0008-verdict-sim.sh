@@ -5,7 +5,7 @@
 # parser; every case with its score, its counters and the rows derived from
 # them, and on emulated jobs the TCG plugin's instruction rows), with
 # correlated rows, go through the real compare_sides() and the scheduler's
-# second look (verdict_wants_more_boots(): 5 boots per side, 9 when it says
+# second look (verdict_wants_more_boots(): 5 boots per side, 10 when it says
 # so). No verdict logic lives in the tool (tests/tools/verdict-sim.c); it
 # counts the verdicts compare gives.
 #
@@ -18,7 +18,7 @@
 # instructions per op (every case's, and the first case's alone), at the
 # first look (5+5 boots) and in the end, with the rate of same; and
 # emulated jobs whose every score and time moved 20% (work rows unchanged),
-# which must never read same; A/A jobs under two-mode noise at 3+3, 5->9
+# which must never read same; A/A jobs under two-mode noise at 3+3, 5->10
 # and 9+9; and jobs at the lab's measured noise (A/A same, +2% kernel
 # instructions, the time rows' 20% move), each with the share of its 95%
 # intervals that hold the true change. Every rate
@@ -70,13 +70,13 @@ echo
 	--suite tlb local.yaml || echo "b0008: verdict-sim failed"; } | tee "$tmp/tlb.out"
 grep -q "^b0008: verdict-sim failed" "$tmp/tlb.out" && exit 1
 # issue 38, side by side with the shipped rule: two-mode noise (1 boot in 5
-# of a case with its work rows +5%) at 3+3, 5->9 and 9+9, A/A; and the
+# of a case with its work rows +5%) at 3+3, 5->10 and 9+9, A/A; and the
 # lab's measured noise (work rows 0.45%, spin rows 3x, 1 boot in 20 in a
 # +15% mode), A/A same and +2% kernel instructions
 MJ=${SIM_MODE_JOBS:-$JOBS}
 for design in "--fixed 3" "" "--fixed 9"; do
 	echo
-	echo "b0008: two-mode noise, design ${design:-5->9}"
+	echo "b0008: two-mode noise, design ${design:-5->10}"
 	# shellcheck disable=SC2086
 	{ "$SIM" "$@" ${SIM_ARGS:-} $design --jobs "$MJ" --cv 0 --power-jobs 0 --work-cv 0.2,0.45 \
 		--work-power-jobs 0 --mode-rate "${SIM_MODE_RATE:-0.2}" --mode-shift "${SIM_MODE_SHIFT:-5}" \

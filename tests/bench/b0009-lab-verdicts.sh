@@ -1,7 +1,7 @@
 #!/bin/sh
 # Verdicts on the embedded lab, for real: two A/B jobs of the tlb suite
 # (configs/local.yaml) against v6.1-debian with the lab's default design (5
-# boots a side, up to 9 when a headline row is undecided), one after the
+# boots a side, up to 10 when a headline row is undecided), one after the
 # other on its one QEMU machine:
 #   A  a comment-only patch (a comment added to mm/mprotect.c): nothing
 #      changes, so every headline row should be same or, where the lab's

@@ -240,7 +240,7 @@ static void usage(void)
 		"  --same-goal P       the emulated A/A tables' target: job same >= P percent (80 at\n"
 		"                      work CVs <= 0.3%% when not given)\n"
 		"  --boots N           boots per side at the first look (5)\n"
-		"  --max-boots N       boots per side after the second look (9)\n"
+		"  --max-boots N       boots per side after the second look (VERDICT_MAX_BOOTS, 10)\n"
 		"  --fixed N           N boots per side, one look\n"
 		"  --rho R             weight of the boot effect shared by all rows (0.5)\n"
 		"  --coupling A        weight of a case's activity in its counters (0.7)\n"
@@ -552,7 +552,7 @@ int main(int argc, char **argv)
 	double pcvs[MAX_LIST], aa_same[MAX_LIST], aa_false[MAX_LIST], emu_time_cv = 0.05, same_goal = 0;
 	int ncv = 5, nshift = 4, npcv = -1, nwcv = 5, nwshift = 3, jobs = 400, pjobs = -1, wjobs = -1, wpjobs = -1;
 	int time_n = 0, dump = 0, i;
-	struct sim_opts o = { .spread_ratio = 1, .boots = 5, .max_boots = 9, .rho = 0.5, .coupling = 0.7, .within = 0.5,
+	struct sim_opts o = { .spread_ratio = 1, .boots = VERDICT_BOOTS, .max_boots = VERDICT_MAX_BOOTS, .rho = 0.5, .coupling = 0.7, .within = 0.5,
 			      .wait_factor = 1, .seed = 1, .parallel = 2 };
 	const char *suite_name = "tlb", *config = NULL;
 	struct strbuf err = STRBUF_INIT;

@@ -267,7 +267,7 @@ static void test_defaults(void **state)
 	assert_string_equal(req.kind, "ab");
 	assert_string_equal(req.patch_kind, "branch");
 	assert_int_equal(req.boots, 5);
-	assert_int_equal(req.max_boots, 9);
+	assert_int_equal(req.max_boots, 10);
 	assert_string_equal(req.patch_subject, "branch tlb-fix of https://git.example.org/linux.git");
 	json_decref(doc);
 
