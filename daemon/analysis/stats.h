@@ -104,6 +104,30 @@ int stats_shift_ci(const double *a, size_t na, const double *b, size_t nb, doubl
 		   double *ret_est, double *ret_lo, double *ret_hi);
 
 /*
+ * Brunner-Munzel's test of the relative effect p = P(a < b) + P(a = b) / 2
+ * against 1/2, which unlike Mann-Whitney's holds its level when the two
+ * sides' spreads differ: p's estimate from the placements of each side
+ * among the other, its variance from each side's placements apart, and a t
+ * with Satterthwaite's degrees of freedom (two-sided). Sides wholly apart
+ * (no spread in either side's placements) give p 0. -EINVAL: a side of
+ * fewer than 2 values, a value not finite.
+ */
+int stats_brunner_munzel(const double *a, size_t na, const double *b, size_t nb,
+			 double *ret_effect, double *ret_p);
+
+/*
+ * The shifts d of b against a that Brunner-Munzel's test of a against
+ * b - d does not reject at 1 - level: [*ret_lo, *ret_hi], each end a
+ * difference b_j - a_i (the test changes only there). Beside the Moses
+ * interval (stats_shift_ci), which assumes the sides differ by a shift
+ * alone and falls short when their spreads differ. -EINVAL as above or a
+ * level not in (0, 1), -ERANGE when no shift is accepted (too few values
+ * for the level), -ENOMEM.
+ */
+int stats_shift_ci_bm(const double *a, size_t na, const double *b, size_t nb, double level,
+		      double *ret_lo, double *ret_hi);
+
+/*
  * Robust outlier flags: the modified z-score 0.6745 * (x - median) / MAD;
  * flags[i] = 1 when |z| > threshold (3.5 is customary). When MAD is 0, only
  * values different from the median are flagged. Returns how many were

@@ -11,7 +11,7 @@
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/guest.sh"
 trap 'daemon_cleanup; rm -rf "$TMP"' EXIT
-guest_lab 26000 10029 vm1
+guest_lab 35000 10029 vm1
 # the daemon builds in the lab's directories: as the lab's user, their owner
 daemon_as_lab_user
 

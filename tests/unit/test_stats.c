@@ -271,6 +271,35 @@ static void test_shift_ci(void **state)
 	assert_int_equal(stats_shift_ci(a, 0, b, 2, 0.90, &est, &lo, &hi), -EINVAL);
 }
 
+/* Brunner-Munzel against scipy.stats.brunnermunzel (1.10, distribution
+ * "t"), and its shift interval against the same test inverted over the
+ * gaps between the differences in numpy */
+static void test_brunner_munzel(void **state)
+{
+	const double a[] = { 10.1, 10.4, 9.8, 10.0, 10.3 }, b[] = { 10.9, 10.2, 11.5, 10.7, 12.0, 10.6 };
+	const double a2[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, b2[] = { 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5 };
+	const double apart[] = { 1, 2 }, far[] = { 5, 6 };
+	double e, p, lo, hi;
+
+	(void)state;
+	assert_int_equal(stats_brunner_munzel(a, 5, b, 6, &e, &p), 0);
+	assert_close(p, 0.000535873251271024, 1e-9);
+	assert_true(e > 0.5);
+	assert_int_equal(stats_brunner_munzel(a2, 9, b2, 9, &e, &p), 0);
+	assert_close(p, 0.06207489435850877, 1e-9);
+	assert_int_equal(stats_brunner_munzel(apart, 2, far, 2, &e, &p), 0);
+	assert_close(p, 0, 0);
+	assert_close(e, 1, 0);
+	assert_int_equal(stats_shift_ci_bm(a, 5, b, 6, 0.90, &lo, &hi), 0);
+	assert_close(lo, 0.3, 1e-12);
+	assert_close(hi, 1.6, 1e-12);
+	assert_int_equal(stats_shift_ci_bm(a2, 9, b2, 9, 0.90, &lo, &hi), 0);
+	assert_close(lo, 0.5, 1e-12);
+	assert_close(hi, 4.5, 1e-12);
+	assert_int_equal(stats_shift_ci_bm(a, 1, b, 6, 0.90, &lo, &hi), -EINVAL);
+	assert_int_equal(stats_shift_ci_bm(a, 5, b, 6, 1, &lo, &hi), -EINVAL);
+}
+
 static void test_spending_and_power(void **state)
 {
 	(void)state;
@@ -501,6 +530,7 @@ int main(void)
 		cmocka_unit_test(test_mwu_ties),
 		cmocka_unit_test(test_multiplicity),
 		cmocka_unit_test(test_shift_ci),
+		cmocka_unit_test(test_brunner_munzel),
 		cmocka_unit_test(test_spending_and_power),
 		cmocka_unit_test(test_mwu_errors),
 		cmocka_unit_test(test_bootstrap),
