@@ -286,18 +286,31 @@ else
 	if ! expect_success stale-pre 0 || [ ! -s "$Z" ]; then
 		fail "a stale bzImage is not stored" "the base did not build again in $BASE_OBJ, or left no $Z"
 	else
-		as_lab rm -rf -- "$BASE_DIR"
 		lab_tmp
-		as_lab cp -p -- "$Z" "$TMP/lab/payload.good"
-		at=$(($(as_lab stat -c %s -- "$Z") / 2))
-		byte=$(as_lab od -An -tu1 -j "$at" -N 1 -- "$Z" | tr -d ' ')
-		# shellcheck disable=SC2059 # an octal escape, made here
-		printf "\\$(printf %o $(((byte + 1) % 256)))" | as_lab dd of="$Z" bs=1 seek="$at" conv=notrunc 2>/dev/null
-		as_lab touch -r "$TMP/lab/payload.good" -- "$Z"
-		kbuild stale --ref v6.1-debian
-		stored=$(find "$OUT" -maxdepth 1 \( -name "$BASE_ID" -o -name ".tmp-*-$BASE_ID" \) | head -n 1)
-		changed=$(as_lab cmp "$Z" "$TMP/lab/payload.good" 2>&1 || true)
-		as_lab cp -p -- "$TMP/lab/payload.good" "$Z"
+		# Under make test's two lanes another test (t0055's track)
+		# may build another commit in the same object directory between
+		# the byte changed here and the build that follows: make then
+		# writes the compressed vmlinux again, the image is right, and
+		# the build stores it. The tampered byte gone after the build
+		# says so; the base's objects are back then, and it is tried
+		# again (3 times at most).
+		tries=0
+		while :; do
+			tries=$((tries + 1))
+			as_lab rm -rf -- "$BASE_DIR"
+			as_lab cp -p -- "$Z" "$TMP/lab/payload.good"
+			at=$(($(as_lab stat -c %s -- "$Z") / 2))
+			byte=$(as_lab od -An -tu1 -j "$at" -N 1 -- "$Z" | tr -d ' ')
+			# shellcheck disable=SC2059 # an octal escape, made here
+			printf "\\$(printf %o $(((byte + 1) % 256)))" | as_lab dd of="$Z" bs=1 seek="$at" conv=notrunc 2>/dev/null
+			as_lab touch -r "$TMP/lab/payload.good" -- "$Z"
+			kbuild stale --ref v6.1-debian
+			stored=$(find "$OUT" -maxdepth 1 \( -name "$BASE_ID" -o -name ".tmp-*-$BASE_ID" \) | head -n 1)
+			changed=$(as_lab cmp "$Z" "$TMP/lab/payload.good" 2>&1 || true)
+			[ "$ST" = 0 ] && [ -z "$changed" ] && [ "$tries" -lt 3 ] || break
+			echo "# the compressed vmlinux was written again during try $tries (another build in the object directory): again"
+		done
+		[ -n "$changed" ] && as_lab cp -p -- "$TMP/lab/payload.good" "$Z"
 		if [ "$ST" = 1 ] && [ "$(fact stale class)" = infra ] && [ -z "$stored" ] && [ -n "$changed" ] &&
 			fact stale message | grep -q "payload is not the arch/x86/boot/compressed/vmlinux.bin.xz this make wrote"; then
 			pass "a bzImage whose payload is not the compressed vmlinux make wrote is refused, nothing stored: $(fact stale message | cut -c1-90)"
