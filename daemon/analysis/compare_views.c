@@ -276,7 +276,7 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 		}
 		if (moved)
 			strbuf_addf(&not_same, "%s%lld score%s moved past the least change at %s own alpha, "
-				    "though not past Holm's", not_same.len ? "; " : "", moved, moved == 1 ? "" : "s",
+				    "which Holm cannot test at these boots", not_same.len ? "; " : "", moved, moved == 1 ? "" : "s",
 				    moved == 1 ? "its" : "their");
 		strbuf_addf(&text, ". Not same: %s", not_same.buf);
 	}
