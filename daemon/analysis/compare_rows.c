@@ -119,31 +119,9 @@ static int all_positive(const double *v, size_t n)
 }
 
 /*
- * The shift interval of a rank row's equivalence test at level: the Moses
- * interval (it inverts the Mann-Whitney test the verdict uses), widened to
- * hold the shifts Brunner-Munzel's test does not reject. The Moses
- * interval assumes the sides differ by a shift alone: with the patched
- * side's spread doubled it covered 87-89% at a nominal 90-92% (b0008), so
- * a `same` promised more than it had. Brunner-Munzel's test allows the
- * spreads to differ; where it is the wider, its ends are taken.
- */
-static int shift_interval(const double *b, size_t nb, const double *p, size_t np, double level, double *ret_lo,
-			  double *ret_hi)
-{
-	double est, lo, hi;
-
-	if (stats_shift_ci(b, nb, p, np, level, &est, ret_lo, ret_hi) < 0)
-		return -1;
-	if (stats_shift_ci_bm(b, nb, p, np, level, &lo, &hi) == 0) {
-		*ret_lo = fmin(*ret_lo, lo);
-		*ret_hi = fmax(*ret_hi, hi);
-	}
-	return 0;
-}
-
-/*
  * The equivalence interval of a row, as % change: the distribution-free
- * interval of the shift (Hodges-Lehmann, Moses; shift_interval) at the
+ * interval of the shift (Hodges-Lehmann, Moses, widened by Brunner-Munzel:
+ * stats_shift_ci_wide) at the
  * design's level, of log values when all are positive (a shift of logs is
  * a ratio), else of the values, in % of the base median. It inverts the
  * test the verdict uses, and is far narrower than a bootstrap of medians
@@ -165,14 +143,14 @@ static void row_equivalence(struct verdict_row *v, const double *b, size_t nb, c
 			lb[i] = log(b[i]);
 		for (i = 0; i < np; i++)
 			lp[i] = log(p[i]);
-		if (shift_interval(lb, nb, lp, np, d->eq_level, &lo, &hi) == 0) {
+		if (stats_shift_ci_wide(lb, nb, lp, np, d->eq_level, &lo, &hi) == 0) {
 			v->have_eq = 1;
 			v->elo = 100 * expm1(lo);
 			v->ehi = 100 * expm1(hi);
 		}
 		free(lb);
 		free(lp);
-	} else if (cb != 0 && shift_interval(b, nb, p, np, d->eq_level, &lo, &hi) == 0) {
+	} else if (cb != 0 && stats_shift_ci_wide(b, nb, p, np, d->eq_level, &lo, &hi) == 0) {
 		v->have_eq = 1;
 		v->elo = 100 * lo / fabs(cb);
 		v->ehi = 100 * hi / fabs(cb);

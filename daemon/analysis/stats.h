@@ -128,6 +128,18 @@ int stats_shift_ci_bm(const double *a, size_t na, const double *b, size_t nb, do
 		      double *ret_lo, double *ret_hi);
 
 /*
+ * The shift interval a rank row's equivalence test uses: the Moses interval
+ * (it inverts Mann-Whitney, which assumes the sides differ by a shift
+ * alone), widened to every shift stats_shift_ci_bm accepts, so it holds
+ * its level when the spreads differ too. Errors as stats_shift_ci's.
+ */
+int stats_shift_ci_wide(const double *a, size_t na, const double *b, size_t nb, double level,
+			double *ret_lo, double *ret_hi);
+
+/* 1 when every value is finite (none NaN or infinite) */
+int stats_all_finite(const double *v, size_t n);
+
+/*
  * Robust outlier flags: the modified z-score 0.6745 * (x - median) / MAD;
  * flags[i] = 1 when |z| > threshold (3.5 is customary). When MAD is 0, only
  * values different from the median are flagged. Returns how many were

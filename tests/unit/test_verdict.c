@@ -696,6 +696,21 @@ static void test_same_needs_everything(void **state)
 	}
 }
 
+/* Four mprotect cases of `boots` a side from seed, the first of metrics
+ * `first` and the others `rest` (nm each), compared under design. */
+static json_t *four_cases(uint64_t seed, const char *design, int boots, const struct gen_metric *first,
+			  const struct gen_metric *rest, size_t nm)
+{
+	json_t *doc;
+	int k;
+
+	rng_state = seed;
+	doc = job_new(design);
+	for (k = 0; k < 4; k++)
+		add_case(doc, k, "mprotect", boots, k ? rest : first, nm);
+	return compared(doc, NULL);
+}
+
 /*
  * A first look of two whose headline rows decide is the job's last: the
  * time rows, which kept their alpha for the second look (5 boots a side
@@ -742,13 +757,8 @@ static void test_time_rows_at_last_look(void **state)
 	{
 		const struct gen_metric s4[] = { m[0], m[1], m[2], m[3] };
 		const json_t *sc;
-		int k;
 
-		rng_state = 39;
-		doc = job_new("{\"boots\": 5, \"max_boots\": 9, \"look\": 1}");
-		for (k = 0; k < 4; k++)
-			add_case(doc, k, "mprotect", 5, s4, ARRAY_SIZE(s4));
-		c = compared(doc, NULL);
+		c = four_cases(39, "{\"boots\": 5, \"max_boots\": 9, \"look\": 1}", 5, s4, s4, ARRAY_SIZE(s4));
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_string_equal(s_of(sc, "verdict"), "inconclusive");
 		assert_true(json_is_true(json_object_get(sc, "moved_alone")));
@@ -764,11 +774,7 @@ static void test_time_rows_at_last_look(void **state)
 		json_decref(c);
 
 		/* there Holm calls them, and the job is still not same */
-		rng_state = 39;
-		doc = job_new("{\"boots\": 5, \"max_boots\": 9, \"look\": 2}");
-		for (k = 0; k < 4; k++)
-			add_case(doc, k, "mprotect", 9, s4, ARRAY_SIZE(s4));
-		c = compared(doc, NULL);
+		c = four_cases(39, "{\"boots\": 5, \"max_boots\": 9, \"look\": 2}", 9, s4, s4, ARRAY_SIZE(s4));
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_string_equal(s_of(sc, "verdict"), "regression");
 		assert_null(json_object_get(sc, "moved_alone"));
@@ -783,16 +789,11 @@ static void test_time_rows_at_last_look(void **state)
 	{
 		struct gen_metric s4[] = { m[0], m[1], m[2], m[3] }, s4x[4];
 		const json_t *sc;
-		int k;
 
 		s4[3].factor = 1;
 		memcpy(s4x, s4, sizeof(s4));
 		s4x[3].factor = 0.96;
-		rng_state = 100;
-		doc = job_new("{\"boots\": 5, \"max_boots\": 9, \"look\": 2}");
-		for (k = 0; k < 4; k++)
-			add_case(doc, k, "mprotect", 9, k ? s4 : s4x, 4);
-		c = compared(doc, NULL);
+		c = four_cases(100, "{\"boots\": 5, \"max_boots\": 9, \"look\": 2}", 9, s4x, s4, 4);
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_true(json_real_value(json_object_get(sc, "p")) < 0.01);
 		assert_true(json_real_value(json_object_get(sc, "p_adj")) > 0.01);
