@@ -61,6 +61,8 @@
  *       tags: [qemu, small]
  *       boot: none                      # none | qemu | kexec | reboot
  *       power_cycle: [ipmitool, ...]    # argv, optional: run when a boot goes silent
+ *       power_cycle_timeout: 900        # seconds to wait after a power cycle
+ *                                       # (default: boot_timeout)
  *       boot_timeout: 600               # seconds for a boot to answer (default by
  *                                       # method: qemu 240, kexec 300, reboot 600)
  *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded (the machine
@@ -270,6 +272,7 @@ struct cfg_machine {
 	enum boot_method boot;
 	char **power_cycle;	/* NULL-terminated argv, or NULL */
 	double boot_timeout;	/* seconds; 0: the boot method's default */
+	double power_cycle_timeout;	/* seconds after a power cycle; 0: the boot timeout */
 	char *agent_path;	/* default "/tmp/tlblab-agent" */
 	char *workdir;		/* default "/tmp/tlblab" */
 	struct cfg_qemu *qemu;	/* boot: qemu (required then), else NULL */

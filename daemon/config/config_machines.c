@@ -441,10 +441,10 @@ void config_reboot_free(struct cfg_reboot *r)
 
 static const char *const machine_keys[] = {
 	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
-	"qemu", "kexec", "reboot", "boot_timeout", NULL
+	"qemu", "kexec", "reboot", "boot_timeout", "power_cycle_timeout", NULL
 };
 enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
-       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_BOOT_TIMEOUT, MK_MAX };
+       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_BOOT_TIMEOUT, MK_POWER_CYCLE_TIMEOUT, MK_MAX };
 KEYS_MATCH(machine_keys, MK_MAX);
 
 void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
@@ -522,6 +522,14 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 		: xstrdup("/tmp/tlblab-agent");
 	if (it.ks.val[MK_BOOT_TIMEOUT])
 		config_get_seconds(c, "boot_timeout", it.ks.val[MK_BOOT_TIMEOUT], &m->boot_timeout);
+	/* a real machine's firmware can take minutes after a power cycle, where
+	 * a short boot_timeout finds a silent one soon */
+	if (it.ks.val[MK_POWER_CYCLE_TIMEOUT] && !m->power_cycle)
+		node_error(c, it.ks.key[MK_POWER_CYCLE_TIMEOUT], "power_cycle_timeout: only with power_cycle (in %s)",
+			   it.what);
+	else if (it.ks.val[MK_POWER_CYCLE_TIMEOUT])
+		config_get_seconds(c, "power_cycle_timeout", it.ks.val[MK_POWER_CYCLE_TIMEOUT],
+				   &m->power_cycle_timeout);
 	m->workdir = it.ks.val[MK_WORKDIR]
 		? config_get_str(c, "workdir", it.ks.val[MK_WORKDIR], config_valid_path, MUST_PATH)
 		: xstrdup("/tmp/tlblab");

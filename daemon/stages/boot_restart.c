@@ -30,7 +30,8 @@
  * back to another kernel (the new one failed and something reset it into
  * its default kernel: the kernel's failure, a result). A machine silent
  * until the boot deadline is power-cycled when the config says how, then
- * waited for once more; silent still, it is infra and the scheduler marks it
+ * waited for once more (power_cycle_timeout, or the boot timeout again:
+ * firmware can take minutes after a cycle); silent still, it is infra and the scheduler marks it
  * bad.
  *
  * There is no serial console: the console is the booted kernel's dmesg read
@@ -537,7 +538,7 @@ static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const c
 			k = BOOT_INFRA;
 			goto out;
 		}
-		until = mono_now() + timeout;
+		until = mono_now() + (m->power_cycle_timeout > 0 ? m->power_cycle_timeout : timeout);
 		if (until > deadline)
 			until = deadline;
 	}

@@ -120,13 +120,17 @@ static const struct error_case error_cases[] = {
 	  L("    power_cycle: []")				/* 9: col 18 */
 	  L("  - name: o")					/* 10 */
 	  L("    transport: local")				/* 11 */
-	  L("    power_cycle: [[x]]"),
-	  /* 12: item col 19 */
+	  L("    power_cycle: [[x]]")			/* 12: item col 19 */
+	  L("  - {name: q, transport: local, power_cycle_timeout: 600}")	/* 13: col 33 */
+	  L("  - {name: r, transport: local, power_cycle: [x], power_cycle_timeout: 0}"),
+	  /* 14: col 72 */
 	  "p.yaml:5:18: power_cycle: must be a list, each item a string of at most 4096 bytes\n"
 	  "p.yaml:6:5: port: only used with transport ssh (in machine 'm')\n"
 	  "p.yaml:9:18: power_cycle: must be a command as a list of strings (argv), with a "
 	  "non-empty program name first\n"
-	  "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes" },
+	  "p.yaml:12:19: power_cycle[0]: must be a string of at most 4096 bytes\n"
+	  "p.yaml:13:33: power_cycle_timeout: only with power_cycle (in machine 'q')\n"
+	  "p.yaml:14:72: power_cycle_timeout: " MUST_BE_SECONDS("1 to 604800") },
 	/* test_builder_ccache */
 	{ "builder_ccache", "c.yaml",
 	  BUILDERS
@@ -171,7 +175,8 @@ static void test_boot_sections(void **state)
 			L("    kexec: {append: 'console=ttyS0,115200 root=/dev/vda1 ro'}")
 			L("  - {name: k2, transport: local, boot: kexec}")
 			L("  - {name: k3, transport: local, boot: kexec, kexec: ~}")
-			L("  - {name: k4, transport: local, boot: kexec, kexec: {initrd: /boot/initrd.img}}"));
+			L("  - {name: k4, transport: local, boot: kexec, kexec: {initrd: /boot/initrd.img}}")
+			L("  - {name: k5, transport: local, boot: kexec, power_cycle: [x], power_cycle_timeout: 15m}"));
 	m = config_machine(cfg, "vm");
 	assert_int_equal(m->boot, BOOT_QEMU);
 	assert_non_null(m->qemu);
@@ -199,6 +204,9 @@ static void test_boot_sections(void **state)
 	/* no section, or an empty one: the running kernel's command line */
 	assert_null(config_machine(cfg, "k2")->kexec);
 	assert_null(config_machine(cfg, "k3")->kexec);
+	/* the wait after a power cycle: the boot timeout unless said */
+	assert_true(config_machine(cfg, "k4")->power_cycle_timeout == 0);
+	assert_true(config_machine(cfg, "k5")->power_cycle_timeout == 900);
 	config_free(cfg);
 
 	/* the edges of each value */
