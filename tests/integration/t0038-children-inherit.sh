@@ -53,12 +53,17 @@ printf 'TLBLAB status ok\nTLBLAB build_id %s\nTLBLAB commit %s\nTLBLAB config_ha
 printf 'TLBLAB dir %s\nTLBLAB arch x86_64\nTLBLAB image bzImage\nTLBLAB image_sha256 %s\n' "\$out/\$id" "\$id"
 EOF
 
-# the tree: every make target says what it has, from inside the sandbox
+# the tree: every make target says what it has, from inside the sandbox.
+# ls reads the recipe shell's descriptors into a file, not a pipe: with
+# `ls | sed` the shell may still hold its end of the pipe while ls reads
+# the list (a 3 -> pipe seen once in make test's busy host lane, on
+# d39b151)
 git init -q "$TMP/tree"
 cat >"$TMP/tree/Makefile" <<'EOF'
 .DEFAULT:
 	@echo "tlblab-canary: make $@ in the sandbox"; \
-	ls -l /proc/$$$$/fd | sed -n 's/^.* \([0-9][0-9]*\) -> \(.*\)$$/tlblab-canary fd \1 \2/p'; \
+	f=$$(mktemp); ls -l /proc/$$$$/fd >"$$f"; \
+	sed -n 's/^.* \([0-9][0-9]*\) -> \(.*\)$$/tlblab-canary fd \1 \2/p' "$$f"; rm -f "$$f"; \
 	env | sed 's/^/tlblab-canary env /'; \
 	exit 1
 EOF
