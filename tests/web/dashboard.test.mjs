@@ -832,7 +832,10 @@ await step('1280x800: an opened row shows the rest in a details line (params, un
 	const text = await npage.textContent(detail);
 	const params = r.params_text.split(' ').filter((kv) => !kv.startsWith('workload=')).join(' ');
 	for (const want of [params, r.reason, r.unit, `${r.outliers} outlier`, `${r.base.n} boots`, r.p_method, `\u00b1${r.base.spread_pct.toFixed(1)}%`,
-		`\u00b1${r.patched.spread_pct.toFixed(1)}%`, `\u00b1${r.mde_pct.toFixed(1)}%`, r.p_adj_method === 'holm' ? 'Holm' : 'Benjamini-Hochberg'])
+		`\u00b1${r.patched.spread_pct.toFixed(1)}%`, `\u00b1${r.mde_pct.toFixed(1)}%`, r.p_adj_method === 'holm' ? 'Holm' : 'Benjamini-Hochberg',
+		// the interval's level: the row's own where it has one (a bootstrap of
+		// so few boots that it cannot reach the rules' level), else the rules'
+		`${Math.round(100 * (r.ci_level || cmp.rules.ci_level))}% CI`])
 		expect(text.includes(want), `the details line lacks "${want}": ${text}`);
 	const h = await npage.evaluate((k) => [document.querySelector(`#cmp-table tr[data-i="${k}"]`).getBoundingClientRect().height,
 		document.querySelector(`#cmp-table tr.detail[data-of="${k}"]`).getBoundingClientRect().height], i);

@@ -113,7 +113,7 @@ function rowHtml(r, i, view) {
 		`<td class="c-verdict"${note ? ` title="${esc(note)}"` : ''}>${verdictHtml(r.verdict)}${note ? ' <span class="note-mark" aria-hidden="true">*</span>' : ''}</td>` +
 		`<td class="num c-boots">${r.base.n}/${r.patched.n}</td>` +
 		'</tr>';
-	return open ? line + detailHtml(r, i) : line;
+	return open ? line + detailHtml(r, i, view.ciLevel) : line;
 }
 
 // A row's change: in %, or for a row from a base near 0 (p_method "welch,
@@ -130,8 +130,14 @@ function changeCi(r) {
 	return ci(r.ci);
 }
 
-// The details line of an opened row: everything the row's line has no room for.
-function detailHtml(r, i) {
+// The level of a comparison's intervals: its rules' (a lab may set ci_level),
+// 95% when it has none.
+const ciLevelOf = (cmp) => (cmp.rules && typeof cmp.rules.ci_level === 'number' ? cmp.rules.ci_level : 0.95);
+
+// The details line of an opened row: everything the row's line has no room
+// for. A row's own ci_level (a bootstrap of so few boots that its interval
+// cannot reach the rules' level) says the level it has.
+function detailHtml(r, i, level) {
 	const side = (s) => (s.center === null || s.center === undefined ? `${DASH} (${s.n} boots)`
 		: `${num(s.center)} ${esc(r.unit || '')}${spread(s) ? `, spread ${spread(s)}` : ''} over ${s.n} boots`);
 	const items = [
@@ -140,7 +146,7 @@ function detailHtml(r, i) {
 		['class', `${classTag(r)} ${esc(CLASS_TITLE[r.class] || '')}`],
 		['base', side(r.base)],
 		['patched', side(r.patched)],
-		['change', `${changeText(r)}, ${Math.round(100 * (r.ci_level || 0.95))}% CI ${changeCi(r)}`],
+		['change', `${changeText(r)}, ${Math.round(100 * (r.ci_level || level))}% CI ${changeCi(r)}`],
 		['p', `${pval(r.p)}${r.p_method ? ` (${esc(r.p_method)})` : ''}; adjusted ${pval(r.p_adj)}${P_ADJ[r.p_adj_method] ? ` (${P_ADJ[r.p_adj_method]})` : ''}`],
 		['detectable', `${r.mde_pct === null || r.mde_pct === undefined ? DASH : '\u00b1' + r.mde_pct.toFixed(1) + '%'}: ` +
 			esc(r.mde_note || 'the change this job would have caught with 80% power at this row\'s noise')],
@@ -163,7 +169,7 @@ export function comparisonSection(cmp) {
 	const rows = cmp.rows;
 	const folded = rows.filter(folds).length;
 	const common = commonParams(rows);
-	const view = { open: new Set(), common: new Set(common) };
+	const view = { open: new Set(), common: new Set(common), ciLevel: ciLevelOf(cmp) };
 	const head = COLUMNS.map(([key, label]) =>
 		`<th scope="col" aria-sort="none" data-key="${key}"${NUMERIC.has(key) ? ' class="num"' : ''}><button type="button" class="sort" data-sort="${key}">${label}<span class="arrow" aria-hidden="true"></span></button></th>`).join('');
 	return `
@@ -189,7 +195,8 @@ ${common.length ? `<p class="muted small" id="cmp-common">Every row: <span class
 </section>`;
 }
 
-export function wireComparison(root, rows) {
+export function wireComparison(root, cmp) {
+	const rows = cmp.rows;
 	const table = root.querySelector('#cmp-table');
 	const tbody = table.tBodies[0];
 	const toggle = root.querySelector('#fold-toggle');
@@ -200,7 +207,7 @@ export function wireComparison(root, rows) {
 	const first = firstOrder(rows);
 	const rank = new Map(first.map((i, k) => [i, k]));
 	// the rows opened, kept through a sort
-	const view = { open: new Set(), common: new Set(commonParams(rows)) };
+	const view = { open: new Set(), common: new Set(commonParams(rows)), ciLevel: ciLevelOf(cmp) };
 	let order = first;
 	let sort = { key: null, dir: 1 };
 
@@ -235,7 +242,7 @@ export function wireComparison(root, rows) {
 			tbody.querySelector(`tr[data-of="${i}"]`)?.remove();
 		} else {
 			view.open.add(i);
-			tr.insertAdjacentHTML('afterend', detailHtml(rows[i], i));
+			tr.insertAdjacentHTML('afterend', detailHtml(rows[i], i, view.ciLevel));
 			tr.nextElementSibling.hidden = tr.hidden;
 		}
 		b.setAttribute('aria-expanded', String(view.open.has(i)));

@@ -559,7 +559,7 @@ export async function render(ctx) {
 	html += specsTable(job);
 	html += '<div id="after-table"></div><div id="below"></div>';
 	ctx.main.innerHTML = html;
-	if (cmp) wireComparison(ctx.main, cmp.rows);
+	if (cmp) wireComparison(ctx.main, cmp);
 	performance.mark('tlblab:table-rendered');
 	if (cmpError) ctx.error(cmpError, 'comparison');
 	// what sits below the table and the charts goes in after the mark
