@@ -104,7 +104,7 @@ machine_good "after the panic"
 # GRUB was told to boot once
 # (boot_timeout 25 s finds the silence soon; the boot after the cycle has
 # power_cycle_timeout, as a server's firmware would need: GRUB and a TCG
-# boot on a host busy with the other lane's builds took more than 25 s)
+# boot on a busy host took more than 25 s once)
 write_config "    power_cycle: [$PY, $TOP/tests/tools/qemu-reset.py, $TMP/monitor.sock]
     power_cycle_timeout: 300" 25 \
 	"      command: [killall, sshd]"
