@@ -54,16 +54,15 @@ printf 'TLBLAB dir %s\nTLBLAB arch x86_64\nTLBLAB image bzImage\nTLBLAB image_sh
 EOF
 
 # the tree: every make target says what it has, from inside the sandbox.
-# ls reads the recipe shell's descriptors into a file, not a pipe: with
-# `ls | sed` the shell may still hold its end of the pipe while ls reads
-# the list (a 3 -> pipe seen once in make test's busy host lane, on
-# d39b151)
+# ls lists its own descriptors (all it inherited, and the directory it
+# reads, dropped here): listing the recipe shell's raced with the shell's
+# own end of the `ls | sed` pipe, which it may still hold while ls reads
+# (a 3 -> pipe seen once in make test's busy guest lane, on d39b151)
 git init -q "$TMP/tree"
 cat >"$TMP/tree/Makefile" <<'EOF'
 .DEFAULT:
 	@echo "tlblab-canary: make $@ in the sandbox"; \
-	f=$$(mktemp); ls -l /proc/$$$$/fd >"$$f"; \
-	sed -n 's/^.* \([0-9][0-9]*\) -> \(.*\)$$/tlblab-canary fd \1 \2/p' "$$f"; rm -f "$$f"; \
+	ls -l /proc/self/fd | sed -n '\|-> /proc/[0-9]*/fd$$|d; s/^.* \([0-9][0-9]*\) -> \(.*\)$$/tlblab-canary fd \1 \2/p'; \
 	env | sed 's/^/tlblab-canary env /'; \
 	exit 1
 EOF
