@@ -55,11 +55,22 @@ user_dir() {
 	[ -e "$1" ] || [ -L "$1" ] || install -d -m "$2" -o "$LAB_USER" -g "$LAB_USER" "$1"
 	owned "$1" "$LAB_USER"
 	# listed as the user (root reads nothing there): the first few paths of
-	# someone else's, as an older tlblab's root-run builds left them
-	_foreign=$(sh "$here/as-user.sh" "$LAB_USER" find "$1" ! -user "$LAB_USER" 2>/dev/null | head -n 3)
+	# someone else's, as an older tlblab's root-run builds left them. A path
+	# find could not stat is printed too: one that a running build removed
+	# as find passed (its private object copy, objp-*) is no one's, and is
+	# dropped when it is gone by the time it is looked at again
+	_foreign=$(sh "$here/as-user.sh" "$LAB_USER" find "$1" ! -user "$LAB_USER" 2>/dev/null |
+		{
+			_n=0
+			while [ $_n -lt 3 ] && read -r f; do
+				_o=$(stat -c %U -- "$f" 2>/dev/null) || continue
+				[ "$_o" != "$LAB_USER" ] || continue
+				printf '%s (%s) ' "$f" "$_o"
+				_n=$((_n + 1))
+			done
+		})
 	[ -z "$_foreign" ] ||
-		fail "$1 holds files of other users, left by an older tlblab's root-run steps: $(echo "$_foreign" |
-			while read -r f; do printf '%s (%s) ' "$f" "$(stat -c %U -- "$f" 2>/dev/null)"; done)- give them to $LAB_USER (chown -R -h $LAB_USER: $1) or remove them"
+		fail "$1 holds files of other users, left by an older tlblab's root-run steps: $_foreign- give them to $LAB_USER (chown -R -h $LAB_USER: $1) or remove them"
 }
 
 root_dir "$CACHE"

@@ -37,6 +37,18 @@ else
 	fail "lab-dirs.sh makes the lab's directories" "$(cat "$TMP/dirs.out"; ls -la "$CACHE1")"
 	exit 0
 fi
+# a file of root's in the builder's directory (as an older tlblab's root-run
+# build left them) is named, with its owner; once it is gone, the check passes
+install -d -o "$LAB_USER" "$CACHE1/tlblab/old"
+touch "$CACHE1/tlblab/old/root-made.o"
+if ! sh "$TOP/scripts/lab-dirs.sh" "$CACHE1" "$TMP/data" >"$TMP/dirs.out" 2>&1 &&
+	grep -q "$CACHE1/tlblab holds files of other users.*: $CACHE1/tlblab/old/root-made.o (root) - give them" "$TMP/dirs.out"; then
+	pass "lab-dirs.sh names a file of root's in the builder's directory, with its owner"
+else
+	fail "lab-dirs.sh names a file of root's in the builder's directory" "$(cat "$TMP/dirs.out")"
+fi
+rm -rf "$CACHE1/tlblab/old"
+check "lab-dirs.sh passes once that file is gone" sh "$TOP/scripts/lab-dirs.sh" "$CACHE1" "$TMP/data"
 if ! sh "$TOP/kernels/import-tree.sh" "$CACHE1/linux" "$TMP/linux-source-6.1.tar.xz" >"$TMP/import.out" 2>&1; then
 	fail "import-tree.sh imports the tarball" "$(tail -n 3 "$TMP/import.out")"
 	exit 0
