@@ -29,7 +29,7 @@
 
 #include "arch.h"
 #include "api.h"
-#include "boot.h"
+#include "boot_qemu.h"
 #include "config.h"
 #include "log.h"
 #include "strbuf.h"
@@ -320,8 +320,7 @@ static void check_identities(const struct lab_config *cfg)
 
 		if (m->ep.transport == TRANSPORT_SSH)
 			check_identity(m->ep.identity, m->name);
-		if (m->qemu)
-			check_identity(m->qemu->identity, m->name);
+		check_identity(m->guest_identity, m->name);
 	}
 	for (size_t i = 0; i < cfg->nbuilders; i++)
 		if (cfg->builders[i].ep.transport == TRANSPORT_SSH)

@@ -11,6 +11,8 @@
 #include "cron.h"
 #include "strbuf.h"
 
+struct backend;
+
 /*
  * The lab's configuration: one YAML file (libyaml) with the sections lab:,
  * machines:, builders:, trees:, suites:, notify: and tracks:. config_load() reads and
@@ -59,7 +61,12 @@
  *       arch: x86_64
  *       cpus: 2
  *       tags: [qemu, small]
- *       boot: none                      # none | qemu | kexec | reboot
+ *       boot: none                      # a boot method (backend.h): none, qemu,
+ *                                       # kexec or reboot; its section, a key
+ *                                       # of its name (qemu:, kexec:, reboot:),
+ *                                       # has the settings docs/lab-settings.md
+ *                                       # lists (tlblabd -S), from the method's
+ *                                       # own table
  *       power_cycle: [ipmitool, ...]    # argv, optional: run when a boot goes silent
  *       power_cycle_timeout: 900        # seconds to wait after a power cycle
  *                                       # (default: boot_timeout)
@@ -68,33 +75,9 @@
  *       agent_path: /tmp/tlblab-agent   # where the agent is uploaded (the machine
  *                                       # user's or root's alone: run.c checks)
  *       workdir: /tmp/tlblab            # scratch directory on the machine
- *       qemu:                           # boot: qemu only (required there)
- *         binary: qemu-system-x86_64    # on the machine's host (ep)
- *         memory: 1024                  # MiB (64..1048576)
- *         accel: auto                   # auto | kvm | tcg (auto probes KVM)
+ *       qemu:                           # boot: qemu's section (required there)
  *         initrd: /var/cache/tlblab/guest/initramfs.cpio
- *         guest_host: 127.0.0.1         # where the forwarded SSH port listens
- *         ssh_port: 10022               # forwarded to the guest's port 22
- *         identity: /var/cache/tlblab/guest/lab_key
- *         host_key: SHA256:...          # the guests' host key (pinned), or
- *         known_hosts: /path            #   a known_hosts file
- *         append: "mitigations=off"     # extra kernel command line, optional
- *         pin_vcpus: auto               # auto | on | off: each vCPU thread on its own
- *                                       # host CPU (auto: when the host has enough)
- *         max_cpus: 16                  # the most vCPUs a suite's guest_cpus may ask
- *                                       # (1..64; default 16 under icount, else the
- *                                       # host's CPUs, or cpus: over ssh)
- *       kexec:                          # boot: kexec only, optional
- *         append: "console=ttyS0"       # replaces the running command line
- *         initrd: /boot/initrd.img      # on the machine, optional: kexec --initrd
- *       reboot:                         # boot: reboot only, optional (defaults below)
- *         append: "console=ttyS0"       # the command line (default: the running one)
- *         kernel_dir: /boot             # the kernel is installed there as tlblab-vmlinuz
- *         grub_dir: /boot               # kernel_dir as GRUB sees it (/ if /boot is a partition)
- *         initrd: initrd.img-6.1        # optional, a file in kernel_dir
- *         entry_file: /boot/grub/custom.cfg   # the GRUB menu entry "tlblab" is written here
- *         once: [grub-reboot, "{entry}"]      # boot the entry once ({entry}: its id)
- *         command: [reboot]             # restarts the machine
+ *         ssh_port: 10022               # ...
  *   builders:
  *     - name: local
  *       transport: local                # same keys as a machine's transport part
@@ -162,14 +145,6 @@ enum transport_kind {
 	TRANSPORT_KIND_MAX
 };
 
-enum boot_method {
-	BOOT_NONE,
-	BOOT_QEMU,
-	BOOT_KEXEC,
-	BOOT_REBOOT,
-	BOOT_METHOD_MAX
-};
-
 /* How to reach a host: shared by machines and builders. */
 struct cfg_endpoint {
 	enum transport_kind transport;
@@ -185,82 +160,14 @@ struct cfg_endpoint {
 	char *host_key;		/* pinned "SHA256:..." fingerprint (ssh), or NULL */
 };
 
-/* Whether the boot pins each vCPU thread to a host CPU of its own. auto:
- * when the host has at least as many CPUs as the guest has vCPUs. */
-enum qemu_pin {
-	QEMU_PIN_AUTO,
-	QEMU_PIN_ON,
-	QEMU_PIN_OFF,
-	QEMU_PIN_MAX
-};
-
-/* A QEMU lab machine: the VM runs on the machine's host (ep); the daemon
- * reaches the guest by SSH at guest_host:ssh_port. */
-#define QEMU_ICOUNT_SHIFT_DEFAULT 3
-#define QEMU_ICOUNT_SHIFT_MAX 10
-#define QEMU_HOST_CPU_MAX 4095
-
-struct cfg_qemu {
-	char *binary;		/* default "qemu-system-x86_64" */
-	int memory;		/* MiB, default 1024 */
-	char *accel;		/* "auto" (default), "kvm", "tcg" or "icount" (single-threaded
-				 * TCG whose clock is the instructions run: QEMU 8.1+) */
-	int icount_shift;	/* icount: each instruction is 2^shift ns of guest time (3) */
-	char *insn_plugin;	/* the instruction-counting plugin on the VM host; "off";
-				 * NULL: the daemon's own (tlblab-insn.so beside tlblabd)
-				 * where the VM host is this machine */
-	char *tlb_model;	/* the plugin's TLB model (docs/tlb-model.md): its arguments,
-				 * "tlb=on,dtlb=64x4,itlb=64x8,stlb=1536x12"; NULL: never */
-	int tlb_always;		/* tlb_model: on or sizes: every boot has it; else
-				 * (the key absent) a boot has it when its suite
-				 * asks (a suite's tlb_model: on) */
-	char *initrd;		/* required */
-	char *guest_host;	/* default "127.0.0.1" */
-	int ssh_port;		/* required, 1..65535 */
-	char *identity;		/* required: private key for root on the guest */
-	char *host_key;		/* pinned SHA256 fingerprint, or */
-	char *known_hosts;	/* a known_hosts file; one of the two required */
-	char *append;		/* extra command line, or NULL */
-	enum qemu_pin pin_vcpus;	/* default QEMU_PIN_AUTO */
-	int host_cpu;		/* every thread of QEMU bound to this host CPU; -1 (default):
-				 * pin_vcpus decides */
-	char *duet;		/* the machine on the same host whose guest runs beside this
-				 * one's, the other side of an A/B job at the same time (its
-				 * duet names this one back), or NULL */
-	int duet_line, duet_col;	/* where duet: was, for messages */
-	size_t file_max;	/* lab.qemu_file_max, copied at load */
-	int max_cpus;		/* the most vCPUs a boot may ask (a suite's guest_cpus):
-				 * default QEMU_ICOUNT_MAX_CPUS under icount (one host
-				 * thread runs them all), else the host's CPUs where the
-				 * VM host is this machine (the machine's cpus: over SSH) */
-};
-
 /* A suite's guest_cpus (docs/emulated-work.md, "Guests bigger than the
  * host"): at most GUEST_CPUS_MAX counts, each 1..GUEST_CPUS_LIMIT. */
 #define GUEST_CPUS_MAX 8
 #define GUEST_CPUS_LIMIT 64
-#define QEMU_ICOUNT_MAX_CPUS 16
 /* The time estimate of a sweep: host seconds per second of a window's guest
  * time, per vCPU, under icount (the tlb suite's 40 s of windows took 39.2 s
  * a run at 2 vCPUs: docs/emulated-work.md). */
 #define GUEST_CPUS_HOST_S_PER_VCPU 0.5
-
-struct cfg_kexec {
-	char *append;		/* command line for the new kernel, or NULL: the running one */
-	char *initrd;		/* initrd path on the machine, or NULL: none */
-};
-
-/* boot: reboot. The kernel is installed on the machine and booted once
- * through GRUB, so a power cycle brings back the machine's own kernel. */
-struct cfg_reboot {
-	char *append;		/* command line, or NULL: the running one */
-	char *kernel_dir;	/* default "/boot" */
-	char *grub_dir;		/* default: kernel_dir */
-	char *initrd;		/* file name in kernel_dir, or NULL */
-	char *entry_file;	/* default "/boot/grub/custom.cfg" */
-	char **once;		/* argv, "{entry}" replaced; default grub-reboot {entry} */
-	char **command;		/* argv; default reboot */
-};
 
 struct cfg_machine {
 	char *name;
@@ -269,15 +176,23 @@ struct cfg_machine {
 	int cpus;		/* 0: unknown */
 	char **tags;		/* NULL-terminated */
 	size_t ntags;
-	enum boot_method boot;
+	const struct backend *boot;	/* its boot method (backend.h), "none" at least */
+	void *boot_conf;	/* the method's settings (the struct of its rows, owned),
+				 * or NULL: a method without a section */
+	/* what the boot method's settings say to the rest of the lab (its
+	 * finish() sets them): */
+	int max_cpus;		/* the most vCPUs a boot may ask (a suite's guest_cpus);
+				 * 0: its boots have the machine's own cpus */
+	const char *duet;	/* the machine whose boots run beside this one's, the
+				 * other side of an A/B job at once (sched_loop.c), or NULL */
+	int host_cpu;		/* the host CPU its boots are bound to; -1: none */
+	const char *guest_identity;	/* a key file its booted kernels are reached with
+					 * (the daemon's user must read it), or NULL */
 	char **power_cycle;	/* NULL-terminated argv, or NULL */
 	double boot_timeout;	/* seconds; 0: the boot method's default */
 	double power_cycle_timeout;	/* seconds after a power cycle; 0: the boot timeout */
 	char *agent_path;	/* default "/tmp/tlblab-agent" */
 	char *workdir;		/* default "/tmp/tlblab" */
-	struct cfg_qemu *qemu;	/* boot: qemu (required then), else NULL */
-	struct cfg_kexec *kexec;	/* boot: kexec, optional, else NULL */
-	struct cfg_reboot *reboot;	/* boot: reboot (defaults filled in), else NULL */
 	int line;		/* where it was defined, for messages */
 };
 
@@ -428,9 +343,9 @@ int config_load_string(const char *name, const char *text, size_t len,
 /* The lab's settings in force, "lab.NAME: VALUE" a line (tokens counted,
  * never shown): what `tlblabd -n` prints after "configuration OK". */
 void config_lab_print(FILE *out, const struct lab_config *cfg);
-/* The reference of the lab's settings, a Markdown table (name, type,
- * default, bounds, what it is), from the same table the parser reads:
- * `tlblabd -S`, and docs/lab-settings.md. */
+/* The reference of the lab's settings and of each boot method's section,
+ * a Markdown table (name, type, default, bounds, what it is), from the
+ * same rows the parser reads: `tlblabd -S`, and docs/lab-settings.md. */
 void config_lab_reference(FILE *out);
 /*
  * A configuration is shared by reference across a reload (SIGHUP): the
@@ -480,6 +395,11 @@ int config_valid_name(const char *s);
 int config_host_allowed(const struct lab_config *cfg, const char *host);
 
 const char *config_transport_kind_name(enum transport_kind k);
-const char *config_boot_method_name(enum boot_method b);
+/* The name of m's boot method ("none", "qemu", ...). */
+const char *config_boot_method_name(const struct cfg_machine *m);
+/* The value of m's boot method setting key (a row of its section) as the
+ * configuration writes it ("-" when it has none), appended to out; -1
+ * when the method has no such setting. */
+int config_boot_setting(const struct cfg_machine *m, const char *key, struct strbuf *out);
 
 #endif

@@ -6,6 +6,8 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "settings.h"
+#include "validate.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -73,32 +75,6 @@ struct keyset {
 	yaml_node_t *key[MAX_KEYS];
 	yaml_node_t *val[MAX_KEYS];
 };
-
-/* What each validator accepts, as error messages say it; and how to
- * replace the example token. */
-#define MUST_NAME	"a name of 1 to 64 letters, digits, '.', '_' or '-', " \
-			"not starting with '-' or '.'"
-#define MUST_PATH	"a non-empty path without control characters, not starting with '-'"
-#define MUST_HOST	"an IP address or a host name of letters, digits, '.' and '-'"
-#define MUST_FETCH_ALLOW "an IP address, a CIDR (10.0.0.0/8, fd00::/8) or a host name of letters, " \
-			"digits, '.' and '-'"
-#define MUST_USER	"a user name of letters, digits, '.', '_' and '-', not starting with '-'"
-#define MUST_HOST_KEY	"SHA256: followed by 43 base64 characters (as ssh-keygen -lf prints)"
-#define MUST_TOKEN	"a token of 16 to 4096 printable characters without spaces"
-#define MUST_URL	"a path or git URL without control characters, not starting with '-'"
-#define MUST_CONFIG_BASE "tinyconfig, defconfig or a config file path without control " \
-			"characters, not starting with '-'"
-#define MUST_FRACTION	"a percentage like 2% or a fraction from 0 to 1"
-#define MUST_ALPHA	"a significance level above 0 and below 1, like 0.01"
-#define MUST_ARG	"a string of at most 4096 bytes"
-#define MUST_PROGRAM	"a program name or an absolute path of letters, digits, '.', '_', " \
-			"'+', '-' and '/', not starting with '-' or '.'"
-#define MUST_IP		"an IPv4 or IPv6 address (without brackets)"
-#define MUST_CMDLINE	"a kernel command line of at most 1024 characters: words of " \
-			"letters, digits and '._,=:/+-' separated by spaces"
-#define EXAMPLE_TOKEN_FIX "it is the example token of configs/lab.example.yaml, known to " \
-			"everyone; make a token of your own (e.g. head -c 24 /dev/urandom | od -An -tx1 " \
-			"| tr -d ' \\n')"
 
 /* ---- config_yaml.c: errors, nodes, typed getters ---- */
 
@@ -187,31 +163,6 @@ char *config_item_start(struct cfg_ctx *c, yaml_node_t *map, const char *kind, c
 void config_missing_key(struct cfg_ctx *c, yaml_node_t *map, const char *key,
 		 const char *what, const char *why);
 
-/* ---- config_validate.c: 1 when s is acceptable (MUST_* above say what is) ---- */
-
-/* A user name on a lab host. */
-int config_valid_user(const char *s);
-/* An IP literal, IPv6 without brackets. */
-int config_valid_ip(const char *s);
-/* An IP literal or a DNS name of [A-Za-z0-9.-] labels. */
-int config_valid_host(const char *s);
-/* A path or URL that reaches a command's arguments. */
-int config_valid_path(const char *s);
-/* An argv element run without a shell. */
-int config_valid_arg(const char *s);
-/* A pinned host key: SHA256: and 43 base64 characters. */
-int config_valid_host_key(const char *s);
-/* [A-Za-z0-9]. */
-int config_is_alnum(char ch);
-/* A program name looked up in PATH, or an absolute path. */
-int config_valid_program(const char *s);
-/* A kernel command line of words of a shell-safe set. */
-int config_valid_cmdline(const char *s);
-/* A bearer token of len bytes. */
-int config_valid_token_n(const char *s, size_t len);
-/* A bearer token. */
-int config_valid_token(const char *s);
-
 /* ---- config_yaml.c: reading a file ---- */
 
 /* Reads a whole regular file of at most max bytes into sb. 0 or a negative
@@ -228,18 +179,18 @@ void config_lab_defaults(struct lab_config *cfg);
 /* The lab: mapping into c->cfg, over the defaults config_load_string() set. */
 void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map);
 /* Item index of machines: into m (seen: the names so far). */
-/* after every machine is parsed: each duet's partner names it back, same
- * host and arch, host CPUs of their own (config_machines.c) */
-void config_check_duets(struct cfg_ctx *c);
 void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_machine *m);
 /* Item index of builders: into b. */
 void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_builder *b);
-/* Frees a machine's boot method section; NULL is fine. */
-void config_qemu_free(struct cfg_qemu *q);
-void config_kexec_free(struct cfg_kexec *k);
-void config_reboot_free(struct cfg_reboot *r);
+/* Frees a machine's boot method section (boot_conf). */
+void config_machine_boot_release(struct cfg_machine *m);
+/* After every machine is read: each boot method's checks between
+ * machines (a duet's partner names it back). */
+void config_check_backends(struct cfg_ctx *c);
+/* Frees what the lab's settings own (their rows). */
+void config_lab_release(struct lab_config *cfg);
 /* Item index of trees: into t; its builder must be parsed already. */
 void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		struct cfg_tree *t);
@@ -258,5 +209,27 @@ void config_hook_release(struct cfg_hook *h);
 void config_parse_defaults(struct cfg_ctx *c, yaml_node_t *map);
 void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		 struct cfg_suite *s);
+
+/* ---- settings.c: a section read by its rows (settings.h) ---- */
+
+struct cfg_section {
+	struct cfg_ctx *c;
+	yaml_node_t *map;		/* the section's mapping; NULL: absent */
+	yaml_node_t *owner;		/* where errors of an absent section go */
+	const char *what;		/* "the qemu section of machine 'm1'" */
+	const struct setting *rows;
+	size_t n;
+	void *base;			/* the struct the rows fill */
+	struct keyset ks;		/* the section's keys, by row */
+};
+
+/* Reads sec->map by its rows into sec->base (over their defaults):
+ * unknown and duplicate keys, bad values and missing required rows are
+ * errors. A NULL map reads nothing. */
+void settings_parse(struct cfg_section *sec);
+/* The value node of key in the parsed section, or NULL. */
+yaml_node_t *cfg_section_value(const struct cfg_section *sec, const char *key);
+/* 1024 as "1K": as the configuration writes sizes, into buf. */
+const char *settings_bytes_text(uint64_t v, char *buf, size_t size);
 
 #endif

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "config_int.h"
+#include "backend.h"
 #include "fetch.h"
 #include "spec.h"
 #include "util.h"
@@ -159,288 +160,204 @@ static void refuse_example_tokens(struct cfg_ctx *c, const char *key, yaml_node_
 	}
 }
 
-enum setting_type {
-	SET_PATH,	/* char *: a path */
-	SET_USER,	/* char *: a user name */
-	SET_LISTEN,	/* listen_host, listen_port */
-	SET_TOKENS,	/* char **: tokens, appended to */
-	SET_TOKEN_FILE,	/* char *, and its tokens appended (token_file_list) */
-	SET_HOSTS,	/* char **: host names */
-	SET_FETCH,	/* char **: fetch_allow entries */
-	SET_BOOL,	/* int */
-	SET_INT,	/* int, from min to max */
-	SET_BYTES,	/* size_t, from min to max */
-	SET_SECONDS,	/* double, from min to max */
-	SET_MAX
+/* ---- the rows whose values have a shape of their own ---- */
+
+static void listen_defaults(const struct setting *row, void *base)
+{
+	struct lab_config *cfg = base;
+
+	if (parse_listen(row->def_text, &cfg->listen_host, &cfg->listen_port) < 0)
+		abort();	/* the table's own default */
+}
+
+static void listen_parse(struct cfg_section *sec, const struct setting *row, void *base)
+{
+	struct lab_config *cfg = base;
+	const char *text = cfg_section_scalar(sec, row->name);
+
+	free(cfg->listen_host);
+	cfg->listen_host = NULL;
+	if (!text || parse_listen(text, &cfg->listen_host, &cfg->listen_port) < 0)
+		cfg_section_error(sec, row->name, "listen: must be IPV4:PORT or [IPV6]:PORT "
+				  "(an IP literal and a port from 1 to 65535)");
+}
+
+static void listen_text(const struct setting *row, const void *base, struct strbuf *out)
+{
+	const struct lab_config *cfg = base;
+
+	(void)row;
+	strbuf_addf(out, strchr(cfg->listen_host, ':') ? "[%s]:%d" : "%s:%d", cfg->listen_host,
+		    cfg->listen_port);
+}
+
+static void listen_release(const struct setting *row, void *base)
+{
+	struct lab_config *cfg = base;
+
+	(void)row;
+	free(cfg->listen_host);
+	cfg->listen_host = NULL;
+}
+
+static const struct setting_custom listen_custom = {
+	"address", listen_defaults, listen_parse, listen_text, listen_release,
 };
 
-struct setting {
-	const char *name;
-	enum setting_type type;
-	size_t off;		/* of the field in struct lab_config */
-	double def;		/* the default of a number or a bool */
-	const char *def_text;	/* of a string (NULL: none) */
-	double min, max;	/* of a number */
-	const char *what;	/* what it is, for the reference */
+static char ***row_list(const struct setting *row, void *base)
+{
+	return (char ***)((char *)base + row->off);
+}
+
+static void tokens_defaults(const struct setting *row, void *base)
+{
+	*row_list(row, base) = xcalloc(1, sizeof(char *));
+}
+
+static void tokens_parse(struct cfg_section *sec, const struct setting *row, void *base)
+{
+	yaml_node_t *n = cfg_section_value(sec, row->name);
+	size_t count = 0;
+	char **t = config_get_list(sec->c, row->name, n, config_valid_token, MUST_TOKEN, &count);
+
+	if (t)
+		tokens_append(row_list(row, base), t, count);
+	free(t);	/* the strings now belong to the list */
+	if (t && n->type == YAML_SEQUENCE_NODE)
+		refuse_example_tokens(sec->c, row->name, n);
+}
+
+/* secrets: counted, never shown */
+static void tokens_text(const struct setting *row, const void *base, struct strbuf *out)
+{
+	strbuf_addf(out, "%zu token(s)", tokens_count(*row_list(row, (void *)base)));
+}
+
+static void tokens_release(const struct setting *row, void *base)
+{
+	config_strv_free(*row_list(row, base));
+	*row_list(row, base) = NULL;
+}
+
+static const struct setting_custom tokens_custom = {
+	"list of tokens", tokens_defaults, tokens_parse, tokens_text, tokens_release,
+};
+
+/* The list a token file's tokens join: admin_token_file's, the admin tokens. */
+static char ***token_file_list(struct lab_config *cfg, const struct setting *row)
+{
+	return row->off == offsetof(struct lab_config, admin_token_file) ? &cfg->admin_tokens : &cfg->tokens;
+}
+
+static void token_file_parse(struct cfg_section *sec, const struct setting *row, void *base)
+{
+	yaml_node_t *n = cfg_section_value(sec, row->name);
+	char *path = config_get_str(sec->c, row->name, n, config_valid_path, MUST_PATH);
+	char **f = (char **)((char *)base + row->off);
+
+	if (path)
+		load_token_file(sec->c, n, row->name, path, token_file_list(base, row));
+	free(*f);
+	*f = path;
+}
+
+static void token_file_text(const struct setting *row, const void *base, struct strbuf *out)
+{
+	const char *f = *(char *const *)((const char *)base + row->off);
+
+	strbuf_addstr(out, f ? f : "-");
+}
+
+static void token_file_release(const struct setting *row, void *base)
+{
+	char **f = (char **)((char *)base + row->off);
+
+	free(*f);
+	*f = NULL;
+}
+
+static const struct setting_custom token_file_custom = {
+	"path", NULL, token_file_parse, token_file_text, token_file_release,
 };
 
 #define AT(field) offsetof(struct lab_config, field)
-#define NONE NAN, NULL, NAN, NAN
 
 static const struct setting settings[] = {
 	/* the one required setting (a path without a default) */
-	{ "data_dir", SET_PATH, AT(data_dir), NONE,
-	  "required: where the store (tlblab.db) and the artifacts live" },
-	{ "user", SET_USER, AT(user), NONE,
-	  "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "
+	{ .name = "data_dir", .type = SET_STR, .off = AT(data_dir), .valid = config_valid_path, .must = MUST_PATH,
+	  .type_name = "path", .flags = SETTING_REQUIRED, .need = " (where the store and artifacts live)",
+	  .what = "required: where the store (tlblab.db) and the artifacts live" },
+	{ .name = "user", .type = SET_STR, .off = AT(user), .valid = config_valid_user, .must = MUST_USER,
+	  .type_name = "user name",
+	  .what = "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "
 	  "the identities and the builders' workdirs are that user's (scripts/deps.sh makes tlblab)" },
-	{ "listen", SET_LISTEN, AT(listen_host), NAN, "127.0.0.1:8080", NAN, NAN,
-	  "the API's address, IPV4:PORT or [IPV6]:PORT" },
-	{ "tokens", SET_TOKENS, AT(tokens), NONE,
-	  "bearer tokens that may submit, and cancel what they submitted (16 to 4096 printable characters)" },
-	{ "token_file", SET_TOKEN_FILE, AT(token_file), NONE,
-	  "a file of more tokens, one a line ('#' comments), read at start and on reload" },
-	{ "admin_tokens", SET_TOKENS, AT(admin_tokens), NONE,
-	  "bearer tokens that may also cancel any job or bisection, triage alerts and set machines' health" },
-	{ "admin_token_file", SET_TOKEN_FILE, AT(admin_token_file), NONE,
-	  "a file of more admin tokens, as token_file" },
-	{ "read_requires_token", SET_BOOL, AT(read_requires_token), 0, NULL, NAN, NAN,
-	  "reads need a token too" },
-	{ "allowed_hosts", SET_HOSTS, AT(allowed_hosts), NONE,
-	  "Host header names accepted besides the listen address, localhost, 127.0.0.1 and ::1" },
-	{ "max_body", SET_BYTES, AT(max_body), 1 << 20, NULL, 1024, 1 << 30,
-	  "the largest request body (a patch); 413 past it" },
-	{ "workers", SET_INT, AT(workers), 4, NULL, 1, 64,
-	  "stages that may run at once (builds, boots)" },
-	{ "stage_timeout", SET_SECONDS, AT(stage_timeout), 1800, NULL, TIMEOUT_MIN, TIMEOUT_MAX,
-	  "a stage's time limit; a suite's timeout defaults to it" },
-	{ "quiet_host", SET_BOOL, AT(quiet_host), 1, NULL, NAN, NAN,
-	  "builds pause while a machine on their host measures; off trades noise for speed" },
+	{ .name = "listen", .type = SET_CUSTOM, .custom = &listen_custom, .def_text = "127.0.0.1:8080",
+	  .what = "the API's address, IPV4:PORT or [IPV6]:PORT" },
+	{ .name = "tokens", .type = SET_CUSTOM, .custom = &tokens_custom, .off = AT(tokens),
+	  .what = "bearer tokens that may submit, and cancel what they submitted (16 to 4096 printable characters)" },
+	{ .name = "token_file", .type = SET_CUSTOM, .custom = &token_file_custom, .off = AT(token_file),
+	  .what = "a file of more tokens, one a line ('#' comments), read at start and on reload" },
+	{ .name = "admin_tokens", .type = SET_CUSTOM, .custom = &tokens_custom, .off = AT(admin_tokens),
+	  .what = "bearer tokens that may also cancel any job or bisection, triage alerts and set machines' health" },
+	{ .name = "admin_token_file", .type = SET_CUSTOM, .custom = &token_file_custom, .off = AT(admin_token_file),
+	  .what = "a file of more admin tokens, as token_file" },
+	{ .name = "read_requires_token", .type = SET_BOOL, .off = AT(read_requires_token), .def = 0,
+	  .what = "reads need a token too" },
+	{ .name = "allowed_hosts", .type = SET_LIST, .off = AT(allowed_hosts), .valid = config_valid_host,
+	  .must = MUST_HOST, .type_name = "list of host names",
+	  .what = "Host header names accepted besides the listen address, localhost, 127.0.0.1 and ::1" },
+	{ .name = "max_body", .type = SET_BYTES, .off = AT(max_body), .def = 1 << 20, .min = 1024, .max = 1 << 30,
+	  .what = "the largest request body (a patch); 413 past it" },
+	{ .name = "workers", .type = SET_INT, .off = AT(workers), .def = 4, .min = 1, .max = 64,
+	  .what = "stages that may run at once (builds, boots)" },
+	{ .name = "stage_timeout", .type = SET_SECONDS, .off = AT(stage_timeout), .def = 1800, .min = TIMEOUT_MIN,
+	  .max = TIMEOUT_MAX, .what = "a stage's time limit; a suite's timeout defaults to it" },
+	{ .name = "quiet_host", .type = SET_BOOL, .off = AT(quiet_host), .def = 1,
+	  .what = "builds pause while a machine on their host measures; off trades noise for speed" },
 	/* at least 2M: QEMU's display surfaces are files too (memfd, 1.2M) */
-	{ "qemu_file_max", SET_BYTES, AT(qemu_file_max), 64 << 20, NULL, 2 << 20, 64.0 * (1 << 30),
-	  "the most a QEMU guest's console and instruction-plugin files may hold on the VM host (QEMU's "
+	{ .name = "qemu_file_max", .type = SET_BYTES, .off = AT(qemu_file_max), .def = 64 << 20, .min = 2 << 20,
+	  .max = 64.0 * (1 << 30),
+	  .what = "the most a QEMU guest's console and instruction-plugin files may hold on the VM host (QEMU's "
 	  "RLIMIT_FSIZE); a boot or run whose kernel writes that much fails, class boot" },
 	/* 512 is the server's limit on all connections together (api_server.c) */
-	{ "max_connections_per_address", SET_INT, AT(max_connections_per_address), 64, NULL, 1, 512,
-	  "connections one client address may hold open" },
-	{ "header_timeout", SET_SECONDS, AT(header_timeout), 10, NULL, 1, 300,
-	  "the time a client has to send a request's headers" },
-	{ "max_jobs_per_token", SET_INT, AT(max_jobs_per_token), 20, NULL, 1, 100000,
-	  "jobs one token may have queued or running (a running bisection counts as one)" },
-	{ "max_boots_per_token", SET_INT, AT(max_boots_per_token), 200, NULL, 1, 1000000,
-	  "boot stages not yet done one token may have (a running bisection: one step's boots)" },
-	{ "fetch_allow", SET_FETCH, AT(fetch_allow), NONE,
-	  "addresses, CIDRs or host names a patch or branch URL may reach besides public ones" },
+	{ .name = "max_connections_per_address", .type = SET_INT, .off = AT(max_connections_per_address),
+	  .def = 64, .min = 1, .max = 512, .what = "connections one client address may hold open" },
+	{ .name = "header_timeout", .type = SET_SECONDS, .off = AT(header_timeout), .def = 10, .min = 1, .max = 300,
+	  .what = "the time a client has to send a request's headers" },
+	{ .name = "max_jobs_per_token", .type = SET_INT, .off = AT(max_jobs_per_token), .def = 20, .min = 1,
+	  .max = 100000, .what = "jobs one token may have queued or running (a running bisection counts as one)" },
+	{ .name = "max_boots_per_token", .type = SET_INT, .off = AT(max_boots_per_token), .def = 200, .min = 1,
+	  .max = 1000000,
+	  .what = "boot stages not yet done one token may have (a running bisection: one step's boots)" },
+	{ .name = "fetch_allow", .type = SET_LIST, .off = AT(fetch_allow), .valid = fetch_allow_entry_valid,
+	  .must = MUST_FETCH_ALLOW, .type_name = "list of addresses, CIDRs, host names",
+	  .what = "addresses, CIDRs or host names a patch or branch URL may reach besides public ones" },
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 _Static_assert(NSETTINGS <= MAX_KEYS, "more lab settings than a keyset holds");
 
-static void *field(struct lab_config *cfg, const struct setting *s)
-{
-	return (char *)cfg + s->off;
-}
-
-/* The list a token file's tokens join: admin_token_file's, the admin tokens. */
-static char ***token_file_list(struct lab_config *cfg, const struct setting *s)
-{
-	return s->off == AT(admin_token_file) ? &cfg->admin_tokens : &cfg->tokens;
-}
-
-/* 1024 as "1K", 1 MiB as "1M": as the configuration writes sizes */
-static const char *bytes_text(uint64_t v, char *buf, size_t size)
-{
-	static const char units[] = "KMG";
-	int u = -1;
-
-	while (u < 2 && v && v % 1024 == 0) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u < 0 ? "%" PRIu64 : "%" PRIu64 "%c", v, u < 0 ? 0 : units[u]);
-	return buf;
-}
-
 void config_lab_defaults(struct lab_config *cfg)
 {
-	for (size_t i = 0; i < NSETTINGS; i++) {
-		const struct setting *s = &settings[i];
-		void *f = field(cfg, s);
-
-		switch (s->type) {
-		case SET_LISTEN:
-			if (parse_listen(s->def_text, &cfg->listen_host, &cfg->listen_port) < 0)
-				abort();	/* the table's own default */
-			break;
-		case SET_TOKENS:
-			*(char ***)f = xcalloc(1, sizeof(char *));
-			break;
-		case SET_BOOL:
-		case SET_INT:
-			*(int *)f = (int)s->def;
-			break;
-		case SET_BYTES:
-			*(size_t *)f = (size_t)s->def;
-			break;
-		case SET_SECONDS:
-			*(double *)f = s->def;
-			break;
-		default:
-			break;
-		}
-	}
+	settings_defaults(settings, NSETTINGS, cfg);
 }
 
-/* Reads n, the value of setting s, into cfg; an error at n when it is not one. */
-static void parse_setting(struct cfg_ctx *c, const struct setting *s, yaml_node_t *n)
+void config_lab_release(struct lab_config *cfg)
 {
-	struct lab_config *cfg = c->cfg;
-	void *f = field(cfg, s);
-	char lo[32], hi[32];
-	uint64_t bytes;
-	size_t count = 0;
-	double d;
-	long v;
-
-	switch (s->type) {
-	case SET_PATH:
-		free(*(char **)f);
-		*(char **)f = config_get_str(c, s->name, n, config_valid_path, MUST_PATH);
-		break;
-	case SET_USER:
-		free(*(char **)f);
-		*(char **)f = config_get_str(c, s->name, n, config_valid_user, MUST_USER);
-		break;
-	case SET_LISTEN: {
-		const char *text = config_scalar(n);
-
-		free(cfg->listen_host);
-		cfg->listen_host = NULL;
-		if (!text || parse_listen(text, &cfg->listen_host, &cfg->listen_port) < 0)
-			node_error(c, n, "listen: must be IPV4:PORT or [IPV6]:PORT "
-				   "(an IP literal and a port from 1 to 65535)");
-		break;
-	}
-	case SET_TOKENS: {
-		char **t = config_get_list(c, s->name, n, config_valid_token, MUST_TOKEN, &count);
-
-		if (t)
-			tokens_append((char ***)f, t, count);
-		free(t);	/* the strings now belong to the list */
-		if (t && n->type == YAML_SEQUENCE_NODE)
-			refuse_example_tokens(c, s->name, n);
-		break;
-	}
-	case SET_TOKEN_FILE: {
-		char *path = config_get_str(c, s->name, n, config_valid_path, MUST_PATH);
-
-		if (path)
-			load_token_file(c, n, s->name, path, token_file_list(cfg, s));
-		free(*(char **)f);
-		*(char **)f = path;
-		break;
-	}
-	case SET_HOSTS:
-	case SET_FETCH: {
-		char **a = s->type == SET_HOSTS
-				   ? config_get_list(c, s->name, n, config_valid_host, MUST_HOST, &count)
-				   : config_get_list(c, s->name, n, fetch_allow_entry_valid, MUST_FETCH_ALLOW, &count);
-
-		if (a) {
-			config_strv_free(*(char ***)f);
-			*(char ***)f = a;
-		}
-		break;
-	}
-	case SET_BOOL:
-		config_get_bool(c, s->name, n, (int *)f);
-		break;
-	case SET_INT:
-		if (config_get_int(c, s->name, n, (long)s->min, (long)s->max, &v) == 0)
-			*(int *)f = (int)v;
-		break;
-	case SET_BYTES:
-		if (config_get_bytes(c, s->name, n, (uint64_t)s->min, (uint64_t)s->max,
-				     bytes_text((uint64_t)s->min, lo, sizeof(lo)),
-				     bytes_text((uint64_t)s->max, hi, sizeof(hi)), &bytes) == 0)
-			*(size_t *)f = (size_t)bytes;
-		break;
-	case SET_SECONDS:
-		if (config_get_seconds_range(c, s->name, n, s->min, s->max, &d) == 0)
-			*(double *)f = d;
-		break;
-	case SET_MAX:
-		abort();
-	}
+	settings_release(settings, NSETTINGS, cfg);
 }
 
 void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map)
 {
-	const char *names[NSETTINGS + 1];
-	struct keyset ks;
-	size_t i;
+	struct cfg_section sec = { .c = c, .map = map, .owner = map, .what = "lab", .rows = settings,
+				   .n = NSETTINGS, .base = c->cfg };
 
 	if (!config_is_mapping(map)) {
 		node_error(c, map, "lab: must be a mapping (lab.data_dir is required)");
 		return;
 	}
-	for (i = 0; i < NSETTINGS; i++)
-		names[i] = settings[i].name;
-	names[i] = NULL;
-	config_map_keys(c, map, names, "lab", "key", &ks);
 	/* the rows' order: the tokens of a token file after those inline */
-	for (i = 0; i < NSETTINGS; i++)
-		if (ks.val[i])
-			parse_setting(c, &settings[i], ks.val[i]);
-		else if (settings[i].type == SET_PATH)
-			config_missing_key(c, map, settings[i].name, "lab", " (where the store and artifacts live)");
+	settings_parse(&sec);
 	c->cfg->ntokens = tokens_count(c->cfg->tokens);
-}
-
-/* The value of s in cfg as the configuration would write it, into sb. */
-static void value_text(const struct lab_config *cfg, const struct setting *s, struct strbuf *sb)
-{
-	const void *f = (const char *)cfg + s->off;
-	char buf[32];
-
-	switch (s->type) {
-	case SET_PATH:
-	case SET_USER:
-	case SET_TOKEN_FILE:
-		strbuf_addstr(sb, *(char *const *)f ? *(char *const *)f : "-");
-		break;
-	case SET_LISTEN:
-		strbuf_addf(sb, strchr(cfg->listen_host, ':') ? "[%s]:%d" : "%s:%d", cfg->listen_host,
-			    cfg->listen_port);
-		break;
-	case SET_TOKENS:
-		/* secrets: counted, never shown */
-		strbuf_addf(sb, "%zu token(s)", tokens_count(*(char **const *)f));
-		break;
-	case SET_HOSTS:
-	case SET_FETCH: {
-		char *const *h = *(char **const *)f;
-
-		for (size_t i = 0; h && h[i]; i++)
-			strbuf_addf(sb, "%s%s", i ? ", " : "", h[i]);
-		if (!h || !h[0])
-			strbuf_addstr(sb, "-");
-		break;
-	}
-	case SET_BOOL:
-		strbuf_addstr(sb, *(const int *)f ? "true" : "false");
-		break;
-	case SET_INT:
-		strbuf_addf(sb, "%d", *(const int *)f);
-		break;
-	case SET_BYTES:
-		strbuf_addstr(sb, bytes_text(*(const size_t *)f, buf, sizeof(buf)));
-		break;
-	case SET_SECONDS:
-		strbuf_addf(sb, "%gs", *(const double *)f);
-		break;
-	case SET_MAX:
-		abort();
-	}
 }
 
 void config_lab_print(FILE *out, const struct lab_config *cfg)
@@ -449,7 +366,7 @@ void config_lab_print(FILE *out, const struct lab_config *cfg)
 
 	for (size_t i = 0; i < NSETTINGS; i++) {
 		strbuf_reset(&sb);
-		value_text(cfg, &settings[i], &sb);
+		settings_text(&settings[i], cfg, &sb);
 		fprintf(out, "lab.%s: %s\n", settings[i].name, sb.buf);
 	}
 	strbuf_release(&sb);
@@ -457,37 +374,13 @@ void config_lab_print(FILE *out, const struct lab_config *cfg)
 
 void config_lab_reference(FILE *out)
 {
-	static const char *const type_names[SET_MAX] = {
-		[SET_PATH] = "path", [SET_USER] = "user name", [SET_LISTEN] = "address", [SET_TOKENS] = "list of tokens",
-		[SET_TOKEN_FILE] = "path", [SET_HOSTS] = "list of host names",
-		[SET_FETCH] = "list of addresses, CIDRs, host names", [SET_BOOL] = "true or false",
-		[SET_INT] = "integer", [SET_BYTES] = "size (1K, 1M, 1G)", [SET_SECONDS] = "time (90, 30s, 10m, 2h)",
-	};
-	char def[64], lo[48], hi[32], b[32];
+	const struct backend *b;
+	char prefix[96];
 
-	fprintf(out, "| setting | type | default | bounds | what it is |\n|---|---|---|---|---|\n");
-	for (size_t i = 0; i < NSETTINGS; i++) {
-		const struct setting *s = &settings[i];
-
-		if (s->def_text)
-			snprintf(def, sizeof(def), "%s", s->def_text);
-		else if (isnan(s->def))
-			snprintf(def, sizeof(def), "-");
-		else if (s->type == SET_BOOL)
-			snprintf(def, sizeof(def), "%s", s->def ? "true" : "false");
-		else if (s->type == SET_BYTES)
-			bytes_text((uint64_t)s->def, def, sizeof(def));
-		else
-			snprintf(def, sizeof(def), s->type == SET_SECONDS ? "%.10gs" : "%.10g", s->def);
-		if (s->type == SET_BYTES)
-			snprintf(lo, sizeof(lo), "%s to ", bytes_text((uint64_t)s->min, b, sizeof(b)));
-		else if (!isnan(s->min))
-			snprintf(lo, sizeof(lo), s->type == SET_SECONDS ? "%.10gs to " : "%.10g to ", s->min);
-		if (s->type == SET_BYTES)
-			bytes_text((uint64_t)s->max, hi, sizeof(hi));
-		else if (!isnan(s->max))
-			snprintf(hi, sizeof(hi), s->type == SET_SECONDS ? "%.10gs" : "%.10g", s->max);
-		fprintf(out, "| `lab.%s` | %s | %s | %s%s | %s |\n", s->name, type_names[s->type], def,
-			isnan(s->min) ? "" : lo, isnan(s->min) ? "-" : hi, s->what);
+	settings_reference(out, "lab.", settings, NSETTINGS, 1);
+	/* each boot method's section, from the method's own rows */
+	for (size_t i = 0; (b = backend_at(BACKEND_BOOT, i)); i++) {
+		snprintf(prefix, sizeof(prefix), "machines[].%s.", b->name);
+		settings_reference(out, prefix, b->settings, b->nsettings, 0);
 	}
 }

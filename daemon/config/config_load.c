@@ -42,6 +42,7 @@
 #include <yaml.h>
 
 #include "config_int.h"
+#include "backend.h"
 #include "util.h"
 #include "banned.h"
 
@@ -155,7 +156,7 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 		cfg->machines = parse_section(c, ks.val[TOP_MACHINES], "machines",
 					      sizeof(*cfg->machines), &cfg->nmachines,
 					      parse_machine_v);
-	config_check_duets(c);
+	config_check_backends(c);
 	if (ks.val[TOP_TREES])
 		cfg->trees = parse_section(c, ks.val[TOP_TREES], "trees", sizeof(*cfg->trees),
 					   &cfg->ntrees, parse_tree_v);
@@ -180,6 +181,7 @@ int config_load_string(const char *name, const char *text, size_t len,
 	struct cfg_ctx c = { .name = name };
 	yaml_parser_t parser;
 	yaml_document_t doc, extra;
+	struct strbuf registry = STRBUF_INIT;
 	int have_doc = 0, r = -1;
 
 	if (err)
@@ -193,6 +195,11 @@ int config_load_string(const char *name, const char *text, size_t len,
 
 	if (len > CONFIG_MAX_BYTES) {
 		config_error(&c, 0, 0, "larger than %u KiB", CONFIG_MAX_BYTES >> 10);
+		goto out;
+	}
+	/* a backend named twice makes every lab ambiguous: no load succeeds */
+	if (backend_registry_errors(&registry) < 0) {
+		config_error(&c, 0, 0, "%.*s", (int)registry.len - 1, registry.buf);
 		goto out;
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
@@ -223,6 +230,7 @@ int config_load_string(const char *name, const char *text, size_t len,
 	c.cfg = NULL;
 	r = 0;
 out:
+	strbuf_release(&registry);
 	config_errors_flush(&c, err);
 	config_ctx_release(&c);
 	config_free(c.cfg);
@@ -288,9 +296,7 @@ void config_free(const struct lab_config *shared)
 		config_strv_free(m->power_cycle);
 		free(m->agent_path);
 		free(m->workdir);
-		config_qemu_free(m->qemu);
-		config_kexec_free(m->kexec);
-		config_reboot_free(m->reboot);
+		config_machine_boot_release(m);
 	}
 	free(cfg->machines);
 	for (size_t i = 0; i < cfg->nbuilders; i++) {
@@ -325,15 +331,7 @@ void config_free(const struct lab_config *shared)
 	free(cfg->defaults.suite);
 	free(cfg->defaults.tree);
 	free(cfg->defaults.base);
-	config_strv_free(cfg->tokens);
-	config_strv_free(cfg->admin_tokens);
-	free(cfg->token_file);
-	free(cfg->admin_token_file);
-	config_strv_free(cfg->allowed_hosts);
-	config_strv_free(cfg->fetch_allow);
+	config_lab_release(cfg);
 	free(cfg->path);
-	free(cfg->data_dir);
-	free(cfg->listen_host);
-	free(cfg->user);
 	free(cfg);
 }

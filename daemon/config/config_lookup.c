@@ -7,6 +7,8 @@
  */
 #include "config.h"
 
+#include "backend.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -112,16 +114,9 @@ const char *config_transport_kind_name(enum transport_kind k)
 	return (unsigned)k < TRANSPORT_KIND_MAX ? names[k] : "unknown";
 }
 
-const char *config_boot_method_name(enum boot_method b)
+const char *config_boot_method_name(const struct cfg_machine *m)
 {
-	static const char *const names[BOOT_METHOD_MAX] = {
-		[BOOT_NONE] = "none",
-		[BOOT_QEMU] = "qemu",
-		[BOOT_KEXEC] = "kexec",
-		[BOOT_REBOOT] = "reboot",
-	};
-
-	return (unsigned)b < BOOT_METHOD_MAX ? names[b] : "unknown";
+	return m->boot ? m->boot->name : "none";
 }
 
 int config_host_allowed(const struct lab_config *cfg, const char *host)

@@ -1,8 +1,9 @@
 /*
  * Where kernels are built and run: the machines: and builders: sections.
  * Both are endpoints (a transport, local or ssh, and how to reach the host);
- * a machine also has a boot method (none, qemu, kexec, reboot) with its own
- * section, checked here against the method it belongs to.
+ * a machine also has a boot method, a backend of the registry (backend.h)
+ * whose section (the key of its name) is read here by the method's own
+ * rows, and checked by the method's finish().
  */
 #include "config.h"
 
@@ -12,6 +13,7 @@
 #include <unistd.h>
 
 #include "config_int.h"
+#include "backend.h"
 
 #include "arch.h"
 #include "qemu-plugin/tlb_model.h"
@@ -22,11 +24,6 @@
 static const char *transport_name_int(int i)
 {
 	return config_transport_kind_name((enum transport_kind)i);
-}
-
-static const char *boot_name_int(int i)
-{
-	return config_boot_method_name((enum boot_method)i);
 }
 
 /* Keys shared by machines and builders, in this order at the start of both tables. */
@@ -89,45 +86,39 @@ static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct key
 	}
 }
 
-static const char *const qemu_keys[] = {
-	"binary", "memory", "accel", "initrd", "guest_host", "ssh_port", "identity",
-	"host_key", "known_hosts", "append", "pin_vcpus", "icount_shift", "insn_plugin", "host_cpu",
-	"duet", "tlb_model", "max_cpus", NULL
-};
-enum { QK_BINARY, QK_MEMORY, QK_ACCEL, QK_INITRD, QK_GUEST_HOST, QK_SSH_PORT, QK_IDENTITY,
-       QK_HOST_KEY, QK_KNOWN_HOSTS, QK_APPEND, QK_PIN_VCPUS, QK_ICOUNT_SHIFT, QK_INSN_PLUGIN,
-       QK_HOST_CPU, QK_DUET, QK_TLB_MODEL, QK_MAX_CPUS, QK_MAX };
-KEYS_MATCH(qemu_keys, QK_MAX);
-
 static const char *const tlb_keys[] = { "dtlb", "itlb", "stlb", NULL };
 enum { TK_DTLB, TK_ITLB, TK_STLB, TK_MAX };
 KEYS_MATCH(tlb_keys, TK_MAX);
 
 /*
  * tlb_model: on (the default sizes), off, or a mapping of dtlb, itlb and
- * stlb as ENTRIESxWAYS (the rest default): the plugin's arguments, or
- * NULL for off or after an error. Without the key a machine has the model
- * at its default sizes in the boots of a suite that asks for it.
+ * stlb as ENTRIESxWAYS (the rest default), checked by the plugin's own
+ * parser: the plugin's arguments in the row's char *, or NULL for off or
+ * after an error.
  */
-static char *parse_tlb_model(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
+static void tlb_model_parse(struct cfg_section *sec, const struct setting *row, void *base)
 {
+	struct cfg_ctx *c = sec->c;
+	yaml_node_t *n = cfg_section_value(sec, row->name);
+	char **f = (char **)((char *)base + row->off);
 	struct strbuf args = STRBUF_INIT;
 	struct keyset ks;
-	char what[128];
+	char what[160];
 	int i;
 
+	free(*f);
+	*f = NULL;
 	if (!config_is_mapping(n)) {
 		const char *v = config_scalar(n);
 
-		if (v && !strcmp(v, "off"))
-			return NULL;
 		if (v && !strcmp(v, "on"))
-			return xstrdup("tlb=on");
-		node_error(c, n, "tlb_model: must be on, off, or a mapping of dtlb, itlb and stlb "
-			   "(ENTRIESxWAYS, e.g. 64x4)");
-		return NULL;
+			*f = xstrdup("tlb=on");
+		else if (!v || strcmp(v, "off"))
+			node_error(c, n, "%s: must be on, off, or a mapping of dtlb, itlb and stlb "
+				   "(ENTRIESxWAYS, e.g. 64x4)", row->name);
+		return;
 	}
-	snprintf(what, sizeof(what), "the tlb_model of %s", machine);
+	snprintf(what, sizeof(what), "the %s of %s", row->name, sec->what);
 	config_map_keys(c, n, tlb_keys, what, "key", &ks);
 	strbuf_addstr(&args, "tlb=on");
 	for (i = 0; i < TK_MAX; i++) {
@@ -144,317 +135,156 @@ static char *parse_tlb_model(struct cfg_ctx *c, yaml_node_t *n, const char *mach
 		}
 		strbuf_addf(&args, ",%s=%ux%u", tlb_keys[i], g.entries, g.ways);
 	}
-	return strbuf_detach(&args, NULL);
+	*f = strbuf_detach(&args, NULL);
 }
 
-static const char *const qemu_accels[] = { "auto", "kvm", "tcg", "icount" };
-
-static const char *qemu_accel_name_int(int i)
+static void str_row_text(const struct setting *row, const void *base, struct strbuf *out)
 {
-	return qemu_accels[i];
+	const char *v = *(char *const *)((const char *)base + row->off);
+
+	strbuf_addstr(out, v ? v : "-");
 }
 
-static const char *const qemu_pins[] = {
-	[QEMU_PIN_AUTO] = "auto", [QEMU_PIN_ON] = "on", [QEMU_PIN_OFF] = "off",
+static void str_row_release(const struct setting *row, void *base)
+{
+	char **f = (char **)((char *)base + row->off);
+
+	free(*f);
+	*f = NULL;
+}
+
+const struct setting_custom setting_tlb_geometry = {
+	"on, off, or {dtlb, itlb, stlb: ENTRIESxWAYS}", NULL, tlb_model_parse, str_row_text, str_row_release,
 };
-
-static const char *qemu_pin_name_int(int i)
-{
-	return qemu_pins[i];
-}
-
-/*
- * The most vCPUs a boot of m may ask when its qemu section does not say:
- * under icount one host thread runs every vCPU in turn, so a guest may be
- * bigger than the host (QEMU_ICOUNT_MAX_CPUS); under KVM or multi-threaded
- * TCG each vCPU is a host thread, so no more than the host has, counted
- * here where the VM host is this machine, else the machine's own cpus:.
- */
-static int default_max_cpus(const struct cfg_machine *m, const struct cfg_qemu *q)
-{
-	long host;
-
-	if (q->accel && !strcmp(q->accel, "icount"))
-		return QEMU_ICOUNT_MAX_CPUS;
-	if (m->ep.transport == TRANSPORT_LOCAL && (host = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
-		return host > GUEST_CPUS_LIMIT ? GUEST_CPUS_LIMIT : (int)host;
-	return m->cpus > 0 ? (m->cpus > GUEST_CPUS_LIMIT ? GUEST_CPUS_LIMIT : m->cpus) : 2;
-}
-
-/* The qemu: section n of machine `machine` (boot: qemu), or NULL after an error. */
-static struct cfg_qemu *parse_qemu(struct cfg_ctx *c, yaml_node_t *n, const char *machine,
-				   const struct arch *arch)
-{
-	struct cfg_qemu *q;
-	struct keyset ks;
-	char what[128];
-	long v;
-	int accel = 0;
-
-	if (!config_is_mapping(n)) {
-		node_error(c, n, "qemu: must be a mapping (initrd, ssh_port, identity, and "
-			   "host_key or known_hosts are required)");
-		return NULL;
-	}
-	snprintf(what, sizeof(what), "the qemu section of %s", machine);
-	config_map_keys(c, n, qemu_keys, what, "key", &ks);
-	q = xcalloc(1, sizeof(*q));
-	q->binary = ks.val[QK_BINARY]
-		? config_get_str(c, "binary", ks.val[QK_BINARY], config_valid_program, MUST_PROGRAM)
-		: xstrdup(arch->qemu);
-	q->memory = 1024;
-	if (ks.val[QK_MEMORY] && config_get_int(c, "memory", ks.val[QK_MEMORY], QEMU_MEMORY_MIN,
-					 QEMU_MEMORY_MAX, &v) == 0)
-		q->memory = (int)v;
-	if (ks.val[QK_ACCEL])
-		accel = config_get_enum(c, "accel", ks.val[QK_ACCEL], qemu_accel_name_int,
-				 (int)ARRAY_SIZE(qemu_accels));
-	if (accel >= 0)
-		q->accel = xstrdup(qemu_accels[accel]);
-	if (ks.val[QK_INITRD])
-		q->initrd = config_get_str(c, "initrd", ks.val[QK_INITRD], config_valid_path, MUST_PATH);
-	else
-		config_missing_key(c, n, "initrd", what, " (the guest's initramfs)");
-	q->guest_host = ks.val[QK_GUEST_HOST]
-		? config_get_str(c, "guest_host", ks.val[QK_GUEST_HOST], config_valid_ip, MUST_IP)
-		: xstrdup("127.0.0.1");
-	if (ks.val[QK_SSH_PORT]) {
-		if (config_get_int(c, "ssh_port", ks.val[QK_SSH_PORT], 1, 65535, &v) == 0)
-			q->ssh_port = (int)v;
-	} else {
-		config_missing_key(c, n, "ssh_port", what, " (the host port forwarded to the guest's "
-			    "SSH)");
-	}
-	if (ks.val[QK_IDENTITY])
-		q->identity = config_get_str(c, "identity", ks.val[QK_IDENTITY], config_valid_path, MUST_PATH);
-	else
-		config_missing_key(c, n, "identity", what, " (the private key for root on the guest)");
-	if (ks.val[QK_HOST_KEY])
-		q->host_key = config_get_str(c, "host_key", ks.val[QK_HOST_KEY], config_valid_host_key,
-				      MUST_HOST_KEY);
-	if (ks.val[QK_KNOWN_HOSTS])
-		q->known_hosts = config_get_str(c, "known_hosts", ks.val[QK_KNOWN_HOSTS], config_valid_path,
-					 MUST_PATH);
-	if (!ks.val[QK_HOST_KEY] && !ks.val[QK_KNOWN_HOSTS])
-		node_error(c, n, "missing key 'known_hosts' or 'host_key' in %s "
-			   "(the guest's host key is checked strictly)", what);
-	if (ks.val[QK_APPEND])
-		q->append = config_get_str(c, "append", ks.val[QK_APPEND], config_valid_cmdline, MUST_CMDLINE);
-	q->icount_shift = QEMU_ICOUNT_SHIFT_DEFAULT;
-	if (ks.val[QK_ICOUNT_SHIFT] && config_get_int(c, "icount_shift", ks.val[QK_ICOUNT_SHIFT], 0,
-						     QEMU_ICOUNT_SHIFT_MAX, &v) == 0)
-		q->icount_shift = (int)v;
-	if (ks.val[QK_INSN_PLUGIN])
-		q->insn_plugin = !strcmp(config_scalar(ks.val[QK_INSN_PLUGIN]), "off")
-			? xstrdup("off")
-			: config_get_str(c, "insn_plugin", ks.val[QK_INSN_PLUGIN], config_valid_path, MUST_PATH);
-	if (!ks.val[QK_TLB_MODEL] && !(q->insn_plugin && !strcmp(q->insn_plugin, "off"))) {
-		q->tlb_model = xstrdup("tlb=on");
-	} else if (ks.val[QK_TLB_MODEL]) {
-		q->tlb_model = parse_tlb_model(c, ks.val[QK_TLB_MODEL], machine);
-		q->tlb_always = q->tlb_model != NULL;
-		if (q->tlb_model && q->insn_plugin && !strcmp(q->insn_plugin, "off"))
-			node_error(c, ks.val[QK_TLB_MODEL], "tlb_model: the TLB model lives in the instruction "
-				   "plugin, which insn_plugin: off turns off (in %s)", what);
-	}
-	if (ks.val[QK_PIN_VCPUS]) {
-		int pin = config_get_enum(c, "pin_vcpus", ks.val[QK_PIN_VCPUS], qemu_pin_name_int, QEMU_PIN_MAX);
-
-		if (pin >= 0)
-			q->pin_vcpus = (enum qemu_pin)pin;
-	}
-	q->file_max = c->cfg->qemu_file_max;
-	q->host_cpu = -1;
-	if (ks.val[QK_HOST_CPU] && config_get_int(c, "host_cpu", ks.val[QK_HOST_CPU], 0, QEMU_HOST_CPU_MAX, &v) == 0)
-		q->host_cpu = (int)v;
-	if (ks.val[QK_MAX_CPUS] && config_get_int(c, "max_cpus", ks.val[QK_MAX_CPUS], 1, GUEST_CPUS_LIMIT,
-						 &v) == 0)
-		q->max_cpus = (int)v;
-	if (ks.val[QK_DUET]) {
-		q->duet = config_get_str(c, "duet", ks.val[QK_DUET], config_valid_name, MUST_NAME);
-		q->duet_line = (int)ks.val[QK_DUET]->start_mark.line + 1;
-		q->duet_col = (int)ks.val[QK_DUET]->start_mark.column + 1;
-	}
-	return q;
-}
-
-void config_qemu_free(struct cfg_qemu *q)
-{
-	if (!q)
-		return;
-	free(q->binary);
-	free(q->accel);
-	free(q->insn_plugin);
-	free(q->tlb_model);
-	free(q->duet);
-	free(q->initrd);
-	free(q->guest_host);
-	free(q->identity);
-	free(q->host_key);
-	free(q->known_hosts);
-	free(q->append);
-	free(q);
-}
-
-static const char *const kexec_keys[] = { "append", "initrd", NULL };
-enum { XK_APPEND, XK_INITRD, XK_MAX };
-KEYS_MATCH(kexec_keys, XK_MAX);
-
-/* The kexec: section n of machine `machine` (boot: kexec), or NULL after an error. */
-static struct cfg_kexec *parse_kexec(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
-{
-	struct cfg_kexec *k;
-	struct keyset ks;
-	char what[128];
-
-	if (!config_is_mapping(n)) {
-		node_error(c, n, "kexec: must be a mapping (with the optional keys append and "
-			   "initrd)");
-		return NULL;
-	}
-	snprintf(what, sizeof(what), "the kexec section of %s", machine);
-	config_map_keys(c, n, kexec_keys, what, "key", &ks);
-	k = xcalloc(1, sizeof(*k));
-	if (ks.val[XK_APPEND])
-		k->append = config_get_str(c, "append", ks.val[XK_APPEND], config_valid_cmdline, MUST_CMDLINE);
-	if (ks.val[XK_INITRD])
-		k->initrd = config_get_str(c, "initrd", ks.val[XK_INITRD], config_valid_path, MUST_PATH);
-	return k;
-}
-
-void config_kexec_free(struct cfg_kexec *k)
-{
-	if (!k)
-		return;
-	free(k->append);
-	free(k->initrd);
-	free(k);
-}
-
-static const char *const reboot_keys[] = {
-	"append", "kernel_dir", "grub_dir", "initrd", "entry_file", "once", "command", NULL
-};
-enum { RB_APPEND, RB_KERNEL_DIR, RB_GRUB_DIR, RB_INITRD, RB_ENTRY_FILE, RB_ONCE, RB_COMMAND, RB_MAX };
-KEYS_MATCH(reboot_keys, RB_MAX);
-
-/* A file name in a directory: no slash, nothing a GRUB script or a shell
- * would read specially. */
-static int valid_file_name(const char *s)
-{
-	return config_valid_name(s);
-}
-
-#define MUST_FILE_NAME	"a file name of 1 to 64 letters, digits, '.', '_' or '-'"
-/* GRUB reads these paths in its own script language: plain characters only */
-#define MUST_GRUB_PATH	"an absolute path of letters, digits and '._/-'"
-
-static int valid_grub_path(const char *s)
-{
-	size_t n;
-
-	if (*s != '/')
-		return 0;
-	for (n = 0; s[n]; n++)
-		if (n >= PATH_MAX_LEN || (!config_is_alnum(s[n]) && !strchr("._/-", s[n])))
-			return 0;
-	return 1;
-}
-
-/* An argv list (non-empty, a program name first) or NULL after an error. */
-static char **get_argv(struct cfg_ctx *c, const char *key, yaml_node_t *n)
-{
-	size_t count = 0;
-	char **v = config_get_list(c, key, n, config_valid_arg, MUST_ARG, &count);
-
-	if (v && (count == 0 || !*v[0])) {
-		node_error(c, n, "%s: must be a command as a list of strings (argv), with a non-empty "
-			   "program name first", key);
-		config_strv_free(v);
-		return NULL;
-	}
-	return v;
-}
-
-static char **argv_of(const char *const *words)
-{
-	size_t n = 0;
-	char **v;
-
-	while (words[n])
-		n++;
-	v = xcalloc(n + 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++)
-		v[i] = xstrdup(words[i]);
-	return v;
-}
-
-/* The reboot: section n (or NULL: all defaults) of machine `machine`. */
-static struct cfg_reboot *parse_reboot(struct cfg_ctx *c, yaml_node_t *n, const char *machine)
-{
-	static const char *const once_default[] = { "grub-reboot", "{entry}", NULL };
-	static const char *const command_default[] = { "reboot", NULL };
-	struct cfg_reboot *r = xcalloc(1, sizeof(*r));
-	struct keyset ks;
-	char what[128];
-
-	memset(&ks, 0, sizeof(ks));
-	if (n && !config_is_mapping(n)) {
-		node_error(c, n, "reboot: must be a mapping (append, kernel_dir, grub_dir, initrd, "
-			   "entry_file, once, command)");
-	} else if (n) {
-		snprintf(what, sizeof(what), "the reboot section of %s", machine);
-		config_map_keys(c, n, reboot_keys, what, "key", &ks);
-	}
-	if (ks.val[RB_APPEND])
-		r->append = config_get_str(c, "append", ks.val[RB_APPEND], config_valid_cmdline, MUST_CMDLINE);
-	r->kernel_dir = ks.val[RB_KERNEL_DIR]
-		? config_get_str(c, "kernel_dir", ks.val[RB_KERNEL_DIR], valid_grub_path, MUST_GRUB_PATH)
-		: xstrdup("/boot");
-	if (ks.val[RB_GRUB_DIR])
-		r->grub_dir = config_get_str(c, "grub_dir", ks.val[RB_GRUB_DIR], valid_grub_path, MUST_GRUB_PATH);
-	else if (r->kernel_dir)
-		r->grub_dir = xstrdup(r->kernel_dir);
-	if (ks.val[RB_INITRD])
-		r->initrd = config_get_str(c, "initrd", ks.val[RB_INITRD], valid_file_name, MUST_FILE_NAME);
-	r->entry_file = ks.val[RB_ENTRY_FILE]
-		? config_get_str(c, "entry_file", ks.val[RB_ENTRY_FILE], config_valid_path, MUST_PATH)
-		: xstrdup("/boot/grub/custom.cfg");
-	r->once = ks.val[RB_ONCE] ? get_argv(c, "once", ks.val[RB_ONCE]) : argv_of(once_default);
-	r->command = ks.val[RB_COMMAND] ? get_argv(c, "command", ks.val[RB_COMMAND])
-					: argv_of(command_default);
-	return r;
-}
-
-void config_reboot_free(struct cfg_reboot *r)
-{
-	if (!r)
-		return;
-	free(r->append);
-	free(r->kernel_dir);
-	free(r->grub_dir);
-	free(r->initrd);
-	free(r->entry_file);
-	config_strv_free(r->once);
-	config_strv_free(r->command);
-	free(r);
-}
 
 static const char *const machine_keys[] = {
 	ENDPOINT_KEYS, "arch", "cpus", "tags", "boot", "power_cycle", "agent_path", "workdir",
-	"qemu", "kexec", "reboot", "boot_timeout", "power_cycle_timeout", NULL
+	"boot_timeout", "power_cycle_timeout", NULL
 };
 enum { MK_ARCH = EK_MAX, MK_CPUS, MK_TAGS, MK_BOOT, MK_POWER_CYCLE, MK_AGENT_PATH, MK_WORKDIR,
-       MK_QEMU, MK_KEXEC, MK_REBOOT, MK_BOOT_TIMEOUT, MK_POWER_CYCLE_TIMEOUT, MK_MAX };
+       MK_BOOT_TIMEOUT, MK_POWER_CYCLE_TIMEOUT, MK_MAX };
 KEYS_MATCH(machine_keys, MK_MAX);
+
+/* A machine's keys: its own, then one per boot method with a section (the
+ * method's name); *ret_n is the count. */
+static void machine_key_table(const char **keys, size_t *ret_n)
+{
+	const struct backend *b;
+	size_t n = 0;
+
+	while (machine_keys[n]) {
+		keys[n] = machine_keys[n];
+		n++;
+	}
+	for (size_t i = 0; (b = backend_at(BACKEND_BOOT, i)); i++)
+		if (b->nsettings && n < MAX_KEYS)
+			keys[n++] = b->name;
+	keys[n] = NULL;
+	*ret_n = n;
+}
+
+/* The boot method named at n (boot:), or NULL with an error listing them. */
+static const struct backend *get_boot(struct cfg_ctx *c, yaml_node_t *n)
+{
+	const char *s = config_scalar(n);
+	const struct backend *b = s ? backend_find(BACKEND_BOOT, s) : NULL;
+	struct strbuf names = STRBUF_INIT;
+
+	if (b)
+		return b;
+	backend_names(BACKEND_BOOT, &names);
+	node_error(c, n, "boot: must be %s", names.buf);
+	strbuf_release(&names);
+	return NULL;
+}
+
+/*
+ * The sections of boot methods in m's item: boot's own read by its rows
+ * (over their defaults; absent, the defaults alone unless the method
+ * needs it), then its finish(); another method's section is a mistake.
+ * With an unknown method (b NULL, reported) no section can be judged.
+ */
+static void parse_boot_sections(struct cfg_ctx *c, yaml_node_t *map, struct cfg_item *it,
+				const char *const *keys, size_t nkeys, const struct backend *b,
+				struct cfg_machine *m)
+{
+	char what[160];
+
+	for (size_t k = MK_MAX; k < nkeys; k++) {
+		yaml_node_t *v = it->ks.val[k];
+		const struct backend *other = backend_find(BACKEND_BOOT, keys[k]);
+
+		if (v && b && other != b)
+			node_error(c, it->ks.key[k], "%s: only for boot: %s (in %s)", keys[k], keys[k], it->what);
+		if (!b || other != b)
+			continue;
+		/* kexec: ~ is no section, as it would be for any optional key */
+		if (v && config_is_null(v) && !(b->flags & BACKEND_SECTION_REQUIRED))
+			v = NULL;
+		if (!v && (b->flags & BACKEND_SECTION_REQUIRED)) {
+			snprintf(what, sizeof(what), " (required with boot: %s)", b->name);
+			config_missing_key(c, map, b->name, it->what, what);
+			continue;
+		}
+		if (v && !config_is_mapping(v)) {
+			node_error(c, v, "%s: must be a mapping (%s)", b->name, b->section_hint);
+			continue;
+		}
+		snprintf(what, sizeof(what), "the %s section of %s", b->name, it->what);
+		m->boot_conf = xcalloc(1, b->conf_size);
+		settings_defaults(b->settings, b->nsettings, m->boot_conf);
+		{
+			struct cfg_section sec = { .c = c, .map = v, .owner = map, .what = what, .rows = b->settings,
+						   .n = b->nsettings, .base = m->boot_conf };
+
+			settings_parse(&sec);
+			if (b->finish)
+				b->finish(&sec, m, m->boot_conf);
+		}
+	}
+}
+
+void config_machine_boot_release(struct cfg_machine *m)
+{
+	if (!m->boot || !m->boot_conf)
+		return;
+	if (m->boot->release)
+		m->boot->release(m->boot_conf);
+	settings_release(m->boot->settings, m->boot->nsettings, m->boot_conf);
+	free(m->boot_conf);
+	m->boot_conf = NULL;
+}
+
+int config_boot_setting(const struct cfg_machine *m, const char *key, struct strbuf *out)
+{
+	const struct setting *row = m->boot ? settings_find(m->boot->settings, m->boot->nsettings, key) : NULL;
+
+	if (!row || !m->boot_conf)
+		return -1;
+	settings_text(row, m->boot_conf, out);
+	return 0;
+}
+
+void config_check_backends(struct cfg_ctx *c)
+{
+	const struct backend *b;
+
+	for (size_t i = 0; (b = backend_at(BACKEND_BOOT, i)); i++)
+		if (b->check_lab)
+			b->check_lab(c, c->cfg);
+}
 
 void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_machine *m)
 {
+	const char *keys[MAX_KEYS + 1];
+	const struct backend *boot;
 	struct cfg_item it;
+	size_t nkeys;
 	long v;
-	int b;
 
-	m->name = config_item_start(c, map, "machine", "machines", index, machine_keys, EK_NAME, seen, &it, &m->line);
+	machine_key_table(keys, &nkeys);
+	m->name = config_item_start(c, map, "machine", "machines", index, keys, EK_NAME, seen, &it, &m->line);
 	parse_endpoint(c, map, &it.ks, it.what, &m->ep);
 
 	m->arch = xstrdup("x86_64");
@@ -478,32 +308,10 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 				   &m->ntags);
 	if (!m->tags)
 		m->tags = xcalloc(1, sizeof(*m->tags));
-	m->boot = BOOT_NONE;
-	b = BOOT_NONE;
-	if (it.ks.val[MK_BOOT]) {
-		b = config_get_enum(c, "boot", it.ks.val[MK_BOOT], boot_name_int, BOOT_METHOD_MAX);
-		if (b >= 0)
-			m->boot = (enum boot_method)b;
-	}
-	/* with an unknown boot method (b < 0, reported) neither section can be judged */
-	if (it.ks.val[MK_QEMU] && b == BOOT_QEMU) {
-		m->qemu = parse_qemu(c, it.ks.val[MK_QEMU], it.what, arch_get(m->arch));
-		if (m->qemu && !m->qemu->max_cpus)
-			m->qemu->max_cpus = default_max_cpus(m, m->qemu);
-	} else if (it.ks.val[MK_QEMU] && b >= 0)
-		node_error(c, it.ks.key[MK_QEMU], "qemu: only for boot: qemu (in %s)", it.what);
-	else if (b == BOOT_QEMU)
-		config_missing_key(c, map, "qemu", it.what, " (required with boot: qemu)");
-	/* kexec: ~ is no section, as it would be for any optional key */
-	if (it.ks.val[MK_KEXEC] && b == BOOT_KEXEC && !config_is_null(it.ks.val[MK_KEXEC]))
-		m->kexec = parse_kexec(c, it.ks.val[MK_KEXEC], it.what);
-	else if (it.ks.val[MK_KEXEC] && b >= 0 && b != BOOT_KEXEC)
-		node_error(c, it.ks.key[MK_KEXEC], "kexec: only for boot: kexec (in %s)", it.what);
-	if (b == BOOT_REBOOT)
-		m->reboot = parse_reboot(c, it.ks.val[MK_REBOOT] && !config_is_null(it.ks.val[MK_REBOOT])
-					 ? it.ks.val[MK_REBOOT] : NULL, it.what);
-	else if (it.ks.val[MK_REBOOT] && b >= 0)
-		node_error(c, it.ks.key[MK_REBOOT], "reboot: only for boot: reboot (in %s)", it.what);
+	m->host_cpu = -1;
+	boot = it.ks.val[MK_BOOT] ? get_boot(c, it.ks.val[MK_BOOT]) : backend_find(BACKEND_BOOT, "none");
+	m->boot = boot ? boot : backend_find(BACKEND_BOOT, "none");
+	parse_boot_sections(c, map, &it, keys, nkeys, boot, m);
 	if (it.ks.val[MK_POWER_CYCLE] && !config_is_null(it.ks.val[MK_POWER_CYCLE])) {
 		size_t n = 0;
 
@@ -557,44 +365,3 @@ void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 		b->ccache = config_get_str(c, "ccache", it.ks.val[BK_CCACHE], config_valid_path, MUST_PATH);
 }
 
-/*
- * Duets: two qemu machines on one host whose guests run at once, one host
- * CPU each, the base kernel on one and the patched on the other (sched_loop.c
- * swaps them between rounds), so that what disturbs the host disturbs both
- * sides of a pair alike. Each names the other; both boot the same arch
- * under single-threaded emulation on a host CPU of their own.
- */
-void config_check_duets(struct cfg_ctx *c)
-{
-	const struct lab_config *cfg = c->cfg;
-	size_t i, k;
-
-	for (i = 0; i < cfg->nmachines; i++) {
-		const struct cfg_machine *m = &cfg->machines[i], *o = NULL;
-		const struct cfg_qemu *q = m->qemu;
-
-		if (!q || !q->duet)
-			continue;
-		for (k = 0; k < cfg->nmachines; k++)
-			if (cfg->machines[k].name && !strcmp(cfg->machines[k].name, q->duet))
-				o = &cfg->machines[k];
-		if (!o) {
-			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: '%s' is not a machine (in machine %s)",
-				     q->duet, m->name);
-		} else if (o == m) {
-			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machine %s names itself", m->name);
-		} else if (!o->qemu || !o->qemu->duet || strcmp(o->qemu->duet, m->name)) {
-			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machine %s names %s, whose qemu "
-				     "section must name %s back (duet: %s)", m->name, o->name, m->name, m->name);
-		} else if (strcmp(o->arch, m->arch) || !config_same_host(&m->ep, &o->ep)) {
-			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machines %s and %s must have the "
-				     "same arch and the same host", m->name, o->name);
-		} else if (q->accel && strcmp(q->accel, "icount") && strcmp(q->accel, "tcg")) {
-			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machine %s needs accel icount or tcg "
-				     "(a guest of its own on a host CPU of its own), not %s", m->name, q->accel);
-		} else if (q->host_cpu < 0 || o->qemu->host_cpu < 0 || q->host_cpu == o->qemu->host_cpu) {
-			config_error(c, (unsigned long)q->duet_line, (unsigned long)q->duet_col, "duet: machines %s and %s each need a "
-				     "host_cpu of their own", m->name, o->name);
-		}
-	}
-}

@@ -299,13 +299,14 @@ static void parse_workloads(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 
 #define MUST_GUEST_CPUS "a vCPU count from 1 to 64, or a list of at most 8 of them like [2, 8]"
 
-/* The lab's qemu machine that allows the most vCPUs (the first of them), or NULL. */
+/* The lab's machine whose boots may ask the most vCPUs (a qemu machine's
+ * max_cpus; the first of them), or NULL when none may ask any. */
 static const struct cfg_machine *largest_qemu(const struct lab_config *cfg)
 {
 	const struct cfg_machine *best = NULL;
 
 	for (size_t i = 0; i < cfg->nmachines; i++)
-		if (cfg->machines[i].qemu && (!best || cfg->machines[i].qemu->max_cpus > best->qemu->max_cpus))
+		if (cfg->machines[i].max_cpus > 0 && (!best || cfg->machines[i].max_cpus > best->max_cpus))
 			best = &cfg->machines[i];
 	return best;
 }
@@ -362,10 +363,10 @@ static void parse_guest_cpus(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite
 			failed = 1;
 			continue;
 		}
-		if (v > big->qemu->max_cpus) {
+		if (v > big->max_cpus) {
 			node_error(c, items[i], "guest_cpus: %ld vCPUs is more than any qemu machine of the lab "
 				   "allows (at most %d, machine '%s'; its qemu section's max_cpus) (in %s)", v,
-				   big->qemu->max_cpus, big->name, what);
+				   big->max_cpus, big->name, what);
 			failed = 1;
 			continue;
 		}

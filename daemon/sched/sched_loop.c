@@ -168,7 +168,7 @@ static int json_has_string(const json_t *arr, const char *s)
 static int machine_fits(const struct cfg_machine *m, const struct stage_info *si)
 {
 	/* a boot of a sweep's count (guest_cpus) needs a QEMU guest that big */
-	if (si->cpus > 0 && (!m->qemu || m->qemu->max_cpus < si->cpus))
+	if (si->cpus > 0 && m->max_cpus < si->cpus)
 		return 0;
 	return arch_get(m->arch) == arch_get(si->arch) && config_machine_allowed(m, si->machines, si->tags) && !json_has_string(si->excluded, m->name);
 }
@@ -274,7 +274,7 @@ static int boot_ready(struct sched *sc, const struct cfg_machine *m, const struc
 {
 	char health[16];
 
-	return machine_fits(m, si) && boot_lookup(m->boot) &&
+	return machine_fits(m, si) && boot_ops_of(m) &&
 	       store_machine_get_health(sc->st, m->name, health, sizeof(health)) == 0 &&
 	       (!strcmp(health, "good") || !strcmp(health, "unknown")) && !machine_busy_with_health(sc, m->name);
 }
@@ -301,7 +301,7 @@ static int start_duet(struct sched *sc, struct stage_info *si)
 	for (i = 0; i < cfg->nmachines; i++) {
 		const struct cfg_machine *m = &cfg->machines[i], *p, *mb, *mp;
 
-		if (!m->qemu || !m->qemu->duet || !(p = config_machine(cfg, m->qemu->duet)) || p < m)
+		if (!m->duet || !(p = config_machine(cfg, m->duet)) || p < m)
 			continue;
 		if (!boot_ready(sc, m, si) || !boot_ready(sc, p, si))
 			continue;
@@ -324,8 +324,8 @@ static int start_duet(struct sched *sc, struct stage_info *si)
 			return store_failed(r) ? -1 : 0;
 		}
 		log_info("job %lld: round %d as a duet: base on %s (host CPU %d), patched on %s (host CPU %d)",
-			 (long long)si->job_id, si->boot_index + 1, mb->name, mb->qemu->host_cpu, mp->name,
-			 mp->qemu->host_cpu);
+			 (long long)si->job_id, si->boot_index + 1, mb->name, mb->host_cpu, mp->name,
+			 mp->host_cpu);
 		launch(sc, si, mb, run_a);
 		launch(sc, &other, mp, run_b);
 		return 1;
@@ -367,7 +367,7 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				continue;
 			/* boots need a machine that can boot a kernel; runs of run
 			 * jobs take the machine as it is */
-			if (!strcmp(si->kind, "boot") ? !boot_lookup(m->boot) : 0)
+			if (!strcmp(si->kind, "boot") ? !boot_ops_of(m) : 0)
 				continue;
 			if (pass == 0)
 				fits++;

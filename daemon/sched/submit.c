@@ -219,13 +219,13 @@ static int sweep_max(const struct cfg_suite *s)
  * phrase after the machine's name). */
 static int machine_boots_cpus(const struct cfg_machine *m, int cpus, char *why, size_t len)
 {
-	if (m->boot != BOOT_QEMU || !m->qemu) {
+	if (m->max_cpus <= 0) {
 		snprintf(why, len, "is not a qemu machine (boot: %s), whose guest's vCPUs a job could choose",
-			 config_boot_method_name(m->boot));
+			 config_boot_method_name(m));
 		return 0;
 	}
-	if (m->qemu->max_cpus < cpus) {
-		snprintf(why, len, "boots at most %d vCPUs (its max_cpus)", m->qemu->max_cpus);
+	if (m->max_cpus < cpus) {
+		snprintf(why, len, "boots at most %d vCPUs (its max_cpus)", m->max_cpus);
 		return 0;
 	}
 	return 1;

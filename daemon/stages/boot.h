@@ -16,8 +16,9 @@
  * in /proc/version), hand the machine to the run stage, run the suite,
  * then scan the console once more and shut the guest down.
  *
- * Boot methods sit behind a table of function pointers (boot_qemu.c;
- * boot_restart.c for kexec and reboot): start() boots and returns the endpoint
+ * Boot methods sit behind a table of function pointers, each registered
+ * with its settings by its own file (backend.h; boot_qemu.c, boot_kexec.c,
+ * boot_reboot.c): start() boots and returns the endpoint
  * the run stage reaches the booted kernel at; console() reads what the
  * kernel said (a serial console, or dmesg where there is none); stop() ends
  * the boot (kills the VM; nothing for a real machine).
@@ -39,12 +40,25 @@ enum boot_outcome_kind {
 
 struct boot_session;
 
+/* What a boot's suite asks of it beyond the machine's settings. */
+struct boot_ask {
+	int tlb_model;		/* the plugin's TLB model (where the machine has it
+				 * on request: docs/tlb-model.md) */
+};
+
+/*
+ * A boot method's ops: the `ops` of its backend (backend.h), which the
+ * method's file registers with its settings. The stages reach them
+ * through the machine's configuration (boot_ops_of).
+ */
 struct boot_ops {
 	const char *name;
-	/* Boots kernel_path with cmdline tag boot_id. On success *ret is a
-	 * session (owned by the caller, ended with stop) and guest the machine
-	 * to run on. On failure, message says why and console has the console. */
-	enum boot_outcome_kind (*start)(const struct cfg_machine *m, const char *kernel_path,
+	/* Boots kernel_path with cmdline tag boot_id on m (whose cpus may be
+	 * a sweep's count), as ask says. On success *ret is a session (owned
+	 * by the caller, ended with stop) and guest the machine to run on. On
+	 * failure, message says why and console has the console. */
+	enum boot_outcome_kind (*start)(const struct cfg_machine *m, const struct boot_ask *ask,
+					const char *kernel_path,
 					const char *boot_id, double deadline,
 					volatile sig_atomic_t *cancel, struct boot_session **ret,
 					struct cfg_machine *guest, struct strbuf *console,
@@ -61,13 +75,8 @@ struct boot_ops {
 	void (*stop)(struct boot_session *s);
 };
 
-extern const struct boot_ops boot_qemu;
-extern const struct boot_ops boot_kexec;
-extern const struct boot_ops boot_reboot;
-const struct boot_ops *boot_lookup(enum boot_method m);
-/* The instruction plugin QEMU machines on this host load unless their
- * config names one (tlblabd: tlblab-insn.so beside it); set at start-up. */
-void boot_qemu_set_plugin(const char *path);
+/* The ops of m's boot method, or NULL when it boots nothing (none). */
+const struct boot_ops *boot_ops_of(const struct cfg_machine *m);
 
 
 struct bootrun_request {

@@ -61,7 +61,7 @@
  * turns it on. Under KVM there is no plugin, and the rows say why.
  */
 #include "arch.h"
-#include "boot.h"
+#include "boot_qemu.h"
 #include "console.h"
 #include "qemu_sandbox.h"
 
@@ -99,6 +99,8 @@ static const char pin_script[] =
 struct boot_session {
 	struct transport *t;
 	const struct cfg_machine *m;
+	const struct cfg_qemu *q;	/* m's qemu settings */
+	int tlb;			/* the plugin's TLB model is on in this boot */
 	struct strbuf dir, pidfile, console;	/* on the machine's host */
 	struct strbuf insn_log;		/* the plugin's file there, or empty: */
 	struct strbuf insn_why;		/* why there is none */
@@ -187,7 +189,7 @@ static int accel_from_host(struct transport *t, const struct boot_session *s, st
 	if (run_simple(t, uname, 30, &res, &err) < 0 || res.status != 0)
 		goto out;
 	strbuf_trim(&res.out);
-	strbuf_addf(key, "%s %s ", res.out.buf, s->m->qemu->binary);
+	strbuf_addf(key, "%s %s ", res.out.buf, s->q->binary);
 	strbuf_addf(&path, "%s/accel", s->dir.buf);
 	{
 		const char *cat[] = { "cat", path.buf, NULL };
@@ -259,15 +261,15 @@ static void vm_kill(struct boot_session *s)
 static int vm_over_cap(const struct boot_session *s, const struct qemu_sandbox_state *st, const char *prefix,
 		       struct strbuf *why)
 {
-	const char *file = st->console_size >= s->m->qemu->file_max ? s->console.buf
-		: s->insn_log.len && st->insn_size >= s->m->qemu->file_max ? s->insn_log.buf : NULL;
+	const char *file = st->console_size >= s->q->file_max ? s->console.buf
+		: s->insn_log.len && st->insn_size >= s->q->file_max ? s->insn_log.buf : NULL;
 
 	if (!file)
 		return 0;
 	strbuf_addf(why, "%s: %s's %s %s reached its cap of %zu bytes (lab.qemu_file_max): the guest "
 		    "wrote more than the lab keeps", prefix, s->m->name,
 		    file == s->console.buf ? "console file" : "instruction plugin's file", file,
-		    s->m->qemu->file_max);
+		    s->q->file_max);
 	return 1;
 }
 
@@ -304,7 +306,7 @@ static void qemu_start_error(const char *err, struct strbuf *out)
 static int vm_start(struct boot_session *s, const char *kernel, const char *cmdline, enum vm_accel accel,
 		    struct strbuf *message)
 {
-	const struct cfg_qemu *q = s->m->qemu;
+	const struct cfg_qemu *q = s->q;
 	const struct arch *arch = arch_get(s->m->arch);
 	char mem[16], smp[16], name[96], icount[64];
 	struct strbuf netdev = STRBUF_INIT, err = STRBUF_INIT, serial = STRBUF_INIT, plugin = STRBUF_INIT;
@@ -323,7 +325,7 @@ static int vm_start(struct boot_session *s, const char *kernel, const char *cmdl
 	snprintf(icount, sizeof(icount), "shift=%d,sleep=off", q->icount_shift);
 	if (!kvm && s->insn_log.len) {
 		strbuf_addf(&plugin, "%s,out=%s", s->insn_plugin, s->insn_log.buf);
-		if (q->tlb_model && q->tlb_always)
+		if (q->tlb_model && s->tlb)
 			strbuf_addf(&plugin, ",%s", q->tlb_model);
 		sb.plugin = s->insn_plugin;
 	}
@@ -490,7 +492,7 @@ static int pin_thread(struct boot_session *s, long tid, const char *list, struct
 static void vm_pin(struct boot_session *s, struct strbuf *console)
 {
 	const char *argv[] = { "sh", "-c", pin_script, "sh", s->pidfile.buf, NULL };
-	enum qemu_pin mode = s->m->qemu->pin_vcpus;
+	enum qemu_pin mode = (enum qemu_pin)s->q->pin_vcpus;
 	struct strbuf err = STRBUF_INIT, note = STRBUF_INIT, spare = STRBUF_INIT;
 	struct exec_result res;
 	long tid[PIN_MAX_THREADS];
@@ -533,11 +535,11 @@ static void vm_pin(struct boot_session *s, struct strbuf *console)
 		}
 		tid[nthreads++] = t;
 	}
-	if (s->m->qemu->host_cpu >= 0) {
+	if (s->q->host_cpu >= 0) {
 		/* a duet's guest: all of QEMU on the host CPU of its own */
 		char list[16];
 
-		snprintf(list, sizeof(list), "%d", s->m->qemu->host_cpu);
+		snprintf(list, sizeof(list), "%d", s->q->host_cpu);
 		for (i = 0; i < nthreads; i++) {
 			strbuf_reset(&err);
 			if (pin_thread(s, tid[i], list, &err) < 0) {
@@ -608,7 +610,7 @@ out:
 static void plugin_choose(struct boot_session *s)
 {
 	const struct cfg_machine *m = s->m;
-	const char *conf = m->qemu->insn_plugin, *path = NULL;
+	const char *conf = s->q->insn_plugin, *path = NULL;
 
 	if (conf && !strcmp(conf, "off"))
 		strbuf_addf(&s->insn_why, "the instruction plugin is off on %s (insn_plugin: off)", m->name);
@@ -632,7 +634,7 @@ static void plugin_choose(struct boot_session *s)
  * prints none. */
 static int qemu_version(struct boot_session *s, int *ret_major, int *ret_minor)
 {
-	const char *argv[] = { s->m->qemu->binary, "--version", NULL };
+	const char *argv[] = { s->q->binary, "--version", NULL };
 	struct exec_result res;
 	struct strbuf err = STRBUF_INIT;
 	const char *v;
@@ -647,11 +649,12 @@ static int qemu_version(struct boot_session *s, int *ret_major, int *ret_minor)
 	return r;
 }
 
-static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char *kernel_path,
-					 const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
-					 struct boot_session **ret, struct cfg_machine *guest,
-					 struct strbuf *console, struct strbuf *message)
+static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const struct boot_ask *ask,
+					 const char *kernel_path, const char *boot_id, double deadline,
+					 volatile sig_atomic_t *cancel, struct boot_session **ret,
+					 struct cfg_machine *guest, struct strbuf *console, struct strbuf *message)
 {
+	const struct cfg_qemu *q = boot_qemu_conf(m);
 	struct boot_session *s = xcalloc(1, sizeof(*s));
 	struct strbuf err = STRBUF_INIT, cmdline = STRBUF_INIT, kernel = STRBUF_INIT;
 	struct exec_result res;
@@ -668,7 +671,8 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 	strbuf_init(&s->insn_why, 0);
 	transport_exec_result_init(&res);
 	s->m = m;
-	if (!m->qemu) {
+	s->q = q;
+	if (!q) {
 		strbuf_addf(message, "boot: machine %s has no qemu settings", m->name);
 		k = BOOT_INFRA;
 		goto fail;
@@ -690,6 +694,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 			goto fail;
 		}
 	}
+	s->tlb = q->tlb_model && (q->tlb_always || ask->tlb_model);
 	vm_kill(s);	/* a VM left over from an interrupted boot */
 	plugin_choose(s);
 	strbuf_addf(&kernel, "%s/%s", s->dir.buf, arch->image);
@@ -699,14 +704,14 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const char
 		goto fail;
 	}
 	strbuf_addf(&cmdline, "console=%s panic=-1 random.trust_cpu=on tlblab.boot=%s", arch->console, boot_id);
-	if (m->qemu->append)
-		strbuf_addf(&cmdline, " %s", m->qemu->append);
+	if (q->append)
+		strbuf_addf(&cmdline, " %s", q->append);
 	until = mono_now() + (m->boot_timeout > 0 ? m->boot_timeout : BOOT_TIMEOUT);
 	if (until > deadline)
 		until = deadline;
 
-	kvm = !strcmp(m->qemu->accel, "kvm") ? 1 : !strcmp(m->qemu->accel, "tcg") ? 0 : accel_known(m->name);
-	if (!strcmp(m->qemu->accel, "icount")) {
+	kvm = !strcmp(q->accel, "kvm") ? 1 : !strcmp(q->accel, "tcg") ? 0 : accel_known(m->name);
+	if (!strcmp(q->accel, "icount")) {
 		int major = 0, minor = 0;
 
 		kvm = 0;
@@ -785,32 +790,32 @@ ready:
 	strbuf_addf(console, "\n%s[tlblab: booted under ", probe_note);
 	if (icount)
 		strbuf_addf(console, "TCG (single-threaded, icount shift=%d, sleep=off: guest time follows the "
-			    "instructions run)]\n", m->qemu->icount_shift);
+			    "instructions run)]\n", q->icount_shift);
 	else
 		strbuf_addf(console, "%s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
 	if (s->insn_log.len)
 		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s; TLB model %s]\n", s->insn_plugin,
-			    s->insn_log.buf, m->qemu->tlb_model && m->qemu->tlb_always ? m->qemu->tlb_model
-			    : m->qemu->tlb_model ? "off (its suite does not ask for it)" : "off (the machine's tlb_model)");
+			    s->insn_log.buf, s->tlb ? q->tlb_model
+			    : q->tlb_model ? "off (its suite does not ask for it)" : "off (the machine's tlb_model)");
 	else
 		strbuf_addf(console, "[tlblab: no instruction counts: %s]\n", s->insn_why.buf);
 	vm_pin(s, console);
-	s->host = xstrdup(m->qemu->guest_host);
-	s->identity = xstrdup(m->qemu->identity);
-	s->known_hosts = m->qemu->known_hosts ? xstrdup(m->qemu->known_hosts) : NULL;
-	s->host_key = m->qemu->host_key ? xstrdup(m->qemu->host_key) : NULL;
+	s->host = xstrdup(q->guest_host);
+	s->identity = xstrdup(q->identity);
+	s->known_hosts = q->known_hosts ? xstrdup(q->known_hosts) : NULL;
+	s->host_key = q->host_key ? xstrdup(q->host_key) : NULL;
 	memset(guest, 0, sizeof(*guest));
 	guest->name = m->name;
 	guest->ep.transport = TRANSPORT_SSH;
 	guest->ep.host = s->host;
-	guest->ep.port = m->qemu->ssh_port;
+	guest->ep.port = q->ssh_port;
 	guest->ep.user = "root";
 	guest->ep.identity = s->identity;
 	guest->ep.known_hosts = s->known_hosts;
 	guest->ep.host_key = s->host_key;
 	guest->arch = m->arch;
 	guest->cpus = m->cpus;
-	guest->boot = BOOT_NONE;
+	guest->boot = NULL;	/* none: the guest boots nothing more */
 	guest->agent_path = "/usr/bin/tlblab-agent";
 	guest->workdir = "/tmp";
 	*ret = s;

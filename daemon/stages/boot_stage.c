@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "backend.h"
 #include "build.h"
 #include "console.h"
 #include "store.h"
@@ -17,14 +18,9 @@
 
 #define CONSOLE_EXCERPT_LINES 40
 
-const struct boot_ops *boot_lookup(enum boot_method m)
+const struct boot_ops *boot_ops_of(const struct cfg_machine *m)
 {
-	switch (m) {
-	case BOOT_QEMU: return &boot_qemu;
-	case BOOT_KEXEC: return &boot_kexec;
-	case BOOT_REBOOT: return &boot_reboot;
-	default: return NULL;
-	}
+	return m->boot ? m->boot->ops : NULL;
 }
 
 
@@ -135,11 +131,11 @@ static int read_insn(void *arg, struct strbuf *out, struct strbuf *why)
 
 void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out)
 {
-	const struct boot_ops *ops = boot_lookup(req->machine->boot);
+	const struct boot_ops *ops = boot_ops_of(req->machine);
+	const struct boot_ask ask = { .tlb_model = req->tlb_model };
 	struct strbuf kernel = STRBUF_INIT, console = STRBUF_INIT, log = STRBUF_INIT, trouble = STRBUF_INIT;
 	struct boot_session *sess = NULL;
 	struct cfg_machine guest, asked;
-	struct cfg_qemu asked_qemu;
 	const struct cfg_machine *m = req->machine;
 	char boot_id[33];
 	int r;
@@ -150,7 +146,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 	if (!ops) {
 		out->boot = BOOT_INFRA;
 		strbuf_addf(&out->boot_message, "boot: %s cannot boot kernels (boot: %s)", req->machine->name,
-			    config_boot_method_name(req->machine->boot));
+			    config_boot_method_name(req->machine));
 		goto out;
 	}
 	build_dir(req->cfg, req->build_id, &kernel);
@@ -166,19 +162,11 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		strbuf_addf(&out->boot_message, "boot: store: could not keep the boot id: %s", store_strerror(r));
 		goto out;
 	}
-	/* what the suite asks of this boot, on a copy of the machine: the
-	 * TLB model on a machine that has it on request (docs/tlb-model.md),
-	 * and a sweep's vCPU count (submit.c placed the boot on a qemu
-	 * machine that allows it) */
-	if ((req->tlb_model && m->qemu && m->qemu->tlb_model && !m->qemu->tlb_always) ||
-	    (req->cpus > 0 && m->qemu)) {
+	/* a sweep's vCPU count, on a copy of the machine (submit.c placed
+	 * the boot on a machine whose max_cpus allows it) */
+	if (req->cpus > 0 && m->max_cpus > 0) {
 		asked = *m;
-		asked_qemu = *m->qemu;
-		if (req->tlb_model && m->qemu->tlb_model)
-			asked_qemu.tlb_always = 1;
-		if (req->cpus > 0)
-			asked.cpus = req->cpus;
-		asked.qemu = &asked_qemu;
+		asked.cpus = req->cpus;
 		m = &asked;
 	}
 	if (req->cpus > 0) {
@@ -186,7 +174,7 @@ void boot_and_run(const struct bootrun_request *req, struct bootrun_outcome *out
 		strbuf_addf(&log, "== a guest of %d vCPUs (the suite's guest_cpus)\n", m->cpus);
 		run_stage_log(req->st, req->job_id, req->boot_stage, log.buf);
 	}
-	out->boot = ops->start(m, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
+	out->boot = ops->start(m, &ask, kernel.buf, boot_id, req->deadline, req->cancel, &sess, &guest,
 			       &console, &out->boot_message);
 	if (out->boot == BOOT_OK)
 		out->boot = check_identity(&guest, boot_id, req->build_id, &out->boot_message);

@@ -23,7 +23,7 @@
 
 #include <jansson.h>
 
-#include "boot.h"
+#include "boot_qemu.h"
 #include "config.h"
 #include "util.h"
 
@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg->nmachines; i++)
 		if (!strcmp(cfg->machines[i].name, argv[2]))
 			m = &cfg->machines[i];
-	if (!m || m->boot != BOOT_QEMU) {
+	if (!m || !boot_qemu_conf(m)) {
 		fprintf(stderr, "qemu-boot: no machine %s with boot: qemu in %s\n", argv[2], argv[1]);
 		return 2;
 	}
@@ -101,28 +101,30 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qemu-boot: pinning must be auto, on or off, not %s\n", argv[3]);
 		return 2;
 	}
-	pin = argc == 4 ? pin : m->qemu->pin_vcpus;
+	pin = argc == 4 ? pin : (enum qemu_pin)boot_qemu_conf(m)->pin_vcpus;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (fgets(line, sizeof(line), stdin)) {
 		line[strcspn(line, "\n")] = '\0';
 		if (!strncmp(line, "boot ", 5)) {
+			const struct boot_ask ask = { 0 };
 			struct cfg_machine guest;
 			char boot_id[32], *sp = strchr(line + 5, ' ');
+			enum qemu_pin pin_now = pin;
 
-			m->qemu->pin_vcpus = pin;
 			if (sp) {
 				*sp = '\0';
-				if (pin_mode(sp + 1, modes, &m->qemu->pin_vcpus) < 0) {
+				if (pin_mode(sp + 1, modes, &pin_now) < 0) {
 					printf("failed: pinning must be auto, on or off, not %s\n", sp + 1);
 					continue;
 				}
 			}
+			boot_qemu_conf_mut(m)->pin_vcpus = pin_now;
 			boot_qemu.stop(sess);
 			sess = NULL;
 			strbuf_reset(&console);
 			strbuf_reset(&message);
 			snprintf(boot_id, sizeof(boot_id), "qemu-boot-%d", ++nboot);
-			if (boot_qemu.start(m, line + 5, boot_id, mono_now() + 600, NULL, &sess, &guest, &console,
+			if (boot_qemu.start(m, &ask, line + 5, boot_id, mono_now() + 600, NULL, &sess, &guest, &console,
 					    &message) == BOOT_OK) {
 				print_notes(console.buf);
 				printf("ready\n");

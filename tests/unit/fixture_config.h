@@ -22,6 +22,18 @@
 
 #define L(s) s "\n"
 
+/* m's boot method setting key as the configuration writes it ("-":
+ * unset; "?": no such setting), in a buffer the next call reuses. */
+static inline const char *boot_set(const struct cfg_machine *m, const char *key)
+{
+	static struct strbuf sb = STRBUF_INIT;
+
+	strbuf_reset(&sb);
+	if (config_boot_setting(m, key, &sb) < 0)
+		return "?";
+	return sb.buf;
+}
+
 #define LAB		L("lab: {data_dir: /d}")
 #define LAB_BLOCK	L("lab:") L("  data_dir: /d")	/* more keys of lab may follow */
 #define MACHINES	LAB L("machines:")

@@ -9,6 +9,8 @@
 #include "testlib.h"
 
 #include "fixture_config.h"
+#include "backend.h"
+#include "boot_qemu.h"
 #include "banned.h"
 
 static const struct error_case error_cases[] = {
@@ -149,32 +151,32 @@ static void test_full(void **state)
 	assert_null(m->tags[2]);
 	assert_true(config_machine_has_tag(m, "small"));
 	assert_false(config_machine_has_tag(m, "big"));
-	assert_int_equal(m->boot, BOOT_QEMU);
+	assert_string_equal(config_boot_method_name(m), "qemu");
 	assert_non_null(m->power_cycle);
 	assert_string_equal(m->power_cycle[0], "ipmitool");
 	assert_string_equal(m->power_cycle[3], "cycle");
 	assert_null(m->power_cycle[4]);
 	assert_string_equal(m->agent_path, "/opt/agent");
 	assert_string_equal(m->workdir, "/scratch");
-	assert_non_null(m->qemu);
-	assert_string_equal(m->qemu->binary, "/opt/qemu/bin/qemu-system-x86_64");
-	assert_int_equal(m->qemu->memory, 4096);
-	assert_string_equal(m->qemu->accel, "kvm");
-	assert_string_equal(m->qemu->initrd, "/guest/initramfs.cpio");
-	assert_string_equal(m->qemu->guest_host, "::1");
-	assert_int_equal(m->qemu->ssh_port, 10022);
-	assert_string_equal(m->qemu->identity, "/guest/lab_key");
-	assert_string_equal(m->qemu->host_key, KEY2);
-	assert_string_equal(m->qemu->known_hosts, "/guest/known_hosts");
-	assert_string_equal(m->qemu->append, "mitigations=off  nokaslr");
-	assert_null(m->kexec);
+	assert_non_null(boot_qemu_conf(m));
+	assert_string_equal(boot_qemu_conf(m)->binary, "/opt/qemu/bin/qemu-system-x86_64");
+	assert_int_equal(boot_qemu_conf(m)->memory, 4096);
+	assert_string_equal(boot_qemu_conf(m)->accel, "kvm");
+	assert_string_equal(boot_qemu_conf(m)->initrd, "/guest/initramfs.cpio");
+	assert_string_equal(boot_qemu_conf(m)->guest_host, "::1");
+	assert_int_equal(boot_qemu_conf(m)->ssh_port, 10022);
+	assert_string_equal(boot_qemu_conf(m)->identity, "/guest/lab_key");
+	assert_string_equal(boot_qemu_conf(m)->host_key, KEY2);
+	assert_string_equal(boot_qemu_conf(m)->known_hosts, "/guest/known_hosts");
+	assert_string_equal(boot_qemu_conf(m)->append, "mitigations=off  nokaslr");
+	assert_string_not_equal(config_boot_method_name(m), "kexec");
 
 	m = config_machine(cfg, "m2");
 	assert_ptr_equal(m, &cfg->machines[1]);
 	assert_int_equal(m->line, 37);
 	assert_int_equal(m->ep.transport, TRANSPORT_LOCAL);
 	assert_null(m->ep.host);
-	assert_null(m->qemu);
+	assert_null(boot_qemu_conf(m));
 
 	assert_int_equal(cfg->nbuilders, 1);
 	b = config_builder(cfg, "b1");
@@ -284,9 +286,9 @@ static void test_defaults(void **state)
 	assert_non_null(m->tags);
 	assert_null(m->tags[0]);
 	assert_false(config_machine_has_tag(m, "qemu"));
-	assert_int_equal(m->boot, BOOT_NONE);
-	assert_null(m->qemu);
-	assert_null(m->kexec);
+	assert_string_equal(config_boot_method_name(m), "none");
+	assert_null(boot_qemu_conf(m));
+	assert_string_not_equal(config_boot_method_name(m), "kexec");
 	assert_null(m->power_cycle);
 	assert_string_equal(m->agent_path, "/tmp/tlblab-agent");
 	assert_string_equal(m->workdir, "/tmp/tlblab");
@@ -449,13 +451,13 @@ static void test_example_file(void **state)
 	strbuf_release(&fixed);
 	strbuf_release(&want);
 	assert_int_equal(cfg->nmachines, 3);
-	assert_int_equal(config_machine(cfg, "skylake-2s")->boot, BOOT_KEXEC);
-	assert_non_null(config_machine(cfg, "skylake-2s")->kexec->append);
+	assert_string_equal(config_boot_method_name(config_machine(cfg, "skylake-2s")), "kexec");
+	assert_string_not_equal(boot_set(config_machine(cfg, "skylake-2s"), "append"), "-");
 	assert_int_equal(config_machine(cfg, "skylake-2s")->ep.transport, TRANSPORT_SSH);
 	assert_string_equal(config_machine(cfg, "skylake-2s")->power_cycle[0], "ipmitool");
-	assert_int_equal(config_machine(cfg, "nuc-1")->boot, BOOT_REBOOT);
-	assert_int_equal(config_machine(cfg, "vm-1")->boot, BOOT_QEMU);
-	assert_int_equal(config_machine(cfg, "vm-1")->qemu->ssh_port, 10022);
+	assert_string_equal(config_boot_method_name(config_machine(cfg, "nuc-1")), "reboot");
+	assert_string_equal(config_boot_method_name(config_machine(cfg, "vm-1")), "qemu");
+	assert_int_equal(boot_qemu_conf(config_machine(cfg, "vm-1"))->ssh_port, 10022);
 	assert_int_equal(config_builder(cfg, "local")->ep.transport, TRANSPORT_LOCAL);
 	assert_string_equal(config_tree(cfg, "linux")->builder, "local");
 	assert_int_equal(json_array_size(config_suite(cfg, "tlb")->workloads), 2);
@@ -488,10 +490,16 @@ static void test_names(void **state)
 
 	assert_string_equal(config_transport_kind_name(TRANSPORT_LOCAL), "local");
 	assert_string_equal(config_transport_kind_name(TRANSPORT_SSH), "ssh");
-	assert_string_equal(config_boot_method_name(BOOT_NONE), "none");
-	assert_string_equal(config_boot_method_name(BOOT_QEMU), "qemu");
-	assert_string_equal(config_boot_method_name(BOOT_KEXEC), "kexec");
-	assert_string_equal(config_boot_method_name(BOOT_REBOOT), "reboot");
+	/* the registry's boot methods, in name order, and a name it lacks */
+	{
+		const char *want[] = { "kexec", "none", "qemu", "reboot" };
+
+		for (size_t i = 0; i < ARRAY_SIZE(want); i++)
+			assert_string_equal(backend_at(BACKEND_BOOT, i)->name, want[i]);
+		assert_null(backend_at(BACKEND_BOOT, ARRAY_SIZE(want)));
+		assert_null(backend_find(BACKEND_BOOT, "qemu2"));
+		assert_ptr_equal(backend_find(BACKEND_BOOT, "qemu")->ops, &boot_qemu);
+	}
 	assert_false(config_machine_has_tag(NULL, "x"));
 	config_free(NULL);
 }

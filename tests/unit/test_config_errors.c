@@ -86,7 +86,7 @@ static const struct error_case error_cases[] = {
 	  "t.yaml:17:7: host: only used with transport ssh (in machine 'm1')\n"
 	  "t.yaml:17:13: host: " MUST_BE_HOST "\n"
 	  "t.yaml:18:13: cpus: must be an integer from 0 to 4096\n"
-	  "t.yaml:19:13: boot: must be none, qemu, kexec or reboot\n"
+	  "t.yaml:19:13: boot: must be kexec, none, qemu or reboot\n"
 	  "t.yaml:20:18: tags[1]: " MUST_BE_NAME "\n"
 	  "t.yaml:23:16: transport: must be local or ssh\n"
 	  "t.yaml:24:11: jobs: must be an integer from 1 to 256\n"

@@ -6,6 +6,7 @@
 #include "testlib.h"
 
 #include "fixture_config.h"
+#include "boot_qemu.h"
 #include "banned.h"
 
 static const struct error_case error_cases[] = {
@@ -100,7 +101,7 @@ static const struct error_case error_cases[] = {
 	  "q.yaml:13:17: host_key: " MUST_BE_HOST_KEY "\n"
 	  "q.yaml:14:60: binary: " MUST_BE_BINARY "\n"
 	  /* an unknown boot method: its section is not judged */
-	  "q.yaml:16:39: boot: must be none, qemu, kexec or reboot" },
+	  "q.yaml:16:39: boot: must be kexec, none, qemu or reboot" },
 	{ "boot_section_errors", "q.yaml",
 	  MACHINES
 	  L("  - {name: k, transport: local, boot: kexec, kexec: {initrd: -i}}")	/* 3: col 62 */
@@ -178,32 +179,32 @@ static void test_boot_sections(void **state)
 			L("  - {name: k4, transport: local, boot: kexec, kexec: {initrd: /boot/initrd.img}}")
 			L("  - {name: k5, transport: local, boot: kexec, power_cycle: [x], power_cycle_timeout: 15m}"));
 	m = config_machine(cfg, "vm");
-	assert_int_equal(m->boot, BOOT_QEMU);
-	assert_non_null(m->qemu);
-	assert_string_equal(m->qemu->binary, "qemu-system-x86_64");
-	assert_int_equal(m->qemu->memory, 1024);
-	assert_string_equal(m->qemu->accel, "auto");
-	assert_string_equal(m->qemu->initrd, "guest/initramfs.cpio");
-	assert_string_equal(m->qemu->guest_host, "127.0.0.1");
-	assert_int_equal(m->qemu->ssh_port, 10022);
-	assert_string_equal(m->qemu->identity, "guest/lab_key");
-	assert_null(m->qemu->host_key);
-	assert_string_equal(m->qemu->known_hosts, "guest/known_hosts");
-	assert_null(m->qemu->append);
-	assert_null(m->kexec);
+	assert_string_equal(config_boot_method_name(m), "qemu");
+	assert_non_null(boot_qemu_conf(m));
+	assert_string_equal(boot_qemu_conf(m)->binary, "qemu-system-x86_64");
+	assert_int_equal(boot_qemu_conf(m)->memory, 1024);
+	assert_string_equal(boot_qemu_conf(m)->accel, "auto");
+	assert_string_equal(boot_qemu_conf(m)->initrd, "guest/initramfs.cpio");
+	assert_string_equal(boot_qemu_conf(m)->guest_host, "127.0.0.1");
+	assert_int_equal(boot_qemu_conf(m)->ssh_port, 10022);
+	assert_string_equal(boot_qemu_conf(m)->identity, "guest/lab_key");
+	assert_null(boot_qemu_conf(m)->host_key);
+	assert_string_equal(boot_qemu_conf(m)->known_hosts, "guest/known_hosts");
+	assert_null(boot_qemu_conf(m)->append);
+	assert_string_not_equal(config_boot_method_name(m), "kexec");
 	m = config_machine(cfg, "k1");
-	assert_null(m->qemu);
-	assert_non_null(m->kexec);
-	assert_string_equal(m->kexec->append, "console=ttyS0,115200 root=/dev/vda1 ro");
-	assert_null(m->kexec->initrd);
+	assert_null(boot_qemu_conf(m));
+	assert_string_equal(config_boot_method_name(m), "kexec");
+	assert_string_equal(boot_set(m, "append"), "console=ttyS0,115200 root=/dev/vda1 ro");
+	assert_string_equal(boot_set(m, "initrd"), "-");
 	/* an initrd on the machine, with the running kernel's command line */
 	m = config_machine(cfg, "k4");
-	assert_non_null(m->kexec);
-	assert_null(m->kexec->append);
-	assert_string_equal(m->kexec->initrd, "/boot/initrd.img");
+	assert_string_equal(config_boot_method_name(m), "kexec");
+	assert_string_equal(boot_set(m, "append"), "-");
+	assert_string_equal(boot_set(m, "initrd"), "/boot/initrd.img");
 	/* no section, or an empty one: the running kernel's command line */
-	assert_null(config_machine(cfg, "k2")->kexec);
-	assert_null(config_machine(cfg, "k3")->kexec);
+	assert_string_equal(boot_set(config_machine(cfg, "k2"), "append"), "-");
+	assert_string_equal(boot_set(config_machine(cfg, "k3"), "append"), "-");
 	/* the wait after a power cycle: the boot timeout unless said */
 	assert_true(config_machine(cfg, "k4")->power_cycle_timeout == 0);
 	assert_true(config_machine(cfg, "k5")->power_cycle_timeout == 900);
@@ -231,18 +232,18 @@ static void test_boot_sections(void **state)
 			    L("           append: ' a.b_c,d=e:f/g+h-0 '}"), append);
 		cfg = expect_ok("q.yaml", text.buf);
 		m = config_machine(cfg, "vm");
-		assert_string_equal(m->qemu->binary, "qemu-system-aarch64");
-		assert_int_equal(m->qemu->memory, 64);
-		assert_string_equal(m->qemu->accel, "tcg");
-		assert_string_equal(m->qemu->guest_host, "fe80::1");
-		assert_int_equal(m->qemu->ssh_port, 65535);
-		assert_string_equal(m->qemu->append, append);
-		assert_int_equal(m->qemu->pin_vcpus, QEMU_PIN_OFF);
+		assert_string_equal(boot_qemu_conf(m)->binary, "qemu-system-aarch64");
+		assert_int_equal(boot_qemu_conf(m)->memory, 64);
+		assert_string_equal(boot_qemu_conf(m)->accel, "tcg");
+		assert_string_equal(boot_qemu_conf(m)->guest_host, "fe80::1");
+		assert_int_equal(boot_qemu_conf(m)->ssh_port, 65535);
+		assert_string_equal(boot_qemu_conf(m)->append, append);
+		assert_int_equal(boot_qemu_conf(m)->pin_vcpus, QEMU_PIN_OFF);
 		m = config_machine(cfg, "vm2");
-		assert_int_equal(m->qemu->pin_vcpus, QEMU_PIN_AUTO);
-		assert_int_equal(m->qemu->memory, 1048576);
-		assert_int_equal(m->qemu->ssh_port, 1);
-		assert_string_equal(m->qemu->append, " a.b_c,d=e:f/g+h-0 ");
+		assert_int_equal(boot_qemu_conf(m)->pin_vcpus, QEMU_PIN_AUTO);
+		assert_int_equal(boot_qemu_conf(m)->memory, 1048576);
+		assert_int_equal(boot_qemu_conf(m)->ssh_port, 1);
+		assert_string_equal(boot_qemu_conf(m)->append, " a.b_c,d=e:f/g+h-0 ");
 		config_free(cfg);
 		strbuf_release(&text);
 	}
@@ -278,7 +279,7 @@ static void test_arch(void **state)
 			L("    qemu: {initrd: /i, ssh_port: 10032, identity: /k, host_key: " KEY1 "}"));
 	assert_string_equal(config_machine(cfg, "x")->arch, "x86_64");
 	assert_string_equal(config_machine(cfg, "a")->arch, "arm64");
-	assert_string_equal(config_machine(cfg, "q")->qemu->binary, "qemu-system-aarch64");
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "q"))->binary, "qemu-system-aarch64");
 	config_free(cfg);
 	expect_errors("a.yaml", MACHINES L("  - {name: r, transport: local, arch: riscv64}"),
 		      "a.yaml:3:39: arch: 'riscv64' is not one of x86_64, arm64 (in machine 'r')");
@@ -355,27 +356,24 @@ CONFIG_TEST(reboot_section, "r.yaml",
 	const struct cfg_machine *m;
 
 	m = config_machine(cfg, "r1");
-	assert_non_null(m->reboot);
-	assert_null(m->reboot->append);
-	assert_string_equal(m->reboot->kernel_dir, "/boot");
-	assert_string_equal(m->reboot->grub_dir, "/boot");
-	assert_null(m->reboot->initrd);
-	assert_string_equal(m->reboot->entry_file, "/boot/grub/custom.cfg");
-	assert_string_equal(m->reboot->once[0], "grub-reboot");
-	assert_string_equal(m->reboot->once[1], "{entry}");
-	assert_null(m->reboot->once[2]);
-	assert_string_equal(m->reboot->command[0], "reboot");
-	assert_null(m->reboot->command[1]);
+	assert_string_equal(config_boot_method_name(m), "reboot");
+	assert_string_equal(boot_set(m, "append"), "-");
+	assert_string_equal(boot_set(m, "kernel_dir"), "/boot");
+	assert_string_equal(boot_set(m, "grub_dir"), "/boot");
+	assert_string_equal(boot_set(m, "initrd"), "-");
+	assert_string_equal(boot_set(m, "entry_file"), "/boot/grub/custom.cfg");
+	assert_string_equal(boot_set(m, "once"), "grub-reboot {entry}");
+	assert_string_equal(boot_set(m, "command"), "reboot");
 	assert_true(m->boot_timeout == 0);	/* the method's default */
 	m = config_machine(cfg, "r2");
 	assert_true(m->boot_timeout == 900);
-	assert_string_equal(m->reboot->append, "console=ttyS0 panic=-1");
-	assert_string_equal(m->reboot->kernel_dir, "/boot/lab");
-	assert_string_equal(m->reboot->grub_dir, "/boot/lab");	/* kernel_dir by default */
-	assert_string_equal(m->reboot->initrd, "initrd.img-6.1");
-	assert_string_equal(m->reboot->once[3], "next_entry={entry}");
-	assert_string_equal(m->reboot->command[1], "reboot");
-	assert_null(config_machine(cfg, "r2")->kexec);
+	assert_string_equal(boot_set(m, "append"), "console=ttyS0 panic=-1");
+	assert_string_equal(boot_set(m, "kernel_dir"), "/boot/lab");
+	assert_string_equal(boot_set(m, "grub_dir"), "/boot/lab");	/* kernel_dir by default */
+	assert_string_equal(boot_set(m, "initrd"), "initrd.img-6.1");
+	assert_string_equal(boot_set(m, "once"), "grub-editenv /boot/grub/grubenv set next_entry={entry}");
+	assert_string_equal(boot_set(m, "command"), "systemctl reboot");
+	assert_string_equal(config_boot_method_name(config_machine(cfg, "r2")), "reboot");
 }
 
 /* accel icount with its shift, and the instruction plugin's path or off;
@@ -396,10 +394,10 @@ static void test_icount(void **state)
 			L("    transport: local")
 			L("    boot: qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, insn_plugin: off}"));
-	assert_string_equal(config_machine(cfg, "vm")->qemu->accel, "icount");
-	assert_int_equal(config_machine(cfg, "vm")->qemu->icount_shift, 5);
-	assert_string_equal(config_machine(cfg, "vm")->qemu->insn_plugin, "/opt/tlblab-insn.so");
-	assert_string_equal(config_machine(cfg, "vm2")->qemu->insn_plugin, "off");
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm"))->accel, "icount");
+	assert_int_equal(boot_qemu_conf(config_machine(cfg, "vm"))->icount_shift, 5);
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm"))->insn_plugin, "/opt/tlblab-insn.so");
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm2"))->insn_plugin, "off");
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES
@@ -438,15 +436,15 @@ static void test_tlb_model(void **state)
 			L("    boot: qemu")
 			L("    qemu: {initrd: i, ssh_port: 4, identity: k, known_hosts: h}"));
 	/* on and sizes: every boot */
-	assert_string_equal(config_machine(cfg, "vm")->qemu->tlb_model, "tlb=on");
-	assert_true(config_machine(cfg, "vm")->qemu->tlb_always);
-	assert_string_equal(config_machine(cfg, "vm2")->qemu->tlb_model, "tlb=on,dtlb=48x48,stlb=1024x8");
-	assert_true(config_machine(cfg, "vm2")->qemu->tlb_always);
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm"))->tlb_model, "tlb=on");
+	assert_true(boot_qemu_conf(config_machine(cfg, "vm"))->tlb_always);
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm2"))->tlb_model, "tlb=on,dtlb=48x48,stlb=1024x8");
+	assert_true(boot_qemu_conf(config_machine(cfg, "vm2"))->tlb_always);
 	/* off: none */
-	assert_null(config_machine(cfg, "vm3")->qemu->tlb_model);
+	assert_null(boot_qemu_conf(config_machine(cfg, "vm3"))->tlb_model);
 	/* no key: the boots of a suite that asks, at the default sizes */
-	assert_string_equal(config_machine(cfg, "vm4")->qemu->tlb_model, "tlb=on");
-	assert_false(config_machine(cfg, "vm4")->qemu->tlb_always);
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm4"))->tlb_model, "tlb=on");
+	assert_false(boot_qemu_conf(config_machine(cfg, "vm4"))->tlb_always);
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES
@@ -455,7 +453,7 @@ static void test_tlb_model(void **state)
 		      L("    boot: qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: {stlb: 1536x8}}"),
 		      "q.yaml:6:83: stlb: must be ENTRIESxWAYS (e.g. 64x4), the entries a multiple of the ways, "
-		      "a power-of-two number of sets, at most 65536 entries (in the tlb_model of machine 'vm')");
+		      "a power-of-two number of sets, at most 65536 entries (in the tlb_model of the qemu section of machine 'vm')");
 	expect_errors("q.yaml",
 		      MACHINES
 		      L("  - name: vm")
@@ -495,8 +493,8 @@ static void test_duet(void **state)
 			L("    boot: qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, accel: icount, "
 			  "host_cpu: 1, duet: a}"));
-	assert_string_equal(config_machine(cfg, "a")->qemu->duet, "b");
-	assert_int_equal(config_machine(cfg, "b")->qemu->host_cpu, 1);
+	assert_string_equal(boot_qemu_conf(config_machine(cfg, "a"))->duet, "b");
+	assert_int_equal(boot_qemu_conf(config_machine(cfg, "b"))->host_cpu, 1);
 	config_free(cfg);
 	expect_errors("d.yaml",
 		      MACHINES

@@ -1,6 +1,7 @@
 /*
- * boot: kexec and boot: reboot. A real machine, reached over SSH, is
- * restarted into the side's kernel; the two methods differ only in how.
+ * What boot: kexec and boot: reboot share (restart.h). A real machine,
+ * reached over SSH, is restarted into the side's kernel; the two methods
+ * (boot_kexec.c, boot_reboot.c) differ only in how.
  *
  * kexec does not go through the firmware: the kernel is uploaded to the
  * machine's workdir, loaded with `kexec -l` and started with `kexec -e`.
@@ -39,7 +40,7 @@
  * panics, oopses and warnings after the fact. stop() has nothing to undo:
  * the machine stays on the kernel until the next boot restarts it.
  */
-#include "boot.h"
+#include "restart.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -52,15 +53,10 @@
 #include "util.h"
 #include "banned.h"
 
-#define BOOT_TIMEOUT 300.0		/* from kexec -e to the machine answering again */
-#define REBOOT_TIMEOUT 600.0		/* a reboot goes through the firmware: slower */
-#define ENTRY_ID "tlblab"		/* the GRUB menu entry's id */
 #define CONNECT_TIMEOUT 10.0		/* the connection that uploads and loads */
 #define POLL_CONNECT_TIMEOUT 4.0	/* each poll while the machine restarts */
 #define POLL_INTERVAL 1.0
-#define KEXEC_LOAD_TIMEOUT 120.0
-#define KEXEC_EXEC_TIMEOUT 5.0		/* also the reboot command's */
-#define ONCE_TIMEOUT 60.0
+#define RESTART_TIMEOUT 5.0		/* kexec -e, the reboot command */
 #define SYNC_TIMEOUT 60.0
 #define POWER_CYCLE_TIMEOUT 120.0
 #define DMESG_TIMEOUT 20.0
@@ -91,8 +87,8 @@ static void identity_release(struct identity *id)
 	strbuf_release(&id->boot_id);
 }
 
-static int run_cmd(struct transport *t, const char *const *argv, double timeout, size_t max_output,
-		   struct exec_result *res, struct strbuf *err)
+int restart_run(struct transport *t, const char *const *argv, double timeout, size_t max_output,
+		struct exec_result *res, struct strbuf *err)
 {
 	struct exec_req er = { .argv = argv, .timeout = timeout, .max_output = max_output };
 
@@ -124,7 +120,7 @@ static int identity_read(struct transport *t, struct identity *id, struct strbuf
 	int r;
 
 	transport_exec_result_init(&res);
-	r = run_cmd(t, argv, 15, IDENTITY_MAX, &res, err);
+	r = restart_run(t, argv, 15, IDENTITY_MAX, &res, err);
 	if (r == 0 && !strchr(res.out.buf, '\n')) {
 		strbuf_seterr(err, "%s: cannot read /proc/cmdline: exit %d: %.200s", t->label, res.status,
 			      res.err.buf);
@@ -196,12 +192,11 @@ static int word_ok(const char *w, size_t len, int grub)
  * then tlblab.boot=<boot_id>. -1 with message when a word cannot be passed
  * on or the result is too long for the kernel.
  */
-static int cmdline_build(const struct cfg_machine *m, const char *running, const char *boot_id,
-			 struct strbuf *out, struct strbuf *message)
+static int cmdline_build(const struct restart_plan *plan, const struct cfg_machine *m, const char *running,
+			 const char *boot_id, struct strbuf *out, struct strbuf *message)
 {
-	const char *append = m->reboot ? m->reboot->append : m->kexec ? m->kexec->append : NULL;
-	const char *src = append ? append : running;
-	const char *method = m->reboot ? "reboot" : "kexec";
+	const char *src = plan->append ? plan->append : running;
+	const char *method = plan->method;
 	int from_running = src == running;
 	const char *p = src;
 
@@ -215,7 +210,7 @@ static int cmdline_build(const struct cfg_machine *m, const char *running, const
 		len = strcspn(p, " \t\n");
 		if (!starts_with(p, len, "tlblab.boot=") &&
 		    !(from_running && (starts_with(p, len, "initrd=") || starts_with(p, len, "BOOT_IMAGE=")))) {
-			if (!word_ok(p, len, m->reboot != NULL)) {
+			if (!word_ok(p, len, plan->grub)) {
 				strbuf_addf(message, "boot: %s's command line has a word %s will not pass on: "
 					    "%.*s (set %s: append: for this machine)", m->name, method,
 					    len > 120 ? 120 : (int)len, p, method);
@@ -289,7 +284,7 @@ static int power_cycle(const struct cfg_machine *m, struct strbuf *err)
 	transport_exec_result_init(&res);
 	r = transport_open(&local, 0, &t, err);
 	if (r == 0)
-		r = run_cmd(t, (const char *const *)m->power_cycle, POWER_CYCLE_TIMEOUT, 64u << 10, &res, err);
+		r = restart_run(t, (const char *const *)m->power_cycle, POWER_CYCLE_TIMEOUT, 64u << 10, &res, err);
 	if (r == 0 && res.status != 0) {
 		strbuf_seterr(err, "%s exited with %d: %.300s", m->power_cycle[0], res.status, res.err.buf);
 		r = -1;
@@ -311,7 +306,7 @@ static void read_dmesg(const struct cfg_machine *m, struct strbuf *out)
 	transport_exec_result_init(&res);
 	r = transport_open(&m->ep, POLL_CONNECT_TIMEOUT, &t, &err);
 	if (r == 0)
-		r = run_cmd(t, argv, DMESG_TIMEOUT, DMESG_MAX, &res, &err);
+		r = restart_run(t, argv, DMESG_TIMEOUT, DMESG_MAX, &res, &err);
 	if (r == 0 && res.status == 0)
 		strbuf_add(out, res.out.buf, res.out.len);
 	else
@@ -322,211 +317,128 @@ static void read_dmesg(const struct cfg_machine *m, struct strbuf *out)
 	strbuf_release(&err);
 }
 
-/* kexec -l the uploaded image with cmdline. 0, or -1 with message. */
-static int kexec_load(struct transport *t, const struct cfg_machine *m, const char *image,
-		      const char *cmdline, struct strbuf *console, struct strbuf *message)
-{
-	struct strbuf cmdarg = STRBUF_INIT, initrdarg = STRBUF_INIT, err = STRBUF_INIT;
-	struct exec_result res;
-	int r = 0;
-
-	transport_exec_result_init(&res);
-	strbuf_addf(&cmdarg, "--command-line=%s", cmdline);
-	if (m->kexec && m->kexec->initrd)
-		strbuf_addf(&initrdarg, "--initrd=%s", m->kexec->initrd);
-	{
-		const char *load[] = { "kexec", "-l", image, cmdarg.buf, initrdarg.len ? initrdarg.buf : NULL,
-				       NULL };
-
-		if (run_cmd(t, load, KEXEC_LOAD_TIMEOUT, 0, &res, &err) < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: kexec -l on %s failed: %s%.500s", m->name, err.buf,
-				    res.err.buf);
-			r = -1;
-		} else {
-			strbuf_addf(console, "[tlblab: kexec -l %s %s%s%s]\n", image, cmdarg.buf,
-				    initrdarg.len ? " " : "", initrdarg.buf);
-		}
-	}
-	transport_exec_result_release(&res);
-	strbuf_release(&cmdarg);
-	strbuf_release(&initrdarg);
-	strbuf_release(&err);
-	return r;
-}
-
 /*
- * The GRUB side of boot: reboot: writes the menu entry "tlblab" for the
- * installed kernel to the machine's entry file, then runs `once` (by
- * default grub-reboot tlblab) so GRUB boots it the next time only.
- * 0, or -1 with message.
+ * Readies m to restart into the kernel: uploads it to plan->dir, reads
+ * what the machine runs now (into before), builds the new command line and
+ * has plan->prepare ready the boot. Then the machine stays as it is until
+ * restart_fire. BOOT_OK, or why not with message.
  */
-static int grub_once(struct transport *t, const struct cfg_machine *m, const char *cmdline,
-		     const char *boot_id, struct strbuf *console, struct strbuf *message)
-{
-	const struct cfg_reboot *rb = m->reboot;
-	struct strbuf entry = STRBUF_INIT, err = STRBUF_INIT, gdir = STRBUF_INIT;
-	char local[] = "/tmp/tlblab-grub-entry-XXXXXX";
-	const char *argv[16];
-	struct exec_result res;
-	size_t i, n = 0;
-	int fd, r = -1;
-
-	transport_exec_result_init(&res);
-	/* GRUB paths: grub_dir without a trailing slash ("/" becomes "") */
-	strbuf_addstr(&gdir, rb->grub_dir);
-	while (gdir.len && gdir.buf[gdir.len - 1] == '/')
-		strbuf_setlen(&gdir, gdir.len - 1);
-	strbuf_addf(&entry, "# written by tlblab for boot %s; booted once, by grub-reboot " ENTRY_ID "\n"
-		    "menuentry 'tlblab %s' --id " ENTRY_ID " {\n"
-		    "\techo 'tlblab: GRUB boots entry " ENTRY_ID " for boot %s'\n"
-		    "\tsearch --no-floppy --file --set=root %s/tlblab-vmlinuz\n"
-		    "\tlinux %s/tlblab-vmlinuz %s\n", boot_id, boot_id, boot_id, gdir.buf, gdir.buf, cmdline);
-	if (rb->initrd)
-		strbuf_addf(&entry, "\tinitrd %s/%s\n", gdir.buf, rb->initrd);
-	strbuf_addstr(&entry, "}\n");
-	fd = mkostemp(local, O_CLOEXEC);
-	if (fd < 0 || write(fd, entry.buf, entry.len) != (ssize_t)entry.len) {
-		strbuf_addf(message, "boot: cannot write a temporary file: %s", strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	close(fd);
-	if (transport_upload(t, local, rb->entry_file, 0644, &err) < 0) {
-		strbuf_addf(message, "boot: writing the GRUB entry %s on %s: %s", rb->entry_file, m->name, err.buf);
-		goto out;
-	}
-	for (i = 0; rb->once[i] && n < ARRAY_SIZE(argv) - 1; i++)
-		argv[n++] = strcmp(rb->once[i], "{entry}") ? rb->once[i] : ENTRY_ID;
-	argv[n] = NULL;
-	if (run_cmd(t, argv, ONCE_TIMEOUT, 0, &res, &err) < 0 || res.status != 0) {
-		strbuf_addf(message, "boot: %s " ENTRY_ID " on %s failed: %s%.500s", argv[0], m->name, err.buf,
-			    res.err.buf);
-		goto out;
-	}
-	strbuf_addf(console, "[tlblab: GRUB entry " ENTRY_ID " in %s: linux %s/tlblab-vmlinuz %s; %s "
-		    ENTRY_ID "]\n", rb->entry_file, gdir.buf, cmdline, argv[0]);
-	r = 0;
-out:
-	unlink(local);
-	transport_exec_result_release(&res);
-	strbuf_release(&entry);
-	strbuf_release(&err);
-	strbuf_release(&gdir);
-	return r;
-}
-
-static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const char *kernel_path,
-					    const char *boot_id, double deadline, volatile sig_atomic_t *cancel,
-					    struct boot_session **ret, struct cfg_machine *guest,
+static enum boot_outcome_kind restart_ready(const struct restart_plan *plan, const struct cfg_machine *m,
+					    const char *kernel_path, const char *boot_id, struct identity *before,
 					    struct strbuf *console, struct strbuf *message)
 {
-	static const char *const kexec_exec[] = { "kexec", "-e", NULL };
-	const int reboot = m->boot == BOOT_REBOOT && m->reboot;
-	const char *verb = reboot ? "the reboot" : "kexec -e";
-	const char *const *restart = reboot ? (const char *const *)m->reboot->command : kexec_exec;
-	struct strbuf err = STRBUF_INIT, image = STRBUF_INIT, cmdline = STRBUF_INIT, tag = STRBUF_INIT;
-	struct identity before, after;
+	struct strbuf err = STRBUF_INIT, image = STRBUF_INIT, cmdline = STRBUF_INIT;
+	const char *mk[] = { "mkdir", "-p", plan->dir, NULL };
 	struct exec_result res;
 	struct transport *t = NULL;
-	enum boot_outcome_kind k = BOOT_OK;
-	enum wait_result w;
-	double t0, until, timeout = reboot ? REBOOT_TIMEOUT : BOOT_TIMEOUT;
-	int r, cycled = 0;
+	enum boot_outcome_kind k = BOOT_INFRA;
 
-	if (m->boot_timeout > 0)
-		timeout = m->boot_timeout;
-	*ret = NULL;
-	identity_init(&before);
-	identity_init(&after);
 	transport_exec_result_init(&res);
 	if (m->ep.transport != TRANSPORT_SSH) {
 		/* a local machine would restart the daemon's own host */
-		strbuf_addf(message, "boot: %s: boot %s needs transport ssh", m->name, reboot ? "reboot" : "kexec");
-		k = BOOT_INFRA;
+		strbuf_addf(message, "boot: %s: boot %s needs transport ssh", m->name, plan->method);
 		goto out;
 	}
 	if (transport_open(&m->ep, CONNECT_TIMEOUT, &t, &err) < 0) {
 		strbuf_addf(message, "boot: cannot reach %s: %s", m->name, err.buf);
-		k = BOOT_INFRA;
 		goto out;
 	}
-	{
-		const char *dir = reboot ? m->reboot->kernel_dir : m->workdir;
-		const char *mk[] = { "mkdir", "-p", dir, NULL };
-
-		if (run_cmd(t, mk, 30, 0, &res, &err) < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: mkdir %s on %s: %s%.300s", dir, m->name, err.buf, res.err.buf);
-			k = BOOT_INFRA;
-			goto out;
-		}
-		strbuf_addf(&image, reboot ? "%s/tlblab-vmlinuz" : "%s/tlblab-kexec-bzImage", dir);
+	if (restart_run(t, mk, 30, 0, &res, &err) < 0 || res.status != 0) {
+		strbuf_addf(message, "boot: mkdir %s on %s: %s%.300s", plan->dir, m->name, err.buf, res.err.buf);
+		goto out;
 	}
+	strbuf_addf(&image, "%s/%s", plan->dir, plan->image);
 	if (transport_upload(t, kernel_path, image.buf, 0644, &err) < 0) {
 		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
-		k = BOOT_INFRA;
 		goto out;
 	}
-	if (identity_read(t, &before, &err) < 0) {
+	if (identity_read(t, before, &err) < 0) {
 		strbuf_addf(message, "boot: %s", err.buf);
-		k = BOOT_INFRA;
 		goto out;
 	}
-	if (cmdline_build(m, before.cmdline.buf, boot_id, &cmdline, message) < 0) {
-		k = BOOT_INFRA;
+	if (cmdline_build(plan, m, before->cmdline.buf, boot_id, &cmdline, message) < 0)
 		goto out;
-	}
-	strbuf_addf(console, "[tlblab: %s runs %.200s]\n", m->name, before.version.buf);
-	r = reboot ? grub_once(t, m, cmdline.buf, boot_id, console, message)
-		   : kexec_load(t, m, image.buf, cmdline.buf, console, message);
-	if (r < 0) {
-		k = BOOT_INFRA;
-		goto out;
-	}
-	if (cancel && *cancel) {
-		/* the last moment the machine can stay as it is (a GRUB entry
-		 * set to boot once stays set: the next boot replaces it) */
-		strbuf_addstr(message, "boot: cancelled");
-		k = BOOT_CANCELLED;
-		goto out;
-	}
-	/* a connection of its own, with a short timeout for every libssh call:
-	 * the one that ran the restart hangs on a peer that is gone, and the
-	 * transport's clean-up after the timeout must not wait long for it */
+	strbuf_addf(console, "[tlblab: %s runs %.200s]\n", m->name, before->version.buf);
+	if (plan->prepare(plan, t, m, image.buf, cmdline.buf, boot_id, console, message) == 0)
+		k = BOOT_OK;
+out:
 	transport_free(t);
-	t = NULL;
-	if (transport_open(&m->ep, KEXEC_EXEC_TIMEOUT, &t, &err) < 0) {
-		strbuf_addf(message, "boot: cannot reach %s again for %s: %s", m->name, verb, err.buf);
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+	strbuf_release(&image);
+	strbuf_release(&cmdline);
+	return k;
+}
+
+/*
+ * Syncs and runs the plan's restart, over a connection of its own with a
+ * short timeout for every libssh call: the one that runs the restart hangs
+ * on a peer that is gone, and the transport's clean-up after the timeout
+ * must not wait long for it. *ret_t0 is when the restart ran. BOOT_OK, or
+ * BOOT_INFRA with message.
+ */
+static enum boot_outcome_kind restart_fire(const struct restart_plan *plan, const struct cfg_machine *m,
+					   double *ret_t0, struct strbuf *console, struct strbuf *message)
+{
+	const char *sync_argv[] = { "sync", NULL };
+	struct strbuf err = STRBUF_INIT;
+	struct exec_result res;
+	struct transport *t = NULL;
+	enum boot_outcome_kind k = BOOT_OK;
+	int r;
+
+	transport_exec_result_init(&res);
+	if (transport_open(&m->ep, RESTART_TIMEOUT, &t, &err) < 0) {
+		strbuf_addf(message, "boot: cannot reach %s again for %s: %s", m->name, plan->verb, err.buf);
 		k = BOOT_INFRA;
 		goto out;
 	}
-	{
-		const char *sync_argv[] = { "sync", NULL };
-
-		run_cmd(t, sync_argv, SYNC_TIMEOUT, 0, &res, &err);
-		strbuf_reset(&err);
-		t0 = mono_now();
-		r = run_cmd(t, restart, KEXEC_EXEC_TIMEOUT, 0, &res, &err);
-		/* kexec -e returns only when it could not start the new kernel;
-		 * a reboot command may return at once and restart after */
-		if (r == 0 && res.status != 0) {
-			strbuf_addf(message, "boot: %s on %s failed: exit %d: %.500s", restart[0], m->name,
-				    res.status, res.err.buf);
-			k = BOOT_INFRA;
-			goto out;
-		}
-		strbuf_addf(console, "[tlblab: %s: the connection ended after %.1f s: %s]\n", verb,
-			    mono_now() - t0, r < 0 ? err.buf : "exit 0");
+	restart_run(t, sync_argv, SYNC_TIMEOUT, 0, &res, &err);
+	strbuf_reset(&err);
+	*ret_t0 = mono_now();
+	r = restart_run(t, plan->command, RESTART_TIMEOUT, 0, &res, &err);
+	/* kexec -e returns only when it could not start the new kernel;
+	 * a reboot command may return at once and restart after */
+	if (r == 0 && res.status != 0) {
+		strbuf_addf(message, "boot: %s on %s failed: exit %d: %.500s", plan->command[0], m->name,
+			    res.status, res.err.buf);
+		k = BOOT_INFRA;
+		goto out;
 	}
+	strbuf_addf(console, "[tlblab: %s: the connection ended after %.1f s: %s]\n", plan->verb,
+		    mono_now() - *ret_t0, r < 0 ? err.buf : "exit 0");
+out:
 	transport_free(t);
-	t = NULL;
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+	return k;
+}
 
+/*
+ * Waits for m to come back after the restart at t0 (power-cycling it once
+ * when it stays silent and the config says how), and tells whose kernel
+ * it came back on, with its dmesg in console.
+ */
+static enum boot_outcome_kind restart_wait(const struct restart_plan *plan, const struct cfg_machine *m,
+					   const char *boot_id, const struct identity *before, double t0,
+					   double deadline, volatile sig_atomic_t *cancel, struct strbuf *console,
+					   struct strbuf *message)
+{
+	struct strbuf err = STRBUF_INIT, tag = STRBUF_INIT;
+	const char *verb = plan->verb;
+	double timeout = m->boot_timeout > 0 ? m->boot_timeout : plan->timeout, until;
+	enum boot_outcome_kind k = BOOT_OK;
+	struct identity after;
+	enum wait_result w;
+	int cycled = 0;
+
+	identity_init(&after);
 	strbuf_addf(&tag, "tlblab.boot=%s", boot_id);
 	until = t0 + timeout;
 	if (until > deadline)
 		until = deadline;
 	for (;;) {
-		w = wait_back(m, tag.buf, before.boot_id.buf, until, cancel, &after, &err);
+		w = wait_back(m, tag.buf, before->boot_id.buf, until, cancel, &after, &err);
 		if (w != WAIT_SILENT || !m->power_cycle || cycled)
 			break;
 		strbuf_addf(console, "[tlblab: %s silent %.0f s after %s; power-cycling it]\n", m->name,
@@ -577,49 +489,53 @@ static enum boot_outcome_kind restart_start(const struct cfg_machine *m, const c
 	if (w == WAIT_OTHER)
 		strbuf_addf(console, "\n[tlblab: that was the dmesg of the kernel %s fell back to; without a serial "
 			    "console, what the new kernel said is lost]\n", m->name);
-	if (k != BOOT_OK)
-		goto out;
-
-	*guest = *m;
-	guest->boot = BOOT_NONE;
-	guest->kexec = NULL;
-	guest->reboot = NULL;
-	guest->qemu = NULL;
-	*ret = xcalloc(1, sizeof(**ret));
-	(*ret)->m = m;
 out:
-	transport_free(t);
-	identity_release(&before);
 	identity_release(&after);
-	transport_exec_result_release(&res);
 	strbuf_release(&err);
-	strbuf_release(&image);
-	strbuf_release(&cmdline);
 	strbuf_release(&tag);
 	return k;
 }
 
-static void restart_console(struct boot_session *s, struct strbuf *out)
+enum boot_outcome_kind restart_boot(const struct restart_plan *plan, const struct cfg_machine *m,
+				    const char *kernel_path, const char *boot_id, double deadline,
+				    volatile sig_atomic_t *cancel, struct boot_session **ret,
+				    struct cfg_machine *guest, struct strbuf *console, struct strbuf *message)
+{
+	struct identity before;
+	enum boot_outcome_kind k;
+	double t0 = 0;
+
+	*ret = NULL;
+	identity_init(&before);
+	k = restart_ready(plan, m, kernel_path, boot_id, &before, console, message);
+	if (k == BOOT_OK && cancel && *cancel) {
+		/* the last moment the machine can stay as it is (a GRUB entry
+		 * set to boot once stays set: the next boot replaces it) */
+		strbuf_addstr(message, "boot: cancelled");
+		k = BOOT_CANCELLED;
+	}
+	if (k == BOOT_OK)
+		k = restart_fire(plan, m, &t0, console, message);
+	if (k == BOOT_OK)
+		k = restart_wait(plan, m, boot_id, &before, t0, deadline, cancel, console, message);
+	if (k == BOOT_OK) {
+		*guest = *m;
+		guest->boot = NULL;	/* none: the booted kernel is what it runs */
+		guest->boot_conf = NULL;
+		*ret = xcalloc(1, sizeof(**ret));
+		(*ret)->m = m;
+	}
+	identity_release(&before);
+	return k;
+}
+
+void restart_console(struct boot_session *s, struct strbuf *out)
 {
 	if (s)
 		read_dmesg(s->m, out);
 }
 
-static void restart_stop(struct boot_session *s)
+void restart_stop(struct boot_session *s)
 {
 	free(s);
 }
-
-const struct boot_ops boot_kexec = {
-	.name = "kexec",
-	.start = restart_start,
-	.console = restart_console,
-	.stop = restart_stop,
-};
-
-const struct boot_ops boot_reboot = {
-	.name = "reboot",
-	.start = restart_start,
-	.console = restart_console,
-	.stop = restart_stop,
-};

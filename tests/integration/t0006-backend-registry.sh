@@ -1,0 +1,162 @@
+#!/bin/sh
+# A boot method is one new file, with its registration line in it, and
+# nothing else edited (daemon/config/backend.h): the test adds a toy
+# method to a copy of the tree, builds the daemon there, and sees the
+# loader take a machine of that method with its own section, refuse a bad
+# section at FILE:LINE:COL, and the reference list its settings; then it
+# adds a second file that registers a name already taken, and sees every
+# load refused with the two registrations' places. The copy goes away with
+# the test; the tree under test never knows the toy.
+. "$(dirname "$0")/../lib.sh"
+
+DAEMON=$BUILD/tlblabd
+
+# docs/design.md's "How to add" names files: each must exist (a name with
+# NAME or NNNN in it stands for a new one: its folder must)
+sed -n '/^## How to add/,/^## /p' "$TOP/docs/design.md" | grep -o '`[a-z][a-z_/.-]*/[A-Za-z_.NM-]*`' |
+	tr -d '`' | sort -u >"$TMP/named"
+missing=
+while read -r path; do
+	case $path in
+	*NAME* | *NNNN*) [ -d "$TOP/$(dirname "$path")" ] || missing="$missing $path" ;;
+	*) [ -e "$TOP/$path" ] || missing="$missing $path" ;;
+	esac
+done <"$TMP/named"
+if [ -s "$TMP/named" ] && [ -z "$missing" ]; then
+	pass "the $(wc -l <"$TMP/named") files docs/design.md's How to add names exist"
+else
+	fail "the files docs/design.md's How to add names exist" "missing:${missing:- (none found)}"
+fi
+COPY=$TMP/tree
+mkdir -p "$COPY"
+# the working tree's files as they are (edits not yet committed too), and
+# the build's objects, so that only the new file compiles
+(cd "$TOP" && git ls-files -z -c -o --exclude-standard | xargs -0 cp -a --parents -t "$COPY") || {
+	fail "the tree is copied" "cp failed"
+	exit 0
+}
+mkdir -p "$COPY/build"
+cp -a "$BUILD/obj" "$BUILD/gen" "$COPY/build/" 2>/dev/null
+git -C "$COPY" init -q && git -C "$COPY" add -A && git -C "$COPY" -c user.name=t -c user.email=t@t commit -qm base
+
+cat >"$COPY/daemon/stages/boot_toy.c" <<'EOF'
+/* boot: toy, a method the registry test adds: it boots nothing and says so. */
+#include "boot.h"
+
+#include <stddef.h>
+
+#include "backend.h"
+#include "validate.h"
+
+struct cfg_toy {
+	char *greeting;
+	int tries;
+};
+
+static const struct setting rows[] = {
+	{ .name = "greeting", .type = SET_STR, .off = offsetof(struct cfg_toy, greeting),
+	  .valid = config_valid_name, .must = MUST_NAME, .flags = SETTING_REQUIRED,
+	  .need = " (what the toy says)", .what = "what the toy says" },
+	{ .name = "tries", .type = SET_INT, .off = offsetof(struct cfg_toy, tries), .def = 3, .min = 1,
+	  .max = 9, .what = "how often it says it" },
+};
+
+static enum boot_outcome_kind toy_start(const struct cfg_machine *m, const struct boot_ask *ask,
+					const char *kernel, const char *boot_id, double deadline,
+					volatile sig_atomic_t *cancel, struct boot_session **ret,
+					struct cfg_machine *guest, struct strbuf *console, struct strbuf *message)
+{
+	const struct cfg_toy *t = m->boot_conf;
+
+	(void)ask, (void)kernel, (void)boot_id, (void)deadline, (void)cancel, (void)guest, (void)console;
+	*ret = NULL;
+	strbuf_addf(message, "boot: the toy says %s %d times", t->greeting, t->tries);
+	return BOOT_INFRA;
+}
+
+static void toy_console(struct boot_session *s, struct strbuf *out)
+{
+	(void)s, (void)out;
+}
+
+static void toy_stop(struct boot_session *s)
+{
+	(void)s;
+}
+
+static const struct boot_ops ops = { .name = "toy", .start = toy_start, .console = toy_console,
+				     .stop = toy_stop };
+
+static const struct backend boot_toy_backend = {
+	.kind = BACKEND_BOOT, .name = "toy", .what = "a toy", .settings = rows, .nsettings = 2,
+	.conf_size = sizeof(struct cfg_toy), .flags = BACKEND_SECTION_REQUIRED, .section_hint = "greeting",
+	.ops = &ops,
+};
+BACKEND_REGISTER(boot_toy_backend)
+EOF
+if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make.out" 2>&1; then
+	pass "the daemon builds with the toy method's file added"
+else
+	fail "the daemon builds with the toy method's file added" "$(tail -n 5 "$TMP/make.out" | tr '\n' ' ')"
+	exit 0
+fi
+check "nothing but the new file changed in the tree" \
+	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/')\" = '?? daemon/stages/boot_toy.c' ]"
+
+cat >"$TMP/toy.yaml" <<'EOF'
+lab: {data_dir: /tmp/d}
+machines:
+  - name: t1
+    transport: local
+    boot: toy
+    toy: {greeting: hello, tries: 2}
+EOF
+check "a machine of the toy method loads, its section read by the toy's rows" \
+	sh -c "'$COPY/build/tlblabd' -n -c '$TMP/toy.yaml' | grep -qx 'configuration OK'"
+
+cat >"$TMP/bad.yaml" <<'EOF'
+lab: {data_dir: /tmp/d}
+machines:
+  - name: t1
+    transport: local
+    boot: toy
+    toy: {tries: 12, colour: red}
+  - {name: t2, transport: local, boot: toy}
+  - {name: t3, transport: local, boot: tyo}
+EOF
+"$COPY/build/tlblabd" -n -c "$TMP/bad.yaml" >"$TMP/bad.out" 2>&1
+st=$?
+want="$TMP/bad.yaml:6:10: missing key 'greeting' in the toy section of machine 't1' (what the toy says)
+$TMP/bad.yaml:6:18: tries: must be an integer from 1 to 9
+$TMP/bad.yaml:6:22: unknown key 'colour' in the toy section of machine 't1'
+$TMP/bad.yaml:7:5: missing key 'toy' in machine 't2' (required with boot: toy)
+$TMP/bad.yaml:8:40: boot: must be kexec, none, qemu, reboot or toy"
+if [ "$st" != 0 ] && grep -F "$TMP/bad.yaml:" "$TMP/bad.out" | sed 's/ (got .*//' >"$TMP/got" &&
+	[ "$(cat "$TMP/got")" = "$want" ]; then
+	pass "the toy's section is checked by its rows, each error at FILE:LINE:COL"
+else
+	fail "the toy's section is checked by its rows, each error at FILE:LINE:COL" \
+		"exit $st: $(tr '\n' '|' <"$TMP/bad.out")"
+fi
+check "tlblabd -S lists the toy's settings with their bounds" \
+	sh -c "'$COPY/build/tlblabd' -S | grep -q '^| \`machines\[\]\.toy\.tries\` | integer | 3 | 1 to 9 |'"
+check "the tree under test does not know the toy" \
+	sh -c "! '$DAEMON' -S | grep -q 'toy' && ! '$DAEMON' -n -c '$TMP/toy.yaml' >/dev/null 2>&1"
+
+# a second registration of a name is refused at every load, with both places
+sed -e 's/boot_toy_backend/boot_again_backend/g' -e 's/\.name = "toy"/.name = "qemu"/' \
+	"$COPY/daemon/stages/boot_toy.c" >"$COPY/daemon/stages/boot_again.c"
+line=$(grep -n '^BACKEND_REGISTER' "$COPY/daemon/stages/boot_again.c" | cut -d: -f1)
+first=$(grep -n '^BACKEND_REGISTER' "$TOP/daemon/stages/qemu_settings.c" | cut -d: -f1)
+# (whichever links first is "first": the message names both places)
+again="daemon/stages/boot_again.c:$line"
+orig="daemon/stages/qemu_settings.c:$first"
+if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make2.out" 2>&1; then
+	check_fails "a name registered twice fails every load, naming both registrations" 1 \
+		"($again|$orig): boot method 'qemu' registered twice \\(first at ($again|$orig)\\)" \
+		"$COPY/build/tlblabd" -n -c "$TMP/toy.yaml"
+else
+	fail "the daemon builds with a second registration of qemu" "$(tail -n 5 "$TMP/make2.out" | tr '\n' ' ')"
+fi
+rm -rf "$COPY"
+check "the toy is gone with its copy of the tree" test ! -e "$COPY"
