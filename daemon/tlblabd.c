@@ -318,13 +318,11 @@ static void check_identities(const struct lab_config *cfg)
 	for (size_t i = 0; i < cfg->nmachines; i++) {
 		const struct cfg_machine *m = &cfg->machines[i];
 
-		if (m->ep.transport == TRANSPORT_SSH)
-			check_identity(m->ep.identity, m->name);
+		check_identity(m->ep.identity, m->name);
 		check_identity(m->guest_identity, m->name);
 	}
 	for (size_t i = 0; i < cfg->nbuilders; i++)
-		if (cfg->builders[i].ep.transport == TRANSPORT_SSH)
-			check_identity(cfg->builders[i].ep.identity, cfg->builders[i].name);
+		check_identity(cfg->builders[i].ep.identity, cfg->builders[i].name);
 }
 
 /* Logs text (lines, as config errors come) one line per call, after head. */
@@ -405,10 +403,10 @@ static void check_owners(const struct lab_config *cfg)
 	int n = check_owned("data_dir", cfg->data_dir, 0, 1, &errs, 0);
 
 	for (size_t i = 0; i < cfg->nmachines; i++)
-		if (cfg->machines[i].ep.transport == TRANSPORT_LOCAL && cfg->machines[i].workdir)
+		if (config_endpoint_local(&cfg->machines[i].ep) && cfg->machines[i].workdir)
 			n += check_owned("machine workdir", cfg->machines[i].workdir, 0, 2, &errs, n);
 	for (size_t i = 0; i < cfg->nbuilders; i++) {
-		if (cfg->builders[i].ep.transport != TRANSPORT_LOCAL || !cfg->builders[i].workdir)
+		if (!config_endpoint_local(&cfg->builders[i].ep) || !cfg->builders[i].workdir)
 			continue;
 		strbuf_reset(&p);
 		strbuf_addf(&p, "%s/tlblab", cfg->builders[i].workdir);

@@ -34,14 +34,18 @@ BACKEND_REGISTER(boot_none)
 
 const char *backend_kind_name(enum backend_kind k)
 {
-	static const char *const names[BACKEND_KIND_MAX] = { [BACKEND_BOOT] = "boot method" };
+	static const char *const names[BACKEND_KIND_MAX] = {
+		[BACKEND_BOOT] = "boot method", [BACKEND_TRANSPORT] = "transport",
+	};
 
 	return (unsigned)k < BACKEND_KIND_MAX ? names[k] : "backend";
 }
 
 const char *backend_kind_key(enum backend_kind k)
 {
-	static const char *const keys[BACKEND_KIND_MAX] = { [BACKEND_BOOT] = "boot" };
+	static const char *const keys[BACKEND_KIND_MAX] = {
+		[BACKEND_BOOT] = "boot", [BACKEND_TRANSPORT] = "transport",
+	};
 
 	return (unsigned)k < BACKEND_KIND_MAX ? keys[k] : "backend";
 }

@@ -25,6 +25,7 @@
  * positions of the two registrations.
  */
 
+struct cfg_endpoint;
 struct cfg_machine;
 struct cfg_section;
 struct cfg_ctx;
@@ -32,12 +33,19 @@ struct lab_config;
 
 enum backend_kind {
 	BACKEND_BOOT,		/* a machine's boot: (boot.h's boot_ops) */
+	BACKEND_TRANSPORT,	/* a machine's or builder's transport: (transport.h's
+				 * transport_ops) */
 	BACKEND_KIND_MAX
 };
 
 /* A boot method is a section of a machine: its settings are the rows of
  * the machine's key named after it (qemu:), absent or not. */
 #define BACKEND_SECTION_REQUIRED 1u	/* the machine must have the section */
+/* A transport's commands run on the daemon's own host (local): its CPUs
+ * are the daemon's, and a machine there must not be restarted. */
+#define BACKEND_THIS_HOST 2u
+/* A transport whose commands can be paused (exec_req.pause). */
+#define BACKEND_PAUSABLE 4u
 
 struct backend {
 	enum backend_kind kind;
@@ -60,6 +68,13 @@ struct backend {
 	 * through cfg_section_error. NULL: nothing to do.
 	 */
 	void (*finish)(struct cfg_section *sec, struct cfg_machine *m, void *conf);
+	/* A transport: the keys of an endpoint it reads (cfg_endpoint's
+	 * host, port, user, identity, known_hosts, host_key), NULL-terminated;
+	 * another of them given with it is a mistake. NULL: none. */
+	const char *const *endpoint_keys;
+	/* A transport: checks the endpoint a machine or builder gives it
+	 * (keys it requires). NULL: nothing to check. */
+	void (*check_endpoint)(struct cfg_section *sec, const struct cfg_endpoint *ep);
 	/* After every machine is read: checks between machines. NULL: none. */
 	void (*check_lab)(struct cfg_ctx *c, const struct lab_config *cfg);
 	/* Frees what conf owns besides its rows' values. NULL: nothing. */

@@ -51,7 +51,7 @@ struct backend;
  *                                       # private addresses are refused; fetch.h)
  *   machines:
  *     - name: m1                        # [A-Za-z0-9._-]{1,64}, unique
- *       transport: ssh                  # ssh | local
+ *       transport: ssh                  # a transport (backend.h): ssh | local
  *       host: 127.0.0.2                 # ssh: IP literal or hostname
  *       port: 22
  *       user: root
@@ -139,15 +139,9 @@ struct backend;
  * strings are owned by the lab_config; config_free releases everything.
  */
 
-enum transport_kind {
-	TRANSPORT_LOCAL,
-	TRANSPORT_SSH,
-	TRANSPORT_KIND_MAX
-};
-
 /* How to reach a host: shared by machines and builders. */
 struct cfg_endpoint {
-	enum transport_kind transport;
+	const struct backend *transport;	/* a transport (backend.h): local, ssh */
 	/* machines and builders of one host_group share CPUs (the quiet-host
 	 * rule, sched_loop.c); NULL: the group is "local" for local transport, else
 	 * the SSH host (config_same_host) */
@@ -394,7 +388,12 @@ int config_valid_name(const char *s);
  */
 int config_host_allowed(const struct lab_config *cfg, const char *host);
 
-const char *config_transport_kind_name(enum transport_kind k);
+/* The name of ep's transport ("local", "ssh"). */
+const char *config_transport_name(const struct cfg_endpoint *ep);
+/* Whether ep's commands run on the daemon's own host (transport local). */
+int config_endpoint_local(const struct cfg_endpoint *ep);
+/* Whether commands over ep can be paused (exec_req.pause: local). */
+int config_endpoint_pausable(const struct cfg_endpoint *ep);
 /* The name of m's boot method ("none", "qemu", ...). */
 const char *config_boot_method_name(const struct cfg_machine *m);
 /* The value of m's boot method setting key (a row of its section) as the

@@ -103,6 +103,9 @@ int config_is_null(const yaml_node_t *n);
 int config_is_mapping(const yaml_node_t *n);
 /* The value of key in mapping map, or NULL. No error reported. */
 yaml_node_t *config_map_find(struct cfg_ctx *c, yaml_node_t *map, const char *key);
+/* Sorts the pairs of map whose keys are in keys[] into ks, silently: the
+ * caller's own config_map_keys reported the rest. */
+void config_map_subset(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys, struct keyset *ks);
 /* Sorts the pairs of map into ks by keys[]; reports unknown, duplicate and
  * non-string keys, naming `what`. */
 void config_map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
@@ -184,6 +187,8 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 /* Item index of builders: into b. */
 void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
 		   struct cfg_builder *b);
+/* Frees what an endpoint's settings own. */
+void config_endpoint_release(struct cfg_endpoint *ep);
 /* Frees a machine's boot method section (boot_conf). */
 void config_machine_boot_release(struct cfg_machine *m);
 /* After every machine is read: each boot method's checks between
@@ -220,6 +225,8 @@ struct cfg_section {
 	const struct setting *rows;
 	size_t n;
 	void *base;			/* the struct the rows fill */
+	int subset;			/* the rows are some of map's keys (an item's
+					 * endpoint): the item checks the rest */
 	struct keyset ks;		/* the section's keys, by row */
 };
 

@@ -262,16 +262,6 @@ out:
 	return r;
 }
 
-static void endpoint_release(struct cfg_endpoint *ep)
-{
-	free(ep->host_group);
-	free(ep->host);
-	free(ep->user);
-	free(ep->identity);
-	free(ep->known_hosts);
-	free(ep->host_key);
-}
-
 const struct lab_config *config_ref(const struct lab_config *cfg)
 {
 	if (cfg)
@@ -290,7 +280,7 @@ void config_free(const struct lab_config *shared)
 		struct cfg_machine *m = &cfg->machines[i];
 
 		free(m->name);
-		endpoint_release(&m->ep);
+		config_endpoint_release(&m->ep);
 		free(m->arch);
 		config_strv_free(m->tags);
 		config_strv_free(m->power_cycle);
@@ -301,7 +291,7 @@ void config_free(const struct lab_config *shared)
 	free(cfg->machines);
 	for (size_t i = 0; i < cfg->nbuilders; i++) {
 		free(cfg->builders[i].name);
-		endpoint_release(&cfg->builders[i].ep);
+		config_endpoint_release(&cfg->builders[i].ep);
 		free(cfg->builders[i].workdir);
 		free(cfg->builders[i].ccache);
 	}

@@ -46,7 +46,7 @@ static void host_of(const struct cfg_endpoint *ep, char *buf, size_t len)
 {
 	if (ep->host_group)
 		snprintf(buf, len, "group:%s", ep->host_group);
-	else if (ep->transport == TRANSPORT_LOCAL)
+	else if (config_endpoint_local(ep))
 		snprintf(buf, len, "local");
 	else
 		snprintf(buf, len, "ssh:%s", ep->host ? ep->host : "");
@@ -104,14 +104,19 @@ int config_machine_allowed(const struct cfg_machine *m, const json_t *machines, 
 	return 1;
 }
 
-const char *config_transport_kind_name(enum transport_kind k)
+const char *config_transport_name(const struct cfg_endpoint *ep)
 {
-	static const char *const names[TRANSPORT_KIND_MAX] = {
-		[TRANSPORT_LOCAL] = "local",
-		[TRANSPORT_SSH] = "ssh",
-	};
+	return ep->transport ? ep->transport->name : "unknown";
+}
 
-	return (unsigned)k < TRANSPORT_KIND_MAX ? names[k] : "unknown";
+int config_endpoint_local(const struct cfg_endpoint *ep)
+{
+	return ep->transport && (ep->transport->flags & BACKEND_THIS_HOST);
+}
+
+int config_endpoint_pausable(const struct cfg_endpoint *ep)
+{
+	return ep->transport && (ep->transport->flags & BACKEND_PAUSABLE);
 }
 
 const char *config_boot_method_name(const struct cfg_machine *m)

@@ -1,6 +1,7 @@
 /*
  * Where kernels are built and run: the machines: and builders: sections.
- * Both are endpoints (a transport, local or ssh, and how to reach the host);
+ * Both are endpoints (a transport, a backend of the registry such as local
+ * or ssh, and the keys of how to reach the host it reads);
  * a machine also has a boot method, a backend of the registry (backend.h)
  * whose section (the key of its name) is read here by the method's own
  * rows, and checked by the method's finish().
@@ -21,11 +22,6 @@
 #include "util.h"
 #include "banned.h"
 
-static const char *transport_name_int(int i)
-{
-	return config_transport_kind_name((enum transport_kind)i);
-}
-
 /* Keys shared by machines and builders, in this order at the start of both tables. */
 enum {
 	EK_NAME, EK_TRANSPORT, EK_HOST_GROUP, EK_HOST, EK_PORT, EK_USER, EK_IDENTITY, EK_KNOWN_HOSTS,
@@ -34,56 +30,96 @@ enum {
 #define ENDPOINT_KEYS "name", "transport", "host_group", "host", "port", "user", "identity", \
 	"known_hosts", "host_key"
 
+/* The backend of kind named at n (boot:, transport:), or NULL with an
+ * error listing them. */
+static const struct backend *get_backend(struct cfg_ctx *c, enum backend_kind kind, yaml_node_t *n)
+{
+	const char *s = config_scalar(n);
+	const struct backend *b = s ? backend_find(kind, s) : NULL;
+	struct strbuf names = STRBUF_INIT;
+
+	if (b)
+		return b;
+	backend_names(kind, &names);
+	node_error(c, n, "%s: must be %s", backend_kind_key(kind), names.buf);
+	strbuf_release(&names);
+	return NULL;
+}
+
+#define EP(field) offsetof(struct cfg_endpoint, field)
+
+/* How to reach a host: the keys of machines and builders a transport reads
+ * (its endpoint_keys; host_group is every transport's). */
+static const struct setting endpoint_rows[] = {
+	{ .name = "host_group", .type = SET_STR, .off = EP(host_group), .valid = config_valid_name,
+	  .must = MUST_NAME },
+	{ .name = "host", .type = SET_STR, .off = EP(host), .valid = config_valid_host, .must = MUST_HOST },
+	{ .name = "port", .type = SET_INT, .off = EP(port), .def = 22, .min = 1, .max = 65535 },
+	{ .name = "user", .type = SET_STR, .off = EP(user), .valid = config_valid_user, .must = MUST_USER,
+	  .def_text = "root" },
+	{ .name = "identity", .type = SET_STR, .off = EP(identity), .valid = config_valid_path, .must = MUST_PATH },
+	{ .name = "known_hosts", .type = SET_STR, .off = EP(known_hosts), .valid = config_valid_path,
+	  .must = MUST_PATH },
+	{ .name = "host_key", .type = SET_STR, .off = EP(host_key), .valid = config_valid_host_key,
+	  .must = MUST_HOST_KEY },
+};
+
+static int reads_key(const struct backend *t, const char *key)
+{
+	for (size_t i = 0; t->endpoint_keys && t->endpoint_keys[i]; i++)
+		if (!strcmp(t->endpoint_keys[i], key))
+			return 1;
+	return 0;
+}
+
+/* "ssh": the transports that read key, for a message. */
+static void readers_of(const char *key, struct strbuf *out)
+{
+	const struct backend *t;
+	size_t n = 0;
+
+	for (size_t i = 0; (t = backend_at(BACKEND_TRANSPORT, i)); i++)
+		if (reads_key(t, key))
+			strbuf_addf(out, "%s%s", n++ ? " or " : "", t->name);
+}
+
+/* The endpoint of item map (a machine or a builder, called what): its
+ * transport, and the keys that transport reads, by endpoint_rows. */
 static void parse_endpoint(struct cfg_ctx *c, yaml_node_t *map, const struct keyset *ks,
 			   const char *what, struct cfg_endpoint *ep)
 {
-	int kind = -1;
-	long port;
+	struct cfg_section sec = { .c = c, .map = map, .owner = map, .what = what, .rows = endpoint_rows,
+				   .n = ARRAY_SIZE(endpoint_rows), .base = ep, .subset = 1 };
+	struct strbuf names = STRBUF_INIT;
 
-	ep->port = 22;
-	if (!ks->val[EK_TRANSPORT])
-		config_missing_key(c, map, "transport", what, " (local or ssh)");
-	else
-		kind = config_get_enum(c, "transport", ks->val[EK_TRANSPORT], transport_name_int,
-				TRANSPORT_KIND_MAX);
-	if (kind >= 0)
-		ep->transport = (enum transport_kind)kind;
-
-	if (ks->val[EK_HOST_GROUP])
-		ep->host_group = config_get_str(c, "host_group", ks->val[EK_HOST_GROUP], config_valid_name,
-					 MUST_NAME);
-	if (ks->val[EK_HOST])
-		ep->host = config_get_str(c, "host", ks->val[EK_HOST], config_valid_host, MUST_HOST);
-	if (ks->val[EK_PORT] && config_get_int(c, "port", ks->val[EK_PORT], 1, 65535, &port) == 0)
-		ep->port = (int)port;
-	if (ks->val[EK_USER])
-		ep->user = config_get_str(c, "user", ks->val[EK_USER], config_valid_user, MUST_USER);
-	else
-		ep->user = xstrdup("root");
-	if (ks->val[EK_IDENTITY])
-		ep->identity = config_get_str(c, "identity", ks->val[EK_IDENTITY], config_valid_path, MUST_PATH);
-	if (ks->val[EK_KNOWN_HOSTS])
-		ep->known_hosts = config_get_str(c, "known_hosts", ks->val[EK_KNOWN_HOSTS], config_valid_path,
-					  MUST_PATH);
-	if (ks->val[EK_HOST_KEY])
-		ep->host_key = config_get_str(c, "host_key", ks->val[EK_HOST_KEY], config_valid_host_key,
-				       MUST_HOST_KEY);
-
-	if (kind == TRANSPORT_SSH) {
-		if (!ks->val[EK_HOST])
-			config_missing_key(c, map, "host", what, " (required with transport ssh)");
-		if (!ks->val[EK_IDENTITY])
-			config_missing_key(c, map, "identity", what, " (required with transport ssh)");
-		if (!ks->val[EK_KNOWN_HOSTS] && !ks->val[EK_HOST_KEY])
-			node_error(c, map, "missing key 'known_hosts' or 'host_key' in %s "
-				   "(transport ssh checks the host key strictly)", what);
-	} else if (kind == TRANSPORT_LOCAL) {
-		/* a remote setting on a local endpoint is a mistake, not a default */
-		for (int i = EK_HOST; i < EK_MAX; i++)
-			if (ks->key[i])
-				node_error(c, ks->key[i], "%s: only used with transport ssh (in %s)",
-					   config_scalar(ks->key[i]), what);
+	settings_defaults(endpoint_rows, ARRAY_SIZE(endpoint_rows), ep);
+	if (ks->val[EK_TRANSPORT]) {
+		ep->transport = get_backend(c, BACKEND_TRANSPORT, ks->val[EK_TRANSPORT]);
+	} else {
+		strbuf_addstr(&names, " (");
+		backend_names(BACKEND_TRANSPORT, &names);
+		strbuf_addch(&names, ')');
+		config_missing_key(c, map, "transport", what, names.buf);
 	}
+	settings_parse(&sec);
+	/* with an unknown transport (reported) its keys cannot be judged */
+	for (size_t i = 1; ep->transport && i < ARRAY_SIZE(endpoint_rows); i++) {
+		if (!sec.ks.key[i] || reads_key(ep->transport, endpoint_rows[i].name))
+			continue;
+		/* a setting the transport does not read is a mistake, not a default */
+		strbuf_reset(&names);
+		readers_of(endpoint_rows[i].name, &names);
+		node_error(c, sec.ks.key[i], "%s: only used with transport %s (in %s)", endpoint_rows[i].name,
+			   names.buf, what);
+	}
+	if (ep->transport && ep->transport->check_endpoint)
+		ep->transport->check_endpoint(&sec, ep);
+	strbuf_release(&names);
+}
+
+void config_endpoint_release(struct cfg_endpoint *ep)
+{
+	settings_release(endpoint_rows, ARRAY_SIZE(endpoint_rows), ep);
 }
 
 static const char *const tlb_keys[] = { "dtlb", "itlb", "stlb", NULL };
@@ -181,21 +217,6 @@ static void machine_key_table(const char **keys, size_t *ret_n)
 			keys[n++] = b->name;
 	keys[n] = NULL;
 	*ret_n = n;
-}
-
-/* The boot method named at n (boot:), or NULL with an error listing them. */
-static const struct backend *get_boot(struct cfg_ctx *c, yaml_node_t *n)
-{
-	const char *s = config_scalar(n);
-	const struct backend *b = s ? backend_find(BACKEND_BOOT, s) : NULL;
-	struct strbuf names = STRBUF_INIT;
-
-	if (b)
-		return b;
-	backend_names(BACKEND_BOOT, &names);
-	node_error(c, n, "boot: must be %s", names.buf);
-	strbuf_release(&names);
-	return NULL;
 }
 
 /*
@@ -309,7 +330,7 @@ void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, jso
 	if (!m->tags)
 		m->tags = xcalloc(1, sizeof(*m->tags));
 	m->host_cpu = -1;
-	boot = it.ks.val[MK_BOOT] ? get_boot(c, it.ks.val[MK_BOOT]) : backend_find(BACKEND_BOOT, "none");
+	boot = it.ks.val[MK_BOOT] ? get_backend(c, BACKEND_BOOT, it.ks.val[MK_BOOT]) : backend_find(BACKEND_BOOT, "none");
 	m->boot = boot ? boot : backend_find(BACKEND_BOOT, "none");
 	parse_boot_sections(c, map, &it, keys, nkeys, boot, m);
 	if (it.ks.val[MK_POWER_CYCLE] && !config_is_null(it.ks.val[MK_POWER_CYCLE])) {

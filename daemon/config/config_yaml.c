@@ -194,6 +194,22 @@ yaml_node_t *config_map_find(struct cfg_ctx *c, yaml_node_t *map, const char *ke
  * MAX_KEYS). ks->val[i] and ks->key[i] get the nodes of keys[i], or NULL.
  * Reports unknown, duplicate and non-string keys, naming `what`.
  */
+void config_map_subset(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys, struct keyset *ks)
+{
+	memset(ks, 0, sizeof(*ks));
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *k = config_scalar(config_node_get(c, p->key));
+		size_t i;
+
+		for (i = 0; k && keys[i] && strcmp(keys[i], k); i++)
+			;
+		if (k && keys[i] && !ks->key[i]) {
+			ks->key[i] = config_node_get(c, p->key);
+			ks->val[i] = config_node_get(c, p->value);
+		}
+	}
+}
+
 void config_map_keys(struct cfg_ctx *c, yaml_node_t *map, const char *const *keys,
 	      const char *what, const char *unknown_word, struct keyset *ks)
 {

@@ -243,7 +243,10 @@ void settings_parse(struct cfg_section *sec)
 	for (i = 0; i < sec->n; i++)
 		names[i] = sec->rows[i].name;
 	names[i] = NULL;
-	config_map_keys(sec->c, sec->map, names, sec->what, "key", &sec->ks);
+	if (sec->subset)
+		config_map_subset(sec->c, sec->map, names, &sec->ks);
+	else
+		config_map_keys(sec->c, sec->map, names, sec->what, "key", &sec->ks);
 	/* in the rows' order: a row may read what one above it set */
 	for (i = 0; i < sec->n; i++)
 		if (sec->ks.val[i])
@@ -307,6 +310,11 @@ void cfg_section_key_error(struct cfg_section *sec, const char *key, const char 
 	va_start(ap, fmt);
 	verror(sec, error_node(sec, key, 1), fmt, ap);
 	va_end(ap);
+}
+
+void cfg_section_missing(struct cfg_section *sec, const char *key, const char *why)
+{
+	config_missing_key(sec->c, sec->map ? sec->map : sec->owner, key, sec->what, why);
 }
 
 int cfg_section_has(const struct cfg_section *sec, const char *key)

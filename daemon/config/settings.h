@@ -98,6 +98,8 @@ void cfg_section_error(struct cfg_section *sec, const char *key, const char *fmt
 /* The same, at the key itself ("only with ..."). */
 __attribute__((format(printf, 3, 4)))
 void cfg_section_key_error(struct cfg_section *sec, const char *key, const char *fmt, ...);
+/* "missing key 'key' in WHAT" and why (" (required with transport ssh)"). */
+void cfg_section_missing(struct cfg_section *sec, const char *key, const char *why);
 /* Whether the section has key (with any value, null too). */
 int cfg_section_has(const struct cfg_section *sec, const char *key);
 /* The text of key's scalar value, or NULL. */

@@ -9,7 +9,8 @@
 
 /*
  * How the daemon runs commands and moves files on a builder or a lab
- * machine. One interface, two backends behind a table of function pointers:
+ * machine. One interface, backends behind a table of function pointers,
+ * each registered by its own file (backend.h; the endpoint's transport):
  * `local` (fork/exec on the daemon's host) and `ssh` (libssh: key auth, host
  * key checked strictly against a known_hosts file or a pinned SHA256
  * fingerprint, exec with exit status and separate stdout/stderr, SFTP).
@@ -140,13 +141,14 @@ int transport_error_is_infra(int code);
  */
 extern const char *const transport_local_env[];
 
-/* Whether exec_req.pause works over this kind of transport. */
-static inline int transport_pausable(enum transport_kind k)
+/* Whether exec_req.pause works over ep's transport. */
+static inline int transport_pausable(const struct cfg_endpoint *ep)
 {
-	return k == TRANSPORT_LOCAL;
+	return config_endpoint_pausable(ep);
 }
 
-extern const struct transport_ops transport_local;
-extern const struct transport_ops transport_ssh;
+/* The endpoint of the daemon's own host (transport local), for what runs
+ * here whatever the lab says (a power cycle's command, a git ls-remote). */
+const struct cfg_endpoint *transport_here(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "transport_backend.h"
 #include "util.h"
 #include "banned.h"
@@ -27,19 +28,12 @@ int transport_open(const struct cfg_endpoint *ep, double connect_timeout,
 		strbuf_seterr(err, "transport: no endpoint");
 		return -EINVAL;
 	}
-	switch (ep->transport) {
-	case TRANSPORT_LOCAL:
-		ops = &transport_local;
-		break;
-	case TRANSPORT_SSH:
-		ops = &transport_ssh;
-		if (!ep->host || !*ep->host) {
-			strbuf_seterr(err, "ssh: no host configured");
-			return -EINVAL;
-		}
-		break;
-	default:
-		strbuf_seterr(err, "transport: unknown kind %d", (int)ep->transport);
+	if (!ep->transport || !(ops = ep->transport->ops)) {
+		strbuf_seterr(err, "transport: none configured");
+		return -EINVAL;
+	}
+	if (!config_endpoint_local(ep) && (!ep->host || !*ep->host)) {
+		strbuf_seterr(err, "%s: no host configured", ops->name);
 		return -EINVAL;
 	}
 
@@ -47,13 +41,13 @@ int transport_open(const struct cfg_endpoint *ep, double connect_timeout,
 	t->ops = ops;
 	t->ep = ep;
 	t->connect_timeout = connect_timeout > 0 ? connect_timeout : DEFAULT_CONNECT_TIMEOUT;
-	if (ep->transport == TRANSPORT_LOCAL) {
-		snprintf(t->label, sizeof(t->label), "local");
+	if (config_endpoint_local(ep)) {
+		snprintf(t->label, sizeof(t->label), "%s", ops->name);
 	} else {
 		const char *user = ep->user && *ep->user ? ep->user : "root";
 		int v6 = strchr(ep->host, ':') != NULL;
 
-		snprintf(t->label, sizeof(t->label), "ssh %s@%s%s%s:%d", user,
+		snprintf(t->label, sizeof(t->label), "%s %s@%s%s%s:%d", ops->name, user,
 			 v6 ? "[" : "", ep->host, v6 ? "]" : "", ep->port > 0 ? ep->port : 22);
 	}
 

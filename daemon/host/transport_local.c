@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "transport_backend.h"
 #include "util.h"
 #include "banned.h"
@@ -416,7 +417,7 @@ static int local_download(struct transport *t, const char *remote_path, const ch
 	return r;
 }
 
-const struct transport_ops transport_local = {
+static const struct transport_ops ops = {
 	.name = "local",
 	.open = local_open,
 	.exec = local_exec,
@@ -424,3 +425,19 @@ const struct transport_ops transport_local = {
 	.download = local_download,
 	.close = local_close,
 };
+
+static const struct backend transport_local_backend = {
+	.kind = BACKEND_TRANSPORT,
+	.name = "local",
+	.what = "commands and files on the daemon's own host (fork/exec), its environment kept out",
+	.flags = BACKEND_THIS_HOST | BACKEND_PAUSABLE,
+	.ops = &ops,
+};
+BACKEND_REGISTER(transport_local_backend)
+
+const struct cfg_endpoint *transport_here(void)
+{
+	static const struct cfg_endpoint here = { .transport = &transport_local_backend };
+
+	return &here;
+}

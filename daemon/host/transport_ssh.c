@@ -41,6 +41,8 @@
 #include <libssh/libssh.h>
 #include <libssh/sftp.h>
 
+#include "backend.h"
+#include "settings.h"
 #include "transport_backend.h"
 #include "util.h"
 #include "banned.h"
@@ -870,7 +872,7 @@ out:
 	return r;
 }
 
-const struct transport_ops transport_ssh = {
+static const struct transport_ops ops = {
 	.name = "ssh",
 	.open = ssh_open,
 	.exec = ssh_exec,
@@ -878,3 +880,29 @@ const struct transport_ops transport_ssh = {
 	.download = ssh_download,
 	.close = ssh_close,
 };
+
+static const char *const endpoint_keys[] = {
+	"host", "port", "user", "identity", "known_hosts", "host_key", NULL
+};
+
+/* A host, a key to log in with, and its host key to check, strictly. */
+static void check_endpoint(struct cfg_section *sec, const struct cfg_endpoint *ep)
+{
+	if (!ep->host && !cfg_section_has(sec, "host"))
+		cfg_section_missing(sec, "host", " (required with transport ssh)");
+	if (!ep->identity && !cfg_section_has(sec, "identity"))
+		cfg_section_missing(sec, "identity", " (required with transport ssh)");
+	if (!cfg_section_has(sec, "known_hosts") && !cfg_section_has(sec, "host_key"))
+		cfg_section_error(sec, NULL, "missing key 'known_hosts' or 'host_key' in %s "
+				  "(transport ssh checks the host key strictly)", cfg_section_what(sec));
+}
+
+static const struct backend transport_ssh_backend = {
+	.kind = BACKEND_TRANSPORT,
+	.name = "ssh",
+	.what = "libssh: key authentication, the host key checked strictly, exec and SFTP",
+	.endpoint_keys = endpoint_keys,
+	.check_endpoint = check_endpoint,
+	.ops = &ops,
+};
+BACKEND_REGISTER(transport_ssh_backend)

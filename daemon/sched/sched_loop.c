@@ -216,7 +216,7 @@ static void start_build(struct sched *sc, struct stage_info *si)
 		return;
 	t = sched_task_new(TASK_BUILD, sc->cfg, NULL);
 	t->qe.ep = &b->ep;
-	t->qe.pausable = transport_pausable(b->ep.transport);
+	t->qe.pausable = transport_pausable(&b->ep);
 	snprintf(t->qe.label, sizeof(t->qe.label), "build %s of job %lld on builder %s", si->side,
 		 (long long)si->job_id, b->name);
 	strbuf_addstr(&note, "quiet host: waits: ");

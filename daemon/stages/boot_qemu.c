@@ -61,6 +61,7 @@
  * turns it on. Under KVM there is no plugin, and the rows say why.
  */
 #include "arch.h"
+#include "backend.h"
 #include "boot_qemu.h"
 #include "console.h"
 #include "qemu_sandbox.h"
@@ -616,7 +617,7 @@ static void plugin_choose(struct boot_session *s)
 		strbuf_addf(&s->insn_why, "the instruction plugin is off on %s (insn_plugin: off)", m->name);
 	else if (conf)
 		path = conf;
-	else if (m->ep.transport != TRANSPORT_LOCAL)
+	else if (!config_endpoint_local(&m->ep))
 		strbuf_addf(&s->insn_why, "%s's VM host is another machine: its insn_plugin: must give the "
 			    "plugin's path there", m->name);
 	else if (!default_plugin[0] || access(default_plugin, R_OK) != 0)
@@ -806,7 +807,7 @@ ready:
 	s->host_key = q->host_key ? xstrdup(q->host_key) : NULL;
 	memset(guest, 0, sizeof(*guest));
 	guest->name = m->name;
-	guest->ep.transport = TRANSPORT_SSH;
+	guest->ep.transport = backend_find(BACKEND_TRANSPORT, "ssh");
 	guest->ep.host = s->host;
 	guest->ep.port = q->ssh_port;
 	guest->ep.user = "root";

@@ -95,7 +95,7 @@ static int default_max_cpus(const struct cfg_machine *m, const struct cfg_qemu *
 
 	if (q->accel && !strcmp(q->accel, "icount"))
 		return QEMU_ICOUNT_MAX_CPUS;
-	if (m->ep.transport == TRANSPORT_LOCAL && (host = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
+	if (config_endpoint_local(&m->ep) && (host = sysconf(_SC_NPROCESSORS_ONLN)) > 0)
 		return host > GUEST_CPUS_LIMIT ? GUEST_CPUS_LIMIT : (int)host;
 	return m->cpus > 0 ? (m->cpus > GUEST_CPUS_LIMIT ? GUEST_CPUS_LIMIT : m->cpus) : 2;
 }

@@ -276,13 +276,12 @@ static enum wait_result wait_back(const struct cfg_machine *m, const char *tag, 
 /* Runs the machine's power_cycle argv on the daemon's host. 0, or -1 with err. */
 static int power_cycle(const struct cfg_machine *m, struct strbuf *err)
 {
-	static const struct cfg_endpoint local = { .transport = TRANSPORT_LOCAL };
 	struct transport *t = NULL;
 	struct exec_result res;
 	int r;
 
 	transport_exec_result_init(&res);
-	r = transport_open(&local, 0, &t, err);
+	r = transport_open(transport_here(), 0, &t, err);
 	if (r == 0)
 		r = restart_run(t, (const char *const *)m->power_cycle, POWER_CYCLE_TIMEOUT, 64u << 10, &res, err);
 	if (r == 0 && res.status != 0) {
@@ -334,7 +333,7 @@ static enum boot_outcome_kind restart_ready(const struct restart_plan *plan, con
 	enum boot_outcome_kind k = BOOT_INFRA;
 
 	transport_exec_result_init(&res);
-	if (m->ep.transport != TRANSPORT_SSH) {
+	if (config_endpoint_local(&m->ep)) {
 		/* a local machine would restart the daemon's own host */
 		strbuf_addf(message, "boot: %s: boot %s needs transport ssh", m->name, plan->method);
 		goto out;

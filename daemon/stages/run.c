@@ -596,7 +596,7 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 	out->nfailed = 0;
 	json_array_foreach(req->workloads, i, spec)
 		json_array_append_new(out->specs, spec_entry((int)i, spec));
-	logf_stage(req, "== run on %s (%s)", m->name, config_transport_kind_name(m->ep.transport));
+	logf_stage(req, "== run on %s (%s)", m->name, config_transport_name(&m->ep));
 	r = transport_open(&m->ep, CONNECT_TIMEOUT, &t, &err);
 	if (r < 0) {
 		fail(out, RUN_INFRA, "run: cannot reach %s: %s", m->name, err.buf);

@@ -39,7 +39,7 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
 		rc = db_run(st, "INSERT INTO machines (name, transport, host, boot, arch, cpus, tags, in_config) "
 			    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1) ON CONFLICT (name) DO UPDATE SET "
 			    "transport = ?2, host = ?3, boot = ?4, arch = ?5, cpus = ?6, tags = ?7, in_config = 1",
-			    DB_TEXT(m->name), DB_TEXT(config_transport_kind_name(m->ep.transport)), DB_TEXT(m->ep.host),
+			    DB_TEXT(m->name), DB_TEXT(config_transport_name(&m->ep)), DB_TEXT(m->ep.host),
 			    DB_TEXT(config_boot_method_name(m)), DB_TEXT(m->arch), DB_INT(m->cpus), DB_JSON(tags));
 		json_decref(tags);
 	}

@@ -61,7 +61,7 @@ int track_resolve(struct tracker *tr, const struct lab_config *cfg, const char *
 		return -EINVAL;
 	}
 	qe.ep = &b->ep;
-	qe.pausable = transport_pausable(b->ep.transport);
+	qe.pausable = transport_pausable(&b->ep);
 	snprintf(qe.label, sizeof(qe.label), "resolve of %s on builder %s", ref, b->name);
 	/* a run measures there and the resolve cannot pause: wait for its end
 	 * (cancelled, the resolve below stops at once) */

@@ -318,8 +318,7 @@ static void search_track(struct tracker *tr, const struct lab_config *cfg, const
  */
 static void search_pending(struct tracker *tr, const struct lab_config *cfg)
 {
-	static const struct cfg_endpoint here = { .transport = TRANSPORT_LOCAL };
-	struct quiet_entry qe = { .ep = &here, .pausable = 0 };
+	struct quiet_entry qe = { .ep = transport_here(), .pausable = 0 };
 	const char *name;
 	json_t *v;
 	void *tmp;

@@ -94,14 +94,45 @@ static const struct backend boot_toy_backend = {
 };
 BACKEND_REGISTER(boot_toy_backend)
 EOF
+cat >"$COPY/daemon/host/transport_toy.c" <<'EOF'
+/* transport: toy, a transport the registry test adds: it reaches nothing. */
+#include "transport.h"
+
+#include <errno.h>
+
+#include "backend.h"
+#include "settings.h"
+
+static int toy_open(struct transport *t, struct strbuf *err)
+{
+	return strbuf_seterr(err, "toy: %s is out of reach", t->ep->host), -EHOSTUNREACH;
+}
+
+static const struct transport_ops ops = { .name = "toy", .open = toy_open };
+
+static const char *const keys[] = { "host", NULL };
+
+static void check(struct cfg_section *sec, const struct cfg_endpoint *ep)
+{
+	if (!ep->host)
+		cfg_section_missing(sec, "host", " (required with transport toy)");
+}
+
+static const struct backend transport_toy_backend = {
+	.kind = BACKEND_TRANSPORT, .name = "toy", .what = "a toy", .endpoint_keys = keys,
+	.check_endpoint = check, .ops = &ops,
+};
+BACKEND_REGISTER(transport_toy_backend)
+EOF
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make.out" 2>&1; then
-	pass "the daemon builds with the toy method's file added"
+	pass "the daemon builds with the toy method's and toy transport's files added"
 else
-	fail "the daemon builds with the toy method's file added" "$(tail -n 5 "$TMP/make.out" | tr '\n' ' ')"
+	fail "the daemon builds with the toy method's and toy transport's files added" \
+		"$(tail -n 5 "$TMP/make.out" | tr '\n' ' ')"
 	exit 0
 fi
-check "nothing but the new file changed in the tree" \
-	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/')\" = '?? daemon/stages/boot_toy.c' ]"
+check "nothing but the two new files changed in the tree" \
+	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = '?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
 
 cat >"$TMP/toy.yaml" <<'EOF'
 lab: {data_dir: /tmp/d}
@@ -111,6 +142,21 @@ machines:
     boot: toy
     toy: {greeting: hello, tries: 2}
 EOF
+cat >"$TMP/toyt.yaml" <<'EOF'
+lab: {data_dir: /tmp/d}
+machines:
+  - {name: t1, transport: toy, host: 127.0.0.9}
+  - {name: t2, transport: toy, port: 22}
+EOF
+"$COPY/build/tlblabd" -n -c "$TMP/toyt.yaml" >"$TMP/toyt.out" 2>&1
+want="$TMP/toyt.yaml:4:5: missing key 'host' in machine 't2' (required with transport toy)
+$TMP/toyt.yaml:4:32: port: only used with transport ssh (in machine 't2')"
+if [ "$(grep -F "$TMP/toyt.yaml:" "$TMP/toyt.out")" = "$want" ]; then
+	pass "a machine reached by the toy transport: its keys checked, another transport's refused"
+else
+	fail "a machine reached by the toy transport: its keys checked, another transport's refused" \
+		"$(tr '\n' '|' <"$TMP/toyt.out")"
+fi
 check "a machine of the toy method loads, its section read by the toy's rows" \
 	sh -c "'$COPY/build/tlblabd' -n -c '$TMP/toy.yaml' | grep -qx 'configuration OK'"
 

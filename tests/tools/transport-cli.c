@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "strbuf.h"
+#include "backend.h"
 #include "transport.h"
 #include "util.h"
 #include "banned.h"
@@ -66,7 +67,7 @@ static int report_error(int r, const struct strbuf *err)
 
 int main(int argc, char **argv)
 {
-	struct cfg_endpoint ep = { .transport = TRANSPORT_SSH, .port = 22 };
+	struct cfg_endpoint ep = { .transport = backend_find(BACKEND_TRANSPORT, "ssh"), .port = 22 };
 	struct strbuf err = STRBUF_INIT, in = STRBUF_INIT;
 	struct transport *t = NULL;
 	double connect_timeout = 10;
@@ -77,7 +78,7 @@ int main(int argc, char **argv)
 		const char *f = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
 
 		if (!strcmp(f, "--local")) {
-			ep.transport = TRANSPORT_LOCAL;
+			ep.transport = transport_here()->transport;
 			continue;
 		}
 		if (!val)

@@ -135,7 +135,7 @@ static void test_full(void **state)
 	m = config_machine(cfg, "m1");
 	assert_ptr_equal(m, &cfg->machines[0]);
 	assert_int_equal(m->line, 11);
-	assert_int_equal(m->ep.transport, TRANSPORT_SSH);
+	assert_string_equal(config_transport_name(&m->ep), "ssh");
 	assert_string_equal(m->ep.host, "127.0.0.2");
 	assert_int_equal(m->ep.port, 2222);
 	assert_string_equal(m->ep.user, "tlb.user");
@@ -174,7 +174,7 @@ static void test_full(void **state)
 	m = config_machine(cfg, "m2");
 	assert_ptr_equal(m, &cfg->machines[1]);
 	assert_int_equal(m->line, 37);
-	assert_int_equal(m->ep.transport, TRANSPORT_LOCAL);
+	assert_string_equal(config_transport_name(&m->ep), "local");
 	assert_null(m->ep.host);
 	assert_null(boot_qemu_conf(m));
 
@@ -182,7 +182,7 @@ static void test_full(void **state)
 	b = config_builder(cfg, "b1");
 	assert_non_null(b);
 	assert_int_equal(b->line, 40);
-	assert_int_equal(b->ep.transport, TRANSPORT_SSH);
+	assert_string_equal(config_transport_name(&b->ep), "ssh");
 	assert_string_equal(b->ep.host, "builder.example.org");
 	assert_int_equal(b->ep.port, 22);
 	assert_string_equal(b->ep.user, "build");
@@ -295,7 +295,7 @@ static void test_defaults(void **state)
 
 	assert_int_equal(config_builder(cfg, "local")->jobs, 2);
 	assert_string_equal(config_builder(cfg, "local")->workdir, "/var/cache/tlblab");
-	assert_int_equal(config_builder(cfg, "local")->ep.transport, TRANSPORT_LOCAL);
+	assert_string_equal(config_transport_name(&config_builder(cfg, "local")->ep), "local");
 	assert_string_equal(config_tree(cfg, "linux")->config_base, "tinyconfig");
 	assert_int_equal(config_tree(cfg, "linux")->nfragments, 0);
 	assert_null(config_tree(cfg, "linux")->fragments[0]);
@@ -453,12 +453,12 @@ static void test_example_file(void **state)
 	assert_int_equal(cfg->nmachines, 3);
 	assert_string_equal(config_boot_method_name(config_machine(cfg, "skylake-2s")), "kexec");
 	assert_string_not_equal(boot_set(config_machine(cfg, "skylake-2s"), "append"), "-");
-	assert_int_equal(config_machine(cfg, "skylake-2s")->ep.transport, TRANSPORT_SSH);
+	assert_string_equal(config_transport_name(&config_machine(cfg, "skylake-2s")->ep), "ssh");
 	assert_string_equal(config_machine(cfg, "skylake-2s")->power_cycle[0], "ipmitool");
 	assert_string_equal(config_boot_method_name(config_machine(cfg, "nuc-1")), "reboot");
 	assert_string_equal(config_boot_method_name(config_machine(cfg, "vm-1")), "qemu");
 	assert_int_equal(boot_qemu_conf(config_machine(cfg, "vm-1"))->ssh_port, 10022);
-	assert_int_equal(config_builder(cfg, "local")->ep.transport, TRANSPORT_LOCAL);
+	assert_string_equal(config_transport_name(&config_builder(cfg, "local")->ep), "local");
 	assert_string_equal(config_tree(cfg, "linux")->builder, "local");
 	assert_int_equal(json_array_size(config_suite(cfg, "tlb")->workloads), 2);
 	config_free(cfg);
@@ -488,8 +488,6 @@ static void test_names(void **state)
 	name64[65] = '\0';
 	assert_false(config_valid_name(name64));
 
-	assert_string_equal(config_transport_kind_name(TRANSPORT_LOCAL), "local");
-	assert_string_equal(config_transport_kind_name(TRANSPORT_SSH), "ssh");
 	/* the registry's boot methods, in name order, and a name it lacks */
 	{
 		const char *want[] = { "kexec", "none", "qemu", "reboot" };
@@ -498,6 +496,10 @@ static void test_names(void **state)
 			assert_string_equal(backend_at(BACKEND_BOOT, i)->name, want[i]);
 		assert_null(backend_at(BACKEND_BOOT, ARRAY_SIZE(want)));
 		assert_null(backend_find(BACKEND_BOOT, "qemu2"));
+		assert_string_equal(backend_at(BACKEND_TRANSPORT, 0)->name, "local");
+		assert_string_equal(backend_at(BACKEND_TRANSPORT, 1)->name, "ssh");
+		assert_null(backend_at(BACKEND_TRANSPORT, 2));
+		assert_null(backend_find(BACKEND_TRANSPORT, "qemu"));
 		assert_ptr_equal(backend_find(BACKEND_BOOT, "qemu")->ops, &boot_qemu);
 	}
 	assert_false(config_machine_has_tag(NULL, "x"));

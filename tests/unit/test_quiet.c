@@ -9,13 +9,16 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "backend.h"
 #include "quiet.h"
+#include "transport.h"
 #include "util.h"
 #include "banned.h"
 
-static struct cfg_endpoint local_ep = { .transport = TRANSPORT_LOCAL };
-static struct cfg_endpoint remote_ep = { .transport = TRANSPORT_SSH, .host = "10.0.0.2" };
-static struct cfg_endpoint remote_ep2 = { .transport = TRANSPORT_SSH, .host = "10.0.0.3" };
+/* the transports are the registry's (backend.h): set in main */
+static struct cfg_endpoint local_ep;
+static struct cfg_endpoint remote_ep = { .host = "10.0.0.2" };
+static struct cfg_endpoint remote_ep2 = { .host = "10.0.0.3" };
 
 static void entry(struct quiet_entry *e, const struct cfg_endpoint *ep, int pausable, const char *label)
 {
@@ -229,6 +232,8 @@ static void test_build_waits_for_run(void **state)
 
 int main(void)
 {
+	local_ep.transport = transport_here()->transport;
+	remote_ep.transport = remote_ep2.transport = backend_find(BACKEND_TRANSPORT, "ssh");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_pause_and_resume),
 		cmocka_unit_test(test_start_paused_two_runs),

@@ -16,6 +16,7 @@
 #include "fixture_track.h"
 #include "quiet.h"
 #include "track.h"
+#include "transport.h"
 #include "util.h"
 #include "banned.h"
 
@@ -123,8 +124,7 @@ static void test_tracker(void **state)
  */
 static void test_change_found(void **state)
 {
-	static const struct cfg_endpoint here = { .transport = TRANSPORT_LOCAL };
-	struct quiet_entry run = { .ep = &here, .label = "a run on q1" };
+	struct quiet_entry run = { .ep = transport_here(), .label = "a run on q1" };
 	struct quiet *q;
 	struct store_fixture sf;
 	struct lab_config *cfg = NULL;

@@ -34,7 +34,7 @@ static int setup(void **state)
 	int r;
 
 	assert_non_null(f);
-	f->ep.transport = TRANSPORT_LOCAL;
+	f->ep.transport = transport_here()->transport;
 	strbuf_init(&f->err, 0);
 	transport_exec_result_init(&f->res);
 	r = transport_open(&f->ep, 5, &f->t, &f->err);
