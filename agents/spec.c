@@ -525,10 +525,13 @@ static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
 	json_t *v;
 	long l;
 
+	/* a monitor registered twice is a broken build: no spec is read */
+	if (monitor_registry_errors())
+		return strbuf_seterr(err, "%s", monitor_registry_errors());
 	s->iterations = 3;
 	s->warmup = 1;
 	s->interval = 1.0;
-	s->monitors = MONITOR_DEFAULT;
+	s->monitors = monitor_default_mask();
 	if ((v = json_object_get(root, "iterations")) && get_int(v, "iterations", 1, 1000, &l, err) < 0)
 		return -1;
 	if (v)

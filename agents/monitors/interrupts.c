@@ -161,9 +161,11 @@ static void irq_close(struct monitor *m)
 	m->priv = NULL;
 }
 
-const struct monitor_ops monitor_interrupts = {
+static const struct monitor_ops monitor_interrupts = {
 	.name = "interrupts",
+	.default_on = 1,
 	.open = irq_open,
 	.read = irq_read,
 	.close = irq_close,
 };
+MONITOR_REGISTER(monitor_interrupts)

@@ -10,19 +10,58 @@
 #include "util.h"
 #include "banned.h"
 
-static const struct monitor_ops *const counter_monitors[] = {
-	&monitor_interrupts,
-	&monitor_vmstat,
-	&monitor_tracepoints,
-	&monitor_procstat,
-	&monitor_pmu,
-};
+/*
+ * The registry: the monitors' files fill it before main (MONITOR_REGISTER),
+ * kept in name order, so that a monitor's bit (monitor_bit) is the same in
+ * every binary that links the same files, whatever their link order. Read
+ * only afterwards: no lock.
+ */
+#define MONITORS_MAX 32
 
-/* "profile" is not a counter monitor (it runs perf record per window), but it
- * shares the name space so a spec can list it beside the others. */
-static const char *const all_names[] = {
-	"interrupts", "vmstat", "tracepoints", "procstat", "profile",
-};
+static const struct monitor_ops *monitors[MONITORS_MAX];
+static const char *where[MONITORS_MAX];
+static int where_line[MONITORS_MAX];
+static size_t nmonitors;
+static char problems[512];
+static char names_text[MONITORS_MAX * 24];
+
+void monitor_register(const struct monitor_ops *ops, const char *file, int line)
+{
+	size_t i, len = strlen(problems);
+
+	for (i = 0; i < nmonitors; i++)
+		if (!strcmp(monitors[i]->name, ops->name)) {
+			snprintf(problems + len, sizeof(problems) - len, "%s%s:%d: monitor '%s' registered twice "
+				 "(first at %s:%d)", len ? "; " : "", file, line, ops->name, where[i], where_line[i]);
+			return;
+		}
+	if (nmonitors == MONITORS_MAX) {
+		snprintf(problems + len, sizeof(problems) - len, "%s%s:%d: more than %d monitors", len ? "; " : "",
+			 file, line, MONITORS_MAX);
+		return;
+	}
+	for (i = nmonitors; i > 0 && strcmp(monitors[i - 1]->name, ops->name) > 0; i--) {
+		monitors[i] = monitors[i - 1];
+		where[i] = where[i - 1];
+		where_line[i] = where_line[i - 1];
+	}
+	monitors[i] = ops;
+	where[i] = file;
+	where_line[i] = line;
+	nmonitors++;
+	/* the names a spec may list, for messages */
+	names_text[0] = '\0';
+	for (i = 0; i < nmonitors; i++) {
+		len = strlen(names_text);
+		if (!monitors[i]->always)
+			snprintf(names_text + len, sizeof(names_text) - len, "%s%s", len ? ", " : "", monitors[i]->name);
+	}
+}
+
+const char *monitor_registry_errors(void)
+{
+	return problems[0] ? problems : NULL;
+}
 
 const char *monitor_metric_dir_name(enum metric_dir d)
 {
@@ -93,42 +132,48 @@ long monitor_counter_set_find(const struct counter_set *cs, const char *name)
 
 const struct monitor_ops *monitor_lookup(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(counter_monitors) / sizeof(counter_monitors[0]); i++)
-		if (!strcmp(counter_monitors[i]->name, name))
-			return counter_monitors[i];
+	for (size_t i = 0; i < nmonitors; i++)
+		if (monitors[i]->open && !strcmp(monitors[i]->name, name))
+			return monitors[i];
 	return NULL;
 }
 
 const char *monitor_names(void)
 {
-	return "interrupts, vmstat, tracepoints, procstat, profile";
+	return names_text;
 }
 
 unsigned monitor_bit(const char *name)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(all_names) / sizeof(all_names[0]); i++)
-		if (!strcmp(all_names[i], name))
+	for (size_t i = 0; i < nmonitors; i++)
+		if (!monitors[i]->always && !strcmp(monitors[i]->name, name))
 			return 1u << i;
 	return 0;
 }
 
+unsigned monitor_default_mask(void)
+{
+	unsigned mask = 0;
+
+	for (size_t i = 0; i < nmonitors; i++)
+		if (monitors[i]->default_on)
+			mask |= 1u << i;
+	return mask;
+}
+
 void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus)
 {
-	size_t i, k, n = sizeof(counter_monitors) / sizeof(counter_monitors[0]);
+	size_t i, k, n = nmonitors;
 
 	memset(ms, 0, sizeof(*ms));
-	ms->m = xcalloc(n, sizeof(*ms->m));
+	ms->m = xcalloc(n ? n : 1, sizeof(*ms->m));
 	for (i = 0; i < n; i++) {
 		struct monitor *m = &ms->m[ms->n];
 		struct strbuf err = STRBUF_INIT;
 
-		if (!(mask & monitor_bit(counter_monitors[i]->name)) && !counter_monitors[i]->always)
+		if (!monitors[i]->open || (!(mask & (1u << i)) && !monitors[i]->always))
 			continue;
-		m->ops = counter_monitors[i];
+		m->ops = monitors[i];
 		m->first = ms->cs.n;
 		m->cpus = cpus;
 		m->ncpus = cpus ? ncpus : 0;

@@ -73,8 +73,20 @@ int monitor_pv_remote_flush(char *why, size_t len);
 
 struct monitor;
 
+/*
+ * A monitor is one file, agents/monitors/NAME.c, whose ops end with the
+ * registry line MONITOR_REGISTER(ops): nothing else names it. The spec
+ * parser (agents/spec.c) takes its name in a spec's monitors list, the
+ * runner opens it, and its counters reach the store as samples and
+ * metrics with no daemon change.
+ */
 struct monitor_ops {
 	const char *name;
+	/* a spec that names no monitors gets it: the /proc readers, read once
+	 * per interval, cost nothing measurable; the tracepoint counters are
+	 * opt-in (every tlb_flush event runs one filter per reason and CPU,
+	 * which costs an mprotect-bound workload several percent) */
+	int default_on;
 	/* opened whatever the spec's monitors list (the PMU's work counters) */
 	int always;
 	/* read at a window's edges only, not for each sample: reading a
@@ -88,6 +100,8 @@ struct monitor_ops {
 	 * unavailable with the reason.
 	 */
 	int (*open)(struct monitor *m, struct counter_set *cs, struct strbuf *err);
+	/* (NULL open: a name a spec may list whose work is done elsewhere:
+	 * profile, perf record per window, runner.c) */
 	/* Stores the current cumulative value of each of its counters into
 	 * vals[m->first .. m->first + m->count). 0 or -1 with err. */
 	int (*read)(struct monitor *m, uint64_t *vals, struct strbuf *err);
@@ -104,20 +118,27 @@ struct monitor {
 	int ncpus;
 };
 
-/* The monitors known by name, in the order they are read. */
+/* Adds ops (static storage) to the registry; MONITOR_REGISTER calls it
+ * before main. A name registered twice is kept once and reported by
+ * monitor_registry_errors. */
+void monitor_register(const struct monitor_ops *ops, const char *file, int line);
+#define MONITOR_REGISTER(ops) \
+	__attribute__((constructor)) static void monitor_register_##ops(void) \
+	{ \
+		monitor_register(&(ops), __FILE__, __LINE__); \
+	}
+/* The registry's errors ("FILE:LINE: monitor 'x' registered twice (first
+ * at FILE:LINE)"), or NULL when there are none. */
+const char *monitor_registry_errors(void);
+/* The counter monitor called name (one with open), or NULL. */
 const struct monitor_ops *monitor_lookup(const char *name);
-/* Comma-separated list of all monitor names, for messages. */
+/* "interrupts, pmu, ...": the names a spec may list, for messages. */
 const char *monitor_names(void);
-/* Bit for a monitor name in a mask, or 0 if unknown. */
+/* Bit for a monitor name a spec may list (by name order), or 0 if
+ * unknown or always on. */
 unsigned monitor_bit(const char *name);
-#define MONITOR_ALL_COUNTERS 0x0fu /* interrupts, vmstat, tracepoints, procstat */
-/*
- * The monitors a spec gets when it names none: the /proc readers, read once
- * per interval, cost nothing measurable. The tracepoint counters are opt-in
- * (monitors: [..., tracepoints]): every tlb_flush event runs one filter per
- * reason and CPU, which costs an mprotect-bound workload several percent.
- */
-#define MONITOR_DEFAULT 0x0bu /* interrupts, vmstat, procstat */
+/* The monitors a spec gets when it names none (their default_on). */
+unsigned monitor_default_mask(void);
 
 struct monitor_set {
 	struct monitor *m;
@@ -135,10 +156,5 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, in
 int monitor_set_read(struct monitor_set *ms, uint64_t *vals, int edges, struct strbuf *err);
 void monitor_set_close(struct monitor_set *ms);
 
-extern const struct monitor_ops monitor_interrupts;
-extern const struct monitor_ops monitor_vmstat;
-extern const struct monitor_ops monitor_tracepoints;
-extern const struct monitor_ops monitor_procstat;
-extern const struct monitor_ops monitor_pmu;
 
 #endif

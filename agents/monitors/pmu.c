@@ -336,7 +336,7 @@ static void pmu_close(struct monitor *m)
 	m->priv = NULL;
 }
 
-const struct monitor_ops monitor_pmu = {
+static const struct monitor_ops monitor_pmu = {
 	.name = "pmu",
 	.always = 1,
 	.edges_only = 1,
@@ -344,3 +344,4 @@ const struct monitor_ops monitor_pmu = {
 	.read = pmu_read,
 	.close = pmu_close,
 };
+MONITOR_REGISTER(monitor_pmu)

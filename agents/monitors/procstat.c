@@ -58,9 +58,11 @@ static void procstat_close(struct monitor *m)
 	m->priv = NULL;
 }
 
-const struct monitor_ops monitor_procstat = {
+static const struct monitor_ops monitor_procstat = {
 	.name = "procstat",
+	.default_on = 1,
 	.open = procstat_open,
 	.read = procstat_read,
 	.close = procstat_close,
 };
+MONITOR_REGISTER(monitor_procstat)

@@ -267,9 +267,10 @@ static void tp_close(struct monitor *m)
 	m->priv = NULL;
 }
 
-const struct monitor_ops monitor_tracepoints = {
+static const struct monitor_ops monitor_tracepoints = {
 	.name = "tracepoints",
 	.open = tp_open,
 	.read = tp_read,
 	.close = tp_close,
 };
+MONITOR_REGISTER(monitor_tracepoints)

@@ -104,9 +104,11 @@ static void vmstat_close(struct monitor *m)
 	m->priv = NULL;
 }
 
-const struct monitor_ops monitor_vmstat = {
+static const struct monitor_ops monitor_vmstat = {
 	.name = "vmstat",
+	.default_on = 1,
 	.open = vmstat_open,
 	.read = vmstat_read,
 	.close = vmstat_close,
 };
+MONITOR_REGISTER(monitor_vmstat)

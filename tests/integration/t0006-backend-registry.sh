@@ -1,12 +1,15 @@
 #!/bin/sh
-# A boot method is one new file, with its registration line in it, and
-# nothing else edited (daemon/config/backend.h): the test adds a toy
-# method to a copy of the tree, builds the daemon there, and sees the
-# loader take a machine of that method with its own section, refuse a bad
-# section at FILE:LINE:COL, and the reference list its settings; then it
-# adds a second file that registers a name already taken, and sees every
-# load refused with the two registrations' places. The copy goes away with
-# the test; the tree under test never knows the toy.
+# A boot method, a transport or a monitor is one new file, with its
+# registration line in it, and nothing else edited (daemon/config/backend.h,
+# agents/monitors/monitor.h): the test adds a toy of each to a copy of the
+# tree, builds the daemon and the agent there, and sees the loader take a
+# machine of the toy method with its own section and of the toy transport,
+# refuse bad ones at FILE:LINE:COL, the reference list the toy's settings,
+# and the agent report the toy monitor's counter; then it adds a second file
+# that registers a name already taken, and sees every load refused with the
+# two registrations' places. The copy goes away with the test; the tree
+# under test never knows the toys. docs/design.md's "How to add" is
+# checked too: the files it names exist.
 . "$(dirname "$0")/../lib.sh"
 
 DAEMON=$BUILD/tlblabd
@@ -124,6 +127,29 @@ static const struct backend transport_toy_backend = {
 };
 BACKEND_REGISTER(transport_toy_backend)
 EOF
+cat >"$COPY/agents/monitors/toy.c" <<'EOF'
+/* monitor: toy, a monitor the registry test adds: it counts its reads. */
+#include "monitor.h"
+
+static uint64_t reads;
+
+static int toy_open(struct monitor *m, struct counter_set *cs, struct strbuf *err)
+{
+	(void)m, (void)err;
+	monitor_counter_set_add(cs, "toy.reads", "reads", DIR_NEUTRAL, 0);
+	return 0;
+}
+
+static int toy_read(struct monitor *m, uint64_t *vals, struct strbuf *err)
+{
+	(void)err;
+	vals[m->first] = ++reads;
+	return 0;
+}
+
+static const struct monitor_ops monitor_toy = { .name = "toy", .open = toy_open, .read = toy_read };
+MONITOR_REGISTER(monitor_toy)
+EOF
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make.out" 2>&1; then
 	pass "the daemon builds with the toy method's and toy transport's files added"
 else
@@ -131,8 +157,8 @@ else
 		"$(tail -n 5 "$TMP/make.out" | tr '\n' ' ')"
 	exit 0
 fi
-check "nothing but the two new files changed in the tree" \
-	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = '?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
+check "nothing but the three new files changed in the tree" \
+	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = '?? agents/monitors/toy.c ?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
 
 cat >"$TMP/toy.yaml" <<'EOF'
 lab: {data_dir: /tmp/d}
@@ -188,6 +214,19 @@ check "tlblabd -S lists the toy's settings with their bounds" \
 	sh -c "'$COPY/build/tlblabd' -S | grep -q '^| \`machines\[\]\.toy\.tries\` | integer | 3 | 1 to 9 |'"
 check "the tree under test does not know the toy" \
 	sh -c "! '$DAEMON' -S | grep -q 'toy' && ! '$DAEMON' -n -c '$TMP/toy.yaml' >/dev/null 2>&1"
+
+# the toy monitor: the agent built in the copy takes its name and reports
+# its counter beside the others (its samples reach the store with no
+# daemon change: DESIGN.md)
+if make -C "$COPY" --no-print-directory BUILD=build build/tlblab-agent >"$TMP/make-agent.out" 2>&1; then
+	"$COPY/build/tlblab-agent" run --workload mprotect --workers 1 --duration 1 --iterations 1 --warmup 0 \
+		--interval 0.2 --monitors toy,vmstat >"$TMP/toy-agent.out" 2>"$TMP/toy-agent.err"
+	check "the agent with the toy monitor's file added reports toy.reads" grep -q '"toy.reads"' "$TMP/toy-agent.out"
+	check_fails "the agent under test does not know the toy monitor" 2 "monitors\[0\]: unknown monitor" \
+		"$AGENT" run --workload mprotect --monitors toy
+else
+	fail "the agent builds with the toy monitor's file added" "$(tail -n 5 "$TMP/make-agent.out" | tr '\n' ' ')"
+fi
 
 # a second registration of a name is refused at every load, with both places
 sed -e 's/boot_toy_backend/boot_again_backend/g' -e 's/\.name = "toy"/.name = "qemu"/' \

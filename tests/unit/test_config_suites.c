@@ -102,8 +102,8 @@ static const struct error_case error_cases[] = {
 	  "u.yaml:8:30: request_size: not a parameter of mprotect\n"
 	  "u.yaml:10:24: size[2]: " MUST_BE_BYTES("4K to 64G") " (got '2x')\n"
 	  "u.yaml:14:13: request_size[1]: " MUST_BE_BYTES("1 to 1M") " (got '2M')\n"
-	  "u.yaml:16:28: monitors[1]: unknown monitor (one of interrupts, vmstat, tracepoints, "
-	  "procstat, profile)" },
+	  "u.yaml:16:28: monitors[1]: unknown monitor (one of interrupts, procstat, profile, "
+	  "tracepoints, vmstat)" },
 	/* neighbours: a bad value inside, a missing workload (the neighbour's
 	 * mapping), not a mapping at all; a key with a dot is not a path */
 	{ "suite_specs", "u.yaml",

@@ -249,7 +249,8 @@ static void test_edges_only(void **state)
 	assert_int_equal(fake_reads, 0);
 	assert_int_equal(monitor_set_read(&ms, &v, 1, &err), 0);
 	assert_int_equal(v, 1);
-	assert_true(monitor_pmu.edges_only && monitor_pmu.always);
+	assert_non_null(monitor_lookup("pmu"));
+	assert_true(monitor_lookup("pmu")->edges_only && monitor_lookup("pmu")->always);
 	strbuf_release(&err);
 }
 

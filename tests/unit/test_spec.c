@@ -65,7 +65,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.iterations, 3);
 	assert_int_equal(s.warmup, 1);
 	assert_float_equal(s.interval, 1.0, 0);
-	assert_int_equal(s.monitors, MONITOR_DEFAULT);
+	assert_int_equal(s.monitors, monitor_bit("interrupts") | monitor_bit("vmstat") | monitor_bit("procstat"));
 	assert_int_equal(s.profile, 0);
 	assert_int_equal(s.has_neighbour, 0);
 	assert_string_equal(s.id, "");
