@@ -650,6 +650,131 @@ static int qemu_version(struct boot_session *s, int *ret_major, int *ret_minor)
 	return r;
 }
 
+/*
+ * Readies the VM host for a boot of s: connects, makes the machine's
+ * directory there (its pid file and console), kills a VM left over from an
+ * interrupted boot, chooses the plugin and uploads the kernel (its path
+ * there in kernel). 0, or -1 with message.
+ */
+static int session_ready(struct boot_session *s, const char *kernel_path, struct strbuf *kernel,
+			 struct strbuf *message)
+{
+	const struct cfg_machine *m = s->m;
+	const char *mk[] = { "mkdir", "-p", NULL, NULL };
+	struct strbuf err = STRBUF_INIT;
+	struct exec_result res;
+	int r = -1;
+
+	transport_exec_result_init(&res);
+	if (transport_open(&m->ep, 10, &s->t, &err) < 0) {
+		strbuf_addf(message, "boot: cannot reach %s's host: %s", m->name, err.buf);
+		goto out;
+	}
+	strbuf_addf(&s->dir, "%s/%s", m->workdir, m->name);
+	strbuf_addf(&s->pidfile, "%s/qemu.pid", s->dir.buf);
+	strbuf_addf(&s->console, "%s/" QEMU_SANDBOX_CONSOLE, s->dir.buf);
+	mk[2] = s->dir.buf;
+	if (run_simple(s->t, mk, 30, &res, &err) < 0 || res.status != 0) {
+		strbuf_addf(message, "boot: mkdir %s on %s: %s%s", s->dir.buf, m->name, err.buf, res.err.buf);
+		goto out;
+	}
+	vm_kill(s);	/* a VM left over from an interrupted boot */
+	plugin_choose(s);
+	strbuf_addf(kernel, "%s/%s", s->dir.buf, arch_get(m->arch)->image);
+	if (transport_upload(s->t, kernel_path, kernel->buf, 0644, &err) < 0) {
+		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
+		goto out;
+	}
+	r = 0;
+out:
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+	return r;
+}
+
+/* What a wait that did not end in the ready line (vm_wait's w) says of
+ * the boot, with message. */
+static enum boot_outcome_kind wait_outcome(struct boot_session *s, int w, int status, const struct strbuf *console,
+					   struct strbuf *message)
+{
+	const struct cfg_machine *m = s->m;
+	enum boot_outcome_kind k;
+	int kernel_spoke;
+
+	switch (w) {
+	case -2:
+		strbuf_addstr(message, "boot: cancelled");
+		return BOOT_CANCELLED;
+	case -3:
+		return BOOT_KERNEL;
+	case 0:
+		k = vm_gone_why(s, status, console->len > 0, message);
+		if (k == BOOT_KERNEL)
+			strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot",
+				    m->name);
+		return k;
+	default:
+		kernel_spoke = strstr(console->buf, "Linux version") != NULL;
+		strbuf_addf(message, "boot: %s did not come up within %.0f s (%s)", m->name,
+			    m->boot_timeout > 0 ? m->boot_timeout : BOOT_TIMEOUT,
+			    kernel_spoke ? "the kernel hangs" : "no kernel output at all");
+		return kernel_spoke ? BOOT_KERNEL : BOOT_INFRA;
+	}
+}
+
+/* The boot log's lines on how the guest runs: the accelerator, and the
+ * instruction plugin with its TLB model or why there is none. */
+static void booted_notes(struct boot_session *s, int kvm, int icount, const char *probe_note,
+			 struct strbuf *console)
+{
+	const struct cfg_qemu *q = s->q;
+
+	if (kvm) {
+		strbuf_reset(&s->insn_log);
+		strbuf_reset(&s->insn_why);
+		strbuf_addstr(&s->insn_why, "the guest runs under KVM: QEMU's instruction plugin counts only "
+			      "what TCG emulates");
+	}
+	strbuf_addf(console, "\n%s[tlblab: booted under ", probe_note);
+	if (icount)
+		strbuf_addf(console, "TCG (single-threaded, icount shift=%d, sleep=off: guest time follows the "
+			    "instructions run)]\n", q->icount_shift);
+	else
+		strbuf_addf(console, "%s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
+	if (s->insn_log.len)
+		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s; TLB model %s]\n", s->insn_plugin,
+			    s->insn_log.buf, s->tlb ? q->tlb_model
+			    : q->tlb_model ? "off (its suite does not ask for it)" : "off (the machine's tlb_model)");
+	else
+		strbuf_addf(console, "[tlblab: no instruction counts: %s]\n", s->insn_why.buf);
+}
+
+/* The booted guest as a machine to run on: SSH to the forwarded port, its
+ * strings owned by s. */
+static void guest_endpoint(struct boot_session *s, struct cfg_machine *guest)
+{
+	const struct cfg_qemu *q = s->q;
+
+	s->host = xstrdup(q->guest_host);
+	s->identity = xstrdup(q->identity);
+	s->known_hosts = q->known_hosts ? xstrdup(q->known_hosts) : NULL;
+	s->host_key = q->host_key ? xstrdup(q->host_key) : NULL;
+	memset(guest, 0, sizeof(*guest));
+	guest->name = s->m->name;
+	guest->ep.transport = backend_find(BACKEND_TRANSPORT, "ssh");
+	guest->ep.host = s->host;
+	guest->ep.port = q->ssh_port;
+	guest->ep.user = "root";
+	guest->ep.identity = s->identity;
+	guest->ep.known_hosts = s->known_hosts;
+	guest->ep.host_key = s->host_key;
+	guest->arch = s->m->arch;
+	guest->cpus = s->m->cpus;
+	guest->boot = NULL;	/* none: the guest boots nothing more */
+	guest->agent_path = "/usr/bin/tlblab-agent";
+	guest->workdir = "/tmp";
+}
+
 static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const struct boot_ask *ask,
 					 const char *kernel_path, const char *boot_id, double deadline,
 					 volatile sig_atomic_t *cancel, struct boot_session **ret,
@@ -678,32 +803,11 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const stru
 		k = BOOT_INFRA;
 		goto fail;
 	}
-	if (transport_open(&m->ep, 10, &s->t, &err) < 0) {
-		strbuf_addf(message, "boot: cannot reach %s's host: %s", m->name, err.buf);
+	if (session_ready(s, kernel_path, &kernel, message) < 0) {
 		k = BOOT_INFRA;
 		goto fail;
-	}
-	strbuf_addf(&s->dir, "%s/%s", m->workdir, m->name);
-	strbuf_addf(&s->pidfile, "%s/qemu.pid", s->dir.buf);
-	strbuf_addf(&s->console, "%s/" QEMU_SANDBOX_CONSOLE, s->dir.buf);
-	{
-		const char *mk[] = { "mkdir", "-p", s->dir.buf, NULL };
-
-		if (run_simple(s->t, mk, 30, &res, &err) < 0 || res.status != 0) {
-			strbuf_addf(message, "boot: mkdir %s on %s: %s%s", s->dir.buf, m->name, err.buf, res.err.buf);
-			k = BOOT_INFRA;
-			goto fail;
-		}
 	}
 	s->tlb = q->tlb_model && (q->tlb_always || ask->tlb_model);
-	vm_kill(s);	/* a VM left over from an interrupted boot */
-	plugin_choose(s);
-	strbuf_addf(&kernel, "%s/%s", s->dir.buf, arch->image);
-	if (transport_upload(s->t, kernel_path, kernel.buf, 0644, &err) < 0) {
-		strbuf_addf(message, "boot: copying the kernel to %s: %s", m->name, err.buf);
-		k = BOOT_INFRA;
-		goto fail;
-	}
 	strbuf_addf(&cmdline, "console=%s panic=-1 random.trust_cpu=on tlblab.boot=%s", arch->console, boot_id);
 	if (q->append)
 		strbuf_addf(&cmdline, " %s", q->append);
@@ -755,70 +859,14 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const stru
 		goto fail;
 	}
 	w = vm_wait(s, until, cancel, console, &status, message);
-	if (w == -2) {
-		strbuf_addstr(message, "boot: cancelled");
-		k = BOOT_CANCELLED;
-		goto fail;
-	}
-	if (w == -3) {
-		k = BOOT_KERNEL;
-		goto fail;
-	}
-	if (w == 0) {
-		k = vm_gone_why(s, status, console->len > 0, message);
-		if (k == BOOT_KERNEL)
-			strbuf_addf(message, "boot: the kernel did not come up on %s: the VM ended during boot",
-				    m->name);
-		goto fail;
-	}
-	if (w == -1) {
-		int kernel_spoke = strstr(console->buf, "Linux version") != NULL;
-
-		strbuf_addf(message, "boot: %s did not come up within %.0f s (%s)", m->name,
-			    m->boot_timeout > 0 ? m->boot_timeout : BOOT_TIMEOUT,
-			    kernel_spoke ? "the kernel hangs" : "no kernel output at all");
-		k = kernel_spoke ? BOOT_KERNEL : BOOT_INFRA;
+	if (w != 1) {
+		k = wait_outcome(s, w, status, console, message);
 		goto fail;
 	}
 ready:
-	(void)0;
-	if (kvm) {
-		strbuf_reset(&s->insn_log);
-		strbuf_reset(&s->insn_why);
-		strbuf_addstr(&s->insn_why, "the guest runs under KVM: QEMU's instruction plugin counts only "
-			      "what TCG emulates");
-	}
-	strbuf_addf(console, "\n%s[tlblab: booted under ", probe_note);
-	if (icount)
-		strbuf_addf(console, "TCG (single-threaded, icount shift=%d, sleep=off: guest time follows the "
-			    "instructions run)]\n", q->icount_shift);
-	else
-		strbuf_addf(console, "%s]\n", kvm ? "KVM" : "TCG (multi-threaded)");
-	if (s->insn_log.len)
-		strbuf_addf(console, "[tlblab: instruction plugin %s writes %s; TLB model %s]\n", s->insn_plugin,
-			    s->insn_log.buf, s->tlb ? q->tlb_model
-			    : q->tlb_model ? "off (its suite does not ask for it)" : "off (the machine's tlb_model)");
-	else
-		strbuf_addf(console, "[tlblab: no instruction counts: %s]\n", s->insn_why.buf);
+	booted_notes(s, kvm, icount, probe_note, console);
 	vm_pin(s, console);
-	s->host = xstrdup(q->guest_host);
-	s->identity = xstrdup(q->identity);
-	s->known_hosts = q->known_hosts ? xstrdup(q->known_hosts) : NULL;
-	s->host_key = q->host_key ? xstrdup(q->host_key) : NULL;
-	memset(guest, 0, sizeof(*guest));
-	guest->name = m->name;
-	guest->ep.transport = backend_find(BACKEND_TRANSPORT, "ssh");
-	guest->ep.host = s->host;
-	guest->ep.port = q->ssh_port;
-	guest->ep.user = "root";
-	guest->ep.identity = s->identity;
-	guest->ep.known_hosts = s->known_hosts;
-	guest->ep.host_key = s->host_key;
-	guest->arch = m->arch;
-	guest->cpus = m->cpus;
-	guest->boot = NULL;	/* none: the guest boots nothing more */
-	guest->agent_path = "/usr/bin/tlblab-agent";
-	guest->workdir = "/tmp";
+	guest_endpoint(s, guest);
 	*ret = s;
 	goto out;
 fail:
