@@ -151,7 +151,7 @@ $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 # jobs (tests/bench/b0008); changepoint-sim the nightly detector on
 # synthetic series (b0011); intake-time what a job's body costs to read (b0015)
 TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim \
-	$(BUILD)/tests/intake-time
+	$(BUILD)/tests/intake-time $(BUILD)/tests/transport-cli
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS_DAEMON)

@@ -95,37 +95,170 @@ static int ms_until(double deadline)
 	return (int)ceil(left * 1000.0);
 }
 
+/* A running command's pipes and clocks, for the loop that feeds its stdin
+ * and drains its output (pump) and the one that reaps it (reap). */
+struct pump {
+	const struct exec_req *req;
+	struct exec_sink *sink;
+	pid_t pid;
+	int in_w, out_r, err_r;		/* our ends of its stdin, stdout, stderr */
+	size_t in_off;			/* of req->input written */
+	double deadline;		/* 0: none; moved on by the time it was stopped */
+	double stopped_at;
+	int stopped;			/* SIGSTOPped for req->pause */
+	int saw_epipe;			/* a write raised SIGPIPE on this thread */
+	char *buf;			/* IO_CHUNK bytes */
+};
+
+enum pump_end { PUMP_DONE, PUMP_CANCELLED, PUMP_TIMED_OUT, PUMP_FAILED /* errno says */ };
+
+/* Stops the command's process group while req->pause is set, and lets it
+ * go on (its deadline moved by the pause) when it is cleared. */
+static void pump_pause(struct pump *p)
+{
+	if (p->req->pause && *p->req->pause && !p->stopped) {
+		kill(-p->pid, SIGSTOP);
+		p->stopped = 1;
+		p->stopped_at = mono_now();
+	} else if (p->req->pause && !*p->req->pause && p->stopped) {
+		kill(-p->pid, SIGCONT);
+		p->stopped = 0;
+		if (p->deadline)
+			p->deadline += mono_now() - p->stopped_at;
+	}
+}
+
+/* Writes the next piece of req->input; closes stdin at its end or when
+ * the command closed its side. */
+static void pump_input(struct pump *p)
+{
+	size_t want = p->req->input_len - p->in_off;
+	ssize_t w;
+
+	if (want > IO_CHUNK)
+		want = IO_CHUNK;
+	w = write(p->in_w, (const char *)p->req->input + p->in_off, want);
+	if (w < 0 && errno == EPIPE) {
+		p->saw_epipe = 1;
+		close_fd(&p->in_w);
+	} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
+		close_fd(&p->in_w);
+	} else if (w > 0) {
+		p->in_off += (size_t)w;
+		if (p->in_off == p->req->input_len)
+			close_fd(&p->in_w);
+	}
+}
+
+/* Feeds stdin and drains stdout and stderr until all three are closed. */
+static enum pump_end pump_io(struct pump *p)
+{
+	const struct exec_req *req = p->req;
+
+	while (p->in_w >= 0 || p->out_r >= 0 || p->err_r >= 0) {
+		struct pollfd pfd[3];
+		int nfd = 0, ms, i_in = -1, i_out = -1, i_err = -1, n;
+
+		if (p->in_w >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = p->in_w, .events = POLLOUT };
+			i_in = nfd++;
+		}
+		if (p->out_r >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = p->out_r, .events = POLLIN };
+			i_out = nfd++;
+		}
+		if (p->err_r >= 0) {
+			pfd[nfd] = (struct pollfd){ .fd = p->err_r, .events = POLLIN };
+			i_err = nfd++;
+		}
+		pump_pause(p);
+		if (req->cancel && *req->cancel)
+			return PUMP_CANCELLED;
+		ms = p->stopped ? -1 : ms_until(p->deadline);
+		if (ms == 0)
+			return PUMP_TIMED_OUT;
+		if (req->pause && (ms < 0 || ms > PAUSE_POLL_MS))
+			ms = PAUSE_POLL_MS;
+		if (req->cancel && (ms < 0 || ms > CANCEL_POLL_MS))
+			ms = CANCEL_POLL_MS;
+		n = poll(pfd, (nfds_t)nfd, ms);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return PUMP_FAILED;
+		if (n == 0)
+			continue;
+		if (i_in >= 0 && pfd[i_in].revents)
+			pump_input(p);
+		if (i_out >= 0 && pfd[i_out].revents) {
+			ssize_t rd = read(p->out_r, p->buf, IO_CHUNK);
+
+			if (rd > 0) {
+				if (transport_exec_sink_out(p->sink, p->buf, (size_t)rd) < 0)
+					return PUMP_CANCELLED;
+			} else if (rd == 0 || (errno != EAGAIN && errno != EINTR)) {
+				close_fd(&p->out_r);
+			}
+		}
+		if (i_err >= 0 && pfd[i_err].revents) {
+			ssize_t rd = read(p->err_r, p->buf, IO_CHUNK);
+
+			if (rd > 0)
+				transport_exec_sink_err(p->sink, p->buf, (size_t)rd);
+			else if (rd == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(&p->err_r);
+		}
+	}
+	return PUMP_DONE;
+}
+
+/* Output is closed: the child is normally gone or about to be. Waits for
+ * it (within the deadline, while not cancelled) into *wstatus. */
+static enum pump_end pump_reap(struct pump *p, int *wstatus)
+{
+	for (long nap = 1000000;; nap = nap < 50000000 ? nap * 2 : nap) {
+		pid_t w = waitpid(p->pid, wstatus, WNOHANG);
+
+		if (w == p->pid)
+			return PUMP_DONE;
+		if (w < 0 && errno != EINTR)
+			return PUMP_FAILED;
+		if (ms_until(p->deadline) == 0)
+			return PUMP_TIMED_OUT;
+		if (p->req->cancel && *p->req->cancel)
+			return PUMP_CANCELLED;
+		nanosleep(&(struct timespec){ 0, nap }, NULL);
+	}
+}
+
 static int local_exec(struct transport *t, const struct exec_req *req,
 		      struct exec_result *res, struct strbuf *err)
 {
 	struct run_command child = RUN_COMMAND_INIT;
-	int in_w = -1, out_r = -1, err_r = -1;	/* our ends of its stdin, stdout, stderr */
+	struct pump p = { .req = req, .pid = -1, .in_w = -1, .out_r = -1, .err_r = -1 };
 	sigset_t pipe_set, old_set;
 	struct exec_sink sink;
 	struct strbuf cmd = STRBUF_INIT;
-	const char *input = req->input;
-	size_t in_off = 0;
-	double start = mono_now(), deadline = 0;
-	char *buf = NULL;
-	pid_t pid = -1;
-	int wstatus = 0, reaped = 0, saw_epipe = 0, r = 0, stopped = 0;
-	double stopped_at = 0;
+	double start = mono_now();
+	enum pump_end end;
+	int wstatus = 0, reaped = 0, r = 0;
 	char **env = NULL;
 
-	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	p.sink = &sink;
+	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &p.deadline, err);
 	if (r < 0)
 		goto out;
 
 	child.argv = req->argv;
-	child.in = input ? RUN_FD_PIPE : RUN_FD_NULL;
+	child.in = req->input ? RUN_FD_PIPE : RUN_FD_NULL;
 	child.out = RUN_FD_PIPE;
 	child.err = RUN_FD_PIPE;
 	child.new_group = 1;
 	child.default_signals = 1;
 	env = run_command_env_minimal(transport_local_env);
 	child.env = (const char *const *)env;
-	buf = malloc(IO_CHUNK);
-	if (!buf)
+	p.buf = malloc(IO_CHUNK);
+	if (!p.buf)
 		abort();
 
 	sigemptyset(&pipe_set);
@@ -138,113 +271,25 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 		errno = -r;
 		goto sys_fail;
 	}
-	pid = child.pid;
-	in_w = child.in_fd;
-	out_r = child.out_fd;
-	err_r = child.err_fd;
-	if (in_w >= 0 && (set_nonblock(in_w) < 0 || req->input_len == 0))
-		close_fd(&in_w);
-	set_nonblock(out_r);
-	set_nonblock(err_r);
+	p.pid = child.pid;
+	p.in_w = child.in_fd;
+	p.out_r = child.out_fd;
+	p.err_r = child.err_fd;
+	if (p.in_w >= 0 && (set_nonblock(p.in_w) < 0 || req->input_len == 0))
+		close_fd(&p.in_w);
+	set_nonblock(p.out_r);
+	set_nonblock(p.err_r);
 
-	while (in_w >= 0 || out_r >= 0 || err_r >= 0) {
-		struct pollfd pfd[3];
-		int nfd = 0, ms, i_in = -1, i_out = -1, i_err = -1, n;
-
-		if (in_w >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = in_w, .events = POLLOUT };
-			i_in = nfd++;
-		}
-		if (out_r >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = out_r, .events = POLLIN };
-			i_out = nfd++;
-		}
-		if (err_r >= 0) {
-			pfd[nfd] = (struct pollfd){ .fd = err_r, .events = POLLIN };
-			i_err = nfd++;
-		}
-		if (req->pause && *req->pause && !stopped) {
-			kill(-pid, SIGSTOP);
-			stopped = 1;
-			stopped_at = mono_now();
-		} else if (req->pause && !*req->pause && stopped) {
-			kill(-pid, SIGCONT);
-			stopped = 0;
-			if (deadline)
-				deadline += mono_now() - stopped_at;
-		}
-		if (req->cancel && *req->cancel)
-			goto cancelled;
-		ms = stopped ? -1 : ms_until(deadline);
-		if (ms == 0)
-			goto timed_out;
-		if (req->pause && (ms < 0 || ms > PAUSE_POLL_MS))
-			ms = PAUSE_POLL_MS;
-		if (req->cancel && (ms < 0 || ms > CANCEL_POLL_MS))
-			ms = CANCEL_POLL_MS;
-		n = poll(pfd, (nfds_t)nfd, ms);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			goto sys_fail_kill;
-		}
-		if (n == 0)
-			continue;
-
-		if (i_in >= 0 && pfd[i_in].revents) {
-			size_t want = req->input_len - in_off;
-			ssize_t w;
-
-			if (want > IO_CHUNK)
-				want = IO_CHUNK;
-			w = write(in_w, input + in_off, want);
-			if (w < 0 && errno == EPIPE) {
-				saw_epipe = 1;
-				close_fd(&in_w);
-			} else if (w < 0 && errno != EAGAIN && errno != EINTR) {
-				close_fd(&in_w);
-			} else if (w > 0) {
-				in_off += (size_t)w;
-				if (in_off == req->input_len)
-					close_fd(&in_w);
-			}
-		}
-		if (i_out >= 0 && pfd[i_out].revents) {
-			ssize_t rd = read(out_r, buf, IO_CHUNK);
-
-			if (rd > 0) {
-				if (transport_exec_sink_out(&sink, buf, (size_t)rd) < 0)
-					goto cancelled;
-			} else if (rd == 0 || (errno != EAGAIN && errno != EINTR)) {
-				close_fd(&out_r);
-			}
-		}
-		if (i_err >= 0 && pfd[i_err].revents) {
-			ssize_t rd = read(err_r, buf, IO_CHUNK);
-
-			if (rd > 0)
-				transport_exec_sink_err(&sink, buf, (size_t)rd);
-			else if (rd == 0 || (errno != EAGAIN && errno != EINTR))
-				close_fd(&err_r);
-		}
-	}
-
-	/* output is closed; the child is normally gone or about to be */
-	for (long nap = 1000000;; nap = nap < 50000000 ? nap * 2 : nap) {
-		pid_t w = waitpid(pid, &wstatus, WNOHANG);
-
-		if (w == pid) {
-			reaped = 1;
-			break;
-		}
-		if (w < 0 && errno != EINTR)
-			goto sys_fail_kill;
-		if (ms_until(deadline) == 0)
-			goto timed_out;
-		if (req->cancel && *req->cancel)
-			goto cancelled;
-		nanosleep(&(struct timespec){ 0, nap }, NULL);
-	}
+	end = pump_io(&p);
+	if (end == PUMP_DONE)
+		end = pump_reap(&p, &wstatus);
+	if (end == PUMP_TIMED_OUT)
+		goto timed_out;
+	if (end == PUMP_CANCELLED)
+		goto cancelled;
+	if (end == PUMP_FAILED)
+		goto sys_fail_kill;
+	reaped = 1;
 	if (WIFEXITED(wstatus)) {
 		res->status = WEXITSTATUS(wstatus);
 	} else if (WIFSIGNALED(wstatus)) {
@@ -257,23 +302,24 @@ static int local_exec(struct transport *t, const struct exec_req *req,
 	goto out_mask;
 
 timed_out:
-	kill_and_reap(pid, &wstatus);
+	kill_and_reap(p.pid, &wstatus);
 	reaped = 1;
 	transport_exec_sink_finish(&sink);
 	r = transport_exec_timed_out(t, cmd.buf, start, err);
 	goto out_mask;
 cancelled:
-	kill_and_reap(pid, &wstatus);
+	if (!reaped)
+		kill_and_reap(p.pid, &wstatus);
 	reaped = 1;
 	r = transport_exec_cancelled(t, req, cmd.buf, err);
 	goto out_mask;
 sys_fail_kill:
 	r = -errno;
-	kill_and_reap(pid, &wstatus);
+	kill_and_reap(p.pid, &wstatus);
 	reaped = 1;
 	strbuf_seterr(err, "%s: `%s`: %s", t->label, cmd.buf, strerror(-r));
 out_mask:
-	if (saw_epipe) {
+	if (p.saw_epipe) {
 		/* a write to a closed pipe raised SIGPIPE on this thread */
 		sigset_t pending;
 
@@ -286,12 +332,12 @@ sys_fail:
 	r = -errno;
 	strbuf_seterr(err, "%s: `%s`: %s", t->label, cmd.buf, strerror(-r));
 out:
-	if (pid > 0 && !reaped)
-		kill_and_reap(pid, &wstatus);
-	close_fd(&in_w);
-	close_fd(&out_r);
-	close_fd(&err_r);
-	free(buf);
+	if (p.pid > 0 && !reaped)
+		kill_and_reap(p.pid, &wstatus);
+	close_fd(&p.in_w);
+	close_fd(&p.out_r);
+	close_fd(&p.err_r);
+	free(p.buf);
 	run_command_env_free(env);
 	transport_exec_sink_release(&sink);
 	strbuf_release(&cmd);

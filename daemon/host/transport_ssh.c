@@ -461,6 +461,131 @@ static int ssh_exec(struct transport *t, const struct exec_req *req,
  * remote process group (closing the channel alone leaves it running).
  * Like the quoting, this needs a POSIX login shell on the remote side.
  */
+/* A command on a channel: what the loop that feeds its stdin and drains
+ * its output (channel_pump) keeps between turns. */
+struct chan_pump {
+	const struct exec_req *req;
+	struct exec_sink *sink;
+	ssh_channel ch;
+	size_t in_off;			/* of req->input written */
+	double deadline;		/* 0: none */
+	int eof[2], eof_sent;		/* stdout's and stderr's EOF; ours sent */
+	struct strbuf pid_buf;		/* the pid line's bytes so far */
+	int pid_state;			/* pid_feed's: 0 reading it, 1 read, <0 none */
+	long pid;
+	char *buf;			/* IO_CHUNK bytes */
+};
+
+enum chan_end { CHAN_DONE, CHAN_CANCELLED, CHAN_TIMED_OUT, CHAN_FAILED /* ssh_get_error says */ };
+
+/* Writes what the window allows of req->input, then our EOF once it is
+ * all written. *progress is set when a byte went. */
+static enum chan_end channel_input(struct chan_pump *p, int *progress)
+{
+	const struct exec_req *req = p->req;
+	uint32_t win;
+	size_t n;
+	int rc;
+
+	if (!p->eof_sent && (!req->input || p->in_off == req->input_len)) {
+		if (ssh_channel_send_eof(p->ch) != SSH_OK && ssh_channel_is_open(p->ch))
+			return CHAN_FAILED;
+		p->eof_sent = 1;
+	}
+	if (p->eof_sent)
+		return CHAN_DONE;
+	win = ssh_channel_window_size(p->ch);
+	n = req->input_len - p->in_off;
+	if (n > IO_CHUNK)
+		n = IO_CHUNK;
+	if (n > win)
+		n = win;
+	if (!n)
+		return CHAN_DONE;
+	rc = ssh_channel_write(p->ch, (const char *)req->input + p->in_off, (uint32_t)n);
+	if (rc < 0) {
+		/* the command closed its end: like EPIPE */
+		if (ssh_channel_is_open(p->ch) && !ssh_channel_is_eof(p->ch))
+			return CHAN_FAILED;
+		p->in_off = req->input_len;
+	} else {
+		p->in_off += (size_t)rc;
+		*progress |= rc > 0;
+	}
+	return CHAN_DONE;
+}
+
+/* Reads what stdout (i 0) and stderr (i 1) have into the sink, the pid
+ * line first when one was asked for. */
+static enum chan_end channel_output(struct chan_pump *p, int *progress)
+{
+	for (int i = 0; i < 2; i++) {
+		size_t skip = 0;
+		int rc;
+
+		if (p->eof[i])
+			continue;
+		rc = ssh_channel_read_nonblocking(p->ch, p->buf, IO_CHUNK, i);
+		if (rc == SSH_EOF) {
+			p->eof[i] = 1;
+			continue;
+		}
+		if (rc < 0)
+			return CHAN_FAILED;
+		if (rc == 0)
+			continue;
+		*progress = 1;
+		if (i == 1) {
+			transport_exec_sink_err(p->sink, p->buf, (size_t)rc);
+			continue;
+		}
+		if (p->pid_state == 0) {
+			skip = pid_feed(&p->pid_buf, &p->pid, &p->pid_state, p->buf, (size_t)rc);
+			if (p->pid_state < 0 && transport_exec_sink_out(p->sink, p->pid_buf.buf, p->pid_buf.len) < 0)
+				return CHAN_CANCELLED;
+		}
+		if (transport_exec_sink_out(p->sink, p->buf + skip, (size_t)rc - skip) < 0)
+			return CHAN_CANCELLED;
+	}
+	return CHAN_DONE;
+}
+
+/* Runs the channel until both outputs end (or the deadline, a cancel, an
+ * error). */
+static enum chan_end channel_pump(struct chan_pump *p)
+{
+	const struct exec_req *req = p->req;
+	enum chan_end e;
+
+	for (;;) {
+		int progress = 0, ms;
+
+		if (p->deadline && mono_now() >= p->deadline)
+			return CHAN_TIMED_OUT;
+		if (req->cancel && *req->cancel)
+			return CHAN_CANCELLED;
+		if ((e = channel_input(p, &progress)) != CHAN_DONE || (e = channel_output(p, &progress)) != CHAN_DONE)
+			return e;
+		if (p->eof[0] && p->eof[1])
+			break;
+		if (progress)
+			continue;
+		ms = ms_left(p->deadline);
+		if (ms == 0)
+			return CHAN_TIMED_OUT;
+		if (req->cancel && (ms < 0 || ms > CANCEL_POLL_MS))
+			ms = CANCEL_POLL_MS;
+		/* wakes early for stdout or EOF; stderr waits for the slice */
+		if (ssh_channel_poll_timeout(p->ch, ms, 0) == SSH_ERROR)
+			return CHAN_FAILED;
+	}
+	if (p->pid_state == 0 && transport_exec_sink_out(p->sink, p->pid_buf.buf, p->pid_buf.len) < 0)
+		return CHAN_CANCELLED;
+	if (transport_exec_sink_finish(p->sink) < 0)
+		return CHAN_CANCELLED;
+	return CHAN_DONE;
+}
+
 static int exec_channel(struct transport *t, const struct exec_req *req,
 			struct exec_result *res, struct strbuf *err, int want_pid)
 {
@@ -469,131 +594,55 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 	struct exit_info xi = { 0 };
 	struct exec_sink sink;
 	struct strbuf cmd = STRBUF_INIT, line = STRBUF_INIT;
-	const char *input = req->input;
-	size_t in_off = 0;
-	double start = mono_now(), deadline = 0;
-	ssh_channel ch = NULL;
-	char *buf = NULL;
-	int eof[2] = { 0, 0 }, eof_sent = 0, r = 0, rc;
+	struct chan_pump p = { .req = req, .sink = &sink, .pid_buf = STRBUF_INIT, .pid_state = want_pid ? 0 : 1 };
+	double start = mono_now();
+	enum chan_end e;
+	int r = 0;
 	const char *what = "";
-	struct strbuf pid_buf = STRBUF_INIT;
-	int pid_state = want_pid ? 0 : 1;
-	long pid = 0;
 
-	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &deadline, err);
+	r = transport_exec_begin(t, req, res, &sink, &cmd, start, &p.deadline, err);
 	if (r < 0)
 		goto out;
 	if (want_pid)
 		strbuf_addstr(&line, "printf '%s\\n' \"$$\" && exec ");
 	transport_cmdline(&line, req->argv);
-	buf = malloc(IO_CHUNK);
-	if (!buf)
+	p.buf = malloc(IO_CHUNK);
+	if (!p.buf)
 		abort();
 
 	what = "open a channel";
-	ch = ssh_channel_new(s);
-	if (!ch)
+	p.ch = ssh_channel_new(s);
+	if (!p.ch)
 		goto ssh_fail;
 	memset(&cb, 0, sizeof(cb));
 	ssh_callbacks_init(&cb);
 	cb.userdata = &xi;
 	cb.channel_exit_status_function = on_exit_status;
 	cb.channel_exit_signal_function = on_exit_signal;
-	ssh_set_channel_callbacks(ch, &cb);
-	if (ssh_channel_open_session(ch) != SSH_OK)
+	ssh_set_channel_callbacks(p.ch, &cb);
+	if (ssh_channel_open_session(p.ch) != SSH_OK)
 		goto ssh_fail;
 	what = "start the command";
-	if (ssh_channel_request_exec(ch, line.buf) != SSH_OK)
+	if (ssh_channel_request_exec(p.ch, line.buf) != SSH_OK)
 		goto ssh_fail;
 
 	what = "run";
-	for (;;) {
-		int progress = 0, i, ms;
-
-		if (deadline && mono_now() >= deadline)
-			goto timed_out;
-		if (req->cancel && *req->cancel)
-			goto cancelled;
-		if (!eof_sent && (!input || in_off == req->input_len)) {
-			if (ssh_channel_send_eof(ch) != SSH_OK && ssh_channel_is_open(ch))
-				goto ssh_fail;
-			eof_sent = 1;
-		}
-		if (!eof_sent) {
-			uint32_t win = ssh_channel_window_size(ch);
-			size_t n = req->input_len - in_off;
-
-			if (n > IO_CHUNK)
-				n = IO_CHUNK;
-			if (n > win)
-				n = win;
-			if (n) {
-				rc = ssh_channel_write(ch, input + in_off, (uint32_t)n);
-				if (rc < 0) {
-					/* the command closed its end: like EPIPE */
-					if (!ssh_channel_is_open(ch) || ssh_channel_is_eof(ch))
-						in_off = req->input_len;
-					else
-						goto ssh_fail;
-				} else {
-					in_off += (size_t)rc;
-					progress |= rc > 0;
-				}
-			}
-		}
-		for (i = 0; i < 2; i++) {
-			if (eof[i])
-				continue;
-			rc = ssh_channel_read_nonblocking(ch, buf, IO_CHUNK, i);
-			if (rc == SSH_EOF) {
-				eof[i] = 1;
-			} else if (rc < 0) {
-				goto ssh_fail;
-			} else if (rc > 0) {
-				size_t skip = 0;
-
-				progress = 1;
-				if (i == 1) {
-					transport_exec_sink_err(&sink, buf, (size_t)rc);
-					continue;
-				}
-				if (pid_state == 0) {
-					skip = pid_feed(&pid_buf, &pid, &pid_state, buf, (size_t)rc);
-					if (pid_state < 0 &&
-					    transport_exec_sink_out(&sink, pid_buf.buf, pid_buf.len) < 0)
-						goto cancelled;
-				}
-				if (transport_exec_sink_out(&sink, buf + skip, (size_t)rc - skip) < 0)
-					goto cancelled;
-			}
-		}
-		if (eof[0] && eof[1])
-			break;
-		if (progress)
-			continue;
-		ms = ms_left(deadline);
-		if (ms == 0)
-			goto timed_out;
-		if (req->cancel && (ms < 0 || ms > CANCEL_POLL_MS))
-			ms = CANCEL_POLL_MS;
-		/* wakes early for stdout or EOF; stderr waits for the slice */
-		rc = ssh_channel_poll_timeout(ch, ms, 0);
-		if (rc == SSH_ERROR)
-			goto ssh_fail;
-	}
-	if (pid_state == 0 && transport_exec_sink_out(&sink, pid_buf.buf, pid_buf.len) < 0)
+	e = channel_pump(&p);
+	if (e == CHAN_TIMED_OUT)
+		goto timed_out;
+	if (e == CHAN_CANCELLED)
 		goto cancelled;
-	if (transport_exec_sink_finish(&sink) < 0)
-		goto cancelled;
+	if (e == CHAN_FAILED)
+		goto ssh_fail;
 
 	/* the exit status follows EOF; wait for it within the deadline */
 	if (!xi.got_status && !xi.got_signal) {
-		double left = deadline ? deadline - mono_now() : t->connect_timeout;
+		double left = p.deadline ? p.deadline - mono_now() : t->connect_timeout;
 
 		if (left <= 0)
 			goto timed_out;
 		set_timeout(s, left < t->connect_timeout ? left : t->connect_timeout);
-		ssh_channel_get_exit_status(ch);
+		ssh_channel_get_exit_status(p.ch);
 		set_timeout(s, t->connect_timeout);
 	}
 	if (xi.got_signal) {
@@ -604,7 +653,7 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 	} else if (!ssh_is_connected(s)) {
 		what = "wait for the exit status";
 		goto ssh_fail;
-	} else if (deadline && mono_now() >= deadline) {
+	} else if (p.deadline && mono_now() >= p.deadline) {
 		goto timed_out;
 	} else {
 		strbuf_seterr(err, "%s: `%s`: no exit status from the server", t->label, cmd.buf);
@@ -616,15 +665,15 @@ static int exec_channel(struct transport *t, const struct exec_req *req,
 
 timed_out:
 	r = transport_exec_timed_out(t, cmd.buf, start, err);
-	if (want_pid && pid_state == 1 && ssh_is_connected(s))
-		remote_kill(t, pid);
-	channel_abort(ch);
+	if (want_pid && p.pid_state == 1 && ssh_is_connected(s))
+		remote_kill(t, p.pid);
+	channel_abort(p.ch);
 	transport_exec_sink_finish(&sink);
 	goto out;
 cancelled:
-	if (want_pid && pid_state == 1 && ssh_is_connected(s))
-		remote_kill(t, pid);
-	channel_abort(ch);
+	if (want_pid && p.pid_state == 1 && ssh_is_connected(s))
+		remote_kill(t, p.pid);
+	channel_abort(p.ch);
 	r = transport_exec_cancelled(t, req, cmd.buf, err);
 	goto out;
 ssh_fail:
@@ -634,13 +683,13 @@ ssh_fail:
 	strbuf_seterr(err, "%s: `%s`: cannot %s: %s", t->label, cmd.buf, what,
 		      ssh_get_error(s));
 out:
-	if (ch)
-		ssh_channel_free(ch);
-	free(buf);
+	if (p.ch)
+		ssh_channel_free(p.ch);
+	free(p.buf);
 	transport_exec_sink_release(&sink);
 	strbuf_release(&cmd);
 	strbuf_release(&line);
-	strbuf_release(&pid_buf);
+	strbuf_release(&p.pid_buf);
 	return r;
 }
 

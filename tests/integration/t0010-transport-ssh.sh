@@ -11,9 +11,13 @@
 # ms: monotonic-enough milliseconds for elapsed-time checks
 ms() { echo $(($(date +%s%N) / 1000000)); }
 
-CLI=$TMP/transport-cli
-build_tool transport-cli "$CLI" tests/tools/transport-cli.c daemon/host/transport_cmd.c daemon/host/transport_local.c \
-	daemon/host/transport_ssh.c lib/strbuf.c lib/util.c -lssh -lm || exit 1
+# built by make with the daemon's objects (the transports register
+# themselves with the configuration's registry: backend.h)
+CLI=$BUILD/tests/transport-cli
+if [ ! -x "$CLI" ]; then
+	fail "build transport-cli" "$CLI is missing (make $CLI)"
+	exit 0
+fi
 
 sshd_keys "$TMP/keys" || { fail "ssh-keygen" "cannot make keys"; exit 1; }
 PA=$(sshd_port 0)
