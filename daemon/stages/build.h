@@ -67,17 +67,6 @@ void build_outcome_init(struct build_outcome *o);
 void build_outcome_release(struct build_outcome *o);
 void build_stage(const struct build_request *req, struct build_outcome *out);
 
-/*
- * Connects to builder b and uploads kernels/build.sh (from scripts_dir)
- * for tree: *ret_t (transport_free it) and, on the builder, the scripts
- * directory, the tree's work directory (its checkout) and the output
- * directory. 0, or a negative errno with err.
- */
-struct transport;
-int build_builder_open(const struct cfg_builder *b, const struct cfg_tree *tree, const char *scripts_dir,
-		       struct transport **ret_t, struct strbuf *scripts, struct strbuf *work,
-		       struct strbuf *outdir, struct strbuf *err);
-
 /* A commit a resolve found, with its committer date and subject. */
 struct build_commit {
 	char sha[41];

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "build_builder.h"
 #include "fetch.h"
 #include "log.h"
 #include "patch.h"
@@ -240,52 +241,6 @@ out:
 	return r < 0 ? -1 : 0;
 }
 
-int build_builder_open(const struct cfg_builder *b, const struct cfg_tree *tree, const char *scripts_dir,
-		       struct transport **ret_t, struct strbuf *scripts, struct strbuf *work,
-		       struct strbuf *outdir, struct strbuf *err)
-{
-	struct strbuf buf = STRBUF_INIT, dst = STRBUF_INIT, why = STRBUF_INIT;
-	struct transport *t = NULL;
-	struct exec_result res;
-	int r;
-
-	transport_exec_result_init(&res);
-	r = transport_open(&b->ep, 10, &t, &why);
-	if (r < 0) {
-		strbuf_addf(err, "cannot reach builder %s: %s", b->name, why.buf);
-		goto out;
-	}
-	strbuf_addf(scripts, "%s/tlblab/scripts", b->workdir);
-	strbuf_addf(work, "%s/tlblab/work-%s", b->workdir, tree->name);
-	strbuf_addf(outdir, "%s/tlblab/out", b->workdir);
-	{
-		const char *mk[] = { "mkdir", "-p", scripts->buf, work->buf, outdir->buf, NULL };
-		struct exec_req er = { .argv = mk, .timeout = 30 };
-
-		r = transport_exec(t, &er, &res, &why);
-		if (r < 0 || res.status != 0) {
-			strbuf_addf(err, "mkdir on %s failed: %s%s", b->name, why.buf, res.err.buf);
-			r = r < 0 ? r : -EIO;
-			goto out;
-		}
-	}
-	strbuf_addf(&buf, "%s/build.sh", scripts_dir);
-	strbuf_addf(&dst, "%s/build.sh", scripts->buf);
-	r = transport_upload(t, buf.buf, dst.buf, 0755, &why);
-	if (r < 0)
-		strbuf_addf(err, "uploading build.sh to %s: %s", b->name, why.buf);
-out:
-	if (r < 0)
-		transport_free(t);
-	else
-		*ret_t = t;
-	transport_exec_result_release(&res);
-	strbuf_release(&buf);
-	strbuf_release(&dst);
-	strbuf_release(&why);
-	return r;
-}
-
 /* One build_stage call's state, from the request to the outcome. */
 struct build_run {
 	const struct build_request *req;
@@ -295,8 +250,7 @@ struct build_run {
 	struct strbuf kind, text, url, ref;	/* the job's patch (store_job_patch) */
 	struct strbuf patch_local;	/* its text in a local file, removed at the end */
 	struct strbuf remote_patch;	/* that file on the builder, removed there too */
-	struct transport *t;
-	struct strbuf scripts, script, work, outdir;	/* on the builder (build_builder_open) */
+	struct build_builder bb;
 	char **frag_remote;		/* the fragments on the builder (NULL-terminated) */
 	struct build_lines bl;		/* what build.sh says */
 	struct exec_result res;
@@ -317,10 +271,7 @@ static void build_run_init(struct build_run *br, const struct build_request *req
 	strbuf_init(&br->patch_local, 0);
 	strbuf_init(&br->remote_patch, 0);
 	strbuf_init(&br->err, 0);
-	strbuf_init(&br->scripts, 0);
-	strbuf_init(&br->script, 0);
-	strbuf_init(&br->work, 0);
-	strbuf_init(&br->outdir, 0);
+	build_builder_init(&br->bb);
 	strbuf_init(&br->bl.pending, 0);
 	strbuf_init(&br->bl.message, 0);
 	strbuf_init(&br->bl.excerpt, 0);
@@ -428,8 +379,8 @@ static int upload_fragments(struct build_run *br)
 
 		/* named by arch too: an x86_64 and an arm64 build of the tree
 		 * upload their own qemu-{arch}.config under their own name */
-		strbuf_addf(&dst, "%s/%s-%s-frag%zu.config", br->scripts.buf, tree->name, br->arch->name, i);
-		r = transport_upload(br->t, frag, dst.buf, 0644, &br->err);
+		strbuf_addf(&dst, "%s/%s-%s-frag%zu.config", br->bb.scripts.buf, tree->name, br->arch->name, i);
+		r = transport_upload(br->bb.t, frag, dst.buf, 0644, &br->err);
 		br->frag_remote[i] = strbuf_detach(&dst, NULL);
 		if (r < 0)
 			fail(br->out, BUILD_INFRA, "build: uploading fragment %s: %s", frag, br->err.buf);
@@ -459,9 +410,9 @@ static int add_patch_args(struct build_run *br, const char **argv, int *argc)
 	}
 	/* with this daemon's pid: two daemons sharing a builder both
 	 * have a job 1, and neither may build the other's patch */
-	strbuf_addf(&br->remote_patch, "%s/job-%lld-%ld.patch", br->scripts.buf, (long long)req->job_id,
+	strbuf_addf(&br->remote_patch, "%s/job-%lld-%ld.patch", br->bb.scripts.buf, (long long)req->job_id,
 		    (long)getpid());
-	if (transport_upload(br->t, br->patch_local.buf, br->remote_patch.buf, 0600, &br->err) < 0) {
+	if (transport_upload(br->bb.t, br->patch_local.buf, br->remote_patch.buf, 0600, &br->err) < 0) {
 		fail(br->out, BUILD_INFRA, "build: uploading the patch: %s", br->err.buf);
 		return -1;
 	}
@@ -484,17 +435,17 @@ static int run_script(struct build_run *br)
 			       .pause = req->pause, .cancel = req->cancel };
 
 	argv[argc++] = "sh";
-	argv[argc++] = br->script.buf;
+	argv[argc++] = br->bb.script.buf;
 	argv[argc++] = "--tree";
 	argv[argc++] = tree->url;
 	argv[argc++] = "--work";
-	argv[argc++] = br->work.buf;
+	argv[argc++] = br->bb.work.buf;
 	argv[argc++] = "--ref";
 	argv[argc++] = req->base;
 	argv[argc++] = "--config-base";
 	argv[argc++] = tree->config_base;
 	argv[argc++] = "--out";
-	argv[argc++] = br->outdir.buf;
+	argv[argc++] = br->bb.outdir.buf;
 	argv[argc++] = "--arch";
 	argv[argc++] = br->arch->name;
 	for (i = 0; i < tree->nfragments && argc < 54; i++) {
@@ -515,7 +466,7 @@ static int run_script(struct build_run *br)
 	er.timeout = req->deadline - mono_now();
 	if (er.timeout < 1)
 		er.timeout = 1;
-	r = transport_exec(br->t, &er, &br->res, &br->err);
+	r = transport_exec(br->bb.t, &er, &br->res, &br->err);
 	flush_log(&br->bl);
 	if (req->cancel && *req->cancel) {
 		fail(br->out, BUILD_CANCELLED, "build: cancelled");
@@ -576,7 +527,7 @@ static int keep_build(struct build_run *br)
 	json_t *meta;
 	int r;
 
-	if (fetch_artifacts(br->t, req->cfg, bl->dir, bl->build_id, bl->image, bl->image_sha256, &br->err) < 0) {
+	if (fetch_artifacts(br->bb.t, req->cfg, bl->dir, bl->build_id, bl->image, bl->image_sha256, &br->err) < 0) {
 		fail(br->out, BUILD_INFRA, "build %s: copying the artifacts from %s: %s", req->side,
 		     req->builder->name, br->err.buf);
 		return -1;
@@ -624,7 +575,7 @@ static void remove_remote_patch(struct build_run *br)
 	struct strbuf err = STRBUF_INIT;
 
 	transport_exec_result_init(&res);
-	if (transport_exec(br->t, &er, &res, &err) < 0 || res.status != 0)
+	if (transport_exec(br->bb.t, &er, &res, &err) < 0 || res.status != 0)
 		log_warnx("job %lld: build %s: cannot remove %s on %s: %s%s", (long long)br->req->job_id,
 			  br->req->side, br->remote_patch.buf, br->req->builder->name, err.buf, res.err.buf);
 	transport_exec_result_release(&res);
@@ -647,18 +598,14 @@ static void build_run_release(struct build_run *br)
 	}
 	if (br->patch_local.len)
 		unlink(br->patch_local.buf);
-	if (br->t && br->remote_patch.len)
+	if (br->bb.t && br->remote_patch.len)
 		remove_remote_patch(br);
 	if (br->frag_remote) {
 		for (i = 0; br->frag_remote[i]; i++)
 			free(br->frag_remote[i]);
 		free(br->frag_remote);
 	}
-	transport_free(br->t);
-	strbuf_release(&br->scripts);
-	strbuf_release(&br->script);
-	strbuf_release(&br->work);
-	strbuf_release(&br->outdir);
+	build_builder_release(&br->bb);
 	transport_exec_result_release(&br->res);
 	strbuf_release(&br->bl.pending);
 	strbuf_release(&br->bl.message);
@@ -686,12 +633,10 @@ void build_stage(const struct build_request *req, struct build_outcome *out)
 	}
 	strbuf_addf(&br.bl.pending, "== build %s on %s (tree %s, base %s, arch %s)\n", req->side,
 		    req->builder->name, req->tree->name, req->base, br.arch->name);
-	if (build_builder_open(req->builder, req->tree, req->scripts_dir, &br.t, &br.scripts, &br.work, &br.outdir,
-			       &br.err) < 0) {
+	if (build_builder_open(req->builder, req->tree, req->scripts_dir, &br.bb, &br.err) < 0) {
 		fail(out, BUILD_INFRA, "build: %s", br.err.buf);
 		goto out;
 	}
-	strbuf_addf(&br.script, "%s/build.sh", br.scripts.buf);
 	if (upload_fragments(&br) < 0 || run_script(&br) < 0 || check_result(&br) < 0)
 		goto out;
 	keep_build(&br);
