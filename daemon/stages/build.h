@@ -9,9 +9,10 @@
 
 /*
  * The build stage: one side (base or patched) of an A/B job built on the
- * tree's builder by kernels/build.sh, run over the builder's transport. The
- * script and the tree's config fragments are uploaded first (a local builder
- * gets copies), the patch of the patched side too (fetched with libcurl
+ * tree's builder by kernels/build/build.sh, run over the builder's
+ * transport. The script set (build_builder.h) and the tree's config
+ * fragments are uploaded first (a local builder gets copies), the patch of
+ * the patched side too (fetched with libcurl
  * first when the job gave a URL). The script's "TLBLAB key value" lines say
  * what happened; its artifacts (bzImage, config, System.map, build.log,
  * meta.json) are copied to DATA_DIR/builds/BUILD_ID/ unless already there.
@@ -48,7 +49,7 @@ struct build_request {
 	const char *side;		/* "base" | "patched" */
 	const char *base;		/* the base ref */
 	const char *arch;		/* arch.h's name (NULL: x86_64): build.sh --arch */
-	const char *scripts_dir;	/* the local kernels/ directory (build.sh) */
+	const char *scripts_dir;	/* the local kernels/ directory (build/: build.sh's set) */
 	double deadline;		/* mono_now() seconds */
 	volatile sig_atomic_t *cancel;
 	/* set while a machine on the builder's host measures: the build is

@@ -1,7 +1,7 @@
 /*
  * The nightly tracker's question to a builder: what does this ref name
  * now, and which commits lie between an older one and it (build.h,
- * build_resolve). The answer comes from kernels/build.sh --resolve, which
+ * build_resolve). The answer comes from kernels/build/build.sh --resolve, which
  * fetches into the same checkout the builds use, under the same lock, so
  * a commit it reports is one the next build finds without fetching again.
  */
