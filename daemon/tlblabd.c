@@ -150,7 +150,7 @@ static void secure_files(const struct lab_config *cfg, const char *dbpath)
  * Least privilege, as OpenBSD's daemons do it: started as root with
  * lab.user set, tlblabd becomes that user for good before it opens the
  * store, reads a patch or an agent's output, or answers a request. Nothing
- * it does later needs root: QEMU under TCG, kernels/build.sh's sandbox
+ * it does later needs root: QEMU under TCG, kernels/build/build.sh's sandbox
  * (bubblewrap in a user namespace of its own) and the transports run as
  * any user. Its data_dir must be that user's already (the installer makes
  * the user, make demo gives it the lab's directories): root does not
@@ -525,9 +525,10 @@ int main(int argc, char **argv)
 	boot_qemu_set_plugin(plugin);
 	if (!kernels[0]) {
 		/* build/tlblabd or build/check/tlblabd: kernels/ is one or two up */
-		default_agent(kernels, sizeof(kernels), "../kernels/build.sh");
+		default_agent(kernels, sizeof(kernels), "../kernels/build/build.sh");
 		if (access(kernels, R_OK) < 0)
-			default_agent(kernels, sizeof(kernels), "../../kernels/build.sh");
+			default_agent(kernels, sizeof(kernels), "../../kernels/build/build.sh");
+		*strrchr(kernels, '/') = '\0';	/* kernels/build */
 		*strrchr(kernels, '/') = '\0';
 	}
 	if (!web[0]) {

@@ -187,7 +187,7 @@ static int is_alnum_ascii(char ch)
 	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
 }
 
-/* kernels/build.sh's valid_url, the same grammar:
+/* kernels/build/args.sh's valid_url, the same grammar:
  * ^(https|git)://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?(/[A-Za-z0-9._~/%@-]*)?$ */
 static int branch_url_valid(const char *url)
 {

@@ -61,7 +61,7 @@ int ref_valid(const char *ref);
  * characters (fetch.h then decides which hosts it may reach). branch 1: a
  * git branch to fetch, https:// or git:// only, a host of letters, digits,
  * '.' and '-', an optional port and a path of [A-Za-z0-9._~/%@-]: exactly
- * what kernels/build.sh's valid_url takes (tests/fixtures/branch-urls.txt
+ * what kernels/build/args.sh's valid_url takes (tests/fixtures/branch-urls.txt
  * holds both to it). A local path is never a branch URL.
  */
 int url_valid(const char *url, int branch);

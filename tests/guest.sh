@@ -153,7 +153,7 @@ lab_kernel() {
 		done
 		[ -n "$found" ] && { echo "$found"; return 0; }
 	done
-	if ! as_lab sh "$TOP/kernels/build.sh" --tree "$CACHE/linux" --work "$CACHE/tlblab/work-linux" --out "$CACHE/tlblab/out" \
+	if ! as_lab sh "$TOP/kernels/build/build.sh" --tree "$CACHE/linux" --work "$CACHE/tlblab/work-linux" --out "$CACHE/tlblab/out" \
 		--config-base tinyconfig --fragment "$TOP/kernels/fragments/lab-required.config" \
 		--fragment "$TOP/kernels/fragments/qemu-x86_64.config" --ref v6.1-debian >"$TMP/build.log" 2>&1; then
 		return 1

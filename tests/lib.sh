@@ -163,7 +163,20 @@ py_has() {
 	fi
 }
 
-# kernel_tree: for the tests that run kernels/build.sh: LINUX, the lab's
+# kernels_stub DIR: a kernels directory for tlblabd -k DIR, whose build
+# script set (DIR/build/) is the real one, copied file by file as
+# kernels/build/parts.list names it, so the daemon uploads it whole; the
+# test then writes its stand-in for DIR/build/build.sh (which may exec
+# the real $TOP/kernels/build/build.sh).
+kernels_stub() {
+	mkdir -p "$1/build" || return 1
+	cp "$TOP/kernels/build/parts.list" "$1/build/" || return 1
+	for _p in $(grep -v '^#' "$TOP/kernels/build/parts.list"); do
+		cp "$TOP/kernels/build/$_p" "$1/build/" || return 1
+	done
+}
+
+# kernel_tree: for the tests that run kernels/build/build.sh: LINUX, the lab's
 # tree ($CACHE/linux, imported by kernels/import-tree.sh unless it has
 # v6.1-debian), WORK and OUT, and BUILD_SH. WORK and OUT are the ones the
 # lab's builder on $CACHE uses for the tree linux (configs/local.yaml's,
@@ -173,7 +186,7 @@ py_has() {
 # fresh machine the lab kernel is compiled once. When the tree cannot be
 # imported the test fails and ends.
 kernel_tree() {
-	LINUX=$CACHE/linux WORK=$CACHE/tlblab/work-linux OUT=$CACHE/tlblab/out BUILD_SH=$TOP/kernels/build.sh
+	LINUX=$CACHE/linux WORK=$CACHE/tlblab/work-linux OUT=$CACHE/tlblab/out BUILD_SH=$TOP/kernels/build/build.sh
 	if ! sh "$TOP/scripts/lab-dirs.sh" "$CACHE" >"$TMP/lab-dirs.out" 2>&1; then
 		fail "the lab's directories" "$(cat "$TMP/lab-dirs.out")"
 		exit 0

@@ -135,7 +135,7 @@ int transport_error_is_infra(int code);
 /*
  * The variables of the daemon's own environment a local command gets on
  * purpose, besides run_command's minimal environment (util.h): the knobs
- * kernels/build.sh reads on a local builder (NULL-terminated). Nothing
+ * kernels/build/build.sh reads on a local builder (NULL-terminated). Nothing
  * else of the daemon's environment reaches a command; over SSH the remote
  * side's sshd makes the environment.
  */

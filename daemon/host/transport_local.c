@@ -37,7 +37,7 @@
 
 #define IO_CHUNK (64u << 10)
 
-/* what kernels/build.sh reads from its environment: grep it for ${TLBLAB_ and ${CCACHE */
+/* what kernels/build/ (build.sh's set) reads from its environment: grep it for ${TLBLAB_ and ${CCACHE */
 const char *const transport_local_env[] = {
 	"TLBLAB_FETCH_TIMEOUT", "TLBLAB_FETCH_MAX_KB", "TLBLAB_MIN_FREE_MB", "TLBLAB_NO_CONFIG_CACHE",
 	"CCACHE_DIR", NULL,

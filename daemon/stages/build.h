@@ -9,9 +9,10 @@
 
 /*
  * The build stage: one side (base or patched) of an A/B job built on the
- * tree's builder by kernels/build.sh, run over the builder's transport. The
- * script and the tree's config fragments are uploaded first (a local builder
- * gets copies), the patch of the patched side too (fetched with libcurl
+ * tree's builder by kernels/build/build.sh, run over the builder's
+ * transport. The script set (build_builder.h) and the tree's config
+ * fragments are uploaded first (a local builder gets copies), the patch of
+ * the patched side too (fetched with libcurl
  * first when the job gave a URL). The script's "TLBLAB key value" lines say
  * what happened; its artifacts (bzImage, config, System.map, build.log,
  * meta.json) are copied to DATA_DIR/builds/BUILD_ID/ unless already there.
@@ -48,7 +49,7 @@ struct build_request {
 	const char *side;		/* "base" | "patched" */
 	const char *base;		/* the base ref */
 	const char *arch;		/* arch.h's name (NULL: x86_64): build.sh --arch */
-	const char *scripts_dir;	/* the local kernels/ directory (build.sh) */
+	const char *scripts_dir;	/* the local kernels/ directory (build/: build.sh's set) */
 	double deadline;		/* mono_now() seconds */
 	volatile sig_atomic_t *cancel;
 	/* set while a machine on the builder's host measures: the build is
@@ -66,17 +67,6 @@ struct build_outcome {
 void build_outcome_init(struct build_outcome *o);
 void build_outcome_release(struct build_outcome *o);
 void build_stage(const struct build_request *req, struct build_outcome *out);
-
-/*
- * Connects to builder b and uploads kernels/build.sh (from scripts_dir)
- * for tree: *ret_t (transport_free it) and, on the builder, the scripts
- * directory, the tree's work directory (its checkout) and the output
- * directory. 0, or a negative errno with err.
- */
-struct transport;
-int build_builder_open(const struct cfg_builder *b, const struct cfg_tree *tree, const char *scripts_dir,
-		       struct transport **ret_t, struct strbuf *scripts, struct strbuf *work,
-		       struct strbuf *outdir, struct strbuf *err);
 
 /* A commit a resolve found, with its committer date and subject. */
 struct build_commit {

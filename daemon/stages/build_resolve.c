@@ -1,7 +1,7 @@
 /*
  * The nightly tracker's question to a builder: what does this ref name
  * now, and which commits lie between an older one and it (build.h,
- * build_resolve). The answer comes from kernels/build.sh --resolve, which
+ * build_resolve). The answer comes from kernels/build/build.sh --resolve, which
  * fetches into the same checkout the builds use, under the same lock, so
  * a commit it reports is one the next build finds without fetching again.
  */
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "build_builder.h"
 #include "transport.h"
 #include "util.h"
 #include "banned.h"
@@ -139,14 +140,14 @@ int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, con
 		  struct strbuf *err)
 {
 	const struct cfg_builder *b = config_builder(cfg, tree->builder);
-	struct strbuf scripts = STRBUF_INIT, work = STRBUF_INIT, outdir = STRBUF_INIT, script = STRBUF_INIT;
 	struct resolve_lines rl = { .out = out, .cancel = cancel };
-	struct transport *t = NULL;
+	struct build_builder bb;
 	struct exec_result res;
 	const char *argv[16];
 	int argc = 0, r;
 
 	strbuf_init(&rl.message, 0);
+	build_builder_init(&bb);
 	transport_exec_result_init(&res);
 	if (!b) {
 		strbuf_addf(err, "tree %s: no builder '%s'", tree->name, tree->builder);
@@ -158,17 +159,16 @@ int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, con
 		r = -EINVAL;
 		goto out;
 	}
-	r = build_builder_open(b, tree, scripts_dir, &t, &scripts, &work, &outdir, err);
+	r = build_builder_open(b, tree, scripts_dir, &bb, err);
 	if (r < 0)
 		goto out;
-	strbuf_addf(&script, "%s/build.sh", scripts.buf);
 	argv[argc++] = "sh";
-	argv[argc++] = script.buf;
+	argv[argc++] = bb.script.buf;
 	argv[argc++] = "--resolve";
 	argv[argc++] = "--tree";
 	argv[argc++] = tree->url;
 	argv[argc++] = "--work";
-	argv[argc++] = work.buf;
+	argv[argc++] = bb.work.buf;
 	argv[argc++] = "--ref";
 	if (url) {	/* the tree's own head is the base; the commit is url's */
 		argv[argc++] = "HEAD";
@@ -187,7 +187,7 @@ int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, con
 				       .on_line = on_resolve_line, .arg = &rl, .max_line = 1024,
 				       .cancel = cancel, .pause = pause };
 
-		r = transport_exec(t, &er, &res, err);
+		r = transport_exec(bb.t, &er, &res, err);
 	}
 	if (r == -ECANCELED || (cancel && *cancel)) {
 		r = -ECANCELED;
@@ -207,12 +207,8 @@ int build_resolve(const struct lab_config *cfg, const struct cfg_tree *tree, con
 out:
 	if (r < 0)
 		build_resolved_release(out);
-	transport_free(t);
+	build_builder_release(&bb);
 	transport_exec_result_release(&res);
 	strbuf_release(&rl.message);
-	strbuf_release(&scripts);
-	strbuf_release(&work);
-	strbuf_release(&outdir);
-	strbuf_release(&script);
 	return r;
 }

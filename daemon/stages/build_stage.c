@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "arch.h"
+#include "build_builder.h"
 #include "fetch.h"
 #include "log.h"
 #include "patch.h"
@@ -240,342 +241,405 @@ out:
 	return r < 0 ? -1 : 0;
 }
 
-int build_builder_open(const struct cfg_builder *b, const struct cfg_tree *tree, const char *scripts_dir,
-		       struct transport **ret_t, struct strbuf *scripts, struct strbuf *work,
-		       struct strbuf *outdir, struct strbuf *err)
-{
-	struct strbuf buf = STRBUF_INIT, dst = STRBUF_INIT, why = STRBUF_INIT;
-	struct transport *t = NULL;
+/* One build_stage call's state, from the request to the outcome. */
+struct build_run {
+	const struct build_request *req;
+	struct build_outcome *out;
+	const struct arch *arch;
+	int patched;
+	struct strbuf kind, text, url, ref;	/* the job's patch (store_job_patch) */
+	struct strbuf patch_local;	/* its text in a local file, removed at the end */
+	struct strbuf remote_patch;	/* that file on the builder, removed there too */
+	struct build_builder bb;
+	char **frag_remote;		/* the fragments on the builder (NULL-terminated) */
+	struct build_lines bl;		/* what build.sh says */
 	struct exec_result res;
-	int r;
+	struct strbuf err;
+};
 
-	transport_exec_result_init(&res);
-	r = transport_open(&b->ep, 10, &t, &why);
-	if (r < 0) {
-		strbuf_addf(err, "cannot reach builder %s: %s", b->name, why.buf);
-		goto out;
-	}
-	strbuf_addf(scripts, "%s/tlblab/scripts", b->workdir);
-	strbuf_addf(work, "%s/tlblab/work-%s", b->workdir, tree->name);
-	strbuf_addf(outdir, "%s/tlblab/out", b->workdir);
-	{
-		const char *mk[] = { "mkdir", "-p", scripts->buf, work->buf, outdir->buf, NULL };
-		struct exec_req er = { .argv = mk, .timeout = 30 };
-
-		r = transport_exec(t, &er, &res, &why);
-		if (r < 0 || res.status != 0) {
-			strbuf_addf(err, "mkdir on %s failed: %s%s", b->name, why.buf, res.err.buf);
-			r = r < 0 ? r : -EIO;
-			goto out;
-		}
-	}
-	strbuf_addf(&buf, "%s/build.sh", scripts_dir);
-	strbuf_addf(&dst, "%s/build.sh", scripts->buf);
-	r = transport_upload(t, buf.buf, dst.buf, 0755, &why);
-	if (r < 0)
-		strbuf_addf(err, "uploading build.sh to %s: %s", b->name, why.buf);
-out:
-	if (r < 0)
-		transport_free(t);
-	else
-		*ret_t = t;
-	transport_exec_result_release(&res);
-	strbuf_release(&buf);
-	strbuf_release(&dst);
-	strbuf_release(&why);
-	return r;
-}
-
-void build_stage(const struct build_request *req, struct build_outcome *out)
+static void build_run_init(struct build_run *br, const struct build_request *req, struct build_outcome *out)
 {
-	const struct lab_config *cfg = req->cfg;
-	const struct cfg_builder *b = req->builder;
-	const struct cfg_tree *tree = req->tree;
-	const struct arch *arch = arch_get(req->arch);
-	int patched = !strcmp(req->side, "patched");
-	struct strbuf err = STRBUF_INIT, kind = STRBUF_INIT, text = STRBUF_INIT, url = STRBUF_INIT;
-	struct strbuf ref = STRBUF_INIT, patch_local = STRBUF_INIT, buf = STRBUF_INIT;
-	struct strbuf scripts = STRBUF_INIT, work = STRBUF_INIT, outdir = STRBUF_INIT, remote_patch = STRBUF_INIT;
-	const char *argv[64];
-	char **frag_remote = NULL;
-	json_t *series = NULL;
-	struct transport *t = NULL;
-	struct exec_result res;
-	struct build_lines bl;
-	int argc = 0, r;
-	size_t i;
-
-	memset(&bl, 0, sizeof(bl));
-	strbuf_init(&bl.pending, 0);
-	strbuf_init(&bl.message, 0);
-	strbuf_init(&bl.excerpt, 0);
-	bl.st = req->st;
-	bl.job = req->job_id;
-	bl.stage = req->stage_id;
-	bl.cancel = req->cancel;
-	transport_exec_result_init(&res);
+	memset(br, 0, sizeof(*br));
+	br->req = req;
+	br->out = out;
+	br->arch = arch_get(req->arch);
+	br->patched = !strcmp(req->side, "patched");
+	strbuf_init(&br->kind, 0);
+	strbuf_init(&br->text, 0);
+	strbuf_init(&br->url, 0);
+	strbuf_init(&br->ref, 0);
+	strbuf_init(&br->patch_local, 0);
+	strbuf_init(&br->remote_patch, 0);
+	strbuf_init(&br->err, 0);
+	build_builder_init(&br->bb);
+	strbuf_init(&br->bl.pending, 0);
+	strbuf_init(&br->bl.message, 0);
+	strbuf_init(&br->bl.excerpt, 0);
+	br->bl.st = req->st;
+	br->bl.job = req->job_id;
+	br->bl.stage = req->stage_id;
+	br->bl.cancel = req->cancel;
+	transport_exec_result_init(&br->res);
 	out->kind = BUILD_DONE;
 	out->store_error = 0;
+}
 
-	if (patched) {
-		/* without it, the patched side would be built without its patch */
-		if ((r = store_job_patch(req->st, req->job_id, &kind, &text, &url, &ref)) < 0) {
-			fail_store(out, r, "could not read the job's patch");
-			goto out;
-		}
-		/*
-		 * git fetches a branch (build.sh, no redirects): its host is
-		 * checked as a patch URL's are, under the policy in force now.
-		 * One that does not resolve here is git's to fail on.
-		 */
-		if (!strcmp(kind.buf, "branch") && fetch_url_allowed(url.buf, cfg->fetch_allow, &err) == -EPERM) {
-			fail(out, BUILD_PATCH, "build: the branch at %s: %s", url.buf, err.buf);
-			goto out;
-		}
-		if (!strcmp(kind.buf, "url") && !text.len) {
-			enum patch_subject_kind subject;
-			long http = 0;
-			struct fetch_opts fo = { .max = PATCH_MAX, .allow = cfg->fetch_allow, .cancel = req->cancel };
+/*
+ * The patch of a job that gave a URL, fetched with libcurl: kept in the
+ * store (with its series and its subject) before it is built, so that what
+ * was built stays known whatever the URL serves later.
+ */
+static int fetch_patch_url(struct build_run *br)
+{
+	const struct build_request *req = br->req;
+	enum patch_subject_kind subject;
+	struct strbuf name = STRBUF_INIT;
+	json_t *series = NULL;
+	long http = 0;
+	struct fetch_opts fo = { .max = PATCH_MAX, .allow = req->cfg->fetch_allow, .cancel = req->cancel };
+	int r = fetch_url(br->url.buf, &fo, &br->text, &http, &br->err);
 
-			r = fetch_url(url.buf, &fo, &text, &http, &err);
-			if (r == -ECANCELED) {
-				fail(out, BUILD_CANCELLED, "build: cancelled");
-				goto out;
-			}
-			/* the URL is the submitter's: whatever keeps it from
-			 * giving a patch is a result, not the lab's trouble */
-			if (r < 0) {
-				fail(out, BUILD_PATCH, "build: fetching the patch: %s", err.buf);
-				goto out;
-			}
-			if (!strstr(text.buf, "\n+++ ") && strncmp(text.buf, "+++ ", 4)) {
-				fail(out, BUILD_PATCH, "build: %s is not a patch (no diff in it)", url.buf);
-				goto out;
-			}
-			if (patch_series_json(text.buf, text.len, &series, &err) < 0) {
-				fail(out, BUILD_PATCH, "build: the mbox at %s: %s", url.buf, err.buf);
-				goto out;
-			}
-			if (series && (r = store_job_set_patches(req->st, req->job_id, series)) < 0)
-				log_warnx("job %lld: store: the fetched series is not listed: %s",
-					  (long long)req->job_id, store_strerror(r));
-			/* what was built must stay known, whatever the URL serves later */
-			if ((r = store_job_set_patch(req->st, req->job_id, text.buf)) < 0) {
-				fail_store(out, r, "could not keep the fetched patch");
-				goto out;
-			}
-			/* the job was called by its URL until now; a name only */
-			subject = patch_subject(text.buf, text.len, &buf);
-			if ((subject == PATCH_SUBJECT_HEADER || subject == PATCH_SUBJECT_TEXT) &&
-			    (r = store_job_set_patch_subject(req->st, req->job_id, buf.buf)) < 0)
-				log_warnx("job %lld: store: the patch keeps its URL as its name: %s",
-					  (long long)req->job_id, store_strerror(r));
-			strbuf_reset(&buf);
-		}
-	}
-	run_stage_log(req->st, req->job_id, req->stage_id, "");
-	if (req->cancel && *req->cancel) {
-		fail(out, BUILD_CANCELLED, "build: cancelled");
+	if (r == -ECANCELED) {
+		fail(br->out, BUILD_CANCELLED, "build: cancelled");
 		goto out;
 	}
-	strbuf_addf(&bl.pending, "== build %s on %s (tree %s, base %s, arch %s)\n", req->side, b->name, tree->name,
-		    req->base, arch->name);
-	if (build_builder_open(b, tree, req->scripts_dir, &t, &scripts, &work, &outdir, &err) < 0) {
-		fail(out, BUILD_INFRA, "build: %s", err.buf);
+	/* the URL is the submitter's: whatever keeps it from
+	 * giving a patch is a result, not the lab's trouble */
+	if (r < 0) {
+		fail(br->out, BUILD_PATCH, "build: fetching the patch: %s", br->err.buf);
 		goto out;
 	}
-	frag_remote = xcalloc(tree->nfragments + 2, sizeof(char *));
+	r = -1;
+	if (!strstr(br->text.buf, "\n+++ ") && strncmp(br->text.buf, "+++ ", 4)) {
+		fail(br->out, BUILD_PATCH, "build: %s is not a patch (no diff in it)", br->url.buf);
+		goto out;
+	}
+	if (patch_series_json(br->text.buf, br->text.len, &series, &br->err) < 0) {
+		fail(br->out, BUILD_PATCH, "build: the mbox at %s: %s", br->url.buf, br->err.buf);
+		goto out;
+	}
+	if (series && (r = store_job_set_patches(req->st, req->job_id, series)) < 0)
+		log_warnx("job %lld: store: the fetched series is not listed: %s",
+			  (long long)req->job_id, store_strerror(r));
+	/* what was built must stay known, whatever the URL serves later */
+	if ((r = store_job_set_patch(req->st, req->job_id, br->text.buf)) < 0) {
+		fail_store(br->out, r, "could not keep the fetched patch");
+		goto out;
+	}
+	/* the job was called by its URL until now; a name only */
+	subject = patch_subject(br->text.buf, br->text.len, &name);
+	if ((subject == PATCH_SUBJECT_HEADER || subject == PATCH_SUBJECT_TEXT) &&
+	    (r = store_job_set_patch_subject(req->st, req->job_id, name.buf)) < 0)
+		log_warnx("job %lld: store: the patch keeps its URL as its name: %s",
+			  (long long)req->job_id, store_strerror(r));
+	r = 0;
+out:
+	json_decref(series);
+	strbuf_release(&name);
+	return r < 0 ? -1 : 0;
+}
+
+/* The patched side's patch: its text, a URL's fetched, or its branch. */
+static int read_patch(struct build_run *br)
+{
+	const struct build_request *req = br->req;
+	int r;
+
+	/* without it, the patched side would be built without its patch */
+	if ((r = store_job_patch(req->st, req->job_id, &br->kind, &br->text, &br->url, &br->ref)) < 0) {
+		fail_store(br->out, r, "could not read the job's patch");
+		return -1;
+	}
+	/*
+	 * git fetches a branch (build.sh, no redirects): its host is
+	 * checked as a patch URL's are, under the policy in force now.
+	 * One that does not resolve here is git's to fail on.
+	 */
+	if (!strcmp(br->kind.buf, "branch") &&
+	    fetch_url_allowed(br->url.buf, req->cfg->fetch_allow, &br->err) == -EPERM) {
+		fail(br->out, BUILD_PATCH, "build: the branch at %s: %s", br->url.buf, br->err.buf);
+		return -1;
+	}
+	if (!strcmp(br->kind.buf, "url") && !br->text.len)
+		return fetch_patch_url(br);
+	return 0;
+}
+
+/* The tree's config fragments, for this arch, to the builder. */
+static int upload_fragments(struct build_run *br)
+{
+	const struct cfg_tree *tree = br->req->tree;
+	size_t i;
+	int r;
+
+	br->frag_remote = xcalloc(tree->nfragments + 2, sizeof(char *));
 	for (i = 0; i < tree->nfragments; i++) {
 		struct strbuf dst = STRBUF_INIT;
-		char *frag = arch_expand(tree->fragments[i], arch);
+		char *frag = arch_expand(tree->fragments[i], br->arch);
 
 		/* named by arch too: an x86_64 and an arm64 build of the tree
 		 * upload their own qemu-{arch}.config under their own name */
-		strbuf_addf(&dst, "%s/%s-%s-frag%zu.config", scripts.buf, tree->name, arch->name, i);
-		r = transport_upload(t, frag, dst.buf, 0644, &err);
-		frag_remote[i] = strbuf_detach(&dst, NULL);
+		strbuf_addf(&dst, "%s/%s-%s-frag%zu.config", br->bb.scripts.buf, tree->name, br->arch->name, i);
+		r = transport_upload(br->bb.t, frag, dst.buf, 0644, &br->err);
+		br->frag_remote[i] = strbuf_detach(&dst, NULL);
 		if (r < 0)
-			fail(out, BUILD_INFRA, "build: uploading fragment %s: %s", frag, err.buf);
+			fail(br->out, BUILD_INFRA, "build: uploading fragment %s: %s", frag, br->err.buf);
 		free(frag);
 		if (r < 0)
-			goto out;
+			return -1;
 	}
+	return 0;
+}
+
+/* build.sh's arguments for the patch: the branch to fetch, or the patch's
+ * text uploaded to the builder. */
+static int add_patch_args(struct build_run *br, const char **argv, int *argc)
+{
+	const struct build_request *req = br->req;
+
+	if (!strcmp(br->kind.buf, "branch")) {
+		argv[(*argc)++] = "--fetch";
+		argv[(*argc)++] = br->url.buf;
+		argv[(*argc)++] = "--fetch-ref";
+		argv[(*argc)++] = br->ref.buf;
+		return 0;
+	}
+	if (write_temp(req->cfg, br->text.buf, &br->patch_local, &br->err) < 0) {
+		fail(br->out, BUILD_INFRA, "build: %s", br->err.buf);
+		return -1;
+	}
+	/* with this daemon's pid: two daemons sharing a builder both
+	 * have a job 1, and neither may build the other's patch */
+	strbuf_addf(&br->remote_patch, "%s/job-%lld-%ld.patch", br->bb.scripts.buf, (long long)req->job_id,
+		    (long)getpid());
+	if (transport_upload(br->bb.t, br->patch_local.buf, br->remote_patch.buf, 0600, &br->err) < 0) {
+		fail(br->out, BUILD_INFRA, "build: uploading the patch: %s", br->err.buf);
+		return -1;
+	}
+	argv[(*argc)++] = "--patch";
+	argv[(*argc)++] = br->remote_patch.buf;
+	return 0;
+}
+
+/* Runs build.sh on the builder, its lines read as they come (on_build_line). */
+static int run_script(struct build_run *br)
+{
+	const struct build_request *req = br->req;
+	const struct cfg_tree *tree = req->tree;
+	const struct cfg_builder *b = req->builder;
+	const char *argv[64];
+	char jobs[16];
+	int argc = 0, r;
+	size_t i;
+	struct exec_req er = { .on_line = on_build_line, .arg = &br->bl, .max_line = 8192,
+			       .pause = req->pause, .cancel = req->cancel };
+
 	argv[argc++] = "sh";
-	argv[argc++] = NULL; /* build.sh, below */
+	argv[argc++] = br->bb.script.buf;
 	argv[argc++] = "--tree";
 	argv[argc++] = tree->url;
 	argv[argc++] = "--work";
-	argv[argc++] = work.buf;
+	argv[argc++] = br->bb.work.buf;
 	argv[argc++] = "--ref";
 	argv[argc++] = req->base;
 	argv[argc++] = "--config-base";
 	argv[argc++] = tree->config_base;
 	argv[argc++] = "--out";
-	argv[argc++] = outdir.buf;
+	argv[argc++] = br->bb.outdir.buf;
 	argv[argc++] = "--arch";
-	argv[argc++] = arch->name;
+	argv[argc++] = br->arch->name;
 	for (i = 0; i < tree->nfragments && argc < 54; i++) {
 		argv[argc++] = "--fragment";
-		argv[argc++] = frag_remote[i];
+		argv[argc++] = br->frag_remote[i];
 	}
 	if (b->ccache) {
 		argv[argc++] = "--ccache";
 		argv[argc++] = b->ccache;
 	}
-	if (patched && !strcmp(kind.buf, "branch")) {
-		argv[argc++] = "--fetch";
-		argv[argc++] = url.buf;
-		argv[argc++] = "--fetch-ref";
-		argv[argc++] = ref.buf;
-	} else if (patched) {
-		if (write_temp(cfg, text.buf, &patch_local, &err) < 0) {
-			fail(out, BUILD_INFRA, "build: %s", err.buf);
-			goto out;
-		}
-		/* with this daemon's pid: two daemons sharing a builder both
-		 * have a job 1, and neither may build the other's patch */
-		strbuf_addf(&remote_patch, "%s/job-%lld-%ld.patch", scripts.buf, (long long)req->job_id,
-			    (long)getpid());
-		if (transport_upload(t, patch_local.buf, remote_patch.buf, 0600, &err) < 0) {
-			fail(out, BUILD_INFRA, "build: uploading the patch: %s", err.buf);
-			goto out;
-		}
-		argv[argc++] = "--patch";
-		argv[argc++] = remote_patch.buf;
+	if (br->patched && add_patch_args(br, argv, &argc) < 0)
+		return -1;
+	snprintf(jobs, sizeof(jobs), "%d", b->jobs);
+	argv[argc++] = "--jobs";
+	argv[argc++] = jobs;
+	argv[argc] = NULL;
+	er.argv = argv;
+	er.timeout = req->deadline - mono_now();
+	if (er.timeout < 1)
+		er.timeout = 1;
+	r = transport_exec(br->bb.t, &er, &br->res, &br->err);
+	flush_log(&br->bl);
+	if (req->cancel && *req->cancel) {
+		fail(br->out, BUILD_CANCELLED, "build: cancelled");
+		return -1;
 	}
-	{
-		char jobs[16];
-		struct strbuf script = STRBUF_INIT;
-		struct exec_req er = { .timeout = req->deadline - mono_now(), .on_line = on_build_line,
-				       .arg = &bl, .max_line = 8192, .pause = req->pause,
-				       .cancel = req->cancel };
+	if (r < 0) {
+		fail(br->out, BUILD_INFRA, "build %s on %s: %s", req->side, b->name, br->err.buf);
+		return -1;
+	}
+	return 0;
+}
 
-		snprintf(jobs, sizeof(jobs), "%d", b->jobs);
-		argv[argc++] = "--jobs";
-		argv[argc++] = jobs;
-		argv[argc] = NULL;
-		strbuf_addf(&script, "%s/build.sh", scripts.buf);
-		argv[1] = script.buf;
-		er.argv = argv;
-		if (er.timeout < 1)
-			er.timeout = 1;
-		r = transport_exec(t, &er, &res, &err);
-		strbuf_release(&script);
+/* What build.sh's exit status and facts say: a build of this arch's
+ * kernel, or a failure of its class (build.sh's exit codes). */
+static int check_result(struct build_run *br)
+{
+	const struct build_request *req = br->req;
+	const struct build_lines *bl = &br->bl;
+	const char *side = req->side, *builder = req->builder->name;
+
+	if (br->res.status != 0) {
+		const char *what = bl->message.len ? bl->message.buf : br->res.err.len ? br->res.err.buf : "no message";
+
+		switch (br->res.status) {
+		case 10: case 13:
+			fail(br->out, BUILD_PATCH, "build %s: %s%s", side, what, bl->excerpt.buf);
+			break;
+		case 11: case 12:
+			fail(br->out, BUILD_FAILED, "build %s: %s%s", side, what, bl->excerpt.buf);
+			break;
+		default:
+			fail(br->out, BUILD_INFRA, "build %s on %s: build.sh exited %d: %s%s", side, builder,
+			     br->res.status, what, bl->excerpt.buf);
+		}
+		return -1;
 	}
-	flush_log(&bl);
+	if (strcmp(bl->status, "ok") || !hex_valid(bl->build_id, 64) || !bl->dir[0]) {
+		fail(br->out, BUILD_INFRA, "build %s: build.sh ended without a build id", side);
+		return -1;
+	}
+	/* the image's name becomes a file name here: only the arch's own */
+	if (!hex_valid(bl->image_sha256, 64) || strcmp(bl->image, br->arch->image) || strcmp(bl->arch, br->arch->name)) {
+		fail(br->out, BUILD_INFRA, "build %s: build.sh ended without the %s kernel's image and its hash "
+		     "(said arch '%s', image '%s'; an old build.sh on %s?)", side, br->arch->name, bl->arch,
+		     bl->image, builder);
+		return -1;
+	}
+	return 0;
+}
+
+/* The artifacts copied here and the build kept in the store, with the
+ * stage's build id. */
+static int keep_build(struct build_run *br)
+{
+	const struct build_request *req = br->req;
+	const struct build_lines *bl = &br->bl;
+	struct strbuf path = STRBUF_INIT, line = STRBUF_INIT;
+	json_t *meta;
+	int r;
+
+	if (fetch_artifacts(br->bb.t, req->cfg, bl->dir, bl->build_id, bl->image, bl->image_sha256, &br->err) < 0) {
+		fail(br->out, BUILD_INFRA, "build %s: copying the artifacts from %s: %s", req->side,
+		     req->builder->name, br->err.buf);
+		return -1;
+	}
+	meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl->commit,
+			 "config_hash", bl->config_hash, "compiler", bl->compiler,
+			 "kernelrelease", bl->kernelrelease, "build_host", bl->build_host,
+			 "arch", bl->arch, "image", bl->image, "image_sha256", bl->image_sha256,
+			 "duration_s", bl->duration, "warnings", (json_int_t)bl->warnings,
+			 "cached", bl->cached);
+	build_dir(req->cfg, bl->build_id, &path);
+	{
+		struct build_row row = { .id = bl->build_id, .tree = req->tree->name, .commit_id = bl->commit,
+					 .config_hash = bl->config_hash, .compiler = bl->compiler,
+					 .duration = bl->duration, .meta = meta, .path = path.buf };
+
+		r = store_build_add(req->st, &row);
+	}
+	json_decref(meta);
+	strbuf_release(&path);
+	/* the artifacts stay: the retry finds the build cached */
+	if (r < 0) {
+		fail_store(br->out, r, "could not keep the build");
+		return -1;
+	}
+	if ((r = store_stage_set_ids(req->st, req->stage_id, bl->build_id, NULL)) < 0) {
+		fail_store(br->out, r, "could not keep the stage's build id");
+		return -1;
+	}
+	snprintf(br->out->build_id, sizeof(br->out->build_id), "%s", bl->build_id);
+	strbuf_addf(&line, "== build %s: %s %s, commit %.12s, %.0f s, %ld warnings\n", req->side,
+		    bl->cached ? "cached" : "built", bl->build_id, bl->commit, bl->duration, bl->warnings);
+	run_stage_log(req->st, req->job_id, req->stage_id, line.buf);
+	strbuf_release(&line);
+	return 0;
+}
+
+/* The patch is in the store and, applied, in the builder's tree: the
+ * copy build.sh read goes, whatever the outcome. */
+static void remove_remote_patch(struct build_run *br)
+{
+	const char *rm[] = { "rm", "-f", "--", br->remote_patch.buf, NULL };
+	struct exec_req er = { .argv = rm, .timeout = 30 };
+	struct exec_result res;
+	struct strbuf err = STRBUF_INIT;
+
+	transport_exec_result_init(&res);
+	if (transport_exec(br->bb.t, &er, &res, &err) < 0 || res.status != 0)
+		log_warnx("job %lld: build %s: cannot remove %s on %s: %s%s", (long long)br->req->job_id,
+			  br->req->side, br->remote_patch.buf, br->req->builder->name, err.buf, res.err.buf);
+	transport_exec_result_release(&res);
+	strbuf_release(&err);
+}
+
+/* The stage log's last lines, the patch's copies removed, all freed. */
+static void build_run_release(struct build_run *br)
+{
+	const struct build_request *req = br->req;
+	size_t i;
+
+	flush_log(&br->bl);
+	if (br->out->kind != BUILD_DONE) {
+		struct strbuf line = STRBUF_INIT;
+
+		strbuf_addf(&line, "%s\n", br->out->message.buf);
+		run_stage_log(req->st, req->job_id, req->stage_id, line.buf);
+		strbuf_release(&line);
+	}
+	if (br->patch_local.len)
+		unlink(br->patch_local.buf);
+	if (br->bb.t && br->remote_patch.len)
+		remove_remote_patch(br);
+	if (br->frag_remote) {
+		for (i = 0; br->frag_remote[i]; i++)
+			free(br->frag_remote[i]);
+		free(br->frag_remote);
+	}
+	build_builder_release(&br->bb);
+	transport_exec_result_release(&br->res);
+	strbuf_release(&br->bl.pending);
+	strbuf_release(&br->bl.message);
+	strbuf_release(&br->bl.excerpt);
+	strbuf_release(&br->err);
+	strbuf_release(&br->kind);
+	strbuf_release(&br->text);
+	strbuf_release(&br->url);
+	strbuf_release(&br->ref);
+	strbuf_release(&br->patch_local);
+	strbuf_release(&br->remote_patch);
+}
+
+void build_stage(const struct build_request *req, struct build_outcome *out)
+{
+	struct build_run br;
+
+	build_run_init(&br, req, out);
+	if (br.patched && read_patch(&br) < 0)
+		goto out;
+	run_stage_log(req->st, req->job_id, req->stage_id, "");
 	if (req->cancel && *req->cancel) {
 		fail(out, BUILD_CANCELLED, "build: cancelled");
 		goto out;
 	}
-	if (r < 0) {
-		fail(out, BUILD_INFRA, "build %s on %s: %s", req->side, b->name, err.buf);
+	strbuf_addf(&br.bl.pending, "== build %s on %s (tree %s, base %s, arch %s)\n", req->side,
+		    req->builder->name, req->tree->name, req->base, br.arch->name);
+	if (build_builder_open(req->builder, req->tree, req->scripts_dir, &br.bb, &br.err) < 0) {
+		fail(out, BUILD_INFRA, "build: %s", br.err.buf);
 		goto out;
 	}
-	if (res.status != 0) {
-		const char *what = bl.message.len ? bl.message.buf : res.err.len ? res.err.buf : "no message";
-
-		switch (res.status) {
-		case 10: case 13:
-			fail(out, BUILD_PATCH, "build %s: %s%s", req->side, what, bl.excerpt.buf);
-			break;
-		case 11: case 12:
-			fail(out, BUILD_FAILED, "build %s: %s%s", req->side, what, bl.excerpt.buf);
-			break;
-		default:
-			fail(out, BUILD_INFRA, "build %s on %s: build.sh exited %d: %s%s", req->side, b->name,
-			     res.status, what, bl.excerpt.buf);
-		}
+	if (upload_fragments(&br) < 0 || run_script(&br) < 0 || check_result(&br) < 0)
 		goto out;
-	}
-	if (strcmp(bl.status, "ok") || !hex_valid(bl.build_id, 64) || !bl.dir[0]) {
-		fail(out, BUILD_INFRA, "build %s: build.sh ended without a build id", req->side);
-		goto out;
-	}
-	/* the image's name becomes a file name here: only the arch's own */
-	if (!hex_valid(bl.image_sha256, 64) || strcmp(bl.image, arch->image) || strcmp(bl.arch, arch->name)) {
-		fail(out, BUILD_INFRA, "build %s: build.sh ended without the %s kernel's image and its hash "
-		     "(said arch '%s', image '%s'; an old build.sh on %s?)", req->side, arch->name, bl.arch,
-		     bl.image, b->name);
-		goto out;
-	}
-	if (fetch_artifacts(t, cfg, bl.dir, bl.build_id, bl.image, bl.image_sha256, &err) < 0) {
-		fail(out, BUILD_INFRA, "build %s: copying the artifacts from %s: %s", req->side, b->name, err.buf);
-		goto out;
-	}
-	{
-		json_t *meta = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:I,s:b}", "commit", bl.commit,
-					 "config_hash", bl.config_hash, "compiler", bl.compiler,
-					 "kernelrelease", bl.kernelrelease, "build_host", bl.build_host,
-					 "arch", bl.arch, "image", bl.image, "image_sha256", bl.image_sha256,
-					 "duration_s", bl.duration, "warnings", (json_int_t)bl.warnings,
-					 "cached", bl.cached);
-		struct build_row row = { .id = bl.build_id, .tree = tree->name, .commit_id = bl.commit,
-					 .config_hash = bl.config_hash, .compiler = bl.compiler,
-					 .duration = bl.duration, .meta = meta };
-		struct strbuf path = STRBUF_INIT;
-
-		build_dir(cfg, bl.build_id, &path);
-		row.path = path.buf;
-		r = store_build_add(req->st, &row);
-		json_decref(meta);
-		strbuf_release(&path);
-		/* the artifacts stay: the retry finds the build cached */
-		if (r < 0) {
-			fail_store(out, r, "could not keep the build");
-			goto out;
-		}
-	}
-	if ((r = store_stage_set_ids(req->st, req->stage_id, bl.build_id, NULL)) < 0) {
-		fail_store(out, r, "could not keep the stage's build id");
-		goto out;
-	}
-	snprintf(out->build_id, sizeof(out->build_id), "%s", bl.build_id);
-	strbuf_reset(&buf);
-	strbuf_addf(&buf, "== build %s: %s %s, commit %.12s, %.0f s, %ld warnings\n", req->side,
-		    bl.cached ? "cached" : "built", bl.build_id, bl.commit, bl.duration, bl.warnings);
-	run_stage_log(req->st, req->job_id, req->stage_id, buf.buf);
+	keep_build(&br);
 out:
-	flush_log(&bl);
-	if (out->kind != BUILD_DONE) {
-		strbuf_reset(&buf);
-		strbuf_addf(&buf, "%s\n", out->message.buf);
-		run_stage_log(req->st, req->job_id, req->stage_id, buf.buf);
-	}
-	if (patch_local.len)
-		unlink(patch_local.buf);
-	/* the patch is in the store and, applied, in the builder's tree: the
-	 * copy build.sh read goes, whatever the outcome */
-	if (t && remote_patch.len) {
-		const char *rm[] = { "rm", "-f", "--", remote_patch.buf, NULL };
-		struct exec_req er = { .argv = rm, .timeout = 30 };
-
-		strbuf_reset(&err);
-		transport_exec_result_release(&res);
-		transport_exec_result_init(&res);
-		if (transport_exec(t, &er, &res, &err) < 0 || res.status != 0)
-			log_warnx("job %lld: build %s: cannot remove %s on %s: %s%s", (long long)req->job_id,
-				  req->side, remote_patch.buf, b->name, err.buf, res.err.buf);
-	}
-	if (frag_remote) {
-		for (i = 0; frag_remote[i]; i++)
-			free(frag_remote[i]);
-		free(frag_remote);
-	}
-	transport_free(t);
-	json_decref(series);
-	transport_exec_result_release(&res);
-	strbuf_release(&bl.pending);
-	strbuf_release(&bl.message);
-	strbuf_release(&bl.excerpt);
-	strbuf_release(&err);
-	strbuf_release(&kind);
-	strbuf_release(&text);
-	strbuf_release(&url);
-	strbuf_release(&ref);
-	strbuf_release(&patch_local);
-	strbuf_release(&buf);
-	strbuf_release(&scripts);
-	strbuf_release(&work);
-	strbuf_release(&outdir);
-	strbuf_release(&remote_patch);
+	build_run_release(&br);
 }

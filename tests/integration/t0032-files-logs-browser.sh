@@ -133,8 +133,8 @@ got="$(code "$URL/node_modules/uplot/dist/uPlot.esm.js") $(code "$URL/node_modul
 # side notes its --patch file (so the check below is not vacuous) and fails
 # as a compile error would.
 daemon_stop
-mkdir "$TMP/kernels"
-cat >"$TMP/kernels/build.sh" <<EOB
+kernels_stub "$TMP/kernels"
+cat >"$TMP/kernels/build/build.sh" <<EOB
 #!/bin/sh
 out= patch=
 while [ \$# -gt 1 ]; do

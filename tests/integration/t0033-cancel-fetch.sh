@@ -2,7 +2,7 @@
 # Cancel and fetch (issue 12, section 3) through a real tlblabd with a fake
 # lab: a builder whose build.sh (tlblabd -k) is a stand-in that builds in a
 # blink or hangs, except for branch jobs, which it hands to the real
-# kernels/build.sh over a tiny git tree; a QEMU machine whose "qemu" starts
+# kernels/build/build.sh over a tiny git tree; a QEMU machine whose "qemu" starts
 # and never boots. A cancel stops a build, a boot and a git fetch from a
 # port that never answers, promptly, as cancelled, never retried; branch
 # URLs are one set in the API and build.sh, and build.sh's fetch follows no
@@ -34,14 +34,15 @@ wait_for() {
 
 # ---- the fake lab ----------------------------------------------------------
 
-mkdir -p "$TMP/kernels" "$TMP/vm" "$TMP/builder"
+mkdir -p "$TMP/vm" "$TMP/builder"
+kernels_stub "$TMP/kernels"
 # build.sh: --fetch goes to the real script; otherwise $TMP/build-mode says
 # "ok" (a bzImage at once) or "slow" (prints, then hangs, silent)
-cat >"$TMP/kernels/build.sh" <<EOF
+cat >"$TMP/kernels/build/build.sh" <<EOF
 #!/bin/sh
 for a in "\$@"; do
 	if [ "\$a" = --fetch ]; then
-		TLBLAB_FETCH_TIMEOUT=\$(cat "$TMP/fetch-timeout") TLBLAB_MIN_FREE_MB=1 exec sh "$TOP/kernels/build.sh" "\$@"
+		TLBLAB_FETCH_TIMEOUT=\$(cat "$TMP/fetch-timeout") TLBLAB_MIN_FREE_MB=1 exec sh "$TOP/kernels/build/build.sh" "\$@"
 	fi
 done
 out= patch=
@@ -72,7 +73,7 @@ cat >"$TMP/fake-qemu" <<'EOF'
 #!/bin/sh
 exec sleep 300
 EOF
-chmod +x "$TMP/kernels/build.sh" "$TMP/fake-qemu"
+chmod +x "$TMP/kernels/build/build.sh" "$TMP/fake-qemu"
 echo ok >"$TMP/build-mode"
 echo 600 >"$TMP/fetch-timeout"
 : >"$TMP/initrd" >"$TMP/key" >"$TMP/known_hosts"
@@ -265,7 +266,7 @@ git daemon --export-all --base-path="$TMP/gitd" --listen=127.0.0.1 --port="$GITD
 HELPERS="$HELPERS $!"
 BIG=git://127.0.0.1:$GITD_PORT/big.git
 if wait_for "git daemon" 10 git ls-remote "$BIG"; then
-	TLBLAB_MIN_FREE_MB=1 TLBLAB_FETCH_MAX_KB=64 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wbig" \
+	TLBLAB_MIN_FREE_MB=1 TLBLAB_FETCH_MAX_KB=64 sh "$TOP/kernels/build/build.sh" --tree "$TMP/tree" --work "$TMP/wbig" \
 		--ref v1 --config-base tinyconfig --out "$TMP/obig" --fetch "$BIG" --fetch-ref master >"$TMP/big.out" 2>&1
 	rc=$?
 	left=$(find "$TMP/wbig/src/.git/objects/pack" -name 'tmp_pack_*' | wc -l)
@@ -276,7 +277,7 @@ if wait_for "git daemon" 10 git ls-remote "$BIG"; then
 	else
 		fail "a pack over the bound" "exit $rc, $left partial packs: $(grep TLBLAB "$TMP/big.out" | head -n 3)"
 	fi
-	TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wbig" \
+	TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build/build.sh" --tree "$TMP/tree" --work "$TMP/wbig" \
 		--ref v1 --config-base tinyconfig --out "$TMP/obig" --fetch "$BIG" --fetch-ref master >"$TMP/big.out" 2>&1
 	grep -q "master at $BIG is $(git -C "$TMP/bigsrc" rev-parse HEAD)" "$TMP/big.out" &&
 		pass "the same pack under the default bound is fetched" ||
@@ -320,7 +321,7 @@ PYEOF
 HELPERS="$HELPERS $!"
 if wait_for "the TLS server" 10 test -s "$TMP/https.port"; then
 	MOVED=https://127.0.0.1:$(cat "$TMP/https.port")/moved.git REAL=https://127.0.0.1:$(cat "$TMP/https.port")/real.git
-	GIT_SSL_NO_VERIFY=true TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wmoved" \
+	GIT_SSL_NO_VERIFY=true TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build/build.sh" --tree "$TMP/tree" --work "$TMP/wmoved" \
 		--ref v1 --config-base tinyconfig --out "$TMP/omoved" --fetch "$MOVED" --fetch-ref master >"$TMP/moved.out" 2>&1
 	rc=$?
 	if [ $rc = 13 ] && grep -q "TLBLAB class ref" "$TMP/moved.out" &&
@@ -329,7 +330,7 @@ if wait_for "the TLS server" 10 test -s "$TMP/https.port"; then
 	else
 		fail "a redirect not followed" "exit $rc: $(grep -E 'TLBLAB (class|message)' "$TMP/moved.out"); asked: $(tr '\n' ' ' <"$TMP/https.log")"
 	fi
-	GIT_SSL_NO_VERIFY=true TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build.sh" --tree "$TMP/tree" --work "$TMP/wmoved" \
+	GIT_SSL_NO_VERIFY=true TLBLAB_MIN_FREE_MB=1 sh "$TOP/kernels/build/build.sh" --tree "$TMP/tree" --work "$TMP/wmoved" \
 		--ref v1 --config-base tinyconfig --out "$TMP/omoved" --fetch "$REAL" --fetch-ref master >"$TMP/real.out" 2>&1
 	grep -q "master at $REAL is $(git -C "$TMP/bigsrc" rev-parse HEAD)" "$TMP/real.out" &&
 		pass "the same repository at its own URL is fetched" ||
@@ -344,7 +345,7 @@ mkdir -p "$TMP/cwd/http:/evil.example" "$TMP/cwd/https:/x"
 bad=0 good=0
 while read -r want url; do
 	case $want in ok | bad) ;; *) continue ;; esac
-	(cd "$TMP/cwd" && sh "$TOP/kernels/build.sh" --tree "$TMP/no-such-tree" --work "$TMP/w" --ref v1 \
+	(cd "$TMP/cwd" && sh "$TOP/kernels/build/build.sh" --tree "$TMP/no-such-tree" --work "$TMP/w" --ref v1 \
 		--config-base tinyconfig --out "$TMP/o" --fetch "$url" --fetch-ref main) >"$TMP/bs.out" 2>&1
 	rc=$?
 	if [ "$want" = bad ]; then

@@ -4,7 +4,7 @@
 # that stands in for linux-source-6.1), the lab's directories made by
 # scripts/lab-dirs.sh with an empty builder work directory, and the
 # daemon's user making the first checkout and resolving the base: first
-# kernels/build.sh --resolve as that user, then tlblabd (started as root,
+# kernels/build/build.sh --resolve as that user, then tlblabd (started as root,
 # lab.user tlblab) running a first job, as make demo's first job does.
 #
 # On 78022e5 the first checkout failed ("git clone --shared of ... failed":
@@ -59,7 +59,7 @@ check "the tree is root's, as import-tree.sh makes it" [ "$(stat -c %U "$CACHE1/
 # 1. build.sh --resolve as the daemon's user, in an empty work directory
 WORK1=$CACHE1/tlblab/work-linux
 ST=0
-as_lab sh "$TOP/kernels/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian \
+as_lab sh "$TOP/kernels/build/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian \
 	>"$TMP/resolve.out" 2>&1 || ST=$?
 if [ "$ST" = 0 ] && grep -qx "TLBLAB status ok" "$TMP/resolve.out" && grep -qx "TLBLAB commit $BASE" "$TMP/resolve.out"; then
 	pass "the daemon's user makes the first checkout of root's tree and resolves v6.1-debian ($(echo "$BASE" | cut -c1-12))"
@@ -75,7 +75,7 @@ check "root's tree is unchanged: still root's, at v6.1-debian" [ "$tree_state" =
 # root builds nowhere the daemon's user owns: build.sh refuses, names why,
 # and writes nothing there
 ST=0
-sh "$TOP/kernels/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian \
+sh "$TOP/kernels/build/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian \
 	>"$TMP/asroot.out" 2>&1 || ST=$?
 if [ "$ST" = 1 ] && grep -q "^TLBLAB message $WORK1 belongs to $LAB_USER .* this build runs as root" "$TMP/asroot.out" &&
 	[ -z "$(find "$CACHE1/tlblab" ! -user "$LAB_USER" | head -n 1)" ]; then

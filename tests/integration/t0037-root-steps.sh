@@ -115,12 +115,12 @@ untouched "lab_daemon (make demo), its log linked to it"
 WORK1=$CACHE1/tlblab/work-linux
 as_lab mkdir -p "$WORK1"
 plant "$WORK1" lock build.log .status .sb-status
-sh "$TOP/kernels/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian >"$TMP/build-root.out" 2>&1
+sh "$TOP/kernels/build/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian >"$TMP/build-root.out" 2>&1
 untouched "build.sh as root in the user's work directory, its lock, log and status files linked to it"
 grep -q "^TLBLAB message $WORK1 belongs to $LAB_USER" "$TMP/build-root.out" &&
 	pass "and build.sh as root refused it, naming the owner" ||
 	fail "and build.sh as root refused it, naming the owner" "$(tail -n 2 "$TMP/build-root.out")"
-as_lab sh "$TOP/kernels/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian \
+as_lab sh "$TOP/kernels/build/build.sh" --resolve --tree "$CACHE1/linux" --work "$WORK1" --ref v6.1-debian \
 	>"$TMP/build-user.out" 2>&1
 untouched "build.sh as the lab's user (make test's builds), the same links"
 

@@ -4,7 +4,7 @@
 # descriptor that is not close-on-exec (7) and GIT_*, SSH_* and
 # TLBLAB_TOKEN in its environment, and it holds an SSH session to a lab
 # machine (a job whose run sleeps there, on an sshd on loopback). Then:
-# - a build runs kernels/build.sh (through a wrapper that notes what it got)
+# - a build runs kernels/build/build.sh (through a wrapper that notes what it got)
 #   on a tiny git tree whose every make target lists, from inside the
 #   build's sandbox, its descriptors and its environment;
 # - a boot runs QEMU on a 4 KiB test kernel that halts, whose
@@ -30,16 +30,17 @@ chmod 711 "$TMP"
 # ---- the parts -----------------------------------------------------------
 
 qemu_test_kernel "$TMP/quiet.img" quiet
-mkdir -p "$TMP/kernels" "$TMP/vm" "$TMP/builder" "$TMP/ccache" "$TMP/guest"
+mkdir -p "$TMP/vm" "$TMP/builder" "$TMP/ccache" "$TMP/guest"
+kernels_stub "$TMP/kernels"
 : >"$TMP/guest/initramfs.cpio" >"$TMP/guest/lab_key" >"$TMP/guest/known_hosts"
 echo real >"$TMP/build-mode"
 # build.sh: notes its environment and descriptors, then runs the real one,
 # or (build-mode fake) makes the test kernel a build at once
-cat >"$TMP/kernels/build.sh" <<EOF
+cat >"$TMP/kernels/build/build.sh" <<EOF
 #!/bin/sh
 env | sort >"$TMP/build-env"
 ls -l /proc/\$\$/fd | awk 'NF >= 11 { print \$9, \$11 }' >"$TMP/build-fds"
-[ "\$(cat "$TMP/build-mode")" = real ] && exec sh "$TOP/kernels/build.sh" "\$@"
+[ "\$(cat "$TMP/build-mode")" = real ] && exec sh "$TOP/kernels/build/build.sh" "\$@"
 out=
 while [ \$# -gt 0 ]; do
 	[ "\$1" = --out ] && out=\$2
@@ -183,7 +184,7 @@ else
 	fail "inside the build's sandbox: none of the operator's GIT_*, SSH_*, TLBLAB_TOKEN" "$(oneline "$TMP/sandbox-env")"
 fi
 # (and the script itself, which sh keeps open to read it)
-if [ "$(grep -v ' /.*/tlblab/scripts/build\.sh$' "$TMP/build-fds" | cut -d' ' -f1 | sort -n | tr '\n' ' ')" = "0 1 2 " ]; then
+if [ "$(grep -v ' /.*/tlblab/scripts/build-[0-9a-f]*/build\.sh$' "$TMP/build-fds" | cut -d' ' -f1 | sort -n | tr '\n' ' ')" = "0 1 2 " ]; then
 	pass "build.sh gets descriptors 0, 1 and 2 only ($(oneline "$TMP/build-fds"))"
 else
 	fail "build.sh gets descriptors 0, 1 and 2 only" "$(oneline "$TMP/build-fds"); the daemon's: $(leaks "$TMP/build-fds" | tr '\n' ';')"

@@ -24,7 +24,8 @@ done
 CAP=2097152
 qemu_test_kernel "$TMP/quiet.img" quiet
 qemu_test_kernel "$TMP/spam.img" spam
-mkdir -p "$TMP/kernels" "$TMP/vm" "$TMP/guest" "$TMP/data"
+mkdir -p "$TMP/vm" "$TMP/guest" "$TMP/data"
+kernels_stub "$TMP/kernels"
 chmod 700 "$TMP/data"
 echo "t0039-secret-token-0123456789" >"$TMP/data/token"
 echo "t0039-secret-key" >"$TMP/guest/lab_key"
@@ -32,7 +33,7 @@ chmod 600 "$TMP/data/token" "$TMP/guest/lab_key"
 : >"$TMP/guest/initramfs.cpio" >"$TMP/guest/known_hosts"
 echo quiet >"$TMP/image"
 # build.sh: the test kernel $TMP/image names, as a build, at once
-cat >"$TMP/kernels/build.sh" <<EOF
+cat >"$TMP/kernels/build/build.sh" <<EOF
 #!/bin/sh
 out=
 while [ \$# -gt 0 ]; do

@@ -1,11 +1,12 @@
 #!/bin/sh
-# kernels/build.sh on the real imported tree (Debian's linux-source-6.1), the
+# kernels/build/build.sh on the real imported tree (Debian's linux-source-6.1), the
 # way the daemon runs it: a base build with every result line, artifact and
 # meta.json field; the same build again (cached); the 0001 demo patch built
 # incrementally on top; fetching a branch; and each failure class with the
 # excerpt a developer needs (patch, build, config, ref), an image that is
-# not the kernel make wrote (refused, nothing stored), plus refs that must
-# be refused before anything runs.
+# not the kernel make wrote (refused, nothing stored), plus refs, and a
+# script set not whole (a part missing or spoiled, build.sh read from
+# stdin), that must be refused before anything runs.
 #
 # WORK and OUT are the lab builder's (${TLBLAB_CACHE:-/var/cache/tlblab}/tlblab/
 # work-linux and out, kernel_tree in tests/lib.sh), and every build runs as
@@ -151,17 +152,14 @@ else
 	fail "base artifacts" "$(tail -n 1 "$TMP/meta.out")"
 fi
 
-# This time the script comes on stdin (sh -s), as a transport may send it,
-# and kconfig runs again: its .config must be the one the build id has
-# (reusing the config of an earlier build with the same inputs is exact).
-ST=0
-as_lab env TLBLAB_NO_CONFIG_CACHE=1 sh -s -- --tree "$LINUX" --work "$WORK" --out "$OUT" --config-base tinyconfig \
-	--fragment "$TOP/kernels/fragments/lab-required.config" \
-	--fragment "$TOP/kernels/fragments/qemu-x86_64.config" \
-	--ref v6.1-debian <"$BUILD_SH" >"$TMP/again.out" 2>&1 || ST=$?
+# This time kconfig runs again: its .config must be the one the build id
+# has (reusing the config of an earlier build with the same inputs is exact).
+NO_CONFIG_CACHE=1
+kbuild again --ref v6.1-debian
+NO_CONFIG_CACHE=0
 if expect_success again 1 && [ "$(fact again build_id)" = "$BASE_ID" ] &&
 	! grep -q '^  CC ' "$TMP/again.out"; then
-	pass "the same build again (script on stdin, config regenerated) is cached: same build id, nothing compiled, $(fact again duration)s"
+	pass "the same build again (config regenerated) is cached: same build id, nothing compiled, $(fact again duration)s"
 fi
 
 # ---- the 0001 demo patch, incremental ----------------------------------------
@@ -323,12 +321,13 @@ else
 	as_lab mv -- "$BASE_DIR.aside" "$BASE_DIR"
 fi
 
-# Refused before anything runs: not even WORK is created.
+# Refused before anything runs: not even WORK is created. SCRIPT: another
+# build.sh than the lab's.
 refused() { # NAME ARG...
 	_n=$1
 	shift
 	ST=0
-	sh "$BUILD_SH" --work "$TMP/never" --out "$TMP/never/out" --config-base tinyconfig "$@" \
+	sh "${SCRIPT:-$BUILD_SH}" --work "$TMP/never" --out "$TMP/never/out" --config-base tinyconfig "$@" \
 		>"$TMP/$_n.out" 2>&1 || ST=$?
 	if [ "$ST" != 0 ] && [ ! -e "$TMP/never" ] && ! grep -qv '^TLBLAB ' "$TMP/$_n.out" &&
 		[ "$(fact "$_n" status)" = failed ]; then
@@ -346,6 +345,50 @@ refused "tree ext::" --tree 'ext::sh -c touch% /tmp/tlblab-pwned' --ref v6.1-deb
 refused "fetch ext::" --tree "$LINUX" --ref v6.1-debian --fetch 'ext::sh -c id' --fetch-ref main
 refused "fetch-ref -x" --tree "$LINUX" --ref v6.1-debian --fetch "$LINUX" --fetch-ref -x
 refused "patch and fetch together" --tree "$LINUX" --ref v6.1-debian --patch "$P1" --fetch "$LINUX" --fetch-ref v6.1-debian
+
+# The set: build.sh sources the parts kernels/build/parts.list names from
+# its own directory, and refuses to run unless each one is there, its
+# owner's and writable by nobody else. A copy of the set, spoiled one way
+# at a time; the message names what is wrong.
+SET=$TMP/set
+set_copy() {
+	rm -rf "$SET"
+	kernels_stub "$TMP/set-kernels" && rm -rf "$SET" && mv "$TMP/set-kernels/build" "$SET" &&
+		cp "$BUILD_SH" "$SET/"
+}
+set_refused() { # NAME MESSAGE-PATTERN
+	SCRIPT=$SET/build.sh refused "$1" --tree "$LINUX" --ref v6.1-debian
+	fact "$1" message | grep -q -- "$2" || fail "$1: the message says $2" "$(fact "$1" message)"
+}
+set_copy && rm "$SET/config.sh"
+set_refused "a set without config.sh" "config.sh is missing from "
+set_copy && echo ../x.sh >>"$SET/parts.list"
+set_refused "parts.list naming a path out of the set" "names '../x.sh', which is not a part"
+set_copy && chmod g+w "$SET/patch.sh"
+set_refused "a part that others may write" "patch.sh is writable by others"
+set_copy && rm "$SET/patch.sh" && ln -s "$TOP/kernels/build/patch.sh" "$SET/patch.sh"
+set_refused "a part that is a link" "patch.sh is missing from .* (or not a regular file)"
+if [ "$(id -u)" = 0 ] && id -u "$LAB_USER" >/dev/null 2>&1; then
+	set_copy && chown "$LAB_USER" "$SET/args.sh"
+	set_refused "a part of another user's" "args.sh belongs to $LAB_USER, not to build.sh's owner"
+fi
+# and whole, the copy runs: up to the argument checks
+set_copy && SCRIPT=$SET/build.sh refused "a whole set elsewhere, a bad ref" --tree "$LINUX" --ref 'a;b'
+fact "a whole set elsewhere, a bad ref" message | grep -q "^--ref 'a;b' is not a valid ref" ||
+	fail "a whole set elsewhere runs its argument checks" "$(fact "a whole set elsewhere, a bad ref" message)"
+# read from stdin (sh -s), build.sh has no directory of its own: refused,
+# whatever parts the current directory holds
+ST=0
+(cd "$TOP/kernels/build" && sh -s -- --tree "$LINUX" --work "$TMP/never" --out "$TMP/never/out" \
+	--config-base tinyconfig --ref v6.1-debian <"$BUILD_SH" >"$TMP/stdin.out" 2>&1) || ST=$?
+if [ "$ST" = 1 ] && [ ! -e "$TMP/never" ] && [ "$(fact stdin class)" = infra ] &&
+	fact stdin message | grep -q 'sourced from its own directory'; then
+	pass "build.sh read from stdin is refused (exit 1, class infra): $(fact stdin message | cut -c1-90)"
+else
+	fail "build.sh read from stdin is refused" "exit $ST, class '$(fact stdin class)'"
+	show stdin
+fi
+rm -rf "$SET" "$TMP/set-kernels"
 
 # ---- the demo patches and fixtures apply where they should --------------------
 

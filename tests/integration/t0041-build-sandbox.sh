@@ -1,5 +1,5 @@
 #!/bin/sh
-# A patch is untrusted code: kernels/build.sh runs the tree's kconfig and
+# A patch is untrusted code: kernels/build/build.sh runs the tree's kconfig and
 # make in a bubblewrap sandbox as an unprivileged user (here the lab's, who
 # owns the builder's directories; tlblab-build when root builds), with
 # no network and nothing of the daemon in view (issue 12). This test builds,

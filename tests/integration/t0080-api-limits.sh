@@ -73,11 +73,11 @@ A=t0080-user-a-0123456789abcdef
 B=t0080-user-b-0123456789abcdef
 C=t0080-user-c-0123456789abcdef
 ADMIN=t0080-admin-0123456789abcdef
-mkdir -p "$TMP/kernels"
+kernels_stub "$TMP/kernels"
 # build.sh: a resolve (a bisection's range) hangs until the end, so the
 # bisection runs on; a base is built at once; a branch is not found, as
 # build.sh says it, naming its URL
-cat >"$TMP/kernels/build.sh" <<EOF
+cat >"$TMP/kernels/build/build.sh" <<EOF
 #!/bin/sh
 echo \$\$ >>"$TMP/fake-build.pids"
 out= fetch=

@@ -1,5 +1,5 @@
 /*
- * daemon/build_resolve: kernels/build.sh --resolve on a local builder, over
+ * daemon/build_resolve: kernels/build/build.sh --resolve on a local builder, over
  * a git repository made here: the head of a branch and its facts, the
  * commits between two, a ref that is not there, a branch of another
  * repository (a track's own URL), and a branch that moved.

@@ -1,6 +1,6 @@
 /*
  * daemon/fetch (what a patch URL may reach) and the branch URL grammar
- * that the API (util.c url_valid) shares with kernels/build.sh, read from
+ * that the API (util.c url_valid) shares with kernels/build/args.sh, read from
  * tests/fixtures/branch-urls.txt, which t0033 feeds to build.sh too; and
  * how the API shows a URL to a reader without a token (util.c util_url_redact).
  */
