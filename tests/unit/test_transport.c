@@ -132,7 +132,7 @@ static void test_error_classes(void **state)
 static void test_open_label(void **state)
 {
 	struct fixture *f = *state;
-	struct cfg_endpoint bad = { .transport = TRANSPORT_KIND_MAX };
+	struct cfg_endpoint bad = { .transport = NULL };	/* no transport */
 	struct transport *t = (struct transport *)0x1;
 
 	assert_string_equal(f->t->label, "local");
