@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bisect.h"
 #include "config.h"
 #include "guard.h"
 #include "log.h"
+#include "report.h"
 #include "store.h"
 #include "submit.h"
 #include "track.h"
@@ -273,7 +273,7 @@ static enum MHD_Result bisection_routes(struct route_ctx *rc, int is_get)
 
 		if (!(doc = store_bisection_json(rc->api->st, id)))
 			return api_send_read(rc->conn, NULL, errno, "bisection %lld", (long long)id);
-		bisect_report(doc, &text);
+		report_bisect(doc, &text);
 		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
 		strbuf_release(&text);
 		json_decref(doc);

@@ -11,9 +11,9 @@
 #include "textwrap.h"
 
 /*
- * What the files of the report share (report_text.c, report_format.c,
- * report_tables.c). Not for use outside them: the rest of the daemon sees
- * only report.h.
+ * What the files of the reports share (report_text.c, report_tables.c,
+ * report_bisect.c, report_format.c). Not for use outside them: the rest of
+ * the daemon sees only report.h.
  */
 
 struct report {

@@ -21,7 +21,7 @@
  *    the jobs' runs pooled), up to BISECT_ROUNDS jobs. A commit whose job
  *    fails (it does not build, boot or run) is skipped.
  * 4. The end: the first bad commit, or the range it could not narrow and
- *    why; the report (bisect_report.c) goes to the webhooks.
+ *    why; the report (report_bisect.c) goes to the webhooks.
  *
  * A step's build is the build cache's (build.sh): a commit built before,
  * by a track or an earlier step, is not built again.
@@ -38,6 +38,7 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
+#include "report.h"
 #include "stats.h"
 #include "store.h"
 #include "submit.h"
@@ -108,7 +109,7 @@ static void finish(struct tracker *tr, const struct lab_config *cfg, struct bis 
 	log_info("bisection %lld: %s: %s", (long long)b->id, state, result.buf);
 	doc = store_bisection_json(tr->st, b->id);
 	if (doc) {
-		bisect_report(doc, &report);
+		report_bisect(doc, &report);
 		body = json_pack("{s:I,s:s?,s:O,s:s,s:s?,s:O,s:O,s:O,s:O,s:s,s:s}", "bisection", (json_int_t)b->id,
 				 "track", str(doc, "track"), "alert", json_object_get(doc, "alert"), "state", state,
 				 "first_bad", first_bad, "tree", json_object_get(doc, "tree"),

@@ -14,9 +14,9 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "bisect.h"
 #include "fixture_store.h"
 #include "fixture_track.h"
+#include "report.h"
 #include "track.h"
 #include "util.h"
 #include "banned.h"
@@ -195,7 +195,7 @@ static void test_found(void **state)
 	assert_contains(bstr(d, "result"), "change 6");
 	assert_contains(bstr(d, "result"), "A U Thor");
 
-	bisect_report(d, &report);
+	report_bisect(d, &report);
 	assert_contains(report.buf, ": first bad commit found");
 	assert_contains(report.buf, shas[6]);
 	assert_contains(report.buf, "author:           A U Thor");

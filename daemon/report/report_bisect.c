@@ -1,36 +1,28 @@
 /*
- * A bisection's report (bisect.h): plain text a kernel developer can paste
+ * A bisection's report (report.h): plain text a kernel developer can paste
  * into a reply on the list. It says what was found first, then the
  * numbers it rests on (each end and the first bad commit with their
  * spread and boots, and the A/B verdict between the ends), then every
  * step with its two verdicts, then how to measure it again with tlblab.
  * Made from the stored document alone, so the API and the webhook give
- * the same text.
+ * the same text. It reads the document with the report's readers and
+ * cleans its free text (subjects, authors, the result, a step's failure)
+ * as the job's report does (report_int.h).
  */
-#include "bisect.h"
+#include "report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_int.h"
 #include "banned.h"
-
-static const char *str(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
-static double num(const json_t *o, const char *key)
-{
-	const json_t *v = json_object_get(o, key);
-
-	return json_is_number(v) ? json_number_value(v) : NAN;
-}
 
 /* "1234.5 (spread 2.1%, 4 boots)" of a side of a row's evidence */
 static void level(struct strbuf *out, const json_t *side)
 {
-	double c = num(side, "center"), sp = num(side, "spread_pct");
+	double c = num_or(side, "center", NAN), sp = num_or(side, "spread_pct", NAN);
+	double n = num_or(side, "n", NAN);
 
 	if (isnan(c)) {
 		strbuf_addstr(out, "-");
@@ -38,29 +30,29 @@ static void level(struct strbuf *out, const json_t *side)
 	}
 	strbuf_addf(out, "%.6g", c);
 	if (!isnan(sp))
-		strbuf_addf(out, " (spread %.1f%%, %g boots)", sp, num(side, "n"));
+		strbuf_addf(out, " (spread %.1f%%, %g boots)", sp, n);
 	else
-		strbuf_addf(out, " (%g boot%s)", num(side, "n"), num(side, "n") == 1 ? "" : "s");
+		strbuf_addf(out, " (%g boot%s)", n, n == 1 ? "" : "s");
 }
 
 /* "regression, +12.3% (p 0.004)" of a row's evidence */
 static void verdict(struct strbuf *out, const json_t *ev)
 {
-	double ch = num(ev, "change_pct"), p = num(ev, "p"), mde = num(ev, "mde_pct");
+	double ch = num_or(ev, "change_pct", NAN), p = num_or(ev, "p", NAN), mde = num_or(ev, "mde_pct", NAN);
 
 	strbuf_addstr(out, str(ev, "verdict") ?: "?");
 	if (!isnan(ch))
 		strbuf_addf(out, " %+.1f%%", ch);
 	if (!isnan(p))
 		strbuf_addf(out, " (p %.2g)", p);
-	if (str(ev, "verdict") && !strcmp(str(ev, "verdict"), "inconclusive") && !isnan(mde))
+	if (verdict_is(ev, "inconclusive") && !isnan(mde))
 		strbuf_addf(out, ", could detect %.1f%%", mde);
 }
 
 /* "; 0.08 of the way to bad (p 1e-04 nearer good)" of a step's position */
 static void position(struct strbuf *out, const json_t *pos)
 {
-	double x = num(pos, "x"), pg = num(pos, "p_good"), pb = num(pos, "p_bad");
+	double x = num_or(pos, "x", NAN), pg = num_or(pos, "p_good", NAN), pb = num_or(pos, "p_bad", NAN);
 
 	if (!pos || isnan(x))
 		return;
@@ -69,16 +61,24 @@ static void position(struct strbuf *out, const json_t *pos)
 		strbuf_addf(out, " (p %.2g nearer %s)", pg < pb ? pg : pb, pg < pb ? "good" : "bad");
 }
 
+/* "  key:%*s value\n", the value cleaned, "-" when there is none */
+static void line(struct strbuf *out, const char *key, const char *value)
+{
+	strbuf_addf(out, "  %-18s", key);
+	report_add_clean(out, value ? value : "-");
+	strbuf_addch(out, '\n');
+}
+
 /* the commit sha of the range, and the one before it (or the good end) */
 static const json_t *commit_of(const json_t *doc, const char *sha, const char **ret_before)
 {
 	const json_t *c;
 	size_t i;
 
-	json_array_foreach(json_object_get(doc, "commits"), i, c)
+	json_array_foreach(arr(doc, "commits"), i, c)
 		if (sha && !strcmp(str(c, "commit") ?: "", sha)) {
 			if (ret_before)
-				*ret_before = i ? str(json_array_get(json_object_get(doc, "commits"), i - 1), "commit")
+				*ret_before = i ? str(json_array_get(arr(doc, "commits"), i - 1), "commit")
 						: str(doc, "good");
 			return c;
 		}
@@ -91,14 +91,14 @@ static const json_t *evidence_of(const json_t *doc, const char *sha)
 	const json_t *s, *ev = NULL;
 	size_t i;
 
-	json_array_foreach(json_object_get(doc, "steps"), i, s)
+	json_array_foreach(arr(doc, "steps"), i, s)
 		if (sha && !strcmp(str(s, "commit") ?: "", sha) && !strcmp(str(s, "role") ?: "", "step") &&
 		    json_object_get(s, "evidence") && !json_is_null(json_object_get(s, "evidence")))
 			ev = json_object_get(s, "evidence");
 	return ev;
 }
 
-void bisect_report(const json_t *doc, struct strbuf *out)
+void report_bisect(const json_t *doc, struct strbuf *out)
 {
 	const char *first = str(doc, "first_bad"), *state = str(doc, "state") ?: "?";
 	const char *before = NULL;
@@ -106,26 +106,25 @@ void bisect_report(const json_t *doc, struct strbuf *out)
 	char *params = json_dumps(json_object_get(doc, "params"), JSON_COMPACT | JSON_SORT_KEYS);
 	size_t i, k = 0;
 
-	json_array_foreach(json_object_get(doc, "steps"), i, s)
+	json_array_foreach(arr(doc, "steps"), i, s)
 		if (json_object_get(json_object_get(s, "evidence"), "good_to_bad"))
 			ends = json_object_get(json_object_get(s, "evidence"), "good_to_bad");
-	strbuf_addf(out, "tlblab bisection %lld", (long long)json_integer_value(json_object_get(doc, "id")));
+	strbuf_addf(out, "tlblab bisection %lld", integer(doc, "id", 0));
 	if (str(doc, "track"))
-		strbuf_addf(out, " (track %s, alert %lld)", str(doc, "track"),
-			    (long long)json_integer_value(json_object_get(doc, "alert")));
+		strbuf_addf(out, " (track %s, alert %lld)", str(doc, "track"), integer(doc, "alert", 0));
 	if (first)
 		strbuf_addstr(out, ": first bad commit found\n\n");
 	else
 		strbuf_addf(out, ": %s, no first bad commit\n\n", state);
 	if (first) {
 		strbuf_addf(out, "  first bad commit: %s\n", first);
-		strbuf_addf(out, "  subject:          %s\n", fc && str(fc, "subject") ? str(fc, "subject") : "-");
-		strbuf_addf(out, "  author:           %s\n", fc && str(fc, "author") ? str(fc, "author") : "-");
+		line(out, "subject:", str(fc, "subject"));
+		line(out, "author:", str(fc, "author"));
 	}
 	if (str(doc, "result"))
-		strbuf_addf(out, "  result:           %s\n", str(doc, "result"));
+		line(out, "result:", str(doc, "result"));
 	strbuf_addf(out, "  range:            %s..%s in tree %s (%zu commits)\n", str(doc, "good") ?: "?",
-		    str(doc, "bad") ?: "?", str(doc, "tree") ?: "?", json_array_size(json_object_get(doc, "commits")));
+		    str(doc, "bad") ?: "?", str(doc, "tree") ?: "?", json_array_size(arr(doc, "commits")));
 	strbuf_addf(out, "  metric:           %s of %s %s on %s, suite %s\n", str(doc, "metric") ?: "?",
 		    str(doc, "workload") ?: "-", params && strcmp(params, "null") ? params : "",
 		    str(doc, "machine") ?: "?", str(doc, "suite") ?: "?");
@@ -143,16 +142,19 @@ void bisect_report(const json_t *doc, struct strbuf *out)
 		strbuf_addstr(out, "\n");
 	}
 	strbuf_addstr(out, "\n  steps (each compared with both ends by the A/B rule, and placed between them):\n");
-	json_array_foreach(json_object_get(doc, "steps"), i, s) {
+	json_array_foreach(arr(doc, "steps"), i, s) {
 		const json_t *ev = json_object_get(s, "evidence");
 		const json_t *c = commit_of(doc, str(s, "commit"), NULL);
 
 		if (strcmp(str(s, "role") ?: "", "step"))
 			continue;
-		strbuf_addf(out, "  %2zu. %.12s %-12s %s\n", ++k, str(s, "commit") ?: "?",
-			    str(s, "outcome") ?: "(measuring)", c && str(c, "subject") ? str(c, "subject") : "");
+		strbuf_addf(out, "  %2zu. %.12s %-12s ", ++k, str(s, "commit") ?: "?", str(s, "outcome") ?: "(measuring)");
+		report_add_clean(out, str(c, "subject"));
+		strbuf_addch(out, '\n');
 		if (str(ev, "failed")) {
-			strbuf_addf(out, "      %s\n", str(ev, "failed"));
+			strbuf_addstr(out, "      ");
+			report_add_clean(out, str(ev, "failed"));
+			strbuf_addch(out, '\n');
 		} else if (json_object_get(ev, "vs_good")) {
 			strbuf_addstr(out, "      ");
 			level(out, json_object_get(json_object_get(ev, "vs_good"), "patched"));
@@ -168,13 +170,11 @@ void bisect_report(const json_t *doc, struct strbuf *out)
 		strbuf_addstr(out, "      (none)\n");
 	strbuf_addf(out, "\n  reproduce:\n    tlblab bisect %s %s %s --suite %s --metric %s --machine %s --boots %lld\n",
 		    str(doc, "tree") ?: "?", str(doc, "good") ?: "?", str(doc, "bad") ?: "?", str(doc, "suite") ?: "?",
-		    str(doc, "metric") ?: "?", str(doc, "machine") ?: "?",
-		    (long long)json_integer_value(json_object_get(doc, "boots")));
+		    str(doc, "metric") ?: "?", str(doc, "machine") ?: "?", integer(doc, "boots", 0));
 	if (first && before)
 		strbuf_addf(out, "    # the first bad commit alone, as an A/B job on the commit before it:\n"
 			    "    git format-patch -1 --stdout %s >first-bad.patch\n"
 			    "    tlblab submit --tree %s --base %s --patch first-bad.patch --suite %s --boots %lld\n",
-			    first, str(doc, "tree") ?: "?", before, str(doc, "suite") ?: "?",
-			    (long long)json_integer_value(json_object_get(doc, "boots")));
+			    first, str(doc, "tree") ?: "?", before, str(doc, "suite") ?: "?", integer(doc, "boots", 0));
 	free(params);
 }
