@@ -1,3 +1,10 @@
+/*
+ * A job's comparison as the scheduler and the API get it: read from the
+ * store when it was kept under the same rules and analysis code, else
+ * computed from the store's runs (compare_sides) and kept once the job
+ * has ended; and a per-patch series' steps. Why this folder, between
+ * sched/ and store/: comparison_cache.h.
+ */
 #include "comparison_cache.h"
 
 #include <errno.h>
