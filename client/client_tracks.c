@@ -59,12 +59,12 @@ static void track_row(struct table *tab, const json_t *t)
 	struct strbuf branch = STRBUF_INIT;
 
 	strbuf_addstr(&branch, client_jstr_or(cf, "branch", "-"));
-	if (client_jstr(cf, "url"))
-		strbuf_addf(&branch, " of %s", client_jstr(cf, "url"));
+	if (jsonget_str(cf, "url"))
+		strbuf_addf(&branch, " of %s", jsonget_str(cf, "url"));
 	snprintf(head, sizeof(head), "%.12s", client_jstr_or(t, "last_head", "-"));
 	{
 		const char *row[] = {
-			client_jstr(t, "name"), branch.buf, client_jstr_or(cf, "schedule", "(not configured)"),
+			jsonget_str(t, "name"), branch.buf, client_jstr_or(cf, "schedule", "(not configured)"),
 			client_fmt_time(next, t, "next_due"), head, client_fmt_id(points, t, "points"),
 			client_fmt_id(alerts, t, "alerts_open"), client_jstr_or(t, "last_result", "-"),
 		};
@@ -168,8 +168,8 @@ static void series_row(struct table *tab, const json_t *s)
 	client_add_params(&p, json_object_get(s, "params"), NULL);
 	{
 		const char *row[] = {
-			client_fmt_id(sid, s, "id"), client_jstr(s, "machine"), client_jstr(s, "workload"), p.buf,
-			client_jstr(s, "metric"), client_fmt_id(points, s, "points"),
+			client_fmt_id(sid, s, "id"), jsonget_str(s, "machine"), jsonget_str(s, "workload"), p.buf,
+			jsonget_str(s, "metric"), client_fmt_id(points, s, "points"),
 			client_fmt_id(changes, s, "change_points"),
 		};
 
@@ -240,7 +240,7 @@ static void print_alert(const json_t *a)
 	       (long long)json_integer_value(json_object_get(a, "id")), client_jstr_or(a, "track", "?"),
 	       client_jstr_or(a, "kind", "?"), client_jstr_or(a, "bad_commit", "?"),
 	       client_jstr_or(a, "subject", "-"), client_jstr_or(a, "good_commit", "-"));
-	printf("state: %s%s%s\n", client_jstr_or(a, "state", "?"), client_jstr(a, "state_by") ? " by " : "",
+	printf("state: %s%s%s\n", client_jstr_or(a, "state", "?"), jsonget_str(a, "state_by") ? " by " : "",
 	       client_jstr_or(a, "state_by", ""));
 	json_array_foreach(json_object_get(a, "change_points"), i, cp) {
 		char before[FMT_SIZE], after[FMT_SIZE];
@@ -287,7 +287,7 @@ static void alert_row(struct table *tab, const json_t *a)
 {
 	char aid[FMT_SIZE], changes[FMT_SIZE], commit[16];
 	const char *row[] = {
-		client_fmt_id(aid, a, "id"), client_jstr(a, "track"), client_jstr(a, "kind"), client_jstr(a, "state"),
+		client_fmt_id(aid, a, "id"), jsonget_str(a, "track"), jsonget_str(a, "kind"), jsonget_str(a, "state"),
 		commit, client_fmt_id(changes, a, "change_points"), client_jstr_or(a, "subject", "-"),
 	};
 
@@ -362,11 +362,12 @@ static void delivery_row(struct table *tab, const json_t *d)
 
 	if (json_integer_value(json_object_get(d, "last_status")))
 		strbuf_addf(&last, "HTTP %lld", (long long)json_integer_value(json_object_get(d, "last_status")));
-	if (client_jstr(d, "last_error"))
-		strbuf_addf(&last, "%s%s", last.len ? ": " : "", client_jstr(d, "last_error"));
+	if (jsonget_str(d, "last_error"))
+		strbuf_addf(&last, "%s%s", last.len ? ": " : "", jsonget_str(d, "last_error"));
 	{
 		const char *row[] = {
-			client_fmt_id(did, d, "id"), client_jstr(d, "event"), client_jstr(d, "hook"), client_jstr(d, "state"),
+			client_fmt_id(did, d, "id"), jsonget_str(d, "event"), jsonget_str(d, "hook"),
+			jsonget_str(d, "state"),
 			client_fmt_id(attempts, d, "attempts"), last.len ? last.buf : "-",
 			client_fmt_time(created, d, "created"),
 		};
