@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jsonget.h"
 #include "util.h"
 #include "banned.h"
 
@@ -273,7 +274,7 @@ static int use_report(json_t *rep, struct wlproc_result *ret, struct strbuf *err
 	json_object_update(ret->metrics, json_object_get(rep, "metrics"));
 	json_object_update(ret->info, json_object_get(rep, "info"));
 	if (json_integer_value(json_object_get(rep, "rc")) < 0)
-		return strbuf_seterr(err, "%s", json_string_value(json_object_get(rep, "error")));
+		return strbuf_seterr(err, "%s", jsonget_str(rep, "error"));
 	return 0;
 }
 

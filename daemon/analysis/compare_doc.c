@@ -68,8 +68,8 @@ static void neighbour_notes(json_t *notes, const struct row *rows, size_t n, str
 		    isnan(c) || fabs(c) < 50)
 			continue;
 		strbuf_addf(sb, "the neighbour %.*s beside %s (%s) ran ", (int)(dot - m - 10), m + 10,
-			    json_string_value(json_object_get(rows[i].obj, "workload")) ?: "the workload",
-			    json_string_value(json_object_get(rows[i].obj, "params_text")) ?: "");
+			    jsonget_str(rows[i].obj, "workload") ?: "the workload",
+			    jsonget_str(rows[i].obj, "params_text") ?: "");
 		if (isinf(c))
 			strbuf_addstr(sb, "operations where the base's ran none");
 		else

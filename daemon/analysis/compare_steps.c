@@ -56,7 +56,7 @@ static void index_rows(const json_t *doc, json_t *index, json_t *order)
 
 static int moved(const json_t *cell)
 {
-	const char *v = json_string_value(json_object_get(cell, "verdict"));
+	const char *v = jsonget_str(cell, "verdict");
 
 	return v && (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed"));
 }

@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "stats.h"
 #include "util.h"
 #include "banned.h"
@@ -454,7 +455,7 @@ int verdict_wants_more_boots(const json_t *comparison)
 	if (json_is_true(json_object_get(design, "scores_moved")))
 		return 1;
 	json_array_foreach(json_object_get(comparison, "rows"), i, row) {
-		const char *v = json_string_value(json_object_get(row, "verdict")) ?: "";
+		const char *v = jsonget_str(row, "verdict") ?: "";
 		const json_t *eq = json_object_get(row, "equiv_ci");
 		double least = json_number_value(json_object_get(row, "min_change_pct"));
 

@@ -14,6 +14,7 @@
 
 #include "config.h"
 #include "guard.h"
+#include "jsonget.h"
 #include "log.h"
 #include "report.h"
 #include "store.h"
@@ -31,7 +32,7 @@ static json_t *tracks_json(struct route_ctx *rc)
 	size_t i;
 
 	json_array_foreach(json_object_get(doc, "tracks"), i, t) {
-		const struct cfg_track *c = config_track(rc->cfg, json_string_value(json_object_get(t, "name")));
+		const struct cfg_track *c = config_track(rc->cfg, jsonget_str(t, "name"));
 		json_t *m = json_array();
 		size_t k;
 
@@ -72,8 +73,8 @@ static json_t *deliveries_json(struct route_ctx *rc, int limit, int offset)
 	json_array_foreach(json_object_get(doc, "deliveries"), i, d) {
 		json_t *job = json_object_get(json_object_get(d, "body"), "job");
 
-		api_redact_json(d, json_string_value(json_object_get(job, "patch_url")));
-		api_redact_json(d, json_string_value(json_object_get(d, "url")));
+		api_redact_json(d, jsonget_str(job, "patch_url"));
+		api_redact_json(d, jsonget_str(d, "url"));
 	}
 	return doc;
 }

@@ -13,6 +13,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "jsonget.h"
 #include "store.h"
 #include "util.h"
 #include "banned.h"
@@ -29,7 +30,7 @@ static double now_ms(void)
 static const struct compare_rules *job_rules(const struct lab_config *cfg, const json_t *j,
 					     struct compare_rules *defaults)
 {
-	const struct cfg_suite *suite = config_suite(cfg, json_string_value(json_object_get(j, "suite")));
+	const struct cfg_suite *suite = config_suite(cfg, jsonget_str(j, "suite"));
 
 	compare_rules_default(defaults);
 	return suite ? &suite->rules : defaults;
@@ -53,7 +54,7 @@ int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t
 		strbuf_seterr(err, "job %lld: store: could not read it: %s", (long long)job, store_strerror(rc));
 		return rc;
 	}
-	if (strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab")) {
+	if (strcmp(jsonget_str(j, "kind") ?: "", "ab")) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -85,7 +86,7 @@ int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t
 		abort();
 	strbuf_reset(ret_doc);
 	strbuf_addstr(ret_doc, text);
-	state = json_string_value(json_object_get(j, "state")) ?: "";
+	state = jsonget_str(j, "state") ?: "";
 	rc = 0;
 	if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled")) {
 		rc = store_comparison_put(st, job, rules_key, text, compare_verdict(cmp), now_ms() - t0);
@@ -157,7 +158,7 @@ int comparison_per_patch(struct store *st, const struct lab_config *cfg, int64_t
 	json_array_foreach(list, k, item) {
 		int64_t id = json_integer_value(json_object_get(item, "id"));
 
-		if (strcmp(json_string_value(json_object_get(item, "state")) ?: "", "done"))
+		if (strcmp(jsonget_str(item, "state") ?: "", "done"))
 			continue;
 		vs_base[k] = job_comparison(st, cfg, id, notes);
 		runs[k] = store_compare_doc(st, id);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "insn.h"
+#include "jsonget.h"
 #include "pmu_rows.h"
 #include "store.h"
 #include "util.h"
@@ -129,7 +130,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	json_t *params = json_object_get(o, "params"), *metrics = json_object_get(o, "metrics");
 	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
 	json_t *window = json_object_get(o, "window");
-	const char *workload = json_string_value(json_object_get(params, "workload"));
+	const char *workload = jsonget_str(params, "workload");
 	json_t *pmu_metrics = NULL, *pmu_info = NULL, *pmu_unavailable = NULL, *own_params = NULL;
 	struct strbuf why = STRBUF_INIT;
 	struct run_row r = { 0 };
@@ -229,7 +230,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o)
 		return garbage(ig, "not JSON", line, len);
-	type = json_string_value(json_object_get(o, "type"));
+	type = jsonget_str(o, "type");
 	if (!json_is_object(o) || !type) {
 		rc = garbage(ig, "no \"type\"", line, len);
 		goto out;
@@ -257,7 +258,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 	} else if (!strcmp(type, "iteration")) {
 		rc = on_iteration(ig, o, line, len);
 	} else if (!strcmp(type, "result")) {
-		const char *status = json_string_value(json_object_get(o, "status"));
+		const char *status = jsonget_str(o, "status");
 
 		if (!status) {
 			rc = garbage(ig, "malformed result", line, len);
@@ -269,7 +270,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 		    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
 			rc = store_lost(ig, rc, "the result's unavailable counters");
 	} else if (!strcmp(type, "error")) {
-		const char *msg = json_string_value(json_object_get(o, "message"));
+		const char *msg = jsonget_str(o, "message");
 
 		if (!msg) {
 			rc = garbage(ig, "malformed error", line, len);

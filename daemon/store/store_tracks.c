@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "jsonget.h"
 #include "store_int.h"
 #include "util.h"
 #include "banned.h"
@@ -106,9 +107,9 @@ out:
 /* the id of a series (made on first sight) */
 static int series_id(struct store *st, const char *track, const char *machine, const json_t *v, int64_t *ret)
 {
-	const char *wl = json_string_value(json_object_get(v, "workload"));
-	const char *params = json_string_value(json_object_get(v, "params_key"));
-	const char *metric = json_string_value(json_object_get(v, "metric"));
+	const char *wl = jsonget_str(v, "workload");
+	const char *params = jsonget_str(v, "params_key");
+	const char *metric = jsonget_str(v, "metric");
 	sqlite3_stmt *s;
 	int rc;
 
