@@ -587,8 +587,8 @@ static void kfunc_metrics(struct runner *r, struct wlproc_result *w, json_t **pr
 	symbols = json_object_get(*prof, "symbols");
 	json_array_foreach(fns, i, f) {
 		const char *sym = jsonget_str(f, "symbol");
-		double calls = json_number_value(json_object_get(f, "calls"));
-		double ns = json_number_value(json_object_get(f, "self_ns"));
+		double calls = jsonget_num_or(f, "calls", 0);
+		double ns = jsonget_num_or(f, "self_ns", 0);
 		double pct = secs > 0 && ncpu > 0 ? 100.0 * ns / (secs * 1e9 * (double)ncpu) : 0;
 		char name[128];
 		json_t *s;
@@ -605,7 +605,7 @@ static void kfunc_metrics(struct runner *r, struct wlproc_result *w, json_t **pr
 		set_metric(w->metrics, w->info, name, calls > 0 ? ns / calls : 0, "ns", "lower");
 		json_array_foreach(symbols, k, s)
 			if (!strcmp(jsonget_str(s, "symbol") ?: "", sym) &&
-			    json_number_value(json_object_get(s, "self")) > 0)
+			    jsonget_num_or(s, "self", 0) > 0)
 				have = 1;
 		if (!have)
 			json_array_append_new(symbols, json_pack("{s:s,s:b,s:f,s:f,s:s}", "symbol", sym,
@@ -756,8 +756,8 @@ static void print_table(FILE *out, const struct spec *s, json_t *cases, json_t *
 			if (strstr(name, ".cpu"))
 				continue;
 			fprintf(out, "  %-44s %14.6g %14.6g %14.6g  %s\n", name, json_number_value(v),
-				json_number_value(json_object_get(min, name)),
-				json_number_value(json_object_get(max, name)), unit ? unit : "");
+				jsonget_num_or(min, name, 0),
+				jsonget_num_or(max, name, 0), unit ? unit : "");
 		}
 	}
 	if (json_object_size(unavailable)) {

@@ -84,9 +84,9 @@ static int post(struct cli *cli, const char *path, json_t *body, struct strbuf *
 		cli_print_raw(&raw);
 	else
 		printf("bisection %lld: %s, %s..%s in %s on %s (`tlblab bisect %lld` shows it)\n",
-		       (long long)json_integer_value(json_object_get(b, "id")), client_jstr_or(b, "state", "?"),
+		       jsonget_int_or(b, "id", 0), client_jstr_or(b, "state", "?"),
 		       client_jstr_or(b, "good", "?"), client_jstr_or(b, "bad", "?"), client_jstr_or(b, "metric", "?"),
-		       client_jstr_or(b, "machine", "?"), (long long)json_integer_value(json_object_get(b, "id")));
+		       client_jstr_or(b, "machine", "?"), jsonget_int_or(b, "id", 0));
 out:
 	json_decref(root);
 	strbuf_release(&raw);

@@ -43,7 +43,7 @@ static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel, js
 
 			if (!name || !json_is_number(self) || !isfinite(json_number_value(self)))
 				continue;
-			prev = json_number_value(json_object_get(sums, name));
+			prev = jsonget_num_or(sums, name, 0);
 			json_object_set_new(sums, name, json_real(prev + json_number_value(self)));
 			if (json_is_boolean(json_object_get(sym, "kernel")))
 				json_object_set(kernel, name, json_object_get(sym, "kernel"));
@@ -58,8 +58,8 @@ static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel, js
 static int by_abs_delta(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	double da = fabs(json_number_value(json_object_get(a, "delta")));
-	double db = fabs(json_number_value(json_object_get(b, "delta")));
+	double da = fabs(jsonget_num_or(a, "delta", 0));
+	double db = fabs(jsonget_num_or(b, "delta", 0));
 
 	if (da != db)
 		return da > db ? -1 : 1;
@@ -124,8 +124,8 @@ json_t *compare_build_profile_diff(const struct side *sb, const struct side *sp)
 
 	for (pass = 0; nb && np && pass < 2; pass++)
 		json_object_foreach(pass ? sum_p : sum_b, name, v) {
-			double b = json_number_value(json_object_get(sum_b, name)) / (double)nb;
-			double p = json_number_value(json_object_get(sum_p, name)) / (double)np;
+			double b = jsonget_num_or(sum_b, name, 0) / (double)nb;
+			double p = jsonget_num_or(sum_p, name, 0) / (double)np;
 			json_t *e;
 
 			if (pass && json_object_get(sum_b, name))

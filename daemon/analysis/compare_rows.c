@@ -917,7 +917,7 @@ static void assign_roles(struct row *rows, size_t n)
 
 		compare_row_key(&key, rows[i].spec, wl, pc, "");
 		free(pc);
-		had = json_integer_value(json_object_get(insn, key.buf));
+		had = jsonget_int_or(insn, key.buf, 0);
 		/* the plugin's, where a case has both */
 		if (src != COMPARE_INSN_NONE && (!had || (json_int_t)src < had))
 			json_object_set_new(insn, key.buf, json_integer(src));
@@ -926,7 +926,7 @@ static void assign_roles(struct row *rows, size_t n)
 	for (i = 0; i < n; i++) {
 		const char *wl = jsonget_str(rows[i].obj, "workload");
 		enum compare_role role = compare_role_of(wl, rows[i].metric, rows[i].v.cls,
-			(enum compare_insn)json_integer_value(json_object_get(insn, rows[i].key_case)));
+			(enum compare_insn)jsonget_int_or(insn, rows[i].key_case, 0));
 
 		rows[i].v.role = role;
 		rows[i].headline = role == COMPARE_ROLE_HEADLINE;

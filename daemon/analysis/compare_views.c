@@ -33,8 +33,8 @@ static json_t *summary_entry(const json_t *row)
 static int by_abs_change(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	double ca = fabs(json_number_value(json_object_get(a, "change_pct")));
-	double cb = fabs(json_number_value(json_object_get(b, "change_pct")));
+	double ca = fabs(jsonget_num_or(a, "change_pct", 0));
+	double cb = fabs(jsonget_num_or(b, "change_pct", 0));
 
 	if (json_is_null(json_object_get(a, "change_pct")))
 		ca = INFINITY;
@@ -187,7 +187,7 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 		if (json_is_number(c))
 			strbuf_addf(sb, " %+.1f%%", json_number_value(c));
 		else if (json_is_number(json_object_get(rows[i].obj, "change_abs")))
-			strbuf_addf(sb, " %+.4g %s", json_number_value(json_object_get(rows[i].obj, "change_abs")),
+			strbuf_addf(sb, " %+.4g %s", jsonget_num_or(rows[i].obj, "change_abs", 0),
 				    jsonget_str(rows[i].obj, "unit"));
 		strbuf_addf(sb, " %s", v);
 	}
@@ -308,8 +308,8 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 static int by_x(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	json_int_t wa = json_integer_value(json_object_get(a, "x"));
-	json_int_t wb = json_integer_value(json_object_get(b, "x"));
+	json_int_t wa = jsonget_int_or(a, "x", 0);
+	json_int_t wb = jsonget_int_or(b, "x", 0);
 
 	return wa < wb ? -1 : wa > wb;
 }

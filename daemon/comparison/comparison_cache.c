@@ -143,7 +143,7 @@ int comparison_per_patch(struct store *st, const struct lab_config *cfg, int64_t
 		rc = -EINVAL;
 		goto out;
 	}
-	of = json_integer_value(json_object_get(pp, "of"));
+	of = jsonget_int_or(pp, "of", 0);
 	rules = job_rules(cfg, j, &defaults);
 	if (!(list = store_per_patch_jobs(st, of))) {
 		rc = -errno;
@@ -156,7 +156,7 @@ int comparison_per_patch(struct store *st, const struct lab_config *cfg, int64_t
 	steps = xcalloc(n + 1, sizeof(*steps));
 	runs = xcalloc(n + 1, sizeof(*runs));
 	json_array_foreach(list, k, item) {
-		int64_t id = json_integer_value(json_object_get(item, "id"));
+		int64_t id = jsonget_int_or(item, "id", 0);
 
 		if (strcmp(jsonget_str(item, "state") ?: "", "done"))
 			continue;

@@ -63,7 +63,7 @@ static int is_num(json_t *o, const char *k)
  * would wrap in the store's int columns and land on another case). */
 static int is_index(json_t *o, const char *k)
 {
-	json_int_t v = json_integer_value(json_object_get(o, k));
+	json_int_t v = jsonget_int_or(o, k, 0);
 
 	return is_int(o, k) && v >= 0 && v <= INT_MAX;
 }
@@ -71,7 +71,7 @@ static int is_index(json_t *o, const char *k)
 /* A duration in seconds: a number, not negative. */
 static int is_duration(json_t *o, const char *k)
 {
-	return is_num(o, k) && json_number_value(json_object_get(o, k)) >= 0;
+	return is_num(o, k) && jsonget_num_or(o, k, 0) >= 0;
 }
 
 static int is_bool(json_t *o, const char *k)
@@ -148,15 +148,15 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	r.build_id = ig->build_id;
 	r.boot_id = ig->boot_id;
 	r.spec_index = ig->spec_index;
-	r.case_index = (int)json_integer_value(json_object_get(o, "case"));
-	r.iteration = (int)json_integer_value(json_object_get(o, "iteration"));
+	r.case_index = (int)jsonget_int_or(o, "case", 0);
+	r.iteration = (int)jsonget_int_or(o, "iteration", 0);
 	r.warmup = json_is_true(json_object_get(o, "warmup"));
 	r.workload = workload;
 	r.params = params;
-	r.duration = json_number_value(json_object_get(o, "duration_s"));
+	r.duration = jsonget_num_or(o, "duration_s", 0);
 	if (window && (!json_is_object(window) || !json_is_integer(json_object_get(window, "index")) ||
-		       json_integer_value(json_object_get(window, "index")) < 1 ||
-		       json_integer_value(json_object_get(window, "index")) > INT_MAX ||
+		       jsonget_int_or(window, "index", 0) < 1 ||
+		       jsonget_int_or(window, "index", 0) > INT_MAX ||
 		       !is_duration(window, "ops") || !window_where_ok(window)))
 		return garbage(ig, "malformed iteration window", line, len);
 	if (ig->cpus > 0) {
@@ -172,7 +172,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	pmu_info = info ? json_deep_copy(info) : json_object();
 	pmu_unavailable = json_object();
 	if (pmu_rows(workload, metrics, json_object_get(o, "unavailable"), window != NULL,
-		     json_number_value(json_object_get(window, "ops")), ig->pmu_why, pmu_metrics, pmu_info,
+		     jsonget_num_or(window, "ops", 0), ig->pmu_why, pmu_metrics, pmu_info,
 		     pmu_unavailable, &why) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 

@@ -355,7 +355,7 @@ static void neighbour_rows(const struct insn_window *w, const json_t *nb, json_t
 	if (!wl || !json_is_number(json_object_get(nb, "ops")) || set == INSN_ALL_VCPUS)
 		return;
 	snprintf(prefix, sizeof(prefix), "neighbour.%s", wl);
-	insn_tlb_metrics(w, json_number_value(json_object_get(nb, "ops")), prefix, set, metrics, info, unavailable);
+	insn_tlb_metrics(w, jsonget_num_or(nb, "ops", 0), prefix, set, metrics, info, unavailable);
 }
 
 /* The plugin's file now: 0 with its markers counted, or -1 with why. */
@@ -396,7 +396,7 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 		insn_windows(text.buf, before, &w, &nw, &why);
 	json_array_foreach(ig->windows, i, e) {
 		const char *wl = jsonget_str(e, "workload");
-		json_int_t k = json_integer_value(json_object_get(e, "index"));
+		json_int_t k = jsonget_int_or(e, "index", 0);
 		json_t *metrics, *info;
 		struct strbuf werr = STRBUF_INIT;
 
@@ -413,15 +413,15 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 		}
 		metrics = json_object();
 		info = json_object();
-		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl,
+		if (insn_metrics(&w[k - 1], jsonget_num_or(e, "ops", 0), wl,
 				 window_vcpus(json_object_get(e, "cpus")), json_object_get(e, "neighbour") != NULL,
 				 metrics, info, unavailable, &werr) < 0) {
 			insn_unavailable(wl, werr.buf, unavailable);
 		} else {
 			neighbour_rows(&w[k - 1], json_object_get(e, "neighbour"), metrics, info, unavailable);
 			rc = store_run_add_metrics(req->st, req->stage_id, ig->spec_index,
-						   (int)json_integer_value(json_object_get(e, "case")),
-						   (int)json_integer_value(json_object_get(e, "iteration")),
+						   (int)jsonget_int_or(e, "case", 0),
+						   (int)jsonget_int_or(e, "iteration", 0),
 						   json_is_true(json_object_get(e, "warmup")), metrics, info);
 		}
 		json_decref(metrics);

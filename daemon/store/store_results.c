@@ -115,12 +115,12 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 {
 	return db_write(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
 			"t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", DB_INT(stage_id), DB_INT(spec_index),
-			DB_INT(json_integer_value(json_object_get(sample, "case"))),
-			DB_INT(json_integer_value(json_object_get(sample, "iteration"))),
+			DB_INT(jsonget_int_or(sample, "case", 0)),
+			DB_INT(jsonget_int_or(sample, "iteration", 0)),
 			DB_INT(json_is_true(json_object_get(sample, "warmup"))),
 			DB_INT(json_is_true(json_object_get(sample, "window"))),
-			DB_REAL(json_number_value(json_object_get(sample, "t"))),
-			DB_REAL(json_number_value(json_object_get(sample, "dt"))),
+			DB_REAL(jsonget_num_or(sample, "t", 0)),
+			DB_REAL(jsonget_num_or(sample, "dt", 0)),
 			DB_JSON(json_object_get(sample, "values")));
 }
 
@@ -156,18 +156,18 @@ static void mark_failed_runs(const json_t *job, json_t *runs)
 	json_array_foreach(runs, i, run)
 		json_object_set_new(run, "error", json_null());
 	json_array_foreach(json_object_get(job, "stages"), i, stage) {
-		json_int_t sid = json_integer_value(json_object_get(stage, "id"));
+		json_int_t sid = jsonget_int_or(stage, "id", 0);
 
 		json_array_foreach(json_object_get(stage, "specs"), k, e) {
-			json_int_t spec = json_integer_value(json_object_get(e, "spec"));
+			json_int_t spec = jsonget_int_or(e, "spec", 0);
 			const char *state = jsonget_str(e, "state");
 			size_t r;
 
 			if (!state || !strcmp(state, "done"))
 				continue;
 			json_array_foreach(runs, r, run)
-				if (json_integer_value(json_object_get(run, "stage")) == sid &&
-				    json_integer_value(json_object_get(run, "spec")) == spec)
+				if (jsonget_int_or(run, "stage", 0) == sid &&
+				    jsonget_int_or(run, "spec", 0) == spec)
 					json_object_set_new(run, "error",
 							    json_string(jsonget_str(e, "message") ?:
 									state));

@@ -345,7 +345,7 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 
 		json_array_foreach(specs, i, e)
 			if (!strcmp(jsonget_str(e, "state") ?: "", "failed"))
-				push_failure(&v, &n, &cap, s, json_integer_value(json_object_get(e, "spec")),
+				push_failure(&v, &n, &cap, s, jsonget_int_or(e, "spec", 0),
 					     jsonget_str(e, "message"));
 		if (n == before)
 			push_failure(&v, &n, &cap, s, -1, (const char *)sqlite3_column_text(s, 5));

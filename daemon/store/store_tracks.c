@@ -167,10 +167,10 @@ int store_point_finish(struct store *st, int64_t job_id, const char *state, cons
 		if (rc == 0)
 			rc = db_run(st, "INSERT OR REPLACE INTO series_values (series_id, point_id, value, lo, hi, "
 				    "boots) VALUES (?, ?, ?, ?, ?, ?)", DB_INT(series), DB_INT(point),
-				    DB_REAL(json_number_value(json_object_get(v, "value"))),
-				    DB_REAL(json_number_value(json_object_get(v, "lo"))),
-				    DB_REAL(json_number_value(json_object_get(v, "hi"))),
-				    DB_INT(json_integer_value(json_object_get(v, "boots"))));
+				    DB_REAL(jsonget_num_or(v, "value", 0)),
+				    DB_REAL(jsonget_num_or(v, "lo", 0)),
+				    DB_REAL(jsonget_num_or(v, "hi", 0)),
+				    DB_INT(jsonget_int_or(v, "boots", 0)));
 	}
 out:
 	rc = db_txn_end(st, rc);
@@ -562,7 +562,7 @@ int store_jobs_to_notify(struct store *st, int max, int64_t **ret, size_t *ret_n
 	n = json_array_size(rows);
 	*ret = xcalloc(n ? n : 1, sizeof(**ret));
 	for (i = 0; i < n; i++)
-		(*ret)[i] = json_integer_value(json_object_get(json_array_get(rows, i), "id"));
+		(*ret)[i] = jsonget_int_or(json_array_get(rows, i), "id", 0);
 	*ret_n = n;
 	json_decref(rows);
 	return 0;

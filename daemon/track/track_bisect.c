@@ -128,7 +128,7 @@ static size_t boots_of(const struct bis *b, const char *role)
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
 		if (!strcmp(jsonget_str(s, "role") ?: "", role) && !strcmp(jsonget_str(s, "job_state") ?: "", "done"))
-			n += (size_t)json_integer_value(json_object_get(s, "job_boots"));
+			n += (size_t)jsonget_int_or(s, "job_boots", 0);
 	return n;
 }
 
@@ -140,7 +140,7 @@ static size_t boots_of(const struct bis *b, const char *role)
  */
 static int step_boots(const struct bis *b, const char *role)
 {
-	int boots = (int)json_integer_value(json_object_get(b->doc, "boots"));
+	int boots = (int)jsonget_int_or(b->doc, "boots", 0);
 	size_t good = boots_of(b, "good"), bad = boots_of(b, "bad"), ends = good < bad ? good : bad;
 
 	if (strcmp(role, "step") || !ends)
@@ -202,7 +202,7 @@ static json_t *side(struct tracker *tr, struct bis *b, const char *role, const c
 		if (!strcmp(jsonget_str(s, "role") ?: "", role) &&
 		    (!commit || !strcmp(jsonget_str(s, "commit") ?: "", commit)) &&
 		    !strcmp(jsonget_str(s, "job_state") ?: "", "done"))
-			jobs[n++] = json_integer_value(json_object_get(s, "job"));
+			jobs[n++] = jsonget_int_or(s, "job", 0);
 	doc = track_jobs_side(tr, jobs, 0, n);
 	free(jobs);
 	if (ret_jobs)
@@ -238,7 +238,7 @@ static const json_t *choose_row(struct bis *b, const json_t *cmp)
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
 		const char *v = jsonget_str(row, "verdict") ?: "";
 		int moved = !strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed");
-		double score = fabs(json_number_value(json_object_get(row, "change_pct")));
+		double score = fabs(jsonget_num_or(row, "change_pct", 0));
 
 		if (strcmp(jsonget_str(row, "metric") ?: "", metric) ||
 		    (workload && strcmp(jsonget_str(row, "workload") ?: "", workload)))
@@ -275,7 +275,7 @@ static size_t rounds(const struct bis *b, const char *role, const char *commit, 
 /* The failed job of an end or a step, in words: "job 12 failed at build (build): ..." */
 static void job_failure(const json_t *s, struct strbuf *out)
 {
-	strbuf_addf(out, "job %lld %s", (long long)json_integer_value(json_object_get(s, "job")),
+	strbuf_addf(out, "job %lld %s", jsonget_int_or(s, "job", 0),
 		    jsonget_str(s, "job_state") ?: "is gone");
 	if (jsonget_str(s, "error_stage"))
 		strbuf_addf(out, " at its %s stage", jsonget_str(s, "error_stage"));
@@ -306,11 +306,11 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 		if (!strcmp(role, "step") || job_open(s) || jsonget_str(s, "outcome"))
 			continue;
 		if (!strcmp(jsonget_str(s, "job_state") ?: "", "done")) {
-			store_bisection_step_done(tr->st, json_integer_value(json_object_get(s, "id")), role, NULL);
+			store_bisection_step_done(tr->st, jsonget_int_or(s, "id", 0), role, NULL);
 			continue;
 		}
 		job_failure(s, &err);
-		store_bisection_step_done(tr->st, json_integer_value(json_object_get(s, "id")), "skip", NULL);
+		store_bisection_step_done(tr->st, jsonget_int_or(s, "id", 0), "skip", NULL);
 		finish(tr, cfg, b, "failed", NULL, "the %s end %.12s could not be measured: %s", role,
 		       jsonget_str(s, "commit"), err.buf);
 		strbuf_release(&err);
@@ -346,7 +346,7 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 		json_array_foreach(json_object_get(b->doc, "steps"), i, s)
 			if (!strcmp(jsonget_str(s, "role") ?: "", "bad"))
 				last_bad = s;
-		store_bisection_step_done(tr->st, json_integer_value(json_object_get(last_bad, "id")), "bad", ev);
+		store_bisection_step_done(tr->st, jsonget_int_or(last_bad, "id", 0), "bad", ev);
 		if (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed")) {
 			store_bisection_set_row(tr->st, b->id, jsonget_str(row, "workload"), params, v);
 			json_object_set_new(b->doc, "change", json_string(v));
@@ -355,8 +355,8 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 			b->params = json_incref(json_object_get(row, "params"));
 			log_info("bisection %lld: the ends differ in %s of %s: %s %+.1f%% (p %.2g)", (long long)b->id,
 				 jsonget_str(b->doc, "metric"), jsonget_str(row, "workload"), v,
-				 json_number_value(json_object_get(row, "change_pct")),
-				 json_number_value(json_object_get(row, "p")));
+				 jsonget_num_or(row, "change_pct", 0),
+				 jsonget_num_or(row, "p", 0));
 			r = 1;
 		} else if (ngood < BISECT_ROUNDS || nbad < BISECT_ROUNDS) {
 			/* inconclusive, or same within what these boots resolve: more */
@@ -367,12 +367,12 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 			store_bisection_progress(tr->st, b->id, "the ends are not told apart yet: more boots of each",
 						 -1, NAN);
 		} else {
-			double mde = json_number_value(json_object_get(row, "mde_pct"));
+			double mde = jsonget_num_or(row, "mde_pct", 0);
 
 			finish(tr, cfg, b, "failed", NULL, "the A/B rule does not tell the ends apart in %s of %s: %s, "
 			       "%+.1f%% (p %.2g) after %zu and %zu jobs%s%.1f%%", jsonget_str(b->doc, "metric"),
-			       jsonget_str(row, "workload"), v, json_number_value(json_object_get(row, "change_pct")),
-			       json_number_value(json_object_get(row, "p")), ngood, nbad,
+			       jsonget_str(row, "workload"), v, jsonget_num_or(row, "change_pct", 0),
+			       jsonget_num_or(row, "p", 0), ngood, nbad,
 			       isfinite(mde) ? "; the least change it could have detected: " : "", isfinite(mde) ? mde : 0);
 			r = -1;
 		}
@@ -453,7 +453,7 @@ static void classify(struct tracker *tr, struct bis *b)
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
 		const char *commit = jsonget_str(s, "commit") ?: "";
-		int64_t id = json_integer_value(json_object_get(s, "id"));
+		int64_t id = jsonget_int_or(s, "id", 0);
 		struct strbuf err = STRBUF_INIT;
 		json_t *ev = NULL, *step_side, *vg = NULL, *vb = NULL;
 		enum bisect_mark m;
@@ -547,8 +547,8 @@ static double step_time(const struct bis *b)
 	size_t i, n = 0;
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
-		double a = json_number_value(json_object_get(s, "job_started")),
-		       z = json_number_value(json_object_get(s, "job_finished"));
+		double a = jsonget_num_or(s, "job_started", 0),
+		       z = jsonget_num_or(s, "job_finished", 0);
 
 		if (n < 64 && a > 0 && z >= a && !strcmp(jsonget_str(s, "job_state") ?: "", "done"))
 			t[n++] = z - a;
@@ -621,7 +621,7 @@ static void next_move(struct tracker *tr, const struct lab_config *cfg, struct b
 		finish(tr, cfg, b, "done", jsonget_str(c, "commit"),
 		       "first bad commit %.12s (%s)%s%s; %zu commits, %zu steps measured, %zu skipped",
 		       jsonget_str(c, "commit"), jsonget_str(c, "subject") ?: "", author ? " by " : "", author ?: "", n,
-		       (size_t)json_integer_value(json_object_get(b->doc, "steps_measured")), nskip);
+		       (size_t)jsonget_int_or(b->doc, "steps_measured", 0), nskip);
 		free(author);
 	} else {
 		const char *lo = ans.lo < 0 ? jsonget_str(b->doc, "good")

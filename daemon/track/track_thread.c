@@ -59,8 +59,8 @@ static void deliver(struct tracker *tr, const struct lab_config *cfg)
 		const char *body = jsonget_str(d, "body") ?: "";
 		const struct cfg_hook *h = NULL;
 		struct strbuf err = STRBUF_INIT;
-		int64_t id = json_integer_value(json_object_get(d, "id"));
-		int attempts = (int)json_integer_value(json_object_get(d, "attempts")) + 1, r;
+		int64_t id = jsonget_int_or(d, "id", 0);
+		int attempts = (int)jsonget_int_or(d, "attempts", 0) + 1, r;
 		long http = 0;
 		size_t k;
 
@@ -150,7 +150,7 @@ static int recheck(struct tracker *tr, const struct lab_config *cfg, const struc
 	row = track_row_of(cmp, d->workload, params, d->metric);
 	if (row) {
 		snprintf(ret_verdict, len, "%s", jsonget_str(row, "verdict") ?: "?");
-		*ret_p = json_number_value(json_object_get(row, "p"));
+		*ret_p = jsonget_num_or(row, "p", 0);
 		r = 0;
 	}
 	if (!cmp)
@@ -354,7 +354,7 @@ static void points_ended(struct tracker *tr)
 	size_t i;
 
 	json_array_foreach(ended, i, e) {
-		int64_t job = json_integer_value(json_object_get(e, "job"));
+		int64_t job = jsonget_int_or(e, "job", 0);
 		const char *state = jsonget_str(e, "state") ?: "failed";
 		struct strbuf err = STRBUF_INIT;
 		json_t *doc = NULL, *values = NULL;
