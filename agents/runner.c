@@ -34,6 +34,7 @@
 
 #include "facts.h"
 #include "insn_marker.h"
+#include "jsonget.h"
 #include "monitors/monitor.h"
 #include "monitors/kfunc.h"
 #include "monitors/profile.h"
@@ -585,9 +586,9 @@ static void kfunc_metrics(struct runner *r, struct wlproc_result *w, json_t **pr
 		*prof = json_pack("{s:i,s:[],s:[],s:s}", "samples", 0, "symbols", "folded", "source", "ftrace");
 	symbols = json_object_get(*prof, "symbols");
 	json_array_foreach(fns, i, f) {
-		const char *sym = json_string_value(json_object_get(f, "symbol"));
-		double calls = json_number_value(json_object_get(f, "calls"));
-		double ns = json_number_value(json_object_get(f, "self_ns"));
+		const char *sym = jsonget_str(f, "symbol");
+		double calls = jsonget_num_or(f, "calls", 0);
+		double ns = jsonget_num_or(f, "self_ns", 0);
 		double pct = secs > 0 && ncpu > 0 ? 100.0 * ns / (secs * 1e9 * (double)ncpu) : 0;
 		char name[128];
 		json_t *s;
@@ -603,8 +604,8 @@ static void kfunc_metrics(struct runner *r, struct wlproc_result *w, json_t **pr
 		snprintf(name, sizeof(name), "kfunc.%s.ns_per_call", sym);
 		set_metric(w->metrics, w->info, name, calls > 0 ? ns / calls : 0, "ns", "lower");
 		json_array_foreach(symbols, k, s)
-			if (!strcmp(json_string_value(json_object_get(s, "symbol")) ?: "", sym) &&
-			    json_number_value(json_object_get(s, "self")) > 0)
+			if (!strcmp(jsonget_str(s, "symbol") ?: "", sym) &&
+			    jsonget_num_or(s, "self", 0) > 0)
 				have = 1;
 		if (!have)
 			json_array_append_new(symbols, json_pack("{s:s,s:b,s:f,s:f,s:s}", "symbol", sym,
@@ -750,13 +751,13 @@ static void print_table(FILE *out, const struct spec *s, json_t *cases, json_t *
 		fprintf(out, "\n  %d iterations, %d warm-up discarded\n", s->iterations, s->warmup);
 		fprintf(out, "  %-44s %14s %14s %14s  %s\n", "metric", "median", "min", "max", "unit");
 		json_object_foreach(med, name, v) {
-			const char *unit = json_string_value(json_object_get(json_object_get(info, name), "unit"));
+			const char *unit = jsonget_str(json_object_get(info, name), "unit");
 
 			if (strstr(name, ".cpu"))
 				continue;
 			fprintf(out, "  %-44s %14.6g %14.6g %14.6g  %s\n", name, json_number_value(v),
-				json_number_value(json_object_get(min, name)),
-				json_number_value(json_object_get(max, name)), unit ? unit : "");
+				jsonget_num_or(min, name, 0),
+				jsonget_num_or(max, name, 0), unit ? unit : "");
 		}
 	}
 	if (json_object_size(unavailable)) {

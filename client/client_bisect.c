@@ -84,9 +84,9 @@ static int post(struct cli *cli, const char *path, json_t *body, struct strbuf *
 		cli_print_raw(&raw);
 	else
 		printf("bisection %lld: %s, %s..%s in %s on %s (`tlblab bisect %lld` shows it)\n",
-		       (long long)json_integer_value(json_object_get(b, "id")), client_jstr_or(b, "state", "?"),
+		       jsonget_int_or(b, "id", 0), client_jstr_or(b, "state", "?"),
 		       client_jstr_or(b, "good", "?"), client_jstr_or(b, "bad", "?"), client_jstr_or(b, "metric", "?"),
-		       client_jstr_or(b, "machine", "?"), (long long)json_integer_value(json_object_get(b, "id")));
+		       client_jstr_or(b, "machine", "?"), jsonget_int_or(b, "id", 0));
 out:
 	json_decref(root);
 	strbuf_release(&raw);
@@ -182,13 +182,13 @@ static const char bisections_usage[] =
 static void bisection_row(struct table *tab, const json_t *b)
 {
 	char bid[FMT_SIZE], steps[FMT_SIZE], left[FMT_SIZE], range[48];
-	const char *what = client_jstr(b, "result") ?: client_jstr_or(b, "status", "-");
+	const char *what = jsonget_str(b, "result") ?: client_jstr_or(b, "status", "-");
 
 	snprintf(range, sizeof(range), "%.12s..%.12s", client_jstr_or(b, "good", "?"), client_jstr_or(b, "bad", "?"));
 	{
 		const char *row[] = {
-			client_fmt_id(bid, b, "id"), client_jstr(b, "state"), client_jstr(b, "tree"), range,
-			client_jstr(b, "metric"), client_fmt_id(steps, b, "steps_measured"),
+			client_fmt_id(bid, b, "id"), jsonget_str(b, "state"), jsonget_str(b, "tree"), range,
+			jsonget_str(b, "metric"), client_fmt_id(steps, b, "steps_measured"),
 			client_fmt_id(left, b, "steps_left"), what,
 		};
 

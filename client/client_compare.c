@@ -20,7 +20,7 @@
 
 static const char *str_or_dash(const json_t *o, const char *k)
 {
-	const char *s = client_jstr(o, k);
+	const char *s = jsonget_str(o, k);
 
 	return s && *s ? s : "-";
 }
@@ -32,7 +32,7 @@ static const char *str_or_dash(const json_t *o, const char *k)
  */
 static void add_params_text(struct strbuf *sb, const json_t *entry)
 {
-	const char *text = client_jstr_or(entry, "params_text", ""), *wl = client_jstr(entry, "workload");
+	const char *text = client_jstr_or(entry, "params_text", ""), *wl = jsonget_str(entry, "workload");
 	struct strbuf skip = STRBUF_INIT;
 	size_t start = sb->len;
 
@@ -75,7 +75,7 @@ static char *fmt_center(char *buf, const json_t *side)
 	size_t n;
 
 	fmt_num_json(buf, json_object_get(side, "center"));
-	if (client_jnum(side, "spread_pct", &spread) == 0 && spread > SPREAD_SHOWN_PCT) {
+	if (jsonget_num(side, "spread_pct", &spread) == 0 && spread > SPREAD_SHOWN_PCT) {
 		n = strlen(buf);
 		snprintf(buf + n, FMT_SIZE - n, " ±%.1f%%", spread);
 	}
@@ -87,9 +87,9 @@ static char *fmt_p(char *buf, const json_t *row)
 {
 	double p, adj;
 
-	if (client_jnum(row, "p", &p) < 0)
+	if (jsonget_num(row, "p", &p) < 0)
 		snprintf(buf, FMT_SIZE, "-");
-	else if (client_jnum(row, "p_adj", &adj) == 0)
+	else if (jsonget_num(row, "p_adj", &adj) == 0)
 		snprintf(buf, FMT_SIZE, "%.2g/%.2g", p, adj);
 	else
 		snprintf(buf, FMT_SIZE, "%.2g", p);
@@ -154,7 +154,7 @@ static int folded(const json_t *row, double counter_pct)
 		return 1;
 	if (json_is_true(json_object_get(row, "headline")) || strcmp(v, "inconclusive"))
 		return 0;
-	return client_jnum(row, "change_pct", &ch) == 0 && fabs(ch) < counter_pct;
+	return jsonget_num(row, "change_pct", &ch) == 0 && fabs(ch) < counter_pct;
 }
 
 static void print_rows(FILE *out, const json_t *cmp, int all)
@@ -169,7 +169,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 	struct table tab;
 	json_t *r;
 
-	if (client_jnum(json_object_get(cmp, "rules"), "min_change_counter", &counter_pct) == 0)
+	if (jsonget_num(json_object_get(cmp, "rules"), "min_change_counter", &counter_pct) == 0)
 		counter_pct *= 100;
 	client_table_init(&tab, ARRAY_SIZE(heads), heads, "llllrrrrrrl");
 	json_array_foreach(rows, i, r) {
@@ -182,16 +182,16 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 			continue;
 		}
 		add_params_text(&params, r);
-		if (client_jnum(r, "mde_pct", &m) == 0)
+		if (jsonget_num(r, "mde_pct", &m) == 0)
 			snprintf(mde, sizeof(mde), "%.1f", m);
 		else
 			snprintf(mde, sizeof(mde), "-");
 		strbuf_addstr(&verdict, str_or_dash(r, "verdict"));
-		if (client_jstr(r, "reason"))
-			strbuf_addf(&verdict, " (%s)", client_jstr(r, "reason"));
+		if (jsonget_str(r, "reason"))
+			strbuf_addf(&verdict, " (%s)", jsonget_str(r, "reason"));
 		{
 			const char *row[] = {
-				client_jstr(r, "workload"), params.buf, client_jstr(r, "metric"),
+				jsonget_str(r, "workload"), params.buf, jsonget_str(r, "metric"),
 				str_or_dash(r, "class"), fmt_center(b, json_object_get(r, "base")),
 				fmt_center(p, json_object_get(r, "patched")),
 				fmt_pct(ch, json_object_get(r, "change_pct")), fmt_p(pv, r),
@@ -205,11 +205,11 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 	}
 	fputc('\n', out);
 	/* emulated instructions are not hardware cycles: say what a class is */
-	if (client_jstr(json_object_get(cmp, "rules"), "classes")) {
+	if (jsonget_str(json_object_get(cmp, "rules"), "classes")) {
 		char clean[1024];
 
 		fprintf(out, "classes: %s\n", client_fmt_clean(clean, sizeof(clean),
-								client_jstr(json_object_get(cmp, "rules"), "classes")));
+								jsonget_str(json_object_get(cmp, "rules"), "classes")));
 	}
 	if (tab.nrows)
 		client_table_print(&tab, out, NULL);
@@ -233,7 +233,7 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 	json_array_foreach(json_object_get(cmp, "sweeps"), i, sw) {
 		struct table tab;
 		/* along cpus: a suite's guest_cpus, a point per guest size */
-		int cpus = !strcmp(client_jstr(sw, "axis") ?: "", "cpus");
+		int cpus = !strcmp(jsonget_str(sw, "axis") ?: "", "cpus");
 
 		fprintf(out, "\n%s sweep: %s", cpus ? "CPU" : "thread",
 			client_fmt_clean(clean, sizeof(clean), str_or_dash(sw, "metric")));
@@ -242,7 +242,7 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 		if (params.len)
 			fprintf(out, " (%s)", client_fmt_clean(clean, sizeof(clean), params.buf));
 		fprintf(out, ", %s, %s\n", client_fmt_clean(unit, sizeof(unit), str_or_dash(sw, "unit")),
-			direction_text(client_jstr(sw, "direction")));
+			direction_text(jsonget_str(sw, "direction")));
 		client_table_init(&tab, ARRAY_SIZE(heads), cpus ? cpu_heads : heads, "rrrrl");
 		json_array_foreach(json_object_get(sw, "rows"), j, r) {
 			char w[FMT_SIZE], b[FMT_SIZE], p[FMT_SIZE], ch[FMT_SIZE];
@@ -250,7 +250,7 @@ static void print_sweeps(FILE *out, const json_t *cmp)
 				fmt_num_json(w, json_object_get(r, json_object_get(r, "x") ? "x" : "workers")),
 				fmt_num_json(b, json_object_get(r, "base")),
 				fmt_num_json(p, json_object_get(r, "patched")),
-				fmt_pct(ch, json_object_get(r, "change_pct")), client_jstr(r, "verdict"),
+				fmt_pct(ch, json_object_get(r, "change_pct")), jsonget_str(r, "verdict"),
 			};
 
 			client_table_add_row(&tab, row);
@@ -271,8 +271,8 @@ static void print_tlb_unavailable(FILE *out, const json_t *cmp, const char *head
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		const char *wb = client_jstr(json_object_get(u, "base"), names[i]);
-		const char *wp = client_jstr(json_object_get(u, "patched"), names[i]);
+		const char *wb = jsonget_str(json_object_get(u, "base"), names[i]);
+		const char *wp = jsonget_str(json_object_get(u, "patched"), names[i]);
 
 		if ((wb || wp) && heading) {
 			fprintf(out, "%s", heading);
@@ -307,7 +307,7 @@ static void print_tlb(FILE *out, const json_t *cmp)
 		struct strbuf label = STRBUF_INIT;
 
 		strbuf_addstr(&label, str_or_dash(t, "workload"));
-		if (client_jstr(t, "params_text") && *client_jstr(t, "params_text")) {
+		if (jsonget_str(t, "params_text") && *jsonget_str(t, "params_text")) {
 			strbuf_addch(&label, ' ');
 			add_params_text(&label, t);
 		}
@@ -316,7 +316,7 @@ static void print_tlb(FILE *out, const json_t *cmp)
 			const char *row[] = {
 				label.buf, "shootdowns/kop", fmt_num_json(b, json_object_get(spk, "base")), NULL,
 				fmt_num_json(p, json_object_get(spk, "patched")), NULL,
-				fmt_pct(ch, json_object_get(spk, "change_pct")), client_jstr(spk, "verdict"),
+				fmt_pct(ch, json_object_get(spk, "change_pct")), jsonget_str(spk, "verdict"),
 			};
 
 			client_table_add_row(&tab, row);
@@ -330,7 +330,7 @@ static void print_tlb(FILE *out, const json_t *cmp)
 				fmt_num_json(ba, json_object_get(b, "per_sec")),
 				fmt_num_json(bp, json_object_get(b, "peak_per_sec")),
 				fmt_num_json(pa, json_object_get(p, "per_sec")),
-				fmt_num_json(pp, json_object_get(p, "peak_per_sec")), NULL, client_jstr(c, "verdict"),
+				fmt_num_json(pp, json_object_get(p, "peak_per_sec")), NULL, jsonget_str(c, "verdict"),
 			};
 
 			snprintf(name, sizeof(name), "%s/s", str_or_dash(c, "name"));
@@ -355,22 +355,22 @@ static void print_profile(FILE *out, const json_t *cmp)
 
 	if (!json_array_size(syms))
 		return;
-	client_jint(counts, "base", &nb);
-	client_jint(counts, "patched", &np);
+	jsonget_int(counts, "base", &nb);
+	jsonget_int(counts, "patched", &np);
 	fprintf(out, "\nprofile diff (average self %% over %lld base and %lld patched profiles)\n", nb, np);
 	client_table_init(&tab, ARRAY_SIZE(heads), heads, "lrrr");
 	json_array_foreach(syms, i, s) {
 		char b[FMT_SIZE], p[FMT_SIZE], d[FMT_SIZE];
 		double vb = 0, vp = 0, vd = 0;
 
-		client_jnum(s, "base_self", &vb);
-		client_jnum(s, "patched_self", &vp);
-		client_jnum(s, "delta", &vd);
+		jsonget_num(s, "base_self", &vb);
+		jsonget_num(s, "patched_self", &vp);
+		jsonget_num(s, "delta", &vd);
 		snprintf(b, sizeof(b), "%.2f", vb);
 		snprintf(p, sizeof(p), "%.2f", vp);
 		snprintf(d, sizeof(d), "%+.2f", vd);
 		{
-			const char *row[] = { client_jstr(s, "symbol"), b, p, d };
+			const char *row[] = { jsonget_str(s, "symbol"), b, p, d };
 
 			client_table_add_row(&tab, row);
 		}
@@ -398,17 +398,17 @@ static void add_scalars(struct strbuf *sb, const json_t *o)
 static void add_build(struct strbuf *sb, const json_t *b)
 {
 	static const char *const hashes[][2] = { { "commit", "commit" }, { "config_hash", "config" } };
-	const char *release = client_jstr(json_object_get(b, "meta"), "kernel_release");
+	const char *release = jsonget_str(json_object_get(b, "meta"), "kernel_release");
 	size_t k, n = 0;
 
 	strbuf_addf(sb, "build %.12s", client_jstr_or(b, "build_id", "-"));
 	if (release)
 		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", release);
 	for (k = 0; k < ARRAY_SIZE(hashes); k++)
-		if (client_jstr(b, hashes[k][0]))
-			strbuf_addf(sb, "%s%s %.12s", n++ ? ", " : " (", hashes[k][1], client_jstr(b, hashes[k][0]));
-	if (client_jstr(b, "compiler"))
-		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", client_jstr(b, "compiler"));
+		if (jsonget_str(b, hashes[k][0]))
+			strbuf_addf(sb, "%s%s %.12s", n++ ? ", " : " (", hashes[k][1], jsonget_str(b, hashes[k][0]));
+	if (jsonget_str(b, "compiler"))
+		strbuf_addf(sb, "%s%s", n++ ? ", " : " (", jsonget_str(b, "compiler"));
 	if (n)
 		strbuf_addch(sb, ')');
 }
@@ -432,12 +432,12 @@ static int add_side_provenance(struct strbuf *sb, const json_t *pv, const char *
 		add_scalars(sb, p);
 		return 0;
 	}
-	one_job = client_jint(job, "id", &id) == 0 &&
-		  client_jint(json_object_get(json_object_get(pv, strcmp(side, "base") ? "base" : "patched"), "job"),
+	one_job = jsonget_int(job, "id", &id) == 0 &&
+		  jsonget_int(json_object_get(json_object_get(pv, strcmp(side, "base") ? "base" : "patched"), "job"),
 		       "id", &other) == 0 && id == other;
 	strbuf_addf(sb, "job %s", client_fmt_id(idbuf, job, "id"));
 	json_array_foreach(json_object_get(p, "builds"), i, b) {
-		if (one_job && client_jstr(b, "side") && strcmp(client_jstr(b, "side"), side))
+		if (one_job && jsonget_str(b, "side") && strcmp(jsonget_str(b, "side"), side))
 			continue;
 		strbuf_addstr(sb, named++ ? ", " : ": ");
 		add_build(sb, b);
@@ -471,7 +471,7 @@ static void print_provenance(FILE *out, const json_t *cmp)
 		long long boots = 0;
 		int builds_named = add_side_provenance(&sb, pv, sides[k]);
 
-		client_jint(json_object_get(pv, "boots"), sides[k], &boots);
+		jsonget_int(json_object_get(pv, "boots"), sides[k], &boots);
 		strbuf_addf(&sb, "%s%lld boot%s on ", sb.len ? "; " : "", boots, boots == 1 ? "" : "s");
 		add_list(&sb, json_object_get(json_object_get(pv, "machines"), sides[k]));
 		if (!builds_named && json_array_size(json_object_get(json_object_get(pv, "builds"), sides[k]))) {
@@ -490,9 +490,9 @@ static void print_provenance(FILE *out, const json_t *cmp)
 				json_dumps(json_object_get(f, "reason"), JSON_ENCODE_ANY | JSON_COMPACT);
 
 			strbuf_addstr(&sb, str_or_dash(f, "side"));
-			if (client_jint(f, "run", &run) == 0)
+			if (jsonget_int(f, "run", &run) == 0)
 				strbuf_addf(&sb, " run %lld", run);
-			strbuf_addf(&sb, ": %s", txt ? txt : client_jstr(f, "reason"));
+			strbuf_addf(&sb, ": %s", txt ? txt : jsonget_str(f, "reason"));
 			free(txt);
 			fprintf(out, "  %s\n", client_fmt_clean(clean, sizeof(clean), sb.buf));
 			strbuf_release(&sb);

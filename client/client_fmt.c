@@ -11,33 +11,6 @@
 /* A cell wider than this is cut: a table is for reading, --json has it all. */
 #define TABLE_MAX_CELL 160
 
-const char *client_jstr(const json_t *obj, const char *key)
-{
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-int client_jint(const json_t *obj, const char *key, long long *ret)
-{
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	if (!json_is_integer(v))
-		return -1;
-	*ret = json_integer_value(v);
-	return 0;
-}
-
-int client_jnum(const json_t *obj, const char *key, double *ret)
-{
-	json_t *v = json_is_object(obj) ? json_object_get(obj, key) : NULL;
-
-	if (!json_is_number(v))
-		return -1;
-	*ret = json_number_value(v);
-	return 0;
-}
-
 char *client_fmt_clean(char *buf, size_t n, const char *s)
 {
 	size_t i = 0;
@@ -160,7 +133,7 @@ char *client_fmt_time(char *buf, const json_t *obj, const char *key)
 	double v;
 	time_t tt;
 
-	if (client_jnum(obj, key, &v) < 0 || v < 0 || v > 1e12) {
+	if (jsonget_num(obj, key, &v) < 0 || v < 0 || v > 1e12) {
 		snprintf(buf, FMT_SIZE, "-");
 		return buf;
 	}
@@ -210,7 +183,7 @@ char *client_fmt_number(char *buf, double v)
 
 const char *client_jstr_or(const json_t *obj, const char *key, const char *fallback)
 {
-	const char *s = client_jstr(obj, key);
+	const char *s = jsonget_str(obj, key);
 
 	return s && *s ? s : fallback;
 }
@@ -239,11 +212,11 @@ char *client_fmt_span(char *buf, const json_t *obj)
 {
 	double start, end;
 
-	if (client_jnum(obj, "started", &start) < 0) {
+	if (jsonget_num(obj, "started", &start) < 0) {
 		snprintf(buf, FMT_SIZE, "-");
 		return buf;
 	}
-	if (client_jnum(obj, "finished", &end) < 0)
+	if (jsonget_num(obj, "finished", &end) < 0)
 		end = wall_now();
 	return fmt_duration(buf, end - start);
 }
@@ -252,7 +225,7 @@ char *client_fmt_id(char *buf, const json_t *obj, const char *key)
 {
 	long long v;
 
-	if (client_jint(obj, key, &v) < 0)
+	if (jsonget_int(obj, key, &v) < 0)
 		snprintf(buf, FMT_SIZE, "-");
 	else
 		snprintf(buf, FMT_SIZE, "%lld", v);

@@ -5,20 +5,17 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "jsonget.h"
 #include "strbuf.h"
 
 /*
  * What the client's views print with (client_fmt.c): fields read from the
  * server's JSON, tables, values and times as text. Below the HTTP client
  * (client_http.c) and every command's view; everything the server sent is
- * cleaned of control characters before it reaches the terminal.
+ * cleaned of control characters before it reaches the terminal. Fields
+ * are read with jsonget.h, which tolerates a server that sends the wrong
+ * type.
  */
-
-/* Field accessors tolerant of a server that sends the wrong type: they
- * return NULL / the fallback when key is absent, null, or not that type. */
-const char *client_jstr(const json_t *obj, const char *key);
-int client_jint(const json_t *obj, const char *key, long long *ret);
-int client_jnum(const json_t *obj, const char *key, double *ret);
 
 /*
  * A table of text cells printed with aligned columns. Cells are copied,
@@ -40,7 +37,7 @@ void client_table_add_row(struct table *t, const char *const *cells);
 void client_table_print(const struct table *t, FILE *out, const char *indent);
 void client_table_release(struct table *t);
 
-/* client_jstr(), or fallback when the string is absent or empty. */
+/* jsonget_str(), or fallback when the string is absent or empty. */
 const char *client_jstr_or(const json_t *obj, const char *key, const char *fallback);
 /* Appends the strings of the JSON array arr to sb, sep between them. */
 void client_join_strings(struct strbuf *sb, const json_t *arr, const char *sep);

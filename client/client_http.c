@@ -86,7 +86,7 @@ static void http_error(struct strbuf *err, long status, const struct strbuf *bod
 {
 	json_t *root = json_loadb(body->buf, body->len, 0, NULL);
 	json_t *e = root ? json_object_get(root, "error") : NULL;
-	const char *code = client_jstr(e, "code"), *msg = client_jstr(e, "message");
+	const char *code = jsonget_str(e, "code"), *msg = jsonget_str(e, "message");
 	char clean[512];
 
 	if (code || msg) {

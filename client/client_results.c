@@ -144,7 +144,7 @@ static size_t group_of(struct group **groups, size_t *ngroups, const json_t *run
 	struct group g = {
 		json_object_get(run, "machine"), json_object_get(run, "side"),
 		json_object_get(run, "spec"), json_object_get(run, "case"),
-		client_jstr(run, "workload"), json_object_get(run, "params"),
+		jsonget_str(run, "workload"), json_object_get(run, "params"),
 	};
 	size_t i;
 	struct group *p;
@@ -215,10 +215,10 @@ int client_results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		json_t *w = json_object_get(v, "warmup");
 		long long id;
 
-		if (client_jint(v, "id", &id) < 0 || json_is_true(w))
+		if (jsonget_int(v, "id", &id) < 0 || json_is_true(w))
 			continue;
 		/* a spec cut short by its failure is no sample of its side */
-		if (client_jstr(v, "error")) {
+		if (jsonget_str(v, "error")) {
 			nfailed++;
 			continue;
 		}
@@ -231,9 +231,9 @@ int client_results_print(FILE *out, const json_t *runs, const json_t *metrics,
 
 	json_array_foreach(marr, i, v) {
 		struct run_ref key, *r;
-		const char *name = client_jstr(v, "name");
+		const char *name = jsonget_str(v, "name");
 
-		if (client_jint(v, "run", &key.id) < 0 || !name)
+		if (jsonget_int(v, "run", &key.id) < 0 || !name)
 			continue;
 		r = bsearch(&key, refs, nrefs, sizeof(*refs), cmp_run_ref);
 		if (!r)
@@ -244,8 +244,8 @@ int client_results_print(FILE *out, const json_t *runs, const json_t *metrics,
 		}
 		ents[nents].group = r->group;
 		ents[nents].name = name;
-		ents[nents].unit = client_jstr(v, "unit");
-		ents[nents].has_value = client_jnum(v, "value", &ents[nents].value) == 0 &&
+		ents[nents].unit = jsonget_str(v, "unit");
+		ents[nents].has_value = jsonget_num(v, "value", &ents[nents].value) == 0 &&
 					isfinite(ents[nents].value);
 		nents++;
 	}

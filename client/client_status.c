@@ -30,8 +30,8 @@ int client_job_is_final(const char *state)
 
 void client_stage_name(struct strbuf *sb, const json_t *st)
 {
-	const char *kind = client_jstr_or(st, "kind", "stage"), *side = client_jstr(st, "side");
-	const char *where = client_jstr_or(st, "machine", client_jstr(st, "host"));
+	const char *kind = client_jstr_or(st, "kind", "stage"), *side = jsonget_str(st, "side");
+	const char *where = client_jstr_or(st, "machine", jsonget_str(st, "host"));
 	long long boot;
 
 	strbuf_addstr(sb, kind);
@@ -39,7 +39,7 @@ void client_stage_name(struct strbuf *sb, const json_t *st)
 	 * run job's stages differ by machine */
 	if (side && *side) {
 		strbuf_addf(sb, " %s", side);
-		if (strcmp(kind, "build") && client_jint(st, "boot_index", &boot) == 0 &&
+		if (strcmp(kind, "build") && jsonget_int(st, "boot_index", &boot) == 0 &&
 		    boot >= 0 && boot < LLONG_MAX)
 			strbuf_addf(sb, " #%lld", boot + 1);
 	}
@@ -55,7 +55,7 @@ static const json_t *job_find_stage(const json_t *job, long long stage_id)
 	long long v;
 
 	json_array_foreach(json_object_get(job, "stages"), i, st)
-		if (client_jint(st, "id", &v) == 0 && v == stage_id)
+		if (jsonget_int(st, "id", &v) == 0 && v == stage_id)
 			return st;
 	return NULL;
 }
@@ -71,7 +71,7 @@ const char *client_job_error_blame(const json_t *job)
 {
 	static const char *const result_classes[] = { "patch", "build", "boot", "workload" };
 	const json_t *e = json_object_get(job, "error"), *st;
-	const char *class = client_jstr(e, "class"), *kind = client_jstr(job, "kind");
+	const char *class = jsonget_str(e, "class"), *kind = jsonget_str(job, "kind");
 	long long sid;
 	size_t i;
 
@@ -87,8 +87,8 @@ const char *client_job_error_blame(const json_t *job)
 		return NULL;
 	if (!kind || strcmp(kind, "ab"))
 		return "a result of the kernel or workload under test, not a lab problem";
-	st = client_jint(e, "stage", &sid) == 0 ? job_find_stage(job, sid) : NULL;
-	if (strcmp(class, "patch") && st && client_jstr(st, "side") && !strcmp(client_jstr(st, "side"), "base"))
+	st = jsonget_int(e, "stage", &sid) == 0 ? job_find_stage(job, sid) : NULL;
+	if (strcmp(class, "patch") && st && jsonget_str(st, "side") && !strcmp(jsonget_str(st, "side"), "base"))
 		return "a result of the base kernel, not of the patch or the lab";
 	return "a result of the patch, not a lab problem";
 }
@@ -106,8 +106,8 @@ void client_job_outcome(struct strbuf *sb, const json_t *job)
 		/* "cancelled: cancelled: ..." says nothing twice */
 		if (strcmp(class, state))
 			strbuf_addf(sb, ": %s", client_fmt_clean(clean, sizeof(clean), class));
-		if (client_jstr(e, "message"))
-			strbuf_addf(sb, ": %s", client_fmt_clean(clean, sizeof(clean), client_jstr(e, "message")));
+		if (jsonget_str(e, "message"))
+			strbuf_addf(sb, ": %s", client_fmt_clean(clean, sizeof(clean), jsonget_str(e, "message")));
 		if (client_job_error_blame(job))
 			strbuf_addf(sb, " (%s)", client_job_error_blame(job));
 	}
@@ -144,11 +144,11 @@ static void add_counts(struct strbuf *sb, const struct spec_counts *c)
 /* "spec 1 mremap workers=2" */
 static void add_spec_label(struct strbuf *sb, const json_t *sp)
 {
-	const char *workload = client_jstr(sp, "workload");
+	const char *workload = jsonget_str(sp, "workload");
 	long long n;
 
 	strbuf_addstr(sb, "spec ");
-	if (client_jint(sp, "spec", &n) == 0)
+	if (jsonget_int(sp, "spec", &n) == 0)
 		strbuf_addf(sb, "%lld", n);
 	else
 		strbuf_addch(sb, '?');
@@ -167,7 +167,7 @@ size_t client_stage_spec_problems_print(FILE *out, const json_t *st, const char 
 	json_t *sp;
 
 	json_array_foreach(json_object_get(st, "specs"), i, sp) {
-		const char *state = client_jstr_or(sp, "state", "unknown"), *class = client_jstr(sp, "class");
+		const char *state = client_jstr_or(sp, "state", "unknown"), *class = jsonget_str(sp, "class");
 		struct strbuf line = STRBUF_INIT;
 
 		if (!strcmp(state, "done"))
@@ -176,8 +176,8 @@ size_t client_stage_spec_problems_print(FILE *out, const json_t *st, const char 
 		strbuf_addf(&line, ": %s", !strcmp(state, "not_run") ? "not run" : state);
 		if (class && *class)
 			strbuf_addf(&line, " (%s)", class);
-		if (client_jstr(sp, "message") && *client_jstr(sp, "message"))
-			strbuf_addf(&line, ": %s", client_jstr(sp, "message"));
+		if (jsonget_str(sp, "message") && *jsonget_str(sp, "message"))
+			strbuf_addf(&line, ": %s", jsonget_str(sp, "message"));
 		fprintf(out, "%s%s\n", indent, client_fmt_clean(clean, sizeof(clean), line.buf));
 		strbuf_release(&line);
 		n++;
@@ -217,15 +217,15 @@ static void print_series(FILE *out, const json_t *series)
  * "patch": where the patched side came from, as the job says it. */
 static void add_source(struct strbuf *sb, const json_t *job)
 {
-	const char *kind = client_jstr(job, "patch_kind"), *url = client_jstr(job, "patch_url");
+	const char *kind = jsonget_str(job, "patch_kind"), *url = jsonget_str(job, "patch_url");
 
 	if (!kind || !*kind)
 		return;
 	strbuf_addstr(sb, kind);
 	if (url && *url)
 		strbuf_addf(sb, " %s", url);
-	if (client_jstr(job, "patch_ref") && *client_jstr(job, "patch_ref"))
-		strbuf_addf(sb, " %s", client_jstr(job, "patch_ref"));
+	if (jsonget_str(job, "patch_ref") && *jsonget_str(job, "patch_ref"))
+		strbuf_addf(sb, " %s", jsonget_str(job, "patch_ref"));
 }
 
 /* A cancel reaches a running stage on the scheduler's next pass; until
@@ -266,11 +266,11 @@ static void print_stages(FILE *out, const json_t *stages)
 	json_array_foreach(stages, i, st) {
 		long long v;
 
-		if (client_jstr(st, "side") && client_jint(st, "boot_index", &v) == 0)
+		if (jsonget_str(st, "side") && jsonget_int(st, "boot_index", &v) == 0)
 			show[COL_BOOT] = 1;
-		if (client_jstr(st, "build_id") && *client_jstr(st, "build_id"))
+		if (jsonget_str(st, "build_id") && *jsonget_str(st, "build_id"))
 			show[COL_BUILD] = 1;
-		if (client_jint(st, "repeat_of", &v) == 0)
+		if (jsonget_int(st, "repeat_of", &v) == 0)
 			show[COL_REPEATS] = 1;
 	}
 	for (k = 0; k < COL_MAX; k++)
@@ -288,28 +288,28 @@ static void print_stages(FILE *out, const json_t *stages)
 		const char *cells[COL_MAX], *row[COL_MAX];
 		long long b;
 
-		if (client_jstr(st, "error_class") || client_jstr(st, "error_message"))
+		if (jsonget_str(st, "error_class") || jsonget_str(st, "error_message"))
 			strbuf_addf(&error, "%s: %s", client_jstr_or(st, "error_class", "error"),
 				    client_jstr_or(st, "error_message", ""));
-		else if (client_jstr(st, "note") && *client_jstr(st, "note"))
-			strbuf_addf(&error, "(%s)", client_jstr(st, "note"));
-		if (client_jstr(st, "side") && strcmp(client_jstr_or(st, "kind", ""), "build") &&
-		    client_jint(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
+		else if (jsonget_str(st, "note") && *jsonget_str(st, "note"))
+			strbuf_addf(&error, "(%s)", jsonget_str(st, "note"));
+		if (jsonget_str(st, "side") && strcmp(client_jstr_or(st, "kind", ""), "build") &&
+		    jsonget_int(st, "boot_index", &b) == 0 && b >= 0 && b < LLONG_MAX)
 			snprintf(boot, sizeof(boot), "#%lld", b + 1);
 		/* the API counts attempts from 0, people from 1 */
-		if (client_jint(st, "attempt", &b) == 0 && b >= 0 && b < LLONG_MAX)
+		if (jsonget_int(st, "attempt", &b) == 0 && b >= 0 && b < LLONG_MAX)
 			snprintf(att, sizeof(att), "%lld", b + 1);
 		cells[COL_SEQ] = client_fmt_id(seq, st, "seq");
-		cells[COL_KIND] = client_jstr(st, "kind");
-		cells[COL_SIDE] = client_jstr(st, "side");
+		cells[COL_KIND] = jsonget_str(st, "kind");
+		cells[COL_SIDE] = jsonget_str(st, "side");
 		cells[COL_BOOT] = boot;
-		cells[COL_MACHINE] = client_jstr_or(st, "machine", client_jstr(st, "host"));
-		cells[COL_STATE] = client_jstr(st, "state");
+		cells[COL_MACHINE] = client_jstr_or(st, "machine", jsonget_str(st, "host"));
+		cells[COL_STATE] = jsonget_str(st, "state");
 		cells[COL_ATTEMPT] = att;
 		cells[COL_STARTED] = client_fmt_time(started, st, "started");
 		cells[COL_DURATION] = client_fmt_span(dur, st);
-		cells[COL_BUILD] = client_jstr(st, "build_id");
-		cells[COL_REPEATS] = client_jint(st, "repeat_of", &b) == 0 ? client_fmt_id(rep, st, "repeat_of") : NULL;
+		cells[COL_BUILD] = jsonget_str(st, "build_id");
+		cells[COL_REPEATS] = jsonget_int(st, "repeat_of", &b) == 0 ? client_fmt_id(rep, st, "repeat_of") : NULL;
 		cells[COL_ERROR] = error.buf;
 		for (k = 0, ncols = 0; k < COL_MAX; k++)
 			if (show[k])
@@ -346,10 +346,10 @@ static void print_specs(FILE *out, const json_t *stages)
 			header = 1;
 		}
 		stage_spec_counts(st, &c);
-		if (client_jint(st, "seq", &v) == 0)
+		if (jsonget_int(st, "seq", &v) == 0)
 			strbuf_addf(&line, "seq %lld ", v);
 		client_stage_name(&line, st);
-		if (client_jint(st, "repeat_of", &v) == 0)
+		if (jsonget_int(st, "repeat_of", &v) == 0)
 			strbuf_addf(&line, " (repeats seq %lld)", v);
 		strbuf_addstr(&line, ": ");
 		add_counts(&line, &c);
@@ -360,7 +360,7 @@ static void print_specs(FILE *out, const json_t *stages)
 
 				if (j)
 					strbuf_addstr(&line, ", ");
-				if (client_jint(sp, "spec", &n) == 0)
+				if (jsonget_int(sp, "spec", &n) == 0)
 					strbuf_addf(&line, "%lld ", n);
 				strbuf_addstr(&line, client_jstr_or(sp, "workload", "?"));
 			}
@@ -385,12 +385,12 @@ void client_status_print(FILE *out, long long id, const json_t *job)
 	fprintf(out, "job %lld: %s (%s)\n", id, client_fmt_clean(clean, sizeof(clean), sb.buf),
 		client_fmt_clean(kind, sizeof(kind), client_jstr_or(job, "kind", "run")));
 	strbuf_reset(&sb);
-	print_field(out, "suite", client_jstr(job, "suite"));
-	if (client_jstr(job, "tree") || client_jstr(job, "base")) {
-		print_field(out, "tree", client_jstr(job, "tree"));
-		print_field(out, "base", client_jstr(job, "base"));
-		if (client_jstr(job, "patch_subject"))
-			print_field(out, "patch", client_jstr(job, "patch_subject"));
+	print_field(out, "suite", jsonget_str(job, "suite"));
+	if (jsonget_str(job, "tree") || jsonget_str(job, "base")) {
+		print_field(out, "tree", jsonget_str(job, "tree"));
+		print_field(out, "base", jsonget_str(job, "base"));
+		if (jsonget_str(job, "patch_subject"))
+			print_field(out, "patch", jsonget_str(job, "patch_subject"));
 		add_source(&sb, job);
 		if (sb.len)
 			print_field(out, "source", sb.buf);
@@ -406,15 +406,15 @@ void client_status_print(FILE *out, long long id, const json_t *job)
 	strbuf_reset(&sb);
 	client_join_strings(&sb, json_object_get(job, "tags"), ", ");
 	print_field(out, "tags", sb.buf);
-	if (client_jstr(job, "arch"))
-		print_field(out, "arch", client_jstr(job, "arch"));
-	print_field(out, "submitter", client_jstr(job, "submitter"));
+	if (jsonget_str(job, "arch"))
+		print_field(out, "arch", jsonget_str(job, "arch"));
+	print_field(out, "submitter", jsonget_str(job, "submitter"));
 	print_field(out, "created", client_fmt_time(t, job, "created"));
 	print_field(out, "started", client_fmt_time(t, job, "started"));
 	print_field(out, "finished", client_fmt_time(t, job, "finished"));
 	print_field(out, "duration", client_fmt_span(t, job));
-	if (client_jstr(job, "verdict"))
-		print_field(out, "verdict", client_jstr(job, "verdict"));
+	if (jsonget_str(job, "verdict"))
+		print_field(out, "verdict", jsonget_str(job, "verdict"));
 	if (json_is_object(e)) {
 		const json_t *es = NULL;
 		long long sid, seq;
@@ -422,18 +422,18 @@ void client_status_print(FILE *out, long long id, const json_t *job)
 		strbuf_reset(&sb);
 		strbuf_addf(&sb, "%s: %s", client_jstr_or(e, "class", "error"), client_jstr_or(e, "message", ""));
 		/* the error names the stage by id; the table shows seq */
-		if (client_jint(e, "stage", &sid) == 0) {
+		if (jsonget_int(e, "stage", &sid) == 0) {
 			if ((es = job_find_stage(job, sid))) {
 				strbuf_addstr(&sb, " (");
 				client_stage_name(&sb, es);
-				if (client_jint(es, "seq", &seq) == 0)
+				if (jsonget_int(es, "seq", &seq) == 0)
 					strbuf_addf(&sb, ", seq %lld", seq);
 				strbuf_addch(&sb, ')');
 			} else {
 				strbuf_addf(&sb, " (stage id %lld)", sid);
 			}
-		} else if (client_jstr(e, "stage")) {
-			strbuf_addf(&sb, " (%s stage)", client_jstr(e, "stage"));
+		} else if (jsonget_str(e, "stage")) {
+			strbuf_addf(&sb, " (%s stage)", jsonget_str(e, "stage"));
 		}
 		print_field(out, "error", sb.buf);
 		if (client_job_error_blame(job))

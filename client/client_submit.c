@@ -290,14 +290,14 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 
 	strbuf_addf(&indent, "job %lld:   ", id);
 	json_array_foreach(stages, i, st) {
-		const char *state = client_jstr_or(st, "state", "unknown"), *note = client_jstr(st, "note");
+		const char *state = client_jstr_or(st, "state", "unknown"), *note = jsonget_str(st, "note");
 		const char *why = client_jstr_or(st, "error_message", "");
 		long long key, attempt = 0, rep;
 		struct stage_seen *s;
 
-		if (client_jint(st, "id", &key) < 0 && client_jint(st, "seq", &key) < 0)
+		if (jsonget_int(st, "id", &key) < 0 && jsonget_int(st, "seq", &key) < 0)
 			key = (long long)i;
-		client_jint(st, "attempt", &attempt);	/* the API counts from 0 */
+		jsonget_int(st, "attempt", &attempt);	/* the API counts from 0 */
 		if (note && !*note)
 			note = NULL;
 		s = stage_seen_get(ws, key);
@@ -312,7 +312,7 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 		strbuf_reset(&line);
 		strbuf_addf(&line, "job %lld: ", id);
 		client_stage_name(&line, st);
-		if (client_jint(st, "repeat_of", &rep) == 0)
+		if (jsonget_int(st, "repeat_of", &rep) == 0)
 			strbuf_addf(&line, " (repeats seq %lld)", rep);
 		if (attempt > 0 && attempt < LLONG_MAX)
 			strbuf_addf(&line, " (attempt %lld)", attempt + 1);
@@ -328,10 +328,10 @@ static void report_stages(struct wait_state *ws, FILE *out, long long id, const 
 		}
 		cancel_group_flush(&group, out);
 		strbuf_addf(&line, ": %s", state);
-		if (client_jstr(st, "error_class") || client_jstr(st, "error_message")) {
+		if (jsonget_str(st, "error_class") || jsonget_str(st, "error_message")) {
 			strbuf_addf(&line, " (%s", client_jstr_or(st, "error_class", "error"));
-			if (client_jstr(st, "error_message"))
-				strbuf_addf(&line, ": %s", client_jstr(st, "error_message"));
+			if (jsonget_str(st, "error_message"))
+				strbuf_addf(&line, ": %s", jsonget_str(st, "error_message"));
 			strbuf_addch(&line, ')');
 		} else if (note) {
 			strbuf_addf(&line, " (%s)", note);
@@ -401,7 +401,7 @@ static int wait_job(struct cli *cli, long long id, long timeout, struct strbuf *
 			goto out;
 		}
 		report_stages(&ws, progress, id, job);
-		state = client_jstr(job, "state");
+		state = jsonget_str(job, "state");
 		if (client_job_is_final(state))
 			break;
 		if (mono_now() >= deadline) {
@@ -468,7 +468,7 @@ static void print_series_jobs(FILE *out, const json_t *jobs)
 	fprintf(out, "a per-patch series: %zu A/B jobs, patches 1..k against the base "
 		"(the last one is the whole series)\n", json_array_size(jobs));
 	json_array_foreach(jobs, i, j)
-		if (client_jint(j, "id", &id) == 0)
+		if (jsonget_int(j, "id", &id) == 0)
 			fprintf(out, "  job %lld: %s\n", id, client_fmt_clean(subject, sizeof(subject),
 						     client_jstr_or(j, "patch_subject", "-")));
 }
@@ -485,7 +485,7 @@ static int wait_jobs(struct cli *cli, const json_t *jobs, long long id, long tim
 	if (!json_is_array(jobs))
 		return wait_job(cli, id, timeout, err);
 	json_array_foreach(jobs, i, j) {
-		if (client_jint(j, "id", &jid) < 0) {
+		if (jsonget_int(j, "id", &jid) < 0) {
 			strbuf_seterr(err, "the server queued the series but did not say job %zu's id", i + 1);
 			rj = EXIT_FAIL;
 		} else {
@@ -695,7 +695,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		goto out;
 	}
 	job = json_object_get(resp, "job");
-	if (client_jint(job, "id", &id) < 0) {
+	if (jsonget_int(job, "id", &id) < 0) {
 		strbuf_seterr(err, "the server accepted the job but did not say its id");
 		r = EXIT_FAIL;
 		goto out;

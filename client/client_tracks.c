@@ -59,12 +59,12 @@ static void track_row(struct table *tab, const json_t *t)
 	struct strbuf branch = STRBUF_INIT;
 
 	strbuf_addstr(&branch, client_jstr_or(cf, "branch", "-"));
-	if (client_jstr(cf, "url"))
-		strbuf_addf(&branch, " of %s", client_jstr(cf, "url"));
+	if (jsonget_str(cf, "url"))
+		strbuf_addf(&branch, " of %s", jsonget_str(cf, "url"));
 	snprintf(head, sizeof(head), "%.12s", client_jstr_or(t, "last_head", "-"));
 	{
 		const char *row[] = {
-			client_jstr(t, "name"), branch.buf, client_jstr_or(cf, "schedule", "(not configured)"),
+			jsonget_str(t, "name"), branch.buf, client_jstr_or(cf, "schedule", "(not configured)"),
 			client_fmt_time(next, t, "next_due"), head, client_fmt_id(points, t, "points"),
 			client_fmt_id(alerts, t, "alerts_open"), client_jstr_or(t, "last_result", "-"),
 		};
@@ -119,7 +119,7 @@ static void print_series_values(const json_t *s)
 	struct table tab;
 	size_t i;
 
-	printf("series %lld: %s on %s, %s", (long long)json_integer_value(json_object_get(s, "id")),
+	printf("series %lld: %s on %s, %s", jsonget_int_or(s, "id", 0),
 	       client_jstr_or(s, "metric", "?"), client_jstr_or(s, "machine", "?"),
 	       client_jstr_or(s, "workload", "?"));
 	{
@@ -136,9 +136,9 @@ static void print_series_values(const json_t *s)
 		char point[FMT_SIZE], val[FMT_SIZE], lo[FMT_SIZE], hi[FMT_SIZE], boots[FMT_SIZE], commit[16];
 		const char *row[] = {
 			client_fmt_id(point, v, "point"), commit,
-			client_fmt_number(val, json_number_value(json_object_get(v, "value"))),
-			client_fmt_number(lo, json_number_value(json_object_get(v, "lo"))),
-			client_fmt_number(hi, json_number_value(json_object_get(v, "hi"))),
+			client_fmt_number(val, jsonget_num_or(v, "value", 0)),
+			client_fmt_number(lo, jsonget_num_or(v, "lo", 0)),
+			client_fmt_number(hi, jsonget_num_or(v, "hi", 0)),
 			client_fmt_id(boots, v, "boots"), client_jstr_or(v, "subject", "-"),
 		};
 
@@ -152,11 +152,11 @@ static void print_series_values(const json_t *s)
 
 		printf("change point at %.12s: %s -> %s (%+.1f%%, p %.2g), %s, %s, alert %lld\n",
 		       client_jstr_or(cp, "commit", "?"),
-		       client_fmt_number(before, json_number_value(json_object_get(cp, "before"))),
-		       client_fmt_number(after, json_number_value(json_object_get(cp, "after"))),
-		       100 * json_number_value(json_object_get(cp, "magnitude")),
-		       json_number_value(json_object_get(cp, "p")), client_jstr_or(cp, "direction", "?"),
-		       client_jstr_or(cp, "status", "?"), (long long)json_integer_value(json_object_get(cp, "alert")));
+		       client_fmt_number(before, jsonget_num_or(cp, "before", 0)),
+		       client_fmt_number(after, jsonget_num_or(cp, "after", 0)),
+		       100 * jsonget_num_or(cp, "magnitude", 0),
+		       jsonget_num_or(cp, "p", 0), client_jstr_or(cp, "direction", "?"),
+		       client_jstr_or(cp, "status", "?"), jsonget_int_or(cp, "alert", 0));
 	}
 }
 
@@ -168,8 +168,8 @@ static void series_row(struct table *tab, const json_t *s)
 	client_add_params(&p, json_object_get(s, "params"), NULL);
 	{
 		const char *row[] = {
-			client_fmt_id(sid, s, "id"), client_jstr(s, "machine"), client_jstr(s, "workload"), p.buf,
-			client_jstr(s, "metric"), client_fmt_id(points, s, "points"),
+			client_fmt_id(sid, s, "id"), jsonget_str(s, "machine"), jsonget_str(s, "workload"), p.buf,
+			jsonget_str(s, "metric"), client_fmt_id(points, s, "points"),
 			client_fmt_id(changes, s, "change_points"),
 		};
 
@@ -237,10 +237,10 @@ static void print_alert(const json_t *a)
 	size_t i;
 
 	printf("alert %lld: track %s, %s at %.12s (%s), after %.12s\n",
-	       (long long)json_integer_value(json_object_get(a, "id")), client_jstr_or(a, "track", "?"),
+	       jsonget_int_or(a, "id", 0), client_jstr_or(a, "track", "?"),
 	       client_jstr_or(a, "kind", "?"), client_jstr_or(a, "bad_commit", "?"),
 	       client_jstr_or(a, "subject", "-"), client_jstr_or(a, "good_commit", "-"));
-	printf("state: %s%s%s\n", client_jstr_or(a, "state", "?"), client_jstr(a, "state_by") ? " by " : "",
+	printf("state: %s%s%s\n", client_jstr_or(a, "state", "?"), jsonget_str(a, "state_by") ? " by " : "",
 	       client_jstr_or(a, "state_by", ""));
 	json_array_foreach(json_object_get(a, "change_points"), i, cp) {
 		char before[FMT_SIZE], after[FMT_SIZE];
@@ -249,10 +249,10 @@ static void print_alert(const json_t *a)
 		client_add_params(&p, json_object_get(cp, "params"), NULL);
 		printf("  %s %s %s on %s: %s -> %s (%+.1f%%, p %.2g) %s, %s\n", client_jstr_or(cp, "workload", "?"),
 		       p.buf, client_jstr_or(cp, "metric", "?"), client_jstr_or(cp, "machine", "?"),
-		       client_fmt_number(before, json_number_value(json_object_get(cp, "before"))),
-		       client_fmt_number(after, json_number_value(json_object_get(cp, "after"))),
-		       100 * json_number_value(json_object_get(cp, "magnitude")),
-		       json_number_value(json_object_get(cp, "p")), client_jstr_or(cp, "direction", "?"),
+		       client_fmt_number(before, jsonget_num_or(cp, "before", 0)),
+		       client_fmt_number(after, jsonget_num_or(cp, "after", 0)),
+		       100 * jsonget_num_or(cp, "magnitude", 0),
+		       jsonget_num_or(cp, "p", 0), client_jstr_or(cp, "direction", "?"),
 		       client_jstr_or(cp, "status", "?"));
 		strbuf_release(&p);
 	}
@@ -287,7 +287,7 @@ static void alert_row(struct table *tab, const json_t *a)
 {
 	char aid[FMT_SIZE], changes[FMT_SIZE], commit[16];
 	const char *row[] = {
-		client_fmt_id(aid, a, "id"), client_jstr(a, "track"), client_jstr(a, "kind"), client_jstr(a, "state"),
+		client_fmt_id(aid, a, "id"), jsonget_str(a, "track"), jsonget_str(a, "kind"), jsonget_str(a, "state"),
 		commit, client_fmt_id(changes, a, "change_points"), client_jstr_or(a, "subject", "-"),
 	};
 
@@ -360,13 +360,14 @@ static void delivery_row(struct table *tab, const json_t *d)
 	char did[FMT_SIZE], attempts[FMT_SIZE], created[FMT_SIZE];
 	struct strbuf last = STRBUF_INIT;
 
-	if (json_integer_value(json_object_get(d, "last_status")))
-		strbuf_addf(&last, "HTTP %lld", (long long)json_integer_value(json_object_get(d, "last_status")));
-	if (client_jstr(d, "last_error"))
-		strbuf_addf(&last, "%s%s", last.len ? ": " : "", client_jstr(d, "last_error"));
+	if (jsonget_int_or(d, "last_status", 0))
+		strbuf_addf(&last, "HTTP %lld", jsonget_int_or(d, "last_status", 0));
+	if (jsonget_str(d, "last_error"))
+		strbuf_addf(&last, "%s%s", last.len ? ": " : "", jsonget_str(d, "last_error"));
 	{
 		const char *row[] = {
-			client_fmt_id(did, d, "id"), client_jstr(d, "event"), client_jstr(d, "hook"), client_jstr(d, "state"),
+			client_fmt_id(did, d, "id"), jsonget_str(d, "event"), jsonget_str(d, "hook"),
+			jsonget_str(d, "state"),
 			client_fmt_id(attempts, d, "attempts"), last.len ? last.buf : "-",
 			client_fmt_time(created, d, "created"),
 		};

@@ -137,14 +137,14 @@ static const char compare_usage[] =
  */
 static void print_verdict(const json_t *cmp, const json_t *job)
 {
-	const char *v = client_jstr(cmp, "verdict"), *state = client_jstr(job, "state");
+	const char *v = jsonget_str(cmp, "verdict"), *state = jsonget_str(job, "state");
 	char clean[64];
 
 	if (state && client_job_is_final(state) && strcmp(state, "done"))
 		printf("\nverdict: none (the job %s)\n", !strcmp(state, "failed") ? "failed" : "was cancelled");
 	else if (state && !client_job_is_final(state))
 		printf("\nverdict: none yet (the job is %s)\n", client_fmt_clean(clean, sizeof(clean), state));
-	else if ((v = client_jstr(job, "verdict") ?: v))
+	else if ((v = jsonget_str(job, "verdict") ?: v))
 		printf("\nverdict: %s\n", client_fmt_clean(clean, sizeof(clean), v));
 }
 
@@ -167,7 +167,7 @@ static int print_job_comparison(struct cli *cli, long long id, const json_t *cmp
 	strbuf_addf(&path, "/api/v1/jobs/%lld", id);
 	if (client_request(&cli->client, "GET", path.buf, NULL, NULL, &root, &jerr) == 0)
 		job = json_object_get(root, "job");
-	state = client_jstr(job, "state");
+	state = jsonget_str(job, "state");
 	if (state && strcmp(state, "done")) {
 		client_job_outcome(&outcome, job);
 		if (!json_array_size(json_object_get(cmp, "rows")) && client_job_is_final(state)) {
@@ -467,10 +467,10 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		client_job_state_text(&stxt, job);
 		{
 			const char *row[] = {
-				client_fmt_id(id, job, "id"), stxt.buf, client_jstr(job, "suite"),
-				client_jstr(job, "submitter"), machines.buf, client_jstr(job, "stage"),
+				client_fmt_id(id, job, "id"), stxt.buf, jsonget_str(job, "suite"),
+				jsonget_str(job, "submitter"), machines.buf, jsonget_str(job, "stage"),
 				client_fmt_time(created, job, "created"), client_fmt_span(dur, job),
-				client_jstr(job, "verdict"), json_is_object(e) ? client_jstr(e, "class") : NULL,
+				jsonget_str(job, "verdict"), json_is_object(e) ? jsonget_str(e, "class") : NULL,
 			};
 
 			client_table_add_row(&tab, row);
@@ -482,8 +482,8 @@ static int cmd_jobs(struct cli *cli, int argc, char **argv, struct strbuf *err)
 	{
 		long long total, off = 0;
 
-		client_jint(root, "offset", &off);
-		if (client_jint(root, "total", &total) == 0 && total > (long long)tab.nrows)
+		jsonget_int(root, "offset", &off);
+		if (jsonget_int(root, "total", &total) == 0 && total > (long long)tab.nrows)
 			printf("(jobs %lld-%lld of %lld; --offset pages)\n", off + 1,
 			       off + (long long)tab.nrows, total);
 	}
@@ -534,7 +534,7 @@ static int cmd_cancel(struct cli *cli, int argc, char **argv, struct strbuf *err
 		 * scheduler stops its stage */
 		client_job_state_text(&state, job);
 		printf("job %lld: %s\n", id, client_fmt_clean(clean, sizeof(clean), state.buf));
-		if (!client_job_is_final(client_jstr(job, "state")))
+		if (!client_job_is_final(jsonget_str(job, "state")))
 			printf("(its running stage is being stopped; `tlblab status %lld` follows it)\n", id);
 		strbuf_release(&state);
 	}
@@ -562,14 +562,14 @@ static void machine_row(struct table *tab, const json_t *m)
 
 	client_join_strings(&tags, json_object_get(m, "tags"), ",");
 	strbuf_addstr(&health, client_jstr_or(m, "health", ""));
-	if (client_jstr(m, "health_reason") && *client_jstr(m, "health_reason") &&
+	if (jsonget_str(m, "health_reason") && *jsonget_str(m, "health_reason") &&
 	    strcmp(health.buf, "good"))
-		strbuf_addf(&health, " (%s)", client_jstr(m, "health_reason"));
+		strbuf_addf(&health, " (%s)", jsonget_str(m, "health_reason"));
 	{
 		const char *row[] = {
-			client_jstr(m, "name"), client_jstr(m, "transport"), client_jstr(m, "host"),
-			client_jstr(m, "boot"), health.buf, client_fmt_id(lease, m, "leased_by"),
-			client_jstr(m, "kernel"), tags.buf,
+			jsonget_str(m, "name"), jsonget_str(m, "transport"), jsonget_str(m, "host"),
+			jsonget_str(m, "boot"), health.buf, client_fmt_id(lease, m, "leased_by"),
+			jsonget_str(m, "kernel"), tags.buf,
 		};
 
 		client_table_add_row(tab, row);

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jsonget.h"
 #include "util.h"
 #include "banned.h"
 
@@ -265,15 +266,15 @@ out:
 static int use_report(json_t *rep, struct wlproc_result *ret, struct strbuf *err)
 {
 	if (json_is_true(json_object_get(rep, "window"))) {
-		ret->t_begin = json_number_value(json_object_get(rep, "t_begin"));
-		ret->t_end = json_number_value(json_object_get(rep, "t_end"));
-		ret->ops_begin = (uint64_t)json_integer_value(json_object_get(rep, "ops_begin"));
-		ret->ops_end = (uint64_t)json_integer_value(json_object_get(rep, "ops_end"));
+		ret->t_begin = jsonget_num_or(rep, "t_begin", 0);
+		ret->t_end = jsonget_num_or(rep, "t_end", 0);
+		ret->ops_begin = (uint64_t)jsonget_int_or(rep, "ops_begin", 0);
+		ret->ops_end = (uint64_t)jsonget_int_or(rep, "ops_end", 0);
 	}
 	json_object_update(ret->metrics, json_object_get(rep, "metrics"));
 	json_object_update(ret->info, json_object_get(rep, "info"));
-	if (json_integer_value(json_object_get(rep, "rc")) < 0)
-		return strbuf_seterr(err, "%s", json_string_value(json_object_get(rep, "error")));
+	if (jsonget_int_or(rep, "rc", 0) < 0)
+		return strbuf_seterr(err, "%s", jsonget_str(rep, "error"));
 	return 0;
 }
 

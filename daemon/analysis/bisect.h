@@ -1,10 +1,7 @@
 #ifndef TLBLAB_BISECT_H
 #define TLBLAB_BISECT_H
 
-#include <jansson.h>
 #include <stddef.h>
-
-#include "strbuf.h"
 
 /*
  * Bisection's decisions, as pure functions (no I/O): which commit to
@@ -97,15 +94,5 @@ enum bisect_mark bisect_position_mark(const struct bisect_position *pos, double 
 
 /* "untested", "good", "bad", "skip", "inconclusive"; NULL past the end. */
 const char *bisect_mark_name(int m);
-
-/*
- * The report of a bisection (store_bisection_json's document), as plain
- * text a developer can paste into a reply: the first bad commit with its
- * subject and author (or why there is none), the range and the metric,
- * each end and the first bad commit with their spread and boots and the
- * verdict between the ends, every step with its two verdicts, and how to
- * measure it again with tlblab. Appended to out. (bisect_report.c)
- */
-void bisect_report(const json_t *doc, struct strbuf *out);
 
 #endif

@@ -68,8 +68,8 @@ static void neighbour_notes(json_t *notes, const struct row *rows, size_t n, str
 		    isnan(c) || fabs(c) < 50)
 			continue;
 		strbuf_addf(sb, "the neighbour %.*s beside %s (%s) ran ", (int)(dot - m - 10), m + 10,
-			    json_string_value(json_object_get(rows[i].obj, "workload")) ?: "the workload",
-			    json_string_value(json_object_get(rows[i].obj, "params_text")) ?: "");
+			    jsonget_str(rows[i].obj, "workload") ?: "the workload",
+			    jsonget_str(rows[i].obj, "params_text") ?: "");
 		if (isinf(c))
 			strbuf_addstr(sb, "operations where the base's ran none");
 		else
@@ -133,8 +133,7 @@ static void add_notes(json_t *notes, const struct side *sb, const struct side *s
 const char *compare_verdict(const json_t *comparison)
 {
 	const json_t *sum = json_object_get(comparison, "summary");
-	json_int_t work_regressed = json_integer_value(json_object_get(json_object_get(sum, "counters"),
-								       "work_regressions"));
+	json_int_t work_regressed = jsonget_int_or(json_object_get(sum, "counters"), "work_regressions", 0);
 
 	/* a work row outside the headline that regressed (more page walks,
 	 * more translations lost) is the job's regression, or, beside a
@@ -147,13 +146,13 @@ const char *compare_verdict(const json_t *comparison)
 		return "regression";
 	if (json_array_size(json_object_get(sum, "changed")))
 		return "changed";
-	if (json_integer_value(json_object_get(sum, "inconclusive")) > 0)
+	if (jsonget_int_or(sum, "inconclusive", 0) > 0)
 		return "inconclusive";
 	/* every compared headline row same, but a headline row missing or
 	 * another tested row called (compare_build_summary says which) */
 	if (json_object_get(sum, "not_same"))
 		return "inconclusive";
-	if (json_integer_value(json_object_get(sum, "same")) > 0)
+	if (jsonget_int_or(sum, "same", 0) > 0)
 		return "same";
 	return "unavailable";
 }

@@ -6,6 +6,7 @@
 #include <stddef.h>
 
 #include "compare.h"
+#include "jsonget.h"
 #include "strbuf.h"
 #include "verdict.h"
 
@@ -17,26 +18,11 @@
  * Functions that return a json_t * return a new reference the caller owns.
  */
 
-/* ---- small JSON helpers ---- */
+/* ---- small JSON helpers (a member by its type: jsonget.h) ---- */
 
 static inline json_t *jreal(double v)
 {
 	return isfinite(v) ? json_real(v) : json_null();
-}
-
-static inline const char *getstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
-static inline int getint(const json_t *o, const char *k, long long *ret)
-{
-	const json_t *v = json_object_get(o, k);
-
-	if (!json_is_integer(v))
-		return -1;
-	*ret = (long long)json_integer_value(v);
-	return 0;
 }
 
 /* ---- row keys (compare_key.c) ---- */

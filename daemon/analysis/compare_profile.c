@@ -29,7 +29,7 @@ static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel, js
 		char idbuf[32];
 		const json_t *symbols = json_object_get(json_object_get(p, "profile"), "symbols");
 
-		if (getint(p, "run", &id) < 0 || !json_is_array(symbols))
+		if (jsonget_int(p, "run", &id) < 0 || !json_is_array(symbols))
 			continue;
 		snprintf(idbuf, sizeof(idbuf), "%lld", id);
 		if (!json_object_get(s->runs, idbuf) || json_object_get(done, idbuf))
@@ -37,17 +37,17 @@ static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel, js
 		json_object_set_new(done, idbuf, json_true());
 		n++;
 		json_array_foreach(symbols, j, sym) {
-			const char *name = getstr(sym, "symbol");
+			const char *name = jsonget_str(sym, "symbol");
 			const json_t *self = json_object_get(sym, "self");
 			double prev;
 
 			if (!name || !json_is_number(self) || !isfinite(json_number_value(self)))
 				continue;
-			prev = json_number_value(json_object_get(sums, name));
+			prev = jsonget_num_or(sums, name, 0);
 			json_object_set_new(sums, name, json_real(prev + json_number_value(self)));
 			if (json_is_boolean(json_object_get(sym, "kernel")))
 				json_object_set(kernel, name, json_object_get(sym, "kernel"));
-			if (!strcmp(getstr(sym, "source") ?: "", "ftrace"))
+			if (!strcmp(jsonget_str(sym, "source") ?: "", "ftrace"))
 				json_object_set_new(timed, name, json_true());
 		}
 	}
@@ -58,12 +58,12 @@ static size_t profile_sum(const struct side *s, json_t *sums, json_t *kernel, js
 static int by_abs_delta(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	double da = fabs(json_number_value(json_object_get(a, "delta")));
-	double db = fabs(json_number_value(json_object_get(b, "delta")));
+	double da = fabs(jsonget_num_or(a, "delta", 0));
+	double db = fabs(jsonget_num_or(b, "delta", 0));
 
 	if (da != db)
 		return da > db ? -1 : 1;
-	return strcmp(getstr(a, "symbol"), getstr(b, "symbol"));
+	return strcmp(jsonget_str(a, "symbol"), jsonget_str(b, "symbol"));
 }
 
 /*
@@ -100,11 +100,11 @@ static const char *profile_blind_spot(const struct side *s)
 	size_t i;
 
 	json_array_foreach(json_object_get(s->doc, "profiles"), i, p) {
-		const char *b = getstr(json_object_get(p, "profile"), "blind_spot");
+		const char *b = jsonget_str(json_object_get(p, "profile"), "blind_spot");
 		long long id;
 		char idbuf[32];
 
-		if (!b || getint(p, "run", &id) < 0)
+		if (!b || jsonget_int(p, "run", &id) < 0)
 			continue;
 		snprintf(idbuf, sizeof(idbuf), "%lld", id);
 		if (json_object_get(s->runs, idbuf))
@@ -124,8 +124,8 @@ json_t *compare_build_profile_diff(const struct side *sb, const struct side *sp)
 
 	for (pass = 0; nb && np && pass < 2; pass++)
 		json_object_foreach(pass ? sum_p : sum_b, name, v) {
-			double b = json_number_value(json_object_get(sum_b, name)) / (double)nb;
-			double p = json_number_value(json_object_get(sum_p, name)) / (double)np;
+			double b = jsonget_num_or(sum_b, name, 0) / (double)nb;
+			double p = jsonget_num_or(sum_p, name, 0) / (double)np;
 			json_t *e;
 
 			if (pass && json_object_get(sum_b, name))

@@ -612,7 +612,7 @@ static double count_least(const json_t *obj, const struct verdict_row *v, const 
 {
 	if (v->cls == COMPARE_CLASS_WAIT)
 		return r->wait_floor / 10;
-	return r->min_change_count * (ends_with(getstr(obj, "unit"), "/kop") ? 1000 : 1);
+	return r->min_change_count * (ends_with(jsonget_str(obj, "unit"), "/kop") ? 1000 : 1);
 }
 
 /* Fills the statistics of a row from its two groups (either may be NULL);
@@ -635,10 +635,10 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	if (!b || !p)
 		abort();
 	memset(v, 0, sizeof(*v));
-	v->metric = getstr(obj, "metric");
-	v->direction = getstr(obj, "direction");
-	v->cls = compare_class_from_name(getstr(obj, "class"));
-	v->own = is_own(getstr(obj, "workload"), v->metric);
+	v->metric = jsonget_str(obj, "metric");
+	v->direction = jsonget_str(obj, "direction");
+	v->cls = compare_class_from_name(jsonget_str(obj, "class"));
+	v->own = is_own(jsonget_str(obj, "workload"), v->metric);
 	v->p = v->change = v->sd_pct = NAN;
 	json_object_set_new(obj, "base", side_stats(b, nb));
 	json_object_set_new(obj, "patched", side_stats(p, np));
@@ -647,14 +647,14 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	if (!nb || !np) {
 		const struct side *missing = !nb ? sb : sp;
 		const json_t *g = !nb ? gb : gp, *other = !nb ? gp : gb;
-		const char *side_why = compare_side_unavailable(missing, getstr(obj, "metric"));
+		const char *side_why = compare_side_unavailable(missing, jsonget_str(obj, "metric"));
 
-		if (g && getstr(g, "unavailable"))
-			strbuf_addf(&why, "unavailable on %s: %s", missing->name, getstr(g, "unavailable"));
+		if (g && jsonget_str(g, "unavailable"))
+			strbuf_addf(&why, "unavailable on %s: %s", missing->name, jsonget_str(g, "unavailable"));
 		else if (side_why)
 			strbuf_addf(&why, "unavailable on %s: %s", missing->name, side_why);
-		else if (other && getstr(other, "unavailable") && !(nb || np))
-			strbuf_addf(&why, "unavailable: %s", getstr(other, "unavailable"));
+		else if (other && jsonget_str(other, "unavailable") && !(nb || np))
+			strbuf_addf(&why, "unavailable: %s", jsonget_str(other, "unavailable"));
 		else
 			strbuf_addf(&why, "not measured on %s", missing->name);
 		json_object_set_new(obj, "change_pct", json_null());
@@ -746,7 +746,7 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 			    modes > 0 ? "set aside, Welch on the rest" : "more than a third of a side: ranked");
 	if (v->rule == VERDICT_RULE_COUNT)
 		strbuf_addf(&note, "the base is near 0: the change is absolute, %+.4g %s", v->change,
-			    getstr(obj, "unit"));
+			    jsonget_str(obj, "unit"));
 	else if (cb == 0 && cp != 0)
 		strbuf_addf(&note, "base is 0: no ratio; the verdict rests on p alone");
 	else if (nb != np)
@@ -770,7 +770,7 @@ out:
 static void add_change(struct strbuf *sb, const struct verdict_row *v, const json_t *obj, double x, int sign)
 {
 	if (v->rule == VERDICT_RULE_COUNT)
-		strbuf_addf(sb, sign ? "%+.4g %s" : "%.4g %s", x, getstr(obj, "unit"));
+		strbuf_addf(sb, sign ? "%+.4g %s" : "%.4g %s", x, jsonget_str(obj, "unit"));
 	else
 		strbuf_addf(sb, sign ? "%+.2f%%" : "%.1f%%", x);
 }
@@ -869,10 +869,10 @@ static int row_cmp(const void *x, const void *y)
 		return a->spec < b->spec ? -1 : 1;
 	if (a->cas != b->cas)
 		return a->cas < b->cas ? -1 : 1;
-	c = strcmp(getstr(a->obj, "workload"), getstr(b->obj, "workload"));
+	c = strcmp(jsonget_str(a->obj, "workload"), jsonget_str(b->obj, "workload"));
 	if (c)
 		return c;
-	c = strcmp(getstr(a->obj, "params_text"), getstr(b->obj, "params_text"));
+	c = strcmp(jsonget_str(a->obj, "params_text"), jsonget_str(b->obj, "params_text"));
 	if (c)
 		return c;
 	if (a->headline != b->headline)
@@ -883,15 +883,15 @@ static int row_cmp(const void *x, const void *y)
 static json_t *row_from_group(const json_t *g)
 {
 	struct strbuf pt = STRBUF_INIT;
-	const char *wl = getstr(g, "workload"), *metric = getstr(g, "metric");
-	enum compare_class cls = compare_class_of(wl, metric, getstr(g, "unit"), getstr(g, "direction"));
+	const char *wl = jsonget_str(g, "workload"), *metric = jsonget_str(g, "metric");
+	enum compare_class cls = compare_class_of(wl, metric, jsonget_str(g, "unit"), jsonget_str(g, "direction"));
 	json_t *obj;
 
 	compare_params_text(&pt, json_object_get(g, "params"));
 	obj = json_pack("{s:O,s:O,s:s,s:O,s:s,s:s,s:s,s:s,s:s,s:b}",
 			"spec", json_object_get(g, "spec"), "case", json_object_get(g, "case"),
 			"workload", wl, "params", json_object_get(g, "params"), "params_text", pt.buf,
-			"metric", metric, "unit", getstr(g, "unit"), "direction", getstr(g, "direction"),
+			"metric", metric, "unit", jsonget_str(g, "unit"), "direction", jsonget_str(g, "direction"),
 			"class", compare_class_name(cls), "counter", !is_own(wl, metric));
 	strbuf_release(&pt);
 	return obj;
@@ -910,23 +910,23 @@ static void assign_roles(struct row *rows, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		const char *wl = getstr(rows[i].obj, "workload");
+		const char *wl = jsonget_str(rows[i].obj, "workload");
 		char *pc = compare_params_canon(json_object_get(rows[i].obj, "params"));
 		enum compare_insn src = compare_insn_marker(wl, rows[i].metric);
 		json_int_t had;
 
 		compare_row_key(&key, rows[i].spec, wl, pc, "");
 		free(pc);
-		had = json_integer_value(json_object_get(insn, key.buf));
+		had = jsonget_int_or(insn, key.buf, 0);
 		/* the plugin's, where a case has both */
 		if (src != COMPARE_INSN_NONE && (!had || (json_int_t)src < had))
 			json_object_set_new(insn, key.buf, json_integer(src));
 		rows[i].key_case = xstrdup(key.buf);
 	}
 	for (i = 0; i < n; i++) {
-		const char *wl = getstr(rows[i].obj, "workload");
+		const char *wl = jsonget_str(rows[i].obj, "workload");
 		enum compare_role role = compare_role_of(wl, rows[i].metric, rows[i].v.cls,
-			(enum compare_insn)json_integer_value(json_object_get(insn, rows[i].key_case)));
+			(enum compare_insn)jsonget_int_or(insn, rows[i].key_case, 0));
 
 		rows[i].v.role = role;
 		rows[i].headline = role == COMPARE_ROLE_HEADLINE;
@@ -962,11 +962,11 @@ struct row *compare_build_rows(struct side *sb, struct side *sp, const struct co
 				continue;	/* done in the first pass */
 			rows[n].obj = row_from_group(g);
 			row_stats(&rows[n], gb, gp, sb, sp, r, d);
-			getint(rows[n].obj, "spec", &v);
+			jsonget_int(rows[n].obj, "spec", &v);
 			rows[n].spec = v;
-			getint(rows[n].obj, "case", &v);
+			jsonget_int(rows[n].obj, "case", &v);
 			rows[n].cas = v;
-			rows[n].metric = getstr(rows[n].obj, "metric");
+			rows[n].metric = jsonget_str(rows[n].obj, "metric");
 			n++;
 		}
 	}

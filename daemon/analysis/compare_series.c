@@ -19,7 +19,7 @@ static int by_key(const void *a, const void *b)
 {
 	const json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
 
-	return strcmp(getstr(x, "key"), getstr(y, "key"));
+	return strcmp(jsonget_str(x, "key"), jsonget_str(y, "key"));
 }
 
 json_t *compare_point_values(const json_t *doc, const char *filter, struct strbuf *err)
@@ -59,7 +59,7 @@ json_t *compare_point_values(const json_t *doc, const char *filter, struct strbu
 			      "workload", json_object_get(g, "workload"),
 			      "params_key", pc,
 			      "params", json_object_get(g, "params"),
-			      "metric", getstr(g, "metric"),
+			      "metric", jsonget_str(g, "metric"),
 			      "unit", json_object_get(g, "unit"),
 			      "direction", json_object_get(g, "direction"),
 			      "samples", samples,

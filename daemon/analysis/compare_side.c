@@ -46,12 +46,12 @@ static int is_per_cpu(const char *name)
 static const char *run_failure(const json_t *run)
 {
 	const json_t *e = json_object_get(run, "error");
-	const char *state = getstr(run, "state");
+	const char *state = jsonget_str(run, "state");
 
 	if (json_is_string(e))
 		return json_string_value(e);
 	if (json_is_object(e))
-		return getstr(e, "message") ? getstr(e, "message") : "failed";
+		return jsonget_str(e, "message") ? jsonget_str(e, "message") : "failed";
 	if (e && !json_is_null(e) && !json_is_false(e))
 		return "failed";
 	if (state && (!strcmp(state, "failed") || !strcmp(state, "cancelled")))
@@ -64,9 +64,9 @@ static void boot_key(struct strbuf *sb, const json_t *run)
 	long long v;
 
 	strbuf_reset(sb);
-	if (getstr(run, "boot_id") && *getstr(run, "boot_id"))
-		strbuf_addf(sb, "boot:%s", getstr(run, "boot_id"));
-	else if (getint(run, "stage", &v) == 0)	/* one run stage follows one boot */
+	if (jsonget_str(run, "boot_id") && *jsonget_str(run, "boot_id"))
+		strbuf_addf(sb, "boot:%s", jsonget_str(run, "boot_id"));
+	else if (jsonget_int(run, "stage", &v) == 0)	/* one run stage follows one boot */
 		strbuf_addf(sb, "stage:%lld", v);
 	else
 		strbuf_addstr(sb, "-");
@@ -83,10 +83,10 @@ static int side_load_runs(struct side *s, struct strbuf *err)
 		return strbuf_seterr(err, "%s: \"runs\" is missing or not an array", s->name);
 	json_array_foreach(runs, i, run) {
 		long long id = 0, spec = 0, cas = 0;
-		const char *side = getstr(run, "side"), *why;
+		const char *side = jsonget_str(run, "side"), *why;
 		char idbuf[32];
 
-		if (getint(run, "id", &id) < 0) {
+		if (jsonget_int(run, "id", &id) < 0) {
 			s->ignored++;
 			continue;
 		}
@@ -98,17 +98,17 @@ static int side_load_runs(struct side *s, struct strbuf *err)
 			json_t *f = json_pack("{s:s,s:I,s:s}", "side", s->name, "run", (json_int_t)id,
 					      "reason", why);
 
-			if (getint(run, "spec", &spec) == 0)
+			if (jsonget_int(run, "spec", &spec) == 0)
 				json_object_set_new(f, "spec", json_integer(spec));
-			if (getint(run, "case", &cas) == 0)
+			if (jsonget_int(run, "case", &cas) == 0)
 				json_object_set_new(f, "case", json_integer(cas));
-			if (getstr(run, "workload"))
-				json_object_set_new(f, "workload", json_string(getstr(run, "workload")));
+			if (jsonget_str(run, "workload"))
+				json_object_set_new(f, "workload", json_string(jsonget_str(run, "workload")));
 			json_array_append_new(s->failed, f);
 			continue;
 		}
-		if (getint(run, "spec", &spec) < 0 || getint(run, "case", &cas) < 0 ||
-		    !getstr(run, "workload")) {
+		if (jsonget_int(run, "spec", &spec) < 0 || jsonget_int(run, "case", &cas) < 0 ||
+		    !jsonget_str(run, "workload")) {
 			s->ignored++;
 			continue;
 		}
@@ -118,8 +118,8 @@ static int side_load_runs(struct side *s, struct strbuf *err)
 		if (!json_object_get(s->boots, key.buf))
 			json_object_set_new(s->boots, key.buf,
 					    json_integer((json_int_t)json_object_size(s->boots)));
-		add_unique_string(s->machines, getstr(run, "machine"));
-		add_unique_string(s->builds, getstr(run, "build_id"));
+		add_unique_string(s->machines, jsonget_str(run, "machine"));
+		add_unique_string(s->builds, jsonget_str(run, "build_id"));
 		s->measured++;
 	}
 	strbuf_release(&key);
@@ -128,7 +128,7 @@ static int side_load_runs(struct side *s, struct strbuf *err)
 
 static json_t *group_new(const json_t *run, const char *metric, const json_t *m, size_t nboots)
 {
-	const char *unit = getstr(m, "unit"), *dir = getstr(m, "direction");
+	const char *unit = jsonget_str(m, "unit"), *dir = jsonget_str(m, "direction");
 	json_t *boots = json_array(), *params = json_object_get(run, "params");
 	size_t i;
 
@@ -136,7 +136,7 @@ static json_t *group_new(const json_t *run, const char *metric, const json_t *m,
 		json_array_append_new(boots, json_array());
 	return json_pack("{s:O,s:O,s:s,s:o,s:s,s:s,s:s,s:o}",
 			 "spec", json_object_get(run, "spec"), "case", json_object_get(run, "case"),
-			 "workload", getstr(run, "workload"),
+			 "workload", jsonget_str(run, "workload"),
 			 "params", json_is_object(params) ? json_deep_copy(params) : json_object(),
 			 "metric", metric, "unit", unit ? unit : "",
 			 "direction", dir && (!strcmp(dir, "higher") || !strcmp(dir, "lower")) ? dir : "neutral",
@@ -153,13 +153,13 @@ static int side_load_metrics(struct side *s, struct strbuf *err)
 	if (!json_is_array(metrics))
 		return strbuf_seterr(err, "%s: \"metrics\" is missing or not an array", s->name);
 	json_array_foreach(metrics, i, m) {
-		const char *name = getstr(m, "name");
+		const char *name = jsonget_str(m, "name");
 		const json_t *value = json_object_get(m, "value"), *run;
 		long long id = 0, spec = 0;
 		char idbuf[32], *pc;
 		json_t *g;
 
-		if (getint(m, "run", &id) < 0 || !name || !*name ||
+		if (jsonget_int(m, "run", &id) < 0 || !name || !*name ||
 		    (!json_is_number(value) && !json_is_null(value) && value)) {
 			s->ignored++;
 			continue;
@@ -176,9 +176,9 @@ static int side_load_metrics(struct side *s, struct strbuf *err)
 			s->ignored++;
 			continue;
 		}
-		getint(run, "spec", &spec);
+		jsonget_int(run, "spec", &spec);
 		pc = compare_params_canon(json_object_get(run, "params"));
-		compare_row_key(&key, spec, getstr(run, "workload"), pc, name);
+		compare_row_key(&key, spec, jsonget_str(run, "workload"), pc, name);
 		free(pc);
 		g = json_object_get(s->groups, key.buf);
 		if (!g) {
@@ -194,7 +194,7 @@ static int side_load_metrics(struct side *s, struct strbuf *err)
 							     (size_t)json_integer_value(bi)),
 					      json_real(json_number_value(value)));
 		} else {
-			const char *why = getstr(m, "reason");
+			const char *why = jsonget_str(m, "reason");
 
 			json_object_set_new(g, "unavailable", json_string(why ? why : "no value"));
 		}
@@ -262,7 +262,7 @@ const char *compare_side_unavailable(const struct side *s, const char *metric)
 
 	if (!metric)
 		return NULL;
-	if ((why = getstr(u, metric)))
+	if ((why = jsonget_str(u, metric)))
 		return why;
 	n = strlen(metric);
 	for (i = 0; i < ARRAY_SIZE(derived); i++) {
@@ -271,7 +271,7 @@ const char *compare_side_unavailable(const struct side *s, const char *metric)
 		if (n > k && n - k < sizeof(base) && !strcmp(metric + n - k, derived[i])) {
 			memcpy(base, metric, n - k);
 			base[n - k] = 0;
-			return getstr(u, base);
+			return jsonget_str(u, base);
 		}
 	}
 	return NULL;
@@ -310,7 +310,7 @@ int compare_side_load(struct side *s, const char *name, const json_t *doc, const
 	json_array_foreach(json_object_get(doc, "failed"), i, f) {
 		json_t *c = json_is_object(f) ? json_deep_copy(f) : json_pack("{s:O}", "reason", f);
 
-		if (filter && getstr(c, "side") && strcmp(getstr(c, "side"), filter)) {
+		if (filter && jsonget_str(c, "side") && strcmp(jsonget_str(c, "side"), filter)) {
 			json_decref(c);
 			continue;
 		}

@@ -30,10 +30,10 @@ static void row_key(struct strbuf *sb, const json_t *row)
 {
 	long long spec = 0;
 
-	getint(row, "spec", &spec);
+	jsonget_int(row, "spec", &spec);
 	strbuf_reset(sb);
-	strbuf_addf(sb, "%lld\x1f%s\x1f%s\x1f%s", spec, getstr(row, "workload") ?: "",
-		    getstr(row, "params_text") ?: "", getstr(row, "metric") ?: "");
+	strbuf_addf(sb, "%lld\x1f%s\x1f%s\x1f%s", spec, jsonget_str(row, "workload") ?: "",
+		    jsonget_str(row, "params_text") ?: "", jsonget_str(row, "metric") ?: "");
 }
 
 /* doc's headline rows by key, into index (key -> row) */
@@ -56,7 +56,7 @@ static void index_rows(const json_t *doc, json_t *index, json_t *order)
 
 static int moved(const json_t *cell)
 {
-	const char *v = json_string_value(json_object_get(cell, "verdict"));
+	const char *v = jsonget_str(cell, "verdict");
 
 	return v && (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed"));
 }

@@ -23,18 +23,18 @@ static const char *const shootdown_counters[] = {
 static json_t *summary_entry(const json_t *row)
 {
 	return json_pack("{s:O,s:O,s:s,s:O,s:s,s:O,s:O,s:O,s:O,s:s}", "spec", json_object_get(row, "spec"),
-			 "case", json_object_get(row, "case"), "workload", getstr(row, "workload"),
-			 "params", json_object_get(row, "params"), "metric", getstr(row, "metric"),
+			 "case", json_object_get(row, "case"), "workload", jsonget_str(row, "workload"),
+			 "params", json_object_get(row, "params"), "metric", jsonget_str(row, "metric"),
 			 "change_pct", json_object_get(row, "change_pct"), "p", json_object_get(row, "p"),
 			 "p_adj", json_object_get(row, "p_adj"),
-			 "ci", json_object_get(row, "ci"), "verdict", getstr(row, "verdict"));
+			 "ci", json_object_get(row, "ci"), "verdict", jsonget_str(row, "verdict"));
 }
 
 static int by_abs_change(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	double ca = fabs(json_number_value(json_object_get(a, "change_pct")));
-	double cb = fabs(json_number_value(json_object_get(b, "change_pct")));
+	double ca = fabs(jsonget_num_or(a, "change_pct", 0));
+	double cb = fabs(jsonget_num_or(b, "change_pct", 0));
 
 	if (json_is_null(json_object_get(a, "change_pct")))
 		ca = INFINITY;
@@ -67,7 +67,7 @@ static void row_label(struct strbuf *sb, const json_t *row)
 		{ "perf_kernel_insn_per_op", "kernel instructions per op (perf)" },
 		{ "perf_user_insn_per_op", "user instructions per op (perf)" },
 	};
-	const char *wl = getstr(row, "workload"), *metric = getstr(row, "metric");
+	const char *wl = jsonget_str(row, "workload"), *metric = jsonget_str(row, "metric");
 	size_t i, n = strlen(wl);
 
 	for (i = 0; i < ARRAY_SIZE(insn); i++)
@@ -90,7 +90,7 @@ static json_t *class_verdict(const struct row *rows, size_t n, enum compare_clas
 	json_t *o;
 
 	for (i = 0; i < n; i++) {
-		const char *v = getstr(rows[i].obj, "verdict");
+		const char *v = jsonget_str(rows[i].obj, "verdict");
 
 		if (!leads_class(&rows[i], cls))
 			continue;
@@ -120,7 +120,8 @@ static json_t *class_verdict(const struct row *rows, size_t n, enum compare_clas
 		for (i = 0; i < n; i++) {
 			const json_t *c = json_object_get(rows[i].obj, "change_pct");
 
-			if (!leads_class(&rows[i], cls) || strcmp(getstr(rows[i].obj, "verdict"), class_verdicts[k]))
+			if (!leads_class(&rows[i], cls) ||
+			    strcmp(jsonget_str(rows[i].obj, "verdict"), class_verdicts[k]))
 				continue;
 			if (shown++ == 3)
 				continue;
@@ -172,7 +173,7 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 	size_t i, shown = 0, more = 0;
 
 	for (i = 0; i < n; i++) {
-		const char *v = getstr(rows[i].obj, "verdict");
+		const char *v = jsonget_str(rows[i].obj, "verdict");
 		const json_t *c = json_object_get(rows[i].obj, "change_pct");
 
 		if (rows[i].headline || (strcmp(v, "regression") && strcmp(v, "improvement") && strcmp(v, "changed")))
@@ -186,8 +187,8 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 		if (json_is_number(c))
 			strbuf_addf(sb, " %+.1f%%", json_number_value(c));
 		else if (json_is_number(json_object_get(rows[i].obj, "change_abs")))
-			strbuf_addf(sb, " %+.4g %s", json_number_value(json_object_get(rows[i].obj, "change_abs")),
-				    getstr(rows[i].obj, "unit"));
+			strbuf_addf(sb, " %+.4g %s", jsonget_num_or(rows[i].obj, "change_abs", 0),
+				    jsonget_str(rows[i].obj, "unit"));
 		strbuf_addf(sb, " %s", v);
 	}
 	if (more)
@@ -203,7 +204,7 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 	json_t *lists[3], *e;
 
 	for (i = 0; i < n; i++) {
-		const char *v = getstr(rows[i].obj, "verdict");
+		const char *v = jsonget_str(rows[i].obj, "verdict");
 
 		if (!strcmp(v, "context"))
 			continue;
@@ -240,12 +241,12 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 			compare_params_text(&pt, json_object_get(e, "params"));
 			if (text.len)
 				strbuf_addstr(&text, "; ");
-			strbuf_addstr(&text, getstr(e, "metric"));
+			strbuf_addstr(&text, jsonget_str(e, "metric"));
 			if (pt.len)
 				strbuf_addf(&text, " (%s)", pt.buf);
 			if (json_is_number(c))
 				strbuf_addf(&text, " %+.1f%%", json_number_value(c));
-			strbuf_addf(&text, " %s", getstr(e, "verdict"));
+			strbuf_addf(&text, " %s", jsonget_str(e, "verdict"));
 			strbuf_release(&pt);
 		}
 	if (!text.len)
@@ -286,9 +287,9 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 		int first = 1;
 
 		json_object_foreach((json_t *)by_class, cname, cv) {
-			if (!strcmp(getstr(cv, "verdict"), "unavailable"))
+			if (!strcmp(jsonget_str(cv, "verdict"), "unavailable"))
 				continue;
-			strbuf_addf(&text, "%s%s: %s", first ? ". By class: " : "; ", cname, getstr(cv, "text"));
+			strbuf_addf(&text, "%s%s: %s", first ? ". By class: " : "; ", cname, jsonget_str(cv, "text"));
 			first = 0;
 		}
 	}
@@ -307,8 +308,8 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 static int by_x(const void *x, const void *y)
 {
 	const json_t *a = *(json_t *const *)x, *b = *(json_t *const *)y;
-	json_int_t wa = json_integer_value(json_object_get(a, "x"));
-	json_int_t wb = json_integer_value(json_object_get(b, "x"));
+	json_int_t wa = jsonget_int_or(a, "x", 0);
+	json_int_t wb = jsonget_int_or(b, "x", 0);
 
 	return wa < wb ? -1 : wa > wb;
 }
@@ -338,7 +339,7 @@ static json_t *sweep_rest(const struct row *r, const char *axis, int follow, str
 		json_object_set_new(rest, "workers", json_string("cpus"));
 	}
 	pc = compare_params_canon(rest);
-	compare_row_key(key, r->spec, getstr(r->obj, "workload"), pc, r->metric);
+	compare_row_key(key, r->spec, jsonget_str(r->obj, "workload"), pc, r->metric);
 	free(pc);
 	return rest;
 }
@@ -392,9 +393,10 @@ static void build_axis(const struct row *rows, size_t n, const char *axis, json_
 
 			compare_params_text(&pt, rest);
 			g = json_pack("{s:s,s:O,s:s,s:s,s:O,s:s,s:s,s:s,s:[]}", "axis", axis,
-				      "spec", json_object_get(row, "spec"), "workload", getstr(row, "workload"),
+				      "spec", json_object_get(row, "spec"), "workload", jsonget_str(row, "workload"),
 				      "metric", rows[i].metric, "params", rest, "params_text", pt.buf,
-				      "unit", getstr(row, "unit"), "direction", getstr(row, "direction"), "rows");
+				      "unit", jsonget_str(row, "unit"), "direction", jsonget_str(row, "direction"),
+				      "rows");
 			strbuf_release(&pt);
 			json_object_set_new(groups, key.buf, g);
 		}
@@ -433,8 +435,8 @@ static const json_t *find_row(const json_t *index, const json_t *row, const char
 	char *pc = compare_params_canon(json_object_get(row, "params"));
 	long long spec = 0;
 
-	getint(row, "spec", &spec);
-	compare_row_key(key, spec, getstr(row, "workload"), pc, metric);
+	jsonget_int(row, "spec", &spec);
+	compare_row_key(key, spec, jsonget_str(row, "workload"), pc, metric);
 	free(pc);
 	return json_object_get(index, key->buf);
 }
@@ -453,7 +455,7 @@ json_t *compare_build_tlb(const struct row *rows, size_t n)
 	for (i = 0; i < n; i++) {
 		char *pc = compare_params_canon(json_object_get(rows[i].obj, "params"));
 
-		compare_row_key(&key, rows[i].spec, getstr(rows[i].obj, "workload"), pc, rows[i].metric);
+		compare_row_key(&key, rows[i].spec, jsonget_str(rows[i].obj, "workload"), pc, rows[i].metric);
 		free(pc);
 		json_object_set(index, key.buf, rows[i].obj);
 	}
@@ -491,9 +493,9 @@ json_t *compare_build_tlb(const struct row *rows, size_t n)
 			continue;
 		}
 		entry = json_pack("{s:O,s:O,s:s,s:O,s:s,s:o,s:o}", "spec", json_object_get(row, "spec"),
-				  "case", json_object_get(row, "case"), "workload", getstr(row, "workload"),
+				  "case", json_object_get(row, "case"), "workload", jsonget_str(row, "workload"),
 				  "params", json_object_get(row, "params"),
-				  "params_text", getstr(row, "params_text"),
+				  "params_text", jsonget_str(row, "params_text"),
 				  "shootdowns_per_kop", spk ? json_pack("{s:o,s:o,s:O,s:O}",
 						"base", center_of(spk, "base"), "patched", center_of(spk, "patched"),
 						"change_pct", json_object_get(spk, "change_pct"),

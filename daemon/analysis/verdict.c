@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "stats.h"
 #include "util.h"
 #include "banned.h"
@@ -42,9 +43,9 @@
 void verdict_design_init(struct verdict_design *d, const struct compare_rules *r,
 			 const json_t *design)
 {
-	json_int_t boots = json_integer_value(json_object_get(design, "boots"));
-	json_int_t max = json_integer_value(json_object_get(design, "max_boots"));
-	json_int_t look = json_integer_value(json_object_get(design, "look"));
+	json_int_t boots = jsonget_int_or(design, "boots", 0);
+	json_int_t max = jsonget_int_or(design, "max_boots", 0);
+	json_int_t look = jsonget_int_or(design, "look", 0);
 
 	memset(d, 0, sizeof(*d));
 	d->look = d->looks = 1;
@@ -448,15 +449,15 @@ int verdict_wants_more_boots(const json_t *comparison)
 	const json_t *design = json_object_get(comparison, "design"), *row;
 	size_t i;
 
-	if (json_integer_value(json_object_get(design, "look")) != 1 ||
-	    json_integer_value(json_object_get(design, "looks")) != 2)
+	if (jsonget_int_or(design, "look", 0) != 1 ||
+	    jsonget_int_or(design, "looks", 0) != 2)
 		return 0;
 	if (json_is_true(json_object_get(design, "scores_moved")))
 		return 1;
 	json_array_foreach(json_object_get(comparison, "rows"), i, row) {
-		const char *v = json_string_value(json_object_get(row, "verdict")) ?: "";
+		const char *v = jsonget_str(row, "verdict") ?: "";
 		const json_t *eq = json_object_get(row, "equiv_ci");
-		double least = json_number_value(json_object_get(row, "min_change_pct"));
+		double least = jsonget_num_or(row, "min_change_pct", 0);
 
 		if (!json_is_true(json_object_get(row, "headline")))
 			continue;

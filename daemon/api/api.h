@@ -132,7 +132,7 @@
  *          "total"}, newest first
  *   GET  /api/v1/bisections/ID   the bisection with its "commits" and "steps"
  *          ({"commit", "role", "job", "outcome", "evidence", "job_state", ..})
- *   GET  /api/v1/bisections/ID/report.txt  text/plain: its report (bisect.h)
+ *   GET  /api/v1/bisections/ID/report.txt  text/plain: its report (report.h)
  *   POST /api/v1/bisections/ID/cancel  -> 200; 403 for a token that did not ask
  *          for it (an admin token may); 409 when it has ended
  *   GET  /api/v1/deliveries?limit=N&offset=N  {"deliveries": [{"id", "hook",

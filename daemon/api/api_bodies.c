@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "jsonget.h"
 #include "store.h"
 #include "util.h"
 #include "banned.h"
@@ -54,14 +55,14 @@ int api_bisection_parse(const struct lab_config *cfg, const char *buf, size_t le
 			      "submitter)";
 		}
 	}
-	req->tree = json_string_value(json_object_get(body, "tree"));
-	req->good = json_string_value(json_object_get(body, "good"));
-	req->bad = json_string_value(json_object_get(body, "bad"));
-	req->suite = json_string_value(json_object_get(body, "suite"));
-	req->metric = json_string_value(json_object_get(body, "metric"));
-	req->machine = json_string_value(json_object_get(body, "machine"));
-	req->workload = json_string_value(json_object_get(body, "workload"));
-	req->submitter = json_string_value(json_object_get(body, "submitter"));
+	req->tree = jsonget_str(body, "tree");
+	req->good = jsonget_str(body, "good");
+	req->bad = jsonget_str(body, "bad");
+	req->suite = jsonget_str(body, "suite");
+	req->metric = jsonget_str(body, "metric");
+	req->machine = jsonget_str(body, "machine");
+	req->workload = jsonget_str(body, "workload");
+	req->submitter = jsonget_str(body, "submitter");
 	/* an optional field sent as null is not there */
 	for (i = 0; keys[i]; i++)
 		if (json_is_null(json_object_get(body, keys[i])))
@@ -107,8 +108,8 @@ int api_alert_state_parse(const char *buf, size_t len, json_t **ret_body, const 
 			  const char **ret_by, struct strbuf *err)
 {
 	json_t *body = json_loadb(buf, len, 0, NULL);
-	const char *state = json_string_value(json_object_get(body, "state"));
-	const char *by = json_string_value(json_object_get(body, "by"));
+	const char *state = jsonget_str(body, "state");
+	const char *by = jsonget_str(body, "by");
 
 	if (!state || (by && !config_valid_name(by))) {
 		json_decref(body);
@@ -125,8 +126,8 @@ int api_health_parse(const char *buf, size_t len, json_t **ret_body, const char 
 		     const char **ret_reason, struct strbuf *err)
 {
 	json_t *body = json_loadb(buf, len, 0, NULL);
-	const char *health = json_string_value(json_object_get(body, "health"));
-	const char *reason = json_string_value(json_object_get(body, "reason"));
+	const char *health = jsonget_str(body, "health");
+	const char *reason = jsonget_str(body, "reason");
 
 	if (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown"))) {
 		json_decref(body);

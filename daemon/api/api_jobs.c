@@ -17,6 +17,7 @@
 #include "config.h"
 #include "fetch.h"
 #include "guard.h"
+#include "jsonget.h"
 #include "log.h"
 #include "report.h"
 #include "comparison_cache.h"
@@ -58,7 +59,7 @@ static json_t *job_for_reader(struct route_ctx *rc, int64_t id)
 	json_t *job = store_job_json(rc->api->st, id);
 
 	if (job && api_reader_public(rc))
-		api_redact_json(job, json_string_value(json_object_get(job, "patch_url")));
+		api_redact_json(job, jsonget_str(job, "patch_url"));
 	return job;
 }
 
@@ -261,13 +262,13 @@ enum MHD_Result api_compare_jobs(struct route_ctx *rc)
 	}
 	if (!json_equal(json_object_get(ja, "suite"), json_object_get(jb, "suite"))) {
 		ret = api_send_error(rc->conn, 409, "conflict", "jobs %lld and %lld ran different suites (%s, %s)",
-				 (long long)a, (long long)b, json_string_value(json_object_get(ja, "suite")),
-				 json_string_value(json_object_get(jb, "suite")));
+				 (long long)a, (long long)b, jsonget_str(ja, "suite"),
+				 jsonget_str(jb, "suite"));
 		json_decref(ja);
 		json_decref(jb);
 		return ret;
 	}
-	suite = config_suite(rc->cfg, json_string_value(json_object_get(ja, "suite")));
+	suite = config_suite(rc->cfg, jsonget_str(ja, "suite"));
 	json_decref(ja);
 	json_decref(jb);
 	compare_rules_default(&defaults);
@@ -299,13 +300,13 @@ static enum MHD_Result send_report(struct route_ctx *rc, int64_t id)
 	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT, text = STRBUF_INIT;
 	json_t *job = store_job_json(api->st, id), *cmp = NULL;
 	int read_err = errno;
-	const char *state = json_string_value(json_object_get(job, "state")) ?: "";
+	const char *state = jsonget_str(job, "state") ?: "";
 	enum MHD_Result ret;
 	int r;
 
 	if (!job)
 		return api_send_read(rc->conn, NULL, read_err, "job %lld", (long long)id);
-	if (strcmp(json_string_value(json_object_get(job, "kind")) ?: "", "ab")) {
+	if (strcmp(jsonget_str(job, "kind") ?: "", "ab")) {
 		ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job: a report compares a "
 				 "base and a patched kernel", (long long)id);
 		goto out;
@@ -501,7 +502,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 				return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
 			}
 			util_url_redact_in(log.buf + from, log.len - from,
-				      json_string_value(json_object_get(job, "patch_url")), &red);
+				      jsonget_str(job, "patch_url"), &red);
 			json_decref(job);
 			strbuf_release(&log);
 			log = red;

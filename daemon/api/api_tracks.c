@@ -12,10 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bisect.h"
 #include "config.h"
 #include "guard.h"
+#include "jsonget.h"
 #include "log.h"
+#include "report.h"
 #include "store.h"
 #include "submit.h"
 #include "track.h"
@@ -31,7 +32,7 @@ static json_t *tracks_json(struct route_ctx *rc)
 	size_t i;
 
 	json_array_foreach(json_object_get(doc, "tracks"), i, t) {
-		const struct cfg_track *c = config_track(rc->cfg, json_string_value(json_object_get(t, "name")));
+		const struct cfg_track *c = config_track(rc->cfg, jsonget_str(t, "name"));
 		json_t *m = json_array();
 		size_t k;
 
@@ -72,8 +73,8 @@ static json_t *deliveries_json(struct route_ctx *rc, int limit, int offset)
 	json_array_foreach(json_object_get(doc, "deliveries"), i, d) {
 		json_t *job = json_object_get(json_object_get(d, "body"), "job");
 
-		api_redact_json(d, json_string_value(json_object_get(job, "patch_url")));
-		api_redact_json(d, json_string_value(json_object_get(d, "url")));
+		api_redact_json(d, jsonget_str(job, "patch_url"));
+		api_redact_json(d, jsonget_str(d, "url"));
 	}
 	return doc;
 }
@@ -273,7 +274,7 @@ static enum MHD_Result bisection_routes(struct route_ctx *rc, int is_get)
 
 		if (!(doc = store_bisection_json(rc->api->st, id)))
 			return api_send_read(rc->conn, NULL, errno, "bisection %lld", (long long)id);
-		bisect_report(doc, &text);
+		report_bisect(doc, &text);
 		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", text.buf, text.len);
 		strbuf_release(&text);
 		json_decref(doc);

@@ -38,4 +38,16 @@
  */
 int report_text(const json_t *job, const json_t *comparison, struct strbuf *out, struct strbuf *err);
 
+/*
+ * The report of a bisection (store_bisection_json's document), as plain
+ * text a developer can paste into a reply: the first bad commit with its
+ * subject and author (or why there is none), the range and the metric,
+ * each end and the first bad commit with their spread and boots and the
+ * verdict between the ends, every step with its two verdicts, and how to
+ * measure it again with tlblab. Appended to out; its free text cleaned as
+ * above. GET /api/v1/bisections/ID/report.txt serves it and the webhooks
+ * get it when a bisection ends. (report_bisect.c)
+ */
+void report_bisect(const json_t *doc, struct strbuf *out);
+
 #endif

@@ -94,7 +94,7 @@ void report_add_time(struct strbuf *sb, const json_t *o, const char *key)
 	struct tm tm;
 	char buf[64];
 
-	if (num(o, key, &t) < 0)
+	if (jsonget_num(o, key, &t) < 0)
 		return;
 	tt = (time_t)t;
 	if (!gmtime_r(&tt, &tm) || !strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M UTC", &tm))
@@ -135,7 +135,7 @@ void report_heading(struct strbuf *out, const char *text)
 void report_add_case(struct strbuf *sb, const json_t *row)
 {
 	struct strbuf raw = STRBUF_INIT;
-	const char *wl = str(row, "workload"), *pt = str(row, "params_text");
+	const char *wl = jsonget_str(row, "workload"), *pt = jsonget_str(row, "params_text");
 
 	strbuf_addstr(&raw, wl ? wl : "?");
 	while (pt && *pt) {

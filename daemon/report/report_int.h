@@ -6,14 +6,15 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "report.h"
 #include "strbuf.h"
 #include "textwrap.h"
 
 /*
- * What the files of the report share (report_text.c, report_format.c,
- * report_tables.c). Not for use outside them: the rest of the daemon sees
- * only report.h.
+ * What the files of the reports share (report_text.c, report_tables.c,
+ * report_bisect.c, report_format.c). Not for use outside them: the rest of
+ * the daemon sees only report.h.
  */
 
 struct report {
@@ -24,48 +25,8 @@ struct report {
 };
 
 /* ---- reading the documents ----
- * A member of o, or NULL, -1 or def when o is not an object or the member
- * is missing or of another type (num: or not a finite number). report_add_clean
- * and report_add_clean_json are in report_format.c. */
-
-static inline const char *str(const json_t *o, const char *key)
-{
-	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
-}
-
-static inline int num(const json_t *o, const char *key, double *ret)
-{
-	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-
-	if (!json_is_number(v) || !isfinite(json_number_value(v)))
-		return -1;
-	*ret = json_number_value(v);
-	return 0;
-}
-
-/* the number at key, or def */
-static inline double num_or(const json_t *o, const char *key, double def)
-{
-	double v;
-
-	return num(o, key, &v) == 0 ? v : def;
-}
-
-static inline long long integer(const json_t *o, const char *key, long long def)
-{
-	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-
-	return json_is_integer(v) ? (long long)json_integer_value(v) : def;
-}
-
-static inline const json_t *arr(const json_t *o, const char *key)
-{
-	const json_t *v = json_is_object(o) ? json_object_get(o, key) : NULL;
-
-	return json_is_array(v) ? v : NULL;
-}
+ * Members by type: jsonget.h. report_add_clean and report_add_clean_json
+ * are in report_format.c. */
 
 /* s, cleaned, appended to sb ("" for NULL). */
 void report_add_clean(struct strbuf *sb, const char *s);
@@ -110,7 +71,7 @@ void report_add_case(struct strbuf *sb, const json_t *row);
 
 static inline int verdict_is(const json_t *row, const char *v)
 {
-	const char *rv = str(row, "verdict");
+	const char *rv = jsonget_str(row, "verdict");
 
 	return rv && !strcmp(rv, v);
 }
@@ -123,7 +84,7 @@ static inline int is_headline(const json_t *row)
 /* a workload's time score that is not its headline (compare_class.h) */
 static inline int is_score(const json_t *row)
 {
-	const char *role = str(row, "role");
+	const char *role = jsonget_str(row, "role");
 
 	return role && !strcmp(role, "score");
 }

@@ -28,13 +28,13 @@ static void side_cell(char *buf, size_t n, const json_t *side)
 	char v[32], sp[32] = "";
 	double c, s;
 
-	if (num(side, "center", &c) < 0) {
+	if (jsonget_num(side, "center", &c) < 0) {
 		snprintf(buf, n, "-%8s", "");
 		return;
 	}
 	report_fmt_value(v, sizeof(v), c);
 	/* no spread (one boot): the value stays in line with the others */
-	if (num(side, "spread_pct", &s) == 0)
+	if (jsonget_num(side, "spread_pct", &s) == 0)
 		snprintf(sp, sizeof(sp), s >= 99.95 ? " +-%.0f%%" : " +-%4.1f%%", s);
 	else
 		snprintf(sp, sizeof(sp), "%8s", "");
@@ -56,24 +56,24 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 	const json_t *ci_abs = json_object_get(row, "ci_abs");
 	char lo[32], hi[32], m[32];
 	double level = 0.95, margin, x, y;
-	long long outl = integer(row, "outliers", 0);
+	long long outl = jsonget_int_or(row, "outliers", 0);
 
-	num(rules, "ci_level", &level);
+	jsonget_num(rules, "ci_level", &level);
 	/* a bootstrap of so few boots that it has a lower level says which */
-	num(row, "ci_level", &level);
-	if (num(row, "margin_pct", &margin) < 0) {
+	jsonget_num(row, "ci_level", &level);
+	if (jsonget_num(row, "margin_pct", &margin) < 0) {
 		margin = NAN;
-		if (num(rules, "same_band", &x) == 0)
+		if (jsonget_num(rules, "same_band", &x) == 0)
 			margin = x * 100;
 	}
 	if (verdict_is(row, "unavailable")) {
 		strbuf_addstr(s, "unavailable: ");
-		report_add_clean(s, str(row, "reason") ?: "no value on one side");
+		report_add_clean(s, jsonget_str(row, "reason") ?: "no value on one side");
 	} else if (verdict_is(row, "same")) {
 		if (json_array_size(eq) == 2 && json_is_number(json_array_get(eq, 0)))
 			ci = eq;
 		/* same promises no change the row would call */
-		if (num(row, "min_change_pct", &x) == 0 && !(x > margin))
+		if (jsonget_num(row, "min_change_pct", &x) == 0 && !(x > margin))
 			margin = x;
 		snprintf(m, sizeof(m), "%.3g%%", margin);
 		strbuf_addf(s, "the same within +-%s", isnan(margin) ? "its margin" : m);
@@ -82,18 +82,18 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 			report_fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(ci, 1)));
 			strbuf_addf(s, " (equivalence interval %s to %s)", lo, hi);
 		}
-		if (num(row, "mde_pct", &y) == 0)
+		if (jsonget_num(row, "mde_pct", &y) == 0)
 			strbuf_addf(s, "; could detect +-%.3g%%", y);
 	} else if (verdict_is(row, "inconclusive")) {
 		int mde_known = json_object_get(row, "mde_pct") != NULL;
 
-		if (num(row, "no_change_beyond_pct", &x) == 0 && json_array_size(eq) == 2 &&
+		if (jsonget_num(row, "no_change_beyond_pct", &x) == 0 && json_array_size(eq) == 2 &&
 		    json_is_number(json_array_get(eq, 0))) {
 			report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(eq, 0)));
 			report_fmt_pct(hi, sizeof(hi), json_number_value(json_array_get(eq, 1)));
 			strbuf_addf(s, "no change beyond +-%.3g%% (equivalence interval %s to %s), but not the "
-				    "same: that needs +-%.3g%%", x, lo, hi, num_or(row, "min_change_pct", x));
-		} else if (num(row, "ruled_out_pct", &x) == 0) {
+				    "same: that needs +-%.3g%%", x, lo, hi, jsonget_num_or(row, "min_change_pct", x));
+		} else if (jsonget_num(row, "ruled_out_pct", &x) == 0) {
 			strbuf_addf(s, "changes beyond +-%.3g%% ruled out", x);
 		} else if (json_array_size(ci) == 2 && json_is_number(json_array_get(ci, 0))) {
 			report_fmt_pct(lo, sizeof(lo), json_number_value(json_array_get(ci, 0)));
@@ -103,11 +103,11 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 		} else {
 			strbuf_addstr(s, "no interval: neither a clear change nor the same");
 		}
-		if (num(row, "mde_pct", &y) == 0) {
+		if (jsonget_num(row, "mde_pct", &y) == 0) {
 			strbuf_addf(s, "; could detect +-%.3g%%", y);
-		} else if (str(row, "mde_note")) {
+		} else if (jsonget_str(row, "mde_note")) {
 			strbuf_addstr(s, "; ");
-			report_add_clean(s, str(row, "mde_note"));
+			report_add_clean(s, jsonget_str(row, "mde_note"));
 		} else if (mde_known) {
 			strbuf_addstr(s, "; could detect no change at this noise");
 		}
@@ -120,16 +120,16 @@ static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 		report_fmt_value(lo, sizeof(lo), json_number_value(json_array_get(ci_abs, 0)));
 		report_fmt_value(hi, sizeof(hi), json_number_value(json_array_get(ci_abs, 1)));
 		strbuf_addf(s, "%sbase 0: patched - base in [%s, %s]", s->len ? "; " : "", lo, hi);
-		if (str(row, "unit")) {
+		if (jsonget_str(row, "unit")) {
 			strbuf_addch(s, ' ');
-			report_add_clean(s, str(row, "unit"));
+			report_add_clean(s, jsonget_str(row, "unit"));
 		}
 	}
 	if (outl > 0)
 		strbuf_addf(s, "%s%lld outlying boot%s flagged", s->len ? "; " : "", outl, outl == 1 ? "" : "s");
-	if (str(row, "note")) {
+	if (jsonget_str(row, "note")) {
 		strbuf_addstr(s, s->len ? "; " : "");
-		report_add_clean(s, str(row, "note"));
+		report_add_clean(s, jsonget_str(row, "note"));
 	}
 }
 
@@ -140,16 +140,16 @@ static void table_row(struct strbuf *out, const json_t *row, const json_t *rules
 	char b[48], p[48], ch[32] = "-", pv[32] = "-", pa[32] = "-";
 	double x;
 
-	report_add_clean(&s, str(row, "metric") ?: "?");
-	if (str(row, "unit") && *str(row, "unit")) {
+	report_add_clean(&s, jsonget_str(row, "metric") ?: "?");
+	if (jsonget_str(row, "unit") && *jsonget_str(row, "unit")) {
 		strbuf_addstr(&s, " [");
-		report_add_clean(&s, str(row, "unit"));
+		report_add_clean(&s, jsonget_str(row, "unit"));
 		strbuf_addch(&s, ']');
 	}
 	/* the class: emulated instructions are not hardware cycles */
-	if (str(row, "class")) {
+	if (jsonget_str(row, "class")) {
 		strbuf_addstr(&s, " (");
-		report_add_clean(&s, str(row, "class"));
+		report_add_clean(&s, jsonget_str(row, "class"));
 		strbuf_addch(&s, ')');
 	}
 	strbuf_addstr(&s, ", ");
@@ -157,17 +157,17 @@ static void table_row(struct strbuf *out, const json_t *row, const json_t *rules
 	report_para(out, "  ", 6, s.buf);
 	side_cell(b, sizeof(b), json_object_get(row, "base"));
 	side_cell(p, sizeof(p), json_object_get(row, "patched"));
-	if (num(row, "change_pct", &x) == 0)
+	if (jsonget_num(row, "change_pct", &x) == 0)
 		report_fmt_pct(ch, sizeof(ch), x);
-	if (num(row, "p", &x) == 0)
+	if (jsonget_num(row, "p", &x) == 0)
 		report_fmt_p(pv, sizeof(pv), x);
-	if (num(row, "p_adj", &x) == 0)
+	if (jsonget_num(row, "p_adj", &x) == 0)
 		report_fmt_p(pa, sizeof(pa), x);
 	strbuf_addf(out, "  %16s  %16s %7s %6s", b, p, ch, pv);
 	if (with_padj)
 		strbuf_addf(out, " %6s", pa);
 	strbuf_addstr(out, "  ");
-	report_add_clean(out, str(row, "verdict") ?: "?");
+	report_add_clean(out, jsonget_str(row, "verdict") ?: "?");
 	strbuf_addch(out, '\n');
 	strbuf_reset(&s);
 	row_note(&s, row, rules);
@@ -182,8 +182,8 @@ static const char *padj_method(const json_t *rows, int headline)
 	size_t i;
 
 	json_array_foreach(rows, i, row)
-		if (is_headline(row) == headline && str(row, "p_adj_method")) {
-			const char *m = str(row, "p_adj_method");
+		if (is_headline(row) == headline && jsonget_str(row, "p_adj_method")) {
+			const char *m = jsonget_str(row, "p_adj_method");
 
 			if (!strcmp(m, "holm"))
 				return "Holm (family-wise)";
@@ -207,7 +207,7 @@ int report_any_padj(const json_t *rows, int headline)
 
 void report_headline_table(struct report *r)
 {
-	const json_t *rows = arr(r->cmp, "rows"), *row, *rules = json_object_get(r->cmp, "rules");
+	const json_t *rows = jsonget_array(r->cmp, "rows"), *row, *rules = json_object_get(r->cmp, "rules");
 	struct strbuf s = STRBUF_INIT;
 	int padj = report_any_padj(rows, 1);
 	const char *m = padj_method(rows, 1);
@@ -257,8 +257,8 @@ void report_headline_table(struct report *r)
 static int by_change(const void *a, const void *b)
 {
 	double x = 0, y = 0;
-	int hx = num(*(const json_t *const *)a, "change_pct", &x) == 0;
-	int hy = num(*(const json_t *const *)b, "change_pct", &y) == 0;
+	int hx = jsonget_num(*(const json_t *const *)a, "change_pct", &x) == 0;
+	int hy = jsonget_num(*(const json_t *const *)b, "change_pct", &y) == 0;
 
 	if (hx != hy)
 		return hy - hx;
@@ -268,7 +268,7 @@ static int by_change(const void *a, const void *b)
 /* The other metrics (counters, derived) that moved, largest first. */
 void report_counter_table(struct report *r)
 {
-	const json_t *rows = arr(r->cmp, "rows"), *row, *rules = json_object_get(r->cmp, "rules");
+	const json_t *rows = jsonget_array(r->cmp, "rows"), *row, *rules = json_object_get(r->cmp, "rules");
 	const json_t **moved = calloc(json_array_size(rows) + 1, sizeof(*moved));
 	struct strbuf s = STRBUF_INIT;
 	size_t i, n = 0, total = 0;
@@ -352,8 +352,8 @@ static void tlb_unavailable(struct report *r, struct strbuf *s)
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		const char *wb = str(json_object_get(u, "base"), names[i]);
-		const char *wp = str(json_object_get(u, "patched"), names[i]);
+		const char *wb = jsonget_str(json_object_get(u, "base"), names[i]);
+		const char *wp = jsonget_str(json_object_get(u, "patched"), names[i]);
 
 		if (wb && wp && !strcmp(wb, wp)) {
 			tlb_unavailable_line(r, s, names[i], "both sides", wb);
@@ -373,12 +373,12 @@ void report_tlb_block(struct report *r)
 	size_t i, k, shown = 0;
 
 	report_heading(r->out, "TLB shootdowns");
-	json_array_foreach(arr(r->cmp, "tlb"), i, e) {
+	json_array_foreach(jsonget_array(r->cmp, "tlb"), i, e) {
 		const json_t *spk = json_object_get(e, "shootdowns_per_kop");
 		double b, p;
 		int hb, hp;
 
-		if (!json_is_object(spk) && !json_array_size(arr(e, "counters")))
+		if (!json_is_object(spk) && !json_array_size(jsonget_array(e, "counters")))
 			continue;
 		if (!shown)
 			report_para(r->out, "  ", 2, "medians over boots; shootdowns per thousand operations, and the "
@@ -389,25 +389,25 @@ void report_tlb_block(struct report *r)
 		report_para(r->out, "  ", 4, s.buf);
 		strbuf_addf(r->out, "    %-22s %10s %10s %8s  %s\n", "", "base", "patched", "%change", "verdict");
 		if (json_is_object(spk)) {
-			hb = num(spk, "base", &b) == 0;
-			hp = num(spk, "patched", &p) == 0;
+			hb = jsonget_num(spk, "base", &b) == 0;
+			hp = jsonget_num(spk, "patched", &p) == 0;
 			strbuf_reset(&v);
-			report_add_clean(&v, str(spk, "verdict") ?: "");
+			report_add_clean(&v, jsonget_str(spk, "verdict") ?: "");
 			tlb_line(r->out, "shootdowns/kop", hb ? &b : NULL, hp ? &p : NULL, v.buf);
 		}
-		json_array_foreach(arr(e, "counters"), k, c) {
+		json_array_foreach(jsonget_array(e, "counters"), k, c) {
 			const json_t *cb = json_object_get(c, "base"), *cp = json_object_get(c, "patched");
 
 			strbuf_reset(&name);
-			report_add_clean(&name, str(c, "name") ?: "?");
+			report_add_clean(&name, jsonget_str(c, "name") ?: "?");
 			strbuf_addstr(&name, "/s");
 			strbuf_reset(&v);
-			report_add_clean(&v, str(c, "verdict") ?: "");
-			hb = num(cb, "per_sec", &b) == 0;
-			hp = num(cp, "per_sec", &p) == 0;
+			report_add_clean(&v, jsonget_str(c, "verdict") ?: "");
+			hb = jsonget_num(cb, "per_sec", &b) == 0;
+			hp = jsonget_num(cp, "per_sec", &p) == 0;
 			tlb_line(r->out, name.buf, hb ? &b : NULL, hp ? &p : NULL, v.buf);
-			hb = num(cb, "peak_per_sec", &b) == 0;
-			hp = num(cp, "peak_per_sec", &p) == 0;
+			hb = jsonget_num(cb, "peak_per_sec", &b) == 0;
+			hp = jsonget_num(cp, "peak_per_sec", &p) == 0;
 			if (hb || hp)
 				tlb_line(r->out, "  busiest second", hb ? &b : NULL, hp ? &p : NULL, NULL);
 		}
@@ -426,8 +426,8 @@ void report_tlb_block(struct report *r)
 void report_profile_block(struct report *r)
 {
 	const json_t *pd = json_object_get(r->cmp, "profile_diff"), *sym;
-	long long nb = integer(json_object_get(pd, "profiles"), "base", 0);
-	long long np = integer(json_object_get(pd, "profiles"), "patched", 0);
+	long long nb = jsonget_int_or(json_object_get(pd, "profiles"), "base", 0);
+	long long np = jsonget_int_or(json_object_get(pd, "profiles"), "patched", 0);
 	struct strbuf s = STRBUF_INIT;
 	size_t i, shown = 0, moved = 0;
 
@@ -439,30 +439,30 @@ void report_profile_block(struct report *r)
 			    "the symbols that moved by %.1f points or more", nb, np, SYMBOL_MOVED);
 		report_para(r->out, "  ", 2, s.buf);
 	}
-	if (str(pd, "reason")) {
+	if (jsonget_str(pd, "reason")) {
 		strbuf_reset(&s);
-		report_add_clean(&s, str(pd, "reason"));
+		report_add_clean(&s, jsonget_str(pd, "reason"));
 		report_para(r->out, "  ", 2, s.buf);
 	}
-	if (str(pd, "blind_spot")) {
+	if (jsonget_str(pd, "blind_spot")) {
 		strbuf_reset(&s);
-		report_add_clean(&s, str(pd, "blind_spot"));
+		report_add_clean(&s, jsonget_str(pd, "blind_spot"));
 		report_para(r->out, "  ", 2, s.buf);
 	}
-	json_array_foreach(arr(pd, "symbols"), i, sym) {
+	json_array_foreach(jsonget_array(pd, "symbols"), i, sym) {
 		double b, p, d;
 		char vb[32], vp[32], vd[32];
 
-		if (num(sym, "delta", &d) < 0 || fabs(d) < SYMBOL_MOVED || num(sym, "base_self", &b) < 0 ||
-		    num(sym, "patched_self", &p) < 0)
+		if (jsonget_num(sym, "delta", &d) < 0 || fabs(d) < SYMBOL_MOVED ||
+		    jsonget_num(sym, "base_self", &b) < 0 || jsonget_num(sym, "patched_self", &p) < 0)
 			continue;
 		if (moved++ >= MAX_SYMBOLS)
 			continue;
 		if (!shown++)
 			strbuf_addf(r->out, "\n    %-34s %7s %8s %8s\n", "symbol", "base", "patched", "delta");
 		strbuf_reset(&s);
-		report_add_clean(&s, str(sym, "symbol") ?: "?");
-		if (str(sym, "source") && !strcmp(str(sym, "source"), "ftrace"))
+		report_add_clean(&s, jsonget_str(sym, "symbol") ?: "?");
+		if (jsonget_str(sym, "source") && !strcmp(jsonget_str(sym, "source"), "ftrace"))
 			strbuf_addstr(&s, " (ftrace)");
 		if (width(s.buf, s.len) > 34) {
 			strbuf_addf(r->out, "    %s\n", s.buf);

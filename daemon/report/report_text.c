@@ -36,8 +36,8 @@
 static const char *blame(const json_t *job)
 {
 	const json_t *e = json_object_get(job, "error"), *st;
-	const char *class = str(e, "class");
-	long long sid = integer(e, "stage", -1);
+	const char *class = jsonget_str(e, "class");
+	long long sid = jsonget_int_or(e, "stage", -1);
 	size_t i;
 
 	if (!class)
@@ -48,9 +48,9 @@ static const char *blame(const json_t *job)
 		return "a problem of the lab, not of the patch";
 	if (strcmp(class, "patch") && strcmp(class, "build") && strcmp(class, "boot") && strcmp(class, "workload"))
 		return NULL;
-	json_array_foreach(arr(job, "stages"), i, st)
-		if (integer(st, "id", -2) == sid && str(st, "side") && !strcmp(str(st, "side"), "base") &&
-		    strcmp(class, "patch"))
+	json_array_foreach(jsonget_array(job, "stages"), i, st)
+		if (jsonget_int_or(st, "id", -2) == sid && jsonget_str(st, "side") &&
+		    !strcmp(jsonget_str(st, "side"), "base") && strcmp(class, "patch"))
 			return "a result of the base kernel, not of the patch";
 	return "a result of the patch, not a lab problem";
 }
@@ -58,7 +58,8 @@ static const char *blame(const json_t *job)
 /* Where the patched side came from. */
 static void add_source(struct strbuf *sb, const json_t *job)
 {
-	const char *kind = str(job, "patch_kind"), *url = str(job, "patch_url"), *ref = str(job, "patch_ref");
+	const char *kind = jsonget_str(job, "patch_kind"), *url = jsonget_str(job, "patch_url");
+	const char *ref = jsonget_str(job, "patch_ref");
 	struct strbuf raw = STRBUF_INIT;
 
 	if (kind && !strcmp(kind, "branch"))
@@ -104,8 +105,8 @@ static const json_t *side_build(const json_t *cmp, const char *side)
 	const json_t *b;
 	size_t i;
 
-	json_array_foreach(arr(json_object_get(json_object_get(cmp, "provenance"), side), "builds"), i, b)
-		if (!str(b, "side") || !strcmp(str(b, "side"), side))
+	json_array_foreach(jsonget_array(json_object_get(json_object_get(cmp, "provenance"), side), "builds"), i, b)
+		if (!jsonget_str(b, "side") || !strcmp(jsonget_str(b, "side"), side))
 			return b;
 	return NULL;
 }
@@ -115,12 +116,12 @@ static const json_t *side_build(const json_t *cmp, const char *side)
 static void add_kernel(struct strbuf *sb, const json_t *cmp, const char *side)
 {
 	const json_t *b = side_build(cmp, side), *meta = json_object_get(b, "meta");
-	const char *release = str(meta, "kernelrelease") ?: str(meta, "kernel_release");
+	const char *release = jsonget_str(meta, "kernelrelease") ?: jsonget_str(meta, "kernel_release");
 	struct strbuf raw = STRBUF_INIT;
 	const json_t *ids;
 
 	if (!b) {
-		ids = arr(json_object_get(json_object_get(cmp, "provenance"), "builds"), side);
+		ids = jsonget_array(json_object_get(json_object_get(cmp, "provenance"), "builds"), side);
 		if (json_array_size(ids) && json_is_string(json_array_get(ids, 0)))
 			strbuf_addf(&raw, "build %.12s", json_string_value(json_array_get(ids, 0)));
 		else
@@ -131,13 +132,13 @@ static void add_kernel(struct strbuf *sb, const json_t *cmp, const char *side)
 	}
 	if (release)
 		strbuf_addf(&raw, "%s, ", release);
-	strbuf_addf(&raw, "build %.12s", str(b, "build_id") ?: "?");
-	if (str(b, "commit"))
-		strbuf_addf(&raw, ", commit %.12s", str(b, "commit"));
-	if (str(b, "config_hash"))
-		strbuf_addf(&raw, ", config %.12s", str(b, "config_hash"));
-	if (str(b, "compiler"))
-		strbuf_addf(&raw, ", %s", str(b, "compiler"));
+	strbuf_addf(&raw, "build %.12s", jsonget_str(b, "build_id") ?: "?");
+	if (jsonget_str(b, "commit"))
+		strbuf_addf(&raw, ", commit %.12s", jsonget_str(b, "commit"));
+	if (jsonget_str(b, "config_hash"))
+		strbuf_addf(&raw, ", config %.12s", jsonget_str(b, "config_hash"));
+	if (jsonget_str(b, "compiler"))
+		strbuf_addf(&raw, ", %s", jsonget_str(b, "compiler"));
 	report_add_clean(sb, raw.buf);
 	strbuf_release(&raw);
 }
@@ -153,11 +154,11 @@ static const json_t *top_row(const json_t *cmp, const char *v, size_t *ret_n)
 	size_t i;
 
 	*ret_n = 0;
-	json_array_foreach(arr(cmp, "rows"), i, row) {
+	json_array_foreach(jsonget_array(cmp, "rows"), i, row) {
 		if (!is_headline(row) || !verdict_is(row, v))
 			continue;
 		(*ret_n)++;
-		if (num(row, "change_pct", &c) == 0 && fabs(c) > bc) {
+		if (jsonget_num(row, "change_pct", &c) == 0 && fabs(c) > bc) {
 			bc = fabs(c);
 			best = row;
 		} else if (!best) {
@@ -181,7 +182,7 @@ static void add_counts(struct strbuf *sb, const json_t *cmp, int headline)
 		if (!headline && k >= 3)
 			break;
 		n = 0;
-		json_array_foreach(arr(cmp, "rows"), i, row)
+		json_array_foreach(jsonget_array(cmp, "rows"), i, row)
 			if (is_headline(row) == headline && verdict_is(row, verdicts[k][0]))
 				n++;
 		if (n)
@@ -194,19 +195,19 @@ static void add_counts(struct strbuf *sb, const json_t *cmp, int headline)
 static void opening(struct report *r)
 {
 	const json_t *job = r->job, *cmp = r->cmp, *e = json_object_get(job, "error"), *row;
-	const char *state = str(job, "state") ?: "unknown";
-	const char *verdict = str(job, "verdict") ?: str(cmp, "verdict") ?: "unavailable";
+	const char *state = jsonget_str(job, "state") ?: "unknown";
+	const char *verdict = jsonget_str(job, "verdict") ?: jsonget_str(cmp, "verdict") ?: "unavailable";
 	struct strbuf s = STRBUF_INIT, v = STRBUF_INIT;
 	char pct[32];
 	double c;
-	size_t n, nrows = json_array_size(arr(cmp, "rows"));
+	size_t n, nrows = json_array_size(jsonget_array(cmp, "rows"));
 
 	strbuf_addf(r->out, "tlblab report of job %lld\n\n", r->id);
 	if (!strcmp(state, "failed")) {
 		strbuf_addf(&s, "tlblab job %lld failed: ", r->id);
-		report_add_clean(&s, str(e, "class") ?: "error");
+		report_add_clean(&s, jsonget_str(e, "class") ?: "error");
 		strbuf_addstr(&s, ": ");
-		report_add_clean(&s, str(e, "message") ?: "no message");
+		report_add_clean(&s, jsonget_str(e, "message") ?: "no message");
 		if (blame(job))
 			strbuf_addf(&s, " (%s)", blame(job));
 		strbuf_addstr(&s, nrows ? ". The tables below compare what ran on both sides before it ended. "
@@ -221,14 +222,14 @@ static void opening(struct report *r)
 		strbuf_addstr(&s, "; the tables below compare what ran on both sides so far. It tests:");
 	} else if ((!strcmp(verdict, "regression") || !strcmp(verdict, "improvement") ||
 		    !strcmp(verdict, "changed")) && (row = top_row(cmp, verdict, &n))) {
-		if (num(row, "change_pct", &c) == 0) {
+		if (jsonget_num(row, "change_pct", &c) == 0) {
 			report_fmt_pct(pct, sizeof(pct), c);
 			strbuf_addf(&s, "tlblab noticed a %s %s of ", pct,
 				    !strcmp(verdict, "changed") ? "change" : verdict);
 		} else {
 			strbuf_addf(&s, "tlblab noticed a %s of ", !strcmp(verdict, "changed") ? "change" : verdict);
 		}
-		report_add_clean(&s, str(row, "metric") ?: "?");
+		report_add_clean(&s, jsonget_str(row, "metric") ?: "?");
 		strbuf_addstr(&s, " (");
 		report_add_case(&s, row);
 		strbuf_addch(&s, ')');
@@ -259,28 +260,28 @@ static void opening(struct report *r)
 	strbuf_addch(r->out, '\n');
 
 	strbuf_reset(&s);
-	report_add_clean(&s, str(job, "patch_subject") ?: "(no subject)");
+	report_add_clean(&s, jsonget_str(job, "patch_subject") ?: "(no subject)");
 	report_kv(r->out, "patch", s.buf);
 	strbuf_reset(&s);
 	add_source(&s, job);
 	report_kv(r->out, "source", s.buf);
 	strbuf_reset(&s);
 	add_series(r->out, json_object_get(job, "patches"));
-	report_add_clean(&s, str(job, "base") ?: "?");
+	report_add_clean(&s, jsonget_str(job, "base") ?: "?");
 	strbuf_addstr(&s, " of tree ");
-	report_add_clean(&s, str(job, "tree") ?: "?");
-	if (side_build(cmp, "base") && str(side_build(cmp, "base"), "commit")) {
+	report_add_clean(&s, jsonget_str(job, "tree") ?: "?");
+	if (side_build(cmp, "base") && jsonget_str(side_build(cmp, "base"), "commit")) {
 		strbuf_addstr(&s, ", commit ");
-		strbuf_addf(&v, "%.12s", str(side_build(cmp, "base"), "commit"));
+		strbuf_addf(&v, "%.12s", jsonget_str(side_build(cmp, "base"), "commit"));
 		report_add_clean(&s, v.buf);
 	}
 	report_kv(r->out, "base", s.buf);
 	strbuf_reset(&s);
 	strbuf_addf(&s, "%lld, suite ", r->id);
-	report_add_clean(&s, str(job, "suite") ?: "?");
-	if (str(job, "submitter")) {
+	report_add_clean(&s, jsonget_str(job, "suite") ?: "?");
+	if (jsonget_str(job, "submitter")) {
 		strbuf_addstr(&s, ", submitted by ");
-		report_add_clean(&s, str(job, "submitter"));
+		report_add_clean(&s, jsonget_str(job, "submitter"));
 	}
 	strbuf_addstr(&s, "; ");
 	report_add_clean(&s, state);
@@ -316,7 +317,7 @@ static void opening(struct report *r)
 			strbuf_addstr(&s, s.len ? "; " : "");
 			report_add_clean(&s, cname);
 			strbuf_addstr(&s, ": ");
-			report_add_clean(&s, str(cv, "text") ?: "?");
+			report_add_clean(&s, jsonget_str(cv, "text") ?: "?");
 		}
 	}
 	if (s.len)
@@ -330,11 +331,11 @@ static void opening(struct report *r)
 static void machine_facts(struct report *r)
 {
 	const json_t *pv = json_object_get(r->cmp, "provenance"), *design = json_object_get(r->cmp, "design");
-	const json_t *mb = arr(json_object_get(pv, "machines"), "base");
-	const json_t *mp = arr(json_object_get(pv, "machines"), "patched");
+	const json_t *mb = jsonget_array(json_object_get(pv, "machines"), "base");
+	const json_t *mp = jsonget_array(json_object_get(pv, "machines"), "patched");
 	const json_t *rules = json_object_get(r->cmp, "rules"), *row;
-	long long bb = integer(json_object_get(pv, "boots"), "base", 0);
-	long long bp = integer(json_object_get(pv, "boots"), "patched", 0);
+	long long bb = jsonget_int_or(json_object_get(pv, "boots"), "base", 0);
+	long long bp = jsonget_int_or(json_object_get(pv, "boots"), "patched", 0);
 	struct strbuf s = STRBUF_INIT;
 	char f1[32], f2[32], f3[32];
 	double a, x, y;
@@ -370,48 +371,50 @@ static void machine_facts(struct report *r)
 	add_kernel(&s, r->cmp, "patched");
 	report_kv(r->out, "patched", s.buf);
 	strbuf_reset(&s);
-	report_add_clean(&s, str(r->job, "suite") ?: "?");
+	report_add_clean(&s, jsonget_str(r->job, "suite") ?: "?");
 	/* the workloads it ran, in order */
 	k = 0;
-	json_array_foreach(arr(r->cmp, "rows"), i, row) {
+	json_array_foreach(jsonget_array(r->cmp, "rows"), i, row) {
 		const json_t *prev;
 		size_t j;
 		int seen = 0;
 
-		if (!str(row, "workload"))
+		if (!jsonget_str(row, "workload"))
 			continue;
 		for (j = 0; j < i && !seen; j++) {
-			prev = json_array_get(arr(r->cmp, "rows"), j);
-			seen = str(prev, "workload") && !strcmp(str(prev, "workload"), str(row, "workload"));
+			prev = json_array_get(jsonget_array(r->cmp, "rows"), j);
+			seen = jsonget_str(prev, "workload") &&
+			       !strcmp(jsonget_str(prev, "workload"), jsonget_str(row, "workload"));
 		}
 		if (seen)
 			continue;
 		strbuf_addstr(&s, k++ ? ", " : ": ");
-		report_add_clean(&s, str(row, "workload"));
+		report_add_clean(&s, jsonget_str(row, "workload"));
 	}
 	report_kv(r->out, "suite", s.buf);
 	if (json_is_object(design)) {
 		strbuf_reset(&s);
-		strbuf_addf(&s, "%lld boots per side", integer(design, "boots", bb));
-		if (integer(design, "max_boots", 0) > integer(design, "boots", 0))
+		strbuf_addf(&s, "%lld boots per side", jsonget_int_or(design, "boots", bb));
+		if (jsonget_int_or(design, "max_boots", 0) > jsonget_int_or(design, "boots", 0))
 			strbuf_addf(&s, ", up to %lld while a headline metric is inconclusive",
-				    integer(design, "max_boots", 0));
-		if (integer(design, "looks", 0) > 0)
-			strbuf_addf(&s, "; look %lld of %lld", integer(design, "look", 1), integer(design, "looks", 1));
-		if (num(design, "alpha", &a) == 0) {
+				    jsonget_int_or(design, "max_boots", 0));
+		if (jsonget_int_or(design, "looks", 0) > 0)
+			strbuf_addf(&s, "; look %lld of %lld", jsonget_int_or(design, "look", 1),
+				    jsonget_int_or(design, "looks", 1));
+		if (jsonget_num(design, "alpha", &a) == 0) {
 			strbuf_addf(&s, "; alpha %.3g", a);
-			if (num(design, "alpha_total", &x) == 0)
+			if (jsonget_num(design, "alpha_total", &x) == 0)
 				strbuf_addf(&s, " of %.3g", x);
 		}
-		if (str(design, "spending")) {
+		if (jsonget_str(design, "spending")) {
 			strbuf_addstr(&s, " (");
-			report_add_clean(&s, str(design, "spending"));
+			report_add_clean(&s, jsonget_str(design, "spending"));
 			strbuf_addch(&s, ')');
 		}
 		report_kv(r->out, "design", s.buf);
 	}
-	if (json_is_object(rules) && num(rules, "alpha", &a) == 0 && num(rules, "min_change_headline", &x) == 0 &&
-	    num(rules, "min_change_counter", &y) == 0) {
+	if (json_is_object(rules) && jsonget_num(rules, "alpha", &a) == 0 &&
+	    jsonget_num(rules, "min_change_headline", &x) == 0 && jsonget_num(rules, "min_change_counter", &y) == 0) {
 		double band = 0;
 		const char *pat;
 		json_t *ov;
@@ -420,9 +423,9 @@ static void machine_facts(struct report *r)
 		report_fmt_fraction_pct(f1, sizeof(f1), x);
 		report_fmt_fraction_pct(f2, sizeof(f2), y);
 		strbuf_addf(&s, "a change needs %s below %.3g, a CI that excludes 0 and at least %s (headline) "
-			    "or %s (other metrics)", report_any_padj(arr(r->cmp, "rows"), 1) ? "the adjusted p" : "p",
-			    a, f1, f2);
-		if (num(rules, "same_band", &band) == 0) {
+			    "or %s (other metrics)",
+			    report_any_padj(jsonget_array(r->cmp, "rows"), 1) ? "the adjusted p" : "p", a, f1, f2);
+		if (jsonget_num(rules, "same_band", &band) == 0) {
 			report_fmt_fraction_pct(f3, sizeof(f3), band);
 			strbuf_addf(&s, "; the same when the equivalence interval is within +-%s", f3);
 		}
@@ -447,7 +450,7 @@ static int same_failure(const json_t *a, const json_t *b)
 
 static void failures(struct report *r)
 {
-	const json_t *failed = arr(r->cmp, "failed"), *f, *e = json_object_get(r->job, "error");
+	const json_t *failed = jsonget_array(r->cmp, "failed"), *f, *e = json_object_get(r->job, "error");
 	struct strbuf s = STRBUF_INIT, where = STRBUF_INIT;
 	size_t i, j;
 
@@ -456,9 +459,9 @@ static void failures(struct report *r)
 	report_heading(r->out, "what failed (never averaged in)");
 	if (json_is_object(e)) {
 		strbuf_addstr(&s, "the job: ");
-		report_add_clean(&s, str(e, "class") ?: "error");
+		report_add_clean(&s, jsonget_str(e, "class") ?: "error");
 		strbuf_addstr(&s, ": ");
-		report_add_clean(&s, str(e, "message") ?: "no message");
+		report_add_clean(&s, jsonget_str(e, "message") ?: "no message");
 		report_para(r->out, "  ", 4, s.buf);
 	}
 	for (i = 0; i < json_array_size(failed); i = j) {
@@ -469,22 +472,22 @@ static void failures(struct report *r)
 			;
 		strbuf_reset(&s);
 		strbuf_reset(&where);
-		report_add_clean(&s, str(f, "side") ?: "?");
-		if (integer(f, "spec", -1) >= 0)
-			strbuf_addf(&s, " spec %lld", integer(f, "spec", -1));
-		if (str(f, "workload")) {
+		report_add_clean(&s, jsonget_str(f, "side") ?: "?");
+		if (jsonget_int_or(f, "spec", -1) >= 0)
+			strbuf_addf(&s, " spec %lld", jsonget_int_or(f, "spec", -1));
+		if (jsonget_str(f, "workload")) {
 			strbuf_addstr(&s, " (");
-			report_add_clean(&s, str(f, "workload"));
+			report_add_clean(&s, jsonget_str(f, "workload"));
 			strbuf_addch(&s, ')');
 		}
-		if (integer(f, "case", -1) >= 0)
-			strbuf_addf(&s, " case %lld", integer(f, "case", -1));
-		if (integer(f, "run", -1) >= 0)
-			strbuf_addf(&s, " run %lld", integer(f, "run", -1));
+		if (jsonget_int_or(f, "case", -1) >= 0)
+			strbuf_addf(&s, " case %lld", jsonget_int_or(f, "case", -1));
+		if (jsonget_int_or(f, "run", -1) >= 0)
+			strbuf_addf(&s, " run %lld", jsonget_int_or(f, "run", -1));
 		for (k = i; k < j; k++)
-			if (integer(json_array_get(failed, k), "stage", -1) >= 0)
+			if (jsonget_int_or(json_array_get(failed, k), "stage", -1) >= 0)
 				strbuf_addf(&where, "%s%lld", nstages++ ? ", " : "",
-					    integer(json_array_get(failed, k), "stage", -1));
+					    jsonget_int_or(json_array_get(failed, k), "stage", -1));
 		if (nstages)
 			strbuf_addf(&s, ", in the stage%s at seq %s", nstages == 1 ? "" : "s", where.buf);
 		if (j - i > 1)
@@ -503,10 +506,10 @@ static void notes(struct report *r)
 	struct strbuf s = STRBUF_INIT;
 	size_t i;
 
-	if (!json_array_size(arr(r->cmp, "notes")))
+	if (!json_array_size(jsonget_array(r->cmp, "notes")))
 		return;
 	report_heading(r->out, "notes");
-	json_array_foreach(arr(r->cmp, "notes"), i, n) {
+	json_array_foreach(jsonget_array(r->cmp, "notes"), i, n) {
 		if (!json_is_string(n))
 			continue;
 		strbuf_reset(&s);
@@ -601,33 +604,33 @@ static void cmd_option(struct strbuf *out, size_t *col, const char *option, cons
 static void reproduce(struct report *r)
 {
 	const json_t *job = r->job, *design = json_object_get(r->cmp, "design");
-	const char *kind = str(job, "patch_kind") ?: "";
-	long long boots = integer(job, "boots", 0), max = integer(job, "max_boots", 0);
+	const char *kind = jsonget_str(job, "patch_kind") ?: "";
+	long long boots = jsonget_int_or(job, "boots", 0), max = jsonget_int_or(job, "max_boots", 0);
 	struct strbuf w = STRBUF_INIT;
 	size_t col;
 	char num_buf[32];
 
-	if (json_is_object(design) && integer(design, "boots", 0) > 0) {
-		boots = integer(design, "boots", boots);
-		max = integer(design, "max_boots", max);
+	if (json_is_object(design) && jsonget_int_or(design, "boots", 0) > 0) {
+		boots = jsonget_int_or(design, "boots", boots);
+		max = jsonget_int_or(design, "max_boots", max);
 	}
 	report_heading(r->out, "to reproduce");
 	strbuf_addstr(r->out, "  tlblab submit");
 	col = 15;
-	cmd_option(r->out, &col, "--suite", str(job, "suite") ?: "?");
-	cmd_option(r->out, &col, "--tree", str(job, "tree") ?: "?");
-	cmd_option(r->out, &col, "--base", str(job, "base") ?: "?");
+	cmd_option(r->out, &col, "--suite", jsonget_str(job, "suite") ?: "?");
+	cmd_option(r->out, &col, "--tree", jsonget_str(job, "tree") ?: "?");
+	cmd_option(r->out, &col, "--base", jsonget_str(job, "base") ?: "?");
 	if (!strcmp(kind, "branch")) {
 		strbuf_addstr(&w, "--branch ");
-		add_shell_word(&w, str(job, "patch_url") ?: "?");
+		add_shell_word(&w, jsonget_str(job, "patch_url") ?: "?");
 		cmd_word(r->out, &col, w.buf);
 		strbuf_reset(&w);
-		add_shell_word(&w, str(job, "patch_ref") ?: "?");
+		add_shell_word(&w, jsonget_str(job, "patch_ref") ?: "?");
 		cmd_word(r->out, &col, w.buf);
 	} else if (!strcmp(kind, "url")) {
-		cmd_option(r->out, &col, "--url", str(job, "patch_url") ?: "?");
+		cmd_option(r->out, &col, "--url", jsonget_str(job, "patch_url") ?: "?");
 	} else {
-		add_patch_file(&w, str(job, "patch_subject"));
+		add_patch_file(&w, jsonget_str(job, "patch_subject"));
 		cmd_option(r->out, &col, "--patch", w.buf);
 	}
 	if (boots > 0) {
@@ -638,14 +641,14 @@ static void reproduce(struct report *r)
 		snprintf(num_buf, sizeof(num_buf), "%lld", max);
 		cmd_option(r->out, &col, "--max-boots", num_buf);
 	}
-	if (json_array_size(arr(job, "machines"))) {
+	if (json_array_size(jsonget_array(job, "machines"))) {
 		strbuf_reset(&w);
-		report_add_strings(&w, arr(job, "machines"), ",");
+		report_add_strings(&w, jsonget_array(job, "machines"), ",");
 		cmd_option(r->out, &col, "--machines", w.buf);
 	}
-	if (json_array_size(arr(job, "tags"))) {
+	if (json_array_size(jsonget_array(job, "tags"))) {
 		strbuf_reset(&w);
-		report_add_strings(&w, arr(job, "tags"), ",");
+		report_add_strings(&w, jsonget_array(job, "tags"), ",");
 		cmd_option(r->out, &col, "--tags", w.buf);
 	}
 	cmd_word(r->out, &col, "--wait");
@@ -660,14 +663,14 @@ static void reproduce(struct report *r)
 int report_text(const json_t *job, const json_t *comparison, struct strbuf *out, struct strbuf *err)
 {
 	struct report r = { .out = out, .job = job, .cmp = comparison };
-	const char *state = str(job, "state");
+	const char *state = jsonget_str(job, "state");
 	size_t from = out->len;
 
-	if (!json_is_object(job) || !str(job, "kind") || strcmp(str(job, "kind"), "ab"))
+	if (!json_is_object(job) || !jsonget_str(job, "kind") || strcmp(jsonget_str(job, "kind"), "ab"))
 		return strbuf_seterr(err, "report: not an A/B job");
-	if (!json_is_object(comparison) || !arr(comparison, "rows"))
+	if (!json_is_object(comparison) || !jsonget_array(comparison, "rows"))
 		return strbuf_seterr(err, "report: the comparison has no rows");
-	r.id = integer(job, "id", 0);
+	r.id = jsonget_int_or(job, "id", 0);
 	r.failed = state && (!strcmp(state, "failed") || !strcmp(state, "cancelled"));
 	opening(&r);
 	machine_facts(&r);

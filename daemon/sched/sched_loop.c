@@ -14,6 +14,7 @@
 #include "arch.h"
 #include "boot.h"
 #include "config.h"
+#include "jsonget.h"
 #include "log.h"
 #include "quiet.h"
 #include "store.h"
@@ -442,8 +443,8 @@ static void recheck(struct sched *sc)
 	sc->last_recheck = mono_now();
 	ms = store_machines_json(sc->st);
 	json_array_foreach(json_object_get(ms, "machines"), i, m) {
-		const char *name = json_string_value(json_object_get(m, "name"));
-		const char *health = json_string_value(json_object_get(m, "health"));
+		const char *name = jsonget_str(m, "name");
+		const char *health = jsonget_str(m, "health");
 		const struct cfg_machine *cm = name ? config_machine(sc->cfg, name) : NULL;
 
 		if (!cm || !health || strcmp(health, "bad") || !json_is_null(json_object_get(m, "leased_by")) ||

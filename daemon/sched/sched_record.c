@@ -10,6 +10,7 @@
 #include "build.h"
 #include "compare.h"
 #include "config.h"
+#include "jsonget.h"
 #include "log.h"
 #include "comparison_cache.h"
 #include "run.h"
@@ -193,11 +194,11 @@ void sched_keep_results(struct sched *sc, int64_t job)
 		sc->backfill_below = INT64_MAX;
 	}
 
-	const char *state = json_string_value(json_object_get(j, "state")) ?: "";
-	const char *cls = json_string_value(json_object_get(json_object_get(j, "error"), "class")) ?: "";
+	const char *state = jsonget_str(j, "state") ?: "";
+	const char *cls = jsonget_str(json_object_get(j, "error"), "class") ?: "";
 
 	/* a job that failed on a spec still compares the specs that ran */
-	if (j && !strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab") &&
+	if (j && !strcmp(jsonget_str(j, "kind") ?: "", "ab") &&
 	    (!strcmp(state, "done") || (!strcmp(state, "failed") && (!strcmp(cls, "workload") ||
 								   !strcmp(cls, "suite"))))) {
 		int r = comparison_cache_get(sc->st, sc->cfg, job, &doc, &err);
@@ -209,7 +210,7 @@ void sched_keep_results(struct sched *sc, int64_t job)
 			log_warnx("job %lld: comparison: %s", (long long)job, err.buf);
 		} else if (!strcmp(state, "done")) {
 			cmp = json_loadb(doc.buf, doc.len, 0, NULL);
-			log_info("job %lld: done: %s", (long long)job, json_string_value(json_object_get(cmp, "verdict")) ?: "?");
+			log_info("job %lld: done: %s", (long long)job, jsonget_str(cmp, "verdict") ?: "?");
 			json_decref(cmp);
 		} else {
 			log_info("job %lld: failed (%s); the specs that ran on both sides are compared",
@@ -239,12 +240,12 @@ static int run_failed(struct sched *sc, struct task *t, int k, int64_t stage, co
 			  store_strerror(-errno));
 		sc->backfill_below = INT64_MAX;
 	}
-	if (j && strcmp(json_string_value(json_object_get(j, "state")) ?: "", "running")) {
-		const char *cls = json_string_value(json_object_get(json_object_get(j, "error"), "class"));
+	if (j && strcmp(jsonget_str(j, "state") ?: "", "running")) {
+		const char *cls = jsonget_str(json_object_get(j, "error"), "class");
 
 		if (cls)
 			log_info("job %lld: failed (%s): %s", (long long)job, cls,
-				 json_string_value(json_object_get(json_object_get(j, "error"), "message")) ?: "");
+				 jsonget_str(json_object_get(j, "error"), "message") ?: "");
 		sched_keep_results(sc, job);
 	}
 	json_decref(j);

@@ -14,6 +14,7 @@
 
 #include "arch.h"
 #include "config.h"
+#include "jsonget.h"
 #include "patch.h"
 #include "store.h"
 #include "util.h"
@@ -79,8 +80,8 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 	json_t *series;
 
 	req->kind = "ab";
-	req->tree = json_string_value(json_object_get(body, "tree"));
-	req->base = json_string_value(json_object_get(body, "base"));
+	req->tree = jsonget_str(body, "tree");
+	req->base = jsonget_str(body, "base");
 	if (!json_object_get(body, "tree"))
 		return strbuf_seterr(err, "tree: missing (the kernel tree to build; the lab's defaults: "
 				     "names none)");
@@ -122,8 +123,8 @@ static int parse_ab(const struct lab_config *cfg, json_t *body, struct job_reque
 		patch_subject(req->patch, strlen(req->patch), subject);
 	} else if (branch) {
 		req->patch_kind = "branch";
-		req->patch_url = json_string_value(json_object_get(branch, "url"));
-		req->patch_ref = json_string_value(json_object_get(branch, "ref"));
+		req->patch_url = jsonget_str(branch, "url");
+		req->patch_ref = jsonget_str(branch, "ref");
 		if (!json_is_object(branch) || !url_valid(req->patch_url, 1))
 			return strbuf_seterr(err, "branch.url: must be an https:// or git:// URL (a host, an optional port, "
 						     "a path of letters, digits and ._~/%%@-)");
@@ -164,8 +165,8 @@ static void take_defaults(const struct lab_config *cfg, json_t *body)
 	if ((json_object_get(body, "patch") || json_object_get(body, "branch") || json_object_get(body, "url") ||
 	     json_object_get(body, "base")) && !json_object_get(body, "tree") && d->tree)
 		json_object_set_new(taken, "tree", json_string(d->tree));
-	tree = json_string_value(json_object_get(body, "tree")) ?:
-	       json_string_value(json_object_get(taken, "tree"));
+	tree = jsonget_str(body, "tree") ?:
+	       jsonget_str(taken, "tree");
 	if ((json_object_get(body, "patch") || json_object_get(body, "branch") || json_object_get(body, "url")) &&
 	    !json_object_get(body, "base") && d->base && tree && d->tree && !strcmp(tree, d->tree))
 		json_object_set_new(taken, "base", json_string(d->base));
@@ -308,7 +309,7 @@ int submit_request_parse(const struct lab_config *cfg, const char *buf, size_t l
 	}
 	take_defaults(cfg, body);
 	req->defaults = json_object_get(body, "defaults");
-	req->suite = json_string_value(json_object_get(body, "suite"));
+	req->suite = jsonget_str(body, "suite");
 	if (!req->suite) {
 		strbuf_seterr(err, "suite: missing (the name of a configured suite; the lab's defaults: names none)");
 		goto out;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "insn.h"
+#include "jsonget.h"
 #include "pmu_rows.h"
 #include "store.h"
 #include "util.h"
@@ -62,7 +63,7 @@ static int is_num(json_t *o, const char *k)
  * would wrap in the store's int columns and land on another case). */
 static int is_index(json_t *o, const char *k)
 {
-	json_int_t v = json_integer_value(json_object_get(o, k));
+	json_int_t v = jsonget_int_or(o, k, 0);
 
 	return is_int(o, k) && v >= 0 && v <= INT_MAX;
 }
@@ -70,7 +71,7 @@ static int is_index(json_t *o, const char *k)
 /* A duration in seconds: a number, not negative. */
 static int is_duration(json_t *o, const char *k)
 {
-	return is_num(o, k) && json_number_value(json_object_get(o, k)) >= 0;
+	return is_num(o, k) && jsonget_num_or(o, k, 0) >= 0;
 }
 
 static int is_bool(json_t *o, const char *k)
@@ -129,7 +130,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	json_t *params = json_object_get(o, "params"), *metrics = json_object_get(o, "metrics");
 	json_t *info = json_object_get(o, "info"), *profile = json_object_get(o, "profile");
 	json_t *window = json_object_get(o, "window");
-	const char *workload = json_string_value(json_object_get(params, "workload"));
+	const char *workload = jsonget_str(params, "workload");
 	json_t *pmu_metrics = NULL, *pmu_info = NULL, *pmu_unavailable = NULL, *own_params = NULL;
 	struct strbuf why = STRBUF_INIT;
 	struct run_row r = { 0 };
@@ -147,15 +148,15 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	r.build_id = ig->build_id;
 	r.boot_id = ig->boot_id;
 	r.spec_index = ig->spec_index;
-	r.case_index = (int)json_integer_value(json_object_get(o, "case"));
-	r.iteration = (int)json_integer_value(json_object_get(o, "iteration"));
+	r.case_index = (int)jsonget_int_or(o, "case", 0);
+	r.iteration = (int)jsonget_int_or(o, "iteration", 0);
 	r.warmup = json_is_true(json_object_get(o, "warmup"));
 	r.workload = workload;
 	r.params = params;
-	r.duration = json_number_value(json_object_get(o, "duration_s"));
+	r.duration = jsonget_num_or(o, "duration_s", 0);
 	if (window && (!json_is_object(window) || !json_is_integer(json_object_get(window, "index")) ||
-		       json_integer_value(json_object_get(window, "index")) < 1 ||
-		       json_integer_value(json_object_get(window, "index")) > INT_MAX ||
+		       jsonget_int_or(window, "index", 0) < 1 ||
+		       jsonget_int_or(window, "index", 0) > INT_MAX ||
 		       !is_duration(window, "ops") || !window_where_ok(window)))
 		return garbage(ig, "malformed iteration window", line, len);
 	if (ig->cpus > 0) {
@@ -171,7 +172,7 @@ static int on_iteration(struct ingest *ig, json_t *o, const char *line, size_t l
 	pmu_info = info ? json_deep_copy(info) : json_object();
 	pmu_unavailable = json_object();
 	if (pmu_rows(workload, metrics, json_object_get(o, "unavailable"), window != NULL,
-		     json_number_value(json_object_get(window, "ops")), ig->pmu_why, pmu_metrics, pmu_info,
+		     jsonget_num_or(window, "ops", 0), ig->pmu_why, pmu_metrics, pmu_info,
 		     pmu_unavailable, &why) < 0) {
 		struct strbuf msg = STRBUF_INIT;
 
@@ -229,7 +230,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 	o = json_loadb(line, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o)
 		return garbage(ig, "not JSON", line, len);
-	type = json_string_value(json_object_get(o, "type"));
+	type = jsonget_str(o, "type");
 	if (!json_is_object(o) || !type) {
 		rc = garbage(ig, "no \"type\"", line, len);
 		goto out;
@@ -257,7 +258,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 	} else if (!strcmp(type, "iteration")) {
 		rc = on_iteration(ig, o, line, len);
 	} else if (!strcmp(type, "result")) {
-		const char *status = json_string_value(json_object_get(o, "status"));
+		const char *status = jsonget_str(o, "status");
 
 		if (!status) {
 			rc = garbage(ig, "malformed result", line, len);
@@ -269,7 +270,7 @@ int ingest_line(struct ingest *ig, const char *line, size_t len, int truncated)
 		    (rc = store_unavailable_add(ig->st, ig->stage_id, json_object_get(o, "unavailable"))) < 0)
 			rc = store_lost(ig, rc, "the result's unavailable counters");
 	} else if (!strcmp(type, "error")) {
-		const char *msg = json_string_value(json_object_get(o, "message"));
+		const char *msg = jsonget_str(o, "message");
 
 		if (!msg) {
 			rc = garbage(ig, "malformed error", line, len);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "pmu.h"
 #include "util.h"
 #include "banned.h"
@@ -51,7 +52,7 @@ int pmu_rows(const char *workload, const json_t *agent_metrics, const json_t *ag
 	for (e = 0; e < PMU_EVENT_MAX; e++) {
 		const char *counter = pmu_counter_names[e];
 		const json_t *v = json_object_get(agent_metrics, counter);
-		const char *agent_why = json_string_value(json_object_get(agent_unavailable, counter));
+		const char *agent_why = jsonget_str(agent_unavailable, counter);
 		char name[256];
 		json_t *why = NULL;
 

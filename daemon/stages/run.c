@@ -11,6 +11,7 @@
 #include "console.h"
 #include "ingest.h"
 #include "insn.h"
+#include "jsonget.h"
 #include "log.h"
 #include "store.h"
 #include "transport.h"
@@ -176,7 +177,7 @@ static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t 
 	}
 	/* a machine that is not the arch it is configured as would be given
 	 * kernels it cannot boot, and its numbers filed under another arch */
-	machine = json_string_value(json_object_get(json_object_get(h, "host"), "machine"));
+	machine = jsonget_str(json_object_get(h, "host"), "machine");
 	if (machine && arch_get(m->arch) != arch_lookup(machine)) {
 		r = -EIO;
 		strbuf_seterr(err, "%s: the machine is %s (uname -m), configured as arch %s", t->label, machine,
@@ -207,7 +208,7 @@ int run_health_check(const struct cfg_machine *m, const char *agent_local,
 		r = agent_hello(t, m, &hello, err);
 	if (r == 0)
 		snprintf(kernel, kernel_len, "%s",
-			 json_string_value(json_object_get(json_object_get(hello, "host"), "kernel_release")) ?: "");
+			 jsonget_str(json_object_get(hello, "host"), "kernel_release") ?: "");
 	json_decref(hello);
 	transport_free(t);
 	return r < 0 ? -1 : 0;
@@ -317,7 +318,7 @@ static json_t *spec_entry(int index, const json_t *spec)
 	for (i = 0; i < ARRAY_SIZE(not_params); i++)
 		json_object_del(params, not_params[i]);
 	return json_pack("{s:i,s:s?,s:o,s:s,s:n,s:n}", "spec", index,
-			 "workload", json_string_value(json_object_get(spec, "workload")),
+			 "workload", jsonget_str(spec, "workload"),
 			 "params", params, "state", "not_run", "class", "message");
 }
 
@@ -347,14 +348,14 @@ static uint64_t window_vcpus(const json_t *cpus)
 static void neighbour_rows(const struct insn_window *w, const json_t *nb, json_t *metrics, json_t *info,
 			   json_t *unavailable)
 {
-	const char *wl = json_string_value(json_object_get(nb, "workload"));
+	const char *wl = jsonget_str(nb, "workload");
 	uint64_t set = window_vcpus(json_object_get(nb, "cpus"));
 	char prefix[96];
 
 	if (!wl || !json_is_number(json_object_get(nb, "ops")) || set == INSN_ALL_VCPUS)
 		return;
 	snprintf(prefix, sizeof(prefix), "neighbour.%s", wl);
-	insn_tlb_metrics(w, json_number_value(json_object_get(nb, "ops")), prefix, set, metrics, info, unavailable);
+	insn_tlb_metrics(w, jsonget_num_or(nb, "ops", 0), prefix, set, metrics, info, unavailable);
 }
 
 /* The plugin's file now: 0 with its markers counted, or -1 with why. */
@@ -394,8 +395,8 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 	else if (insn_read(req, &text, &after, &why) == 0)
 		insn_windows(text.buf, before, &w, &nw, &why);
 	json_array_foreach(ig->windows, i, e) {
-		const char *wl = json_string_value(json_object_get(e, "workload"));
-		json_int_t k = json_integer_value(json_object_get(e, "index"));
+		const char *wl = jsonget_str(e, "workload");
+		json_int_t k = jsonget_int_or(e, "index", 0);
 		json_t *metrics, *info;
 		struct strbuf werr = STRBUF_INIT;
 
@@ -412,15 +413,15 @@ static int insn_attach(const struct run_request *req, const struct ingest *ig, i
 		}
 		metrics = json_object();
 		info = json_object();
-		if (insn_metrics(&w[k - 1], json_number_value(json_object_get(e, "ops")), wl,
+		if (insn_metrics(&w[k - 1], jsonget_num_or(e, "ops", 0), wl,
 				 window_vcpus(json_object_get(e, "cpus")), json_object_get(e, "neighbour") != NULL,
 				 metrics, info, unavailable, &werr) < 0) {
 			insn_unavailable(wl, werr.buf, unavailable);
 		} else {
 			neighbour_rows(&w[k - 1], json_object_get(e, "neighbour"), metrics, info, unavailable);
 			rc = store_run_add_metrics(req->st, req->stage_id, ig->spec_index,
-						   (int)json_integer_value(json_object_get(e, "case")),
-						   (int)json_integer_value(json_object_get(e, "iteration")),
+						   (int)jsonget_int_or(e, "case", 0),
+						   (int)jsonget_int_or(e, "iteration", 0),
 						   json_is_true(json_object_get(e, "warmup")), metrics, info);
 		}
 		json_decref(metrics);
@@ -610,7 +611,7 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 		goto out;
 	}
 	snprintf(out->kernel, sizeof(out->kernel), "%s",
-		 json_string_value(json_object_get(json_object_get(hello, "host"), "kernel_release")) ?: "");
+		 jsonget_str(json_object_get(hello, "host"), "kernel_release") ?: "");
 	if ((r = store_stage_set_host(req->st, req->stage_id, hello)) < 0) {
 		out->store_error = r;
 		fail(out, RUN_INFRA, "run: store: could not keep %s's hello: %s", m->name, store_strerror(r));
@@ -618,7 +619,7 @@ void run_stage(const struct run_request *req, struct run_outcome *out)
 	}
 	logf_stage(req, "agent %s on %s, kernel %s, %s", uploaded ? "uploaded" : "up to date",
 		   m->name, out->kernel,
-		   json_string_value(json_object_get(json_object_get(hello, "host"), "machine")) ?: "?");
+		   jsonget_str(json_object_get(hello, "host"), "machine") ?: "?");
 	json_array_foreach(req->workloads, i, spec) {
 		json_t *e = json_array_get(out->specs, i);
 		enum run_outcome_kind k;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "store_int.h"
 #include "util.h"
 #include "banned.h"
@@ -240,7 +241,7 @@ out:
 				    "WHERE s.bisection_id = ? AND j.state IN ('queued', 'running')",
 				    DB_ARGS(DB_INT(id)), (const char *const[]){ "job", NULL });
 	json_array_foreach(jobs, i, j)
-		store_job_cancel(st, json_integer_value(json_object_get(j, "job")));
+		store_job_cancel(st, jsonget_int_or(j, "job", 0));
 	json_decref(jobs);
 	return rc;
 }

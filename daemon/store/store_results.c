@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "store_int.h"
 #include "util.h"
 #include "banned.h"
@@ -40,14 +41,14 @@ static int add_metrics(struct store *st, int64_t id, const json_t *metrics, cons
 			return rc;
 	}
 	json_object_foreach((json_t *)info, name, v) {
-		const char *dir = json_string_value(json_object_get(v, "direction"));
+		const char *dir = jsonget_str(v, "direction");
 
 		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
 			dir = "neutral";
 		if ((rc = db_run(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
 				 "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
 				 "WHERE unit IS NOT ?2 OR direction IS NOT ?3", DB_TEXT(name),
-				 DB_TEXT(json_string_value(json_object_get(v, "unit"))), DB_TEXT(dir))) < 0)
+				 DB_TEXT(jsonget_str(v, "unit")), DB_TEXT(dir))) < 0)
 			return rc;
 	}
 	return 0;
@@ -114,12 +115,12 @@ int store_sample_add(struct store *st, int64_t stage_id, int spec_index, const j
 {
 	return db_write(st, "INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, "
 			"t, dt, vals) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", DB_INT(stage_id), DB_INT(spec_index),
-			DB_INT(json_integer_value(json_object_get(sample, "case"))),
-			DB_INT(json_integer_value(json_object_get(sample, "iteration"))),
+			DB_INT(jsonget_int_or(sample, "case", 0)),
+			DB_INT(jsonget_int_or(sample, "iteration", 0)),
 			DB_INT(json_is_true(json_object_get(sample, "warmup"))),
 			DB_INT(json_is_true(json_object_get(sample, "window"))),
-			DB_REAL(json_number_value(json_object_get(sample, "t"))),
-			DB_REAL(json_number_value(json_object_get(sample, "dt"))),
+			DB_REAL(jsonget_num_or(sample, "t", 0)),
+			DB_REAL(jsonget_num_or(sample, "dt", 0)),
 			DB_JSON(json_object_get(sample, "values")));
 }
 
@@ -155,20 +156,20 @@ static void mark_failed_runs(const json_t *job, json_t *runs)
 	json_array_foreach(runs, i, run)
 		json_object_set_new(run, "error", json_null());
 	json_array_foreach(json_object_get(job, "stages"), i, stage) {
-		json_int_t sid = json_integer_value(json_object_get(stage, "id"));
+		json_int_t sid = jsonget_int_or(stage, "id", 0);
 
 		json_array_foreach(json_object_get(stage, "specs"), k, e) {
-			json_int_t spec = json_integer_value(json_object_get(e, "spec"));
-			const char *state = json_string_value(json_object_get(e, "state"));
+			json_int_t spec = jsonget_int_or(e, "spec", 0);
+			const char *state = jsonget_str(e, "state");
 			size_t r;
 
 			if (!state || !strcmp(state, "done"))
 				continue;
 			json_array_foreach(runs, r, run)
-				if (json_integer_value(json_object_get(run, "stage")) == sid &&
-				    json_integer_value(json_object_get(run, "spec")) == spec)
+				if (jsonget_int_or(run, "stage", 0) == sid &&
+				    jsonget_int_or(run, "spec", 0) == spec)
 					json_object_set_new(run, "error",
-							    json_string(json_string_value(json_object_get(e, "message")) ?:
+							    json_string(jsonget_str(e, "message") ?:
 									state));
 		}
 	}
@@ -268,14 +269,14 @@ static json_t *failed_specs(const json_t *job)
 
 	json_array_foreach(json_object_get(job, "stages"), i, stage)
 		json_array_foreach(json_object_get(stage, "specs"), k, e) {
-			if (strcmp(json_string_value(json_object_get(e, "state")) ?: "", "failed"))
+			if (strcmp(jsonget_str(e, "state") ?: "", "failed"))
 				continue;
 			json_array_append_new(out, json_pack("{s:s,s:O,s:O,s:O,s:s}", "side",
-							     json_string_value(json_object_get(stage, "side")) ?: "",
+							     jsonget_str(stage, "side") ?: "",
 							     "spec", json_object_get(e, "spec"),
 							     "workload", json_object_get(e, "workload"),
 							     "stage", json_object_get(stage, "seq"),
-							     "reason", json_string_value(json_object_get(e, "message")) ?: "failed"));
+							     "reason", jsonget_str(e, "message") ?: "failed"));
 		}
 	return out;
 }

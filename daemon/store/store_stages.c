@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "store_int.h"
 #include "util.h"
 #include "banned.h"
@@ -343,9 +344,9 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 		size_t i, before = n;
 
 		json_array_foreach(specs, i, e)
-			if (!strcmp(json_string_value(json_object_get(e, "state")) ?: "", "failed"))
-				push_failure(&v, &n, &cap, s, json_integer_value(json_object_get(e, "spec")),
-					     json_string_value(json_object_get(e, "message")));
+			if (!strcmp(jsonget_str(e, "state") ?: "", "failed"))
+				push_failure(&v, &n, &cap, s, jsonget_int_or(e, "spec", 0),
+					     jsonget_str(e, "message"));
 		if (n == before)
 			push_failure(&v, &n, &cap, s, -1, (const char *)sqlite3_column_text(s, 5));
 		json_decref(specs);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "jsonget.h"
 #include "store_int.h"
 #include "util.h"
 #include "banned.h"
@@ -106,9 +107,9 @@ out:
 /* the id of a series (made on first sight) */
 static int series_id(struct store *st, const char *track, const char *machine, const json_t *v, int64_t *ret)
 {
-	const char *wl = json_string_value(json_object_get(v, "workload"));
-	const char *params = json_string_value(json_object_get(v, "params_key"));
-	const char *metric = json_string_value(json_object_get(v, "metric"));
+	const char *wl = jsonget_str(v, "workload");
+	const char *params = jsonget_str(v, "params_key");
+	const char *metric = jsonget_str(v, "metric");
 	sqlite3_stmt *s;
 	int rc;
 
@@ -166,10 +167,10 @@ int store_point_finish(struct store *st, int64_t job_id, const char *state, cons
 		if (rc == 0)
 			rc = db_run(st, "INSERT OR REPLACE INTO series_values (series_id, point_id, value, lo, hi, "
 				    "boots) VALUES (?, ?, ?, ?, ?, ?)", DB_INT(series), DB_INT(point),
-				    DB_REAL(json_number_value(json_object_get(v, "value"))),
-				    DB_REAL(json_number_value(json_object_get(v, "lo"))),
-				    DB_REAL(json_number_value(json_object_get(v, "hi"))),
-				    DB_INT(json_integer_value(json_object_get(v, "boots"))));
+				    DB_REAL(jsonget_num_or(v, "value", 0)),
+				    DB_REAL(jsonget_num_or(v, "lo", 0)),
+				    DB_REAL(jsonget_num_or(v, "hi", 0)),
+				    DB_INT(jsonget_int_or(v, "boots", 0)));
 	}
 out:
 	rc = db_txn_end(st, rc);
@@ -561,7 +562,7 @@ int store_jobs_to_notify(struct store *st, int max, int64_t **ret, size_t *ret_n
 	n = json_array_size(rows);
 	*ret = xcalloc(n ? n : 1, sizeof(**ret));
 	for (i = 0; i < n; i++)
-		(*ret)[i] = json_integer_value(json_object_get(json_array_get(rows, i), "id"));
+		(*ret)[i] = jsonget_int_or(json_array_get(rows, i), "id", 0);
 	*ret_n = n;
 	json_decref(rows);
 	return 0;

@@ -21,7 +21,7 @@
  *    the jobs' runs pooled), up to BISECT_ROUNDS jobs. A commit whose job
  *    fails (it does not build, boot or run) is skipped.
  * 4. The end: the first bad commit, or the range it could not narrow and
- *    why; the report (bisect_report.c) goes to the webhooks.
+ *    why; the report (report_bisect.c) goes to the webhooks.
  *
  * A step's build is the build cache's (build.sh): a commit built before,
  * by a track or an earlier step, is not built again.
@@ -37,7 +37,9 @@
 #include "changepoint.h"
 #include "compare.h"
 #include "config.h"
+#include "jsonget.h"
 #include "log.h"
+#include "report.h"
 #include "stats.h"
 #include "store.h"
 #include "submit.h"
@@ -47,14 +49,9 @@
 #define BISECT_ROUNDS 3		/* jobs a commit (or an end) gets at most */
 #define BISECT_MAX_BOOTS 20	/* a step's job, at most (as the API allows) */
 
-static const char *str(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static int job_open(const json_t *step)
 {
-	const char *s = str(step, "job_state");
+	const char *s = jsonget_str(step, "job_state");
 
 	return s && (!strcmp(s, "queued") || !strcmp(s, "running"));
 }
@@ -108,9 +105,10 @@ static void finish(struct tracker *tr, const struct lab_config *cfg, struct bis 
 	log_info("bisection %lld: %s: %s", (long long)b->id, state, result.buf);
 	doc = store_bisection_json(tr->st, b->id);
 	if (doc) {
-		bisect_report(doc, &report);
+		report_bisect(doc, &report);
 		body = json_pack("{s:I,s:s?,s:O,s:s,s:s?,s:O,s:O,s:O,s:O,s:s,s:s}", "bisection", (json_int_t)b->id,
-				 "track", str(doc, "track"), "alert", json_object_get(doc, "alert"), "state", state,
+				 "track", jsonget_str(doc, "track"), "alert", json_object_get(doc, "alert"),
+				 "state", state,
 				 "first_bad", first_bad, "tree", json_object_get(doc, "tree"),
 				 "metric", json_object_get(doc, "metric"), "workload", json_object_get(doc, "workload"),
 				 "params", json_object_get(doc, "params"), "result", result.buf, "report", report.buf);
@@ -129,8 +127,8 @@ static size_t boots_of(const struct bis *b, const char *role)
 	size_t i, n = 0;
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
-		if (!strcmp(str(s, "role") ?: "", role) && !strcmp(str(s, "job_state") ?: "", "done"))
-			n += (size_t)json_integer_value(json_object_get(s, "job_boots"));
+		if (!strcmp(jsonget_str(s, "role") ?: "", role) && !strcmp(jsonget_str(s, "job_state") ?: "", "done"))
+			n += (size_t)jsonget_int_or(s, "job_boots", 0);
 	return n;
 }
 
@@ -142,7 +140,7 @@ static size_t boots_of(const struct bis *b, const char *role)
  */
 static int step_boots(const struct bis *b, const char *role)
 {
-	int boots = (int)json_integer_value(json_object_get(b->doc, "boots"));
+	int boots = (int)jsonget_int_or(b->doc, "boots", 0);
 	size_t good = boots_of(b, "good"), bad = boots_of(b, "bad"), ends = good < bad ? good : bad;
 
 	if (strcmp(role, "step") || !ends)
@@ -157,9 +155,9 @@ static int add_step(struct tracker *tr, const struct lab_config *cfg, struct bis
 		    const char *role, const char *subject)
 {
 	struct strbuf err = STRBUF_INIT, title = STRBUF_INIT, who = STRBUF_INIT;
-	json_t *machines = json_pack("[s]", str(b->doc, "machine"));
+	json_t *machines = json_pack("[s]", jsonget_str(b->doc, "machine"));
 	int boots = step_boots(b, role);
-	struct job_request req = { .kind = "run", .tree = str(b->doc, "tree"), .base = commit,
+	struct job_request req = { .kind = "run", .tree = jsonget_str(b->doc, "tree"), .base = commit,
 				   .suite = b->suite->name, .suite_json = b->suite->workloads, .machines = machines,
 				   .boots = boots, .max_boots = boots,
 				   .arch = submit_job_arch(cfg, machines, NULL, NULL, NULL) };
@@ -201,9 +199,10 @@ static json_t *side(struct tracker *tr, struct bis *b, const char *role, const c
 	json_t *doc;
 
 	json_array_foreach(steps, i, s)
-		if (!strcmp(str(s, "role") ?: "", role) && (!commit || !strcmp(str(s, "commit") ?: "", commit)) &&
-		    !strcmp(str(s, "job_state") ?: "", "done"))
-			jobs[n++] = json_integer_value(json_object_get(s, "job"));
+		if (!strcmp(jsonget_str(s, "role") ?: "", role) &&
+		    (!commit || !strcmp(jsonget_str(s, "commit") ?: "", commit)) &&
+		    !strcmp(jsonget_str(s, "job_state") ?: "", "done"))
+			jobs[n++] = jsonget_int_or(s, "job", 0);
 	doc = track_jobs_side(tr, jobs, 0, n);
 	free(jobs);
 	if (ret_jobs)
@@ -217,10 +216,11 @@ static json_t *compare_row(struct bis *b, const json_t *base, const json_t *patc
 	json_t *cmp = compare_sides(base, NULL, patched, NULL, &b->rules, err), *row = NULL;
 
 	if (cmp) {
-		row = json_incref((json_t *)track_row_of(cmp, str(b->doc, "workload"), b->params,
-							  str(b->doc, "metric")));
+		row = json_incref((json_t *)track_row_of(cmp, jsonget_str(b->doc, "workload"), b->params,
+							  jsonget_str(b->doc, "metric")));
 		if (!row)
-			strbuf_addf(err, "no row of %s in %s", str(b->doc, "metric"), str(b->doc, "workload"));
+			strbuf_addf(err, "no row of %s in %s", jsonget_str(b->doc, "metric"),
+				    jsonget_str(b->doc, "workload"));
 	}
 	json_decref(cmp);
 	return row;
@@ -230,17 +230,18 @@ static json_t *compare_row(struct bis *b, const json_t *base, const json_t *patc
  * bisection names one), the one that moved most: changed rows first. */
 static const json_t *choose_row(struct bis *b, const json_t *cmp)
 {
-	const char *metric = str(b->doc, "metric"), *workload = str(b->doc, "workload");
+	const char *metric = jsonget_str(b->doc, "metric"), *workload = jsonget_str(b->doc, "workload");
 	const json_t *row, *best = NULL;
 	double best_score = -1;
 	size_t i;
 
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
-		const char *v = str(row, "verdict") ?: "";
+		const char *v = jsonget_str(row, "verdict") ?: "";
 		int moved = !strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed");
-		double score = fabs(json_number_value(json_object_get(row, "change_pct")));
+		double score = fabs(jsonget_num_or(row, "change_pct", 0));
 
-		if (strcmp(str(row, "metric") ?: "", metric) || (workload && strcmp(str(row, "workload") ?: "", workload)))
+		if (strcmp(jsonget_str(row, "metric") ?: "", metric) ||
+		    (workload && strcmp(jsonget_str(row, "workload") ?: "", workload)))
 			continue;
 		if (b->params && !json_equal(json_object_get(row, "params"), b->params))
 			continue;
@@ -263,7 +264,8 @@ static size_t rounds(const struct bis *b, const char *role, const char *commit, 
 
 	*ret_open = 0;
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
-		if (!strcmp(str(s, "role") ?: "", role) && (!commit || !strcmp(str(s, "commit") ?: "", commit))) {
+		if (!strcmp(jsonget_str(s, "role") ?: "", role) &&
+		    (!commit || !strcmp(jsonget_str(s, "commit") ?: "", commit))) {
 			n++;
 			*ret_open |= job_open(s);
 		}
@@ -273,14 +275,14 @@ static size_t rounds(const struct bis *b, const char *role, const char *commit, 
 /* The failed job of an end or a step, in words: "job 12 failed at build (build): ..." */
 static void job_failure(const json_t *s, struct strbuf *out)
 {
-	strbuf_addf(out, "job %lld %s", (long long)json_integer_value(json_object_get(s, "job")),
-		    str(s, "job_state") ?: "is gone");
-	if (str(s, "error_stage"))
-		strbuf_addf(out, " at its %s stage", str(s, "error_stage"));
-	if (str(s, "error_class"))
-		strbuf_addf(out, " (%s)", str(s, "error_class"));
-	if (str(s, "error_message"))
-		strbuf_addf(out, ": %.300s", str(s, "error_message"));
+	strbuf_addf(out, "job %lld %s", jsonget_int_or(s, "job", 0),
+		    jsonget_str(s, "job_state") ?: "is gone");
+	if (jsonget_str(s, "error_stage"))
+		strbuf_addf(out, " at its %s stage", jsonget_str(s, "error_stage"));
+	if (jsonget_str(s, "error_class"))
+		strbuf_addf(out, " (%s)", jsonget_str(s, "error_class"));
+	if (jsonget_str(s, "error_message"))
+		strbuf_addf(out, ": %.300s", jsonget_str(s, "error_message"));
 }
 
 /*
@@ -299,24 +301,24 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 
 	/* each end's steps that ended: a failed one ends the bisection */
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
-		const char *role = str(s, "role") ?: "";
+		const char *role = jsonget_str(s, "role") ?: "";
 
-		if (!strcmp(role, "step") || job_open(s) || str(s, "outcome"))
+		if (!strcmp(role, "step") || job_open(s) || jsonget_str(s, "outcome"))
 			continue;
-		if (!strcmp(str(s, "job_state") ?: "", "done")) {
-			store_bisection_step_done(tr->st, json_integer_value(json_object_get(s, "id")), role, NULL);
+		if (!strcmp(jsonget_str(s, "job_state") ?: "", "done")) {
+			store_bisection_step_done(tr->st, jsonget_int_or(s, "id", 0), role, NULL);
 			continue;
 		}
 		job_failure(s, &err);
-		store_bisection_step_done(tr->st, json_integer_value(json_object_get(s, "id")), "skip", NULL);
+		store_bisection_step_done(tr->st, jsonget_int_or(s, "id", 0), "skip", NULL);
 		finish(tr, cfg, b, "failed", NULL, "the %s end %.12s could not be measured: %s", role,
-		       str(s, "commit"), err.buf);
+		       jsonget_str(s, "commit"), err.buf);
 		strbuf_release(&err);
 		return -1;
 	}
 	for (k = 0; k < 2; k++) {
 		if (rounds(b, roles[k], NULL, &o) == 0) {
-			add_step(tr, cfg, b, k ? bad_sha : str(b->doc, "good"), roles[k], NULL);
+			add_step(tr, cfg, b, k ? bad_sha : jsonget_str(b->doc, "good"), roles[k], NULL);
 			o = 1;
 		}
 		open |= o;
@@ -327,50 +329,50 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
 	}
 	b->good_side = side(tr, b, "good", NULL, &ngood);
 	b->bad_side = side(tr, b, "bad", NULL, &nbad);
-	if (str(b->doc, "change"))
+	if (jsonget_str(b->doc, "change"))
 		return 1;	/* chosen on an earlier pass */
 	cmp = compare_sides(b->good_side, NULL, b->bad_side, NULL, &b->rules, &err);
 	row = cmp ? choose_row(b, cmp) : NULL;
 	if (!row) {
-		finish(tr, cfg, b, "failed", NULL, "the ends have no %s to compare%s%s", str(b->doc, "metric"),
+		finish(tr, cfg, b, "failed", NULL, "the ends have no %s to compare%s%s", jsonget_str(b->doc, "metric"),
 		       cmp ? "" : ": ", cmp ? "" : err.buf);
 		r = -1;
 	} else {
-		const char *v = str(row, "verdict") ?: "";
+		const char *v = jsonget_str(row, "verdict") ?: "";
 		json_t *ev = json_pack("{s:o}", "good_to_bad", row_evidence(row));
 		char *params = json_dumps(json_object_get(row, "params"), JSON_COMPACT | JSON_SORT_KEYS);
 		const json_t *last_bad = NULL;
 
 		json_array_foreach(json_object_get(b->doc, "steps"), i, s)
-			if (!strcmp(str(s, "role") ?: "", "bad"))
+			if (!strcmp(jsonget_str(s, "role") ?: "", "bad"))
 				last_bad = s;
-		store_bisection_step_done(tr->st, json_integer_value(json_object_get(last_bad, "id")), "bad", ev);
+		store_bisection_step_done(tr->st, jsonget_int_or(last_bad, "id", 0), "bad", ev);
 		if (!strcmp(v, "regression") || !strcmp(v, "improvement") || !strcmp(v, "changed")) {
-			store_bisection_set_row(tr->st, b->id, str(row, "workload"), params, v);
+			store_bisection_set_row(tr->st, b->id, jsonget_str(row, "workload"), params, v);
 			json_object_set_new(b->doc, "change", json_string(v));
 			json_object_set_new(b->doc, "workload", json_incref(json_object_get(row, "workload")));
 			json_decref(b->params);
 			b->params = json_incref(json_object_get(row, "params"));
 			log_info("bisection %lld: the ends differ in %s of %s: %s %+.1f%% (p %.2g)", (long long)b->id,
-				 str(b->doc, "metric"), str(row, "workload"), v,
-				 json_number_value(json_object_get(row, "change_pct")),
-				 json_number_value(json_object_get(row, "p")));
+				 jsonget_str(b->doc, "metric"), jsonget_str(row, "workload"), v,
+				 jsonget_num_or(row, "change_pct", 0),
+				 jsonget_num_or(row, "p", 0));
 			r = 1;
 		} else if (ngood < BISECT_ROUNDS || nbad < BISECT_ROUNDS) {
 			/* inconclusive, or same within what these boots resolve: more */
 			if (ngood < BISECT_ROUNDS)
-				add_step(tr, cfg, b, str(b->doc, "good"), "good", NULL);
+				add_step(tr, cfg, b, jsonget_str(b->doc, "good"), "good", NULL);
 			if (nbad < BISECT_ROUNDS)
 				add_step(tr, cfg, b, bad_sha, "bad", NULL);
 			store_bisection_progress(tr->st, b->id, "the ends are not told apart yet: more boots of each",
 						 -1, NAN);
 		} else {
-			double mde = json_number_value(json_object_get(row, "mde_pct"));
+			double mde = jsonget_num_or(row, "mde_pct", 0);
 
 			finish(tr, cfg, b, "failed", NULL, "the A/B rule does not tell the ends apart in %s of %s: %s, "
-			       "%+.1f%% (p %.2g) after %zu and %zu jobs%s%.1f%%", str(b->doc, "metric"),
-			       str(row, "workload"), v, json_number_value(json_object_get(row, "change_pct")),
-			       json_number_value(json_object_get(row, "p")), ngood, nbad,
+			       "%+.1f%% (p %.2g) after %zu and %zu jobs%s%.1f%%", jsonget_str(b->doc, "metric"),
+			       jsonget_str(row, "workload"), v, jsonget_num_or(row, "change_pct", 0),
+			       jsonget_num_or(row, "p", 0), ngood, nbad,
 			       isfinite(mde) ? "; the least change it could have detected: " : "", isfinite(mde) ? mde : 0);
 			r = -1;
 		}
@@ -392,7 +394,7 @@ static int ends(struct tracker *tr, const struct lab_config *cfg, struct bis *b,
  */
 static const char *step_verdict(const json_t *row)
 {
-	const char *v = str(row, "verdict");
+	const char *v = jsonget_str(row, "verdict");
 
 	if (v && !strcmp(v, "inconclusive") && json_is_number(json_object_get(row, "no_change_beyond_pct")))
 		return "same";
@@ -411,8 +413,8 @@ static size_t row_samples(struct bis *b, const json_t *side_doc, double **ret)
 	json_array_foreach(vals, i, o) {
 		const json_t *samples = json_object_get(o, "samples");
 
-		if (strcmp(str(o, "metric") ?: "", str(b->doc, "metric")) ||
-		    strcmp(str(o, "workload") ?: "", str(b->doc, "workload") ?: "") ||
+		if (strcmp(jsonget_str(o, "metric") ?: "", jsonget_str(b->doc, "metric")) ||
+		    strcmp(jsonget_str(o, "workload") ?: "", jsonget_str(b->doc, "workload") ?: "") ||
 		    !json_equal(json_object_get(o, "params"), b->params))
 			continue;
 		*ret = xcalloc(json_array_size(samples) + 1, sizeof(**ret));
@@ -450,16 +452,16 @@ static void classify(struct tracker *tr, struct bis *b)
 	size_t i;
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
-		const char *commit = str(s, "commit") ?: "";
-		int64_t id = json_integer_value(json_object_get(s, "id"));
+		const char *commit = jsonget_str(s, "commit") ?: "";
+		int64_t id = jsonget_int_or(s, "id", 0);
 		struct strbuf err = STRBUF_INIT;
 		json_t *ev = NULL, *step_side, *vg = NULL, *vb = NULL;
 		enum bisect_mark m;
 		size_t njobs;
 
-		if (strcmp(str(s, "role") ?: "", "step") || job_open(s) || str(s, "outcome"))
+		if (strcmp(jsonget_str(s, "role") ?: "", "step") || job_open(s) || jsonget_str(s, "outcome"))
 			continue;
-		if (strcmp(str(s, "job_state") ?: "", "done")) {
+		if (strcmp(jsonget_str(s, "job_state") ?: "", "done")) {
 			job_failure(s, &err);
 			ev = json_pack("{s:s}", "failed", err.buf);
 			store_bisection_step_done(tr->st, id, "skip", ev);
@@ -484,7 +486,7 @@ static void classify(struct tracker *tr, struct bis *b)
 
 			if (step_position(b, step_side, &pos) == 0) {
 				m = bisect_position_mark(&pos, b->rules.alpha, step_verdict(vg), step_verdict(vb),
-							 str(b->doc, "change"));
+							 jsonget_str(b->doc, "change"));
 				ev = json_pack("{s:o,s:o,s:I,s:{s:f,s:f,s:f,s:f}}", "vs_good", row_evidence(vg),
 					       "vs_bad", row_evidence(vb), "jobs", (json_int_t)njobs, "position",
 					       "x", pos.x, "p_good", pos.p_good, "p_bad", pos.p_bad, "alpha",
@@ -493,7 +495,7 @@ static void classify(struct tracker *tr, struct bis *b)
 					 "one (p good %.2g, p bad %.2g)", (long long)b->id, commit, pos.x, pos.p_good,
 					 pos.p_bad);
 			} else {
-				m = bisect_classify(step_verdict(vg), step_verdict(vb), str(b->doc, "change"));
+				m = bisect_classify(step_verdict(vg), step_verdict(vb), jsonget_str(b->doc, "change"));
 				ev = json_pack("{s:o,s:o,s:I}", "vs_good", row_evidence(vg), "vs_bad",
 					       row_evidence(vb), "jobs", (json_int_t)njobs);
 			}
@@ -520,11 +522,11 @@ static enum bisect_mark mark_of(const struct bis *b, const char *commit, int *re
 
 	*ret_more = 0;
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
-		if (!strcmp(str(s, "role") ?: "", "step") && !strcmp(str(s, "commit") ?: "", commit)) {
+		if (!strcmp(jsonget_str(s, "role") ?: "", "step") && !strcmp(jsonget_str(s, "commit") ?: "", commit)) {
 			last = s;
 			n++;
 		}
-	o = last ? str(last, "outcome") : NULL;
+	o = last ? jsonget_str(last, "outcome") : NULL;
 	if (!o)
 		return BISECT_UNTESTED;
 	if (!strcmp(o, "good"))
@@ -545,10 +547,10 @@ static double step_time(const struct bis *b)
 	size_t i, n = 0;
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s) {
-		double a = json_number_value(json_object_get(s, "job_started")),
-		       z = json_number_value(json_object_get(s, "job_finished"));
+		double a = jsonget_num_or(s, "job_started", 0),
+		       z = jsonget_num_or(s, "job_finished", 0);
 
-		if (n < 64 && a > 0 && z >= a && !strcmp(str(s, "job_state") ?: "", "done"))
+		if (n < 64 && a > 0 && z >= a && !strcmp(jsonget_str(s, "job_state") ?: "", "done"))
 			t[n++] = z - a;
 	}
 	return n ? stats_median(t, n) : NAN;
@@ -562,7 +564,7 @@ static char *author_of(struct tracker *tr, const struct lab_config *cfg, struct 
 	char *a = NULL;
 
 	build_resolved_init(&r);
-	if (track_resolve(tr, cfg, str(b->doc, "tree"), NULL, sha, NULL, &r, &err) == 0 && r.author.len)
+	if (track_resolve(tr, cfg, jsonget_str(b->doc, "tree"), NULL, sha, NULL, &r, &err) == 0 && r.author.len)
 		a = xstrdup(r.author.buf);
 	build_resolved_release(&r);
 	strbuf_release(&err);
@@ -579,14 +581,14 @@ static void next_move(struct tracker *tr, const struct lab_config *cfg, struct b
 	int more;
 
 	json_array_foreach(json_object_get(b->doc, "steps"), i, s)
-		if (!strcmp(str(s, "role") ?: "", "step") && job_open(s))
+		if (!strcmp(jsonget_str(s, "role") ?: "", "step") && job_open(s))
 			goto out;	/* one step at a time: it measures */
 	for (i = 0; i + 1 < n; i++) {
-		const char *c = str(json_array_get(commits, i), "commit");
+		const char *c = jsonget_str(json_array_get(commits, i), "commit");
 
 		marks[i] = mark_of(b, c, &more);
 		if (more) {
-			add_step(tr, cfg, b, c, "step", str(json_array_get(commits, i), "subject"));
+			add_step(tr, cfg, b, c, "step", jsonget_str(json_array_get(commits, i), "subject"));
 			store_bisection_progress(tr->st, b->id, "more boots of an inconclusive step", -1, NAN);
 			goto out;
 		}
@@ -601,32 +603,34 @@ static void next_move(struct tracker *tr, const struct lab_config *cfg, struct b
 		struct strbuf status = STRBUF_INIT;
 		double per = step_time(b);
 
-		if (add_step(tr, cfg, b, str(c, "commit"), "step", str(c, "subject")) == 0) {
-			strbuf_addf(&status, "measuring %.12s %s; at most %u steps left", str(c, "commit"),
-				    str(c, "subject") ?: "", ans.steps_left);
+		if (add_step(tr, cfg, b, jsonget_str(c, "commit"), "step", jsonget_str(c, "subject")) == 0) {
+			strbuf_addf(&status, "measuring %.12s %s; at most %u steps left", jsonget_str(c, "commit"),
+				    jsonget_str(c, "subject") ?: "", ans.steps_left);
 			store_bisection_progress(tr->st, b->id, status.buf, (int)ans.steps_left,
 						 isfinite(per) ? per * ans.steps_left : NAN);
 		}
 		strbuf_release(&status);
 	} else if (ans.state == BISECT_FOUND) {
 		json_t *c = json_array_get(commits, ans.first_bad);
-		char *author = author_of(tr, cfg, b, str(c, "commit"));
+		char *author = author_of(tr, cfg, b, jsonget_str(c, "commit"));
 
 		if (author) {
 			json_object_set_new(c, "author", json_string(author));
 			store_bisection_set_commits(tr->st, b->id, commits);
 		}
-		finish(tr, cfg, b, "done", str(c, "commit"), "first bad commit %.12s (%s)%s%s; %zu commits, %zu steps "
-		       "measured, %zu skipped", str(c, "commit"), str(c, "subject") ?: "", author ? " by " : "",
-		       author ?: "", n, (size_t)json_integer_value(json_object_get(b->doc, "steps_measured")), nskip);
+		finish(tr, cfg, b, "done", jsonget_str(c, "commit"),
+		       "first bad commit %.12s (%s)%s%s; %zu commits, %zu steps measured, %zu skipped",
+		       jsonget_str(c, "commit"), jsonget_str(c, "subject") ?: "", author ? " by " : "", author ?: "", n,
+		       (size_t)jsonget_int_or(b->doc, "steps_measured", 0), nskip);
 		free(author);
 	} else {
-		const char *lo = ans.lo < 0 ? str(b->doc, "good") : str(json_array_get(commits, (size_t)ans.lo), "commit");
+		const char *lo = ans.lo < 0 ? jsonget_str(b->doc, "good")
+					    : jsonget_str(json_array_get(commits, (size_t)ans.lo), "commit");
 
 		finish(tr, cfg, b, "done", NULL, "could not narrow it below %zu commits: the first bad commit is after "
 		       "%.12s and at most %.12s; the commits between were skipped (%zu: they did not build, boot or "
 		       "run) or stayed inconclusive (%zu) after %d jobs each", ans.first_bad - (size_t)(ans.lo + 1) + 1,
-		       lo, str(json_array_get(commits, ans.first_bad), "commit"), nskip, ninc, BISECT_ROUNDS);
+		       lo, jsonget_str(json_array_get(commits, ans.first_bad), "commit"), nskip, ninc, BISECT_ROUNDS);
 	}
 out:
 	free(marks);
@@ -644,15 +648,17 @@ static int range(struct tracker *tr, const struct lab_config *cfg, struct bis *b
 	if ((*ret = json_object_get(b->doc, "commits")) && json_array_size(*ret))
 		return 0;
 	build_resolved_init(&r);
-	rc = track_resolve(tr, cfg, str(b->doc, "tree"), NULL, str(b->doc, "bad"), str(b->doc, "good"), &r, &err);
+	rc = track_resolve(tr, cfg, jsonget_str(b->doc, "tree"), NULL, jsonget_str(b->doc, "bad"),
+			   jsonget_str(b->doc, "good"), &r, &err);
 	if (rc == -ECANCELED) {
 		build_resolved_release(&r);
 		strbuf_release(&err);
 		return -1;
 	}
 	if (rc < 0 || !r.nbetween) {
-		finish(tr, cfg, b, "failed", NULL, "no commits to bisect between %s and %s: %s", str(b->doc, "good"),
-		       str(b->doc, "bad"), rc < 0 ? err.buf : "the bad commit is the good one");
+		finish(tr, cfg, b, "failed", NULL, "no commits to bisect between %s and %s: %s",
+		       jsonget_str(b->doc, "good"), jsonget_str(b->doc, "bad"),
+		       rc < 0 ? err.buf : "the bad commit is the good one");
 		build_resolved_release(&r);
 		strbuf_release(&err);
 		return -1;
@@ -679,21 +685,22 @@ static void drive(struct tracker *tr, const struct lab_config *cfg, int64_t id)
 
 	if (!(b.doc = store_bisection_json(tr->st, id)))
 		return;
-	b.suite = config_suite(cfg, str(b.doc, "suite"));
+	b.suite = config_suite(cfg, jsonget_str(b.doc, "suite"));
 	b.params = json_incref(json_object_get(b.doc, "params"));
 	if (json_is_null(b.params)) {
 		json_decref(b.params);
 		b.params = NULL;
 	}
-	if (!b.suite || !config_tree(cfg, str(b.doc, "tree")) || !config_machine(cfg, str(b.doc, "machine"))) {
+	if (!b.suite || !config_tree(cfg, jsonget_str(b.doc, "tree")) ||
+	    !config_machine(cfg, jsonget_str(b.doc, "machine"))) {
 		finish(tr, cfg, &b, "failed", NULL, "its suite %s, tree %s or machine %s is no longer configured",
-		       str(b.doc, "suite"), str(b.doc, "tree"), str(b.doc, "machine"));
+		       jsonget_str(b.doc, "suite"), jsonget_str(b.doc, "tree"), jsonget_str(b.doc, "machine"));
 		goto out;
 	}
 	b.rules = b.suite->rules;
 	if (range(tr, cfg, &b, &commits) < 0)
 		goto out;
-	bad = str(json_array_get(commits, json_array_size(commits) - 1), "commit");
+	bad = jsonget_str(json_array_get(commits, json_array_size(commits) - 1), "commit");
 	if (ends(tr, cfg, &b, bad) <= 0)
 		goto out;
 	classify(tr, &b);

@@ -14,6 +14,7 @@
 
 #include "build.h"
 #include "config.h"
+#include "jsonget.h"
 #include "log.h"
 #include "notify.h"
 #include "quiet.h"
@@ -99,8 +100,8 @@ const json_t *track_row_of(const json_t *cmp, const char *workload, const json_t
 	size_t i;
 
 	json_array_foreach(json_object_get(cmp, "rows"), i, row)
-		if (!strcmp(json_string_value(json_object_get(row, "metric")) ?: "", metric) &&
-		    !strcmp(json_string_value(json_object_get(row, "workload")) ?: "", workload) &&
+		if (!strcmp(jsonget_str(row, "metric") ?: "", metric) &&
+		    !strcmp(jsonget_str(row, "workload") ?: "", workload) &&
 		    json_equal(json_object_get(row, "params"), params))
 			return row;
 	return NULL;

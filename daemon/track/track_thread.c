@@ -21,6 +21,7 @@
 #include "compare.h"
 #include "config.h"
 #include "guard.h"
+#include "jsonget.h"
 #include "log.h"
 #include "notify.h"
 #include "quiet.h"
@@ -54,12 +55,12 @@ static void deliver(struct tracker *tr, const struct lab_config *cfg)
 	size_t i;
 
 	json_array_foreach(due, i, d) {
-		const char *hook = json_string_value(json_object_get(d, "hook"));
-		const char *body = json_string_value(json_object_get(d, "body")) ?: "";
+		const char *hook = jsonget_str(d, "hook");
+		const char *body = jsonget_str(d, "body") ?: "";
 		const struct cfg_hook *h = NULL;
 		struct strbuf err = STRBUF_INIT;
-		int64_t id = json_integer_value(json_object_get(d, "id"));
-		int attempts = (int)json_integer_value(json_object_get(d, "attempts")) + 1, r;
+		int64_t id = jsonget_int_or(d, "id", 0);
+		int attempts = (int)jsonget_int_or(d, "attempts", 0) + 1, r;
 		long http = 0;
 		size_t k;
 
@@ -72,7 +73,7 @@ static void deliver(struct tracker *tr, const struct lab_config *cfg)
 		}
 		{
 			struct notify_attempt a = { .url = h->url,
-						    .event = json_string_value(json_object_get(d, "event")) ?: "",
+						    .event = jsonget_str(d, "event") ?: "",
 						    .delivery = id, .secret = h->secret, .timeout = h->timeout };
 
 			r = notify_post(&a, body, strlen(body), &http, &err);
@@ -148,8 +149,8 @@ static int recheck(struct tracker *tr, const struct lab_config *cfg, const struc
 	cmp = compare_sides(before, NULL, after, NULL, suite ? &suite->rules : &defaults, &err);
 	row = track_row_of(cmp, d->workload, params, d->metric);
 	if (row) {
-		snprintf(ret_verdict, len, "%s", json_string_value(json_object_get(row, "verdict")) ?: "?");
-		*ret_p = json_number_value(json_object_get(row, "p"));
+		snprintf(ret_verdict, len, "%s", jsonget_str(row, "verdict") ?: "?");
+		*ret_p = jsonget_num_or(row, "p", 0);
 		r = 0;
 	}
 	if (!cmp)
@@ -352,8 +353,8 @@ static void points_ended(struct tracker *tr)
 	size_t i;
 
 	json_array_foreach(ended, i, e) {
-		int64_t job = json_integer_value(json_object_get(e, "job"));
-		const char *state = json_string_value(json_object_get(e, "state")) ?: "failed";
+		int64_t job = jsonget_int_or(e, "job", 0);
+		const char *state = jsonget_str(e, "state") ?: "failed";
 		struct strbuf err = STRBUF_INIT;
 		json_t *doc = NULL, *values = NULL;
 		char track[72] = "";

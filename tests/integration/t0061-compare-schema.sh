@@ -7,7 +7,7 @@
 . "$(dirname "$0")/../lib.sh"
 
 build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c) \
-	daemon/analysis/verdict.c daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/strbuf.c lib/util.c \
+	daemon/analysis/verdict.c daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/jsonget.c lib/strbuf.c lib/util.c \
 	-iquote agents $(cd "$TOP" && echo agents/workloads/*.c) agents/monitors/procparse.c -ljansson -lm || exit 1
 py_has jsonschema jsonschema python3-jsonschema || exit 1
 

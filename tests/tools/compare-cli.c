@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <jansson.h>
 #include "compare.h"
+#include "jsonget.h"
 
 int main(void)
 {
@@ -16,9 +17,9 @@ int main(void)
 		return 2;
 	}
 	out = compare_sides(json_object_get(in, "base"),
-			    json_string_value(json_object_get(in, "base_side")),
+			    jsonget_str(in, "base_side"),
 			    json_object_get(in, "patched"),
-			    json_string_value(json_object_get(in, "patched_side")), NULL, &err);
+			    jsonget_str(in, "patched_side"), NULL, &err);
 	if (!out) {
 		fprintf(stderr, "driver: %s\n", err.buf);
 		return 1;

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "compare.h"
+#include "jsonget.h"
 #include "util.h"
 #include "verdict.h"
 #include "verdict-sim.h"
@@ -49,10 +50,10 @@ static void read_comparison(const json_t *cmp, const struct sim_case *first, con
 	size_t i;
 
 	memset(l, 0, sizeof(*l));
-	l->verdict = (signed char)verdict_of_string(json_string_value(json_object_get(cmp, "verdict")));
+	l->verdict = (signed char)verdict_of_string(jsonget_str(cmp, "verdict"));
 	l->shifted = -1;
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
-		int v = verdict_of_string(json_string_value(json_object_get(row, "verdict")));
+		int v = verdict_of_string(jsonget_str(row, "verdict"));
 
 		if (json_is_true(json_object_get(row, "headline"))) {
 			l->hl_rows++;
@@ -61,13 +62,13 @@ static void read_comparison(const json_t *cmp, const struct sim_case *first, con
 			l->ct_rows++;
 			l->ct_called += called(v);
 		}
-		if (json_integer_value(json_object_get(row, "spec")) == first->spec &&
-		    json_integer_value(json_object_get(row, "case")) == first->cas &&
-		    !strcmp(json_string_value(json_object_get(row, "metric")) ?: "", hl_metric)) {
+		if (jsonget_int_or(row, "spec", 0) == first->spec &&
+		    jsonget_int_or(row, "case", 0) == first->cas &&
+		    !strcmp(jsonget_str(row, "metric") ?: "", hl_metric)) {
 			const json_t *ci = json_object_get(row, "ci"), *eq = json_object_get(row, "equiv_ci");
 			/* the true change of the medians, in %: the shift, in the
 			 * direction it was made (worse: up for a "lower" row) */
-			const char *dir = json_string_value(json_object_get(row, "direction")) ?: "";
+			const char *dir = jsonget_str(row, "direction") ?: "";
 			double truth = c->shift > 0 ? 100 * (strcmp(dir, "lower") ? -c->shift : c->shift) : 0;
 
 			l->shifted = (signed char)v;
@@ -80,8 +81,7 @@ static void read_comparison(const json_t *cmp, const struct sim_case *first, con
 				l->eq_have = 1;
 				l->eq_cover = json_number_value(json_array_get(eq, 0)) <= truth &&
 					      json_number_value(json_array_get(eq, 1)) >= truth;
-				l->eq_level = (float)json_number_value(json_object_get(
-					json_object_get(cmp, "design"), "equiv_level"));
+				l->eq_level = (float)jsonget_num_or(json_object_get(cmp, "design"), "equiv_level", 0);
 			}
 		}
 	}
@@ -111,10 +111,10 @@ static void why_job(int job, const json_t *cmp)
 	const json_t *row;
 	size_t i;
 
-	fprintf(stderr, "job %d: %s: %s\n", job, json_string_value(json_object_get(cmp, "verdict")) ?: "-",
-		json_string_value(json_object_get(json_object_get(cmp, "summary"), "text")) ?: "-");
+	fprintf(stderr, "job %d: %s: %s\n", job, jsonget_str(cmp, "verdict") ?: "-",
+		jsonget_str(json_object_get(cmp, "summary"), "text") ?: "-");
 	json_array_foreach(json_object_get(cmp, "rows"), i, row) {
-		const char *v = json_string_value(json_object_get(row, "verdict")) ?: "-";
+		const char *v = jsonget_str(row, "verdict") ?: "-";
 		char *ci, *eq, *modes;
 
 		if (!json_is_true(json_object_get(row, "headline")) || !strcmp(v, "same"))
@@ -125,10 +125,10 @@ static void why_job(int job, const json_t *cmp)
 		modes = json_dumps(json_object_get(json_object_get(row, "mode_boots"), "set_aside"),
 				   JSON_ENCODE_ANY | JSON_COMPACT);
 		fprintf(stderr, "job %d:   %s %s (%s): %s, change %+.3g%%, ci %s, equiv_ci %s, set aside %s\n", job,
-			v, json_string_value(json_object_get(row, "metric")) ?: "-",
-			json_string_value(json_object_get(row, "params_text")) ?: "",
-			json_string_value(json_object_get(row, "p_method")) ?: "-",
-			json_number_value(json_object_get(row, "change_pct")), ci ?: "-", eq ?: "-", modes ?: "-");
+			v, jsonget_str(row, "metric") ?: "-",
+			jsonget_str(row, "params_text") ?: "",
+			jsonget_str(row, "p_method") ?: "-",
+			jsonget_num_or(row, "change_pct", 0), ci ?: "-", eq ?: "-", modes ?: "-");
 		free(ci);
 		free(eq);
 		free(modes);

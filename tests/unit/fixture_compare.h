@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "compare.h"
+#include "jsonget.h"
 #include "util.h"
 
 /* ---- a deterministic generator ---- */
@@ -119,8 +120,8 @@ static inline const json_t *row_of(const json_t *c, const char *metric, const ch
 	json_t *r;
 
 	json_array_foreach(json_object_get(c, "rows"), i, r)
-		if (!strcmp(json_string_value(json_object_get(r, "metric")), metric) &&
-		    (!params_text || !strcmp(json_string_value(json_object_get(r, "params_text")), params_text)))
+		if (!strcmp(jsonget_str(r, "metric"), metric) &&
+		    (!params_text || !strcmp(jsonget_str(r, "params_text"), params_text)))
 			return r;
 	fail_msg("no row %s (%s)", metric, params_text ? params_text : "any");
 	return NULL;
@@ -128,7 +129,7 @@ static inline const json_t *row_of(const json_t *c, const char *metric, const ch
 
 static inline const char *verdict(const json_t *row)
 {
-	return json_string_value(json_object_get(row, "verdict"));
+	return jsonget_str(row, "verdict");
 }
 
 static inline json_t *compare_ab(json_t *doc)
@@ -148,7 +149,7 @@ static inline json_t *compare_ab(json_t *doc)
 
 static inline double row_num(const json_t *r, const char *key)
 {
-	return json_number_value(json_object_get(r, key));
+	return jsonget_num_or(r, key, 0);
 }
 
 #endif

@@ -15,6 +15,7 @@
 
 #include "comparison_cache.h"
 #include "config.h"
+#include "jsonget.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -202,7 +203,7 @@ static json_t *load(const char *rel)
 
 static const char *str_of(const json_t *o, const char *key)
 {
-	const char *s = json_string_value(json_object_get(o, key));
+	const char *s = jsonget_str(o, key);
 
 	if (!s)
 		fail_msg("no string \"%s\" in the document", key);
@@ -410,8 +411,8 @@ static const json_t *row_of(const json_t *cmp, const char *metric, const char *p
 	size_t i;
 
 	json_array_foreach(json_object_get(cmp, "rows"), i, r)
-		if (!strcmp(json_string_value(json_object_get(r, "metric")), metric) &&
-		    !strcmp(json_string_value(json_object_get(r, "params_text")), params_text))
+		if (!strcmp(jsonget_str(r, "metric"), metric) &&
+		    !strcmp(jsonget_str(r, "params_text"), params_text))
 			return r;
 	fail_msg("no row %s (%s) in the comparison", metric, params_text);
 	return NULL;
@@ -425,7 +426,7 @@ static const json_t *entry_of(const json_t *list, const char *key, const char *v
 	size_t i;
 
 	json_array_foreach(list, i, e)
-		if (!strcmp(json_string_value(json_object_get(e, key)) ?: "", value))
+		if (!strcmp(jsonget_str(e, key) ?: "", value))
 			return e;
 	fail_msg("no entry %s=%s in the comparison", key, value);
 	return NULL;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fixture_store.h"
+#include "jsonget.h"
 #include "track.h"
 #include "util.h"
 
@@ -80,7 +81,7 @@ static inline void job_done(struct store *st, int64_t job, double value)
 
 	for (guard = 0; guard < 64; guard++) {
 		json_t *j = store_job_json(st, job);
-		const char *state = json_string_value(json_object_get(j, "state"));
+		const char *state = jsonget_str(j, "state");
 		int open = state && (!strcmp(state, "queued") || !strcmp(state, "running"));
 		char kind[8], side[16];
 		int64_t id;
@@ -168,7 +169,7 @@ static inline size_t points(struct store *st)
 	size_t n;
 
 	assert_non_null(j);
-	n = (size_t)json_integer_value(json_object_get(j, "total"));
+	n = (size_t)jsonget_int_or(j, "total", 0);
 	json_decref(j);
 	return n;
 }

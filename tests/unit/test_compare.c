@@ -11,6 +11,7 @@
 
 #include "compare.h"
 #include "fixture_compare.h"
+#include "jsonget.h"
 #include "stats.h"
 #include "util.h"
 #include "verdict.h"
@@ -63,7 +64,7 @@ static json_t *ab_compared(int boots, int nrows, double shift, double cv, const 
 
 static double design_num(const json_t *c, const char *k)
 {
-	return json_number_value(json_object_get(json_object_get(c, "design"), k));
+	return jsonget_num_or(json_object_get(c, "design"), k, 0);
 }
 
 /* Two planned looks: the first spends the O'Brien-Fleming-like share,
@@ -91,7 +92,7 @@ static void test_sequential_looks(void **state)
 	free(notes);
 	assert_int_equal((int)design_num(c, "look"), 1);
 	assert_int_equal((int)design_num(c, "looks"), 2);
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
+	assert_string_equal(jsonget_str(c, "verdict"), "inconclusive");
 	assert_int_equal(verdict_wants_more_boots(c), 1);
 	json_decref(c);
 
@@ -99,7 +100,7 @@ static void test_sequential_looks(void **state)
 	c = ab_compared(9, 2, -0.10, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":2}");
 	a2 = design_num(c, "alpha");
 	assert_true(fabs(a1 + a2 - 0.01) < 1e-15);
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "regression");
+	assert_string_equal(jsonget_str(c, "verdict"), "regression");
 	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
 
@@ -109,7 +110,7 @@ static void test_sequential_looks(void **state)
 	c = ab_compared(8, 1, -0.10, 0.002, "{\"boots\":8,\"max_boots\":12,\"look\":1}");
 	a1 = design_num(c, "alpha");
 	assert_true(a1 > 0.0015 && a1 < 0.0017);
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "regression");
+	assert_string_equal(jsonget_str(c, "verdict"), "regression");
 	json_decref(c);
 	c = ab_compared(12, 1, -0.10, 0.002, "{\"boots\":8,\"max_boots\":12,\"look\":2}");
 	assert_true(fabs(a1 + design_num(c, "alpha") - 0.01) < 1e-15);
@@ -119,7 +120,7 @@ static void test_sequential_looks(void **state)
 	 * needs, and stops there */
 	rng_state = 27;
 	c = ab_compared(5, 2, 0, 0.002, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "same");
+	assert_string_equal(jsonget_str(c, "verdict"), "same");
 	assert_int_equal(verdict_wants_more_boots(c), 0);
 	json_decref(c);
 	/* a 5% drop at 1% noise is inside the 10% margin at 5 boots, but the
@@ -127,7 +128,7 @@ static void test_sequential_looks(void **state)
 	 * second look, which can call it */
 	rng_state = 28;
 	c = ab_compared(5, 1, -0.05, 0.01, "{\"boots\":5,\"max_boots\":9,\"look\":1}");
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
+	assert_string_equal(jsonget_str(c, "verdict"), "inconclusive");
 	assert_true(row_num(row_of(c, "mprotect.ops_per_sec", NULL), "no_change_beyond_pct") == 10);
 	assert_int_equal(verdict_wants_more_boots(c), 1);
 	json_decref(c);
@@ -167,20 +168,20 @@ static void test_multiplicity(void **state)
 	}
 	c = compare_ab(doc);
 	json_array_foreach(json_object_get(c, "rows"), i, r) {
-		double adj = json_number_value(json_object_get(r, "p_adj"));
+		double adj = jsonget_num_or(r, "p_adj", 0);
 
-		assert_true(fabs(json_number_value(json_object_get(r, "p")) - p) < 1e-12);
+		assert_true(fabs(jsonget_num_or(r, "p", 0) - p) < 1e-12);
 		if (json_is_true(json_object_get(r, "headline"))) {
 			headline++;
 			/* three equal p-values: Holm multiplies the smallest by 3,
 			 * the running max carries it to the others */
-			assert_string_equal(json_string_value(json_object_get(r, "p_adj_method")), "holm");
+			assert_string_equal(jsonget_str(r, "p_adj_method"), "holm");
 			assert_true(fabs(adj - 3 * p) < 1e-12);
 			assert_string_equal(verdict(r), "regression");
 		} else {
 			counters++;
 			/* four equal p-values: BH leaves them as they are */
-			assert_string_equal(json_string_value(json_object_get(r, "p_adj_method")), "bh");
+			assert_string_equal(jsonget_str(r, "p_adj_method"), "bh");
 			assert_true(fabs(adj - p) < 1e-12);
 			assert_string_equal(verdict(r), "regression");
 		}
@@ -194,7 +195,7 @@ static void test_multiplicity(void **state)
 	 * comparison says so rather than calling anything */
 	rng_state = 23;
 	c = ab_compared(5, 3, -0.10, 0.001, NULL);
-	assert_string_equal(json_string_value(json_object_get(c, "verdict")), "inconclusive");
+	assert_string_equal(jsonget_str(c, "verdict"), "inconclusive");
 	{
 		char *notes = json_dumps(json_object_get(c, "notes"), 0);
 
@@ -215,7 +216,7 @@ static const json_t *ab_headline(uint64_t seed, int boots, double shift, double 
 
 static const char *row_reason(const json_t *r)
 {
-	return json_string_value(json_object_get(r, "reason"));
+	return jsonget_str(r, "reason");
 }
 
 /* `same` is reachable when the noise is small for the margin; otherwise
@@ -295,21 +296,21 @@ static void test_zeros_and_ties(void **state)
 	/* two: some resamples of base have median 0, so the interval is of
 	 * the difference, in % of the base median, rather than none */
 	r = row_of(c, "vmstat.two_zeros.per_kop", NULL);
-	assert_contains(json_string_value(json_object_get(r, "ci_kind")), "difference");
+	assert_contains(jsonget_str(r, "ci_kind"), "difference");
 	assert_true(json_is_array(json_object_get(r, "ci")));
 	assert_true(json_number_value(json_array_get(json_object_get(r, "ci"), 0)) > 0);
 	/* a base of zeros: no % at all, an absolute change and its interval in
 	 * the metric's unit (test_compare_counts.c) */
 	r = row_of(c, "vmstat.nr_tlb_remote_flush.per_kop", NULL);
-	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "welch, absolute");
+	assert_string_equal(jsonget_str(r, "p_method"), "welch, absolute");
 	assert_true(json_is_null(json_object_get(r, "ci")));
 	assert_true(json_number_value(json_array_get(json_object_get(r, "ci_abs"), 0)) > 0);
-	assert_float_equal(json_number_value(json_object_get(r, "change_abs")), 3.8, 1e-9);
+	assert_float_equal(jsonget_num_or(r, "change_abs", 0), 3.8, 1e-9);
 	assert_string_equal(verdict(r), "regression");
 	/* ties, completely separated: the permutation p is 2 / C(10, 5) */
 	r = row_of(c, "kfunc.flush_tlb_func.ns_per_call", NULL);
-	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "permutation");
-	assert_true(fabs(json_number_value(json_object_get(r, "p")) - 2.0 / 252) < 1e-12);
+	assert_string_equal(jsonget_str(r, "p_method"), "permutation");
+	assert_true(fabs(jsonget_num_or(r, "p", 0) - 2.0 / 252) < 1e-12);
 	json_decref(c);
 	json_decref(doc);
 }
@@ -348,16 +349,16 @@ static void test_directions(void **state)
 				 verdict(r), cases[i].want);
 		assert_int_equal(json_is_true(json_object_get(r, "headline")),
 				 !strncmp(cases[i].metric, "mprotect.", 9));
-		assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "base"), "n")), 5);
+		assert_int_equal(jsonget_int_or(json_object_get(r, "base"), "n", 0), 5);
 		if (cases[i].shift) {
-			double ch = json_number_value(json_object_get(r, "change_pct"));
+			double ch = jsonget_num_or(r, "change_pct", 0);
 			const json_t *ci = json_object_get(r, "ci");
 
 			assert_true(fabs(ch - 100 * cases[i].shift) < 2);
 			/* the CI is in percent change, around the change */
 			assert_true(json_number_value(json_array_get(ci, 0)) <= ch &&
 				    ch <= json_number_value(json_array_get(ci, 1)));
-			assert_true(json_number_value(json_object_get(r, "p")) < 0.01);
+			assert_true(jsonget_num_or(r, "p", 0) < 0.01);
 		}
 		json_decref(b);
 		json_decref(p);
@@ -388,10 +389,9 @@ static void test_summary_and_side_filters(void **state)
 	s = json_object_get(c, "summary");
 	assert_int_equal(json_array_size(json_object_get(s, "regressions")), 1);
 	assert_int_equal(json_array_size(json_object_get(s, "improvements")), 0);
-	assert_contains(json_string_value(json_object_get(s, "text")),
+	assert_contains(jsonget_str(s, "text"),
 			"mprotect.ops_per_sec (mode=processes workers=2) -8.3% regression");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(
-		json_object_get(c, "provenance"), "boots"), "patched")), 8);
+	assert_int_equal(jsonget_int_or(json_object_get( json_object_get(c, "provenance"), "boots"), "patched", 0), 8);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(json_object_get(
 		json_object_get(c, "provenance"), "builds"), "patched"), 0)), "patched");
 	assert_int_equal(json_array_size(json_object_get(c, "failed")), 0);
@@ -422,13 +422,13 @@ static void test_unavailable(void **state)
 	c = compare(b, p);
 	r = row_of(c, "vmstat.nr_tlb_remote_flush", NULL);
 	assert_string_equal(verdict(r), "unavailable");
-	assert_string_equal(json_string_value(json_object_get(r, "reason")), "not measured on patched");
+	assert_string_equal(jsonget_str(r, "reason"), "not measured on patched");
 	r = row_of(c, "interrupts.TLB", NULL);
 	assert_string_equal(verdict(r), "unavailable");
-	assert_contains(json_string_value(json_object_get(r, "reason")), "no TLB line");
+	assert_contains(jsonget_str(r, "reason"), "no TLB line");
 	r = row_of(c, "tlb_flush.remote_shootdown", NULL);
 	assert_string_equal(verdict(r), "unavailable");
-	assert_contains(json_string_value(json_object_get(r, "reason")), "tracefs not mounted");
+	assert_contains(jsonget_str(r, "reason"), "tracefs not mounted");
 	assert_true(json_is_null(json_object_get(r, "change_pct")));
 	json_decref(b);
 	json_decref(p);
@@ -453,11 +453,11 @@ static void test_unavailable_both(void **state)
 							"tlb:tlb_flush is emitted by x86's flush code only"));
 	c = compare(b, p);
 	json_array_foreach(json_object_get(c, "rows"), i, r)
-		assert_false(strncmp(json_string_value(json_object_get(r, "metric")), "interrupts.", 11) == 0);
+		assert_false(strncmp(jsonget_str(r, "metric"), "interrupts.", 11) == 0);
 	u = json_object_get(c, "unavailable");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(u, "base"), "interrupts.TLB")), why);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(u, "patched"), "interrupts.TLB")), why);
-	assert_contains(json_string_value(json_object_get(json_object_get(u, "patched"), "tlb_flush.*")), "x86");
+	assert_string_equal(jsonget_str(json_object_get(u, "base"), "interrupts.TLB"), why);
+	assert_string_equal(jsonget_str(json_object_get(u, "patched"), "interrupts.TLB"), why);
+	assert_contains(jsonget_str(json_object_get(u, "patched"), "tlb_flush.*"), "x86");
 	assert_null(json_object_get(json_object_get(u, "base"), "tlb_flush.*"));
 	assert_string_equal(verdict(row_of(c, "mprotect.elapsed_sec", NULL)), "improvement");
 	json_decref(b);
@@ -497,8 +497,8 @@ static void test_cpus_sweep(void **state)
 	assert_int_equal(json_array_size(sw), 5);
 	for (i = 0; i < 5; i++) {
 		json_t *s = json_array_get(sw, i);
-		const char *axis = json_string_value(json_object_get(s, "axis"));
-		const char *pt = json_string_value(json_object_get(s, "params_text"));
+		const char *axis = jsonget_str(s, "axis");
+		const char *pt = jsonget_str(s, "params_text");
 
 		if (!strcmp(axis, "workers"))
 			assert_int_equal(strncmp(pt, "cpus=", 5), 0);
@@ -515,13 +515,13 @@ static void test_cpus_sweep(void **state)
 	for (k = 0; k < 3; k++) {
 		json_t *r = json_array_get(rows, k);
 
-		assert_int_equal(json_integer_value(json_object_get(r, "x")), counts[k]);
-		assert_int_equal(json_integer_value(json_object_get(r, "cpus")), counts[k]);
-		assert_string_equal(json_string_value(json_object_get(r, "verdict")), k ? "regression" : "same");
+		assert_int_equal(jsonget_int_or(r, "x", 0), counts[k]);
+		assert_int_equal(jsonget_int_or(r, "cpus", 0), counts[k]);
+		assert_string_equal(jsonget_str(r, "verdict"), k ? "regression" : "same");
 	}
 	rows = json_object_get(json_array_get(sw, fixed), "rows");
 	assert_int_equal(json_array_size(rows), 3);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(rows, 2), "verdict")), "same");
+	assert_string_equal(jsonget_str(json_array_get(rows, 2), "verdict"), "same");
 	json_decref(b);
 	json_decref(p);
 	json_decref(c);
@@ -583,16 +583,16 @@ static void test_sweep_and_tlb(void **state)
 	c = compare(b, p);
 	sw = json_object_get(c, "sweeps");
 	assert_int_equal(json_array_size(sw), 1);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(sw, 0), "params_text")),
+	assert_string_equal(jsonget_str(json_array_get(sw, 0), "params_text"),
 			    "mode=threads");
 	rows = json_object_get(json_array_get(sw, 0), "rows");
 	assert_int_equal(json_array_size(rows), 3);
 	for (k = 0, w = 1; k < 3; k++, w *= 2) {
 		json_t *r = json_array_get(rows, k);
 
-		assert_int_equal(json_integer_value(json_object_get(r, "workers")), w);
-		assert_true(fabs(json_number_value(json_object_get(r, "change_pct")) + 10) < 1);
-		assert_string_equal(json_string_value(json_object_get(r, "verdict")), "regression");
+		assert_int_equal(jsonget_int_or(r, "workers", 0), w);
+		assert_true(fabs(jsonget_num_or(r, "change_pct", 0) + 10) < 1);
+		assert_string_equal(jsonget_str(r, "verdict"), "regression");
 	}
 	/* per-CPU metrics are left out of rows and named */
 	assert_string_equal(json_string_value(json_array_get(json_object_get(c, "per_cpu_excluded"), 0)),
@@ -601,17 +601,14 @@ static void test_sweep_and_tlb(void **state)
 		json_t *t = json_array_get(json_object_get(c, "tlb"), 0), *ctr;
 
 		assert_int_equal(json_array_size(json_object_get(c, "tlb")), 3);
-		assert_true(fabs(json_number_value(json_object_get(json_object_get(t, "shootdowns_per_kop"),
-								     "base")) - 10) < 0.5);
+		assert_true(fabs(jsonget_num_or(json_object_get(t, "shootdowns_per_kop"), "base", 0) - 10) < 0.5);
 		ctr = json_array_get(json_object_get(t, "counters"), 0);
-		assert_string_equal(json_string_value(json_object_get(ctr, "name")), "interrupts.TLB");
-		assert_true(fabs(json_number_value(json_object_get(json_object_get(ctr, "patched"),
-								     "peak_per_sec")) - 700) < 20);
+		assert_string_equal(jsonget_str(ctr, "name"), "interrupts.TLB");
+		assert_true(fabs(jsonget_num_or(json_object_get(ctr, "patched"), "peak_per_sec", 0) - 700) < 20);
 		/* shootdowns per second are context (a slower kernel would look
 		 * better), per operation they are tested */
-		assert_string_equal(json_string_value(json_object_get(ctr, "verdict")), "context");
-		assert_string_equal(json_string_value(json_object_get(json_object_get(t, "shootdowns_per_kop"),
-								      "verdict")), "improvement");
+		assert_string_equal(jsonget_str(ctr, "verdict"), "context");
+		assert_string_equal(jsonget_str(json_object_get(t, "shootdowns_per_kop"), "verdict"), "improvement");
 	}
 	json_decref(b);
 	json_decref(p);
@@ -653,18 +650,17 @@ static void test_profile_diff(void **state)
 	syms_out = json_object_get(json_object_get(c, "profile_diff"), "symbols");
 	assert_int_equal(json_array_size(syms_out), 4);
 	/* -25, +2.5 (9 / 2 - 2), +2, 0 */
-	assert_string_equal(json_string_value(json_object_get(json_array_get(syms_out, 0), "symbol")),
+	assert_string_equal(jsonget_str(json_array_get(syms_out, 0), "symbol"),
 			    "flush_tlb_func");
-	assert_true(fabs(json_number_value(json_object_get(json_array_get(syms_out, 0), "delta")) + 25) < 1e-9);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(syms_out, 1), "symbol")),
+	assert_true(fabs(jsonget_num_or(json_array_get(syms_out, 0), "delta", 0) + 25) < 1e-9);
+	assert_string_equal(jsonget_str(json_array_get(syms_out, 1), "symbol"),
 			    "_raw_spin_lock");
-	assert_true(fabs(json_number_value(json_object_get(json_array_get(syms_out, 1), "patched_self")) - 4.5) < 1e-9);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(syms_out, 2), "symbol")),
+	assert_true(fabs(jsonget_num_or(json_array_get(syms_out, 1), "patched_self", 0) - 4.5) < 1e-9);
+	assert_string_equal(jsonget_str(json_array_get(syms_out, 2), "symbol"),
 			    "native_flush_tlb_one_user");
-	assert_string_equal(json_string_value(json_object_get(json_array_get(syms_out, 3), "symbol")),
+	assert_string_equal(jsonget_str(json_array_get(syms_out, 3), "symbol"),
 			    "clear_page_erms");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(c, "profile_diff"),
-								   "profiles"), "base")), 1);
+	assert_int_equal(jsonget_int_or(json_object_get(json_object_get(c, "profile_diff"), "profiles"), "base", 0), 1);
 	assert_null(json_object_get(json_object_get(c, "profile_diff"), "reason"));
 	assert_null(json_object_get(json_object_get(c, "profile_diff"), "blind_spot"));
 	json_decref(b);
@@ -692,20 +688,20 @@ static void test_profile_diff_missing(void **state)
 	json_object_set_new(p, "unavailable", json_pack("{s:s}", "profile", "perf record failed (exit 255): "
 							 "Failed to create wakeup eventfd"));
 	c = compare(b, p);
-	why = json_string_value(json_object_get(json_object_get(c, "profile_diff"), "reason"));
+	why = jsonget_str(json_object_get(c, "profile_diff"), "reason");
 	assert_non_null(why);
 	assert_non_null(strstr(why, "no profile on patched: perf record failed (exit 255)"));
 	assert_null(strstr(why, "on base"));
 	assert_int_equal(json_array_size(json_object_get(json_object_get(c, "profile_diff"), "symbols")), 0);
 	/* and what the profiler cannot see, as the agent said */
-	assert_string_equal(json_string_value(json_object_get(json_object_get(c, "profile_diff"), "blind_spot")),
+	assert_string_equal(jsonget_str(json_object_get(c, "profile_diff"), "blind_spot"),
 			    "code run with interrupts off");
 	json_decref(c);
 	/* neither side: both named, with how to ask for a profile */
 	json_array_clear(json_object_get(b, "profiles"));
 	json_object_del(p, "unavailable");
 	c = compare(b, p);
-	why = json_string_value(json_object_get(json_object_get(c, "profile_diff"), "reason"));
+	why = jsonget_str(json_object_get(c, "profile_diff"), "reason");
 	assert_non_null(why);
 	assert_non_null(strstr(why, "no profile on base: none was taken (a suite asks for one with monitors"));
 	assert_non_null(strstr(why, "; no profile on patched: "));
@@ -736,17 +732,16 @@ static void test_outliers_failed_and_fewer_boots(void **state)
 	add_metric(p, run, "mprotect.ops_per_sec", 1e9, "higher");
 	c = compare(b, p);
 	r = row_of(c, "mprotect.ops_per_sec", NULL);
-	assert_int_equal(json_integer_value(json_object_get(r, "outliers")), 1);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "patched"), "n")), 3);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "base"), "n")), 5);
+	assert_int_equal(jsonget_int_or(r, "outliers", 0), 1);
+	assert_int_equal(jsonget_int_or(json_object_get(r, "patched"), "n", 0), 3);
+	assert_int_equal(jsonget_int_or(json_object_get(r, "base"), "n", 0), 5);
 	/* 5 vs 3: the smallest p is 2/56 > 0.01, so a 2x change is inconclusive */
 	assert_string_equal(verdict(r), "inconclusive");
-	assert_contains(json_string_value(json_object_get(r, "note")), "5 boots on base, 3 on patched");
-	assert_contains(json_string_value(json_object_get(r, "mde_note")), "no change can be detected");
+	assert_contains(jsonget_str(r, "note"), "5 boots on base, 3 on patched");
+	assert_contains(jsonget_str(r, "mde_note"), "no change can be detected");
 	assert_true(json_is_null(json_object_get(r, "mde_pct")));
 	assert_int_equal(json_array_size(json_object_get(c, "failed")), 1);
-	assert_contains(json_string_value(json_object_get(json_array_get(json_object_get(c, "failed"), 0),
-							  "reason")), "SIGSEGV");
+	assert_contains(jsonget_str(json_array_get(json_object_get(c, "failed"), 0), "reason"), "SIGSEGV");
 	notes = json_object_get(c, "notes");
 	for (i = 0; i < json_array_size(notes); i++)
 		found |= strstr(json_string_value(json_array_get(notes, i)), "base has 5 boots, patched 3") != NULL;
@@ -760,8 +755,7 @@ static void test_outliers_failed_and_fewer_boots(void **state)
 	p = doc_new();
 	add_boots(b, NULL, 5, 0, "{}", "mprotect.ops_per_sec", 1000, 0.01, "higher");
 	c = compare(b, p);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(c, "failed"), 0),
-							  "reason")), "no measured runs");
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(c, "failed"), 0), "reason"), "no measured runs");
 	assert_string_equal(verdict(row_of(c, "mprotect.ops_per_sec", NULL)), "unavailable");
 	json_decref(b);
 	json_decref(p);
@@ -873,9 +867,9 @@ static void test_paired_duets(void **state)
 	doc = duet_doc(-0.04, 1);
 	c = compare_ab(doc);
 	r = row_of(c, "mprotect.ops_per_sec", NULL);
-	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "paired t");
+	assert_string_equal(jsonget_str(r, "p_method"), "paired t");
 	assert_string_equal(verdict(r), "regression");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(r, "paired"), "rounds")), 5);
+	assert_int_equal(jsonget_int_or(json_object_get(r, "paired"), "rounds", 0), 5);
 	assert_true(row_num(json_object_get(r, "paired"), "ratio_spread_pct") <
 		    row_num(json_object_get(r, "paired"), "unpaired_spread_pct") / 5);
 	json_decref(c);
@@ -885,7 +879,7 @@ static void test_paired_duets(void **state)
 	doc = duet_doc(-0.04, 0);
 	c = compare_ab(doc);
 	r = row_of(c, "mprotect.ops_per_sec", NULL);
-	assert_string_not_equal(json_string_value(json_object_get(r, "p_method")), "paired t");
+	assert_string_not_equal(jsonget_str(r, "p_method"), "paired t");
 	assert_string_not_equal(verdict(r), "regression");
 	json_decref(c);
 	json_decref(doc);
@@ -894,7 +888,7 @@ static void test_paired_duets(void **state)
 	doc = duet_doc(0, 1);
 	c = compare_ab(doc);
 	r = row_of(c, "mprotect.ops_per_sec", NULL);
-	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "paired t");
+	assert_string_equal(jsonget_str(r, "p_method"), "paired t");
 	assert_string_not_equal(verdict(r), "regression");
 	assert_string_not_equal(verdict(r), "improvement");
 	json_decref(c);
@@ -937,15 +931,15 @@ static void test_wait_rows(void **state)
 		  "lower");
 	c = compare_ab(doc);
 	r = row_of(c, "mprotect.spin_insn_per_op", "mode=threads");
-	assert_string_equal(json_string_value(json_object_get(r, "class")), "wait");
+	assert_string_equal(jsonget_str(r, "class"), "wait");
 	assert_true(row_num(r, "min_change_pct") == 5.0);
 	assert_string_equal(verdict(r), "same");
 	r = row_of(c, "mprotect.spin_insn_per_op", "mode=processes");
 	assert_string_equal(verdict(r), "same");
-	assert_non_null(strstr(json_string_value(json_object_get(r, "reason")), "wait_floor"));
+	assert_non_null(strstr(jsonget_str(r, "reason"), "wait_floor"));
 	r = row_of(c, "mprotect.spin_insn_per_op", "mode=low");
 	assert_string_equal(verdict(r), "regression");
-	assert_string_equal(json_string_value(json_object_get(r, "p_method")), "welch, absolute");
+	assert_string_equal(jsonget_str(r, "p_method"), "welch, absolute");
 	assert_float_equal(row_num(r, "min_change_abs"), 0.005, 1e-12);
 	r = row_of(c, "mprotect.spin_insn_per_op", "mode=other");
 	assert_string_equal(verdict(r), "regression");
@@ -1032,13 +1026,13 @@ static void test_per_patch(void **state)
 	pp = compare_per_patch(vs_base, steps, 3);
 	assert_int_equal(json_array_size(json_object_get(pp, "rows")), 2);
 	json_array_foreach(json_object_get(pp, "rows"), i, row)
-		if (!strcmp(json_string_value(json_object_get(row, "params_text")), "workers=1"))
+		if (!strcmp(jsonget_str(row, "params_text"), "workers=1"))
 			assert_int_equal(json_array_size(json_object_get(row, "moved_by")), 0);
 	row = json_array_get(json_object_get(pp, "rows"), 0);
-	if (strcmp(json_string_value(json_object_get(row, "params_text")), "workers=2"))
+	if (strcmp(jsonget_str(row, "params_text"), "workers=2"))
 		row = json_array_get(json_object_get(pp, "rows"), 1);
-	assert_string_equal(json_string_value(json_object_get(row, "params_text")), "workers=2");
-	assert_string_equal(json_string_value(json_object_get(row, "metric")), "mprotect.ops_per_sec");
+	assert_string_equal(jsonget_str(row, "params_text"), "workers=2");
+	assert_string_equal(jsonget_str(row, "metric"), "mprotect.ops_per_sec");
 	assert_int_equal(json_array_size(json_object_get(row, "moved_by")), 1);
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(row, "moved_by"), 0)), 2);
 	assert_string_equal(verdict(json_array_get(json_object_get(row, "steps"), 1)), "regression");

@@ -18,6 +18,7 @@
 
 #include "compare.h"
 #include "fixture_compare.h"
+#include "jsonget.h"
 #include "util.h"
 #include "banned.h"
 
@@ -68,7 +69,7 @@ static size_t modes_of(const json_t *r, const char *side)
 
 static const char *method(const json_t *r)
 {
-	return json_string_value(json_object_get(r, "p_method"));
+	return jsonget_str(r, "p_method");
 }
 
 /* a comment-only patch, 2 base boots of 9 in the slow mode: same, and
@@ -89,7 +90,7 @@ static void test_modes_same(void **state)
 									     "set_aside"), 0)), 2);
 	assert_string_equal(verdict(r), "same");
 	assert_true(row_num(r, "mde_pct") < 2);
-	assert_non_null(strstr(json_string_value(json_object_get(r, "note")), "mode of their own"));
+	assert_non_null(strstr(jsonget_str(r, "note"), "mode of their own"));
 	json_decref(c);
 }
 
@@ -149,7 +150,7 @@ static void test_modes_regression_and_share(void **state)
 	assert_int_equal(modes_of(r, "base"), 1);
 	assert_int_equal(modes_of(r, "patched"), 0);
 	assert_string_equal(verdict(r), "regression");
-	assert_true(json_number_value(json_object_get(r, "p")) < 0.01 / 3 / 12);
+	assert_true(jsonget_num_or(r, "p", 0) < 0.01 / 3 / 12);
 	json_decref(c);
 	c = compared(31, 0, NULL, four, &r);
 	assert_int_equal(modes_of(r, "patched"), 4);

@@ -9,6 +9,7 @@
 
 #include "fixture_config.h"
 #include "boot_qemu.h"
+#include "jsonget.h"
 #include "banned.h"
 
 static const struct error_case error_cases[] = {
@@ -209,16 +210,16 @@ CONFIG_TEST(workload_conversion, "w.yaml",
 	json_t *w;
 
 	w = json_array_get(cfg->suites[0].workloads, 0);
-	assert_int_equal(json_integer_value(json_object_get(w, "workers")), 5);
+	assert_int_equal(jsonget_int_or(w, "workers", 0), 5);
 	assert_true(json_real_value(json_object_get(w, "duration")) == 0.5);
-	assert_string_equal(json_string_value(json_object_get(w, "request_size")), "1K");
-	assert_string_equal(json_string_value(json_object_get(w, "response_size")), "4096");
-	assert_string_equal(json_string_value(json_object_get(w, "id")), "true");
+	assert_string_equal(jsonget_str(w, "request_size"), "1K");
+	assert_string_equal(jsonget_str(w, "response_size"), "4096");
+	assert_string_equal(jsonget_str(w, "id"), "true");
 	assert_true(json_is_false(json_object_get(w, "profile")));
 	w = json_array_get(cfg->suites[0].workloads, 1);
-	assert_string_equal(json_string_value(json_object_get(w, "id")), "12\n");
+	assert_string_equal(jsonget_str(w, "id"), "12\n");
 	w = json_array_get(cfg->suites[0].workloads, 2);
-	assert_string_equal(json_string_value(json_object_get(w, "id")), "");
+	assert_string_equal(jsonget_str(w, "id"), "");
 }
 
 /*
@@ -248,8 +249,8 @@ CONFIG_TEST(suite_specs, "u.yaml",
 	s = config_suite(cfg, "s");
 	assert_true(s->timeout == 600);
 	w = json_array_get(s->workloads, 0);
-	assert_string_equal(json_string_value(json_object_get(w, "size")), "32M");
-	assert_string_equal(json_string_value(json_object_get(w, "duration")), "2s");
+	assert_string_equal(jsonget_str(w, "size"), "32M");
+	assert_string_equal(jsonget_str(w, "duration"), "2s");
 	w = json_array_get(s->workloads, 1);
 	assert_int_equal(json_integer_value(json_array_get(json_object_get(w, "size"), 2)), 16 << 20);
 }

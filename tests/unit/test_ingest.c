@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "ingest.h"
+#include "jsonget.h"
 #include "store.h"
 #include "util.h"
 #include "fixture_ingest.h"
@@ -113,9 +114,9 @@ static void test_sweep_count_in_params(void **state)
 	runs = store_runs_json(f->sf.st, f->job);
 	assert_non_null(runs);
 	params = json_object_get(json_array_get(json_object_get(runs, "runs"), 0), "params");
-	assert_int_equal(json_integer_value(json_object_get(params, "cpus")), 8);
-	assert_int_equal(json_integer_value(json_object_get(params, "workers")), 2);
-	assert_string_equal(json_string_value(json_object_get(params, "workload")), "mprotect");
+	assert_int_equal(jsonget_int_or(params, "cpus", 0), 8);
+	assert_int_equal(jsonget_int_or(params, "workers", 0), 2);
+	assert_string_equal(jsonget_str(params, "workload"), "mprotect");
 	json_decref(runs);
 }
 

@@ -7,6 +7,7 @@
 #include "testlib.h"
 
 #include "insn.h"
+#include "jsonget.h"
 #include "util.h"
 #include "banned.h"
 
@@ -56,12 +57,11 @@ static void test_metrics_per_op(void **state)
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.user_insn_per_op")), 50, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 5, 1e-9);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.kernel_insn_per_op"),
-							      "direction")), "lower");
+	assert_string_equal(jsonget_str(json_object_get(info, "mprotect.kernel_insn_per_op"), "direction"), "lower");
 	/* lines without the host clocks (an older plugin): those rows say why */
 	assert_null(json_object_get(metrics, "mprotect.host_ns_per_op"));
 	assert_non_null(json_object_get(unavailable, "mprotect.host_cpu_ns_per_op"));
-	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.host_ns_per_op")),
+	assert_non_null(strstr(jsonget_str(unavailable, "mprotect.host_ns_per_op"),
 			       "no host clock columns"));
 	/* a window without operations has no per-op rows */
 	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), -1);
@@ -92,11 +92,10 @@ static void test_host_clock(void **state)
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_ns_per_op")), 1e6, 1e-6);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_cpu_ns_per_op")), 5e5, 1e-6);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.host_ns_per_op"),
-							      "unit")), "ns/op");
+	assert_string_equal(jsonget_str(json_object_get(info, "mprotect.host_ns_per_op"), "unit"), "ns/op");
 	/* no TLB model here: its four rows say so */
 	assert_int_equal(json_object_size(unavailable), 4);
-	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "mprotect.tlb_lost_per_op")),
+	assert_non_null(strstr(jsonget_str(unavailable, "mprotect.tlb_lost_per_op"),
 			       "TLB model was off in this boot"));
 	free(w);
 	w = NULL;
@@ -133,15 +132,15 @@ static void test_tlb_columns(void **state)
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_lost_per_op")), 100, 1e-9);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_inval_received_per_op")), 25,
 			   1e-9);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(info, "mprotect.tlb_lost_per_op"),
-							      "source")), "qemu-plugin TLB model");
+	assert_string_equal(jsonget_str(json_object_get(info, "mprotect.tlb_lost_per_op"), "source"),
+			    "qemu-plugin TLB model");
 	assert_int_equal(json_object_size(unavailable), 0);
 	free(w);
 	w = NULL;
 	assert_int_equal(insn_windows(said, 0, &w, &n, &err), 0);
 	assert_int_equal(insn_metrics(&w[0], 4, "stencil", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
 	assert_null(json_object_get(metrics, "stencil.dtlb_miss_per_op"));
-	assert_string_equal(json_string_value(json_object_get(unavailable, "stencil.dtlb_miss_per_op")),
+	assert_string_equal(jsonget_str(unavailable, "stencil.dtlb_miss_per_op"),
 			    "the instruction plugin's TLB model: QEMU gives no registers");
 	free(w);
 	w = NULL;
@@ -188,7 +187,7 @@ static void test_tlb_per_vcpu(void **state)
 	assert_int_equal(json_object_size(unavailable), 0);
 	/* a CPU the plugin did not count */
 	insn_tlb_metrics(&w[0], 200, "neighbour.mprotect", 4, metrics, info, unavailable);
-	assert_string_equal(json_string_value(json_object_get(unavailable, "neighbour.mprotect.tlb_lost_per_op")),
+	assert_string_equal(jsonget_str(unavailable, "neighbour.mprotect.tlb_lost_per_op"),
 			    "the agent ran on CPU 2, but the instruction plugin counts 2 vCPUs");
 	free(w);
 	w = NULL;
@@ -196,7 +195,7 @@ static void test_tlb_per_vcpu(void **state)
 	json_object_clear(unavailable);
 	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 9 9\n", 0, &w, &n, &err), 0);
 	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, 0, metrics, info, unavailable, &err), 0);
-	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "stencil.tlb_lost_per_op")),
+	assert_non_null(strstr(jsonget_str(unavailable, "stencil.tlb_lost_per_op"),
 			       "no per-vCPU TLB counts"));
 	free(w);
 	w = NULL;
@@ -241,7 +240,7 @@ static void test_insn_per_vcpu(void **state)
 	assert_int_equal(json_object_size(unavailable), 0);
 	/* a CPU the plugin did not count: the instruction rows say so too */
 	assert_int_equal(insn_metrics(&w[0], 10, "fft", 4, 1, metrics, info, unavailable, &err), 0);
-	assert_string_equal(json_string_value(json_object_get(unavailable, "fft.kernel_insn_per_op")),
+	assert_string_equal(jsonget_str(unavailable, "fft.kernel_insn_per_op"),
 			    "the agent ran on CPU 2, but the instruction plugin counts 2 vCPUs");
 	free(w);
 	w = NULL;
@@ -254,7 +253,7 @@ static void test_insn_per_vcpu(void **state)
 	assert_int_equal(w[0].have_vinsn, 0);
 	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, 1, metrics, info, unavailable, &err), 0);
 	assert_null(json_object_get(metrics, "stencil.kernel_insn_per_op"));
-	assert_non_null(strstr(json_string_value(json_object_get(unavailable, "stencil.kernel_insn_per_op")),
+	assert_non_null(strstr(jsonget_str(unavailable, "stencil.kernel_insn_per_op"),
 			       "the count would add the neighbour's work"));
 	assert_int_equal(insn_metrics(&w[0], 1, "mprotect", 1, 0, metrics, info, unavailable, &err), 0);
 	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 1, 1e-9);
@@ -325,9 +324,9 @@ static void test_unavailable(void **state)
 	(void)state;
 	insn_unavailable("tcp-rr", "the guest runs under KVM", u);
 	assert_int_equal(json_object_size(u), 9);
-	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.tlb_inval_received_per_op")),
+	assert_string_equal(jsonget_str(u, "tcp-rr.tlb_inval_received_per_op"),
 			    "the guest runs under KVM");
-	assert_string_equal(json_string_value(json_object_get(u, "tcp-rr.spin_insn_per_op")),
+	assert_string_equal(jsonget_str(u, "tcp-rr.spin_insn_per_op"),
 			    "the guest runs under KVM");
 	json_decref(u);
 }

@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "jsonget.h"
 #include "workloads/workload.h"
 #include "monitors/profile.h"
 #include "banned.h"
@@ -200,10 +201,10 @@ static void expect_symbol(json_t *arr, size_t i, const char *name, int kernel, d
 
 	if (!o)
 		fail_msg("no symbol %zu (have %zu)", i, json_array_size(arr));
-	assert_string_equal(json_string_value(json_object_get(o, "symbol")), name);
+	assert_string_equal(jsonget_str(o, "symbol"), name);
 	assert_int_equal(json_is_true(json_object_get(o, "kernel")), kernel);
-	assert_float_equal(json_number_value(json_object_get(o, "self")), self, EPS);
-	assert_float_equal(json_number_value(json_object_get(o, "children")), children, EPS);
+	assert_float_equal(jsonget_num_or(o, "self", 0), self, EPS);
+	assert_float_equal(jsonget_num_or(o, "children", 0), children, EPS);
 }
 
 static void test_report_perf61(void **state)

@@ -14,6 +14,7 @@
 #include <math.h>
 
 #include "ingest.h"
+#include "jsonget.h"
 #include "pmu_rows.h"
 #include "store.h"
 #include "util.h"
@@ -67,7 +68,7 @@ static double num(const json_t *o, const char *k)
 
 static const char *why(const struct out *o, const char *row)
 {
-	const char *s = json_string_value(json_object_get(o->unavailable, row));
+	const char *s = jsonget_str(o->unavailable, row);
 
 	if (!s)
 		fail_msg("%s is not unavailable", row);
@@ -95,10 +96,10 @@ static void test_rows_per_op(void **state)
 	for (i = 0; i < ARRAY_SIZE(row_names); i++) {
 		const json_t *inf = json_object_get(o.info, row_names[i]);
 
-		assert_string_equal(json_string_value(json_object_get(inf, "unit")),
+		assert_string_equal(jsonget_str(inf, "unit"),
 				    i < 2 ? "insn/op" : "events/op");
-		assert_string_equal(json_string_value(json_object_get(inf, "direction")), "lower");
-		assert_string_equal(json_string_value(json_object_get(inf, "source")), "perf");
+		assert_string_equal(jsonget_str(inf, "direction"), "lower");
+		assert_string_equal(jsonget_str(inf, "source"), "perf");
 	}
 	out_release(&o);
 }
@@ -243,8 +244,8 @@ static double stored(struct fixture *f, const char *name)
 	size_t i;
 
 	json_array_foreach(json_object_get(all, "metrics"), i, m)
-		if (!strcmp(json_string_value(json_object_get(m, "name")) ?: "", name))
-			v = json_number_value(json_object_get(m, "value"));
+		if (!strcmp(jsonget_str(m, "name") ?: "", name))
+			v = jsonget_num_or(m, "value", 0);
 	json_decref(all);
 	return v;
 }
@@ -270,7 +271,7 @@ static void test_ingest_stores_rows(void **state)
 	/* the fixture's stage belongs to no side: "" */
 	u = json_object_get(json_object_get(doc, "unavailable_by_side"), "");
 	assert_non_null(json_object_get(u, "mprotect.perf_user_insn_per_op"));
-	assert_string_equal(json_string_value(json_object_get(u, "mprotect.perf_user_insn_per_op")),
+	assert_string_equal(jsonget_str(u, "mprotect.perf_user_insn_per_op"),
 			    "an emulated machine (QEMU TCG)");
 	json_decref(doc);
 }

@@ -32,6 +32,7 @@
 #include "compare.h"
 #include "comparison_cache.h"
 #include "config.h"
+#include "jsonget.h"
 #include "report.h"
 #include "store.h"
 #include "util.h"
@@ -407,7 +408,7 @@ static void test_adjusted_p_and_detectable_change(void **state)
 
 	(void)state;
 	json_array_foreach(json_object_get(cmp, "rows"), i, r) {
-		double p = json_number_value(json_object_get(r, "p"));
+		double p = jsonget_num_or(r, "p", 0);
 		int headline = json_is_true(json_object_get(r, "headline"));
 
 		if (!json_is_number(json_object_get(r, "p")))

@@ -14,6 +14,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "jsonget.h"
 #include "sched_int.h"
 #include "store.h"
 #include "fixture_store.h"
@@ -72,7 +73,7 @@ static json_t *job_json(struct store *st, int64_t job)
 static int job_int(struct store *st, int64_t job, const char *key)
 {
 	json_t *j = job_json(st, job);
-	int v = (int)json_integer_value(json_object_get(j, key));
+	int v = (int)jsonget_int_or(j, key, 0);
 
 	json_decref(j);
 	return v;
@@ -95,7 +96,7 @@ static int drive(struct fixture *f, int64_t job, const double *base, const doubl
 
 	for (guard = 0; guard < 200; guard++) {
 		json_t *j = job_json(f->sf.st, job);
-		const char *state = json_string_value(json_object_get(j, "state")) ?: "";
+		const char *state = jsonget_str(j, "state") ?: "";
 		int running = !strcmp(state, "queued") || !strcmp(state, "running");
 		struct task t = { .sc = &f->sc, .cfg = &f->cfg };
 		struct stage_info run;
@@ -150,14 +151,14 @@ static void assert_stages(struct store *st, int64_t job, int boots)
 		size_t k = (i - 2) % 4;
 		int index = (int)(i - 2) / 4;
 
-		assert_int_equal(json_integer_value(json_object_get(s, "seq")), (json_int_t)i);
+		assert_int_equal(jsonget_int_or(s, "seq", 0), (json_int_t)i);
 		if (i < 2) {
-			assert_string_equal(json_string_value(json_object_get(s, "kind")), "build");
+			assert_string_equal(jsonget_str(s, "kind"), "build");
 			continue;
 		}
-		assert_string_equal(json_string_value(json_object_get(s, "kind")), kinds[k]);
-		assert_string_equal(json_string_value(json_object_get(s, "side")), sides[k]);
-		assert_int_equal(json_integer_value(json_object_get(s, "boot_index")), index);
+		assert_string_equal(jsonget_str(s, "kind"), kinds[k]);
+		assert_string_equal(jsonget_str(s, "side"), sides[k]);
+		assert_int_equal(jsonget_int_or(s, "boot_index", 0), index);
 	}
 	json_decref(j);
 }
@@ -180,7 +181,7 @@ static void assert_headline(struct store *st, int64_t job, const char *want)
 		fail_msg("compare_sides: %s", err.buf);
 	json_array_foreach(json_object_get(cmp, "rows"), i, row)
 		if (json_is_true(json_object_get(row, "headline"))) {
-			assert_string_equal(json_string_value(json_object_get(row, "verdict")), want);
+			assert_string_equal(jsonget_str(row, "verdict"), want);
 			seen++;
 		}
 	assert_int_equal(seen, 1);

@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include "jsonget.h"
 #include "spec.h"
 #include "monitors/monitor.h"
 #include "util.h"
@@ -121,9 +122,9 @@ static void test_matrix_order(void **state)
 		assert_string_equal(spec_mode_name(s.cases[i].p.mode), want[i].mode);
 		assert_int_equal(s.cases[i].p.workers, want[i].workers);
 		/* each case's params hold its own scalars, for the output lines */
-		assert_string_equal(json_string_value(json_object_get(p, "mode")), want[i].mode);
-		assert_int_equal(json_integer_value(json_object_get(p, "workers")), want[i].workers);
-		assert_string_equal(json_string_value(json_object_get(p, "workload")), "mprotect");
+		assert_string_equal(jsonget_str(p, "mode"), want[i].mode);
+		assert_int_equal(jsonget_int_or(p, "workers", 0), want[i].workers);
+		assert_string_equal(jsonget_str(p, "workload"), "mprotect");
 	}
 	spec_release(&s);
 }
@@ -207,7 +208,7 @@ static void test_neighbour(void **state)
 	assert_ptr_equal(s.neighbour.ops, &workload_tcp_rr);
 	assert_int_equal(s.neighbour.workers, 3);
 	assert_int_equal(s.neighbour.mode, WL_PROCESSES);
-	assert_string_equal(json_string_value(json_object_get(s.neighbour_params, "workload")), "tcp-rr");
+	assert_string_equal(jsonget_str(s.neighbour_params, "workload"), "tcp-rr");
 	/* the neighbour is not a parameter of the cases */
 	assert_null(json_object_get(s.cases[0].params, "neighbour"));
 	assert_int_equal(s.cases[0].p.workers, 2);
@@ -322,7 +323,7 @@ static void test_units_in_spec(void **state)
 	/* the output's params carry the plain numbers, typed as the numbers would be */
 	p = s.cases[0].params;
 	assert_true(json_is_integer(json_object_get(p, "size")));
-	assert_int_equal(json_integer_value(json_object_get(p, "size")), 8u << 20);
+	assert_int_equal(jsonget_int_or(p, "size", 0), 8u << 20);
 	assert_true(json_is_real(json_object_get(p, "duration")));
 	assert_float_equal(json_real_value(json_object_get(p, "duration")), 2.0, 0);
 	spec_release(&s);
@@ -340,7 +341,7 @@ static void test_units_in_spec(void **state)
 		static const uint64_t want[] = { 4u << 20, 8u << 20, 16u << 20, 1u << 30 };
 
 		assert_int_equal(s.cases[i].p.size, want[i]);
-		assert_int_equal(json_integer_value(json_object_get(s.cases[i].params, "size")), want[i]);
+		assert_int_equal(jsonget_int_or(s.cases[i].params, "size", 0), want[i]);
 	}
 	spec_release(&s);
 
@@ -369,7 +370,7 @@ static void test_units_neighbour(void **state)
 	if (spec_from_json(&s, root, &err) != 0)
 		fail_msg("rejected: %s", err.buf);
 	assert_int_equal(s.neighbour.size, 16u << 20);
-	assert_int_equal(json_integer_value(json_object_get(s.neighbour_params, "size")), 16u << 20);
+	assert_int_equal(jsonget_int_or(s.neighbour_params, "size", 0), 16u << 20);
 	assert_float_equal(s.cases[0].p.duration, 3.0, 0);
 	after = json_dumps(root, JSON_SORT_KEYS);
 	assert_string_equal(after, before);
@@ -455,9 +456,9 @@ static void test_fault_write_shapes(void **state)
 	assert_int_equal(s.cases[0].p.size, FAULT_WRITE_ROUNDS * pg);
 	assert_int_equal(s.cases[0].p.workers, cpus_allowed());
 	p = s.cases[0].params;
-	assert_string_equal(json_string_value(json_object_get(p, "vma")), "one");
-	assert_int_equal(json_integer_value(json_object_get(p, "rounds")), FAULT_WRITE_ROUNDS);
-	assert_int_equal(json_integer_value(json_object_get(p, "workers")), cpus_allowed());
+	assert_string_equal(jsonget_str(p, "vma"), "one");
+	assert_int_equal(jsonget_int_or(p, "rounds", 0), FAULT_WRITE_ROUNDS);
+	assert_int_equal(jsonget_int_or(p, "workers", 0), cpus_allowed());
 	spec_release(&s);
 
 	/* the older shape keeps its defaults: 2 MiB per round, until the duration */
@@ -466,7 +467,7 @@ static void test_fault_write_shapes(void **state)
 	assert_int_equal(s.cases[0].p.rounds, 0);
 	assert_int_equal(s.cases[0].p.size, 2u << 20);
 	assert_int_equal(s.cases[0].p.workers, 1);
-	assert_string_equal(json_string_value(json_object_get(s.cases[0].params, "vma")), "per-round");
+	assert_string_equal(jsonget_str(s.cases[0].params, "vma"), "per-round");
 	spec_release(&s);
 
 	/* given values win; rounds may use every page of size, not one more */
@@ -595,7 +596,7 @@ static void test_workers_cpus(void **state)
 	assert_int_equal(s.ncases, 2);
 	assert_int_equal(s.cases[0].p.workers, 1);
 	assert_int_equal(s.cases[1].p.workers, n);
-	assert_int_equal(json_integer_value(json_object_get(s.cases[1].params, "workers")), n);
+	assert_int_equal(jsonget_int_or(s.cases[1].params, "workers", 0), n);
 	spec_release(&s);
 	strbuf_release(&err);
 }

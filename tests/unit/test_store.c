@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "config.h"
+#include "jsonget.h"
 #include "migrations.h"
 #include "store.h"
 #include "util.h"
@@ -31,7 +32,7 @@ static int drive(struct store *st, int64_t job, const int fail_base[], const int
 
 	for (guard = 0; guard < 64; guard++) {
 		json_t *j = store_job_json(st, job);
-		const char *state = json_string_value(json_object_get(j, "state"));
+		const char *state = jsonget_str(j, "state");
 		char kind[8], side[16];
 		int64_t id;
 		int running = state && (!strcmp(state, "queued") || !strcmp(state, "running"));
@@ -130,8 +131,8 @@ static void test_transient_failure(void **state)
 	json_array_foreach(json_object_get(doc, "runs"), i, run) {
 		if (json_is_string(json_object_get(run, "error"))) {
 			marked++;
-			assert_int_equal(json_integer_value(json_object_get(run, "spec")), 0);
-			assert_string_equal(json_string_value(json_object_get(run, "side")), "patched");
+			assert_int_equal(jsonget_int_or(run, "spec", 0), 0);
+			assert_string_equal(jsonget_str(run, "side"), "patched");
 		} else {
 			clean++;
 		}
@@ -200,8 +201,8 @@ static void test_machine_last_boot(void **state)
 	assert_int_equal(store_machine_kernel(f->st, "m1", "", 0), 0);	/* keeps both */
 	ms = store_machines_json(f->st);
 	m = json_array_get(json_object_get(ms, "machines"), 0);
-	assert_string_equal(json_string_value(json_object_get(m, "kernel")), "6.1.0-tlblab");
-	assert_true(json_number_value(json_object_get(m, "last_boot")) == 1700000000.0);
+	assert_string_equal(jsonget_str(m, "kernel"), "6.1.0-tlblab");
+	assert_true(jsonget_num_or(m, "last_boot", 0) == 1700000000.0);
 	json_decref(ms);
 	config_free(cfg);
 	strbuf_release(&err);
@@ -280,8 +281,8 @@ static void test_per_patch_group(void **state)
 		fail_msg("store_job_group_create: %s", err.buf);
 	assert_int_equal(ids[1], ids[0] + 1);
 	j = store_job_json(f->st, ids[2]);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "per_patch"), "of")), ids[0]);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "per_patch"), "k")), 3);
+	assert_int_equal(jsonget_int_or(json_object_get(j, "per_patch"), "of", 0), ids[0]);
+	assert_int_equal(jsonget_int_or(json_object_get(j, "per_patch"), "k", 0), 3);
 	assert_int_equal(json_array_size(json_object_get(j, "stages")), 2);
 	json_decref(j);
 	lone = sourced_job(f->st, "patch", "--- a/x\n+++ b/x\n", NULL, NULL, "alone");
@@ -291,9 +292,9 @@ static void test_per_patch_group(void **state)
 	list = store_per_patch_jobs(f->st, ids[0]);
 	assert_int_equal(json_array_size(list), 3);
 	json_array_foreach(list, k, row) {
-		assert_int_equal(json_integer_value(json_object_get(row, "id")), ids[k]);
-		assert_int_equal(json_integer_value(json_object_get(row, "k")), k + 1);
-		assert_string_equal(json_string_value(json_object_get(row, "state")), "queued");
+		assert_int_equal(jsonget_int_or(row, "id", 0), ids[k]);
+		assert_int_equal(jsonget_int_or(row, "k", 0), k + 1);
+		assert_string_equal(jsonget_str(row, "state"), "queued");
 	}
 	json_decref(list);
 	for (k = 0; k < 3; k++)
@@ -389,10 +390,8 @@ static void test_no_retry_after_cancel(void **state)
 	assert_int_equal(store_stage_retry(f->st, stage, NULL, "git fetch timed out"), -ECANCELED);
 	assert_string_equal(store_fixture_job_str(f->st, job, "state", NULL, buf, sizeof(buf)), "cancelled");
 	j = store_job_json(f->st, job);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "stages"), 0),
-							      "state")), "cancelled");
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "stages"), 0),
-							    "attempt")), 0);
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(j, "stages"), 0), "state"), "cancelled");
+	assert_int_equal(jsonget_int_or(json_array_get(json_object_get(j, "stages"), 0), "attempt", 0), 0);
 	json_decref(j);
 	assert_int_equal(store_runnable_stages(f->st, &v, &n), 0);
 	for (i = 0; i < n; i++)
@@ -420,7 +419,7 @@ static void test_job_list_total_follows_changes(void **state)
 	json_t *j;
 
 #define TOTAL(flt) (j = store_jobs_json(f->st, &(flt)), assert_non_null(j), \
-		    total = json_integer_value(json_object_get(j, "total")), json_decref(j), total)
+		    total = jsonget_int_or(j, "total", 0), json_decref(j), total)
 	json_int_t total;
 
 	a = store_fixture_job(f->st, 1);
@@ -474,13 +473,13 @@ static void test_job_list_text(void **state)
 	assert_int_equal(store_jobs_text(f->st, &all, &text), 0);
 	doc = json_loadb(text.buf, text.len, 0, NULL);
 	assert_non_null(doc);
-	assert_int_equal(json_integer_value(json_object_get(doc, "total")), 3);
-	assert_int_equal(json_integer_value(json_object_get(doc, "limit")), 2);
-	assert_int_equal(json_integer_value(json_object_get(doc, "offset")), 0);
+	assert_int_equal(jsonget_int_or(doc, "total", 0), 3);
+	assert_int_equal(jsonget_int_or(doc, "limit", 0), 2);
+	assert_int_equal(jsonget_int_or(doc, "offset", 0), 0);
 	jobs = json_object_get(doc, "jobs");
 	assert_int_equal(json_array_size(jobs), 2);
 	json_array_foreach(jobs, i, job) {
-		want = store_job_json(f->st, json_integer_value(json_object_get(job, "id")));
+		want = store_job_json(f->st, jsonget_int_or(job, "id", 0));
 		assert_non_null(want);
 		json_object_del(want, "stages");
 		/* as the API encodes it: 12 significant digits */
@@ -496,18 +495,16 @@ static void test_job_list_text(void **state)
 		}
 		json_decref(want);
 	}
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(jobs, 0), "id")), c);
-	assert_string_equal(json_string_value(json_object_get(json_object_get(json_array_get(jobs, 1), "error"),
-							      "message")), msg);
+	assert_int_equal(jsonget_int_or(json_array_get(jobs, 0), "id", 0), c);
+	assert_string_equal(jsonget_str(json_object_get(json_array_get(jobs, 1), "error"), "message"), msg);
 	json_decref(doc);
 
 	strbuf_reset(&text);
 	assert_int_equal(store_jobs_text(f->st, &failed, &text), 0);
 	doc = json_loadb(text.buf, text.len, 0, NULL);
 	assert_non_null(doc);
-	assert_int_equal(json_integer_value(json_object_get(doc, "total")), 1);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(doc, "jobs"), 0),
-							    "id")), b);
+	assert_int_equal(jsonget_int_or(doc, "total", 0), 1);
+	assert_int_equal(jsonget_int_or(json_array_get(json_object_get(doc, "jobs"), 0), "id", 0), b);
 	json_decref(doc);
 
 	strbuf_reset(&text);
@@ -658,25 +655,25 @@ static void test_job_list_redacted(void **state)
 	assert_non_null(doc);
 	/* a job without a URL of its own keeps its text */
 	j = json_array_get(json_object_get(doc, "jobs"), 0);
-	assert_int_equal(json_integer_value(json_object_get(j, "id")), plain);
-	assert_string_equal(json_string_value(json_object_get(j, "patch_subject")),
+	assert_int_equal(jsonget_int_or(j, "id", 0), plain);
+	assert_string_equal(jsonget_str(j, "patch_subject"),
 			    "mm: cite https://git.example.org/people/me/linux.git");
 	j = json_array_get(json_object_get(doc, "jobs"), 1);
-	assert_int_equal(json_integer_value(json_object_get(j, "id")), branch);
-	assert_string_equal(json_string_value(json_object_get(j, "patch_url")), "https://git.example.org/(redacted)");
-	assert_string_equal(json_string_value(json_object_get(j, "patch_subject")),
+	assert_int_equal(jsonget_int_or(j, "id", 0), branch);
+	assert_string_equal(jsonget_str(j, "patch_url"), "https://git.example.org/(redacted)");
+	assert_string_equal(jsonget_str(j, "patch_subject"),
 			    "branch tlb/fix of https://git.example.org/(redacted)");
-	assert_string_equal(json_string_value(json_object_get(json_object_get(j, "error"), "message")),
+	assert_string_equal(jsonget_str(json_object_get(j, "error"), "message"),
 			    "cannot fetch tlb/fix from https://git.example.org/(redacted)");
-	assert_string_equal(json_string_value(json_object_get(j, "patch_ref")), "tlb/fix");
+	assert_string_equal(jsonget_str(j, "patch_ref"), "tlb/fix");
 	json_decref(doc);
 
 	strbuf_reset(&text);
 	assert_int_equal(store_jobs_text(f->st, &all, &text), 0);
 	doc = json_loadb(text.buf, text.len, 0, NULL);
 	j = json_array_get(json_object_get(doc, "jobs"), 1);
-	assert_string_equal(json_string_value(json_object_get(j, "patch_url")), url);
-	assert_non_null(strstr(json_string_value(json_object_get(json_object_get(j, "error"), "message")), url));
+	assert_string_equal(jsonget_str(j, "patch_url"), url);
+	assert_non_null(strstr(jsonget_str(json_object_get(j, "error"), "message"), url));
 	json_decref(doc);
 	strbuf_release(&text);
 }
@@ -691,9 +688,9 @@ static void stages_of(struct store *st, int64_t job, struct strbuf *out)
 	json_array_foreach(json_object_get(j, "stages"), i, g) {
 		json_t *cpus = json_object_get(g, "cpus");
 
-		strbuf_addf(out, "%s%s/%s/%lld/c", i ? " " : "", json_string_value(json_object_get(g, "kind")),
-			    json_string_value(json_object_get(g, "side")) ?: "-",
-			    (long long)json_integer_value(json_object_get(g, "boot_index")));
+		strbuf_addf(out, "%s%s/%s/%lld/c", i ? " " : "", jsonget_str(g, "kind"),
+			    jsonget_str(g, "side") ?: "-",
+			    jsonget_int_or(g, "boot_index", 0));
 		if (json_is_integer(cpus))
 			strbuf_addf(out, "%lld", (long long)json_integer_value(cpus));
 		else

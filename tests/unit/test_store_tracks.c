@@ -11,6 +11,7 @@
 #include <errno.h>
 
 #include "fixture_store.h"
+#include "jsonget.h"
 #include "util.h"
 #include "banned.h"
 
@@ -89,14 +90,13 @@ static void test_points_and_series(void **state)
 
 	j = store_points_json(st, "mainline", 2, 0);
 	assert_non_null(j);
-	assert_int_equal(json_integer_value(json_object_get(j, "total")), 4);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "points"), 0),
-							      "subject")), "commit 4");
+	assert_int_equal(jsonget_int_or(j, "total", 0), 4);
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(j, "points"), 0), "subject"), "commit 4");
 	json_decref(j);
 	j = store_series_json(st, series[0]);
 	assert_non_null(j);
 	assert_int_equal(json_array_size(json_object_get(j, "values")), 4);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "params"), "workers")), 2);
+	assert_int_equal(jsonget_int_or(json_object_get(j, "params"), "workers", 0), 2);
 	json_decref(j);
 	assert_null(store_series_json(st, 12345));
 	assert_int_equal(errno, ENOENT);
@@ -141,9 +141,9 @@ static void test_change_points_and_alerts(void **state)
 	assert_int_equal(alert, alert2);
 	j = store_alert_json(st, alert);
 	assert_non_null(j);
-	assert_string_equal(json_string_value(json_object_get(j, "kind")), "regression");
-	assert_string_equal(json_string_value(json_object_get(j, "state")), "new");
-	assert_string_equal(json_string_value(json_object_get(j, "subject")), "commit 4");
+	assert_string_equal(jsonget_str(j, "kind"), "regression");
+	assert_string_equal(jsonget_str(j, "state"), "new");
+	assert_string_equal(jsonget_str(j, "subject"), "commit 4");
 	assert_int_equal(json_array_size(json_object_get(j, "change_points")), 1);
 	json_decref(j);
 
@@ -167,8 +167,7 @@ static void test_change_points_and_alerts(void **state)
 	assert_string_equal(d.commits[0], commit_n(3)->commit);
 	store_series_data_release(&d);
 	j = store_alerts_json(st, "mainline", 10, 0);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "alerts"), 0),
-							      "state_by")), "bob");
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(j, "alerts"), 0), "state_by"), "bob");
 	json_decref(j);
 	free(series);
 }
@@ -197,8 +196,8 @@ static void test_tracks_and_deliveries(void **state)
 	assert_non_null(j);
 	d = json_object_get(j, "tracks");
 	assert_int_equal(json_array_size(d), 2);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(d, 0), "last_head")), "abc123");
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(d, 1), "in_config")), 0);
+	assert_string_equal(jsonget_str(json_array_get(d, 0), "last_head"), "abc123");
+	assert_int_equal(jsonget_int_or(json_array_get(d, 1), "in_config", 0), 0);
 	json_decref(j);
 
 	assert_int_equal(store_delivery_add(st, "ops", "job", "http://127.0.0.1:9/h", "{\"job\": 1}", &id), 0);
@@ -212,19 +211,17 @@ static void test_tracks_and_deliveries(void **state)
 	assert_int_equal(store_delivery_attempt(st, id, 1, 200, NULL, 0), 0);
 	j = store_deliveries_json(st, 10, 0);
 	d = json_array_get(json_object_get(j, "deliveries"), 0);
-	assert_string_equal(json_string_value(json_object_get(d, "state")), "delivered");
-	assert_int_equal(json_integer_value(json_object_get(d, "attempts")), 2);
+	assert_string_equal(jsonget_str(d, "state"), "delivered");
+	assert_int_equal(jsonget_int_or(d, "attempts", 0), 2);
 	assert_int_equal(json_array_size(json_object_get(d, "log")), 2);
-	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(d, "log"), 0),
-							    "status")), 500);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(d, "body"), "job")), 1);
+	assert_int_equal(jsonget_int_or(json_array_get(json_object_get(d, "log"), 0), "status", 0), 500);
+	assert_int_equal(jsonget_int_or(json_object_get(d, "body"), "job", 0), 1);
 	json_decref(j);
 	/* a delivery out of attempts fails */
 	assert_int_equal(store_delivery_add(st, "ops", "job", "http://127.0.0.1:9/h", "{}", &id), 0);
 	assert_int_equal(store_delivery_attempt(st, id, 0, 0, "Couldn't connect", 0), 0);
 	j = store_deliveries_json(st, 10, 0);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "deliveries"), 0),
-							      "state")), "failed");
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(j, "deliveries"), 0), "state"), "failed");
 	json_decref(j);
 }
 

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "jsonget.h"
 #include "store.h"
 #include "submit.h"
 #include "util.h"
@@ -453,7 +454,7 @@ static void test_per_patch(void **state)
 		snprintf(want, sizeof(want), "mm/x%zu.c", k + 2);
 		assert_null(strstr(jobs[k].req->patch, want));
 		assert_int_equal(json_array_size(json_object_get(jobs[k].req->patches, "patches")), k + 1);
-		assert_string_equal(json_string_value(json_object_get(jobs[k].req->patches, "cover")), "the series 0");
+		assert_string_equal(jsonget_str(jobs[k].req->patches, "cover"), "the series 0");
 		pp = json_dumps(jobs[k].req->per_patch, JSON_COMPACT | JSON_SORT_KEYS);
 		snprintf(want, sizeof(want), "{\"k\":%zu,\"n\":3,\"series\":\"the series 0\"}", k + 1);
 		assert_string_equal(pp, want);

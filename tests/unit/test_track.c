@@ -14,6 +14,7 @@
 
 #include "fixture_store.h"
 #include "fixture_track.h"
+#include "jsonget.h"
 #include "quiet.h"
 #include "track.h"
 #include "transport.h"
@@ -52,10 +53,10 @@ static void test_tracker(void **state)
 	assert_contains(json_string_value(v), "new head: job 1 on q1, job 2 on q2");
 	json_decref(v);
 	j = store_job_json(sf.st, 1);
-	assert_string_equal(json_string_value(json_object_get(j, "kind")), "run");
-	assert_string_equal(json_string_value(json_object_get(j, "tree")), "linux");
+	assert_string_equal(jsonget_str(j, "kind"), "run");
+	assert_string_equal(jsonget_str(j, "tree"), "linux");
 	assert_int_equal(json_array_size(json_object_get(j, "stages")), 5);	/* build, 2 x boot+run */
-	assert_contains(json_string_value(json_object_get(j, "patch_subject")), "change 1");
+	assert_contains(jsonget_str(j, "patch_subject"), "change 1");
 	json_decref(j);
 
 	/* the same head again: skipped, and said so */
@@ -94,8 +95,8 @@ static void test_tracker(void **state)
 	pass(tr);
 	j = store_points_json(sf.st, "main", 50, 0);
 	v = json_array_get(json_object_get(j, "points"), 3);	/* newest first: job 1 is last */
-	assert_int_equal(json_integer_value(json_object_get(v, "job")), 1);
-	assert_string_equal(json_string_value(json_object_get(v, "state")), "failed");
+	assert_int_equal(jsonget_int_or(v, "job", 0), 1);
+	assert_string_equal(jsonget_str(v, "state"), "failed");
 	json_decref(j);
 	for (i = 0; i < 100 && !__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST); i++)
 		pass(tr);
@@ -103,9 +104,8 @@ static void test_tracker(void **state)
 	assert_contains(hook_last, "X-Tlblab-Event: job");
 	assert_contains(hook_last, "\"state\":\"cancelled\"");
 	j = store_deliveries_json(sf.st, 10, 0);
-	assert_int_equal(json_integer_value(json_object_get(j, "total")), 1);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "deliveries"), 0),
-							      "state")), "delivered");
+	assert_int_equal(jsonget_int_or(j, "total", 0), 1);
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(j, "deliveries"), 0), "state"), "delivered");
 	json_decref(j);
 
 	track_stop(tr);
@@ -151,8 +151,8 @@ static void test_change_found(void **state)
 			assert_int_equal(quiet_measure_begin(q, &run, NULL, mono_now() + 10, &err), 0);
 		/* the point's job, measured: 1000 ops/s, 800 from the seventh on */
 		j = store_points_json(sf.st, "main", 1, 0);
-		job_done(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "points"), 0),
-								   "job")), (i < 6 ? 1000 : 800) + (i % 3));
+		job_done(sf.st, jsonget_int_or(json_array_get(json_object_get(j, "points"), 0), "job", 0),
+			 (i < 6 ? 1000 : 800) + (i % 3));
 		json_decref(j);
 		pass(tr);
 		pass(tr);
@@ -161,26 +161,25 @@ static void test_change_found(void **state)
 	 * so not confirmed nor announced */
 	j = store_series_json(sf.st, 1);
 	assert_int_equal(json_array_size(json_object_get(j, "values")), 12);
-	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "change_points"), 0),
-							      "status")), "provisional");
+	assert_string_equal(jsonget_str(json_array_get(json_object_get(j, "change_points"), 0), "status"),
+			    "provisional");
 	json_decref(j);
 	assert_int_equal(__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST), 0);
 	quiet_measure_end(q, &run);
 	pass(tr);
 	/* one alert: the seventh commit, a regression, its change point confirmed and checked */
 	j = store_alerts_json(sf.st, "main", 10, 0);
-	assert_int_equal(json_integer_value(json_object_get(j, "total")), 1);
-	a = store_alert_json(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "alerts"), 0),
-									  "id")));
+	assert_int_equal(jsonget_int_or(j, "total", 0), 1);
+	a = store_alert_json(sf.st, jsonget_int_or(json_array_get(json_object_get(j, "alerts"), 0), "id", 0));
 	json_decref(j);
-	assert_string_equal(json_string_value(json_object_get(a, "kind")), "regression");
-	assert_string_equal(json_string_value(json_object_get(a, "subject")), "change 106");
+	assert_string_equal(jsonget_str(a, "kind"), "regression");
+	assert_string_equal(jsonget_str(a, "subject"), "change 106");
 	cp = json_array_get(json_object_get(a, "change_points"), 0);
-	assert_string_equal(json_string_value(json_object_get(cp, "status")), "confirmed");
-	assert_string_equal(json_string_value(json_object_get(cp, "metric")), "mprotect.ops_per_sec");
-	assert_string_equal(json_string_value(json_object_get(cp, "ab_verdict")), "regression");
-	assert_true(json_number_value(json_object_get(cp, "magnitude")) < -0.19);
-	assert_true(json_number_value(json_object_get(cp, "p")) <= 0.01);
+	assert_string_equal(jsonget_str(cp, "status"), "confirmed");
+	assert_string_equal(jsonget_str(cp, "metric"), "mprotect.ops_per_sec");
+	assert_string_equal(jsonget_str(cp, "ab_verdict"), "regression");
+	assert_true(jsonget_num_or(cp, "magnitude", 0) < -0.19);
+	assert_true(jsonget_num_or(cp, "p", 0) <= 0.01);
 	json_decref(a);
 	/* announced once, with both verdicts */
 	for (k = 0; k < 100 && !__atomic_load_n(&hook_requests, __ATOMIC_SEQ_CST); k++)

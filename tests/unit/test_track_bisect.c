@@ -14,9 +14,10 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "bisect.h"
 #include "fixture_store.h"
 #include "fixture_track.h"
+#include "jsonget.h"
+#include "report.h"
 #include "track.h"
 #include "util.h"
 #include "banned.h"
@@ -62,11 +63,6 @@ static json_t *bisection(struct store *st, int64_t id)
 	return b;
 }
 
-static const char *bstr(const json_t *b, const char *key)
-{
-	return json_string_value(json_object_get(b, key));
-}
-
 /* Passes of the tracker, each queued job of a bisection run or failed as
  * measure says, until no bisection runs; at most max_jobs jobs. */
 static size_t serve(struct store *st, struct tracker *tr, measure_fn measure, int max_jobs)
@@ -86,15 +82,15 @@ static size_t serve(struct store *st, struct tracker *tr, measure_fn measure, in
 			json_array_foreach(json_object_get(b, "steps"), k, s) {
 				double v;
 
-				if (strcmp(bstr(s, "job_state") ?: "", "queued"))
+				if (strcmp(jsonget_str(s, "job_state") ?: "", "queued"))
 					continue;
 				assert_true((int)++jobs <= max_jobs);
-				v = measure(k_of(bstr(s, "commit")));
+				v = measure(k_of(jsonget_str(s, "commit")));
 				if (v < 0)
-					job_fail(st, json_integer_value(json_object_get(s, "job")), "build",
+					job_fail(st, jsonget_int_or(s, "job", 0), "build",
 						 "build failed (make exit 2): mm/f.c:1:1: error: expected ';'");
 				else
-					job_done(st, json_integer_value(json_object_get(s, "job")), v);
+					job_done(st, jsonget_int_or(s, "job", 0), v);
 			}
 			json_decref(b);
 		}
@@ -115,8 +111,8 @@ static const char *outcome_of(const json_t *b, int k, int *ret_steps)
 
 	*ret_steps = 0;
 	json_array_foreach(json_object_get(b, "steps"), i, s)
-		if (!strcmp(bstr(s, "role"), "step") && !strcmp(bstr(s, "commit"), shas[k])) {
-			o = bstr(s, "outcome") ?: "-";
+		if (!strcmp(jsonget_str(s, "role"), "step") && !strcmp(jsonget_str(s, "commit"), shas[k])) {
+			o = jsonget_str(s, "outcome") ?: "-";
 			(*ret_steps)++;
 		}
 	return o;
@@ -177,10 +173,10 @@ static void test_found(void **state)
 	bench_start(&b, "bisect-found");
 	jobs = serve(b.sf.st, b.tr, first_bad_6, 12);
 	d = bisection(b.sf.st, b.id);
-	assert_string_equal(bstr(d, "state"), "done");
-	assert_string_equal(bstr(d, "first_bad"), shas[6]);
-	assert_string_equal(bstr(d, "change"), "regression");
-	assert_string_equal(bstr(d, "workload"), "mprotect");
+	assert_string_equal(jsonget_str(d, "state"), "done");
+	assert_string_equal(jsonget_str(d, "first_bad"), shas[6]);
+	assert_string_equal(jsonget_str(d, "change"), "regression");
+	assert_string_equal(jsonget_str(d, "workload"), "mprotect");
 	assert_int_equal(json_array_size(json_object_get(d, "commits")), 8);
 	/* the ends, 3 boots each, are told apart once measured twice (the
 	 * A/B rule's rank test cannot reach its alpha with 3 against 3);
@@ -191,11 +187,11 @@ static void test_found(void **state)
 	assert_string_equal(outcome_of(d, 6, &n), "bad");
 	assert_int_equal(n, 1);
 	assert_int_equal(jobs, 4 + 3);
-	assert_contains(bstr(d, "result"), "first bad commit");
-	assert_contains(bstr(d, "result"), "change 6");
-	assert_contains(bstr(d, "result"), "A U Thor");
+	assert_contains(jsonget_str(d, "result"), "first bad commit");
+	assert_contains(jsonget_str(d, "result"), "change 6");
+	assert_contains(jsonget_str(d, "result"), "A U Thor");
 
-	bisect_report(d, &report);
+	report_bisect(d, &report);
 	assert_contains(report.buf, ": first bad commit found");
 	assert_contains(report.buf, shas[6]);
 	assert_contains(report.buf, "author:           A U Thor");
@@ -239,13 +235,13 @@ static void test_stuck_on_skip(void **state)
 	bench_start(&b, "bisect-stuck");
 	serve(b.sf.st, b.tr, first_bad_5_broken, 12);
 	d = bisection(b.sf.st, b.id);
-	assert_string_equal(bstr(d, "state"), "done");
+	assert_string_equal(jsonget_str(d, "state"), "done");
 	assert_true(json_is_null(json_object_get(d, "first_bad")));
 	assert_string_equal(outcome_of(d, 5, &n), "skip");
 	assert_string_equal(outcome_of(d, 4, &n), "good");
 	assert_string_equal(outcome_of(d, 6, &n), "bad");
-	assert_contains(bstr(d, "result"), "could not narrow it below 2 commits");
-	assert_contains(bstr(d, "result"), "skipped (1");
+	assert_contains(jsonget_str(d, "result"), "could not narrow it below 2 commits");
+	assert_contains(jsonget_str(d, "result"), "skipped (1");
 	json_decref(d);
 	bench_stop(&b);
 }
@@ -269,7 +265,7 @@ static void test_inconclusive_step(void **state)
 	assert_string_equal(outcome_of(d, 5, &n), "inconclusive");
 	assert_int_equal(n, 3);		/* measured three times */
 	assert_true(json_is_null(json_object_get(d, "first_bad")));
-	assert_contains(bstr(d, "result"), "inconclusive (1)");
+	assert_contains(jsonget_str(d, "result"), "inconclusive (1)");
 	json_decref(d);
 	bench_stop(&b);
 }
@@ -290,9 +286,9 @@ static void test_ends_alike(void **state)
 	bench_start(&b, "bisect-alike");
 	jobs = serve(b.sf.st, b.tr, flat, 8);
 	d = bisection(b.sf.st, b.id);
-	assert_string_equal(bstr(d, "state"), "failed");
-	assert_contains(bstr(d, "result"), "does not tell the ends apart in mprotect.ops_per_sec");
-	assert_contains(bstr(d, "result"), "after 3 and 3 jobs");
+	assert_string_equal(jsonget_str(d, "state"), "failed");
+	assert_contains(jsonget_str(d, "result"), "does not tell the ends apart in mprotect.ops_per_sec");
+	assert_contains(jsonget_str(d, "result"), "after 3 and 3 jobs");
 	assert_int_equal(jobs, 6);
 	json_decref(d);
 	bench_stop(&b);
@@ -328,27 +324,26 @@ static void test_from_track(void **state)
 		assert_int_equal(track_run_now(tr, "main"), 0);
 		pass(tr);
 		j = store_points_json(sf.st, "main", 1, 0);
-		job_done(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "points"), 0),
-								   "job")), track_value(3 * i + 3));
+		job_done(sf.st, jsonget_int_or(json_array_get(json_object_get(j, "points"), 0), "job", 0),
+			 track_value(3 * i + 3));
 		json_decref(j);
 		pass(tr);
 	}
 	serve(sf.st, tr, track_value, 8);
 	j = store_bisections_json(sf.st, 0, 10, 0);
-	assert_int_equal(json_integer_value(json_object_get(j, "total")), 1);
-	d = bisection(sf.st, json_integer_value(json_object_get(json_array_get(json_object_get(j, "bisections"), 0),
-							       "id")));
+	assert_int_equal(jsonget_int_or(j, "total", 0), 1);
+	d = bisection(sf.st, jsonget_int_or(json_array_get(json_object_get(j, "bisections"), 0), "id", 0));
 	json_decref(j);
-	assert_string_equal(bstr(d, "track"), "main");
-	assert_int_equal(json_integer_value(json_object_get(d, "alert")), 1);
-	assert_string_equal(bstr(d, "good"), shas[18]);
-	assert_string_equal(bstr(d, "bad"), shas[21]);
-	assert_string_equal(bstr(d, "state"), "done");
-	assert_string_equal(bstr(d, "first_bad"), shas[20]);
+	assert_string_equal(jsonget_str(d, "track"), "main");
+	assert_int_equal(jsonget_int_or(d, "alert", 0), 1);
+	assert_string_equal(jsonget_str(d, "good"), shas[18]);
+	assert_string_equal(jsonget_str(d, "bad"), shas[21]);
+	assert_string_equal(jsonget_str(d, "state"), "done");
+	assert_string_equal(jsonget_str(d, "first_bad"), shas[20]);
 	/* the ends are the points' jobs, five a side: only 19 and 20 measured */
 	assert_string_equal(outcome_of(d, 19, &n), "good");
 	assert_string_equal(outcome_of(d, 20, &n), "bad");
-	assert_int_equal(json_integer_value(json_object_get(d, "steps_measured")), 2);
+	assert_int_equal(jsonget_int_or(d, "steps_measured", 0), 2);
 	json_decref(d);
 	track_stop(tr);
 	config_free(cfg);

@@ -1,7 +1,8 @@
 /*
  * lib/strbuf and lib/util: the buffer every module builds text in
  * (never a NULL buf, a hard maximum size) and the whole-string number
- * parsers that stand between user input and every limit we check.
+ * parsers that stand between user input and every limit we check; and
+ * lib/jsonget, how every binary reads a document's members.
  */
 #include "testlib.h"
 
@@ -12,6 +13,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "jsonget.h"
 #include "util.h"
 #include "web.h"
 #include "banned.h"
@@ -346,6 +348,59 @@ static void test_median(void **state)
 
 /* ---- web: which URL paths map to which dashboard files ---- */
 
+/* each getter answers "absent" for a member of another type, a missing
+ * key, a NULL key, a NULL or non-object document, and leaves *ret alone */
+static void test_jsonget(void **state)
+{
+	json_t *doc = json_pack("{s:s,s:I,s:f,s:[i],s:n,s:{s:s}}", "s", "text", "i", (json_int_t)1 << 40,
+				"r", 2.5, "a", 1, "z", "o", "in", "deep");
+	json_t *arr = json_pack("[s]", "s");
+	long long i = 7;
+	double d = 7;
+
+	(void)state;
+	assert_non_null(doc);
+	assert_string_equal(jsonget_str(doc, "s"), "text");
+	assert_string_equal(jsonget_str(json_object_get(doc, "o"), "in"), "deep");
+	assert_null(jsonget_str(doc, "i"));
+	assert_null(jsonget_str(doc, "z"));
+	assert_null(jsonget_str(doc, "missing"));
+	assert_null(jsonget_str(doc, NULL));
+	assert_null(jsonget_str(NULL, "s"));
+	assert_null(jsonget_str(arr, "s"));
+
+	assert_int_equal(jsonget_int(doc, "i", &i), 0);
+	assert_true(i == 1LL << 40);
+	i = 7;
+	assert_int_equal(jsonget_int(doc, "r", &i), -1);	/* a real is not an integer */
+	assert_int_equal(jsonget_int(doc, "s", &i), -1);
+	assert_int_equal(jsonget_int(NULL, "i", &i), -1);
+	assert_int_equal(i, 7);
+	assert_true(jsonget_int_or(doc, "i", 0) == 1LL << 40);
+	assert_int_equal(jsonget_int_or(doc, "r", -1), -1);
+	assert_int_equal(jsonget_int_or(doc, "missing", 0), 0);
+	assert_int_equal(jsonget_int_or(arr, "i", 3), 3);
+
+	assert_int_equal(jsonget_num(doc, "r", &d), 0);
+	assert_true(d == 2.5);
+	assert_int_equal(jsonget_num(doc, "i", &d), 0);	/* an integer is a number */
+	assert_true(d == (double)(1LL << 40));
+	d = 7;
+	assert_int_equal(jsonget_num(doc, "s", &d), -1);
+	assert_int_equal(jsonget_num(doc, "z", &d), -1);
+	assert_int_equal(jsonget_num(NULL, "r", &d), -1);
+	assert_true(d == 7);
+	assert_true(jsonget_num_or(doc, "r", 0) == 2.5);
+	assert_true(isnan(jsonget_num_or(doc, "a", NAN)));
+
+	assert_ptr_equal(jsonget_array(doc, "a"), json_object_get(doc, "a"));
+	assert_null(jsonget_array(doc, "o"));
+	assert_null(jsonget_array(doc, "missing"));
+	assert_null(jsonget_array(NULL, "a"));
+	json_decref(arr);
+	json_decref(doc);
+}
+
 static void test_web_resolve(void **state)
 {
 	/* each URL path and the file it maps to in /w, or NULL: refused */
@@ -515,6 +570,7 @@ int main(void)
 		cmocka_unit_test(test_word_valid),
 		cmocka_unit_test(test_hex),
 		cmocka_unit_test(test_median),
+		cmocka_unit_test(test_jsonget),
 		cmocka_unit_test(test_web_resolve),
 		cmocka_unit_test(test_web_open),
 	};

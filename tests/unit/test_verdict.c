@@ -11,6 +11,7 @@
 
 #include "compare.h"
 #include "compare_class.h"
+#include "jsonget.h"
 #include "util.h"
 #include "verdict.h"
 #include "banned.h"
@@ -127,8 +128,8 @@ static const json_t *row_of(const json_t *c, const char *metric, int cas)
 	size_t i;
 
 	json_array_foreach(json_object_get(c, "rows"), i, r)
-		if (!strcmp(json_string_value(json_object_get(r, "metric")), metric) &&
-		    json_integer_value(json_object_get(r, "case")) == cas)
+		if (!strcmp(jsonget_str(r, "metric"), metric) &&
+		    jsonget_int_or(r, "case", 0) == cas)
 			return r;
 	fail_msg("no row %s (case %d)", metric, cas);
 	return NULL;
@@ -136,7 +137,7 @@ static const json_t *row_of(const json_t *c, const char *metric, int cas)
 
 static const char *s_of(const json_t *o, const char *k)
 {
-	const char *s = json_string_value(json_object_get(o, k));
+	const char *s = jsonget_str(o, k);
 
 	return s ? s : "(none)";
 }
@@ -277,12 +278,12 @@ static void add_real_case(json_t *doc, int cas, int boots, double kfactor, int p
 	for (i = json_array_size(json_object_get(doc, "metrics")); i-- > n;) {
 		const json_t *x = json_array_get(json_object_get(doc, "metrics"), i);
 		const char *name = s_of(x, "name");
-		json_int_t run = json_integer_value(json_object_get(x, "run"));
+		json_int_t run = jsonget_int_or(x, "run", 0);
 		const json_t *r;
 		size_t k;
 
 		json_array_foreach(json_object_get(doc, "runs"), k, r)
-			if (json_integer_value(json_object_get(r, "id")) == run &&
+			if (jsonget_int_or(r, "id", 0) == run &&
 			    !strcmp(s_of(r, "side"), "patched") && strstr(name, ".perf_"))
 				json_array_remove(json_object_get(doc, "metrics"), i);
 	}
@@ -382,13 +383,13 @@ static void test_context_untested(void **state)
 	assert_string_equal(s_of(r, "verdict"), "context");
 	assert_true(json_is_null(json_object_get(r, "p")));
 	assert_null(json_object_get(r, "p_adj"));
-	assert_true(fabs(json_number_value(json_object_get(r, "change_pct")) + 50) < 1e-9);
+	assert_true(fabs(jsonget_num_or(r, "change_pct", 0) + 50) < 1e-9);
 	/* a tenfold drop in shootdowns per second is no improvement */
 	r = row_of(c, "interrupts.TLB.per_sec", 0);
 	assert_string_equal(s_of(r, "verdict"), "context");
 	assert_string_equal(s_of(c, "verdict"), "same");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(json_object_get(c, "summary"),
-									    "counters"), "improvements")), 0);
+	assert_int_equal(jsonget_int_or(json_object_get(json_object_get(c, "summary"), "counters"), "improvements", 0),
+			 0);
 	json_decref(c);
 }
 
@@ -408,7 +409,7 @@ static void test_work_rule_calls_two_percent(void **state)
 	c = compared(doc, NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
 	assert_string_equal(s_of(r, "verdict"), "regression");
-	assert_true(json_number_value(json_object_get(r, "p_adj")) < 0.01);
+	assert_true(jsonget_num_or(r, "p_adj", 0) < 0.01);
 	assert_true(json_number_value(json_array_get(json_object_get(r, "ci"), 0)) > 0);
 	assert_string_equal(s_of(c, "verdict"), "regression");
 	assert_string_equal(class_verdict(c, "work"), "regression");
@@ -457,8 +458,8 @@ static void test_few_boots_least_change(void **state)
 	add_emulated_case(doc, 0, 3, 0.002, 1.05, 0.05);
 	c = compared(doc, NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
-	assert_true(json_number_value(json_object_get(r, "p")) < 0.001);
-	assert_float_equal(json_number_value(json_object_get(r, "min_change_pct")), 20, 1e-9);
+	assert_true(jsonget_num_or(r, "p", 0) < 0.001);
+	assert_float_equal(jsonget_num_or(r, "min_change_pct", 0), 20, 1e-9);
 	assert_string_equal(s_of(r, "verdict"), "inconclusive");
 	assert_string_not_equal(s_of(c, "verdict"), "regression");
 	json_decref(c);
@@ -474,7 +475,7 @@ static void test_few_boots_least_change(void **state)
 	add_emulated_case(doc, 0, 5, 0.002, 1.05, 0.05);
 	c = compared(doc, NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
-	assert_float_equal(json_number_value(json_object_get(r, "min_change_pct")), 1, 1e-9);
+	assert_float_equal(jsonget_num_or(r, "min_change_pct", 0), 1, 1e-9);
 	assert_string_equal(s_of(r, "verdict"), "regression");
 	json_decref(c);
 }
@@ -497,7 +498,7 @@ static void test_deterministic_same(void **state)
 		assert_string_equal(s_of(c, "verdict"), "same");
 		assert_string_equal(class_verdict(c, "work"), "same");
 		r = row_of(c, "mprotect.kernel_insn_per_op", 1);
-		assert_true(json_number_value(json_object_get(r, "min_change_pct")) == 1);
+		assert_true(jsonget_num_or(r, "min_change_pct", 0) == 1);
 		assert_true(json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 0)) >= -1);
 		assert_true(json_number_value(json_array_get(json_object_get(r, "equiv_ci"), 1)) <= 1);
 		/* decided at the first look: no more boots */
@@ -509,7 +510,7 @@ static void test_deterministic_same(void **state)
 	add_emulated_case(doc, 0, 5, 0.0005, 1.005, 0.05);
 	c = compared(doc, NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
-	assert_true(json_number_value(json_object_get(r, "p")) < 0.01);
+	assert_true(jsonget_num_or(r, "p", 0) < 0.01);
 	assert_string_equal(s_of(r, "verdict"), "same");
 	json_decref(c);
 }
@@ -534,7 +535,7 @@ static void test_same_within_min_change(void **state)
 	c = compared(doc, NULL);
 	r = row_of(c, "mprotect.ops_per_sec", 0);
 	assert_string_equal(s_of(r, "verdict"), "inconclusive");
-	assert_true(json_number_value(json_object_get(r, "no_change_beyond_pct")) == 10);
+	assert_true(jsonget_num_or(r, "no_change_beyond_pct", 0) == 10);
 	assert_non_null(strstr(s_of(r, "reason"), "no change beyond 10.0%"));
 	assert_string_equal(s_of(c, "verdict"), "inconclusive");
 	json_decref(c);
@@ -561,7 +562,7 @@ static void test_same_within_min_change(void **state)
 			assert_string_equal(s_of(r, "verdict"), "same");
 		else
 			assert_string_equal(s_of(r, "verdict"), "inconclusive");
-		assert_true(json_number_value(json_object_get(r, "min_change_pct")) == 6);
+		assert_true(jsonget_num_or(r, "min_change_pct", 0) == 6);
 		json_decref(c);
 	}
 }
@@ -600,15 +601,15 @@ static void drop_case(json_t *doc, const char *side, int cas)
 	for (i = json_array_size(runs); i-- > 0;) {
 		const json_t *r = json_array_get(runs, i);
 
-		if (strcmp(s_of(r, "side"), side) || json_integer_value(json_object_get(r, "case")) != cas)
+		if (strcmp(s_of(r, "side"), side) || jsonget_int_or(r, "case", 0) != cas)
 			continue;
-		snprintf(id, sizeof(id), "%lld", (long long)json_integer_value(json_object_get(r, "id")));
+		snprintf(id, sizeof(id), "%lld", jsonget_int_or(r, "id", 0));
 		json_object_set_new(gone, id, json_true());
 		json_array_remove(runs, i);
 	}
 	for (i = json_array_size(metrics); i-- > 0;) {
 		snprintf(id, sizeof(id), "%lld",
-			 (long long)json_integer_value(json_object_get(json_array_get(metrics, i), "run")));
+			 jsonget_int_or(json_array_get(metrics, i), "run", 0));
 		if (json_object_get(gone, id))
 			json_array_remove(metrics, i);
 	}
@@ -642,7 +643,7 @@ static void test_same_needs_everything(void **state)
 	assert_string_equal(class_verdict(c, "work"), "same");
 	sum = json_object_get(c, "summary");
 	assert_string_equal(s_of(c, "verdict"), "regression");
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(sum, "counters"), "work_regressions")), 1);
+	assert_int_equal(jsonget_int_or(json_object_get(sum, "counters"), "work_regressions", 0), 1);
 	assert_non_null(strstr(s_of(sum, "text"), "1 other work row regressed: a regression (work: "
 				      "interrupts.TLB.per_kop +"));
 	assert_null(json_object_get(sum, "not_same"));
@@ -689,7 +690,7 @@ static void test_same_needs_everything(void **state)
 		drop_case(doc, "patched", 1);
 		c = compared(doc, NULL);
 		sum = json_object_get(c, "summary");
-		assert_true(json_integer_value(json_object_get(sum, "unavailable")) > 0);
+		assert_true(jsonget_int_or(sum, "unavailable", 0) > 0);
 		assert_string_equal(s_of(c, "verdict"), "inconclusive");
 		assert_non_null(strstr(s_of(sum, "not_same"), "headline rows unavailable"));
 		json_decref(c);

@@ -1,3 +1,10 @@
+/*
+ * A job's comparison as the scheduler and the API get it: read from the
+ * store when it was kept under the same rules and analysis code, else
+ * computed from the store's runs (compare_sides) and kept once the job
+ * has ended; and a per-patch series' steps. Why this folder, between
+ * sched/ and store/: comparison_cache.h.
+ */
 #include "comparison_cache.h"
 
 #include <errno.h>
@@ -6,6 +13,7 @@
 
 #include "compare.h"
 #include "config.h"
+#include "jsonget.h"
 #include "store.h"
 #include "util.h"
 #include "banned.h"
@@ -22,7 +30,7 @@ static double now_ms(void)
 static const struct compare_rules *job_rules(const struct lab_config *cfg, const json_t *j,
 					     struct compare_rules *defaults)
 {
-	const struct cfg_suite *suite = config_suite(cfg, json_string_value(json_object_get(j, "suite")));
+	const struct cfg_suite *suite = config_suite(cfg, jsonget_str(j, "suite"));
 
 	compare_rules_default(defaults);
 	return suite ? &suite->rules : defaults;
@@ -46,7 +54,7 @@ int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t
 		strbuf_seterr(err, "job %lld: store: could not read it: %s", (long long)job, store_strerror(rc));
 		return rc;
 	}
-	if (strcmp(json_string_value(json_object_get(j, "kind")) ?: "", "ab")) {
+	if (strcmp(jsonget_str(j, "kind") ?: "", "ab")) {
 		rc = -EINVAL;
 		goto out;
 	}
@@ -78,7 +86,7 @@ int comparison_cache_get(struct store *st, const struct lab_config *cfg, int64_t
 		abort();
 	strbuf_reset(ret_doc);
 	strbuf_addstr(ret_doc, text);
-	state = json_string_value(json_object_get(j, "state")) ?: "";
+	state = jsonget_str(j, "state") ?: "";
 	rc = 0;
 	if (!strcmp(state, "done") || !strcmp(state, "failed") || !strcmp(state, "cancelled")) {
 		rc = store_comparison_put(st, job, rules_key, text, compare_verdict(cmp), now_ms() - t0);
@@ -135,7 +143,7 @@ int comparison_per_patch(struct store *st, const struct lab_config *cfg, int64_t
 		rc = -EINVAL;
 		goto out;
 	}
-	of = json_integer_value(json_object_get(pp, "of"));
+	of = jsonget_int_or(pp, "of", 0);
 	rules = job_rules(cfg, j, &defaults);
 	if (!(list = store_per_patch_jobs(st, of))) {
 		rc = -errno;
@@ -148,9 +156,9 @@ int comparison_per_patch(struct store *st, const struct lab_config *cfg, int64_t
 	steps = xcalloc(n + 1, sizeof(*steps));
 	runs = xcalloc(n + 1, sizeof(*runs));
 	json_array_foreach(list, k, item) {
-		int64_t id = json_integer_value(json_object_get(item, "id"));
+		int64_t id = jsonget_int_or(item, "id", 0);
 
-		if (strcmp(json_string_value(json_object_get(item, "state")) ?: "", "done"))
+		if (strcmp(jsonget_str(item, "state") ?: "", "done"))
 			continue;
 		vs_base[k] = job_comparison(st, cfg, id, notes);
 		runs[k] = store_compare_doc(st, id);

@@ -15,8 +15,17 @@
  * whose suite's rules or the daemon's analysis code (compare_source_id)
  * changed since, is computed on request (and stored again once finished).
  *
- * (The file was results.h. client/client_results.c is another thing: the
- * client's aggregation of a job's metrics.)
+ * Its own folder, on the layer of stages/ (docs/design.md, "layers:"):
+ * it reads the store and the configuration and computes with analysis/,
+ * and the scheduler (when a job ends) and the API (on request) call it.
+ * So it sits below sched/ and api/ and above store/ and config/: not in
+ * analysis/, whose code is pure and may not include store.h or config.h;
+ * not in store/, which holds the SQL and would then run the comparison;
+ * not in sched/, which it does not schedule for.
+ *
+ * (The file was results.h, then sched/comparison_cache.h.
+ * client/client_results.c is another thing: the client's aggregation of a
+ * job's metrics.)
  */
 
 struct store;
