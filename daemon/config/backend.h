@@ -65,7 +65,7 @@ struct backend {
 	 * the section is absent): checks across rows, defaults that depend
 	 * on the machine, and what the machine exposes of the backend
 	 * (cfg_machine's max_cpus, duet, host_cpu, guest_identity). Errors
-	 * through cfg_section_error. NULL: nothing to do.
+	 * through settings_error. NULL: nothing to do.
 	 */
 	void (*finish)(struct cfg_section *sec, struct cfg_machine *m, void *conf);
 	/* A transport: the keys of an endpoint it reads (cfg_endpoint's

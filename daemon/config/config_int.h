@@ -235,7 +235,7 @@ struct cfg_section {
  * errors. A NULL map reads nothing. */
 void settings_parse(struct cfg_section *sec);
 /* The value node of key in the parsed section, or NULL. */
-yaml_node_t *cfg_section_value(const struct cfg_section *sec, const char *key);
+yaml_node_t *settings_value(const struct cfg_section *sec, const char *key);
 /* 1024 as "1K": as the configuration writes sizes, into buf. */
 const char *settings_bytes_text(uint64_t v, char *buf, size_t size);
 

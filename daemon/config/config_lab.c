@@ -173,12 +173,12 @@ static void listen_defaults(const struct setting *row, void *base)
 static void listen_parse(struct cfg_section *sec, const struct setting *row, void *base)
 {
 	struct lab_config *cfg = base;
-	const char *text = cfg_section_scalar(sec, row->name);
+	const char *text = settings_scalar(sec, row->name);
 
 	free(cfg->listen_host);
 	cfg->listen_host = NULL;
 	if (!text || parse_listen(text, &cfg->listen_host, &cfg->listen_port) < 0)
-		cfg_section_error(sec, row->name, "listen: must be IPV4:PORT or [IPV6]:PORT "
+		settings_error(sec, row->name, "listen: must be IPV4:PORT or [IPV6]:PORT "
 				  "(an IP literal and a port from 1 to 65535)");
 }
 
@@ -216,7 +216,7 @@ static void tokens_defaults(const struct setting *row, void *base)
 
 static void tokens_parse(struct cfg_section *sec, const struct setting *row, void *base)
 {
-	yaml_node_t *n = cfg_section_value(sec, row->name);
+	yaml_node_t *n = settings_value(sec, row->name);
 	size_t count = 0;
 	char **t = config_get_list(sec->c, row->name, n, config_valid_token, MUST_TOKEN, &count);
 
@@ -251,7 +251,7 @@ static char ***token_file_list(struct lab_config *cfg, const struct setting *row
 
 static void token_file_parse(struct cfg_section *sec, const struct setting *row, void *base)
 {
-	yaml_node_t *n = cfg_section_value(sec, row->name);
+	yaml_node_t *n = settings_value(sec, row->name);
 	char *path = config_get_str(sec->c, row->name, n, config_valid_path, MUST_PATH);
 	char **f = (char **)((char *)base + row->off);
 

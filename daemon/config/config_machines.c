@@ -135,7 +135,7 @@ KEYS_MATCH(tlb_keys, TK_MAX);
 static void tlb_model_parse(struct cfg_section *sec, const struct setting *row, void *base)
 {
 	struct cfg_ctx *c = sec->c;
-	yaml_node_t *n = cfg_section_value(sec, row->name);
+	yaml_node_t *n = settings_value(sec, row->name);
 	char **f = (char **)((char *)base + row->off);
 	struct strbuf args = STRBUF_INIT;
 	struct keyset ks;
@@ -189,7 +189,7 @@ static void str_row_release(const struct setting *row, void *base)
 	*f = NULL;
 }
 
-const struct setting_custom setting_tlb_geometry = {
+const struct setting_custom config_tlb_geometry = {
 	"on, off, or {dtlb, itlb, stlb: ENTRIESxWAYS}", NULL, tlb_model_parse, str_row_text, str_row_release,
 };
 

@@ -264,7 +264,7 @@ static int row_index(const struct cfg_section *sec, const char *key)
 	return -1;
 }
 
-yaml_node_t *cfg_section_value(const struct cfg_section *sec, const char *key)
+yaml_node_t *settings_value(const struct cfg_section *sec, const char *key)
 {
 	int i = row_index(sec, key);
 
@@ -294,7 +294,7 @@ static void verror(struct cfg_section *sec, yaml_node_t *n, const char *fmt, va_
 	strbuf_release(&msg);
 }
 
-void cfg_section_error(struct cfg_section *sec, const char *key, const char *fmt, ...)
+void settings_error(struct cfg_section *sec, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -303,7 +303,7 @@ void cfg_section_error(struct cfg_section *sec, const char *key, const char *fmt
 	va_end(ap);
 }
 
-void cfg_section_key_error(struct cfg_section *sec, const char *key, const char *fmt, ...)
+void settings_key_error(struct cfg_section *sec, const char *key, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -312,29 +312,29 @@ void cfg_section_key_error(struct cfg_section *sec, const char *key, const char 
 	va_end(ap);
 }
 
-void cfg_section_missing(struct cfg_section *sec, const char *key, const char *why)
+void settings_missing(struct cfg_section *sec, const char *key, const char *why)
 {
 	config_missing_key(sec->c, sec->map ? sec->map : sec->owner, key, sec->what, why);
 }
 
-int cfg_section_has(const struct cfg_section *sec, const char *key)
+int settings_has(const struct cfg_section *sec, const char *key)
 {
-	return cfg_section_value(sec, key) != NULL;
+	return settings_value(sec, key) != NULL;
 }
 
-const char *cfg_section_scalar(const struct cfg_section *sec, const char *key)
+const char *settings_scalar(const struct cfg_section *sec, const char *key)
 {
-	yaml_node_t *n = cfg_section_value(sec, key);
+	yaml_node_t *n = settings_value(sec, key);
 
 	return n ? config_scalar(n) : NULL;
 }
 
-const char *cfg_section_what(const struct cfg_section *sec)
+const char *settings_what(const struct cfg_section *sec)
 {
 	return sec->what;
 }
 
-void cfg_section_where(const struct cfg_section *sec, const char *key, int *ret_line, int *ret_col)
+void settings_where(const struct cfg_section *sec, const char *key, int *ret_line, int *ret_col)
 {
 	const yaml_node_t *n = error_node(sec, key, 0);
 
@@ -342,17 +342,17 @@ void cfg_section_where(const struct cfg_section *sec, const char *key, int *ret_
 	*ret_col = n ? (int)n->start_mark.column + 1 : 0;
 }
 
-const struct lab_config *cfg_section_lab(const struct cfg_section *sec)
+const struct lab_config *settings_lab(const struct cfg_section *sec)
 {
 	return sec->c->cfg;
 }
 
-struct cfg_ctx *cfg_section_ctx(struct cfg_section *sec)
+struct cfg_ctx *settings_ctx(struct cfg_section *sec)
 {
 	return sec->c;
 }
 
-void cfg_error_at(struct cfg_ctx *c, int line, int col, const char *fmt, ...)
+void settings_error_at(struct cfg_ctx *c, int line, int col, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
 	va_list ap;

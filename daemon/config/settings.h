@@ -46,7 +46,7 @@ enum setting_type {
 struct setting_custom {
 	const char *type_name;		/* the reference's type column */
 	void (*defaults)(const struct setting *row, void *base);
-	/* reads the row's value (cfg_section_* accessors) into base */
+	/* reads the row's value (the settings_* accessors below) into base */
 	void (*parse)(struct cfg_section *sec, const struct setting *row, void *base);
 	void (*text)(const struct setting *row, const void *base, struct strbuf *out);
 	void (*release)(const struct setting *row, void *base);
@@ -94,32 +94,32 @@ const struct setting *settings_find(const struct setting *rows, size_t n, const 
  * absent: the section, or the item that holds it) and the load goes on.
  */
 __attribute__((format(printf, 3, 4)))
-void cfg_section_error(struct cfg_section *sec, const char *key, const char *fmt, ...);
+void settings_error(struct cfg_section *sec, const char *key, const char *fmt, ...);
 /* The same, at the key itself ("only with ..."). */
 __attribute__((format(printf, 3, 4)))
-void cfg_section_key_error(struct cfg_section *sec, const char *key, const char *fmt, ...);
+void settings_key_error(struct cfg_section *sec, const char *key, const char *fmt, ...);
 /* "missing key 'key' in WHAT" and why (" (required with transport ssh)"). */
-void cfg_section_missing(struct cfg_section *sec, const char *key, const char *why);
+void settings_missing(struct cfg_section *sec, const char *key, const char *why);
 /* Whether the section has key (with any value, null too). */
-int cfg_section_has(const struct cfg_section *sec, const char *key);
+int settings_has(const struct cfg_section *sec, const char *key);
 /* The text of key's scalar value, or NULL. */
-const char *cfg_section_scalar(const struct cfg_section *sec, const char *key);
+const char *settings_scalar(const struct cfg_section *sec, const char *key);
 /* "the qemu section of machine 'm1'": how messages name the section. */
-const char *cfg_section_what(const struct cfg_section *sec);
+const char *settings_what(const struct cfg_section *sec);
 /* Where key's value is (1-based; the section's start when absent). */
-void cfg_section_where(const struct cfg_section *sec, const char *key, int *ret_line, int *ret_col);
+void settings_where(const struct cfg_section *sec, const char *key, int *ret_line, int *ret_col);
 /* The lab being loaded (its settings are parsed before any backend's). */
-const struct lab_config *cfg_section_lab(const struct cfg_section *sec);
+const struct lab_config *settings_lab(const struct cfg_section *sec);
 /* The load's context, for lab-wide checks after every machine. */
-struct cfg_ctx *cfg_section_ctx(struct cfg_section *sec);
+struct cfg_ctx *settings_ctx(struct cfg_section *sec);
 
 /* The kinds of value the loader offers to backends' tables. */
 /* A TLB model (docs/tlb-model.md): on, off, or {dtlb, itlb, stlb:
  * ENTRIESxWAYS}, into a char * of the plugin's arguments (NULL: off). */
-extern const struct setting_custom setting_tlb_geometry;
+extern const struct setting_custom config_tlb_geometry;
 
 /* An error at line:col (1-based) of the file being loaded. */
 __attribute__((format(printf, 4, 5)))
-void cfg_error_at(struct cfg_ctx *c, int line, int col, const char *fmt, ...);
+void settings_error_at(struct cfg_ctx *c, int line, int col, const char *fmt, ...);
 
 #endif

@@ -937,13 +937,13 @@ static const char *const endpoint_keys[] = {
 /* A host, a key to log in with, and its host key to check, strictly. */
 static void check_endpoint(struct cfg_section *sec, const struct cfg_endpoint *ep)
 {
-	if (!ep->host && !cfg_section_has(sec, "host"))
-		cfg_section_missing(sec, "host", " (required with transport ssh)");
-	if (!ep->identity && !cfg_section_has(sec, "identity"))
-		cfg_section_missing(sec, "identity", " (required with transport ssh)");
-	if (!cfg_section_has(sec, "known_hosts") && !cfg_section_has(sec, "host_key"))
-		cfg_section_error(sec, NULL, "missing key 'known_hosts' or 'host_key' in %s "
-				  "(transport ssh checks the host key strictly)", cfg_section_what(sec));
+	if (!ep->host && !settings_has(sec, "host"))
+		settings_missing(sec, "host", " (required with transport ssh)");
+	if (!ep->identity && !settings_has(sec, "identity"))
+		settings_missing(sec, "identity", " (required with transport ssh)");
+	if (!settings_has(sec, "known_hosts") && !settings_has(sec, "host_key"))
+		settings_error(sec, NULL, "missing key 'known_hosts' or 'host_key' in %s "
+				  "(transport ssh checks the host key strictly)", settings_what(sec));
 }
 
 static const struct backend transport_ssh_backend = {

@@ -582,7 +582,7 @@ static enum boot_outcome_kind qemu_start(const struct cfg_machine *m, const stru
 					 volatile sig_atomic_t *cancel, struct boot_session **ret,
 					 struct cfg_machine *guest, struct strbuf *console, struct strbuf *message)
 {
-	const struct cfg_qemu *q = boot_qemu_conf(m);
+	const struct cfg_qemu *q = qemu_conf(m);
 	struct boot_session *s = xcalloc(1, sizeof(*s));
 	struct strbuf err = STRBUF_INIT, cmdline = STRBUF_INIT, kernel = STRBUF_INIT;
 	struct exec_result res;

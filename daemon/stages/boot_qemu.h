@@ -67,9 +67,9 @@ struct cfg_qemu {
 };
 
 /* The qemu settings of m, or NULL when its boot is not qemu. */
-const struct cfg_qemu *boot_qemu_conf(const struct cfg_machine *m);
+const struct cfg_qemu *qemu_conf(const struct cfg_machine *m);
 /* The same, to change (tests and tools that adjust a loaded machine). */
-struct cfg_qemu *boot_qemu_conf_mut(struct cfg_machine *m);
+struct cfg_qemu *qemu_conf_mut(struct cfg_machine *m);
 
 /* The ops (boot_qemu.c). */
 extern const struct boot_ops boot_qemu;

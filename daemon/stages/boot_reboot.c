@@ -90,7 +90,7 @@ static void finish(struct cfg_section *sec, struct cfg_machine *m, void *conf)
 	struct cfg_reboot *r = conf;
 
 	(void)m;
-	if (!r->grub_dir && r->kernel_dir && !cfg_section_has(sec, "grub_dir"))
+	if (!r->grub_dir && r->kernel_dir && !settings_has(sec, "grub_dir"))
 		r->grub_dir = xstrdup(r->kernel_dir);
 }
 

@@ -74,7 +74,7 @@ static const struct setting rows[] = {
 	{ .name = "duet", .type = SET_STR, .off = AT(duet), .valid = config_valid_name, .must = MUST_NAME,
 	  .type_name = "machine name", .what = "the machine on the same host whose guest runs beside this "
 	  "one's, the other side of an A/B job at once; it names this one back" },
-	{ .name = "tlb_model", .type = SET_CUSTOM, .off = AT(tlb_model), .custom = &setting_tlb_geometry,
+	{ .name = "tlb_model", .type = SET_CUSTOM, .off = AT(tlb_model), .custom = &config_tlb_geometry,
 	  .def_note = "on when a suite asks", .what = "the instruction plugin's TLB model (docs/tlb-model.md): "
 	  "on or sizes, every boot; absent, the boots of a suite with tlb_model: on" },
 	{ .name = "max_cpus", .type = SET_INT, .off = AT(max_cpus), .min = 1, .max = GUEST_CPUS_LIMIT,
@@ -107,22 +107,22 @@ static void finish(struct cfg_section *sec, struct cfg_machine *m, void *conf)
 
 	if (!q->binary)
 		q->binary = xstrdup(arch_get(m->arch)->qemu);
-	if (!cfg_section_has(sec, "host_key") && !cfg_section_has(sec, "known_hosts"))
-		cfg_section_error(sec, NULL, "missing key 'known_hosts' or 'host_key' in %s "
-				  "(the guest's host key is checked strictly)", cfg_section_what(sec));
+	if (!settings_has(sec, "host_key") && !settings_has(sec, "known_hosts"))
+		settings_error(sec, NULL, "missing key 'known_hosts' or 'host_key' in %s "
+				  "(the guest's host key is checked strictly)", settings_what(sec));
 	/* without the key, the model at its default sizes in the boots of a
 	 * suite that asks for it */
-	if (!cfg_section_has(sec, "tlb_model") && !plugin_off) {
+	if (!settings_has(sec, "tlb_model") && !plugin_off) {
 		q->tlb_model = xstrdup("tlb=on");
-	} else if (cfg_section_has(sec, "tlb_model")) {
+	} else if (settings_has(sec, "tlb_model")) {
 		q->tlb_always = q->tlb_model != NULL;
 		if (q->tlb_model && plugin_off)
-			cfg_section_error(sec, "tlb_model", "tlb_model: the TLB model lives in the instruction "
-					  "plugin, which insn_plugin: off turns off (in %s)", cfg_section_what(sec));
+			settings_error(sec, "tlb_model", "tlb_model: the TLB model lives in the instruction "
+					  "plugin, which insn_plugin: off turns off (in %s)", settings_what(sec));
 	}
-	q->file_max = cfg_section_lab(sec)->qemu_file_max;
-	if (cfg_section_has(sec, "duet"))
-		cfg_section_where(sec, "duet", &q->duet_line, &q->duet_col);
+	q->file_max = settings_lab(sec)->qemu_file_max;
+	if (settings_has(sec, "duet"))
+		settings_where(sec, "duet", &q->duet_line, &q->duet_col);
 	if (!q->max_cpus)
 		q->max_cpus = default_max_cpus(m, q);
 	m->max_cpus = q->max_cpus;
@@ -142,30 +142,30 @@ static void check_duets(struct cfg_ctx *c, const struct lab_config *cfg)
 {
 	for (size_t i = 0; i < cfg->nmachines; i++) {
 		const struct cfg_machine *m = &cfg->machines[i], *o = NULL;
-		const struct cfg_qemu *q = boot_qemu_conf(m), *oq;
+		const struct cfg_qemu *q = qemu_conf(m), *oq;
 
 		if (!q || !q->duet)
 			continue;
 		for (size_t k = 0; k < cfg->nmachines; k++)
 			if (cfg->machines[k].name && !strcmp(cfg->machines[k].name, q->duet))
 				o = &cfg->machines[k];
-		oq = o ? boot_qemu_conf(o) : NULL;
+		oq = o ? qemu_conf(o) : NULL;
 		if (!o)
-			cfg_error_at(c, q->duet_line, q->duet_col, "duet: '%s' is not a machine (in machine %s)",
+			settings_error_at(c, q->duet_line, q->duet_col, "duet: '%s' is not a machine (in machine %s)",
 				     q->duet, m->name);
 		else if (o == m)
-			cfg_error_at(c, q->duet_line, q->duet_col, "duet: machine %s names itself", m->name);
+			settings_error_at(c, q->duet_line, q->duet_col, "duet: machine %s names itself", m->name);
 		else if (!oq || !oq->duet || strcmp(oq->duet, m->name))
-			cfg_error_at(c, q->duet_line, q->duet_col, "duet: machine %s names %s, whose qemu "
+			settings_error_at(c, q->duet_line, q->duet_col, "duet: machine %s names %s, whose qemu "
 				     "section must name %s back (duet: %s)", m->name, o->name, m->name, m->name);
 		else if (strcmp(o->arch, m->arch) || !config_same_host(&m->ep, &o->ep))
-			cfg_error_at(c, q->duet_line, q->duet_col, "duet: machines %s and %s must have the "
+			settings_error_at(c, q->duet_line, q->duet_col, "duet: machines %s and %s must have the "
 				     "same arch and the same host", m->name, o->name);
 		else if (q->accel && strcmp(q->accel, "icount") && strcmp(q->accel, "tcg"))
-			cfg_error_at(c, q->duet_line, q->duet_col, "duet: machine %s needs accel icount or tcg "
+			settings_error_at(c, q->duet_line, q->duet_col, "duet: machine %s needs accel icount or tcg "
 				     "(a guest of its own on a host CPU of its own), not %s", m->name, q->accel);
 		else if (q->host_cpu < 0 || oq->host_cpu < 0 || q->host_cpu == oq->host_cpu)
-			cfg_error_at(c, q->duet_line, q->duet_col, "duet: machines %s and %s each need a "
+			settings_error_at(c, q->duet_line, q->duet_col, "duet: machines %s and %s each need a "
 				     "host_cpu of their own", m->name, o->name);
 	}
 }
@@ -185,12 +185,12 @@ static const struct backend boot_qemu_backend = {
 };
 BACKEND_REGISTER(boot_qemu_backend)
 
-const struct cfg_qemu *boot_qemu_conf(const struct cfg_machine *m)
+const struct cfg_qemu *qemu_conf(const struct cfg_machine *m)
 {
 	return m->boot == &boot_qemu_backend ? m->boot_conf : NULL;
 }
 
-struct cfg_qemu *boot_qemu_conf_mut(struct cfg_machine *m)
+struct cfg_qemu *qemu_conf_mut(struct cfg_machine *m)
 {
 	return m->boot == &boot_qemu_backend ? m->boot_conf : NULL;
 }

@@ -118,7 +118,7 @@ static const char *const keys[] = { "host", NULL };
 static void check(struct cfg_section *sec, const struct cfg_endpoint *ep)
 {
 	if (!ep->host)
-		cfg_section_missing(sec, "host", " (required with transport toy)");
+		settings_missing(sec, "host", " (required with transport toy)");
 }
 
 static const struct backend transport_toy_backend = {

@@ -93,7 +93,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < cfg->nmachines; i++)
 		if (!strcmp(cfg->machines[i].name, argv[2]))
 			m = &cfg->machines[i];
-	if (!m || !boot_qemu_conf(m)) {
+	if (!m || !qemu_conf(m)) {
 		fprintf(stderr, "qemu-boot: no machine %s with boot: qemu in %s\n", argv[2], argv[1]);
 		return 2;
 	}
@@ -101,7 +101,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "qemu-boot: pinning must be auto, on or off, not %s\n", argv[3]);
 		return 2;
 	}
-	pin = argc == 4 ? pin : (enum qemu_pin)boot_qemu_conf(m)->pin_vcpus;
+	pin = argc == 4 ? pin : (enum qemu_pin)qemu_conf(m)->pin_vcpus;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	while (fgets(line, sizeof(line), stdin)) {
 		line[strcspn(line, "\n")] = '\0';
@@ -118,7 +118,7 @@ int main(int argc, char **argv)
 					continue;
 				}
 			}
-			boot_qemu_conf_mut(m)->pin_vcpus = pin_now;
+			qemu_conf_mut(m)->pin_vcpus = pin_now;
 			boot_qemu.stop(sess);
 			sess = NULL;
 			strbuf_reset(&console);

@@ -158,17 +158,17 @@ static void test_full(void **state)
 	assert_null(m->power_cycle[4]);
 	assert_string_equal(m->agent_path, "/opt/agent");
 	assert_string_equal(m->workdir, "/scratch");
-	assert_non_null(boot_qemu_conf(m));
-	assert_string_equal(boot_qemu_conf(m)->binary, "/opt/qemu/bin/qemu-system-x86_64");
-	assert_int_equal(boot_qemu_conf(m)->memory, 4096);
-	assert_string_equal(boot_qemu_conf(m)->accel, "kvm");
-	assert_string_equal(boot_qemu_conf(m)->initrd, "/guest/initramfs.cpio");
-	assert_string_equal(boot_qemu_conf(m)->guest_host, "::1");
-	assert_int_equal(boot_qemu_conf(m)->ssh_port, 10022);
-	assert_string_equal(boot_qemu_conf(m)->identity, "/guest/lab_key");
-	assert_string_equal(boot_qemu_conf(m)->host_key, KEY2);
-	assert_string_equal(boot_qemu_conf(m)->known_hosts, "/guest/known_hosts");
-	assert_string_equal(boot_qemu_conf(m)->append, "mitigations=off  nokaslr");
+	assert_non_null(qemu_conf(m));
+	assert_string_equal(qemu_conf(m)->binary, "/opt/qemu/bin/qemu-system-x86_64");
+	assert_int_equal(qemu_conf(m)->memory, 4096);
+	assert_string_equal(qemu_conf(m)->accel, "kvm");
+	assert_string_equal(qemu_conf(m)->initrd, "/guest/initramfs.cpio");
+	assert_string_equal(qemu_conf(m)->guest_host, "::1");
+	assert_int_equal(qemu_conf(m)->ssh_port, 10022);
+	assert_string_equal(qemu_conf(m)->identity, "/guest/lab_key");
+	assert_string_equal(qemu_conf(m)->host_key, KEY2);
+	assert_string_equal(qemu_conf(m)->known_hosts, "/guest/known_hosts");
+	assert_string_equal(qemu_conf(m)->append, "mitigations=off  nokaslr");
 	assert_string_not_equal(config_boot_method_name(m), "kexec");
 
 	m = config_machine(cfg, "m2");
@@ -176,7 +176,7 @@ static void test_full(void **state)
 	assert_int_equal(m->line, 37);
 	assert_string_equal(config_transport_name(&m->ep), "local");
 	assert_null(m->ep.host);
-	assert_null(boot_qemu_conf(m));
+	assert_null(qemu_conf(m));
 
 	assert_int_equal(cfg->nbuilders, 1);
 	b = config_builder(cfg, "b1");
@@ -287,7 +287,7 @@ static void test_defaults(void **state)
 	assert_null(m->tags[0]);
 	assert_false(config_machine_has_tag(m, "qemu"));
 	assert_string_equal(config_boot_method_name(m), "none");
-	assert_null(boot_qemu_conf(m));
+	assert_null(qemu_conf(m));
 	assert_string_not_equal(config_boot_method_name(m), "kexec");
 	assert_null(m->power_cycle);
 	assert_string_equal(m->agent_path, "/tmp/tlblab-agent");
@@ -457,7 +457,7 @@ static void test_example_file(void **state)
 	assert_string_equal(config_machine(cfg, "skylake-2s")->power_cycle[0], "ipmitool");
 	assert_string_equal(config_boot_method_name(config_machine(cfg, "nuc-1")), "reboot");
 	assert_string_equal(config_boot_method_name(config_machine(cfg, "vm-1")), "qemu");
-	assert_int_equal(boot_qemu_conf(config_machine(cfg, "vm-1"))->ssh_port, 10022);
+	assert_int_equal(qemu_conf(config_machine(cfg, "vm-1"))->ssh_port, 10022);
 	assert_string_equal(config_transport_name(&config_builder(cfg, "local")->ep), "local");
 	assert_string_equal(config_tree(cfg, "linux")->builder, "local");
 	assert_int_equal(json_array_size(config_suite(cfg, "tlb")->workloads), 2);

@@ -180,20 +180,20 @@ static void test_boot_sections(void **state)
 			L("  - {name: k5, transport: local, boot: kexec, power_cycle: [x], power_cycle_timeout: 15m}"));
 	m = config_machine(cfg, "vm");
 	assert_string_equal(config_boot_method_name(m), "qemu");
-	assert_non_null(boot_qemu_conf(m));
-	assert_string_equal(boot_qemu_conf(m)->binary, "qemu-system-x86_64");
-	assert_int_equal(boot_qemu_conf(m)->memory, 1024);
-	assert_string_equal(boot_qemu_conf(m)->accel, "auto");
-	assert_string_equal(boot_qemu_conf(m)->initrd, "guest/initramfs.cpio");
-	assert_string_equal(boot_qemu_conf(m)->guest_host, "127.0.0.1");
-	assert_int_equal(boot_qemu_conf(m)->ssh_port, 10022);
-	assert_string_equal(boot_qemu_conf(m)->identity, "guest/lab_key");
-	assert_null(boot_qemu_conf(m)->host_key);
-	assert_string_equal(boot_qemu_conf(m)->known_hosts, "guest/known_hosts");
-	assert_null(boot_qemu_conf(m)->append);
+	assert_non_null(qemu_conf(m));
+	assert_string_equal(qemu_conf(m)->binary, "qemu-system-x86_64");
+	assert_int_equal(qemu_conf(m)->memory, 1024);
+	assert_string_equal(qemu_conf(m)->accel, "auto");
+	assert_string_equal(qemu_conf(m)->initrd, "guest/initramfs.cpio");
+	assert_string_equal(qemu_conf(m)->guest_host, "127.0.0.1");
+	assert_int_equal(qemu_conf(m)->ssh_port, 10022);
+	assert_string_equal(qemu_conf(m)->identity, "guest/lab_key");
+	assert_null(qemu_conf(m)->host_key);
+	assert_string_equal(qemu_conf(m)->known_hosts, "guest/known_hosts");
+	assert_null(qemu_conf(m)->append);
 	assert_string_not_equal(config_boot_method_name(m), "kexec");
 	m = config_machine(cfg, "k1");
-	assert_null(boot_qemu_conf(m));
+	assert_null(qemu_conf(m));
 	assert_string_equal(config_boot_method_name(m), "kexec");
 	assert_string_equal(boot_set(m, "append"), "console=ttyS0,115200 root=/dev/vda1 ro");
 	assert_string_equal(boot_set(m, "initrd"), "-");
@@ -232,18 +232,18 @@ static void test_boot_sections(void **state)
 			    L("           append: ' a.b_c,d=e:f/g+h-0 '}"), append);
 		cfg = expect_ok("q.yaml", text.buf);
 		m = config_machine(cfg, "vm");
-		assert_string_equal(boot_qemu_conf(m)->binary, "qemu-system-aarch64");
-		assert_int_equal(boot_qemu_conf(m)->memory, 64);
-		assert_string_equal(boot_qemu_conf(m)->accel, "tcg");
-		assert_string_equal(boot_qemu_conf(m)->guest_host, "fe80::1");
-		assert_int_equal(boot_qemu_conf(m)->ssh_port, 65535);
-		assert_string_equal(boot_qemu_conf(m)->append, append);
-		assert_int_equal(boot_qemu_conf(m)->pin_vcpus, QEMU_PIN_OFF);
+		assert_string_equal(qemu_conf(m)->binary, "qemu-system-aarch64");
+		assert_int_equal(qemu_conf(m)->memory, 64);
+		assert_string_equal(qemu_conf(m)->accel, "tcg");
+		assert_string_equal(qemu_conf(m)->guest_host, "fe80::1");
+		assert_int_equal(qemu_conf(m)->ssh_port, 65535);
+		assert_string_equal(qemu_conf(m)->append, append);
+		assert_int_equal(qemu_conf(m)->pin_vcpus, QEMU_PIN_OFF);
 		m = config_machine(cfg, "vm2");
-		assert_int_equal(boot_qemu_conf(m)->pin_vcpus, QEMU_PIN_AUTO);
-		assert_int_equal(boot_qemu_conf(m)->memory, 1048576);
-		assert_int_equal(boot_qemu_conf(m)->ssh_port, 1);
-		assert_string_equal(boot_qemu_conf(m)->append, " a.b_c,d=e:f/g+h-0 ");
+		assert_int_equal(qemu_conf(m)->pin_vcpus, QEMU_PIN_AUTO);
+		assert_int_equal(qemu_conf(m)->memory, 1048576);
+		assert_int_equal(qemu_conf(m)->ssh_port, 1);
+		assert_string_equal(qemu_conf(m)->append, " a.b_c,d=e:f/g+h-0 ");
 		config_free(cfg);
 		strbuf_release(&text);
 	}
@@ -279,7 +279,7 @@ static void test_arch(void **state)
 			L("    qemu: {initrd: /i, ssh_port: 10032, identity: /k, host_key: " KEY1 "}"));
 	assert_string_equal(config_machine(cfg, "x")->arch, "x86_64");
 	assert_string_equal(config_machine(cfg, "a")->arch, "arm64");
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "q"))->binary, "qemu-system-aarch64");
+	assert_string_equal(qemu_conf(config_machine(cfg, "q"))->binary, "qemu-system-aarch64");
 	config_free(cfg);
 	expect_errors("a.yaml", MACHINES L("  - {name: r, transport: local, arch: riscv64}"),
 		      "a.yaml:3:39: arch: 'riscv64' is not one of x86_64, arm64 (in machine 'r')");
@@ -394,10 +394,10 @@ static void test_icount(void **state)
 			L("    transport: local")
 			L("    boot: qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, insn_plugin: off}"));
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm"))->accel, "icount");
-	assert_int_equal(boot_qemu_conf(config_machine(cfg, "vm"))->icount_shift, 5);
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm"))->insn_plugin, "/opt/tlblab-insn.so");
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm2"))->insn_plugin, "off");
+	assert_string_equal(qemu_conf(config_machine(cfg, "vm"))->accel, "icount");
+	assert_int_equal(qemu_conf(config_machine(cfg, "vm"))->icount_shift, 5);
+	assert_string_equal(qemu_conf(config_machine(cfg, "vm"))->insn_plugin, "/opt/tlblab-insn.so");
+	assert_string_equal(qemu_conf(config_machine(cfg, "vm2"))->insn_plugin, "off");
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES
@@ -436,15 +436,15 @@ static void test_tlb_model(void **state)
 			L("    boot: qemu")
 			L("    qemu: {initrd: i, ssh_port: 4, identity: k, known_hosts: h}"));
 	/* on and sizes: every boot */
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm"))->tlb_model, "tlb=on");
-	assert_true(boot_qemu_conf(config_machine(cfg, "vm"))->tlb_always);
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm2"))->tlb_model, "tlb=on,dtlb=48x48,stlb=1024x8");
-	assert_true(boot_qemu_conf(config_machine(cfg, "vm2"))->tlb_always);
+	assert_string_equal(qemu_conf(config_machine(cfg, "vm"))->tlb_model, "tlb=on");
+	assert_true(qemu_conf(config_machine(cfg, "vm"))->tlb_always);
+	assert_string_equal(qemu_conf(config_machine(cfg, "vm2"))->tlb_model, "tlb=on,dtlb=48x48,stlb=1024x8");
+	assert_true(qemu_conf(config_machine(cfg, "vm2"))->tlb_always);
 	/* off: none */
-	assert_null(boot_qemu_conf(config_machine(cfg, "vm3"))->tlb_model);
+	assert_null(qemu_conf(config_machine(cfg, "vm3"))->tlb_model);
 	/* no key: the boots of a suite that asks, at the default sizes */
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "vm4"))->tlb_model, "tlb=on");
-	assert_false(boot_qemu_conf(config_machine(cfg, "vm4"))->tlb_always);
+	assert_string_equal(qemu_conf(config_machine(cfg, "vm4"))->tlb_model, "tlb=on");
+	assert_false(qemu_conf(config_machine(cfg, "vm4"))->tlb_always);
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES
@@ -493,8 +493,8 @@ static void test_duet(void **state)
 			L("    boot: qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, accel: icount, "
 			  "host_cpu: 1, duet: a}"));
-	assert_string_equal(boot_qemu_conf(config_machine(cfg, "a"))->duet, "b");
-	assert_int_equal(boot_qemu_conf(config_machine(cfg, "b"))->host_cpu, 1);
+	assert_string_equal(qemu_conf(config_machine(cfg, "a"))->duet, "b");
+	assert_int_equal(qemu_conf(config_machine(cfg, "b"))->host_cpu, 1);
 	config_free(cfg);
 	expect_errors("d.yaml",
 		      MACHINES

@@ -324,9 +324,9 @@ CONFIG_TEST(guest_cpus, "g.yaml",
 {
 	const struct cfg_suite *s;
 
-	assert_int_equal(boot_qemu_conf(config_machine(cfg, "q1"))->max_cpus, 16);
-	assert_int_equal(boot_qemu_conf(config_machine(cfg, "q2"))->max_cpus, 32);
-	assert_int_equal(boot_qemu_conf(config_machine(cfg, "r1"))->max_cpus, 4);
+	assert_int_equal(qemu_conf(config_machine(cfg, "q1"))->max_cpus, 16);
+	assert_int_equal(qemu_conf(config_machine(cfg, "q2"))->max_cpus, 32);
+	assert_int_equal(qemu_conf(config_machine(cfg, "r1"))->max_cpus, 4);
 	s = config_suite(cfg, "s");
 	assert_int_equal(s->nguest_cpus, 2);
 	assert_int_equal(s->guest_cpus[0], 8);
