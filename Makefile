@@ -11,6 +11,9 @@ WERROR   ?=
 SANITIZE ?=
 # the agent runs inside a busybox initramfs: static unless sanitized
 STATIC   ?= -static
+# when make started: make test, bench, demo and demo-track say how long they
+# took in docs/measured/ (scripts/measured.sh), the docs cite those files
+MAKE_START := $(shell date +%s.%N)
 
 # the daemon's subsystems, one folder each (docs/design.md, Layout): a file
 # includes another's header by its bare name, whichever folder holds it
@@ -187,7 +190,8 @@ $(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
 test:
 	@sh scripts/deps.sh test
 	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FAULT_DAEMON) $(FUZZ_REPLAY)
-	@BUILD=$(BUILD) sh tests/run.sh
+	@BUILD=$(BUILD) TLBLAB_MAKE_START=$(MAKE_START) $(if $(TESTS),,TEST_RECORD=docs/measured/make-test.md) \
+		sh tests/run.sh
 
 # warnings are errors, and the whole suite runs under ASan and UBSan
 check:
@@ -212,19 +216,19 @@ fuzz:
 bench:
 	@sh scripts/deps.sh bench
 	@$(MAKE) --no-print-directory $(BINARIES) $(TEST_TOOLS)
-	@BUILD=$(BUILD) sh tests/bench/run.sh
+	@BUILD=$(BUILD) TLBLAB_MAKE_START=$(MAKE_START) sh tests/bench/run.sh
 
 demo:
 	@sh scripts/deps.sh demo
 	@$(MAKE) --no-print-directory $(BINARIES)
-	@BUILD=$(BUILD) sh scripts/demo.sh
+	@BUILD=$(BUILD) TLBLAB_MAKE_START=$(MAKE_START) sh scripts/demo.sh
 
 # the default lab's nightly track, watched: commits on a branch of the
 # embedded tree, measured, an alert, its bisection to the culprit
 demo-track:
 	@sh scripts/deps.sh demo
 	@$(MAKE) --no-print-directory $(BINARIES)
-	@BUILD=$(BUILD) sh scripts/demo-track.sh
+	@BUILD=$(BUILD) TLBLAB_MAKE_START=$(MAKE_START) sh scripts/demo-track.sh
 
 clean:
 	rm -rf build

@@ -14,11 +14,14 @@
 # them, and asks the track to run at each (`tlblab tracks run demo`). The
 # detector finds the rise at 6, confirms it at 8 and raises an alert, and
 # the alert bisects 4..6 by itself. The script waits for the bisection, and
-# prints the culprit it names and how long each part took. A second run
-# finds all of it stored and prints it again.
+# prints the culprit it names and how long each part took (and writes it
+# to docs/measured/make-demo-track.md). A second run finds all of it stored
+# and prints it again.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/scripts/lab-up.sh"
+. "$TOP/scripts/measured.sh"
+started=${TLBLAB_MAKE_START:-$(measured_now)} begun=$(measured_date) commit=$(measured_commit) lab=$(measured_lab)
 BRANCH=tlblab-demo
 TRACK=demo
 PY=/usr/bin/python3
@@ -114,6 +117,14 @@ first=$(json "bisections/$b" "J.get('first_bad') or ''")
 echo
 echo "Dashboard: track $TLBLAB_SERVER/tracks/$TRACK   bisection $TLBLAB_SERVER/bisections/$b"
 echo "Took: lab up $((T1 - T0)) s, six points $((T2 - T1)) s, alert and bisection $((T3 - T2)) s; $((T3 - T0)) s in all"
+if [ "$first" = "$c5" ]; then
+	result="named $(echo "$first" | cut -c1-12), the TLB change"
+else
+	result="named ${first:-nothing}, not the TLB change"
+fi
+measured_head make-demo-track | measured_write "$TOP/docs/measured/make-demo-track.md" history \
+	"| $commit | $begun | $lab | $(measured_took "$started") | $((T1 - T0)) s | $((T2 - T1)) s | $((T3 - T2)) s | $result |" ||
+	echo "demo-track: could not write docs/measured/make-demo-track.md" >&2
 if [ "$first" = "$c5" ]; then
 	echo "demo-track: bisection $b names $(echo "$first" | cut -c1-12), the TLB change (head 5)"
 else

@@ -4,10 +4,12 @@
 # starts tlblabd on configs/local.yaml (unless it already runs), submits a demo
 # patch to arch/x86/mm/tlb.c against its base, waits, and prints the stored
 # results of both sides, their comparison and the dashboard URL. A second run reuses the tree,
-# the builds and ccache.
+# the builds and ccache. How long it took goes to docs/measured/make-demo.md.
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/scripts/lab-up.sh"
+. "$TOP/scripts/measured.sh"
+started=${TLBLAB_MAKE_START:-$(measured_now)} begun=$(measured_date) commit=$(measured_commit) lab=$(measured_lab)
 PATCH=${PATCH:-$TOP/kernels/patches/0001-x86-mm-tlb-flush-every-online-cpu.patch}
 BOOTS=${BOOTS:-3}
 SUITE=${SUITE:-demo}
@@ -56,6 +58,10 @@ print("The verdict rests on the %s rows%s." % (" and ".join(rest) or "headline",
 '
 # the closing line: the job's verdict, or why it has none
 verdict=$("$BUILD/tlblab" status "$job" | sed -n 's/^verdict  *//p')
+[ "$rc" = 0 ] && [ -n "$verdict" ] || note="did not end with a verdict"
+measured_head make-demo | measured_write "$TOP/docs/measured/make-demo.md" history \
+	"| $commit | $begun | $lab | $(measured_took "$started") | $job | ${verdict:--} | ${note:--} |" ||
+	echo "demo: could not write docs/measured/make-demo.md" >&2
 if [ "$rc" = 0 ] && [ -n "$verdict" ]; then
 	echo "demo: job $job done; verdict: $verdict"
 else

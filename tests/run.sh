@@ -3,6 +3,8 @@
 # tests, and ends with the line "N passed, N failed, N skipped". Exits non-zero when
 # anything failed, or when a test program died without reporting.
 #   TESTS=pattern   runs only the tests whose file name matches (grep -E)
+#   TEST_RECORD=FILE  adds the run's row to FILE (make test: a whole run's
+#                   to docs/measured/make-test.md; scripts/measured.sh)
 #   sh tests/run.sh --summarise <TAP   counts TAP text the same way, alone
 set -u
 cd "$(dirname "$0")/.."
@@ -81,6 +83,9 @@ fi
 
 BUILD=${BUILD:-build}
 export BUILD
+TOP=$(pwd)
+. scripts/measured.sh
+started=$(measured_now) begun=$(measured_date) commit=$(measured_commit) lab=$(measured_lab)
 log=$(mktemp)
 trap 'rm -f "$log" "$log".*' EXIT
 
@@ -93,11 +98,12 @@ run_one() {
 	t0=$(date +%s)
 	"$@" >"$_log.out" 2>&1
 	st=$?
+	dt=$(($(date +%s) - t0))
 	tap_results <"$_log.out" >"$_log.res"
 	{
 		echo "# $name"
 		cat "$_log.out"
-		echo "# $name: $(($(date +%s) - t0)) s"
+		echo "# $name: $dt s"
 		if ! [ -s "$_log.res" ]; then
 			echo "not ok - $name reported nothing (exit $st)" | tee -a "$_log.res"
 		elif [ "$st" != 0 ] && ! grep -q '^not ok ' "$_log.res"; then
@@ -106,6 +112,7 @@ run_one() {
 		grep '^not ok .*# skipped without saying why$' "$_log.res"
 	} | flock "$log.lock" cat
 	cat "$_log.res" >>"$_log"
+	echo "$name $dt $(grep -c '^not ok ' "$_log.res")" >>"$log.times"
 	rm -f "$_log.out" "$_log.res"
 }
 
@@ -156,18 +163,45 @@ lane() {
 		run_one "$log.$1" "$(basename "$t")" sh "$t"
 	done
 }
+# timed_lane host | guest | all: lane, and how long it took in $log.lanes
+timed_lane() {
+	_lt=$(date +%s)
+	lane "$1"
+	echo "$1 $(($(date +%s) - _lt))" >>"$log.lanes"
+}
+
+# record SUMMARY: this run's row of $TEST_RECORD, from $log.lanes and
+# $log.times (each test: name, seconds, checks failed)
+record() {
+	_lanes=$(awk '$1 == "all" { print "one lane, " $2 " s"; next }
+		{ printf "%s%s %s s", (n++ ? ", " : ""), $1, $2 } END { if (n) print "" }' "$log.lanes")
+	_longest=$(sort -k2,2nr "$log.times" | head -n 5 |
+		awk '{ sub(/-.*|\.sh$/, "", $1); printf "%s%s %s s", (NR > 1 ? ", " : ""), $1, $2 } END { print "" }')
+	_failed=$(awk '$3 > 0 { sub(/-.*|\.sh$/, "", $1); printf "%s%s (%s)", (n++ ? ", " : "failed: "), $1, $3 }
+		END { print n ? "" : "-" }' "$log.times")
+	measured_head make-test | measured_write "$TEST_RECORD" history \
+		"| $commit | $begun | $lab | $(measured_took "${TLBLAB_MAKE_START:-}") | $(measured_took "$started") | $_lanes | $1 | $_longest | $_failed |"
+}
 
 : >"$log.host"
 : >"$log.guest"
 : >"$log.all"
+: >"$log.times"
+: >"$log.lanes"
 if [ "${TEST_LANES:-2}" -ge 2 ]; then
-	lane guest &
+	timed_lane guest &
 	guest=$!
 	trap 'kill "$guest" 2>/dev/null; exit 130' INT TERM
-	lane host
+	timed_lane host
 	wait "$guest"
 else
-	lane all
+	timed_lane all
 fi
 cat "$log.guest" "$log.host" "$log.all" >"$log"
-summarise <"$log"
+summarise <"$log" >"$log.summary"
+st=$?
+cat "$log.summary"
+if [ -n "${TEST_RECORD:-}" ]; then
+	record "$(tail -n 1 "$log.summary")" || echo "tests/run.sh: could not write $TEST_RECORD" >&2
+fi
+exit $st

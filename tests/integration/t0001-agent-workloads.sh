@@ -1,6 +1,6 @@
 #!/bin/sh
 # tlblab-agent by hand: every workload, in every mode configs/local.yaml and
-# the README use, runs a few iterations (each a new workload process, so a
+# docs/user-guide.md use, runs a few iterations (each a new workload process, so a
 # new address-space layout) and reports a positive score; mremap's layout is
 # stressed over worker counts and sizes (the workload checks its two homes
 # in /proc/self/maps and the contents of every buffer after each window);
@@ -55,7 +55,7 @@ window_child() {
 	return 1
 }
 
-# ---- the runs of configs/local.yaml and of the README ----
+# ---- the runs of configs/local.yaml and of docs/user-guide.md ----
 run mprotect-threads --workload mprotect --mode threads --workers 2 --duration 0.3 --iterations 3
 positive mprotect-threads mprotect.ops_per_sec
 iterations mprotect-threads 3

@@ -3,7 +3,7 @@
 # by the daemon's boot code (tests/tools/qemu-boot: configs/local.yaml's
 # 2-vCPU machine, its QEMU command line, KVM probe and vCPU pinning), then
 # each workload x mode x workers combination of configs/local.yaml's suites
-# and of the README's agent examples run through `tlblab-agent run --spec -`
+# and of the agent examples in docs/user-guide.md run through `tlblab-agent run --spec -`
 # over SSH, as the daemon runs them, $RUNS times each: exit status 0, a
 # result with status ok, the headline metric present and > 0 in every
 # measured iteration. Windows are shorter than the suites' to keep the test
@@ -143,24 +143,24 @@ PYEOF
 }
 
 T='"duration": 1, "iterations": 1'
-# configs/local.yaml's suites tlb and quick, and the README's examples
-run_case "mprotect threads,processes x2 (suites tlb, quick; README)" mprotect.ops_per_sec \
+# configs/local.yaml's suites tlb and quick, and docs/user-guide.md's examples
+run_case "mprotect threads,processes x2 (suites tlb, quick; user guide)" mprotect.ops_per_sec \
 	"{\"workload\": \"mprotect\", \"mode\": [\"threads\", \"processes\"], \"workers\": 2, $T,
 	  \"monitors\": [\"interrupts\", \"vmstat\", \"tracepoints\", \"procstat\"]}"
-# the suite's workers 1,2 and the README's 1,2,4 at 8M (mremap's default size)
-run_case "mremap workers 1,2,4 (suite tlb; README)" mremap.moves_per_sec \
+# the suite's workers 1,2 and the user guide's 1,2,4 at 8M (mremap's default size)
+run_case "mremap workers 1,2,4 (suite tlb; user guide)" mremap.moves_per_sec \
 	"{\"workload\": \"mremap\", \"workers\": [1, 2, 4], $T}"
 # a fixed number of rounds ends the window (duration is the cap): total_sec
 run_case "fault-write workers 1,2, 512 rounds" fault-write.total_sec \
 	'{"workload": "fault-write", "workers": [1, 2], "rounds": 512, "duration": 10, "iterations": 1}'
-run_case "tcp-rr threads,processes workers 1,2 request 300 (README)" tcp-rr.trans_per_sec \
+run_case "tcp-rr threads,processes workers 1,2 request 300 (user guide)" tcp-rr.trans_per_sec \
 	"{\"workload\": \"tcp-rr\", \"mode\": [\"threads\", \"processes\"], \"workers\": [1, 2], \"request_size\": 300, $T}"
-run_case "stencil grid S with an mprotect:2:threads neighbour (README)" stencil.mflops \
+run_case "stencil grid S with an mprotect:2:threads neighbour (user guide)" stencil.mflops \
 	"{\"workload\": \"stencil\", \"grid\": \"S\", \"neighbour\": {\"workload\": \"mprotect\", \"workers\": 2, \"mode\": \"threads\"}, $T}"
 if [ "$guest_stress" = no-stress-ng ]; then
-	skip "exec stress-ng --tlb-shootdown 2 (README)" "stress-ng is not in the guest's initramfs"
+	skip "exec stress-ng --tlb-shootdown 2 (user guide)" "stress-ng is not in the guest's initramfs"
 else
-	run_case "exec stress-ng --tlb-shootdown 2 (README)" exec.score \
+	run_case "exec stress-ng --tlb-shootdown 2 (user guide)" exec.score \
 		'{"workload": "exec", "parser": "stress-ng", "iterations": 1,
 		  "command": ["stress-ng", "--tlb-shootdown", "2", "--timeout", "2", "--metrics-brief"]}'
 fi

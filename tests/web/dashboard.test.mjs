@@ -397,6 +397,10 @@ await step('the job page lists the series in order, after the cover letter, and 
 	eq(await page.textContent('#defaults'), "tree linux, base v6.1-debian (the lab's, not named by the submitter)", 'defaults');
 });
 await shot(page, 'job-light');
+// the job page's first screen, as a reader opens it: the README's picture
+// (docs/img/job-page.png is a copy of it)
+await page.evaluate(() => window.scrollTo(0, 0));
+await page.screenshot({ path: `${ART}/job-top.png` });
 console.log(`# job 1: table in the DOM ${firstRender === null ? '?' : firstRender.toFixed(1)} ms after navigation start (${cmp.rows.length} rows; make bench measures 500)`);
 
 // ---- failed jobs ----
