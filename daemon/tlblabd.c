@@ -33,7 +33,7 @@
 #include "config.h"
 #include "log.h"
 #include "strbuf.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "store.h"
 #include "track.h"
 #include "transport.h"

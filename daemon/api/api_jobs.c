@@ -21,7 +21,7 @@
 #include "log.h"
 #include "report.h"
 #include "comparison_cache.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "store.h"
 #include "submit.h"
 #include "util.h"

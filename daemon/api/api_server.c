@@ -46,7 +46,7 @@
 #include "compare.h"
 #include "config.h"
 #include "log.h"
-#include "sched.h"
+#include "scheduler.h"
 #include "store.h"
 #include "util.h"
 #include "version.h"

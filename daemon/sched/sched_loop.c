@@ -1,4 +1,4 @@
-#include "sched.h"
+#include "scheduler.h"
 #include "sched_int.h"
 
 #include <errno.h>

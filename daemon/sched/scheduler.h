@@ -1,5 +1,5 @@
-#ifndef TLBLAB_SCHED_H
-#define TLBLAB_SCHED_H
+#ifndef TLBLAB_SCHEDULER_H
+#define TLBLAB_SCHEDULER_H
 
 #include <signal.h>
 
