@@ -17,7 +17,7 @@
 /*
  * What the files of the scheduler share. Not for use outside them (but for
  * tests/unit/test_sched.c, which drives sched_maybe_more_boots): the rest of the
- * daemon sees only sched.h.
+ * daemon sees only scheduler.h.
  *
  * sched_loop.c         the pass loop (sched_run), cancels, dispatch and
  *                 placement, health rechecks, backfill; create and free
