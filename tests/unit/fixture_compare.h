@@ -132,7 +132,10 @@ static inline const char *verdict(const json_t *row)
 	return jsonget_str(row, "verdict");
 }
 
-static inline json_t *compare_ab(json_t *doc)
+/* The comparison of side bs of base with side ps of patched (NULL: the
+ * whole document), by the default rules with few resamples (enough for
+ * the tests' clear cases, and fast). */
+static inline json_t *compare_with(const json_t *base, const char *bs, const json_t *patched, const char *ps)
 {
 	struct compare_rules rules;
 	struct strbuf err = STRBUF_INIT;
@@ -140,11 +143,23 @@ static inline json_t *compare_ab(json_t *doc)
 
 	compare_rules_default(&rules);
 	rules.resamples = 500;
-	c = compare_sides(doc, "base", doc, "patched", &rules, &err);
+	c = compare_sides(base, bs, patched, ps, &rules, &err);
 	if (!c)
 		fail_msg("compare_sides: %s", err.buf);
 	strbuf_release(&err);
 	return c;
+}
+
+/* One document's base side against its patched side. */
+static inline json_t *compare_ab(json_t *doc)
+{
+	return compare_with(doc, "base", doc, "patched");
+}
+
+/* Two documents, each a whole side. */
+static inline json_t *compare_docs(json_t *base, json_t *patched)
+{
+	return compare_with(base, NULL, patched, NULL);
 }
 
 static inline double row_num(const json_t *r, const char *key)
