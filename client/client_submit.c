@@ -530,6 +530,132 @@ static int parse_branch(struct cli *cli, int argc, char **argv, struct patch_sou
 	return check_ref(cli, "--branch", src->ref, err);
 }
 
+/* What `tlblab submit` was asked, from its options. */
+struct submit_args {
+	const char *suite, *submitter, *tree, *base, *arch;
+	json_t *machines, *tags, *patch;	/* owned */
+	struct patch_source src;
+	long boots, max_boots, timeout;
+	int wait, timeout_set, per_patch;
+};
+
+static void submit_args_release(struct submit_args *a)
+{
+	json_decref(a->machines);
+	json_decref(a->tags);
+	json_decref(a->patch);
+}
+
+/* One option c (its argument in optarg) into a; 0, or the exit code. */
+static int submit_option(struct cli *cli, int c, int argc, char **argv, struct submit_args *a, struct strbuf *err)
+{
+	switch (c) {
+	case OPT_SUITE:
+		a->suite = optarg;
+		return cli_check_name(cli, "--suite", a->suite, err);
+	case OPT_MACHINES:
+		return parse_name_list(cli, "--machines", optarg, &a->machines, err);
+	case OPT_TAGS:
+		return parse_name_list(cli, "--tags", optarg, &a->tags, err);
+	case OPT_ARCH:
+		/* the daemon knows the arches; the client checks the shape */
+		a->arch = optarg;
+		return cli_check_name(cli, "--arch", a->arch, err);
+	case OPT_SUBMITTER:
+		a->submitter = optarg;
+		return cli_check_name(cli, "--submitter", a->submitter, err);
+	case OPT_BOOTS:
+		return cli_parse_range(cli, "--boots", optarg, 1, MAX_BOOTS, &a->boots, err);
+	case OPT_MAX_BOOTS:
+		return cli_parse_range(cli, "--max-boots", optarg, 1, MAX_BOOTS, &a->max_boots, err);
+	case OPT_WAIT:
+		a->wait = 1;
+		return 0;
+	case OPT_TIMEOUT:
+		a->timeout_set = 1;
+		return cli_parse_range(cli, "--timeout", optarg, 1, WAIT_MAX_TIMEOUT, &a->timeout, err);
+	case OPT_TREE:
+		a->tree = optarg;
+		return cli_check_name(cli, "--tree", a->tree, err);
+	case OPT_BASE:
+		a->base = optarg;
+		return check_ref(cli, "--base", a->base, err);
+	case OPT_PATCH:
+	case OPT_MBOX: {
+		int r = set_source(cli, &a->src, c == OPT_PATCH ? "--patch" : "--mbox", err);
+
+		if (!r)
+			a->src.file = optarg;
+		return r;
+	}
+	case OPT_PER_PATCH:
+		a->per_patch = 1;
+		return 0;
+	case OPT_BRANCH:
+		return parse_branch(cli, argc, argv, &a->src, err);
+	case OPT_URL: {
+		int r = set_source(cli, &a->src, "--url", err);
+
+		if (!r) {
+			a->src.url = optarg;
+			r = check_url(cli, "--url", a->src.url, 0, err);
+		}
+		return r;
+	}
+	}
+	return 0;
+}
+
+/* The options together: what one allows only with another. 0, or the
+ * exit code of a usage error. */
+static int submit_check(struct cli *cli, const struct submit_args *a, struct strbuf *err)
+{
+	if (a->timeout_set && !a->wait)
+		return cli_usage_error(cli, err, "--timeout only makes sense with --wait");
+	if (a->per_patch && (!a->src.option || strcmp(a->src.option, "--mbox")))
+		return cli_usage_error(cli, err, "--per-patch measures each prefix of a series: it needs --mbox FILE");
+	/* more boots are added only to compare sides: an A/B job's */
+	if (a->max_boots && !a->src.option)
+		return cli_usage_error(cli, err, "--max-boots is for A/B jobs (with a patch)");
+	if (a->max_boots && a->boots && a->max_boots < a->boots)
+		return cli_usage_error(cli, err, "--max-boots %ld is below --boots %ld", a->max_boots, a->boots);
+	return 0;
+}
+
+/* The request's body: what is left out, the daemon takes from the lab's
+ * defaults: (or refuses, naming the field). */
+static json_t *submit_body(const struct submit_args *a)
+{
+	json_t *body = json_object();
+
+	if (a->suite)
+		json_object_set_new(body, "suite", json_string(a->suite));
+	if (a->tree)
+		json_object_set_new(body, "tree", json_string(a->tree));
+	if (a->base)
+		json_object_set_new(body, "base", json_string(a->base));
+	if (a->patch)
+		json_object_set(body, "patch", a->patch);
+	else if (a->src.ref)
+		json_object_set_new(body, "branch", json_pack("{ssss}", "url", a->src.url, "ref", a->src.ref));
+	else if (a->src.url)
+		json_object_set_new(body, "url", json_string(a->src.url));
+	if (a->boots)
+		json_object_set_new(body, "boots", json_integer(a->boots));
+	if (a->max_boots)
+		json_object_set_new(body, "max_boots", json_integer(a->max_boots));
+	if (a->machines)
+		json_object_set(body, "machines", a->machines);
+	if (a->tags)
+		json_object_set(body, "tags", a->tags);
+	if (a->arch)
+		json_object_set_new(body, "arch", json_string(a->arch));
+	json_object_set_new(body, "submitter", json_string(a->submitter));
+	if (a->per_patch)
+		json_object_set_new(body, "per_patch", json_true());
+	return body;
+}
+
 int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 {
 	static const struct option opts[] = {
@@ -552,144 +678,33 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		COMMON_OPTIONS,
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *suite = NULL, *submitter = NULL, *tree = NULL, *base = NULL, *arch = NULL;
-	json_t *machines = NULL, *tags = NULL, *body = NULL, *resp = NULL, *patch = NULL;
-	struct patch_source src = { NULL, NULL, NULL, NULL };
+	struct submit_args a = { .src = { NULL, NULL, NULL, NULL }, .timeout = WAIT_DEFAULT_TIMEOUT };
+	json_t *body = NULL, *resp = NULL;
 	struct strbuf raw = STRBUF_INIT, raw_defaults = STRBUF_INIT;
-	long boots = 0, max_boots = 0, timeout = WAIT_DEFAULT_TIMEOUT;
-	int c, r = 0, wait = 0, timeout_set = 0, per_patch = 0;
+	int c, r = 0;
 	const json_t *job;
 	long long id;
 
 	while ((c = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
 		if ((r = cli_common_option(cli, c, argv, submit_usage, err)) > 0)
 			goto out;
-		r = 0;
-		switch (c) {
-		case OPT_SUITE:
-			suite = optarg;
-			r = cli_check_name(cli, "--suite", suite, err);
-			break;
-		case OPT_MACHINES:
-			r = parse_name_list(cli, "--machines", optarg, &machines, err);
-			break;
-		case OPT_TAGS:
-			r = parse_name_list(cli, "--tags", optarg, &tags, err);
-			break;
-		case OPT_ARCH:
-			/* the daemon knows the arches; the client checks the shape */
-			arch = optarg;
-			r = cli_check_name(cli, "--arch", arch, err);
-			break;
-		case OPT_SUBMITTER:
-			submitter = optarg;
-			r = cli_check_name(cli, "--submitter", submitter, err);
-			break;
-		case OPT_BOOTS:
-			r = cli_parse_range(cli, "--boots", optarg, 1, MAX_BOOTS, &boots, err);
-			break;
-		case OPT_MAX_BOOTS:
-			r = cli_parse_range(cli, "--max-boots", optarg, 1, MAX_BOOTS, &max_boots, err);
-			break;
-		case OPT_WAIT:
-			wait = 1;
-			break;
-		case OPT_TIMEOUT:
-			timeout_set = 1;
-			r = cli_parse_range(cli, "--timeout", optarg, 1, WAIT_MAX_TIMEOUT, &timeout, err);
-			break;
-		case OPT_TREE:
-			tree = optarg;
-			r = cli_check_name(cli, "--tree", tree, err);
-			break;
-		case OPT_BASE:
-			base = optarg;
-			r = check_ref(cli, "--base", base, err);
-			break;
-		case OPT_PATCH:
-			if (!(r = set_source(cli, &src, "--patch", err)))
-				src.file = optarg;
-			break;
-		case OPT_MBOX:
-			if (!(r = set_source(cli, &src, "--mbox", err)))
-				src.file = optarg;
-			break;
-		case OPT_PER_PATCH:
-			per_patch = 1;
-			break;
-		case OPT_BRANCH:
-			r = parse_branch(cli, argc, argv, &src, err);
-			break;
-		case OPT_URL:
-			if (!(r = set_source(cli, &src, "--url", err))) {
-				src.url = optarg;
-				r = check_url(cli, "--url", src.url, 0, err);
-			}
-			break;
-		}
-		if (r)
+		if ((r = submit_option(cli, c, argc, argv, &a, err)))
 			goto out;
 	}
-	if ((r = cli_no_args(cli, argc, argv, err)))
+	if ((r = cli_no_args(cli, argc, argv, err)) || (r = submit_check(cli, &a, err)))
 		goto out;
-	if (timeout_set && !wait) {
-		r = cli_usage_error(cli, err, "--timeout only makes sense with --wait");
-		goto out;
-	}
-	if (per_patch && (!src.option || strcmp(src.option, "--mbox"))) {
-		r = cli_usage_error(cli, err, "--per-patch measures each prefix of a series: it needs --mbox FILE");
-		goto out;
-	}
-	/* more boots are added only to compare sides: an A/B job's */
-	if (max_boots && !src.option) {
-		r = cli_usage_error(cli, err, "--max-boots is for A/B jobs (with a patch)");
-		goto out;
-	}
-	if (max_boots && boots && max_boots < boots) {
-		r = cli_usage_error(cli, err, "--max-boots %ld is below --boots %ld", max_boots, boots);
-		goto out;
-	}
 	/* last: the file is read only for a request that is otherwise sound */
-	if (src.file && (r = read_patch(cli, src.option, src.file, &patch, err)))
+	if (a.src.file && (r = read_patch(cli, a.src.option, a.src.file, &a.patch, err)))
 		goto out;
-	if (!submitter) {
+	if (!a.submitter) {
 		/* $USER is a convenience, not an input to refuse over */
-		submitter = getenv("USER");
-		if (!submitter || !client_valid_name(submitter))
-			submitter = "unknown";
+		a.submitter = getenv("USER");
+		if (!a.submitter || !client_valid_name(a.submitter))
+			a.submitter = "unknown";
 	}
 	if ((r = cli_connect(cli, err)))
 		goto out;
-
-	/* what is left out, the daemon takes from the lab's defaults: (or
-	 * refuses, naming the field) */
-	body = json_object();
-	if (suite)
-		json_object_set_new(body, "suite", json_string(suite));
-	if (tree)
-		json_object_set_new(body, "tree", json_string(tree));
-	if (base)
-		json_object_set_new(body, "base", json_string(base));
-	if (patch)
-		json_object_set(body, "patch", patch);
-	else if (src.ref)
-		json_object_set_new(body, "branch", json_pack("{ssss}", "url", src.url, "ref", src.ref));
-	else if (src.url)
-		json_object_set_new(body, "url", json_string(src.url));
-	if (boots)
-		json_object_set_new(body, "boots", json_integer(boots));
-	if (max_boots)
-		json_object_set_new(body, "max_boots", json_integer(max_boots));
-	if (machines)
-		json_object_set(body, "machines", machines);
-	if (tags)
-		json_object_set(body, "tags", tags);
-	if (arch)
-		json_object_set_new(body, "arch", json_string(arch));
-	json_object_set_new(body, "submitter", json_string(submitter));
-	if (per_patch)
-		json_object_set_new(body, "per_patch", json_true());
-
+	body = submit_body(&a);
 	if (client_request(&cli->client, "POST", "/api/v1/jobs", body, &raw, &resp, err) < 0) {
 		r = cli_request_failed(cli, err);
 		goto out;
@@ -700,7 +715,7 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		r = EXIT_FAIL;
 		goto out;
 	}
-	if (cli->json && !wait) {
+	if (cli->json && !a.wait) {
 		cli_print_raw(&raw);
 	} else {
 		char clean[64];
@@ -717,12 +732,10 @@ int cmd_submit(struct cli *cli, int argc, char **argv, struct strbuf *err)
 		print_series_jobs(out, json_object_get(resp, "jobs"));
 		fflush(out);
 	}
-	if (wait)
-		r = wait_jobs(cli, json_object_get(resp, "jobs"), id, timeout, err);
+	if (a.wait)
+		r = wait_jobs(cli, json_object_get(resp, "jobs"), id, a.timeout, err);
 out:
-	json_decref(machines);
-	json_decref(tags);
-	json_decref(patch);
+	submit_args_release(&a);
 	json_decref(body);
 	json_decref(resp);
 	strbuf_release(&raw);
