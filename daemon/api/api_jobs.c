@@ -353,6 +353,104 @@ out:
 	return ret;
 }
 
+/* GET /jobs/ID/comparison: the job's comparison (kept, or made now). */
+static enum MHD_Result send_job_comparison(struct route_ctx *rc, struct api *api, int64_t id)
+{
+	struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
+	enum MHD_Result ret;
+	int r = comparison_cache_get(api->st, rc->cfg, id, &doc, &err);
+
+	if (r == -EINVAL)
+		ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
+				 "with /api/v1/compare?base=A&patched=B", (long long)id);
+	else if (r == -ENOENT)
+		ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+	else if (store_failed(r))
+		ret = api_send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
+	else if (r < 0)
+		ret = api_send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
+	else
+		ret = send_comparison_text(rc, &doc);
+	strbuf_release(&doc);
+	strbuf_release(&err);
+	return ret;
+}
+
+/* GET /jobs/ID/per-patch: a per-patch series' steps. */
+static enum MHD_Result send_per_patch(struct route_ctx *rc, struct api *api, int64_t id)
+{
+	struct strbuf err = STRBUF_INIT;
+	enum MHD_Result ret;
+	json_t *job = NULL;
+	int r = comparison_per_patch(api->st, rc->cfg, id, &job, &err);
+
+	if (r == -EINVAL)
+		ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not one of a per-patch series "
+				 "(tlblab submit --mbox FILE --per-patch)", (long long)id);
+	else if (r == -ENOENT)
+		ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
+	else if (r < 0)
+		ret = api_send_store_error(rc->conn, r, "%s", err.buf);
+	else
+		ret = api_send_json(rc->conn, 200, json_pack("{s:o}", "per_patch", job));
+	strbuf_release(&err);
+	return ret;
+}
+
+/* GET /jobs/ID/stages/STAGE/log[?tail=N]: a stage's log, its URLs
+ * redacted for a reader without a token. */
+static enum MHD_Result send_stage_log(struct route_ctx *rc, struct api *api, int64_t id)
+{
+	struct strbuf log = STRBUF_INIT;
+	int64_t stage;
+	enum MHD_Result ret;
+	json_t *job;
+	long tail;
+	size_t from;
+	int r;
+
+	if (api_parse_id(rc->seg[5], &stage) < 0)
+		return api_send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
+	if (api_query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
+		return api_send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
+				  "to 1000000");
+	if ((r = store_stage_log(api->st, id, stage, &log)) < 0) {
+		strbuf_release(&log);
+		if (r != -ENOENT)
+			return api_send_store_error(rc->conn, r, "could not read the log of stage %lld",
+						(long long)stage);
+		return api_send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
+				  (long long)stage, (long long)id);
+	}
+	/* ?tail=N: the last N lines only */
+	from = log.len;
+	if (from && log.buf[from - 1] == '\n')
+		from--;
+	while (tail > 0 && from > 0)
+		if (log.buf[--from] == '\n' && --tail == 0)
+			from++;
+	if (!api_query(rc->conn, "tail"))
+		from = 0;
+	if (api_reader_public(rc)) {
+		/* build.sh names the branch it fetches */
+		struct strbuf red = STRBUF_INIT;
+
+		if (!(job = store_job_json(api->st, id))) {
+			strbuf_release(&log);
+			return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
+		}
+		util_url_redact_in(log.buf + from, log.len - from,
+			      jsonget_str(job, "patch_url"), &red);
+		json_decref(job);
+		strbuf_release(&log);
+		log = red;
+		from = 0;
+	}
+	ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
+	strbuf_release(&log);
+	return ret;
+}
+
 enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 {
 	struct api *api = rc->api;
@@ -397,45 +495,12 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 		job = store_runs_json(api->st, id);
 		return api_send_read(rc->conn, job, errno, "runs of job %lld", (long long)id);
 	}
-	if (!strcmp(sub, "comparison") && rc->nseg == 5) {
-		struct strbuf doc = STRBUF_INIT, err = STRBUF_INIT;
-		enum MHD_Result ret;
-		int r = comparison_cache_get(api->st, rc->cfg, id, &doc, &err);
-
-		if (r == -EINVAL)
-			ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not an A/B job; compare two jobs "
-					 "with /api/v1/compare?base=A&patched=B", (long long)id);
-		else if (r == -ENOENT)
-			ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
-		else if (store_failed(r))
-			ret = api_send_store_error(rc->conn, r, "job %lld: could not keep the comparison", (long long)id);
-		else if (r < 0)
-			ret = api_send_error(rc->conn, 409, "conflict", "cannot compare: %s", err.buf);
-		else
-			ret = send_comparison_text(rc, &doc);
-		strbuf_release(&doc);
-		strbuf_release(&err);
-		return ret;
-	}
+	if (!strcmp(sub, "comparison") && rc->nseg == 5)
+		return send_job_comparison(rc, api, id);
 	if (!strcmp(sub, "report.txt") && rc->nseg == 5)
 		return send_report(rc, id);
-	if (!strcmp(sub, "per-patch") && rc->nseg == 5) {
-		struct strbuf err = STRBUF_INIT;
-		enum MHD_Result ret;
-		int r = comparison_per_patch(api->st, rc->cfg, id, &job, &err);
-
-		if (r == -EINVAL)
-			ret = api_send_error(rc->conn, 409, "conflict", "job %lld is not one of a per-patch series "
-					 "(tlblab submit --mbox FILE --per-patch)", (long long)id);
-		else if (r == -ENOENT)
-			ret = api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
-		else if (r < 0)
-			ret = api_send_store_error(rc->conn, r, "%s", err.buf);
-		else
-			ret = api_send_json(rc->conn, 200, json_pack("{s:o}", "per_patch", job));
-		strbuf_release(&err);
-		return ret;
-	}
+	if (!strcmp(sub, "per-patch") && rc->nseg == 5)
+		return send_per_patch(rc, api, id);
 	if (!strcmp(sub, "profiles") && rc->nseg == 5) {
 		job = store_profiles_json(api->st, id);
 		return api_send_read(rc->conn, job, errno, "profiles of job %lld", (long long)id);
@@ -462,55 +527,7 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 		job = store_samples_json(api->st, id, stage, name, after, (int)limit);
 		return api_send_read(rc->conn, job, errno, "samples of job %lld", (long long)id);
 	}
-	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log")) {
-		struct strbuf log = STRBUF_INIT;
-		int64_t stage;
-		enum MHD_Result ret;
-		int r;
-
-		long tail;
-		size_t from;
-
-		if (api_parse_id(rc->seg[5], &stage) < 0)
-			return api_send_error(rc->conn, 400, "bad_request", "stage: must be a stage id");
-		if (api_query_int(rc->conn, "tail", 1, 1000000, 0, &tail) < 0)
-			return api_send_error(rc->conn, 400, "bad_request", "tail: must be a number of lines from 1 "
-					  "to 1000000");
-		if ((r = store_stage_log(api->st, id, stage, &log)) < 0) {
-			strbuf_release(&log);
-			if (r != -ENOENT)
-				return api_send_store_error(rc->conn, r, "could not read the log of stage %lld",
-							(long long)stage);
-			return api_send_error(rc->conn, 404, "not_found", "no stage %lld in job %lld",
-					  (long long)stage, (long long)id);
-		}
-		/* ?tail=N: the last N lines only */
-		from = log.len;
-		if (from && log.buf[from - 1] == '\n')
-			from--;
-		while (tail > 0 && from > 0)
-			if (log.buf[--from] == '\n' && --tail == 0)
-				from++;
-		if (!api_query(rc->conn, "tail"))
-			from = 0;
-		if (api_reader_public(rc)) {
-			/* build.sh names the branch it fetches */
-			struct strbuf red = STRBUF_INIT;
-
-			if (!(job = store_job_json(api->st, id))) {
-				strbuf_release(&log);
-				return api_send_read(rc->conn, NULL, errno, "job %lld", (long long)id);
-			}
-			util_url_redact_in(log.buf + from, log.len - from,
-				      jsonget_str(job, "patch_url"), &red);
-			json_decref(job);
-			strbuf_release(&log);
-			log = red;
-			from = 0;
-		}
-		ret = api_send_text(rc->conn, 200, "text/plain; charset=utf-8", log.buf + from, log.len - from);
-		strbuf_release(&log);
-		return ret;
-	}
+	if (!strcmp(sub, "stages") && rc->nseg == 7 && !strcmp(rc->seg[6], "log"))
+		return send_stage_log(rc, api, id);
 	return api_send_error(rc->conn, 404, "not_found", "no such resource");
 }
