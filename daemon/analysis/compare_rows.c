@@ -5,6 +5,12 @@
  * bootstrap interval of the change and the equivalence interval; its
  * verdict is decided with all rows' at once (verdict.c), since their
  * p-values are adjusted as families.
+ *
+ * (Over 800 lines for now: a row's statistics (medians, spread, the tests
+ * each class takes, the intervals) are steps over one row's state, and the
+ * tests a class takes are spelled here rather than in a table of classes;
+ * issue 39's class table, one row per class with its test and margins,
+ * takes those out.)
  */
 #include "compare.h"
 

@@ -4,6 +4,10 @@
  * plugin's instruction counts, and when it did not. Jobs are built here
  * from a fixed-seed generator, with several iterations per boot (so a row
  * has a spread within boots) and rows of every class.
+ *
+ * (Over 800 lines on purpose: one generator of whole jobs and the verdicts
+ * each class must give on them; split, each file would carry its own copy
+ * of the generator's job shapes.)
  */
 #include "testlib.h"
 
