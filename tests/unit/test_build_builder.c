@@ -15,6 +15,7 @@
 #include "config.h"
 #include "transport.h"
 #include "util.h"
+#include "fixture_builder.h"
 #include "banned.h"
 
 static char dir[64];
@@ -30,17 +31,7 @@ static void sh(const char *fmt, const char *a, const char *b)
 
 static struct lab_config *lab(void)
 {
-	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
-	struct lab_config *cfg = NULL;
-
-	strbuf_addf(&text, "lab: {data_dir: %s/data}\n"
-		    "builders:\n  - {name: local, transport: local, workdir: %s/builder}\n"
-		    "trees:\n  - {name: linux, url: %s/linux, builder: local}\n", dir, dir, dir);
-	if (config_load_string("b.yaml", text.buf, text.len, &cfg, &err) < 0)
-		fail_msg("%s", err.buf);
-	strbuf_release(&text);
-	strbuf_release(&err);
-	return cfg;
+	return builder_lab(dir, "b.yaml");
 }
 
 static mode_t mode_of(const char *path)

@@ -12,6 +12,7 @@
 #include "build.h"
 #include "config.h"
 #include "util.h"
+#include "fixture_builder.h"
 #include "banned.h"
 
 static char dir[64];
@@ -44,17 +45,7 @@ static void make_repo(const char *name, int n)
 
 static struct lab_config *lab(void)
 {
-	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
-	struct lab_config *cfg = NULL;
-
-	strbuf_addf(&text, "lab: {data_dir: %s/data}\n"
-		    "builders:\n  - {name: local, transport: local, workdir: %s/builder}\n"
-		    "trees:\n  - {name: linux, url: %s/linux, builder: local}\n", dir, dir, dir);
-	if (config_load_string("r.yaml", text.buf, text.len, &cfg, &err) < 0)
-		fail_msg("%s", err.buf);
-	strbuf_release(&text);
-	strbuf_release(&err);
-	return cfg;
+	return builder_lab(dir, "r.yaml");
 }
 
 static void test_resolve(void **state)
