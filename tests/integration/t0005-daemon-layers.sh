@@ -81,4 +81,65 @@ case $summary in
 "# checked 0 includes"*) fail "includes between the daemon's folders" "$summary" ;;
 *) [ "$bad" -eq 0 ] && pass "no folder of daemon/ includes one above it (${summary#\# })" ;;
 esac
+
+# The binaries' folders are layers too (docs/design.md, "Three binaries"):
+# lib/ is every binary's and includes only itself; agents/ and client/
+# include themselves and lib/; daemon/ includes itself, lib/ and, until the
+# catalog of workloads and monitors is lib/'s, the agent's headers it
+# links (agents/spec.h, the workload and monitor tables, the plugin's TLB
+# geometry). tops TOP: prints "FILE includes HEADER (FOLDER)" for each
+# include another folder may not make, then "# checked N includes".
+tops() {
+	"$PY" - "$1" <<'PYEOF'
+import os, re, sys
+top = sys.argv[1]
+may = {"lib": {"lib"}, "agents": {"agents", "lib"}, "client": {"client", "lib"},
+       "daemon": {"daemon", "lib", "agents"}}
+where = {}
+for root in may:
+    for d, _, fs in os.walk(os.path.join(top, root)):
+        for f in fs:
+            if f.endswith((".c", ".h")):
+                where.setdefault(f, set()).add(root)
+n = 0
+for root in sorted(may):
+    for d, _, fs in sorted(os.walk(os.path.join(top, root))):
+        for f in sorted(fs):
+            if not f.endswith((".c", ".h")):
+                continue
+            path = os.path.join(d, f)
+            for inc in re.findall(r'^#include "([^"]+)"', open(path).read(), re.M):
+                owners = where.get(os.path.basename(inc))
+                if not owners:
+                    continue
+                n += 1
+                if not owners & may[root]:
+                    print("%s includes %s (%s)" % (os.path.relpath(path, top), inc, ", ".join(sorted(owners))))
+print("# checked %d includes" % n)
+PYEOF
+}
+
+# the check can fail: lib/ reaching into the daemon, the agent into the client
+mkdir -p "$TMP/t/lib" "$TMP/t/daemon/store" "$TMP/t/agents" "$TMP/t/client"
+printf '#include "store.h"\n' >"$TMP/t/lib/util.c"
+printf '#include "client.h"\n#include "util.h"\n' >"$TMP/t/agents/agent.c"
+: >"$TMP/t/daemon/store/store.h"
+: >"$TMP/t/client/client.h"
+got=$(tops "$TMP/t" | grep -v '^#' | tr '\n' '|')
+want='agents/agent.c includes client.h (client)|lib/util.c includes store.h (daemon)|'
+if [ "$got" = "$want" ]; then
+	pass "an include of lib/ into the daemon, or of the agent into the client, is found"
+else
+	fail "an include of lib/ into the daemon, or of the agent into the client, is found" "got: $got"
+fi
+tops "$TOP" >"$TMP/tops.out"
+summary=$(grep '^#' "$TMP/tops.out")
+if grep -qv '^#' "$TMP/tops.out"; then
+	fail "lib/, agents/ and client/ include only what their layer may" "$(grep -v '^#' "$TMP/tops.out" | head -n 5 | tr '\n' ' ')"
+else
+	case $summary in
+	"# checked 0 includes") fail "includes between the binaries' folders" "$summary" ;;
+	*) pass "lib/, agents/ and client/ include only what their layer may (${summary#\# })" ;;
+	esac
+fi
 exit 0
