@@ -432,7 +432,7 @@ static void check_owners(const struct lab_config *cfg)
 /*
  * TLBLAB_STORE_FAULT="TIMES:SQL", in the tests' build of the daemon only
  * ($(BUILD)/tlblabd-faults, made with -DTLBLAB_FAULTS): the next
- * TIMES statements whose SQL contains SQL fail with SQLITE_IOERR
+ * TIMES statements whose SQL contains SQL fail with the store's I/O error
  * (store_fault_match), so a test can watch the daemon ride out a store
  * failure at one step.
  */
@@ -448,7 +448,7 @@ static void arm_store_fault(struct store *st)
 	num[colon - v] = '\0';
 	if (parse_int_range(num, 1, 1000, &times) < 0)
 		log_fatalx("TLBLAB_STORE_FAULT: TIMES:SQL, TIMES from 1 to 1000");
-	store_fault_match(st, colon + 1, (int)times, 10 /* SQLITE_IOERR */);
+	store_fault_match(st, colon + 1, (int)times, STORE_ERR_IO);
 	log_warnx("store: the next %ld statements with \"%s\" will fail (TLBLAB_STORE_FAULT)", times, colon + 1);
 }
 #else

@@ -20,6 +20,10 @@
 #include "fixture_store.h"
 #include "banned.h"
 
+/* the SQLite backend's migrations (scripts/embed.sh) */
+extern const struct migration sqlite_migrations[];
+extern const size_t sqlite_nmigrations;
+
 /*
  * Walks the job's stages in order: builds and boots succeed; the run of
  * side S in its n-th attempt (counting repeats) fails spec fail[S][n], or
@@ -338,11 +342,12 @@ static void test_patch_subject_migration(void **state)
 	assert_int_equal(sqlite3_open(path.buf, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db, "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, "
 				      "name TEXT NOT NULL, applied REAL NOT NULL)", NULL, NULL, NULL), SQLITE_OK);
-	for (i = 0; i < nmigrations && migrations[i].version <= 5; i++) {
+	for (i = 0; i < sqlite_nmigrations && sqlite_migrations[i].version <= 5; i++) {
 		char rec[128];
 
-		assert_int_equal(sqlite3_exec(db, migrations[i].sql, NULL, NULL, NULL), SQLITE_OK);
-		snprintf(rec, sizeof(rec), "INSERT INTO schema_migrations VALUES (%d, 'x', 0)", migrations[i].version);
+		assert_int_equal(sqlite3_exec(db, sqlite_migrations[i].sql, NULL, NULL, NULL), SQLITE_OK);
+		snprintf(rec, sizeof(rec), "INSERT INTO schema_migrations VALUES (%d, 'x', 0)",
+			 sqlite_migrations[i].version);
 		assert_int_equal(sqlite3_exec(db, rec, NULL, NULL, NULL), SQLITE_OK);
 	}
 	pasted = old_job(db, "patch", mail.buf, NULL, NULL);
@@ -437,14 +442,14 @@ static void test_job_list_total_follows_changes(void **state)
 
 	/* a change, then a count that fails: an error, and the next read counts */
 	store_fixture_job(f->st, 1);
-	store_fault_match(f->st, "SELECT count(*) FROM jobs", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "SELECT count(*) FROM jobs", 1, STORE_ERR_IO);
 	errno = 0;
 	assert_null(store_jobs_json(f->st, &all));
 	assert_int_equal(errno, EIO);
 	assert_int_equal(store_fault_hits(f->st), 1);
 	assert_int_equal(TOTAL(all), 3);
 	/* kept: the same read again runs no count */
-	store_fault_match(f->st, "SELECT count(*) FROM jobs", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "SELECT count(*) FROM jobs", 1, STORE_ERR_IO);
 	assert_int_equal(TOTAL(all), 3);
 	assert_int_equal(store_fault_hits(f->st), 0);
 #undef TOTAL
@@ -511,7 +516,7 @@ static void test_job_list_text(void **state)
 	json_decref(doc);
 
 	strbuf_reset(&text);
-	store_fault_match(f->st, "ORDER BY id DESC LIMIT ? OFFSET ?", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "ORDER BY id DESC LIMIT ? OFFSET ?", 1, STORE_ERR_IO);
 	assert_int_equal(store_jobs_text(f->st, &all, &text), -EIO);
 	assert_int_equal(store_fault_hits(f->st), 1);
 	strbuf_release(&text);

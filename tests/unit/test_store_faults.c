@@ -235,8 +235,8 @@ static void open_lab(struct store_fixture *f, sqlite3 **ret_db)
 }
 
 /*
- * SQLite fails at statement 1, then 2, 3, ... of the life (SQLITE_FULL or
- * SQLITE_IOERR, alternately), until a life runs without reaching the
+ * SQLite fails at statement 1, then 2, 3, ... of the life (its database
+ * full or an I/O error, alternately), until a life runs without reaching the
  * fault: after each failure nothing is half-made, and the job ends done,
  * with every result once, after the fault clears.
  */
@@ -254,7 +254,7 @@ static void test_fault_at_each_statement(void **state)
 		store_fixture_setup((void **)&f);
 		l.f = f;
 		open_lab(f, &l.db);
-		store_fault_after(f->st, n, n % 2 ? SQLITE_FULL : SQLITE_IOERR);
+		store_fault_after(f->st, n, n % 2 ? STORE_ERR_FULL : STORE_ERR_IO);
 		faults = job_life(&l);
 		lives++;
 		/* done, each result once, nothing leased */
@@ -332,36 +332,36 @@ static void test_reads_report_store_errors(void **state)
 	json_decref(j);
 
 	/* the job row is read, its stages are not */
-	store_fault_match(f->st, "FROM stages WHERE job_id = ? ORDER BY seq", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM stages WHERE job_id = ? ORDER BY seq", 1, STORE_ERR_IO);
 	errno = 0;
 	assert_null(store_job_json(f->st, job));
 	assert_int_equal(errno, EIO);
 	assert_int_equal(store_fault_hits(f->st), 1);
 
-	store_fault_match(f->st, "FROM runs WHERE job_id", 1, SQLITE_BUSY);
+	store_fault_match(f->st, "FROM runs WHERE job_id", 1, STORE_ERR_LOCKED);
 	assert_null(store_runs_json(f->st, job));
 	assert_int_equal(errno, EAGAIN);
-	store_fault_match(f->st, "JOIN metrics", 1, SQLITE_FULL);
+	store_fault_match(f->st, "JOIN metrics", 1, STORE_ERR_FULL);
 	assert_null(store_metrics_json(f->st, job, NULL, 1));
 	assert_int_equal(errno, ENOSPC);
-	store_fault_match(f->st, "JOIN metrics", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "JOIN metrics", 1, STORE_ERR_IO);
 	assert_null(store_compare_doc(f->st, job));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM samples", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM samples", 1, STORE_ERR_IO);
 	assert_null(store_samples_json(f->st, job, 0, NULL, 0, 10));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM jobs ORDER BY", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM jobs ORDER BY", 1, STORE_ERR_IO);
 	assert_null(store_jobs_json(f->st, &jf));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM machines", 1, SQLITE_BUSY);
+	store_fault_match(f->st, "FROM machines", 1, STORE_ERR_LOCKED);
 	assert_null(store_machines_json(f->st));
 	assert_int_equal(errno, EAGAIN);
-	store_fault_match(f->st, "FROM machines", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM machines", 1, STORE_ERR_IO);
 	assert_null(store_health_json(f->st));
-	store_fault_match(f->st, "SELECT log FROM stages", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "SELECT log FROM stages", 1, STORE_ERR_IO);
 	assert_int_equal(store_stage_log(f->st, job, stage, &log), -EIO);
 	assert_int_equal(store_stage_log(f->st, job, stage + 100, &log), -ENOENT);
-	store_fault_match(f->st, "verdict IS NULL", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "verdict IS NULL", 1, STORE_ERR_IO);
 	assert_true(store_job_without_verdict(f->st, INT64_MAX) < 0);
 
 	/* the fault is gone: everything reads again */
@@ -408,7 +408,7 @@ static void test_ingest_store_error(void **state)
 		ig.stage_id = stage;
 		ig.machine = "m1";
 		ig.side = "base";
-		store_fault_match(f->st, faults[i], 1, i % 2 ? SQLITE_FULL : SQLITE_IOERR);
+		store_fault_match(f->st, faults[i], 1, i % 2 ? STORE_ERR_FULL : STORE_ERR_IO);
 		if (ingest_line(&ig, lines[i], strlen(lines[i]), 0) != -1)
 			fail_msg("line %zu: the store failed and the ingest went on", i);
 		assert_int_equal(store_fault_hits(f->st), 1);
@@ -449,7 +449,7 @@ static void test_job_and_token_together(void **state)
 	int64_t id = 0;
 	int jobs = -1, boots = -1;
 
-	store_fault_match(f->st, "token_hash", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "token_hash", 1, STORE_ERR_IO);
 	assert_true(store_job_create(f->st, &req, plan, n, &id, &err) < 0);
 	assert_int_equal(store_fault_hits(f->st), 1);
 	assert_null(store_job_json(f->st, 1));	/* the job's rows rolled back with the token's */
