@@ -17,10 +17,12 @@ STATIC   ?= -static
 # includes another's header by its bare name, whichever folder holds it
 DAEMON_DIRS = daemon $(patsubst %/,%,$(sort $(dir $(wildcard daemon/*/*.c daemon/*/*/*.c))))
 WARNINGS  = -Wall -Wextra -Wformat=2 -Wno-format-nonliteral -Wshadow -Wstrict-prototypes $(WERROR)
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) \
+# libpq's headers, for the store's PostgreSQL backend (daemon/store/postgres/)
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) $(PQ_CFLAGS) \
 	-iquote lib -iquote client $(addprefix -iquote ,$(DAEMON_DIRS)) -iquote agents -iquote agents/monitors -MMD -MP
 LDLIBS_AGENT = -ljansson -lm -pthread
-LDLIBS_DAEMON = -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
+LDLIBS_DAEMON = -lssh -lsqlite3 -lpq -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
 LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
 
 # The folder says which binary a file is part of: lib/ all three (strbuf,

@@ -159,8 +159,59 @@ static void refuse_example_tokens(struct cfg_ctx *c, const char *key, yaml_node_
 	}
 }
 
+/* The longest store URL (lab.store). */
+#define STORE_URL_MAX 1024
+
+/* 1 when s may be lab.store: a PostgreSQL URL, printable, no blanks. */
+static int valid_store_url(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > STORE_URL_MAX || (strncmp(s, "postgresql://", 13) && strncmp(s, "postgres://", 11)))
+		return 0;
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~')
+			return 0;
+	return 1;
+}
+
+/* url with its password (after the user, or a password= parameter)
+ * written as "***", into sb: what `tlblabd -n` shows. */
+static void store_url_hidden(const char *url, struct strbuf *sb)
+{
+	const char *auth = strstr(url, "://") + 3, *end = auth + strcspn(auth, "/?");
+	const char *at = memchr(auth, '@', (size_t)(end - auth));
+	const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+	const char *q;
+
+	if (colon) {
+		strbuf_add(sb, url, (size_t)(colon - url));
+		strbuf_addstr(sb, ":***");
+		url = at;
+	}
+	q = strchr(url, '?');
+	if (!q) {
+		strbuf_addstr(sb, url);
+		return;
+	}
+	strbuf_add(sb, url, (size_t)(q - url));
+	/* each parameter with its '?' or '&'; a password's value hidden */
+	while (*q) {
+		size_t len = 1 + strcspn(q + 1, "&");
+
+		if (!strncmp(q + 1, "password=", 9)) {
+			strbuf_add(sb, q, 10);
+			strbuf_addstr(sb, "***");
+		} else {
+			strbuf_add(sb, q, len);
+		}
+		q += len;
+	}
+}
+
 enum setting_type {
 	SET_PATH,	/* char *: a path */
+	SET_STORE,	/* char *: a PostgreSQL URL (a secret may be in it) */
 	SET_USER,	/* char *: a user name */
 	SET_LISTEN,	/* listen_host, listen_port */
 	SET_TOKENS,	/* char **: tokens, appended to */
@@ -191,6 +242,9 @@ static const struct setting settings[] = {
 	/* the one required setting (a path without a default) */
 	{ "data_dir", SET_PATH, AT(data_dir), NONE,
 	  "required: where the store (tlblab.db) and the artifacts live" },
+	{ "store", SET_STORE, AT(store), NAN, "data_dir/tlblab.db", NAN, NAN,
+	  "the store: a PostgreSQL URL (postgresql://USER@HOST/DB, libpq's form) for a store several daemons "
+	  "share, else the SQLite file in data_dir; read at start" },
 	{ "user", SET_USER, AT(user), NONE,
 	  "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "
 	  "the identities and the builders' workdirs are that user's (scripts/deps.sh makes tlblab)" },
@@ -310,6 +364,13 @@ static void parse_setting(struct cfg_ctx *c, const struct setting *s, yaml_node_
 		free(*(char **)f);
 		*(char **)f = config_get_str(c, s->name, n, config_valid_user, MUST_USER);
 		break;
+	case SET_STORE:
+		free(*(char **)f);
+		*(char **)f = config_get_str(c, s->name, n, valid_store_url,
+					     "a PostgreSQL URL (postgresql://USER@HOST/DB or postgres://...), "
+					     "at most 1024 printable characters; without it the store is "
+					     "data_dir/tlblab.db");
+		break;
 	case SET_LISTEN: {
 		const char *text = config_scalar(n);
 
@@ -412,6 +473,12 @@ static void value_text(const struct lab_config *cfg, const struct setting *s, st
 		strbuf_addf(sb, strchr(cfg->listen_host, ':') ? "[%s]:%d" : "%s:%d", cfg->listen_host,
 			    cfg->listen_port);
 		break;
+	case SET_STORE:
+		if (*(char *const *)f)
+			store_url_hidden(*(char *const *)f, sb);
+		else
+			strbuf_addf(sb, "%s/tlblab.db", cfg->data_dir ? cfg->data_dir : "data_dir");
+		break;
 	case SET_TOKENS:
 		/* secrets: counted, never shown */
 		strbuf_addf(sb, "%zu token(s)", tokens_count(*(char **const *)f));
@@ -458,7 +525,7 @@ void config_lab_print(FILE *out, const struct lab_config *cfg)
 void config_lab_reference(FILE *out)
 {
 	static const char *const type_names[SET_MAX] = {
-		[SET_PATH] = "path", [SET_USER] = "user name", [SET_LISTEN] = "address", [SET_TOKENS] = "list of tokens",
+		[SET_PATH] = "path", [SET_STORE] = "PostgreSQL URL", [SET_USER] = "user name", [SET_LISTEN] = "address", [SET_TOKENS] = "list of tokens",
 		[SET_TOKEN_FILE] = "path", [SET_HOSTS] = "list of host names",
 		[SET_FETCH] = "list of addresses, CIDRs, host names", [SET_BOOL] = "true or false",
 		[SET_INT] = "integer", [SET_BYTES] = "size (1K, 1M, 1G)", [SET_SECONDS] = "time (90, 30s, 10m, 2h)",

@@ -333,6 +333,7 @@ void config_free(const struct lab_config *shared)
 	config_strv_free(cfg->fetch_allow);
 	free(cfg->path);
 	free(cfg->data_dir);
+	free(cfg->store);
 	free(cfg->listen_host);
 	free(cfg->user);
 	free(cfg);

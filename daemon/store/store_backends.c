@@ -8,9 +8,11 @@
 #include "store_backend.h"
 #include "banned.h"
 
+extern const struct store_backend store_backend_postgres;
 extern const struct store_backend store_backend_sqlite;
 
 static const struct store_backend *const backends[] = {
+	&store_backend_postgres,
 	&store_backend_sqlite,
 };
 
