@@ -1,14 +1,14 @@
 /*
- * daemon/store when SQLite fails: at each statement of a job's life in
- * turn, on a database another connection holds locked, part-way through a
- * read, and under the ingest of the agent's output. Whatever fails, the
- * store says so and leaves nothing half made; once the fault clears, the
- * same calls go through.
+ * daemon/store when its database fails: at each statement of a job's life
+ * in turn, on a database another connection holds locked, part-way
+ * through a read, and under the ingest of the agent's output. Whatever
+ * fails, the store says so and leaves nothing half made; once the fault
+ * clears, the same calls go through. On SQLite and on PostgreSQL
+ * (fixture_store.h).
  */
 #include "testlib.h"
 
 #include <errno.h>
-#include <sqlite3.h>
 
 #include "config.h"
 #include "ingest.h"
@@ -31,23 +31,14 @@
  */
 struct life {
 	struct store_fixture *f;
-	sqlite3 *db;		/* the test's own connection, for the invariants */
+	struct store_fixture_db db;	/* the test's own connection, for the invariants */
 	int64_t job;
 	int faults;		/* calls that failed (each on the armed fault) */
 };
 
-static long long q_int(sqlite3 *db, const char *sql, long long arg)
+static long long q_int(struct store_fixture_db *db, const char *sql, long long arg)
 {
-	sqlite3_stmt *s;
-	long long v = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("prepare %s: %s", sql, sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, arg);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
+	return store_fixture_db_int(db, sql, arg);
 }
 
 /* What a store call must not leave half made, whatever failed: each a
@@ -77,12 +68,11 @@ static const struct {
 /* What must hold between any two store calls, whatever failed. */
 static void check_invariants(struct life *l, const char *after)
 {
-	sqlite3 *db = l->db;
+	struct store_fixture_db *db = &l->db;
 	size_t i;
 	long long jobs = q_int(db, "SELECT count(*) FROM jobs WHERE ?1 >= 0", 0);
 	long long n, done, running, started;
 	char state[16] = "";
-	sqlite3_stmt *s;
 
 	if (jobs == 0)
 		return;
@@ -108,17 +98,12 @@ static void check_invariants(struct life *l, const char *after)
 		if (q_int(db, half_made[i].count, l->job))
 			fail_msg("after %s: %s", after, half_made[i].what);
 	/* the machine is leased by the boot or run that runs on it, else free */
-	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS NOT "
+	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS DISTINCT FROM "
 		  "(SELECT id FROM stages WHERE state = 'running' AND kind IN ('boot', 'run')) OR "
 		  "(lease_stage IS NULL) != (lease_job IS NULL))", 0))
 		fail_msg("after %s: the machine's lease does not match its stages", after);
 	/* the job's state is its stages' */
-	if (sqlite3_prepare_v2(db, "SELECT state FROM jobs WHERE id = ?", -1, &s, NULL) != SQLITE_OK)
-		fail_msg("prepare: %s", sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, l->job);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		snprintf(state, sizeof(state), "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
+	store_fixture_db_text(db, "SELECT state FROM jobs WHERE id = ?", l->job, state, sizeof(state));
 	if (strcmp(state, done == 6 ? "done" : started ? "running" : "queued"))
 		fail_msg("after %s: job %s with %lld of 6 stages done, %lld started", after, state, done, started);
 	/* a verdict comes with its stored comparison */
@@ -208,7 +193,7 @@ static int job_life(struct life *l)
 	return l->faults;
 }
 
-static void open_lab(struct store_fixture *f, sqlite3 **ret_db)
+static void open_lab(struct store_fixture *f, struct store_fixture_db *ret_db)
 {
 	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
@@ -226,16 +211,13 @@ static void open_lab(struct store_fixture *f, sqlite3 **ret_db)
 	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
 	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
 	config_free(cfg);
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/t.db", f->dir);
-	assert_int_equal(sqlite3_open_v2(path.buf, ret_db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-	sqlite3_busy_timeout(*ret_db, 5000);
+	store_fixture_db_open(f, ret_db);
 	strbuf_release(&path);
 	strbuf_release(&err);
 }
 
 /*
- * SQLite fails at statement 1, then 2, 3, ... of the life (its database
+ * The store fails at statement 1, then 2, 3, ... of the life (its database
  * full or an I/O error, alternately), until a life runs without reaching the
  * fault: after each failure nothing is half-made, and the job ends done,
  * with every result once, after the fault clears.
@@ -258,13 +240,13 @@ static void test_fault_at_each_statement(void **state)
 		faults = job_life(&l);
 		lives++;
 		/* done, each result once, nothing leased */
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'done'", l.job), 6);
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM runs WHERE job_id = ?", l.job), 4);
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM jobs WHERE id = ? AND state = 'done' "
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'done'", l.job), 6);
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM runs WHERE job_id = ?", l.job), 4);
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM jobs WHERE id = ? AND state = 'done' "
 				       "AND verdict = 'same'", l.job), 1);
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM machines WHERE lease_stage IS NOT NULL "
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM machines WHERE lease_stage IS NOT NULL "
 				       "AND ?1 >= 0", 0), 0);
-		sqlite3_close(l.db);
+		store_fixture_db_close(&l.db);
 		if (!store_fault_hits(f->st))
 			break;
 		if (faults != 1)
@@ -291,17 +273,17 @@ static void test_locked_database(void **state)
 	assert_int_equal(store_fixture_runnable(f->st, l.job, &si), 0);
 	assert_int_equal(store_stage_begin(f->st, si.id, "builder local"), 0);
 	store_busy_timeout(f->st, 50);
-	assert_int_equal(sqlite3_exec(l.db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	store_fixture_db_lock(&l.db);
 	assert_int_equal(store_stage_finish(f->st, si.id, "done", NULL, NULL), -EAGAIN);
 	assert_int_equal(store_job_cancel(f->st, l.job), -EAGAIN);
 	assert_contains(store_strerror(-EAGAIN), "locked");
-	assert_int_equal(sqlite3_exec(l.db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	store_fixture_db_unlock(&l.db);
 	check_invariants(&l, "a locked database");
 	assert_string_equal(store_fixture_job_str(f->st, l.job, "state", NULL, buf, sizeof(buf)), "running");
 	assert_int_equal(store_stage_finish(f->st, si.id, "done", NULL, NULL), 0);
 	check_invariants(&l, "the lock went");
 	store_stage_info_release(&si);
-	sqlite3_close(l.db);
+	store_fixture_db_close(&l.db);
 }
 
 /*
@@ -477,5 +459,5 @@ int main(void)
 		store_fixture_test(test_job_and_token_together),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return store_fixture_run_both(tests, ARRAY_SIZE(tests));
 }
