@@ -104,7 +104,7 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
  * user; lab.admin_tokens: role admin, which a token in both lists gets);
  * only their SHA-256 is stored. Both lists NULL-terminated, may be NULL. */
 int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_tokens, struct strbuf *err);
-/* 1 when token's hash is known, else 0. */
+/* 1 when token's hash is known, 0 when not, or a store error (negative). */
 int store_token_valid(struct store *st, const char *token);
 /* What token still has in the lab: its jobs queued or running, and the boot
  * stages of those not yet done; a running bisection it asked for counts as
@@ -130,7 +130,8 @@ enum token_right {
 /* What token is to row id of what: an enum token_right, -ENOENT when there
  * is no such row, or a store error. */
 int store_token_right(struct store *st, const char *token, enum store_owned what, int64_t id);
-/* 1 when token is an admin token, 0 when not (or unknown). */
+/* 1 when token is an admin token, 0 when not (or unknown), or a store
+ * error (negative). */
 int store_token_admin(struct store *st, const char *token);
 
 /*

@@ -54,22 +54,23 @@ int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_
 	return rc;
 }
 
-/* 1 when token is one of the lab's (with admin, one of its admin tokens) */
+/* 1 when token is one of the lab's (with admin, one of its admin tokens),
+ * 0 when not, or a store error */
 static int token_known(struct store *st, const char *token, int admin)
 {
 	struct db_stmt *s;
 	char hex[65];
-	int ok;
+	int rc;
 
 	if (!token || !*token)
 		return 0;
 	db_token_hash(token, hex);
 	DB_READER(r, st);
-	ok = db_row(r, &s, admin ? "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'"
-				 : "SELECT 1 FROM tokens WHERE hash = ?", DB_TEXT(hex)) == 1;
-	if (ok)
+	rc = db_row(r, &s, admin ? "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'"
+				 : "SELECT 1 FROM tokens WHERE hash = ?", DB_TEXT(hex));
+	if (rc == 1)
 		db_stmt_done(r, s);
-	return ok;
+	return rc;
 }
 
 int store_token_valid(struct store *st, const char *token)

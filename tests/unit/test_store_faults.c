@@ -9,6 +9,7 @@
 #include "testlib.h"
 
 #include <errno.h>
+#include <poll.h>
 
 #include "config.h"
 #include "ingest.h"
@@ -449,6 +450,95 @@ static void test_job_and_token_together(void **state)
 	strbuf_release(&err);
 }
 
+/* ---- PostgreSQL: a server down, a login refused, a server gone ---- */
+
+/*
+ * A store whose server is down, or that refuses the login, does not open:
+ * -ENOTCONN, and the error names the store (user, database, host) and
+ * why, never the password of its URL.
+ */
+static void test_pg_cannot_connect(void **state)
+{
+	static const char secret[] = "not-the-password-7c1e";
+	struct store_fixture *f = *state;
+	struct strbuf err = STRBUF_INIT, name = STRBUF_INIT;
+	struct store *st = NULL;
+	char url[512];
+
+	snprintf(url, sizeof(url), "postgresql://tlblab_pw:%s@/tlblab?host=%s", secret, store_fixture_pg.socket);
+	assert_int_equal(store_open(url, &st, &err), -ENOTCONN);
+	assert_null(st);
+	assert_contains(err.buf, "user tlblab_pw");
+	assert_contains(err.buf, "database tlblab");
+	assert_contains(err.buf, store_fixture_pg.socket);
+	assert_contains(err.buf, "password authentication failed");
+	assert_null(strstr(err.buf, secret));
+	store_describe(url, &name);
+	assert_null(strstr(name.buf, secret));
+	print_message("# refused: %s\n", err.buf);
+
+	/* nobody listens there: the test's own directory */
+	snprintf(url, sizeof(url), "postgresql://tlblab:%s@/tlblab?host=%s&connect_timeout=5", secret, f->dir);
+	strbuf_reset(&err);
+	assert_int_equal(store_open(url, &st, &err), -ENOTCONN);
+	assert_contains(err.buf, "cannot connect");
+	assert_contains(err.buf, f->dir);
+	assert_null(strstr(err.buf, secret));
+	print_message("# down: %s\n", err.buf);
+	strbuf_release(&err);
+	strbuf_release(&name);
+}
+
+/*
+ * The server goes away while the store is open: every call fails with
+ * -ENOTCONN (a failure of the store: the API answers 503), a change made
+ * meanwhile is not half made; once the server is back, the store
+ * connects again by itself and every job is there, with its stages.
+ */
+static void test_pg_server_goes_away(void **state)
+{
+	struct store_fixture *f = *state;
+	struct job_filter all = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	int64_t job = store_fixture_job(f->st, 1), later = 0;
+	json_t *j = NULL;
+	double deadline;
+	int rc;
+
+	store_fixture_pg_server("fast");
+	errno = 0;
+	assert_null(store_job_json(f->st, job));
+	assert_int_equal(errno, ENOTCONN);
+	assert_null(store_jobs_json(f->st, &all));
+	assert_int_equal(errno, ENOTCONN);
+	rc = store_fixture_create_ab(f->st, json_pack("[{s:s}]", "workload", "mprotect"), 1, 0, 60, &later, &err);
+	assert_int_equal(rc, -ENOTCONN);
+	assert_true(store_failed(rc));
+	assert_contains(store_strerror(rc), "cannot be reached");
+	print_message("# while down: %s\n", err.buf);
+
+	store_fixture_pg_server(NULL);
+	/* each connection tries again at most once a second: poll */
+	deadline = mono_now() + 30;
+	while (!(j = store_job_json(f->st, job)) && mono_now() < deadline)
+		poll(NULL, 0, 100);
+	assert_non_null(j);
+	assert_string_equal(json_string_value(json_object_get(j, "state")), "queued");
+	assert_int_equal(json_array_size(json_object_get(j, "stages")), 6);
+	json_decref(j);
+	/* the writer too, and the readers: a change and the list */
+	deadline = mono_now() + 30;
+	while ((rc = store_fixture_create_ab(f->st, json_pack("[{s:s}]", "workload", "mprotect"), 1, 0, 60, &later,
+					     &err)) < 0 && mono_now() < deadline)
+		poll(NULL, 0, 100);
+	assert_int_equal(rc, 0);
+	deadline = mono_now() + 30;
+	while (!(j = store_jobs_json(f->st, &all)) && mono_now() < deadline)
+		poll(NULL, 0, 100);
+	assert_int_equal(store_json_count(j, "jobs"), 2);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -459,5 +549,10 @@ int main(void)
 		store_fixture_test(test_job_and_token_together),
 	};
 
-	return store_fixture_run_both(tests, ARRAY_SIZE(tests));
+	const struct CMUnitTest pg_only[] = {
+		store_fixture_test(test_pg_cannot_connect),
+		store_fixture_test(test_pg_server_goes_away),
+	};
+
+	return store_fixture_run_rounds(tests, ARRAY_SIZE(tests), pg_only, ARRAY_SIZE(pg_only));
 }
