@@ -15,14 +15,17 @@ STATIC   ?= -static
 # took in docs/measured/ (scripts/measured.sh), the docs cite those files
 MAKE_START := $(shell date +%s.%N)
 
-# the daemon's subsystems, one folder each (docs/design.md, Layout): a file
+# the daemon's subsystems, one folder each (docs/design.md, Layout), and
+# their backends' folders below them (daemon/store/sqlite/): a file
 # includes another's header by its bare name, whichever folder holds it
-DAEMON_DIRS = daemon $(patsubst %/,%,$(sort $(dir $(wildcard daemon/*/*.c))))
+DAEMON_DIRS = daemon $(patsubst %/,%,$(sort $(dir $(wildcard daemon/*/*.c daemon/*/*/*.c))))
 WARNINGS  = -Wall -Wextra -Wformat=2 -Wno-format-nonliteral -Wshadow -Wstrict-prototypes $(WERROR)
-ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) \
+# libpq's headers, for the store's PostgreSQL backend (daemon/store/postgres/)
+PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) $(PQ_CFLAGS) \
 	-iquote lib -iquote client $(addprefix -iquote ,$(DAEMON_DIRS)) -iquote agents -iquote agents/monitors -MMD -MP
 LDLIBS_AGENT = -ljansson -lm -pthread
-LDLIBS_DAEMON = -lssh -lsqlite3 -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
+LDLIBS_DAEMON = -lssh -lsqlite3 -lpq -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
 LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
 
 # The folder says which binary a file is part of: lib/ all three (strbuf,
@@ -41,11 +44,14 @@ CLIENT_SRCS = $(CLIENT_MAIN) $(CLIENT_LIB_SRCS) $(LIB_SRCS)
 DAEMON_MAIN = daemon/tlblabd.c
 # the instruction plugin's TLB model: the daemon checks a machine's
 # tlb_model geometry with the plugin's own parser
-DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c) $(BUILD)/gen/migrations.c $(BUILD)/gen/compare_source.c \
+DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c daemon/*/*/*.c) $(STORE_MIGRATIONS) $(BUILD)/gen/compare_source.c \
 		  agents/qemu-plugin/tlb_model.c
 DAEMON_SRCS = $(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+STORE_BACKENDS = $(patsubst daemon/store/%/schema/,%,$(sort $(dir $(wildcard daemon/store/*/schema/*.sql))))
+STORE_MIGRATIONS = $(patsubst %,$(BUILD)/gen/%_migrations.c,$(STORE_BACKENDS))
 
 AGENT      = $(BUILD)/tlblab-agent
 DAEMON     = $(BUILD)/tlblabd
@@ -122,10 +128,14 @@ $(BUILD)/obj/$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-# the store's SQL migrations, compiled in so the daemon needs no data files
-$(BUILD)/gen/migrations.c: $(sort $(wildcard schemas/*.sql)) scripts/embed.sh
-	@mkdir -p $(dir $@)
-	sh scripts/embed.sh $(sort $(wildcard schemas/*.sql)) >$@.tmp && mv $@.tmp $@
+# each store backend's SQL migrations (daemon/store/BACKEND/schema/),
+# compiled in so the daemon needs no data files
+define migration_rules
+$(BUILD)/gen/$(1)_migrations.c: $(sort $(wildcard daemon/store/$(1)/schema/*.sql)) scripts/embed.sh
+	@mkdir -p $$(dir $$@)
+	sh scripts/embed.sh $(1) $(sort $(wildcard daemon/store/$(1)/schema/*.sql)) >$$@.tmp && mv $$@.tmp $$@
+endef
+$(foreach b,$(STORE_BACKENDS),$(eval $(call migration_rules,$(b))))
 
 # the comparison's source, hashed: a comparison kept in the store by a
 # daemon built from other analysis code is computed again

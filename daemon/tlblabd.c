@@ -125,6 +125,7 @@ static void tighten_mode(const char *path, mode_t max)
 			 (unsigned)(sb.st_mode & 07777), (unsigned)(sb.st_mode & max));
 }
 
+/* dbpath: the SQLite store's file, or NULL when the store is elsewhere */
 static void secure_files(const struct lab_config *cfg, const char *dbpath)
 {
 	static const char *const suffixes[] = { "", "-wal", "-shm", "-journal" };
@@ -132,12 +133,12 @@ static void secure_files(const struct lab_config *cfg, const char *dbpath)
 	int fd;
 
 	tighten_mode(cfg->data_dir, 0700);
-	for (size_t i = 0; i < ARRAY_SIZE(suffixes); i++) {
+	for (size_t i = 0; dbpath && i < ARRAY_SIZE(suffixes); i++) {
 		snprintf(p, sizeof(p), "%s%s", dbpath, suffixes[i]);
 		tighten_mode(p, 0600);
 	}
 	/* a new store is made 0600; SQLite gives its -wal and -shm that mode */
-	fd = open(dbpath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = dbpath ? open(dbpath, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600) : -1;
 	if (fd >= 0)
 		close(fd);
 	if (cfg->token_file)
@@ -429,7 +430,7 @@ static void check_owners(const struct lab_config *cfg)
 /*
  * TLBLAB_STORE_FAULT="TIMES:SQL", in the tests' build of the daemon only
  * ($(BUILD)/tlblabd-faults, made with -DTLBLAB_FAULTS): the next
- * TIMES statements whose SQL contains SQL fail with SQLITE_IOERR
+ * TIMES statements whose SQL contains SQL fail with the store's I/O error
  * (store_fault_match), so a test can watch the daemon ride out a store
  * failure at one step.
  */
@@ -445,7 +446,7 @@ static void arm_store_fault(struct store *st)
 	num[colon - v] = '\0';
 	if (parse_int_range(num, 1, 1000, &times) < 0)
 		log_fatalx("TLBLAB_STORE_FAULT: TIMES:SQL, TIMES from 1 to 1000");
-	store_fault_match(st, colon + 1, (int)times, 10 /* SQLITE_IOERR */);
+	store_fault_match(st, colon + 1, (int)times, STORE_ERR_IO);
 	log_warnx("store: the next %ld statements with \"%s\" will fail (TLBLAB_STORE_FAULT)", times, colon + 1);
 }
 #else
@@ -544,9 +545,18 @@ int main(int argc, char **argv)
 		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
 	check_identities(cfg);
 	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
-	secure_files(cfg, dbpath);
-	if (store_open(dbpath, &st, &err) < 0)
+	secure_files(cfg, cfg->store ? NULL : dbpath);
+	/* a store elsewhere (lab.store) is named as store_describe names it:
+	 * its URL may hold a password */
+	if (store_open(cfg->store ? cfg->store : dbpath, &st, &err) < 0)
 		log_fatalx("%s", err.buf);
+	if (cfg->store) {
+		struct strbuf name = STRBUF_INIT;
+
+		store_describe(cfg->store, &name);
+		log_info("store: %s, schema %d", name.buf, store_version(st));
+		strbuf_release(&name);
+	}
 	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, cfg->admin_tokens, &err) < 0)
 		log_fatalx("%s", err.buf);
 	if ((r = store_recover(st, &log)) < 0)

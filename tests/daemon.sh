@@ -126,10 +126,12 @@ daemon_seed() {
 # more line of the entry, written as given (quote it in YAML if need be).
 
 # lab_yaml DATA_DIR [KEY: VALUE]...: the lab: section, listening on
-# 127.0.0.1:$DAEMON_PORT
+# 127.0.0.1:$DAEMON_PORT; with DAEMON_STORE set (a PostgreSQL URL), its
+# store is there (lab.store: t0083 runs the API's tests so)
 lab_yaml() {
 	printf 'lab:\n  data_dir: %s\n  listen: 127.0.0.1:%s\n' "$1" "$DAEMON_PORT"
 	[ -z "${DAEMON_LAB_USER:-}" ] || printf '  user: %s\n' "$DAEMON_LAB_USER"
+	[ -z "${DAEMON_STORE:-}" ] || printf "  store: '%s'\n" "$DAEMON_STORE"
 	shift
 	for _kv; do printf '  %s\n' "$_kv"; done
 }

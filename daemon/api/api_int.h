@@ -112,11 +112,17 @@ enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err,
 /* What a request carries (api_reply.c). */
 /* The token of "Authorization: Bearer TOKEN", or NULL. */
 const char *api_bearer(struct MHD_Connection *conn);
-/* The request has a token the store knows. */
+/* The request has a token the store knows (0 too when the store could not
+ * tell: such a reader is treated as one without a token). */
 int api_authorized(struct api *api, struct MHD_Connection *conn);
+/* 0 when the request has a token the store knows; else 1 with the answer
+ * sent and in *ret: 401, or the store's 503 or 500 when it could not be
+ * checked (a valid token is not turned away as invalid). */
+int api_token_refused(struct api *api, struct MHD_Connection *conn, enum MHD_Result *ret);
 /* A query argument's value, NULL when it is absent or empty. */
-/* 0 when rc is a POST with a valid token; else 1, the 405 or 401 sent
- * and what the handler returns in *ret. */
+/* 0 when rc is a POST with a valid token; else 1, the 405 or 401 (or the
+ * store's error: api_token_refused) sent and what the handler returns in
+ * *ret. */
 int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret);
 /*
  * Who may change what (store.h: store_token_right), for a POST whose

@@ -99,8 +99,9 @@ enum MHD_Result api_send_error(struct MHD_Connection *conn, unsigned status, con
 }
 
 /* A store call failed (store.h): 503 when the database is locked by
- * another writer (try again), else 500; the message says what could not
- * be done and why. The failed call changed nothing. */
+ * another writer or its server cannot be reached (try again), else 500;
+ * the message says what could not be done and why. The failed call
+ * changed nothing. */
 enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
 {
 	struct strbuf msg = STRBUF_INIT;
@@ -111,7 +112,8 @@ enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const c
 	strbuf_vaddf(&msg, fmt, ap);
 	va_end(ap);
 	log_warnx("api: %s: store: %s", msg.buf, store_strerror(r));
-	ret = api_send_error(conn, r == -EAGAIN ? 503 : 500, r == -EAGAIN ? "store_busy" : "store_error",
+	ret = api_send_error(conn, r == -EAGAIN || r == -ENOTCONN ? 503 : 500,
+			 r == -EAGAIN ? "store_busy" : r == -ENOTCONN ? "store_down" : "store_error",
 			 "%s: store: %s", msg.buf, store_strerror(r));
 	strbuf_release(&msg);
 	return ret;
@@ -156,18 +158,30 @@ int api_authorized(struct api *api, struct MHD_Connection *conn)
 {
 	const char *token = api_bearer(conn);
 
-	return token && store_token_valid(api->st, token);
+	return token && store_token_valid(api->st, token) > 0;
+}
+
+int api_token_refused(struct api *api, struct MHD_Connection *conn, enum MHD_Result *ret)
+{
+	const char *token = api_bearer(conn);
+	int r = token ? store_token_valid(api->st, token) : 0;
+
+	if (r > 0)
+		return 0;
+	if (r < 0)
+		*ret = api_send_store_error(conn, r, "could not check the token");
+	else
+		*ret = api_send_error(conn, 401, "unauthorized", "missing or invalid token");
+	return 1;
 }
 
 int api_post_refused(struct route_ctx *rc, enum MHD_Result *ret)
 {
-	if (strcmp(rc->method, "POST"))
+	if (strcmp(rc->method, "POST")) {
 		*ret = api_send_error(rc->conn, 405, "method_not_allowed", "use POST");
-	else if (!api_authorized(rc->api, rc->conn))
-		*ret = api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
-	else
-		return 0;
-	return 1;
+		return 1;
+	}
+	return api_token_refused(rc->api, rc->conn, ret);
 }
 
 int api_change_refused(struct route_ctx *rc, enum store_owned what, int64_t id, const char *change,
@@ -199,7 +213,7 @@ int api_admin_refused(struct route_ctx *rc, enum MHD_Result *ret, const char *wh
 	struct strbuf why = STRBUF_INIT;
 	va_list ap;
 
-	if (store_token_admin(rc->api->st, api_bearer(rc->conn)))
+	if (store_token_admin(rc->api->st, api_bearer(rc->conn)) > 0)
 		return 0;
 	va_start(ap, why_fmt);
 	strbuf_vaddf(&why, why_fmt, ap);

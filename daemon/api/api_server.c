@@ -250,11 +250,12 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 {
 	struct api *api = rc->api;
 	int is_get = !strcmp(rc->method, "GET"), is_post = !strcmp(rc->method, "POST");
+	enum MHD_Result refused;
 
 	if (rc->nseg < 2 || strcmp(rc->seg[0], "api") || strcmp(rc->seg[1], "v1"))
 		return api_send_error(rc->conn, 404, "not_found", "no such resource");
-	if (is_get && rc->cfg->read_requires_token && !api_authorized(api, rc->conn))
-		return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+	if (is_get && rc->cfg->read_requires_token && api_token_refused(api, rc->conn, &refused))
+		return refused;
 	if (rc->nseg == 3 && !strcmp(rc->seg[2], "health")) {
 		json_t *h;
 
@@ -296,8 +297,8 @@ static enum MHD_Result route_uncached(struct route_ctx *rc)
 				return api_list_jobs(rc);
 			if (!is_post)
 				return api_send_error(rc->conn, 405, "method_not_allowed", "use GET or POST");
-			if (!api_authorized(api, rc->conn))
-				return api_send_error(rc->conn, 401, "unauthorized", "missing or invalid token");
+			if (api_token_refused(api, rc->conn, &refused))
+				return refused;
 			return api_create_job(rc);
 		}
 		if (api_parse_id(rc->seg[3], &id) < 0)
@@ -404,10 +405,8 @@ static int request_first_look(struct api *api, struct MHD_Connection *conn, cons
 	}
 	if (strcmp(method, "POST") || (strncmp(url, "/api/", 5) && strcmp(url, "/api")))
 		return 0;	/* any body is dropped unread; routing answers */
-	if (!api_authorized(api, conn)) {
-		*ret = api_send_error(conn, 401, "unauthorized", "missing or invalid token");
+	if (api_token_refused(api, conn, ret))
 		return 1;
-	}
 	if (len && (parse_u64(len, &n) < 0 || n > req->body.max)) {
 		*ret = api_send_error(conn, 413, "too_large", "the request body is larger than %zu bytes",
 				  req->body.max);

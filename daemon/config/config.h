@@ -22,6 +22,7 @@ struct backend;
  *
  *   lab:
  *     data_dir: /var/lib/tlblab         # required; created by the daemon
+ *     store: postgresql://tlblab@db.lab/tlblab   # default: data_dir/tlblab.db (SQLite)
  *     listen: 127.0.0.1:8080            # default; host must be an IP literal
  *     tokens: [s3cret]                  # and/or
  *     token_file: /etc/tlblab/tokens    # one token per line, # comments
@@ -268,6 +269,9 @@ struct cfg_track {
 struct lab_config {
 	char *path;
 	char *data_dir;
+	/* lab.store: the PostgreSQL URL of a store several daemons share
+	 * (store.h: store_open), or NULL: the SQLite file data_dir/tlblab.db */
+	char *store;
 	char *user;		/* lab.user: tlblabd becomes it when started as root, or NULL */
 	char *listen_host;	/* default "127.0.0.1" */
 	int listen_port;	/* default 8080 */

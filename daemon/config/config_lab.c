@@ -280,6 +280,92 @@ static const struct setting_custom token_file_custom = {
 	"path", NULL, token_file_parse, token_file_text, token_file_release,
 };
 
+/* The longest store URL (lab.store). */
+#define STORE_URL_MAX 1024
+
+/* 1 when s may be lab.store: a PostgreSQL URL, printable, no blanks. */
+static int valid_store_url(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n > STORE_URL_MAX || (strncmp(s, "postgresql://", 13) && strncmp(s, "postgres://", 11)))
+		return 0;
+	for (; *s; s++)
+		if (*s <= ' ' || *s > '~')
+			return 0;
+	return 1;
+}
+
+/* url with its password (after the user, or a password= parameter)
+ * written as "***", into sb: what `tlblabd -n` shows. */
+static void store_url_hidden(const char *url, struct strbuf *sb)
+{
+	const char *auth = strstr(url, "://") + 3, *end = auth + strcspn(auth, "/?");
+	const char *at = memchr(auth, '@', (size_t)(end - auth));
+	const char *colon = at ? memchr(auth, ':', (size_t)(at - auth)) : NULL;
+	const char *q;
+
+	if (colon) {
+		strbuf_add(sb, url, (size_t)(colon - url));
+		strbuf_addstr(sb, ":***");
+		url = at;
+	}
+	q = strchr(url, '?');
+	if (!q) {
+		strbuf_addstr(sb, url);
+		return;
+	}
+	strbuf_add(sb, url, (size_t)(q - url));
+	/* each parameter with its '?' or '&'; a password's value hidden */
+	while (*q) {
+		size_t len = 1 + strcspn(q + 1, "&");
+
+		if (!strncmp(q + 1, "password=", 9)) {
+			strbuf_add(sb, q, 10);
+			strbuf_addstr(sb, "***");
+		} else {
+			strbuf_add(sb, q, len);
+		}
+		q += len;
+	}
+}
+
+static void store_parse(struct cfg_section *sec, const struct setting *row, void *base)
+{
+	struct lab_config *cfg = base;
+
+	free(cfg->store);
+	cfg->store = config_get_str(sec->c, row->name, settings_value(sec, row->name), valid_store_url,
+				    "a PostgreSQL URL (postgresql://USER@HOST/DB or postgres://...), "
+				    "at most 1024 printable characters; without it the store is "
+				    "data_dir/tlblab.db");
+}
+
+/* a secret may be in it: the password is never shown */
+static void store_text(const struct setting *row, const void *base, struct strbuf *out)
+{
+	const struct lab_config *cfg = base;
+
+	(void)row;
+	if (cfg->store)
+		store_url_hidden(cfg->store, out);
+	else
+		strbuf_addf(out, "%s/tlblab.db", cfg->data_dir ? cfg->data_dir : "data_dir");
+}
+
+static void store_release(const struct setting *row, void *base)
+{
+	struct lab_config *cfg = base;
+
+	(void)row;
+	free(cfg->store);
+	cfg->store = NULL;
+}
+
+static const struct setting_custom store_custom = {
+	"PostgreSQL URL", NULL, store_parse, store_text, store_release,
+};
+
 #define AT(field) offsetof(struct lab_config, field)
 
 static const struct setting settings[] = {
@@ -287,6 +373,9 @@ static const struct setting settings[] = {
 	{ .name = "data_dir", .type = SET_STR, .off = AT(data_dir), .valid = config_valid_path, .must = MUST_PATH,
 	  .type_name = "path", .flags = SETTING_REQUIRED, .need = " (where the store and artifacts live)",
 	  .what = "required: where the store (tlblab.db) and the artifacts live" },
+	{ .name = "store", .type = SET_CUSTOM, .custom = &store_custom, .def_text = "data_dir/tlblab.db",
+	  .what = "the store: a PostgreSQL URL (postgresql://USER@HOST/DB, libpq's form) for a store several daemons "
+	  "share, else the SQLite file in data_dir; read at start" },
 	{ .name = "user", .type = SET_STR, .off = AT(user), .valid = config_valid_user, .must = MUST_USER,
 	  .type_name = "user name",
 	  .what = "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "

@@ -3,15 +3,13 @@
 
 #include <stddef.h>
 
-/* The store's schema migrations (schemas/NNNN-*.sql), embedded at build
- * time by scripts/embed.sh, in ascending version order. */
+/* A store backend's schema migration (store/BACKEND/schema/NNNN-*.sql),
+ * embedded at build time by scripts/embed.sh as BACKEND_migrations[], in
+ * ascending version order, and BACKEND_nmigrations. */
 struct migration {
 	int version;
 	const char *name;
 	const char *sql;
 };
-
-extern const struct migration migrations[];
-extern const size_t nmigrations;
 
 #endif

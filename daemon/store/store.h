@@ -7,10 +7,14 @@
 #include "strbuf.h"
 
 /*
- * The store: one SQLite file (WAL, foreign keys on), the only module with
- * SQL. Schema migrations (schemas/NNNN-*.sql, embedded at build time) are
- * applied at open and recorded in schema_migrations. Every state change is
- * one transaction, so a daemon killed at any point finds a consistent store.
+ * The store, the only module with SQL: an SQLite file (WAL, foreign keys
+ * on; store/sqlite/, the embedded default) or a PostgreSQL database
+ * (store/postgres/, for labs where several daemons share one store),
+ * behind one backend interface (store_backend.h). Each backend's schema
+ * migrations (store/BACKEND/schema/NNNN-*.sql, embedded at build time) are
+ * applied at open and recorded in schema_migrations; both end at the same
+ * version. Every state change is one transaction, so a daemon killed at
+ * any point finds a consistent store.
  *
  * Threads: a store is shared by the scheduler, the worker pool and the HTTP
  * threads; each call takes the store's mutex, so calls are serialised and
@@ -19,8 +23,10 @@
  * Return values: 0 on success; a negative errno otherwise (-ENOENT no such
  * row, -EBUSY lost a race, -EALREADY already finished; the store's own
  * errors: -EAGAIN the database is locked by another writer (try again
- * later), -ENOSPC it or its disk is full, -EIO any other SQLite error, with
- * the SQLite message in err where the function takes one).
+ * later), -ENOSPC it or its disk is full, -ENOTCONN its server cannot be
+ * reached (the store connects again on a later call), -EIO any other
+ * error of the database, with its message in err where the function takes
+ * one).
  *
  * Transactions: every change of more than one statement is one
  * transaction whose every statement is checked; the first that fails
@@ -28,7 +34,7 @@
  * failed call changed nothing, so the caller may simply make it again.
  * Functions returning json_t * return a new reference the caller owns, or
  * NULL with errno set: ENOENT when the row does not exist, or the store's
- * error (EAGAIN, ENOSPC, EIO: -errno is what store_strerror and
+ * error (EAGAIN, ENOSPC, ENOTCONN, EIO: -errno is what store_strerror and
  * store_failed take) when a read failed part-way. They never return part
  * of the rows: a reader tells "not there" from "could not be read".
  */
@@ -38,31 +44,52 @@ struct lab_config;
 
 #define STORE_MAX_ATTEMPTS 3
 
-int store_open(const char *path, struct store **ret, struct strbuf *err);
+/*
+ * Opens (and migrates) the store at `where`: a PostgreSQL URL
+ * ("postgresql://USER@HOST/DB?host=/run/postgresql", libpq's form, or
+ * "postgres://"), else the path of an SQLite file, made when missing.
+ * On failure err names the store (store_describe: never its password)
+ * and says why; -ENOTCONN when a server could not be reached or refused
+ * the login, else -EIO.
+ */
+int store_open(const char *where, struct store **ret, struct strbuf *err);
+/* The store at `where` as messages name it: the backend and the place,
+ * without the password ("postgres: user tlblab, database lab, host
+ * /run/postgresql", "sqlite: /var/lib/tlblab/tlblab.db"). */
+void store_describe(const char *where, struct strbuf *out);
 /* What a store error (a negative errno above) means, for a log or an API
  * answer. A static string. */
 const char *store_strerror(int rc);
-/* 1 when rc is the store's own failure (-EAGAIN, -ENOSPC, -EIO: the call
- * changed nothing and may be made again later), 0 for an answer (0,
- * -ENOENT, -EBUSY, -EALREADY). */
+/* 1 when rc is the store's own failure (-EAGAIN, -ENOSPC, -ENOTCONN,
+ * -EIO: the call changed nothing and may be made again later), 0 for an
+ * answer (0, -ENOENT, -EBUSY, -EALREADY). */
 int store_failed(int rc);
+
+/* The store's own failures, by class, as the fault hook makes them. */
+enum store_err {
+	STORE_ERR_LOCKED,	/* -EAGAIN */
+	STORE_ERR_FULL,		/* -ENOSPC */
+	STORE_ERR_IO,		/* -EIO */
+	STORE_ERR_DOWN,		/* -ENOTCONN */
+	STORE_ERR_MAX
+};
 
 /*
  * Fault injection, for tests (compiled in every build; off unless armed).
  * store_fault_after: the n-th statement the store starts from now on
- * (BEGIN and COMMIT count, ROLLBACK never fails) fails with the SQLite
- * result code `code` (SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY, ...), once;
- * n = 0 disarms (and keeps the count of hits). store_fault_match: the next `times` statements whose SQL
- * contains `match` fail so. store_fault_hits: how many statements the
- * hook failed since it was last armed. tlblabd arms store_fault_match
- * from TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c, in the tests'
- * build of the daemon only).
+ * (BEGIN and COMMIT count, ROLLBACK never fails) fails with the error of
+ * class e, once; n = 0 disarms (and keeps the count of hits).
+ * store_fault_match: the next `times` statements whose SQL contains
+ * `match` fail so. store_fault_hits: how many statements the hook failed
+ * since it was last armed. tlblabd arms store_fault_match from
+ * TLBLAB_STORE_FAULT="TIMES:SQL-SUBSTRING" (tlblabd.c, in the tests' build
+ * of the daemon only).
  */
 /* How long a call waits for another connection's write lock before it
  * fails with -EAGAIN: 10 s from store_open. */
 void store_busy_timeout(struct store *st, int ms);
-void store_fault_after(struct store *st, long n, int code);
-void store_fault_match(struct store *st, const char *match, int times, int code);
+void store_fault_after(struct store *st, long n, enum store_err e);
+void store_fault_match(struct store *st, const char *match, int times, enum store_err e);
 long store_fault_hits(struct store *st);
 void store_close(struct store *st);
 /* The schema version after migrations. */
@@ -77,7 +104,7 @@ int store_sync_machines(struct store *st, const struct lab_config *cfg, struct s
  * user; lab.admin_tokens: role admin, which a token in both lists gets);
  * only their SHA-256 is stored. Both lists NULL-terminated, may be NULL. */
 int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_tokens, struct strbuf *err);
-/* 1 when token's hash is known, else 0. */
+/* 1 when token's hash is known, 0 when not, or a store error (negative). */
 int store_token_valid(struct store *st, const char *token);
 /* What token still has in the lab: its jobs queued or running, and the boot
  * stages of those not yet done; a running bisection it asked for counts as
@@ -103,7 +130,8 @@ enum token_right {
 /* What token is to row id of what: an enum token_right, -ENOENT when there
  * is no such row, or a store error. */
 int store_token_right(struct store *st, const char *token, enum store_owned what, int64_t id);
-/* 1 when token is an admin token, 0 when not (or unknown). */
+/* 1 when token is an admin token, 0 when not (or unknown), or a store
+ * error (negative). */
 int store_token_admin(struct store *st, const char *token);
 
 /*
@@ -410,7 +438,7 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, const char *name,
 			   int64_t after, int limit);
 
-/* ---- nightly tracks (store_tracks.c; schemas/0009-tracks.sql) ---- */
+/* ---- nightly tracks (store_tracks.c; schema 0009-tracks.sql) ---- */
 
 /* Every track of cfg gets its row (others stay, marked not in config). */
 int store_tracks_sync(struct store *st, const struct lab_config *cfg);
@@ -528,7 +556,7 @@ int store_delivery_attempt(struct store *st, int64_t id, int delivered, long htt
 /* {"deliveries": [...], "total"}, newest first, a page. */
 json_t *store_deliveries_json(struct store *st, int limit, int offset);
 
-/* ---- bisections (store_bisect.c; schemas/0009-tracks.sql, 0010) ---- */
+/* ---- bisections (store_bisect.c; schema 0009-tracks.sql, 0010) ---- */
 
 /* What a bisection looks for: the first commit after good up to bad
  * whose metric is like bad's, on one machine, with a suite. */

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +43,7 @@ static int step_insert(struct store *st, int64_t bisection, const char *commit, 
 int store_bisection_create(struct store *st, const struct bisection_request *b, const int64_t *good_jobs,
 			   size_t ngood, const int64_t *bad_jobs, size_t nbad, int64_t *ret_id, struct strbuf *err)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	char hex[65];
 	int64_t id = 0;
 	size_t i;
@@ -64,15 +63,14 @@ int store_bisection_create(struct store *st, const struct bisection_request *b, 
 		}
 	}
 	if (rc == 0)
-		rc = db_run(st, "INSERT INTO bisections (alert_id, track, tree, good, bad, suite, machine, metric, "
-			    "workload, params, boots, submitter, status, created, token_hash) VALUES (nullif(?, 0), ?, ?, "
-			    "?, ?, ?, ?, ?, ?, ?, ?, ?, 'asking the builder for the commits between', ?, ?)",
+		rc = db_insert(st, &id, "INSERT INTO bisections (alert_id, track, tree, good, bad, suite, machine, "
+			    "metric, workload, params, boots, submitter, status, created, token_hash) VALUES (nullif(?, 0), "
+			    "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'asking the builder for the commits between', ?, ?) "
+			    "RETURNING id",
 			    DB_INT(b->alert), DB_TEXT(b->track), DB_TEXT(b->tree), DB_TEXT(b->good), DB_TEXT(b->bad),
 			    DB_TEXT(b->suite), DB_TEXT(b->machine), DB_TEXT(b->metric), DB_TEXT(b->workload),
 			    DB_TEXT(b->params), DB_INT(b->boots), DB_TEXT(b->submitter), DB_REAL(db_now()),
 			    DB_TEXT(b->token ? hex : NULL));
-	if (rc == 0)
-		id = sqlite3_last_insert_rowid(st->db);
 	/* the ends the tracker measured already, each a point's job */
 	for (i = 0; rc == 0 && i < ngood + nbad; i++) {
 		int good = i < ngood;
@@ -171,9 +169,9 @@ int store_bisection_set_row(struct store *st, int64_t id, const char *workload, 
 
 int store_bisection_progress(struct store *st, int64_t id, const char *status, int steps_left, double eta_s)
 {
-	return db_write(st, "UPDATE bisections SET status = ?2, steps_left = nullif(?3, -1), eta_s = ?4 "
-			"WHERE id = ?1", DB_INT(id), DB_TEXT(status), DB_INT(steps_left),
-			isfinite(eta_s) ? DB_REAL(eta_s) : DB_TEXT(NULL));
+	return db_write(st, "UPDATE bisections SET status = ?2, steps_left = nullif(?3, -1), "
+			"eta_s = CASE WHEN ?5 != 0 THEN ?4 END WHERE id = ?1", DB_INT(id), DB_TEXT(status),
+			DB_INT(steps_left), DB_REAL(isfinite(eta_s) ? eta_s : 0), DB_INT(isfinite(eta_s)));
 }
 
 int store_bisection_step_add(struct store *st, int64_t id, const char *commit, const char *role,
@@ -214,7 +212,7 @@ int store_bisection_finish(struct store *st, int64_t id, const char *state, cons
 
 int store_bisection_cancel(struct store *st, int64_t id)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	json_t *jobs = NULL, *j;
 	size_t i;
 	int rc;
@@ -224,7 +222,7 @@ int store_bisection_cancel(struct store *st, int64_t id)
 		goto out;
 	rc = db_row(st, &s, "SELECT state FROM bisections WHERE id = ?", DB_INT(id));
 	if (rc == 1) {
-		rc = strcmp((const char *)sqlite3_column_text(s, 0), "running") ? -EALREADY : 0;
+		rc = strcmp(db_col_text(s, 0), "running") ? -EALREADY : 0;
 		db_stmt_done(st, s);
 	} else if (rc == 0) {
 		rc = -ENOENT;

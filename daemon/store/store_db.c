@@ -1,29 +1,31 @@
 /*
- * The store. One connection, one mutex for every change: SQLite serialises
- * writers anyway, so a single writing connection keeps the code simple and
- * every call atomic. WAL lets a crash at any instant leave the last
- * committed state, which store_recover turns into a consistent one at the
- * next start.
+ * The store. One connection, one mutex for every change: a single writing
+ * connection keeps the code simple and every call atomic (SQLite
+ * serialises writers anyway; PostgreSQL's other writers are other
+ * daemons, whose rows the statements lock). SQLite's WAL lets a crash at
+ * any instant leave the last committed state, which store_recover turns
+ * into a consistent one at the next start.
  *
  * The API's hottest reads (the job list, a job) go to a few read-only
- * connections on the same file instead, each with its own mutex and
- * statement cache: WAL lets them read the last commit while the writer
- * works, so 32 dashboards polling no longer queue behind one mutex. They
- * are struct stores too (db_reader_get), and share the writer's fault hook,
- * so a test sees one sequence of statements whichever connection runs it.
+ * connections on the same database instead, each with its own mutex and
+ * statement cache: they read the last commit while the writer works, so
+ * 32 dashboards polling no longer queue behind one mutex. They are struct
+ * stores too (db_reader_get), and share the writer's fault hook, so a
+ * test sees one sequence of statements whichever connection runs it.
  * Every change is committed before the writer's mutex is released, so a
  * read that starts after a call returned sees what the call wrote.
  *
- * This file is the store's core: opening and migrating the file, the
+ * This file is the store's core: opening and migrating the database, the
  * connections and their statement cache, the fault hook, transactions
  * and errors, over which every other store*.c builds its tables' calls
- * (store_int.h says which file holds what).
+ * (store_int.h says which file holds what). It knows no backend: those
+ * are tables of operations (store_backend.h), chosen by store_open's
+ * argument.
  */
 #include "store.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +33,7 @@
 
 #include "migrations.h"
 #include "patch.h"
+#include "store_backend.h"
 #include "store_int.h"
 #include "util.h"
 #include "banned.h"
@@ -56,33 +59,36 @@ void db_guard_release(struct store **st)
 	db_unlock(*st);
 }
 
-int db_sqlite_errno(int rc)
+int db_errno(int rc)
 {
-	switch (rc & 0xff) {
-	case SQLITE_BUSY:
-	case SQLITE_LOCKED:
-		return -EAGAIN;
-	case SQLITE_FULL:
-		return -ENOSPC;
-	default:
-		return -EIO;
-	}
+	return rc < 0 ? rc : -EIO;
 }
 
 int db_sql_err(struct store *st, struct strbuf *err, const char *what)
 {
 	if (err)
-		strbuf_seterr(err, "store: %s: %s", what, st->errmsg[0] ? st->errmsg : sqlite3_errmsg(st->db));
-	return db_sqlite_errno(st->errcode);
+		strbuf_seterr(err, "store: %s: %s", what, st->errmsg[0] ? st->errmsg : st->be->errmsg(st->db));
+	return st->errcode < 0 ? st->errcode : -EIO;
+}
+
+/* the error of each class of store.h, as the fault hook makes it */
+static int class_errno(enum store_err e)
+{
+	static const int err[STORE_ERR_MAX] = {
+		[STORE_ERR_LOCKED] = -EAGAIN, [STORE_ERR_FULL] = -ENOSPC, [STORE_ERR_IO] = -EIO,
+		[STORE_ERR_DOWN] = -ENOTCONN,
+	};
+
+	return (unsigned)e < STORE_ERR_MAX ? err[e] : -EIO;
 }
 
 /* Whether the statement about to start (sql) is the one the fault hook
- * fails: SQLITE_OK, or the code to fail it with. */
+ * fails: 0, or the negative errno to fail it with. */
 static int fault_fires(struct store *st, const char *sql)
 {
 	struct store *w = st->parent ? st->parent : st;
 	struct store_fault *f = &w->fault;
-	int code = SQLITE_OK;
+	int code = 0;
 
 	pthread_mutex_lock(&w->fault_lock);
 	if (f->after > 0) {
@@ -100,58 +106,59 @@ out:
 	return code;
 }
 
-/* Remembers why a statement failed (rc), for db_sql_err and the log. */
+/* Remembers why a statement failed (rc, a negative errno), for db_sql_err
+ * and the log; returns rc. */
 static int failed(struct store *st, int rc, const char *sql, int injected)
 {
 	st->errcode = rc;
 	snprintf(st->errmsg, sizeof(st->errmsg), "%s%s (%.60s)", injected ? "injected: " : "",
-		 injected ? sqlite3_errstr(rc) : sqlite3_errmsg(st->db), sql ? sql : "?");
+		 injected ? store_strerror(rc) : st->be->errmsg(st->db), sql ? sql : "?");
 	return rc;
 }
 
-int db_stmt_step(struct store *st, sqlite3_stmt *s)
+int db_stmt_step(struct store *st, struct db_stmt *s)
 {
 	int rc;
 
 	if (!s)
-		return SQLITE_MISUSE;
-	if (!sqlite3_stmt_busy(s) && (rc = fault_fires(st, sqlite3_sql(s))) != SQLITE_OK)
-		return failed(st, rc, sqlite3_sql(s), 1);
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		failed(st, rc, sqlite3_sql(s), 0);
-	return rc;
+		return -EIO;
+	if (!st->be->started(s) && (rc = fault_fires(st, st->be->sql(s))) < 0)
+		return failed(st, rc, st->be->sql(s), 1);
+	rc = st->be->step(s);
+	if (rc != DB_ROW && rc != DB_DONE)
+		failed(st, db_errno(rc), st->be->sql(s), 0);
+	return rc == DB_ROW || rc == DB_DONE ? rc : db_errno(rc);
 }
 
 int db_exec(struct store *st, const char *sql)
 {
-	int rc = strcmp(sql, "ROLLBACK") ? fault_fires(st, sql) : SQLITE_OK;
+	int rc = strcmp(sql, "ROLLBACK") ? fault_fires(st, sql) : 0;
 
-	if (rc != SQLITE_OK)
-		return db_sqlite_errno(failed(st, rc, sql, 1));
-	rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
-	return rc == SQLITE_OK ? 0 : db_sqlite_errno(failed(st, rc, sql, 0));
+	if (rc < 0)
+		return failed(st, rc, sql, 1);
+	rc = st->be->exec(st->db, sql);
+	return rc == 0 ? 0 : failed(st, db_errno(rc), sql, 0);
 }
 
 int db_txn_begin(struct store *st)
 {
-	if (!sqlite3_get_autocommit(st->db)) {
+	if (st->be->in_txn(st->db)) {
 		fprintf(stderr, "tlblabd: store: a transaction was left open; rolling it back\n");
 		db_exec(st, "ROLLBACK");
 	}
-	return db_exec(st, "BEGIN IMMEDIATE");
+	return db_exec(st, st->be->begin_sql);
 }
 
 int db_txn_end(struct store *st, int rc)
 {
 	if (rc == 0)
 		rc = db_exec(st, "COMMIT");
-	if (rc < 0 && !sqlite3_get_autocommit(st->db) && db_exec(st, "ROLLBACK") < 0)
-		fprintf(stderr, "tlblabd: store: rollback failed: %s\n", sqlite3_errmsg(st->db));
+	if (rc < 0 && st->be->in_txn(st->db) && db_exec(st, "ROLLBACK") < 0)
+		fprintf(stderr, "tlblabd: store: rollback failed: %s\n", st->be->errmsg(st->db));
 	return rc;
 }
 
-void store_fault_after(struct store *st, long n, int code)
+void store_fault_after(struct store *st, long n, enum store_err e)
 {
 	long hits;
 
@@ -160,17 +167,17 @@ void store_fault_after(struct store *st, long n, int code)
 	memset(&st->fault, 0, sizeof(st->fault));
 	st->fault.hits = n ? 0 : hits;
 	st->fault.after = n;
-	st->fault.code = code;
+	st->fault.code = class_errno(e);
 	pthread_mutex_unlock(&st->fault_lock);
 }
 
-void store_fault_match(struct store *st, const char *match, int times, int code)
+void store_fault_match(struct store *st, const char *match, int times, enum store_err e)
 {
 	pthread_mutex_lock(&st->fault_lock);
 	memset(&st->fault, 0, sizeof(st->fault));
 	snprintf(st->fault.match, sizeof(st->fault.match), "%s", match ? match : "");
 	st->fault.times = match && *match ? times : 0;
-	st->fault.code = code;
+	st->fault.code = class_errno(e);
 	pthread_mutex_unlock(&st->fault_lock);
 }
 
@@ -179,11 +186,11 @@ void store_busy_timeout(struct store *st, int ms)
 	size_t i;
 
 	db_lock(st);
-	sqlite3_busy_timeout(st->db, ms);
+	st->be->lock_timeout(st->db, ms);
 	db_unlock(st);
 	for (i = 0; i < st->nreaders; i++) {
 		db_lock(st->readers[i]);
-		sqlite3_busy_timeout(st->readers[i]->db, ms);
+		st->be->lock_timeout(st->readers[i]->db, ms);
 		db_unlock(st->readers[i]);
 	}
 }
@@ -220,7 +227,7 @@ struct store *db_reader_get(struct store *st)
 
 int store_failed(int rc)
 {
-	return rc == -EIO || rc == -ENOSPC || rc == -EAGAIN;
+	return rc == -EIO || rc == -ENOSPC || rc == -EAGAIN || rc == -ENOTCONN;
 }
 
 const char *store_strerror(int rc)
@@ -228,29 +235,31 @@ const char *store_strerror(int rc)
 	switch (rc) {
 	case -EAGAIN: return "the database is locked by another writer";
 	case -ENOSPC: return "the database or its disk is full";
+	case -ENOTCONN: return "the database server cannot be reached";
 	case -ENOENT: return "no such row";
 	case -EBUSY: return "lost a race with another change";
 	case -EALREADY: return "already finished";
-	default: return "an SQLite error";
+	default: return "a database error";
 	}
 }
 
-sqlite3_stmt *db_prep_once(struct store *st, const char *sql)
+struct db_stmt *db_prep_once(struct store *st, const char *sql)
 {
-	sqlite3_stmt *s = NULL;
+	struct db_stmt *s = NULL;
+	int rc = st->be->prepare(st->db, sql, &s);
 
-	if (sqlite3_prepare_v2(st->db, sql, -1, &s, NULL) != SQLITE_OK) {
-		failed(st, sqlite3_errcode(st->db), sql, 0);
-		fprintf(stderr, "tlblabd: store: cannot prepare: %s: %s\n", sqlite3_errmsg(st->db), sql);
+	if (rc < 0) {
+		failed(st, rc, sql, 0);
+		fprintf(stderr, "tlblabd: store: cannot prepare: %s: %s\n", st->be->errmsg(st->db), sql);
 		return NULL;
 	}
 	return s;
 }
 
-sqlite3_stmt *db_prep(struct store *st, const char *sql)
+struct db_stmt *db_prep(struct store *st, const char *sql)
 {
 	size_t i;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 
 	for (i = 0; i < st->ncache; i++)
 		if (st->cache[i].sql == sql)
@@ -263,10 +272,10 @@ sqlite3_stmt *db_prep(struct store *st, const char *sql)
 	return s;
 }
 
-sqlite3_stmt *db_prep_text(struct store *st, const char *sql)
+struct db_stmt *db_prep_text(struct store *st, const char *sql)
 {
 	size_t i;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	char *text;
 
 	for (i = 0; i < st->ncache; i++)
@@ -282,7 +291,7 @@ sqlite3_stmt *db_prep_text(struct store *st, const char *sql)
 	return s;
 }
 
-void db_stmt_done(struct store *st, sqlite3_stmt *s)
+void db_stmt_done(struct store *st, struct db_stmt *s)
 {
 	size_t i;
 
@@ -290,42 +299,49 @@ void db_stmt_done(struct store *st, sqlite3_stmt *s)
 		return;
 	for (i = 0; i < st->ncache; i++)
 		if (st->cache[i].s == s) {
-			sqlite3_reset(s);
-			sqlite3_clear_bindings(s);
+			st->be->reset(s);
 			return;
 		}
-	sqlite3_finalize(s);
+	st->be->finalize(s);
 }
 
-void db_bind_text(sqlite3_stmt *s, int i, const char *v)
+void db_bind_int(struct db_stmt *s, int i, int64_t v)
 {
-	if (v)
-		sqlite3_bind_text(s, i, v, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(s, i);
+	if (s)
+		s->be->bind_int(s, i, v);
 }
 
-void db_bind_json(sqlite3_stmt *s, int i, const json_t *v)
+void db_bind_real(struct db_stmt *s, int i, double v)
+{
+	if (s)
+		s->be->bind_real(s, i, v);
+}
+
+void db_bind_text(struct db_stmt *s, int i, const char *v)
+{
+	if (s)
+		s->be->bind_text(s, i, v, v ? strlen(v) : 0);
+}
+
+void db_bind_json(struct db_stmt *s, int i, const json_t *v)
 {
 	char *txt = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
 
-	if (txt)
-		sqlite3_bind_text(s, i, txt, -1, free);
-	else
-		sqlite3_bind_null(s, i);
+	db_bind_text(s, i, txt);
+	free(txt);
 }
 
-void db_bind_args(sqlite3_stmt *s, const struct db_arg *args)
+void db_bind_args(struct db_stmt *s, const struct db_arg *args)
 {
 	int i;
 
 	for (i = 0; s && args[i].kind != DB_ARG_MAX; i++) {
 		switch (args[i].kind) {
 		case DB_ARG_INT:
-			sqlite3_bind_int64(s, i + 1, args[i].v.i);
+			db_bind_int(s, i + 1, args[i].v.i);
 			break;
 		case DB_ARG_REAL:
-			sqlite3_bind_double(s, i + 1, args[i].v.d);
+			db_bind_real(s, i + 1, args[i].v.d);
 			break;
 		case DB_ARG_TEXT:
 			db_bind_text(s, i + 1, args[i].v.t);
@@ -339,17 +355,52 @@ void db_bind_args(sqlite3_stmt *s, const struct db_arg *args)
 	}
 }
 
+enum db_type db_col_type(struct db_stmt *s, int i)
+{
+	return s->be->col_type(s, i);
+}
+
+int64_t db_col_int64(struct db_stmt *s, int i)
+{
+	return s->be->col_int(s, i);
+}
+
+int db_col_int(struct db_stmt *s, int i)
+{
+	return (int)s->be->col_int(s, i);
+}
+
+double db_col_double(struct db_stmt *s, int i)
+{
+	return s->be->col_real(s, i);
+}
+
+const char *db_col_text(struct db_stmt *s, int i)
+{
+	return s->be->col_text(s, i);
+}
+
+size_t db_col_bytes(struct db_stmt *s, int i)
+{
+	return s->be->col_bytes(s, i);
+}
+
+int64_t db_changes(struct store *st)
+{
+	return st->be->changes(st->db);
+}
+
 int db_run_args(struct store *st, const char *sql, const struct db_arg *args)
 {
-	sqlite3_stmt *s = db_prep(st, sql);
+	struct db_stmt *s = db_prep(st, sql);
 
 	db_bind_args(s, args);
 	return db_step_done(s);
 }
 
-int db_row_args(struct store *st, sqlite3_stmt **ret_s, const char *sql, const struct db_arg *args)
+int db_row_args(struct store *st, struct db_stmt **ret_s, const char *sql, const struct db_arg *args)
 {
-	sqlite3_stmt *s = db_prep(st, sql);
+	struct db_stmt *s = db_prep(st, sql);
 	int rc;
 
 	db_bind_args(s, args);
@@ -357,6 +408,24 @@ int db_row_args(struct store *st, sqlite3_stmt **ret_s, const char *sql, const s
 	if (rc == 1)
 		*ret_s = s;
 	return rc;
+}
+
+int db_insert_args(struct store *st, const char *sql, const struct db_arg *args, int64_t *ret_id)
+{
+	struct db_stmt *s;
+	int64_t id;
+	int rc = db_row_args(st, &s, sql, args);
+
+	if (rc <= 0)
+		return rc < 0 ? rc : -ENOENT;
+	id = db_col_int64(s, 0);
+	/* the row is made once the statement runs to its end */
+	rc = db_stmt_step(st, s);
+	db_stmt_done(st, s);
+	if (rc != DB_DONE)
+		return db_errno(rc);
+	*ret_id = id;
+	return 0;
 }
 
 int db_write_args(struct store *st, const char *sql, const struct db_arg *args)
@@ -369,7 +438,7 @@ int db_write_args(struct store *st, const char *sql, const struct db_arg *args)
 	return rc;
 }
 
-int db_step_done_st(struct store *st, sqlite3_stmt *s)
+int db_step_done_st(struct store *st, struct db_stmt *s)
 {
 	int rc;
 
@@ -377,31 +446,32 @@ int db_step_done_st(struct store *st, sqlite3_stmt *s)
 		return -EIO;
 	rc = db_stmt_step(st, s);
 	db_stmt_done(st, s);
-	return rc == SQLITE_DONE ? 0 : db_sqlite_errno(rc);
+	return rc == DB_DONE ? 0 : db_errno(rc);
 }
-int db_step_row(struct store *st, sqlite3_stmt *s)
-{
-	int rc = s ? db_stmt_step(st, s) : SQLITE_ERROR;
 
-	if (rc == SQLITE_ROW)
+int db_step_row(struct store *st, struct db_stmt *s)
+{
+	int rc = s ? db_stmt_step(st, s) : -EIO;
+
+	if (rc == DB_ROW)
 		return 1;
 	db_stmt_done(st, s);
-	return rc == SQLITE_DONE ? 0 : db_sqlite_errno(rc);
+	return rc == DB_DONE ? 0 : db_errno(rc);
 }
 
-json_t *db_col_json(sqlite3_stmt *s, int i)
+json_t *db_col_json(struct db_stmt *s, int i)
 {
-	switch (sqlite3_column_type(s, i)) {
-	case SQLITE_INTEGER: return json_integer(sqlite3_column_int64(s, i));
-	case SQLITE_FLOAT: return json_real(sqlite3_column_double(s, i));
-	case SQLITE_TEXT: return json_string((const char *)sqlite3_column_text(s, i));
+	switch (db_col_type(s, i)) {
+	case DB_T_INT: return json_integer(db_col_int64(s, i));
+	case DB_T_REAL: return json_real(db_col_double(s, i));
+	case DB_T_TEXT: return json_string(db_col_text(s, i));
 	default: return json_null();
 	}
 }
 
-json_t *db_col_parsed(sqlite3_stmt *s, int i)
+json_t *db_col_parsed(struct db_stmt *s, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(s, i);
+	const char *t = db_col_text(s, i);
 	json_t *v;
 
 	/* most jobs' machines and tags: no parser for them */
@@ -411,17 +481,19 @@ json_t *db_col_parsed(sqlite3_stmt *s, int i)
 	return v ? v : json_null();
 }
 
-void db_col_copy(char *buf, size_t len, sqlite3_stmt *s, int i)
+void db_col_copy(char *buf, size_t len, struct db_stmt *s, int i)
 {
-	snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, i));
+	const char *t = db_col_text(s, i);
+
+	snprintf(buf, len, "%s", t ? t : "");
 }
 
 json_t *db_read_end(json_t *doc, int rc)
 {
-	if (rc == SQLITE_DONE && doc)
+	if (rc == DB_DONE && doc)
 		return doc;
 	json_decref(doc);
-	errno = rc == SQLITE_DONE ? EIO : -db_sqlite_errno(rc);
+	errno = rc == DB_DONE ? EIO : -db_errno(rc);
 	return NULL;
 }
 
@@ -432,22 +504,22 @@ double db_now(void)
 
 int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s = db_prep(st, sql);
+	struct db_stmt *s = db_prep(st, sql);
 	int64_t *v = NULL;
 	size_t n = 0, alloc = 0;
 	int rc;
 
-	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+	while ((rc = s ? db_stmt_step(st, s) : -EIO) == DB_ROW) {
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
 			v = xrealloc(v, alloc * sizeof(*v));
 		}
-		v[n++] = sqlite3_column_int64(s, 0);
+		v[n++] = db_col_int64(s, 0);
 	}
 	db_stmt_done(st, s);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(v);
-		return db_sqlite_errno(rc);
+		return db_errno(rc);
 	}
 	*ret = v;
 	*ret_n = n;
@@ -467,61 +539,79 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 static int backfill_subjects(struct store *st)
 {
 	struct strbuf subj = STRBUF_INIT;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc = 0;
 
 	s = db_prep_once(st, "SELECT id, patch_kind, patch FROM jobs WHERE kind = 'ab' AND patch IS NOT NULL "
 		      "AND patch_kind IN ('patch', 'url')");
-	while (s && rc == 0 && db_stmt_step(st, s) == SQLITE_ROW) {
-		const char *kind = (const char *)sqlite3_column_text(s, 1);
-		enum patch_subject_kind k = patch_subject((const char *)sqlite3_column_text(s, 2),
-							  (size_t)sqlite3_column_bytes(s, 2), &subj);
+	while (s && rc == 0 && db_stmt_step(st, s) == DB_ROW) {
+		const char *kind = db_col_text(s, 1);
+		enum patch_subject_kind k = patch_subject(db_col_text(s, 2), db_col_bytes(s, 2), &subj);
 
 		if (k == PATCH_SUBJECT_NONE || (!strcmp(kind ? kind : "", "url") && k == PATCH_SUBJECT_FILES))
 			continue;
 		rc = db_run(st, "UPDATE jobs SET patch_subject = ?2 WHERE id = ?1",
-			    DB_INT(sqlite3_column_int64(s, 0)), DB_TEXT(subj.buf));
+			    DB_INT(db_col_int64(s, 0)), DB_TEXT(subj.buf));
 	}
 	if (s)
-		sqlite3_finalize(s);
+		st->be->finalize(s);
 	strbuf_release(&subj);
 	return s ? rc : -1;
 }
 
+/* The version the store's schema_migrations records, inside the caller's
+ * transaction (or none): 0 or a negative errno, the version in *ret. */
+static int schema_version(struct store *st, int *ret)
+{
+	struct db_stmt *s;
+	int rc = db_row(st, &s, "SELECT coalesce(max(version), 0) FROM schema_migrations", DB_INT(0));
+
+	if (rc <= 0)
+		return rc < 0 ? rc : -EIO;
+	*ret = db_col_int(s, 0);
+	db_stmt_done(st, s);
+	return 0;
+}
+
+/*
+ * Each migration the store lacks, in its own transaction. Daemons that
+ * share a store may start together: on PostgreSQL each takes the table's
+ * lock and reads the version again under it, so a migration is applied
+ * once; SQLite's BEGIN IMMEDIATE serialises them already.
+ */
 static int migrate(struct store *st, struct strbuf *err)
 {
-	sqlite3_stmt *s;
+	const struct store_backend *be = st->be;
 	size_t i;
 	int have = 0, rc;
 
 	if (db_exec(st, "CREATE TABLE IF NOT EXISTS schema_migrations ("
-		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied REAL NOT NULL)") < 0)
+		     "version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied DOUBLE PRECISION NOT NULL)") < 0 ||
+	    schema_version(st, &have) < 0)
 		return db_sql_err(st, err, "schema_migrations");
-	s = db_prep(st, "SELECT coalesce(max(version), 0) FROM schema_migrations");
-	if (s && db_stmt_step(st, s) == SQLITE_ROW)
-		have = sqlite3_column_int(s, 0);
-	db_stmt_done(st, s);
-	for (i = 0; i < nmigrations; i++) {
-		const struct migration *m = &migrations[i];
+	for (i = 0; i < *be->nmigrations; i++) {
+		const struct migration *m = &be->migrations[i];
 
 		if (m->version <= have)
 			continue;
 		rc = db_txn_begin(st);
+		if (rc == 0 && be->dialect == DB_DIALECT_POSTGRES)
+			rc = db_exec(st, "LOCK TABLE schema_migrations IN EXCLUSIVE MODE");
+		if (rc == 0)
+			rc = schema_version(st, &have);
+		if (rc == 0 && m->version <= have) {
+			db_txn_end(st, -EALREADY);	/* another daemon applied it */
+			continue;
+		}
 		if (rc == 0)
 			rc = db_exec(st, m->sql);
 		if (rc == 0 && m->version == SUBJECT_MIGRATION)
 			rc = backfill_subjects(st) < 0 ? -EIO : 0;
-		if (rc == 0) {
-			s = db_prep(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?, ?, ?)");
-			sqlite3_bind_int(s, 1, m->version);
-			db_bind_text(s, 2, m->name);
-			sqlite3_bind_double(s, 3, db_now());
-			rc = db_step_done(s);
-		}
-		if (db_txn_end(st, rc) < 0) {
-			db_sql_err(st, err, m->name);
-			return -EIO;
-		}
+		if (rc == 0)
+			rc = db_run(st, "INSERT INTO schema_migrations (version, name, applied) VALUES (?1, ?2, ?3)",
+				    DB_INT(m->version), DB_TEXT(m->name), DB_REAL(db_now()));
+		if ((rc = db_txn_end(st, rc)) < 0)
+			return db_sql_err(st, err, m->name);
 		have = m->version;
 	}
 	st->version = have;
@@ -535,22 +625,23 @@ static void conn_close(struct store *st)
 	size_t i;
 
 	for (i = 0; i < st->ncache; i++) {
-		sqlite3_finalize(st->cache[i].s);
+		st->be->finalize(st->cache[i].s);
 		free(st->cache[i].text);
 	}
 	for (i = 0; i < COUNT_SLOTS; i++)
 		free(st->counts[i].key);
-	sqlite3_close(st->db);
+	st->be->close(st->db);
 	pthread_mutex_destroy(&st->lock);
 	pthread_mutex_destroy(&st->fault_lock);
 	pthread_mutex_destroy(&st->count_lock);
 	free(st);
 }
 
-static struct store *conn_new(void)
+static struct store *conn_new(const struct store_backend *be)
 {
 	struct store *st = xcalloc(1, sizeof(*st));
 
+	st->be = be;
 	pthread_mutex_init(&st->lock, NULL);
 	pthread_mutex_init(&st->fault_lock, NULL);
 	pthread_mutex_init(&st->count_lock, NULL);
@@ -559,54 +650,64 @@ static struct store *conn_new(void)
 
 /*
  * The read-only connections, opened once the schema is current. A store
- * with none (in memory, or none would open) reads on the writer, as
- * before; that is slower, never wrong.
+ * with none (in memory, or none would open) reads on the writer; that is
+ * slower, never wrong.
  */
-static void open_readers(struct store *st, const char *path)
+static void open_readers(struct store *st, const char *where)
 {
+	struct strbuf err = STRBUF_INIT;
 	struct store *r;
-
-	if (!*path || !strcmp(path, ":memory:"))
-		return;
-	while (st->nreaders < READERS) {
-		r = conn_new();
-		r->parent = st;
-		if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-			fprintf(stderr, "tlblabd: store: %s: cannot open a reader: %s; reading on the writer\n",
-				path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
-			conn_close(r);
-			return;
-		}
-		sqlite3_busy_timeout(r->db, 10000);
-		st->readers[st->nreaders++] = r;
-	}
-}
-
-int store_open(const char *path, struct store **ret, struct strbuf *err)
-{
-	struct store *st = conn_new();
 	int rc;
 
-	rc = sqlite3_open_v2(path, &st->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-			     SQLITE_OPEN_FULLMUTEX, NULL);
-	if (rc != SQLITE_OK) {
-		strbuf_seterr(err, "store %s: %s", path, st->db ? sqlite3_errmsg(st->db) : "cannot open");
+	while (st->nreaders < READERS) {
+		r = conn_new(st->be);
+		r->parent = st;
+		if ((rc = st->be->open(where, 1, &r->db, &err)) < 0) {
+			/* -EOPNOTSUPP: a store with no second connection (in memory) */
+			if (rc != -EOPNOTSUPP)
+				fprintf(stderr, "tlblabd: %s; reading on the writer\n", err.buf);
+			conn_close(r);
+			break;
+		}
+		st->be->lock_timeout(r->db, 10000);
+		st->readers[st->nreaders++] = r;
+	}
+	strbuf_release(&err);
+}
+
+void store_describe(const char *where, struct strbuf *out)
+{
+	store_backend_for(where)->describe(where, out);
+}
+
+int store_open(const char *where, struct store **ret, struct strbuf *err)
+{
+	const struct store_backend *be = store_backend_for(where);
+	struct store *st = conn_new(be);
+	int rc;
+
+	if ((rc = be->open(where, 0, &st->db, err)) < 0) {
+		st->db = NULL;
 		goto fail;
 	}
-	sqlite3_busy_timeout(st->db, 10000);
-	if (db_exec(st, "PRAGMA journal_mode=WAL") < 0 || db_exec(st, "PRAGMA foreign_keys=ON") < 0 ||
-	    db_exec(st, "PRAGMA synchronous=NORMAL") < 0) {
-		db_sql_err(st, err, path);
-		goto fail;
+	be->lock_timeout(st->db, 10000);
+	if ((rc = migrate(st, err)) < 0 && err) {
+		struct strbuf msg = STRBUF_INIT;
+
+		/* err says what failed; the store it failed in goes first */
+		store_describe(where, &msg);
+		strbuf_addf(&msg, ": %s", err->buf);
+		strbuf_seterr(err, "%s", msg.buf);
+		strbuf_release(&msg);
 	}
-	if (migrate(st, err) < 0)
+	if (rc < 0)
 		goto fail;
-	open_readers(st, path);
+	open_readers(st, where);
 	*ret = st;
 	return 0;
 fail:
 	conn_close(st);
-	return -EIO;
+	return rc == -ENOTCONN ? rc : -EIO;
 }
 
 void store_close(struct store *st)
@@ -629,10 +730,11 @@ int64_t store_generation(struct store *st)
 {
 	int64_t g;
 
-	/* the writer makes every change, so every change counts here; read
-	 * under its lock, no change is half-committed */
+	/* the writer makes every change of this daemon, and the backend
+	 * knows of others' commits; read under its lock, no change of ours
+	 * is half-committed */
 	db_lock(st);
-	g = sqlite3_total_changes64(st->db);
+	g = st->be->generation(st->db);
 	db_unlock(st);
 	return g;
 }
@@ -648,12 +750,12 @@ json_t *db_rows_json(struct store *st, const char *sql, const struct db_arg *arg
 			 const char *const *names)
 {
 	DB_READER(r, st);
-	sqlite3_stmt *s = db_prep(r, sql);
+	struct db_stmt *s = db_prep(r, sql);
 	json_t *rows = json_array();
 	int rc;
 
 	db_bind_args(s, args);
-	while ((rc = db_stmt_step(r, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(r, s)) == DB_ROW) {
 		json_t *o = json_object();
 		int i;
 
@@ -679,11 +781,11 @@ json_t *db_rows_json(struct store *st, const char *sql, const struct db_arg *arg
 int64_t db_count(struct store *st, const char *sql, const struct db_arg *args)
 {
 	DB_READER(r, st);
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t n = -1;
 
 	if (db_row_args(r, &s, sql, args) == 1) {
-		n = sqlite3_column_int64(s, 0);
+		n = db_col_int64(s, 0);
 		db_stmt_done(r, s);
 	}
 	return n;

@@ -3,13 +3,13 @@
 
 #include <jansson.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "guard.h"
 #include "store.h"
+#include "store_backend.h"
 #include "strbuf.h"
 
 /*
@@ -18,8 +18,9 @@
  * outside the store module: the rest of the daemon sees only store.h, and
  * no file but store*.c holds SQL.
  *
- *   store_db.c           open, migrations, connections and readers, the
- *                     statement cache, the fault hook, transactions, errors
+ *   store_db.c        open, migrations, connections and readers, the
+ *                     statement cache, the fault hook, transactions, errors,
+ *                     over a backend (store_backend.h: sqlite/, postgres/)
  *   store_jobs.c      jobs: create, read, list, cancel, patch, more boots
  *   store_stages.c    the stage state machine: runnable, start, finish,
  *                     retry, settle, recover; stage logs and notes
@@ -31,6 +32,13 @@
  *
  * The helpers are named db_*: each works on one connection, a struct store
  * (the writer, or one of its readers), and its prepared statements.
+ *
+ * SQL the backends share: ?N parameters; INSERT ... ON CONFLICT (...) DO
+ * UPDATE/NOTHING (no INSERT OR REPLACE); RETURNING for a new row's id;
+ * IS [NOT] DISTINCT FROM (not IS); CASE WHEN on comparisons (no bare
+ * integer as a condition); no JSON functions (the JSON is read and made
+ * in C), no date functions (db_now). Where a statement cannot be shared,
+ * DB_SQL gives each dialect its text.
  *
  * Locking: a function of store.h holds the writer's lock (db_lock), or a
  * reader's (db_reader_get), for its whole call, by DB_GUARD or DB_READER
@@ -55,7 +63,7 @@
  */
 struct stmt_slot {
 	const char *sql;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	char *text;		/* db_prep_text's own copy of sql, or NULL */
 };
 
@@ -64,7 +72,7 @@ struct stmt_slot {
 struct store_fault {
 	long after;
 	int times;
-	int code;
+	int code;		/* the negative errno it fails with */
 	long hits;
 	char match[128];
 };
@@ -77,13 +85,14 @@ struct count_slot {
 };
 
 struct store {
-	sqlite3 *db;
+	const struct store_backend *be;
+	struct db_conn *db;	/* the backend's connection */
 	pthread_mutex_t lock;	/* this connection: its statements, errmsg */
 	int version;
 	struct stmt_slot cache[STMT_CACHE];
 	size_t ncache;
 	char errmsg[256];	/* the last failure's message, under the lock */
-	int errcode;		/* and its SQLite code */
+	int errcode;		/* and its negative errno */
 	/* the writer's only (a reader has parent set and uses its parent's) */
 	struct store *parent;
 	pthread_mutex_t fault_lock;	/* fault; taken last, alone */
@@ -128,34 +137,54 @@ void db_guard_release(struct store **st);	/* db_unlock(*st) */
 #define DB_READER(r, w) \
 	struct store *r __attribute__((cleanup(db_guard_release))) = db_reader_get(w)
 
-/* An SQLite result code as the store's negative errno (store.h). */
-int db_sqlite_errno(int rc);
+/* A statement's end (db_stmt_step) as the store's negative errno: rc when
+ * it is one, -EIO for a row or an end where the other was due. */
+int db_errno(int rc);
+
+/* The dialect's text of a statement the backends cannot share: st's
+ * backend's own (both string literals, so each is cached apart). */
+#define DB_SQL(st, sqlite, postgres) ((st)->be->dialect == DB_DIALECT_POSTGRES ? (postgres) : (sqlite))
 /* The failure last seen on st, as "store: WHAT: MESSAGE" into err (when
  * not NULL); returns it as the store's negative errno. */
 int db_sql_err(struct store *st, struct strbuf *err, const char *what);
 
 /* Statements (the cache: struct stmt_slot). db_prep: a fixed query, a
  * string literal. db_prep_once: a query for one use, to finalize (or hand
- * to db_stmt_done). Both NULL when the SQL does not prepare (logged, and
- * kept for db_sql_err); every step function below takes a NULL statement
- * as a failure. */
-sqlite3_stmt *db_prep_once(struct store *st, const char *sql);
-sqlite3_stmt *db_prep(struct store *st, const char *sql);
+ * to db_stmt_done). Both NULL when the SQL does not prepare, or the
+ * connection is down (logged, and kept for db_sql_err); every function
+ * below takes a NULL statement as a failure (binds do nothing). */
+struct db_stmt *db_prep_once(struct store *st, const char *sql);
+struct db_stmt *db_prep(struct store *st, const char *sql);
 
 /* A statement whose SQL was built at run time, kept by its text: the
  * same text reuses it. */
-sqlite3_stmt *db_prep_text(struct store *st, const char *sql);
+struct db_stmt *db_prep_text(struct store *st, const char *sql);
 
 /* Hands a statement back: cached ones are reset, others finalized. */
-void db_stmt_done(struct store *st, sqlite3_stmt *s);
-/* Parameter i as v's text, or NULL when v is. */
-void db_bind_text(sqlite3_stmt *s, int i, const char *v);
-/* Parameter i as v's compact JSON text, or NULL when v is. */
-void db_bind_json(sqlite3_stmt *s, int i, const json_t *v);
+void db_stmt_done(struct store *st, struct db_stmt *s);
+/* Parameter i (from 1) as an integer, a number, v's text (NULL when v is),
+ * or v's compact JSON text (NULL when v is). */
+void db_bind_int(struct db_stmt *s, int i, int64_t v);
+void db_bind_real(struct db_stmt *s, int i, double v);
+void db_bind_text(struct db_stmt *s, int i, const char *v);
+void db_bind_json(struct db_stmt *s, int i, const json_t *v);
+
+/* Column i (from 0) of the row in s: its type (enum db_type), and its
+ * value as an integer, a number, text (NULL for NULL; valid until the
+ * next step) and the text's length. */
+enum db_type db_col_type(struct db_stmt *s, int i);
+int64_t db_col_int64(struct db_stmt *s, int i);
+int db_col_int(struct db_stmt *s, int i);
+double db_col_double(struct db_stmt *s, int i);
+const char *db_col_text(struct db_stmt *s, int i);
+size_t db_col_bytes(struct db_stmt *s, int i);
+
+/* The rows the connection's last statement changed. */
+int64_t db_changes(struct store *st);
 
 /*
  * A statement's parameters as one list, ?1 first: each a DB_INT (any
- * integer, bound as SQLite's 64-bit integer), DB_REAL, DB_TEXT or DB_JSON
+ * integer, bound as a 64-bit integer), DB_REAL, DB_TEXT or DB_JSON
  * (db_bind_text, db_bind_json: NULL binds NULL). The macros below end the
  * list, so a call reads as the statement does:
  *
@@ -182,7 +211,7 @@ struct db_arg {
 
 /* Binds args, up to the one of kind DB_ARG_MAX, to parameters 1, 2, ...
  * of s (nothing when s is NULL). */
-void db_bind_args(sqlite3_stmt *s, const struct db_arg *args);
+void db_bind_args(struct db_stmt *s, const struct db_arg *args);
 #define db_bind(s, ...) db_bind_args((s), DB_ARGS(__VA_ARGS__))
 
 /* A statement of fixed text (db_prep) that returns no rows, with its
@@ -193,8 +222,15 @@ int db_run_args(struct store *st, const char *sql, const struct db_arg *args);
 /* A query of at most one row (db_step_row), with its parameters: 1 with
  * the row in *ret_s (read it, then db_stmt_done), 0 with none, or the
  * store's negative errno (the statement handed back in both). */
-int db_row_args(struct store *st, sqlite3_stmt **ret_s, const char *sql, const struct db_arg *args);
+int db_row_args(struct store *st, struct db_stmt **ret_s, const char *sql, const struct db_arg *args);
 #define db_row(st, ret_s, sql, ...) db_row_args((st), (ret_s), (sql), DB_ARGS(__VA_ARGS__))
+
+/* A statement of fixed text that makes or changes one row and returns its
+ * id (INSERT ... RETURNING id, UPDATE ... RETURNING), with its parameters:
+ * 0 with the id in *ret_id, -ENOENT when no row was, or the store's
+ * negative errno. */
+int db_insert_args(struct store *st, const char *sql, const struct db_arg *args, int64_t *ret_id);
+#define db_insert(st, ret_id, sql, ...) db_insert_args((st), (sql), DB_ARGS(__VA_ARGS__), (ret_id))
 
 /* db_run under the writer's lock, which it takes (the caller holds none):
  * a change of one statement. */
@@ -203,22 +239,23 @@ int db_write_args(struct store *st, const char *sql, const struct db_arg *args);
 
 /*
  * Every statement the store runs goes through here: it starts (or goes on
- * with) s, unless the fault hook fails it first. Returns SQLite's code.
+ * with) s, unless the fault hook fails it first. Returns DB_ROW, DB_DONE,
+ * or the store's negative errno.
  */
-int db_stmt_step(struct store *st, sqlite3_stmt *s);
+int db_stmt_step(struct store *st, struct db_stmt *s);
 /* A statement of fixed text (no parameters) run through the same hook;
  * ROLLBACK is never failed by it. 0 or the store's negative errno. */
 int db_exec(struct store *st, const char *sql);
 
 /* Runs a statement that returns no rows; hands it back. 0 or the store's
  * negative errno. db_step_done(s) is this on the st of the caller. */
-int db_step_done_st(struct store *st, sqlite3_stmt *s);
+int db_step_done_st(struct store *st, struct db_stmt *s);
 #define db_step_done(s) db_step_done_st(st, (s))
 
 /* Steps a query of at most one row: 1 with a row (read it, then
  * db_stmt_done), 0 with none (handed back), or a negative errno (handed
  * back). For reads inside a transaction, where "no row" decides. */
-int db_step_row(struct store *st, sqlite3_stmt *s);
+int db_step_row(struct store *st, struct db_stmt *s);
 
 /* The first column of every row of sql, as ids. Caller holds the lock and
  * frees *ret (set on success only). 0 or a store error. */
@@ -226,9 +263,9 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 
 /*
  * Transactions: every change of more than one statement is
- * db_txn_begin ... db_txn_end(st, rc). BEGIN IMMEDIATE takes the write
- * lock up front, so a busy database fails the BEGIN, not a statement
- * half-way. db_txn_end commits when rc is 0 and rolls back otherwise, or
+ * db_txn_begin ... db_txn_end(st, rc). On SQLite, BEGIN IMMEDIATE takes
+ * the write lock up front, so a busy database fails the BEGIN, not a
+ * statement half-way; on PostgreSQL each statement takes its rows' locks. db_txn_end commits when rc is 0 and rolls back otherwise, or
  * when the COMMIT fails; it returns rc, or the COMMIT's error. A
  * transaction left open by a failed ROLLBACK is rolled back by the next
  * db_txn_begin, so one failure never swallows the next change into a
@@ -248,18 +285,18 @@ int db_job_token_set(struct store *st, int64_t job_id, const char *token);
 int db_job_insert(struct store *st, const struct job_request *req, const struct stage_plan *stages,
 		  size_t nstages, int64_t *ret_id);
 
-/* Column i as JSON of its SQLite type (NULL as null). */
-json_t *db_col_json(sqlite3_stmt *s, int i);
+/* Column i as JSON of its type (NULL as null). */
+json_t *db_col_json(struct db_stmt *s, int i);
 
 /* A column holding JSON text, parsed (null if absent or unparsable). */
-json_t *db_col_parsed(sqlite3_stmt *s, int i);
+json_t *db_col_parsed(struct db_stmt *s, int i);
 
 /* Column i's text into buf (len bytes), cut to fit. */
-void db_col_copy(char *buf, size_t len, sqlite3_stmt *s, int i);
+void db_col_copy(char *buf, size_t len, struct db_stmt *s, int i);
 
 /*
  * The end of a read that builds JSON (store.h): rc is the last step's
- * code, SQLITE_DONE when every row was read. Otherwise what was built is
+ * code, DB_DONE when every row was read. Otherwise what was built is
  * dropped: NULL with errno the store's error, never part of the rows.
  */
 json_t *db_read_end(json_t *doc, int rc);

@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,10 +28,10 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 	size_t i;
 	int rc;
 
-	rc = db_run(st, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
+	rc = db_insert(st, &id, "INSERT INTO jobs (kind, suite, suite_json, machines, tags, submitter, boots, created, "
 		    "tree, base, patch_kind, patch, patch_url, patch_ref, max_boots, patch_subject, arch, defaults, "
 		    "patches, per_patch) VALUES (?, ?, ?, coalesce(?, '[]'), coalesce(?, '[]'), ?, ?, ?, ?, ?, ?, ?, ?, "
-		    "?, ?, ?, coalesce(?, 'x86_64'), ?, ?, ?)",
+		    "?, ?, ?, coalesce(?, 'x86_64'), ?, ?, ?) RETURNING id",
 		    DB_TEXT(req->kind), DB_TEXT(req->suite), DB_JSON(req->suite_json), DB_JSON(req->machines),
 		    DB_JSON(req->tags), DB_TEXT(req->submitter), DB_INT(req->boots), DB_REAL(db_now()),
 		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_TEXT(req->patch),
@@ -41,7 +40,6 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 		    DB_TEXT(req->arch), DB_JSON(req->defaults), DB_JSON(req->patches), DB_JSON(req->per_patch));
 	if (rc < 0)
 		return rc;
-	id = sqlite3_last_insert_rowid(st->db);
 	for (i = 0; i < nstages; i++)
 		if ((rc = db_run(st, STAGE_INSERT, DB_INT(id), DB_INT((int)i), DB_TEXT(stages[i].kind),
 				 DB_TEXT(stages[i].side), DB_INT(stages[i].boot_index),
@@ -64,9 +62,14 @@ int store_job_group_create(struct store *st, const struct job_request *reqs,
 		rc = db_job_insert(st, &reqs[i], plans[i], nplans[i], &ret_ids[i]);
 		if (rc == 0 && reqs[i].token)
 			rc = db_job_token_set(st, ret_ids[i], reqs[i].token);
-		if (rc == 0 && reqs[i].per_patch)
-			rc = db_run(st, "UPDATE jobs SET per_patch = json_set(per_patch, '$.of', ?) WHERE id = ?",
-				    DB_INT(ret_ids[0]), DB_INT(ret_ids[i]));
+		if (rc == 0 && reqs[i].per_patch) {
+			/* each job of the series names the first: known once it is stored */
+			json_t *pp = json_deep_copy(reqs[i].per_patch);
+
+			json_object_set_new(pp, "of", json_integer(ret_ids[0]));
+			rc = db_run(st, "UPDATE jobs SET per_patch = ?2 WHERE id = ?1", DB_INT(ret_ids[i]), DB_JSON(pp));
+			json_decref(pp);
+		}
 	}
 	if ((rc = db_txn_end(st, rc)) < 0)
 		db_sql_err(st, err, n > 1 ? "create the series' jobs" : "create job");
@@ -86,9 +89,14 @@ json_t *store_per_patch_jobs(struct store *st, int64_t of)
 {
 	static const char *const names[] = { "id", "k", "state", "verdict", "patch_subject", NULL };
 
-	return db_rows_json(st, "SELECT id, json_extract(per_patch, '$.k') AS k, state, verdict, patch_subject "
-			    "FROM jobs WHERE per_patch IS NOT NULL AND json_extract(per_patch, '$.of') = ? "
-			    "ORDER BY k", DB_ARGS(DB_INT(of)), names);
+	/* the series' jobs are found by the index on per_patch's "of" */
+	return db_rows_json(st, DB_SQL(st, "SELECT id, json_extract(per_patch, '$.k') AS k, state, verdict, "
+				       "patch_subject FROM jobs WHERE per_patch IS NOT NULL AND "
+				       "json_extract(per_patch, '$.of') = ? ORDER BY k",
+				       "SELECT id, (per_patch::json ->> 'k')::bigint AS k, state, verdict, "
+				       "patch_subject FROM jobs WHERE per_patch IS NOT NULL AND "
+				       "(per_patch::json ->> 'of')::bigint = ?1 ORDER BY k"),
+			    DB_ARGS(DB_INT(of)), names);
 }
 
 /* the last column is the job's current stage: the running one, else the
@@ -99,7 +107,7 @@ json_t *store_per_patch_jobs(struct store *st, int64_t of)
 	"(g.started IS NOT NULL) DESC, CASE WHEN g.started IS NULL THEN g.seq ELSE -g.seq END LIMIT 1), " \
 	"patch_kind, patch_url, patch_ref, max_boots, verdict, patch_subject, arch, defaults, patches, per_patch"
 
-static json_t *job_row(sqlite3_stmt *s)
+static json_t *job_row(struct db_stmt *s)
 {
 	json_t *j = json_object();
 
@@ -114,8 +122,8 @@ static json_t *job_row(sqlite3_stmt *s)
 	json_object_set_new(j, "created", db_col_json(s, 8));
 	json_object_set_new(j, "started", db_col_json(s, 9));
 	json_object_set_new(j, "finished", db_col_json(s, 10));
-	json_object_set_new(j, "cancel_requested", json_boolean(sqlite3_column_int(s, 11)));
-	if (sqlite3_column_type(s, 12) != SQLITE_NULL)
+	json_object_set_new(j, "cancel_requested", json_boolean(db_col_int(s, 11)));
+	if (db_col_type(s, 12) != DB_T_NULL)
 		json_object_set_new(j, "error", json_pack("{s:o,s:o,s:o}", "class", db_col_json(s, 12),
 							  "message", db_col_json(s, 13), "stage", db_col_json(s, 14)));
 	else
@@ -136,22 +144,37 @@ static json_t *job_row(sqlite3_stmt *s)
 	return j;
 }
 
+/* The "host" of the agent's hello that column i holds: null when there
+ * is none, or it is no JSON (a string member is itself read as JSON, as
+ * it always was). */
+static json_t *hello_host(struct db_stmt *s, int i)
+{
+	json_t *hello = db_col_parsed(s, i), *h = json_object_get(hello, "host"), *v;
+
+	if (json_is_string(h))
+		v = json_loads(json_string_value(h), JSON_DECODE_ANY, NULL);
+	else
+		v = json_incref(h);
+	json_decref(hello);
+	return v ? v : json_null();
+}
+
 json_t *store_job_json(struct store *w, int64_t id)
 {
 	DB_READER(st, w);
-	sqlite3_stmt *s, *js;
+	struct db_stmt *s, *js;
 	json_t *job = NULL, *stages;
 	int rc;
 
 	/* js is handed back last: while it is open, its read transaction
 	 * gives the stages the same commit as the job */
 	js = db_prep(st, "SELECT " JOB_COLS " FROM jobs WHERE id = ?");
-	sqlite3_bind_int64(js, 1, id);
-	if ((rc = db_stmt_step(st, js)) == SQLITE_ROW)
+	db_bind_int(js, 1, id);
+	if ((rc = db_stmt_step(st, js)) == DB_ROW)
 		job = job_row(js);
 	if (!job) {
 		db_stmt_done(st, js);
-		if (rc != SQLITE_DONE)
+		if (rc != DB_DONE)
 			return db_read_end(NULL, rc);
 		errno = ENOENT;
 		return NULL;
@@ -159,9 +182,9 @@ json_t *store_job_json(struct store *w, int64_t id)
 	stages = json_array();
 	s = db_prep(st, "SELECT id, seq, kind, side, state, machine, attempt, started, finished, "
 		     "error_class, error_message, boot_index, build_id, boot_id, repeat_of, note, specs, "
-		     "CASE WHEN json_valid(host) THEN json_extract(host, '$.host') END, cpus FROM stages WHERE job_id = ? ORDER BY seq");
-	sqlite3_bind_int64(s, 1, id);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+		     "host, cpus FROM stages WHERE job_id = ? ORDER BY seq");
+	db_bind_int(s, 1, id);
+	while ((rc = db_stmt_step(st, s)) == DB_ROW) {
 		json_t *g = json_object();
 		static const char *const names[] = { "id", "seq", "kind", "side", "state", "machine",
 						     "attempt", "started", "finished", "error_class",
@@ -170,7 +193,8 @@ json_t *store_job_json(struct store *w, int64_t id)
 		int i;
 
 		for (i = 0; i < (int)ARRAY_SIZE(names); i++)
-			json_object_set_new(g, names[i], i == 16 || i == 17 ? db_col_parsed(s, i) : db_col_json(s, i));
+			json_object_set_new(g, names[i], i == 16 ? db_col_parsed(s, i) : i == 17 ? hello_host(s, i)
+								 : db_col_json(s, i));
 		if (json_is_null(json_object_get(g, "specs")))
 			json_object_set_new(g, "specs", json_array());
 		json_array_append_new(stages, g);
@@ -219,18 +243,18 @@ static void count_put(struct store *w, const char *key, int64_t gen, int64_t tot
 }
 
 /* Column i as JSON text, as db_col_json would encode it (api_server.c's precision). */
-static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
+static void col_text(struct strbuf *out, struct db_stmt *s, int i)
 {
-	switch (sqlite3_column_type(s, i)) {
-	case SQLITE_INTEGER:
-		strbuf_addf(out, "%lld", (long long)sqlite3_column_int64(s, i));
+	switch (db_col_type(s, i)) {
+	case DB_T_INT:
+		strbuf_addf(out, "%lld", (long long)db_col_int64(s, i));
 		break;
-	case SQLITE_FLOAT:
-		strbuf_add_json_real(out, sqlite3_column_double(s, i), 12);
+	case DB_T_REAL:
+		strbuf_add_json_real(out, db_col_double(s, i), 12);
 		break;
-	case SQLITE_TEXT:
-		strbuf_add_json_string(out, (const char *)sqlite3_column_text(s, i),
-				       (size_t)sqlite3_column_bytes(s, i));
+	case DB_T_TEXT:
+		strbuf_add_json_string(out, db_col_text(s, i),
+				       db_col_bytes(s, i));
 		break;
 	default:
 		strbuf_addstr(out, "null");
@@ -238,9 +262,9 @@ static void col_text(struct strbuf *out, sqlite3_stmt *s, int i)
 }
 
 /* A column holding JSON text, as db_col_parsed would encode it. */
-static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
+static void col_parsed_text(struct strbuf *out, struct db_stmt *s, int i)
 {
-	const char *t = (const char *)sqlite3_column_text(s, i);
+	const char *t = db_col_text(s, i);
 	json_t *v;
 	char *txt;
 
@@ -257,15 +281,15 @@ static void col_parsed_text(struct strbuf *out, sqlite3_stmt *s, int i)
 
 /* Text column i as JSON text, each place url appears in it redacted
  * (util.h: util_url_redact_in). */
-static void col_text_redacted(struct strbuf *out, sqlite3_stmt *s, int i, const char *url)
+static void col_text_redacted(struct strbuf *out, struct db_stmt *s, int i, const char *url)
 {
 	struct strbuf t = STRBUF_INIT;
 
-	if (sqlite3_column_type(s, i) != SQLITE_TEXT) {
+	if (db_col_type(s, i) != DB_T_TEXT) {
 		col_text(out, s, i);
 		return;
 	}
-	util_url_redact_in((const char *)sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i), url, &t);
+	util_url_redact_in(db_col_text(s, i), db_col_bytes(s, i), url, &t);
 	strbuf_add_json_string(out, t.buf, t.len);
 	strbuf_release(&t);
 }
@@ -274,7 +298,7 @@ static void col_text_redacted(struct strbuf *out, sqlite3_stmt *s, int i, const 
  * building a document only to encode it took most of its time. With
  * redact, the job's URL (patch_url: a branch's or an mbox's) is redacted
  * where it shows: the URL, the job's name, its error. */
-static void job_row_text(struct strbuf *out, sqlite3_stmt *s, int redact)
+static void job_row_text(struct strbuf *out, struct db_stmt *s, int redact)
 {
 	static const char *const keys[] = {
 		"id", "kind", "state", "suite", "machines", "tags", "submitter", "boots", "created",
@@ -282,7 +306,7 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s, int redact)
 		"stage", "patch_kind", "patch_url", "patch_ref", "max_boots", "verdict", "patch_subject",
 		"arch", "defaults", "patches", "per_patch",
 	};
-	const char *url = redact ? (const char *)sqlite3_column_text(s, 19) : NULL;
+	const char *url = redact ? db_col_text(s, 19) : NULL;
 	int i;
 
 	for (i = 0; i < (int)ARRAY_SIZE(keys); i++) {
@@ -294,8 +318,8 @@ static void job_row_text(struct strbuf *out, sqlite3_stmt *s, int redact)
 		if (i == 4 || i == 5 || i >= 25) {
 			col_parsed_text(out, s, i);
 		} else if (i == 11) {
-			strbuf_addstr(out, sqlite3_column_int(s, i) ? "true" : "false");
-		} else if (i == 12 && sqlite3_column_type(s, 12) != SQLITE_NULL) {
+			strbuf_addstr(out, db_col_int(s, i) ? "true" : "false");
+		} else if (i == 12 && db_col_type(s, 12) != DB_T_NULL) {
 			strbuf_addstr(out, "{\"class\":");
 			col_text(out, s, 12);
 			strbuf_addstr(out, ",\"message\":");
@@ -319,9 +343,9 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 	const char *const conds[] = { "state", "suite", "submitter", "tree", "verdict" };
 	const char *vals[ARRAY_SIZE(fields)];
 	int nv = 0, i, n = 0, limit = f->limit > 0 ? f->limit : 50, offset = f->offset > 0 ? f->offset : 0;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t total = 0, gen;
-	int rc = SQLITE_ROW;
+	int rc = DB_ROW;
 
 	if (limit > 500)
 		limit = 500;
@@ -337,28 +361,28 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 	/* before the count: a change committed after it retires what we keep */
 	gen = store_generation(w);
 	DB_READER(st, w);
-	if (!count_get(w, key.buf, gen, &total)) {
+	if (gen < 0 || !count_get(w, key.buf, gen, &total)) {
 		strbuf_addf(&sql, "SELECT count(*) FROM jobs%s", where.buf);
 		s = db_prep_text(st, sql.buf);
 		for (i = 0; i < nv; i++)
 			db_bind_text(s, i + 1, vals[i]);
-		if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-			total = sqlite3_column_int64(s, 0);
+		if ((rc = db_stmt_step(st, s)) == DB_ROW)
+			total = db_col_int64(s, 0);
 		db_stmt_done(st, s);
-		if (rc == SQLITE_ROW)
+		if (rc == DB_ROW && gen >= 0)
 			count_put(w, key.buf, gen, total);
 	}
-	if (rc == SQLITE_ROW) {
+	if (rc == DB_ROW) {
 		strbuf_reset(&sql);
 		strbuf_addf(&sql, "SELECT " JOB_COLS " FROM jobs%s ORDER BY id DESC LIMIT ? OFFSET ?",
 			    where.buf);
 		s = db_prep_text(st, sql.buf);
 		for (i = 0; i < nv; i++)
 			db_bind_text(s, i + 1, vals[i]);
-		sqlite3_bind_int(s, nv + 1, limit);
-		sqlite3_bind_int(s, nv + 2, offset);
+		db_bind_int(s, nv + 1, limit);
+		db_bind_int(s, nv + 2, offset);
 		strbuf_addstr(out, "{\"jobs\":[");
-		while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+		while ((rc = db_stmt_step(st, s)) == DB_ROW) {
 			if (n++)
 				strbuf_addch(out, ',');
 			job_row_text(out, s, f->redact_urls);
@@ -370,9 +394,9 @@ int store_jobs_text(struct store *w, const struct job_filter *f, struct strbuf *
 	strbuf_release(&where);
 	strbuf_release(&sql);
 	strbuf_release(&key);
-	if (rc == SQLITE_DONE)
+	if (rc == DB_DONE)
 		return 0;
-	return db_sqlite_errno(rc == SQLITE_ROW ? SQLITE_ERROR : rc);
+	return db_errno(rc);
 }
 
 json_t *store_jobs_json(struct store *st, const struct job_filter *f)
@@ -391,18 +415,18 @@ json_t *store_jobs_json(struct store *st, const struct job_filter *f)
 
 int64_t store_job_without_verdict(struct store *st, int64_t below)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t id = 0;
 	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT id FROM jobs WHERE kind = 'ab' AND state = 'done' AND verdict IS NULL AND id < ? "
 		     "ORDER BY id DESC LIMIT 1");
-	sqlite3_bind_int64(s, 1, below);
-	if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-		id = sqlite3_column_int64(s, 0);
-	else if (rc != SQLITE_DONE)
-		id = db_sqlite_errno(rc);
+	db_bind_int(s, 1, below);
+	if ((rc = db_stmt_step(st, s)) == DB_ROW)
+		id = db_col_int64(s, 0);
+	else if (rc != DB_DONE)
+		id = db_errno(rc);
 	db_stmt_done(st, s);
 	db_unlock(st);
 	return id;
@@ -412,14 +436,14 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
  * or a store error. Caller holds the lock. */
 static int job_state(struct store *st, int64_t id, char *buf, size_t len, int *ret_running)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc = db_row(st, &s, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
 			"AND state = 'running') FROM jobs WHERE id = ?1", DB_INT(id));
 
 	if (rc <= 0)
 		return rc < 0 ? rc : -ENOENT;
 	db_col_copy(buf, len, s, 0);
-	*ret_running = sqlite3_column_int(s, 1);
+	*ret_running = db_col_int(s, 1);
 	db_stmt_done(st, s);
 	return 0;
 }
@@ -475,20 +499,20 @@ int store_jobs_cancelling(struct store *st, int64_t **ret, size_t *ret_n)
 int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struct strbuf *text,
 		    struct strbuf *url, struct strbuf *ref)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc = -ENOENT;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT coalesce(patch_kind, ''), coalesce(patch, ''), coalesce(patch_url, ''), "
 		     "coalesce(patch_ref, '') FROM jobs WHERE id = ?");
-	sqlite3_bind_int64(s, 1, job_id);
-	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
+	db_bind_int(s, 1, job_id);
+	if (s && db_stmt_step(st, s) == DB_ROW) {
 		struct strbuf *outs[] = { kind, text, url, ref };
 		int i;
 
 		for (i = 0; i < 4; i++)
 			if (outs[i])
-				strbuf_add(outs[i], sqlite3_column_text(s, i), (size_t)sqlite3_column_bytes(s, i));
+				strbuf_add(outs[i], db_col_text(s, i), db_col_bytes(s, i));
 		rc = 0;
 	}
 	db_stmt_done(st, s);
@@ -515,7 +539,7 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 			double run_timeout)
 {
 	static const char *const sides[] = { "base", "patched" };
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int boots = 0, max = 0, seq = 0, added = 0, i, k, rc = 0;
 	int cpus[64] = { 0 };
 	size_t ncpus = 0, c;
@@ -527,9 +551,9 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
-	boots = sqlite3_column_int(s, 0);
-	max = sqlite3_column_int(s, 1);
-	seq = sqlite3_column_int(s, 2) + 1;
+	boots = db_col_int(s, 0);
+	max = db_col_int(s, 1);
+	seq = db_col_int(s, 2) + 1;
 	db_stmt_done(st, s);
 	rc = 0;
 	if (boots >= max)
@@ -541,13 +565,13 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 	s = db_prep(st, "SELECT coalesce(cpus, 0) FROM stages WHERE job_id = ? AND kind = 'boot' AND side = 'base' "
 		    "AND boot_index = 0 AND repeat_of IS NULL ORDER BY seq");
 	if (s)
-		sqlite3_bind_int64(s, 1, job_id);
-	while (s && (rc = db_stmt_step(st, s)) == SQLITE_ROW)
+		db_bind_int(s, 1, job_id);
+	while (s && (rc = db_stmt_step(st, s)) == DB_ROW)
 		if (ncpus < ARRAY_SIZE(cpus))
-			cpus[ncpus++] = sqlite3_column_int(s, 0);
+			cpus[ncpus++] = db_col_int(s, 0);
 	db_stmt_done(st, s);
-	if (!s || rc != SQLITE_DONE) {
-		rc = s ? db_sqlite_errno(rc) : -EIO;
+	if (!s || rc != DB_DONE) {
+		rc = s ? db_errno(rc) : -EIO;
 		goto out;
 	}
 	if (!ncpus)

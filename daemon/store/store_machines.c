@@ -7,7 +7,6 @@
 #include "store.h"
 
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdio.h>
 
 #include "config.h"
@@ -64,13 +63,13 @@ int store_machine_kernel(struct store *st, const char *name, const char *kernel,
 
 int store_machine_get_health(struct store *st, const char *name, char *buf, size_t len)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc = -ENOENT;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT health FROM machines WHERE name = ?");
 	db_bind_text(s, 1, name);
-	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
+	if (s && db_stmt_step(st, s) == DB_ROW) {
 		db_col_copy(buf, len, s, 0);
 		rc = 0;
 	}
@@ -89,15 +88,15 @@ int store_failure_add(struct store *st, const char *machine, int64_t job, int64_
 
 json_t *store_machines_json(struct store *st)
 {
-	sqlite3_stmt *s, *f;
+	struct db_stmt *s, *f;
 	json_t *arr = json_array();
-	int rc, frc = SQLITE_DONE;
+	int rc, frc = DB_DONE;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT name, transport, host, boot, arch, cpus, tags, health, health_reason, "
 		     "lease_job, lease_stage, kernel, last_boot, health_changed FROM machines "
 		     "WHERE in_config = 1 ORDER BY name");
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(st, s)) == DB_ROW) {
 		json_t *m = json_object(), *fails = json_array();
 
 		json_object_set_new(m, "name", db_col_json(s, 0));
@@ -116,46 +115,46 @@ json_t *store_machines_json(struct store *st)
 		json_object_set_new(m, "health_changed", db_col_json(s, 13));
 		f = db_prep(st, "SELECT job_id, stage_id, class, message, at FROM failures WHERE machine = ? "
 			     "ORDER BY id DESC LIMIT 5");
-		db_bind_text(f, 1, (const char *)sqlite3_column_text(s, 0));
-		while ((frc = db_stmt_step(st, f)) == SQLITE_ROW)
+		db_bind_text(f, 1, db_col_text(s, 0));
+		while ((frc = db_stmt_step(st, f)) == DB_ROW)
 			json_array_append_new(fails, json_pack("{s:o,s:o,s:o,s:o,s:o}", "job", db_col_json(f, 0),
 							       "stage", db_col_json(f, 1), "class", db_col_json(f, 2),
 							       "message", db_col_json(f, 3), "at", db_col_json(f, 4)));
 		db_stmt_done(st, f);
 		json_object_set_new(m, "recent_failures", fails);
 		json_array_append_new(arr, m);
-		if (frc != SQLITE_DONE) {
+		if (frc != DB_DONE) {
 			rc = frc;
 			break;
 		}
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
-	if (rc != SQLITE_DONE)
+	if (rc != DB_DONE)
 		return db_read_end(arr, rc);
 	return json_pack("{s:o}", "machines", arr);
 }
 
 json_t *store_health_json(struct store *st)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	json_t *jobs = json_pack("{s:i,s:i}", "queued", 0, "running", 0);
 	json_t *mach = json_pack("{s:i,s:i,s:i,s:i}", "good", 0, "unknown", 0, "bad", 0, "maintenance", 0);
 	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT state, count(*) FROM jobs WHERE state IN ('queued', 'running') GROUP BY state");
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-		json_object_set_new(jobs, (const char *)sqlite3_column_text(s, 0), db_col_json(s, 1));
+	while ((rc = db_stmt_step(st, s)) == DB_ROW)
+		json_object_set_new(jobs, db_col_text(s, 0), db_col_json(s, 1));
 	db_stmt_done(st, s);
-	if (rc == SQLITE_DONE) {
+	if (rc == DB_DONE) {
 		s = db_prep(st, "SELECT health, count(*) FROM machines WHERE in_config = 1 GROUP BY health");
-		while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-			json_object_set_new(mach, (const char *)sqlite3_column_text(s, 0), db_col_json(s, 1));
+		while ((rc = db_stmt_step(st, s)) == DB_ROW)
+			json_object_set_new(mach, db_col_text(s, 0), db_col_json(s, 1));
 		db_stmt_done(st, s);
 	}
 	db_unlock(st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		json_decref(jobs);
 		return db_read_end(mach, rc);
 	}

@@ -8,7 +8,6 @@
 #include "store.h"
 
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +18,12 @@
 
 int store_build_add(struct store *st, const struct build_row *b)
 {
-	return db_write(st, "INSERT OR REPLACE INTO builds (id, tree, commit_id, config_hash, compiler, state, "
-			"path, created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?)",
+	return db_write(st, "INSERT INTO builds (id, tree, commit_id, config_hash, compiler, state, "
+			"path, created, duration, meta) VALUES (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?) "
+			"ON CONFLICT (id) DO UPDATE SET tree = excluded.tree, commit_id = excluded.commit_id, "
+			"config_hash = excluded.config_hash, compiler = excluded.compiler, state = excluded.state, "
+			"path = excluded.path, created = excluded.created, duration = excluded.duration, "
+			"meta = excluded.meta",
 			DB_TEXT(b->id), DB_TEXT(b->tree), DB_TEXT(b->commit_id), DB_TEXT(b->config_hash),
 			DB_TEXT(b->compiler), DB_TEXT(b->path), DB_REAL(db_now()), DB_REAL(b->duration),
 			DB_JSON(b->meta));
@@ -36,7 +39,8 @@ static int add_metrics(struct store *st, int64_t id, const json_t *metrics, cons
 	json_object_foreach((json_t *)metrics, name, v) {
 		if (!json_is_number(v))
 			continue;
-		if ((rc = db_run(st, "INSERT OR REPLACE INTO metrics (run_id, name, value) VALUES (?, ?, ?)",
+		if ((rc = db_run(st, "INSERT INTO metrics (run_id, name, value) VALUES (?, ?, ?) "
+				 "ON CONFLICT (run_id, name) DO UPDATE SET value = excluded.value",
 				 DB_INT(id), DB_TEXT(name), DB_REAL(json_number_value(v)))) < 0)
 			return rc;
 	}
@@ -46,8 +50,9 @@ static int add_metrics(struct store *st, int64_t id, const json_t *metrics, cons
 		if (!dir || (strcmp(dir, "higher") && strcmp(dir, "lower") && strcmp(dir, "neutral")))
 			dir = "neutral";
 		if ((rc = db_run(st, "INSERT INTO metric_info (name, unit, direction) VALUES (?1, ?2, ?3) "
-				 "ON CONFLICT (name) DO UPDATE SET unit = ?2, direction = ?3 "
-				 "WHERE unit IS NOT ?2 OR direction IS NOT ?3", DB_TEXT(name),
+				 "ON CONFLICT (name) DO UPDATE SET unit = excluded.unit, direction = excluded.direction "
+				 "WHERE metric_info.unit IS DISTINCT FROM excluded.unit "
+				 "OR metric_info.direction IS DISTINCT FROM excluded.direction", DB_TEXT(name),
 				 DB_TEXT(jsonget_str(v, "unit")), DB_TEXT(dir))) < 0)
 			return rc;
 	}
@@ -63,16 +68,15 @@ int store_run_add(struct store *st, const struct run_row *r, const json_t *metri
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_run(st, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
+	rc = db_insert(st, &id, "INSERT INTO runs (job_id, stage_id, machine, side, build_id, boot_id, spec_index, "
 		    "case_index, iteration, warmup, workload, params, duration) "
-		    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+		    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
 		    DB_INT(r->job_id), DB_INT(r->stage_id), DB_TEXT(r->machine), DB_TEXT(r->side),
 		    DB_TEXT(r->build_id), DB_TEXT(r->boot_id), DB_INT(r->spec_index), DB_INT(r->case_index),
 		    DB_INT(r->iteration), DB_INT(r->warmup), DB_TEXT(r->workload), DB_JSON(r->params),
 		    DB_REAL(r->duration));
 	if (rc < 0)
 		goto out;
-	id = sqlite3_last_insert_rowid(st->db);
 	if ((rc = add_metrics(st, id, metrics, info)) < 0)
 		goto out;
 	if (profile)
@@ -88,7 +92,7 @@ out:
 int store_run_add_metrics(struct store *st, int64_t stage_id, int spec_index, int case_index, int iteration,
 			  int warmup, const json_t *metrics, const json_t *info)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t id;
 	int rc;
 
@@ -102,7 +106,7 @@ int store_run_add_metrics(struct store *st, int64_t stage_id, int spec_index, in
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
-	id = sqlite3_column_int64(s, 0);
+	id = db_col_int64(s, 0);
 	db_stmt_done(st, s);
 	rc = add_metrics(st, id, metrics, info);
 out:
@@ -135,7 +139,8 @@ int store_unavailable_add(struct store *st, int64_t stage_id, const json_t *unav
 	json_object_foreach((json_t *)unavailable, name, v) {
 		if (rc < 0)
 			break;
-		rc = db_run(st, "INSERT OR REPLACE INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?)",
+		rc = db_run(st, "INSERT INTO unavailable (stage_id, name, reason) VALUES (?, ?, ?) "
+			    "ON CONFLICT (stage_id, name) DO UPDATE SET reason = excluded.reason",
 			    DB_INT(stage_id), DB_TEXT(name), DB_TEXT(json_string_value(v)));
 	}
 	rc = db_txn_end(st, rc);
@@ -181,24 +186,24 @@ static void mark_failed_runs(const json_t *job, json_t *runs)
  * NULL). NULL with errno the store's error when a step fails: never part
  * of the rows.
  */
-static json_t *rows_json(struct store *st, const char *key, json_t *(*row)(sqlite3_stmt *s),
+static json_t *rows_json(struct store *st, const char *key, json_t *(*row)(struct db_stmt *s),
 			 const char *sql, const struct db_arg *args)
 {
 	DB_GUARD(st);
-	sqlite3_stmt *s = db_prep(st, sql);
+	struct db_stmt *s = db_prep(st, sql);
 	json_t *arr = json_array();
 	int rc;
 
 	db_bind_args(s, args);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
+	while ((rc = db_stmt_step(st, s)) == DB_ROW)
 		json_array_append_new(arr, row(s));
 	db_stmt_done(st, s);
-	if (rc != SQLITE_DONE || !key)
+	if (rc != DB_DONE || !key)
 		return db_read_end(arr, rc);
 	return json_pack("{s:o}", key, arr);
 }
 
-static json_t *run_row(sqlite3_stmt *s)
+static json_t *run_row(struct db_stmt *s)
 {
 	static const char *const names[] = { "id", "stage", "machine", "side", "spec", "case",
 					     "iteration", "warmup", "workload", "params", "duration_s",
@@ -208,7 +213,7 @@ static json_t *run_row(sqlite3_stmt *s)
 
 	for (i = 0; i < (int)ARRAY_SIZE(names); i++)
 		json_object_set_new(r, names[i], i == 9 ? db_col_parsed(s, i) :
-				    i == 7 ? json_boolean(sqlite3_column_int(s, i)) : db_col_json(s, i));
+				    i == 7 ? json_boolean(db_col_int(s, i)) : db_col_json(s, i));
 	return r;
 }
 
@@ -237,23 +242,23 @@ json_t *store_runs_json(struct store *st, int64_t job_id)
  * side's kernels lack, with the reason the agent gave. */
 static json_t *unavailable_by_side(struct store *st, int64_t job_id)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	json_t *by = json_object();
 	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT coalesce(g.side, ''), u.name, coalesce(u.reason, '') FROM unavailable u "
 		     "JOIN stages g ON g.id = u.stage_id WHERE g.job_id = ? ORDER BY g.seq");
-	sqlite3_bind_int64(s, 1, job_id);
-	while ((rc = db_stmt_step(st, s)) == SQLITE_ROW) {
-		const char *side = (const char *)sqlite3_column_text(s, 0);
+	db_bind_int(s, 1, job_id);
+	while ((rc = db_stmt_step(st, s)) == DB_ROW) {
+		const char *side = db_col_text(s, 0);
 		json_t *m = json_object_get(by, side);
 
 		if (!m) {
 			m = json_object();
 			json_object_set_new(by, side, m);
 		}
-		json_object_set_new(m, (const char *)sqlite3_column_text(s, 1), db_col_json(s, 2));
+		json_object_set_new(m, db_col_text(s, 1), db_col_json(s, 2));
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
@@ -281,7 +286,7 @@ static json_t *failed_specs(const json_t *job)
 	return out;
 }
 
-static json_t *pair_row(sqlite3_stmt *s)
+static json_t *pair_row(struct db_stmt *s)
 {
 	return json_pack("[o,o]", db_col_json(s, 0), db_col_json(s, 1));
 }
@@ -291,20 +296,20 @@ static json_t *pair_row(sqlite3_stmt *s)
  * (2 once boots were added); and its pairs, the boots that ran as duets. */
 static json_t *job_design(struct store *st, int64_t job_id)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	json_t *d = NULL, *pairs;
 	int rc;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT coalesce(first_boots, boots), coalesce(max_boots, boots), "
 		     "first_boots IS NOT NULL FROM jobs WHERE id = ?");
-	sqlite3_bind_int64(s, 1, job_id);
-	if ((rc = db_stmt_step(st, s)) == SQLITE_ROW)
-		d = json_pack("{s:i,s:i,s:i}", "boots", sqlite3_column_int(s, 0),
-			      "max_boots", sqlite3_column_int(s, 1), "look", sqlite3_column_int(s, 2) ? 2 : 1);
+	db_bind_int(s, 1, job_id);
+	if ((rc = db_stmt_step(st, s)) == DB_ROW)
+		d = json_pack("{s:i,s:i,s:i}", "boots", db_col_int(s, 0),
+			      "max_boots", db_col_int(s, 1), "look", db_col_int(s, 2) ? 2 : 1);
 	db_stmt_done(st, s);
 	db_unlock(st);
-	if (rc != SQLITE_ROW)
+	if (rc != DB_ROW)
 		return db_read_end(json_null(), rc);
 	/* the boots that ran as a duet, side by side: [base boot, patched boot] */
 	pairs = rows_json(st, NULL, pair_row,
@@ -356,7 +361,7 @@ out:
 	return doc;
 }
 
-static json_t *profile_row(sqlite3_stmt *s)
+static json_t *profile_row(struct db_stmt *s)
 {
 	return json_pack("{s:o,s:o}", "run", db_col_json(s, 0), "profile", db_col_parsed(s, 1));
 }
@@ -369,7 +374,7 @@ json_t *store_profiles_json(struct store *st, int64_t job_id)
 			 DB_ARGS(DB_INT(job_id)));
 }
 
-static json_t *build_row(sqlite3_stmt *s)
+static json_t *build_row(struct db_stmt *s)
 {
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "side", db_col_json(s, 0),
 			 "build_id", db_col_json(s, 1), "commit", db_col_json(s, 2),
@@ -386,7 +391,7 @@ json_t *store_job_builds_json(struct store *st, int64_t job_id)
 			 DB_ARGS(DB_INT(job_id)));
 }
 
-static json_t *metric_row(sqlite3_stmt *s)
+static json_t *metric_row(struct db_stmt *s)
 {
 	return json_pack("{s:o,s:o,s:o,s:o,s:o}", "run", db_col_json(s, 0), "name", db_col_json(s, 1),
 			 "value", db_col_json(s, 2), "unit", db_col_json(s, 3), "direction", db_col_json(s, 4));
@@ -397,7 +402,8 @@ json_t *store_metrics_json(struct store *st, int64_t job_id, const char *prefix,
 	return rows_json(st, "metrics", metric_row,
 			 "SELECT m.run_id, m.name, m.value, i.unit, coalesce(i.direction, 'neutral') "
 			 "FROM runs r JOIN metrics m ON m.run_id = r.id LEFT JOIN metric_info i ON i.name = m.name "
-			 "WHERE r.job_id = ?1 AND (?2 OR r.warmup = 0) AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
+			 "WHERE r.job_id = ?1 AND (?2 != 0 OR r.warmup = 0) "
+			 "AND (?3 IS NULL OR substr(m.name, 1, length(?3)) = ?3) "
 			 "ORDER BY m.run_id, m.name",
 			 DB_ARGS(DB_INT(job_id), DB_INT(include_warmup), DB_TEXT(prefix)));
 }
@@ -415,37 +421,35 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 {
 	struct sample_row *rows = xcalloc((size_t)limit + 1, sizeof(*rows));
 	json_t *arr = json_array(), *next = json_null();
-	sqlite3_stmt *s;
-	int i, n = 0, rc = SQLITE_DONE;
+	struct db_stmt *s;
+	int i, n = 0, rc = DB_DONE;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT p.id, p.stage_id, p.t, p.dt, p.spec_index, p.case_index, p.iteration, p.warmup, "
-		     "p.in_window, CASE WHEN ?3 IS NULL THEN p.vals ELSE "
-		     "json_object(?3, json_extract(p.vals, '$.\"' || ?3 || '\"')) END "
-		     "FROM samples p JOIN stages g ON g.id = p.stage_id "
-		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) AND p.id > ?4 "
-		     "ORDER BY p.id LIMIT ?5");
+		     "p.in_window, p.vals FROM samples p JOIN stages g ON g.id = p.stage_id "
+		     "WHERE g.job_id = ?1 AND (?2 = 0 OR p.stage_id = ?2) AND p.id > ?3 "
+		     "ORDER BY p.id LIMIT ?4");
 	/* one more than the limit: whether there is a next page */
-	db_bind(s, DB_INT(job_id), DB_INT(stage_id), DB_TEXT(name), DB_INT(after), DB_INT(limit + 1));
-	while (n <= limit && (rc = db_stmt_step(st, s)) == SQLITE_ROW) {
+	db_bind(s, DB_INT(job_id), DB_INT(stage_id), DB_INT(after), DB_INT(limit + 1));
+	while (n <= limit && (rc = db_stmt_step(st, s)) == DB_ROW) {
 		struct sample_row *r = &rows[n++];
-		const char *v = (const char *)sqlite3_column_text(s, 9);
+		const char *v = db_col_text(s, 9);
 
-		r->id = sqlite3_column_int64(s, 0);
-		r->stage = sqlite3_column_int64(s, 1);
-		r->t = sqlite3_column_double(s, 2);
-		r->dt = sqlite3_column_double(s, 3);
-		r->spec = sqlite3_column_int64(s, 4);
-		r->kase = sqlite3_column_int64(s, 5);
-		r->iteration = sqlite3_column_int64(s, 6);
-		r->warmup = sqlite3_column_int(s, 7);
-		r->window = sqlite3_column_int(s, 8);
+		r->id = db_col_int64(s, 0);
+		r->stage = db_col_int64(s, 1);
+		r->t = db_col_double(s, 2);
+		r->dt = db_col_double(s, 3);
+		r->spec = db_col_int64(s, 4);
+		r->kase = db_col_int64(s, 5);
+		r->iteration = db_col_int64(s, 6);
+		r->warmup = db_col_int(s, 7);
+		r->window = db_col_int(s, 8);
 		if (v)
 			r->vals = xstrdup(v);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+	if (rc != DB_ROW && rc != DB_DONE) {
 		for (i = 0; i < n; i++)
 			free(rows[i].vals);
 		free(rows);
@@ -459,6 +463,13 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 	}
 	for (i = 0; i < n; i++) {
 		json_t *v = rows[i].vals ? json_loads(rows[i].vals, JSON_DECODE_ANY, NULL) : NULL;
+
+		if (name && v) {	/* the one counter asked for, null where a sample lacks it */
+			json_t *one = json_pack("{s:O?}", name, json_object_get(v, name));
+
+			json_decref(v);
+			v = one;
+		}
 
 		json_array_append_new(arr, json_pack("{s:I,s:f,s:f,s:I,s:I,s:I,s:b,s:b,s:o}",
 						     "stage", (json_int_t)rows[i].stage, "t", rows[i].t,
@@ -476,15 +487,15 @@ json_t *store_samples_json(struct store *st, int64_t job_id, int64_t stage_id, c
 
 int store_comparison_get(struct store *st, int64_t job, const char *rules, struct strbuf *ret_doc)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int found = 0;
 
 	db_lock(st);
 	s = db_prep(st, "SELECT doc FROM comparisons WHERE job_id = ? AND rules = ?");
 	db_bind(s, DB_INT(job), DB_TEXT(rules));
-	if (s && db_stmt_step(st, s) == SQLITE_ROW) {
+	if (s && db_stmt_step(st, s) == DB_ROW) {
 		strbuf_reset(ret_doc);
-		strbuf_add(ret_doc, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		strbuf_add(ret_doc, db_col_text(s, 0), db_col_bytes(s, 0));
 		found = 1;
 	}
 	db_stmt_done(st, s);
@@ -506,7 +517,7 @@ int store_comparison_put(struct store *st, int64_t job, const char *rules, const
 		    "ON CONFLICT (job_id) DO UPDATE SET rules = excluded.rules, doc = excluded.doc, "
 		    "computed = excluded.computed, compute_ms = excluded.compute_ms",
 		    DB_INT(job), DB_TEXT(rules), DB_TEXT(doc), DB_REAL(db_now()), DB_REAL(compute_ms));
-	if (rc == 0 && !sqlite3_changes(st->db))
+	if (rc == 0 && !db_changes(st))
 		rc = -ENOENT;
 	/* a failed job's partial comparison is kept, but gives it no verdict */
 	if (rc == 0)

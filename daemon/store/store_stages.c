@@ -9,7 +9,6 @@
 #include "store.h"
 
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,19 +49,20 @@ void store_stage_infos_free(struct stage_info *v, size_t n)
 	"coalesce(g.side, ''), j.suite, coalesce(g.timeout, 0), j.suite_json, j.machines, j.tags, " \
 	"g.excluded, coalesce(g.error_message, ''), coalesce(j.tree, ''), coalesce(j.base, ''), " \
 	"coalesce(j.patch_kind, ''), coalesce((SELECT b.build_id FROM stages b WHERE b.job_id = g.job_id " \
-	"AND b.kind = 'build' AND b.side IS g.side AND b.build_id IS NOT NULL), ''), coalesce(g.note, ''), " \
+	"AND b.kind = 'build' AND b.side IS NOT DISTINCT FROM g.side AND b.build_id IS NOT NULL), ''), " \
+	"coalesce(g.note, ''), " \
 	"j.arch, coalesce(g.cpus, 0) FROM stages g JOIN jobs j ON j.id = g.job_id "
 
-static void stage_info_row(sqlite3_stmt *s, struct stage_info *si)
+static void stage_info_row(struct db_stmt *s, struct stage_info *si)
 {
 	memset(si, 0, sizeof(*si));
-	si->id = sqlite3_column_int64(s, 0);
-	si->job_id = sqlite3_column_int64(s, 1);
-	si->seq = sqlite3_column_int(s, 2);
-	si->attempt = sqlite3_column_int(s, 3);
-	si->boot_index = sqlite3_column_int(s, 4);
-	si->boots = sqlite3_column_int(s, 5);
-	si->timeout = sqlite3_column_double(s, 9);
+	si->id = db_col_int64(s, 0);
+	si->job_id = db_col_int64(s, 1);
+	si->seq = db_col_int(s, 2);
+	si->attempt = db_col_int(s, 3);
+	si->boot_index = db_col_int(s, 4);
+	si->boots = db_col_int(s, 5);
+	si->timeout = db_col_double(s, 9);
 	si->suite_json = db_col_parsed(s, 10);
 	si->machines = db_col_parsed(s, 11);
 	si->tags = db_col_parsed(s, 12);
@@ -77,12 +77,12 @@ static void stage_info_row(sqlite3_stmt *s, struct stage_info *si)
 	db_col_copy(si->build_id, sizeof(si->build_id), s, 18);
 	db_col_copy(si->note, sizeof(si->note), s, 19);
 	db_col_copy(si->arch, sizeof(si->arch), s, 20);
-	si->cpus = sqlite3_column_int(s, 21);
+	si->cpus = db_col_int(s, 21);
 }
 
 int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	struct stage_info *v = NULL;
 	size_t n = 0, alloc = 0;
 	int rc;
@@ -92,7 +92,7 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 		 "WHERE g.state = 'pending' AND j.state IN ('queued', 'running') AND j.cancel_requested = 0 "
 		 "AND NOT EXISTS (SELECT 1 FROM stages e WHERE e.job_id = g.job_id AND e.seq < g.seq "
 		 "AND e.state != 'done' AND NOT " KEPT_FAILURE("e") ") ORDER BY j.id, g.seq LIMIT 256");
-	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+	while ((rc = s ? db_stmt_step(st, s) : -EIO) == DB_ROW) {
 		if (n == alloc) {
 			alloc = alloc ? alloc * 2 : 8;
 			v = xrealloc(v, alloc * sizeof(*v));
@@ -101,9 +101,9 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_stage_infos_free(v, n);
-		return db_sqlite_errno(rc);
+		return db_errno(rc);
 	}
 	*ret = v;
 	*ret_n = n;
@@ -112,36 +112,36 @@ int store_runnable_stages(struct store *st, struct stage_info **ret, size_t *ret
 
 int store_stage_pending_at(struct store *st, int64_t job_id, int seq, struct stage_info *ret)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc;
 
 	db_lock(st);
 	s = db_prep(st, STAGE_INFO_SELECT "WHERE g.job_id = ? AND g.seq = ? AND g.state = 'pending' "
 		    "AND j.cancel_requested = 0");
 	if (s) {
-		sqlite3_bind_int64(s, 1, job_id);
-		sqlite3_bind_int(s, 2, seq);
+		db_bind_int(s, 1, job_id);
+		db_bind_int(s, 2, seq);
 	}
-	rc = s ? db_stmt_step(st, s) : SQLITE_ERROR;
-	if (rc == SQLITE_ROW)
+	rc = s ? db_stmt_step(st, s) : -EIO;
+	if (rc == DB_ROW)
 		stage_info_row(s, ret);
 	db_stmt_done(st, s);
 	db_unlock(st);
-	if (rc == SQLITE_ROW)
+	if (rc == DB_ROW)
 		return 1;
-	return rc == SQLITE_DONE ? 0 : db_sqlite_errno(rc);
+	return rc == DB_DONE ? 0 : db_errno(rc);
 }
 
 int store_job_open_stages(struct store *st, int64_t job_id, int64_t except)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc, n;
 
 	rc = db_row(st, &s, "SELECT count(*) FROM stages WHERE job_id = ?1 AND id != ?2 "
 		    "AND state IN ('pending', 'running')", DB_INT(job_id), DB_INT(except));
 	if (rc <= 0)
 		return rc < 0 ? rc : -EIO;
-	n = sqlite3_column_int(s, 0);
+	n = db_col_int(s, 0);
 	db_stmt_done(st, s);
 	return n;
 }
@@ -157,7 +157,7 @@ static int mark_running(struct store *st, int64_t stage_id, const char *where)
 
 	if (rc < 0)
 		return rc;
-	if (sqlite3_changes(st->db) != 1)
+	if (db_changes(st) != 1)
 		return -EBUSY;
 	return db_run(st, "UPDATE jobs SET state = 'running', started = coalesce(started, ?2) "
 		      "WHERE id = (SELECT job_id FROM stages WHERE id = ?1)", DB_INT(stage_id), DB_REAL(db_now()));
@@ -187,7 +187,7 @@ static int lease(struct store *st, int64_t stage_id, const char *machine)
 			"AND health IN ('good', 'unknown') AND in_config = 1",
 			DB_INT(stage_id), DB_TEXT(machine), DB_REAL(db_now()));
 
-	if (rc == 0 && sqlite3_changes(st->db) != 1)
+	if (rc == 0 && db_changes(st) != 1)
 		rc = -EBUSY;
 	return rc;
 }
@@ -231,13 +231,13 @@ int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 		goto out;
 	rc = db_run(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'",
 		    DB_INT(boot_stage), DB_REAL(db_now()));
-	if (rc < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
 	rc = db_run(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
 		    "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
 		    "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'",
 		    DB_INT(run_stage), DB_INT(boot_stage), DB_REAL(db_now()));
-	if (rc < 0 || (rc = sqlite3_changes(st->db) != 1 ? -EBUSY : 0) < 0)
+	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
 	rc = db_run(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1",
 		    DB_INT(boot_stage), DB_INT(run_stage));
@@ -255,14 +255,14 @@ int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id
 
 static int64_t stage_at(struct store *st, int64_t job_id, int seq)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t id = 0;
 	int rc;
 
 	db_lock(st);
 	rc = db_row(st, &s, "SELECT id FROM stages WHERE job_id = ? AND seq = ?", DB_INT(job_id), DB_INT(seq));
 	if (rc > 0) {
-		id = sqlite3_column_int64(s, 0);
+		id = db_col_int64(s, 0);
 		db_stmt_done(st, s);
 	}
 	db_unlock(st);
@@ -309,7 +309,7 @@ struct spec_failure {
 };
 
 /* Appends one failure of spec `spec` of the stage in row s to the array. */
-static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite3_stmt *s, long long spec,
+static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, struct db_stmt *s, long long spec,
 			 const char *message)
 {
 	struct spec_failure *f;
@@ -319,10 +319,10 @@ static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite
 		*v = xrealloc(*v, *cap * sizeof(**v));
 	}
 	f = &(*v)[(*n)++];
-	f->stage = sqlite3_column_int64(s, 0);
-	f->seq = sqlite3_column_int(s, 1);
+	f->stage = db_col_int64(s, 0);
+	f->seq = db_col_int(s, 1);
 	db_col_copy(f->side, sizeof(f->side), s, 2);
-	f->repeat_of = sqlite3_column_int(s, 3);
+	f->repeat_of = db_col_int(s, 3);
 	f->spec = spec;
 	snprintf(f->message, sizeof(f->message), "%s", message ? message : "");
 }
@@ -331,15 +331,15 @@ static void push_failure(struct spec_failure **v, size_t *n, size_t *cap, sqlite
  * (a failure without spec outcomes counts as spec -1, the whole stage). */
 static int load_spec_failures(struct store *st, int64_t job, struct spec_failure **ret, size_t *ret_n)
 {
-	sqlite3_stmt *s = db_prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
+	struct db_stmt *s = db_prep(st, "SELECT id, seq, coalesce(side, ''), coalesce(repeat_of, -1), specs, "
 				   "coalesce(error_message, '') FROM stages e WHERE job_id = ? AND "
 				   KEPT_FAILURE("e") " ORDER BY seq");
 	struct spec_failure *v = NULL;
 	size_t n = 0, cap = 0;
 	int rc;
 
-	sqlite3_bind_int64(s, 1, job);
-	while ((rc = s ? db_stmt_step(st, s) : SQLITE_ERROR) == SQLITE_ROW) {
+	db_bind_int(s, 1, job);
+	while ((rc = s ? db_stmt_step(st, s) : -EIO) == DB_ROW) {
 		json_t *specs = db_col_parsed(s, 4), *e;
 		size_t i, before = n;
 
@@ -348,13 +348,13 @@ static int load_spec_failures(struct store *st, int64_t job, struct spec_failure
 				push_failure(&v, &n, &cap, s, jsonget_int_or(e, "spec", 0),
 					     jsonget_str(e, "message"));
 		if (n == before)
-			push_failure(&v, &n, &cap, s, -1, (const char *)sqlite3_column_text(s, 5));
+			push_failure(&v, &n, &cap, s, -1, db_col_text(s, 5));
 		json_decref(specs);
 	}
 	db_stmt_done(st, s);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(v);
-		return db_sqlite_errno(rc);
+		return db_errno(rc);
 	}
 	*ret = v;
 	*ret_n = n;
@@ -383,7 +383,7 @@ static int settle_job(struct store *st, int64_t job)
 	const struct spec_failure *f;
 	struct strbuf msg = STRBUF_INIT;
 	const char *cls = NULL;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int open = 0, rc = 0;
 	size_t n = 0;
 
@@ -391,7 +391,7 @@ static int settle_job(struct store *st, int64_t job)
 		    DB_INT(job));
 	if (rc <= 0)
 		return rc < 0 ? rc : -EIO;
-	open = sqlite3_column_int(s, 0);
+	open = db_col_int(s, 0);
 	db_stmt_done(st, s);
 	if (open)
 		return 0;
@@ -428,7 +428,7 @@ static int settle_job(struct store *st, int64_t job)
 static int add_repeat(struct store *st, int64_t run_stage)
 {
 	struct spec_failure *v = NULL;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t job = 0;
 	int seq = 0, boot_index = 0, next = 0, rc = 0, is_repeat = 0, ab = 0, cpus = 0;
 	double boot_timeout = 600, run_timeout = 0;
@@ -442,15 +442,15 @@ static int add_repeat(struct store *st, int64_t run_stage)
 	if (rc < 0)
 		return rc;
 	if (rc) {
-		job = sqlite3_column_int64(s, 0);
-		seq = sqlite3_column_int(s, 1);
+		job = db_col_int64(s, 0);
+		seq = db_col_int(s, 1);
 		db_col_copy(side, sizeof(side), s, 2);
-		boot_index = sqlite3_column_int(s, 3);
-		is_repeat = sqlite3_column_int(s, 4);
-		run_timeout = sqlite3_column_double(s, 5);
-		ab = sqlite3_column_int(s, 6);
-		boot_timeout = sqlite3_column_double(s, 7);
-		cpus = sqlite3_column_int(s, 8);
+		boot_index = db_col_int(s, 3);
+		is_repeat = db_col_int(s, 4);
+		run_timeout = db_col_double(s, 5);
+		ab = db_col_int(s, 6);
+		boot_timeout = db_col_double(s, 7);
+		cpus = db_col_int(s, 8);
 		db_stmt_done(st, s);
 	}
 	if (!job || !ab || is_repeat || !side[0])
@@ -484,20 +484,13 @@ static int add_repeat(struct store *st, int64_t run_stage)
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
 			 const char *message)
 {
-	sqlite3_stmt *s;
 	int64_t job = 0;
-	int rc = db_row(st, &s, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
-			"finished = ?5 WHERE id = ?1 RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
-			DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()));
+	int rc = db_insert(st, &job, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
+			   "finished = ?5 WHERE id = ?1 RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
+			   DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()));
 
-	if (rc <= 0)
-		return rc < 0 ? rc : -ENOENT;
-	job = sqlite3_column_int64(s, 0);
-	/* RETURNING: the change is made once the statement runs to its end */
-	rc = db_stmt_step(st, s);
-	db_stmt_done(st, s);
-	if (rc != SQLITE_DONE)
-		return db_sqlite_errno(rc);
+	if (rc < 0)
+		return rc;
 	rc = release_lease(st, stage_id);
 	return rc < 0 ? rc : job;
 }
@@ -593,7 +586,8 @@ static int drop_stage_results(struct store *st, int64_t stage_id)
 
 int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, const char *message)
 {
-	sqlite3_stmt *s;
+	json_t *excluded = NULL;
+	struct db_stmt *s;
 	char line[600];
 	int64_t job;
 	int attempt = -1, cancelling = 0, rc;
@@ -601,15 +595,16 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_row(st, &s, "SELECT g.attempt, j.cancel_requested, j.id FROM stages g JOIN jobs j "
+	rc = db_row(st, &s, "SELECT g.attempt, j.cancel_requested, j.id, g.excluded FROM stages g JOIN jobs j "
 		    "ON j.id = g.job_id WHERE g.id = ?", DB_INT(stage_id));
 	if (rc <= 0) {
 		rc = rc < 0 ? rc : -ENOENT;
 		goto out;
 	}
-	attempt = sqlite3_column_int(s, 0);
-	cancelling = sqlite3_column_int(s, 1);
-	job = sqlite3_column_int64(s, 2);
+	attempt = db_col_int(s, 0);
+	cancelling = db_col_int(s, 1);
+	job = db_col_int64(s, 2);
+	excluded = db_col_parsed(s, 3);
 	db_stmt_done(st, s);
 	if (cancelling) {
 		/* a cancelled job's stage ends here, whatever it failed of */
@@ -629,14 +624,21 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 		goto out;
 	snprintf(line, sizeof(line), "\n== attempt %d failed on %s (infra): %.400s; retrying\n",
 		 attempt + 1, machine ? machine : "?", message ? message : "");
+	/* the machine it failed on is not tried again for it */
+	if (!json_is_array(excluded)) {
+		json_decref(excluded);
+		excluded = json_array();
+	}
+	if (machine)
+		json_array_append_new(excluded, json_string(machine));
 	rc = db_run(st, "UPDATE stages SET state = 'pending', attempt = attempt + 1, machine = NULL, "
-		    "started = NULL, error_class = 'infra', error_message = ?2, "
-		    "excluded = CASE WHEN ?3 IS NULL THEN excluded ELSE json_insert(excluded, '$[#]', ?3) END, "
-		    "log = log || ?4 WHERE id = ?1", DB_INT(stage_id), DB_TEXT(message), DB_TEXT(machine),
+		    "started = NULL, error_class = 'infra', error_message = ?2, excluded = ?3, "
+		    "log = log || ?4 WHERE id = ?1", DB_INT(stage_id), DB_TEXT(message), DB_JSON(excluded),
 		    DB_TEXT(line));
 out:
 	rc = db_txn_end(st, rc);
 	db_unlock(st);
+	json_decref(excluded);
 	/* the stage ended cancelled, committed; the answer says so */
 	return rc == 0 && cancelling ? -ECANCELED : rc;
 }
@@ -645,7 +647,7 @@ int store_stage_append_log(struct store *st, int64_t stage_id, const char *text)
 {
 	/* a stage log is bounded: past 4 MiB only the tail is kept */
 	return db_write(st, "UPDATE stages SET log = CASE WHEN length(log) > 4194304 "
-			"THEN '[...]' || substr(log, -2097152) || ?2 ELSE log || ?2 END WHERE id = ?1",
+			"THEN '[...]' || substr(log, length(log) - 2097151) || ?2 ELSE log || ?2 END WHERE id = ?1",
 			DB_INT(stage_id), DB_TEXT(text));
 }
 
@@ -660,13 +662,13 @@ int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello
 
 int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct strbuf *out)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc = -ENOENT;
 
 	db_lock(st);
 	rc = db_row(st, &s, "SELECT log FROM stages WHERE id = ? AND job_id = ?", DB_INT(stage_id), DB_INT(job_id));
 	if (rc == 1) {
-		strbuf_add(out, sqlite3_column_text(s, 0), (size_t)sqlite3_column_bytes(s, 0));
+		strbuf_add(out, db_col_text(s, 0), db_col_bytes(s, 0));
 		db_stmt_done(st, s);
 		rc = 0;
 	} else if (rc == 0) {
@@ -687,9 +689,9 @@ int store_recover(struct store *st, struct strbuf *log)
 	if (rc == 0)
 		rc = db_query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
 	if (rc == 0)
-		rc = db_exec(st, "UPDATE machines SET health = 'unknown', health_reason = "
-			  "'the daemon restarted while it ran a stage', health_changed = strftime('%s','now') "
-			  "WHERE lease_job IS NOT NULL AND health != 'maintenance'");
+		rc = db_run(st, "UPDATE machines SET health = 'unknown', health_reason = "
+			    "'the daemon restarted while it ran a stage', health_changed = ?1 "
+			    "WHERE lease_job IS NOT NULL AND health != 'maintenance'", DB_REAL(db_now()));
 	if (rc == 0)
 		rc = db_exec(st, "UPDATE machines SET lease_job = NULL, lease_stage = NULL, lease_since = NULL");
 	rc = db_txn_end(st, rc);

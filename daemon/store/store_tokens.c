@@ -8,7 +8,6 @@
 
 #include <errno.h>
 #include <openssl/evp.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +36,8 @@ int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_
 		char hex[65];
 
 		db_token_hash(*tokens, hex);
-		rc = db_run(st, "INSERT OR IGNORE INTO tokens (hash, source, created) VALUES (?, 'config', ?)",
+		rc = db_run(st, "INSERT INTO tokens (hash, source, created) VALUES (?, 'config', ?) "
+			    "ON CONFLICT DO NOTHING",
 			    DB_TEXT(hex), DB_REAL(db_now()));
 	}
 	/* a token in both lists is an admin token */
@@ -54,22 +54,23 @@ int store_sync_tokens(struct store *st, char *const *tokens, char *const *admin_
 	return rc;
 }
 
-/* 1 when token is one of the lab's (with admin, one of its admin tokens) */
+/* 1 when token is one of the lab's (with admin, one of its admin tokens),
+ * 0 when not, or a store error */
 static int token_known(struct store *st, const char *token, int admin)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	char hex[65];
-	int ok;
+	int rc;
 
 	if (!token || !*token)
 		return 0;
 	db_token_hash(token, hex);
 	DB_READER(r, st);
-	ok = db_row(r, &s, admin ? "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'"
-				 : "SELECT 1 FROM tokens WHERE hash = ?", DB_TEXT(hex)) == 1;
-	if (ok)
+	rc = db_row(r, &s, admin ? "SELECT 1 FROM tokens WHERE hash = ? AND role = 'admin'"
+				 : "SELECT 1 FROM tokens WHERE hash = ?", DB_TEXT(hex));
+	if (rc == 1)
 		db_stmt_done(r, s);
-	return ok;
+	return rc;
 }
 
 int store_token_valid(struct store *st, const char *token)
@@ -87,7 +88,7 @@ int db_job_token_set(struct store *st, int64_t job_id, const char *token)
 
 int store_token_work(struct store *st, const char *token, int *ret_jobs, int *ret_boots)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	char hex[65];
 	int ok;
 
@@ -99,10 +100,10 @@ int store_token_work(struct store *st, const char *token, int *ret_jobs, int *re
 		     "AND j.state IN ('queued', 'running') AND g.kind = 'boot' AND g.state IN ('pending', 'running')) + "
 		     "(SELECT coalesce(sum(boots), 0) FROM bisections WHERE token_hash = ?1 AND state = 'running')");
 	db_bind_text(s, 1, hex);
-	ok = s && db_stmt_step(st, s) == SQLITE_ROW;
+	ok = s && db_stmt_step(st, s) == DB_ROW;
 	if (ok) {
-		*ret_jobs = sqlite3_column_int(s, 0);
-		*ret_boots = sqlite3_column_int(s, 1);
+		*ret_jobs = db_col_int(s, 0);
+		*ret_boots = db_col_int(s, 1);
 	}
 	db_stmt_done(st, s);
 	db_unlock(st);
@@ -119,7 +120,7 @@ int store_token_right(struct store *st, const char *token, enum store_owned what
 		[STORE_OWNED_ALERT] = OWNER_SQL("alerts"),
 	};
 #undef OWNER_SQL
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	char hex[65];
 	int rc;
 
@@ -133,8 +134,8 @@ int store_token_right(struct store *st, const char *token, enum store_owned what
 	if (rc < 0)
 		return rc;
 	{
-		const char *owner = (const char *)sqlite3_column_text(s, 0);
-		const char *role = (const char *)sqlite3_column_text(s, 1);
+		const char *owner = db_col_text(s, 0);
+		const char *role = db_col_text(s, 1);
 
 		if (owner && !strcmp(owner, hex))
 			rc = TOKEN_MADE_IT;

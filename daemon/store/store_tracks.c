@@ -9,7 +9,6 @@
 #include "store.h"
 
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,13 +39,13 @@ int store_tracks_sync(struct store *st, const struct lab_config *cfg)
 
 int store_track_next_due(struct store *st, const char *track, double *ret_due)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc;
 
 	db_lock(st);
 	rc = db_row(st, &s, "SELECT coalesce(next_due, 0) FROM tracks WHERE name = ?", DB_TEXT(track));
 	if (rc == 1) {
-		*ret_due = sqlite3_column_double(s, 0);
+		*ret_due = db_col_double(s, 0);
 		db_stmt_done(st, s);
 		rc = 0;
 	} else if (rc == 0) {
@@ -74,7 +73,7 @@ int store_point_create(struct store *st, const struct point_commit *c, const cha
 		       const struct job_request *req, const struct stage_plan *plan, size_t nplan,
 		       int64_t *ret_job, struct strbuf *err)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t job = 0;
 	int rc;
 
@@ -110,7 +109,7 @@ static int series_id(struct store *st, const char *track, const char *machine, c
 	const char *wl = jsonget_str(v, "workload");
 	const char *params = jsonget_str(v, "params_key");
 	const char *metric = jsonget_str(v, "metric");
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc;
 
 	if (!wl || !params || !metric)
@@ -124,7 +123,7 @@ static int series_id(struct store *st, const char *track, const char *machine, c
 		    "params = ? AND metric = ?", DB_TEXT(track), DB_TEXT(machine), DB_TEXT(wl), DB_TEXT(params),
 		    DB_TEXT(metric));
 	if (rc == 1) {
-		*ret = sqlite3_column_int64(s, 0);
+		*ret = db_col_int64(s, 0);
 		db_stmt_done(st, s);
 		return 0;
 	}
@@ -136,7 +135,7 @@ int store_point_finish(struct store *st, int64_t job_id, const char *state, cons
 {
 	char track[72] = "", machine[72] = "";
 	int64_t point = 0;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	size_t i;
 	int rc;
 
@@ -145,7 +144,7 @@ int store_point_finish(struct store *st, int64_t job_id, const char *state, cons
 		goto out;
 	rc = db_row(st, &s, "SELECT id, track, machine FROM points WHERE job_id = ?", DB_INT(job_id));
 	if (rc == 1) {
-		point = sqlite3_column_int64(s, 0);
+		point = db_col_int64(s, 0);
 		db_col_copy(track, sizeof(track), s, 1);
 		db_col_copy(machine, sizeof(machine), s, 2);
 		db_stmt_done(st, s);
@@ -165,8 +164,9 @@ int store_point_finish(struct store *st, int64_t job_id, const char *state, cons
 			continue;
 		}
 		if (rc == 0)
-			rc = db_run(st, "INSERT OR REPLACE INTO series_values (series_id, point_id, value, lo, hi, "
-				    "boots) VALUES (?, ?, ?, ?, ?, ?)", DB_INT(series), DB_INT(point),
+			rc = db_run(st, "INSERT INTO series_values (series_id, point_id, value, lo, hi, boots) "
+				    "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (series_id, point_id) DO UPDATE SET "
+				    "value = excluded.value, lo = excluded.lo, hi = excluded.hi, boots = excluded.boots", DB_INT(series), DB_INT(point),
 				    DB_REAL(jsonget_num_or(v, "value", 0)),
 				    DB_REAL(jsonget_num_or(v, "lo", 0)),
 				    DB_REAL(jsonget_num_or(v, "hi", 0)),
@@ -183,23 +183,23 @@ out:
 int store_track_series(struct store *st, const char *track, int64_t **ret, size_t *ret_n)
 {
 	DB_READER(r, st);
-	sqlite3_stmt *s = db_prep(r, "SELECT id FROM series WHERE track = ? ORDER BY id");
+	struct db_stmt *s = db_prep(r, "SELECT id FROM series WHERE track = ? ORDER BY id");
 	int64_t *ids = NULL;
 	size_t n = 0, cap = 0;
 	int rc;
 
 	db_bind(s, DB_TEXT(track));
-	while ((rc = db_stmt_step(r, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(r, s)) == DB_ROW) {
 		if (n == cap) {
 			cap = cap ? 2 * cap : 16;
 			ids = xrealloc(ids, cap * sizeof(*ids));
 		}
-		ids[n++] = sqlite3_column_int64(s, 0);
+		ids[n++] = db_col_int64(s, 0);
 	}
 	db_stmt_done(r, s);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		free(ids);
-		return db_sqlite_errno(rc);
+		return db_errno(rc);
 	}
 	*ret = ids;
 	*ret_n = n;
@@ -211,7 +211,7 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 	DB_READER(r, st);
 	struct series_data d = { .id = series_id };
 	size_t cap = 0;
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc;
 
 	rc = db_row(r, &s, "SELECT s.track, s.machine, s.workload, s.params, s.metric, "
@@ -222,7 +222,7 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 	db_col_copy(d.track, sizeof(d.track), s, 0);
 	db_col_copy(d.machine, sizeof(d.machine), s, 1);
 	db_col_copy(d.workload, sizeof(d.workload), s, 2);
-	d.params = xstrdup((const char *)sqlite3_column_text(s, 3) ?: "{}");
+	d.params = xstrdup(db_col_text(s, 3) ?: "{}");
 	db_col_copy(d.metric, sizeof(d.metric), s, 4);
 	db_col_copy(d.direction, sizeof(d.direction), s, 5);
 	db_stmt_done(r, s);
@@ -231,7 +231,7 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 		    "LEFT JOIN tracks t ON t.name = p.track WHERE v.series_id = ? AND p.id >= coalesce(t.baseline_point, 0) "
 		    "ORDER BY p.id");
 	db_bind(s, DB_INT(series_id));
-	while ((rc = db_stmt_step(r, s)) == SQLITE_ROW) {
+	while ((rc = db_stmt_step(r, s)) == DB_ROW) {
 		if (d.n == cap) {
 			cap = cap ? 2 * cap : 64;
 			d.values = xrealloc(d.values, cap * sizeof(*d.values));
@@ -239,16 +239,16 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 			d.jobs = xrealloc(d.jobs, cap * sizeof(*d.jobs));
 			d.commits = xrealloc(d.commits, cap * sizeof(*d.commits));
 		}
-		d.values[d.n] = sqlite3_column_double(s, 0);
-		d.points[d.n] = sqlite3_column_int64(s, 1);
+		d.values[d.n] = db_col_double(s, 0);
+		d.points[d.n] = db_col_int64(s, 1);
 		db_col_copy(d.commits[d.n], sizeof(d.commits[0]), s, 2);
-		d.jobs[d.n] = sqlite3_column_int64(s, 3);
+		d.jobs[d.n] = db_col_int64(s, 3);
 		d.n++;
 	}
 	db_stmt_done(r, s);
-	if (rc != SQLITE_DONE) {
+	if (rc != DB_DONE) {
 		store_series_data_release(&d);
-		return db_sqlite_errno(rc);
+		return db_errno(rc);
 	}
 	*ret = d;
 	return 0;
@@ -270,7 +270,7 @@ int store_change_point_put(struct store *st, const struct change_point_row *c, i
 			   int *ret_confirmed_now)
 {
 	char prev[16] = "";
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int rc;
 
 	db_lock(st);
@@ -284,7 +284,8 @@ int store_change_point_put(struct store *st, const struct change_point_row *c, i
 	if (rc == 0)
 		rc = db_run(st, "INSERT INTO change_points (series_id, point_id, status, p, before, after, magnitude, "
 		    "direction, detected) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (series_id, "
-		    "point_id) DO UPDATE SET status = CASE WHEN status = 'rejected' THEN status ELSE ?3 END, "
+		    "point_id) DO UPDATE SET status = CASE WHEN change_points.status = 'rejected' "
+		    "THEN change_points.status ELSE ?3 END, "
 		    "p = ?4, before = ?5, after = ?6, magnitude = ?7, direction = ?8, updated = ?9",
 		    DB_INT(c->series_id), DB_INT(c->point_id), DB_TEXT(c->status), DB_REAL(c->p),
 		    DB_REAL(c->before), DB_REAL(c->after), DB_REAL(c->magnitude), DB_TEXT(c->direction),
@@ -293,7 +294,7 @@ int store_change_point_put(struct store *st, const struct change_point_row *c, i
 		rc = db_row(st, &s, "SELECT id FROM change_points WHERE series_id = ? AND point_id = ?",
 			    DB_INT(c->series_id), DB_INT(c->point_id));
 		if (rc == 1) {
-			*ret_id = sqlite3_column_int64(s, 0);
+			*ret_id = db_col_int64(s, 0);
 			db_stmt_done(st, s);
 			rc = 0;
 		} else if (rc == 0) {
@@ -322,8 +323,11 @@ int store_change_points_prune(struct store *st, int64_t series_id, const int64_t
 
 	for (i = 0; i < n; i++)
 		json_array_append_new(keep, json_integer(keep_points[i]));
-	rc = db_write(st, "DELETE FROM change_points WHERE series_id = ?1 AND status = 'provisional' AND "
-		      "point_id NOT IN (SELECT value FROM json_each(?2))", DB_INT(series_id), DB_JSON(keep));
+	rc = db_write(st, DB_SQL(st, "DELETE FROM change_points WHERE series_id = ?1 AND status = 'provisional' "
+				 "AND point_id NOT IN (SELECT value FROM json_each(?2))",
+				 "DELETE FROM change_points WHERE series_id = ?1 AND status = 'provisional' "
+				 "AND point_id NOT IN (SELECT value::bigint FROM json_array_elements_text(?2::json))"),
+		      DB_INT(series_id), DB_JSON(keep));
 	json_decref(keep);
 	return rc;
 }
@@ -331,7 +335,7 @@ int store_change_points_prune(struct store *st, int64_t series_id, const int64_t
 int store_alert_attach(struct store *st, const char *track, const char *good_commit,
 		       const char *bad_commit, int64_t change_point, int64_t *ret_alert, int *ret_new)
 {
-	sqlite3_stmt *s;
+	struct db_stmt *s;
 	int64_t alert = 0;
 	int rc, made = 0;
 
@@ -341,14 +345,13 @@ int store_alert_attach(struct store *st, const char *track, const char *good_com
 	rc = db_row(st, &s, "SELECT id FROM alerts WHERE track = ? AND bad_commit = ?", DB_TEXT(track),
 		    DB_TEXT(bad_commit));
 	if (rc == 1) {
-		alert = sqlite3_column_int64(s, 0);
+		alert = db_col_int64(s, 0);
 		db_stmt_done(st, s);
 		rc = 0;
 	} else if (rc == 0) {
-		rc = db_run(st, "INSERT INTO alerts (track, good_commit, bad_commit, kind, created) "
-			    "VALUES (?, ?, ?, 'neutral', ?)", DB_TEXT(track), DB_TEXT(good_commit),
-			    DB_TEXT(bad_commit), DB_REAL(db_now()));
-		alert = sqlite3_last_insert_rowid(st->db);
+		rc = db_insert(st, &alert, "INSERT INTO alerts (track, good_commit, bad_commit, kind, created) "
+			       "VALUES (?, ?, ?, 'neutral', ?) RETURNING id", DB_TEXT(track), DB_TEXT(good_commit),
+			       DB_TEXT(bad_commit), DB_REAL(db_now()));
 		made = 1;
 	}
 	if (rc == 0)
@@ -357,9 +360,11 @@ int store_alert_attach(struct store *st, const char *track, const char *good_com
 	/* the kind from the alert's change points that are not rejected */
 	if (rc == 0)
 		rc = db_run(st, "UPDATE alerts SET kind = (SELECT CASE "
-			    "WHEN sum(direction = 'regression') > 0 AND sum(direction = 'improvement') > 0 THEN 'mixed' "
-			    "WHEN sum(direction = 'regression') > 0 THEN 'regression' "
-			    "WHEN sum(direction = 'improvement') > 0 THEN 'improvement' ELSE 'neutral' END "
+			    "WHEN sum(CASE WHEN direction = 'regression' THEN 1 ELSE 0 END) > 0 "
+			    "AND sum(CASE WHEN direction = 'improvement' THEN 1 ELSE 0 END) > 0 THEN 'mixed' "
+			    "WHEN sum(CASE WHEN direction = 'regression' THEN 1 ELSE 0 END) > 0 THEN 'regression' "
+			    "WHEN sum(CASE WHEN direction = 'improvement' THEN 1 ELSE 0 END) > 0 THEN 'improvement' "
+			    "ELSE 'neutral' END "
 			    "FROM change_points WHERE alert_id = ?1 AND status != 'rejected') WHERE id = ?1",
 			    DB_INT(alert));
 out:
@@ -387,7 +392,7 @@ int store_alert_set_state(struct store *st, int64_t alert, const char *state, co
 		goto out;
 	rc = db_run(st, "UPDATE alerts SET state = ?2, state_by = ?3, state_at = ?4 WHERE id = ?1",
 		    DB_INT(alert), DB_TEXT(state), DB_TEXT(by), DB_REAL(db_now()));
-	if (rc == 0 && sqlite3_changes(st->db) == 0)
+	if (rc == 0 && db_changes(st) == 0)
 		rc = -ENOENT;
 	/* an intended change: the series start again at its first point */
 	if (rc == 0 && !strcmp(state, "intended"))
@@ -585,14 +590,15 @@ int store_delivery_add(struct store *st, const char *hook, const char *event, co
 		       const char *body, int64_t *ret_id)
 {
 	double now = db_now();
+	int64_t id = 0;
 	int rc;
 
 	db_lock(st);
-	rc = db_run(st, "INSERT INTO deliveries (hook, event, url, body, next_attempt, created) "
-		    "VALUES (?, ?, ?, ?, ?, ?)", DB_TEXT(hook), DB_TEXT(event), DB_TEXT(url), DB_TEXT(body),
-		    DB_REAL(now), DB_REAL(now));
+	rc = db_insert(st, &id, "INSERT INTO deliveries (hook, event, url, body, next_attempt, created) "
+		       "VALUES (?, ?, ?, ?, ?, ?) RETURNING id", DB_TEXT(hook), DB_TEXT(event), DB_TEXT(url),
+		       DB_TEXT(body), DB_REAL(now), DB_REAL(now));
 	if (rc == 0 && ret_id)
-		*ret_id = sqlite3_last_insert_rowid(st->db);
+		*ret_id = id;
 	db_unlock(st);
 	return rc;
 }
@@ -612,11 +618,18 @@ int store_delivery_attempt(struct store *st, int64_t id, int delivered, long htt
 	json_t *entry = json_pack("{s:f,s:i,s:s?}", "at", db_now(), "status", (int)http, "error", error);
 	int rc;
 
-	rc = db_write(st, "UPDATE deliveries SET attempts = attempts + 1, last_status = nullif(?2, 0), "
-		      "last_error = ?3, log = json_insert(log, '$[#]', json(?4)), "
-		      "state = CASE WHEN ?5 THEN 'delivered' WHEN ?6 = 0 THEN 'failed' ELSE 'pending' END, "
-		      "delivered = CASE WHEN ?5 THEN ?7 END, next_attempt = CASE WHEN ?6 > 0 THEN ?6 "
-		      "ELSE next_attempt END WHERE id = ?1",
+	/* the attempt joins the log in the statement that counts it, so
+	 * that no attempt is lost to another daemon's at the same time */
+	rc = db_write(st, DB_SQL(st, "UPDATE deliveries SET attempts = attempts + 1, last_status = nullif(?2, 0), "
+				 "last_error = ?3, log = json_insert(log, '$[#]', json(?4)), "
+				 "state = CASE WHEN ?5 != 0 THEN 'delivered' WHEN ?6 = 0 THEN 'failed' ELSE 'pending' END, "
+				 "delivered = CASE WHEN ?5 != 0 THEN ?7 END, next_attempt = CASE WHEN ?6 > 0 THEN ?6 "
+				 "ELSE next_attempt END WHERE id = ?1",
+				 "UPDATE deliveries SET attempts = attempts + 1, last_status = nullif(?2, 0), "
+				 "last_error = ?3, log = (log::jsonb || jsonb_build_array(?4::jsonb))::text, "
+				 "state = CASE WHEN ?5 != 0 THEN 'delivered' WHEN ?6 = 0 THEN 'failed' ELSE 'pending' END, "
+				 "delivered = CASE WHEN ?5 != 0 THEN ?7 END, next_attempt = CASE WHEN ?6 > 0 THEN ?6 "
+				 "ELSE next_attempt END WHERE id = ?1"),
 		      DB_INT(id), DB_INT(http), DB_TEXT(error), DB_JSON(entry), DB_INT(delivered),
 		      DB_REAL(next_attempt), DB_REAL(db_now()));
 	json_decref(entry);

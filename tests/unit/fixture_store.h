@@ -2,13 +2,25 @@
 #define TLBLAB_FIXTURE_STORE_H
 
 /*
- * A real store on a fresh SQLite file in a temporary directory, for the unit
- * tests of the store and of what writes into it (test_store*, test_ingest,
- * test_sched), and the jobs, stages and runs they put in it as the API, the
- * scheduler and ingest would. Include after testlib.h. The fixture owns its
- * directory and its store; store_fixture_close removes both.
+ * A real store in a temporary directory, for the unit tests of the store
+ * and of what writes into it (test_store*, test_ingest, test_sched), and
+ * the jobs, stages and runs they put in it as the API, the scheduler and
+ * ingest would. Include after testlib.h. The fixture owns its directory
+ * and its store; store_fixture_close removes both.
+ *
+ * On either backend: a fresh SQLite file (the default), or a fresh
+ * database of a real PostgreSQL server that the test program starts
+ * itself through tests/pg.sh (initdb, pg_ctl, a socket in a temporary
+ * directory only) and stops at its end. store_fixture_run_both runs a
+ * program's tests once on each: the PostgreSQL round's names start with
+ * "postgres: ". Each test gets a database of its own, copied from one the
+ * store migrated once (a template), so a test pays for a copy, not for
+ * the migrations. A round whose server cannot start fails; when the
+ * binaries are missing, its tests are skipped, saying so.
  */
 
+#include <libpq-fe.h>
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <jansson.h>
 
@@ -16,23 +28,127 @@
 #include "store.h"
 #include "submit.h"
 
+enum store_fixture_backend { STORE_FIXTURE_SQLITE, STORE_FIXTURE_POSTGRES };
+
+/* the program's round: which backend, and its PostgreSQL server */
+static struct {
+	enum store_fixture_backend backend;
+	char dir[64];		/* the cluster's directory (tests/pg.sh) */
+	char socket[256];	/* its socket directory */
+	PGconn *admin;		/* to make each test's database */
+	char skip[256];		/* why the round is skipped (no binaries), or "" */
+	int ndb;
+} store_fixture_pg __attribute__((unused));
+
 struct store_fixture {
 	char dir[64];		/* the temporary directory */
-	struct store *st;	/* the store on dir/t.db */
+	char where[512];	/* what store_open was given: dir/t.db, or a URL */
+	struct store *st;	/* the store on it */
 };
 
-/* Makes /tmp/tlblab-NAME.XXXXXX and opens a new store in it; fails the
- * test when either cannot be done. */
+/* 1 in the PostgreSQL round */
+static inline int store_fixture_postgres(void)
+{
+	return store_fixture_pg.backend == STORE_FIXTURE_POSTGRES;
+}
+
+/* The URL of database db of the round's server, as the store takes it. */
+static inline void store_fixture_pg_url(const char *db, char *buf, size_t len)
+{
+	snprintf(buf, len, "postgresql:///%s?host=%s&user=tlblab", db, store_fixture_pg.socket);
+}
+
+/* One statement on the server's admin connection; fails the test. */
+static inline void store_fixture_pg_admin(const char *sql)
+{
+	PGresult *res = PQexec(store_fixture_pg.admin, sql);
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		fail_msg("%s: %s", sql, PQerrorMessage(store_fixture_pg.admin));
+	PQclear(res);
+}
+
+/*
+ * The cmocka group setup of the PostgreSQL round: the server started
+ * (tests/pg.sh start), and the template database migrated by the store.
+ * Fails (the round's tests with it) when the server does not start.
+ */
+static inline int store_fixture_pg_start(void **state)
+{
+	char cmd[256], url[512];
+	struct strbuf err = STRBUF_INIT;
+	struct store *st = NULL;
+	FILE *p;
+
+	(void)state;
+	store_fixture_pg.backend = STORE_FIXTURE_POSTGRES;
+	snprintf(store_fixture_pg.dir, sizeof(store_fixture_pg.dir), "/tmp/tlblab-pg.XXXXXX");
+	if (!mkdtemp(store_fixture_pg.dir))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "sh tests/pg.sh start %s", store_fixture_pg.dir);
+	p = popen(cmd, "r");
+	if (!p || !fgets(store_fixture_pg.socket, sizeof(store_fixture_pg.socket), p) || pclose(p) != 0) {
+		fprintf(stderr, "# the PostgreSQL server of the tests did not start (tests/pg.sh start)\n");
+		return -1;
+	}
+	store_fixture_pg.socket[strcspn(store_fixture_pg.socket, "\n")] = '\0';
+	store_fixture_pg_url("postgres", url, sizeof(url));
+	store_fixture_pg.admin = PQconnectdb(url);
+	if (PQstatus(store_fixture_pg.admin) != CONNECTION_OK) {
+		fprintf(stderr, "# %s: %s", url, PQerrorMessage(store_fixture_pg.admin));
+		return -1;
+	}
+	store_fixture_pg_admin("CREATE DATABASE template_store");
+	store_fixture_pg_url("template_store", url, sizeof(url));
+	if (store_open(url, &st, &err) < 0) {
+		fprintf(stderr, "# store_open %s: %s\n", url, err.buf);
+		return -1;
+	}
+	store_close(st);
+	strbuf_release(&err);
+	return 0;
+}
+
+/* The cmocka group teardown of the PostgreSQL round: the server stopped,
+ * its directory removed. */
+static inline int store_fixture_pg_stop(void **state)
+{
+	char cmd[256];
+	int rc = 0;
+
+	(void)state;
+	PQfinish(store_fixture_pg.admin);
+	store_fixture_pg.admin = NULL;
+	if (store_fixture_pg.dir[0]) {
+		snprintf(cmd, sizeof(cmd), "sh tests/pg.sh stop %s && rm -rf %s", store_fixture_pg.dir,
+			 store_fixture_pg.dir);
+		rc = system(cmd) == 0 ? 0 : -1;
+	}
+	store_fixture_pg.backend = STORE_FIXTURE_SQLITE;
+	return rc;
+}
+
+/* Makes /tmp/tlblab-NAME.XXXXXX and opens a new store in it (an SQLite
+ * file there, or a new database of the round's server); fails the test
+ * when either cannot be done. */
 static inline void store_fixture_open(struct store_fixture *sf, const char *name)
 {
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
+	struct strbuf err = STRBUF_INIT;
 
 	snprintf(sf->dir, sizeof(sf->dir), "/tmp/tlblab-%s.XXXXXX", name);
 	assert_non_null(mkdtemp(sf->dir));
-	strbuf_addf(&path, "%s/t.db", sf->dir);
-	if (store_open(path.buf, &sf->st, &err) < 0)
+	if (store_fixture_postgres()) {
+		char sql[128], db[32];
+
+		snprintf(db, sizeof(db), "t%d", ++store_fixture_pg.ndb);
+		snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE template_store STRATEGY FILE_COPY", db);
+		store_fixture_pg_admin(sql);
+		store_fixture_pg_url(db, sf->where, sizeof(sf->where));
+	} else {
+		snprintf(sf->where, sizeof(sf->where), "%s/t.db", sf->dir);
+	}
+	if (store_open(sf->where, &sf->st, &err) < 0)
 		fail_msg("store_open: %s", err.buf);
-	strbuf_release(&path);
 	strbuf_release(&err);
 }
 
@@ -52,15 +168,18 @@ static inline int store_fixture_setup(void **state)
 	struct store_fixture *sf = calloc(1, sizeof(*sf));
 
 	assert_non_null(sf);
-	store_fixture_open(sf, "store");
 	*state = sf;
+	store_fixture_open(sf, "store");
 	return 0;
 }
 
 static inline int store_fixture_teardown(void **state)
 {
-	store_fixture_close(*state);
-	free(*state);
+	struct store_fixture *sf = *state;
+
+	if (sf && sf->dir[0])
+		store_fixture_close(sf);
+	free(sf);
 	*state = NULL;
 	return 0;
 }
@@ -68,6 +187,196 @@ static inline int store_fixture_teardown(void **state)
 /* A cmocka test with a fresh store_fixture as its state. */
 #define store_fixture_test(f) \
 	cmocka_unit_test_setup_teardown(f, store_fixture_setup, store_fixture_teardown)
+
+/* A test of the PostgreSQL round when its server cannot run here. */
+static inline void store_fixture_pg_skipped(void **state)
+{
+	(void)state;
+	skip_because(store_fixture_pg.skip);
+}
+
+/* Whether tests/pg.sh can start a server here: 1, or 0 with why in
+ * store_fixture_pg.skip (the binaries are missing). */
+static inline int store_fixture_pg_available(void)
+{
+	FILE *p = popen("sh tests/pg.sh available", "r");
+	char *why = store_fixture_pg.skip;
+
+	if (!p || !fgets(why, sizeof(store_fixture_pg.skip), p))
+		why[0] = '\0';
+	if (p && pclose(p) == 0)
+		return 1;
+	why[strcspn(why, "\n")] = '\0';
+	if (!why[0])
+		snprintf(why, sizeof(store_fixture_pg.skip), "tests/pg.sh cannot run");
+	return 0;
+}
+
+/*
+ * Runs tests[0..n) on SQLite, then on PostgreSQL (the server started
+ * first, stopped after) with pg_only[0..npg) after them, as two cmocka
+ * groups: non-zero when any failed. Without PostgreSQL's binaries the
+ * second round's tests are skipped, saying so; a server that does not
+ * start fails it.
+ */
+static inline int store_fixture_run_rounds(const struct CMUnitTest *tests, size_t n,
+					   const struct CMUnitTest *pg_only, size_t npg)
+{
+	struct CMUnitTest *pg = calloc(n + npg, sizeof(*pg));
+	int available;
+	size_t i;
+	int rc;
+
+	store_fixture_pg.backend = STORE_FIXTURE_SQLITE;
+	rc = _cmocka_run_group_tests("sqlite", tests, n, NULL, NULL);
+	available = store_fixture_pg_available();
+	for (i = 0; i < n + npg; i++) {
+		const struct CMUnitTest *t = i < n ? &tests[i] : &pg_only[i - n];
+		size_t len = strlen(t->name) + 16;
+		char *name = malloc(len);
+
+		snprintf(name, len, "postgres: %s", t->name);
+		pg[i] = *t;
+		pg[i].name = name;
+		if (!available)
+			pg[i] = (struct CMUnitTest){ .name = name, .test_func = store_fixture_pg_skipped };
+	}
+	rc |= _cmocka_run_group_tests("postgres", pg, n + npg, available ? store_fixture_pg_start : NULL,
+				      available ? store_fixture_pg_stop : NULL);
+	for (i = 0; i < n + npg; i++)
+		free((char *)pg[i].name);
+	free(pg);
+	return rc;
+}
+
+/* The same tests on each backend. */
+static inline int store_fixture_run_both(const struct CMUnitTest *tests, size_t n)
+{
+	return store_fixture_run_rounds(tests, n, NULL, 0);
+}
+
+/* The round's server stopped (mode fast or immediate), or started again
+ * (mode NULL), through tests/pg.sh; fails the test when it cannot. */
+static inline void store_fixture_pg_server(const char *mode)
+{
+	char cmd[256];
+
+	if (mode)
+		snprintf(cmd, sizeof(cmd), "sh tests/pg.sh stop %s %s", store_fixture_pg.dir, mode);
+	else
+		snprintf(cmd, sizeof(cmd), "sh tests/pg.sh start-again %s", store_fixture_pg.dir);
+	if (system(cmd) != 0)
+		fail_msg("%s failed", cmd);
+}
+
+/*
+ * The test's own connection to the store's database, for what it checks
+ * behind the store's back (the invariants of test_store_faults): SQL of
+ * both dialects, one integer parameter ?1 (or ?).
+ */
+struct store_fixture_db {
+	sqlite3 *lite;
+	PGconn *pg;
+};
+
+static inline void store_fixture_db_open(struct store_fixture *sf, struct store_fixture_db *d)
+{
+	memset(d, 0, sizeof(*d));
+	if (store_fixture_postgres()) {
+		d->pg = PQconnectdb(sf->where);
+		if (PQstatus(d->pg) != CONNECTION_OK)
+			fail_msg("%s: %s", sf->where, PQerrorMessage(d->pg));
+		return;
+	}
+	assert_int_equal(sqlite3_open_v2(sf->where, &d->lite, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(d->lite, 5000);
+}
+
+static inline void store_fixture_db_close(struct store_fixture_db *d)
+{
+	sqlite3_close(d->lite);
+	PQfinish(d->pg);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Statements with no rows (several, ';' between), or the test fails. */
+static inline void store_fixture_db_exec(struct store_fixture_db *d, const char *sql)
+{
+	if (d->pg) {
+		PGresult *res = PQexec(d->pg, sql);
+
+		if (PQresultStatus(res) != PGRES_COMMAND_OK)
+			fail_msg("%s: %s", sql, PQerrorMessage(d->pg));
+		PQclear(res);
+	} else if (sqlite3_exec(d->lite, sql, NULL, NULL, NULL) != SQLITE_OK) {
+		fail_msg("%s: %s", sql, sqlite3_errmsg(d->lite));
+	}
+}
+
+/* The first column of the first row of sql with ?1 = arg, as text into
+ * buf ("" when there is no row), or the test fails. */
+static inline const char *store_fixture_db_text(struct store_fixture_db *d, const char *sql, long long arg,
+						char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (d->pg) {
+		char text[4096], val[32];
+		const char *vals[] = { val };
+		const Oid types[] = { 20 /* int8 */ };
+		size_t i, o = 0;
+		PGresult *res;
+
+		for (i = 0; sql[i] && o + 3 < sizeof(text); i++) {
+			if (sql[i] == '?') {
+				text[o++] = '$';
+				if (sql[i + 1] != '1')
+					text[o++] = '1';
+			} else {
+				text[o++] = sql[i];
+			}
+		}
+		text[o] = '\0';
+		snprintf(val, sizeof(val), "%lld", arg);
+		res = PQexecParams(d->pg, text, strstr(text, "$1") ? 1 : 0, types, vals, NULL, NULL, 0);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			fail_msg("%s: %s", text, PQerrorMessage(d->pg));
+		if (PQntuples(res) > 0)
+			snprintf(buf, len, "%s", PQgetvalue(res, 0, 0));
+		PQclear(res);
+		return buf;
+	} else {
+		sqlite3_stmt *s;
+
+		if (sqlite3_prepare_v2(d->lite, sql, -1, &s, NULL) != SQLITE_OK)
+			fail_msg("prepare %s: %s", sql, sqlite3_errmsg(d->lite));
+		sqlite3_bind_int64(s, 1, arg);
+		if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+			snprintf(buf, len, "%s", (const char *)sqlite3_column_text(s, 0));
+		sqlite3_finalize(s);
+	}
+	return buf;
+}
+
+/* The same as an integer: -1 when there is no row. */
+static inline long long store_fixture_db_int(struct store_fixture_db *d, const char *sql, long long arg)
+{
+	char buf[32];
+
+	store_fixture_db_text(d, sql, arg, buf, sizeof(buf));
+	return buf[0] ? strtoll(buf, NULL, 10) : -1;
+}
+
+/* Takes the write lock of the tables a stage's end and a job's cancel
+ * write, as another writer would hold it, until store_fixture_db_unlock. */
+static inline void store_fixture_db_lock(struct store_fixture_db *d)
+{
+	store_fixture_db_exec(d, d->pg ? "BEGIN; LOCK TABLE jobs, stages IN EXCLUSIVE MODE" : "BEGIN IMMEDIATE");
+}
+
+static inline void store_fixture_db_unlock(struct store_fixture_db *d)
+{
+	store_fixture_db_exec(d, "COMMIT");
+}
 
 /* The length of the array `key` in j, a store's JSON answer, which must
  * not be NULL (a read that failed); takes j and frees it. */

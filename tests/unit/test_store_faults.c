@@ -1,14 +1,15 @@
 /*
- * daemon/store when SQLite fails: at each statement of a job's life in
- * turn, on a database another connection holds locked, part-way through a
- * read, and under the ingest of the agent's output. Whatever fails, the
- * store says so and leaves nothing half made; once the fault clears, the
- * same calls go through.
+ * daemon/store when its database fails: at each statement of a job's life
+ * in turn, on a database another connection holds locked, part-way
+ * through a read, and under the ingest of the agent's output. Whatever
+ * fails, the store says so and leaves nothing half made; once the fault
+ * clears, the same calls go through. On SQLite and on PostgreSQL
+ * (fixture_store.h).
  */
 #include "testlib.h"
 
 #include <errno.h>
-#include <sqlite3.h>
+#include <poll.h>
 
 #include "config.h"
 #include "ingest.h"
@@ -16,6 +17,7 @@
 #include "submit.h"
 #include "util.h"
 #include "fixture_store.h"
+#include "jsonget.h"
 #include "banned.h"
 
 /* ---- every transaction checked: SQLite failing at each statement ---- */
@@ -31,23 +33,14 @@
  */
 struct life {
 	struct store_fixture *f;
-	sqlite3 *db;		/* the test's own connection, for the invariants */
+	struct store_fixture_db db;	/* the test's own connection, for the invariants */
 	int64_t job;
 	int faults;		/* calls that failed (each on the armed fault) */
 };
 
-static long long q_int(sqlite3 *db, const char *sql, long long arg)
+static long long q_int(struct store_fixture_db *db, const char *sql, long long arg)
 {
-	sqlite3_stmt *s;
-	long long v = -1;
-
-	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
-		fail_msg("prepare %s: %s", sql, sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, arg);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
+	return store_fixture_db_int(db, sql, arg);
 }
 
 /* What a store call must not leave half made, whatever failed: each a
@@ -77,12 +70,11 @@ static const struct {
 /* What must hold between any two store calls, whatever failed. */
 static void check_invariants(struct life *l, const char *after)
 {
-	sqlite3 *db = l->db;
+	struct store_fixture_db *db = &l->db;
 	size_t i;
 	long long jobs = q_int(db, "SELECT count(*) FROM jobs WHERE ?1 >= 0", 0);
 	long long n, done, running, started;
 	char state[16] = "";
-	sqlite3_stmt *s;
 
 	if (jobs == 0)
 		return;
@@ -108,17 +100,12 @@ static void check_invariants(struct life *l, const char *after)
 		if (q_int(db, half_made[i].count, l->job))
 			fail_msg("after %s: %s", after, half_made[i].what);
 	/* the machine is leased by the boot or run that runs on it, else free */
-	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS NOT "
+	if (q_int(db, "SELECT count(*) FROM machines m WHERE name = 'm1' AND ?1 >= 0 AND (lease_stage IS DISTINCT FROM "
 		  "(SELECT id FROM stages WHERE state = 'running' AND kind IN ('boot', 'run')) OR "
 		  "(lease_stage IS NULL) != (lease_job IS NULL))", 0))
 		fail_msg("after %s: the machine's lease does not match its stages", after);
 	/* the job's state is its stages' */
-	if (sqlite3_prepare_v2(db, "SELECT state FROM jobs WHERE id = ?", -1, &s, NULL) != SQLITE_OK)
-		fail_msg("prepare: %s", sqlite3_errmsg(db));
-	sqlite3_bind_int64(s, 1, l->job);
-	if (sqlite3_step(s) == SQLITE_ROW)
-		snprintf(state, sizeof(state), "%s", (const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
+	store_fixture_db_text(db, "SELECT state FROM jobs WHERE id = ?", l->job, state, sizeof(state));
 	if (strcmp(state, done == 6 ? "done" : started ? "running" : "queued"))
 		fail_msg("after %s: job %s with %lld of 6 stages done, %lld started", after, state, done, started);
 	/* a verdict comes with its stored comparison */
@@ -208,7 +195,7 @@ static int job_life(struct life *l)
 	return l->faults;
 }
 
-static void open_lab(struct store_fixture *f, sqlite3 **ret_db)
+static void open_lab(struct store_fixture *f, struct store_fixture_db *ret_db)
 {
 	struct lab_config *cfg = NULL;
 	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
@@ -226,17 +213,14 @@ static void open_lab(struct store_fixture *f, sqlite3 **ret_db)
 	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
 	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
 	config_free(cfg);
-	strbuf_reset(&path);
-	strbuf_addf(&path, "%s/t.db", f->dir);
-	assert_int_equal(sqlite3_open_v2(path.buf, ret_db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-	sqlite3_busy_timeout(*ret_db, 5000);
+	store_fixture_db_open(f, ret_db);
 	strbuf_release(&path);
 	strbuf_release(&err);
 }
 
 /*
- * SQLite fails at statement 1, then 2, 3, ... of the life (SQLITE_FULL or
- * SQLITE_IOERR, alternately), until a life runs without reaching the
+ * The store fails at statement 1, then 2, 3, ... of the life (its database
+ * full or an I/O error, alternately), until a life runs without reaching the
  * fault: after each failure nothing is half-made, and the job ends done,
  * with every result once, after the fault clears.
  */
@@ -254,17 +238,17 @@ static void test_fault_at_each_statement(void **state)
 		store_fixture_setup((void **)&f);
 		l.f = f;
 		open_lab(f, &l.db);
-		store_fault_after(f->st, n, n % 2 ? SQLITE_FULL : SQLITE_IOERR);
+		store_fault_after(f->st, n, n % 2 ? STORE_ERR_FULL : STORE_ERR_IO);
 		faults = job_life(&l);
 		lives++;
 		/* done, each result once, nothing leased */
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'done'", l.job), 6);
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM runs WHERE job_id = ?", l.job), 4);
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM jobs WHERE id = ? AND state = 'done' "
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM stages WHERE job_id = ? AND state = 'done'", l.job), 6);
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM runs WHERE job_id = ?", l.job), 4);
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM jobs WHERE id = ? AND state = 'done' "
 				       "AND verdict = 'same'", l.job), 1);
-		assert_int_equal(q_int(l.db, "SELECT count(*) FROM machines WHERE lease_stage IS NOT NULL "
+		assert_int_equal(q_int(&l.db, "SELECT count(*) FROM machines WHERE lease_stage IS NOT NULL "
 				       "AND ?1 >= 0", 0), 0);
-		sqlite3_close(l.db);
+		store_fixture_db_close(&l.db);
 		if (!store_fault_hits(f->st))
 			break;
 		if (faults != 1)
@@ -291,17 +275,17 @@ static void test_locked_database(void **state)
 	assert_int_equal(store_fixture_runnable(f->st, l.job, &si), 0);
 	assert_int_equal(store_stage_begin(f->st, si.id, "builder local"), 0);
 	store_busy_timeout(f->st, 50);
-	assert_int_equal(sqlite3_exec(l.db, "BEGIN IMMEDIATE", NULL, NULL, NULL), SQLITE_OK);
+	store_fixture_db_lock(&l.db);
 	assert_int_equal(store_stage_finish(f->st, si.id, "done", NULL, NULL), -EAGAIN);
 	assert_int_equal(store_job_cancel(f->st, l.job), -EAGAIN);
 	assert_contains(store_strerror(-EAGAIN), "locked");
-	assert_int_equal(sqlite3_exec(l.db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+	store_fixture_db_unlock(&l.db);
 	check_invariants(&l, "a locked database");
 	assert_string_equal(store_fixture_job_str(f->st, l.job, "state", NULL, buf, sizeof(buf)), "running");
 	assert_int_equal(store_stage_finish(f->st, si.id, "done", NULL, NULL), 0);
 	check_invariants(&l, "the lock went");
 	store_stage_info_release(&si);
-	sqlite3_close(l.db);
+	store_fixture_db_close(&l.db);
 }
 
 /*
@@ -332,36 +316,36 @@ static void test_reads_report_store_errors(void **state)
 	json_decref(j);
 
 	/* the job row is read, its stages are not */
-	store_fault_match(f->st, "FROM stages WHERE job_id = ? ORDER BY seq", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM stages WHERE job_id = ? ORDER BY seq", 1, STORE_ERR_IO);
 	errno = 0;
 	assert_null(store_job_json(f->st, job));
 	assert_int_equal(errno, EIO);
 	assert_int_equal(store_fault_hits(f->st), 1);
 
-	store_fault_match(f->st, "FROM runs WHERE job_id", 1, SQLITE_BUSY);
+	store_fault_match(f->st, "FROM runs WHERE job_id", 1, STORE_ERR_LOCKED);
 	assert_null(store_runs_json(f->st, job));
 	assert_int_equal(errno, EAGAIN);
-	store_fault_match(f->st, "JOIN metrics", 1, SQLITE_FULL);
+	store_fault_match(f->st, "JOIN metrics", 1, STORE_ERR_FULL);
 	assert_null(store_metrics_json(f->st, job, NULL, 1));
 	assert_int_equal(errno, ENOSPC);
-	store_fault_match(f->st, "JOIN metrics", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "JOIN metrics", 1, STORE_ERR_IO);
 	assert_null(store_compare_doc(f->st, job));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM samples", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM samples", 1, STORE_ERR_IO);
 	assert_null(store_samples_json(f->st, job, 0, NULL, 0, 10));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM jobs ORDER BY", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM jobs ORDER BY", 1, STORE_ERR_IO);
 	assert_null(store_jobs_json(f->st, &jf));
 	assert_int_equal(errno, EIO);
-	store_fault_match(f->st, "FROM machines", 1, SQLITE_BUSY);
+	store_fault_match(f->st, "FROM machines", 1, STORE_ERR_LOCKED);
 	assert_null(store_machines_json(f->st));
 	assert_int_equal(errno, EAGAIN);
-	store_fault_match(f->st, "FROM machines", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "FROM machines", 1, STORE_ERR_IO);
 	assert_null(store_health_json(f->st));
-	store_fault_match(f->st, "SELECT log FROM stages", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "SELECT log FROM stages", 1, STORE_ERR_IO);
 	assert_int_equal(store_stage_log(f->st, job, stage, &log), -EIO);
 	assert_int_equal(store_stage_log(f->st, job, stage + 100, &log), -ENOENT);
-	store_fault_match(f->st, "verdict IS NULL", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "verdict IS NULL", 1, STORE_ERR_IO);
 	assert_true(store_job_without_verdict(f->st, INT64_MAX) < 0);
 
 	/* the fault is gone: everything reads again */
@@ -408,7 +392,7 @@ static void test_ingest_store_error(void **state)
 		ig.stage_id = stage;
 		ig.machine = "m1";
 		ig.side = "base";
-		store_fault_match(f->st, faults[i], 1, i % 2 ? SQLITE_FULL : SQLITE_IOERR);
+		store_fault_match(f->st, faults[i], 1, i % 2 ? STORE_ERR_FULL : STORE_ERR_IO);
 		if (ingest_line(&ig, lines[i], strlen(lines[i]), 0) != -1)
 			fail_msg("line %zu: the store failed and the ingest went on", i);
 		assert_int_equal(store_fault_hits(f->st), 1);
@@ -449,7 +433,7 @@ static void test_job_and_token_together(void **state)
 	int64_t id = 0;
 	int jobs = -1, boots = -1;
 
-	store_fault_match(f->st, "token_hash", 1, SQLITE_IOERR);
+	store_fault_match(f->st, "token_hash", 1, STORE_ERR_IO);
 	assert_true(store_job_create(f->st, &req, plan, n, &id, &err) < 0);
 	assert_int_equal(store_fault_hits(f->st), 1);
 	assert_null(store_job_json(f->st, 1));	/* the job's rows rolled back with the token's */
@@ -467,6 +451,95 @@ static void test_job_and_token_together(void **state)
 	strbuf_release(&err);
 }
 
+/* ---- PostgreSQL: a server down, a login refused, a server gone ---- */
+
+/*
+ * A store whose server is down, or that refuses the login, does not open:
+ * -ENOTCONN, and the error names the store (user, database, host) and
+ * why, never the password of its URL.
+ */
+static void test_pg_cannot_connect(void **state)
+{
+	static const char secret[] = "not-the-password-7c1e";
+	struct store_fixture *f = *state;
+	struct strbuf err = STRBUF_INIT, name = STRBUF_INIT;
+	struct store *st = NULL;
+	char url[512];
+
+	snprintf(url, sizeof(url), "postgresql://tlblab_pw:%s@/tlblab?host=%s", secret, store_fixture_pg.socket);
+	assert_int_equal(store_open(url, &st, &err), -ENOTCONN);
+	assert_null(st);
+	assert_contains(err.buf, "user tlblab_pw");
+	assert_contains(err.buf, "database tlblab");
+	assert_contains(err.buf, store_fixture_pg.socket);
+	assert_contains(err.buf, "password authentication failed");
+	assert_null(strstr(err.buf, secret));
+	store_describe(url, &name);
+	assert_null(strstr(name.buf, secret));
+	print_message("# refused: %s\n", err.buf);
+
+	/* nobody listens there: the test's own directory */
+	snprintf(url, sizeof(url), "postgresql://tlblab:%s@/tlblab?host=%s&connect_timeout=5", secret, f->dir);
+	strbuf_reset(&err);
+	assert_int_equal(store_open(url, &st, &err), -ENOTCONN);
+	assert_contains(err.buf, "cannot connect");
+	assert_contains(err.buf, f->dir);
+	assert_null(strstr(err.buf, secret));
+	print_message("# down: %s\n", err.buf);
+	strbuf_release(&err);
+	strbuf_release(&name);
+}
+
+/*
+ * The server goes away while the store is open: every call fails with
+ * -ENOTCONN (a failure of the store: the API answers 503), a change made
+ * meanwhile is not half made; once the server is back, the store
+ * connects again by itself and every job is there, with its stages.
+ */
+static void test_pg_server_goes_away(void **state)
+{
+	struct store_fixture *f = *state;
+	struct job_filter all = { 0 };
+	struct strbuf err = STRBUF_INIT;
+	int64_t job = store_fixture_job(f->st, 1), later = 0;
+	json_t *j = NULL;
+	double deadline;
+	int rc;
+
+	store_fixture_pg_server("fast");
+	errno = 0;
+	assert_null(store_job_json(f->st, job));
+	assert_int_equal(errno, ENOTCONN);
+	assert_null(store_jobs_json(f->st, &all));
+	assert_int_equal(errno, ENOTCONN);
+	rc = store_fixture_create_ab(f->st, json_pack("[{s:s}]", "workload", "mprotect"), 1, 0, 60, &later, &err);
+	assert_int_equal(rc, -ENOTCONN);
+	assert_true(store_failed(rc));
+	assert_contains(store_strerror(rc), "cannot be reached");
+	print_message("# while down: %s\n", err.buf);
+
+	store_fixture_pg_server(NULL);
+	/* each connection tries again at most once a second: poll */
+	deadline = mono_now() + 30;
+	while (!(j = store_job_json(f->st, job)) && mono_now() < deadline)
+		poll(NULL, 0, 100);
+	assert_non_null(j);
+	assert_string_equal(jsonget_str(j, "state"), "queued");
+	assert_int_equal(json_array_size(json_object_get(j, "stages")), 6);
+	json_decref(j);
+	/* the writer too, and the readers: a change and the list */
+	deadline = mono_now() + 30;
+	while ((rc = store_fixture_create_ab(f->st, json_pack("[{s:s}]", "workload", "mprotect"), 1, 0, 60, &later,
+					     &err)) < 0 && mono_now() < deadline)
+		poll(NULL, 0, 100);
+	assert_int_equal(rc, 0);
+	deadline = mono_now() + 30;
+	while (!(j = store_jobs_json(f->st, &all)) && mono_now() < deadline)
+		poll(NULL, 0, 100);
+	assert_int_equal(store_json_count(j, "jobs"), 2);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,5 +550,10 @@ int main(void)
 		store_fixture_test(test_job_and_token_together),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	const struct CMUnitTest pg_only[] = {
+		store_fixture_test(test_pg_cannot_connect),
+		store_fixture_test(test_pg_server_goes_away),
+	};
+
+	return store_fixture_run_rounds(tests, ARRAY_SIZE(tests), pg_only, ARRAY_SIZE(pg_only));
 }

@@ -233,5 +233,5 @@ int main(void)
 		store_fixture_test(test_tracks_and_deliveries),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return store_fixture_run_both(tests, ARRAY_SIZE(tests));
 }
