@@ -245,6 +245,9 @@ static const struct setting settings[] = {
 	{ "store", SET_STORE, AT(store), NAN, "data_dir/tlblab.db", NAN, NAN,
 	  "the store: a PostgreSQL URL (postgresql://USER@HOST/DB, libpq's form) for a store several daemons "
 	  "share, else the SQLite file in data_dir; read at start" },
+	{ "lease_timeout", SET_SECONDS, AT(lease_timeout), 30, NULL, 3, 3600,
+	  "with a store several daemons share (lab.store): how long a daemon may go unseen before another "
+	  "takes over the stages it ran; longer than any pause of a daemon's host" },
 	{ "user", SET_USER, AT(user), NONE,
 	  "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "
 	  "the identities and the builders' workdirs are that user's (scripts/deps.sh makes tlblab)" },
