@@ -426,6 +426,13 @@ static void check_owners(const struct lab_config *cfg)
 	strbuf_release(&errs);
 }
 
+/* Whether the process pid runs (as another user's too): a daemon of this
+ * host whose pid does not is gone (store_daemons_gone). */
+static int pid_alive(int pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
 #ifdef TLBLAB_FAULTS
 /*
  * TLBLAB_STORE_FAULT="TIMES:SQL", in the tests' build of the daemon only
@@ -559,7 +566,21 @@ int main(int argc, char **argv)
 	}
 	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, cfg->admin_tokens, &err) < 0)
 		log_fatalx("%s", err.buf);
-	if ((r = store_recover(st, &log)) < 0)
+	{
+		char host[256] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		if ((r = store_daemon_register(st, host, (int)getpid())) < 0 ||
+		    (cfg->store && (r = store_daemons_gone(st, host, pid_alive)) < 0))
+			log_fatalx("store: registering this daemon: %s", store_strerror(r));
+	}
+	/* alone on its store, every stage left running was this daemon's;
+	 * on a shared one (lab.store), only those of daemons gone silent */
+	if (cfg->store)
+		r = store_daemon_pass(st, cfg->lease_timeout, &log);
+	else
+		r = store_recover(st, &log);
+	if (r < 0)
 		log_fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
 	if (log.len)
 		log_lines(log_info, "recovered after a restart: ", log.buf);
@@ -619,6 +640,9 @@ int main(int argc, char **argv)
 	api_stop(api);
 	track_stop(tr);
 	sched_free(sc);
+	/* what it leaves running, another daemon may take over at once */
+	if (cfg->store && (r = store_daemon_retire(st)) < 0)
+		log_warnx("store: this daemon could not say it stops: %s", store_strerror(r));
 	store_close(st);
 	config_free(cfg);
 	strbuf_release(&err);

@@ -272,6 +272,9 @@ struct lab_config {
 	/* lab.store: the PostgreSQL URL of a store several daemons share
 	 * (store.h: store_open), or NULL: the SQLite file data_dir/tlblab.db */
 	char *store;
+	/* lab.lease_timeout: with a shared store, how long a daemon may go
+	 * unseen before another takes over its stages (default 30 s) */
+	double lease_timeout;
 	char *user;		/* lab.user: tlblabd becomes it when started as root, or NULL */
 	char *listen_host;	/* default "127.0.0.1" */
 	int listen_port;	/* default 8080 */

@@ -376,6 +376,9 @@ static const struct setting settings[] = {
 	{ .name = "store", .type = SET_CUSTOM, .custom = &store_custom, .def_text = "data_dir/tlblab.db",
 	  .what = "the store: a PostgreSQL URL (postgresql://USER@HOST/DB, libpq's form) for a store several daemons "
 	  "share, else the SQLite file in data_dir; read at start" },
+	{ .name = "lease_timeout", .type = SET_SECONDS, .off = AT(lease_timeout), .def = 30, .min = 3, .max = 3600,
+	  .what = "with a store several daemons share (lab.store): how long a daemon may go unseen before another "
+	  "takes over the stages it ran; longer than any pause of a daemon's host" },
 	{ .name = "user", .type = SET_STR, .off = AT(user), .valid = config_valid_user, .must = MUST_USER,
 	  .type_name = "user name",
 	  .what = "the user tlblabd becomes once started as root (what needs root comes first); data_dir, "

@@ -92,6 +92,7 @@ struct sched {
 	pthread_t *workers;
 	int nworkers, quit;
 	double last_recheck;
+	double last_share;	/* share_pass() */
 	int64_t backfill_below;	/* backfill() looks below this job id; 0: done */
 };
 

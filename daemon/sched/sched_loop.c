@@ -471,6 +471,29 @@ static void backfill(struct sched *sc)
 		sched_keep_results(sc, id);
 }
 
+/* A store shared with other daemons (lab.store): this daemon is alive,
+ * and what a daemon gone silent left running is taken over (store.h),
+ * three times a lease timeout. */
+static void share_pass(struct sched *sc)
+{
+	struct strbuf log = STRBUF_INIT;
+	const char *p, *nl;
+	int r;
+
+	if (!sc->cfg->store || mono_now() - sc->last_share < sc->cfg->lease_timeout / 3)
+		return;
+	sc->last_share = mono_now();
+	if ((r = store_daemon_pass(sc->st, sc->cfg->lease_timeout, &log)) < 0)
+		log_warnx("store: the daemons' pass: %s; again on a later pass", store_strerror(r));
+	for (p = log.buf; *p; p = nl + 1) {
+		nl = strchrnul(p, '\n');
+		log_warnx("%.*s", (int)(nl - p), p);
+		if (!*nl)
+			break;
+	}
+	strbuf_release(&log);
+}
+
 int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic_t *reload)
 {
 	sc->last_recheck = mono_now();
@@ -479,6 +502,7 @@ int sched_run(struct sched *sc, volatile sig_atomic_t *stop, volatile sig_atomic
 		char buf[256];
 
 		sched_collect(sc);
+		share_pass(sc);
 		pass_cancels(sc);
 		dispatch(sc);
 		recheck(sc);

@@ -135,7 +135,29 @@ int store_token_right(struct store *st, const char *token, enum store_owned what
 int store_token_admin(struct store *st, const char *token);
 
 /*
- * After a restart: every stage left running was interrupted. It goes back to
+ * Daemons that share one store (lab.store: store_daemons.c). A daemon
+ * registers at start (its host and pid): the stages it starts from then
+ * on are its own. store_daemon_pass, at each of its scheduler's passes,
+ * says it is alive, and takes over what daemons silent for more than
+ * lease_timeout seconds left running: each such stage is claimed (of two
+ * daemons that try, one does), then queued again or failed on its last
+ * attempt as store_recover does, its machine released with its health
+ * unknown; one line per stage in log. A machine is never leased twice:
+ * its lease is a change conditional on its being free (store_stage_start).
+ * 0, or the first store error.
+ */
+int store_daemon_register(struct store *st, const char *host, int pid);
+int64_t store_daemon_id(struct store *st);
+int store_daemon_pass(struct store *st, double lease_timeout, struct strbuf *log);
+/* What need not wait for a lease timeout: the other daemons of host whose
+ * pid alive() says is gone (a daemon killed here, started again), and
+ * this one as it stops, are marked silent at once. 0 or a store error. */
+int store_daemons_gone(struct store *st, const char *host, int (*alive)(int pid));
+int store_daemon_retire(struct store *st);
+
+/*
+ * After a restart of a daemon alone on its store: every stage left
+ * running was interrupted. It goes back to
  * pending for another attempt (its partial runs and samples are dropped), or
  * fails as infra after STORE_MAX_ATTEMPTS. Every lease is released and the
  * machines that held one become `unknown` (a health check runs before they

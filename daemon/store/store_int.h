@@ -29,6 +29,7 @@
  *   store_tokens.c    API tokens and what each has queued
  *   store_tracks.c    nightly tracks: points, series, change points,
  *                     alerts; webhook deliveries
+ *   store_daemons.c   daemons sharing a store: who runs what, take-overs
  *
  * The helpers are named db_*: each works on one connection, a struct store
  * (the writer, or one of its readers), and its prepared statements.
@@ -87,6 +88,7 @@ struct count_slot {
 struct store {
 	const struct store_backend *be;
 	struct db_conn *db;	/* the backend's connection */
+	int64_t daemon_id;	/* the writer's: this daemon's row (store_daemons.c), or 0 */
 	pthread_mutex_t lock;	/* this connection: its statements, errmsg */
 	int version;
 	struct stmt_slot cache[STMT_CACHE];

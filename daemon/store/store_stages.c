@@ -151,9 +151,12 @@ static int lease(struct store *st, int64_t stage_id, const char *machine);
 /* Inside a transaction: a pending stage starts on `where`; its job runs. */
 static int mark_running(struct store *st, int64_t stage_id, const char *where)
 {
+	/* the daemon that runs it: another takes it over if this one goes
+	 * silent (store_daemons.c) */
 	int rc = db_run(st, "UPDATE stages SET state = 'running', machine = ?2, started = ?3, finished = NULL, "
-			"error_class = NULL, error_message = NULL WHERE id = ?1 AND state = 'pending'",
-			DB_INT(stage_id), DB_TEXT(where), DB_REAL(db_now()));
+			"error_class = NULL, error_message = NULL, owner = nullif(?4, 0) "
+			"WHERE id = ?1 AND state = 'pending'",
+			DB_INT(stage_id), DB_TEXT(where), DB_REAL(db_now()), DB_INT(st->daemon_id));
 
 	if (rc < 0)
 		return rc;
@@ -179,12 +182,23 @@ out:
 	return rc;
 }
 
-/* Inside a transaction: machine's lease for stage, if it is free and fit. */
+/*
+ * Inside a transaction: machine's lease for stage, if it is free and fit.
+ * The change is conditional on the lease being free, so of two daemons
+ * that lease a machine at once one gets it (the server serialises the
+ * row's changes). On PostgreSQL the row is taken FOR UPDATE SKIP LOCKED:
+ * a machine another daemon is leasing right now is busy at once, without
+ * a wait for that daemon's transaction to end.
+ */
 static int lease(struct store *st, int64_t stage_id, const char *machine)
 {
-	int rc = db_run(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
-			"lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
-			"AND health IN ('good', 'unknown') AND in_config = 1",
+	int rc = db_run(st, DB_SQL(st, "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+				   "lease_stage = ?1, lease_since = ?3 WHERE name = ?2 AND lease_job IS NULL "
+				   "AND health IN ('good', 'unknown') AND in_config = 1",
+				   "UPDATE machines SET lease_job = (SELECT job_id FROM stages WHERE id = ?1), "
+				   "lease_stage = ?1, lease_since = ?3 WHERE name = (SELECT name FROM machines "
+				   "WHERE name = ?2 AND lease_job IS NULL AND health IN ('good', 'unknown') "
+				   "AND in_config = 1 FOR UPDATE SKIP LOCKED)"),
 			DB_INT(stage_id), DB_TEXT(machine), DB_REAL(db_now()));
 
 	if (rc == 0 && db_changes(st) != 1)

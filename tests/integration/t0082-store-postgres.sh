@@ -64,7 +64,7 @@ fi
 # 2. the daemon on the server: its schema, a job run through it
 log_mark
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts on a PostgreSQL store" "$(log_now | tail -n 5)"; exit 0; }
-if log_now | grep -q "store: postgres: user tlblab, database tlblab, host $PG_SOCKET, schema 16"; then
+if log_now | grep -q "store: postgres: user tlblab, database tlblab, host $PG_SOCKET, schema 17"; then
 	pass "tlblabd opens the PostgreSQL store and names it"
 else
 	fail "tlblabd opens the PostgreSQL store and names it" "$(log_now | head -n 5)"

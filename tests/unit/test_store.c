@@ -752,6 +752,129 @@ static void test_sweep_boots(void **state)
 	strbuf_release(&got);
 }
 
+/* The machines m1 and m2 of a lab, in the store, both good. */
+static void two_machines(struct store_fixture *f)
+{
+	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
+			   "  - name: m2\n    transport: local\n";
+	struct lab_config *cfg = NULL;
+	struct strbuf err = STRBUF_INIT;
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(yaml, fp);
+	fclose(fp);
+	if (config_load(path, &cfg, &err) < 0)
+		fail_msg("config: %s", err.buf);
+	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
+	assert_int_equal(store_machine_health(f->st, "m2", "good", NULL), 0);
+	config_free(cfg);
+	strbuf_release(&err);
+}
+
+/* m's health and its lease's stage (0: free), from the machine list */
+static const char *machine_state(struct store *st, const char *m, int64_t *ret_stage, char *buf, size_t len)
+{
+	json_t *ms = store_machines_json(st), *e;
+	size_t i;
+
+	assert_non_null(ms);
+	buf[0] = '\0';
+	json_array_foreach(json_object_get(ms, "machines"), i, e)
+		if (!strcmp(json_string_value(json_object_get(e, "name")), m)) {
+			snprintf(buf, len, "%s", json_string_value(json_object_get(e, "health")));
+			*ret_stage = json_integer_value(json_object_get(e, "stage"));
+		}
+	json_decref(ms);
+	return buf;
+}
+
+/* store_daemons_gone's view of the processes: the tests' are all gone */
+static int no_process_alive(int pid)
+{
+	(void)pid;
+	return 0;
+}
+
+/*
+ * Two daemons on one store (lab.store), each with its own connections: a
+ * machine one has leased the other cannot lease; a stage of a daemon
+ * that went silent (for longer than the lease timeout, or known gone:
+ * its process on its host is no more, or it stopped) the other takes
+ * over (queued again, its machine released, of unknown health), once,
+ * and never while that daemon is seen; what a daemon runs itself is
+ * never taken from it.
+ */
+static void test_daemons_share(void **state)
+{
+	struct store_fixture *f = *state;
+	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+	struct store *b = NULL;
+	char kind[8], side[16], buf[64];
+	int64_t j1, j2, s1, s2, leased = 0;
+	json_t *j;
+
+	two_machines(f);
+	if (store_open(f->where, &b, &err) < 0)
+		fail_msg("a second daemon's store_open: %s", err.buf);
+	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);
+	assert_int_equal(store_daemon_register(b, "host-b", 200), 0);
+	assert_true(store_daemon_id(f->st) > 0 && store_daemon_id(b) > 0);
+	assert_true(store_daemon_id(f->st) != store_daemon_id(b));
+	j1 = token_job(f->st, NULL, 1);
+	j2 = token_job(b, NULL, 1);
+	s1 = store_fixture_next_id(f->st, j1, kind, side);
+	s2 = store_fixture_next_id(b, j2, kind, side);
+	assert_int_equal(store_stage_start(f->st, s1, "m1"), 0);
+	assert_int_equal(store_stage_start(b, s2, "m1"), -EBUSY);
+	assert_int_equal(store_stage_start(b, s2, "m2"), 0);
+
+	/* both seen: nothing is taken; nor when b's host has no other daemon */
+	assert_int_equal(store_daemon_pass(b, 3600, &log), 0);
+	assert_int_equal(log.len, 0);
+	assert_int_equal(store_daemons_gone(b, "host-b", no_process_alive), 0);
+	assert_int_equal(store_daemon_pass(b, 3600, &log), 0);
+	assert_int_equal(log.len, 0);
+	/* a's process is gone from its host: taken over without waiting */
+	assert_int_equal(store_daemons_gone(b, "host-a", no_process_alive), 0);
+	assert_int_equal(store_daemon_pass(b, 3600, &log), 0);
+	print_message("# %s", log.buf);
+	assert_contains(log.buf, "interrupted; queued again (taken over from daemon");
+	j = store_job_json(b, j1);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(json_object_get(j, "stages"), 0),
+							      "state")), "pending");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(json_object_get(j, "stages"), 0),
+							    "attempt")), 1);
+	json_decref(j);
+	assert_string_equal(machine_state(b, "m1", &leased, buf, sizeof(buf)), "unknown");
+	assert_int_equal(leased, 0);
+	assert_string_equal(machine_state(b, "m2", &leased, buf, sizeof(buf)), "good");
+	assert_int_equal(leased, s2);
+	assert_string_equal(store_fixture_job_str(b, j2, "state", NULL, buf, sizeof(buf)), "running");
+
+	/* taken once; and the first daemon, seen again, takes nothing of a
+	 * daemon that is seen */
+	strbuf_reset(&log);
+	assert_int_equal(store_daemon_pass(b, 0, &log), 0);
+	assert_int_equal(log.len, 0);
+	assert_int_equal(store_daemon_pass(f->st, 3600, &log), 0);
+	assert_int_equal(log.len, 0);
+	/* until it is silent for longer than the lease timeout, or stops */
+	assert_int_equal(store_daemon_retire(b), 0);
+	assert_int_equal(store_daemon_pass(f->st, 3600, &log), 0);
+	assert_contains(log.buf, "interrupted; queued again (taken over from daemon");
+	assert_string_equal(store_fixture_job_str(f->st, j2, "state", NULL, buf, sizeof(buf)), "running");
+	assert_string_equal(machine_state(f->st, "m2", &leased, buf, sizeof(buf)), "unknown");
+	assert_int_equal(leased, 0);
+	store_close(b);
+	strbuf_release(&err);
+	strbuf_release(&log);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -769,6 +892,7 @@ int main(void)
 		store_fixture_test(test_token_work_bisections),
 		store_fixture_test(test_job_list_redacted),
 		store_fixture_test(test_sweep_boots),
+		store_fixture_test(test_daemons_share),
 	};
 	/* SQLite's own: a store of a daemon from before PostgreSQL's first
 	 * version (16) */
