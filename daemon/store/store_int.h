@@ -21,6 +21,7 @@
  *   store_db.c        open, migrations, connections and readers, the
  *                     statement cache, the fault hook, transactions, errors,
  *                     over a backend (store_backend.h: sqlite/, postgres/)
+ *   store_values.c    a statement's parameters and columns, and JSON of them
  *   store_jobs.c      jobs: create, read, list, cancel, patch, more boots
  *   store_stages.c    the stage state machine: runnable, start, finish,
  *                     retry, settle, recover; stage logs and notes
