@@ -238,7 +238,7 @@ again="daemon/stages/boot_again.c:$line"
 orig="daemon/stages/qemu_settings.c:$first"
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make2.out" 2>&1; then
 	check_fails "a name registered twice fails every load, naming both registrations" 1 \
-		"($again|$orig): boot method 'qemu' registered twice \\(first at ($again|$orig)\\)" \
+		"$again: boot method 'qemu' registered twice \\(first at $orig\\)|$orig: boot method 'qemu' registered twice \\(first at $again\\)" \
 		"$COPY/build/tlblabd" -n -c "$TMP/toy.yaml"
 else
 	fail "the daemon builds with a second registration of qemu" "$(tail -n 5 "$TMP/make2.out" | tr '\n' ' ')"
