@@ -467,92 +467,98 @@ static void arm_store_fault(struct store *st)
 }
 #endif
 
-int main(int argc, char **argv)
-{
-	const char *config_path = NULL;
-	char agent[PATH_MAX] = "", plugin[PATH_MAX] = "", kernels[PATH_MAX] = "", web[PATH_MAX] = "", dbpath[PATH_MAX];
-	const char *agents[ARCH_MAX] = { agent };
-	struct lab_config *cfg = NULL;
-	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
-	struct store *st = NULL;
-	struct sched *sc = NULL;
-	struct api *api = NULL;
-	struct tracker *tr = NULL;
-	struct sigaction sa;
-	int check_only = 0, c, rc = 1, r;
+/* What the command line says: the configuration, and where the files the
+ * daemon hands out are when they are not next to this binary. */
+struct daemon_args {
+	const char *config_path;
+	char agent[PATH_MAX], kernels[PATH_MAX], web[PATH_MAX];
+	const char *agents[ARCH_MAX];	/* [0] is agent, the host's */
+	int check_only;
+};
 
+/* -a arm64=PATH: another arch's agent; -a PATH: the host's */
+static void agent_option(struct daemon_args *A, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	char name[16];
+	const struct arch *a = NULL;
+
+	if (eq && (size_t)(eq - arg) < sizeof(name)) {
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - arg), arg);
+		a = arch_lookup(name);
+	}
+	if (a && arch_index(a) > 0)
+		A->agents[arch_index(a)] = eq + 1;
+	else
+		snprintf(A->agent, sizeof(A->agent), "%s", arg);
+}
+
+/* Returns -1 to run, else the exit status (-S has printed its reference). */
+static int parse_args(int argc, char **argv, struct daemon_args *A)
+{
+	int c;
+
+	A->agents[0] = A->agent;
 	while ((c = getopt(argc, argv, "c:dnSa:k:w:h")) != -1) {
 		switch (c) {
-		case 'c': config_path = optarg; break;
+		case 'c': A->config_path = optarg; break;
 		case 'd': log_verbose(1); break;
-		case 'n': check_only = 1; break;
+		case 'n': A->check_only = 1; break;
 		case 'S':
 			config_lab_reference(stdout);
 			return 0;
-		case 'a': {
-			/* -a arm64=PATH: another arch's agent; -a PATH: the host's */
-			const char *eq = strchr(optarg, '=');
-			char name[16];
-			const struct arch *a = NULL;
-
-			if (eq && (size_t)(eq - optarg) < sizeof(name)) {
-				snprintf(name, sizeof(name), "%.*s", (int)(eq - optarg), optarg);
-				a = arch_lookup(name);
-			}
-			if (a && arch_index(a) > 0)
-				agents[arch_index(a)] = eq + 1;
-			else
-				snprintf(agent, sizeof(agent), "%s", optarg);
-			break;
-		}
-		case 'k': snprintf(kernels, sizeof(kernels), "%s", optarg); break;
-		case 'w': snprintf(web, sizeof(web), "%s", optarg); break;
+		case 'a': agent_option(A, optarg); break;
+		case 'k': snprintf(A->kernels, sizeof(A->kernels), "%s", optarg); break;
+		case 'w': snprintf(A->web, sizeof(A->web), "%s", optarg); break;
 		default: usage(); return 2;
 		}
 	}
-	if (!config_path || optind != argc) {
+	if (!A->config_path || optind != argc) {
 		usage();
 		return 2;
 	}
-	if (config_load(config_path, &cfg, &err) < 0) {
-		fprintf(stderr, "%s", err.buf);
-		if (err.len && err.buf[err.len - 1] != '\n')
-			fputc('\n', stderr);
-		strbuf_release(&err);
-		return 1;
-	}
-	if (check_only) {
-		printf("configuration OK\n");
-		config_lab_print(stdout, cfg);
-		config_free(cfg);
-		return 0;
-	}
-	if (!agent[0])
-		default_agent(agent, sizeof(agent), "tlblab-agent");
+	return -1;
+}
+
+/* The agent, the plugin, kernels/ and web/ next to this binary where the
+ * command line did not say: build/tlblabd or build/check/tlblabd, so the
+ * tree's folders are one or two up. */
+static void default_paths(struct daemon_args *A)
+{
+	char plugin[PATH_MAX];
+
+	if (!A->agent[0])
+		default_agent(A->agent, sizeof(A->agent), "tlblab-agent");
 	default_agent(plugin, sizeof(plugin), "tlblab-insn.so");
 	boot_qemu_set_plugin(plugin);
-	if (!kernels[0]) {
-		/* build/tlblabd or build/check/tlblabd: kernels/ is one or two up */
-		default_agent(kernels, sizeof(kernels), "../kernels/build/build.sh");
-		if (access(kernels, R_OK) < 0)
-			default_agent(kernels, sizeof(kernels), "../../kernels/build/build.sh");
-		*strrchr(kernels, '/') = '\0';	/* kernels/build */
-		*strrchr(kernels, '/') = '\0';
+	if (!A->kernels[0]) {
+		default_agent(A->kernels, sizeof(A->kernels), "../kernels/build/build.sh");
+		if (access(A->kernels, R_OK) < 0)
+			default_agent(A->kernels, sizeof(A->kernels), "../../kernels/build/build.sh");
+		*strrchr(A->kernels, '/') = '\0';	/* kernels/build */
+		*strrchr(A->kernels, '/') = '\0';
 	}
-	if (!web[0]) {
-		default_agent(web, sizeof(web), "../web/index.html");
-		if (access(web, R_OK) < 0)
-			default_agent(web, sizeof(web), "../../web/index.html");
-		*strrchr(web, '/') = '\0';
+	if (!A->web[0]) {
+		default_agent(A->web, sizeof(A->web), "../web/index.html");
+		if (access(A->web, R_OK) < 0)
+			default_agent(A->web, sizeof(A->web), "../../web/index.html");
+		*strrchr(A->web, '/') = '\0';
 	}
-	drop_root(cfg);
-	no_new_privileges();
-	check_owners(cfg);
-	if (mkdir_p(cfg->data_dir) < 0)
-		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
-	check_identities(cfg);
-	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
-	secure_files(cfg, cfg->store ? NULL : dbpath);
+}
+
+/*
+ * Opens the store (its migrations), syncs the machines and tokens, says
+ * this daemon is here and takes back what was left running: alone on its
+ * store, every stage left running was this daemon's; on a shared one
+ * (lab.store), only those of daemons gone silent. Fatal on any error.
+ */
+static struct store *open_store(const struct lab_config *cfg, const char *dbpath)
+{
+	struct strbuf err = STRBUF_INIT, log = STRBUF_INIT;
+	struct store *st = NULL;
+	char host[256] = "";
+	int r;
+
 	/* a store elsewhere (lab.store) is named as store_describe names it:
 	 * its URL may hold a password */
 	if (store_open(cfg->store ? cfg->store : dbpath, &st, &err) < 0)
@@ -566,16 +572,10 @@ int main(int argc, char **argv)
 	}
 	if (store_sync_machines(st, cfg, &err) < 0 || store_sync_tokens(st, cfg->tokens, cfg->admin_tokens, &err) < 0)
 		log_fatalx("%s", err.buf);
-	{
-		char host[256] = "";
-
-		gethostname(host, sizeof(host) - 1);
-		if ((r = store_daemon_register(st, host, (int)getpid())) < 0 ||
-		    (cfg->store && (r = store_daemons_gone(st, host, pid_alive)) < 0))
-			log_fatalx("store: registering this daemon: %s", store_strerror(r));
-	}
-	/* alone on its store, every stage left running was this daemon's;
-	 * on a shared one (lab.store), only those of daemons gone silent */
+	gethostname(host, sizeof(host) - 1);
+	if ((r = store_daemon_register(st, host, (int)getpid())) < 0 ||
+	    (cfg->store && (r = store_daemons_gone(st, host, pid_alive)) < 0))
+		log_fatalx("store: registering this daemon: %s", store_strerror(r));
 	if (cfg->store)
 		r = store_daemon_pass(st, cfg->lease_timeout, &log);
 	else
@@ -584,10 +584,15 @@ int main(int argc, char **argv)
 		log_fatalx("store: recovering after a restart: %s:\n%s", store_strerror(r), log.buf);
 	if (log.len)
 		log_lines(log_info, "recovered after a restart: ", log.buf);
-	arm_store_fault(st);
-	if (sched_create(cfg, st, agents, kernels, &sc, &err) < 0)
-		log_fatalx("scheduler: %s", err.buf);
-	sched_for_signal = sc;
+	strbuf_release(&err);
+	strbuf_release(&log);
+	return st;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -595,57 +600,117 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	if (track_start(cfg, st, kernels, sched_quiet(sc), wake_sched, sc, &tr, &err) < 0)
+}
+
+/* The daemon's parts, which a reload hands the next configuration. */
+struct daemon_parts {
+	struct store *st;
+	struct sched *sc;
+	struct tracker *tr;
+	struct api *api;
+};
+
+/*
+ * SIGHUP: the configuration at path, only if it validates and the store
+ * takes its machines and tokens; returns the one in force after. The
+ * scheduler and the API take their references to the next one; running
+ * tasks and requests keep theirs to the old one, which is freed when the
+ * last of them ends.
+ */
+static struct lab_config *reload_config(const char *path, struct lab_config *cfg, struct daemon_parts *d)
+{
+	struct lab_config *next = NULL;
+	struct strbuf err = STRBUF_INIT;
+
+	if (config_load(path, &next, &err) < 0) {
+		log_lines(log_warnx, "SIGHUP: the new configuration is not valid; keeping the old one: ", err.buf);
+		goto keep;
+	}
+	if (store_sync_machines(d->st, next, &err) < 0 ||
+	    store_sync_tokens(d->st, next->tokens, next->admin_tokens, &err) < 0) {
+		log_warnx("SIGHUP: %s", err.buf);
+		config_free(next);
+		goto keep;
+	}
+	if (next->token_file)
+		tighten_mode(next->token_file, 0600);
+	if (next->admin_token_file)
+		tighten_mode(next->admin_token_file, 0600);
+	sched_set_config(d->sc, next);
+	track_set_config(d->tr, next);
+	api_set_config(d->api, next);
+	config_free(cfg);
+	log_info("SIGHUP: configuration reloaded (%zu machines)", next->nmachines);
+	strbuf_release(&err);
+	return next;
+keep:
+	strbuf_release(&err);
+	return cfg;
+}
+
+int main(int argc, char **argv)
+{
+	struct daemon_args A = { 0 };
+	struct daemon_parts d = { 0 };
+	struct lab_config *cfg = NULL;
+	struct strbuf err = STRBUF_INIT;
+	char dbpath[PATH_MAX];
+	int r;
+
+	if ((r = parse_args(argc, argv, &A)) >= 0)
+		return r;
+	if (config_load(A.config_path, &cfg, &err) < 0) {
+		fprintf(stderr, "%s", err.buf);
+		if (err.len && err.buf[err.len - 1] != '\n')
+			fputc('\n', stderr);
+		strbuf_release(&err);
+		return 1;
+	}
+	if (A.check_only) {
+		printf("configuration OK\n");
+		config_lab_print(stdout, cfg);
+		config_free(cfg);
+		return 0;
+	}
+	default_paths(&A);
+	drop_root(cfg);
+	no_new_privileges();
+	check_owners(cfg);
+	if (mkdir_p(cfg->data_dir) < 0)
+		log_fatalx("data_dir %s: %s", cfg->data_dir, strerror(errno));
+	check_identities(cfg);
+	snprintf(dbpath, sizeof(dbpath), "%s/tlblab.db", cfg->data_dir);
+	secure_files(cfg, cfg->store ? NULL : dbpath);
+	d.st = open_store(cfg, dbpath);
+	arm_store_fault(d.st);
+	if (sched_create(cfg, d.st, A.agents, A.kernels, &d.sc, &err) < 0)
+		log_fatalx("scheduler: %s", err.buf);
+	sched_for_signal = d.sc;
+	catch_signals();
+	if (track_start(cfg, d.st, A.kernels, sched_quiet(d.sc), wake_sched, d.sc, &d.tr, &err) < 0)
 		log_fatalx("%s", err.buf);
-	if (api_start(cfg, st, sc, tr, web, &api, &err) < 0)
+	if (api_start(cfg, d.st, d.sc, d.tr, A.web, &d.api, &err) < 0)
 		log_fatalx("api: %s", err.buf);
 	log_info("tlblabd %s listening on %s:%d, store %s (schema %d), %zu machines, agent %s, dashboard %s",
-		 TLBLAB_VERSION, cfg->listen_host, cfg->listen_port, dbpath, store_version(st), cfg->nmachines, agent, web);
+		 TLBLAB_VERSION, cfg->listen_host, cfg->listen_port, dbpath, store_version(d.st), cfg->nmachines,
+		 A.agent, A.web);
 
 	while (!stop_flag) {
-		sched_run(sc, &stop_flag, &reload_flag);
+		sched_run(d.sc, &stop_flag, &reload_flag);
 		if (reload_flag) {
-			struct lab_config *next = NULL;
-
 			reload_flag = 0;
-			strbuf_reset(&err);
-			if (config_load(config_path, &next, &err) < 0) {
-				log_lines(log_warnx, "SIGHUP: the new configuration is not valid; keeping the old one: ",
-					  err.buf);
-				continue;
-			}
-			if (store_sync_machines(st, next, &err) < 0 ||
-			    store_sync_tokens(st, next->tokens, next->admin_tokens, &err) < 0) {
-				log_warnx("SIGHUP: %s", err.buf);
-				config_free(next);
-				continue;
-			}
-			if (next->token_file)
-				tighten_mode(next->token_file, 0600);
-			if (next->admin_token_file)
-				tighten_mode(next->admin_token_file, 0600);
-			/* the scheduler and the API take their references to the next
-			 * one; running tasks and requests keep theirs to the old one,
-			 * which is freed when the last of them ends */
-			sched_set_config(sc, next);
-			track_set_config(tr, next);
-			api_set_config(api, next);
-			config_free(cfg);
-			cfg = next;
-			log_info("SIGHUP: configuration reloaded (%zu machines)", cfg->nmachines);
+			cfg = reload_config(A.config_path, cfg, &d);
 		}
 	}
 	log_info("stopping");
-	rc = 0;
-	api_stop(api);
-	track_stop(tr);
-	sched_free(sc);
+	api_stop(d.api);
+	track_stop(d.tr);
+	sched_free(d.sc);
 	/* what it leaves running, another daemon may take over at once */
-	if (cfg->store && (r = store_daemon_retire(st)) < 0)
+	if (cfg->store && (r = store_daemon_retire(d.st)) < 0)
 		log_warnx("store: this daemon could not say it stops: %s", store_strerror(r));
-	store_close(st);
+	store_close(d.st);
 	config_free(cfg);
 	strbuf_release(&err);
-	strbuf_release(&log);
-	return rc;
+	return 0;
 }

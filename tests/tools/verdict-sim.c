@@ -545,16 +545,214 @@ static void power_table(const struct shape *sh, const struct sim_opts *o, const 
 	}
 }
 
+/* What the command line asks for: the tables' grids, and how many jobs
+ * each runs; -1 until main fills in a default from another. */
+struct sim_args {
+	double cvs[MAX_LIST], shifts[MAX_LIST], wcvs[MAX_LIST], wshifts[MAX_LIST], pcvs[MAX_LIST];
+	double emu_time_cv, same_goal;
+	int ncv, nshift, npcv, nwcv, nwshift, jobs, pjobs, wjobs, wpjobs, time_n, dump;
+	const char *suite_name, *config;
+	struct sim_opts o;
+};
+
+static void parse_args(int argc, char **argv, struct sim_args *A)
+{
+	struct sim_opts *o = &A->o;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (a[0] != '-') {
+			if (A->config)
+				usage();
+			A->config = a;
+			continue;
+		}
+		if (!strcmp(a, "--dump")) {
+			A->dump = 1;
+			continue;
+		}
+		if (!strcmp(a, "--why")) {
+			o->why = 1;
+			continue;
+		}
+		i++;
+		if (!strcmp(a, "--suite") && v)
+			A->suite_name = v;
+		else if (!strcmp(a, "--jobs"))
+			A->jobs = (int)arg_int(a, v, 1, 1000000);
+		else if (!strcmp(a, "--power-jobs"))
+			A->pjobs = (int)arg_int(a, v, 0, 1000000);
+		else if (!strcmp(a, "--work-jobs"))
+			A->wjobs = (int)arg_int(a, v, 0, 1000000);
+		else if (!strcmp(a, "--work-power-jobs"))
+			A->wpjobs = (int)arg_int(a, v, 0, 1000000);
+		else if (!strcmp(a, "--cv"))
+			arg_list(a, v, A->cvs, &A->ncv);
+		else if (!strcmp(a, "--shift"))
+			arg_list(a, v, A->shifts, &A->nshift);
+		else if (!strcmp(a, "--power-cv"))
+			arg_list(a, v, A->pcvs, &A->npcv);
+		else if (!strcmp(a, "--work-cv"))
+			arg_list(a, v, A->wcvs, &A->nwcv);
+		else if (!strcmp(a, "--work-shift"))
+			arg_list(a, v, A->wshifts, &A->nwshift);
+		else if (!strcmp(a, "--emu-time-cv"))
+			A->emu_time_cv = arg_double(a, v, 0, 100) / 100;
+		else if (!strcmp(a, "--wait-factor"))
+			o->wait_factor = arg_double(a, v, 0, 100);
+		else if (!strcmp(a, "--same-goal"))
+			A->same_goal = arg_double(a, v, 0, 100) / 100;
+		else if (!strcmp(a, "--mode-rate"))
+			o->mode_rate = arg_double(a, v, 0, 1);
+		else if (!strcmp(a, "--spread-ratio"))
+			o->spread_ratio = arg_double(a, v, 0.01, 100);
+		else if (!strcmp(a, "--mode-shift"))
+			o->mode_shift = arg_double(a, v, 0, 100) / 100;
+		else if (!strcmp(a, "--boots"))
+			o->boots = (int)arg_int(a, v, 1, 100);
+		else if (!strcmp(a, "--max-boots"))
+			o->max_boots = (int)arg_int(a, v, 1, 100);
+		else if (!strcmp(a, "--fixed"))
+			o->boots = o->max_boots = (int)arg_int(a, v, 1, 100);
+		else if (!strcmp(a, "--rho"))
+			o->rho = arg_double(a, v, 0, 1);
+		else if (!strcmp(a, "--coupling"))
+			o->coupling = arg_double(a, v, 0, 1);
+		else if (!strcmp(a, "--within"))
+			o->within = arg_double(a, v, 0, 0.9);
+		else if (!strcmp(a, "--seed"))
+			o->seed = (uint64_t)arg_int(a, v, 0, 1L << 40);
+		else if (!strcmp(a, "--parallel"))
+			o->parallel = (int)arg_int(a, v, 1, MAX_PARALLEL);
+		else if (!strcmp(a, "--time"))
+			A->time_n = (int)arg_int(a, v, 1, 100000);
+		else
+			usage();
+	}
+	if (!A->config)
+		usage();
+	if (o->mode_rate > 0 && !(o->mode_shift > 0))
+		o->mode_shift = 0.05;
+	if (o->max_boots < o->boots) {
+		fprintf(stderr, "verdict-sim: --max-boots %d is below --boots %d\n", o->max_boots, o->boots);
+		exit(2);
+	}
+	if (A->ncv == 1 && A->cvs[0] == 0)
+		A->ncv = 0;
+	if (A->npcv < 0) {
+		memcpy(A->pcvs, A->cvs, sizeof(A->cvs));
+		A->npcv = A->ncv;
+	}
+	if (A->nwcv == 1 && A->wcvs[0] == 0)
+		A->nwcv = 0;
+	if (A->pjobs < 0)
+		A->pjobs = A->jobs;
+	if (A->wjobs < 0)
+		A->wjobs = A->jobs;
+	if (A->wpjobs < 0)
+		A->wpjobs = A->pjobs;
+}
+
+/* --dump: one job's first-look document and its comparison, to look at */
+static void run_dump(const struct shape *sh, const struct sim_args *A, const struct cfg_suite *suite)
+{
+	struct cond c;
+	struct docgen g;
+	json_t *cmp, *out;
+	int emulated = A->nwcv > 0 && A->wjobs > 0;
+
+	cond_init(&c, suite, emulated ? A->emu_time_cv : A->cvs[0], emulated ? A->wcvs[0] : 0,
+		  emulated ? (A->nwshift && A->wpjobs ? A->wshifts[0] : 0) :
+			     (A->nshift && A->pjobs ? A->shifts[0] : 0),
+		  emulated ? SHIFT_KERNEL_ALL : SHIFT_SCORE, 1);
+	docgen_init(&g, sh, &A->o, &c, 0);
+	gen_boots(&g, 0, A->o.boots);
+	cmp = compare_timed(g.doc, &c.rules, NULL);
+	out = json_pack("{s:O,s:O,s:b}", "input", g.doc, "comparison", cmp, "wants_more_boots",
+			verdict_wants_more_boots(cmp));
+	json_dumpf(out, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(8));
+	putchar('\n');
+	json_decref(out);
+	json_decref(cmp);
+	docgen_release(&g);
+}
+
+/* --time N: how long compare_sides takes on N A/A jobs */
+static void run_time(const struct shape *sh, const struct sim_args *A, const struct cfg_suite *suite,
+		     double t_start)
+{
+	struct cond c;
+	struct job_result *r = results_new(A->time_n);
+	double m1, m2;
+	int n2;
+
+	cond_init(&c, suite, A->cvs[0], 0, 0, SHIFT_SCORE, A->time_n);
+	run_or_die(sh, &A->o, &c, r);
+	times(r, A->time_n, &m1, &m2, &n2);
+	printf("compare_sides, suite %s, A/A at %g%% CV: median %.1f ms at %d boots per side (%d jobs)",
+	       suite->name, 100 * A->cvs[0], m1, A->o.boots, A->time_n);
+	if (n2)
+		printf(", %.1f ms at %d (%d second looks)", m2, A->o.max_boots, n2);
+	printf("; %.1f s in all, %d worker(s)\n", mono_now() - t_start, A->o.parallel);
+	free(r);
+}
+
+/* the tables b0008 prints: what the noise is, then A/A, power and time */
+static void run_tables(const struct shape *sh, const struct sim_args *A, const struct cfg_suite *suite,
+		       double t_start)
+{
+	const struct sim_opts *o = &A->o;
+	double aa_same[MAX_LIST], aa_false[MAX_LIST];
+
+	printf("suite %s of %s: %zu cases; ", suite->name, A->config, sh->ncases);
+	if (o->max_boots > o->boots)
+		printf("%d boots per side, %d when verdict_wants_more_boots() says so\n", o->boots, o->max_boots);
+	else
+		printf("%d boots per side, one look\n", o->boots);
+	printf("noise: log-normal per boot; boot effect shared by all rows rho %.2f, case activity "
+	       "coupling %.2f,\niterations within a boot %.2f x CV; spin rows at %g x the work CV; seed %llu\n",
+	       o->rho, o->coupling, o->within, o->wait_factor, (unsigned long long)o->seed);
+	if (o->spread_ratio != 1)
+		printf("the patched side's per-boot sd is %g x the base's\n", o->spread_ratio);
+	if (o->mode_rate > 0)
+		printf("two-mode noise: 1 boot in %.3g of each case runs its work rows %+g%% (a "
+		       "second mode)\n", 1 / o->mode_rate, 100 * o->mode_shift);
+	printf("rates in %% ± Monte-Carlo standard error (row rates clustered by job); "
+	       "0 (<x): none seen, 95%% bound x\n");
+	if (A->ncv && A->jobs)
+		aa_table(sh, o, suite, A->cvs, A->ncv, 0, 0, A->jobs, 0, aa_same, aa_false);
+	if (A->nshift && A->npcv && A->pjobs)
+		power_table(sh, o, suite, A->pcvs, A->npcv, 0, A->shifts, A->nshift, SHIFT_SCORE, A->pjobs);
+	if (A->nwcv && A->wjobs)
+		aa_table(sh, o, suite, A->wcvs, A->nwcv, 1, A->emu_time_cv, A->wjobs, A->same_goal, aa_same,
+			 aa_false);
+	if (A->nwcv && A->nwshift && A->wpjobs) {
+		power_table(sh, o, suite, A->wcvs, A->nwcv, A->emu_time_cv, A->wshifts, A->nwshift,
+			    SHIFT_KERNEL_ALL, A->wpjobs);
+		if (A->wpjobs / 2)
+			power_table(sh, o, suite, A->wcvs, A->nwcv, A->emu_time_cv, A->wshifts, A->nwshift,
+				    SHIFT_KERNEL_FIRST, A->wpjobs / 2);
+	}
+	if (A->nwcv && A->wpjobs / 2)
+		time_table(sh, o, suite, A->wcvs[0], A->emu_time_cv, A->wpjobs / 2);
+	printf("\ntargets (docs/statistics.md), on the point estimates above:\n%s", targets.buf);
+	if (targets_failed)
+		printf("b0008: %d target(s) FAILED (marked FAIL above)\n", targets_failed);
+	printf("\n%.0f s in all, %d worker(s)\n", mono_now() - t_start, o->parallel);
+}
+
 int main(int argc, char **argv)
 {
-	double cvs[MAX_LIST] = { 0.01, 0.02, 0.05, 0.10, 0.20 }, shifts[MAX_LIST] = { 0.02, 0.03, 0.05, 0.10 };
-	double wcvs[MAX_LIST] = { 0.0005, 0.002, 0.003, 0.005, 0.01 }, wshifts[MAX_LIST] = { 0.02, 0.03, 0.05 };
-	double pcvs[MAX_LIST], aa_same[MAX_LIST], aa_false[MAX_LIST], emu_time_cv = 0.05, same_goal = 0;
-	int ncv = 5, nshift = 4, npcv = -1, nwcv = 5, nwshift = 3, jobs = 400, pjobs = -1, wjobs = -1, wpjobs = -1;
-	int time_n = 0, dump = 0, i;
-	struct sim_opts o = { .spread_ratio = 1, .boots = VERDICT_BOOTS, .max_boots = VERDICT_MAX_BOOTS, .rho = 0.5, .coupling = 0.7, .within = 0.5,
-			      .wait_factor = 1, .seed = 1, .parallel = 2 };
-	const char *suite_name = "tlb", *config = NULL;
+	struct sim_args A = {
+		.cvs = { 0.01, 0.02, 0.05, 0.10, 0.20 }, .shifts = { 0.02, 0.03, 0.05, 0.10 },
+		.wcvs = { 0.0005, 0.002, 0.003, 0.005, 0.01 }, .wshifts = { 0.02, 0.03, 0.05 },
+		.emu_time_cv = 0.05, .ncv = 5, .nshift = 4, .npcv = -1, .nwcv = 5, .nwshift = 3, .jobs = 400,
+		.pjobs = -1, .wjobs = -1, .wpjobs = -1, .suite_name = "tlb",
+		.o = { .spread_ratio = 1, .boots = VERDICT_BOOTS, .max_boots = VERDICT_MAX_BOOTS, .rho = 0.5,
+		       .coupling = 0.7, .within = 0.5, .wait_factor = 1, .seed = 1, .parallel = 2 },
+	};
 	struct strbuf err = STRBUF_INIT;
 	struct lab_config *cfg = NULL;
 	const struct cfg_suite *suite;
@@ -565,185 +763,26 @@ int main(int argc, char **argv)
 	 * without fastbins glibc skips consolidating them, a quarter of the
 	 * run time otherwise (the figures are the same either way) */
 	mallopt(M_MXFAST, 0);
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (a[0] != '-') {
-			if (config)
-				usage();
-			config = a;
-			continue;
-		}
-		if (!strcmp(a, "--dump")) {
-			dump = 1;
-			continue;
-		}
-		if (!strcmp(a, "--why")) {
-			o.why = 1;
-			continue;
-		}
-		i++;
-		if (!strcmp(a, "--suite") && v)
-			suite_name = v;
-		else if (!strcmp(a, "--jobs"))
-			jobs = (int)arg_int(a, v, 1, 1000000);
-		else if (!strcmp(a, "--power-jobs"))
-			pjobs = (int)arg_int(a, v, 0, 1000000);
-		else if (!strcmp(a, "--work-jobs"))
-			wjobs = (int)arg_int(a, v, 0, 1000000);
-		else if (!strcmp(a, "--work-power-jobs"))
-			wpjobs = (int)arg_int(a, v, 0, 1000000);
-		else if (!strcmp(a, "--cv"))
-			arg_list(a, v, cvs, &ncv);
-		else if (!strcmp(a, "--shift"))
-			arg_list(a, v, shifts, &nshift);
-		else if (!strcmp(a, "--power-cv"))
-			arg_list(a, v, pcvs, &npcv);
-		else if (!strcmp(a, "--work-cv"))
-			arg_list(a, v, wcvs, &nwcv);
-		else if (!strcmp(a, "--work-shift"))
-			arg_list(a, v, wshifts, &nwshift);
-		else if (!strcmp(a, "--emu-time-cv"))
-			emu_time_cv = arg_double(a, v, 0, 100) / 100;
-		else if (!strcmp(a, "--wait-factor"))
-			o.wait_factor = arg_double(a, v, 0, 100);
-		else if (!strcmp(a, "--same-goal"))
-			same_goal = arg_double(a, v, 0, 100) / 100;
-		else if (!strcmp(a, "--mode-rate"))
-			o.mode_rate = arg_double(a, v, 0, 1);
-		else if (!strcmp(a, "--spread-ratio"))
-			o.spread_ratio = arg_double(a, v, 0.01, 100);
-		else if (!strcmp(a, "--mode-shift"))
-			o.mode_shift = arg_double(a, v, 0, 100) / 100;
-		else if (!strcmp(a, "--boots"))
-			o.boots = (int)arg_int(a, v, 1, 100);
-		else if (!strcmp(a, "--max-boots"))
-			o.max_boots = (int)arg_int(a, v, 1, 100);
-		else if (!strcmp(a, "--fixed"))
-			o.boots = o.max_boots = (int)arg_int(a, v, 1, 100);
-		else if (!strcmp(a, "--rho"))
-			o.rho = arg_double(a, v, 0, 1);
-		else if (!strcmp(a, "--coupling"))
-			o.coupling = arg_double(a, v, 0, 1);
-		else if (!strcmp(a, "--within"))
-			o.within = arg_double(a, v, 0, 0.9);
-		else if (!strcmp(a, "--seed"))
-			o.seed = (uint64_t)arg_int(a, v, 0, 1L << 40);
-		else if (!strcmp(a, "--parallel"))
-			o.parallel = (int)arg_int(a, v, 1, MAX_PARALLEL);
-		else if (!strcmp(a, "--time"))
-			time_n = (int)arg_int(a, v, 1, 100000);
-		else
-			usage();
-	}
-	if (!config)
-		usage();
-	if (o.mode_rate > 0 && !(o.mode_shift > 0))
-		o.mode_shift = 0.05;
-	if (o.max_boots < o.boots) {
-		fprintf(stderr, "verdict-sim: --max-boots %d is below --boots %d\n", o.max_boots, o.boots);
-		return 2;
-	}
-	if (ncv == 1 && cvs[0] == 0)
-		ncv = 0;
-	if (npcv < 0) {
-		memcpy(pcvs, cvs, sizeof(cvs));
-		npcv = ncv;
-	}
-	if (nwcv == 1 && wcvs[0] == 0)
-		nwcv = 0;
-	if (pjobs < 0)
-		pjobs = jobs;
-	if (wjobs < 0)
-		wjobs = jobs;
-	if (wpjobs < 0)
-		wpjobs = pjobs;
-	if (config_load(config, &cfg, &err) < 0) {
+	parse_args(argc, argv, &A);
+	if (config_load(A.config, &cfg, &err) < 0) {
 		fprintf(stderr, "verdict-sim: %s\n", err.buf);
 		return 1;
 	}
-	suite = config_suite(cfg, suite_name);
+	suite = config_suite(cfg, A.suite_name);
 	if (!suite) {
-		fprintf(stderr, "verdict-sim: no suite %s in %s\n", suite_name, config);
+		fprintf(stderr, "verdict-sim: no suite %s in %s\n", A.suite_name, A.config);
 		return 1;
 	}
 	if (shape_from_suite(&sh, suite, &err) < 0) {
 		fprintf(stderr, "verdict-sim: %s\n", err.buf);
 		return 1;
 	}
-
-	if (dump) {
-		/* one job's first-look document and its comparison, to look at */
-		struct cond c;
-		struct docgen g;
-		json_t *cmp, *out;
-		int emulated = nwcv > 0 && wjobs > 0;
-
-		cond_init(&c, suite, emulated ? emu_time_cv : cvs[0], emulated ? wcvs[0] : 0,
-			  emulated ? (nwshift && wpjobs ? wshifts[0] : 0) : (nshift && pjobs ? shifts[0] : 0),
-			  emulated ? SHIFT_KERNEL_ALL : SHIFT_SCORE, 1);
-		docgen_init(&g, &sh, &o, &c, 0);
-		gen_boots(&g, 0, o.boots);
-		cmp = compare_timed(g.doc, &c.rules, NULL);
-		out = json_pack("{s:O,s:O,s:b}", "input", g.doc, "comparison", cmp, "wants_more_boots",
-				verdict_wants_more_boots(cmp));
-		json_dumpf(out, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(8));
-		putchar('\n');
-		json_decref(out);
-		json_decref(cmp);
-		docgen_release(&g);
-	} else if (time_n) {
-		struct cond c;
-		struct job_result *r = results_new(time_n);
-		double m1, m2;
-		int n2;
-
-		cond_init(&c, suite, cvs[0], 0, 0, SHIFT_SCORE, time_n);
-		run_or_die(&sh, &o, &c, r);
-		times(r, time_n, &m1, &m2, &n2);
-		printf("compare_sides, suite %s, A/A at %g%% CV: median %.1f ms at %d boots per side (%d jobs)",
-		       suite->name, 100 * cvs[0], m1, o.boots, time_n);
-		if (n2)
-			printf(", %.1f ms at %d (%d second looks)", m2, o.max_boots, n2);
-		printf("; %.1f s in all, %d worker(s)\n", mono_now() - t_start, o.parallel);
-		free(r);
-	} else {
-		printf("suite %s of %s: %zu cases; ", suite->name, config, sh.ncases);
-		if (o.max_boots > o.boots)
-			printf("%d boots per side, %d when verdict_wants_more_boots() says so\n", o.boots,
-			       o.max_boots);
-		else
-			printf("%d boots per side, one look\n", o.boots);
-		printf("noise: log-normal per boot; boot effect shared by all rows rho %.2f, case activity "
-		       "coupling %.2f,\niterations within a boot %.2f x CV; spin rows at %g x the work CV; seed %llu\n",
-		       o.rho, o.coupling, o.within, o.wait_factor, (unsigned long long)o.seed);
-		if (o.spread_ratio != 1)
-			printf("the patched side's per-boot sd is %g x the base's\n", o.spread_ratio);
-		if (o.mode_rate > 0)
-			printf("two-mode noise: 1 boot in %.3g of each case runs its work rows %+g%% (a "
-			       "second mode)\n", 1 / o.mode_rate, 100 * o.mode_shift);
-		printf("rates in %% ± Monte-Carlo standard error (row rates clustered by job); "
-		       "0 (<x): none seen, 95%% bound x\n");
-		if (ncv && jobs)
-			aa_table(&sh, &o, suite, cvs, ncv, 0, 0, jobs, 0, aa_same, aa_false);
-		if (nshift && npcv && pjobs)
-			power_table(&sh, &o, suite, pcvs, npcv, 0, shifts, nshift, SHIFT_SCORE, pjobs);
-		if (nwcv && wjobs)
-			aa_table(&sh, &o, suite, wcvs, nwcv, 1, emu_time_cv, wjobs, same_goal, aa_same, aa_false);
-		if (nwcv && nwshift && wpjobs) {
-			power_table(&sh, &o, suite, wcvs, nwcv, emu_time_cv, wshifts, nwshift, SHIFT_KERNEL_ALL,
-				    wpjobs);
-			if (wpjobs / 2)
-				power_table(&sh, &o, suite, wcvs, nwcv, emu_time_cv, wshifts, nwshift,
-					    SHIFT_KERNEL_FIRST, wpjobs / 2);
-		}
-		if (nwcv && wpjobs / 2)
-			time_table(&sh, &o, suite, wcvs[0], emu_time_cv, wpjobs / 2);
-		printf("\ntargets (docs/statistics.md), on the point estimates above:\n%s", targets.buf);
-		if (targets_failed)
-			printf("b0008: %d target(s) FAILED (marked FAIL above)\n", targets_failed);
-		printf("\n%.0f s in all, %d worker(s)\n", mono_now() - t_start, o.parallel);
-	}
+	if (A.dump)
+		run_dump(&sh, &A, suite);
+	else if (A.time_n)
+		run_time(&sh, &A, suite, t_start);
+	else
+		run_tables(&sh, &A, suite, t_start);
 	shape_release(&sh);
 	config_free(cfg);
 	strbuf_release(&err);

@@ -534,4 +534,40 @@ static inline const char *store_fixture_job_str(struct store *st, int64_t job, c
 	return buf;
 }
 
+/* An A/B job of one boot with this patch source; its id. */
+static inline int64_t store_fixture_sourced_job(struct store *st, const char *kind, const char *patch,
+						 const char *url, const char *ref, const char *subject)
+{
+	struct stage_plan plan[] = { { "build", "base", 0, 60, 0 }, { "build", "patched", 0, 60, 0 } };
+	struct job_request req = { .kind = "ab", .tree = "linux", .base = "v6.1", .patch_kind = kind,
+				   .patch = patch, .patch_url = url, .patch_ref = ref, .patch_subject = subject,
+				   .suite = "tlb", .boots = 1 };
+	struct strbuf err = STRBUF_INIT;
+	int64_t id = 0;
+
+	req.suite_json = json_array();
+	if (store_job_create(st, &req, plan, 2, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref((json_t *)req.suite_json);
+	strbuf_release(&err);
+	return id;
+}
+
+/* A job of token (NULL: the lab's), of boots boot stages; its id. */
+static inline int64_t store_fixture_token_job(struct store *st, const char *token, int boots)
+{
+	struct stage_plan plan[] = { { "boot", NULL, 0, 60, 0 }, { "run", NULL, 0, 60, 0 }, { "boot", NULL, 1, 60, 0 },
+				     { "run", NULL, 1, 60, 0 } };
+	struct job_request req = { .kind = "run", .suite = "tlb", .boots = boots, .token = token };
+	struct strbuf err = STRBUF_INIT;
+	int64_t id = 0;
+
+	req.suite_json = json_array();
+	if (store_job_create(st, &req, plan, 2 * (size_t)boots, &id, &err) < 0)
+		fail_msg("store_job_create: %s", err.buf);
+	json_decref((json_t *)req.suite_json);
+	strbuf_release(&err);
+	return id;
+}
+
 #endif
