@@ -104,6 +104,11 @@ enum MHD_Result api_send_error(struct MHD_Connection *conn, unsigned status, con
  * is locked by another writer, else 500 store_error; logged. */
 enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A cancel the store refused with r < 0: 404 when there is no such what
+ * (-ENOENT), 409 "<what> <id> <ended>" when it has ended (-EALREADY),
+ * else the store's error. */
+enum MHD_Result api_send_cancel_refused(struct MHD_Connection *conn, int r, const char *what, long long id,
+					const char *ended);
 /* A document a store read returned: 200 with it; without one, 404 when
  * err is ENOENT, else the store's error. The format names the thing. */
 enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)

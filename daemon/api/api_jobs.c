@@ -472,12 +472,8 @@ enum MHD_Result api_job_routes(struct route_ctx *rc, int64_t id)
 		if (api_post_refused(rc, &refused) || api_change_refused(rc, STORE_OWNED_JOB, id, "cancel", &refused))
 			return refused;
 		r = store_job_cancel(api->st, id);
-		if (r == -ENOENT)
-			return api_send_error(rc->conn, 404, "not_found", "no job %lld", (long long)id);
-		if (r == -EALREADY)
-			return api_send_error(rc->conn, 409, "conflict", "job %lld already finished", (long long)id);
 		if (r < 0)
-			return api_send_store_error(rc->conn, r, "could not cancel job %lld", (long long)id);
+			return api_send_cancel_refused(rc->conn, r, "job", (long long)id, "already finished");
 		log_info("job %lld: cancel requested", (long long)id);
 		sched_wake(api->sc);
 		job = store_job_json(api->st, id);

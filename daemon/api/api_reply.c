@@ -125,6 +125,16 @@ enum MHD_Result api_send_store_error(struct MHD_Connection *conn, int r, const c
  * names does not exist, else the store's error (503 or 500), never a
  * partial document. `what` names the thing in either answer.
  */
+enum MHD_Result api_send_cancel_refused(struct MHD_Connection *conn, int r, const char *what, long long id,
+					const char *ended)
+{
+	if (r == -ENOENT)
+		return api_send_error(conn, 404, "not_found", "no %s %lld", what, id);
+	if (r == -EALREADY)
+		return api_send_error(conn, 409, "conflict", "%s %lld %s", what, id, ended);
+	return api_send_store_error(conn, r, "%s %lld: not cancelled", what, id);
+}
+
 enum MHD_Result api_send_read(struct MHD_Connection *conn, json_t *doc, int err, const char *fmt, ...)
 {
 	struct strbuf what = STRBUF_INIT;

@@ -254,12 +254,8 @@ static enum MHD_Result bisection_routes(struct route_ctx *rc, int is_get)
 		if (api_post_refused(rc, &ret) || api_change_refused(rc, STORE_OWNED_BISECTION, id, "cancel", &ret))
 			return ret;
 		r = store_bisection_cancel(rc->api->st, id);
-		if (r == -ENOENT)
-			return api_send_error(rc->conn, 404, "not_found", "no bisection %lld", (long long)id);
-		if (r == -EALREADY)
-			return api_send_error(rc->conn, 409, "conflict", "bisection %lld has ended", (long long)id);
 		if (r < 0)
-			return api_send_store_error(rc->conn, r, "bisection %lld: not cancelled", (long long)id);
+			return api_send_cancel_refused(rc->conn, r, "bisection", (long long)id, "has ended");
 		log_info("bisection %lld: cancelled through the API", (long long)id);
 		return api_send_read(rc->conn, store_bisection_json(rc->api->st, id), errno, "bisection %lld",
 				     (long long)id);
