@@ -32,13 +32,17 @@
 /* The monitors a spec may name, from the catalog, for the help text. */
 static void monitors_usage(FILE *f)
 {
+	char name[64];
 	size_t i;
 
 	fprintf(f, "monitors (* when a spec names none):\n");
-	for (i = 0; i < monitor_ndefs; i++)
-		if (!(monitor_defs[i].flags & MONITOR_ALWAYS))
-			fprintf(f, "  %-12s %s%s\n", monitor_defs[i].name,
-				monitor_defs[i].flags & MONITOR_DEFAULT_ON ? "* " : "", monitor_defs[i].what);
+	for (i = 0; i < monitor_ndefs; i++) {
+		if (monitor_defs[i].flags & MONITOR_ALWAYS)
+			continue;
+		snprintf(name, sizeof(name), "%s%s", monitor_defs[i].name,
+			 monitor_defs[i].flags & MONITOR_DEFAULT_ON ? "*" : "");
+		fprintf(f, "  %-13s %s\n", name, monitor_defs[i].what);
+	}
 }
 
 static void usage(FILE *f)
