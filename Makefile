@@ -23,7 +23,11 @@ WARNINGS  = -Wall -Wextra -Wformat=2 -Wno-format-nonliteral -Wshadow -Wstrict-pr
 # libpq's headers, for the store's PostgreSQL backend (daemon/store/postgres/)
 PQ_CFLAGS := $(shell pkg-config --cflags libpq 2>/dev/null || echo -I/usr/include/postgresql)
 ALL_CFLAGS = -std=c11 -D_GNU_SOURCE -pthread $(WARNINGS) $(CFLAGS) $(SANITIZE) $(PQ_CFLAGS) \
-	-iquote lib -iquote client $(addprefix -iquote ,$(DAEMON_DIRS)) -iquote agents -iquote agents/monitors -MMD -MP
+	-iquote lib -iquote lib/catalog -iquote client $(addprefix -iquote ,$(DAEMON_DIRS)) -MMD -MP
+# the agent's folders are on the include path of the agent's objects (and
+# of the tests of its modules) only: no other binary can include its headers
+AGENT_INCLUDES = -iquote agents -iquote agents/monitors
+$(BUILD)/obj/agents/%.o $(BUILD)/aarch64/obj/agents/%.o: ALL_CFLAGS += $(AGENT_INCLUDES)
 LDLIBS_AGENT = -ljansson -lm -pthread
 LDLIBS_DAEMON = -lssh -lsqlite3 -lpq -lyaml -lmicrohttpd -lcurl -lcrypto -ljansson -lm -pthread
 LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
@@ -33,20 +37,20 @@ LDLIBS_CLIENT = -lcurl -ljansson -lm -pthread
 # binary's main is one file; the rest of its folder is its modules, which the
 # unit tests and tools link too.
 LIB_SRCS = $(wildcard lib/*.c)
-# the agent's spec parser, with the workloads and monitors whose names it knows:
-# the daemon links it too, to check its suites with the agent's own code
-SPEC_LIB_SRCS = agents/spec.c $(wildcard agents/monitors/*.c) $(wildcard agents/workloads/*.c)
-AGENT_LIB_SRCS = $(SPEC_LIB_SRCS) agents/runner.c agents/facts.c $(LIB_SRCS)
+# the catalog the agent and the daemon share: the spec parser, the tables of
+# workloads and monitors it reads, the TLB model's geometry, the PMU's
+# counter names (docs/design.md); the code that runs a workload or reads
+# the kernel is the agent's alone
+CATALOG_SRCS = $(wildcard lib/catalog/*.c)
+AGENT_LIB_SRCS = $(wildcard agents/monitors/*.c agents/workloads/*.c) agents/runner.c agents/facts.c \
+		 $(CATALOG_SRCS) $(LIB_SRCS)
 AGENT_SRCS = agents/agent.c $(AGENT_LIB_SRCS)
 CLIENT_MAIN = client/tlblab.c
 CLIENT_LIB_SRCS = $(filter-out $(CLIENT_MAIN),$(wildcard client/*.c))
 CLIENT_SRCS = $(CLIENT_MAIN) $(CLIENT_LIB_SRCS) $(LIB_SRCS)
 DAEMON_MAIN = daemon/tlblabd.c
-# the instruction plugin's TLB model: the daemon checks a machine's
-# tlb_model geometry with the plugin's own parser
-DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c daemon/*/*/*.c) $(STORE_MIGRATIONS) $(BUILD)/gen/compare_source.c \
-		  agents/qemu-plugin/tlb_model.c
-DAEMON_SRCS = $(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS)
+DAEMON_LIB_SRCS = $(wildcard daemon/*/*.c daemon/*/*/*.c) $(STORE_MIGRATIONS) $(BUILD)/gen/compare_source.c
+DAEMON_SRCS = $(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -77,11 +81,12 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-PLUGIN_SRCS = agents/qemu-plugin/insn.c agents/qemu-plugin/tlb_plugin.c agents/qemu-plugin/tlb_model.c
-$(PLUGIN): $(PLUGIN_SRCS) $(wildcard agents/qemu-plugin/*.h) agents/insn_marker.h
+PLUGIN_SRCS = agents/qemu-plugin/insn.c agents/qemu-plugin/tlb_plugin.c agents/qemu-plugin/tlb_model.c \
+	      lib/catalog/tlb_geom.c
+$(PLUGIN): $(PLUGIN_SRCS) $(wildcard agents/qemu-plugin/*.h) agents/insn_marker.h lib/catalog/tlb_geom.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fPIC -shared -fvisibility=hidden -pthread \
-		-iquote agents -o $@ $(PLUGIN_SRCS)
+		-iquote agents -iquote lib/catalog -o $@ $(PLUGIN_SRCS)
 
 $(AGENT): $(call obj,$(AGENT_SRCS))
 	$(CC) $(ALL_CFLAGS) $(STATIC) -o $@ $^ $(LDLIBS_AGENT)
@@ -151,10 +156,17 @@ $(DAEMON): $(call obj,$(DAEMON_SRCS))
 $(CLIENT): $(call obj,$(CLIENT_SRCS))
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_CLIENT)
 
-# unit tests link every library module, agent and daemon alike
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(AGENT_LIB_SRCS) $(DAEMON_LIB_SRCS))
+# unit tests link the daemon's modules and the catalog; the tests of the
+# agent's modules (and of the plugin's TLB model) link the agent's instead,
+# so that nothing but the agent and its own tests links agents/
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS_DAEMON)
+AGENT_UNIT_TESTS = $(patsubst %,$(BUILD)/tests/test_%,kfunc parsers pmu procparse tlb_model workloads)
+$(AGENT_UNIT_TESTS): private ALL_CFLAGS += $(AGENT_INCLUDES)
+$(AGENT_UNIT_TESTS): $(BUILD)/tests/%: tests/unit/%.c $(call obj,$(AGENT_LIB_SRCS) agents/qemu-plugin/tlb_model.c)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ -lcmocka $(LDLIBS_AGENT)
 # and test_client the client's modules too (all but its main)
 $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 
@@ -165,13 +177,13 @@ $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 # synthetic series (b0011); intake-time what a job's body costs to read (b0015)
 TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim \
 	$(BUILD)/tests/intake-time $(BUILD)/tests/transport-cli
-$(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
+$(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS_DAEMON)
 # the daemon as the tests build it: TLBLAB_STORE_FAULT makes its store
 # fail at one step (t0081); the daemon `make` builds honours no such switch
 FAULT_DAEMON = $(BUILD)/tlblabd-faults
-$(FAULT_DAEMON): $(DAEMON_MAIN) $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
+$(FAULT_DAEMON): $(DAEMON_MAIN) $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DTLBLAB_FAULTS -MF $@.d -o $@ $^ $(LDLIBS_DAEMON)
 # verdict-sim's other files (verdict-sim.h says which does what)
@@ -183,7 +195,7 @@ $(BUILD)/tests/verdict-sim: tests/tools/verdict-sim-gen.c tests/tools/verdict-si
 # tests/fuzz-NAME, that replays its corpus in `make test` (t0090)
 FUZZ_NAMES = $(patsubst tests/fuzz/%/,%,$(sort $(dir $(wildcard tests/fuzz/*/fuzz_*.c))))
 FUZZ_REPLAY = $(patsubst %,$(BUILD)/tests/fuzz-%,$(FUZZ_NAMES))
-FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS))
+FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 # what the harnesses share (the lab they read requests against, the checks
 # of a subject)
 FUZZ_HEADERS = $(wildcard tests/fuzz/*.h)

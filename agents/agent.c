@@ -18,14 +18,32 @@
 #include <unistd.h>
 
 #include "facts.h"
+#include "monitors/monitor.h"
 #include "runner.h"
 #include "spec.h"
 #include "strbuf.h"
 #include "util.h"
 #include "version.h"
+#include "workloads/workload.h"
 #include "banned.h"
 
 #define SPEC_MAX_BYTES (1u << 20)
+
+/* The monitors a spec may name, from the catalog, for the help text. */
+static void monitors_usage(FILE *f)
+{
+	char name[64];
+	size_t i;
+
+	fprintf(f, "monitors (* when a spec names none):\n");
+	for (i = 0; i < monitor_ndefs; i++) {
+		if (monitor_defs[i].flags & MONITOR_ALWAYS)
+			continue;
+		snprintf(name, sizeof(name), "%s%s", monitor_defs[i].name,
+			 monitor_defs[i].flags & MONITOR_DEFAULT_ON ? "*" : "");
+		fprintf(f, "  %-13s %s\n", name, monitor_defs[i].what);
+	}
+}
 
 static void usage(FILE *f)
 {
@@ -49,6 +67,7 @@ static void usage(FILE *f)
 		"                              they are held until it closes, out of its counts)\n"
 		"BYTES: 4096, 64K, 8M, 1G (powers of 1024); TIME: seconds, or 500ms, 2s, 10m, 1h\n",
 		workload_names());
+	monitors_usage(f);
 }
 
 static int die_input(const char *fmt, const char *a, const char *b)
@@ -195,10 +214,20 @@ static int cmd_run(int argc, char **argv)
 {
 	json_t *spec = json_object();
 	struct strbuf text = STRBUF_INIT, err = STRBUF_INIT;
-	const char *spec_path = NULL;
+	const char *spec_path = NULL, *broken;
 	struct spec s;
 	int table = 0, c, rc;
 
+	/* the catalog's rows and this agent's code, bound by name: a row
+	 * without its code, or code without its row, is a broken build */
+	broken = monitor_registry_errors();
+	if (!broken)
+		broken = workload_impl_errors();
+	if (broken) {
+		json_decref(spec);
+		fprintf(stderr, "tlblab-agent: this agent is built wrong: %s\n", broken);
+		return 1;
+	}
 	opterr = 0;
 	optind = 1;
 	for (;;) {

@@ -451,9 +451,9 @@ static int neighbour_start(struct runner *r, struct strbuf *err)
 		int rc;
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		rc = r->s->neighbour.ops->run(&r->nctx, &nerr);
+		rc = workload_impl(r->s->neighbour.def)->run(&r->nctx, &nerr);
 		if (rc < 0)
-			dprintf(2, "tlblab-agent: neighbour %s: %s\n", r->s->neighbour.ops->name, nerr.buf);
+			dprintf(2, "tlblab-agent: neighbour %s: %s\n", r->s->neighbour.def->name, nerr.buf);
 		_exit(rc < 0 ? 1 : 0);
 	}
 	return 0;
@@ -473,7 +473,7 @@ static int neighbour_alive(struct runner *r, struct strbuf *err)
 		return 0;
 	r->npid = 0;
 	wl_ctx_release(&r->nctx);
-	strbuf_seterr(err, "neighbour %s ", r->s->neighbour.ops->name);
+	strbuf_seterr(err, "neighbour %s ", r->s->neighbour.def->name);
 	if (p < 0)
 		strbuf_addf(err, "lost: %s", strerror(errno));
 	else
@@ -494,7 +494,7 @@ static int neighbour_stop(struct runner *r, struct strbuf *err)
 	r->npid = 0;
 	wl_ctx_release(&r->nctx);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		strbuf_seterr(err, "neighbour %s ", r->s->neighbour.ops->name);
+		strbuf_seterr(err, "neighbour %s ", r->s->neighbour.def->name);
 		wl_status_text(status, err);
 		return -1;
 	}
@@ -641,7 +641,7 @@ static json_t *window_object(const struct runner *r, const struct wlproc_result 
 		json_object_set_new(o, "cpus", cpu_list(r->cpus, ncpus));
 	if (r->npid > 0 && r->nctx.ncpus > 0)
 		json_object_set_new(o, "neighbour", json_pack("{s:s,s:o,s:f}", "workload",
-							      r->s->neighbour.ops->name, "cpus",
+							      r->s->neighbour.def->name, "cpus",
 							      cpu_list(r->nctx.cpus, r->nctx.ncpus), "ops",
 							      (double)(r->n_end - r->n_begin)));
 	return o;
@@ -650,7 +650,8 @@ static json_t *window_object(const struct runner *r, const struct wlproc_result 
 static int run_iteration(struct runner *r, const struct spec_case *c, struct case_result *cr,
 			 struct strbuf *err)
 {
-	const struct workload_ops *ops = c->p.ops;
+	const struct workload_def *def = c->p.def;
+	const struct workload_ops *ops = workload_impl(def);
 	const struct wlproc_hooks hooks = { on_begin, on_end, r, &r->lock };
 	struct wlproc_result w;
 	json_t *line, *unavailable, *prof = NULL;
@@ -674,15 +675,15 @@ static int run_iteration(struct runner *r, const struct spec_case *c, struct cas
 		if (!ops->score_fn || ops->score_is_rate) {
 			char name[96];
 
-			snprintf(name, sizeof(name), "%s.%s", ops->name, ops->score);
+			snprintf(name, sizeof(name), "%s.%s", def->name, def->score);
 			set_metric(w.metrics, w.info, name, (double)(w.ops_end - w.ops_begin) / secs,
-				   ops->score_unit, "higher");
+				   def->score_unit, "higher");
 		}
 		counter_metrics(r, &w, unavailable);
 		if (r->npid > 0) {
 			char name[96];
 
-			snprintf(name, sizeof(name), "neighbour.%s.ops_per_sec", r->s->neighbour.ops->name);
+			snprintf(name, sizeof(name), "neighbour.%s.ops_per_sec", r->s->neighbour.def->name);
 			set_metric(w.metrics, w.info, name, (double)(r->n_end - r->n_begin) / secs,
 				   "ops/s", "neutral");
 		}

@@ -163,7 +163,6 @@ static void irq_close(struct monitor *m)
 
 static const struct monitor_ops monitor_interrupts = {
 	.name = "interrupts",
-	.default_on = 1,
 	.open = irq_open,
 	.read = irq_read,
 	.close = irq_close,

@@ -12,32 +12,49 @@
 
 /*
  * The registry: the monitors' files fill it before main (MONITOR_REGISTER),
- * kept in name order, so that a monitor's bit (monitor_bit) is the same in
- * every binary that links the same files, whatever their link order. Read
- * only afterwards: no lock.
+ * each bound by its name to its row of the catalog (monitor_catalog.h),
+ * which says its bit and whether a spec gets it by default. Kept in name
+ * order, so that the monitors open, and their counters come out, in the
+ * same order whatever the link order. Read only afterwards: no lock.
  */
-#define MONITORS_MAX 32
+#define MONITORS_MAX MONITOR_CATALOG_MAX
 
 static const struct monitor_ops *monitors[MONITORS_MAX];
 static const char *where[MONITORS_MAX];
 static int where_line[MONITORS_MAX];
 static size_t nmonitors;
 static char problems[512];
-static char names_text[MONITORS_MAX * 24];
+
+/* Adds "FILE:LINE: message" to the registry's problems. */
+static void __attribute__((format(printf, 3, 4))) problem(const char *file, int line, const char *fmt, ...)
+{
+	size_t len = strlen(problems);
+	va_list ap;
+
+	snprintf(problems + len, sizeof(problems) - len, "%s%s:%d: ", len ? "; " : "", file, line);
+	len = strlen(problems);
+	va_start(ap, fmt);
+	vsnprintf(problems + len, sizeof(problems) - len, fmt, ap);
+	va_end(ap);
+}
 
 void monitor_register(const struct monitor_ops *ops, const char *file, int line)
 {
-	size_t i, len = strlen(problems);
+	size_t i;
 
 	for (i = 0; i < nmonitors; i++)
 		if (!strcmp(monitors[i]->name, ops->name)) {
-			snprintf(problems + len, sizeof(problems) - len, "%s%s:%d: monitor '%s' registered twice "
-				 "(first at %s:%d)", len ? "; " : "", file, line, ops->name, where[i], where_line[i]);
+			problem(file, line, "monitor '%s' registered twice (first at %s:%d)", ops->name, where[i],
+				where_line[i]);
 			return;
 		}
+	if (!monitor_def_lookup(ops->name)) {
+		problem(file, line, "monitor '%s' has no row in the catalog (lib/catalog/monitor_catalog.c)",
+			ops->name);
+		return;
+	}
 	if (nmonitors == MONITORS_MAX) {
-		snprintf(problems + len, sizeof(problems) - len, "%s%s:%d: more than %d monitors", len ? "; " : "",
-			 file, line, MONITORS_MAX);
+		problem(file, line, "more than %d monitors", MONITORS_MAX);
 		return;
 	}
 	for (i = nmonitors; i > 0 && strcmp(monitors[i - 1]->name, ops->name) > 0; i--) {
@@ -49,18 +66,25 @@ void monitor_register(const struct monitor_ops *ops, const char *file, int line)
 	where[i] = file;
 	where_line[i] = line;
 	nmonitors++;
-	/* the names a spec may list, for messages */
-	names_text[0] = '\0';
-	for (i = 0; i < nmonitors; i++) {
-		len = strlen(names_text);
-		if (!monitors[i]->always)
-			snprintf(names_text + len, sizeof(names_text) - len, "%s%s", len ? ", " : "", monitors[i]->name);
-	}
 }
 
 const char *monitor_registry_errors(void)
 {
-	return problems[0] ? problems : NULL;
+	static char text[sizeof(problems) + 256];
+	size_t i, k, len;
+
+	snprintf(text, sizeof(text), "%s", problems);
+	for (i = 0; i < monitor_ndefs; i++) {
+		for (k = 0; k < nmonitors && strcmp(monitors[k]->name, monitor_defs[i].name); k++)
+			;
+		if (k < nmonitors)
+			continue;
+		len = strlen(text);
+		snprintf(text + len, sizeof(text) - len, "%smonitor '%s' of the catalog "
+			 "(lib/catalog/monitor_catalog.c) has no file in this agent", len ? "; " : "",
+			 monitor_defs[i].name);
+	}
+	return text[0] ? text : NULL;
 }
 
 const char *monitor_metric_dir_name(enum metric_dir d)
@@ -138,29 +162,6 @@ const struct monitor_ops *monitor_lookup(const char *name)
 	return NULL;
 }
 
-const char *monitor_names(void)
-{
-	return names_text;
-}
-
-unsigned monitor_bit(const char *name)
-{
-	for (size_t i = 0; i < nmonitors; i++)
-		if (!monitors[i]->always && !strcmp(monitors[i]->name, name))
-			return 1u << i;
-	return 0;
-}
-
-unsigned monitor_default_mask(void)
-{
-	unsigned mask = 0;
-
-	for (size_t i = 0; i < nmonitors; i++)
-		if (monitors[i]->default_on)
-			mask |= 1u << i;
-	return mask;
-}
-
 void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, int ncpus)
 {
 	size_t i, k, n = nmonitors;
@@ -168,10 +169,11 @@ void monitor_set_open(struct monitor_set *ms, unsigned mask, const int *cpus, in
 	memset(ms, 0, sizeof(*ms));
 	ms->m = xcalloc(n ? n : 1, sizeof(*ms->m));
 	for (i = 0; i < n; i++) {
+		const struct monitor_def *d = monitor_def_lookup(monitors[i]->name);
 		struct monitor *m = &ms->m[ms->n];
 		struct strbuf err = STRBUF_INIT;
 
-		if (!monitors[i]->open || (!(mask & (1u << i)) && !monitors[i]->always))
+		if (!monitors[i]->open || (!(mask & monitor_bit(d->name)) && !(d->flags & MONITOR_ALWAYS)))
 			continue;
 		m->ops = monitors[i];
 		m->first = ms->cs.n;

@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "monitor_catalog.h"
 #include "strbuf.h"
 
 /*
@@ -16,7 +17,9 @@
  * reason, never as a counter that reads 0: arm64 has no TLB interrupt row,
  * and the nr_tlb_* vmstat rows need CONFIG_DEBUG_TLBFLUSH.
  *
- * Adding a monitor touches one new file and the table in monitor.c.
+ * A monitor is one row of the catalog (lib/catalog/monitor_catalog.c:
+ * its name, whether a spec that names none gets it, what it counts), which
+ * the daemon reads too, and one file here that reads the kernel for it.
  */
 
 enum metric_dir {
@@ -74,21 +77,15 @@ int monitor_pv_remote_flush(char *why, size_t len);
 struct monitor;
 
 /*
- * A monitor is one file, agents/monitors/NAME.c, whose ops end with the
- * registry line MONITOR_REGISTER(ops): nothing else names it. The spec
- * parser (agents/spec.c) takes its name in a spec's monitors list, the
- * runner opens it, and its counters reach the store as samples and
- * metrics with no daemon change.
+ * A monitor's code is one file, agents/monitors/NAME.c, whose ops end with
+ * the registry line MONITOR_REGISTER(ops), bound by its name to its row of
+ * the catalog (monitor_catalog.h): the spec parser takes the name in a
+ * spec's monitors list, the runner opens it, and its counters reach the
+ * store as samples and metrics with no daemon change. Whether it is on by
+ * default or always is the row's (the spec parser needs it), not the ops'.
  */
 struct monitor_ops {
-	const char *name;
-	/* a spec that names no monitors gets it: the /proc readers, read once
-	 * per interval, cost nothing measurable; the tracepoint counters are
-	 * opt-in (every tlb_flush event runs one filter per reason and CPU,
-	 * which costs an mprotect-bound workload several percent) */
-	int default_on;
-	/* opened whatever the spec's monitors list (the PMU's work counters) */
-	int always;
+	const char *name;	/* its row's in the catalog */
 	/* read at a window's edges only, not for each sample: reading a
 	 * counter of another CPU sends that CPU an IPI, work that would land
 	 * in the window's counts (the PMU's) */
@@ -119,8 +116,8 @@ struct monitor {
 };
 
 /* Adds ops (static storage) to the registry; MONITOR_REGISTER calls it
- * before main. A name registered twice is kept once and reported by
- * monitor_registry_errors. */
+ * before main. A name registered twice is kept once, and a name the
+ * catalog lacks is left out; monitor_registry_errors reports both. */
 void monitor_register(const struct monitor_ops *ops, const char *file, int line);
 #define MONITOR_REGISTER(ops) \
 	__attribute__((constructor)) static void monitor_register_##ops(void) \
@@ -128,17 +125,12 @@ void monitor_register(const struct monitor_ops *ops, const char *file, int line)
 		monitor_register(&(ops), __FILE__, __LINE__); \
 	}
 /* The registry's errors ("FILE:LINE: monitor 'x' registered twice (first
- * at FILE:LINE)"), or NULL when there are none. */
+ * at FILE:LINE)", "FILE:LINE: monitor 'x' has no row in the catalog", a
+ * row of the catalog with no file here), or NULL when there are none: the
+ * agent runs nothing then. Call it from main, once every file registered. */
 const char *monitor_registry_errors(void);
 /* The counter monitor called name (one with open), or NULL. */
 const struct monitor_ops *monitor_lookup(const char *name);
-/* "interrupts, pmu, ...": the names a spec may list, for messages. */
-const char *monitor_names(void);
-/* Bit for a monitor name a spec may list (by name order), or 0 if
- * unknown or always on. */
-unsigned monitor_bit(const char *name);
-/* The monitors a spec gets when it names none (their default_on). */
-unsigned monitor_default_mask(void);
 
 struct monitor_set {
 	struct monitor *m;
@@ -146,7 +138,8 @@ struct monitor_set {
 	struct counter_set cs;
 };
 
-/* Opens every counter monitor in mask, and those that are always on.
+/* Opens every counter monitor in mask (monitor_bit), and those the catalog
+ * says are always on.
  * cpus (ncpus of them; NULL, 0 for all) are the CPUs the workload runs on,
  * kept by the caller while the set is open. Monitors that fail are kept as
  * unavailable (their reason in cs.u); this never fails as a whole. */

@@ -24,13 +24,6 @@
 
 #define SYSFS_PMUS "/sys/bus/event_source/devices"
 
-const char *const pmu_counter_names[PMU_EVENT_MAX] = {
-	[PMU_INSN_KERNEL] = "perf_stat.instructions_k",
-	[PMU_INSN_USER] = "perf_stat.instructions_u",
-	[PMU_DTLB_MISS] = "perf_stat.dtlb_load_misses",
-	[PMU_ITLB_MISS] = "perf_stat.itlb_load_misses",
-};
-
 #define CACHE(c) ((c) | (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16))
 
 static const struct pmu_def {
@@ -338,7 +331,6 @@ static void pmu_close(struct monitor *m)
 
 static const struct monitor_ops monitor_pmu = {
 	.name = "pmu",
-	.always = 1,
 	.edges_only = 1,
 	.open = pmu_open,
 	.read = pmu_read,

@@ -5,6 +5,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "pmu_events.h"
+
 /*
  * The CPU's own counters, read with perf_event_open (no perf binary):
  * instructions retired in kernel mode and in user mode, and dTLB and iTLB
@@ -45,19 +47,8 @@
  * TLB refill event at all.
  */
 
-enum pmu_event {
-	PMU_INSN_KERNEL,
-	PMU_INSN_USER,
-	PMU_DTLB_MISS,
-	PMU_ITLB_MISS,
-	PMU_EVENT_MAX
-};
-
-/* The counters' names in the agent's output ("perf_stat.instructions_k",
- * ...), by enum pmu_event. */
-extern const char *const pmu_counter_names[PMU_EVENT_MAX];
-/* The nanoseconds the events were not on the PMU (above). */
-#define PMU_UNSCHEDULED "perf_stat.pmu_unscheduled_ns"
+/* The events and their names in the agent's output: pmu_events.h (the
+ * catalog, which the daemon reads too). */
 
 /*
  * Why an event cannot be opened, from perf_event_open's error (a positive

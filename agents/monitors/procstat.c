@@ -60,7 +60,6 @@ static void procstat_close(struct monitor *m)
 
 static const struct monitor_ops monitor_procstat = {
 	.name = "procstat",
-	.default_on = 1,
 	.open = procstat_open,
 	.read = procstat_read,
 	.close = procstat_close,

@@ -106,7 +106,6 @@ static void vmstat_close(struct monitor *m)
 
 static const struct monitor_ops monitor_vmstat = {
 	.name = "vmstat",
-	.default_on = 1,
 	.open = vmstat_open,
 	.read = vmstat_read,
 	.close = vmstat_close,

@@ -1,6 +1,5 @@
 #include "tlb_model.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,26 +27,6 @@ static int key_matches(uint64_t key, uint64_t vpn, unsigned asid)
 	if (!(key & KEY_VALID) || (key & VPN_MASK) != (vpn & VPN_MASK))
 		return 0;
 	return (key & KEY_GLOBAL) || ((key >> ASID_SHIFT) & ASID_MASK) == (asid & ASID_MASK);
-}
-
-int tlb_geom_parse(const char *s, struct tlb_geom *g)
-{
-	char *end;
-	unsigned long e, w;
-
-	errno = 0;
-	e = strtoul(s, &end, 10);
-	if (end == s || *end != 'x' || errno)
-		return -1;
-	s = end + 1;
-	w = strtoul(s, &end, 10);
-	if (end == s || *end || errno || !e || !w || e > TLB_ENTRIES_MAX || e % w)
-		return -1;
-	if ((e / w) & (e / w - 1))
-		return -1;
-	g->entries = (unsigned)e;
-	g->ways = (unsigned)w;
-	return 0;
 }
 
 static int level_init(struct tlb_level *l, struct tlb_geom g)

@@ -17,15 +17,7 @@
  */
 #include <stdint.h>
 
-struct tlb_geom {
-	unsigned entries, ways;	/* entries / ways sets, a power of two */
-};
-
-/* the defaults (docs/tlb-model.md): a recent x86 core's sizes */
-#define TLB_DTLB_DEFAULT { 64, 4 }
-#define TLB_ITLB_DEFAULT { 64, 8 }
-#define TLB_STLB_DEFAULT { 1536, 12 }
-#define TLB_ENTRIES_MAX 65536
+#include "tlb_geom.h"
 
 struct tlb_level {
 	unsigned sets, ways;
@@ -45,10 +37,6 @@ struct tlb {
 	struct tlb_level l1[2], l2;	/* l1[TLB_DATA], l1[TLB_INSN] */
 	struct tlb_counts n;
 };
-
-/* "64x4" (entries x ways) into g; -1 when malformed or not a power-of-two
- * number of sets, or above TLB_ENTRIES_MAX */
-int tlb_geom_parse(const char *s, struct tlb_geom *g);
 
 /* 0, or -1 when out of memory */
 int tlb_init(struct tlb *t, struct tlb_geom dtlb, struct tlb_geom itlb, struct tlb_geom stlb);

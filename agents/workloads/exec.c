@@ -43,18 +43,6 @@ struct ex_state {
 
 static struct ex_state ex;
 
-static const char *const parsers[] = { "stress-ng", "last-number", "none" };
-
-int exec_parser_known(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < ARRAY_SIZE(parsers); i++)
-		if (!strcmp(parsers[i], name))
-			return 1;
-	return 0;
-}
-
 /* Reads up to max numbers from p; returns how many. */
 static int scan_numbers(const char *p, const char *eol, double *v, int max)
 {
@@ -309,9 +297,6 @@ static void ex_score(struct wl_ctx *ctx)
 
 const struct workload_ops workload_exec = {
 	.name = "exec",
-	.score = "score",
-	.score_unit = "score",
-	.modes = 1u << WL_THREADS,
 	.run = ex_run,
 	.score_fn = ex_score,
 };

@@ -96,23 +96,6 @@ uint64_t fault_write_page(uint64_t round, uint64_t npages, uint64_t seed)
 	return x;
 }
 
-static const char *const vma_names[WL_VMA_MAX] = { "one", "per-round" };
-
-const char *wl_vma_name(enum wl_vma v)
-{
-	return v < WL_VMA_MAX ? vma_names[v] : "?";
-}
-
-enum wl_vma wl_vma_lookup(const char *name)
-{
-	int v;
-
-	for (v = 0; v < WL_VMA_MAX; v++)
-		if (name && !strcmp(vma_names[v], name))
-			return (enum wl_vma)v;
-	return WL_VMA_MAX;
-}
-
 /* Worker 0, between rounds: where everyone writes next. -1 on failure. */
 static int fw_prepare(struct wl_ctx *ctx)
 {
@@ -169,26 +152,6 @@ static void fw_worker(struct wl_ctx *ctx, int i)
 	}
 }
 
-static int fw_check(const struct wl_params *p, struct strbuf *err)
-{
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE), npages = p->size / pg;
-
-	if (p->vma == WL_VMA_PER_ROUND) {
-		if (p->size < 4096)
-			return strbuf_seterr(err, "size: must be at least 4096 bytes for fault-write");
-		return 0;
-	}
-	if (p->rounds < 1)
-		return strbuf_seterr(err, "rounds: must be at least 1 with vma one (the measure is the "
-				     "time of that many rounds)");
-	if (p->rounds > npages)
-		return strbuf_seterr(err, "rounds: %llu rounds need as many untouched pages, but size %llu "
-				     "holds %llu pages of %llu bytes (lower rounds, default %d, or raise size)",
-				     (unsigned long long)p->rounds, (unsigned long long)p->size,
-				     (unsigned long long)npages, (unsigned long long)pg, FAULT_WRITE_ROUNDS);
-	return 0;
-}
-
 static int fw_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
@@ -236,11 +199,7 @@ static void fw_score(struct wl_ctx *ctx)
 
 const struct workload_ops workload_fault_write = {
 	.name = "fault-write",
-	.score = "total_sec",
-	.score_unit = "s",
-	.modes = 1u << WL_THREADS,
 	.pin = 1,
-	.check = fw_check,
 	.run = fw_run,
 	.score_fn = fw_score,
 };

@@ -102,9 +102,6 @@ static void mp_score(struct wl_ctx *ctx)
 
 const struct workload_ops workload_mprotect = {
 	.name = "mprotect",
-	.score = "ops_per_sec",
-	.score_unit = "ops/s",
-	.modes = 1u << WL_THREADS | 1u << WL_PROCESSES,
 	.pin = 1,
 	.run = mp_run,
 	.score_fn = mp_score,

@@ -134,15 +134,6 @@ static void mr_toucher(struct wl_ctx *ctx, int i)
 	mr.touched[i] = n;
 }
 
-static int mr_check(const struct wl_params *p, struct strbuf *err)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-
-	if (p->size % (uint64_t)pg)
-		return strbuf_seterr(err, "size: must be a multiple of the page size (%ld)", pg);
-	return 0;
-}
-
 /* Each home must be one mapping, whole: anything placed inside it splits it. */
 static int homes_intact(const char *when, struct strbuf *err)
 {
@@ -278,10 +269,6 @@ static int mr_run(struct wl_ctx *ctx, struct strbuf *err)
 
 const struct workload_ops workload_mremap = {
 	.name = "mremap",
-	.score = "moves_per_sec",
-	.score_unit = "moves/s",
-	.modes = 1u << WL_THREADS,
 	.pin = 1,
-	.check = mr_check,
 	.run = mr_run,
 };

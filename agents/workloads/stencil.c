@@ -157,14 +157,6 @@ static int st_alloc(const struct wl_params *p, struct strbuf *err)
 	return 0;
 }
 
-static int st_check(const struct wl_params *p, struct strbuf *err)
-{
-	if (p->nx - 2 < p->workers)
-		return strbuf_seterr(err, "grid: %d workers need at least %d points along x",
-				     p->workers, p->workers + 2);
-	return 0;
-}
-
 static int st_run(struct wl_ctx *ctx, struct strbuf *err)
 {
 	const struct wl_params *p = ctx->p;
@@ -191,10 +183,6 @@ static void st_score(struct wl_ctx *ctx)
 
 const struct workload_ops workload_stencil = {
 	.name = "stencil",
-	.score = "mflops",
-	.score_unit = "MFLOPS",
-	.modes = 1u << WL_THREADS,
-	.check = st_check,
 	.run = st_run,
 	.score_fn = st_score,
 };

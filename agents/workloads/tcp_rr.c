@@ -211,8 +211,5 @@ out:
 
 const struct workload_ops workload_tcp_rr = {
 	.name = "tcp-rr",
-	.score = "trans_per_sec",
-	.score_unit = "transactions/s",
-	.modes = 1u << WL_THREADS | 1u << WL_PROCESSES,
 	.run = rr_run,
 };

@@ -21,6 +21,7 @@
 #include "util.h"
 #include "banned.h"
 
+/* The code of each row of the catalog (workload_catalog.c), by name. */
 static const struct workload_ops *const workloads[] = {
 	&workload_mprotect,
 	&workload_mremap,
@@ -30,7 +31,7 @@ static const struct workload_ops *const workloads[] = {
 	&workload_exec,
 };
 
-const struct workload_ops *workload_lookup(const char *name)
+static const struct workload_ops *impl_named(const char *name)
 {
 	size_t i;
 
@@ -40,9 +41,27 @@ const struct workload_ops *workload_lookup(const char *name)
 	return NULL;
 }
 
-const char *workload_names(void)
+const struct workload_ops *workload_impl(const struct workload_def *def)
 {
-	return "mprotect, mremap, fault-write, tcp-rr, stencil, exec";
+	return def ? impl_named(def->name) : NULL;
+}
+
+const char *workload_impl_errors(void)
+{
+	static char problems[256];
+	const struct workload_def *d;
+	size_t i;
+
+	problems[0] = '\0';
+	for (i = 0; (d = workload_def_at(i)) != NULL && !problems[0]; i++)
+		if (!impl_named(d->name))
+			snprintf(problems, sizeof(problems), "workload '%s' of the catalog "
+				 "(lib/catalog/workload_catalog.c) has no implementation in this agent", d->name);
+	for (i = 0; i < ARRAY_SIZE(workloads) && !problems[0]; i++)
+		if (!workload_lookup(workloads[i]->name))
+			snprintf(problems, sizeof(problems), "workload '%s' of agents/workloads/wl.c has no row "
+				 "in the catalog (lib/catalog/workload_catalog.c)", workloads[i]->name);
+	return problems[0] ? problems : NULL;
 }
 
 int wl_ctx_init(struct wl_ctx *ctx, const struct wl_params *p, struct strbuf *err)
@@ -344,7 +363,7 @@ void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *u
 {
 	char key[128];
 
-	snprintf(key, sizeof(key), "%s.%s", ctx->p->ops->name, name);
+	snprintf(key, sizeof(key), "%s.%s", ctx->p->def->name, name);
 	json_object_set_new(ctx->metrics, key, json_real(value));
 	if (ctx->info)
 		json_object_set_new(ctx->info, key, json_pack("{s:s,s:s}", "unit", unit,

@@ -90,7 +90,7 @@ static json_t *message_string(const struct strbuf *msg)
 static void __attribute__((noreturn)) child_main(struct wl_ctx *ctx, pid_t agent, int to_agent,
 						 int from_agent)
 {
-	const struct workload_ops *ops = ctx->p->ops;
+	const struct workload_ops *ops = workload_impl(ctx->p->def);
 	struct chan ch = { to_agent, from_agent, 0, 0 };
 	struct strbuf err = STRBUF_INIT;
 	json_t *rep;
@@ -144,7 +144,7 @@ struct watch {
 
 static double window_limit(const struct wl_params *p)
 {
-	return (!strcmp(p->ops->name, "exec") ? p->timeout : p->duration) + WINDOW_GRACE_SEC;
+	return (!strcmp(p->def->name, "exec") ? p->timeout : p->duration) + WINDOW_GRACE_SEC;
 }
 
 static void ack(struct watch *w)

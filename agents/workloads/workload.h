@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "strbuf.h"
+#include "workload_catalog.h"
 
 /*
  * A workload is the experiment of a kernel patch posting, reduced to a loop
@@ -26,40 +27,17 @@
  *
  * The caller of wl_ctx_init owns the wl_ctx; a workload owns what it
  * allocates in run() and must have joined every worker before run() returns.
+ *
+ * What a spec may say of a workload -- its name, headline metric, modes,
+ * parameters and their checks -- is its row of the catalog
+ * (lib/catalog/workload_catalog.h), which the daemon reads too; this file
+ * is the running of it. A workload is its row there, its file here with a
+ * struct workload_ops of the same name, and that ops' line in wl.c's
+ * table; the agent refuses to run when a row and the table disagree
+ * (workload_impl_errors).
  */
 
-#define WL_MAX_WORKERS 1024
 #define WL_ERR_MAX 256
-/* fault-write's rounds with vma one, unless the spec says otherwise */
-#define FAULT_WRITE_ROUNDS 4096
-
-enum wl_mode {
-	WL_THREADS,
-	WL_PROCESSES,
-	WL_MODE_MAX
-};
-
-/* fault-write's shape: one vma for every round, or a fresh one per round */
-enum wl_vma {
-	WL_VMA_ONE,
-	WL_VMA_PER_ROUND,
-	WL_VMA_MAX
-};
-
-struct wl_params {
-	const struct workload_ops *ops;
-	enum wl_mode mode;
-	int workers;
-	double duration;	/* seconds of measured window */
-	uint64_t size;		/* bytes: mremap region, fault-write mapping */
-	uint64_t rounds;	/* fault-write: stop after this many rounds (0: duration) */
-	enum wl_vma vma;	/* fault-write's shape */
-	uint32_t request_size, response_size;	/* tcp-rr */
-	int nx, ny, nz;		/* stencil grid */
-	char **argv;		/* exec: NULL-terminated, owned by the spec */
-	char parser[32];	/* exec: how to read a score from the output */
-	double timeout;		/* exec: kill the command after this many seconds */
-};
 
 /* Shared between the runner and every worker, in a MAP_SHARED mapping.
  * Workers wait for go on a (process-shared) futex. */
@@ -109,17 +87,12 @@ struct wl_ctx {
 };
 
 struct workload_ops {
-	const char *name;
-	const char *score;	/* headline metric, without the workload prefix */
-	const char *score_unit;
-	unsigned modes;		/* bit per enum wl_mode allowed */
+	const char *name;	/* its row's in the catalog */
 	/* Worker i runs on the i-th CPU the agent may use (round robin) even
 	 * without a neighbour, like will-it-scale: the experiment needs the mm
 	 * live on as many CPUs as there are workers, which an unpinned
 	 * scheduler does not promise on a busy machine (it may stack them). */
 	int pin;
-	/* Cross-field checks after the generic ones; -1 with err naming the field. */
-	int (*check)(const struct wl_params *p, struct strbuf *err);
 	/* Runs one measured window. 0, or -1 with err (a workload failure). */
 	int (*run)(struct wl_ctx *ctx, struct strbuf *err);
 	/* Adds the headline and other metrics from the window; NULL means
@@ -131,8 +104,12 @@ struct workload_ops {
 	int score_is_rate;
 };
 
-const struct workload_ops *workload_lookup(const char *name);
-const char *workload_names(void);
+/* The code that runs def's workload: the ops of wl.c's table with its
+ * name. Never NULL once workload_impl_errors() said nothing. */
+const struct workload_ops *workload_impl(const struct workload_def *def);
+/* "workload 'x' of the catalog has no implementation in this agent" (or
+ * an implementation no row), or NULL: the agent runs nothing then. */
+const char *workload_impl_errors(void);
 
 /* Allocates ctx->sh (shared, zeroed) and the wake pipe. -1 with err.
  * A forked child inherits both: whoever holds ctx can read the counters
@@ -212,12 +189,8 @@ void wl_metric(struct wl_ctx *ctx, const char *name, double value, const char *u
  * a permutation of [0, npages) chosen by seed, so no page is written in two
  * rounds. Exposed for tests. */
 uint64_t fault_write_page(uint64_t round, uint64_t npages, uint64_t seed);
-/* "one" or "per-round"; and the shape of a name, or WL_VMA_MAX. */
-const char *wl_vma_name(enum wl_vma v);
-enum wl_vma wl_vma_lookup(const char *name);
-
-/* exec's output parsers, exposed for tests. */
-int exec_parser_known(const char *name);
+/* exec's output parsers (their names: workload_exec_parser_known), exposed
+ * for tests. */
 int exec_parse_score(const char *parser, const char *out, double elapsed,
 		     double *ret_score, double *ret_ops, struct strbuf *err);
 

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "util.h"
-#include "workloads/workload.h"
+#include "workload_catalog.h"
 #include "banned.h"
 
 enum match {
@@ -146,9 +146,9 @@ const char *compare_class_legend(void)
 int compare_is_score(const char *workload, const char *metric)
 {
 	const char *own = metric ? own_part(workload, metric) : NULL;
-	const struct workload_ops *ops = own ? workload_lookup(workload) : NULL;
+	const struct workload_def *def = own ? workload_lookup(workload) : NULL;
 
-	return ops && ops->score && !strcmp(own, ops->score);
+	return def && def->score && !strcmp(own, def->score);
 }
 
 /* the rows of each source that are a case's headline; the first is the

@@ -95,7 +95,7 @@ struct backend;
  *     - name: tlb
  *       timeout: 600                    # seconds for the run stage (or 10m)
  *       workloads:                      # each one a tlblab-agent spec, checked at
- *                                       # load by the agent's own parser (agents/spec.h)
+ *                                       # load by the agent's own parser (lib/catalog/spec.h)
  *         - workload: mprotect
  *           mode: [threads, processes]
  *           workers: 2

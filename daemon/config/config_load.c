@@ -11,8 +11,9 @@
  * timeout is the lab's stage_timeout.
  *
  * A suite's workload specs are converted to JSON and checked by the agent's
- * own spec parser (agents/spec.h), so a spec the agent would refuse after a
- * build and a boot is refused here, at the position of the field it names.
+ * own spec parser (lib/catalog/spec.h, which both link), so a spec the agent
+ * would refuse after a build and a boot is refused here, at the position of
+ * the field it names.
  * Times and sizes take the same units there and in the lab's settings
  * ("10m", "1M"), read by the same functions.
  *

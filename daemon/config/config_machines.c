@@ -17,7 +17,7 @@
 #include "backend.h"
 
 #include "arch.h"
-#include "qemu-plugin/tlb_model.h"
+#include "tlb_geom.h"
 #include "strbuf.h"
 #include "util.h"
 #include "banned.h"

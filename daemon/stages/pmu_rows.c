@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "jsonget.h"
-#include "pmu.h"
+#include "pmu_events.h"
 #include "util.h"
 #include "banned.h"
 

@@ -4,7 +4,7 @@
 # between the files of a module cannot collide with libc, a library or
 # another module, and its name says where it lives. The prefix comes from
 # the object's name: daemon/config_yaml.o's globals start with config_,
-# agents/spec.o's with spec_; the few exceptions are listed in allowed().
+# lib/catalog/spec.o's with spec_; the few exceptions are listed in allowed().
 # A name used by one file only is static, and then not checked.
 . "$(dirname "$0")/../lib.sh"
 

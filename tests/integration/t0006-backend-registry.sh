@@ -1,15 +1,18 @@
 #!/bin/sh
-# A boot method, a transport or a monitor is one new file, with its
-# registration line in it, and nothing else edited (daemon/config/backend.h,
-# agents/monitors/monitor.h): the test adds a toy of each to a copy of the
-# tree, builds the daemon and the agent there, and sees the loader take a
-# machine of the toy method with its own section and of the toy transport,
-# refuse bad ones at FILE:LINE:COL, the reference list the toy's settings,
-# and the agent report the toy monitor's counter; then it adds a second file
-# that registers a name already taken, and sees every load refused with the
-# two registrations' places. The copy goes away with the test; the tree
-# under test never knows the toys. docs/design.md's "How to add" is
-# checked too: the files it names exist.
+# A boot method or a transport is one new file, with its registration line
+# in it, and nothing else edited (daemon/config/backend.h); a monitor is one
+# new file (agents/monitors/monitor.h) and one line, its row, in the
+# catalog the daemon shares (lib/catalog/monitor_catalog.c). The test adds
+# a toy of each to a copy of the tree, builds the daemon and the agent
+# there, and sees the loader take a machine of the toy method with its own
+# section and of the toy transport, refuse bad ones at FILE:LINE:COL, the
+# reference list the toy's settings, the agent refuse to run with the toy
+# monitor's file but not its row, and with both report its counter, and the
+# daemon take a suite that names it; then it adds a second file that
+# registers a name already taken, and sees every load refused with the two
+# registrations' places. The copy goes away with the test; the tree under
+# test never knows the toys. docs/design.md's "How to add" is checked too:
+# the files it names exist.
 . "$(dirname "$0")/../lib.sh"
 
 DAEMON=$BUILD/tlblabd
@@ -157,8 +160,30 @@ else
 		"$(tail -n 5 "$TMP/make.out" | tr '\n' ' ')"
 	exit 0
 fi
-check "nothing but the three new files changed in the tree" \
-	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = '?? agents/monitors/toy.c ?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
+
+# the toy monitor's file without its row: the agent built so refuses to
+# run, naming the file and the catalog
+if make -C "$COPY" --no-print-directory BUILD=build build/tlblab-agent >"$TMP/make-agent0.out" 2>&1; then
+	check_fails "an agent with a monitor's file but not its catalog row runs nothing" 1 \
+		"agents/monitors/toy.c:[0-9]*: monitor 'toy' has no row in the catalog \\(lib/catalog/monitor_catalog.c\\)" \
+		"$COPY/build/tlblab-agent" run --workload mprotect --duration 1 --iterations 1
+else
+	fail "the agent builds with the toy monitor's file added" "$(tail -n 5 "$TMP/make-agent0.out" | tr '\n' ' ')"
+fi
+# its row: one line, anywhere in the table (a monitor's bit comes from its name)
+toy_row='	{ "toy", 0, "counts its reads (a toy of t0006)" },'
+awk -v row="$toy_row" '{ print } /^const struct monitor_def monitor_defs\[\] = \{$/ { print row }' \
+	"$TOP/lib/catalog/monitor_catalog.c" >"$COPY/lib/catalog/monitor_catalog.c"
+check "nothing but the three new files and the toy's catalog row changed in the tree" \
+	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = ' M lib/catalog/monitor_catalog.c ?? agents/monitors/toy.c ?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
+git -C "$COPY" diff -U0 >"$TMP/row.diff"
+printf '%s\n' "+$toy_row" >"$TMP/row.want"
+if [ "$(git -C "$COPY" diff --numstat)" = "$(printf '1\t0\tlib/catalog/monitor_catalog.c')" ] &&
+	grep '^[-+][^-+]' "$TMP/row.diff" | cmp -s - "$TMP/row.want"; then
+	pass "the toy monitor's row is the one line added to an existing file"
+else
+	fail "the toy monitor's row is the one line added to an existing file" "$(tr '\n' '|' <"$TMP/row.diff")"
+fi
 
 cat >"$TMP/toy.yaml" <<'EOF'
 lab: {data_dir: /tmp/d}
@@ -215,9 +240,28 @@ check "tlblabd -S lists the toy's settings with their bounds" \
 check "the tree under test does not know the toy" \
 	sh -c "! '$DAEMON' -S | grep -q 'toy' && ! '$DAEMON' -n -c '$TMP/toy.yaml' >/dev/null 2>&1"
 
-# the toy monitor: the agent built in the copy takes its name and reports
-# its counter beside the others (its samples reach the store with no
-# daemon change: DESIGN.md)
+# the toy monitor: the daemon built in the copy takes a suite that names
+# it, from the row alone (the tree under test refuses it); the agent built
+# there takes its name and reports its counter beside the others (its
+# samples reach the store with no daemon change: DESIGN.md)
+cat >"$TMP/toym.yaml" <<'EOF'
+lab: {data_dir: /tmp/d}
+machines:
+  - {name: t1, transport: local, boot: none}
+suites:
+  - name: s
+    workloads:
+      - {workload: mprotect, monitors: [toy, vmstat]}
+EOF
+if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make3.out" 2>&1; then
+	check "the daemon with the toy monitor's row takes a suite that names it" \
+		sh -c "'$COPY/build/tlblabd' -n -c '$TMP/toym.yaml' | grep -qx 'configuration OK'"
+	check_fails "the daemon under test refuses a suite that names the toy monitor" 1 \
+		"monitors\\[0\\]: unknown monitor \\(one of interrupts, procstat, profile, tracepoints, vmstat\\)" \
+		"$DAEMON" -n -c "$TMP/toym.yaml"
+else
+	fail "the daemon builds with the toy monitor's row added" "$(tail -n 5 "$TMP/make3.out" | tr '\n' ' ')"
+fi
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblab-agent >"$TMP/make-agent.out" 2>&1; then
 	"$COPY/build/tlblab-agent" run --workload mprotect --workers 1 --duration 1 --iterations 1 --warmup 0 \
 		--interval 0.2 --monitors toy,vmstat >"$TMP/toy-agent.out" 2>"$TMP/toy-agent.err"

@@ -8,7 +8,7 @@
 
 build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c) \
 	daemon/analysis/verdict.c daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/jsonget.c lib/strbuf.c lib/util.c \
-	-iquote agents $(cd "$TOP" && echo agents/workloads/*.c) agents/monitors/procparse.c -ljansson -lm || exit 1
+	-iquote lib/catalog lib/catalog/workload_catalog.c -ljansson -lm || exit 1
 py_has jsonschema jsonschema python3-jsonschema || exit 1
 
 # two inputs: one A/B job (a single document, side filters) and two jobs

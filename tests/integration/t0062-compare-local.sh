@@ -13,7 +13,7 @@
 
 build_tool "the compare driver" "$TMP/compare-cli" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c) \
 	daemon/analysis/verdict.c daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/jsonget.c lib/strbuf.c lib/util.c \
-	-iquote agents $(cd "$TOP" && echo agents/workloads/*.c) agents/monitors/procparse.c -ljansson -lm || exit 0
+	-iquote lib/catalog lib/catalog/workload_catalog.c -ljansson -lm || exit 0
 
 for boot in 1 2 3 4 5 6 7 8 9; do
 	for mode in threads processes; do

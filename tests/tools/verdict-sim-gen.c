@@ -35,7 +35,7 @@
 #include <jansson.h>
 
 #include "spec.h"
-#include "monitor.h"
+#include "monitor_catalog.h"
 #include "stats.h"
 #include "util.h"
 #include "verdict-sim.h"
@@ -177,15 +177,15 @@ static double score_level(const char *wl, int shared_mm, int workers)
  */
 static void case_fams(struct sim_case *c, const struct spec *sp, const struct wl_params *p)
 {
-	const char *wl = p->ops->name;
+	const char *wl = p->def->name;
 	int shared = p->mode == WL_THREADS && p->workers >= 2, mremap = !strcmp(wl, "mremap");
 	double ops = score_level(wl, shared, p->workers);
 	double remote_small = mremap ? 3 : 0.3;
 	char name[96];
 
-	snprintf(name, sizeof(name), "%s.%s", wl, p->ops->score);
+	snprintf(name, sizeof(name), "%s.%s", wl, p->def->score);
 	if (!strcmp(wl, "fault-write")) {
-		fam_add(c, name, p->ops->score_unit, "lower", FK_SCORE, 2.0, 1, 0, 0);
+		fam_add(c, name, p->def->score_unit, "lower", FK_SCORE, 2.0, 1, 0, 0);
 		c->fams[c->nfams - 1].inverse = 1;
 		fam_add(c, "fault-write.writes_per_sec", "writes/s", "higher", FK_SCORE, 5e5, 1, 0, 0);
 		fam_add(c, "fault-write.rounds", "rounds", "neutral", FK_FIXED,
@@ -193,7 +193,7 @@ static void case_fams(struct sim_case *c, const struct spec *sp, const struct wl
 		fam_add(c, "fault-write.usec_per_round", "us", "lower", FK_SCORE, 500, 1, 0, 0);
 		c->fams[c->nfams - 1].inverse = 1;
 	} else {
-		fam_add(c, name, p->ops->score_unit, "higher", FK_SCORE, ops, 1, 0, 0);
+		fam_add(c, name, p->def->score_unit, "higher", FK_SCORE, ops, 1, 0, 0);
 		if (!strcmp(wl, "stencil"))
 			fam_add(c, "stencil.points_per_sec", "points/s", "higher", FK_SCORE, 5e7, 1, 0, 0);
 		if (!strcmp(wl, "exec"))
@@ -287,7 +287,7 @@ int shape_from_suite(struct shape *sh, const struct cfg_suite *suite, struct str
 			memset(c, 0, sizeof(*c));
 			c->spec = (int)si;
 			c->cas = (int)ci;
-			snprintf(c->workload, sizeof(c->workload), "%s", p->ops->name);
+			snprintf(c->workload, sizeof(c->workload), "%s", p->def->name);
 			/* runner.c's case_params: the case's params and its mode */
 			c->params = json_deep_copy(sp.cases[ci].params);
 			json_object_set_new(c->params, "mode", json_string(spec_mode_name(p->mode)));

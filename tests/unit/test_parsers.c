@@ -185,11 +185,12 @@ static void test_none_and_unknown(void **state)
 	assert_string_equal(s.err.buf, "parser: unknown parser 'perl'");
 	strbuf_release(&s.err);
 
-	assert_true(exec_parser_known("stress-ng"));
-	assert_true(exec_parser_known("last-number"));
-	assert_true(exec_parser_known("none"));
-	assert_false(exec_parser_known("stress"));
-	assert_false(exec_parser_known(""));
+	/* every name the catalog knows has its parser here */
+	assert_true(workload_exec_parser_known("stress-ng"));
+	assert_true(workload_exec_parser_known("last-number"));
+	assert_true(workload_exec_parser_known("none"));
+	assert_false(workload_exec_parser_known("stress"));
+	assert_false(workload_exec_parser_known(""));
 }
 
 /* ---- profile: perf report ---- */

@@ -250,7 +250,7 @@ static void test_edges_only(void **state)
 	assert_int_equal(monitor_set_read(&ms, &v, 1, &err), 0);
 	assert_int_equal(v, 1);
 	assert_non_null(monitor_lookup("pmu"));
-	assert_true(monitor_lookup("pmu")->edges_only && monitor_lookup("pmu")->always);
+	assert_true(monitor_lookup("pmu")->edges_only && (monitor_def_lookup("pmu")->flags & MONITOR_ALWAYS));
 	strbuf_release(&err);
 }
 

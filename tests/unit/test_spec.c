@@ -3,8 +3,10 @@
  * order, the neighbour and exec forms, sizes and times with units,
  * fault-write's two shapes and their defaults, and for each kind of bad
  * input an error message that names the field, since that message is all a
- * user sees of a spec the daemon rejected. Also fault-write's page order,
- * which must never visit a page twice.
+ * user sees of a spec the daemon rejected. Also the catalog's tables the
+ * parser reads (lib/catalog/): the monitors' names and bits, the workloads'
+ * names and parameters. It links the daemon's modules, not the agent's: the
+ * spec parser needs no code that runs a workload.
  */
 #include "testlib.h"
 
@@ -13,7 +15,7 @@
 
 #include "jsonget.h"
 #include "spec.h"
-#include "monitors/monitor.h"
+#include "monitor_catalog.h"
 #include "util.h"
 #include "banned.h"
 
@@ -71,7 +73,7 @@ static void test_defaults(void **state)
 	assert_int_equal(s.has_neighbour, 0);
 	assert_string_equal(s.id, "");
 	assert_null(s.argv);
-	assert_ptr_equal(s.cases[0].p.ops, &workload_mprotect);
+	assert_ptr_equal(s.cases[0].p.def, workload_lookup("mprotect"));
 	assert_int_equal(s.cases[0].p.mode, WL_THREADS);
 	assert_int_equal(s.cases[0].p.workers, 1);
 	assert_float_equal(s.cases[0].p.duration, 10.0, 0);
@@ -97,7 +99,7 @@ static void test_toplevel_settings(void **state)
 	assert_int_equal(s.monitors, monitor_bit("vmstat") | monitor_bit("profile"));
 	assert_int_equal(s.profile, 1);
 	assert_string_equal(s.id, "job-42/run-1");
-	assert_ptr_equal(s.cases[0].p.ops, &workload_mremap);
+	assert_ptr_equal(s.cases[0].p.def, workload_lookup("mremap"));
 	assert_float_equal(s.cases[0].p.duration, 2.5, 0);
 	assert_int_equal(s.cases[0].p.size, 16u << 20);
 	spec_release(&s);
@@ -205,7 +207,7 @@ static void test_neighbour(void **state)
 		     "\"neighbour\":{\"workload\":\"tcp-rr\",\"workers\":3,\"mode\":\"processes\"}}");
 	assert_int_equal(s.ncases, 1);
 	assert_int_equal(s.has_neighbour, 1);
-	assert_ptr_equal(s.neighbour.ops, &workload_tcp_rr);
+	assert_ptr_equal(s.neighbour.def, workload_lookup("tcp-rr"));
 	assert_int_equal(s.neighbour.workers, 3);
 	assert_int_equal(s.neighbour.mode, WL_PROCESSES);
 	assert_string_equal(jsonget_str(s.neighbour_params, "workload"), "tcp-rr");
@@ -515,38 +517,62 @@ static void test_fault_write_bad(void **state)
 	expect_error("{\"workload\":\"fault-write\",\"vma\":\"per-round\",\"size\":4095}", "size:");
 }
 
-static void test_fault_write_pages(void **state)
+/* ---- the catalog's tables ---- */
+
+static void test_catalog_monitors(void **state)
 {
-	static const uint64_t sizes[] = { 1, 2, 3, 7, 512, 1000, 4096, 65537 };
-	unsigned char *seen;
-	size_t k;
-	uint64_t r, same = 0;
+	static const char *const by_name[] = { "interrupts", "procstat", "profile", "tracepoints", "vmstat" };
+	size_t i;
 
 	(void)state;
-	for (k = 0; k < ARRAY_SIZE(sizes); k++) {
-		uint64_t n = sizes[k];
-
-		seen = calloc(n, 1);
-		assert_non_null(seen);
-		for (r = 0; r < n; r++) {
-			uint64_t page = fault_write_page(r, n, 0x1234 + k);
-
-			if (page >= n || seen[page])
-				fail_msg("npages %llu: round %llu gives page %llu, %s",
-					 (unsigned long long)n, (unsigned long long)r, (unsigned long long)page,
-					 page >= n ? "out of range" : "already written");
-			seen[page] = 1;
-		}
-		free(seen);
+	assert_null(monitor_catalog_errors());
+	/* the names a spec may list, in name order; pmu is always on */
+	assert_string_equal(monitor_names(), "interrupts, procstat, profile, tracepoints, vmstat");
+	assert_int_equal(monitor_bit("pmu"), 0);
+	assert_int_equal(monitor_bit("dmesg"), 0);
+	assert_non_null(monitor_def_lookup("pmu"));
+	assert_true(monitor_def_lookup("pmu")->flags & MONITOR_ALWAYS);
+	/* a bit each, growing in name order whatever the table's order */
+	for (i = 0; i < ARRAY_SIZE(by_name); i++) {
+		assert_int_not_equal(monitor_bit(by_name[i]), 0);
+		if (i)
+			assert_true(monitor_bit(by_name[i - 1]) < monitor_bit(by_name[i]));
 	}
-	/* not the identity, and the seed changes the order */
-	for (r = 0; r < 1000; r++)
-		same += fault_write_page(r, 1000, 1) == r;
-	assert_true(same < 100);
-	same = 0;
-	for (r = 0; r < 1000; r++)
-		same += fault_write_page(r, 1000, 1) == fault_write_page(r, 1000, 2);
-	assert_true(same < 100);
+	assert_int_equal(monitor_default_mask(),
+			 monitor_bit("interrupts") | monitor_bit("procstat") | monitor_bit("vmstat"));
+	for (i = 0; i < monitor_ndefs; i++)
+		assert_true(monitor_defs[i].what && *monitor_defs[i].what);
+}
+
+static void test_catalog_workloads(void **state)
+{
+	const struct workload_def *d;
+	size_t i;
+
+	(void)state;
+	assert_null(workload_catalog_errors());
+	assert_string_equal(workload_names(), "mprotect, mremap, fault-write, tcp-rr, stencil, exec");
+	for (i = 0; (d = workload_def_at(i)) != NULL; i++) {
+		/* every workload takes its name and a mode, has a headline and
+		 * runs as threads */
+		assert_true(d->params & WP(WORKLOAD));
+		assert_true(d->params & WP(MODE));
+		assert_non_null(d->score);
+		assert_non_null(d->score_unit);
+		assert_true(d->modes & (1u << WL_THREADS));
+		assert_ptr_equal(workload_lookup(d->name), d);
+	}
+	assert_int_equal(i, 6);
+	assert_null(workload_lookup("mprotekt"));
+	assert_null(workload_lookup(NULL));
+	/* what compare_class.c reads as a case's headline */
+	assert_string_equal(workload_lookup("fault-write")->score, "total_sec");
+	for (i = 0; i < WP_MAX; i++)
+		assert_true(workload_params[i].key && workload_params[i].type < WPT_MAX);
+	assert_true(workload_exec_parser_known("stress-ng"));
+	assert_false(workload_exec_parser_known("stress"));
+	assert_string_equal(workload_vma_name(workload_vma_lookup("per-round")), "per-round");
+	assert_int_equal(workload_vma_lookup("two"), WL_VMA_MAX);
 }
 
 static void test_bad_workload(void **state)
@@ -746,7 +772,8 @@ int main(void)
 		cmocka_unit_test(test_exec),
 		cmocka_unit_test(test_fault_write_shapes),
 		cmocka_unit_test(test_fault_write_bad),
-		cmocka_unit_test(test_fault_write_pages),
+		cmocka_unit_test(test_catalog_monitors),
+		cmocka_unit_test(test_catalog_workloads),
 		cmocka_unit_test(test_bad_workload),
 		cmocka_unit_test(test_bad_workers),
 		cmocka_unit_test(test_bad_numbers),

@@ -5,7 +5,7 @@
 #include <stdint.h>
 
 #include "strbuf.h"
-#include "workloads/workload.h"
+#include "workload_catalog.h"
 
 /*
  * A run spec: one workload, its parameters (any of mode, workers, size,
@@ -15,6 +15,10 @@
  * on the other CPUs. The JSON form is what the daemon sends on stdin; the
  * command line is turned into the same JSON, so there is one validator
  * (the daemon runs it too, on every suite, when it loads its configuration).
+ * It lives in the catalog (lib/catalog/) with the tables it reads -- the
+ * workloads and their parameters (workload_catalog.h), the monitors
+ * (monitor_catalog.h) -- so both binaries link it without the code that
+ * runs a workload or reads the kernel.
  *
  * Errors start with the field's path and ": " -- "workers", "workers[1]"
  * (element 1 of a list), "neighbour.size" -- so a caller holding the spec's
@@ -41,7 +45,7 @@ struct spec {
 	int iterations, warmup;
 	double interval;
 	int live_samples;	/* a window's samples written as taken, not held to its end */
-	unsigned monitors;	/* bits from monitor_bit() */
+	unsigned monitors;	/* bits from monitor_bit() (monitor_catalog.h) */
 	int profile;
 	char id[129];
 	char **argv;		/* exec's command, shared by the cases */

@@ -1,60 +1,39 @@
 /*
  * Spec validation. A spec object has top-level settings (iterations, warmup,
  * interval, monitors, profile, neighbour, id) and workload parameters. The
- * parameters listed as matrix keys may be lists; every combination becomes a
- * case, in the order the keys are listed in `params` below, the last key
- * varying fastest. Each case is then validated as a plain object, with list
- * elements named key[i] in messages.
+ * parameters the catalog marks as matrix keys may be lists; every
+ * combination becomes a case, in the order of the catalog's parameters
+ * (workload_catalog.h), the last key varying fastest. Each case is then
+ * validated as a plain object, with list elements named key[i] in messages.
+ * What a workload takes, and how each parameter is read and bounded, are
+ * rows of the catalog; this file is the one reader of those rows.
  */
 #include "spec.h"
 
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "monitors/monitor.h"
+#include "monitor_catalog.h"
 #include "util.h"
 #include "banned.h"
 
 #define MIB (1ull << 20)
 
-struct param {
-	const char *key;
-	const char *only;	/* workloads it applies to, space-separated; NULL: all */
-	int matrix;		/* may be a list that expands to cases */
-};
-
-static const struct param params[] = {
-	{ "workload", NULL, 0 },
-	{ "mode", NULL, 1 },
-	{ "workers", "mprotect mremap fault-write tcp-rr stencil", 1 },
-	{ "duration", "mprotect mremap fault-write tcp-rr stencil", 0 },
-	{ "size", "mremap fault-write", 1 },
-	{ "rounds", "fault-write mprotect", 1 },
-	{ "vma", "fault-write", 1 },
-	{ "request_size", "tcp-rr", 1 },
-	{ "response_size", "tcp-rr", 1 },
-	{ "grid", "stencil", 1 },
-	{ "command", "exec", 0 },
-	{ "parser", "exec", 0 },
-	{ "timeout", "exec", 0 },
-};
-
 static const char *const toplevel[] = {
 	"iterations", "warmup", "interval", "monitors", "profile", "neighbour", "id", "live_samples",
 };
 
-static const struct param *find_param(const char *key)
+/* The parameter called key (enum workload_param_id), or -1. */
+static int find_param(const char *key)
 {
-	size_t i;
+	int i;
 
-	for (i = 0; i < ARRAY_SIZE(params); i++)
-		if (!strcmp(params[i].key, key))
-			return &params[i];
-	return NULL;
+	for (i = 0; i < WP_MAX; i++)
+		if (!strcmp(workload_params[i].key, key))
+			return i;
+	return -1;
 }
 
 static int is_toplevel(const char *key)
@@ -64,21 +43,6 @@ static int is_toplevel(const char *key)
 	for (i = 0; i < ARRAY_SIZE(toplevel); i++)
 		if (!strcmp(toplevel[i], key))
 			return 1;
-	return 0;
-}
-
-static int applies(const struct param *p, const char *workload)
-{
-	size_t n = strlen(workload);
-	const char *s = p->only;
-
-	if (!s)
-		return 1;
-	while ((s = strstr(s, workload)) != NULL) {
-		if ((s == p->only || s[-1] == ' ') && (s[n] == ' ' || s[n] == '\0'))
-			return 1;
-		s += n;
-	}
 	return 0;
 }
 
@@ -306,14 +270,14 @@ static int parse_grid(json_t *v, const char *field, struct wl_params *wp, struct
 	return 0;
 }
 
-static void set_defaults(struct wl_params *wp, const struct workload_ops *ops)
+static void set_defaults(struct wl_params *wp, const struct workload_def *def)
 {
 	memset(wp, 0, sizeof(*wp));
-	wp->ops = ops;
+	wp->def = def;
 	wp->mode = WL_THREADS;
 	wp->workers = 1;
 	wp->duration = 10;
-	wp->size = strcmp(ops->name, "mremap") ? 2 * MIB : 8 * MIB;
+	wp->size = def->size ? def->size : 2 * MIB;
 	wp->request_size = 300;
 	wp->response_size = 300;
 	wp->nx = 65;
@@ -323,126 +287,95 @@ static void set_defaults(struct wl_params *wp, const struct workload_ops *ops)
 	wp->timeout = 600;
 }
 
-/* The CPUs this process may run on. */
-static int cpus_allowed(void)
+/* exec's command: the spec's argv, read from the first case that has it
+ * (every case has the same: a command is no matrix key). */
+static int set_command(struct wl_params *wp, struct spec *s, json_t *v, const char *field, struct strbuf *err)
 {
-	cpu_set_t set;
-	int n;
+	size_t i, n = json_array_size(v);
 
-	if (sched_getaffinity(0, sizeof(set), &set) < 0)
-		return 1;
-	n = CPU_COUNT(&set);
-	return n < 1 ? 1 : n > WL_MAX_WORKERS ? WL_MAX_WORKERS : n;
-}
+	if (!json_is_array(v) || n == 0 || n > 256)
+		return strbuf_seterr(err, "%s: must be a list of 1 to 256 strings", field);
+	if (!s->argv) {
+		s->argv = xcalloc(n + 1, sizeof(char *));
+		for (i = 0; i < n; i++) {
+			json_t *a = json_array_get(v, i);
 
-/*
- * fault-write's defaults depend on what the case gave: as many workers as
- * CPUs, and with vma one FAULT_WRITE_ROUNDS rounds in a vma of exactly as
- * many pages. The resolved shape, rounds and workers are added to the case's
- * params, so the output says which experiment ran.
- */
-static void fault_write_defaults(struct wl_params *wp, json_t *given, json_t *echo)
-{
-	uint64_t pg = (uint64_t)sysconf(_SC_PAGESIZE);
-
-	if (!json_object_get(given, "workers"))
-		wp->workers = cpus_allowed();
-	if (wp->vma == WL_VMA_ONE) {
-		if (!json_object_get(given, "rounds"))
-			wp->rounds = FAULT_WRITE_ROUNDS;
-		/* too many rounds for any size: fw_check says so */
-		if (!json_object_get(given, "size") && wp->rounds <= (64ull << 30) / pg)
-			wp->size = wp->rounds * pg;
+			if (!json_is_string(a) || json_string_length(a) > 4096 ||
+			    strlen(json_string_value(a)) != json_string_length(a) ||
+			    (i == 0 && !json_string_length(a)))
+				return strbuf_seterr(err, "%s[%zu]: must be a string of at most 4096 bytes "
+						     "without NUL%s", field, i, i == 0 ? ", and not empty" : "");
+			s->argv[i] = xstrdup(json_string_value(a));
+		}
 	}
-	if (!echo)
-		return;
-	if (!json_object_get(echo, "vma"))
-		json_object_set_new(echo, "vma", json_string(wl_vma_name(wp->vma)));
-	if (!json_object_get(echo, "rounds"))
-		json_object_set_new(echo, "rounds", json_integer((json_int_t)wp->rounds));
-	if (!json_object_get(echo, "workers"))
-		json_object_set_new(echo, "workers", json_integer(wp->workers));
+	wp->argv = s->argv;
+	return 0;
 }
 
-/* Sets one parameter. A value written with a unit leaves its plain number
- * in *ret_norm (a new reference) for the case's params. */
-static int set_param(struct wl_params *wp, struct spec *s, const char *key, json_t *v,
+/* Sets one parameter, read as its catalog row says. A value written with
+ * a unit leaves its plain number in *ret_norm (a new reference) for the
+ * case's params. */
+static int set_param(struct wl_params *wp, struct spec *s, const struct workload_param *row, json_t *v,
 		     const char *field, json_t **ret_norm, struct strbuf *err)
 {
+	char *at = (char *)wp + row->off;
+	const char *str = json_string_value(v);
 	long l;
 	uint64_t u = 0;
 
-	if (!strcmp(key, "mode")) {
-		const char *m = json_string_value(v);
-
-		if (!m || (strcmp(m, "threads") && strcmp(m, "processes")))
+	switch (row->type) {
+	case WPT_NAME:
+		return 0;
+	case WPT_MODE:
+		if (!str || (strcmp(str, "threads") && strcmp(str, "processes")))
 			return strbuf_seterr(err, "%s: must be threads or processes", field);
-		wp->mode = strcmp(m, "threads") ? WL_PROCESSES : WL_THREADS;
-		if (!(wp->ops->modes & (1u << wp->mode)))
-			return strbuf_seterr(err, "%s: %s runs only as threads", field, wp->ops->name);
-	} else if (!strcmp(key, "workers")) {
+		wp->mode = strcmp(str, "threads") ? WL_PROCESSES : WL_THREADS;
+		if (!(wp->def->modes & (1u << wp->mode)))
+			return strbuf_seterr(err, "%s: %s runs only as threads", field, wp->def->name);
+		return 0;
+	case WPT_WORKERS:
 		/* cpus: one a CPU, whatever the machine (a sweep's guest_cpus);
 		 * the case's params say how many that was */
-		if (json_is_string(v) && !strcmp(json_string_value(v), "cpus")) {
-			wp->workers = cpus_allowed();
-			*ret_norm = json_integer(wp->workers);
+		if (str && !strcmp(str, "cpus")) {
+			*(int *)at = workload_cpus_allowed();
+			*ret_norm = json_integer(*(int *)at);
 			return 0;
 		}
-		if (get_int(v, field, 1, WL_MAX_WORKERS, &l, err) < 0) {
+		if (get_int(v, field, (long)row->min, (long)row->max, &l, err) < 0) {
 			strbuf_addstr(err, ", or cpus (one a CPU it may run on)");
 			return -1;
 		}
-		wp->workers = (int)l;
-	} else if (!strcmp(key, "duration")) {
-		if (get_seconds(v, field, 0.1, 86400, &wp->duration, ret_norm, err) < 0)
+		*(int *)at = (int)l;
+		return 0;
+	case WPT_SECONDS:
+		return get_seconds(v, field, row->min, row->max, (double *)at, ret_norm, err);
+	case WPT_BYTES:
+		return get_bytes(v, field, (uint64_t)row->min, (uint64_t)row->max, (uint64_t *)at, ret_norm, err);
+	case WPT_BYTES32:
+		if (get_bytes(v, field, (uint64_t)row->min, (uint64_t)row->max, &u, ret_norm, err) < 0)
 			return -1;
-	} else if (!strcmp(key, "size")) {
-		if (get_bytes(v, field, 4096, 64ull << 30, &wp->size, ret_norm, err) < 0)
-			return -1;
-	} else if (!strcmp(key, "rounds")) {
-		if (get_u64(v, field, 0, 1000000000000ull, &wp->rounds, err) < 0)
-			return -1;
-	} else if (!strcmp(key, "vma")) {
-		wp->vma = wl_vma_lookup(json_string_value(v));
+		*(uint32_t *)at = (uint32_t)u;
+		return 0;
+	case WPT_COUNT:
+		return get_u64(v, field, (uint64_t)row->min, (uint64_t)row->max, (uint64_t *)at, err);
+	case WPT_VMA:
+		wp->vma = workload_vma_lookup(str);
 		if (wp->vma == WL_VMA_MAX)
 			return strbuf_seterr(err, "%s: must be one or per-round", field);
-	} else if (!strcmp(key, "request_size") || !strcmp(key, "response_size")) {
-		if (get_bytes(v, field, 1, MIB, &u, ret_norm, err) < 0)
-			return -1;
-		*(key[1] == 'e' && key[2] == 'q' ? &wp->request_size : &wp->response_size) = (uint32_t)u;
-	} else if (!strcmp(key, "grid")) {
+		return 0;
+	case WPT_GRID:
 		return parse_grid(v, field, wp, err);
-	} else if (!strcmp(key, "parser")) {
-		const char *p = json_string_value(v);
-
-		if (!p || !exec_parser_known(p))
-			return strbuf_seterr(err, "%s: must be stress-ng, last-number or none", field);
-		snprintf(wp->parser, sizeof(wp->parser), "%s", p);
-	} else if (!strcmp(key, "timeout")) {
-		if (get_seconds(v, field, 1, 86400, &wp->timeout, ret_norm, err) < 0)
-			return -1;
-	} else if (!strcmp(key, "command")) {
-		size_t i, n = json_array_size(v);
-
-		if (!json_is_array(v) || n == 0 || n > 256)
-			return strbuf_seterr(err, "%s: must be a list of 1 to 256 strings", field);
-		if (!s->argv) {
-			s->argv = xcalloc(n + 1, sizeof(char *));
-			for (i = 0; i < n; i++) {
-				json_t *a = json_array_get(v, i);
-
-				if (!json_is_string(a) || json_string_length(a) > 4096 ||
-				    strlen(json_string_value(a)) != json_string_length(a) ||
-				    (i == 0 && !json_string_length(a)))
-					return strbuf_seterr(err, "%s[%zu]: must be a string of at most 4096 bytes "
-							     "without NUL%s", field, i,
-							     i == 0 ? ", and not empty" : "");
-				s->argv[i] = xstrdup(json_string_value(a));
-			}
-		}
-		wp->argv = s->argv;
+	case WPT_PARSER:
+		if (!str || !workload_exec_parser_known(str))
+			return strbuf_seterr(err, "%s: must be " WORKLOAD_EXEC_PARSERS, field);
+		snprintf(wp->parser, sizeof(wp->parser), "%s", str);
+		return 0;
+	case WPT_COMMAND:
+		return set_command(wp, s, v, field, err);
+	case WPT_MAX:
+		break;
 	}
-	return 0;
+	return strbuf_seterr(err, "%s: a parameter of no known type", field);
 }
 
 struct chosen {
@@ -454,7 +387,7 @@ struct chosen {
 static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, const char *prefix,
 			    const struct chosen *ch, size_t nch, struct strbuf *err)
 {
-	const struct workload_ops *ops;
+	const struct workload_def *def;
 	const char *key, *name;
 	json_t *v, *w = json_object_get(obj, "workload"), *plain = NULL;
 	char field[160];
@@ -462,13 +395,13 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 	if (!w)
 		return strbuf_seterr(err, "%sworkload: missing (one of %s)", prefix, workload_names());
 	name = json_string_value(w);
-	ops = name ? workload_lookup(name) : NULL;
-	if (!ops)
+	def = name ? workload_lookup(name) : NULL;
+	if (!def)
 		return strbuf_seterr(err, "%sworkload: unknown workload '%s' (one of %s)", prefix,
 				     name ? name : "(not a string)", workload_names());
-	set_defaults(wp, ops);
+	set_defaults(wp, def);
 	json_object_foreach(obj, key, v) {
-		const struct param *p = find_param(key);
+		int p = find_param(key);
 		json_t *norm = NULL;
 		size_t i;
 
@@ -476,17 +409,17 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 		for (i = 0; i < nch; i++)
 			if (!strcmp(ch[i].key, key))
 				snprintf(field, sizeof(field), "%s%s[%zu]", prefix, key, ch[i].idx);
-		if (!p) {
+		if (p < 0) {
 			if (!*prefix && is_toplevel(key))
 				continue;
 			json_decref(plain);
 			return strbuf_seterr(err, "%s: unknown field", field);
 		}
-		if (!applies(p, ops->name)) {
+		if (!(def->params & (1u << p))) {
 			json_decref(plain);
-			return strbuf_seterr(err, "%s: not a parameter of %s", field, ops->name);
+			return strbuf_seterr(err, "%s: not a parameter of %s", field, def->name);
 		}
-		if (set_param(wp, s, key, v, field, &norm, err) < 0) {
+		if (set_param(wp, s, &workload_params[p], v, field, &norm, err) < 0) {
 			json_decref(plain);
 			return -1;
 		}
@@ -501,11 +434,9 @@ static int case_from_object(struct wl_params *wp, struct spec *s, json_t *obj, c
 		json_object_update(obj, plain);
 		json_decref(plain);
 	}
-	if (!strcmp(ops->name, "fault-write"))
-		fault_write_defaults(wp, obj, *prefix ? NULL : obj);
-	if (!strcmp(ops->name, "exec") && !wp->argv)
-		return strbuf_seterr(err, "%scommand: missing (exec needs the command to run)", prefix);
-	if (ops->check && ops->check(wp, err) < 0) {
+	if (def->resolve)
+		def->resolve(wp, obj, *prefix ? NULL : obj);
+	if (def->check && def->check(wp, err) < 0) {
 		/* checks name the bare field; add the prefix */
 		if (*prefix) {
 			struct strbuf tmp = STRBUF_INIT;
@@ -525,9 +456,11 @@ static int parse_toplevel(struct spec *s, json_t *root, struct strbuf *err)
 	json_t *v;
 	long l;
 
-	/* a monitor registered twice is a broken build: no spec is read */
-	if (monitor_registry_errors())
-		return strbuf_seterr(err, "%s", monitor_registry_errors());
+	/* a name listed twice in the catalog is a broken build: no spec is read */
+	if (monitor_catalog_errors())
+		return strbuf_seterr(err, "%s", monitor_catalog_errors());
+	if (workload_catalog_errors())
+		return strbuf_seterr(err, "%s", workload_catalog_errors());
 	s->iterations = 3;
 	s->warmup = 1;
 	s->interval = 1.0;
@@ -601,9 +534,9 @@ static int parse_neighbour(struct spec *s, json_t *v, struct strbuf *err)
 		json_decref(copy);
 		return -1;
 	}
-	if (!strcmp(s->neighbour.ops->name, "exec")) {
+	if (s->neighbour.def->no_neighbour) {
 		json_decref(copy);
-		return strbuf_seterr(err, "neighbour.workload: exec cannot be a neighbour");
+		return strbuf_seterr(err, "neighbour.workload: %s cannot be a neighbour", s->neighbour.def->name);
 	}
 	s->has_neighbour = 1;
 	s->neighbour_params = copy;
@@ -612,8 +545,8 @@ static int parse_neighbour(struct spec *s, json_t *v, struct strbuf *err)
 
 int spec_from_json(struct spec *s, json_t *root, struct strbuf *err)
 {
-	const char *mkeys[ARRAY_SIZE(params)];
-	size_t mlen[ARRAY_SIZE(params)], nm = 0, total = 1, c, i;
+	const char *mkeys[WP_MAX];
+	size_t mlen[WP_MAX], nm = 0, total = 1, c, i;
 	json_t *v;
 
 	memset(s, 0, sizeof(*s));
@@ -621,19 +554,19 @@ int spec_from_json(struct spec *s, json_t *root, struct strbuf *err)
 		return strbuf_seterr(err, "spec: must be a JSON object");
 	if (parse_toplevel(s, root, err) < 0)
 		goto fail;
-	for (i = 0; i < ARRAY_SIZE(params); i++) {
-		v = json_object_get(root, params[i].key);
-		if (!json_is_array(v) || !params[i].matrix)
+	for (i = 0; i < WP_MAX; i++) {
+		v = json_object_get(root, workload_params[i].key);
+		if (!json_is_array(v) || !workload_params[i].matrix)
 			continue;
 		if (!json_array_size(v)) {
-			strbuf_seterr(err, "%s: an empty list", params[i].key);
+			strbuf_seterr(err, "%s: an empty list", workload_params[i].key);
 			goto fail;
 		}
-		mkeys[nm] = params[i].key;
+		mkeys[nm] = workload_params[i].key;
 		mlen[nm] = json_array_size(v);
 		total *= mlen[nm];
 		if (total > SPEC_MAX_CASES) {
-			strbuf_seterr(err, "%s: the lists expand to more than %d cases", params[i].key,
+			strbuf_seterr(err, "%s: the lists expand to more than %d cases", workload_params[i].key,
 				      SPEC_MAX_CASES);
 			goto fail;
 		}
@@ -641,7 +574,7 @@ int spec_from_json(struct spec *s, json_t *root, struct strbuf *err)
 	}
 	s->cases = xcalloc(total, sizeof(*s->cases));
 	for (c = 0; c < total; c++) {
-		struct chosen ch[ARRAY_SIZE(params)];
+		struct chosen ch[WP_MAX];
 		json_t *obj = json_object();
 		const char *key;
 		size_t rest = c;
