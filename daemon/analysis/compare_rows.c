@@ -7,10 +7,9 @@
  * p-values are adjusted as families.
  *
  * (Over 800 lines for now: a row's statistics (medians, spread, the tests
- * each class takes, the intervals) are steps over one row's state, and the
- * tests a class takes are spelled here rather than in a table of classes;
- * issue 39's class table, one row per class with its test and margins,
- * takes those out.)
+ * a class's flags ask for, the intervals) are steps over one row's state;
+ * which tests a row takes comes from its class's row (compare_class.h), the
+ * tests themselves are here.)
  */
 #include "compare.h"
 
@@ -611,12 +610,12 @@ static int row_count(json_t *obj, struct verdict_row *v, const double *b, size_t
 /*
  * The least absolute change of a row tested by row_count: the rules'
  * min_change_count events per operation (a row per kop: 1000 times that);
- * for a wait row below the floor, a tenth of the floor (spin-wait
+ * for a row below its class's floor, a tenth of the floor (spin-wait
  * instructions per op).
  */
 static double count_least(const json_t *obj, const struct verdict_row *v, const struct compare_rules *r)
 {
-	if (v->cls == COMPARE_CLASS_WAIT)
+	if (v->negligible)
 		return r->wait_floor / 10;
 	return r->min_change_count * (ends_with(jsonget_str(obj, "unit"), "/kop") ? 1000 : 1);
 }
@@ -635,6 +634,7 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	double cb, cp, change, pval = NAN, u, floor = 0;
 	struct strbuf why = STRBUF_INIT, note = STRBUF_INIT;
 	int welch_ok, modes = 0;
+	unsigned flags;
 	double *kb = xcalloc(nb + 1, sizeof(*kb)), *kp = xcalloc(np + 1, sizeof(*kp));
 	size_t nkb = 0, nkp = 0;
 
@@ -643,7 +643,8 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 	memset(v, 0, sizeof(*v));
 	v->metric = jsonget_str(obj, "metric");
 	v->direction = jsonget_str(obj, "direction");
-	v->cls = compare_class_from_name(jsonget_str(obj, "class"));
+	v->cls = compare_class_find(jsonget_str(obj, "class"));
+	flags = v->cls ? v->cls->flags : 0;
 	v->own = is_own(jsonget_str(obj, "workload"), v->metric);
 	v->p = v->change = v->sd_pct = NAN;
 	json_object_set_new(obj, "base", side_stats(b, nb));
@@ -682,30 +683,31 @@ static void row_stats(struct row *row, const json_t *gb, const json_t *gp, const
 		change = 0;
 	v->change = change;
 	v->identical = all_equal(b, nb, p, np);
-	v->negligible = v->cls == COMPARE_CLASS_WAIT && all_below(b, nb, r->wait_floor) &&
+	v->negligible = (flags & COMPARE_CLASS_FLOOR) && all_below(b, nb, r->wait_floor) &&
 			all_below(p, np, r->wait_floor);
 	v->sd_pct = pooled_sd_pct(b, nb, p, np, cb);
 	/* a base median below its own per-boot sd: a % change means nothing */
 	v->near_zero = cb == 0 || (!isnan(v->sd_pct) && v->sd_pct > 100);
 	json_object_set_new(obj, "change_pct", isinf(change) ? json_null() : jreal(change));
-	if (v->cls == COMPARE_CLASS_CONTEXT) {
+	if (!(flags & COMPARE_CLASS_TESTED)) {
 		/* shown, not tested: no p, no interval */
 		json_object_set_new(obj, "p", json_null());
 		json_object_set_new(obj, "ci", json_null());
-		json_object_set_new(obj, "reason", json_string("context: a count or a rate over the "
-			"window's wall-clock time, shown beside the tested rows, not tested"));
+		strbuf_addf(&why, "%s: %s; shown beside the tested rows", v->cls ? v->cls->name : "?",
+			    v->cls ? v->cls->legend : "not tested");
+		json_object_set_new(obj, "reason", json_string(why.buf));
 		goto out;
 	}
-	welch_ok = (v->cls == COMPARE_CLASS_WORK || v->cls == COMPARE_CLASS_WAIT) && nb >= 2 && np >= 2 &&
+	welch_ok = (flags & COMPARE_CLASS_LOG_T) && nb >= 2 && np >= 2 &&
 		   all_positive(b, nb) && all_positive(p, np);
 	if (welch_ok) {
 		floor = fmax(r->noise_floor, fmax(within_floor(gb), within_floor(gp)));
 		modes = row_modes(obj, v, b, nb, p, np, floor, kb, &nkb, kp, &nkp);
 	}
-	if (v->cls == COMPARE_CLASS_TIME && row_paired(obj, v, gb, gp, sb, sp, r, d) == 0) {
+	if ((flags & COMPARE_CLASS_PAIRED) && row_paired(obj, v, gb, gp, sb, sp, r, d) == 0) {
 		v->rule = VERDICT_RULE_PAIRED;
 		json_object_set_new(obj, "p_method", json_string("paired t"));
-	} else if (((v->cls == COMPARE_CLASS_WORK && v->near_zero) || v->negligible) &&
+	} else if ((((flags & COMPARE_CLASS_NEAR_ZERO) && v->near_zero) || v->negligible) &&
 		   row_count(obj, v, b, nb, p, np, cb, cp, count_least(obj, v, r), r, d) == 0) {
 		v->rule = VERDICT_RULE_COUNT;
 		json_object_set_new(obj, "p_method", json_string("welch, absolute"));
@@ -890,7 +892,8 @@ static json_t *row_from_group(const json_t *g)
 {
 	struct strbuf pt = STRBUF_INIT;
 	const char *wl = jsonget_str(g, "workload"), *metric = jsonget_str(g, "metric");
-	enum compare_class cls = compare_class_of(wl, metric, jsonget_str(g, "unit"), jsonget_str(g, "direction"));
+	const struct compare_class *cls = compare_class_of(wl, metric, jsonget_str(g, "unit"),
+							   jsonget_str(g, "direction"));
 	json_t *obj;
 
 	compare_params_text(&pt, json_object_get(g, "params"));
@@ -898,7 +901,7 @@ static json_t *row_from_group(const json_t *g)
 			"spec", json_object_get(g, "spec"), "case", json_object_get(g, "case"),
 			"workload", wl, "params", json_object_get(g, "params"), "params_text", pt.buf,
 			"metric", metric, "unit", jsonget_str(g, "unit"), "direction", jsonget_str(g, "direction"),
-			"class", compare_class_name(cls), "counter", !is_own(wl, metric));
+			"class", cls ? cls->name : "?", "counter", !is_own(wl, metric));
 	strbuf_release(&pt);
 	return obj;
 }
