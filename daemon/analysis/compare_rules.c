@@ -5,6 +5,7 @@
  */
 #include "compare_rules.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +43,13 @@ double *compare_rules_slot(struct compare_rules *r, const char *key)
 				return &r->margins[i][k];
 		}
 	return NULL;
+}
+
+double compare_rules_get(const struct compare_rules *r, const char *key)
+{
+	const double *v = compare_rules_slot((struct compare_rules *)r, key);
+
+	return v ? *v : NAN;
 }
 
 size_t compare_rules_suite_keys(const char **keys, size_t max)

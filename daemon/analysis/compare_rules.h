@@ -64,6 +64,8 @@ void compare_rules_default(struct compare_rules *r);
  * has it ("min_change_work", "min_change_headline") or as a suite writes
  * it ("min_change"); NULL when no class has that key. */
 double *compare_rules_slot(struct compare_rules *r, const char *key);
+/* Its value, NAN when no class has that key. */
+double compare_rules_get(const struct compare_rules *r, const char *key);
 /* The keys a suite's compare: section may set besides alpha and metrics,
  * as a suite writes them, the classes in list order, into keys (room for
  * max). Returns how many there are (more than max: some left out). */
