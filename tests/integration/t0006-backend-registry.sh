@@ -268,15 +268,15 @@ PYEOF
 	"$TMP/compare-toy" <"$TMP/toy-in.json" >"$TMP/toy-cmp.json" 2>"$TMP/toy-cmp.err" ||
 		fail "the copy's comparison runs" "$(tail -n 3 "$TMP/toy-cmp.err")"
 	check "a row of x.toy_per_op gets the toy's class and is tested in its own family; x.per_op stays work" \
-		pyjson "$TMP/toy-cmp.json" '{r["metric"]: (r["class"], r.get("family")) for r in L[0]["rows"]} ==
-		 {"x.toy_per_op": ("toy", "toy"), "x.per_op": ("work", "work")}'
+		pyjson "$TMP/toy-cmp.json" '({r["metric"]: (r["class"], r.get("family")) for r in L[0]["rows"]} ==
+		 {"x.toy_per_op": ("toy", "toy"), "x.per_op": ("work", "work")})'
 	check "the comparison's rules list the toy class with its legend and margins, by_class has it" \
-		pyjson "$TMP/toy-cmp.json" '[c for c in L[0]["rules"]["classes"] if c["name"] == "toy"] ==
+		pyjson "$TMP/toy-cmp.json" '([c for c in L[0]["rules"]["classes"] if c["name"] == "toy"] ==
 		 [{"name": "toy", "legend": "toys per operation, as the registry test counts them", "tested": True,
 		   "makes_verdict": False, "margins": {"min_change": 0.03, "min_change_counter": 0.03,
 		   "same_band": 0.03, "keys": {"min_change": "min_change_toy", "min_change_counter": "min_change_toy",
 		   "same_band": "same_band_toy"}}}] and "toy" in L[0]["by_class"] and
-		 L[0]["rules"]["min_change_toy"] == 0.03'
+		 L[0]["rules"]["min_change_toy"] == 0.03)'
 fi
 cat >"$TMP/toyc.yaml" <<'EOF'
 lab: {data_dir: /tmp/d}
