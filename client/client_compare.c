@@ -157,6 +157,25 @@ static int folded(const json_t *row, double counter_pct)
 	return jsonget_num(row, "change_pct", &ch) == 0 && fabs(ch) < counter_pct;
 }
 
+/* "classes: work: ...; wait: ...": the daemon's list of classes, each
+ * with its legend (a comparison stored before there was a list has the
+ * line as one string) */
+static void print_classes(FILE *out, const json_t *classes)
+{
+	struct strbuf line = STRBUF_INIT;
+	char clean[2048];
+	const json_t *c;
+	size_t i;
+
+	if (json_is_string(classes))
+		strbuf_addstr(&line, json_string_value(classes));
+	json_array_foreach(classes, i, c)
+		strbuf_addf(&line, "%s%s: %s", i ? "; " : "", str_or_dash(c, "name"), str_or_dash(c, "legend"));
+	if (line.len)
+		fprintf(out, "classes: %s\n", client_fmt_clean(clean, sizeof(clean), line.buf));
+	strbuf_release(&line);
+}
+
 static void print_rows(FILE *out, const json_t *cmp, int all)
 {
 	static const char *const heads[] = {
@@ -205,12 +224,7 @@ static void print_rows(FILE *out, const json_t *cmp, int all)
 	}
 	fputc('\n', out);
 	/* emulated instructions are not hardware cycles: say what a class is */
-	if (jsonget_str(json_object_get(cmp, "rules"), "classes")) {
-		char clean[1024];
-
-		fprintf(out, "classes: %s\n", client_fmt_clean(clean, sizeof(clean),
-								jsonget_str(json_object_get(cmp, "rules"), "classes")));
-	}
+	print_classes(out, json_object_get(json_object_get(cmp, "rules"), "classes"));
 	if (tab.nrows)
 		client_table_print(&tab, out, NULL);
 	else

@@ -157,6 +157,16 @@ const char *compare_verdict(const json_t *comparison)
 	return "unavailable";
 }
 
+/* every class's margins are numbers, none below 0 */
+static int margins_valid(const struct compare_rules *r)
+{
+	for (size_t i = 0; i < compare_class_count(); i++)
+		for (int k = 0; k < COMPARE_MARGIN_MAX; k++)
+			if (!(r->margins[i][k] >= 0))
+				return 0;
+	return 1;
+}
+
 json_t *compare_sides(const json_t *base, const char *base_side, const json_t *patched,
 		      const char *patched_side, const struct compare_rules *rules, struct strbuf *err)
 {
@@ -164,6 +174,7 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 	struct verdict_design design;
 	struct side sb = { 0 }, sp = { 0 };
 	json_t *failed = json_array(), *notes = json_array(), *out = NULL, *jrows, *per_cpu, *by_class;
+	struct strbuf reg = STRBUF_INIT;
 	struct row *rows = NULL;
 	size_t n = 0, i;
 	const char *name;
@@ -173,13 +184,18 @@ json_t *compare_sides(const json_t *base, const char *base_side, const json_t *p
 		compare_rules_default(&defaults);
 		rules = &defaults;
 	}
-	if (!(rules->alpha > 0 && rules->alpha < 1) || rules->resamples < 1 ||
+	/* a class given twice, or none for the metrics no claim takes: the
+	 * build is broken, and no row's class can be trusted */
+	if (compare_class_registry_errors(&reg) < 0) {
+		strbuf_trim(&reg);
+		strbuf_seterr(err, "compare: %s", reg.buf);
+		strbuf_release(&reg);
+		goto out;
+	}
+	if (!(rules->alpha > 0 && rules->alpha < 1) || rules->resamples < 1 || !margins_valid(rules) ||
 	    !(rules->equiv_alpha > 0 && rules->equiv_alpha < 0.5) ||
 	    !(rules->power > 0.5 && rules->power < 1) ||
-	    !(rules->ci_level > 0 && rules->ci_level < 1) || !(rules->same_band >= 0) ||
-	    !(rules->min_change_headline >= 0) || !(rules->min_change_counter >= 0) ||
-	    !(rules->min_change_work >= 0) || !(rules->same_band_work >= 0) ||
-	    !(rules->min_change_wait >= 0) || !(rules->same_band_wait >= 0) || !(rules->wait_floor >= 0) ||
+	    !(rules->ci_level > 0 && rules->ci_level < 1) || !(rules->wait_floor >= 0) ||
 	    !(rules->min_change_count >= 0) ||
 	    !(rules->noise_floor >= 0 && rules->noise_floor < 1) || !(rules->outlier_z >= 0)) {
 		strbuf_seterr(err, "compare: invalid rules");

@@ -12,8 +12,8 @@
 
 /*
  * What the files of the comparison share (compare_doc.c, compare_key.c,
- * compare_rules.c, compare_side.c, compare_rows.c, compare_views.c,
- * compare_profile.c). Not for use outside them: the rest of the daemon sees only compare.h.
+ * compare_rules.c, compare_side.c, compare_rows.c, compare_tests.c,
+ * compare_views.c, compare_profile.c). Not for use outside them: the rest of the daemon sees only compare.h.
  *
  * Functions that return a json_t * return a new reference the caller owns.
  */
@@ -90,6 +90,50 @@ struct row {
  * caller owns the array and each row's obj. */
 struct row *compare_build_rows(struct side *sb, struct side *sp, const struct compare_rules *r,
 		       struct verdict_design *d, size_t *ret_n);
+
+/* ---- a row's tests (compare_tests.c) ----
+ *
+ * Each fills v (its p, change, intervals) and obj (the row's JSON: its
+ * p_method's details, notes of what was set aside) from a row's per-boot
+ * samples b (base, nb of them) and p (patched), with medians cb and cp. A
+ * test that returns -1 could not be made, and left v as it was: the row
+ * takes the next one (compare_rows.c says in which order).
+ */
+
+/* a boot further than this many robust sds from both sides' median is in
+ * a mode of its own (compare_tests.c says why) */
+#define COMPARE_MODE_FENCE 6.0
+
+int compare_all_positive(const double *v, size_t n);
+/* The rank rows' equivalence interval and bootstrap interval of the change */
+void compare_row_equivalence(struct verdict_row *v, const double *b, size_t nb, const double *p,
+			     size_t np, double cb, const struct verdict_design *d);
+void compare_row_interval(json_t *obj, struct verdict_row *v, const double *b, size_t nb,
+			  const double *p, size_t np, double cb, const struct compare_rules *r);
+/* The noise floor of a group's boot medians, from the spread of its
+ * iterations within a boot; 0 when no boot has two positive ones */
+double compare_within_floor(const json_t *g);
+/* Welch's t on logs, each side's sd at least floor (a log value's) */
+int compare_row_welch(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p,
+		      size_t np, double floor, const struct compare_rules *r, const struct verdict_design *d);
+/* Boots in a mode of their own: 1 when some were set aside (the log
+ * values kept in kb and kp), 0 for none, -1 when more than a third of a
+ * side is in one (the row is ranked) */
+int compare_row_modes(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p,
+		      size_t np, double floor, double *kb, size_t *ret_nkb, double *kp, size_t *ret_nkp);
+/* Welch's t on the boots compare_row_modes kept */
+int compare_row_set_aside(json_t *obj, struct verdict_row *v, const double *kb, size_t nkb, const double *kp,
+			  size_t nkp, double floor, const struct compare_rules *r, const struct verdict_design *d);
+/* Paired t on the log ratios of the rounds that ran as duets */
+int compare_row_paired(json_t *obj, struct verdict_row *v, const json_t *gb, const json_t *gp,
+		       const struct side *sb, const struct side *sp, const struct compare_rules *r,
+		       const struct verdict_design *d);
+/* Welch's t on the values, the change absolute, least its least change */
+int compare_row_count(json_t *obj, struct verdict_row *v, const double *b, size_t nb, const double *p,
+		      size_t np, double cb, double cp, double least, const struct compare_rules *r,
+		      const struct verdict_design *d);
+/* The least absolute change compare_row_count calls */
+double compare_count_least(const json_t *obj, const struct verdict_row *v, const struct compare_rules *r);
 
 /* ---- views over rows (compare_views.c) ---- */
 

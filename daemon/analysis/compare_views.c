@@ -49,12 +49,11 @@ static const char *const class_verdicts[] = {
 	"regression", "improvement", "changed", "inconclusive", "same", "unavailable",
 };
 
-/* a class's lead rows: its headline rows, and for time the scores that
- * lost the headline to instruction rows */
-static int leads_class(const struct row *row, enum compare_class cls)
+/* a class's lead rows: its headline rows, and the scores that lost the
+ * headline to instruction rows (time's: every score is a clock's) */
+static int leads_class(const struct row *row, const struct compare_class *cls)
 {
-	return row->v.cls == cls && (row->v.role == COMPARE_ROLE_HEADLINE ||
-				     (cls == COMPARE_CLASS_TIME && row->v.role == COMPARE_ROLE_SCORE));
+	return row->v.cls == cls && (row->v.role == COMPARE_ROLE_HEADLINE || row->v.role == COMPARE_ROLE_SCORE);
 }
 
 /* "kernel instructions per op" for the instruction rows, else the metric */
@@ -79,7 +78,7 @@ static void row_label(struct strbuf *sb, const json_t *row)
 }
 
 /* What a class's lead rows saw, in words, and its one verdict. */
-static json_t *class_verdict(const struct row *rows, size_t n, enum compare_class cls)
+static json_t *class_verdict(const struct row *rows, size_t n, const struct compare_class *cls)
 {
 	long long count[ARRAY_SIZE(class_verdicts)] = { 0 };
 	double mde = NAN, least = 0, beyond = NAN;
@@ -157,12 +156,15 @@ static json_t *class_verdict(const struct row *rows, size_t n, enum compare_clas
 
 json_t *compare_build_by_class(const struct row *rows, size_t n)
 {
-	static const enum compare_class tested[] = { COMPARE_CLASS_WORK, COMPARE_CLASS_WAIT, COMPARE_CLASS_TIME };
 	json_t *o = json_object();
 	size_t k;
 
-	for (k = 0; k < ARRAY_SIZE(tested); k++)
-		json_object_set_new(o, compare_class_name(tested[k]), class_verdict(rows, n, tested[k]));
+	for (k = 0; k < compare_class_count(); k++) {
+		const struct compare_class *c = compare_class_at(k);
+
+		if (c->flags & COMPARE_CLASS_TESTED)
+			json_object_set_new(o, c->name, class_verdict(rows, n, c));
+	}
 	return o;
 }
 
@@ -182,7 +184,7 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 			more++;
 			continue;
 		}
-		strbuf_addf(sb, "%s%s: ", shown++ ? ", " : "", compare_class_name(rows[i].v.cls));
+		strbuf_addf(sb, "%s%s: ", shown++ ? ", " : "", rows[i].v.cls ? rows[i].v.cls->name : "?");
 		row_label(sb, rows[i].obj);
 		if (json_is_number(c))
 			strbuf_addf(sb, " %+.1f%%", json_number_value(c));
@@ -193,6 +195,19 @@ static void moved_rows(struct strbuf *sb, const struct row *rows, size_t n)
 	}
 	if (more)
 		strbuf_addf(sb, " and %zu more", more);
+}
+
+/* "1 other work row regressed": the rows of classes whose secondary
+ * regressions are the job's (COMPARE_CLASS_SECONDARY_COUNTS), by name */
+static void counted_rows(struct strbuf *sb, long long n)
+{
+	size_t k, shown = 0;
+
+	strbuf_addf(sb, "%lld other ", n);
+	for (k = 0; k < compare_class_count(); k++)
+		if (compare_class_at(k)->flags & COMPARE_CLASS_SECONDARY_COUNTS)
+			strbuf_addf(sb, "%s%s", shown++ ? "/" : "", compare_class_at(k)->name);
+	strbuf_addf(sb, " row%s regressed", n == 1 ? "" : "s");
 }
 
 json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by_class)
@@ -211,7 +226,8 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 		if (!rows[i].headline) {
 			moved += json_is_true(json_object_get(rows[i].obj, "moved_alone"));
 			creg += !strcmp(v, "regression");
-			wreg += !strcmp(v, "regression") && rows[i].v.cls == COMPARE_CLASS_WORK;
+			wreg += !strcmp(v, "regression") && rows[i].v.cls &&
+				(rows[i].v.cls->flags & COMPARE_CLASS_SECONDARY_COUNTS);
 			cimp += !strcmp(v, "improvement");
 			cchg += !strcmp(v, "changed");
 			continue;
@@ -256,7 +272,8 @@ json_t *compare_build_summary(const struct row *rows, size_t n, const json_t *by
 	 * walks and lost translations): a regression there is the job's,
 	 * unless a headline row regressed already (then it is said above) */
 	if (wreg && !json_array_size(reg)) {
-		strbuf_addf(&text, ". %lld other work row%s regressed", wreg, wreg == 1 ? "" : "s");
+		strbuf_addstr(&text, ". ");
+		counted_rows(&text, wreg);
 		strbuf_addstr(&text, json_array_size(imp) ? " while the headline improved: changed (" : ": a regression (");
 		moved_rows(&text, rows, n);
 		strbuf_addch(&text, ')');

@@ -114,54 +114,62 @@ json_t *verdict_design_json(const struct verdict_design *d, const struct compare
 	return o;
 }
 
-/* The families of rows whose p-values are adjusted together. */
+/*
+ * The families of rows whose p-values are adjusted together: the headline
+ * rows (Holm: the job's verdict), the scores that lost the headline to
+ * instruction rows (Holm), then the secondary rows of each tested class
+ * (Benjamini-Hochberg), one family per class by its index; context rows
+ * (of a class that is not tested) in none.
+ */
 enum family {
-	FAM_HEADLINE,		/* the job's verdict: Holm */
-	FAM_SCORE,		/* scores of workloads with instruction rows: Holm */
-	FAM_WORK,		/* secondary rows of each class: Benjamini-Hochberg */
-	FAM_WAIT,
-	FAM_TIME,
-	FAM_NONE,		/* context: untested */
+	FAM_HEADLINE,
+	FAM_SCORE,
+	FAM_CLASS,		/* + the class's index */
+	FAM_NONE = FAM_CLASS + COMPARE_CLASSES_MAX,
 	FAM_MAX
 };
 
-static const char *const family_names[FAM_MAX] = {
-	"headline", "time score", "work", "wait", "time", NULL,
-};
-
-static enum family family_of(const struct verdict_row *row)
+static const char *family_name(int f)
 {
+	const struct compare_class *c = compare_class_at((size_t)(f - FAM_CLASS));
+
+	if (f == FAM_HEADLINE)
+		return "headline";
+	if (f == FAM_SCORE)
+		return "time score";
+	return f > FAM_SCORE && f < FAM_NONE && c ? c->name : NULL;
+}
+
+static int family_of(const struct verdict_row *row)
+{
+	int i;
+
 	switch (row->role) {
 	case COMPARE_ROLE_HEADLINE:
 		return FAM_HEADLINE;
 	case COMPARE_ROLE_SCORE:
 		return FAM_SCORE;
 	case COMPARE_ROLE_SECONDARY:
-		return row->cls == COMPARE_CLASS_WORK ? FAM_WORK :
-		       row->cls == COMPARE_CLASS_WAIT ? FAM_WAIT : FAM_TIME;
+		i = compare_class_index(row->cls);
+		return i < 0 ? FAM_NONE : FAM_CLASS + i;
 	default:
 		return FAM_NONE;
 	}
 }
 
-static int family_holm(enum family f)
+static int family_holm(int f)
 {
 	return f == FAM_HEADLINE || f == FAM_SCORE;
 }
 
-double verdict_class_min_change(const struct compare_rules *r, enum compare_class cls, int own)
+double verdict_class_min_change(const struct compare_rules *r, const struct compare_class *cls, int own)
 {
-	if (cls == COMPARE_CLASS_WORK)
-		return 100 * r->min_change_work;
-	if (cls == COMPARE_CLASS_WAIT)
-		return 100 * r->min_change_wait;
-	return 100 * (own ? r->min_change_headline : r->min_change_counter);
+	return compare_rules_margin_pct(r, cls, COMPARE_MIN_CHANGE, own);
 }
 
-double verdict_class_margin(const struct compare_rules *r, enum compare_class cls)
+double verdict_class_margin(const struct compare_rules *r, const struct compare_class *cls)
 {
-	return 100 * (cls == COMPARE_CLASS_WORK ? r->same_band_work
-		      : cls == COMPARE_CLASS_WAIT ? r->same_band_wait : r->same_band);
+	return compare_rules_margin_pct(r, cls, COMPARE_SAME_BAND, 1);
 }
 
 static const struct compare_override *override_for(const struct compare_rules *r, const char *metric)
@@ -218,7 +226,7 @@ static void row_rule(const struct compare_rules *r, const struct verdict_design 
 	/* a side of 3 boots all in a +5% mode (one boot in 5 runs there)
 	 * looks like a +5% change to any test: 2.5-7% of A/A jobs at 3+3 were
 	 * called so in b0008; only a change beyond any mode seen is called */
-	if ((row->cls == COMPARE_CLASS_WORK || row->cls == COMPARE_CLASS_WAIT) && row->rule != VERDICT_RULE_COUNT &&
+	if (row->cls && (row->cls->flags & COMPARE_CLASS_LOG_T) && row->rule != VERDICT_RULE_COUNT &&
 	    (row->nb < VERDICT_FEW_BOOTS || row->np < VERDICT_FEW_BOOTS))
 		row->min_change = fmax(row->min_change, 100 * r->min_change_few);
 	if (row->rule == VERDICT_RULE_COUNT)
@@ -227,7 +235,7 @@ static void row_rule(const struct compare_rules *r, const struct verdict_design 
 }
 
 /* Adjusts one family in place. */
-static void adjust_family(struct verdict_row *rows, size_t n, enum family fam)
+static void adjust_family(struct verdict_row *rows, size_t n, int fam)
 {
 	double *p = xcalloc(n + 1, sizeof(*p)), *adj = xcalloc(n + 1, sizeof(*adj));
 	size_t i, m = 0, *idx = xcalloc(n + 1, sizeof(*idx));
@@ -240,7 +248,7 @@ static void adjust_family(struct verdict_row *rows, size_t n, enum family fam)
 	for (i = 0; i < m; i++) {
 		rows[idx[i]].p_adj = adj[i];
 		rows[idx[i]].p_adj_method = family_holm(fam) ? "holm" : "bh";
-		rows[idx[i]].family = family_names[fam];
+		rows[idx[i]].family = family_name(fam);
 	}
 	free(p);
 	free(adj);
@@ -413,7 +421,7 @@ void verdict_decide(const struct compare_rules *r, struct verdict_design *d,
 		row_rule(r, d, how, &rows[i]);
 	}
 	for (i = 0; i < FAM_NONE; i++)
-		adjust_family(rows, n, (enum family)i);
+		adjust_family(rows, n, (int)i);
 	family_sizes(rows, n, m);
 	for (i = 0; i < n; i++) {
 		if (!rows[i].testable)

@@ -76,7 +76,7 @@ struct verdict_row {
 	/* in */
 	const char *metric;
 	const char *direction;	/* higher, lower or neutral */
-	enum compare_class cls;
+	const struct compare_class *cls;
 	enum compare_role role;
 	int own;		/* the workload's own metric ("<wl>.") */
 	int testable;		/* both sides measured; p may still be NAN */
@@ -136,8 +136,8 @@ struct verdict_row {
 #define VERDICT_FEW_BOOTS 5
 
 /* The class's least change and margin, in % (before metric overrides). */
-double verdict_class_min_change(const struct compare_rules *r, enum compare_class cls, int own);
-double verdict_class_margin(const struct compare_rules *r, enum compare_class cls);
+double verdict_class_min_change(const struct compare_rules *r, const struct compare_class *cls, int own);
+double verdict_class_margin(const struct compare_rules *r, const struct compare_class *cls);
 
 /*
  * Decides every row. Families, each with its own alpha spending over the

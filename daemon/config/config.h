@@ -109,6 +109,9 @@ struct backend;
  *         min_change: 2%                # headline metrics (or a fraction: 0.02)
  *         min_change_counter: 5%        # counters
  *         same_band: 2%                 # CI within +-this: same
+ *         min_change_work: 1%           # a class's margins, by the keys its
+ *                                       # file names (compare_class.h); the
+ *                                       # three above are the time class's
  *         metrics:                      # per metric (fnmatch pattern), first match wins
  *           "interrupts.*": {min_change: 10%, alpha: 0.001}
  *   notify:                             # webhooks (notify.h), optional

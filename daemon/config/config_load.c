@@ -44,6 +44,7 @@
 
 #include "config_int.h"
 #include "backend.h"
+#include "compare_class.h"
 #include "util.h"
 #include "banned.h"
 
@@ -198,8 +199,9 @@ int config_load_string(const char *name, const char *text, size_t len,
 		config_error(&c, 0, 0, "larger than %u KiB", CONFIG_MAX_BYTES >> 10);
 		goto out;
 	}
-	/* a backend named twice makes every lab ambiguous: no load succeeds */
-	if (backend_registry_errors(&registry) < 0) {
+	/* a backend or a class named twice makes every lab ambiguous: no
+	 * load succeeds */
+	if ((backend_registry_errors(&registry) | compare_class_registry_errors(&registry)) < 0) {
 		config_error(&c, 0, 0, "%.*s", (int)registry.len - 1, registry.buf);
 		goto out;
 	}

@@ -75,11 +75,10 @@ static const char *const rule_keys[] = { "alpha", "min_change", "same_band", NUL
 enum { RK_ALPHA, RK_MIN_CHANGE, RK_SAME_BAND, RK_MAX };
 KEYS_MATCH(rule_keys, RK_MAX);
 
-static const char *const compare_keys[] = {
-	"alpha", "min_change", "min_change_counter", "same_band", "metrics", NULL
-};
-enum { CK_ALPHA, CK_MIN_CHANGE, CK_MIN_CHANGE_COUNTER, CK_SAME_BAND, CK_METRICS, CK_MAX };
-KEYS_MATCH(compare_keys, CK_MAX);
+/* compare: alpha, metrics, then the margins of the classes, each under
+ * the key its class file names (compare_class.h): min_change,
+ * min_change_counter and same_band are the time class's */
+enum { CK_ALPHA, CK_METRICS, CK_MARGINS };
 
 /* compare.metrics: {pattern: {alpha, min_change, same_band}}, in file order. */
 static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what)
@@ -130,25 +129,29 @@ static void parse_overrides(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite 
 
 static void parse_compare(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite *s, const char *what)
 {
+	const char *keys[MAX_KEYS + 1] = { "alpha", "metrics" };
+	size_t nkeys = CK_MARGINS + compare_rules_suite_keys(keys + CK_MARGINS, MAX_KEYS - CK_MARGINS);
 	struct keyset ks;
 	char label[128];
 
+	nkeys = nkeys < MAX_KEYS ? nkeys : MAX_KEYS;
+	keys[nkeys] = NULL;
 	if (!config_is_mapping(n)) {
-		node_error(c, n, "compare: must be a mapping (alpha, min_change, "
-			   "min_change_counter, same_band, metrics)");
+		struct strbuf list = STRBUF_INIT;
+
+		for (size_t i = 0; i < nkeys; i++)
+			strbuf_addf(&list, "%s%s", i ? ", " : "", keys[i]);
+		node_error(c, n, "compare: must be a mapping (%s)", list.buf);
+		strbuf_release(&list);
 		return;
 	}
 	snprintf(label, sizeof(label), "the compare section of %.100s", what);
-	config_map_keys(c, n, compare_keys, label, "key", &ks);
+	config_map_keys(c, n, keys, label, "key", &ks);
 	if (ks.val[CK_ALPHA])
 		config_get_alpha(c, "alpha", ks.val[CK_ALPHA], &s->rules.alpha);
-	if (ks.val[CK_MIN_CHANGE])
-		config_get_fraction(c, "min_change", ks.val[CK_MIN_CHANGE], &s->rules.min_change_headline);
-	if (ks.val[CK_MIN_CHANGE_COUNTER])
-		config_get_fraction(c, "min_change_counter", ks.val[CK_MIN_CHANGE_COUNTER],
-			     &s->rules.min_change_counter);
-	if (ks.val[CK_SAME_BAND])
-		config_get_fraction(c, "same_band", ks.val[CK_SAME_BAND], &s->rules.same_band);
+	for (size_t i = CK_MARGINS; i < nkeys; i++)
+		if (ks.val[i])
+			config_get_fraction(c, keys[i], ks.val[i], compare_rules_slot(&s->rules, keys[i]));
 	if (ks.val[CK_METRICS])
 		parse_overrides(c, ks.val[CK_METRICS], s, label);
 }

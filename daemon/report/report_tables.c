@@ -49,6 +49,18 @@ static void table_head(struct strbuf *out, int with_padj)
 	strbuf_addstr(out, "  verdict\n");
 }
 
+/* "work and wait": the classes tested by Welch's t on logs (their rows) */
+static void log_t_classes(struct strbuf *s)
+{
+	size_t i, n = 0, k = 0;
+
+	for (i = 0; i < compare_class_count(); i++)
+		n += !!(compare_class_at(i)->flags & COMPARE_CLASS_LOG_T);
+	for (i = 0; i < compare_class_count(); i++)
+		if (compare_class_at(i)->flags & COMPARE_CLASS_LOG_T)
+			strbuf_addf(s, "%s%s", k++ ? (k == n ? " and " : ", ") : "", compare_class_at(i)->name);
+}
+
 /* The note under a row: how sure its verdict is, or why it has none. */
 static void row_note(struct strbuf *s, const json_t *row, const json_t *rules)
 {
@@ -223,7 +235,9 @@ void report_headline_table(struct report *r)
 		return;
 	}
 	strbuf_addstr(&s, "median over boots +- stddev/mean of the per-boot samples; %change of the medians; "
-		      "p: two-sided Mann-Whitney U, or Welch's t on log values for work and wait rows");
+		      "p: two-sided Mann-Whitney U, or Welch's t on log values for ");
+	log_t_classes(&s);
+	strbuf_addstr(&s, " rows");
 	if (padj) {
 		strbuf_addstr(&s, "; p_adj: p adjusted over the headline rows");
 		if (m)

@@ -1,18 +1,20 @@
 #!/bin/sh
-# A boot method or a transport is one new file, with its registration line
-# in it, and nothing else edited (daemon/config/backend.h); a monitor is one
-# new file (agents/monitors/monitor.h) and one line, its row, in the
-# catalog the daemon shares (lib/catalog/monitor_catalog.c). The test adds
-# a toy of each to a copy of the tree, builds the daemon and the agent
-# there, and sees the loader take a machine of the toy method with its own
-# section and of the toy transport, refuse bad ones at FILE:LINE:COL, the
-# reference list the toy's settings, the agent refuse to run with the toy
-# monitor's file but not its row, and with both report its counter, and the
-# daemon take a suite that names it; then it adds a second file that
-# registers a name already taken, and sees every load refused with the two
-# registrations' places. The copy goes away with the test; the tree under
-# test never knows the toys. docs/design.md's "How to add" is checked too:
-# the files it names exist.
+# A boot method, a transport or a metric class is one new file, with its
+# registration line in it, and nothing else edited (daemon/config/backend.h,
+# daemon/analysis/compare_class.h); a monitor is one new file
+# (agents/monitors/monitor.h) and one line, its row, in the catalog the
+# daemon shares (lib/catalog/monitor_catalog.c). The test adds a toy of
+# each to a copy of the tree, builds the daemon and the agent there, and
+# sees the loader take a machine of the toy method with its own section and
+# of the toy transport, refuse bad ones at FILE:LINE:COL, the reference
+# list the toy's settings, the agent refuse to run with the toy monitor's
+# file but not its row, and with both report its counter, the daemon take
+# a suite that names it, and the shipped comparison code give a row of the
+# toy's metrics the toy's class and list the class with its legend; then
+# it adds second files that register names already taken, and sees every
+# load refused with the two registrations' places. The copy goes away with
+# the test; the tree under test never knows the toys. docs/design.md's
+# "How to add" is checked too: the files it names exist.
 . "$(dirname "$0")/../lib.sh"
 
 DAEMON=$BUILD/tlblabd
@@ -153,10 +155,32 @@ static int toy_read(struct monitor *m, uint64_t *vals, struct strbuf *err)
 static const struct monitor_ops monitor_toy = { .name = "toy", .open = toy_open, .read = toy_read };
 MONITOR_REGISTER(monitor_toy)
 EOF
+cat >"$COPY/daemon/analysis/class_toy.c" <<'EOF'
+/* class: toy, a class the registry test adds: toys per operation. */
+#include "compare_class.h"
+
+static const struct compare_claim claims[] = {
+	{ COMPARE_CLAIM_NAME, NULL, ".toy_per_op" },
+};
+
+static const struct compare_class class_toy = {
+	.name = "toy",
+	.legend = "toys per operation, as the registry test counts them",
+	.order = 35,
+	.flags = COMPARE_CLASS_TESTED,
+	.claims = claims,
+	.nclaims = 1,
+	.margins = {
+		[COMPARE_MIN_CHANGE] = { "min_change_toy", 0.03, NULL },
+		[COMPARE_SAME_BAND] = { "same_band_toy", 0.03, NULL },
+	},
+};
+COMPARE_CLASS_REGISTER(class_toy)
+EOF
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make.out" 2>&1; then
-	pass "the daemon builds with the toy method's and toy transport's files added"
+	pass "the daemon builds with the toy method's, transport's and class's files added"
 else
-	fail "the daemon builds with the toy method's and toy transport's files added" \
+	fail "the daemon builds with the toy method's, transport's and class's files added" \
 		"$(tail -n 5 "$TMP/make.out" | tr '\n' ' ')"
 	exit 0
 fi
@@ -174,8 +198,8 @@ fi
 toy_row='	{ "toy", 0, "counts its reads (a toy of t0006)" },'
 awk -v row="$toy_row" '{ print } /^const struct monitor_def monitor_defs\[\] = \{$/ { print row }' \
 	"$TOP/lib/catalog/monitor_catalog.c" >"$COPY/lib/catalog/monitor_catalog.c"
-check "nothing but the three new files and the toy's catalog row changed in the tree" \
-	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = ' M lib/catalog/monitor_catalog.c ?? agents/monitors/toy.c ?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
+check "nothing but the four new files and the toy's catalog row changed in the tree" \
+	sh -c "[ \"\$(git -C '$COPY' status --porcelain | grep -v '^?? build/' | tr '\n' ' ')\" = ' M lib/catalog/monitor_catalog.c ?? agents/monitors/toy.c ?? daemon/analysis/class_toy.c ?? daemon/host/transport_toy.c ?? daemon/stages/boot_toy.c ' ]"
 git -C "$COPY" diff -U0 >"$TMP/row.diff"
 printf '%s\n' "+$toy_row" >"$TMP/row.want"
 if [ "$(git -C "$COPY" diff --numstat)" = "$(printf '1\t0\tlib/catalog/monitor_catalog.c')" ] &&
@@ -262,6 +286,60 @@ if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make3.o
 else
 	fail "the daemon builds with the toy monitor's row added" "$(tail -n 5 "$TMP/make3.out" | tr '\n' ' ')"
 fi
+# the toy class: the comparison code of the copy (built as t0061 builds
+# it) gives x.toy_per_op the toy's class, tests it in a family of its own,
+# and lists the class with its legend; x.per_op stays work
+top_under_test=$TOP
+TOP=$COPY
+build_tool "the compare driver of the copy" "$TMP/compare-toy" tests/tools/compare-cli.c \
+	$(cd "$COPY" && echo daemon/analysis/compare*.c daemon/analysis/class_*.c) daemon/analysis/verdict.c \
+	daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/jsonget.c lib/strbuf.c lib/util.c \
+	-iquote lib/catalog lib/catalog/workload_catalog.c -ljansson -lm
+built=$?
+TOP=$top_under_test
+if [ "$built" = 0 ]; then
+	$PY - "$TMP/toy-in.json" <<'PYEOF'
+import json, sys
+d = {"runs": [], "metrics": [], "profiles": [], "provenance": {"kernel": "6.1.0"}}
+for side, scale in (("base", 1.0), ("patched", 1.2)):
+    for b in range(5):
+        rid = len(d["runs"]) + 1
+        d["runs"].append({"id": rid, "stage": rid, "machine": "m1", "side": side, "spec": 0, "case": 0,
+                          "iteration": 1, "warmup": False, "workload": "x", "params": {},
+                          "build_id": side, "boot_id": "%s-%d" % (side, b)})
+        for m, v in (("x.toy_per_op", 10 * scale + b * 0.01), ("x.per_op", 5 * scale + b * 0.01)):
+            d["metrics"].append({"run": rid, "name": m, "value": v, "unit": "toys/op", "direction": "lower"})
+json.dump({"base": d, "patched": d, "base_side": "base", "patched_side": "patched"}, open(sys.argv[1], "w"))
+PYEOF
+	"$TMP/compare-toy" <"$TMP/toy-in.json" >"$TMP/toy-cmp.json" 2>"$TMP/toy-cmp.err" ||
+		fail "the copy's comparison runs" "$(tail -n 3 "$TMP/toy-cmp.err")"
+	check "a row of x.toy_per_op gets the toy's class and is tested in its own family; x.per_op stays work" \
+		pyjson "$TMP/toy-cmp.json" '({r["metric"]: (r["class"], r.get("family")) for r in L[0]["rows"]} ==
+		 {"x.toy_per_op": ("toy", "toy"), "x.per_op": ("work", "work")})'
+	check "the comparison's rules list the toy class with its legend and margins, by_class has it" \
+		pyjson "$TMP/toy-cmp.json" '([c for c in L[0]["rules"]["classes"] if c["name"] == "toy"] ==
+		 [{"name": "toy", "legend": "toys per operation, as the registry test counts them", "tested": True,
+		   "makes_verdict": False, "margins": {"min_change": 0.03, "min_change_counter": 0.03,
+		   "same_band": 0.03, "keys": {"min_change": "min_change_toy", "min_change_counter": "min_change_toy",
+		   "same_band": "same_band_toy"}}}] and "toy" in L[0]["by_class"] and
+		 L[0]["rules"]["min_change_toy"] == 0.03)'
+fi
+cat >"$TMP/toyc.yaml" <<'EOF'
+lab: {data_dir: /tmp/d}
+suites:
+  - name: s
+    workloads: [{workload: mprotect}]
+    compare: {min_change_toy: 4%, min_change: 3%}
+EOF
+check "a suite sets the toy class's margin by the key its file names" \
+	sh -c "'$COPY/build/tlblabd' -n -c '$TMP/toyc.yaml' | grep -qx 'configuration OK'"
+check_fails "the daemon under test knows no such key" 1 \
+	"toyc\.yaml:5:15: unknown key 'min_change_toy' in the compare section of suite 's'" \
+	"$DAEMON" -n -c "$TMP/toyc.yaml"
+
+# the toy monitor: the agent built in the copy takes its name and reports
+# its counter beside the others (its samples reach the store with no
+# daemon change: DESIGN.md)
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblab-agent >"$TMP/make-agent.out" 2>&1; then
 	"$COPY/build/tlblab-agent" run --workload mprotect --workers 1 --duration 1 --iterations 1 --warmup 0 \
 		--interval 0.2 --monitors toy,vmstat >"$TMP/toy-agent.out" 2>"$TMP/toy-agent.err"
@@ -272,9 +350,12 @@ else
 	fail "the agent builds with the toy monitor's file added" "$(tail -n 5 "$TMP/make-agent.out" | tr '\n' ' ')"
 fi
 
-# a second registration of a name is refused at every load, with both places
+# a second registration of a name is refused at every load, with both
+# places: a boot method's and a class's
 sed -e 's/boot_toy_backend/boot_again_backend/g' -e 's/\.name = "toy"/.name = "qemu"/' \
 	"$COPY/daemon/stages/boot_toy.c" >"$COPY/daemon/stages/boot_again.c"
+sed -e 's/class_toy/class_again/g' -e 's/\.name = "toy"/.name = "work"/' -e 's/_toy"/_again"/g' \
+	-e 's/toy_per_op/again_per_op/' "$COPY/daemon/analysis/class_toy.c" >"$COPY/daemon/analysis/class_again.c"
 line=$(grep -n '^BACKEND_REGISTER' "$COPY/daemon/stages/boot_again.c" | cut -d: -f1)
 first=$(grep -n '^BACKEND_REGISTER' "$TOP/daemon/stages/qemu_settings.c" | cut -d: -f1)
 # (whichever links first is "first": the message names both places)
@@ -283,6 +364,13 @@ orig="daemon/stages/qemu_settings.c:$first"
 if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make2.out" 2>&1; then
 	check_fails "a name registered twice fails every load, naming both registrations" 1 \
 		"$again: boot method 'qemu' registered twice \\(first at $orig\\)|$orig: boot method 'qemu' registered twice \\(first at $again\\)" \
+		"$COPY/build/tlblabd" -n -c "$TMP/toy.yaml"
+	cline=$(grep -n '^COMPARE_CLASS_REGISTER' "$COPY/daemon/analysis/class_again.c" | cut -d: -f1)
+	cfirst=$(grep -n '^COMPARE_CLASS_REGISTER' "$TOP/daemon/analysis/class_work.c" | cut -d: -f1)
+	cagain="daemon/analysis/class_again.c:$cline"
+	corig="daemon/analysis/class_work.c:$cfirst"
+	check_fails "a class registered twice fails every load, naming both registrations" 1 \
+		"$cagain: class 'work' registered twice \\(first at $corig\\)|$corig: class 'work' registered twice \\(first at $cagain\\)" \
 		"$COPY/build/tlblabd" -n -c "$TMP/toy.yaml"
 else
 	fail "the daemon builds with a second registration of qemu" "$(tail -n 5 "$TMP/make2.out" | tr '\n' ' ')"

@@ -6,7 +6,7 @@
 # unavailable counter, a side with fewer boots).
 . "$(dirname "$0")/../lib.sh"
 
-build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c) \
+build_tool "the compare driver" "$TMP/driver" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c daemon/analysis/class_*.c) \
 	daemon/analysis/verdict.c daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/jsonget.c lib/strbuf.c lib/util.c \
 	-iquote lib/catalog lib/catalog/workload_catalog.c -ljansson -lm || exit 1
 py_has jsonschema jsonschema python3-jsonschema || exit 1
@@ -122,3 +122,21 @@ check "two jobs: a counter the patched kernel lacks is unavailable, with the rea
 	pj "$TMP/two.out" '[r["reason"] for r in L[0]["rows"] if r["metric"] == "vmstat.nr_tlb_remote_flush"]
 	 == 3 * ["unavailable on patched: vmstat lacks nr_tlb_* (DEBUG_TLBFLUSH is off)"] and
 	 L[0]["failed"][0]["reason"] == "boot 4: kernel panic"'
+
+# the classes come from their files (daemon/analysis/class_*.c): the rules
+# list each, and every row's class is one of them; docs/statistics.md's
+# table of classes is the one the registry prints
+check "the rules list the classes with their legends, a tested one with its margins and their keys" \
+	pj "$TMP/ab.out" '[c["name"] for c in L[0]["rules"]["classes"]] == ["work", "wait", "time", "context"] and
+	 all(c["legend"] and (c["margins"] is None) == (not c["tested"]) for c in L[0]["rules"]["classes"]) and
+	 L[0]["rules"]["classes"][0]["margins"]["keys"]["min_change"] == "min_change_work" and
+	 L[0]["rules"]["classes"][0]["margins"]["min_change"] == L[0]["rules"]["min_change_work"] and
+	 {r["class"] for r in L[0]["rows"]} <= {c["name"] for c in L[0]["rules"]["classes"]}'
+"$TMP/driver" --classes >"$TMP/classes.md"
+sed -n '/^<!-- classes:/,/^<!-- \/classes -->/p' "$TOP/docs/statistics.md" | sed '1d;$d' >"$TMP/doc-classes.md"
+if [ -s "$TMP/classes.md" ] && cmp -s "$TMP/classes.md" "$TMP/doc-classes.md"; then
+	pass "docs/statistics.md's table of classes is the one the class files register"
+else
+	fail "docs/statistics.md's table of classes is the one the class files register" \
+		"$(diff "$TMP/doc-classes.md" "$TMP/classes.md" | head -n 6 | tr '\n' '|')"
+fi

@@ -11,7 +11,7 @@
 # gave ops/s +50.7% at p 0.026, one swap: not called).
 . "$(dirname "$0")/../lib.sh"
 
-build_tool "the compare driver" "$TMP/compare-cli" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c) \
+build_tool "the compare driver" "$TMP/compare-cli" tests/tools/compare-cli.c $(cd "$TOP" && echo daemon/analysis/compare*.c daemon/analysis/class_*.c) \
 	daemon/analysis/verdict.c daemon/analysis/stats.c daemon/analysis/stats_bm.c lib/jsonget.c lib/strbuf.c lib/util.c \
 	-iquote lib/catalog lib/catalog/workload_catalog.c -ljansson -lm || exit 0
 

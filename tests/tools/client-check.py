@@ -115,6 +115,10 @@ def check_compare(text, doc, show_all):
     summary = [l for l in text if l.startswith("summary: ")]
     if summary[:1] != ["summary: " + cmp["summary"]["text"]]:
         errors.append("the summary line is not the daemon's summary: %r" % summary[:1])
+    # the daemon's classes, each with its legend (rules.classes)
+    want = "classes: " + "; ".join("%s: %s" % (c["name"], c["legend"]) for c in cmp["rules"]["classes"])
+    if want not in text:
+        errors.append("the classes line is not the daemon's: %r" % [l for l in text if l.startswith("classes")][:1])
     counter_pct = cmp["rules"]["min_change_counter"] * 100
     shown = [r for r in cmp["rows"] if show_all or not folded(r, counter_pct)]
     try:

@@ -1,16 +1,28 @@
 /* Runs compare_sides on a JSON document from stdin, for tests.
  * stdin: {"base": DOC, "patched": DOC, "base_side": S|null, "patched_side": S|null}
- * stdout: the comparison (one line). */
+ * stdout: the comparison (one line).
+ * With --classes: the classes this build registered, as the Markdown table
+ * docs/statistics.md shows (compare_class_table), and nothing read. */
 #include <stdio.h>
+#include <string.h>
 #include <jansson.h>
 #include "compare.h"
+#include "compare_class.h"
 #include "jsonget.h"
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct strbuf err = STRBUF_INIT;
 	json_error_t jerr;
-	json_t *in = json_loadf(stdin, 0, &jerr), *out;
+	json_t *in, *out;
+
+	if (argc > 1 && !strcmp(argv[1], "--classes")) {
+		compare_class_table(&err);
+		fputs(err.buf, stdout);
+		strbuf_release(&err);
+		return 0;
+	}
+	in = json_loadf(stdin, 0, &jerr);
 
 	if (!in) {
 		fprintf(stderr, "driver: %s\n", jerr.text);

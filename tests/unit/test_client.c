@@ -305,6 +305,27 @@ static void test_compare_needs_document(void **state)
 	strbuf_release(&err);
 }
 
+/* the classes line is the daemon's list, each class with its legend */
+static void test_compare_classes(void **state)
+{
+	json_t *cmp = json_loads("{\"rows\": [], \"summary\": {}, \"rules\": {\"classes\": ["
+				 "{\"name\": \"work\", \"legend\": \"instructions\"},"
+				 "{\"name\": \"toy\", \"legend\": \"toys\"}]}}", 0, NULL);
+	struct strbuf err = STRBUF_INIT;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	(void)state;
+	assert_non_null(cmp);
+	assert_int_equal(client_compare_print(f, cmp, 0, &err), 0);
+	fclose(f);
+	assert_line(out, "classes: work: instructions; toy: toys");
+	free(out);
+	json_decref(cmp);
+	strbuf_release(&err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -316,6 +337,7 @@ int main(void)
 		cmocka_unit_test(test_params),
 		cmocka_unit_test(test_results_failed_runs),
 		cmocka_unit_test(test_compare_needs_document),
+		cmocka_unit_test(test_compare_classes),
 	};
 
 	return cmocka_run_group_tests_name("client", tests, NULL, NULL);

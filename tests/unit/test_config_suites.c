@@ -269,6 +269,7 @@ CONFIG_TEST(compare_rules, "c.yaml",
 	    L("      min_change: 1%")
 	    L("      min_change_counter: 0.1")
 	    L("      same_band: 0.5%")
+	    L("      min_change_work: 3%")
 	    L("      metrics:")
 	    L("        'interrupts.*': {min_change: 20%}")
 	    L("        mprotect.ops_per_sec: {alpha: 0.05, same_band: 3%}"))
@@ -277,16 +278,20 @@ CONFIG_TEST(compare_rules, "c.yaml",
 
 	s = config_suite(cfg, "plain");
 	assert_float_equal(s->rules.alpha, 0.01, 1e-12);
-	assert_float_equal(s->rules.min_change_headline, 0.02, 1e-12);
+	assert_float_equal(compare_rules_get(&s->rules, "min_change_headline"), 0.02, 1e-12);
 	assert_int_equal(s->rules.noverrides, 0);
 	assert_false(s->tlb_model);
 	s = config_suite(cfg, "strict");
 	/* a suite asks for the TLB model in its boots */
 	assert_true(s->tlb_model);
 	assert_float_equal(s->rules.alpha, 0.001, 1e-12);
-	assert_float_equal(s->rules.min_change_headline, 0.01, 1e-12);
-	assert_float_equal(s->rules.min_change_counter, 0.1, 1e-12);
-	assert_float_equal(s->rules.same_band, 0.005, 1e-12);
+	assert_float_equal(compare_rules_get(&s->rules, "min_change_headline"), 0.01, 1e-12);
+	assert_float_equal(compare_rules_get(&s->rules, "min_change_counter"), 0.1, 1e-12);
+	assert_float_equal(compare_rules_get(&s->rules, "same_band"), 0.005, 1e-12);
+	/* a class's own key (class_work.c names it), the others' untouched */
+	assert_float_equal(compare_rules_get(&s->rules, "min_change_work"), 0.03, 1e-12);
+	assert_float_equal(compare_rules_get(&s->rules, "same_band_work"), 0.01, 1e-12);
+	assert_float_equal(compare_rules_get(&s->rules, "min_change_wait"), 0.05, 1e-12);
 	assert_int_equal(s->rules.noverrides, 2);
 	assert_string_equal(s->rules.overrides[0].metric, "interrupts.*");
 	assert_float_equal(s->rules.overrides[0].min_change, 0.2, 1e-12);

@@ -266,6 +266,10 @@ await step(`job 1 (a stable URL) shows the ${cmp.rows.length} comparison rows of
 	}
 	const legend = await page.textContent('#class-legend');
 	expect(legend.includes('not hardware cycles'), `the class legend does not say what work is: ${legend}`);
+	// the page keeps no legend of its own: it is the API's list of classes
+	eq(legend, 'Classes: ' + cmp.rules.classes.map((c) => `${c.name}: ${c.legend}`).join('; '), 'the class legend, from rules.classes');
+	const title = await page.getAttribute('#cmp-table .cls-work', 'title');
+	eq(title.split(';')[0], `work: ${cmp.rules.classes.find((c) => c.name === 'work').legend}`.split(';')[0], 'a work row\'s class title');
 	expect(folded > 0 && folded < cmp.rows.length, `the fixture needs folded and shown rows (folded ${folded})`);
 });
 

@@ -19,16 +19,21 @@ import { esc, DASH, num, pct, pval, ci, verdictHtml } from './util.js';
 
 const FOLDED = new Set(['same', 'unavailable', 'context']);
 const VERDICT_RANK = { regression: 0, improvement: 1, changed: 2, inconclusive: 3, same: 4, unavailable: 5, context: 6 };
-// What a row's class means (daemon/analysis/compare_class.h): emulated instructions
-// are not hardware cycles, and a reader must not take one for the other.
-export const CLASS_TITLE = {
-	work: 'work: instructions per operation, the emulator\'s (TCG plugin, not hardware cycles) or on a real machine the CPU\'s (perf); or a counter per operation',
-	wait: 'wait: spin-wait instructions per operation',
-	time: 'time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host',
-	context: 'context: a count or a rate over the window, shown, not tested',
-};
-const CLASS_LEGEND = 'work: instructions per operation, the emulator\'s (TCG plugin, not hardware cycles) or on a ' +
-	'real machine the CPU\'s (perf), and counters per operation; wait: spin-wait instructions; time: clock time, of the guest (under icount, the instructions run) or, in host_ns and host_cpu_ns rows, of the host; context: counts and rates over the window, not tested';
+// What each class's numbers are, from the API (the comparison's
+// rules.classes: one row per class, daemon/analysis/class_*.c): emulated
+// instructions are not hardware cycles, and a reader must not take one for
+// the other. {name: "name: legend"}; {} for a comparison stored before the
+// list (its rules.classes is the whole line, shown as it is).
+export function classTitles(cmp) {
+	const list = cmp && cmp.rules && Array.isArray(cmp.rules.classes) ? cmp.rules.classes : [];
+	return Object.fromEntries(list.map((c) => [c.name, `${c.name}: ${c.legend}`]));
+}
+
+function classLegend(cmp) {
+	const classes = cmp.rules && cmp.rules.classes;
+	if (typeof classes === 'string') return classes;
+	return Object.values(classTitles(cmp)).join('; ');
+}
 const P_ADJ = { holm: 'Holm over the headline rows', bh: 'Benjamini-Hochberg over the counter rows' };
 
 const COLUMNS = [
@@ -77,10 +82,10 @@ function direction(r) {
 	return `${r.direction} is ${r.direction === 'lower' || r.direction === 'higher' ? 'better' : 'neither'}`;
 }
 
-function classTag(r) {
+function classTag(r, titles) {
 	if (!r.class) return DASH;
 	const score = r.role === 'score' ? '; the time score, not the job\'s verdict here' : '';
-	return `<span class="cls cls-${esc(r.class)}" title="${esc(CLASS_TITLE[r.class] || r.class)}${score}">${esc(r.class)}</span>`;
+	return `<span class="cls cls-${esc(r.class)}" title="${esc(titles[r.class] || r.class)}${score}">${esc(r.class)}</span>`;
 }
 
 function spread(s) {
@@ -104,7 +109,7 @@ function rowHtml(r, i, view) {
 		`<td class="c-workload" title="${esc(r.workload)}">${esc(r.workload)}</td>` +
 		`<td class="params" title="${esc(shortParams(r.params_text))}">${esc(params)}</td>` +
 		`<td class="metric${r.headline ? ' headline' : ''}" title="${esc(r.metric)}: ${esc(r.unit || '')}; ${direction(r)}">${esc(r.metric)}</td>` +
-		`<td class="c-class">${classTag(r)}</td>` +
+		`<td class="c-class">${classTag(r, view.titles)}</td>` +
 		sideCell(r.base, 'base') + sideCell(r.patched, 'patched') +
 		`<td class="num change">${changeText(r)}</td>` +
 		`<td class="num ci">${changeCi(r)}</td>` +
@@ -113,7 +118,7 @@ function rowHtml(r, i, view) {
 		`<td class="c-verdict"${note ? ` title="${esc(note)}"` : ''}>${verdictHtml(r.verdict)}${note ? ' <span class="note-mark" aria-hidden="true">*</span>' : ''}</td>` +
 		`<td class="num c-boots">${r.base.n}/${r.patched.n}</td>` +
 		'</tr>';
-	return open ? line + detailHtml(r, i, view.ciLevel) : line;
+	return open ? line + detailHtml(r, i, view) : line;
 }
 
 // A row's change: in %, or for a row from a base near 0 (p_method "welch,
@@ -137,13 +142,14 @@ const ciLevelOf = (cmp) => (cmp.rules && typeof cmp.rules.ci_level === 'number' 
 // The details line of an opened row: everything the row's line has no room
 // for. A row's own ci_level (a bootstrap of so few boots that its interval
 // cannot reach the rules' level) says the level it has.
-function detailHtml(r, i, level) {
+function detailHtml(r, i, view) {
+	const level = view.ciLevel;
 	const side = (s) => (s.center === null || s.center === undefined ? `${DASH} (${s.n} boots)`
 		: `${num(s.center)} ${esc(r.unit || '')}${spread(s) ? `, spread ${spread(s)}` : ''} over ${s.n} boots`);
 	const items = [
 		['case', `${esc(r.workload)} <span class="params">${esc(shortParams(r.params_text))}</span>`],
 		['metric', `${esc(r.metric)} (${esc(r.unit || 'no unit')}; ${direction(r)})${r.role ? `, ${esc(r.role)} row` : ''}`],
-		['class', `${classTag(r)} ${esc(CLASS_TITLE[r.class] || '')}`],
+		['class', `${classTag(r, view.titles)} ${esc(view.titles[r.class] || '')}`],
 		['base', side(r.base)],
 		['patched', side(r.patched)],
 		['change', `${changeText(r)}, ${Math.round(100 * (r.ci_level || level))}% CI ${changeCi(r)}`],
@@ -169,7 +175,7 @@ export function comparisonSection(cmp) {
 	const rows = cmp.rows;
 	const folded = rows.filter(folds).length;
 	const common = commonParams(rows);
-	const view = { open: new Set(), common: new Set(common), ciLevel: ciLevelOf(cmp) };
+	const view = { open: new Set(), common: new Set(common), ciLevel: ciLevelOf(cmp), titles: classTitles(cmp) };
 	const head = COLUMNS.map(([key, label]) =>
 		`<th scope="col" aria-sort="none" data-key="${key}"${NUMERIC.has(key) ? ' class="num"' : ''}><button type="button" class="sort" data-sort="${key}">${label}<span class="arrow" aria-hidden="true"></span></button></th>`).join('');
 	return `
@@ -183,7 +189,7 @@ export function comparisonSection(cmp) {
   or <em>context</em>, not tested) are folded. Sort by a column with its header; open a row (<span aria-hidden="true">\u25b8</span>) for its details;
   <span aria-hidden="true">*</span> the verdict has a reason.</span>
 </div>
-<p class="muted small" id="class-legend">Classes: ${esc(cmp.rules && cmp.rules.classes ? cmp.rules.classes : CLASS_LEGEND)}</p>
+<p class="muted small" id="class-legend">Classes: ${esc(classLegend(cmp))}</p>
 ${common.length ? `<p class="muted small" id="cmp-common">Every row: <span class="params">${esc(common.join(' '))}</span>; the Params column has the rest.</p>` : ''}
 <div class="table-wrap">
 <table class="data cmp folded" id="cmp-table">
@@ -207,7 +213,7 @@ export function wireComparison(root, cmp) {
 	const first = firstOrder(rows);
 	const rank = new Map(first.map((i, k) => [i, k]));
 	// the rows opened, kept through a sort
-	const view = { open: new Set(), common: new Set(commonParams(rows)), ciLevel: ciLevelOf(cmp) };
+	const view = { open: new Set(), common: new Set(commonParams(rows)), ciLevel: ciLevelOf(cmp), titles: classTitles(cmp) };
 	let order = first;
 	let sort = { key: null, dir: 1 };
 
@@ -242,7 +248,7 @@ export function wireComparison(root, cmp) {
 			tbody.querySelector(`tr[data-of="${i}"]`)?.remove();
 		} else {
 			view.open.add(i);
-			tr.insertAdjacentHTML('afterend', detailHtml(rows[i], i, view.ciLevel));
+			tr.insertAdjacentHTML('afterend', detailHtml(rows[i], i, view));
 			tr.nextElementSibling.hidden = tr.hidden;
 		}
 		b.setAttribute('aria-expanded', String(view.open.has(i)));

@@ -12,7 +12,7 @@ import {
 	esc, DASH, num, pct, pval, ci, timeHtml, duration, verdictHtml, stateHtml, patchSource, patchName, median,
 } from './util.js';
 import { sweepChart, shootdownChart } from './charts.js';
-import { comparisonSection, wireComparison, shortParams, CLASS_TITLE } from './comparison.js';
+import { comparisonSection, wireComparison, shortParams, classTitles } from './comparison.js';
 
 const REFRESH_MS = 3000;
 const SHOOTDOWN_NAMES = ['interrupts.TLB', 'vmstat.nr_tlb_remote_flush_received', 'tlb_flush.remote_shootdown'];
@@ -20,14 +20,34 @@ const EXCERPT_RE = /\berror\b|kernel panic|\bbug:|\boops\b|fatal|does not apply|
 
 // ---- summary ----
 
-// What each class saw, in words (the comparison's by_class)
-function byClass(bc) {
+// What each class saw, in words (the comparison's by_class), each class's
+// legend in its title
+function byClass(cmp) {
+	const bc = cmp.by_class, titles = classTitles(cmp);
 	if (!bc) return '';
 	const items = Object.entries(bc).filter(([, c]) => c && c.verdict !== 'unavailable');
 	if (!items.length) return '';
 	return '<ul class="by-class">' + items.map(([name, c]) =>
-		`<li><span class="cls cls-${esc(name)}" title="${esc(CLASS_TITLE[name] || name)}">${esc(name)}</span> ` +
+		`<li><span class="cls cls-${esc(name)}" title="${esc(titles[name] || name)}">${esc(name)}</span> ` +
 		`${verdictHtml(c.verdict)} ${esc(c.text)}</li>`).join('') + '</ul>';
+}
+
+// "a change must be at least 1% (work), 5% (wait), 2% (time; 5% for
+// counters)...": each tested class's margins, from the API's rules.classes
+function leastChanges(r) {
+	const p = (x) => `${+(x * 100).toPrecision(3)}%`;
+	const tested = Array.isArray(r.classes) ? r.classes.filter((c) => c.tested && c.margins) : [];
+	if (!tested.length)
+		return `a change must be at least ${p(r.min_change_headline)} (headline) or ${p(r.min_change_counter)} (counters); ` +
+			`same when the equivalence interval lies within \u00b1${p(r.same_band)}`;
+	const least = tested.map((c) => {
+		const m = c.margins;
+		return `${p(m.min_change)} (${esc(c.name)}${m.min_change_counter !== m.min_change ? `; ${p(m.min_change_counter)} for counters` : ''})`;
+	});
+	const bands = tested.filter((c) => c.margins.same_band > c.margins.min_change)
+		.map((c) => `\u00b1${p(c.margins.same_band)} for ${esc(c.name)}`);
+	return `a change must be at least ${least.join(', ')}; same when the equivalence interval lies within that least change` +
+		(bands.length ? ` (within only ${bands.join(', ')}: no change beyond it)` : '');
 }
 
 function overall(job, cmp) {
@@ -72,7 +92,7 @@ function summarySection(job, cmp) {
   <div><dt>unavailable</dt><dd data-count="unavailable">${s.unavailable}</dd></div>
   <div><dt>counters</dt><dd>${s.counters.regressions} worse, ${s.counters.improvements} better, ${s.counters.changed} changed</dd></div>
 </dl>
-${byClass(cmp.by_class)}
+${byClass(cmp)}
 ${entryList('Regressions (headline)', s.regressions, 'reg')}
 ${entryList('Improvements (headline)', s.improvements, 'imp')}
 ${entryList('Changed (neutral headline)', s.changed, 'chg')}
@@ -353,9 +373,7 @@ function provenanceSection(job, cmp) {
 		body += `<p class="small muted">Rules: ${esc(r.test || 'Mann-Whitney U')}, \u03b1 = ${r.alpha}${r.multiplicity ? ` (${esc(r.multiplicity)})` : ''}; ` +
 			(d.looks === 2 ? `look ${d.look} of 2 (${d.boots} boots a side, up to ${d.max_boots}) spends \u03b1 = ${Number(d.alpha).toPrecision(2)}; ` : '') +
 			`${esc(r.ci || 'bootstrap CI')} at ${Math.round(r.ci_level * 100)}% (${r.resamples} resamples); ` +
-			`a change must be at least ${r.min_change_headline * 100}% (headline) or ${r.min_change_counter * 100}% (counters)` +
-			(r.min_change_work !== undefined ? `, ${+(r.min_change_work * 100).toPrecision(3)}% for work and wait rows; same when the equivalence interval lies within that least change (within only \u00b1${r.same_band * 100}%: no change beyond it)` :
-				`; same when the equivalence interval lies within \u00b1${r.same_band * 100}%`) +
+			leastChanges(r) +
 			`; outliers flagged at |z| > ${r.outlier_z}.` +
 			(cmp.per_cpu_excluded && cmp.per_cpu_excluded.length ? ` ${cmp.per_cpu_excluded.length} per-CPU metrics left out of the rows.` : '') + '</p>';
 	}
