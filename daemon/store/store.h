@@ -142,9 +142,11 @@ int store_token_admin(struct store *st, const char *token);
  * lease_timeout seconds left running: each such stage is claimed (of two
  * daemons that try, one does), then queued again or failed on its last
  * attempt as store_recover does, its machine released with its health
- * unknown; one line per stage in log. A machine is never leased twice:
- * its lease is a change conditional on its being free (store_stage_start).
- * 0, or the first store error.
+ * unknown; one line per stage in log. A stage is never started twice and
+ * a machine never leased twice: each is claimed in the transaction that
+ * changes it, on PostgreSQL by its row's lock (FOR UPDATE SKIP LOCKED: a
+ * row another daemon is claiming is busy, not waited for), on SQLite by
+ * its single writer (store_stage_start). 0, or the first store error.
  */
 int store_daemon_register(struct store *st, const char *host, int pid);
 int64_t store_daemon_id(struct store *st);
@@ -344,9 +346,11 @@ struct build_row {
 };
 int store_build_add(struct store *st, const struct build_row *b);
 
-/* Leases machine for a stage, in one transaction, only if it is free and
- * its health is good or unknown. -EBUSY otherwise. Marks the stage running
- * on it and the job running. */
+/* Leases machine for a stage, in one transaction, only if the stage is
+ * still pending and not being started by another daemon, and the machine
+ * is free (not being leased by another daemon either) and its health is
+ * good or unknown. -EBUSY otherwise. Marks the stage running on it and the
+ * job running. */
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine);
 /*
  * A run stage that failed as a workload (run.h): kept, with its runs, log

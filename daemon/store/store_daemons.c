@@ -74,9 +74,10 @@ static int claim(struct store *st, int64_t stage, int64_t old_owner)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_run(st, "UPDATE stages SET owner = ?1 WHERE id = ?2 AND state = 'running' "
-		    "AND owner IS NOT DISTINCT FROM nullif(?3, 0)", DB_INT(st->daemon_id), DB_INT(stage),
-		    DB_INT(old_owner));
+	if ((rc = db_stage_claim(st, stage, "running")) == 0)
+		rc = db_run(st, "UPDATE stages SET owner = ?1 WHERE id = ?2 AND state = 'running' "
+			    "AND owner IS NOT DISTINCT FROM nullif(?3, 0)", DB_INT(st->daemon_id), DB_INT(stage),
+			    DB_INT(old_owner));
 	if (rc == 0 && db_changes(st) != 1)
 		rc = -EBUSY;
 	if (rc == 0)

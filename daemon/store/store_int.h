@@ -277,6 +277,17 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
 int db_txn_begin(struct store *st);
 int db_txn_end(struct store *st, int rc);
 
+/*
+ * Inside a transaction of the writer: stage stage_id, in state, claimed
+ * for the transaction: 0; -EBUSY when it is not in that state, or on
+ * PostgreSQL when another connection's transaction holds its row (FOR
+ * UPDATE SKIP LOCKED: a claim under way elsewhere is busy at once, never
+ * waited for); or a store error. The row stays locked to the end of the
+ * transaction, so the change that follows is this daemon's alone. On
+ * SQLite the writer's BEGIN IMMEDIATE holds the one write lock already.
+ */
+int db_stage_claim(struct store *st, int64_t stage_id, const char *state);
+
 /* A token as the store keeps it: its SHA-256 in lower-case hex
  * (store_tokens.c); the store never holds a token itself. */
 void db_token_hash(const char *token, char out[65]);

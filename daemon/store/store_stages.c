@@ -173,8 +173,7 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = lease(st, stage_id, machine);
-	if (rc == 0)
+	if ((rc = db_stage_claim(st, stage_id, "pending")) == 0 && (rc = lease(st, stage_id, machine)) == 0)
 		rc = mark_running(st, stage_id, machine);
 	rc = db_txn_end(st, rc);
 out:
@@ -183,12 +182,13 @@ out:
 }
 
 /*
- * Inside a transaction: machine's lease for stage, if it is free and fit.
- * The change is conditional on the lease being free, so of two daemons
- * that lease a machine at once one gets it (the server serialises the
- * row's changes). On PostgreSQL the row is taken FOR UPDATE SKIP LOCKED:
- * a machine another daemon is leasing right now is busy at once, without
- * a wait for that daemon's transaction to end.
+ * Inside a transaction, its stage claimed (db_stage_claim): machine's
+ * lease for stage, if it is free and fit, or -EBUSY. On PostgreSQL the
+ * machine's row is taken FOR UPDATE SKIP LOCKED: one another daemon is
+ * leasing right now is busy at once, and the row stays locked until this
+ * transaction ends, so no two daemons lease it together; the change is
+ * conditional on the lease being free besides (SQLite's single writer
+ * needs only that).
  */
 static int lease(struct store *st, int64_t stage_id, const char *machine)
 {
@@ -213,7 +213,8 @@ int store_stage_start_duet(struct store *st, int64_t a, const char *ma, int64_t 
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	if ((rc = lease(st, a, ma)) == 0 && (rc = lease(st, b, mb)) == 0 && (rc = mark_running(st, a, ma)) == 0 &&
+	if ((rc = db_stage_claim(st, a, "pending")) == 0 && (rc = db_stage_claim(st, b, "pending")) == 0 &&
+	    (rc = lease(st, a, ma)) == 0 && (rc = lease(st, b, mb)) == 0 && (rc = mark_running(st, a, ma)) == 0 &&
 	    (rc = mark_running(st, b, mb)) == 0)
 		rc = db_run(st, "UPDATE stages SET duet_of = CASE id WHEN ?1 THEN ?2 ELSE ?1 END "
 			    "WHERE id IN (?1, ?2)", DB_INT(a), DB_INT(b));
@@ -229,7 +230,7 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 
 	db_lock(st);
 	rc = db_txn_begin(st);
-	if (rc == 0)
+	if (rc == 0 && (rc = db_stage_claim(st, stage_id, "pending")) == 0)
 		rc = mark_running(st, stage_id, where);
 	rc = db_txn_end(st, rc);
 	db_unlock(st);
