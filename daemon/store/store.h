@@ -156,6 +156,17 @@ int store_daemon_pass(struct store *st, double lease_timeout, struct strbuf *log
  * this one as it stops, are marked silent at once. 0 or a store error. */
 int store_daemons_gone(struct store *st, const char *host, int (*alive)(int pid));
 int store_daemon_retire(struct store *st);
+/*
+ * The leader of role ("tracker": the tracks and the webhooks, which one
+ * daemon of a shared store runs): 1 when this daemon holds it, taking it
+ * when its holder has been silent for more than lease_timeout seconds (or
+ * is known gone: store_daemons_gone, store_daemon_retire) or none holds
+ * it; 0 when another daemon does; -ENOENT for a role the store does not
+ * know, or a store error. Of daemons that take it at once, one does. A
+ * holder paused past the lease timeout leads until its next call, beside
+ * the one that took over (docs/lab-setup.md).
+ */
+int store_leader_take(struct store *st, const char *role, double lease_timeout);
 
 /*
  * After a restart of a daemon alone on its store: every stage left
