@@ -343,7 +343,9 @@ int64_t store_stage_prev(struct store *st, int64_t job_id, int seq);
  * Any of the outputs may be NULL. */
 int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struct strbuf *text,
 		    struct strbuf *url, struct strbuf *ref);
-/* Keeps the text fetched from a patch URL with the job. */
+/* Keeps the text fetched from a patch URL with the job: its bytes as they
+ * came, UTF-8 or not (a mail of another charset), as SQLite keeps any
+ * text; the intake refuses one with a NUL byte (build_stage.c). */
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text);
 /* Keeps the series a fetched mbox is (store_job's "patches"). */
 int store_job_set_patches(struct store *st, int64_t job_id, const json_t *patches);
