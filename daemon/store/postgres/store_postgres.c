@@ -72,8 +72,9 @@ struct pg_stmt {
 	PGresult *res;
 	int row, nrows;
 	int started;
-	/* a bytea column of the row, unescaped (col_text): its bytes, NUL
-	 * ended, valid until the next step or reset */
+	/* the bytea column last read of the row, unescaped (col_text): its
+	 * bytes, NUL ended, valid until the next step or reset, or a read
+	 * of another bytea column (the store has one: jobs.patch) */
 	char *bytes;
 	size_t nbytes;
 	int bytes_row, bytes_col;
@@ -413,18 +414,13 @@ static void pg_bind_text(struct db_stmt *ds, int i, const char *v, size_t len)
  * database's encoding. */
 static void pg_bind_bytes(struct db_stmt *ds, int i, const char *v, size_t len)
 {
-	static const char hex[] = "0123456789abcdef";
 	char *t = NULL;
 
 	if (v) {
 		t = xmalloc(2 * len + 3);
 		t[0] = '\\';
 		t[1] = 'x';
-		for (size_t k = 0; k < len; k++) {
-			t[2 + 2 * k] = hex[(unsigned char)v[k] >> 4];
-			t[3 + 2 * k] = hex[(unsigned char)v[k] & 15];
-		}
-		t[2 * len + 2] = '\0';
+		hex_encode((const unsigned char *)v, len, t + 2);
 	}
 	bind_param(stmt_of(ds), i, t, OID_BYTEA);
 }
