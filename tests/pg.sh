@@ -149,12 +149,24 @@ pg_stop() {
 	_pid=$(sed -n 1p "$1/data/postmaster.pid" 2>/dev/null)
 	_pg_as "$1/run" "$PG_BIN/pg_ctl" -D "$1/data" -m "${2:-fast}" -w -t 30 stop >/dev/null 2>&1 ||
 		_pg_as "$1/run" "$PG_BIN/pg_ctl" -D "$1/data" -m immediate -w -t 30 stop >/dev/null 2>&1
-	if [ -n "$_pid" ] && kill -0 "$_pid" 2>/dev/null; then
+	# the server removes its pid file as it exits: a moment (at most 5 s)
+	# for the process to be gone, or a zombie its parent has yet to reap
+	_i=0
+	while [ -n "$_pid" ] && _pg_running "$_pid" && [ $_i -lt 50 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	if [ -n "$_pid" ] && _pg_running "$_pid"; then
 		echo "pg: the server of $1 (pid $_pid) outlived pg_ctl stop; killed" >&2
 		kill -9 "$_pid" 2>/dev/null
 		return 1
 	fi
 	return 0
+}
+
+# _pg_running PID: the process runs (it is there, and not a zombie)
+_pg_running() {
+	[ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$1/stat" 2>/dev/null
 }
 
 # pg_cleanup: every cluster pg_start made here, stopped (tests/lib.sh's
