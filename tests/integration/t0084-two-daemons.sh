@@ -1,8 +1,8 @@
 #!/bin/sh
 # Daemons on one PostgreSQL store share one lab (lab.store, a server of
-# the test's own: tests/pg.sh): two local machines, each daemon with its
+# the test's own: tests/pg.sh): four local machines, each daemon with its
 # own port and data directory, and a webhook receiver on loopback for the
-# job events. Twelve jobs submitted to three daemons in turn run on either
+# job events. 24 jobs submitted to three daemons in turn run on any
 # machine: each run stage is started once (the daemons' logs count the
 # starts, under contention: every daemon claims from the same pending
 # stages), each machine is leased by one stage at a time (sampled all
@@ -26,7 +26,7 @@ pg_start "$TMP/pg" || { fail "a PostgreSQL server starts (tests/pg.sh)" "see abo
 
 daemon_test 6000
 PA=$DAEMON_PORT PB=$((DAEMON_PORT + 1)) PC=$((DAEMON_PORT + 2)) HOOK_PORT=$((DAEMON_PORT + 3))
-LEASE=5 NJOBS=12
+LEASE=5 NJOBS=24
 
 # the webhook receiver: each POST a file, named by its delivery id
 mkdir -p "$TMP/hook"
@@ -52,8 +52,7 @@ lab() { # DATA_DIR PORT
 	DAEMON_PORT=$2
 	lab_yaml "$1" "tokens: [$TOKEN]" "store: '$PG_URL'" "lease_timeout: ${LEASE}s"
 	echo machines:
-	lab_yaml_machine_dirs m1
-	lab_yaml_machine_dirs m2
+	for m in m1 m2 m3 m4; do lab_yaml_machine_dirs $m; done
 	echo suites:
 	lab_yaml_mprotect_suite quick 120 "workers: 1" "duration: 0.3" "iterations: 2"
 	lab_yaml_mprotect_suite slow 120 "workers: 1" "duration: 2" "iterations: 6"
@@ -97,7 +96,7 @@ PYEOF
 DOUBLE="SELECT count(*) FROM (SELECT machine FROM stages WHERE state = 'running' AND kind IN ('boot', 'run')
 	GROUP BY machine HAVING count(DISTINCT job_id) > 1) x"
 
-# 1. three daemons, twelve jobs submitted to each in turn
+# 1. three daemons, NJOBS jobs submitted to each in turn
 start A
 start B
 start C
@@ -125,7 +124,7 @@ overlap=$(sql "SELECT count(*) FROM stages a JOIN stages b ON a.machine = b.mach
 	fail "the stages' times on each machine do not overlap" "$overlap overlapping pairs"
 # every start a daemon logs is a claim it won: one per run stage
 starts=
-for d in a b c; do starts="$starts $(grep -c 'run on m[12]: started' "$TMP/$d.log")"; done
+for d in a b c; do starts="$starts $(grep -c 'run on m[1-4]: started' "$TMP/$d.log")"; done
 set -- $starts
 runs=$(sql "SELECT count(*) FROM stages WHERE kind = 'run'")
 retried=$(sql "SELECT count(*) FROM stages WHERE kind = 'run' AND attempt > 0")
