@@ -248,10 +248,13 @@ int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 		    DB_INT(boot_stage), DB_REAL(db_now()));
 	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
+	/* the run is this daemon's as its boot was: a running stage that
+	 * names no live daemon is taken over by another (store_daemons.c) */
 	rc = db_run(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
 		    "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
-		    "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'",
-		    DB_INT(run_stage), DB_INT(boot_stage), DB_REAL(db_now()));
+		    "machine = (SELECT machine FROM stages WHERE id = ?2), owner = nullif(?4, 0) "
+		    "WHERE id = ?1 AND state = 'pending'",
+		    DB_INT(run_stage), DB_INT(boot_stage), DB_REAL(db_now()), DB_INT(st->daemon_id));
 	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
 	rc = db_run(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1",

@@ -1,7 +1,8 @@
 /*
  * daemon/store, where several daemons share one store (lab.store): who
  * leads what nobody submits (store_leader_take), a stage or a machine
- * another daemon is claiming (PostgreSQL's row locks, SKIP LOCKED), and a
+ * another daemon is claiming (PostgreSQL's row locks, SKIP LOCKED), a run
+ * a boot handed its machine to (still its daemon's, not taken over), and a
  * fetched patch that is not UTF-8, which a shared store must keep as
  * SQLite does. Each daemon is a store of its own on one database
  * (fixture_store.h), on SQLite and on a real PostgreSQL; the row locks
@@ -144,6 +145,39 @@ static void test_claims_skip_locked(void **state)
 }
 
 /*
+ * A boot that hands its machine to its run hands the run its daemon too:
+ * the run is not taken for a silent daemon's, neither by the daemon that
+ * runs it nor by another, and the other takes it over once this one stops.
+ */
+static void test_handoff_keeps_owner(void **state)
+{
+	struct store_fixture *f = *state;
+	struct strbuf log = STRBUF_INIT;
+	char kind[8], side[16];
+	int64_t job, boot, run;
+	struct store *b;
+
+	two_machines(f);
+	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);
+	b = second_daemon(f, "host-b", 200);
+	job = boot_job(f->st);
+	boot = store_fixture_next_id(f->st, job, kind, side);
+	assert_string_equal(kind, "boot");
+	run = store_stage_next(f->st, job, 0);
+	assert_true(run > 0);
+	assert_int_equal(store_stage_start(f->st, boot, "m1"), 0);
+	assert_int_equal(store_stage_handoff(f->st, boot, run), 0);
+	assert_int_equal(store_daemon_pass(f->st, 3600, &log), 0);
+	assert_int_equal(store_daemon_pass(b, 3600, &log), 0);
+	assert_string_equal(log.buf, "");
+	assert_int_equal(store_daemon_retire(f->st), 0);
+	assert_int_equal(store_daemon_pass(b, 3600, &log), 0);
+	assert_contains(log.buf, "interrupted; queued again (taken over from daemon");
+	store_close(b);
+	strbuf_release(&log);
+}
+
+/*
  * A patch fetched from a URL is kept as the bytes it came as: a mail in
  * Latin-1 (not UTF-8) reads back byte for byte, as SQLite's text keeps
  * it, where a text column of PostgreSQL would refuse it.
@@ -177,6 +211,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		store_fixture_test(test_leader),
+		store_fixture_test(test_handoff_keeps_owner),
 		store_fixture_test(test_patch_bytes),
 	};
 	/* SQLite has one writer: no row of it is ever held by another */
