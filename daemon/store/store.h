@@ -330,8 +330,9 @@ int store_stage_start_duet(struct store *st, int64_t a, const char *ma, int64_t 
  * with `where` (e.g. "builder local") in its machine column. */
 int store_stage_begin(struct store *st, int64_t stage_id, const char *where);
 /* A boot stage that succeeded hands its machine to the run stage after it:
- * boot done, run running on the same machine, the lease moved, in one
- * transaction. */
+ * boot done, run running on the same machine and by this daemon, the
+ * lease moved, in one transaction. -EBUSY when the boot is no longer
+ * running on this daemon (store_stage_finish's fence). */
 int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage);
 int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id);
 /* The id of the stage of the job after (before) seq; 0 when none, or a
@@ -385,7 +386,10 @@ int store_stage_set_note(struct store *st, int64_t stage_id, const char *note);
  * Ends a stage: state done, failed or cancelled; class and message for
  * failures. Releases its machine. Advances the job: done when its last stage
  * is done; failed (with the stage's class and message) when a stage failed;
- * cancelled when cancelled; its remaining stages are cancelled.
+ * cancelled when cancelled; its remaining stages are cancelled. A fence on
+ * a shared store: -EBUSY, and nothing changed, when the stage is running
+ * on another daemon (this one was taken over while paused, and the stage
+ * started again there). The same for store_run_failed.
  */
 int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		       const char *error_class, const char *message);

@@ -244,8 +244,10 @@ int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_run(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'",
-		    DB_INT(boot_stage), DB_REAL(db_now()));
+	/* fenced as end_stage is: not a boot another daemon runs now */
+	rc = db_run(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running' "
+		    "AND owner IS NOT DISTINCT FROM nullif(?3, 0)", DB_INT(boot_stage), DB_REAL(db_now()),
+		    DB_INT(st->daemon_id));
 	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
 	/* the run is this daemon's as its boot was: a running stage that
@@ -498,15 +500,31 @@ static int add_repeat(struct store *st, int64_t run_stage)
 
 /* Inside a transaction: the stage ends in state (class, message), its
  * machine released. Returns its job's id, -ENOENT when there is no such
- * stage, or a store error. */
+ * stage, -EBUSY when it runs on another daemon (a fence: this daemon was
+ * taken over while it was paused, and the stage started again there), or
+ * a store error. */
+/* 0 when the stage is there, -ENOENT when not, or a store error. */
+static int stage_exists(struct store *st, int64_t stage_id)
+{
+	struct db_stmt *s;
+	int rc = db_row(st, &s, "SELECT id FROM stages WHERE id = ?1", DB_INT(stage_id));
+
+	if (rc == 1)
+		db_stmt_done(st, s);
+	return rc < 0 ? rc : rc == 0 ? -ENOENT : 0;
+}
+
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
 			 const char *message)
 {
 	int64_t job = 0;
 	int rc = db_insert(st, &job, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
-			   "finished = ?5 WHERE id = ?1 RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
-			   DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()));
+			   "finished = ?5 WHERE id = ?1 AND NOT (state = 'running' AND owner IS DISTINCT FROM "
+			   "nullif(?6, 0)) RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
+			   DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()), DB_INT(st->daemon_id));
 
+	if (rc == -ENOENT && (rc = stage_exists(st, stage_id)) == 0)
+		rc = -EBUSY;
 	if (rc < 0)
 		return rc;
 	rc = release_lease(st, stage_id);
@@ -706,6 +724,9 @@ int store_recover(struct store *st, struct strbuf *log)
 	rc = db_txn_begin(st);
 	if (rc == 0)
 		rc = db_query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
+	/* this daemon's now, as a take-over claims them (store_daemons.c) */
+	if (rc == 0)
+		rc = db_run(st, "UPDATE stages SET owner = nullif(?1, 0) WHERE state = 'running'", DB_INT(st->daemon_id));
 	if (rc == 0)
 		rc = db_run(st, "UPDATE machines SET health = 'unknown', health_reason = "
 			    "'the daemon restarted while it ran a stage', health_changed = ?1 "

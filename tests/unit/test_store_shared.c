@@ -178,6 +178,53 @@ static void test_handoff_keeps_owner(void **state)
 }
 
 /*
+ * A daemon paused past the lease timeout: another took its boot over and
+ * started it again on another machine. When the paused one wakes, its end
+ * of the boot, and its hand-off to the run, are refused (-EBUSY) and
+ * change nothing: the stage runs on, the other daemon's, on its machine.
+ */
+static void test_fence_paused_daemon(void **state)
+{
+	struct store_fixture *f = *state;
+	struct strbuf log = STRBUF_INIT;
+	char kind[8], side[16], buf[32];
+	int64_t job, boot, run, leased = 0;
+	struct store *b;
+	json_t *j, *ms, *m, *g;
+	size_t i;
+
+	two_machines(f);
+	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);
+	b = second_daemon(f, "host-b", 200);
+	job = boot_job(f->st);
+	boot = store_fixture_next_id(f->st, job, kind, side);
+	run = store_stage_next(f->st, job, 0);
+	assert_int_equal(store_stage_start(f->st, boot, "m1"), 0);
+	/* a is silent for longer than a lease of 0 s: b takes the boot over */
+	assert_int_equal(store_daemon_pass(b, 0, &log), 0);
+	assert_contains(log.buf, "interrupted; queued again (taken over from daemon");
+	assert_int_equal(store_stage_start(b, boot, "m2"), 0);
+
+	assert_int_equal(store_stage_finish(f->st, boot, "failed", "boot", "a's late end"), -EBUSY);
+	assert_int_equal(store_stage_handoff(f->st, boot, run), -EBUSY);
+	j = store_job_json(b, job);
+	g = json_array_get(json_object_get(j, "stages"), 0);
+	assert_string_equal(jsonget_str(g, "state") ?: "", "running");
+	assert_string_equal(jsonget_str(g, "machine") ?: "", "m2");
+	json_decref(j);
+	assert_string_equal(store_fixture_job_str(b, job, "state", NULL, buf, sizeof(buf)), "running");
+	ms = store_machines_json(b);
+	json_array_foreach(json_object_get(ms, "machines"), i, m)
+		if (!strcmp(jsonget_str(m, "name"), "m2"))
+			leased = jsonget_int_or(m, "stage", 0);
+	json_decref(ms);
+	assert_int_equal(leased, boot);
+	assert_int_equal(store_stage_handoff(b, boot, run), 0);
+	store_close(b);
+	strbuf_release(&log);
+}
+
+/*
  * A patch fetched from a URL is kept as the bytes it came as: a mail in
  * Latin-1 (not UTF-8) reads back byte for byte, as SQLite's text keeps
  * it, where a text column of PostgreSQL would refuse it.
@@ -212,6 +259,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		store_fixture_test(test_leader),
 		store_fixture_test(test_handoff_keeps_owner),
+		store_fixture_test(test_fence_paused_daemon),
 		store_fixture_test(test_patch_bytes),
 	};
 	/* SQLite has one writer: no row of it is ever held by another */
