@@ -11,14 +11,16 @@
 #     pg_start "$TMP/pg" || exit 1    # PG_URL: its database tlblab
 #     pg_stop "$TMP/pg"               # also at exit (pg_cleanup)
 #   the C tests run it (tests/unit/fixture_store.h):
-#     sh tests/pg.sh start DIR [PID]  # prints the socket directory
+#     sh tests/pg.sh start DIR [PID]  # prints the socket directory; the
+#                                     # server stops once PID ends
 #     sh tests/pg.sh stop DIR [MODE]  # MODE: fast (default) or immediate
 #     sh tests/pg.sh start-again DIR  # the same cluster, after a stop
 #     sh tests/pg.sh available        # says why not and fails when it cannot run
 #
 # Nothing outlives its test: pg_start leaves a reaper behind, a process
-# that waits for the test's process to end (the sourcing shell, or PID of
-# `start`, by default the caller) and then stops the cluster, however the
+# that waits for the test's process to end (the sourcing shell, or the PID
+# given to `start`: without one, no reaper, as the caller of a command may
+# be a shell that ends at once) and then stops the cluster, however the
 # test ended: a shell killed with -9 runs no trap, a C test that crashes
 # no teardown. pg_stop checks that the server's process is gone, and
 # ends it (by its pid) if it is not.
@@ -82,8 +84,8 @@ _pg_reaper() {
 
 # pg_start DIR [PID]: a new cluster in DIR (made; DIR/data, DIR/run:
 # socket, log), started, with its database tlblab, and stopped once PID
-# (default: this shell) ends; sets PG_SOCKET and PG_URL. Fails saying why
-# (the server's log when it would not start).
+# (default: this shell; "none": never) ends; sets PG_SOCKET and PG_URL.
+# Fails saying why (the server's log when it would not start).
 pg_start() {
 	_dir=$1
 	pg_available || return 1
@@ -114,7 +116,7 @@ EOF
 	_pg_as "$_dir/run" sh -c 'printf "%s\n" "local all tlblab_pw scram-sha-256" "local all all trust" >"$1/pg_hba.conf"' \
 		sh "$_dir/data"
 	PG_DIRS="$PG_DIRS $_dir"
-	_pg_reaper "$_dir" "${2:-$$}"
+	[ "${2:-$$}" = none ] || _pg_reaper "$_dir" "${2:-$$}"
 	pg_start_again "$_dir" || return 1
 	"$PG_BIN/psql" -X -q -h "$_dir/run" -U tlblab -d postgres -v ON_ERROR_STOP=1 \
 		-c "CREATE DATABASE tlblab" \
@@ -188,7 +190,7 @@ case "${0##*/}" in
 pg.sh)
 	set -u
 	case "${1:-}" in
-	start) pg_start "$2" "${3:-$PPID}" >&2 && echo "$PG_SOCKET" ;;
+	start) pg_start "$2" "${3:-none}" >&2 && echo "$PG_SOCKET" ;;
 	start-again) pg_start_again "$2" >&2 ;;
 	stop) pg_stop "$2" "${3:-fast}" ;;
 	available) pg_available ;;
