@@ -11,6 +11,9 @@
 #                         read from stdin, and prints it
 #   daemon_seed CONFIG COMMAND...   the daemon makes its store (started
 #                         once, stopped), then COMMAND fills it
+#   daemon_sql SQLITE_FILE   SQL on stdin run on the test's store (the
+#                         file, or DAEMON_STORE's database: t0083)
+#   daemon_store_empty    DAEMON_STORE's database made again, empty
 #   daemon_test PORT_BASE   the test's TOKEN, DAEMON_PORT and URL
 #   lab_yaml DATA_DIR [KEY: VALUE]...   the lab: section of a lab.yaml
 #   daemon_as_lab_user   the daemon runs as the lab's user (the tests
@@ -120,6 +123,43 @@ daemon_seed() {
 		fail "the store is seeded" "$(tail -n 3 "$TMP/seed.out")"
 		exit 0
 	fi
+}
+
+# daemon_sql SQLITE_FILE: the SQL on stdin (statements that both backends
+# read alike) run in one transaction on the test's store: the SQLite file,
+# or with DAEMON_STORE set its PostgreSQL database, whose identity columns
+# then go on after the largest id stored (a seed gives its rows' ids)
+daemon_sql() {
+	if [ -z "${DAEMON_STORE:-}" ]; then
+		$PY -c 'import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.executescript("BEGIN;" + sys.stdin.read() + ";COMMIT;")' "$1"
+		return
+	fi
+	{
+		echo "BEGIN;"
+		cat
+		cat <<'EOSQL'
+;
+DO $$
+DECLARE r record;
+BEGIN
+	FOR r IN SELECT table_name AS t, pg_get_serial_sequence(table_name, column_name) AS s
+		FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES' LOOP
+		EXECUTE format('SELECT setval(%L, (SELECT coalesce(max(id), 0) + 1 FROM %I), false)', r.s, r.t);
+	END LOOP;
+END $$;
+COMMIT;
+EOSQL
+	} | "${PG_BIN:-/usr/lib/postgresql/15/bin}/psql" -X -q -v ON_ERROR_STOP=1 "$DAEMON_STORE" >/dev/null
+}
+
+# daemon_store_empty: with DAEMON_STORE set, its database made again,
+# empty, for a lab that must start from nothing (no daemon may be on it);
+# without, nothing: each lab of a test has a data_dir of its own
+daemon_store_empty() {
+	[ -n "${DAEMON_STORE:-}" ] || return 0
+	_db=$(echo "$DAEMON_STORE" | sed -n 's|^postgres[a-z]*://[^/]*/\([A-Za-z0-9_]*\).*|\1|p')
+	echo "DROP DATABASE $_db WITH (FORCE); CREATE DATABASE $_db;" | "${PG_BIN:-/usr/lib/postgresql/15/bin}/psql" -X -q \
+		-v ON_ERROR_STOP=1 "$(echo "$DAEMON_STORE" | sed "s|/$_db|/postgres|")" >/dev/null
 }
 
 # The parts of a lab.yaml that tests share. Each KEY: VALUE argument is one

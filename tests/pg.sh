@@ -11,10 +11,19 @@
 #     pg_start "$TMP/pg" || exit 1    # PG_URL: its database tlblab
 #     pg_stop "$TMP/pg"               # also at exit (pg_cleanup)
 #   the C tests run it (tests/unit/fixture_store.h):
-#     sh tests/pg.sh start DIR        # prints the socket directory
+#     sh tests/pg.sh start DIR [PID]  # prints the socket directory; the
+#                                     # server stops once PID ends
 #     sh tests/pg.sh stop DIR [MODE]  # MODE: fast (default) or immediate
 #     sh tests/pg.sh start-again DIR  # the same cluster, after a stop
 #     sh tests/pg.sh available        # says why not and fails when it cannot run
+#
+# Nothing outlives its test: pg_start leaves a reaper behind, a process
+# that waits for the test's process to end (the sourcing shell, or the PID
+# given to `start`: without one, no reaper, as the caller of a command may
+# be a shell that ends at once) and then stops the cluster, however the
+# test ended: a shell killed with -9 runs no trap, a C test that crashes
+# no teardown. pg_stop checks that the server's process is gone, and
+# ends it (by its pid) if it is not.
 #
 # The cluster's superuser is tlblab (trust on the socket). The role
 # tlblab_pw may log in only with the password pg_password prints (the
@@ -22,6 +31,12 @@
 # shellcheck shell=sh
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+# this file, whole, for the reaper to run: as a command, its path;
+# sourced, $TOP's (tests/lib.sh sets it)
+case "${0##*/}" in
+pg.sh) _PG_SELF=$(cd "$(dirname "$0")" && pwd)/pg.sh ;;
+*) _PG_SELF=$TOP/tests/pg.sh ;;
+esac
 PG_PASSWORD=tlblab-test-password-5eb1
 PG_DIRS=
 
@@ -59,8 +74,17 @@ _pg_as() {
 	fi
 }
 
-# pg_start DIR: a new cluster in DIR (made; DIR/data, DIR/run: socket,
-# log), started, with its database tlblab; sets PG_SOCKET and PG_URL.
+# _pg_reaper DIR PID: in the background, apart from the caller's
+# output, signals and process group: once PID has exited, the cluster of
+# DIR stopped (tail --pid waits for a process that is not its child)
+_pg_reaper() {
+	setsid sh -c 'tail --pid="$2" -f /dev/null; sh "$3" stop "$1" immediate' \
+		pg-reaper "$1" "$2" "$_PG_SELF" </dev/null >/dev/null 2>&1 &
+}
+
+# pg_start DIR [PID]: a new cluster in DIR (made; DIR/data, DIR/run:
+# socket, log), started, with its database tlblab, and stopped once PID
+# (default: this shell; "none": never) ends; sets PG_SOCKET and PG_URL.
 # Fails saying why (the server's log when it would not start).
 pg_start() {
 	_dir=$1
@@ -92,6 +116,7 @@ EOF
 	_pg_as "$_dir/run" sh -c 'printf "%s\n" "local all tlblab_pw scram-sha-256" "local all all trust" >"$1/pg_hba.conf"' \
 		sh "$_dir/data"
 	PG_DIRS="$PG_DIRS $_dir"
+	[ "${2:-$$}" = none ] || _pg_reaper "$_dir" "${2:-$$}"
 	pg_start_again "$_dir" || return 1
 	"$PG_BIN/psql" -X -q -h "$_dir/run" -U tlblab -d postgres -v ON_ERROR_STOP=1 \
 		-c "CREATE DATABASE tlblab" \
@@ -118,18 +143,40 @@ pg_start_again() {
 }
 
 # pg_stop DIR [MODE]: stops the cluster of DIR (fast: sessions are ended;
-# immediate: as a crash), waiting at most 30 s; immediate when fast fails
+# immediate: as a crash), waiting at most 30 s; immediate when fast fails.
+# Then no process of the server may be left: one that is, is killed (by
+# the pid it wrote) and pg_stop fails saying so.
 pg_stop() {
 	[ -f "$1/data/postmaster.pid" ] || return 0
+	_pid=$(sed -n 1p "$1/data/postmaster.pid" 2>/dev/null)
 	_pg_as "$1/run" "$PG_BIN/pg_ctl" -D "$1/data" -m "${2:-fast}" -w -t 30 stop >/dev/null 2>&1 ||
 		_pg_as "$1/run" "$PG_BIN/pg_ctl" -D "$1/data" -m immediate -w -t 30 stop >/dev/null 2>&1
+	# the server removes its pid file as it exits: a moment (at most 5 s)
+	# for the process to be gone, or a zombie its parent has yet to reap
+	_i=0
+	while [ -n "$_pid" ] && _pg_running "$_pid" && [ $_i -lt 50 ]; do
+		_i=$((_i + 1))
+		sleep 0.1
+	done
+	if [ -n "$_pid" ] && _pg_running "$_pid"; then
+		echo "pg: the server of $1 (pid $_pid) outlived pg_ctl stop; killed" >&2
+		kill -9 "$_pid" 2>/dev/null
+		return 1
+	fi
+	return 0
+}
+
+# _pg_running PID: the process runs (it is there, and not a zombie)
+_pg_running() {
+	[ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$1/stat" 2>/dev/null
 }
 
 # pg_cleanup: every cluster pg_start made here, stopped (tests/lib.sh's
-# trap removes $TMP after)
+# trap removes $TMP after); a server that outlived its stop is a failure
 pg_cleanup() {
 	for _d in $PG_DIRS; do
-		pg_stop "$_d" immediate
+		pg_stop "$_d" immediate ||
+			echo "not ok - pg: the server of $_d stops with its test # it outlived pg_ctl stop"
 	done
 }
 
@@ -143,16 +190,17 @@ case "${0##*/}" in
 pg.sh)
 	set -u
 	case "${1:-}" in
-	start) pg_start "$2" >&2 && echo "$PG_SOCKET" ;;
+	start) pg_start "$2" "${3:-none}" >&2 && echo "$PG_SOCKET" ;;
 	start-again) pg_start_again "$2" >&2 ;;
 	stop) pg_stop "$2" "${3:-fast}" ;;
 	available) pg_available ;;
-	*) echo "usage: sh tests/pg.sh start|start-again|stop|available [DIR [MODE]]" >&2; exit 2 ;;
+	*) echo "usage: sh tests/pg.sh start DIR [PID] | start-again DIR | stop DIR [MODE] | available" >&2; exit 2 ;;
 	esac
 	;;
 *)
 	# sourced: stop what we started at exit, before $TMP is removed
+	# (and, were the shell killed with -9, the reaper does)
 	trap 'pg_cleanup; rm -rf "$TMP"' EXIT
-	trap 'exit 130' INT TERM
+	trap 'exit 130' INT TERM HUP
 	;;
 esac

@@ -310,6 +310,13 @@ static int fetch_patch_url(struct build_run *br)
 		goto out;
 	}
 	r = -1;
+	/* a patch is text: the API and the client refuse one with a NUL
+	 * byte, and every step after this one reads it as a C string */
+	if (memchr(br->text.buf, '\0', br->text.len)) {
+		fail(br->out, BUILD_PATCH, "build: url: the patch at %s is not text (a NUL byte at offset %zu)",
+		     br->url.buf, (size_t)((const char *)memchr(br->text.buf, '\0', br->text.len) - br->text.buf));
+		goto out;
+	}
 	if (!strstr(br->text.buf, "\n+++ ") && strncmp(br->text.buf, "+++ ", 4)) {
 		fail(br->out, BUILD_PATCH, "build: %s is not a patch (no diff in it)", br->url.buf);
 		goto out;

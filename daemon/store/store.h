@@ -142,9 +142,11 @@ int store_token_admin(struct store *st, const char *token);
  * lease_timeout seconds left running: each such stage is claimed (of two
  * daemons that try, one does), then queued again or failed on its last
  * attempt as store_recover does, its machine released with its health
- * unknown; one line per stage in log. A machine is never leased twice:
- * its lease is a change conditional on its being free (store_stage_start).
- * 0, or the first store error.
+ * unknown; one line per stage in log. A stage is never started twice and
+ * a machine never leased twice: each is claimed in the transaction that
+ * changes it, on PostgreSQL by its row's lock (FOR UPDATE SKIP LOCKED: a
+ * row another daemon is claiming is busy, not waited for), on SQLite by
+ * its single writer (store_stage_start). 0, or the first store error.
  */
 int store_daemon_register(struct store *st, const char *host, int pid);
 int64_t store_daemon_id(struct store *st);
@@ -154,6 +156,17 @@ int store_daemon_pass(struct store *st, double lease_timeout, struct strbuf *log
  * this one as it stops, are marked silent at once. 0 or a store error. */
 int store_daemons_gone(struct store *st, const char *host, int (*alive)(int pid));
 int store_daemon_retire(struct store *st);
+/*
+ * The leader of role ("tracker": the tracks and the webhooks, which one
+ * daemon of a shared store runs): 1 when this daemon holds it, taking it
+ * when its holder has been silent for more than lease_timeout seconds (or
+ * is known gone: store_daemons_gone, store_daemon_retire) or none holds
+ * it; 0 when another daemon does; -ENOENT for a role the store does not
+ * know, or a store error. Of daemons that take it at once, one does. A
+ * holder paused past the lease timeout leads until its next call, beside
+ * the one that took over (docs/lab-setup.md).
+ */
+int store_leader_take(struct store *st, const char *role, double lease_timeout);
 
 /*
  * After a restart of a daemon alone on its store: every stage left
@@ -317,8 +330,9 @@ int store_stage_start_duet(struct store *st, int64_t a, const char *ma, int64_t 
  * with `where` (e.g. "builder local") in its machine column. */
 int store_stage_begin(struct store *st, int64_t stage_id, const char *where);
 /* A boot stage that succeeded hands its machine to the run stage after it:
- * boot done, run running on the same machine, the lease moved, in one
- * transaction. */
+ * boot done, run running on the same machine and by this daemon, the
+ * lease moved, in one transaction. -EBUSY when the boot is no longer
+ * running on this daemon (store_stage_finish's fence). */
 int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage);
 int store_stage_set_ids(struct store *st, int64_t stage_id, const char *build_id, const char *boot_id);
 /* The id of the stage of the job after (before) seq; 0 when none, or a
@@ -330,7 +344,9 @@ int64_t store_stage_prev(struct store *st, int64_t job_id, int seq);
  * Any of the outputs may be NULL. */
 int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struct strbuf *text,
 		    struct strbuf *url, struct strbuf *ref);
-/* Keeps the text fetched from a patch URL with the job. */
+/* Keeps the text fetched from a patch URL with the job: its bytes as they
+ * came, UTF-8 or not (a mail of another charset), as SQLite keeps any
+ * text; the intake refuses one with a NUL byte (build_stage.c). */
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text);
 /* Keeps the series a fetched mbox is (store_job's "patches"). */
 int store_job_set_patches(struct store *st, int64_t job_id, const json_t *patches);
@@ -344,9 +360,11 @@ struct build_row {
 };
 int store_build_add(struct store *st, const struct build_row *b);
 
-/* Leases machine for a stage, in one transaction, only if it is free and
- * its health is good or unknown. -EBUSY otherwise. Marks the stage running
- * on it and the job running. */
+/* Leases machine for a stage, in one transaction, only if the stage is
+ * still pending and not being started by another daemon, and the machine
+ * is free (not being leased by another daemon either) and its health is
+ * good or unknown. -EBUSY otherwise. Marks the stage running on it and the
+ * job running. */
 int store_stage_start(struct store *st, int64_t stage_id, const char *machine);
 /*
  * A run stage that failed as a workload (run.h): kept, with its runs, log
@@ -368,7 +386,10 @@ int store_stage_set_note(struct store *st, int64_t stage_id, const char *note);
  * Ends a stage: state done, failed or cancelled; class and message for
  * failures. Releases its machine. Advances the job: done when its last stage
  * is done; failed (with the stage's class and message) when a stage failed;
- * cancelled when cancelled; its remaining stages are cancelled.
+ * cancelled when cancelled; its remaining stages are cancelled. A fence on
+ * a shared store: -EBUSY, and nothing changed, when the stage is running
+ * on another daemon (this one was taken over while paused, and the stage
+ * started again there). The same for store_run_failed.
  */
 int store_stage_finish(struct store *st, int64_t stage_id, const char *state,
 		       const char *error_class, const char *message);

@@ -81,6 +81,11 @@ struct store_backend {
 	void (*bind_int)(struct db_stmt *s, int i, int64_t v);
 	void (*bind_real)(struct db_stmt *s, int i, double v);
 	void (*bind_text)(struct db_stmt *s, int i, const char *v, size_t len);
+	/* The same for a column of bytes, in any encoding (jobs.patch): a
+	 * text column may hold only the database's (PostgreSQL: UTF-8), a
+	 * column of bytes reads back the bytes bound, as text (col_text,
+	 * col_bytes). */
+	void (*bind_bytes)(struct db_stmt *s, int i, const char *v, size_t len);
 	/* DB_ROW, DB_DONE, or a negative errno. */
 	int (*step)(struct db_stmt *s);
 	/* Column i (from 0) of the row: its type, and its value as each type

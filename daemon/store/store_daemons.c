@@ -2,14 +2,22 @@
  * Daemons that share one store (a PostgreSQL store, lab.store): each
  * daemon is a row of daemons, seen again at each of its scheduler's
  * passes, and a stage it starts names it (stages.owner). A machine is
- * never leased twice whatever the daemons do at once: its lease is a
- * conditional change of its row (store_stages.c), which the server
- * serialises. What a daemon that stopped being seen (killed, its host
+ * never leased twice whatever the daemons do at once: the stage and the
+ * machine are claimed by their rows' locks, taken FOR UPDATE SKIP LOCKED
+ * (store_stages.c, db_stage_claim), so one daemon's claim never waits for
+ * another's. What a daemon that stopped being seen (killed, its host
  * gone) left running, another takes over once the lab's lease timeout
  * has passed (at once for a daemon known gone: one that stopped, or whose
  * process on this host is no more): it claims each stage (one claim wins: the change is
  * conditional on the old owner), then queues it again as a restart would
  * (store_recover), its machine released with its health unknown.
+ *
+ * What nobody submits (the tracks, their points and bisections, the
+ * webhooks' deliveries) is one daemon's work at a time, the leader's: a
+ * row of leaders names it, and passes to another daemon on the terms a
+ * running stage does (its holder silent past the lease timeout, or known
+ * gone), by a change conditional on the holder it replaces, so of two
+ * daemons that try one does.
  */
 #include "store.h"
 
@@ -74,9 +82,10 @@ static int claim(struct store *st, int64_t stage, int64_t old_owner)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_run(st, "UPDATE stages SET owner = ?1 WHERE id = ?2 AND state = 'running' "
-		    "AND owner IS NOT DISTINCT FROM nullif(?3, 0)", DB_INT(st->daemon_id), DB_INT(stage),
-		    DB_INT(old_owner));
+	if ((rc = db_stage_claim(st, stage, "running")) == 0)
+		rc = db_run(st, "UPDATE stages SET owner = ?1 WHERE id = ?2 AND state = 'running' "
+			    "AND owner IS NOT DISTINCT FROM nullif(?3, 0)", DB_INT(st->daemon_id), DB_INT(stage),
+			    DB_INT(old_owner));
 	if (rc == 0 && db_changes(st) != 1)
 		rc = -EBUSY;
 	if (rc == 0)
@@ -145,4 +154,34 @@ int store_daemon_pass(struct store *st, double lease_timeout, struct strbuf *log
 	free(ids);
 	free(owners);
 	return rc;
+}
+
+int store_leader_take(struct store *st, const char *role, double lease_timeout)
+{
+	struct db_stmt *s;
+	int64_t holder;
+	double seen;
+	int rc;
+
+	/* a read while the role stays where it is: a leader's pass writes
+	 * nothing, so the store's generation (and the API's cache) stays */
+	{
+		DB_GUARD(st);
+		rc = db_row(st, &s, "SELECT coalesce(l.daemon_id, 0), coalesce(d.seen, 0) FROM leaders l "
+			    "LEFT JOIN daemons d ON d.id = l.daemon_id WHERE l.role = ?1", DB_TEXT(role));
+		if (rc <= 0)
+			return rc < 0 ? rc : -ENOENT;
+		holder = db_col_int64(s, 0);
+		seen = db_col_double(s, 1);
+		db_stmt_done(st, s);
+	}
+	if (holder == st->daemon_id)
+		return 1;
+	if (holder && seen >= db_now() - lease_timeout)
+		return 0;
+	DB_GUARD(st);
+	rc = db_run(st, "UPDATE leaders SET daemon_id = ?2, since = ?3 WHERE role = ?1 "
+		    "AND daemon_id IS NOT DISTINCT FROM nullif(?4, 0)", DB_TEXT(role), DB_INT(st->daemon_id),
+		    DB_REAL(db_now()), DB_INT(holder));
+	return rc < 0 ? rc : db_changes(st) == 1;
 }

@@ -158,6 +158,21 @@ int db_txn_end(struct store *st, int rc)
 	return rc;
 }
 
+int db_stage_claim(struct store *st, int64_t stage_id, const char *state)
+{
+	/* PostgreSQL: a row another daemon's transaction holds is skipped, so
+	 * its claim is seen as busy at once rather than waited for; SQLite:
+	 * the writer's BEGIN IMMEDIATE holds the one write lock already */
+	struct db_stmt *s;
+	int rc = db_row(st, &s, DB_SQL(st, "SELECT id FROM stages WHERE id = ?1 AND state = ?2",
+					"SELECT id FROM stages WHERE id = ?1 AND state = ?2 FOR UPDATE SKIP LOCKED"),
+			DB_INT(stage_id), DB_TEXT(state));
+
+	if (rc == 1)
+		db_stmt_done(st, s);
+	return rc < 0 ? rc : rc == 0 ? -EBUSY : 0;
+}
+
 void store_fault_after(struct store *st, long n, enum store_err e)
 {
 	long hits;

@@ -166,10 +166,13 @@ struct db_stmt *db_prep_text(struct store *st, const char *sql);
 /* Hands a statement back: cached ones are reset, others finalized. */
 void db_stmt_done(struct store *st, struct db_stmt *s);
 /* Parameter i (from 1) as an integer, a number, v's text (NULL when v is),
- * or v's compact JSON text (NULL when v is). */
+ * v's bytes for a column that keeps any (jobs.patch: a fetched patch need
+ * not be UTF-8, which a text column of PostgreSQL requires), or v's
+ * compact JSON text (NULL when v is). */
 void db_bind_int(struct db_stmt *s, int i, int64_t v);
 void db_bind_real(struct db_stmt *s, int i, double v);
 void db_bind_text(struct db_stmt *s, int i, const char *v);
+void db_bind_bytes(struct db_stmt *s, int i, const char *v);
 void db_bind_json(struct db_stmt *s, int i, const json_t *v);
 
 /* Column i (from 0) of the row in s: its type (enum db_type), and its
@@ -187,14 +190,14 @@ int64_t db_changes(struct store *st);
 
 /*
  * A statement's parameters as one list, ?1 first: each a DB_INT (any
- * integer, bound as a 64-bit integer), DB_REAL, DB_TEXT or DB_JSON
- * (db_bind_text, db_bind_json: NULL binds NULL). The macros below end the
+ * integer, bound as a 64-bit integer), DB_REAL, DB_TEXT, DB_BYTES or
+ * DB_JSON (db_bind_text, db_bind_bytes, db_bind_json: NULL binds NULL). The macros below end the
  * list, so a call reads as the statement does:
  *
  *	rc = db_run(st, "UPDATE stages SET note = ?2 WHERE id = ?1",
  *		    DB_INT(stage_id), DB_TEXT(note));
  */
-enum db_arg_kind { DB_ARG_INT, DB_ARG_REAL, DB_ARG_TEXT, DB_ARG_JSON, DB_ARG_MAX };
+enum db_arg_kind { DB_ARG_INT, DB_ARG_REAL, DB_ARG_TEXT, DB_ARG_JSON, DB_ARG_BYTES, DB_ARG_MAX };
 
 struct db_arg {
 	enum db_arg_kind kind;	/* DB_ARG_MAX ends a list */
@@ -210,6 +213,7 @@ struct db_arg {
 #define DB_REAL(x) ((struct db_arg){ .kind = DB_ARG_REAL, .v.d = (x) })
 #define DB_TEXT(x) ((struct db_arg){ .kind = DB_ARG_TEXT, .v.t = (x) })
 #define DB_JSON(x) ((struct db_arg){ .kind = DB_ARG_JSON, .v.j = (x) })
+#define DB_BYTES(x) ((struct db_arg){ .kind = DB_ARG_BYTES, .v.t = (x) })
 #define DB_ARGS(...) ((const struct db_arg[]){ __VA_ARGS__, { .kind = DB_ARG_MAX } })
 
 /* Binds args, up to the one of kind DB_ARG_MAX, to parameters 1, 2, ...
@@ -276,6 +280,17 @@ int db_query_ids(struct store *st, const char *sql, int64_t **ret, size_t *ret_n
  */
 int db_txn_begin(struct store *st);
 int db_txn_end(struct store *st, int rc);
+
+/*
+ * Inside a transaction of the writer: stage stage_id, in state, claimed
+ * for the transaction: 0; -EBUSY when it is not in that state, or on
+ * PostgreSQL when another connection's transaction holds its row (FOR
+ * UPDATE SKIP LOCKED: a claim under way elsewhere is busy at once, never
+ * waited for); or a store error. The row stays locked to the end of the
+ * transaction, so the change that follows is this daemon's alone. On
+ * SQLite the writer's BEGIN IMMEDIATE holds the one write lock already.
+ */
+int db_stage_claim(struct store *st, int64_t stage_id, const char *state);
 
 /* A token as the store keeps it: its SHA-256 in lower-case hex
  * (store_tokens.c); the store never holds a token itself. */

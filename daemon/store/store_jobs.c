@@ -34,7 +34,7 @@ int db_job_insert(struct store *st, const struct job_request *req, const struct 
 		    "?, ?, ?, coalesce(?, 'x86_64'), ?, ?, ?) RETURNING id",
 		    DB_TEXT(req->kind), DB_TEXT(req->suite), DB_JSON(req->suite_json), DB_JSON(req->machines),
 		    DB_JSON(req->tags), DB_TEXT(req->submitter), DB_INT(req->boots), DB_REAL(db_now()),
-		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_TEXT(req->patch),
+		    DB_TEXT(req->tree), DB_TEXT(req->base), DB_TEXT(req->patch_kind), DB_BYTES(req->patch),
 		    DB_TEXT(req->patch_url), DB_TEXT(req->patch_ref),
 		    DB_INT(req->max_boots > req->boots ? req->max_boots : req->boots), DB_TEXT(req->patch_subject),
 		    DB_TEXT(req->arch), DB_JSON(req->defaults), DB_JSON(req->patches), DB_JSON(req->per_patch));
@@ -522,7 +522,7 @@ int store_job_patch(struct store *st, int64_t job_id, struct strbuf *kind, struc
 
 int store_job_set_patch(struct store *st, int64_t job_id, const char *text)
 {
-	return db_write(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", DB_INT(job_id), DB_TEXT(text));
+	return db_write(st, "UPDATE jobs SET patch = ?2 WHERE id = ?1", DB_INT(job_id), DB_BYTES(text));
 }
 
 int store_job_set_patches(struct store *st, int64_t job_id, const json_t *patches)

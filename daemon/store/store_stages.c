@@ -173,8 +173,7 @@ int store_stage_start(struct store *st, int64_t stage_id, const char *machine)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = lease(st, stage_id, machine);
-	if (rc == 0)
+	if ((rc = db_stage_claim(st, stage_id, "pending")) == 0 && (rc = lease(st, stage_id, machine)) == 0)
 		rc = mark_running(st, stage_id, machine);
 	rc = db_txn_end(st, rc);
 out:
@@ -183,12 +182,13 @@ out:
 }
 
 /*
- * Inside a transaction: machine's lease for stage, if it is free and fit.
- * The change is conditional on the lease being free, so of two daemons
- * that lease a machine at once one gets it (the server serialises the
- * row's changes). On PostgreSQL the row is taken FOR UPDATE SKIP LOCKED:
- * a machine another daemon is leasing right now is busy at once, without
- * a wait for that daemon's transaction to end.
+ * Inside a transaction, its stage claimed (db_stage_claim): machine's
+ * lease for stage, if it is free and fit, or -EBUSY. On PostgreSQL the
+ * machine's row is taken FOR UPDATE SKIP LOCKED: one another daemon is
+ * leasing right now is busy at once, and the row stays locked until this
+ * transaction ends, so no two daemons lease it together; the change is
+ * conditional on the lease being free besides (SQLite's single writer
+ * needs only that).
  */
 static int lease(struct store *st, int64_t stage_id, const char *machine)
 {
@@ -213,7 +213,8 @@ int store_stage_start_duet(struct store *st, int64_t a, const char *ma, int64_t 
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	if ((rc = lease(st, a, ma)) == 0 && (rc = lease(st, b, mb)) == 0 && (rc = mark_running(st, a, ma)) == 0 &&
+	if ((rc = db_stage_claim(st, a, "pending")) == 0 && (rc = db_stage_claim(st, b, "pending")) == 0 &&
+	    (rc = lease(st, a, ma)) == 0 && (rc = lease(st, b, mb)) == 0 && (rc = mark_running(st, a, ma)) == 0 &&
 	    (rc = mark_running(st, b, mb)) == 0)
 		rc = db_run(st, "UPDATE stages SET duet_of = CASE id WHEN ?1 THEN ?2 ELSE ?1 END "
 			    "WHERE id IN (?1, ?2)", DB_INT(a), DB_INT(b));
@@ -229,7 +230,7 @@ int store_stage_begin(struct store *st, int64_t stage_id, const char *where)
 
 	db_lock(st);
 	rc = db_txn_begin(st);
-	if (rc == 0)
+	if (rc == 0 && (rc = db_stage_claim(st, stage_id, "pending")) == 0)
 		rc = mark_running(st, stage_id, where);
 	rc = db_txn_end(st, rc);
 	db_unlock(st);
@@ -243,14 +244,19 @@ int store_stage_handoff(struct store *st, int64_t boot_stage, int64_t run_stage)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_run(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running'",
-		    DB_INT(boot_stage), DB_REAL(db_now()));
+	/* fenced as end_stage is: not a boot another daemon runs now */
+	rc = db_run(st, "UPDATE stages SET state = 'done', finished = ?2 WHERE id = ?1 AND state = 'running' "
+		    "AND owner IS NOT DISTINCT FROM nullif(?3, 0)", DB_INT(boot_stage), DB_REAL(db_now()),
+		    DB_INT(st->daemon_id));
 	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
+	/* the run is this daemon's as its boot was: a running stage that
+	 * names no live daemon is taken over by another (store_daemons.c) */
 	rc = db_run(st, "UPDATE stages SET state = 'running', started = ?3, finished = NULL, error_class = NULL, "
 		    "error_message = NULL, boot_id = (SELECT boot_id FROM stages WHERE id = ?2), "
-		    "machine = (SELECT machine FROM stages WHERE id = ?2) WHERE id = ?1 AND state = 'pending'",
-		    DB_INT(run_stage), DB_INT(boot_stage), DB_REAL(db_now()));
+		    "machine = (SELECT machine FROM stages WHERE id = ?2), owner = nullif(?4, 0) "
+		    "WHERE id = ?1 AND state = 'pending'",
+		    DB_INT(run_stage), DB_INT(boot_stage), DB_REAL(db_now()), DB_INT(st->daemon_id));
 	if (rc < 0 || (rc = db_changes(st) != 1 ? -EBUSY : 0) < 0)
 		goto out;
 	rc = db_run(st, "UPDATE machines SET lease_stage = ?2 WHERE lease_stage = ?1",
@@ -494,15 +500,31 @@ static int add_repeat(struct store *st, int64_t run_stage)
 
 /* Inside a transaction: the stage ends in state (class, message), its
  * machine released. Returns its job's id, -ENOENT when there is no such
- * stage, or a store error. */
+ * stage, -EBUSY when it runs on another daemon (a fence: this daemon was
+ * taken over while it was paused, and the stage started again there), or
+ * a store error. */
+/* 0 when the stage is there, -ENOENT when not, or a store error. */
+static int stage_exists(struct store *st, int64_t stage_id)
+{
+	struct db_stmt *s;
+	int rc = db_row(st, &s, "SELECT id FROM stages WHERE id = ?1", DB_INT(stage_id));
+
+	if (rc == 1)
+		db_stmt_done(st, s);
+	return rc < 0 ? rc : rc == 0 ? -ENOENT : 0;
+}
+
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
 			 const char *message)
 {
 	int64_t job = 0;
 	int rc = db_insert(st, &job, "UPDATE stages SET state = ?2, error_class = ?3, error_message = ?4, "
-			   "finished = ?5 WHERE id = ?1 RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
-			   DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()));
+			   "finished = ?5 WHERE id = ?1 AND NOT (state = 'running' AND owner IS DISTINCT FROM "
+			   "nullif(?6, 0)) RETURNING job_id", DB_INT(stage_id), DB_TEXT(state),
+			   DB_TEXT(error_class), DB_TEXT(message), DB_REAL(db_now()), DB_INT(st->daemon_id));
 
+	if (rc == -ENOENT && (rc = stage_exists(st, stage_id)) == 0)
+		rc = -EBUSY;
 	if (rc < 0)
 		return rc;
 	rc = release_lease(st, stage_id);
@@ -702,6 +724,9 @@ int store_recover(struct store *st, struct strbuf *log)
 	rc = db_txn_begin(st);
 	if (rc == 0)
 		rc = db_query_ids(st, "SELECT id FROM stages WHERE state = 'running'", &ids, &n);
+	/* this daemon's now, as a take-over claims them (store_daemons.c) */
+	if (rc == 0)
+		rc = db_run(st, "UPDATE stages SET owner = nullif(?1, 0) WHERE state = 'running'", DB_INT(st->daemon_id));
 	if (rc == 0)
 		rc = db_run(st, "UPDATE machines SET health = 'unknown', health_reason = "
 			    "'the daemon restarted while it ran a stage', health_changed = ?1 "

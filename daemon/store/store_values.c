@@ -28,6 +28,12 @@ void db_bind_text(struct db_stmt *s, int i, const char *v)
 		s->be->bind_text(s, i, v, v ? strlen(v) : 0);
 }
 
+void db_bind_bytes(struct db_stmt *s, int i, const char *v)
+{
+	if (s)
+		s->be->bind_bytes(s, i, v, v ? strlen(v) : 0);
+}
+
 void db_bind_json(struct db_stmt *s, int i, const json_t *v)
 {
 	char *txt = v ? json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
@@ -53,6 +59,9 @@ void db_bind_args(struct db_stmt *s, const struct db_arg *args)
 			break;
 		case DB_ARG_JSON:
 			db_bind_json(s, i + 1, args[i].v.j);
+			break;
+		case DB_ARG_BYTES:
+			db_bind_bytes(s, i + 1, args[i].v.t);
 			break;
 		case DB_ARG_MAX:
 			break;

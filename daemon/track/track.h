@@ -26,6 +26,12 @@
  *   finished job; the deliveries are kept in the store and retried with
  *   back-off from here.
  *
+ * Daemons that share a store (lab.store) each run this thread, but only
+ * one of them, the leader (store_leader_take), does the scheduled runs,
+ * points, searches, bisections and webhooks; another takes the lead once
+ * it has been silent for lab.lease_timeout. A run asked for
+ * (track_run_now) runs on the daemon that was asked.
+ *
  * The resolve is builder work: it waits while a run measures on the
  * builder's host (quiet.h), as builds do; the search for change points is
  * work on the daemon's host, and waits while a run measures on a local

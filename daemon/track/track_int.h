@@ -41,6 +41,8 @@ struct tracker {
 	long passes;			/* under lock */
 	long cfg_gen;			/* under lock: moves with each configuration */
 	long synced_gen;		/* the one whose tracks the store has, +1 */
+	int leading;			/* the thread's: 1 leads (store_leader_take),
+					 * 0 follows, -1 not yet known */
 };
 
 /* Queues body (taken) for every hook that wants event. */

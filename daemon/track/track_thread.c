@@ -450,8 +450,10 @@ out:
 	strbuf_release(&subject);
 }
 
-/* Due tracks and those asked for run; each due time moves first. */
-static void due_tracks(struct tracker *tr, const struct lab_config *cfg, json_t *asked)
+/* Due tracks and those asked for run; each due time moves first. A
+ * daemon that does not lead runs only those asked of it: the schedule is
+ * the leader's. */
+static void due_tracks(struct tracker *tr, const struct lab_config *cfg, json_t *asked, int lead)
 {
 	time_t now = (time_t)wall_now();
 	size_t i;
@@ -462,6 +464,11 @@ static void due_tracks(struct tracker *tr, const struct lab_config *cfg, json_t 
 		time_t next;
 		int asked_now = json_object_get(asked, t->name) != NULL;
 
+		if (!lead) {
+			if (asked_now)
+				run_track(tr, cfg, t, "asked for");
+			continue;
+		}
 		if (store_track_next_due(tr->st, t->name, &due) < 0)
 			continue;
 		if (due > 0 && due <= now) {
@@ -480,6 +487,32 @@ static void due_tracks(struct tracker *tr, const struct lab_config *cfg, json_t 
 }
 
 /* ---- the thread ---- */
+
+/*
+ * Whether this daemon does what nobody submits on this pass: alone on its
+ * store it does; on a shared one (lab.store) only the leader does, and
+ * another takes the lead once it has been silent for the lease timeout
+ * (store_leader_take). A store error is no lead for the pass. Says when
+ * the lead comes or goes.
+ */
+static int leads(struct tracker *tr, const struct lab_config *cfg)
+{
+	int r;
+
+	if (!cfg->store)
+		return 1;
+	r = store_leader_take(tr->st, "tracker", cfg->lease_timeout);
+	if (r < 0) {
+		log_warnx("tracker: store: who leads the tracks and webhooks: %s; not this pass",
+			  store_strerror(r));
+		return 0;
+	}
+	if (r != tr->leading)
+		log_info("tracker: this daemon (%lld) %s the lab's tracks and webhooks", (long long)store_daemon_id(tr->st),
+			 r ? "leads" : "follows: another leads");
+	tr->leading = r;
+	return r;
+}
 
 /* What a pass works with, taken under the lock: the configuration (a
  * reference), its generation and the tracks asked for since the last
@@ -520,6 +553,7 @@ static void *track_main(void *arg)
 		const struct lab_config *cfg;
 		json_t *asked;
 		long gen;
+		int lead;
 
 		if (!(cfg = pass_begin(tr, &gen, &asked)))
 			break;
@@ -533,13 +567,16 @@ static void *track_main(void *arg)
 			for (i = 0; i < cfg->ntracks; i++)
 				json_object_set_new(tr->to_search, cfg->tracks[i].name, json_true());
 		}
+		lead = leads(tr, cfg);
 		if (tr->synced_gen == gen && cfg->ntracks)
-			due_tracks(tr, cfg, asked);
-		points_ended(tr);
-		search_pending(tr, cfg);
-		track_bisect_pass(tr, cfg);
-		announce_jobs(tr, cfg);
-		deliver(tr, cfg);
+			due_tracks(tr, cfg, asked, lead);
+		if (lead) {
+			points_ended(tr);
+			search_pending(tr, cfg);
+			track_bisect_pass(tr, cfg);
+			announce_jobs(tr, cfg);
+			deliver(tr, cfg);
+		}
 		json_decref(asked);
 		config_free(cfg);
 
@@ -565,6 +602,7 @@ int track_start(const struct lab_config *cfg, struct store *st, const char *kern
 	tr->wake_arg = arg;
 	tr->run_now = json_object();
 	tr->to_search = json_object();
+	tr->leading = -1;
 	r = pthread_create(&tr->thread, NULL, track_main, tr);
 	if (r) {
 		strbuf_addf(err, "tracker: cannot start its thread: %s", strerror(r));

@@ -8,7 +8,9 @@
 # URLs are one set in the API and build.sh, and build.sh's fetch follows no
 # redirect; a patch or branch URL on loopback is refused unless
 # lab.fetch_allow allows it, at submit and again when its build starts; a
-# failed fetch is the submitter's (class patch), not infra retried.
+# fetched patch is built as the bytes it came as (Latin-1 too), one with a
+# NUL byte is refused; a failed fetch is the submitter's (class patch), not
+# infra retried. t0083 runs it again on a PostgreSQL store (lab_yaml).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; stop_helpers; rm -rf "$TMP"' EXIT
@@ -83,15 +85,7 @@ git init -q "$TMP/tree" && git -C "$TMP/tree" -c user.name=t -c user.email=t@t c
 	git -C "$TMP/tree" tag v1 || { fail "a git tree" "git failed"; exit 0; }
 
 lab() { # [FETCH_ALLOW]
-	cat <<EOC
-lab:
-  data_dir: $TMP/data
-  listen: 127.0.0.1:$DAEMON_PORT
-  tokens: [$TOKEN]
-  stage_timeout: 300
-  quiet_host: false
-EOC
-	[ -n "${1:-}" ] && echo "  fetch_allow: [$1]"
+	lab_yaml "$TMP/data" "tokens: [$TOKEN]" "stage_timeout: 300" "quiet_host: false" ${1:+"fetch_allow: [$1]"}
 	cat <<EOC
 machines:
   - name: q1
@@ -440,6 +434,24 @@ else
 fi
 api POST "/jobs/$id/cancel" '' "$TOKEN" >/dev/null
 job_wait "$id" "cancelled done failed" 30 >/dev/null
+
+# a mail in Latin-1 is kept and built as the bytes it came as (a text
+# column of PostgreSQL would refuse them: store/postgres 0019); a NUL byte
+# makes it no text at all, the submitter's
+printf -- 'Subject: [PATCH] caf\351\n\n--- a/y\n+++ b/y\n@@ -0,0 +1 @@\n+d\351j\340 vu\n' >"$TMP/www/latin1.patch"
+rm -f "$TMP/got-patch"
+id=$(submit "\"url\":\"http://127.0.0.1:$WWW/latin1.patch\"")
+if wait_for "the Latin-1 patch's build" 60 test -s "$TMP/got-patch" && cmp -s "$TMP/got-patch" "$TMP/www/latin1.patch" &&
+	[ "$(stage "$id" 1 attempt)" = 0 ]; then
+	pass "a fetched patch in Latin-1 is kept and built byte for byte, on its first attempt"
+else
+	fail "a fetched patch in Latin-1 is built" "$(stage "$id" 1 state) attempt $(stage "$id" 1 attempt): $(stage "$id" 1 error_message)"
+fi
+api POST "/jobs/$id/cancel" '' "$TOKEN" >/dev/null
+job_wait "$id" "cancelled done failed" 30 >/dev/null
+printf -- '--- a/y\n+++ b/y\n@@ -0,0 +1 @@\n+a\000b\n' >"$TMP/www/nul.patch"
+patch_fails "\"url\":\"http://127.0.0.1:$WWW/nul.patch\"" "a fetched patch with a NUL byte is class patch, naming the url" \
+	"a patch with a NUL byte" -F "url: the patch at http://127.0.0.1:$WWW/nul.patch is not text (a NUL byte at offset 32)"
 
 # ---- 6. a patch URL that fails: the submitter's --------------------------------
 

@@ -10,6 +10,7 @@
 # machine's health, which an admin token can; bisections count in their
 # token's limits, two at once included; a URL the lab may not fetch from
 # is refused at submit; a reader without a token sees URLs redacted.
+# t0083 runs it again on a PostgreSQL store (lab_yaml, daemon_sql).
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 trap 'daemon_cleanup; stop_fake_builds; rm -rf "$TMP"' EXIT
@@ -39,22 +40,20 @@ NSAMPLES=12000
 } >"$TMP/lab.yaml"
 
 # the daemon makes the store; job 1 (by mallory) and job 2 (NSAMPLES
-# per-second samples) are written into it while it is stopped
-daemon_seed "$TMP/lab.yaml" $PY - "$DB" "$NSAMPLES" <<'PYEOF'
-import json, sqlite3, sys, time
-db = sqlite3.connect(sys.argv[1])
-now = time.time()
-for jid, who in ((1, "mallory"), (2, "bob")):
-    db.execute("INSERT INTO jobs (id, kind, state, suite, suite_json, submitter, created, started, finished) "
-               "VALUES (?, 'run', 'done', 'hold', '[]', ?, ?, ?, ?)", (jid, who, now, now, now))
-    db.execute("INSERT INTO stages (id, job_id, seq, kind, state, machine) VALUES (?, ?, 0, 'run', 'done', 'm1')",
-               (jid, jid))
-vals = json.dumps({"interrupts.TLB": 15, "interrupts.TLB.cpu0": 13, "interrupts.TLB.cpu1": 2,
-                   "vmstat.nr_tlb_remote_flush": 40, "vmstat.nr_tlb_remote_flush_received": 41})
-db.executemany("INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, t, dt, vals) "
-               "VALUES (2, 0, 0, 0, 0, 1, ?, 1.0, ?)", ((float(i), vals) for i in range(int(sys.argv[2]))))
-db.commit()
-PYEOF
+# per-second samples) are written into it while it is stopped (in SQL
+# both backends read: t0083 runs this on PostgreSQL)
+seed_jobs() {
+	now=$(date +%s)
+	cat <<EOSQL | daemon_sql "$DB"
+INSERT INTO jobs (id, kind, state, suite, suite_json, submitter, created, started, finished)
+	VALUES (1, 'run', 'done', 'hold', '[]', 'mallory', $now, $now, $now), (2, 'run', 'done', 'hold', '[]', 'bob', $now, $now, $now);
+INSERT INTO stages (id, job_id, seq, kind, state, machine) VALUES (1, 1, 0, 'run', 'done', 'm1'), (2, 2, 0, 'run', 'done', 'm1');
+INSERT INTO samples (stage_id, spec_index, case_index, iteration, warmup, in_window, t, dt, vals)
+	WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < $NSAMPLES)
+	SELECT 2, 0, 0, 0, 0, 1, i, 1.0, '{"interrupts.TLB": 15, "interrupts.TLB.cpu0": 13, "interrupts.TLB.cpu1": 2, "vmstat.nr_tlb_remote_flush": 40, "vmstat.nr_tlb_remote_flush_received": 41}' FROM n;
+EOSQL
+}
+daemon_seed "$TMP/lab.yaml" seed_jobs
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd serves the seeded store" "see log"; exit 0; }
 
 $PY "$TOP/tests/tools/api-attacks.py" "$DAEMON_PORT" "$DAEMON_PID" "$TOKEN" "$OTHER" 2 "$NSAMPLES"
@@ -117,18 +116,18 @@ EOF
 	echo '     schedule: "0 3 1 1 *", suite: hold, machines: [m1]}'
 } >"$TMP/lab2.yaml"
 DAEMON_ARGS="-k $TMP/kernels"
-daemon_seed "$TMP/lab2.yaml" $PY - "$TMP/data2/tlblab.db" <<'PYEOF'
-import json, sqlite3, sys, time
-db = sqlite3.connect(sys.argv[1])
-now = time.time()
-db.execute("INSERT INTO alerts (id, track, good_commit, bad_commit, kind, created) "
-           "VALUES (1, 'nightly', 'aaaa', 'bbbb', 'regression', ?)", (now,))
-hook = "https://hooks.example.org/services/T0/s3cret"
-err = "webhook %s: HTTP 500" % hook
-db.execute("INSERT INTO deliveries (id, hook, event, url, body, state, attempts, next_attempt, last_status, "
-           "last_error, log, created) VALUES (1, 'chat', 'alert', ?, '{}', 'failed', 1, ?, 500, ?, ?, ?)",
-           (hook, now, err, json.dumps([{"at": now, "status": 500, "error": err}]), now))
-db.commit()
-PYEOF
+seed_alert() {
+	now=$(date +%s)
+	hook=https://hooks.example.org/services/T0/s3cret
+	cat <<EOSQL | daemon_sql "$TMP/data2/tlblab.db"
+INSERT INTO alerts (id, track, good_commit, bad_commit, kind, created) VALUES (1, 'nightly', 'aaaa', 'bbbb', 'regression', $now);
+INSERT INTO deliveries (id, hook, event, url, body, state, attempts, next_attempt, last_status, last_error, log, created)
+	VALUES (1, 'chat', 'alert', '$hook', '{}', 'failed', 1, $now, 500, 'webhook $hook: HTTP 500',
+		'[{"at": $now, "status": 500, "error": "webhook $hook: HTTP 500"}]', $now);
+EOSQL
+}
+# a lab of its own: on PostgreSQL (t0083), the store made empty again
+daemon_store_empty
+daemon_seed "$TMP/lab2.yaml" seed_alert
 daemon_start "$TMP/lab2.yaml" || { fail "tlblabd with admin tokens serves the seeded store" "see log"; exit 0; }
 $PY "$TOP/tests/tools/api-owners.py" "$DAEMON_PORT" "$A" "$B" "$C" "$ADMIN"

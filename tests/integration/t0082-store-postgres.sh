@@ -6,8 +6,9 @@
 # goes away, requests fail with 503 (store_down), nothing is lost, and the
 # daemon reconnects by itself once the server is back. A server that is
 # down or refuses the login stops the daemon at start with an error that
-# names the store (user, database, host), never the password. A local
-# machine (transport local), no VMs.
+# names the store (user, database, host), never the password. And the
+# server of a test killed with -9 does not outlive it (tests/pg.sh's
+# reaper). A local machine (transport local), no VMs.
 . "$(dirname "$0")/../lib.sh"
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/pg.sh"
@@ -64,7 +65,7 @@ fi
 # 2. the daemon on the server: its schema, a job run through it
 log_mark
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts on a PostgreSQL store" "$(log_now | tail -n 5)"; exit 0; }
-if log_now | grep -q "store: postgres: user tlblab, database tlblab, host $PG_SOCKET, schema 17"; then
+if log_now | grep -q "store: postgres: user tlblab, database tlblab, host $PG_SOCKET, schema 19"; then
 	pass "tlblabd opens the PostgreSQL store and names it"
 else
 	fail "tlblabd opens the PostgreSQL store and names it" "$(log_now | head -n 5)"
@@ -166,5 +167,28 @@ if start_fails "the server down" "$TMP/lab-pw.yaml"; then
 	else
 		fail "the server down: the error" "$(cat "$TMP/start.log")"
 	fi
+fi
+
+# tests/pg.sh's reaper: a test killed with -9 (no trap runs) leaves no
+# server behind; the reaper stops it once the test's shell is gone
+sh -c 'TMP=$1 TOP=$2; . "$TOP/tests/pg.sh"; pg_start "$TMP/orphan" >/dev/null 2>&1 || exit 1
+	sed -n 1p "$TMP/orphan/data/postmaster.pid" >"$TMP/orphan.pid.tmp" && mv "$TMP/orphan.pid.tmp" "$TMP/orphan.pid"
+	exec sleep 300' orphan-test "$TMP" "$TOP" &
+ORPHAN=$!
+if wait_until 60 test -s "$TMP/orphan.pid"; then
+	srv=$(cat "$TMP/orphan.pid")
+	kill -9 "$ORPHAN"
+	wait "$ORPHAN" 2>/dev/null
+	end=$(($(date +%s) + 30))
+	while kill -0 "$srv" 2>/dev/null && [ "$(date +%s)" -lt $end ]; do sleep 0.2; done
+	if kill -0 "$srv" 2>/dev/null; then
+		kill -9 "$srv"
+		fail "tests/pg.sh: the server of a test killed with -9 is stopped" "pid $srv still ran after 30 s"
+	else
+		pass "tests/pg.sh: the server of a test killed with -9 is stopped by its reaper"
+	fi
+else
+	kill -9 "$ORPHAN" 2>/dev/null
+	fail "tests/pg.sh: a test's server for the reaper's check starts" "$(tail -n 3 "$TMP/orphan/run/server.log" 2>/dev/null)"
 fi
 exit 0

@@ -22,6 +22,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "config.h"
@@ -85,7 +86,8 @@ static inline int store_fixture_pg_start(void **state)
 	snprintf(store_fixture_pg.dir, sizeof(store_fixture_pg.dir), "/tmp/tlblab-pg.XXXXXX");
 	if (!mkdtemp(store_fixture_pg.dir))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "sh tests/pg.sh start %s", store_fixture_pg.dir);
+	/* with this process's pid: were it to crash, the server stops */
+	snprintf(cmd, sizeof(cmd), "sh tests/pg.sh start %s %d", store_fixture_pg.dir, (int)getpid());
 	p = popen(cmd, "r");
 	if (!p || !fgets(store_fixture_pg.socket, sizeof(store_fixture_pg.socket), p) || pclose(p) != 0) {
 		fprintf(stderr, "# the PostgreSQL server of the tests did not start (tests/pg.sh start)\n");

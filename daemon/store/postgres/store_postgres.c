@@ -38,6 +38,7 @@ extern const struct store_backend store_backend_postgres;
 
 /* the server's types the store reads (pg_type.h) */
 #define OID_BOOL 16
+#define OID_BYTEA 17
 #define OID_INT8 20
 #define OID_INT2 21
 #define OID_INT4 23
@@ -71,6 +72,12 @@ struct pg_stmt {
 	PGresult *res;
 	int row, nrows;
 	int started;
+	/* the bytea column last read of the row, unescaped (col_text): its
+	 * bytes, NUL ended, valid until the next step or reset, or a read
+	 * of another bytea column (the store has one: jobs.patch) */
+	char *bytes;
+	size_t nbytes;
+	int bytes_row, bytes_col;
 };
 
 static struct pg_conn *conn_of(struct db_conn *c)
@@ -309,6 +316,14 @@ static int pg_prepare(struct db_conn *dc, const char *sql, struct db_stmt **ret)
 	return 0;
 }
 
+/* Drops the unescaped bytea column, if any. */
+static void drop_bytes(struct pg_stmt *s)
+{
+	free(s->bytes);
+	s->bytes = NULL;
+	s->nbytes = 0;
+}
+
 static void pg_reset(struct db_stmt *ds)
 {
 	struct pg_stmt *s = stmt_of(ds);
@@ -322,6 +337,7 @@ static void pg_reset(struct db_stmt *ds)
 	s->res = NULL;
 	s->row = s->nrows = 0;
 	s->started = 0;
+	drop_bytes(s);
 }
 
 static void pg_finalize(struct db_stmt *ds)
@@ -394,6 +410,21 @@ static void pg_bind_text(struct db_stmt *ds, int i, const char *v, size_t len)
 	bind_param(stmt_of(ds), i, t, 25 /* text */);
 }
 
+/* Bytes as bytea's hex input ("\\x4142"): any byte, none taken for the
+ * database's encoding. */
+static void pg_bind_bytes(struct db_stmt *ds, int i, const char *v, size_t len)
+{
+	char *t = NULL;
+
+	if (v) {
+		t = xmalloc(2 * len + 3);
+		t[0] = '\\';
+		t[1] = 'x';
+		hex_encode((const unsigned char *)v, len, t + 2);
+	}
+	bind_param(stmt_of(ds), i, t, OID_BYTEA);
+}
+
 /* Runs s: its rows into s->res, or a negative errno. */
 static int run(struct pg_stmt *s)
 {
@@ -430,6 +461,7 @@ static int pg_step(struct db_stmt *ds)
 			return rc;
 		s->started = 1;
 	}
+	drop_bytes(s);
 	if (++s->row < s->nrows)
 		return DB_ROW;
 	s->started = 0;		/* at its end: another step runs it again */
@@ -467,6 +499,28 @@ static enum db_type pg_col_type(struct db_stmt *ds, int i)
 	}
 }
 
+/* Column i, a bytea whose text (hex) is v, as its bytes (kept in s). */
+static const char *bytea_text(struct pg_stmt *s, int i, const char *v)
+{
+	unsigned char *raw;
+	size_t n = 0;
+
+	if (s->bytes && s->bytes_row == s->row && s->bytes_col == i)
+		return s->bytes;
+	drop_bytes(s);
+	raw = PQunescapeBytea((const unsigned char *)v, &n);
+	if (!raw)
+		return "";
+	s->bytes = xmalloc(n + 1);
+	memcpy(s->bytes, raw, n);
+	s->bytes[n] = '\0';
+	s->nbytes = n;
+	s->bytes_row = s->row;
+	s->bytes_col = i;
+	PQfreemem(raw);
+	return s->bytes;
+}
+
 static const char *pg_col_text(struct db_stmt *ds, int i)
 {
 	struct pg_stmt *s = stmt_of(ds);
@@ -478,6 +532,8 @@ static const char *pg_col_text(struct db_stmt *ds, int i)
 	/* a condition reads as SQLite's: 1 or 0 */
 	if (PQftype(s->res, i) == OID_BOOL)
 		return *v == 't' ? "1" : "0";
+	if (PQftype(s->res, i) == OID_BYTEA)
+		return bytea_text(s, i, v);
 	return v;
 }
 
@@ -503,6 +559,8 @@ static size_t pg_col_bytes(struct db_stmt *ds, int i)
 {
 	const char *v = pg_col_text(ds, i);
 
+	if (v && v == stmt_of(ds)->bytes)
+		return stmt_of(ds)->nbytes;
 	return v ? strlen(v) : 0;
 }
 
@@ -599,6 +657,7 @@ const struct store_backend store_backend_postgres = {
 	.bind_int = pg_bind_int,
 	.bind_real = pg_bind_real,
 	.bind_text = pg_bind_text,
+	.bind_bytes = pg_bind_bytes,
 	.step = pg_step,
 	.col_type = pg_col_type,
 	.col_int = pg_col_int,

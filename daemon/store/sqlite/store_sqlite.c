@@ -249,6 +249,8 @@ const struct store_backend store_backend_sqlite = {
 	.bind_int = sq_bind_int,
 	.bind_real = sq_bind_real,
 	.bind_text = sq_bind_text,
+	/* SQLite's text keeps any bytes given with their length */
+	.bind_bytes = sq_bind_text,
 	.step = sq_step,
 	.col_type = sq_col_type,
 	.col_int = sq_col_int,

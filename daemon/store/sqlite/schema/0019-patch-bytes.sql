@@ -1,0 +1,4 @@
+-- 0019: a job's patch is kept as the bytes it came as (UTF-8 or not).
+-- SQLite's text keeps any bytes already; PostgreSQL's patch became bytea
+-- (store/postgres/schema/0019-patch-bytes.sql). Nothing changes here: the
+-- migration is numbered so that both backends' schemas share a version.
