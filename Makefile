@@ -197,7 +197,7 @@ FUZZ_NAMES = $(patsubst tests/fuzz/%/,%,$(sort $(dir $(wildcard tests/fuzz/*/fuz
 FUZZ_REPLAY = $(patsubst %,$(BUILD)/tests/fuzz-%,$(FUZZ_NAMES))
 FUZZ_LIB_OBJS = $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 # what the harnesses share (the lab they read requests against, the checks
-# of a subject)
+# of a subject, the promise of a body parser)
 FUZZ_HEADERS = $(wildcard tests/fuzz/*.h)
 FUZZ_SECONDS ?= 600
 define fuzz_rules

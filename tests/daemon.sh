@@ -22,10 +22,13 @@
 #   lab_yaml_machine_dirs NAME [KEY: VALUE]...   one with its own dirs
 #   lab_yaml_qemu_machine GUEST_DIR SSH_PORT [KEY: VALUE]...   one QEMU machine
 #   qemu_test_kernel FILE quiet|spam   a 4 KiB x86 "kernel" QEMU boots at once
-#   lab_yaml_builder [KEY: VALUE]...   builders: and trees: (b1, linux)
+#   lab_yaml_builder [KEY: VALUE]...   builders: and trees: (b1, linux;
+#                         LAB_TREE and LAB_TREE_URL name another tree)
 #   lab_yaml_builder_unreachable PORT   the same, b1 reached over SSH
 #   lab_yaml_mprotect_suite NAME TIMEOUT [KEY: VALUE]...   a suite entry
 #   lab_yaml_hold_suite   a suite entry that holds its machine
+#   fake_build_done [IMAGE]   the end of a stand-in build.sh: a build at once
+#   fake_build_image IMAGE    a stand-in build.sh's body: IMAGE is the build
 # A test writes its lab.yaml from these and appends what is its own:
 #   { lab_yaml "$TMP/data" "tokens: [$TOKEN]"; echo machines:
 #     lab_yaml_machine m1; lab_yaml_builder; echo suites:; ...; } >lab.yaml
@@ -223,12 +226,14 @@ EOC
 
 # lab_yaml_builder [KEY: VALUE]...: builders: b1 (by default local, its
 # workdir $TMP/b1: never the lab's, whose owner is the lab's user), and
-# trees: linux, which b1 builds and which does not exist
+# trees: linux, which b1 builds and which does not exist (or, with
+# LAB_TREE and LAB_TREE_URL set, the tree of that name and URL)
 lab_yaml_builder() {
 	[ $# -gt 0 ] || set -- "transport: local" "workdir: $TMP/b1"
 	printf 'builders:\n  - name: b1\n'
 	for _kv; do printf '    %s\n' "$_kv"; done
-	printf 'trees:\n  - name: linux\n    url: %s\n    builder: b1\n' "$TMP/no-such-tree"
+	printf 'trees:\n  - name: %s\n    url: %s\n    builder: b1\n' "${LAB_TREE:-linux}" \
+		"${LAB_TREE_URL:-$TMP/no-such-tree}"
 }
 
 # lab_yaml_builder_unreachable PORT: the same with b1 reached over SSH at
@@ -264,6 +269,46 @@ lab_yaml_hold_suite() {
         iterations: 1
         warmup: 0
 EOC
+}
+
+# fake_build_done [IMAGE]: the last lines of a stand-in for build.sh
+# (tlblabd -k, after kernels_stub), which has set out (its --out) and id:
+# a build made at once in $out/$id, whose bzImage is a copy of IMAGE (a
+# path, expanded when the stand-in runs) or, without IMAGE, the id as text
+# (an image of its own for each id), and the TLBLAB lines build.sh ends
+# with. Printed, for a here-document that writes the stand-in (so its
+# variables stay unexpanded here).
+# shellcheck disable=SC2016
+fake_build_done() {
+	echo 'mkdir -p "$out/$id"'
+	if [ $# -gt 0 ]; then
+		printf 'cp "%s" "$out/$id/bzImage"\n' "$1"
+	else
+		echo 'echo "$id" >"$out/$id/bzImage"'
+	fi
+	cat <<'EOS'
+for f in config System.map build.log meta.json; do echo "$id" >"$out/$id/$f"; done
+printf 'TLBLAB status ok\nTLBLAB build_id %s\nTLBLAB commit %s\nTLBLAB config_hash %s\n' "$id" "$id" "$id"
+printf 'TLBLAB dir %s\nTLBLAB arch x86_64\nTLBLAB image bzImage\nTLBLAB image_sha256 %s\n' "$out/$id" \
+	"$(sha256sum <"$out/$id/bzImage" | cut -c1-64)"
+EOS
+}
+
+# fake_build_image IMAGE: the lines of a stand-in for build.sh that take
+# the kernel image IMAGE (a path; a qemu_test_kernel's) as the build, at
+# once, whatever the job asks: its id is the image's sha256. Printed, for
+# a here-document that writes the stand-in after its own first lines.
+# shellcheck disable=SC2016
+fake_build_image() {
+	cat <<'EOS'
+out=
+while [ $# -gt 0 ]; do
+	[ "$1" = --out ] && out=$2
+	shift
+done
+EOS
+	printf 'id=$(sha256sum <"%s" | cut -c1-64)\n' "$1"
+	fake_build_done "$1"
 }
 
 # qemu_test_kernel FILE quiet|spam: writes FILE, the smallest image QEMU's

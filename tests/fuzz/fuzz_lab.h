@@ -4,8 +4,9 @@
 /*
  * The small lab the fuzzers of API bodies read requests against (one
  * machine m1, one tree linux, one suite tlb), so that a valid request
- * gets past the configuration's lookups. Loaded once, from
- * LLVMFuzzerInitialize; a lab that does not load is the harness's bug.
+ * gets past the configuration's lookups. Loaded once, into fuzz_cfg, by
+ * the LLVMFuzzerInitialize defined here (a harness that includes this has
+ * no other); a lab that does not load is the harness's bug.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +43,18 @@ static inline struct lab_config *fuzz_lab(void)
 	}
 	strbuf_release(&err);
 	return cfg;
+}
+
+static struct lab_config *fuzz_cfg;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_cfg = fuzz_lab();
+	return 0;
 }
 
 #endif

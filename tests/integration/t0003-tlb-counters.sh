@@ -9,13 +9,20 @@
 # lib.sh), no CPU receives a shootdown: the agent must call those counters
 # unavailable with that reason rather than report the 0.
 
-"$AGENT" run --workload mprotect --mode threads,processes --workers 2 --duration 2 \
-	--iterations 3 --warmup 1 --interval 0.5 --monitors interrupts,vmstat,tracepoints,procstat >"$TMP/mp.out" 2>"$TMP/mp.err"
-st=$?
-if [ $st != 0 ]; then
-	fail "mprotect threads vs processes ran" "exit $st: $(tail -c 400 "$TMP/mp.err")"
+# agent_run NAME WHAT ARG...: `tlblab-agent run ARG...` into $TMP/NAME.out
+# ($TMP/NAME.err); when it fails, "WHAT ran" fails and the test ends here
+agent_run() {
+	_n=$1 _what=$2
+	shift 2
+	"$AGENT" run "$@" >"$TMP/$_n.out" 2>"$TMP/$_n.err"
+	_st=$?
+	[ $_st = 0 ] && return 0
+	fail "$_what ran" "exit $_st: $(tail -c 400 "$TMP/$_n.err")"
 	exit 0
-fi
+}
+
+agent_run mp "mprotect threads vs processes" --workload mprotect --mode threads,processes --workers 2 --duration 2 \
+	--iterations 3 --warmup 1 --interval 0.5 --monitors interrupts,vmstat,tracepoints,procstat
 pass "mprotect threads vs processes ran"
 
 $PY - "$TMP/mp.out" <<'PYEOF' || fail "the mprotect counter checks ran to the end" "python exited $?"
@@ -147,13 +154,8 @@ PYEOF
 # through the window, so its moves flush no other CPU. Shootdowns received
 # anywhere on the machine stay far below one per thousand moves (when the
 # agent's threads shared the mm they were several per thousand).
-"$AGENT" run --workload mremap --workers 1 --duration 2 --iterations 2 --warmup 1 \
-	--monitors interrupts,tracepoints,procstat >"$TMP/mr.out" 2>"$TMP/mr.err"
-st=$?
-if [ $st != 0 ]; then
-	fail "mremap with 1 worker ran" "exit $st: $(tail -c 400 "$TMP/mr.err")"
-	exit 0
-fi
+agent_run mr "mremap with 1 worker" --workload mremap --workers 1 --duration 2 --iterations 2 --warmup 1 \
+	--monitors interrupts,tracepoints,procstat
 $PY - "$TMP/mr.out" <<'PYEOF' || fail "the mremap counter checks ran to the end" "python exited $?"
 import json, os, sys
 L = [json.loads(l) for l in open(sys.argv[1])]
@@ -182,13 +184,8 @@ PYEOF
 # itself (sysfs lists a hardware PMU's events); where there is one, the
 # counts must be real: an mprotect call runs hundreds of kernel
 # instructions, its loop a few in user mode.
-"$AGENT" run --workload mprotect --mode threads --workers 2 --duration 0.5 --iterations 2 --warmup 0 \
-	--monitors interrupts >"$TMP/pmu.out" 2>"$TMP/pmu.err"
-st=$?
-if [ $st != 0 ]; then
-	fail "mprotect with the PMU counters ran" "exit $st: $(tail -c 400 "$TMP/pmu.err")"
-	exit 0
-fi
+agent_run pmu "mprotect with the PMU counters" --workload mprotect --mode threads --workers 2 --duration 0.5 \
+	--iterations 2 --warmup 0 --monitors interrupts
 $PY - "$TMP/pmu.out" <<'PYEOF' || fail "the PMU counter checks ran to the end" "python exited $?"
 import glob, json, os, sys
 L = [json.loads(l) for l in open(sys.argv[1])]

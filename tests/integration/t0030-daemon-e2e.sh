@@ -127,28 +127,28 @@ PYEOF
 	pass "tlblab results shows both cases (mode=threads, mode=processes)" ||
 	fail "tlblab results shows both cases" "$(grep -E '^spec |^  params: ' "$TMP/results.out" | tr -s ' \n' ' ' | head -c 600)"
 
+# refused MACHINE NAME PATTERN: a quick job on MACHINE fails, with an error
+# message that PATTERN (grep) matches; passes "NAME: MESSAGE"
+refused() {
+	id=$(api POST /jobs "{\"suite\":\"quick\",\"machines\":[\"$1\"]}" "$TOKEN" | jq_py 'J["job"]["id"]')
+	state=$(job_wait "$id" "failed done" 60)
+	msg=$(api GET "/jobs/$id" | jq_py 'J["job"]["error"]["message"]')
+	if [ "$state" = failed ] && printf "%s\n" "$msg" | grep -q "$3"; then
+		pass "$2: $msg"
+	else
+		fail "$2" "state $state: $msg"
+	fi
+}
+
 # 4. an unknown host key is refused, and says so
-id=$(api POST /jobs '{"suite":"quick","machines":["m3"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
-state=$(job_wait "$id" "failed done" 60)
-msg=$(api GET "/jobs/$id" | jq_py 'J["job"]["error"]["message"]')
-if [ "$state" = failed ] && printf "%s\n" "$msg" | grep -q 'unknown'; then
-	pass "an unknown host key is refused: $msg"
-else
-	fail "an unknown host key is refused" "state $state: $msg"
-fi
+refused m3 "an unknown host key is refused" 'unknown'
 h=$(api GET /machines | jq_py '[m["health"] for m in J["machines"] if m["name"] == "m3"][0]')
 [ "$h" = bad ] && pass "m3 is marked bad" || fail "m3 health" "$h"
 
 # 4b. the agent's place must be the lab user's (or root's) alone
 install -d -o nobody -m 755 "$TMP/foreign"
-id=$(api POST /jobs '{"suite":"quick","machines":["m4"]}' "$TOKEN" | jq_py 'J["job"]["id"]')
-state=$(job_wait "$id" "failed done" 60)
-msg=$(api GET "/jobs/$id" | jq_py 'J["job"]["error"]["message"]')
-if [ "$state" = failed ] && printf "%s\n" "$msg" | grep -q "agent_path $TMP/foreign/tlblab-agent: not a safe place for the agent: $TMP/foreign belongs to uid $(id -u nobody)"; then
-	pass "an agent_path in another user's directory is refused, nothing uploaded: $msg"
-else
-	fail "an agent_path in another user's directory is refused" "state $state: $msg"
-fi
+refused m4 "an agent_path in another user's directory is refused" \
+	"agent_path $TMP/foreign/tlblab-agent: not a safe place for the agent: $TMP/foreign belongs to uid $(id -u nobody)"
 [ ! -e "$TMP/foreign/tlblab-agent" ] || fail "nothing is uploaded into another user's directory" "$(ls -l "$TMP/foreign")"
 
 # job_has_runs ID: the job has stored a run (so its agent is running, with

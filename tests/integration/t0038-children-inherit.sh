@@ -41,17 +41,7 @@ cat >"$TMP/kernels/build/build.sh" <<EOF
 env | sort >"$TMP/build-env"
 ls -l /proc/\$\$/fd | awk 'NF >= 11 { print \$9, \$11 }' >"$TMP/build-fds"
 [ "\$(cat "$TMP/build-mode")" = real ] && exec sh "$TOP/kernels/build/build.sh" "\$@"
-out=
-while [ \$# -gt 0 ]; do
-	[ "\$1" = --out ] && out=\$2
-	shift
-done
-id=\$(sha256sum <"$TMP/quiet.img" | cut -c1-64)
-mkdir -p "\$out/\$id"
-cp "$TMP/quiet.img" "\$out/\$id/bzImage"
-for f in config System.map build.log meta.json; do echo "\$id" >"\$out/\$id/\$f"; done
-printf 'TLBLAB status ok\nTLBLAB build_id %s\nTLBLAB commit %s\nTLBLAB config_hash %s\n' "\$id" "\$id" "\$id"
-printf 'TLBLAB dir %s\nTLBLAB arch x86_64\nTLBLAB image bzImage\nTLBLAB image_sha256 %s\n' "\$out/\$id" "\$id"
+$(fake_build_image "$TMP/quiet.img")
 EOF
 
 # the tree: every make target says what it has, from inside the sandbox.
@@ -90,23 +80,12 @@ sshd_start s1 127.0.0.8 "$P1" || { fail "sshd s1" "did not start"; exit 0; }
     agent_path: $TMP/agent-s1/tlblab-agent
 EOM
 	lab_yaml_qemu_machine "$TMP/guest" 10029 "accel: tcg" "pin_vcpus: off"
+	LAB_TREE=t LAB_TREE_URL=$TMP/tree lab_yaml_builder "transport: local" "jobs: 1" "workdir: $TMP/builder" \
+		"ccache: $TMP/ccache"
+	echo suites:
+	lab_yaml_mprotect_suite quick "" "duration: 0.2" "iterations: 1"
+	# its own hold suite: the test finds the run's sleep by its 897
 	cat <<EOB
-builders:
-  - name: b1
-    transport: local
-    jobs: 1
-    workdir: $TMP/builder
-    ccache: $TMP/ccache
-trees:
-  - name: t
-    url: $TMP/tree
-    builder: b1
-suites:
-  - name: quick
-    workloads:
-      - workload: mprotect
-        duration: 0.2
-        iterations: 1
   - name: hold
     timeout: 1200
     workloads:

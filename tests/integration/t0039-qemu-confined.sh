@@ -31,22 +31,11 @@ echo "t0039-secret-token-0123456789" >"$TMP/data/token"
 echo "t0039-secret-key" >"$TMP/guest/lab_key"
 chmod 600 "$TMP/data/token" "$TMP/guest/lab_key"
 : >"$TMP/guest/initramfs.cpio" >"$TMP/guest/known_hosts"
-echo quiet >"$TMP/image"
-# build.sh: the test kernel $TMP/image names, as a build, at once
+cp "$TMP/quiet.img" "$TMP/image.img"
+# build.sh: the test kernel $TMP/image.img (a copy of one), as a build, at once
 cat >"$TMP/kernels/build/build.sh" <<EOF
 #!/bin/sh
-out=
-while [ \$# -gt 0 ]; do
-	[ "\$1" = --out ] && out=\$2
-	shift
-done
-img="$TMP/\$(cat "$TMP/image").img"
-id=\$(sha256sum <"\$img" | cut -c1-64)
-mkdir -p "\$out/\$id"
-cp "\$img" "\$out/\$id/bzImage"
-for f in config System.map build.log meta.json; do echo "\$id" >"\$out/\$id/\$f"; done
-printf 'TLBLAB status ok\nTLBLAB build_id %s\nTLBLAB commit %s\nTLBLAB config_hash %s\n' "\$id" "\$id" "\$id"
-printf 'TLBLAB dir %s\nTLBLAB arch x86_64\nTLBLAB image bzImage\nTLBLAB image_sha256 %s\n' "\$out/\$id" "\$id"
+$(fake_build_image "$TMP/image.img")
 EOF
 # a QEMU built without seccomp support: what it says to -sandbox
 cat >"$TMP/old-qemu" <<'EOF'
@@ -73,28 +62,15 @@ vm() { # NAME PORT [QEMU KEY: VALUE]...
 	echo machines:
 	vm vm1 10030
 	vm vm2 10031 "binary: $TMP/old-qemu"
-	cat <<EOB
-builders:
-  - name: b1
-    transport: local
-    workdir: $TMP/builder
-trees:
-  - name: t
-    url: $TMP/tree
-    builder: b1
-suites:
-  - name: quick
-    workloads:
-      - workload: mprotect
-        duration: 0.2
-        iterations: 1
-EOB
+	LAB_TREE=t LAB_TREE_URL=$TMP/tree lab_yaml_builder "transport: local" "workdir: $TMP/builder"
+	echo suites:
+	lab_yaml_mprotect_suite quick "" "duration: 0.2" "iterations: 1"
 } >"$TMP/lab.yaml"
 TOKEN=t0039-secret-token-0123456789
 DAEMON_ARGS="-k $TMP/kernels"
 daemon_start "$TMP/lab.yaml" || { fail "tlblabd starts" "$(tail -n 5 "$DAEMON_LOG")"; exit 0; }
 
-submit() { # MACHINE: a run job of the test kernel $TMP/image names; prints its id
+submit() { # MACHINE: a run job of the test kernel in $TMP/image.img; prints its id
 	api POST /jobs "{\"suite\":\"quick\",\"tree\":\"t\",\"base\":\"v1\",\"machines\":[\"$1\"]}" "$TOKEN" |
 		jq_py 'J["job"]["id"]'
 }
@@ -155,7 +131,7 @@ gone() { ! kill -0 "$1" 2>/dev/null && [ ! -e "$TMP/vm/vm1/qemu.pid" ]; }
 
 # ---- 2. a console past lab.qemu_file_max ---------------------------------------
 
-echo spam >"$TMP/image"
+cp "$TMP/spam.img" "$TMP/image.img"
 job=$(submit vm1)
 st=$(job_wait "$job" "failed done cancelled" 120)
 cls=$(stage "$job" 1 error_class) att=$(stage "$job" 1 attempt) msg=$(stage "$job" 1 error_message)
@@ -171,7 +147,7 @@ size=$(stat -c %s "$TMP/vm/vm1/console.log" 2>/dev/null)
 
 # ---- 3. a QEMU that cannot start in its sandbox ------------------------------
 
-echo quiet >"$TMP/image"
+cp "$TMP/quiet.img" "$TMP/image.img"
 job=$(submit vm2)
 if wait_until 60 grep -q "infra failure.*qemu did not start on vm2.*There is no option group 'sandbox'" "$DAEMON_LOG"; then
 	pass "a QEMU without -sandbox fails the boot as the lab's (infra), with its message: $(grep -m1 -o "qemu did not start on vm2.*" "$DAEMON_LOG")"

@@ -8,7 +8,8 @@
  * Fixtures are written one YAML line per C line, with the line number in a
  * comment where a position is checked, so each can be checked by eye; the
  * openings most of them share are the macros below (LAB is line 1;
- * LAB_BLOCK, MACHINES and BUILDERS lines 1-2; SUITE_S lines 1-4).
+ * LAB_BLOCK, MACHINES and BUILDERS lines 1-2; SUITE_S lines 1-4;
+ * LOCAL_MACHINE three lines).
  *
  * A file's loads that must fail with nothing but a fixed text are the rows
  * of its table `error_cases[]`, in the order of its tests; the loads whose
@@ -39,6 +40,11 @@ static inline const char *boot_set(const struct cfg_machine *m, const char *key)
 #define MACHINES	LAB L("machines:")
 #define BUILDERS	LAB L("builders:")
 #define SUITE_S		LAB L("suites:") L("  - name: s") L("    workloads:")
+/* The three lines that open a machine on the local transport booted by
+ * boot, in block style, so its section and other keys can follow (lines
+ * 3-5 when it is the first machine after MACHINES). */
+#define LOCAL_MACHINE(name, boot)					\
+	L("  - name: " name) L("    transport: local") L("    boot: " boot)
 
 #define KEY1 "SHA256:uNiVztksCsDhcc0u9e8BujQXVUpKZIDTMczCvj3tD2s"
 #define KEY2 "SHA256:+/0123456789abcdefghijklmnopqrstuvwxyzABCDE="

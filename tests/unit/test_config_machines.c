@@ -14,9 +14,7 @@ static const struct error_case error_cases[] = {
 	{ "reboot_section", "r.yaml",
 	  MACHINES				/* 1-2 */
 	  L("  - {name: k, transport: local, boot: kexec, reboot: {}}")	/* 3 */
-	  L("  - name: r")						/* 4 */
-	  L("    transport: local")					/* 5 */
-	  L("    boot: reboot")					/* 6 */
+	  LOCAL_MACHINE("r", "reboot")		/* 4-6 */
 	  L("    reboot:")						/* 7 */
 	  L("      grub_dir: /boot dir")				/* 8 */
 	  L("      initrd: ../initrd")				/* 9 */
@@ -35,9 +33,7 @@ static const struct error_case error_cases[] = {
 	 */
 	{ "boot_section_errors", "q.yaml",
 	  MACHINES				/* 1-2 */
-	  L("  - name: q1")				/* 3 */
-	  L("    transport: local")			/* 4 */
-	  L("    boot: qemu")			/* 5 */
+	  LOCAL_MACHINE("q1", "qemu")		/* 3-5 */
 	  L("    qemu:")				/* 6 */
 	  L("      binary: qemu;reboot")		/* 7: mapping col 7, value col 15 */
 	  L("      memory: 63")			/* 8: value col 15 */
@@ -46,12 +42,8 @@ static const struct error_case error_cases[] = {
 	  L("      ssh_port: 0")			/* 11: value col 17 */
 	  L("      append: \"root='x'\"")		/* 12: value col 15 */
 	  L("      memroy: 2048")			/* 13: key col 7 */
-	  L("  - name: q2")				/* 14: mapping col 5 */
-	  L("    transport: local")			/* 15 */
-	  L("    boot: qemu")			/* 16 */
-	  L("  - name: k1")				/* 17 */
-	  L("    transport: local")			/* 18 */
-	  L("    boot: kexec")			/* 19 */
+	  LOCAL_MACHINE("q2", "qemu")		/* 14-16: mapping col 5 */
+	  LOCAL_MACHINE("k1", "kexec")		/* 17-19 */
 	  L("    qemu: {ssh_port: 1}")		/* 20: key col 5 */
 	  L("    kexec: {append: '', extra: 1}")	/* 21: value col 21, key col 25 */
 	  L("  - name: n1")				/* 22 */
@@ -80,9 +72,7 @@ static const struct error_case error_cases[] = {
 	  MACHINES				/* 1-2 */
 	  L("  - {name: a, transport: local, boot: qemu, qemu: ~}")		/* 3: col 51 */
 	  L("  - {name: b, transport: local, boot: kexec, kexec: [x]}")	/* 4: col 53 */
-	  L("  - name: c")				/* 5 */
-	  L("    transport: local")			/* 6 */
-	  L("    boot: qemu")			/* 7 */
+	  LOCAL_MACHINE("c", "qemu")		/* 5-7 */
 	  L("    qemu:")				/* 8 */
 	  L("      binary: bin/qemu")		/* 9: value col 15 */
 	  L("      initrd: -i")			/* 10: value col 15 */
@@ -145,9 +135,7 @@ static const struct error_case error_cases[] = {
 	/* test_pin_vcpus */
 	{ "pin_vcpus", "p.yaml",
 	  MACHINES
-	  L("  - name: vm")
-	  L("    transport: local")
-	  L("    boot: qemu")
+	  LOCAL_MACHINE("vm", "qemu")
 	  L("    qemu: {initrd: /i, identity: /k, ssh_port: 2222, known_hosts: /h, pin_vcpus: yes}"),
 	  "p.yaml:6:82: pin_vcpus: must be auto, on or off" },
 };
@@ -162,17 +150,13 @@ static void test_boot_sections(void **state)
 	(void)state;
 	cfg = expect_ok("q.yaml",
 			MACHINES
-			L("  - name: vm")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm", "qemu")
 			L("    qemu:")
 			L("      initrd: guest/initramfs.cpio")
 			L("      ssh_port: 10022")
 			L("      identity: guest/lab_key")
 			L("      known_hosts: guest/known_hosts")
-			L("  - name: k1")
-			L("    transport: local")
-			L("    boot: kexec")
+			LOCAL_MACHINE("k1", "kexec")
 			L("    kexec: {append: 'console=ttyS0,115200 root=/dev/vda1 ro'}")
 			L("  - {name: k2, transport: local, boot: kexec}")
 			L("  - {name: k3, transport: local, boot: kexec, kexec: ~}")
@@ -218,15 +202,11 @@ static void test_boot_sections(void **state)
 
 		strbuf_addf(&text,
 			    MACHINES
-			    L("  - name: vm")
-			    L("    transport: local")
-			    L("    boot: qemu")
+			    LOCAL_MACHINE("vm", "qemu")
 			    L("    qemu: {binary: qemu-system-aarch64, memory: 64, accel: tcg,")
 			    L("           initrd: /i, guest_host: 'fe80::1', ssh_port: 65535,")
 			    L("           identity: /k, host_key: " KEY1 ", append: %s, pin_vcpus: off}")
-			    L("  - name: vm2")
-			    L("    transport: local")
-			    L("    boot: qemu")
+			    LOCAL_MACHINE("vm2", "qemu")
 			    L("    qemu: {memory: 1048576, initrd: /i, ssh_port: 1, identity: /k,")
 			    L("           host_key: " KEY2 ",")
 			    L("           append: ' a.b_c,d=e:f/g+h-0 '}"), append);
@@ -341,9 +321,7 @@ CONFIG_TEST(builder_ccache, "c.yaml",
 CONFIG_TEST(reboot_section, "r.yaml",
 	    MACHINES
 	    L("  - {name: r1, transport: local, boot: reboot}")
-	    L("  - name: r2")
-	    L("    transport: local")
-	    L("    boot: reboot")
+	    LOCAL_MACHINE("r2", "reboot")
 	    L("    boot_timeout: 900")
 	    L("    reboot:")
 	    L("      append: console=ttyS0 panic=-1")
@@ -385,14 +363,10 @@ static void test_icount(void **state)
 	(void)state;
 	cfg = expect_ok("q.yaml",
 			MACHINES
-			L("  - name: vm")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, accel: icount, "
 			  "icount_shift: 5, insn_plugin: /opt/tlblab-insn.so}")
-			L("  - name: vm2")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm2", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, insn_plugin: off}"));
 	assert_string_equal(qemu_conf(config_machine(cfg, "vm"))->accel, "icount");
 	assert_int_equal(qemu_conf(config_machine(cfg, "vm"))->icount_shift, 5);
@@ -401,9 +375,7 @@ static void test_icount(void **state)
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES
-		      L("  - name: vm")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("vm", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, icount_shift: 11}"),
 		      "q.yaml:6:79: icount_shift: must be an integer from 0 to 10");
 }
@@ -418,22 +390,14 @@ static void test_tlb_model(void **state)
 	(void)state;
 	cfg = expect_ok("q.yaml",
 			MACHINES
-			L("  - name: vm")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: on}")
-			L("  - name: vm2")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm2", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h,")
 			L("           tlb_model: {dtlb: 48x48, stlb: 1024x8}}")
-			L("  - name: vm3")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm3", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 3, identity: k, known_hosts: h, tlb_model: off}")
-			L("  - name: vm4")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("vm4", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 4, identity: k, known_hosts: h}"));
 	/* on and sizes: every boot */
 	assert_string_equal(qemu_conf(config_machine(cfg, "vm"))->tlb_model, "tlb=on");
@@ -448,25 +412,19 @@ static void test_tlb_model(void **state)
 	config_free(cfg);
 	expect_errors("q.yaml",
 		      MACHINES
-		      L("  - name: vm")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("vm", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: {stlb: 1536x8}}"),
 		      "q.yaml:6:83: stlb: must be ENTRIESxWAYS (e.g. 64x4), the entries a multiple of the ways, "
 		      "a power-of-two number of sets, at most 65536 entries (in the tlb_model of the qemu section of machine 'vm')");
 	expect_errors("q.yaml",
 		      MACHINES
-		      L("  - name: vm")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("vm", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, tlb_model: yes}"),
 		      "q.yaml:6:76: tlb_model: must be on, off, or a mapping of dtlb, itlb and stlb "
 		      "(ENTRIESxWAYS, e.g. 64x4)");
 	expect_errors("q.yaml",
 		      MACHINES
-		      L("  - name: vm")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("vm", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, insn_plugin: off,")
 		      L("           tlb_model: on}"),
 		      "q.yaml:7:23: tlb_model: the TLB model lives in the instruction plugin, which "
@@ -483,14 +441,10 @@ static void test_duet(void **state)
 	(void)state;
 	cfg = expect_ok("d.yaml",
 			MACHINES
-			L("  - name: a")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("a", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, accel: icount, "
 			  "host_cpu: 0, duet: b}")
-			L("  - name: b")
-			L("    transport: local")
-			L("    boot: qemu")
+			LOCAL_MACHINE("b", "qemu")
 			L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, accel: icount, "
 			  "host_cpu: 1, duet: a}"));
 	assert_string_equal(qemu_conf(config_machine(cfg, "a"))->duet, "b");
@@ -498,25 +452,17 @@ static void test_duet(void **state)
 	config_free(cfg);
 	expect_errors("d.yaml",
 		      MACHINES
-		      L("  - name: a")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("a", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, host_cpu: 0, duet: c}")
-		      L("  - name: b")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("b", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, host_cpu: 0, duet: a}"),
 		      "d.yaml:6:84: duet: 'c' is not a machine (in machine a)\n"
 		      "d.yaml:10:84: duet: machine b names a, whose qemu section must name b back (duet: b)");
 	expect_errors("d.yaml",
 		      MACHINES
-		      L("  - name: a")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("a", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 1, identity: k, known_hosts: h, accel: icount, host_cpu: 0, duet: b}")
-		      L("  - name: b")
-		      L("    transport: local")
-		      L("    boot: qemu")
+		      LOCAL_MACHINE("b", "qemu")
 		      L("    qemu: {initrd: i, ssh_port: 2, identity: k, known_hosts: h, accel: icount, host_cpu: 0, duet: a}"),
 		      "d.yaml:6:99: duet: machines a and b each need a host_cpu of their own\n"
 		      "d.yaml:10:99: duet: machines b and a each need a host_cpu of their own");

@@ -22,55 +22,100 @@ static const char two_specs[] =
 	"B 5 0 7000 1000 50\n"
 	"E 6 1 10000 1300 80\n";
 
+/* What a test works on: the windows read last, the error, and the three
+ * objects insn_metrics fills. insn_setup makes it, insn_teardown frees it
+ * (so a failed assertion leaks nothing either). */
+struct insn_fx {
+	struct strbuf err;
+	struct insn_window *w;
+	size_t n;
+	json_t *metrics, *info, *unavailable;
+};
+
+static int insn_setup(void **state)
+{
+	struct insn_fx *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return -1;
+	strbuf_init(&f->err, 0);
+	f->metrics = json_object();
+	f->info = json_object();
+	f->unavailable = json_object();
+	*state = f;
+	return 0;
+}
+
+static int insn_teardown(void **state)
+{
+	struct insn_fx *f = *state;
+
+	free(f->w);
+	json_decref(f->metrics);
+	json_decref(f->info);
+	json_decref(f->unavailable);
+	strbuf_release(&f->err);
+	free(f);
+	return 0;
+}
+
+/* insn_windows of text into f, after the windows read before are freed. */
+static int fx_windows(struct insn_fx *f, const char *text, size_t skip)
+{
+	free(f->w);
+	f->w = NULL;
+	return insn_windows(text, skip, &f->w, &f->n, &f->err);
+}
+
+/* insn_metrics of f's first window into f's objects. */
+static int fx_metrics(struct insn_fx *f, double ops, const char *workload, uint64_t vcpus, int shared)
+{
+	return insn_metrics(&f->w[0], ops, workload, vcpus, shared, f->metrics, f->info, f->unavailable,
+			    &f->err);
+}
+
+/* The value of row key in f's metrics (0 when it is not there). */
+static double fx_row(const struct insn_fx *f, const char *key)
+{
+	return json_real_value(json_object_get(f->metrics, key));
+}
+
 /* The markers of earlier specs are counted, so a spec's window 1 is the
  * first pair after them. */
 static void test_windows_after_skip(void **state)
 {
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	size_t nmark = 0, n = 0;
+	struct insn_fx *f = *state;
+	size_t nmark = 0;
 
-	(void)state;
-	assert_int_equal(insn_count_markers(two_specs, &nmark, &err), 0);
+	assert_int_equal(insn_count_markers(two_specs, &nmark, &f->err), 0);
 	assert_int_equal(nmark, 6);
-	assert_int_equal(insn_windows(two_specs, 2, &w, &n, &err), 0);
-	assert_int_equal(n, 2);
-	assert_int_equal(w[0].end[INSN_KERNEL] - w[0].begin[INSN_KERNEL], 2000);
-	assert_int_equal(w[1].end[INSN_USER] - w[1].begin[INSN_USER], 300);
-	assert_int_equal(w[1].end[INSN_SPIN] - w[1].begin[INSN_SPIN], 30);
-	free(w);
-	strbuf_release(&err);
+	assert_int_equal(fx_windows(f, two_specs, 2), 0);
+	assert_int_equal(f->n, 2);
+	assert_int_equal(f->w[0].end[INSN_KERNEL] - f->w[0].begin[INSN_KERNEL], 2000);
+	assert_int_equal(f->w[1].end[INSN_USER] - f->w[1].begin[INSN_USER], 300);
+	assert_int_equal(f->w[1].end[INSN_SPIN] - f->w[1].begin[INSN_SPIN], 30);
 }
 
 /* Per operation, three rows named after the workload, lower is better. */
 static void test_metrics_per_op(void **state)
 {
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
-	size_t n = 0;
+	struct insn_fx *f = *state;
 
-	(void)state;
-	assert_int_equal(insn_windows(two_specs, 0, &w, &n, &err), 0);
-	assert_int_equal(n, 3);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.user_insn_per_op")), 50, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.spin_insn_per_op")), 5, 1e-9);
-	assert_string_equal(jsonget_str(json_object_get(info, "mprotect.kernel_insn_per_op"), "direction"), "lower");
+	assert_int_equal(fx_windows(f, two_specs, 0), 0);
+	assert_int_equal(f->n, 3);
+	assert_int_equal(fx_metrics(f, 4, "mprotect", INSN_ALL_VCPUS, 0), 0);
+	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 500, 1e-9);
+	assert_float_equal(fx_row(f, "mprotect.user_insn_per_op"), 50, 1e-9);
+	assert_float_equal(fx_row(f, "mprotect.spin_insn_per_op"), 5, 1e-9);
+	assert_string_equal(jsonget_str(json_object_get(f->info, "mprotect.kernel_insn_per_op"), "direction"),
+			    "lower");
 	/* lines without the host clocks (an older plugin): those rows say why */
-	assert_null(json_object_get(metrics, "mprotect.host_ns_per_op"));
-	assert_non_null(json_object_get(unavailable, "mprotect.host_cpu_ns_per_op"));
-	assert_non_null(strstr(jsonget_str(unavailable, "mprotect.host_ns_per_op"),
-			       "no host clock columns"));
+	assert_null(json_object_get(f->metrics, "mprotect.host_ns_per_op"));
+	assert_non_null(json_object_get(f->unavailable, "mprotect.host_cpu_ns_per_op"));
+	assert_non_null(strstr(jsonget_str(f->unavailable, "mprotect.host_ns_per_op"), "no host clock columns"));
 	/* a window without operations has no per-op rows */
-	assert_int_equal(insn_metrics(&w[0], 0, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), -1);
-	assert_non_null(strstr(err.buf, "no operations"));
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(unavailable);
-	free(w);
-	strbuf_release(&err);
+	assert_int_equal(fx_metrics(f, 0, "mprotect", INSN_ALL_VCPUS, 0), -1);
+	assert_non_null(strstr(f->err.buf, "no operations"));
 }
 
 /* The host clock column: the emulator's wall-clock ns per operation, a
@@ -80,31 +125,21 @@ static void test_host_clock(void **state)
 	static const char text[] = "# tlblab-insn 1 target=x86_64 vcpus=2\n"
 				   "B 1 0 1000 500 10 5000000 100000\n"
 				   "E 2 1 3000 700 30 9000000 2100000\n";
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
-	size_t n = 0;
+	struct insn_fx *f = *state;
 
-	(void)state;
-	assert_int_equal(insn_windows(text, 0, &w, &n, &err), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_ns_per_op")), 1e6, 1e-6);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.host_cpu_ns_per_op")), 5e5, 1e-6);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 500, 1e-9);
-	assert_string_equal(jsonget_str(json_object_get(info, "mprotect.host_ns_per_op"), "unit"), "ns/op");
+	assert_int_equal(fx_windows(f, text, 0), 0);
+	assert_int_equal(f->n, 1);
+	assert_int_equal(fx_metrics(f, 4, "mprotect", INSN_ALL_VCPUS, 0), 0);
+	assert_float_equal(fx_row(f, "mprotect.host_ns_per_op"), 1e6, 1e-6);
+	assert_float_equal(fx_row(f, "mprotect.host_cpu_ns_per_op"), 5e5, 1e-6);
+	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 500, 1e-9);
+	assert_string_equal(jsonget_str(json_object_get(f->info, "mprotect.host_ns_per_op"), "unit"), "ns/op");
 	/* no TLB model here: its four rows say so */
-	assert_int_equal(json_object_size(unavailable), 4);
-	assert_non_null(strstr(jsonget_str(unavailable, "mprotect.tlb_lost_per_op"),
+	assert_int_equal(json_object_size(f->unavailable), 4);
+	assert_non_null(strstr(jsonget_str(f->unavailable, "mprotect.tlb_lost_per_op"),
 			       "TLB model was off in this boot"));
-	free(w);
-	w = NULL;
-	assert_int_equal(insn_windows("B 1 0 1 1 1 900 5\nE 2 0 2 2 2 800 6\n", 0, &w, &n, &err), -1);
-	assert_non_null(strstr(err.buf, "host_ns_per_op count went backwards"));
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(unavailable);
-	strbuf_release(&err);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 900 5\nE 2 0 2 2 2 800 6\n", 0), -1);
+	assert_non_null(strstr(f->err.buf, "host_ns_per_op count went backwards"));
 }
 
 /* The TLB model's columns: four rows per op, class work; a model that
@@ -118,40 +153,27 @@ static void test_tlb_columns(void **state)
 				   "# tlb unavailable: QEMU gives no registers\n"
 				   "B 1 0 1000 500 10 5000000 100000\n"
 				   "E 2 1 3000 700 30 9000000 2100000\n";
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
-	size_t n = 0;
+	struct insn_fx *f = *state;
 
-	(void)state;
-	assert_int_equal(insn_windows(on, 0, &w, &n, &err), 0);
-	assert_int_equal(n, 1);
-	assert_int_equal(insn_metrics(&w[0], 4, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.dtlb_miss_per_op")), 50, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.itlb_miss_per_op")), 2, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_lost_per_op")), 100, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.tlb_inval_received_per_op")), 25,
-			   1e-9);
-	assert_string_equal(jsonget_str(json_object_get(info, "mprotect.tlb_lost_per_op"), "source"),
+	assert_int_equal(fx_windows(f, on, 0), 0);
+	assert_int_equal(f->n, 1);
+	assert_int_equal(fx_metrics(f, 4, "mprotect", INSN_ALL_VCPUS, 0), 0);
+	assert_float_equal(fx_row(f, "mprotect.dtlb_miss_per_op"), 50, 1e-9);
+	assert_float_equal(fx_row(f, "mprotect.itlb_miss_per_op"), 2, 1e-9);
+	assert_float_equal(fx_row(f, "mprotect.tlb_lost_per_op"), 100, 1e-9);
+	assert_float_equal(fx_row(f, "mprotect.tlb_inval_received_per_op"), 25, 1e-9);
+	assert_string_equal(jsonget_str(json_object_get(f->info, "mprotect.tlb_lost_per_op"), "source"),
 			    "qemu-plugin TLB model");
-	assert_int_equal(json_object_size(unavailable), 0);
-	free(w);
-	w = NULL;
-	assert_int_equal(insn_windows(said, 0, &w, &n, &err), 0);
-	assert_int_equal(insn_metrics(&w[0], 4, "stencil", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err), 0);
-	assert_null(json_object_get(metrics, "stencil.dtlb_miss_per_op"));
-	assert_string_equal(jsonget_str(unavailable, "stencil.dtlb_miss_per_op"),
+	assert_int_equal(json_object_size(f->unavailable), 0);
+	assert_int_equal(fx_windows(f, said, 0), 0);
+	assert_int_equal(fx_metrics(f, 4, "stencil", INSN_ALL_VCPUS, 0), 0);
+	assert_null(json_object_get(f->metrics, "stencil.dtlb_miss_per_op"));
+	assert_string_equal(jsonget_str(f->unavailable, "stencil.dtlb_miss_per_op"),
 			    "the instruction plugin's TLB model: QEMU gives no registers");
-	free(w);
-	w = NULL;
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 3 9\n", 0, &w, &n, &err), -1);
-	assert_non_null(strstr(err.buf, "tlb_lost_per_op count went backwards"));
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 3 9\n", 0), -1);
+	assert_non_null(strstr(f->err.buf, "tlb_lost_per_op count went backwards"));
 	/* a TLB column missing is a malformed line */
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9\n", 0, &w, &n, &err), -1);
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(unavailable);
-	strbuf_release(&err);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9\n", 0), -1);
 }
 
 /* Each vCPU's own TLB counts: a workload's rows count its vCPUs, a
@@ -162,50 +184,34 @@ static void test_tlb_per_vcpu(void **state)
 	static const char two[] = "# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
 				  "B 1 0 1000 500 10 5000000 100000 40 8 2 0 v0=30,4,2,0 v1=10,4,0,0\n"
 				  "E 2 1 3000 700 30 9000000 2100000 240 16 402 100 v0=40,8,2,100 v1=200,8,400,0\n";
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
-	size_t n = 0;
+	struct insn_fx *f = *state;
 
-	(void)state;
-	assert_int_equal(insn_windows(two, 0, &w, &n, &err), 0);
-	assert_int_equal(w[0].nvcpu, 2);
+	assert_int_equal(fx_windows(f, two, 0), 0);
+	assert_int_equal(f->w[0].nvcpu, 2);
 	/* the stencil on vCPU 0: it received the 100 broadcasts and lost nothing */
-	assert_int_equal(insn_metrics(&w[0], 10, "stencil", 1, 0, metrics, info, unavailable, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.tlb_inval_received_per_op")), 10,
-			   1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.tlb_lost_per_op")), 0, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.dtlb_miss_per_op")), 1, 1e-9);
+	assert_int_equal(fx_metrics(f, 10, "stencil", 1, 0), 0);
+	assert_float_equal(fx_row(f, "stencil.tlb_inval_received_per_op"), 10, 1e-9);
+	assert_float_equal(fx_row(f, "stencil.tlb_lost_per_op"), 0, 1e-9);
+	assert_float_equal(fx_row(f, "stencil.dtlb_miss_per_op"), 1, 1e-9);
 	/* the instruction rows are the whole guest's still */
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.kernel_insn_per_op")), 200, 1e-9);
+	assert_float_equal(fx_row(f, "stencil.kernel_insn_per_op"), 200, 1e-9);
 	/* its mprotect neighbour on vCPU 1, 200 operations: 2 lost each */
-	insn_tlb_metrics(&w[0], 200, "neighbour.mprotect", 2, metrics, info, unavailable);
-	assert_float_equal(json_real_value(json_object_get(metrics, "neighbour.mprotect.tlb_lost_per_op")), 2,
-			   1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics,
-							   "neighbour.mprotect.tlb_inval_received_per_op")), 0, 1e-9);
-	assert_int_equal(json_object_size(unavailable), 0);
+	insn_tlb_metrics(&f->w[0], 200, "neighbour.mprotect", 2, f->metrics, f->info, f->unavailable);
+	assert_float_equal(fx_row(f, "neighbour.mprotect.tlb_lost_per_op"), 2, 1e-9);
+	assert_float_equal(fx_row(f, "neighbour.mprotect.tlb_inval_received_per_op"), 0, 1e-9);
+	assert_int_equal(json_object_size(f->unavailable), 0);
 	/* a CPU the plugin did not count */
-	insn_tlb_metrics(&w[0], 200, "neighbour.mprotect", 4, metrics, info, unavailable);
-	assert_string_equal(jsonget_str(unavailable, "neighbour.mprotect.tlb_lost_per_op"),
+	insn_tlb_metrics(&f->w[0], 200, "neighbour.mprotect", 4, f->metrics, f->info, f->unavailable);
+	assert_string_equal(jsonget_str(f->unavailable, "neighbour.mprotect.tlb_lost_per_op"),
 			    "the agent ran on CPU 2, but the instruction plugin counts 2 vCPUs");
-	free(w);
-	w = NULL;
 	/* a file without the per-vCPU columns: a subset cannot be counted */
-	json_object_clear(unavailable);
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 9 9\n", 0, &w, &n, &err), 0);
-	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, 0, metrics, info, unavailable, &err), 0);
-	assert_non_null(strstr(jsonget_str(unavailable, "stencil.tlb_lost_per_op"),
-			       "no per-vCPU TLB counts"));
-	free(w);
-	w = NULL;
+	json_object_clear(f->unavailable);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9\nE 2 0 2 2 2 7 8 9 9 9 9\n", 0), 0);
+	assert_int_equal(fx_metrics(f, 1, "stencil", 1, 0), 0);
+	assert_non_null(strstr(jsonget_str(f->unavailable, "stencil.tlb_lost_per_op"), "no per-vCPU TLB counts"));
 	/* vCPUs out of order, or a count missing, are malformed lines */
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v1=1,1,1,1\n", 0, &w, &n, &err), -1);
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1\n", 0, &w, &n, &err), -1);
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(unavailable);
-	strbuf_release(&err);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v1=1,1,1,1\n", 0), -1);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1\n", 0), -1);
 }
 
 /* Each vCPU's own instructions (",K,U,S" after its TLB counts): a
@@ -219,70 +225,53 @@ static void test_insn_per_vcpu(void **state)
 				  "v1=10,4,0,0,400,200,0\n"
 				  "E 2 1 9000 900 30 9000000 2100000 240 16 402 100 v0=40,8,2,100,700,400,10 "
 				  "v1=200,8,400,0,8300,500,20\n";
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	json_t *metrics = json_object(), *info = json_object(), *unavailable = json_object();
-	size_t n = 0;
+	struct insn_fx *f = *state;
 
-	(void)state;
-	assert_int_equal(insn_windows(two, 0, &w, &n, &err), 0);
-	assert_int_equal(w[0].have_vinsn, 1);
+	assert_int_equal(fx_windows(f, two, 0), 0);
+	assert_int_equal(f->w[0].have_vinsn, 1);
 	/* the stencil on vCPU 0, 10 points: 100 kernel and 100 user
 	 * instructions of its vCPU, not the 8000 its neighbour ran on vCPU 1 */
-	assert_int_equal(insn_metrics(&w[0], 10, "stencil", 1, 1, metrics, info, unavailable, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.kernel_insn_per_op")), 10, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.user_insn_per_op")), 10, 1e-9);
-	assert_float_equal(json_real_value(json_object_get(metrics, "stencil.spin_insn_per_op")), 0, 1e-9);
+	assert_int_equal(fx_metrics(f, 10, "stencil", 1, 1), 0);
+	assert_float_equal(fx_row(f, "stencil.kernel_insn_per_op"), 10, 1e-9);
+	assert_float_equal(fx_row(f, "stencil.user_insn_per_op"), 10, 1e-9);
+	assert_float_equal(fx_row(f, "stencil.spin_insn_per_op"), 0, 1e-9);
 	/* every vCPU: the machine's count */
-	assert_int_equal(insn_metrics(&w[0], 10, "mprotect", INSN_ALL_VCPUS, 0, metrics, info, unavailable, &err),
-			 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 800, 1e-9);
-	assert_int_equal(json_object_size(unavailable), 0);
+	assert_int_equal(fx_metrics(f, 10, "mprotect", INSN_ALL_VCPUS, 0), 0);
+	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 800, 1e-9);
+	assert_int_equal(json_object_size(f->unavailable), 0);
 	/* a CPU the plugin did not count: the instruction rows say so too */
-	assert_int_equal(insn_metrics(&w[0], 10, "fft", 4, 1, metrics, info, unavailable, &err), 0);
-	assert_string_equal(jsonget_str(unavailable, "fft.kernel_insn_per_op"),
+	assert_int_equal(fx_metrics(f, 10, "fft", 4, 1), 0);
+	assert_string_equal(jsonget_str(f->unavailable, "fft.kernel_insn_per_op"),
 			    "the agent ran on CPU 2, but the instruction plugin counts 2 vCPUs");
-	free(w);
-	w = NULL;
 	/* per-vCPU TLB counts without instructions (an older plugin): with a
 	 * neighbour the instruction rows are unavailable; alone, the machine's */
-	json_object_clear(unavailable);
-	json_object_clear(metrics);
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1\nE 2 0 2 2 2 7 8 9 9 9 9 v0=1,1,1,1\n",
-				      0, &w, &n, &err), 0);
-	assert_int_equal(w[0].have_vinsn, 0);
-	assert_int_equal(insn_metrics(&w[0], 1, "stencil", 1, 1, metrics, info, unavailable, &err), 0);
-	assert_null(json_object_get(metrics, "stencil.kernel_insn_per_op"));
-	assert_non_null(strstr(jsonget_str(unavailable, "stencil.kernel_insn_per_op"),
+	json_object_clear(f->unavailable);
+	json_object_clear(f->metrics);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1\nE 2 0 2 2 2 7 8 9 9 9 9 v0=1,1,1,1\n", 0),
+			 0);
+	assert_int_equal(f->w[0].have_vinsn, 0);
+	assert_int_equal(fx_metrics(f, 1, "stencil", 1, 1), 0);
+	assert_null(json_object_get(f->metrics, "stencil.kernel_insn_per_op"));
+	assert_non_null(strstr(jsonget_str(f->unavailable, "stencil.kernel_insn_per_op"),
 			       "the count would add the neighbour's work"));
-	assert_int_equal(insn_metrics(&w[0], 1, "mprotect", 1, 0, metrics, info, unavailable, &err), 0);
-	assert_float_equal(json_real_value(json_object_get(metrics, "mprotect.kernel_insn_per_op")), 1, 1e-9);
-	free(w);
-	w = NULL;
+	assert_int_equal(fx_metrics(f, 1, "mprotect", 1, 0), 0);
+	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 1, 1e-9);
 	/* some vCPUs with instructions and some without, or a count short:
 	 * malformed */
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5,5 v1=1,1,1,1\n", 0, &w, &n, &err), -1);
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5\n", 0, &w, &n, &err), -1);
-	assert_int_equal(insn_windows("B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1 v1=1,1,1,1,5,5,5\n", 0, &w, &n, &err), -1);
-	json_decref(metrics);
-	json_decref(info);
-	json_decref(unavailable);
-	strbuf_release(&err);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5,5 v1=1,1,1,1\n", 0), -1);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5\n", 0), -1);
+	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1 v1=1,1,1,1,5,5,5\n", 0), -1);
 }
 
 /* A count that falls wrapped (or the plugin restarted): said, not used. */
 static void test_wrap_caught(void **state)
 {
-	struct strbuf err = STRBUF_INIT;
-	struct insn_window *w = NULL;
-	size_t n = 0;
+	struct insn_fx *f = *state;
 
-	(void)state;
-	assert_int_equal(insn_windows("B 1 0 18446744073709551000 5 0\nE 2 0 200 6 0\n", 0, &w, &n, &err), -1);
-	assert_null(w);
-	assert_non_null(strstr(err.buf, "went backwards"));
-	assert_non_null(strstr(err.buf, "kernel_insn_per_op"));
-	strbuf_release(&err);
+	assert_int_equal(fx_windows(f, "B 1 0 18446744073709551000 5 0\nE 2 0 200 6 0\n", 0), -1);
+	assert_null(f->w);
+	assert_non_null(strstr(f->err.buf, "went backwards"));
+	assert_non_null(strstr(f->err.buf, "kernel_insn_per_op"));
 }
 
 /* Markers out of order, and lines that are not markers. */
@@ -331,16 +320,19 @@ static void test_unavailable(void **state)
 	json_decref(u);
 }
 
+/* The tests that work on a struct insn_fx of their own. */
+#define insn_test(t) cmocka_unit_test_setup_teardown(t, insn_setup, insn_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_windows_after_skip),
-		cmocka_unit_test(test_metrics_per_op),
-		cmocka_unit_test(test_host_clock),
-		cmocka_unit_test(test_tlb_columns),
-		cmocka_unit_test(test_tlb_per_vcpu),
-		cmocka_unit_test(test_insn_per_vcpu),
-		cmocka_unit_test(test_wrap_caught),
+		insn_test(test_windows_after_skip),
+		insn_test(test_metrics_per_op),
+		insn_test(test_host_clock),
+		insn_test(test_tlb_columns),
+		insn_test(test_tlb_per_vcpu),
+		insn_test(test_insn_per_vcpu),
+		insn_test(test_wrap_caught),
 		cmocka_unit_test(test_bad_files),
 		cmocka_unit_test(test_unavailable),
 	};

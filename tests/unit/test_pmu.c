@@ -254,6 +254,9 @@ static void test_edges_only(void **state)
 	strbuf_release(&err);
 }
 
+/* A test on a sysfs tree of its own (tree_setup), removed after it. */
+#define sysfs_test(t) cmocka_unit_test_setup_teardown(t, tree_setup, tree_teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -264,9 +267,9 @@ int main(void)
 		cmocka_unit_test(test_open_errors),
 		cmocka_unit_test(test_counter_names),
 		cmocka_unit_test(test_edges_only),
-		cmocka_unit_test_setup_teardown(test_sysfs_vm_without_vpmu, tree_setup, tree_teardown),
-		cmocka_unit_test_setup_teardown(test_sysfs_x86, tree_setup, tree_teardown),
-		cmocka_unit_test_setup_teardown(test_sysfs_arm64_tcg, tree_setup, tree_teardown),
+		sysfs_test(test_sysfs_vm_without_vpmu),
+		sysfs_test(test_sysfs_x86),
+		sysfs_test(test_sysfs_arm64_tcg),
 	};
 
 	return cmocka_run_group_tests_name("pmu", tests, NULL, NULL);

@@ -88,15 +88,20 @@ static void add_case(json_t *doc, int cas, const char *wl, int boots, const stru
 		}
 }
 
+/* The plugin's three instruction rows of mprotect at their levels: the
+ * kernel's times kfactor on patched, all at cv. */
+#define MPROTECT_INSN_ROWS(kfactor, cv)						\
+	{ "mprotect.kernel_insn_per_op", "insn/op", "lower", 4000, (kfactor), (cv) },	\
+	{ "mprotect.user_insn_per_op", "insn/op", "lower", 800, 1, (cv) },		\
+	{ "mprotect.spin_insn_per_op", "insn/op", "lower", 300, 1, (cv) }
+
 /* An emulated mprotect case: instruction rows (work at wcv, the kernel's
  * times kfactor on patched), its score and elapsed time (time at tcv), a
  * counter per kop, and context rows that move a lot. */
 static void add_emulated_case(json_t *doc, int cas, int boots, double wcv, double kfactor, double tcv)
 {
 	const struct gen_metric m[] = {
-		{ "mprotect.kernel_insn_per_op", "insn/op", "lower", 4000, kfactor, wcv },
-		{ "mprotect.user_insn_per_op", "insn/op", "lower", 800, 1, wcv },
-		{ "mprotect.spin_insn_per_op", "insn/op", "lower", 300, 1, wcv },
+		MPROTECT_INSN_ROWS(kfactor, wcv),
 		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 1, tcv },
 		{ "mprotect.elapsed_sec", "s", "lower", 3, 1, tcv },
 		{ "interrupts.TLB.per_kop", "interrupts/kop", "lower", 850, 1, wcv },
@@ -107,6 +112,32 @@ static void add_emulated_case(json_t *doc, int cas, int boots, double wcv, doubl
 	add_case(doc, cas, "mprotect", boots, m, ARRAY_SIZE(m));
 }
 
+/* A job of one emulated mprotect case (add_emulated_case's arguments),
+ * drawn from rng_state. */
+static json_t *emulated_job(int boots, double wcv, double kfactor, double tcv)
+{
+	json_t *doc = job_new(NULL);
+
+	add_emulated_case(doc, 0, boots, wcv, kfactor, tcv);
+	return doc;
+}
+
+/* A job under design of ncases mprotect cases of boots a side, drawn from
+ * rng_state: the first case of metrics first, the others of rest (nm
+ * each). */
+static json_t *mprotect_job(const char *design, int ncases, int boots, const struct gen_metric *first,
+			    const struct gen_metric *rest, size_t nm)
+{
+	json_t *doc = job_new(design);
+	int k;
+
+	for (k = 0; k < ncases; k++)
+		add_case(doc, k, "mprotect", boots, k ? rest : first, nm);
+	return doc;
+}
+
+/* Compares doc's base and patched sides under rules (NULL: the defaults at
+ * 500 resamples), and frees doc. */
 static json_t *compared(json_t *doc, const struct compare_rules *rules)
 {
 	struct compare_rules defaults;
@@ -149,6 +180,26 @@ static const char *s_of(const json_t *o, const char *k)
 static const char *class_verdict(const json_t *c, const char *cls)
 {
 	return s_of(json_object_get(json_object_get(c, "by_class"), cls), "verdict");
+}
+
+/* Fails unless the rows c marks headline are those whose metric is one of
+ * names (NULL-ended); returns how many rows that is. */
+static size_t headline_rows(const json_t *c, const char *const *names)
+{
+	const json_t *r;
+	size_t i, k, n = 0;
+
+	json_array_foreach(json_object_get(c, "rows"), i, r) {
+		const char *m = s_of(r, "metric");
+		int want = 0;
+
+		for (k = 0; names[k]; k++)
+			want |= !strcmp(m, names[k]);
+		if (json_is_true(json_object_get(r, "headline")) != want)
+			fail_msg("%s: headline %d, want %d", m, json_is_true(json_object_get(r, "headline")), want);
+		n += want;
+	}
+	return n;
 }
 
 /* ---- the class and role of a metric ---- */
@@ -218,24 +269,15 @@ static void test_row_class(void **state)
  * has a verdict of its own; other rows are secondary or context. */
 static void test_headline_set(void **state)
 {
-	json_t *doc, *c;
-	const json_t *r;
-	size_t i, headline = 0;
+	static const char *const insn[] = {
+		"mprotect.kernel_insn_per_op", "mprotect.user_insn_per_op", "mprotect.spin_insn_per_op", NULL,
+	};
+	json_t *c;
 
 	(void)state;
 	rng_state = 1;
-	doc = job_new(NULL);
-	add_emulated_case(doc, 0, 5, 0.003, 1, 0.05);
-	c = compared(doc, NULL);
-	json_array_foreach(json_object_get(c, "rows"), i, r) {
-		const char *m = s_of(r, "metric");
-		int insn = !strcmp(m, "mprotect.kernel_insn_per_op") || !strcmp(m, "mprotect.user_insn_per_op") ||
-			   !strcmp(m, "mprotect.spin_insn_per_op");
-
-		assert_int_equal(json_is_true(json_object_get(r, "headline")), insn);
-		headline += insn;
-	}
-	assert_int_equal(headline, 3);
+	c = compared(emulated_job(5, 0.003, 1, 0.05), NULL);
+	assert_int_equal(headline_rows(c, insn), 3);
 	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "role"), "score");
 	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "family"), "time score");
 	assert_string_equal(s_of(row_of(c, "mprotect.elapsed_sec", 0), "role"), "secondary");
@@ -252,9 +294,7 @@ static void test_headline_set(void **state)
 			{ "fault-write.rounds", "rounds", "neutral", 4096, 1, 0 },
 		};
 
-		doc = job_new(NULL);
-		add_case(doc, 0, "mprotect", 5, m, ARRAY_SIZE(m));
-		c = compared(doc, NULL);
+		c = compared(mprotect_job(NULL, 1, 5, m, m, ARRAY_SIZE(m)), NULL);
 		assert_true(json_is_true(json_object_get(row_of(c, "mprotect.ops_per_sec", 0), "headline")));
 		assert_false(json_is_true(json_object_get(row_of(c, "mprotect.elapsed_sec", 0), "headline")));
 		assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "p_method"), "exact");
@@ -304,25 +344,18 @@ static void add_real_case(json_t *doc, int cas, int boots, double kfactor, int p
  */
 static void test_headline_perf(void **state)
 {
+	static const char *const insn[] = {
+		"mprotect.perf_kernel_insn_per_op", "mprotect.perf_user_insn_per_op", NULL,
+	};
 	json_t *doc, *c;
 	const json_t *r;
-	size_t i, headline = 0;
 
 	(void)state;
 	rng_state = 3;
 	doc = job_new(NULL);
 	add_real_case(doc, 0, 5, 1.02, 1);
 	c = compared(doc, NULL);
-	json_array_foreach(json_object_get(c, "rows"), i, r) {
-		const char *m = s_of(r, "metric");
-		int insn = !strcmp(m, "mprotect.perf_kernel_insn_per_op") ||
-			   !strcmp(m, "mprotect.perf_user_insn_per_op");
-
-		if (json_is_true(json_object_get(r, "headline")) != insn)
-			fail_msg("%s: headline %d, want %d", m, json_is_true(json_object_get(r, "headline")), insn);
-		headline += insn;
-	}
-	assert_int_equal(headline, 2);
+	assert_int_equal(headline_rows(c, insn), 2);
 	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "verdict"), "regression");
 	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "class"), "work");
 	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "role"), "score");
@@ -404,14 +437,12 @@ static void test_context_untested(void **state)
  * 0.0079); the time class, at 5% noise, is inconclusive in words. */
 static void test_work_rule_calls_two_percent(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r, *bc;
 
 	(void)state;
 	rng_state = 3;
-	doc = job_new(NULL);
-	add_emulated_case(doc, 0, 5, 0.003, 1.02, 0.05);
-	c = compared(doc, NULL);
+	c = compared(emulated_job(5, 0.003, 1.02, 0.05), NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
 	assert_string_equal(s_of(r, "verdict"), "regression");
 	assert_true(jsonget_num_or(r, "p_adj", 0) < 0.01);
@@ -434,12 +465,7 @@ static void test_work_rule_calls_two_percent(void **state)
 		const struct gen_metric m[] = {
 			{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 0.98, 0.003 },
 		};
-		int k;
-
-		doc = job_new(NULL);
-		for (k = 0; k < 3; k++)
-			add_case(doc, k, "mprotect", 5, m, ARRAY_SIZE(m));
-		c = compared(doc, NULL);
+		c = compared(mprotect_job(NULL, 3, 5, m, m, ARRAY_SIZE(m)), NULL);
 		assert_string_equal(s_of(c, "verdict"), "inconclusive");
 		json_decref(c);
 	}
@@ -454,14 +480,12 @@ static void test_work_rule_calls_two_percent(void **state)
  */
 static void test_few_boots_least_change(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r;
 
 	(void)state;
 	rng_state = 41;
-	doc = job_new(NULL);
-	add_emulated_case(doc, 0, 3, 0.002, 1.05, 0.05);
-	c = compared(doc, NULL);
+	c = compared(emulated_job(3, 0.002, 1.05, 0.05), NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
 	assert_true(jsonget_num_or(r, "p", 0) < 0.001);
 	assert_float_equal(jsonget_num_or(r, "min_change_pct", 0), 20, 1e-9);
@@ -469,16 +493,12 @@ static void test_few_boots_least_change(void **state)
 	assert_string_not_equal(s_of(c, "verdict"), "regression");
 	json_decref(c);
 
-	doc = job_new(NULL);
-	add_emulated_case(doc, 0, 3, 0.002, 1.28, 0.05);
-	c = compared(doc, NULL);
+	c = compared(emulated_job(3, 0.002, 1.28, 0.05), NULL);
 	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "regression");
 	assert_string_equal(s_of(c, "verdict"), "regression");
 	json_decref(c);
 
-	doc = job_new(NULL);
-	add_emulated_case(doc, 0, 5, 0.002, 1.05, 0.05);
-	c = compared(doc, NULL);
+	c = compared(emulated_job(5, 0.002, 1.05, 0.05), NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
 	assert_float_equal(jsonget_num_or(r, "min_change_pct", 0), 1, 1e-9);
 	assert_string_equal(s_of(r, "verdict"), "regression");
@@ -511,9 +531,7 @@ static void test_deterministic_same(void **state)
 		json_decref(c);
 	}
 	rng_state = 20;
-	doc = job_new(NULL);
-	add_emulated_case(doc, 0, 5, 0.0005, 1.005, 0.05);
-	c = compared(doc, NULL);
+	c = compared(emulated_job(5, 0.0005, 1.005, 0.05), NULL);
 	r = row_of(c, "mprotect.kernel_insn_per_op", 0);
 	assert_true(jsonget_num_or(r, "p", 0) < 0.01);
 	assert_string_equal(s_of(r, "verdict"), "same");
@@ -528,16 +546,12 @@ static void test_same_within_min_change(void **state)
 	const struct gen_metric m[] = {
 		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 0.95, 0.01 },
 	};
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r;
-	int k;
 
 	(void)state;
 	rng_state = 4;
-	doc = job_new(NULL);
-	for (k = 0; k < 2; k++)
-		add_case(doc, k, "mprotect", 5, m, ARRAY_SIZE(m));
-	c = compared(doc, NULL);
+	c = compared(mprotect_job(NULL, 2, 5, m, m, ARRAY_SIZE(m)), NULL);
 	r = row_of(c, "mprotect.ops_per_sec", 0);
 	assert_string_equal(s_of(r, "verdict"), "inconclusive");
 	assert_true(jsonget_num_or(r, "no_change_beyond_pct", 0) == 10);
@@ -557,10 +571,7 @@ static void test_same_within_min_change(void **state)
 		rules.overrides = &ov;
 		rules.noverrides = 1;
 		rng_state = 4;
-		doc = job_new(NULL);
-		for (k = 0; k < 2; k++)
-			add_case(doc, k, "mprotect", 5, m, ARRAY_SIZE(m));
-		c = compared(doc, &rules);
+		c = compared(mprotect_job(NULL, 2, 5, m, m, ARRAY_SIZE(m)), &rules);
 		r = row_of(c, "mprotect.ops_per_sec", 0);
 		eq = json_object_get(r, "equiv_ci");
 		if (json_number_value(json_array_get(eq, 0)) >= -6 && json_number_value(json_array_get(eq, 1)) <= 6)
@@ -580,14 +591,12 @@ static void test_mde_near_zero(void **state)
 		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 1, 0.01 },
 		{ "kfunc.x.ns_per_call", "ns", "lower", 0.01, 1, 3 },
 	};
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r;
 
 	(void)state;
 	rng_state = 6;
-	doc = job_new(NULL);
-	add_case(doc, 0, "mprotect", 6, m, ARRAY_SIZE(m));
-	c = compared(doc, NULL);
+	c = compared(mprotect_job(NULL, 1, 6, m, m, ARRAY_SIZE(m)), NULL);
 	r = row_of(c, "kfunc.x.ns_per_call", 0);
 	assert_true(json_is_null(json_object_get(r, "mde_pct")));
 	assert_non_null(strstr(s_of(r, "mde_note"), "near 0"));
@@ -629,9 +638,7 @@ static void drop_case(json_t *doc, const char *side, int cas)
 static void test_same_needs_everything(void **state)
 {
 	const struct gen_metric m[] = {
-		{ "mprotect.kernel_insn_per_op", "insn/op", "lower", 4000, 1, 0.002 },
-		{ "mprotect.user_insn_per_op", "insn/op", "lower", 800, 1, 0.002 },
-		{ "mprotect.spin_insn_per_op", "insn/op", "lower", 300, 1, 0.002 },
+		MPROTECT_INSN_ROWS(1, 0.002),
 		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 1, 0.05 },
 		{ "interrupts.TLB.per_kop", "interrupts/kop", "lower", 850, 1.5, 0.002 },
 	};
@@ -640,9 +647,7 @@ static void test_same_needs_everything(void **state)
 
 	(void)state;
 	rng_state = 30;
-	doc = job_new(NULL);
-	add_case(doc, 0, "mprotect", 5, m, ARRAY_SIZE(m));
-	c = compared(doc, NULL);
+	c = compared(mprotect_job(NULL, 1, 5, m, m, ARRAY_SIZE(m)), NULL);
 	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "same");
 	assert_string_equal(s_of(row_of(c, "interrupts.TLB.per_kop", 0), "verdict"), "regression");
 	assert_string_equal(class_verdict(c, "work"), "same");
@@ -661,9 +666,7 @@ static void test_same_needs_everything(void **state)
 
 		memcpy(m3, m, sizeof(m));
 		m3[0].factor = 0.9;
-		doc = job_new(NULL);
-		add_case(doc, 0, "mprotect", 5, m3, ARRAY_SIZE(m3));
-		c = compared(doc, NULL);
+		c = compared(mprotect_job(NULL, 1, 5, m3, m3, ARRAY_SIZE(m3)), NULL);
 		assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "improvement");
 		assert_string_equal(s_of(c, "verdict"), "changed");
 		assert_non_null(strstr(s_of(json_object_get(c, "summary"), "text"),
@@ -678,10 +681,7 @@ static void test_same_needs_everything(void **state)
 
 		memcpy(m2, m, sizeof(m));
 		m2[4].factor = 1;
-		doc = job_new(NULL);
-		add_case(doc, 0, "mprotect", 5, m2, ARRAY_SIZE(m2));
-		add_case(doc, 1, "mprotect", 5, m2, ARRAY_SIZE(m2));
-		c = compared(doc, NULL);
+		c = compared(mprotect_job(NULL, 2, 5, m2, m2, ARRAY_SIZE(m2)), NULL);
 		assert_string_equal(s_of(c, "verdict"), "same");
 		assert_null(json_object_get(json_object_get(c, "summary"), "not_same"));
 		json_decref(c);
@@ -689,9 +689,7 @@ static void test_same_needs_everything(void **state)
 		/* case 1 failed on every patched boot: its headline rows are
 		 * missing, and the job cannot promise same */
 		rng_state = 30;
-		doc = job_new(NULL);
-		add_case(doc, 0, "mprotect", 5, m2, ARRAY_SIZE(m2));
-		add_case(doc, 1, "mprotect", 5, m2, ARRAY_SIZE(m2));
+		doc = mprotect_job(NULL, 2, 5, m2, m2, ARRAY_SIZE(m2));
 		drop_case(doc, "patched", 1);
 		c = compared(doc, NULL);
 		sum = json_object_get(c, "summary");
@@ -700,21 +698,6 @@ static void test_same_needs_everything(void **state)
 		assert_non_null(strstr(s_of(sum, "not_same"), "headline rows unavailable"));
 		json_decref(c);
 	}
-}
-
-/* Four mprotect cases of `boots` a side from seed, the first of metrics
- * `first` and the others `rest` (nm each), compared under design. */
-static json_t *four_cases(uint64_t seed, const char *design, int boots, const struct gen_metric *first,
-			  const struct gen_metric *rest, size_t nm)
-{
-	json_t *doc;
-	int k;
-
-	rng_state = seed;
-	doc = job_new(design);
-	for (k = 0; k < 4; k++)
-		add_case(doc, k, "mprotect", boots, k ? rest : first, nm);
-	return compared(doc, NULL);
 }
 
 /*
@@ -726,9 +709,7 @@ static json_t *four_cases(uint64_t seed, const char *design, int boots, const st
 static void test_time_rows_at_last_look(void **state)
 {
 	const struct gen_metric m[] = {
-		{ "mprotect.kernel_insn_per_op", "insn/op", "lower", 4000, 1, 0.002 },
-		{ "mprotect.user_insn_per_op", "insn/op", "lower", 800, 1, 0.002 },
-		{ "mprotect.spin_insn_per_op", "insn/op", "lower", 300, 1, 0.002 },
+		MPROTECT_INSN_ROWS(1, 0.002),
 		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 0.8, 0.03 },
 		{ "mprotect.elapsed_sec", "s", "lower", 3, 1.2, 0.03 },
 		{ "mprotect.host_ns_per_op", "ns/op", "lower", 40000, 1.2, 0.03 },
@@ -738,14 +719,15 @@ static void test_time_rows_at_last_look(void **state)
 		{ "kfunc.flush_tlb_mm_range.self_pct", "%", "lower", 12, 1.2, 0.03 },
 		{ "kfunc.flush_tlb_func.self_pct", "%", "lower", 7, 1.2, 0.03 },
 	};
-	json_t *doc, *c;
+	/* the job's design at its first look, and at its second */
+	static const char look1[] = "{\"boots\": 5, \"max_boots\": 9, \"look\": 1}";
+	static const char look2[] = "{\"boots\": 5, \"max_boots\": 9, \"look\": 2}";
+	json_t *c;
 	const json_t *design;
 
 	(void)state;
 	rng_state = 38;
-	doc = job_new("{\"boots\": 5, \"max_boots\": 9, \"look\": 1}");
-	add_case(doc, 0, "mprotect", 5, m, ARRAY_SIZE(m));
-	c = compared(doc, NULL);
+	c = compared(mprotect_job(look1, 1, 5, m, m, ARRAY_SIZE(m)), NULL);
 	design = json_object_get(c, "design");
 	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "same");
 	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "verdict"), "regression");
@@ -764,7 +746,8 @@ static void test_time_rows_at_last_look(void **state)
 		const struct gen_metric s4[] = { m[0], m[1], m[2], m[3] };
 		const json_t *sc;
 
-		c = four_cases(39, "{\"boots\": 5, \"max_boots\": 9, \"look\": 1}", 5, s4, s4, ARRAY_SIZE(s4));
+		rng_state = 39;
+		c = compared(mprotect_job(look1, 4, 5, s4, s4, ARRAY_SIZE(s4)), NULL);
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_string_equal(s_of(sc, "verdict"), "inconclusive");
 		assert_true(json_is_true(json_object_get(sc, "moved_alone")));
@@ -780,7 +763,8 @@ static void test_time_rows_at_last_look(void **state)
 		json_decref(c);
 
 		/* there Holm calls them, and the job is still not same */
-		c = four_cases(39, "{\"boots\": 5, \"max_boots\": 9, \"look\": 2}", 9, s4, s4, ARRAY_SIZE(s4));
+		rng_state = 39;
+		c = compared(mprotect_job(look2, 4, 9, s4, s4, ARRAY_SIZE(s4)), NULL);
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_string_equal(s_of(sc, "verdict"), "regression");
 		assert_null(json_object_get(sc, "moved_alone"));
@@ -799,7 +783,8 @@ static void test_time_rows_at_last_look(void **state)
 		s4[3].factor = 1;
 		memcpy(s4x, s4, sizeof(s4));
 		s4x[3].factor = 0.96;
-		c = four_cases(100, "{\"boots\": 5, \"max_boots\": 9, \"look\": 2}", 9, s4x, s4, 4);
+		rng_state = 100;
+		c = compared(mprotect_job(look2, 4, 9, s4x, s4, 4), NULL);
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_true(json_real_value(json_object_get(sc, "p")) < 0.01);
 		assert_true(json_real_value(json_object_get(sc, "p_adj")) > 0.01);
@@ -818,9 +803,7 @@ static void test_time_rows_at_last_look(void **state)
 		for (k = 0; k < ARRAY_SIZE(m2); k++)
 			m2[k].factor = 1;
 		rng_state = 38;
-		doc = job_new("{\"boots\": 5, \"max_boots\": 9, \"look\": 1}");
-		add_case(doc, 0, "mprotect", 5, m2, ARRAY_SIZE(m2));
-		c = compared(doc, NULL);
+		c = compared(mprotect_job(look1, 1, 5, m2, m2, ARRAY_SIZE(m2)), NULL);
 		assert_string_equal(s_of(c, "verdict"), "same");
 		json_decref(c);
 	}

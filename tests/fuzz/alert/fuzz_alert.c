@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../fuzz_body.h"
 #include "api.h"
 #include "config.h"
 #include "banned.h"
@@ -19,14 +20,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct strbuf err = STRBUF_INIT;
 	const char *state = NULL, *by = NULL;
 	json_t *body = NULL;
+	int rc = api_alert_state_parse((const char *)data, size, &body, &state, &by, &err);
 
-	if (api_alert_state_parse((const char *)data, size, &body, &state, &by, &err) == 0) {
-		if (!body || !state || !config_valid_name(by))
-			abort();
-		json_decref(body);
-	} else if (!err.len || body) {
-		abort();	/* a refusal says why, and keeps nothing */
-	}
-	strbuf_release(&err);
+	if (rc == 0 && (!state || !config_valid_name(by)))
+		abort();
+	fuzz_body_kept(rc, body, &err);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz_body.h"
 #include "../fuzz_lab.h"
 #include "api.h"
 #include "config.h"
@@ -22,18 +23,6 @@
 #include "banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-static struct lab_config *cfg;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	cfg = fuzz_lab();
-	return 0;
-}
-
 #define MAX_ARGS 32
 
 struct args {
@@ -96,15 +85,11 @@ static void fuzz_body(const char *data, size_t size)
 	struct strbuf err = STRBUF_INIT, subject = STRBUF_INIT;
 	struct job_request req;
 	json_t *body = NULL;
+	int rc = submit_request_parse(fuzz_cfg, data, size, &body, &req, &subject, &err);
 
-	if (submit_request_parse(cfg, data, size, &body, &req, &subject, &err) == 0) {
-		if (!body || !req.suite || req.boots < 1 || req.boots > 100)
-			abort();
-		json_decref(body);
-	} else if (!err.len || body) {
+	if (rc == 0 && (!req.suite || req.boots < 1 || req.boots > 100))
 		abort();
-	}
-	strbuf_release(&err);
+	fuzz_body_kept(rc, body, &err);
 	strbuf_release(&subject);
 }
 

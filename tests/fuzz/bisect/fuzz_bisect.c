@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "../fuzz_body.h"
 #include "../fuzz_lab.h"
 #include "api.h"
 #include "config.h"
@@ -18,34 +19,18 @@
 #include "banned.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-
-static struct lab_config *cfg;
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-	(void)argc;
-	(void)argv;
-	cfg = fuzz_lab();
-	return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct strbuf err = STRBUF_INIT;
 	struct bisection_request req;
 	json_t *body = NULL;
+	int rc = api_bisection_parse(fuzz_cfg, (const char *)data, size, &body, &req, &err);
 
-	if (api_bisection_parse(cfg, (const char *)data, size, &body, &req, &err) == 0) {
-		if (!body || !config_tree(cfg, req.tree) || !ref_valid(req.good) || !ref_valid(req.bad) ||
-		    !config_suite(cfg, req.suite) || !req.metric || !config_machine(cfg, req.machine) ||
-		    req.boots < 1 || req.boots > 20 || (req.workload && !config_valid_name(req.workload)) ||
-		    (req.submitter && !config_valid_name(req.submitter)))
-			abort();
-		json_decref(body);
-	} else if (!err.len || body) {
-		abort();	/* a refusal says why, and keeps nothing */
-	}
-	strbuf_release(&err);
+	if (rc == 0 && (!config_tree(fuzz_cfg, req.tree) || !ref_valid(req.good) || !ref_valid(req.bad) ||
+			!config_suite(fuzz_cfg, req.suite) || !req.metric || !config_machine(fuzz_cfg, req.machine) ||
+			req.boots < 1 || req.boots > 20 || (req.workload && !config_valid_name(req.workload)) ||
+			(req.submitter && !config_valid_name(req.submitter))))
+		abort();
+	fuzz_body_kept(rc, body, &err);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../fuzz_body.h"
 #include "api.h"
 #include "banned.h"
 
@@ -19,15 +20,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct strbuf err = STRBUF_INIT;
 	const char *health = NULL, *reason = NULL;
 	json_t *body = NULL;
+	int rc = api_health_parse((const char *)data, size, &body, &health, &reason, &err);
 
-	if (api_health_parse((const char *)data, size, &body, &health, &reason, &err) == 0) {
-		if (!body || !health || (strcmp(health, "maintenance") && strcmp(health, "unknown")) || !reason ||
-		    strlen(reason) > 500)
-			abort();
-		json_decref(body);
-	} else if (!err.len || body) {
-		abort();	/* a refusal says why, and keeps nothing */
-	}
-	strbuf_release(&err);
+	if (rc == 0 && (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown")) || !reason ||
+			strlen(reason) > 500))
+		abort();
+	fuzz_body_kept(rc, body, &err);
 	return 0;
 }
