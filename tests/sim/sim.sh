@@ -1,6 +1,6 @@
 # The simulated lab for the shell tests and benches (docs/scale.md):
 # sourced after tests/daemon.sh (TOP, BUILD, DAEMON_PORT set). It points
-# the daemon helpers at build/tlblabd-sim (DAEMON_BIN) and the simulation
+# the daemon helpers at build/tlblabd-sim (DAEMON_BIN, unless set) and the simulation
 # at its fixtures (TLBLAB_SIM_TIMES, TLBLAB_SIM_REPLAY; TLBLAB_SIM_SCALE
 # stays the caller's, 0.01 when unset), and gives:
 #   sim_lab_yaml DATA_DIR MACHINES BUILDERS [LAB_KEY: VALUE]...
@@ -13,7 +13,7 @@
 #       demo on tree linux{N mod BUILDERS}, with its own patch
 # shellcheck shell=sh
 
-DAEMON_BIN=$BUILD/tlblabd-sim
+DAEMON_BIN=${DAEMON_BIN:-$BUILD/tlblabd-sim}
 TLBLAB_SIM_TIMES=$TOP/tests/fixtures/sim/stage-times.json
 TLBLAB_SIM_REPLAY=$TOP/tests/fixtures/sim/agent-demo.jsonl
 TLBLAB_SIM_SCALE=${TLBLAB_SIM_SCALE:-0.01}

@@ -116,12 +116,13 @@ static int load_replay(const char *path, struct strbuf *why)
 	if (r < 0)
 		return strbuf_seterr(why, "TLBLAB_SIM_REPLAY %s: %s", path, strerror(-r));
 	lab.lines = xcalloc(SIM_REPLAY_MAX, sizeof(char *));
-	for (p = text.buf; *p && lab.nlines < SIM_REPLAY_MAX; p = *nl ? nl + 1 : nl) {
+	for (p = text.buf; *p && lab.nlines < SIM_REPLAY_MAX; p = nl) {
 		json_t *o;
 		const char *type;
 
 		nl = strchrnul(p, '\n');
-		*nl = '\0';
+		if (*nl)
+			*nl++ = '\0';
 		if (!*p)
 			continue;
 		o = json_loads(p, 0, NULL);
