@@ -183,6 +183,8 @@ SIM_SRCS = $(wildcard tests/sim/*.c)
 SIM_DAEMON = $(BUILD)/tlblabd-sim
 $(SIM_DAEMON): $(call obj,$(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(SPEC_LIB_SRCS) $(LIB_SRCS) $(SIM_SRCS))
 	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
+# store-fill reads a lab of simulated machines
+$(BUILD)/tests/store-fill: $(call obj,$(SIM_SRCS))
 # verdict-sim's other files (verdict-sim.h says which does what)
 $(BUILD)/tests/verdict-sim: tests/tools/verdict-sim-gen.c tests/tools/verdict-sim-jobs.c tests/tools/verdict-sim.h
 

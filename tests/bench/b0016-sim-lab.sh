@@ -22,7 +22,8 @@
 # Loopback only. Each part is bounded (LIMIT seconds for a lab run, 600 by
 # default); the whole bench about 20 minutes on a 2-core host.
 # Knobs: SCALE, JOBS (1000), MACHINES (100), BUILDERS (10), SWEEP ("10 25
-# 50"), FILL (100000), PARTS ("sqlite sweep pg api").
+# 50"), FILL (100000), FILL_PG (20000), FILL_PROCS (4, on PostgreSQL),
+# PARTS ("sqlite sweep pg api").
 set -u
 PORT_BASE=26000
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +36,10 @@ MACHINES=${MACHINES:-100}
 BUILDERS=${BUILDERS:-10}
 SWEEP=${SWEEP:-10 25 50}
 FILL=${FILL:-100000}
+FILL_PROCS=${FILL_PROCS:-4}
+# on this 2-core host PostgreSQL takes some 75 jobs a second whatever the
+# writers (store-fill), 100,000 in 22 minutes: 20,000 by default
+FILL_PG=${FILL_PG:-20000}
 LIMIT=${LIMIT:-600}
 PARTS=${PARTS:-sqlite sweep pg api}
 TOKEN=bench-token-0123456789
@@ -49,12 +54,14 @@ cleanup_all() {
 	cleanup
 }
 
-# the daemons' settings for a lab of this size: a worker per machine and
-# builder (at most lab.workers' 64), no per-token limits in the way
-lab_keys() {
-	_w=$(($1 + $2))
+# lab_file DATA_DIR MACHINES BUILDERS: a lab.yaml of that size, a worker
+# per machine and builder (at most lab.workers' 64), no per-token limit
+# in the way
+lab_file() {
+	_w=$(($2 + $3))
 	[ $_w -gt 64 ] && _w=64
-	echo "tokens: [$TOKEN]" "workers: $_w" "max_jobs_per_token: 100000" "max_boots_per_token: 1000000"
+	sim_lab_yaml "$1" "$2" "$3" "tokens: [$TOKEN]" "workers: $_w" "max_jobs_per_token: 100000" \
+		"max_boots_per_token: 1000000"
 }
 
 # run_lab LABEL MACHINES BUILDERS JOBS [STORE_URL]: a fresh lab (one
@@ -67,16 +74,14 @@ run_lab() {
 	export TLBLAB_SIM_LOG
 	DAEMON_STORE=$_store
 	DAEMON_LOG=$tmp/lab/a.log
-	# shellcheck disable=SC2046
-	sim_lab_yaml "$tmp/lab/a" "$_m" "$_b" $(lab_keys "$_m" "$_b") >"$tmp/lab/a.yaml"
+	lab_file "$tmp/lab/a" "$_m" "$_b" >"$tmp/lab/a.yaml"
 	daemon_start "$tmp/lab/a.yaml" || { echo "bench: tlblabd-sim did not start"; exit 1; }
 	_pids=$DAEMON_PID _urls=http://127.0.0.1:$port
 	PIDS="$PIDS $DAEMON_PID"
 	if [ -n "$_store" ]; then
 		_pa=$port
 		DAEMON_PORT=$((port + 1)) DAEMON_LOG=$tmp/lab/b.log
-		# shellcheck disable=SC2046
-		sim_lab_yaml "$tmp/lab/b" "$_m" "$_b" $(lab_keys "$_m" "$_b") >"$tmp/lab/b.yaml"
+		lab_file "$tmp/lab/b" "$_m" "$_b" >"$tmp/lab/b.yaml"
 		daemon_start "$tmp/lab/b.yaml" || { echo "bench: the second tlblabd-sim did not start"; exit 1; }
 		_pids="$_pids $DAEMON_PID" _urls="$_urls http://127.0.0.1:$DAEMON_PORT"
 		PIDS="$PIDS $DAEMON_PID"
@@ -90,7 +95,10 @@ run_lab() {
 	done
 	# shellcheck disable=SC2086
 	$SB watch "http://127.0.0.1:$port" "$LIMIT" "$tmp/lab/samples.json" $_pids
-	$SB figures "http://127.0.0.1:$port" "$TLBLAB_SIM_LOG" "$tmp/lab/samples.json" "$SCALE" "$_m" "$_b" "$_label"
+	_w=$((_m + _b))
+	[ $_w -gt 64 ] && _w=64
+	$SB figures "${_store:-$tmp/lab/a/tlblab.db}" "$TLBLAB_SIM_LOG" "$tmp/lab/samples.json" "$SCALE" "$_m" "$_b" \
+		"$_w" "$_label" | tee -a "$tmp/figures"
 	for _p in $_pids; do kill "$_p" 2>/dev/null; wait "$_p" 2>/dev/null; done
 	DAEMON_PID= DAEMON_STORE=
 }
@@ -127,28 +135,33 @@ for part in $PARTS; do
 				DAEMON_STORE=$PG_URL
 			fi
 			DAEMON_LOG=$tmp/api/d.log
-			# shellcheck disable=SC2046
-			sim_lab_yaml "$tmp/api/data" "$MACHINES" "$BUILDERS" $(lab_keys "$MACHINES" "$BUILDERS") >"$tmp/api/lab.yaml"
+			lab_file "$tmp/api/data" "$MACHINES" "$BUILDERS" >"$tmp/api/lab.yaml"
 			daemon_start "$tmp/api/lab.yaml" || exit 1
 			daemon_stop
 			t0=$(date +%s)
-			# one job in 10 with its runs (store-fill says why)
-			"$BUILD/tests/store-fill" "$tmp/api/lab.yaml" "$FILL" "$TLBLAB_SIM_REPLAY" --runs-every 10 ||
-				{ echo "bench: store-fill failed"; exit 1; }
-			daemon_start "$tmp/api/lab.yaml" || exit 1
-			echo "api, $store: a store of $FILL finished A/B jobs (filled in $(($(date +%s) - t0)) s):"
-			for cache in 1 0; do
-				[ $cache = 1 ] && echo " with the response cache:" || echo " without it (TLBLAB_API_CACHE=0):"
-				if [ $cache = 0 ]; then
-					daemon_stop
-					TLBLAB_API_CACHE=0
-					export TLBLAB_API_CACHE
-					daemon_start "$tmp/api/lab.yaml" || exit 1
-					unset TLBLAB_API_CACHE
-				fi
-				$SB latency "http://127.0.0.1:$port" 500 "jobs?limit=50" "jobs?limit=50&verdict=same" \
-					"jobs/{job}" "jobs/{cmp}/comparison"
+			# one job in 10 with its runs (store-fill says why); on
+			# PostgreSQL FILL_PROCS fills side by side (a server takes
+			# several writers, SQLite one at a time)
+			procs=1 n=$FILL
+			[ $store = postgres ] && procs=$FILL_PROCS n=$FILL_PG
+			k=0 fpids=
+			while [ $k -lt $procs ]; do
+				"$BUILD/tests/store-fill" "$tmp/api/lab.yaml" $((n / procs)) "$TLBLAB_SIM_REPLAY" \
+					--runs-every 10 --first $k --step $procs >"$tmp/api/fill.$k" 2>&1 &
+				fpids="$fpids $!" k=$((k + 1))
 			done
+			for p in $fpids; do
+				wait "$p" || { echo "bench: store-fill failed:"; cat "$tmp"/api/fill.*; exit 1; }
+			done
+			# every request reads the store (no response cache): the
+			# worst case, as while jobs run
+			TLBLAB_API_CACHE=0
+			export TLBLAB_API_CACHE
+			daemon_start "$tmp/api/lab.yaml" || exit 1
+			unset TLBLAB_API_CACHE
+			echo "api, $store: a store of $n finished A/B jobs (filled in $(($(date +%s) - t0)) s), no response cache:"
+			$SB latency "http://127.0.0.1:$port" 500 "api $store ${n}" "jobs?limit=50" \
+				"jobs?limit=50&verdict=same" "jobs/{job}" "jobs/{cmp}/comparison"
 			rss=$(awk '/VmRSS/ { print $2 }' "/proc/$DAEMON_PID/status")
 			echo " api, $store: tlblabd RSS $((rss / 1024)) MB after the requests"
 			daemon_stop
@@ -157,4 +170,11 @@ for part in $PARTS; do
 		;;
 	esac
 done
+# where it stops scaling: jobs per hour per machine, from the summaries
+# ("LABEL: N jobs/h at ...") of the SQLite runs, smallest lab first
+awk -F': ' '/^(sweep|sqlite), [0-9]+ machines: [0-9]+ jobs\/h/ {
+	split($1, a, " "); split($2, v, " "); printf "%d %d\n", a[2], v[1] }' "$tmp/figures" 2>/dev/null |
+	sort -n | awk '{ printf "%s%d machines %d (%.0f a machine)", sep, $1, $2, $2 / $1; sep = ", " }
+		END { if (NR) printf "\n" }' >"$tmp/sweep"
+[ -s "$tmp/sweep" ] && echo "goal (issue 39): where it stops scaling, jobs/h at x$SCALE: $(cat "$tmp/sweep")"
 exit 0
