@@ -174,9 +174,10 @@ $(BUILD)/tests/test_client: $(call obj,$(CLIENT_LIB_SRCS))
 # boots a lab machine with the daemon's own boot code (tests/guest.sh);
 # verdict-sim measures the verdict rule by running compare on simulated
 # jobs (tests/bench/b0008); changepoint-sim the nightly detector on
-# synthetic series (b0011); intake-time what a job's body costs to read (b0015)
+# synthetic series (b0011); intake-time what a job's body costs to read (b0015);
+# store-fill a store of many finished jobs, made by the daemon's code (b0016)
 TEST_TOOLS = $(BUILD)/tests/qemu-boot $(BUILD)/tests/verdict-sim $(BUILD)/tests/changepoint-sim \
-	$(BUILD)/tests/intake-time $(BUILD)/tests/transport-cli
+	$(BUILD)/tests/intake-time $(BUILD)/tests/transport-cli $(BUILD)/tests/store-fill
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/tools/%.c $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter-out %.h,$^) $(LDLIBS_DAEMON)
@@ -186,6 +187,16 @@ FAULT_DAEMON = $(BUILD)/tlblabd-faults
 $(FAULT_DAEMON): $(DAEMON_MAIN) $(call obj,$(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS))
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -DTLBLAB_FAULTS -MF $@.d -o $@ $^ $(LDLIBS_DAEMON)
+# the simulated lab (tests/sim/, docs/scale.md): the daemon with boot
+# method and transport `sim` linked in (each registers itself, a
+# constructor), for the tests and benches of a lab of many machines (t0086,
+# b0016); the daemon `make` builds has neither
+SIM_SRCS = $(wildcard tests/sim/*.c)
+SIM_DAEMON = $(BUILD)/tlblabd-sim
+$(SIM_DAEMON): $(call obj,$(DAEMON_MAIN) $(DAEMON_LIB_SRCS) $(CATALOG_SRCS) $(LIB_SRCS) $(SIM_SRCS))
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS_DAEMON)
+# store-fill reads a lab of simulated machines
+$(BUILD)/tests/store-fill: $(call obj,$(SIM_SRCS))
 # verdict-sim's other files (verdict-sim.h says which does what)
 $(BUILD)/tests/verdict-sim: tests/tools/verdict-sim-gen.c tests/tools/verdict-sim-jobs.c tests/tools/verdict-sim.h
 
@@ -211,7 +222,7 @@ $(foreach n,$(FUZZ_NAMES),$(eval $(call fuzz_rules,$(n))))
 
 test:
 	@sh scripts/deps.sh test
-	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FAULT_DAEMON) $(FUZZ_REPLAY)
+	@$(MAKE) --no-print-directory $(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FAULT_DAEMON) $(SIM_DAEMON) $(FUZZ_REPLAY)
 	@BUILD=$(BUILD) TLBLAB_MAKE_START=$(MAKE_START) $(if $(TESTS),,TEST_RECORD=docs/measured/make-test.md) \
 		sh tests/run.sh
 
@@ -222,7 +233,7 @@ check:
 	@$(MAKE) --no-print-directory BUILD=build/check WERROR=-Werror STATIC= \
 		CFLAGS="-O1 -g -fno-omit-frame-pointer" \
 		SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
-		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FAULT_DAEMON) $(FUZZ_REPLAY))
+		$(patsubst $(BUILD)/%,build/check/%,$(BINARIES) $(UNIT_TESTS) $(TEST_TOOLS) $(FAULT_DAEMON) $(SIM_DAEMON) $(FUZZ_REPLAY))
 	@BUILD=build/check ASAN_OPTIONS=detect_leaks=1 sh tests/run.sh
 
 # each fuzzer runs FUZZ_SECONDS (FUZZ=NAME: that one only), one after the
@@ -237,7 +248,7 @@ fuzz:
 
 bench:
 	@sh scripts/deps.sh bench
-	@$(MAKE) --no-print-directory $(BINARIES) $(TEST_TOOLS)
+	@$(MAKE) --no-print-directory $(BINARIES) $(TEST_TOOLS) $(SIM_DAEMON)
 	@BUILD=$(BUILD) TLBLAB_MAKE_START=$(MAKE_START) sh tests/bench/run.sh
 
 demo:

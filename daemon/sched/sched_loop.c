@@ -334,7 +334,50 @@ static int start_duet(struct sched *sc, struct stage_info *si)
 	return 0;
 }
 
-static void start_stage(struct sched *sc, struct stage_info *si)
+/*
+ * One pass's view of the machines (dispatch): each configured machine's
+ * health, read once a pass, and whether it is leased (as read, or taken
+ * during the pass). Without it every pending stage asked the store for
+ * each machine's health and tried to lease each busy one, a write
+ * transaction that fails: with 1,000 jobs waiting on 100 busy machines,
+ * some 100,000 store calls a pass, the scheduler's whole time (b0016,
+ * docs/scale.md). A machine the view calls free may still be leased by
+ * another daemon: the lease (store_stage_start) decides, as before.
+ */
+struct pass_view {
+	char (*health)[16];	/* by config index; "" when the store does not know it */
+	unsigned char *taken;
+};
+
+static int pass_view_read(struct sched *sc, struct pass_view *pv)
+{
+	json_t *ms = store_machines_json(sc->st), *m;
+	size_t i;
+
+	if (!ms)
+		return -1;
+	pv->health = xcalloc(sc->cfg->nmachines + 1, sizeof(*pv->health));
+	pv->taken = xcalloc(sc->cfg->nmachines + 1, 1);
+	json_array_foreach(json_object_get(ms, "machines"), i, m) {
+		const struct cfg_machine *cm = config_machine(sc->cfg, jsonget_str(m, "name") ?: "");
+		size_t k = cm ? (size_t)(cm - sc->cfg->machines) : 0;
+
+		if (!cm)
+			continue;
+		snprintf(pv->health[k], sizeof(*pv->health), "%s", jsonget_str(m, "health") ?: "");
+		pv->taken[k] = !json_is_null(json_object_get(m, "leased_by"));
+	}
+	json_decref(ms);
+	return 0;
+}
+
+static void pass_view_release(struct pass_view *pv)
+{
+	free(pv->health);
+	free(pv->taken);
+}
+
+static void start_stage(struct sched *sc, struct stage_info *si, struct pass_view *pv)
 {
 	const struct lab_config *cfg = sc->cfg;
 	struct strbuf why = STRBUF_INIT;
@@ -372,8 +415,9 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 				continue;
 			if (pass == 0)
 				fits++;
-			if (store_machine_get_health(sc->st, m->name, health, sizeof(health)) < 0)
+			if (!pv->health[i][0])
 				continue;
+			snprintf(health, sizeof(health), "%s", pv->health[i]);
 			if (pass == 0 && (!strcmp(health, "good") || !strcmp(health, "unknown")))
 				healthy++;
 			if (pass == 0 && strcmp(health, "good")) {
@@ -383,16 +427,19 @@ static void start_stage(struct sched *sc, struct stage_info *si)
 			}
 			if (pass == 1 && strcmp(health, "unknown"))
 				continue;
-			if (machine_busy_with_health(sc, m->name))
+			if (pv->taken[i] || machine_busy_with_health(sc, m->name))
 				continue;
 			/* a store error leaves the stage pending for the next pass */
-			if (!strcmp(si->kind, "boot") && (run_stage = store_stage_next(sc->st, si->job_id, si->seq)) <= 0)
+			if (!strcmp(si->kind, "boot") && !run_stage &&
+			    (run_stage = store_stage_next(sc->st, si->job_id, si->seq)) <= 0)
 				goto out;
 			if ((r = store_stage_start(sc->st, si->id, m->name)) < 0) {
 				if (store_failed(r))
 					goto out;
+				pv->taken[i] = 1;	/* leased meanwhile (another daemon) */
 				continue;
 			}
+			pv->taken[i] = 1;
 			launch(sc, si, m, run_stage);
 			goto out;
 		}
@@ -423,12 +470,17 @@ out:
 static void dispatch(struct sched *sc)
 {
 	struct stage_info *v;
+	struct pass_view pv;
 	size_t n, i;
 
 	if (store_runnable_stages(sc->st, &v, &n) < 0)
 		return;
-	for (i = 0; i < n; i++)
-		start_stage(sc, &v[i]);
+	/* a store error: the next pass looks again */
+	if (n && pass_view_read(sc, &pv) == 0) {
+		for (i = 0; i < n; i++)
+			start_stage(sc, &v[i], &pv);
+		pass_view_release(&pv);
+	}
 	store_stage_infos_free(v, n);
 }
 
