@@ -572,4 +572,28 @@ static inline int64_t store_fixture_token_job(struct store *st, const char *toke
 	return id;
 }
 
+/* The machines m1 and m2 of a lab, in the store, both good. */
+static inline void store_fixture_two_machines(struct store_fixture *f)
+{
+	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
+			   "  - name: m2\n    transport: local\n";
+	struct lab_config *cfg = NULL;
+	struct strbuf err = STRBUF_INIT;
+	char path[128];
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
+	fp = fopen(path, "w");
+	assert_non_null(fp);
+	fputs(yaml, fp);
+	fclose(fp);
+	if (config_load(path, &cfg, &err) < 0)
+		fail_msg("config: %s", err.buf);
+	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
+	assert_int_equal(store_machine_health(f->st, "m2", "good", NULL), 0);
+	config_free(cfg);
+	strbuf_release(&err);
+}
+
 #endif

@@ -463,30 +463,6 @@ static void test_sweep_boots(void **state)
 	strbuf_release(&got);
 }
 
-/* The machines m1 and m2 of a lab, in the store, both good. */
-static void two_machines(struct store_fixture *f)
-{
-	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
-			   "  - name: m2\n    transport: local\n";
-	struct lab_config *cfg = NULL;
-	struct strbuf err = STRBUF_INIT;
-	char path[128];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(yaml, fp);
-	fclose(fp);
-	if (config_load(path, &cfg, &err) < 0)
-		fail_msg("config: %s", err.buf);
-	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
-	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
-	assert_int_equal(store_machine_health(f->st, "m2", "good", NULL), 0);
-	config_free(cfg);
-	strbuf_release(&err);
-}
-
 /* m's health and its lease's stage (0: free), from the machine list */
 static const char *machine_state(struct store *st, const char *m, int64_t *ret_stage, char *buf, size_t len)
 {
@@ -529,7 +505,7 @@ static void test_daemons_share(void **state)
 	int64_t j1, j2, s1, s2, leased = 0;
 	json_t *j;
 
-	two_machines(f);
+	store_fixture_two_machines(f);
 	if (store_open(f->where, &b, &err) < 0)
 		fail_msg("a second daemon's store_open: %s", err.buf);
 	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);

@@ -33,30 +33,6 @@ static struct store *second_daemon(struct store_fixture *f, const char *host, in
 	return b;
 }
 
-/* machines m1 and m2, both good */
-static void two_machines(struct store_fixture *f)
-{
-	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
-			   "  - name: m2\n    transport: local\n";
-	struct lab_config *cfg = NULL;
-	struct strbuf err = STRBUF_INIT;
-	char path[128];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(yaml, fp);
-	fclose(fp);
-	if (config_load(path, &cfg, &err) < 0)
-		fail_msg("config: %s", err.buf);
-	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
-	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
-	assert_int_equal(store_machine_health(f->st, "m2", "good", NULL), 0);
-	config_free(cfg);
-	strbuf_release(&err);
-}
-
 /* A run job of one boot (a boot stage, then its run); its id. */
 static int64_t boot_job(struct store *st)
 {
@@ -116,7 +92,7 @@ static void test_claims_skip_locked(void **state)
 	char kind[8], side[16], buf[32];
 	int64_t j1, j2, s1, s2;
 
-	two_machines(f);
+	store_fixture_two_machines(f);
 	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);
 	j1 = boot_job(f->st);
 	j2 = boot_job(f->st);
@@ -157,7 +133,7 @@ static void test_handoff_keeps_owner(void **state)
 	int64_t job, boot, run;
 	struct store *b;
 
-	two_machines(f);
+	store_fixture_two_machines(f);
 	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);
 	b = second_daemon(f, "host-b", 200);
 	job = boot_job(f->st);
@@ -193,7 +169,7 @@ static void test_fence_paused_daemon(void **state)
 	json_t *j, *ms, *m, *g;
 	size_t i;
 
-	two_machines(f);
+	store_fixture_two_machines(f);
 	assert_int_equal(store_daemon_register(f->st, "host-a", 100), 0);
 	b = second_daemon(f, "host-b", 200);
 	job = boot_job(f->st);
