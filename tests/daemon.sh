@@ -29,6 +29,7 @@
 #   lab_yaml_hold_suite   a suite entry that holds its machine
 #   fake_build_done [IMAGE]   the end of a stand-in build.sh: a build at once
 #   fake_build_image IMAGE    a stand-in build.sh's body: IMAGE is the build
+#   webhook_receiver DIR PORT   a webhook receiver on 127.0.0.1:PORT (HOOK_PID)
 # A test writes its lab.yaml from these and appends what is its own:
 #   { lab_yaml "$TMP/data" "tokens: [$TOKEN]"; echo machines:
 #     lab_yaml_machine m1; lab_yaml_builder; echo suites:; ...; } >lab.yaml
@@ -339,6 +340,31 @@ else:
 img[0x280:0x280 + len(code)] = code
 open(sys.argv[1], "wb").write(bytes(img))
 PYEOF
+}
+
+# webhook_receiver DIR PORT: in the background (its pid in HOOK_PID: the
+# test stops it), a server on 127.0.0.1:PORT that writes the body of each
+# POST to DIR/NNN-EVENT.json (NNN counts from 000, EVENT is the
+# X-Tlblab-Event header), whole: a file is there only once it is written
+webhook_receiver() {
+	mkdir -p "$1"
+	$PY - "$2" "$1" <<'PYEOF' >"$1.log" 2>&1 &
+import http.server, os, sys
+port, out = int(sys.argv[1]), sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        n = len(os.listdir(out))
+        with open(out + ".tmp", "wb") as f:
+            f.write(body)
+        os.rename(out + ".tmp", os.path.join(out, "%03d-%s.json" % (n, self.headers.get("X-Tlblab-Event", "none"))))
+        self.send_response(204)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
+PYEOF
+	HOOK_PID=$!
 }
 
 # Stops the daemon at exit too (composes with sshd.sh's trap).

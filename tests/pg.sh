@@ -10,6 +10,7 @@
 #     . "$TOP/tests/pg.sh"
 #     pg_start "$TMP/pg" || exit 1    # PG_URL: its database tlblab
 #     pg_stop "$TMP/pg"               # also at exit (pg_cleanup)
+#     pg_test "what the test is"      # skips or fails the test, or pg_start
 #   the C tests run it (tests/unit/fixture_store.h):
 #     sh tests/pg.sh start DIR [PID]  # prints the socket directory; the
 #                                     # server stops once PID ends
@@ -129,6 +130,17 @@ EOF
 	PG_SOCKET=$_dir/run
 	PG_URL="postgresql:///tlblab?host=$PG_SOCKET&user=tlblab"
 	export PG_SOCKET PG_URL
+}
+
+# pg_test WHAT: the opening of a shell test of WHAT on a server of its
+# own: skipped, and ended here, when PostgreSQL is not installed; else a
+# cluster in $TMP/pg started (PG_URL), or the test fails and ends here
+pg_test() {
+	if ! _why=$(pg_available); then
+		skip "$1" "$_why"
+		exit 0
+	fi
+	pg_start "$TMP/pg" || { fail "a PostgreSQL server starts (tests/pg.sh)" "see above"; exit 0; }
 }
 
 # pg_start_again DIR: the cluster of DIR started (after pg_stop), waiting

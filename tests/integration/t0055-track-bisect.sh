@@ -71,23 +71,7 @@ fi
 # --- a webhook receiver on loopback --------------------------------------------
 
 HOOK_PORT=$((DAEMON_PORT + 1))
-mkdir -p "$TMP/hook"
-$PY - "$HOOK_PORT" "$TMP/hook" <<'PYEOF' >"$TMP/hook.log" 2>&1 &
-import http.server, sys, os
-port, out = int(sys.argv[1]), sys.argv[2]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n = len(os.listdir(out))
-        with open(os.path.join(out, "%03d-%s.json" % (n, self.headers.get("X-Tlblab-Event", "none"))), "wb") as f:
-            f.write(body)
-        self.send_response(204)
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-PYEOF
-HOOK_PID=$!
+webhook_receiver "$TMP/hook" "$HOOK_PORT"
 
 # --- the lab ---------------------------------------------------------------
 

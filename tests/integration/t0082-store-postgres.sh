@@ -14,11 +14,7 @@
 . "$TOP/tests/pg.sh"
 trap 'daemon_cleanup; pg_cleanup; rm -rf "$TMP"' EXIT
 
-if ! why=$(pg_available); then
-	skip "tlblabd on a PostgreSQL store" "$why"
-	exit 0
-fi
-pg_start "$TMP/pg" || { fail "a PostgreSQL server starts (tests/pg.sh)" "see above"; exit 0; }
+pg_test "tlblabd on a PostgreSQL store"
 
 daemon_test 3000
 SECRET=wrong-password-3d9f0a

@@ -17,11 +17,7 @@
 . "$TOP/tests/daemon.sh"
 . "$TOP/tests/pg.sh"
 
-if ! why=$(pg_available); then
-	skip "the API's tests on a PostgreSQL store" "$why"
-	exit 0
-fi
-pg_start "$TMP/pg" || { fail "a PostgreSQL server starts (tests/pg.sh)" "see above"; exit 0; }
+pg_test "the API's tests on a PostgreSQL store"
 for t in t0030-daemon-e2e t0033-cancel-fetch t0080-api-limits; do
 	DAEMON_STORE=$PG_URL sh "$TOP/tests/integration/$t.sh" >"$TMP/$t.out" 2>&1
 	st=$?

@@ -18,35 +18,14 @@
 PID_A= PID_B= PID_C= HOOK_PID=
 trap 'for p in $PID_A $PID_B $PID_C $HOOK_PID; do kill -9 "$p" 2>/dev/null; done; pg_cleanup; rm -rf "$TMP"' EXIT
 
-if ! why=$(pg_available); then
-	skip "two daemons on one PostgreSQL store" "$why"
-	exit 0
-fi
-pg_start "$TMP/pg" || { fail "a PostgreSQL server starts (tests/pg.sh)" "see above"; exit 0; }
+pg_test "two daemons on one PostgreSQL store"
 
 daemon_test 6000
 PA=$DAEMON_PORT PB=$((DAEMON_PORT + 1)) PC=$((DAEMON_PORT + 2)) HOOK_PORT=$((DAEMON_PORT + 3))
 LEASE=5 NJOBS=24
 
-# the webhook receiver: each POST a file, named by its delivery id
-mkdir -p "$TMP/hook"
-$PY - "$HOOK_PORT" "$TMP/hook" <<'PYEOF' >"$TMP/hook.log" 2>&1 &
-import http.server, os, sys
-port, out = int(sys.argv[1]), sys.argv[2]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        n = len(os.listdir(out))
-        with open(out + ".tmp", "wb") as f:
-            f.write(body)
-        os.rename(out + ".tmp", os.path.join(out, "%03d-%s.json" % (n, self.headers.get("X-Tlblab-Delivery", "none"))))
-        self.send_response(204)
-        self.end_headers()
-    def log_message(self, *a):
-        pass
-http.server.HTTPServer(("127.0.0.1", port), H).serve_forever()
-PYEOF
-HOOK_PID=$!
+# the webhook receiver: each POST of the job events a file
+webhook_receiver "$TMP/hook" "$HOOK_PORT"
 
 lab() { # DATA_DIR PORT
 	DAEMON_PORT=$2

@@ -572,28 +572,33 @@ static inline int64_t store_fixture_token_job(struct store *st, const char *toke
 	return id;
 }
 
+/* The machine m1 of a lab, booted by QEMU (its settings are never used:
+ * no store test boots it), for the tests of what a boot records. */
+#define STORE_FIXTURE_QEMU_LAB							\
+	"lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"	\
+	"    boot: qemu\n    qemu: {initrd: /x, identity: /y, ssh_port: 10099, known_hosts: /z}\n"
+
+/* The machines of the lab configuration yaml put in f's store, as the
+ * daemon does at start (their health unknown). */
+static inline void store_fixture_lab(struct store_fixture *f, const char *yaml)
+{
+	struct lab_config *cfg = NULL;
+	struct strbuf err = STRBUF_INIT;
+
+	if (config_load_string("lab.yaml", yaml, strlen(yaml), &cfg, &err) < 0)
+		fail_msg("lab.yaml: %s", err.buf);
+	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	config_free(cfg);
+	strbuf_release(&err);
+}
+
 /* The machines m1 and m2 of a lab, in the store, both good. */
 static inline void store_fixture_two_machines(struct store_fixture *f)
 {
-	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
-			   "  - name: m2\n    transport: local\n";
-	struct lab_config *cfg = NULL;
-	struct strbuf err = STRBUF_INIT;
-	char path[128];
-	FILE *fp;
-
-	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(yaml, fp);
-	fclose(fp);
-	if (config_load(path, &cfg, &err) < 0)
-		fail_msg("config: %s", err.buf);
-	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	store_fixture_lab(f, "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
+			     "  - name: m2\n    transport: local\n");
 	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
 	assert_int_equal(store_machine_health(f->st, "m2", "good", NULL), 0);
-	config_free(cfg);
-	strbuf_release(&err);
 }
 
 #endif

@@ -285,20 +285,38 @@ static void test_results_failed_runs(void **state)
 	strbuf_release(&err);
 }
 
+/* What client_compare_print writes for the document cmp (the caller frees
+ * it), or NULL when it fails: then err says why. */
+static char *compare_text(const json_t *cmp, struct strbuf *err)
+{
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	int r;
+
+	assert_non_null(cmp);
+	assert_non_null(f);
+	r = client_compare_print(f, cmp, 0, err);
+	fclose(f);
+	if (r == 0)
+		return out;
+	assert_int_equal(r, -1);
+	free(out);
+	return NULL;
+}
+
 /* client_compare_print reads the document, not the API's wrapper around it. */
 static void test_compare_needs_document(void **state)
 {
 	json_t *wrapped = json_loads("{\"comparison\": {\"rows\": [], \"summary\": {}}}", 0, NULL);
 	struct strbuf err = STRBUF_INIT;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
+	char *out;
 
 	(void)state;
-	assert_int_equal(client_compare_print(f, wrapped, 0, &err), -1);
+	assert_null(compare_text(wrapped, &err));
 	assert_string_equal(err.buf, "the server's comparison has no \"rows\" or \"summary\"");
-	assert_int_equal(client_compare_print(f, json_object_get(wrapped, "comparison"), 0, &err), 0);
-	fclose(f);
+	out = compare_text(json_object_get(wrapped, "comparison"), &err);
+	assert_non_null(out);
 	assert_non_null(strstr(out, "no rows"));
 	free(out);
 	json_decref(wrapped);
@@ -312,14 +330,11 @@ static void test_compare_classes(void **state)
 				 "{\"name\": \"work\", \"legend\": \"instructions\"},"
 				 "{\"name\": \"toy\", \"legend\": \"toys\"}]}}", 0, NULL);
 	struct strbuf err = STRBUF_INIT;
-	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
+	char *out = compare_text(cmp, &err);
 
 	(void)state;
-	assert_non_null(cmp);
-	assert_int_equal(client_compare_print(f, cmp, 0, &err), 0);
-	fclose(f);
+	if (!out)
+		fail_msg("client_compare_print: %s", err.buf);
 	assert_line(out, "classes: work: instructions; toy: toys");
 	free(out);
 	json_decref(cmp);

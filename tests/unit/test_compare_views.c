@@ -83,15 +83,25 @@ static void test_cpus_sweep(void **state)
  * moved less gets no note. */
 static void test_neighbour_note(void **state)
 {
+	/* the neighbour's rate in each case: 22 times base's, and 18% over it */
+	static const struct {
+		const char *params;
+		double base, patched, patched_cv;
+	} grid[] = {
+		{ "{\"grid\":\"S\"}", 1700, 37400, 0 },
+		{ "{\"grid\":\"M\"}", 1700, 2000, 0.01 },
+	};
 	json_t *b = doc_new(), *p = doc_new(), *c, *notes;
 	size_t i, said = 0;
 
 	(void)state;
 	rng_state = 5;
-	add_boots(b, NULL, 5, 0, "{\"grid\":\"S\"}", "neighbour.mprotect.ops_per_sec", 1700, 0, "higher");
-	add_boots(p, NULL, 5, 0, "{\"grid\":\"S\"}", "neighbour.mprotect.ops_per_sec", 37400, 0, "higher");
-	add_boots(b, NULL, 5, 1, "{\"grid\":\"M\"}", "neighbour.mprotect.ops_per_sec", 1700, 0, "higher");
-	add_boots(p, NULL, 5, 1, "{\"grid\":\"M\"}", "neighbour.mprotect.ops_per_sec", 2000, 0.01, "higher");
+	for (i = 0; i < ARRAY_SIZE(grid); i++) {
+		add_boots(b, NULL, 5, (int)i, grid[i].params, "neighbour.mprotect.ops_per_sec", grid[i].base, 0,
+			  "higher");
+		add_boots(p, NULL, 5, (int)i, grid[i].params, "neighbour.mprotect.ops_per_sec", grid[i].patched,
+			  grid[i].patched_cv, "higher");
+	}
 	c = compare_docs(b, p);
 	notes = json_object_get(c, "notes");
 	for (i = 0; i < json_array_size(notes); i++) {
@@ -290,45 +300,46 @@ static json_t *duet_doc(double shift, int with_pairs)
 	return doc;
 }
 
+/* The score's row of duet_doc(shift, with_pairs) drawn from seed,
+ * compared; *ret_c is the comparison (the caller frees it). */
+static const json_t *duet_score(uint64_t seed, double shift, int with_pairs, json_t **ret_c)
+{
+	json_t *doc;
+
+	rng_state = seed;
+	doc = duet_doc(shift, with_pairs);
+	*ret_c = compare_ab(doc);
+	json_decref(doc);
+	return row_of(*ret_c, "mprotect.ops_per_sec", NULL);
+}
+
 /* A time row of duet rounds is tested on its paired ratios: a 4% drop
  * under 15% host noise is called; the same boots unpaired are not; no
  * change stays uncalled. */
 static void test_paired_duets(void **state)
 {
-	json_t *doc, *c;
+	json_t *c;
 	const json_t *r;
 
 	(void)state;
-	rng_state = 77;
-	doc = duet_doc(-0.04, 1);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = duet_score(77, -0.04, 1, &c);
 	assert_string_equal(jsonget_str(r, "p_method"), "paired t");
 	assert_string_equal(verdict(r), "regression");
 	assert_int_equal(jsonget_int_or(json_object_get(r, "paired"), "rounds", 0), 5);
 	assert_true(row_num(json_object_get(r, "paired"), "ratio_spread_pct") <
 		    row_num(json_object_get(r, "paired"), "unpaired_spread_pct") / 5);
 	json_decref(c);
-	json_decref(doc);
 
-	rng_state = 77;
-	doc = duet_doc(-0.04, 0);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = duet_score(77, -0.04, 0, &c);
 	assert_string_not_equal(jsonget_str(r, "p_method"), "paired t");
 	assert_string_not_equal(verdict(r), "regression");
 	json_decref(c);
-	json_decref(doc);
 
-	rng_state = 78;
-	doc = duet_doc(0, 1);
-	c = compare_ab(doc);
-	r = row_of(c, "mprotect.ops_per_sec", NULL);
+	r = duet_score(78, 0, 1, &c);
 	assert_string_equal(jsonget_str(r, "p_method"), "paired t");
 	assert_string_not_equal(verdict(r), "regression");
 	assert_string_not_equal(verdict(r), "improvement");
 	json_decref(c);
-	json_decref(doc);
 }
 
 /*

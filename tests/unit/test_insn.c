@@ -6,6 +6,8 @@
  */
 #include "testlib.h"
 
+#include <math.h>
+
 #include "insn.h"
 #include "jsonget.h"
 #include "util.h"
@@ -21,6 +23,36 @@ static const char two_specs[] =
 	"E 4 0 6000 900 50\n"
 	"B 5 0 7000 1000 50\n"
 	"E 6 1 10000 1300 80\n";
+
+/*
+ * One window of each column set the plugin added since, the tests' inputs:
+ * host_clock, the emulator's wall-clock and CPU ns; tlb_on, the TLB
+ * model's misses, losses and invalidations received; tlb_unavailable, a
+ * model that could not count and says why; vcpu_tlb, each vCPU's TLB
+ * counts; vcpu_insn, each vCPU's TLB counts and instructions.
+ */
+static const char host_clock[] =
+	"# tlblab-insn 1 target=x86_64 vcpus=2\n"
+	"B 1 0 1000 500 10 5000000 100000\n"
+	"E 2 1 3000 700 30 9000000 2100000\n";
+static const char tlb_on[] =
+	"# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+	"B 1 0 1000 500 10 5000000 100000 40 8 2 0\n"
+	"E 2 1 3000 700 30 9000000 2100000 240 16 402 100\n";
+static const char tlb_unavailable[] =
+	"# tlblab-insn 1 target=x86_64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+	"# tlb unavailable: QEMU gives no registers\n"
+	"B 1 0 1000 500 10 5000000 100000\n"
+	"E 2 1 3000 700 30 9000000 2100000\n";
+static const char vcpu_tlb[] =
+	"# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+	"B 1 0 1000 500 10 5000000 100000 40 8 2 0 v0=30,4,2,0 v1=10,4,0,0\n"
+	"E 2 1 3000 700 30 9000000 2100000 240 16 402 100 v0=40,8,2,100 v1=200,8,400,0\n";
+static const char vcpu_insn[] =
+	"# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
+	"B 1 0 1000 500 10 5000000 100000 40 8 2 0 v0=30,4,2,0,600,300,10 v1=10,4,0,0,400,200,0\n"
+	"E 2 1 9000 900 30 9000000 2100000 240 16 402 100 v0=40,8,2,100,700,400,10 "
+	"v1=200,8,400,0,8300,500,20\n";
 
 /* What a test works on: the windows read last, the error, and the three
  * objects insn_metrics fills. insn_setup makes it, insn_teardown frees it
@@ -67,6 +99,14 @@ static int fx_windows(struct insn_fx *f, const char *text, size_t skip)
 	return insn_windows(text, skip, &f->w, &f->n, &f->err);
 }
 
+/* f's windows read from text, which must hold nwin. */
+static void fx_read(struct insn_fx *f, const char *text, size_t nwin)
+{
+	if (fx_windows(f, text, 0) < 0)
+		fail_msg("insn_windows: %s", f->err.buf);
+	assert_int_equal(f->n, nwin);
+}
+
 /* insn_metrics of f's first window into f's objects. */
 static int fx_metrics(struct insn_fx *f, double ops, const char *workload, uint64_t vcpus, int shared)
 {
@@ -74,11 +114,34 @@ static int fx_metrics(struct insn_fx *f, double ops, const char *workload, uint6
 			    &f->err);
 }
 
-/* The value of row key in f's metrics (0 when it is not there). */
-static double fx_row(const struct insn_fx *f, const char *key)
+/* A row the metrics must hold: its name after "WORKLOAD.", its value. */
+struct insn_row {
+	const char *key;
+	double value;
+};
+
+/* Fails, naming the row, unless each row of want (up to a NULL key) is in
+ * f's metrics under prefix "." key, with its value. */
+static void fx_check_rows(const struct insn_fx *f, const char *prefix, const struct insn_row *want)
 {
-	return json_real_value(json_object_get(f->metrics, key));
+	char key[128];
+
+	for (; want->key; want++) {
+		const json_t *v;
+
+		snprintf(key, sizeof(key), "%s.%s", prefix, want->key);
+		v = json_object_get(f->metrics, key);
+		if (!v)
+			fail_msg("no row %s (want %g)", key, want->value);
+		if (!json_is_real(v) || fabs(json_real_value(v) - want->value) > 1e-9)
+			fail_msg("%s: %g, want %g", key, json_number_value(v), want->value);
+	}
 }
+
+/* fx_rows(f, PREFIX, { KEY, VALUE }...): the rows PREFIX.KEY of f's
+ * metrics have these values (fx_check_rows). */
+#define fx_rows(f, prefix, ...) \
+	fx_check_rows((f), (prefix), (const struct insn_row[]){ __VA_ARGS__, { NULL, 0 } })
 
 /* The markers of earlier specs are counted, so a spec's window 1 is the
  * first pair after them. */
@@ -101,12 +164,9 @@ static void test_metrics_per_op(void **state)
 {
 	struct insn_fx *f = *state;
 
-	assert_int_equal(fx_windows(f, two_specs, 0), 0);
-	assert_int_equal(f->n, 3);
+	fx_read(f, two_specs, 3);
 	assert_int_equal(fx_metrics(f, 4, "mprotect", INSN_ALL_VCPUS, 0), 0);
-	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 500, 1e-9);
-	assert_float_equal(fx_row(f, "mprotect.user_insn_per_op"), 50, 1e-9);
-	assert_float_equal(fx_row(f, "mprotect.spin_insn_per_op"), 5, 1e-9);
+	fx_rows(f, "mprotect", { "kernel_insn_per_op", 500 }, { "user_insn_per_op", 50 }, { "spin_insn_per_op", 5 });
 	assert_string_equal(jsonget_str(json_object_get(f->info, "mprotect.kernel_insn_per_op"), "direction"),
 			    "lower");
 	/* lines without the host clocks (an older plugin): those rows say why */
@@ -122,17 +182,11 @@ static void test_metrics_per_op(void **state)
  * time row beside the counts; a clock that goes back is caught too. */
 static void test_host_clock(void **state)
 {
-	static const char text[] = "# tlblab-insn 1 target=x86_64 vcpus=2\n"
-				   "B 1 0 1000 500 10 5000000 100000\n"
-				   "E 2 1 3000 700 30 9000000 2100000\n";
 	struct insn_fx *f = *state;
 
-	assert_int_equal(fx_windows(f, text, 0), 0);
-	assert_int_equal(f->n, 1);
+	fx_read(f, host_clock, 1);
 	assert_int_equal(fx_metrics(f, 4, "mprotect", INSN_ALL_VCPUS, 0), 0);
-	assert_float_equal(fx_row(f, "mprotect.host_ns_per_op"), 1e6, 1e-6);
-	assert_float_equal(fx_row(f, "mprotect.host_cpu_ns_per_op"), 5e5, 1e-6);
-	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 500, 1e-9);
+	fx_rows(f, "mprotect", { "host_ns_per_op", 1e6 }, { "host_cpu_ns_per_op", 5e5 }, { "kernel_insn_per_op", 500 });
 	assert_string_equal(jsonget_str(json_object_get(f->info, "mprotect.host_ns_per_op"), "unit"), "ns/op");
 	/* no TLB model here: its four rows say so */
 	assert_int_equal(json_object_size(f->unavailable), 4);
@@ -146,26 +200,16 @@ static void test_host_clock(void **state)
  * could not count says why; a count of the model that falls is caught. */
 static void test_tlb_columns(void **state)
 {
-	static const char on[] = "# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
-				 "B 1 0 1000 500 10 5000000 100000 40 8 2 0\n"
-				 "E 2 1 3000 700 30 9000000 2100000 240 16 402 100\n";
-	static const char said[] = "# tlblab-insn 1 target=x86_64 vcpus=2 tlb=64x4,64x8,1536x12\n"
-				   "# tlb unavailable: QEMU gives no registers\n"
-				   "B 1 0 1000 500 10 5000000 100000\n"
-				   "E 2 1 3000 700 30 9000000 2100000\n";
 	struct insn_fx *f = *state;
 
-	assert_int_equal(fx_windows(f, on, 0), 0);
-	assert_int_equal(f->n, 1);
+	fx_read(f, tlb_on, 1);
 	assert_int_equal(fx_metrics(f, 4, "mprotect", INSN_ALL_VCPUS, 0), 0);
-	assert_float_equal(fx_row(f, "mprotect.dtlb_miss_per_op"), 50, 1e-9);
-	assert_float_equal(fx_row(f, "mprotect.itlb_miss_per_op"), 2, 1e-9);
-	assert_float_equal(fx_row(f, "mprotect.tlb_lost_per_op"), 100, 1e-9);
-	assert_float_equal(fx_row(f, "mprotect.tlb_inval_received_per_op"), 25, 1e-9);
+	fx_rows(f, "mprotect", { "dtlb_miss_per_op", 50 }, { "itlb_miss_per_op", 2 }, { "tlb_lost_per_op", 100 },
+		{ "tlb_inval_received_per_op", 25 });
 	assert_string_equal(jsonget_str(json_object_get(f->info, "mprotect.tlb_lost_per_op"), "source"),
 			    "qemu-plugin TLB model");
 	assert_int_equal(json_object_size(f->unavailable), 0);
-	assert_int_equal(fx_windows(f, said, 0), 0);
+	fx_read(f, tlb_unavailable, 1);
 	assert_int_equal(fx_metrics(f, 4, "stencil", INSN_ALL_VCPUS, 0), 0);
 	assert_null(json_object_get(f->metrics, "stencil.dtlb_miss_per_op"));
 	assert_string_equal(jsonget_str(f->unavailable, "stencil.dtlb_miss_per_op"),
@@ -181,24 +225,18 @@ static void test_tlb_columns(void **state)
  * not count, or a file without the per-vCPU columns, says why. */
 static void test_tlb_per_vcpu(void **state)
 {
-	static const char two[] = "# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
-				  "B 1 0 1000 500 10 5000000 100000 40 8 2 0 v0=30,4,2,0 v1=10,4,0,0\n"
-				  "E 2 1 3000 700 30 9000000 2100000 240 16 402 100 v0=40,8,2,100 v1=200,8,400,0\n";
 	struct insn_fx *f = *state;
 
-	assert_int_equal(fx_windows(f, two, 0), 0);
+	fx_read(f, vcpu_tlb, 1);
 	assert_int_equal(f->w[0].nvcpu, 2);
 	/* the stencil on vCPU 0: it received the 100 broadcasts and lost nothing */
 	assert_int_equal(fx_metrics(f, 10, "stencil", 1, 0), 0);
-	assert_float_equal(fx_row(f, "stencil.tlb_inval_received_per_op"), 10, 1e-9);
-	assert_float_equal(fx_row(f, "stencil.tlb_lost_per_op"), 0, 1e-9);
-	assert_float_equal(fx_row(f, "stencil.dtlb_miss_per_op"), 1, 1e-9);
-	/* the instruction rows are the whole guest's still */
-	assert_float_equal(fx_row(f, "stencil.kernel_insn_per_op"), 200, 1e-9);
+	fx_rows(f, "stencil", { "tlb_inval_received_per_op", 10 }, { "tlb_lost_per_op", 0 }, { "dtlb_miss_per_op", 1 },
+		/* the instruction rows are the whole guest's still */
+		{ "kernel_insn_per_op", 200 });
 	/* its mprotect neighbour on vCPU 1, 200 operations: 2 lost each */
 	insn_tlb_metrics(&f->w[0], 200, "neighbour.mprotect", 2, f->metrics, f->info, f->unavailable);
-	assert_float_equal(fx_row(f, "neighbour.mprotect.tlb_lost_per_op"), 2, 1e-9);
-	assert_float_equal(fx_row(f, "neighbour.mprotect.tlb_inval_received_per_op"), 0, 1e-9);
+	fx_rows(f, "neighbour.mprotect", { "tlb_lost_per_op", 2 }, { "tlb_inval_received_per_op", 0 });
 	assert_int_equal(json_object_size(f->unavailable), 0);
 	/* a CPU the plugin did not count */
 	insn_tlb_metrics(&f->w[0], 200, "neighbour.mprotect", 4, f->metrics, f->info, f->unavailable);
@@ -220,24 +258,17 @@ static void test_tlb_per_vcpu(void **state)
  * a neighbour has no instruction rows, and says why. */
 static void test_insn_per_vcpu(void **state)
 {
-	static const char two[] = "# tlblab-insn 1 target=aarch64 vcpus=2 tlb=64x4,64x8,1536x12\n"
-				  "B 1 0 1000 500 10 5000000 100000 40 8 2 0 v0=30,4,2,0,600,300,10 "
-				  "v1=10,4,0,0,400,200,0\n"
-				  "E 2 1 9000 900 30 9000000 2100000 240 16 402 100 v0=40,8,2,100,700,400,10 "
-				  "v1=200,8,400,0,8300,500,20\n";
 	struct insn_fx *f = *state;
 
-	assert_int_equal(fx_windows(f, two, 0), 0);
+	fx_read(f, vcpu_insn, 1);
 	assert_int_equal(f->w[0].have_vinsn, 1);
 	/* the stencil on vCPU 0, 10 points: 100 kernel and 100 user
 	 * instructions of its vCPU, not the 8000 its neighbour ran on vCPU 1 */
 	assert_int_equal(fx_metrics(f, 10, "stencil", 1, 1), 0);
-	assert_float_equal(fx_row(f, "stencil.kernel_insn_per_op"), 10, 1e-9);
-	assert_float_equal(fx_row(f, "stencil.user_insn_per_op"), 10, 1e-9);
-	assert_float_equal(fx_row(f, "stencil.spin_insn_per_op"), 0, 1e-9);
+	fx_rows(f, "stencil", { "kernel_insn_per_op", 10 }, { "user_insn_per_op", 10 }, { "spin_insn_per_op", 0 });
 	/* every vCPU: the machine's count */
 	assert_int_equal(fx_metrics(f, 10, "mprotect", INSN_ALL_VCPUS, 0), 0);
-	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 800, 1e-9);
+	fx_rows(f, "mprotect", { "kernel_insn_per_op", 800 });
 	assert_int_equal(json_object_size(f->unavailable), 0);
 	/* a CPU the plugin did not count: the instruction rows say so too */
 	assert_int_equal(fx_metrics(f, 10, "fft", 4, 1), 0);
@@ -255,7 +286,7 @@ static void test_insn_per_vcpu(void **state)
 	assert_non_null(strstr(jsonget_str(f->unavailable, "stencil.kernel_insn_per_op"),
 			       "the count would add the neighbour's work"));
 	assert_int_equal(fx_metrics(f, 1, "mprotect", 1, 0), 0);
-	assert_float_equal(fx_row(f, "mprotect.kernel_insn_per_op"), 1, 1e-9);
+	fx_rows(f, "mprotect", { "kernel_insn_per_op", 1 });
 	/* some vCPUs with instructions and some without, or a count short:
 	 * malformed */
 	assert_int_equal(fx_windows(f, "B 1 0 1 1 1 5 6 9 9 9 9 v0=1,1,1,1,5,5,5 v1=1,1,1,1\n", 0), -1);

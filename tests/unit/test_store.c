@@ -186,22 +186,9 @@ static void test_failure_does_not_block(void **state)
 static void test_machine_last_boot(void **state)
 {
 	struct store_fixture *f = *state;
-	struct lab_config *cfg = NULL;
-	struct strbuf err = STRBUF_INIT;
 	json_t *ms, *m;
-	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
-			   "    boot: qemu\n    qemu: {initrd: /x, identity: /y, ssh_port: 10099, known_hosts: /z}\n";
-	char path[128];
-	FILE *fp;
 
-	snprintf(path, sizeof(path), "%s/lab.yaml", f->dir);
-	fp = fopen(path, "w");
-	assert_non_null(fp);
-	fputs(yaml, fp);
-	fclose(fp);
-	if (config_load(path, &cfg, &err) < 0)
-		fail_msg("config: %s", err.buf);
-	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	store_fixture_lab(f, STORE_FIXTURE_QEMU_LAB);
 	assert_int_equal(store_machine_kernel(f->st, "m1", "6.1.0-tlblab", 1700000000.0), 0);
 	assert_int_equal(store_machine_kernel(f->st, "m1", "", 0), 0);	/* keeps both */
 	ms = store_machines_json(f->st);
@@ -209,8 +196,6 @@ static void test_machine_last_boot(void **state)
 	assert_string_equal(jsonget_str(m, "kernel"), "6.1.0-tlblab");
 	assert_true(jsonget_num_or(m, "last_boot", 0) == 1700000000.0);
 	json_decref(ms);
-	config_free(cfg);
-	strbuf_release(&err);
 }
 
 static void assert_subject(struct store *st, int64_t job, const char *want)

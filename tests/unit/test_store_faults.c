@@ -197,25 +197,9 @@ static int job_life(struct life *l)
 
 static void open_lab(struct store_fixture *f, struct store_fixture_db *ret_db)
 {
-	struct lab_config *cfg = NULL;
-	struct strbuf err = STRBUF_INIT, path = STRBUF_INIT;
-	const char *yaml = "lab: {data_dir: /tmp}\nmachines:\n  - name: m1\n    transport: local\n"
-			   "    boot: qemu\n    qemu: {initrd: /x, identity: /y, ssh_port: 10099, known_hosts: /z}\n";
-	FILE *fp;
-
-	strbuf_addf(&path, "%s/lab.yaml", f->dir);
-	fp = fopen(path.buf, "w");
-	assert_non_null(fp);
-	fputs(yaml, fp);
-	fclose(fp);
-	if (config_load(path.buf, &cfg, &err) < 0)
-		fail_msg("config: %s", err.buf);
-	assert_int_equal(store_sync_machines(f->st, cfg, &err), 0);
+	store_fixture_lab(f, STORE_FIXTURE_QEMU_LAB);
 	assert_int_equal(store_machine_health(f->st, "m1", "good", NULL), 0);
-	config_free(cfg);
 	store_fixture_db_open(f, ret_db);
-	strbuf_release(&path);
-	strbuf_release(&err);
 }
 
 /*

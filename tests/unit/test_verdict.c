@@ -157,6 +157,25 @@ static json_t *compared(json_t *doc, const struct compare_rules *rules)
 	return c;
 }
 
+/* The comparison of mprotect_job(design, ncases, boots, m, m, nm) drawn
+ * from seed, by the default rules. */
+static json_t *compared_job(uint64_t seed, const char *design, int ncases, int boots, const struct gen_metric *m,
+			    size_t nm)
+{
+	rng_state = seed;
+	return compared(mprotect_job(design, ncases, boots, m, m, nm), NULL);
+}
+
+/* The nm metrics of m copied to dst, metric k's patched factor set to
+ * factor; returns dst. */
+static const struct gen_metric *with_factor(struct gen_metric *dst, const struct gen_metric *m, size_t nm, size_t k,
+					    double factor)
+{
+	memcpy(dst, m, nm * sizeof(*m));
+	dst[k].factor = factor;
+	return dst;
+}
+
 static const json_t *row_of(const json_t *c, const char *metric, int cas)
 {
 	const json_t *r;
@@ -175,6 +194,26 @@ static const char *s_of(const json_t *o, const char *k)
 	const char *s = jsonget_str(o, k);
 
 	return s ? s : "(none)";
+}
+
+/* Fails unless the row of metric (case cas) in c says, for each field
+ * and value that follow (up to a NULL), that value. */
+static void __attribute__((sentinel)) expect_row(const json_t *c, const char *metric, int cas, ...)
+{
+	const json_t *r = row_of(c, metric, cas);
+	const char *field, *want, *got;
+	va_list ap;
+
+	va_start(ap, cas);
+	while ((field = va_arg(ap, const char *))) {
+		want = va_arg(ap, const char *);
+		got = s_of(r, field);
+		if (strcmp(got, want)) {
+			va_end(ap);
+			fail_msg("%s (case %d): %s is %s, want %s", metric, cas, field, got, want);
+		}
+	}
+	va_end(ap);
 }
 
 static const char *class_verdict(const json_t *c, const char *cls)
@@ -278,12 +317,10 @@ static void test_headline_set(void **state)
 	rng_state = 1;
 	c = compared(emulated_job(5, 0.003, 1, 0.05), NULL);
 	assert_int_equal(headline_rows(c, insn), 3);
-	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "role"), "score");
-	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "family"), "time score");
-	assert_string_equal(s_of(row_of(c, "mprotect.elapsed_sec", 0), "role"), "secondary");
-	assert_string_equal(s_of(row_of(c, "interrupts.TLB.per_kop", 0), "role"), "secondary");
-	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "family"), "headline");
-	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "p_method"), "welch");
+	expect_row(c, "mprotect.ops_per_sec", 0, "role", "score", "family", "time score", NULL);
+	expect_row(c, "mprotect.elapsed_sec", 0, "role", "secondary", NULL);
+	expect_row(c, "interrupts.TLB.per_kop", 0, "role", "secondary", NULL);
+	expect_row(c, "mprotect.kernel_insn_per_op", 0, "family", "headline", "p_method", "welch", NULL);
 	json_decref(c);
 
 	/* without them (a real machine), the score alone is the headline */
@@ -297,7 +334,7 @@ static void test_headline_set(void **state)
 		c = compared(mprotect_job(NULL, 1, 5, m, m, ARRAY_SIZE(m)), NULL);
 		assert_true(json_is_true(json_object_get(row_of(c, "mprotect.ops_per_sec", 0), "headline")));
 		assert_false(json_is_true(json_object_get(row_of(c, "mprotect.elapsed_sec", 0), "headline")));
-		assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "p_method"), "exact");
+		expect_row(c, "mprotect.ops_per_sec", 0, "p_method", "exact", NULL);
 		json_decref(c);
 	}
 }
@@ -356,11 +393,9 @@ static void test_headline_perf(void **state)
 	add_real_case(doc, 0, 5, 1.02, 1);
 	c = compared(doc, NULL);
 	assert_int_equal(headline_rows(c, insn), 2);
-	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "verdict"), "regression");
-	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "class"), "work");
-	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "role"), "score");
-	assert_string_equal(s_of(row_of(c, "mprotect.perf_dtlb_miss_per_op", 0), "role"), "secondary");
-	assert_string_equal(s_of(row_of(c, "mprotect.perf_dtlb_miss_per_op", 0), "class"), "work");
+	expect_row(c, "mprotect.perf_kernel_insn_per_op", 0, "verdict", "regression", "class", "work", NULL);
+	expect_row(c, "mprotect.ops_per_sec", 0, "role", "score", NULL);
+	expect_row(c, "mprotect.perf_dtlb_miss_per_op", 0, "role", "secondary", "class", "work", NULL);
 	assert_string_equal(s_of(c, "verdict"), "regression");
 	json_decref(c);
 
@@ -369,7 +404,7 @@ static void test_headline_perf(void **state)
 	doc = job_new(NULL);
 	add_real_case(doc, 0, 9, 1, 1);
 	c = compared(doc, NULL);
-	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "verdict"), "same");
+	expect_row(c, "mprotect.perf_kernel_insn_per_op", 0, "verdict", "same", NULL);
 	assert_true(json_is_true(json_object_get(row_of(c, "mprotect.perf_user_insn_per_op", 0), "headline")));
 	json_decref(c);
 
@@ -392,7 +427,7 @@ static void test_headline_perf(void **state)
 	c = compared(doc, NULL);
 	assert_true(json_is_true(json_object_get(row_of(c, "mprotect.kernel_insn_per_op", 0), "headline")));
 	assert_false(json_is_true(json_object_get(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "headline")));
-	assert_string_equal(s_of(row_of(c, "mprotect.perf_kernel_insn_per_op", 0), "role"), "secondary");
+	expect_row(c, "mprotect.perf_kernel_insn_per_op", 0, "role", "secondary", NULL);
 	json_decref(c);
 }
 
@@ -494,7 +529,7 @@ static void test_few_boots_least_change(void **state)
 	json_decref(c);
 
 	c = compared(emulated_job(3, 0.002, 1.28, 0.05), NULL);
-	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "regression");
+	expect_row(c, "mprotect.kernel_insn_per_op", 0, "verdict", "regression", NULL);
 	assert_string_equal(s_of(c, "verdict"), "regression");
 	json_decref(c);
 
@@ -550,8 +585,7 @@ static void test_same_within_min_change(void **state)
 	const json_t *r;
 
 	(void)state;
-	rng_state = 4;
-	c = compared(mprotect_job(NULL, 2, 5, m, m, ARRAY_SIZE(m)), NULL);
+	c = compared_job(4, NULL, 2, 5, m, ARRAY_SIZE(m));
 	r = row_of(c, "mprotect.ops_per_sec", 0);
 	assert_string_equal(s_of(r, "verdict"), "inconclusive");
 	assert_true(jsonget_num_or(r, "no_change_beyond_pct", 0) == 10);
@@ -595,8 +629,7 @@ static void test_mde_near_zero(void **state)
 	const json_t *r;
 
 	(void)state;
-	rng_state = 6;
-	c = compared(mprotect_job(NULL, 1, 6, m, m, ARRAY_SIZE(m)), NULL);
+	c = compared_job(6, NULL, 1, 6, m, ARRAY_SIZE(m));
 	r = row_of(c, "kfunc.x.ns_per_call", 0);
 	assert_true(json_is_null(json_object_get(r, "mde_pct")));
 	assert_non_null(strstr(s_of(r, "mde_note"), "near 0"));
@@ -642,14 +675,14 @@ static void test_same_needs_everything(void **state)
 		{ "mprotect.ops_per_sec", "ops/s", "higher", 20000, 1, 0.05 },
 		{ "interrupts.TLB.per_kop", "interrupts/kop", "lower", 850, 1.5, 0.002 },
 	};
+	struct gen_metric v[ARRAY_SIZE(m)];	/* m with one factor changed */
 	json_t *doc, *c;
 	const json_t *sum;
 
 	(void)state;
-	rng_state = 30;
-	c = compared(mprotect_job(NULL, 1, 5, m, m, ARRAY_SIZE(m)), NULL);
-	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "same");
-	assert_string_equal(s_of(row_of(c, "interrupts.TLB.per_kop", 0), "verdict"), "regression");
+	c = compared_job(30, NULL, 1, 5, m, ARRAY_SIZE(m));
+	expect_row(c, "mprotect.kernel_insn_per_op", 0, "verdict", "same", NULL);
+	expect_row(c, "interrupts.TLB.per_kop", 0, "verdict", "regression", NULL);
 	assert_string_equal(class_verdict(c, "work"), "same");
 	sum = json_object_get(c, "summary");
 	assert_string_equal(s_of(c, "verdict"), "regression");
@@ -660,44 +693,30 @@ static void test_same_needs_everything(void **state)
 	json_decref(c);
 
 	/* the same beside a headline that improved: both ways, changed */
-	rng_state = 30;
-	{
-		struct gen_metric m3[ARRAY_SIZE(m)];
-
-		memcpy(m3, m, sizeof(m));
-		m3[0].factor = 0.9;
-		c = compared(mprotect_job(NULL, 1, 5, m3, m3, ARRAY_SIZE(m3)), NULL);
-		assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "improvement");
-		assert_string_equal(s_of(c, "verdict"), "changed");
-		assert_non_null(strstr(s_of(json_object_get(c, "summary"), "text"),
-				       "1 other work row regressed while the headline improved: changed"));
-		json_decref(c);
-	}
+	c = compared_job(30, NULL, 1, 5, with_factor(v, m, ARRAY_SIZE(m), 0, 0.9), ARRAY_SIZE(m));
+	expect_row(c, "mprotect.kernel_insn_per_op", 0, "verdict", "improvement", NULL);
+	assert_string_equal(s_of(c, "verdict"), "changed");
+	assert_non_null(strstr(s_of(json_object_get(c, "summary"), "text"),
+			       "1 other work row regressed while the headline improved: changed"));
+	json_decref(c);
 
 	/* the counter unchanged: same, and nothing to explain */
+	c = compared_job(30, NULL, 2, 5, with_factor(v, m, ARRAY_SIZE(m), 4, 1), ARRAY_SIZE(m));
+	assert_string_equal(s_of(c, "verdict"), "same");
+	assert_null(json_object_get(json_object_get(c, "summary"), "not_same"));
+	json_decref(c);
+
+	/* case 1 failed on every patched boot: its headline rows are
+	 * missing, and the job cannot promise same */
 	rng_state = 30;
-	{
-		struct gen_metric m2[ARRAY_SIZE(m)];
-
-		memcpy(m2, m, sizeof(m));
-		m2[4].factor = 1;
-		c = compared(mprotect_job(NULL, 2, 5, m2, m2, ARRAY_SIZE(m2)), NULL);
-		assert_string_equal(s_of(c, "verdict"), "same");
-		assert_null(json_object_get(json_object_get(c, "summary"), "not_same"));
-		json_decref(c);
-
-		/* case 1 failed on every patched boot: its headline rows are
-		 * missing, and the job cannot promise same */
-		rng_state = 30;
-		doc = mprotect_job(NULL, 2, 5, m2, m2, ARRAY_SIZE(m2));
-		drop_case(doc, "patched", 1);
-		c = compared(doc, NULL);
-		sum = json_object_get(c, "summary");
-		assert_true(jsonget_int_or(sum, "unavailable", 0) > 0);
-		assert_string_equal(s_of(c, "verdict"), "inconclusive");
-		assert_non_null(strstr(s_of(sum, "not_same"), "headline rows unavailable"));
-		json_decref(c);
-	}
+	doc = mprotect_job(NULL, 2, 5, v, v, ARRAY_SIZE(v));
+	drop_case(doc, "patched", 1);
+	c = compared(doc, NULL);
+	sum = json_object_get(c, "summary");
+	assert_true(jsonget_int_or(sum, "unavailable", 0) > 0);
+	assert_string_equal(s_of(c, "verdict"), "inconclusive");
+	assert_non_null(strstr(s_of(sum, "not_same"), "headline rows unavailable"));
+	json_decref(c);
 }
 
 /*
@@ -726,13 +745,12 @@ static void test_time_rows_at_last_look(void **state)
 	const json_t *design;
 
 	(void)state;
-	rng_state = 38;
-	c = compared(mprotect_job(look1, 1, 5, m, m, ARRAY_SIZE(m)), NULL);
+	c = compared_job(38, look1, 1, 5, m, ARRAY_SIZE(m));
 	design = json_object_get(c, "design");
-	assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 0), "verdict"), "same");
-	assert_string_equal(s_of(row_of(c, "mprotect.ops_per_sec", 0), "verdict"), "regression");
-	assert_string_equal(s_of(row_of(c, "mprotect.host_ns_per_op", 0), "verdict"), "regression");
-	assert_string_equal(s_of(row_of(c, "kfunc.flush_tlb_func.self_pct", 0), "verdict"), "regression");
+	expect_row(c, "mprotect.kernel_insn_per_op", 0, "verdict", "same", NULL);
+	expect_row(c, "mprotect.ops_per_sec", 0, "verdict", "regression", NULL);
+	expect_row(c, "mprotect.host_ns_per_op", 0, "verdict", "regression", NULL);
+	expect_row(c, "kfunc.flush_tlb_func.self_pct", 0, "verdict", "regression", NULL);
 	assert_true(json_real_value(json_object_get(row_of(c, "mprotect.host_ns_per_op", 0), "alpha")) == 0.01);
 	assert_string_equal(class_verdict(c, "time"), "regression");
 	assert_string_equal(s_of(c, "verdict"), "inconclusive");
@@ -746,12 +764,11 @@ static void test_time_rows_at_last_look(void **state)
 		const struct gen_metric s4[] = { m[0], m[1], m[2], m[3] };
 		const json_t *sc;
 
-		rng_state = 39;
-		c = compared(mprotect_job(look1, 4, 5, s4, s4, ARRAY_SIZE(s4)), NULL);
+		c = compared_job(39, look1, 4, 5, s4, ARRAY_SIZE(s4));
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_string_equal(s_of(sc, "verdict"), "inconclusive");
 		assert_true(json_is_true(json_object_get(sc, "moved_alone")));
-		assert_string_equal(s_of(row_of(c, "mprotect.kernel_insn_per_op", 2), "verdict"), "same");
+		expect_row(c, "mprotect.kernel_insn_per_op", 2, "verdict", "same", NULL);
 		assert_string_equal(s_of(c, "verdict"), "inconclusive");
 		assert_non_null(strstr(s_of(json_object_get(c, "summary"), "not_same"),
 				       "4 scores moved past the least change at their own alpha"));
@@ -763,8 +780,7 @@ static void test_time_rows_at_last_look(void **state)
 		json_decref(c);
 
 		/* there Holm calls them, and the job is still not same */
-		rng_state = 39;
-		c = compared(mprotect_job(look2, 4, 9, s4, s4, ARRAY_SIZE(s4)), NULL);
+		c = compared_job(39, look2, 4, 9, s4, ARRAY_SIZE(s4));
 		sc = row_of(c, "mprotect.ops_per_sec", 0);
 		assert_string_equal(s_of(sc, "verdict"), "regression");
 		assert_null(json_object_get(sc, "moved_alone"));
@@ -802,8 +818,7 @@ static void test_time_rows_at_last_look(void **state)
 		memcpy(m2, m, sizeof(m));
 		for (k = 0; k < ARRAY_SIZE(m2); k++)
 			m2[k].factor = 1;
-		rng_state = 38;
-		c = compared(mprotect_job(look1, 1, 5, m2, m2, ARRAY_SIZE(m2)), NULL);
+		c = compared_job(38, look1, 1, 5, m2, ARRAY_SIZE(m2));
 		assert_string_equal(s_of(c, "verdict"), "same");
 		json_decref(c);
 	}
