@@ -87,8 +87,9 @@ struct boot_ops {
  *	const struct boot_ops boot_qemu = { BOOT_OPS(qemu, "qemu"),
  *					    .insn = qemu_insn, .over_limit = qemu_over_limit };
  *
- * (insn and over_limit come apart, so one macro per set of optional ops
- * would read worse; a member named twice is a warning, -Woverride-init.)
+ * (a method may have either optional op without the other, so a macro
+ * per set of them would read worse; a member named twice is a warning,
+ * -Woverride-init.)
  * The methods that restart a real machine share restart.c's session:
  * theirs is RESTART_BOOT_OPS (restart.h).
  */
