@@ -91,6 +91,19 @@ struct transport_ops {
 	void (*close)(struct transport *t);
 };
 
+/*
+ * A transport's ops, from its functions named after it (PREFIX_OP):
+ * TRANSPORT_OPS(toy, "toy") is `.name = "toy", .open = toy_open, .exec =
+ * toy_exec, .upload = toy_upload, .download = toy_download, .close =
+ * toy_close`. Every transport has all five (a close with nothing to free
+ * does nothing), so there is no optional op to add; like boot.h's
+ * BOOT_OPS it gives the members and leaves the braces to the transport:
+ *
+ *	static const struct transport_ops ops = { TRANSPORT_OPS(local, "local") };
+ */
+#define TRANSPORT_OPS(p, n) .name = (n), .open = p##_open, .exec = p##_exec, .upload = p##_upload, \
+			    .download = p##_download, .close = p##_close
+
 struct transport {
 	const struct transport_ops *ops;
 	const struct cfg_endpoint *ep;	/* not owned; outlives the transport */

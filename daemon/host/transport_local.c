@@ -463,14 +463,7 @@ static int local_download(struct transport *t, const char *remote_path, const ch
 	return r;
 }
 
-static const struct transport_ops ops = {
-	.name = "local",
-	.open = local_open,
-	.exec = local_exec,
-	.upload = local_upload,
-	.download = local_download,
-	.close = local_close,
-};
+static const struct transport_ops ops = { TRANSPORT_OPS(local, "local") };
 
 static const struct backend transport_local_backend = {
 	.kind = BACKEND_TRANSPORT,

@@ -921,14 +921,7 @@ out:
 	return r;
 }
 
-static const struct transport_ops ops = {
-	.name = "ssh",
-	.open = ssh_open,
-	.exec = ssh_exec,
-	.upload = ssh_upload,
-	.download = ssh_download,
-	.close = ssh_close,
-};
+static const struct transport_ops ops = { TRANSPORT_OPS(ssh, "ssh") };
 
 static const char *const endpoint_keys[] = {
 	"host", "port", "user", "identity", "known_hosts", "host_key", NULL

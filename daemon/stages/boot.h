@@ -75,6 +75,26 @@ struct boot_ops {
 	void (*stop)(struct boot_session *s);
 };
 
+/*
+ * A method's ops, from its functions named after it (PREFIX_OP):
+ * BOOT_OPS(toy, "toy") is `.name = "toy", .start = toy_start, .console =
+ * toy_console, .stop = toy_stop`, the ops every method has. It gives the
+ * members and leaves the braces to the method, so that a method with
+ * optional ops names them after it, and no ops table is written out
+ * member by member again:
+ *
+ *	static const struct boot_ops ops = { BOOT_OPS(toy, "toy") };
+ *	const struct boot_ops boot_qemu = { BOOT_OPS(qemu, "qemu"),
+ *					    .insn = qemu_insn, .over_limit = qemu_over_limit };
+ *
+ * (a method may have either optional op without the other, so a macro
+ * per set of them would read worse; a member named twice is a warning,
+ * -Woverride-init.)
+ * The methods that restart a real machine share restart.c's session:
+ * theirs is RESTART_BOOT_OPS (restart.h).
+ */
+#define BOOT_OPS(p, n) .name = (n), .start = p##_start, .console = p##_console, .stop = p##_stop
+
 /* The ops of m's boot method, or NULL when it boots nothing (none). */
 const struct boot_ops *boot_ops_of(const struct cfg_machine *m);
 

@@ -86,12 +86,7 @@ static enum boot_outcome_kind kexec_start(const struct cfg_machine *m, const str
 	return restart_boot(&plan, m, kernel_path, boot_id, deadline, cancel, ret, guest, console, message);
 }
 
-static const struct boot_ops ops = {
-	.name = "kexec",
-	.start = kexec_start,
-	.console = restart_console,
-	.stop = restart_stop,
-};
+static const struct boot_ops ops = { RESTART_BOOT_OPS(kexec, "kexec") };
 
 static const struct backend boot_kexec_backend = {
 	.kind = BACKEND_BOOT,

@@ -741,11 +741,5 @@ static void qemu_stop(struct boot_session *s)
 	session_free(s);
 }
 
-const struct boot_ops boot_qemu = {
-	.name = "qemu",
-	.start = qemu_start,
-	.console = qemu_console,
-	.insn = qemu_insn,
-	.over_limit = qemu_over_limit,
-	.stop = qemu_stop,
-};
+const struct boot_ops boot_qemu = { BOOT_OPS(qemu, "qemu"), .insn = qemu_insn,
+				    .over_limit = qemu_over_limit };

@@ -173,12 +173,7 @@ static enum boot_outcome_kind reboot_start(const struct cfg_machine *m, const st
 	return restart_boot(&plan, m, kernel_path, boot_id, deadline, cancel, ret, guest, console, message);
 }
 
-static const struct boot_ops ops = {
-	.name = "reboot",
-	.start = reboot_start,
-	.console = restart_console,
-	.stop = restart_stop,
-};
+static const struct boot_ops ops = { RESTART_BOOT_OPS(reboot, "reboot") };
 
 static const struct backend boot_reboot_backend = {
 	.kind = BACKEND_BOOT,

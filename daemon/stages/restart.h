@@ -43,6 +43,11 @@ enum boot_outcome_kind restart_boot(const struct restart_plan *plan, const struc
 void restart_console(struct boot_session *s, struct strbuf *out);
 /* boot_ops.stop: nothing to undo. */
 void restart_stop(struct boot_session *s);
+/* A restarting method's ops (boot.h's BOOT_OPS, with restart.c's session
+ * in place of the method's own): RESTART_BOOT_OPS(kexec, "kexec") is
+ * kexec_start with restart_console and restart_stop. */
+#define RESTART_BOOT_OPS(p, n) .name = (n), .start = p##_start, .console = restart_console, \
+			       .stop = restart_stop
 /* Runs argv on t into res (released and made anew), timeout seconds, at
  * most max_output bytes kept (0: the transport's cap); transport_exec's
  * return. */

@@ -115,6 +115,28 @@ struct store_backend {
 	const size_t *nmigrations;
 };
 
+/*
+ * A backend's functions, named with its prefix (PREFIX_OP), and its name:
+ * STORE_BACKEND_OPS(sq, "sqlite") is `.name = "sqlite", .claims =
+ * sq_claims, ..., .generation = sq_generation`, every function member (a
+ * backend has them all: none is optional). It gives the members and leaves
+ * the braces to the backend, which adds after it the members that are
+ * values, not functions: dialect, begin_sql, migrations, nmigrations. So
+ * the table is not written out member by member in each backend again,
+ * and a function missing or misnamed is a compile error. The prefix is
+ * short and not the name (sq, pg) because the backend's own types and
+ * helpers carry it too.
+ */
+#define STORE_BACKEND_OPS(p, n) \
+	.name = (n), .claims = p##_claims, .describe = p##_describe, .open = p##_open, \
+	.close = p##_close, .errmsg = p##_errmsg, .lock_timeout = p##_lock_timeout, \
+	.prepare = p##_prepare, .finalize = p##_finalize, .reset = p##_reset, .sql = p##_sql, \
+	.started = p##_started, .bind_int = p##_bind_int, .bind_real = p##_bind_real, \
+	.bind_text = p##_bind_text, .bind_bytes = p##_bind_bytes, .step = p##_step, \
+	.col_type = p##_col_type, .col_int = p##_col_int, .col_real = p##_col_real, \
+	.col_text = p##_col_text, .col_bytes = p##_col_bytes, .exec = p##_exec, \
+	.in_txn = p##_in_txn, .changes = p##_changes, .generation = p##_generation
+
 /* The backend that claims where (store_backends.c: the registry), or NULL. */
 const struct store_backend *store_backend_for(const char *where);
 

@@ -88,12 +88,7 @@ static void sim_stop(struct boot_session *s)
 	free(s);
 }
 
-static const struct boot_ops ops = {
-	.name = "sim",
-	.start = sim_start,
-	.console = sim_console,
-	.stop = sim_stop,
-};
+static const struct boot_ops ops = { BOOT_OPS(sim, "sim") };
 
 static const struct backend boot_sim_backend = {
 	.kind = BACKEND_BOOT,

@@ -292,14 +292,7 @@ static int sim_download(struct transport *t, const char *remote_path, const char
 	return r;
 }
 
-static const struct transport_ops ops = {
-	.name = "sim",
-	.open = sim_open,
-	.exec = sim_exec,
-	.upload = sim_upload,
-	.download = sim_download,
-	.close = sim_close,
-};
+static const struct transport_ops ops = { TRANSPORT_OPS(sim, "sim") };
 
 static const char *const endpoint_keys[] = { "host", NULL };
 

@@ -167,6 +167,12 @@ static void sq_bind_text(struct db_stmt *s, int i, const char *v, size_t len)
 		sqlite3_bind_null(stmt_of(s), i);
 }
 
+/* SQLite's text keeps any bytes given with their length */
+static void sq_bind_bytes(struct db_stmt *s, int i, const char *v, size_t len)
+{
+	sq_bind_text(s, i, v, len);
+}
+
 static int sq_step(struct db_stmt *s)
 {
 	int rc = sqlite3_step(stmt_of(s));
@@ -233,37 +239,9 @@ static int64_t sq_generation(struct db_conn *c)
 }
 
 const struct store_backend store_backend_sqlite = {
-	.name = "sqlite",
-	.dialect = DB_DIALECT_SQLITE,
-	.claims = sq_claims,
-	.describe = sq_describe,
-	.open = sq_open,
-	.close = sq_close,
-	.errmsg = sq_errmsg,
-	.lock_timeout = sq_lock_timeout,
-	.prepare = sq_prepare,
-	.finalize = sq_finalize,
-	.reset = sq_reset,
-	.sql = sq_sql,
-	.started = sq_started,
-	.bind_int = sq_bind_int,
-	.bind_real = sq_bind_real,
-	.bind_text = sq_bind_text,
-	/* SQLite's text keeps any bytes given with their length */
-	.bind_bytes = sq_bind_text,
-	.step = sq_step,
-	.col_type = sq_col_type,
-	.col_int = sq_col_int,
-	.col_real = sq_col_real,
-	.col_text = sq_col_text,
-	.col_bytes = sq_col_bytes,
-	.exec = sq_exec,
+	STORE_BACKEND_OPS(sq, "sqlite"), .dialect = DB_DIALECT_SQLITE,
 	/* the write lock up front: a busy database fails the BEGIN, not a
 	 * statement half-way */
 	.begin_sql = "BEGIN IMMEDIATE",
-	.in_txn = sq_in_txn,
-	.changes = sq_changes,
-	.generation = sq_generation,
-	.migrations = sqlite_migrations,
-	.nmigrations = &sqlite_nmigrations,
+	.migrations = sqlite_migrations, .nmigrations = &sqlite_nmigrations,
 };
