@@ -400,7 +400,7 @@ static const struct setting settings[] = {
 	  .what = "Host header names accepted besides the listen address, localhost, 127.0.0.1 and ::1" },
 	{ .name = "max_body", .type = SET_BYTES, .off = AT(max_body), .def = 1 << 20, .min = 1024, .max = 1 << 30,
 	  .what = "the largest request body (a patch); 413 past it" },
-	{ .name = "workers", .type = SET_INT, .off = AT(workers), .def = 4, .min = 1, .max = 64,
+	{ .name = "workers", .type = SET_INT, .off = AT(workers), .def = 4, .min = 1, .max = 256,
 	  .what = "stages that may run at once (builds, boots)" },
 	{ .name = "stage_timeout", .type = SET_SECONDS, .off = AT(stage_timeout), .def = 1800, .min = TIMEOUT_MIN,
 	  .max = TIMEOUT_MAX, .what = "a stage's time limit; a suite's timeout defaults to it" },

@@ -36,7 +36,10 @@ struct cfg_suite;
 struct cfg_builder;
 struct cfg_tree;
 
-#define MAX_TASKS 256
+/* the running table's size: a task per machine and builder at most (each
+ * is leased to one at a time), above lab.workers' 256 with room for the
+ * health checks of a lab of several hundred machines */
+#define MAX_TASKS 1024
 
 enum task_kind {
 	TASK_RUN,

@@ -41,11 +41,29 @@
 void db_lock(struct store *st)
 {
 	pthread_mutex_lock(&st->lock);
+	atomic_store(&st->holder, pthread_self());
 }
 
 void db_unlock(struct store *st)
 {
+	atomic_store(&st->holder, (pthread_t)0);
 	pthread_mutex_unlock(&st->lock);
+}
+
+/*
+ * A statement on a connection whose lock this thread does not hold is a
+ * bug that no test need be lucky to see: two threads on one libpq
+ * connection read each other's results, and the one left waiting for a
+ * result already taken waits for ever, holding the lock (a whole daemon
+ * stopped so). It stops the daemon at once, naming the statement; the
+ * store is made to survive a stop at any instant.
+ */
+static void assert_held(struct store *st, const char *sql)
+{
+	if (pthread_equal(atomic_load(&st->holder), pthread_self()))
+		return;
+	fprintf(stderr, "tlblabd: store: bug: a statement without its connection's lock: %.200s\n", sql ? sql : "?");
+	abort();
 }
 
 struct store *db_guard_take(struct store *st)
@@ -122,6 +140,7 @@ int db_stmt_step(struct store *st, struct db_stmt *s)
 
 	if (!s)
 		return -EIO;
+	assert_held(st, st->be->sql(s));
 	if (!st->be->started(s) && (rc = fault_fires(st, st->be->sql(s))) < 0)
 		return failed(st, rc, st->be->sql(s), 1);
 	rc = st->be->step(s);
@@ -132,8 +151,10 @@ int db_stmt_step(struct store *st, struct db_stmt *s)
 
 int db_exec(struct store *st, const char *sql)
 {
-	int rc = strcmp(sql, "ROLLBACK") ? fault_fires(st, sql) : 0;
+	int rc;
 
+	assert_held(st, sql);
+	rc = strcmp(sql, "ROLLBACK") ? fault_fires(st, sql) : 0;
 	if (rc < 0)
 		return failed(st, rc, sql, 1);
 	rc = st->be->exec(st->db, sql);
@@ -232,8 +253,10 @@ struct store *db_reader_get(struct store *st)
 	start = atomic_fetch_add(&st->next_reader, 1);
 	for (i = 0; i < st->nreaders; i++) {
 		r = st->readers[(start + i) % st->nreaders];
-		if (pthread_mutex_trylock(&r->lock) == 0)
+		if (pthread_mutex_trylock(&r->lock) == 0) {
+			atomic_store(&r->holder, pthread_self());
 			return r;
+		}
 	}
 	r = st->readers[start % st->nreaders];
 	db_lock(r);
@@ -276,6 +299,7 @@ struct db_stmt *db_prep(struct store *st, const char *sql)
 	size_t i;
 	struct db_stmt *s;
 
+	assert_held(st, sql);
 	for (i = 0; i < st->ncache; i++)
 		if (st->cache[i].sql == sql)
 			return st->cache[i].s;
@@ -293,6 +317,7 @@ struct db_stmt *db_prep_text(struct store *st, const char *sql)
 	struct db_stmt *s;
 	char *text;
 
+	assert_held(st, sql);
 	for (i = 0; i < st->ncache; i++)
 		if (st->cache[i].text && !strcmp(st->cache[i].text, sql))
 			return st->cache[i].s;
@@ -597,7 +622,10 @@ int store_open(const char *where, struct store **ret, struct strbuf *err)
 		goto fail;
 	}
 	be->lock_timeout(st->db, 10000);
-	if ((rc = migrate(st, err)) < 0 && err) {
+	db_lock(st);
+	rc = migrate(st, err);
+	db_unlock(st);
+	if (rc < 0 && err) {
 		struct strbuf msg = STRBUF_INIT;
 
 		/* err says what failed; the store it failed in goes first */

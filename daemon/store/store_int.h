@@ -91,6 +91,7 @@ struct store {
 	struct db_conn *db;	/* the backend's connection */
 	int64_t daemon_id;	/* the writer's: this daemon's row (store_daemons.c), or 0 */
 	pthread_mutex_t lock;	/* this connection: its statements, errmsg */
+	_Atomic(pthread_t) holder;	/* the thread that holds lock, or 0 */
 	int version;
 	struct stmt_slot cache[STMT_CACHE];
 	size_t ncache;

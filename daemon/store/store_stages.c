@@ -137,6 +137,7 @@ int store_job_open_stages(struct store *st, int64_t job_id, int64_t except)
 	struct db_stmt *s;
 	int rc, n;
 
+	DB_GUARD(st);
 	rc = db_row(st, &s, "SELECT count(*) FROM stages WHERE job_id = ?1 AND id != ?2 "
 		    "AND state IN ('pending', 'running')", DB_INT(job_id), DB_INT(except));
 	if (rc <= 0)

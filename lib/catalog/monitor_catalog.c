@@ -8,13 +8,14 @@
 
 /* One line a monitor (monitor_catalog.h). The order is free: a monitor's
  * bit comes from its name. */
+#define MONITOR(name, flags, what) { name, flags, what, __LINE__ }
 const struct monitor_def monitor_defs[] = {
-	{ "interrupts", MONITOR_DEFAULT_ON, "the TLB and CAL rows of /proc/interrupts, summed and per CPU" },
-	{ "pmu", MONITOR_ALWAYS, "the CPU's instructions (kernel, user) and dTLB/iTLB misses, perf_event_open" },
-	{ "procstat", MONITOR_DEFAULT_ON, "CPU busy % from /proc/stat" },
-	{ "profile", 0, "perf record: top symbols and folded stacks; ftrace's kernel function times" },
-	{ "tracepoints", 0, "tlb:tlb_flush per reason, context switches, page faults (perf_event_open)" },
-	{ "vmstat", MONITOR_DEFAULT_ON, "the nr_tlb_* rows of /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)" },
+	MONITOR("interrupts", MONITOR_DEFAULT_ON, "the TLB and CAL rows of /proc/interrupts, summed and per CPU"),
+	MONITOR("pmu", MONITOR_ALWAYS, "the CPU's instructions (kernel, user) and dTLB/iTLB misses, perf_event_open"),
+	MONITOR("procstat", MONITOR_DEFAULT_ON, "CPU busy % from /proc/stat"),
+	MONITOR("profile", 0, "perf record: top symbols and folded stacks; ftrace's kernel function times"),
+	MONITOR("tracepoints", 0, "tlb:tlb_flush per reason, context switches, page faults (perf_event_open)"),
+	MONITOR("vmstat", MONITOR_DEFAULT_ON, "the nr_tlb_* rows of /proc/vmstat (CONFIG_DEBUG_TLBFLUSH)"),
 };
 const size_t monitor_ndefs = sizeof(monitor_defs) / sizeof(monitor_defs[0]);
 
@@ -45,8 +46,9 @@ static void catalog_init(void)
 	for (i = 0; i < monitor_ndefs && !problems[0]; i++)
 		for (k = 0; k < i; k++)
 			if (!strcmp(monitor_defs[i].name, monitor_defs[k].name))
-				snprintf(problems, sizeof(problems),
-					 "lib/catalog/monitor_catalog.c: monitor '%s' listed twice", monitor_defs[i].name);
+				snprintf(problems, sizeof(problems), "%s:%d: monitor '%s' listed twice (first at %s:%d)",
+					 __FILE__, monitor_defs[i].line, monitor_defs[i].name, __FILE__,
+					 monitor_defs[k].line);
 	/* in name order: rank r's row, for each r */
 	for (r = 0; r < monitor_ndefs; r++)
 		for (i = 0; i < monitor_ndefs; i++) {

@@ -36,6 +36,7 @@ struct monitor_def {
 	const char *name;
 	unsigned flags;		/* enum monitor_flag */
 	const char *what;	/* what it counts, for help texts */
+	int line;		/* its line in monitor_catalog.c, for the errors */
 };
 
 /* The rows, in the table's order (ndefs of them). */

@@ -150,20 +150,23 @@ static int exec_check(const struct wl_params *p, struct strbuf *err)
 #define COMMON (WP(WORKLOAD) | WP(MODE))
 #define TIMED (COMMON | WP(WORKERS) | WP(DURATION))
 
+/* a row, with the line it is on: a name listed twice names both */
+#define WORKLOAD(...) { __VA_ARGS__, .line = __LINE__ }
+
 static const struct workload_def workloads[] = {
-	{ .name = "mprotect", .score = "ops_per_sec", .score_unit = "ops/s", .modes = BOTH_MODES,
-	  .params = TIMED | WP(ROUNDS) },
-	{ .name = "mremap", .score = "moves_per_sec", .score_unit = "moves/s", .modes = THREADS,
-	  .params = TIMED | WP(SIZE), .size = 8 * MIB, .check = mremap_check },
-	{ .name = "fault-write", .score = "total_sec", .score_unit = "s", .modes = THREADS,
+	WORKLOAD(.name = "mprotect", .score = "ops_per_sec", .score_unit = "ops/s", .modes = BOTH_MODES,
+	  .params = TIMED | WP(ROUNDS)),
+	WORKLOAD(.name = "mremap", .score = "moves_per_sec", .score_unit = "moves/s", .modes = THREADS,
+	  .params = TIMED | WP(SIZE), .size = 8 * MIB, .check = mremap_check),
+	WORKLOAD(.name = "fault-write", .score = "total_sec", .score_unit = "s", .modes = THREADS,
 	  .params = TIMED | WP(SIZE) | WP(ROUNDS) | WP(VMA), .resolve = fault_write_resolve,
-	  .check = fault_write_check },
-	{ .name = "tcp-rr", .score = "trans_per_sec", .score_unit = "transactions/s", .modes = BOTH_MODES,
-	  .params = TIMED | WP(REQUEST_SIZE) | WP(RESPONSE_SIZE) },
-	{ .name = "stencil", .score = "mflops", .score_unit = "MFLOPS", .modes = THREADS,
-	  .params = TIMED | WP(GRID), .check = stencil_check },
-	{ .name = "exec", .score = "score", .score_unit = "score", .modes = THREADS,
-	  .params = COMMON | WP(COMMAND) | WP(PARSER) | WP(TIMEOUT), .no_neighbour = 1, .check = exec_check },
+	  .check = fault_write_check),
+	WORKLOAD(.name = "tcp-rr", .score = "trans_per_sec", .score_unit = "transactions/s", .modes = BOTH_MODES,
+	  .params = TIMED | WP(REQUEST_SIZE) | WP(RESPONSE_SIZE)),
+	WORKLOAD(.name = "stencil", .score = "mflops", .score_unit = "MFLOPS", .modes = THREADS,
+	  .params = TIMED | WP(GRID), .check = stencil_check),
+	WORKLOAD(.name = "exec", .score = "score", .score_unit = "score", .modes = THREADS,
+	  .params = COMMON | WP(COMMAND) | WP(PARSER) | WP(TIMEOUT), .no_neighbour = 1, .check = exec_check),
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -177,8 +180,8 @@ static void catalog_init(void)
 	for (i = 0; i < ARRAY_SIZE(workloads); i++) {
 		for (k = 0; k < i && !problems[0]; k++)
 			if (!strcmp(workloads[i].name, workloads[k].name))
-				snprintf(problems, sizeof(problems),
-					 "lib/catalog/workload_catalog.c: workload '%s' listed twice", workloads[i].name);
+				snprintf(problems, sizeof(problems), "%s:%d: workload '%s' listed twice (first at %s:%d)",
+					 __FILE__, workloads[i].line, workloads[i].name, __FILE__, workloads[k].line);
 		len = strlen(names_text);
 		snprintf(names_text + len, sizeof(names_text) - len, "%s%s", len ? ", " : "", workloads[i].name);
 	}

@@ -119,6 +119,7 @@ struct workload_def {
 	/* Cross-field checks after the generic ones; -1 with err naming the
 	 * field. NULL: none. */
 	int (*check)(const struct wl_params *p, struct strbuf *err);
+	int line;		/* its line in workload_catalog.c, for the errors */
 };
 
 /* The row called name, or NULL. */

@@ -74,11 +74,11 @@ cleanup_all() {
 }
 
 # lab_file DATA_DIR MACHINES BUILDERS: a lab.yaml of that size, a worker
-# per machine and builder (at most lab.workers' 64), no per-token limit
+# per machine and builder (at most lab.workers' 256), no per-token limit
 # in the way
 lab_file() {
 	_w=$(($2 + $3))
-	[ $_w -gt 64 ] && _w=64
+	[ $_w -gt 256 ] && _w=256
 	sim_lab_yaml "$1" "$2" "$3" "tokens: [$TOKEN]" "workers: $_w" "max_jobs_per_token: 100000" \
 		"max_boots_per_token: 1000000"
 }
@@ -122,7 +122,7 @@ run_lab() {
 	# shellcheck disable=SC2086
 	$SB watch "http://127.0.0.1:$port" "$LIMIT" "$tmp/lab/samples.json" $_pids
 	_w=$((_m + _b))
-	[ $_w -gt 64 ] && _w=64
+	[ $_w -gt 256 ] && _w=256
 	$SB figures "${_store:-$tmp/lab/a/tlblab.db}" "$TLBLAB_SIM_LOG" "$tmp/lab/samples.json" "$SCALE" "$_m" "$_b" \
 		"$_w" "$_label" | tee -a "$tmp/figures"
 	# shellcheck disable=SC2086

@@ -215,7 +215,7 @@ else
 	fail "the agent builds with the toy monitor's file added" "$(tail -n 5 "$TMP/make-agent0.out" | tr '\n' ' ')"
 fi
 # its row: one line, anywhere in the table (a monitor's bit comes from its name)
-toy_row='	{ "toy", 0, "counts its reads (a toy of t0006)" },'
+toy_row='	MONITOR("toy", 0, "counts its reads (a toy of t0006)"),'
 awk -v row="$toy_row" '{ print } /^const struct monitor_def monitor_defs\[\] = \{$/ { print row }' \
 	"$TOP/lib/catalog/monitor_catalog.c" >"$COPY/lib/catalog/monitor_catalog.c"
 check "nothing but the four new files and the toy's catalog row changed in the tree" \
@@ -394,6 +394,30 @@ if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make2.o
 		"$COPY/build/tlblabd" -n -c "$TMP/toy.yaml"
 else
 	fail "the daemon builds with a second registration of qemu" "$(tail -n 5 "$TMP/make2.out" | tr '\n' ' ')"
+fi
+
+# a catalog row given twice: every spec is refused at load, naming both
+# rows (the catalog is a table, not a registration: its rows carry their
+# lines)
+rm -f "$COPY/daemon/stages/boot_again.c" "$COPY/daemon/analysis/class_again.c"
+vline=$(grep -n '^	MONITOR("vmstat"' "$COPY/lib/catalog/monitor_catalog.c" | cut -d: -f1)
+awk '{ print } /^	MONITOR\("vmstat"/ { print }' "$COPY/lib/catalog/monitor_catalog.c" >"$TMP/cat.c" &&
+	cp "$TMP/cat.c" "$COPY/lib/catalog/monitor_catalog.c"
+cat >"$TMP/suite.yaml" <<'EOF'
+lab: {data_dir: /tmp/d}
+machines:
+  - {name: t1, transport: local}
+suites:
+  - name: s
+    workloads:
+      - {workload: mprotect, duration: 1}
+EOF
+if make -C "$COPY" --no-print-directory BUILD=build build/tlblabd >"$TMP/make3.out" 2>&1; then
+	check_fails "a monitor listed twice in the catalog fails the load, naming both rows" 1 \
+		"lib/catalog/monitor_catalog.c:$((vline + 1)): monitor 'vmstat' listed twice \\(first at lib/catalog/monitor_catalog.c:$vline\\)" \
+		"$COPY/build/tlblabd" -n -c "$TMP/suite.yaml"
+else
+	fail "the daemon builds with a monitor listed twice" "$(tail -n 5 "$TMP/make3.out" | tr '\n' ' ')"
 fi
 rm -rf "$COPY"
 check "the toy is gone with its copy of the tree" test ! -e "$COPY"
