@@ -104,41 +104,58 @@ int api_bisection_parse(const struct lab_config *cfg, const char *buf, size_t le
 	return 0;
 }
 
+/*
+ * A body of two string members, key (required) and opt (def when the body
+ * does not say), which check accepts (0) or refuses (-1 with err). The
+ * strings point into *ret_body, the caller's from then on.
+ */
+static int body_pair_parse(const char *buf, size_t len, const char *key, const char *opt, const char *def,
+			   int (*check)(const char *val, const char *opt_val, struct strbuf *err),
+			   json_t **ret_body, const char **ret_val, const char **ret_opt, struct strbuf *err)
+{
+	json_t *body = json_loadb(buf, len, 0, NULL);
+	const char *val = jsonget_str(body, key);
+	const char *opt_val = jsonget_str(body, opt);
+
+	if (check(val, opt_val, err) < 0) {
+		json_decref(body);
+		return -1;
+	}
+	*ret_body = body;
+	*ret_val = val;
+	*ret_opt = opt_val ? opt_val : def;
+	return 0;
+}
+
+/* whether the state is one is the store's to say */
+static int alert_state_check(const char *state, const char *by, struct strbuf *err)
+{
+	if (!state)
+		return strbuf_seterr(err, "%s", API_ALERT_STATE_WHY);
+	if (by && !config_valid_name(by))
+		return strbuf_seterr(err, "by: not a valid name (letters, digits, '.', '_', '-')");
+	return 0;
+}
+
 int api_alert_state_parse(const char *buf, size_t len, json_t **ret_body, const char **ret_state,
 			  const char **ret_by, struct strbuf *err)
 {
-	json_t *body = json_loadb(buf, len, 0, NULL);
-	const char *state = jsonget_str(body, "state");
-	const char *by = jsonget_str(body, "by");
+	return body_pair_parse(buf, len, "state", "by", "unknown", alert_state_check, ret_body, ret_state,
+			       ret_by, err);
+}
 
-	if (!state || (by && !config_valid_name(by))) {
-		json_decref(body);
-		return strbuf_seterr(err, "%s", state ? "by: not a valid name (letters, digits, '.', '_', '-')" :
-				     API_ALERT_STATE_WHY);
-	}
-	*ret_body = body;
-	*ret_state = state;
-	*ret_by = by ? by : "unknown";
+static int health_check(const char *health, const char *reason, struct strbuf *err)
+{
+	if (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown")))
+		return strbuf_seterr(err, "health: must be maintenance or unknown");
+	if (reason && strlen(reason) > HEALTH_REASON_MAX)
+		return strbuf_seterr(err, "reason: at most %d characters", HEALTH_REASON_MAX);
 	return 0;
 }
 
 int api_health_parse(const char *buf, size_t len, json_t **ret_body, const char **ret_health,
 		     const char **ret_reason, struct strbuf *err)
 {
-	json_t *body = json_loadb(buf, len, 0, NULL);
-	const char *health = jsonget_str(body, "health");
-	const char *reason = jsonget_str(body, "reason");
-
-	if (!health || (strcmp(health, "maintenance") && strcmp(health, "unknown"))) {
-		json_decref(body);
-		return strbuf_seterr(err, "health: must be maintenance or unknown");
-	}
-	if (reason && strlen(reason) > HEALTH_REASON_MAX) {
-		json_decref(body);
-		return strbuf_seterr(err, "reason: at most %d characters", HEALTH_REASON_MAX);
-	}
-	*ret_body = body;
-	*ret_health = health;
-	*ret_reason = reason ? reason : "set by an operator";
-	return 0;
+	return body_pair_parse(buf, len, "health", "reason", "set by an operator", health_check, ret_body,
+			       ret_health, ret_reason, err);
 }

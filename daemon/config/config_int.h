@@ -181,12 +181,15 @@ const char *config_read_error_text(int r, size_t max, char *buf, size_t size);
 void config_lab_defaults(struct lab_config *cfg);
 /* The lab: mapping into c->cfg, over the defaults config_load_string() set. */
 void config_parse_lab(struct cfg_ctx *c, yaml_node_t *map);
-/* Item index of machines: into m (seen: the names so far). */
-void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		   struct cfg_machine *m);
-/* Item index of builders: into b. */
-void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		   struct cfg_builder *b);
+/* Item index of a section's list (map) into item, a struct of the
+ * section's kind, zeroed (seen: the names of the items so far). The one
+ * shape of all the item parsers below, so that one walk of a list
+ * (config_load.c) serves every section. */
+typedef void config_item_parse_fn(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item);
+/* Item of machines: a struct cfg_machine. */
+config_item_parse_fn config_parse_machine;
+/* Item of builders: a struct cfg_builder. */
+config_item_parse_fn config_parse_builder;
 /* Frees what an endpoint's settings own. */
 void config_endpoint_release(struct cfg_endpoint *ep);
 /* Frees a machine's boot method section (boot_conf). */
@@ -196,24 +199,21 @@ void config_machine_boot_release(struct cfg_machine *m);
 void config_check_backends(struct cfg_ctx *c);
 /* Frees what the lab's settings own (their rows). */
 void config_lab_release(struct lab_config *cfg);
-/* Item index of trees: into t; its builder must be parsed already. */
-void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		struct cfg_tree *t);
-/* Item index of notify: into h (config_tracks.c). */
-void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		       struct cfg_hook *h);
-/* Item index of tracks: into t; trees, suites, machines and hooks parsed
- * already (config_tracks.c). */
-void config_parse_track(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-			struct cfg_track *t);
+/* Item of trees: a struct cfg_tree; its builder must be parsed already. */
+config_item_parse_fn config_parse_tree;
+/* Item of notify: a struct cfg_hook (config_tracks.c). */
+config_item_parse_fn config_parse_hook;
+/* Item of tracks: a struct cfg_track; trees, suites, machines and hooks
+ * parsed already (config_tracks.c). */
+config_item_parse_fn config_parse_track;
 /* Frees what a track and a hook own (not the struct). */
 void config_track_release(struct cfg_track *t);
 void config_hook_release(struct cfg_hook *h);
-/* Item index of suites: into s; the lab's stage_timeout must be parsed already. */
 /* the defaults: section, after trees: and suites: (config_suites.c) */
 void config_parse_defaults(struct cfg_ctx *c, yaml_node_t *map);
-void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		 struct cfg_suite *s);
+/* Item of suites: a struct cfg_suite; the lab's stage_timeout must be
+ * parsed already. */
+config_item_parse_fn config_parse_suite;
 
 /* ---- settings.c: a section read by its rows (settings.h) ---- */
 

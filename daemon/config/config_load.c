@@ -55,8 +55,7 @@
  * a new array of *ret_n items of `size` bytes (returned; NULL when empty).
  */
 static void *parse_section(struct cfg_ctx *c, yaml_node_t *n, const char *section,
-			   size_t size, size_t *ret_n,
-			   void (*parse)(struct cfg_ctx *, yaml_node_t *, size_t, json_t *, void *))
+			   size_t size, size_t *ret_n, config_item_parse_fn *parse)
 {
 	json_t *seen;
 	char *items;
@@ -92,37 +91,6 @@ static void *parse_section(struct cfg_ctx *c, yaml_node_t *n, const char *sectio
 	return items;
 }
 
-/* Adapters from the generic section walker to each item type. */
-static void parse_machine_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
-{
-	config_parse_machine(c, m, i, s, o);
-}
-
-static void parse_builder_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
-{
-	config_parse_builder(c, m, i, s, o);
-}
-
-static void parse_tree_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
-{
-	config_parse_tree(c, m, i, s, o);
-}
-
-static void parse_suite_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
-{
-	config_parse_suite(c, m, i, s, o);
-}
-
-static void parse_hook_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
-{
-	config_parse_hook(c, m, i, s, o);
-}
-
-static void parse_track_v(struct cfg_ctx *c, yaml_node_t *m, size_t i, json_t *s, void *o)
-{
-	config_parse_track(c, m, i, s, o);
-}
-
 static const char *const top_keys[] = {
 	"lab", "machines", "builders", "trees", "suites", "notify", "tracks", "defaults", NULL
 };
@@ -153,26 +121,26 @@ static void parse_document(struct cfg_ctx *c, yaml_node_t *root)
 	if (ks.val[TOP_BUILDERS])
 		cfg->builders = parse_section(c, ks.val[TOP_BUILDERS], "builders",
 					      sizeof(*cfg->builders), &cfg->nbuilders,
-					      parse_builder_v);
+					      config_parse_builder);
 	if (ks.val[TOP_MACHINES])
 		cfg->machines = parse_section(c, ks.val[TOP_MACHINES], "machines",
 					      sizeof(*cfg->machines), &cfg->nmachines,
-					      parse_machine_v);
+					      config_parse_machine);
 	config_check_backends(c);
 	if (ks.val[TOP_TREES])
 		cfg->trees = parse_section(c, ks.val[TOP_TREES], "trees", sizeof(*cfg->trees),
-					   &cfg->ntrees, parse_tree_v);
+					   &cfg->ntrees, config_parse_tree);
 	if (ks.val[TOP_SUITES])
 		cfg->suites = parse_section(c, ks.val[TOP_SUITES], "suites", sizeof(*cfg->suites),
-					    &cfg->nsuites, parse_suite_v);
+					    &cfg->nsuites, config_parse_suite);
 	if (ks.val[TOP_DEFAULTS])
 		config_parse_defaults(c, ks.val[TOP_DEFAULTS]);
 	if (ks.val[TOP_NOTIFY])
 		cfg->hooks = parse_section(c, ks.val[TOP_NOTIFY], "notify", sizeof(*cfg->hooks),
-					   &cfg->nhooks, parse_hook_v);
+					   &cfg->nhooks, config_parse_hook);
 	if (ks.val[TOP_TRACKS])
 		cfg->tracks = parse_section(c, ks.val[TOP_TRACKS], "tracks", sizeof(*cfg->tracks),
-					    &cfg->ntracks, parse_track_v);
+					    &cfg->ntracks, config_parse_track);
 }
 
 /* ---- public API ---- */

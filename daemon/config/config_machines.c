@@ -295,9 +295,9 @@ void config_check_backends(struct cfg_ctx *c)
 			b->check_lab(c, c->cfg);
 }
 
-void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		   struct cfg_machine *m)
+void config_parse_machine(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item)
 {
+	struct cfg_machine *m = item;
 	const char *keys[MAX_KEYS + 1];
 	const struct backend *boot;
 	struct cfg_item it;
@@ -368,9 +368,9 @@ static const char *const builder_keys[] = { ENDPOINT_KEYS, "jobs", "workdir", "c
 enum { BK_JOBS = EK_MAX, BK_WORKDIR, BK_CCACHE, BK_MAX };
 KEYS_MATCH(builder_keys, BK_MAX);
 
-void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		   struct cfg_builder *b)
+void config_parse_builder(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item)
 {
+	struct cfg_builder *b = item;
 	struct cfg_item it;
 	long v;
 

@@ -23,9 +23,9 @@ static const char *const tree_keys[] = {
 enum { TK_NAME, TK_URL, TK_BUILDER, TK_CONFIG_BASE, TK_FRAGMENTS, TK_MAX };
 KEYS_MATCH(tree_keys, TK_MAX);
 
-void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		struct cfg_tree *t)
+void config_parse_tree(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item)
 {
+	struct cfg_tree *t = item;
 	struct cfg_item it;
 
 	t->name = config_item_start(c, map, "tree", "trees", index, tree_keys, TK_NAME, seen, &it, &t->line);
@@ -391,9 +391,9 @@ static void parse_guest_cpus(struct cfg_ctx *c, yaml_node_t *n, struct cfg_suite
 		s->nguest_cpus = 0;
 }
 
-void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		 struct cfg_suite *s)
+void config_parse_suite(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item)
 {
+	struct cfg_suite *s = item;
 	struct cfg_item it;
 	double window_s = 0;
 

@@ -87,9 +87,9 @@ enum {
 };
 KEYS_MATCH(hook_keys, HK_MAX);
 
-void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-		       struct cfg_hook *h)
+void config_parse_hook(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item)
 {
+	struct cfg_hook *h = item;
 	struct cfg_item it;
 	long v;
 
@@ -238,9 +238,9 @@ static int suite_exists(const struct lab_config *cfg, const char *name)
 	return config_suite(cfg, name) != NULL;
 }
 
-void config_parse_track(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen,
-			struct cfg_track *t)
+void config_parse_track(struct cfg_ctx *c, yaml_node_t *map, size_t index, json_t *seen, void *item)
 {
+	struct cfg_track *t = item;
 	struct cfg_item it;
 	size_t i;
 	long v;

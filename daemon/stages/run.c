@@ -115,28 +115,40 @@ static const char agent_place_script[] =
 	"[ ! -L \"$f\" ] || bad \"$f is a symbolic link\"\n"
 	"[ ! -e \"$f\" ] || { own \"$f\" file; sha256sum \"$f\"; }\n";
 
+/* Runs one of the health check's short commands on t: 0 when it exits 0,
+ * 1 when it fails (its status and stderr in res, for the caller's
+ * message), or the transport's negative errno with err. res is the
+ * caller's to release in every case. */
+static int short_exec(struct transport *t, const char *const *argv, struct exec_result *res,
+		      struct strbuf *err)
+{
+	struct exec_req req = { .argv = argv, .timeout = SHORT_TIMEOUT };
+	int r;
+
+	transport_exec_result_init(res);
+	r = transport_exec(t, &req, res, err);
+	return r < 0 ? r : res->status != 0;
+}
+
 /* Makes sure the machine has our agent, in a place only the lab's user
  * (or root) can change; uploads it when the digest differs. */
 static int ensure_agent(struct transport *t, const struct cfg_machine *m, const char *local,
 			const char *sha, int *ret_uploaded, struct strbuf *err)
 {
 	const char *argv[] = { "sh", "-c", agent_place_script, "tlblab-agent-place", m->agent_path, NULL };
-	struct exec_req req = { .argv = argv, .timeout = SHORT_TIMEOUT };
 	struct exec_result res;
 	int r;
 
 	*ret_uploaded = 0;
-	transport_exec_result_init(&res);
-	r = transport_exec(t, &req, &res, err);
-	if (r < 0)
-		goto out;
-	if (res.status != 0) {
+	r = short_exec(t, argv, &res, err);
+	if (r > 0) {
 		r = -EIO;
 		strbuf_seterr(err, "%s: agent_path %s: %s%.300s", t->label, m->agent_path,
 			      res.status == 3 ? "not a safe place for the agent: " : "", res.err.buf);
 		strbuf_trim(err);
-		goto out;
 	}
+	if (r < 0)
+		goto out;
 	if (!strncmp(res.out.buf, sha, 64))
 		goto out;
 	r = transport_upload(t, local, m->agent_path, 0755, err);
@@ -152,21 +164,18 @@ static int agent_hello(struct transport *t, const struct cfg_machine *m, json_t 
 		       struct strbuf *err)
 {
 	const char *argv[] = { m->agent_path, "hello", NULL };
-	struct exec_req req = { .argv = argv, .timeout = SHORT_TIMEOUT };
 	struct exec_result res;
 	const char *machine;
 	json_t *h = NULL;
 	int r;
 
-	transport_exec_result_init(&res);
-	r = transport_exec(t, &req, &res, err);
-	if (r < 0)
-		goto out;
-	if (res.status != 0) {
+	r = short_exec(t, argv, &res, err);
+	if (r > 0) {
 		r = -EIO;
 		strbuf_seterr(err, "%s: tlblab-agent hello exited %d: %.300s", t->label, res.status, res.err.buf);
-		goto out;
 	}
+	if (r < 0)
+		goto out;
 	h = json_loads(res.out.buf, 0, NULL);
 	if (!json_is_object(h) || !json_is_object(json_object_get(h, "host"))) {
 		r = -EIO;

@@ -220,12 +220,10 @@ int store_bisection_cancel(struct store *st, int64_t id)
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_row(st, &s, "SELECT state FROM bisections WHERE id = ?", DB_INT(id));
-	if (rc == 1) {
+	rc = db_one(st, &s, "SELECT state FROM bisections WHERE id = ?", DB_INT(id));
+	if (rc == 0) {
 		rc = strcmp(db_col_text(s, 0), "running") ? -EALREADY : 0;
 		db_stmt_done(st, s);
-	} else if (rc == 0) {
-		rc = -ENOENT;
 	}
 	if (rc == 0)
 		rc = db_run(st, "UPDATE bisections SET state = 'cancelled', status = 'cancelled', eta_s = NULL, "

@@ -167,10 +167,10 @@ int store_leader_take(struct store *st, const char *role, double lease_timeout)
 	 * nothing, so the store's generation (and the API's cache) stays */
 	{
 		DB_GUARD(st);
-		rc = db_row(st, &s, "SELECT coalesce(l.daemon_id, 0), coalesce(d.seen, 0) FROM leaders l "
+		rc = db_one(st, &s, "SELECT coalesce(l.daemon_id, 0), coalesce(d.seen, 0) FROM leaders l "
 			    "LEFT JOIN daemons d ON d.id = l.daemon_id WHERE l.role = ?1", DB_TEXT(role));
-		if (rc <= 0)
-			return rc < 0 ? rc : -ENOENT;
+		if (rc < 0)
+			return rc;
 		holder = db_col_int64(s, 0);
 		seen = db_col_double(s, 1);
 		db_stmt_done(st, s);

@@ -370,14 +370,21 @@ int db_row_args(struct store *st, struct db_stmt **ret_s, const char *sql, const
 	return rc;
 }
 
+int db_one_args(struct store *st, struct db_stmt **ret_s, const char *sql, const struct db_arg *args)
+{
+	int rc = db_row_args(st, ret_s, sql, args);
+
+	return rc < 0 ? rc : rc == 0 ? -ENOENT : 0;
+}
+
 int db_insert_args(struct store *st, const char *sql, const struct db_arg *args, int64_t *ret_id)
 {
 	struct db_stmt *s;
 	int64_t id;
-	int rc = db_row_args(st, &s, sql, args);
+	int rc = db_one_args(st, &s, sql, args);
 
-	if (rc <= 0)
-		return rc < 0 ? rc : -ENOENT;
+	if (rc < 0)
+		return rc;
 	id = db_col_int64(s, 0);
 	/* the row is made once the statement runs to its end */
 	rc = db_stmt_step(st, s);

@@ -233,6 +233,12 @@ int db_run_args(struct store *st, const char *sql, const struct db_arg *args);
 int db_row_args(struct store *st, struct db_stmt **ret_s, const char *sql, const struct db_arg *args);
 #define db_row(st, ret_s, sql, ...) db_row_args((st), (ret_s), (sql), DB_ARGS(__VA_ARGS__))
 
+/* db_row for a row that must be there (a thing asked for by its id): 0
+ * with the row in *ret_s (read it, then db_stmt_done), -ENOENT with none,
+ * or the store's negative errno (the statement handed back in both). */
+int db_one_args(struct store *st, struct db_stmt **ret_s, const char *sql, const struct db_arg *args);
+#define db_one(st, ret_s, sql, ...) db_one_args((st), (ret_s), (sql), DB_ARGS(__VA_ARGS__))
+
 /* A statement of fixed text that makes or changes one row and returns its
  * id (INSERT ... RETURNING id, UPDATE ... RETURNING), with its parameters:
  * 0 with the id in *ret_id, -ENOENT when no row was, or the store's

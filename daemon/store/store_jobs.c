@@ -437,11 +437,11 @@ int64_t store_job_without_verdict(struct store *st, int64_t below)
 static int job_state(struct store *st, int64_t id, char *buf, size_t len, int *ret_running)
 {
 	struct db_stmt *s;
-	int rc = db_row(st, &s, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
+	int rc = db_one(st, &s, "SELECT state, (SELECT count(*) FROM stages WHERE job_id = ?1 "
 			"AND state = 'running') FROM jobs WHERE id = ?1", DB_INT(id));
 
-	if (rc <= 0)
-		return rc < 0 ? rc : -ENOENT;
+	if (rc < 0)
+		return rc;
 	db_col_copy(buf, len, s, 0);
 	*ret_running = db_col_int(s, 1);
 	db_stmt_done(st, s);
@@ -545,17 +545,14 @@ int store_job_add_boots(struct store *st, int64_t job_id, int more, double boot_
 	size_t ncpus = 0, c;
 
 	db_lock(st);
-	rc = db_row(st, &s, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages "
+	rc = db_one(st, &s, "SELECT boots, coalesce(max_boots, boots), (SELECT max(seq) FROM stages "
 		    "WHERE job_id = ?1) FROM jobs WHERE id = ?1 AND kind = 'ab'", DB_INT(job_id));
-	if (rc <= 0) {
-		rc = rc < 0 ? rc : -ENOENT;
+	if (rc < 0)
 		goto out;
-	}
 	boots = db_col_int(s, 0);
 	max = db_col_int(s, 1);
 	seq = db_col_int(s, 2) + 1;
 	db_stmt_done(st, s);
-	rc = 0;
 	if (boots >= max)
 		goto out;
 	if (more > max - boots)

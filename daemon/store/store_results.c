@@ -99,13 +99,11 @@ int store_run_add_metrics(struct store *st, int64_t stage_id, int spec_index, in
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_row(st, &s, "SELECT id FROM runs WHERE stage_id = ? AND spec_index = ? AND case_index = ? "
+	rc = db_one(st, &s, "SELECT id FROM runs WHERE stage_id = ? AND spec_index = ? AND case_index = ? "
 		    "AND iteration = ? AND warmup = ?", DB_INT(stage_id), DB_INT(spec_index), DB_INT(case_index),
 		    DB_INT(iteration), DB_INT(warmup));
-	if (rc <= 0) {
-		rc = rc < 0 ? rc : -ENOENT;
+	if (rc < 0)
 		goto out;
-	}
 	id = db_col_int64(s, 0);
 	db_stmt_done(st, s);
 	rc = add_metrics(st, id, metrics, info);

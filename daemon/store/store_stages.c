@@ -508,11 +508,11 @@ static int add_repeat(struct store *st, int64_t run_stage)
 static int stage_exists(struct store *st, int64_t stage_id)
 {
 	struct db_stmt *s;
-	int rc = db_row(st, &s, "SELECT id FROM stages WHERE id = ?1", DB_INT(stage_id));
+	int rc = db_one(st, &s, "SELECT id FROM stages WHERE id = ?1", DB_INT(stage_id));
 
-	if (rc == 1)
+	if (rc == 0)
 		db_stmt_done(st, s);
-	return rc < 0 ? rc : rc == 0 ? -ENOENT : 0;
+	return rc;
 }
 
 static int64_t end_stage(struct store *st, int64_t stage_id, const char *state, const char *error_class,
@@ -632,12 +632,10 @@ int store_stage_retry(struct store *st, int64_t stage_id, const char *machine, c
 	db_lock(st);
 	if ((rc = db_txn_begin(st)) < 0)
 		goto out;
-	rc = db_row(st, &s, "SELECT g.attempt, j.cancel_requested, j.id, g.excluded FROM stages g JOIN jobs j "
+	rc = db_one(st, &s, "SELECT g.attempt, j.cancel_requested, j.id, g.excluded FROM stages g JOIN jobs j "
 		    "ON j.id = g.job_id WHERE g.id = ?", DB_INT(stage_id));
-	if (rc <= 0) {
-		rc = rc < 0 ? rc : -ENOENT;
+	if (rc < 0)
 		goto out;
-	}
 	attempt = db_col_int(s, 0);
 	cancelling = db_col_int(s, 1);
 	job = db_col_int64(s, 2);
@@ -700,16 +698,13 @@ int store_stage_set_host(struct store *st, int64_t stage_id, const json_t *hello
 int store_stage_log(struct store *st, int64_t job_id, int64_t stage_id, struct strbuf *out)
 {
 	struct db_stmt *s;
-	int rc = -ENOENT;
+	int rc;
 
 	db_lock(st);
-	rc = db_row(st, &s, "SELECT log FROM stages WHERE id = ? AND job_id = ?", DB_INT(stage_id), DB_INT(job_id));
-	if (rc == 1) {
+	rc = db_one(st, &s, "SELECT log FROM stages WHERE id = ? AND job_id = ?", DB_INT(stage_id), DB_INT(job_id));
+	if (rc == 0) {
 		strbuf_add(out, db_col_text(s, 0), db_col_bytes(s, 0));
 		db_stmt_done(st, s);
-		rc = 0;
-	} else if (rc == 0) {
-		rc = -ENOENT;
 	}
 	db_unlock(st);
 	return rc;

@@ -128,9 +128,7 @@ int store_token_right(struct store *st, const char *token, enum store_owned what
 		return -EINVAL;
 	db_token_hash(token, hex);
 	DB_READER(r, st);
-	rc = db_row(r, &s, sql[what], DB_INT(id), DB_TEXT(hex));
-	if (rc == 0)
-		return -ENOENT;
+	rc = db_one(r, &s, sql[what], DB_INT(id), DB_TEXT(hex));
 	if (rc < 0)
 		return rc;
 	{

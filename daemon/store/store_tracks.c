@@ -43,13 +43,10 @@ int store_track_next_due(struct store *st, const char *track, double *ret_due)
 	int rc;
 
 	db_lock(st);
-	rc = db_row(st, &s, "SELECT coalesce(next_due, 0) FROM tracks WHERE name = ?", DB_TEXT(track));
-	if (rc == 1) {
+	rc = db_one(st, &s, "SELECT coalesce(next_due, 0) FROM tracks WHERE name = ?", DB_TEXT(track));
+	if (rc == 0) {
 		*ret_due = db_col_double(s, 0);
 		db_stmt_done(st, s);
-		rc = 0;
-	} else if (rc == 0) {
-		rc = -ENOENT;
 	}
 	db_unlock(st);
 	return rc;
@@ -214,11 +211,11 @@ int store_series_data(struct store *st, int64_t series_id, struct series_data *r
 	struct db_stmt *s;
 	int rc;
 
-	rc = db_row(r, &s, "SELECT s.track, s.machine, s.workload, s.params, s.metric, "
+	rc = db_one(r, &s, "SELECT s.track, s.machine, s.workload, s.params, s.metric, "
 		    "coalesce(mi.direction, 'neutral') FROM series s LEFT JOIN metric_info mi ON mi.name = s.metric "
 		    "WHERE s.id = ?", DB_INT(series_id));
-	if (rc != 1)
-		return rc < 0 ? rc : -ENOENT;
+	if (rc < 0)
+		return rc;
 	db_col_copy(d.track, sizeof(d.track), s, 0);
 	db_col_copy(d.machine, sizeof(d.machine), s, 1);
 	db_col_copy(d.workload, sizeof(d.workload), s, 2);
