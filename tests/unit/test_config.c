@@ -380,7 +380,7 @@ static void test_load_file(void **state)
 	/* a position is in the message of a file too, and err is replaced, not appended */
 	path = temp_file("lab: {data_dir: /d, workers: 0}\n", 32);
 	assert_int_equal(config_load(path, &cfg, &err), -1);
-	strbuf_addf(&want, "%s:1:30: workers: must be an integer from 1 to 64", path);
+	strbuf_addf(&want, "%s:1:30: workers: must be an integer from 1 to 256", path);
 	assert_string_equal(err.buf, want.buf);
 	temp_remove(path);
 

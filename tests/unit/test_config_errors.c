@@ -78,7 +78,7 @@ static const struct error_case error_cases[] = {
 	  L("      - duration: 5")			/* 29: item col 9 */
 	  L("      - workload: mprotect"),	/* 30 */
 	  "t.yaml:4:14: builder: no builder named 'nope'\n"
-	  "t.yaml:7:12: workers: must be an integer from 1 to 64\n"
+	  "t.yaml:7:12: workers: must be an integer from 1 to 256\n"
 	  "t.yaml:9:7: missing key 'host' in machine 'm1' (required with transport ssh)\n"
 	  "t.yaml:11:13: port: must be an integer from 1 to 65535\n"
 	  "t.yaml:12:7: unknown key 'hots' in machine 'm1'\n"

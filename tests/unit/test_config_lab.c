@@ -24,14 +24,14 @@ static const struct error_case error_cases[] = {
 	  L("lab: {data_dir: /d, listen: '::1:80'}"),
 	  "v.yaml:1:29: listen: " MUST_BE_LISTEN },
 	{ "values", "v.yaml",
-	  L("lab: {data_dir: /d, max_body: 1023, workers: 65, stage_timeout: 604801}"),
+	  L("lab: {data_dir: /d, max_body: 1023, workers: 257, stage_timeout: 604801}"),
 	  "v.yaml:1:31: max_body: " MUST_BE_BYTES("1K to 1G") "\n"
-	  "v.yaml:1:46: workers: must be an integer from 1 to 64\n"
-	  "v.yaml:1:65: stage_timeout: " MUST_BE_SECONDS("1 to 604800") },
+	  "v.yaml:1:46: workers: must be an integer from 1 to 256\n"
+	  "v.yaml:1:66: stage_timeout: " MUST_BE_SECONDS("1 to 604800") },
 	{ "values", "v.yaml",
 	  L("lab: {data_dir: /d, read_requires_token: maybe, workers: [1], stage_timeout: nan}"),
 	  "v.yaml:1:42: read_requires_token: must be true or false\n"
-	  "v.yaml:1:58: workers: must be an integer from 1 to 64\n"
+	  "v.yaml:1:58: workers: must be an integer from 1 to 256\n"
 	  "v.yaml:1:78: stage_timeout: " MUST_BE_SECONDS("1 to 604800") },
 	{ "values", "v.yaml",
 	  L("lab: {data_dir: /d, max_body: 2G, stage_timeout: 8d}"),
@@ -112,9 +112,9 @@ static void test_values(void **state)
 
 	/* numeric ranges at their edges */
 	cfg = expect_ok("v.yaml",
-			L("lab: {data_dir: /d, max_body: 1073741824, workers: 64, stage_timeout: 604800}"));
+			L("lab: {data_dir: /d, max_body: 1073741824, workers: 256, stage_timeout: 604800}"));
 	assert_int_equal(cfg->max_body, 1u << 30);
-	assert_int_equal(cfg->workers, 64);
+	assert_int_equal(cfg->workers, 256);
 	config_free(cfg);
 	/* the lab's sizes and times take the units suites take */
 	cfg = expect_ok("v.yaml", L("lab: {data_dir: /d, max_body: 64K, stage_timeout: 45m}"));

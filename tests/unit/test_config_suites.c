@@ -143,7 +143,7 @@ static const struct error_case error_cases[] = {
 	  L("        duration: 0.01")			/* 8: col 19 */
 	  L("        workers: 0")				/* 9 */
 	  L("  - {name: t, tlb_model: yes, workloads: [{workload: mprotect}]}"),	/* 10: col 26 */
-	  "u.yaml:1:30: workers: must be an integer from 1 to 64\n"
+	  "u.yaml:1:30: workers: must be an integer from 1 to 256\n"
 	  "u.yaml:5:9: command: missing (exec needs the command to run)\n"
 	  "u.yaml:8:19: duration: " MUST_BE_SECONDS("0.1 to 86400") "\n"
 	  "u.yaml:10:26: tlb_model: must be on or off (the instruction plugin's TLB model in this suite's boots, "
