@@ -146,6 +146,35 @@ def sim_intervals(path):
     return by
 
 
+def overlaps(pieces):
+    """how many of pieces (start, end, owner): start < end, end None: not
+    ended) start while a piece of another owner (None: every piece its own)
+    still holds the place"""
+    n, held = 0, []
+    for s, e, who in sorted(pieces, key=lambda p: p[0]):
+        held = [(he, hw) for he, hw in held if he is None or he > s]
+        if any(who is None or hw != who for _, hw in held):
+            n += 1
+        held.append((e, who))
+    return n
+
+
+def held_twice(jobs, sim):
+    """a machine held by two at once, counted twice over: in the
+    simulation's log of the work done on each machine (every daemon of the
+    lab appends to it), and in the store's boot and run stages of
+    different jobs by their times. (count, pieces) each."""
+    sim_n = sum(overlaps([(b, e, None) for b, e, _ in v]) for w, v in sim.items() if not w.startswith("b"))
+    sim_pieces = sum(len(v) for w, v in sim.items() if not w.startswith("b"))
+    by_machine = {}
+    for j in jobs:
+        for s in j["stages"]:
+            if s["kind"] in ("boot", "run") and s["started"] is not None and s["machine"]:
+                by_machine.setdefault(s["machine"], []).append((s["started"], s["finished"], j["id"]))
+    store_n = sum(overlaps(v) for v in by_machine.values())
+    return (sim_n, sim_pieces), (store_n, sum(len(v) for v in by_machine.values()))
+
+
 def figures(store, simlog, samples_path, scale, machines, builders, workers, label):
     jobs = all_jobs(store)
     sim = sim_intervals(simlog)
@@ -190,6 +219,10 @@ def figures(store, simlog, samples_path, scale, machines, builders, workers, lab
           % (label, len(jobs), len(done), len(ended) - len(done), wall))
     print("%s: %d stages done (%d build, %d boot, %d run)" % (label, len(stages),
           *(sum(1 for s in stages if s["kind"] == k) for k in ("build", "boot", "run"))))
+    (sim_n, sim_pieces), (store_n, store_stages) = held_twice(jobs, sim)
+    print("%s: a machine held by two at once: %d times in the simulation's log (%d pieces of work on "
+          "machines), %d in the store (%d boot and run stages, of different jobs)"
+          % (label, sim_n, sim_pieces, store_n, store_stages))
     print("%s: jobs per hour at scale %g: %.0f (x %g: %.1f at the real stage times, were the daemon's "
           "own time stretched with them)" % (label, scale, per_h, scale, per_h * scale))
     print("%s: the lab's use of its time: machines %.0f%% busy with simulated work, builders %.0f%%"
@@ -232,10 +265,10 @@ def figures(store, simlog, samples_path, scale, machines, builders, workers, lab
                  cpu[-1] - cpu[0], span))
         procs.append((pct(rss, 50) / 1024, max(rss) / 1024, 100 * (cpu[-1] - cpu[0]) / span))
     print("%s: %.0f jobs/h at x%g (model at real times %.0f, %s-bound); overhead/stage median/p99 ms: %s; "
-          "RSS median %s MB; CPU %s" % (label, per_h, scale, min(cap_b, cap_m),
-                                        "builders" if cap_b < cap_m else "machines", ", ".join(summary),
-                                        "/".join("%.0f" % p[0] for p in procs),
-                                        "/".join("%.0f%%" % p[2] for p in procs)))
+          "RSS median %s MB; CPU %s; a machine held twice %d (log), %d (store)"
+          % (label, per_h, scale, min(cap_b, cap_m), "builders" if cap_b < cap_m else "machines",
+             ", ".join(summary), "/".join("%.0f" % p[0] for p in procs), "/".join("%.0f%%" % p[2] for p in procs),
+             sim_n, store_n))
 
 
 def latency(url, n, label, paths):
