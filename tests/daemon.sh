@@ -105,12 +105,12 @@ jq_py() {
 
 job_wait() {
 	_id=$1 _want=$2 _secs=$3
-	_end=$(($(date +%s) + _secs))
+	_end=$(($(date +%s) + _secs)) _jw_pause=
 	while :; do
 		_st=$(curl -s -m 5 "http://127.0.0.1:$DAEMON_PORT/api/v1/jobs/$_id" | jq_py 'J["job"]["state"]' 2>/dev/null)
 		case " $_want " in *" $_st "*) echo "$_st"; return 0 ;; esac
 		[ "$(date +%s)" -ge $_end ] && { echo "${_st:-unreachable}"; return 1; }
-		sleep 0.3
+		backoff _jw_pause 1000
 	done
 }
 

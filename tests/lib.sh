@@ -70,15 +70,29 @@ skip() {
 	fi
 }
 
-# wait_until SECONDS COMMAND...: runs COMMAND every 0.1 s until it succeeds
-# (true) or SECONDS have passed (false; its last output is in $TMP/wait.out).
+# backoff VAR MAX_MS: the pause between two looks at a condition. Sleeps
+# VAR's milliseconds (100 while VAR is empty), then makes VAR half again as
+# long, up to MAX_MS. A look is often a curl and a python3 (some 85 ms of
+# CPU): at a fixed 0.1 s, a wait of minutes took most of a core from the
+# guests of the other lane (t0055's bisection: 3,200 looks in 320 s).
+backoff() {
+	eval "_bo=\${$1:-100}"
+	sleep "$((_bo / 1000)).$(printf %03d $((_bo % 1000)))"
+	_bo=$((_bo * 3 / 2))
+	[ "$_bo" -le "$2" ] || _bo=$2
+	eval "$1=\$_bo"
+}
+
+# wait_until SECONDS COMMAND...: runs COMMAND until it succeeds (true) or
+# SECONDS have passed (false; its last output is in $TMP/wait.out): at
+# once, then after 0.1 s, and backing off to a look a second (backoff).
 # Waiting on a condition is done this way, never by a fixed sleep.
 wait_until() {
-	_wu_end=$(($(date +%s) + $1))
+	_wu_end=$(($(date +%s) + $1)) _wu_pause=
 	shift
 	until "$@" >"$TMP/wait.out" 2>&1; do
 		[ "$(date +%s)" -lt "$_wu_end" ] || return 1
-		sleep 0.1
+		backoff _wu_pause 1000
 	done
 }
 

@@ -121,11 +121,11 @@ point() {
 	eval "_sha=\$c$1"
 	git -C "$LINUX" update-ref "refs/heads/$BRANCH" "$_sha"
 	"$CLIENT" tracks run mainline >/dev/null 2>&1 || return 1
-	_end=$(($(date +%s) + 120))
+	_end=$(($(date +%s) + 120)) _pt_pause=
 	until _job=$(api GET "/tracks/mainline/points?limit=50" |
 		jq_py "([p['job'] for p in J['points'] if p['commit'] == '$_sha'] + [''])[0]") && [ -n "$_job" ]; do
 		[ "$(date +%s)" -ge $_end ] && return 1
-		sleep 0.5
+		backoff _pt_pause 1000
 	done
 	[ "$(job_wait "$_job" "done failed cancelled" 1500)" = done ]
 }
