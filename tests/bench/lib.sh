@@ -22,8 +22,9 @@ pid=
 # BENCH_KEEP=1 keeps the bench's store and comparisons (their folder is
 # named at the end), to look at the per-boot values behind a figure
 cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null
-	wait 2>/dev/null
+	# the daemon's pid only: a bare wait would also wait for a
+	# PostgreSQL reaper (tests/pg.sh), which waits for this shell to end
+	[ -n "$pid" ] && { kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }
 	if [ -n "${BENCH_KEEP:-}" ]; then
 		echo "bench: kept $tmp (its store: data/tlblab.db; the comparisons: *-cmp.json)"
 	else
