@@ -181,21 +181,28 @@ build_host() {
 # vCPUs, 1024 MiB, SSH forwarded from $GUEST_PORT, the serial console in
 # $TMP/console.log) with the given boot arguments, and waits until it says
 # it is ready; QEMU_PID is its pid (guest_stop). When it does not start or
-# get ready, the test fails and ends.
+# get ready, the test fails and ends, saying how: QEMU runs as this
+# shell's child, not daemonized, so that a QEMU that ends early leaves its
+# exit status (128 + the signal's number when a signal ended it) and its
+# own messages ($TMP/qemu.out) to report. (On d2c75f7 t0052's daemonized
+# QEMU was gone 1 s into the kernel's PCI set-up, and nothing said why.)
 guest_start() {
-	if ! qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 "$@" \
+	qemu-system-x86_64 -machine q35 -accel tcg,thread=multi -cpu max -smp 2 -m 1024 "$@" \
 		-netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$GUEST_PORT-:22" -device virtio-net-pci,netdev=n0 \
-		-serial "file:$TMP/console.log" -display none -daemonize -pidfile "$TMP/qemu.pid" \
-		>"$TMP/qemu.out" 2>&1; then
-		fail "the guest starts" "$(cat "$TMP/qemu.out")"
-		exit 0
-	fi
-	QEMU_PID=$(cat "$TMP/qemu.pid")
+		-serial "file:$TMP/console.log" -display none </dev/null >"$TMP/qemu.out" 2>&1 &
+	QEMU_PID=$!
 	_i=0
 	until grep -q 'tlblab-guest: ready' "$TMP/console.log" 2>/dev/null; do
+		if ! kill -0 "$QEMU_PID" 2>/dev/null; then
+			wait "$QEMU_PID"
+			_st=$?
+			QEMU_PID=
+			fail "the guest boots" "QEMU ended with exit status $_st after some $((_i / 4)) s: $(tail -n 5 "$TMP/qemu.out"); its console: $(tail -n 5 "$TMP/console.log" 2>/dev/null)"
+			exit 0
+		fi
 		_i=$((_i + 1))
-		if [ $_i -gt 720 ] || ! kill -0 "$QEMU_PID" 2>/dev/null; then
-			fail "the guest boots" "$(tail -n 5 "$TMP/console.log" 2>/dev/null)"
+		if [ $_i -gt 720 ]; then
+			fail "the guest boots" "not ready after 180 s; its console: $(tail -n 5 "$TMP/console.log" 2>/dev/null)"
 			exit 0
 		fi
 		sleep 0.25
