@@ -74,7 +74,8 @@ skip() {
 # VAR's milliseconds (100 while VAR is empty), then makes VAR half again as
 # long, up to MAX_MS. A look is often a curl and a python3 (some 85 ms of
 # CPU): at a fixed 0.1 s, a wait of minutes took most of a core from the
-# guests of the other lane (t0055's bisection: 3,200 looks in 320 s).
+# guests of the other lane (t0055's bisection: a look every 0.1 s, plus
+# the look's own time, for 320 s).
 backoff() {
 	eval "_bo=\${$1:-100}"
 	sleep "$((_bo / 1000)).$(printf %03d $((_bo % 1000)))"
