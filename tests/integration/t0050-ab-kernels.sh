@@ -240,14 +240,19 @@ if len(tlb) == 5:
        json.dumps([recv, ipi])[:600])
 # every round of the base's mprotect from 2 processes writes its page and
 # then flushes it: one translation lost and one page walk per round of 2
-# calls, on its own vCPU, the same in every boot (docs/tlb-model.md, "Which
-# vCPU runs": when the model took QEMU's vCPU index, a boot read 0.01)
+# calls, on its own vCPU, in every boot (docs/tlb-model.md, "Which vCPU
+# runs": when the model took QEMU's vCPU index, a boot read 0.01). Each
+# boot is held to it, not the spread of two boots: what else ran on that
+# vCPU adds a little (0.503-0.515 seen), and a CI run read 0.5148 and
+# 0.5072, a CV of 1.06% that says nothing about the model
 if len(tlb) == 5:
     for m in ("mprotect.dtlb_miss_per_op", "mprotect.tlb_lost_per_op"):
         b = tlb[m]["base"]
-        ok(0.45 <= b["center"] <= 0.56 and b.get("spread_pct") is not None and b["spread_pct"] <= 1.0,
-           "%s of the base from 2 processes: %.4f per op (one per round), %.2f%% from boot to boot" %
-           (m, b["center"], b.get("spread_pct") or -1), json.dumps(tlb[m])[:600])
+        boots = b.get("samples") or []
+        ok(len(boots) == 2 and all(0.495 <= v <= 0.53 for v in boots),
+           "%s of the base from 2 processes: %s per op in its boots (one per round, 0.495-0.53), %.2f%% apart" %
+           (m, " and ".join("%.4f" % v for v in boots) or "none", b.get("spread_pct") or -1),
+           json.dumps(tlb[m])[:600])
 spin = [r for r in c["rows"] if r["metric"] == "mprotect.spin_insn_per_op"]
 ok(len(spin) == 2 and all(r.get("class") == "wait" for r in spin), "spin-wait instructions are a wait row per case",
    json.dumps(spin)[:300])
