@@ -275,7 +275,12 @@ fi
 # so that make rebuilds nothing, and a third build must fail and store
 # nothing. The byte and the artifacts are put back.
 BASE_OBJ=$(sed -n 's/^build\.sh: .* exists: cached, objects in //p' "$TMP/again.out" | head -n 1)
-Z=$BASE_OBJ/arch/x86/boot/compressed/vmlinux.bin.xz
+# the compressed vmlinux is named for the compression the config chose
+# (kernels/fragments/qemu-x86_64.config: lz4)
+case $(sed -nE 's/^CONFIG_KERNEL_(GZIP|XZ|LZ4|ZSTD)=y$/\1/p' "$BASE_DIR/config" 2>/dev/null) in
+GZIP) ZS=gz ;; XZ) ZS=xz ;; LZ4) ZS=lz4 ;; ZSTD) ZS=zst ;; *) ZS=unknown ;;
+esac
+Z=$BASE_OBJ/arch/x86/boot/compressed/vmlinux.bin.$ZS
 if [ -z "$BASE_OBJ" ] || [ -e "$BASE_DIR.aside" ]; then
 	fail "a stale bzImage is not stored" "no object directory named in again.out, or $BASE_DIR.aside is there"
 else
@@ -310,7 +315,7 @@ else
 		done
 		[ -n "$changed" ] && as_lab cp -p -- "$TMP/lab/payload.good" "$Z"
 		if [ "$ST" = 1 ] && [ "$(fact stale class)" = infra ] && [ -z "$stored" ] && [ -n "$changed" ] &&
-			fact stale message | grep -q "payload is not the arch/x86/boot/compressed/vmlinux.bin.xz this make wrote"; then
+			fact stale message | grep -q "payload is not the arch/x86/boot/compressed/vmlinux.bin.$ZS this make wrote"; then
 			pass "a bzImage whose payload is not the compressed vmlinux make wrote is refused, nothing stored: $(fact stale message | cut -c1-90)"
 		else
 			fail "a stale bzImage is not stored" "exit $ST, class '$(fact stale class)', stored '$stored', tampered byte still there: '$changed'"
